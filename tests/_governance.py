@@ -7,6 +7,7 @@ used to carry its own copy of this set-up.
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +84,10 @@ async def default_decisions(tmp_path: Path, tool: Any, commands: list[str], ws: 
                            trust_workspace=True)
     ctx = ToolContext(session_id="s", session_dir=tmp_path / "session", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
     return [(await gov.engine.decide(tool, tool.parse_input({"command": c}), ctx)).behavior for c in commands]
+
+
+def record_entries(path: Path) -> dict[str, object]:
+    """The workspace-writes record's per-workspace entries (not its ``~marks``/``~reviewed``
+    tables, round 25): what a clean session leaves none of."""
+    data = json.loads(path.read_text())
+    return {k: v for k, v in data.items() if not k.startswith("~")}

@@ -22,6 +22,7 @@ import anyio
 import pytest
 
 from shellrt.runtime import Runtime
+from tests._governance import record_entries as _entries
 from tests._mcp_support import TEST_SERVER
 
 _PATH = os.pathsep.join([str(Path(__file__).resolve().parent.parent), *filter(None, sys.path)])
@@ -100,7 +101,7 @@ def test_trust_add_lets_it_start_again_and_an_unchanged_session_keeps_it(
     record_trust(ws)
     again = _session(ws, own, tmp_path / "s3", [echo])
     assert not again[0].get("is_error") and "hi" in json.dumps(again[0]), again
-    assert json.loads(tree_writes_path().read_text()) == {}  # unchanged: the next session may start it
+    assert _entries(tree_writes_path()) == {}  # unchanged: the next session may start it
 
 
 def test_a_session_that_died_leaves_its_record_and_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,7 +115,7 @@ def test_a_session_that_died_leaves_its_record_and_refuses(tmp_path: Path, monke
     why, at = begin_tree_session(ws)
     assert why is None
     end_tree_session(ws, at)  # unchanged: nothing left
-    assert json.loads(tree_writes_path().read_text()) == {}
+    assert _entries(tree_writes_path()) == {}
     assert begin_tree_session(ws)[0] is None  # this one "dies": never ended
     (ws / "x.py").write_text("import os\n")
     why, _ = begin_tree_session(ws)

@@ -22,6 +22,7 @@ import pytest
 import shellrt.permissions.tree_writes as tree_writes
 from shellrt.runtime import Runtime
 from tests._governance import isolated_workspace
+from tests._governance import record_entries as _entries
 from tests._mcp_support import TEST_SERVER
 
 _PATH = os.pathsep.join([str(Path(__file__).resolve().parent.parent), *filter(None, sys.path)])
@@ -69,4 +70,4 @@ def test_one_session_hashes_the_tree_once_at_start_and_once_at_end_off_the_loop(
     assert "hi" in json.dumps(out[0]) and "ran" in json.dumps(out[1]), out  # both ran: nothing refused
     assert len(threads) == 2, f"the workspace was hashed {len(threads)} times for one session (2 expected)"
     assert loop_thread not in threads, "the workspace was hashed on the event loop's thread"
-    assert json.loads(tree_writes.tree_writes_path().read_text()) == {}  # unchanged: no record left
+    assert _entries(tree_writes.tree_writes_path()) == {}  # unchanged: no record left

@@ -103,7 +103,12 @@ def _run(
     try:
         # The settings' Edit/Write deny globs: only read when a settings file names one.
         deny = write_deny_for_run(workspace, keeps_content=True)
-        guard = LocalGuard(workspace, session_dir, [Path(p).expanduser() for p in args.writable or ()], deny)
+        writable = [Path(p).expanduser() for p in args.writable or ()]
+        guard = LocalGuard(workspace, session_dir, writable, deny)
+        from shellrt.supervisor._tree_note import note_roots
+
+        roots, mark = [workspace, *writable], secrets.token_hex(8)
+        note_roots(roots, mark, opening=True)  # unhashed: a later guarded start compares the tree (round 25)
         try:
             with own_subreaper():  # the command's orphans come to us, and die before we go on
                 code = _execute(
@@ -111,6 +116,7 @@ def _run(
                 )
         finally:
             guard.final()
+            note_roots(roots, mark, opening=False)
             _sweep_marker(marker_prefix)
         keep = (session_dir / "quarantine").exists()
         return code

@@ -24,8 +24,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from shellrt.permissions.hook_files import MAX_HASHED_BYTES, MAX_TREE_ENTRIES, workspace_tree_digest
 from shellrt.permissions.private_json import write_private_json
+from shellrt.permissions.tree_marks import (
+    fold_unmarked,
+    overlapping_change,
+    review_within,
+    set_reviewed,
+    unrecorded_writes,
+)
 from shellrt.permissions.trust_paths import trust_store_path
 
 __all__ = [
@@ -47,6 +53,14 @@ class TreeRecordBusy(OSError):
     """The record's lock could not be had (another process holds it, or the lock file is not ours)."""
 
 
+def workspace_tree_digest(root: Path) -> str | None:
+    """`hook_files.workspace_tree_digest`, imported when a tree is hashed: a session that only
+    marks its roots (`tree_marks`, every ``shellrt run``) never loads it (100-200 ms here)."""
+    from shellrt.permissions.hook_files import workspace_tree_digest as digest
+
+    return digest(root)
+
+
 def tree_writes_path() -> Path:
     """Beside the trust store (``$SHELLRT_TRUST_STORE``'s directory, else ``~/.config/shellrt``)."""
     return trust_store_path().with_name("workspace-writes.json")
@@ -58,6 +72,8 @@ def begin_tree_session(workspace: Path, *, session: str = "-") -> tuple[str | No
     record is dropped only once every member ended with the tree unchanged (round 25: a clean
     session's end dropped a record another one, still running or dead, needed). Fails closed:
     an unreadable store, or one whose lock cannot be had, refuses."""
+    from shellrt.permissions.hook_files import MAX_HASHED_BYTES, MAX_TREE_ENTRIES
+
     key = os.path.realpath(workspace)
     now = workspace_tree_digest(Path(key))
     if not (now or "").startswith("sha256:"):
@@ -80,22 +96,33 @@ def _begin(key: str, now: str | None, session: str) -> str | None:
     data, problem = _read()
     if problem is not None:
         return problem
+    fold_unmarked(data)
     entry = data.get(key)
-    if isinstance(entry, dict):
-        why = entry.get("changed")
-        if isinstance(why, str):
+    if isinstance(entry, dict) and isinstance(entry.get("changed"), str):
+        return str(entry["changed"])
+    why = overlapping_change(data, key)
+    if why is not None:
+        return why
+    if not isinstance(entry, dict):
+        why = unrecorded_writes(data, key, now, session)
+        if why is not None:  # refused now and until reviewed (`shellrt trust add`)
+            data[key] = {"tree": now, "changed": why, "changed_at": time.time()}
+            with contextlib.suppress(OSError):
+                save(data)
             return why
+    if isinstance(entry, dict):
         if entry.get("tree") == now:  # another session on it is running, or ended without its record
             entry["sessions"] = [*_members(entry), session]
-            _write(data)
+            save(data)
             return None
         why = f"the workspace changed while an earlier session ran (started {entry.get('at', '?')})"
         entry["changed"] = why
+        entry["changed_at"] = time.time()
         with contextlib.suppress(OSError):  # refused now; the record with another tree refuses next time too
-            _write(data)
+            save(data)
         return why
     data[key] = {"tree": now, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "sessions": [session]}
-    _write(data)
+    save(data)
     return None
 
 
@@ -103,19 +130,21 @@ def end_tree_session(workspace: Path, started: str | None, *, session: str = "-"
     """At session end: leave the record (``session`` no longer a member), dropped when no member
     is left and the tree is as it started; else mark it changed."""
     key = os.path.realpath(workspace)
+    hashed_at = time.time()  # a write after this is not in ``now``: a mark ended later still counts
     now = workspace_tree_digest(Path(key))
     try:
         with _locked():
-            _end(key, now, started, session)
+            _end(key, now, started, session, hashed_at)
     except OSError:  # the record begin left stands, with another tree: the next session refuses
         pass
 
 
-def _end(key: str, now: str | None, started: str | None, session: str) -> None:
+def _end(key: str, now: str | None, started: str | None, session: str, hashed_at: float) -> None:
     """`end_tree_session`'s read-modify-write, under the record's lock."""
     data, problem = _read()
     if problem is not None:
         return  # begin refused already, or the next begin will
+    fold_unmarked(data)
     entry = data.get(key)
     if isinstance(entry, dict) and isinstance(entry.get("changed"), str):
         return
@@ -130,10 +159,12 @@ def _end(key: str, now: str | None, started: str | None, session: str) -> None:
             entry["sessions"] = members
         else:
             data.pop(key, None)
+        set_reviewed(data, key, now, hashed_at)  # the tree a guarded session left: what later ones compare
     else:
         at = entry.get("at", "?") if isinstance(entry, dict) else "?"
-        data[key] = {"tree": now, "changed": f"the workspace changed while an earlier session ran (started {at})"}
-    _write(data)
+        why = f"the workspace changed while an earlier session ran (started {at})"
+        data[key] = {"tree": now, "changed": why, "changed_at": time.time()}
+    save(data)
 
 
 def _members(entry: dict[str, Any]) -> list[str]:
@@ -150,19 +181,23 @@ def clear_tree_writes(workspace: Path) -> None:
     review refuses a session started next (round 25: dropping the entry let that session record
     the write as its own start). Raises `TreeRecordBusy` when the record's lock cannot be had."""
     key = os.path.realpath(workspace)
+    hashed_at = time.time()
     reviewed = workspace_tree_digest(Path(key))
     with _locked():
         data, problem = _read()
-        entry = data.get(key)
-        if problem is not None or not isinstance(entry, dict):
+        if problem is not None:
             return
-        members = [m for m in _members(entry) if m != _UNKNOWN_MEMBER]
-        if members:
-            at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            data[key] = {"tree": reviewed, "at": at, "sessions": members}
-        else:
-            del data[key]
-        _write(data)
+        fold_unmarked(data)
+        entry = data.get(key)
+        if isinstance(entry, dict):
+            members = [m for m in _members(entry) if m != _UNKNOWN_MEMBER]
+            if members:
+                at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                data[key] = {"tree": reviewed, "at": at, "sessions": members}
+            else:
+                del data[key]
+        review_within(data, key, reviewed, hashed_at)
+        save(data)
 
 
 @contextlib.contextmanager
@@ -223,3 +258,11 @@ def _read() -> tuple[dict[str, Any], str | None]:
 
 def _write(data: dict[str, Any]) -> None:
     write_private_json(tree_writes_path(), data)
+
+
+def save(data: dict[str, Any]) -> None:
+    """Write the record, then drop the marks noted outside it (`fold_unmarked` put them in)."""
+    _write(data)
+    from shellrt.permissions.tree_marks import drop_unmarked
+
+    drop_unmarked()

@@ -406,6 +406,7 @@ class Runtime:
                 settings_files=[*with_link_targets(self._given_settings), *later_session_files(), *self._run_files],
                 # A new file an Edit/Write deny glob names: reverted after the command.
                 write_deny=self._write_deny(),
+                tree_session=self.tree_guard.session,  # its own mark does not refuse its guard (round 25)
             )
         )
         # Background tasks persist in tasks.json as they change; a watcher notes each one's end.

@@ -63,8 +63,13 @@ class Supervisor:
         settings_files: Sequence[Path] = (),
         command_in_argv: bool | None = None,
         write_deny: WriteDeny | None = None,
+        tree_session: str | None = None,
     ) -> None:
         self.backend = backend
+        #: This session's name in the workspace-writes record's marks (`shellrt.permissions.tree_marks`):
+        #: every session that runs commands marks its writable roots, unhashed (round 25).
+        self.tree_session = tree_session or secrets.token_hex(8)
+        self._marked: tuple[str, ...] = ()
         #: A command's text in its shell's argv, where every local user's ``ps`` reads it (default:
         #: hidden in the environment; ``SHELLRT_COMMAND_IN_ARGV=1`` turns it on; see `shell_launch`).
         self.command_in_argv = (
@@ -128,6 +133,10 @@ class Supervisor:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._spawner.task_group = self._tg
+        from shellrt.supervisor._tree_note import note_roots
+
+        self._marked = tuple(str(r) for r in self.backend.policy.allowed_roots())
+        note_roots(self._marked, self.tree_session, opening=True)  # a few syscalls: no thread
         return self
 
     async def __aexit__(
@@ -156,6 +165,10 @@ class Supervisor:
             await anyio.to_thread.run_sync(self._spool_files.close)
             if self._guard is not None:
                 await self._guard.final()
+            if self._marked:  # every write made: a guarded start compares the tree from now on
+                from shellrt.supervisor._tree_note import note_roots
+
+                note_roots(self._marked, self.tree_session, opening=False)
             if self._account is not None:
                 self.quota.detach()
                 self._account.close()
