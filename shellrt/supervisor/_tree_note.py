@@ -19,7 +19,11 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["note_path", "note_roots"]
+__all__ = ["COMPACT_BYTES", "note_path", "note_roots"]
+
+#: A note past this size is compacted by the writer that finds it so (`_compact`): a machine whose
+#: sessions are never guarded (only ``shellrt run``) has no folder, and the note grew ~300 bytes a run.
+COMPACT_BYTES = 1 << 20
 
 
 def note_path() -> Path:
@@ -27,7 +31,9 @@ def note_path() -> Path:
     explicit = os.environ.get("SHELLRT_TRUST_STORE")
     if explicit:
         return Path(explicit).with_name("workspace-writes.unmarked")
-    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.environ.get("HOME") or str(Path.home()), ".config")
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(
+        os.environ.get("HOME") or str(Path.home()), ".config"
+    )
     return Path(config) / "shellrt" / "workspace-writes.unmarked"
 
 
@@ -52,6 +58,68 @@ def note_roots(roots: Iterable[object], session: str, *, opening: bool) -> None:
                 if not same:
                     continue  # folded and removed while we waited: append to the new one
                 os.write(fd, lines.encode())
+                if os.fstat(fd).st_size > COMPACT_BYTES:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    _compact(path)
                 return
             finally:
                 os.close(fd)
+
+
+def _compact(path: Path) -> None:
+    """Rewrite the note as what folding it would keep: per root, the sessions still open and one
+    ended line at the latest end (``shellrt.permissions.tree_marks._apply`` reads an end of a session
+    it never saw open as just that time). Under the exclusive lock, replaced by rename, so appenders
+    waiting on the old file retry on the new one and a folder holding the old one's length drops
+    nothing (another inode). Unreadable lines stay as they are (they fold to "every path")."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.stat(path, follow_symlinks=False).st_ino != os.fstat(fd).st_ino:
+                return  # folded or compacted meanwhile
+            raw = b""
+            while chunk := os.read(fd, 1 << 16):
+                raw += chunk
+            opened: dict[str, dict[str, float]] = {}
+            ended: dict[str, float] = {}
+            kept: list[str] = []
+            for line in raw.decode("utf-8", "replace").splitlines():
+                try:
+                    item = json.loads(line)
+                    root, session, opening, at = (
+                        str(item["root"]),
+                        str(item["session"]),
+                        bool(item["open"]),
+                        float(item["at"]),
+                    )
+                except (ValueError, KeyError, TypeError):
+                    kept.append(line)
+                    continue
+                if opening:
+                    opened.setdefault(root, {})[session] = at
+                else:
+                    if opened.get(root, {}).pop(session, None) is None:
+                        kept.append(line)  # an end whose open was folded already: keep as it is
+                    ended[root] = max(ended.get(root, at), at)
+            out = [*kept]
+            for root, sessions in opened.items():
+                out += [
+                    json.dumps({"root": root, "session": s, "open": True, "at": at})
+                    for s, at in sessions.items()
+                ]
+            # An ended root that no longer exists is pruned when folded (a test's or a run's removed
+            # directory): its line would only be dropped there.
+            out += [
+                json.dumps({"root": r, "session": "~compacted", "open": False, "at": at})
+                for r, at in ended.items()
+                if os.path.lexists(r) or opened.get(r)
+            ]
+            tmp = path.with_name(path.name + ".compact")
+            tmp.unlink(missing_ok=True)
+            new = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(new, "w", encoding="utf-8") as fh:
+                fh.write("".join(f"{line}\n" for line in out))
+            os.replace(tmp, path)
+        finally:
+            os.close(fd)
