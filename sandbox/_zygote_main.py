@@ -1201,9 +1201,42 @@ def sized_tmpfs(mounts: dict[str, tuple[int, int]]) -> None:
     above the zygote's (a non-root caller's), which refuses a remount from here; a new mount in the
     zygote's own mount namespace does not. Raises `OSError` (no zygote: fail closed)."""
     for path, (size, inodes) in mounts.items():
+        # What bubblewrap bound below ``path`` (a workspace or root under the host's /dev/shm) would
+        # vanish under the new mount: each top mount is copied aside with its own subtree and
+        # flags, and put back at the same place on the new tmpfs (CI51: "cannot enter the working
+        # directory /dev/shm/…").
+        below = [(point, _open_tree(point)) for point in _top_mounts_below(path)]
         _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={size},nr_inodes={inodes}")
         if os.statvfs(path).f_files > inodes:
             raise OSError(errno.EPERM, f"{path} has more than {inodes} inodes after its mount")
+        for point, tree in below:
+            os.makedirs(os.path.dirname(point), mode=0o755, exist_ok=True)
+            if os.fstat(tree).st_mode & 0o170000 == 0o040000:
+                os.mkdir(point, 0o755)
+            else:
+                os.close(os.open(point, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+            _move_mount(tree, point)
+
+
+def _unescape(field: str) -> str:
+    """A mountinfo path: the kernel writes space, tab, newline and backslash as ``\\ooo``."""
+    out, i = [], 0
+    while i < len(field):
+        if field[i] == "\\" and field[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def _top_mounts_below(path: str) -> list[str]:
+    """Mount points strictly below ``path``, outermost only (each carries its own subtree)."""
+    prefix = path.rstrip("/") + "/"
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
+        points = sorted({_unescape(line.split(" ")[4]) for line in fh if line.split(" ")[4].startswith(prefix)})
+    return [p for p in points if not any(p.startswith(q.rstrip("/") + "/") for q in points if q != p)]
 
 
 def lower_ceilings(sysctls: dict[str, int], rlimits: list[tuple[int, int]]) -> None:

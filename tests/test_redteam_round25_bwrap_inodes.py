@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,27 @@ def test_it_holds_for_an_unprivileged_caller() -> None:
         collect_args=[f"{__file__}::{name}" for name in names],
     )
     _nonroot.assert_all_held(collected, outcome)
+
+
+_SHM_WORKSPACE_PROBE = r"""
+import os
+print("CWD", os.getcwd())
+print("SEES", sorted(os.listdir(".")))
+print("SHM", os.statvfs("/dev/shm").f_files)
+"""
+
+
+def test_a_workspace_under_dev_shm_stays_visible_under_the_capped_dev_shm(tmp_path: Path) -> None:
+    """The session's zygote mounted its capped /dev/shm over what bwrap had bound below it: a
+    workspace under the host's /dev/shm (the cgroup v2 VM's tests keep theirs there) vanished and
+    every command failed "cannot enter the working directory" (CI51, 10 of 10 VM facts). The mounts
+    below are carried over onto the new tmpfs, with their own flags."""
+    require_bwrap()
+    ws = Path(tempfile.mkdtemp(prefix="shellrt-shmws-", dir="/dev/shm"))
+    try:
+        (ws / "marker").write_text("x")
+        fields, out = probe_lines(ws, tmp_path / "s", _SHM_WORKSPACE_PROBE, persistent=True)
+        assert fields.get("CWD") == str(ws) and "'marker'" in fields.get("SEES", ""), out
+        assert int(fields["SHM"]) <= inode_cap(SHM_BYTES), out
+    finally:
+        shutil.rmtree(ws)
