@@ -105,7 +105,7 @@ import anyio
 from sandbox import _seccomp
 from sandbox._account import account_files
 from sandbox._bwrap_env import env_args_fd, launcher_request
-from sandbox._bwrap_init import PIN_TIMEOUT_S, PinnedBwrapProcess, SetupProbe, init_pid, pin_init
+from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -123,7 +123,6 @@ from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
 from sandbox._scratch import OwnedDir
-from sandbox._shmcap import cap_dev_shm
 from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import (
@@ -1266,13 +1265,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         try:
             pin, early = await pin_init(status_r)
             ready = pin.pinned
-            if ready and self._switches_uid():  # root: its /dev/shm's inode cap (round 25)
-                pid = init_pid(early)
-                ready = pid is not None and await cap_dev_shm(
-                    pid, SHM_BYTES, inode_cap(SHM_BYTES), PIN_TIMEOUT_S
-                )
-                if not ready:  # no program: the sandbox fails before the command
-                    _log.warning("bwrap: could not cap the inodes of a command's /dev/shm; not started")
             if ready:
                 with contextlib.suppress(BrokenPipeError):
                     os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
