@@ -63,6 +63,11 @@ class CgroupLimits:
     _cgroup: SessionCgroup | None = None
     #: The pids cap when the policy sets none (`sandbox.config.BwrapConfig.default_pids`; None: none).
     default_pids: int | None = None
+    #: The memory ceiling when the policy sets none (`sandbox.config.BwrapConfig.default_memory_bytes`,
+    #: resolved; None: none). Held only by a session cgroup: without one there is nothing to hold it.
+    default_memory: int | None = None
+    #: The session cgroup's memory ceiling in force (the policy's or the default; None: none).
+    memory_ceiling: int | None = None
     #: The session's pids cap in force (the policy's or the default; None: none).
     _pids_cap: int | None = None
     #: Where no cgroup holds the pids cap: the RLIMIT_NPROC every process of the session starts with.
@@ -85,26 +90,47 @@ class CgroupLimits:
             return
         limits = self.policy.limits
         self._pids_cap = limits.pids
-        if limits.pids is None and self.default_pids is not None:
-            # A default cap, not the caller's request: held by the cgroup where one can be made,
-            # else by RLIMIT_NPROC; never a reason to refuse the session.
-            if "pids" not in cgroup_unavailable_reasons():
-                try:
-                    self._cgroup = SessionCgroup.create(limits.model_copy(update={"pids": self.default_pids}))
-                    self._pids_cap = self.default_pids
-                    return
-                except CgroupUnavailableError as exc:
-                    _log.info("default pids cap: no session cgroup (%s); RLIMIT_NPROC instead", exc)
+        defaults = self._defaults()
+        pids_only = {k: v for k, v in defaults.items() if k == "pids"}
+        # Default caps, not the caller's request: held by the cgroup where one can be made (all of
+        # them, else the pids cap alone), else the pids cap by RLIMIT_NPROC; never a reason to refuse.
+        for update in (defaults, pids_only if pids_only != defaults else {}):
+            if not update:
+                continue
+            try:
+                self._cgroup = SessionCgroup.create(limits.model_copy(update=update))
+            except CgroupUnavailableError as exc:
+                _log.info("default caps %s: no session cgroup (%s)", sorted(update), exc)
+                continue
+            self.memory_ceiling = update.get("memory_bytes", limits.memory_bytes)
+            if "pids" in update:
+                self._pids_cap = update["pids"]
+            break
+        if self._pids_cap is None and self.default_pids is not None:  # no cgroup holds it
             self._nproc = _nproc_cap(self.default_pids)
             self._pids_cap = self.default_pids if self._nproc is not None else None
+        if self._cgroup is not None:
+            return
         try:
             self._cgroup = SessionCgroup.create(limits)
+            self.memory_ceiling = limits.memory_bytes
         except CgroupUnavailableError as exc:
             raise SandboxPolicyError(
                 f"cannot make the session cgroup that enforces the requested limits ({exc.strerror or exc}). "
                 "Use --sandbox docker, or run as root or in a delegated cgroup v2 subtree, "
                 "or drop --memory/--pids/--cpus."
             ) from exc
+
+    def _defaults(self) -> dict[str, int]:
+        """The default caps the policy leaves open and a cgroup here can hold (``ResourceLimits`` keys)."""
+        missing = cgroup_unavailable_reasons()
+        limits = self.policy.limits
+        defaults: dict[str, int] = {}
+        if limits.pids is None and self.default_pids is not None and "pids" not in missing:
+            defaults["pids"] = self.default_pids
+        if limits.memory_bytes is None and self.default_memory is not None and "memory" not in missing:
+            defaults["memory_bytes"] = self.default_memory
+        return defaults
 
     def pids_exhausted_message(self) -> str | None:
         """What a command that cannot start for want of a process is told (None without a pids limit)."""
@@ -132,7 +158,7 @@ class CgroupLimits:
     def cgroup_close(self) -> None:
         """Remove the session cgroup, killing anything still in it (call after the processes are killed)."""
         group, self._cgroup = self._cgroup, None
-        self._nproc = self._pids_cap = None
+        self._nproc = self._pids_cap = self.memory_ceiling = None
         if group is not None:
             group.remove()
 

@@ -17,7 +17,7 @@ from pathlib import Path
 __all__ = ["MIN_DEFAULT_MEMORY", "default_memory_ceiling", "usable_memory"]
 
 #: No default ceiling is smaller than this (an interpreter and a compiler need some room).
-MIN_DEFAULT_MEMORY = 256 << 20
+MIN_DEFAULT_MEMORY = 256 << 20  # = sandbox.config.MIN_DEFAULT_MEMORY (stdlib only here)
 #: The share of `usable_memory` a sandbox without a limit may take: the rest stays the host's.
 _SHARE_NUM, _SHARE_DEN = 3, 4
 #: cgroup v1 says "no limit" with a number near 2**63; anything above this is no limit.

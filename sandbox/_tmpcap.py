@@ -32,6 +32,7 @@ __all__ = [
     "REPORTS_NAME",
     "TmpCapError",
     "cap_tmp",
+    "default_tmp_size",
     "inode_cap",
     "sweep_tmp_caps",
     "uncap_tmp",
@@ -53,6 +54,25 @@ def inode_cap(size: int) -> int:
     inode per 4 KiB is four times ext4's default density: a 1 GiB /tmp holds 262,144 files.
     """
     return max(MIN_INODES, size // INODE_BYTES)
+
+
+#: The share of the session's memory ceiling a default-sized /tmp may take (its pages and inodes
+#: are charged to the session cgroup and stay there after the command).
+TMP_SHARE_OF_CEILING = 4
+
+
+def default_tmp_size(configured: int | None, ceiling: int | None) -> int | None:
+    """The /tmp size of a session whose policy names none: ``configured``, at most a quarter of
+    the session's memory ceiling (None: no tmpfs, a host directory on disk).
+
+    A full /tmp stays charged to the session cgroup after the command that wrote it: with /tmp as
+    large as the ceiling, every later command -- the ``rm`` that would free it too -- was killed
+    by the OOM killer at its start, the session wedged (red team round 25, second wave). A quarter
+    (plus its inodes, a sixteenth) leaves most of the ceiling to the commands.
+    """
+    if ceiling is None or configured is None:  # None: a host directory, on disk (nothing to wedge)
+        return configured
+    return min(configured, max(MIN_INODES * INODE_BYTES, ceiling // TMP_SHARE_OF_CEILING))
 
 
 #: Why a non-root caller's session cannot have a ``tmp_bytes`` cap, and the operator's way out.

@@ -112,6 +112,7 @@ from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
 from sandbox._frozen import frozen_args
 from sandbox._hostcode import checked_host_code_places
+from sandbox._hostmem import default_memory_ceiling
 from sandbox._hostpath import host_path, host_which
 from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
@@ -131,6 +132,7 @@ from sandbox._tmpcap import (
     REPORTS_INODES,
     REPORTS_NAME,
     cap_tmp,
+    default_tmp_size,
     inode_cap,
     sweep_tmp_caps,
     uncap_tmp,
@@ -291,6 +293,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         super().__init__(policy)
         self.config = config or BwrapConfig()
         self.default_pids = self.config.default_pids  # limits: the session's cap when the policy sets none
+        memory = self.config.default_memory_bytes  # and its memory ceiling (`sandbox._hostmem`)
+        self.default_memory = default_memory_ceiling() if memory == "auto" else memory
         # No descendant polling: the pid namespace (--unshare-pid, --die-with-parent) is the tree.
         self._runner = HostRunner("bwrap", poll_descendants=False)
         self._bwrap: str | None = None
@@ -466,7 +470,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp.chmod(0o1777)
         as_root = self._switches_uid()
         try:
-            tmp_cap = self.policy.limits.tmp_bytes or self.config.default_tmp_bytes
+            tmp_cap = self.policy.limits.tmp_bytes or default_tmp_size(
+                self.config.default_tmp_bytes, self.memory_ceiling
+            )
             if as_root and tmp_cap is not None:  # before the holder: its namespace copies the mount
                 cap_tmp(self._session_tmp, tmp_cap)
             if proxied:

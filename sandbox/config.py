@@ -17,6 +17,9 @@ __all__ = ["BwrapConfig", "DockerConfig", "LocalConfig", "PullPolicy", "SandboxC
 
 #: `BwrapConfig.default_pids`: above a parallel build's needs, far below a host's pid_max.
 DEFAULT_BWRAP_PIDS = 4096
+#: The least `BwrapConfig.default_memory_bytes` may be (`sandbox._hostmem.MIN_DEFAULT_MEMORY`, which
+#: this module does not import: a local run loads the config, never the host's memory probe).
+MIN_DEFAULT_MEMORY = 256 << 20
 #: `BwrapConfig.default_tmp_bytes`: 1 GiB.
 DEFAULT_BWRAP_TMP_BYTES = 1 << 30
 
@@ -111,6 +114,20 @@ class BwrapConfig(BaseModel):
             "default cap."
         ),
     )
+    default_memory_bytes: int | Literal["auto"] | None = Field(
+        default="auto",
+        description=(
+            "The session's memory ceiling (no swap) when the policy sets none (``--memory``), held by "
+            "the session cgroup: what a command pins outside its processes (files in /tmp and /dev/shm, "
+            "their inodes and dentries, pipe and socket buffers, shared memory) is charged to it, and "
+            "past it the kernel's OOM killer ends a process of the session, not of the host. ``auto``: "
+            "three quarters of the host's memory, or of the cgroup shellrt runs in when lower (as "
+            "docker's default, `sandbox._hostmem`); a number: bytes (at least 256 MiB); the default-sized /tmp then takes at most a quarter of it; None: no default "
+            "ceiling. Only where shellrt can make a memory cgroup (root, or a delegated cgroup v2 "
+            "subtree); elsewhere the session runs without one, bounded by per-user limits only "
+            "(docs/security.md)."
+        ),
+    )
     default_tmp_bytes: int | None = Field(
         default=DEFAULT_BWRAP_TMP_BYTES,
         gt=0,
@@ -122,6 +139,16 @@ class BwrapConfig(BaseModel):
             "no default cap."
         ),
     )
+
+    @field_validator("default_memory_bytes")
+    @classmethod
+    def _memory_floor(cls, value: int | str | None) -> int | str | None:
+        if isinstance(value, int) and value < MIN_DEFAULT_MEMORY:
+            raise ValueError(
+                f"default_memory_bytes must be at least {MIN_DEFAULT_MEMORY} (256 MiB: an interpreter "
+                "and the session's /tmp and /dev/shm need room), 'auto' or None"
+            )
+        return value
 
     @model_validator(mode="after")
     def _pool_fits(self) -> BwrapConfig:

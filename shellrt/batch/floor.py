@@ -44,6 +44,7 @@ WIDENING_BACKEND_KEYS = frozenset(
         "user",
         "root_can_administer",
         "default_pids",
+        "default_memory_bytes",
         "default_tmp_bytes",
     }
 )
