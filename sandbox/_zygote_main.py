@@ -353,8 +353,8 @@ def _report(status: int, wait_status: int) -> None:
 
 #: Why a cwd that a symlink (or a file) now stands on the way to is refused (as zinit.c says it).
 _SWAPPED = (
-    "a symbolic link or a file is on its way now (it changed after it was checked); "
-    "the command was not run: run it again, or cd elsewhere first"
+    "a symbolic link or a file is on its way (name it by its physical path, `pwd -P`; "
+    "or it changed after it was checked); the command was not run: run it again, or cd elsewhere first"
 )
 _DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
 

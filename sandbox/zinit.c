@@ -296,8 +296,8 @@ static int has_children(void) {
 }
 
 /* Why a cwd that a symlink (or a file) now stands on the way to is refused. */
-#define SWAPPED "a symbolic link or a file is on its way now (it changed after it was checked); " \
-    "the command was not run: run it again, or cd elsewhere first"
+#define SWAPPED "a symbolic link or a file is on its way (name it by its physical path, `pwd -P`; " \
+    "or it changed after it was checked); the command was not run: run it again, or cd elsewhere first"
 
 /* chdir(path) (absolute) one component at a time from "/", never through a symbolic link
  * (O_NOFOLLOW at each step; O_PATH: nothing is read), then fchdir: the command starts in

@@ -33,7 +33,7 @@ _SWAPPER = (
     'open("started", "w").close()\n'
     'while True: libc.renameat2(-100, b"d", -100, b"l", 2)\n\''
 )
-_TRIES = 20
+_TRIES = 40
 #: "in-d" when started in d (even if renamed since), else where it started.
 _PROBE = "test -e here-d && echo in-d || pwd -P"
 
@@ -56,16 +56,42 @@ def test_a_swapped_cwd_never_starts_a_command_elsewhere(
                 while not (ws / "started").exists():
                     await anyio.sleep(0.01)
             printed: list[str] = []
-            for _ in range(_TRIES):
+            for _ in range(_TRIES):  # until a start met the link (refused) and one ran in d
                 result = await sup.run(_PROBE, timeout_s=30, session_cwd=str(ws / "d"))
                 printed.append(
                     result.preview.strip() if result.exit_code == 0 else f"refused: {result.preview}"
                 )
+                if _elsewhere(printed, str(ws)) or (
+                    "in-d" in printed and any(p.startswith("refused") for p in printed)
+                ):
+                    break
             return printed
 
     printed = anyio.run(main)
-    ws = os.path.realpath(tmp_path / "ws")
-    # The host's own fallback (it saw the link: back to the workspace root, a note) is fine.
-    elsewhere = [p for p in printed if not p.startswith("refused") and p not in ("in-d", ws)]
-    assert not elsewhere, printed
+    assert not _elsewhere(printed, os.path.realpath(tmp_path / "ws")), printed
     assert "in-d" in printed, printed  # the loop did run commands in d
+    assert any(p.startswith("refused") for p in printed), printed  # and met the race
+    refusal = next(p for p in printed if p.startswith("refused"))
+    assert "cannot enter the working directory" in refusal and "symbolic link" in refusal, refusal
+
+
+def _elsewhere(printed: list[str], ws: str) -> list[str]:
+    """Starts neither in d, nor refused, nor at the workspace root (the host's own fallback when it
+    saw the link: back to the root, with a note)."""
+    return [p for p in printed if not p.startswith("refused") and p not in ("in-d", ws)]
+
+
+def test_an_explicit_cwd_named_through_a_link_starts_at_its_target(tmp_path: Path) -> None:
+    """The init no longer follows a link to the cwd: a caller's cwd named through one inside the
+    roots starts where the host judged it (its target), not refused."""
+
+    async def main() -> list[str]:
+        async with zygote_session(tmp_path) as (_backend, sup):
+            ws = tmp_path / "ws"
+            (ws / "sub").mkdir()
+            (ws / "link").symlink_to("sub")
+            results = [await sup.run("pwd -P", timeout_s=30, cwd=c) for c in ("link", str(ws / "link"))]
+            return [r.preview.strip() for r in results if r.exit_code == 0]
+
+    sub = os.path.realpath(tmp_path / "ws" / "sub")
+    assert anyio.run(main) == [sub, sub]
