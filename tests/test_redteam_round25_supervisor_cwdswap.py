@@ -52,7 +52,8 @@ def test_a_swapped_cwd_never_starts_a_command_elsewhere(
             (ws / "d").mkdir()
             (ws / "d" / "here-d").touch()  # the swaps rename d under a running command: its marker
             await sup.start_background(_SWAPPER, description="swapper")
-            with anyio.fail_after(30):
+            # A background task gets little CPU beside busy loops (tens of seconds to start, at load).
+            with anyio.fail_after(120):
                 while not (ws / "started").exists():
                     await anyio.sleep(0.01)
             printed: list[str] = []
