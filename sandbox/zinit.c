@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
@@ -294,6 +295,51 @@ static int has_children(void) {
     return waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
 }
 
+/* Why a cwd that a symlink (or a file) now stands on the way to is refused. */
+#define SWAPPED "a symbolic link or a file is on its way (name it by its physical path, `pwd -P`; " \
+    "or it changed after it was checked); the command was not run: run it again, or cd elsewhere first"
+
+/* chdir(path) (absolute) one component at a time from "/", never through a symbolic link
+ * (O_NOFOLLOW at each step; O_PATH: nothing is read), then fchdir: the command starts in
+ * exactly the directory at the path the host judged, or not at all. A chdir by name followed
+ * a link that a command of the session swapped in after the host's check (red team round 25,
+ * second wave). "." and ".." are refused (EINVAL): the host sends normalised paths. */
+static int enter_physical(const char *path) {
+    if (path[0] != '/') {
+        errno = EINVAL;
+        return -1;
+    }
+    int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char part[NAME_MAX + 1];
+    const char *at = path;
+    while (*at) {
+        while (*at == '/') at++;
+        if (!*at) break;
+        const char *stop = strchrnul(at, '/');
+        size_t n = (size_t)(stop - at);
+        if (n > NAME_MAX || (n == 1 && at[0] == '.') || (n == 2 && at[0] == '.' && at[1] == '.')) {
+            close(fd);
+            errno = n > NAME_MAX ? ENAMETOOLONG : EINVAL;
+            return -1;
+        }
+        memcpy(part, at, n);
+        part[n] = '\0';
+        int next = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), saved = errno;
+        close(fd);
+        if (next < 0) {
+            errno = saved;
+            return -1;
+        }
+        fd = next;
+        at = stop;
+    }
+    int done = fchdir(fd), saved = errno;
+    close(fd);
+    errno = saved;
+    return done;
+}
+
 /* Start the command and wait for it; returns its wait status, *code the init's exit code. */
 static int run(char *msg, size_t size, int in, int out, int err, int *code) {
     static char *argv[MAX_ARGS + 1], *env[MAX_ARGS + 3];
@@ -329,10 +375,10 @@ static int run(char *msg, size_t size, int in, int out, int err, int *code) {
         env[nenv++] = shell;
     }
     env[nenv] = NULL;
-    if (chdir(cwd) < 0) { /* as the command's user: a root caller's workspace is the sandbox uid's */
+    if (enter_physical(cwd) < 0) { /* as the command's user: a root caller's workspace is the sandbox uid's */
         char what[4096];
         snprintf(what, sizeof what, "cannot enter the working directory %s: ", cwd);
-        say(err, what, strerror(errno));
+        say(err, what, errno == ELOOP || errno == ENOTDIR ? SWAPPED : strerror(errno));
         close(in);
         *code = 1;
         return FAILED;

@@ -108,7 +108,9 @@ class CwdTracker:
                 f"cwd {path} leads to {real}, which is hidden from commands (a read-denied path); "
                 "pick another directory"
             )
-        return path, False
+        # What the host judged: the sandbox's init enters a cwd without following a link (red team
+        # round 25, second wave), so a path named through one inside the roots starts at its target.
+        return real, False
 
     def inside_roots(self, path: str) -> bool:
         """True when ``path`` (a sandbox path, judged lexically: ``pwd -P`` is already physical) is one
