@@ -50,7 +50,7 @@ REVIEWED = {
     "sandbox/_zygote_main.py:Spawner.exec": "inside the sandbox, absolute",
     "sandbox/bwrap.py:_run_probe": "bwrap by absolute path, env PATH os.defpath",
     "sandbox/docker/_bridge.py:firewall_bridge": "nsenter/nft from host_which, env PATH the system dirs",
-    "sandbox/docker/_detach.py:detach_mount": "sys.executable -I, absolute",
+    "sandbox/docker/_detach.py:run_child": "sys.executable -I -S, absolute (detach_mount and the cgroup child call it)",
     "sandbox/docker/_idmap_ws.py:idmap_workspace": "sys.executable -I -S, absolute",
 }
 

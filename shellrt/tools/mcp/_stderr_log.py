@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import struct
 import termios
 import threading
@@ -66,13 +67,19 @@ class CappedLog:
         try:
             size = os.fstat(self._log_fd).st_size
             logging = True
+            readable = select.poll()
+            readable.register(self._read_fd, select.POLLIN)
             while True:
                 with self._idle:
                     self._waiting = True
                     self._idle.notify_all()
-                chunk = os.read(self._read_fd, _CHUNK)
+                # Wait for data with poll, then say so, then read: while the copier holds a chunk it
+                # read but has not written, it is never "waiting" (a read that set it after the data
+                # had left the pipe let `settle` return before the write: gaps9 failed 2 of 5).
+                readable.poll()
                 with self._idle:
                     self._waiting = False
+                chunk = os.read(self._read_fd, _CHUNK)
                 if not chunk:
                     break
                 if logging:
