@@ -298,7 +298,9 @@ async def test_mount_race_at_setup_is_retried_transparently(
             assert result.preview == "ran\nerr\n"
         else:
             assert result.stdout == "ran\n" and result.stderr == "err\n"
-        assert (tools / "count").read_text().strip() == "3"
+        # The injected failure (start 2) was retried; a real race with the suite's other sandboxes
+        # (a host socket mask that vanished) may add a retry of its own (CI54: 4).
+        assert int((tools / "count").read_text().strip()) >= 3
     finally:
         await s.close()
         await backend.close()
