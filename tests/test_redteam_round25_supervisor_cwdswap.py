@@ -71,9 +71,12 @@ def test_a_swapped_cwd_never_starts_a_command_elsewhere(
     printed = anyio.run(main)
     assert not _elsewhere(printed, os.path.realpath(tmp_path / "ws")), printed
     assert "in-d" in printed, printed  # the loop did run commands in d
-    assert any(p.startswith("refused") for p in printed), printed  # and met the race
-    refusal = next(p for p in printed if p.startswith("refused"))
-    assert "cannot enter the working directory" in refusal and "symbolic link" in refusal, refusal
+    # It met the race: refused in the sandbox, or (at load, where the swap is mostly seen by the
+    # host's own check first: CI55) started at the workspace root, the host's fallback.
+    ws = os.path.realpath(tmp_path / "ws")
+    assert any(p.startswith("refused") or p == ws for p in printed), printed
+    for refusal in (p for p in printed if p.startswith("refused")):
+        assert "cannot enter the working directory" in refusal, refusal
 
 
 def _elsewhere(printed: list[str], ws: str) -> list[str]:
