@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import stat
 import time
 from collections.abc import Iterable
 from typing import Any
 
-from shellrt.supervisor._tree_note import note_path, note_roots
+from shellrt.supervisor._tree_note import note_path, note_roots, parse_note_line
 
 __all__ = [
     "drop_unmarked",
@@ -98,13 +97,9 @@ def fold_unmarked(data: dict[str, Any]) -> None:
 def _note_lines(text: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for line in text.splitlines():
-        try:
-            item = json.loads(line)
-            root, session, opening, at = item["root"], str(item["session"]), bool(item["open"]), float(item["at"])
-        except (ValueError, KeyError, TypeError):  # unreadable: every path, ended now
-            root, session, opening, at = os.sep, "?", False, time.time()
-        if not isinstance(root, str) or not root.startswith(os.sep):
-            root = os.sep
+        parsed = parse_note_line(line)
+        # unreadable: every path, ended now
+        root, session, opening, at = parsed if parsed is not None else (os.sep, "?", False, time.time())
         out.append({"root": root, "session": session, "open": opening, "at": at})
     return out
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["COMPACT_BYTES", "note_path", "note_roots"]
+__all__ = ["COMPACT_BYTES", "note_path", "note_roots", "parse_note_line"]
 
 #: A note past this size is compacted by the writer that finds it so (`_compact`): a machine whose
 #: sessions are never guarded (only ``shellrt run``) has no folder, and the note grew ~300 bytes a run.
@@ -66,6 +66,20 @@ def note_roots(roots: Iterable[object], session: str, *, opening: bool) -> None:
                 os.close(fd)
 
 
+def parse_note_line(line: str) -> tuple[str, str, bool, float] | None:
+    """(root, session, opening, when) of one note line, None when unreadable; a root that is not
+    an absolute path reads as ``/`` (every path: fails closed). The fold and `_compact` both read
+    lines through this, so a compacted note folds as the note did."""
+    try:
+        item = json.loads(line)
+        root, session, opening, at = item["root"], str(item["session"]), bool(item["open"]), float(item["at"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(root, str) or not root.startswith(os.sep):
+        root = os.sep
+    return root, session, opening, at
+
+
 def _compact(path: Path) -> None:
     """Rewrite the note as what folding it would keep: per root, the sessions still open and one
     ended line at the latest end (``shellrt.permissions.tree_marks._apply`` reads an end of a session
@@ -85,17 +99,11 @@ def _compact(path: Path) -> None:
             ended: dict[str, float] = {}
             kept: list[str] = []
             for line in raw.decode("utf-8", "replace").splitlines():
-                try:
-                    item = json.loads(line)
-                    root, session, opening, at = (
-                        str(item["root"]),
-                        str(item["session"]),
-                        bool(item["open"]),
-                        float(item["at"]),
-                    )
-                except (ValueError, KeyError, TypeError):
+                parsed = parse_note_line(line)
+                if parsed is None:
                     kept.append(line)
                     continue
+                root, session, opening, at = parsed
                 if opening:
                     opened.setdefault(root, {})[session] = at
                 else:
