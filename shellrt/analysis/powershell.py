@@ -204,9 +204,9 @@ def _tokenize(src: str) -> list[_Token]:
                     continue
                 break
             tokens.append(_Token("string", src[i : end + 1], src[i + 1 : end].replace("''", "'")))
-            i = _glued_member(src, end + 1, tokens)
+            i = _glued_member(src, _string_end(src, end + 1), tokens)
         elif ch == '"':
-            i = _glued_member(src, _expandable(src, i, tokens), tokens)
+            i = _glued_member(src, _string_end(src, _expandable(src, i, tokens)), tokens)
         elif src.startswith("@'", i) or src.startswith('@"', i):
             quote = src[i + 1]
             end = src.find("\n" + quote + "@", i + 2)
@@ -264,6 +264,12 @@ def _tokenize(src: str) -> list[_Token]:
             if j == i:
                 raise _PsError(f"unexpected {ch!r}")
             word = src[i:j]
+            if j < n and src[j] in "'\"" and not word.endswith(",") and not (
+                word.startswith("-") and word.endswith(":")
+            ):
+                # pwsh scans a bare word on through quotes: `-'o'x` is the one argument `-ox` (round 26);
+                # a parameter's `-Name:` and an array's `,` end the token before the string
+                raise _PsError(_GLUED.format(word + src[j]))
             if word.startswith(_STOP_PARSING):
                 raise _PsError(
                     "the stop-parsing token --% passes the rest of the line on unparsed (a '#' there is "
@@ -272,6 +278,26 @@ def _tokenize(src: str) -> list[_Token]:
             tokens.append(_Token("param" if word.startswith("-") and len(word) > 1 else "word", word))
             i = j
     return tokens
+
+
+#: What may follow a closing quote right away: a blank, an operator, a separator, an array's comma,
+#: or member access (`_glued_member`). Anything else is glued to the string (see `_GLUED`).
+_AFTER_STRING: Final = frozenset(" \t\r\n;|&(){}<>,.[")
+#: PowerShell's tokenizer (``ScanGenericToken``, ``ScanParameter``) appends a quoted string met inside
+#: a bare word, or right after a dash, to that word: ``-'o'x`` is the one argument ``-ox`` and
+#: ``.'./'f`` is ``../f``, while this tokenizer would read the pieces as separate arguments.
+_GLUED = ("{!r}: a quoted string glued to a word (or to another string) is one argument to PowerShell "
+          "(-'o'x is -ox), which this analysis reads as several; put a blank between them or quote the whole "
+          "argument")
+
+
+def _string_end(src: str, i: int) -> int:
+    """``i``, the index after a closing quote, when nothing is glued to the string there; else a
+    `_PsError` (a word or another string right after it is read on as one argument by pwsh, or
+    its reading is not modelled)."""
+    if i < len(src) and src[i] not in _AFTER_STRING and not src.startswith("::", i):
+        raise _PsError(_GLUED.format(src[max(0, i - 1) : i + 1]))
+    return i
 
 
 def _glued_member(src: str, i: int, tokens: list[_Token]) -> int:
