@@ -404,11 +404,15 @@ def _judge(src: str, depth: int, out: _Result) -> None:
 
 def _element(element: list[_Token], depth: int, out: _Result) -> None:
     head = element[0]
-    static = head.kind == "word"  # a quoted name, variable, call operator, ... has no static name
+    # A quoted name, variable, call operator, ... has no static name; nor has a backticked word:
+    # pwsh reads `Re`move-Item` as Remove-Item, which no rule would meet under that spelling (round 26).
+    static = head.kind == "word" and "`" not in head.text
     out.subcommands.append(Subcommand(text=" ".join(t.text for t in element), argv=[t.text for t in element],
                                       name=head.text if static else "", static_name=static))
-    if head.kind != "word":
-        what = {"op": "the call operator &", "string": "a quoted command name", "xstring": "an expandable string",
+    if not static:
+        what = {"word": "a command name with a backtick escape (pwsh reads Re`move-Item as Remove-Item; "
+                        "write the name without backticks)",
+                "op": "the call operator &", "string": "a quoted command name", "xstring": "an expandable string",
                 "var": "a variable", "group": "a parenthesised expression", "subexpr": "a subexpression",
                 "block": "a script block", "type": "a .NET type (static method call)",
                 "member": "a member access or method call"}.get(head.kind, head.kind)
