@@ -49,6 +49,25 @@ ALIASES: dict[str, str] = {
     "sleep": "start-sleep", "clc": "clear-content", "cls": "clear-host", "clear": "clear-host",
     "tee": "tee-object", "sal": "set-alias", "nal": "new-alias", "sv": "set-variable", "set": "set-variable",
     "gdr": "get-psdrive", "gjb": "get-job", "gwmi": "get-wmiobject", "ii": "invoke-item",
+    # Round 26: the rest of pwsh 7's built-in aliases (InitialSessionState.BuiltInAliases) and the
+    # cmdlets' own [Alias]es for commands that do more than read: unlisted, `ren a b` was a native
+    # program named "ren" and a PowerShell(Rename-Item:*) deny rule never met it.
+    "cli": "clear-item", "clp": "clear-itemproperty", "clv": "clear-variable", "cvpa": "convert-path",
+    "epal": "export-alias", "epcsv": "export-csv", "gmo": "get-module", "gpv": "get-itempropertyvalue",
+    "gu": "get-unique", "gerr": "get-error", "ihy": "invoke-history", "r": "invoke-history",
+    "ipmo": "import-module", "ipal": "import-alias", "ipcsv": "import-csv", "mp": "move-itemproperty",
+    "nv": "new-variable", "rni": "rename-item", "ren": "rename-item", "rnp": "rename-itemproperty",
+    "rp": "remove-itemproperty", "rv": "remove-variable", "si": "set-item", "sp": "set-itemproperty",
+    "fc": "format-custom", "clhy": "clear-history", "sajb": "start-job",
+    "rcjb": "receive-job", "rjb": "remove-job", "spjb": "stop-job", "wjb": "wait-job", "nmo": "new-module",
+    "rmo": "remove-module", "sbp": "set-psbreakpoint", "rbp": "remove-psbreakpoint",
+    "ebp": "enable-psbreakpoint", "dbp": "disable-psbreakpoint", "trcm": "trace-command",
+    "etsn": "enter-pssession", "exsn": "exit-pssession", "nsn": "new-pssession", "gsn": "get-pssession",
+    "rsn": "remove-pssession", "ipsn": "import-pssession", "epsn": "export-pssession",
+    "cnsn": "connect-pssession", "dnsn": "disconnect-pssession", "rcsn": "receive-pssession",
+    "scim": "set-ciminstance", "ncim": "new-ciminstance", "rcim": "remove-ciminstance",
+    "icim": "invoke-cimmethod", "shcm": "show-command", "ogv": "out-gridview", "sasv": "start-service",
+    "spsv": "stop-service", "gcb": "get-clipboard", "scb": "set-clipboard", "stz": "set-timezone",
 }
 _LOCATION = frozenset({"set-location", "push-location"})
 #: Functions pwsh defines in every session: pwsh runs the function, never a program or a bash
