@@ -49,6 +49,25 @@ ALIASES: dict[str, str] = {
     "sleep": "start-sleep", "clc": "clear-content", "cls": "clear-host", "clear": "clear-host",
     "tee": "tee-object", "sal": "set-alias", "nal": "new-alias", "sv": "set-variable", "set": "set-variable",
     "gdr": "get-psdrive", "gjb": "get-job", "gwmi": "get-wmiobject", "ii": "invoke-item",
+    # Round 26: the rest of pwsh 7's built-in aliases (InitialSessionState.BuiltInAliases) and the
+    # cmdlets' own [Alias]es for commands that do more than read: unlisted, `ren a b` was a native
+    # program named "ren" and a PowerShell(Rename-Item:*) deny rule never met it.
+    "cli": "clear-item", "clp": "clear-itemproperty", "clv": "clear-variable", "cvpa": "convert-path",
+    "epal": "export-alias", "epcsv": "export-csv", "gmo": "get-module", "gpv": "get-itempropertyvalue",
+    "gu": "get-unique", "gerr": "get-error", "ihy": "invoke-history", "r": "invoke-history",
+    "ipmo": "import-module", "ipal": "import-alias", "ipcsv": "import-csv", "mp": "move-itemproperty",
+    "nv": "new-variable", "rni": "rename-item", "ren": "rename-item", "rnp": "rename-itemproperty",
+    "rp": "remove-itemproperty", "rv": "remove-variable", "si": "set-item", "sp": "set-itemproperty",
+    "fc": "format-custom", "clhy": "clear-history", "sajb": "start-job",
+    "rcjb": "receive-job", "rjb": "remove-job", "spjb": "stop-job", "wjb": "wait-job", "nmo": "new-module",
+    "rmo": "remove-module", "sbp": "set-psbreakpoint", "rbp": "remove-psbreakpoint",
+    "ebp": "enable-psbreakpoint", "dbp": "disable-psbreakpoint", "trcm": "trace-command",
+    "etsn": "enter-pssession", "exsn": "exit-pssession", "nsn": "new-pssession", "gsn": "get-pssession",
+    "rsn": "remove-pssession", "ipsn": "import-pssession", "epsn": "export-pssession",
+    "cnsn": "connect-pssession", "dnsn": "disconnect-pssession", "rcsn": "receive-pssession",
+    "scim": "set-ciminstance", "ncim": "new-ciminstance", "rcim": "remove-ciminstance",
+    "icim": "invoke-cimmethod", "shcm": "show-command", "ogv": "out-gridview", "sasv": "start-service",
+    "spsv": "stop-service", "gcb": "get-clipboard", "scb": "set-clipboard", "stz": "set-timezone",
 }
 _LOCATION = frozenset({"set-location", "push-location"})
 #: Functions pwsh defines in every session: pwsh runs the function, never a program or a bash
@@ -204,9 +223,9 @@ def _tokenize(src: str) -> list[_Token]:
                     continue
                 break
             tokens.append(_Token("string", src[i : end + 1], src[i + 1 : end].replace("''", "'")))
-            i = _glued_member(src, end + 1, tokens)
+            i = _glued_member(src, _string_end(src, end + 1), tokens)
         elif ch == '"':
-            i = _glued_member(src, _expandable(src, i, tokens), tokens)
+            i = _glued_member(src, _string_end(src, _expandable(src, i, tokens)), tokens)
         elif src.startswith("@'", i) or src.startswith('@"', i):
             quote = src[i + 1]
             end = src.find("\n" + quote + "@", i + 2)
@@ -264,6 +283,12 @@ def _tokenize(src: str) -> list[_Token]:
             if j == i:
                 raise _PsError(f"unexpected {ch!r}")
             word = src[i:j]
+            if j < n and src[j] in "'\"" and not word.endswith(",") and not (
+                word.startswith("-") and word.endswith(":")
+            ):
+                # pwsh scans a bare word on through quotes: `-'o'x` is the one argument `-ox` (round 26);
+                # a parameter's `-Name:` and an array's `,` end the token before the string
+                raise _PsError(_GLUED.format(word + src[j]))
             if word.startswith(_STOP_PARSING):
                 raise _PsError(
                     "the stop-parsing token --% passes the rest of the line on unparsed (a '#' there is "
@@ -272,6 +297,26 @@ def _tokenize(src: str) -> list[_Token]:
             tokens.append(_Token("param" if word.startswith("-") and len(word) > 1 else "word", word))
             i = j
     return tokens
+
+
+#: What may follow a closing quote right away: a blank, an operator, a separator, an array's comma,
+#: or member access (`_glued_member`). Anything else is glued to the string (see `_GLUED`).
+_AFTER_STRING: Final = frozenset(" \t\r\n;|&(){}<>,.[")
+#: PowerShell's tokenizer (``ScanGenericToken``, ``ScanParameter``) appends a quoted string met inside
+#: a bare word, or right after a dash, to that word: ``-'o'x`` is the one argument ``-ox`` and
+#: ``.'./'f`` is ``../f``, while this tokenizer would read the pieces as separate arguments.
+_GLUED = ("{!r}: a quoted string glued to a word (or to another string) is one argument to PowerShell "
+          "(-'o'x is -ox), which this analysis reads as several; put a blank between them or quote the whole "
+          "argument")
+
+
+def _string_end(src: str, i: int) -> int:
+    """``i``, the index after a closing quote, when nothing is glued to the string there; else a
+    `_PsError` (a word or another string right after it is read on as one argument by pwsh, or
+    its reading is not modelled)."""
+    if i < len(src) and src[i] not in _AFTER_STRING and not src.startswith("::", i):
+        raise _PsError(_GLUED.format(src[max(0, i - 1) : i + 1]))
+    return i
 
 
 def _glued_member(src: str, i: int, tokens: list[_Token]) -> int:
@@ -378,11 +423,15 @@ def _judge(src: str, depth: int, out: _Result) -> None:
 
 def _element(element: list[_Token], depth: int, out: _Result) -> None:
     head = element[0]
-    static = head.kind == "word"  # a quoted name, variable, call operator, ... has no static name
+    # A quoted name, variable, call operator, ... has no static name; nor has a backticked word:
+    # pwsh reads `Re`move-Item` as Remove-Item, which no rule would meet under that spelling (round 26).
+    static = head.kind == "word" and "`" not in head.text
     out.subcommands.append(Subcommand(text=" ".join(t.text for t in element), argv=[t.text for t in element],
                                       name=head.text if static else "", static_name=static))
-    if head.kind != "word":
-        what = {"op": "the call operator &", "string": "a quoted command name", "xstring": "an expandable string",
+    if not static:
+        what = {"word": "a command name with a backtick escape (pwsh reads Re`move-Item as Remove-Item; "
+                        "write the name without backticks)",
+                "op": "the call operator &", "string": "a quoted command name", "xstring": "an expandable string",
                 "var": "a variable", "group": "a parenthesised expression", "subexpr": "a subexpression",
                 "block": "a script block", "type": "a .NET type (static method call)",
                 "member": "a member access or method call"}.get(head.kind, head.kind)
