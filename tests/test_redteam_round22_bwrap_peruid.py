@@ -52,7 +52,7 @@ def _process(name: str) -> tuple[subprocess.Popen[str], int, int]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        # the abstract rendezvous `_serves` looks for (round 23 meets in XDG_RUNTIME_DIR when set)
+        # the temp dir's rendezvous (round 26; round 23 meets in XDG_RUNTIME_DIR when set)
         env={**{k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     assert started.stdout is not None
@@ -62,8 +62,8 @@ def _process(name: str) -> tuple[subprocess.Popen[str], int, int]:
 
 
 def _serves(holder: int, name: str) -> bool:
-    """Whether ``holder`` listens on the rendezvous ``name`` (``/proc/net/unix``, its own fds)."""
-    name = f"@{name}"
+    """Whether ``holder`` listens on the rendezvous ``name`` (``/proc/net/unix``, its own fds; a
+    holder binds the name relative to its rendezvous directory, round 26)."""
     inodes = {
         f"socket:[{row.split()[6]}]"
         for row in Path("/proc/net/unix").read_text().splitlines()[1:]
