@@ -17,8 +17,9 @@ be written). `budget_prefix` puts every sandbox's bwrap (session zygote and one-
 user namespace of the process's own (`_BudgetNamespace`) whose ``/proc/sys/user`` limits are the
 half: the kernel checks each level up, so what all its descendants hold together stays under them.
 Every shellrt process of the uid joins the same one (round 22: two ``shellrt serve`` each made their
-own and each got half): the holder that makes it serves it under a rendezvous (`_rendezvous`), and
-the others' holders join it there (`_MAKE`).
+own and each got half): the holder that makes it serves it under a rendezvous, a socket in a
+directory only the uid may enter (`_rendezvous_dir`), and the others' holders join it there
+(`_MAKE`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -80,25 +82,58 @@ def prlimit_flags() -> list[str]:
     return [f"--{name}={value}:{value}" for name, _res, value in session_rlimits()]
 
 
-#: The abstract socket name a uid's holders meet under (tests give theirs a name of their own).
-_RENDEZVOUS = "shellrt-budget-{uid}-v1"
+#: The socket's name in the rendezvous directory (tests give theirs a name of their own).
+_RENDEZVOUS = "shellrt-budget-v1.sock"
 
 
-def _rendezvous() -> str:
-    """Where the uid's holders meet: a socket in the caller's ``XDG_RUNTIME_DIR`` when that is a
-    directory of its own that nobody else may enter (red team round 23: any uid could bind the
-    abstract name first and stop the sharing; sandboxes hide the directory), else the abstract
-    name `_RENDEZVOUS` of the host's network namespace."""
+def _own_dir(path: str) -> int | None:
+    """An fd of ``path`` when it is a directory of this euid that nobody else may enter (no group
+    or other bits), opened without following a link there; else None. Checked on the fd: what
+    the holder then works in is the directory checked, whatever the path names later."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077:
+        return fd
+    os.close(fd)
+    return None
+
+
+def _rendezvous_dir() -> int:
+    """An fd of the directory the uid's holders meet in: the caller's ``XDG_RUNTIME_DIR`` when that
+    is a directory of its own that nobody else may enter (red team round 23: any uid could bind
+    an abstract name first and stop the sharing; sandboxes hide the directory), else
+    ``<temp>/shellrt-budget-<euid>``, made 0700 (round 26: without a runtime directory the
+    abstract name was still used). Raises `BudgetError` when the latter is someone else's, a
+    link, or open to others: any user may create a name in a shared temp dir, and one made
+    first is never used (its maker could hold the lock or serve a socket there)."""
     run = os.environ.get("XDG_RUNTIME_DIR", "")
-    path = os.path.join(run, "shellrt-budget-v1.sock")
-    if run.startswith("/") and len(os.fsencode(path)) < 100:  # sun_path holds 108 bytes
+    fd = _own_dir(run) if run.startswith("/") else None
+    if fd is not None:
+        return fd
+    path = os.path.join(tempfile.gettempdir(), f"shellrt-budget-{os.geteuid()}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass  # this uid's from before, or someone else's: checked below
+    except OSError as exc:
+        raise BudgetError(exc.errno, f"cannot make {path} for the sandboxes' budget namespace: {exc}") from exc
+    fd = _own_dir(path)
+    if fd is None:
         try:
-            info = os.lstat(run)
-        except OSError:
-            info = None
-        if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077:
-            return path
-    return _RENDEZVOUS.format(uid=os.geteuid())
+            info = os.lstat(path)
+            found = f"owner uid {info.st_uid}, mode {stat.filemode(info.st_mode)}"
+        except OSError as exc:
+            found = exc.strerror or "gone"
+        raise BudgetError(
+            f"{path} ({found}) is not a directory of uid {os.geteuid()} that only it may enter, so "
+            "this uid's sandboxes cannot share one budget there (another user may have made it "
+            "first); set XDG_RUNTIME_DIR (or TMPDIR) to a directory of your own with mode 0700, "
+            "or remove that path"
+        )
+    return fd
 
 
 class BudgetError(OSError):
@@ -107,8 +142,8 @@ class BudgetError(OSError):
 
 #: Run by ``python3 -I -S -c`` (the caller's uid) with the rendezvous name and the limits: the
 #: holder of the uid's budget namespace. First it connects to the holder serving ``NAME``
-#: (`_rendezvous`: a socket in the uid's own runtime directory, else an abstract socket of the
-#: host's network namespace), opens that holder's namespace by the pid the
+#: (`_rendezvous_dir`, passed as an fd it works in: the uid's own runtime directory, else its own
+#: 0700 directory in the temp dir), opens that holder's namespace by the pid the
 #: kernel gives for the connection and joins it when it checks out (`_BudgetNamespace`; nothing
 #: crosses the socket, red team round 23); else it makes one: a user namespace mapping only the caller's own uid
 #: and gid (as bwrap's own does), its ``/proc/sys/user`` limits written while this process holds
@@ -120,10 +155,11 @@ _MAKE = r"""
 import ctypes, fcntl, os, select, socket, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 uid, gid = os.geteuid(), os.getegid()
-SPEC = sys.argv[1]  # a path in the uid's own 0700 runtime directory, else an abstract name
-NAME = SPEC if SPEC.startswith("/") else "\0" + SPEC
-LOCK = SPEC + ".lock" if SPEC.startswith("/") else None
-limits = [a.split("=") for a in sys.argv[2:]]
+os.fchdir(int(sys.argv[1]))  # the uid's own 0700 directory, checked by its fd: names below are relative
+os.close(int(sys.argv[1]))
+NAME = sys.argv[2]
+LOCK = NAME + ".lock"
+limits = [a.split("=") for a in sys.argv[3:]]
 HOST = os.stat("/proc/self/ns/user").st_ino
 def fail(what):
     print("no", what, os.strerror(ctypes.get_errno()), flush=True); sys.exit(1)
@@ -195,21 +231,20 @@ def make():
 joined = join()
 if not joined: make()
 def serve():
-    # a listener on NAME once it is free (its holder ended), else None. A path is taken only by
+    # a listener on NAME once it is free (its holder ended), else None. The name is taken only by
     # the holder of LOCK's flock (released when it dies), which alone removes a stale socket file
     global lock
-    if LOCK is not None:
-        if lock is None:
-            try:
-                fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-            except OSError:
-                return None
-            try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd); return None
-            lock = fd
-        try: os.unlink(NAME)
-        except OSError: pass
+    if lock is None:
+        try:
+            fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            return None
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd); return None
+        lock = fd
+    try: os.unlink(NAME)
+    except OSError: pass
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK)
     try:
         sock.bind(NAME); sock.listen(16)
@@ -224,7 +259,7 @@ while True:
         listener = serve()
     ready = select.select([sys.stdin] + ([listener] if listener else []), [], [], None if listener else 2)[0]
     if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
-        if listener is not None and LOCK is not None:
+        if listener is not None:
             try: os.unlink(NAME)  # under the lock: no other holder serves the path yet
             except OSError: pass
         break  # its owner closed it or died
@@ -279,18 +314,22 @@ class _BudgetNamespace:
     @staticmethod
     def _make() -> subprocess.Popen[bytes]:
         limits = [f"{name}={value}" for name, value in session_sysctls().items()]
+        meet = _rendezvous_dir()
         try:
             helper = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _MAKE, _rendezvous(), *limits],
+                [sys.executable, "-I", "-S", "-c", _MAKE, str(meet), _RENDEZVOUS, *limits],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd="/",
                 env={},
+                pass_fds=(meet,),
                 start_new_session=True,  # a terminal's ^C to this process's group must not end it
             )
         except OSError as exc:
             raise BudgetError(exc.errno, f"cannot start the budget namespace holder: {exc}") from exc
+        finally:
+            os.close(meet)
         assert helper.stdout is not None
         try:
             said = helper.stdout.readline().decode("utf-8", "replace").strip()

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -28,23 +29,30 @@ from tests.conftest import require
 
 pytestmark = pytest.mark.bwrap
 
-#: One shellrt process of the caller: its budget namespace's inode, then it holds it until EOF.
+#: One shellrt process of the caller under the rendezvous ``argv[1]``: its budget namespace's
+#: inode and holder pid, then it holds it until EOF.
 _PROCESS = r"""
 import os, sys
 from sandbox import _ucounts
+_ucounts._RENDEZVOUS = sys.argv[1]
 prefix = _ucounts.budget_prefix()
 print(os.stat(prefix[1].split("=", 1)[1]).st_ino, getattr(_ucounts._NAMESPACE, "holder_pid", os.getpid)(), flush=True)
 sys.stdin.read()
 """
 
 
-def _process() -> tuple[subprocess.Popen[str], int, int]:
+def _name() -> str:
+    """A rendezvous of this test's own: no other process of the uid serves it or ends meanwhile."""
+    return f"shellrt-budget-{os.geteuid()}-test-{uuid.uuid4().hex[:12]}"
+
+
+def _process(name: str) -> tuple[subprocess.Popen[str], int, int]:
     started = subprocess.Popen(
-        [sys.executable, "-c", _PROCESS],
+        [sys.executable, "-c", _PROCESS, name],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        # the abstract rendezvous `_serves` looks for (round 23 meets in XDG_RUNTIME_DIR when set)
+        # the temp dir's rendezvous (round 26; round 23 meets in XDG_RUNTIME_DIR when set)
         env={**{k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     assert started.stdout is not None
@@ -53,9 +61,9 @@ def _process() -> tuple[subprocess.Popen[str], int, int]:
     return started, int(line[0]), int(line[1])
 
 
-def _serves(holder: int) -> bool:
-    """Whether ``holder`` listens on the uid's rendezvous name (``/proc/net/unix``, its own fds)."""
-    name = f"@shellrt-budget-{os.geteuid()}-v1"
+def _serves(holder: int, name: str) -> bool:
+    """Whether ``holder`` listens on the rendezvous ``name`` (``/proc/net/unix``, its own fds; a
+    holder binds the name relative to its rendezvous directory, round 26)."""
     inodes = {
         f"socket:[{row.split()[6]}]"
         for row in Path("/proc/net/unix").read_text().splitlines()[1:]
@@ -78,9 +86,10 @@ def test_two_processes_of_one_caller_share_one_budget() -> None:
     if os.geteuid() == 0:  # root's commands run as leased uids of their own: no budget namespace
         assert _ucounts.budget_prefix() == []
         return
-    first, ns_first, _holder = _process()
+    name = _name()
+    first, ns_first, _holder = _process(name)
     try:
-        second, ns_second, survivor = _process()
+        second, ns_second, survivor = _process(name)
     except BaseException:
         _end(first)
         raise
@@ -88,9 +97,10 @@ def test_two_processes_of_one_caller_share_one_budget() -> None:
         assert ns_second == ns_first, "two processes of one uid, two budget namespaces (each its own half)"
         _end(first)  # the serving holder ends: the second's serves the name from now on
         deadline = time.monotonic() + 90
-        while not _serves(survivor) and time.monotonic() < deadline:
+        while not _serves(survivor, name) and time.monotonic() < deadline:
             time.sleep(0.05)  # the survivor binds the free name within its 2 s poll
-        third, ns_third, _holder = _process()
+        assert _serves(survivor, name), "the surviving holder did not take the free name over"
+        third, ns_third, _holder = _process(name)
         _end(third)
         assert ns_third == ns_second, "after the first process ended, a new one did not find the survivor's"
     finally:

@@ -77,12 +77,20 @@ def _end(process: subprocess.Popen[str]) -> None:
     process.wait(timeout=60)
 
 
+def _socket_path(name: str) -> str:
+    """Where the holders of ``name`` meet without XDG_RUNTIME_DIR (round 26: the uid's own 0700
+    directory in the temp dir; it was the abstract name ``name``)."""
+    meet = os.path.join(tempfile.gettempdir(), f"shellrt-budget-{os.geteuid()}")
+    os.makedirs(meet, mode=0o700, exist_ok=True)
+    return os.path.join(meet, name)
+
+
 def _fds_received(name: str) -> list[int]:
     """Connect to the holder serving ``name`` as the most trusted peer there is (this uid, this
     pid namespace) and collect every fd it sends before it closes the connection."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(60)
-        sock.connect("\0" + name)
+        sock.connect(_socket_path(name))
         fds: list[int] = []
         while True:
             data, anc, _flags, _addr = sock.recvmsg(16, socket.CMSG_SPACE(4 * 8))
@@ -116,7 +124,10 @@ def _squat(name: str, report: dict[str, bool], bound: threading.Event) -> None:
     """Hold ``name`` as a listener of this uid that accepts one joiner and never speaks; note
     whether the joiner hung up within 4 s (it has nothing to wait for) or stayed waiting."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
-        listener.bind("\0" + name)
+        path = _socket_path(name)
+        if os.path.exists(path):
+            os.unlink(path)
+        listener.bind(path)
         listener.listen(1)
         bound.set()
         listener.settimeout(120)
@@ -174,7 +185,7 @@ def _share_despite_a_squatter(run: Path) -> None:
         finally:
             _end(first)
     assert ns_second == ns_first, "a squatter of the rendezvous made each process take its own half"
-    assert not (run / "shellrt-budget-v1.sock").exists(), "the serving holder left its socket behind"
+    assert not (run / name).exists(), "the serving holder left its socket behind"
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:

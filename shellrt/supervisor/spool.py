@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from shellrt.supervisor._escape_cut import open_sequence_start
 from shellrt.supervisor._output_account import SLICE as _ACCOUNT_SLICE
 from shellrt.supervisor._output_account import OutputAccount
 from shellrt.supervisor.text import safe_decode, trim_partial_utf8
@@ -482,12 +483,13 @@ class OutputSpool:
         # Imported here: only a cut output needs the notes (the lean `shellrt run` never cuts).
         from shellrt.protocol.notes import OUTPUT_MARK, neutralize_output, note
 
-        omitted = self.total_bytes - len(self._head) - len(self._tail)
+        head_bytes = trim_partial_utf8(bytes(self._head), at_start=False)
+        # Nor may a sequence the command left open across the cut take the note in (round 26).
+        head_bytes = head_bytes[: open_sequence_start(head_bytes)]
+        omitted = self.total_bytes - len(head_bytes) - len(self._tail)
         # The cut is said by a note of ours, which output may not forge: head and tail are
         # marked here (the tail's first line is a partial one), their count said in the note.
-        head, forged_head = neutralize_output(
-            safe_decode(trim_partial_utf8(bytes(self._head), at_start=False))
-        )
+        head, forged_head = neutralize_output(safe_decode(head_bytes))
         tail, forged_tail = neutralize_output(
             safe_decode(trim_partial_utf8(bytes(self._tail), at_start=True))
         )

@@ -1,0 +1,155 @@
+"""Red team, round 26 (supervisor): where a non-root caller's budget holders meet, without
+``XDG_RUNTIME_DIR``.
+
+Every shellrt process of a non-root uid joins one budget namespace (round 22): the holders meet
+at a rendezvous. Round 23 put it in the caller's ``XDG_RUNTIME_DIR`` when that is a 0700
+directory of its own, and left the abstract socket name of the host's network namespace for
+everyone else (service accounts, uid 65534 here): any uid binding that name first made each
+process take its own half again (round 23 "Left"). Now such a caller meets in a directory of its
+own in the temp dir, ``<temp>/shellrt-budget-<uid>``, made 0700 and opened ``O_NOFOLLOW`` and
+checked by ``fstat`` (a directory, the caller's, no group or other bits); the holder works in it
+by that fd (its cwd), never by a path someone could swap. One another user made first (any uid
+can create a name in a shared temp dir), or a link there, is refused with what to do.
+
+The caller is uid 65534 (`tests._nonroot`'s shared tree); the hostile user is root and uid 65533.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests import _nonroot
+from tests.conftest import require
+
+pytestmark = pytest.mark.bwrap
+
+#: Another local user.
+_HOSTILE = 65533
+
+#: One shellrt process of the caller under the rendezvous ``argv[1]``: its budget namespace's
+#: inode, or "refused" and why; then it holds the namespace until EOF.
+_PROCESS = r"""
+import os, sys
+from sandbox import _ucounts
+_ucounts._RENDEZVOUS = sys.argv[1]
+try:
+    prefix = _ucounts.budget_prefix()
+except _ucounts.BudgetError as exc:
+    print("refused", str(exc).replace("\n", " "), flush=True)
+    sys.exit(0)
+print(os.stat(prefix[1].split("=", 1)[1]).st_ino, flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.fixture(scope="module")
+def nobody() -> Iterator[_nonroot.NonRootRun]:
+    require(os.geteuid() == 0, "running processes as uid 65534 needs root")
+    require(shutil.which("setpriv") is not None and shutil.which("nsenter") is not None, "setpriv and nsenter")
+    with _nonroot.shared_run(_nonroot.with_requirements([])) as run:
+        yield run
+
+
+@pytest.fixture
+def shared_tmp() -> Iterator[Path]:
+    """A temp dir every user may create names in, as /tmp is (sticky, 1777)."""
+    where = Path(tempfile.mkdtemp(prefix="r26-tmp-", dir="/tmp"))
+    where.chmod(0o1777)
+    try:
+        yield where
+    finally:
+        shutil.rmtree(where)
+
+
+def _name() -> str:
+    """A rendezvous of the test's own: CI's other processes of uid 65534 keep the uid's."""
+    return f"shellrt-budget-test-{uuid.uuid4().hex[:12]}"
+
+
+def _start(run: _nonroot.NonRootRun, name: str, tmp: Path) -> tuple[subprocess.Popen[str], str]:
+    env = {**run.env(), "TMPDIR": str(tmp)}  # no XDG_RUNTIME_DIR (run.env() sets none)
+    started = subprocess.Popen(
+        run.argv("-c", _PROCESS, name), cwd=run.repo, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert started.stdout is not None
+    return started, started.stdout.readline().strip()
+
+
+def _end(process: subprocess.Popen[str]) -> None:
+    assert process.stdin is not None
+    process.stdin.close()
+    process.wait(timeout=60)
+
+
+def test_another_user_on_the_abstract_name_cannot_stop_the_sharing(
+    nobody: _nonroot.NonRootRun, shared_tmp: Path
+) -> None:
+    """Failed before (1 of 1): root listening on the name, each process made its own namespace."""
+    name = _name()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as squatter:
+        squatter.bind("\0" + name)  # the abstract name the caller's holders met under
+        squatter.listen(16)
+        first, ns_first = _start(nobody, name, shared_tmp)
+        try:
+            second, ns_second = _start(nobody, name, shared_tmp)
+            _end(second)
+        finally:
+            _end(first)
+    assert ns_first.isdigit(), ns_first
+    assert ns_second == ns_first, "another user's listener made each process of the caller take its own half"
+    meet = shared_tmp / "shellrt-budget-65534"
+    info = meet.lstat()
+    assert (info.st_uid, info.st_mode & 0o7777) == (_nonroot.NOBODY, 0o700)
+    assert sorted(os.listdir(meet)) == [f"{name}.lock"], "the serving holder left its socket behind"
+
+
+def _planted_dir(tmp: Path, meet: Path) -> None:
+    meet.mkdir()
+    meet.chmod(0o777)  # welcoming: the caller could work in it, and so could its maker
+    os.chown(meet, _HOSTILE, _HOSTILE)
+
+
+def _planted_private_dir(tmp: Path, meet: Path) -> None:
+    meet.mkdir(mode=0o700)
+    os.chown(meet, _HOSTILE, _HOSTILE)
+
+
+def _planted_link(tmp: Path, meet: Path) -> None:
+    target = tmp / "looks-like-yours"  # the caller's own 0700 directory, reached by a link
+    target.mkdir(mode=0o700)
+    os.chown(target, _nonroot.NOBODY, _nonroot.NOBODY)
+    meet.symlink_to(target)
+
+
+def _loose_own_dir(tmp: Path, meet: Path) -> None:
+    meet.mkdir()
+    meet.chmod(0o755)  # the caller's, but others may enter it (a careless umask)
+    os.chown(meet, _nonroot.NOBODY, _nonroot.NOBODY)
+
+
+@pytest.mark.parametrize("plant", [_planted_dir, _planted_private_dir, _planted_link, _loose_own_dir])
+def test_a_rendezvous_made_by_someone_else_is_refused(
+    nobody: _nonroot.NonRootRun, shared_tmp: Path, plant: object
+) -> None:
+    """The path in the shared temp dir made first (a directory of another user's, a link, one
+    others may enter): never used; the start says which path and what to do."""
+    meet = shared_tmp / "shellrt-budget-65534"
+    assert callable(plant)
+    plant(shared_tmp, meet)
+    process, said = _start(nobody, _name(), shared_tmp)
+    _end(process)
+    assert said.startswith("refused"), f"a start met at a rendezvous someone else made: {said!r}"
+    assert str(meet) in said and "XDG_RUNTIME_DIR" in said, said
+    if meet.is_dir() and not meet.is_symlink():
+        assert os.listdir(meet) == [], "the caller left a socket or lock in another user's directory"
+    else:
+        assert os.listdir(meet.resolve()) == []
