@@ -33,6 +33,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol.notes import note
+from shellrt.tools._bidi import isolated
 from shellrt.tools._gitignore import FILE_TYPES
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
@@ -120,6 +121,8 @@ class GrepOutput:
     broken: int = 0
     #: Shown lines cut at ``MAX_LINE_CHARS``, as ``path:N`` (a file line may end in the marker too).
     cut: tuple[str, ...] = ()
+    #: ``lines`` for people: each name and matched line `isolated` (round 26).
+    people: tuple[str, ...] = ()
 
 
 class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
@@ -288,11 +291,13 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         return marked_listing(text, notes, "the file names and matched lines")
 
     def render_result(self, output: GrepOutput) -> str:
-        return (
+        """The counts, then the lines shown, each name and matched line laid out on its own."""
+        head = (
             f"Found {output.files} files, {output.matches} matching lines"
             if output.mode != "files_with_matches"
             else f"Found {output.files} files"
         )
+        return "\n".join([head, *output.people])
 
 
 def _visible(
@@ -420,15 +425,19 @@ def _format(
     """
     mode = tool_input.output_mode
     entries: list[str]
+    people: list[str]  # the entries for people: each field `isolated`
     matches = sum(h.match_count for h in found.values())
     broken: set[int] = set()
     cut: dict[int, str] = {}
     if mode == "files_with_matches":
         entries = [shown_file(absolute(p)) for p in sorted(found, key=order)]
+        people = [isolated(e) for e in entries]
     elif mode == "count":
-        entries = [f"{_hit_name(show(p), True)}:{found[p].match_count}" for p in sorted(found)]
+        names = [(_hit_name(show(p), True), found[p].match_count) for p in sorted(found)]
+        entries = [f"{name}:{count}" for name, count in names]
+        people = [f"{isolated(name)}:{count}" for name, count in names]
     else:
-        entries = []
+        entries, people = [], []
         for path in sorted(found):
             shown = _hit_name(show(path), tool_input.line_numbers)
             previous: int | None = None
@@ -438,6 +447,7 @@ def _format(
                     has_context and previous is None and entries
                 ):
                     entries.append("--")
+                    people.append("--")
                 sep = ":" if is_match else "-"
                 prefix = f"{shown}{sep}{number}{sep}" if tool_input.line_numbers else f"{shown}{sep}"
                 shown_text, had_break, was_cut = _clip(text)
@@ -446,11 +456,20 @@ def _format(
                 if was_cut:
                     cut[len(entries)] = f"{shown}:{number}"
                 entries.append(prefix + shown_text)
+                people.append(
+                    (
+                        f"{isolated(shown)}{sep}{number}{sep}"
+                        if tool_input.line_numbers
+                        else f"{isolated(shown)}{sep}"
+                    )
+                    + isolated(shown_text)
+                )
                 previous = number
     limit = DEFAULT_HEAD_LIMIT if tool_input.head_limit is None else tool_input.head_limit
     window = entries[tool_input.offset :]
+    seen = people[tool_input.offset :]
     if limit:
-        window = window[:limit]
+        window, seen = window[:limit], seen[:limit]
     shown_range = range(tool_input.offset, tool_input.offset + len(window))
     return GrepOutput(
         mode,
@@ -462,4 +481,5 @@ def _format(
         tool_input.pattern,
         sum(1 for i in broken if i in shown_range),
         tuple(name for i, name in sorted(cut.items()) if i in shown_range),
+        tuple(seen),
     )

@@ -48,6 +48,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
+from shellrt.tools._bidi import isolated
 from shellrt.tools._framing import PDF_FRAMING, unframed
 from shellrt.tools._notebook import NotebookError
 from shellrt.tools._notebook import render as render_notebook
@@ -228,8 +229,8 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
         if output.lines_shown is not None:
             first, last = output.lines_shown
             of = f" of {output.total_lines}" if output.total_lines is not None else ""
-            return f"Read lines {first}-{last}{of} of {shown_path(output.path)}"
-        return output.text.splitlines()[0] if output.text else f"Read {shown_path(output.path)}"
+            return f"Read lines {first}-{last}{of} of {isolated(shown_path(output.path))}"
+        return output.text.splitlines()[0] if output.text else f"Read {isolated(shown_path(output.path))}"
 
 
 _UNCHANGED = (
