@@ -112,3 +112,20 @@ def test_a_diff_for_people_names_the_file_on_its_own_line(tmp_path: Path) -> Non
         f'+++ "b{tmp_path}/d\\n@@ -1 +1 @@\\n-forged\\n+forged"',
     ], ui
     assert len(ui.splitlines()) == 5, ui
+
+
+def test_the_listing_people_see_is_bounded(tmp_path: Path) -> None:
+    """Glob and Grep now show their listing to people too: never more than `PEOPLE_LINES` of it
+    (``head_limit=0`` lists every hit to the model; the transcript keeps both faces)."""
+    from shellrt.tools._render import PEOPLE_LINES
+
+    for i in range(PEOPLE_LINES + 20):
+        (tmp_path / f"f{i}.txt").write_text("secret\n")
+    ctx = _ctx(tmp_path)
+    model, ui = _run(GrepTool(), ctx, pattern="secret", output_mode="content", head_limit=0)
+    assert len(model.splitlines()) >= PEOPLE_LINES + 20
+    assert len(ui.splitlines()) == PEOPLE_LINES + 2 and ui.endswith(
+        "not shown here; the model's result lists up to the tool's limit)"
+    )
+    _model, ui = _run(GlobTool(), ctx, pattern="*.txt", limit=PEOPLE_LINES + 20)
+    assert len(ui.splitlines()) == PEOPLE_LINES + 2, ui[-300:]

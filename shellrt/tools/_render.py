@@ -4,7 +4,9 @@ and repository text marked so that it cannot pass for shellrt's own notes."""
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
+from collections.abc import Iterable
 
 from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.protocol.textchars import INLINE_BREAK_MARKS
@@ -14,10 +16,12 @@ from shellrt.tools._paths import shown_path
 
 __all__ = [
     "BREAKS_NOTE",
+    "PEOPLE_LINES",
     "for_prompt",
     "marked_listing",
     "numbered_snippet",
     "one_line",
+    "people_listing",
     "shown_file",
     "unified_diff",
 ]
@@ -214,6 +218,21 @@ def marked_listing(text: str, notes: list[str], source: str) -> str:
     if count:
         notes = [*notes, untrusted_note(count, source)]
     return "\n".join([body, *notes]) if notes else body
+
+
+#: Lines of a listing shown to people (the model's result holds them all; the transcript keeps both).
+PEOPLE_LINES = 250
+
+
+def people_listing(head: str, lines: Iterable[str]) -> str:
+    """``head``, then at most `PEOPLE_LINES` of ``lines`` (already `isolated`) and a line when more:
+    the face people read, bounded whatever the model asked for (``limit``, ``head_limit=0``)."""
+    shown = list(itertools.islice(lines, PEOPLE_LINES + 1))
+    more = ""
+    if len(shown) > PEOPLE_LINES:
+        shown.pop()
+        more = "... (more not shown here; the model's result lists up to the tool's limit)"
+    return "\n".join([head, *shown, *([more] if more else [])])
 
 
 def shown_file(path: str) -> str:

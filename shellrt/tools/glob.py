@@ -46,7 +46,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
-from shellrt.tools._render import marked_listing, shown_file
+from shellrt.tools._render import marked_listing, people_listing, shown_file
 from shellrt.tools._search import list_files
 from shellrt.tools._sendable import SendableText
 
@@ -207,7 +207,7 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
 
     def render_result(self, output: GlobOutput) -> str:
         """The count, then the names shown, each laid out on its own (`isolated`, round 26)."""
-        return "\n".join([f"Found {output.total} files", *(isolated(shown_file(f)) for f in output.files)])
+        return people_listing(f"Found {output.total} files", (isolated(shown_file(f)) for f in output.files))
 
 
 def _check_directory(view: View, where: str, shown: str) -> ValidationResult:

@@ -49,7 +49,14 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
-from shellrt.tools._render import BREAKS_NOTE, marked_listing, one_line, shown_file
+from shellrt.tools._render import (
+    BREAKS_NOTE,
+    PEOPLE_LINES,
+    marked_listing,
+    one_line,
+    people_listing,
+    shown_file,
+)
 from shellrt.tools._search import search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
@@ -297,7 +304,7 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             if output.mode != "files_with_matches"
             else f"Found {output.files} files"
         )
-        return "\n".join([head, *output.people])
+        return people_listing(head, output.people)
 
 
 def _visible(
@@ -425,17 +432,18 @@ def _format(
     """
     mode = tool_input.output_mode
     entries: list[str]
-    people: list[str]  # the entries for people: each field `isolated`
+    people: list[str]  # the first entries for people (as many as they are shown): each field `isolated`
+    wanted = tool_input.offset + PEOPLE_LINES + 1
     matches = sum(h.match_count for h in found.values())
     broken: set[int] = set()
     cut: dict[int, str] = {}
     if mode == "files_with_matches":
         entries = [shown_file(absolute(p)) for p in sorted(found, key=order)]
-        people = [isolated(e) for e in entries]
+        people = [isolated(e) for e in entries[:wanted]]
     elif mode == "count":
         names = [(_hit_name(show(p), True), found[p].match_count) for p in sorted(found)]
         entries = [f"{name}:{count}" for name, count in names]
-        people = [f"{isolated(name)}:{count}" for name, count in names]
+        people = [f"{isolated(name)}:{count}" for name, count in names[:wanted]]
     else:
         entries, people = [], []
         for path in sorted(found):
@@ -446,8 +454,9 @@ def _format(
                 if (has_context and previous is not None and number != previous + 1) or (
                     has_context and previous is None and entries
                 ):
+                    if len(people) < wanted:
+                        people.append("--")
                     entries.append("--")
-                    people.append("--")
                 sep = ":" if is_match else "-"
                 prefix = f"{shown}{sep}{number}{sep}" if tool_input.line_numbers else f"{shown}{sep}"
                 shown_text, had_break, was_cut = _clip(text)
@@ -456,14 +465,10 @@ def _format(
                 if was_cut:
                     cut[len(entries)] = f"{shown}:{number}"
                 entries.append(prefix + shown_text)
-                people.append(
-                    (
-                        f"{isolated(shown)}{sep}{number}{sep}"
-                        if tool_input.line_numbers
-                        else f"{isolated(shown)}{sep}"
-                    )
-                    + isolated(shown_text)
-                )
+                if len(people) < wanted:
+                    field = isolated(shown)
+                    head = f"{field}{sep}{number}{sep}" if tool_input.line_numbers else f"{field}{sep}"
+                    people.append(head + isolated(shown_text))
                 previous = number
     limit = DEFAULT_HEAD_LIMIT if tool_input.head_limit is None else tool_input.head_limit
     window = entries[tool_input.offset :]
