@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from shellrt.protocol import ImageBlock, TextBlock, ToolContext, ToolExecutionError
-from shellrt.tools.read import MAX_OUTPUT_CHARS, ReadInput, ReadTool
+from shellrt.tools.read import MAX_OUTPUT_CHARS, PdfText, ReadInput, ReadTool
 
 PNG_1PX = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -292,10 +292,10 @@ def test_rules_engine_matches_the_resolved_path(tmp_path: Path) -> None:
     assert anyio.run(decide, ReadTool(), {"file_path": "ok.txt"}) == "allow"
 
 
-def _fake_parse(data: bytes, label: str, want: tuple[int, int]) -> tuple[int, dict[str, str]]:
+def _fake_parse(data: bytes, label: str, want: tuple[int, int]) -> PdfText:
     """Stands for pypdf's child process: a 30-page PDF."""
     assert data.startswith(b"%PDF-")
-    return 30, {str(n): f"text of page {n}" for n in range(want[0], min(want[1], 30) + 1)}
+    return PdfText(30, {str(n): f"text of page {n}" for n in range(want[0], min(want[1], 30) + 1)}, {})
 
 
 def test_pdf_page_ranges_with_a_pdf_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,6 +23,7 @@ from sandbox import confine
 from sandbox.confine import Identity, Stamp, View, WriteOutcome, stamp
 from shellrt.protocol import FileReadRecord, ToolExecutionError
 from shellrt.tools._paths import shown_path
+from shellrt.tools._replaced import hold, put_back, written_meanwhile
 
 __all__ = [
     "MAX_EDIT_BYTES",
@@ -149,7 +150,9 @@ def read_existing(
         if stat.S_ISDIR(mode):
             raise ToolExecutionError(f"{label} is a directory; give the path of a file.")
         if not stat.S_ISREG(mode):
-            raise ToolExecutionError(f"{label} is not a regular file; the file tools change regular files only.")
+            raise ToolExecutionError(
+                f"{label} is not a regular file; the file tools change regular files only."
+            )
         _refuse_acl(fd, label)
         with os.fdopen(os.dup(fd), "rb") as fh:
             data = fh.read(MAX_EDIT_BYTES + 1)  # never more: the file may grow while it is read
@@ -202,21 +205,31 @@ def write_confined(
 
     ``over``: what the caller read there (None: nothing). The write replaces only that, unchanged,
     or creates the file only if none appeared meanwhile: a command's change made while the tool
-    worked is never lost unseen. ``expect``: the canonical path the permission check judged
+    worked is never lost unseen (a write to the replaced file during the replace: put back,
+    `shellrt.tools._replaced`; a `ToolExecutionError` says so). ``expect``: the canonical path the permission check judged
     (refused if it now leads elsewhere); ``expect_id``: what it found there
     (`sandbox.confine.Identity`; refused if that changed).
     Returns where it landed and the read-state record of what is now there.
     """
-    outcome = confine.write_file(
-        view,
-        where,
-        data,
-        make_parents=True,
-        expect=expect,
-        expect_id=expect_id,
-        base=over.stamp if over is not None else None,
-        exclusive=over is None,
-    )
+    # Held across the replace: a command's write to it inside confine's check-to-rename window
+    # (or later, through a file it holds open) is seen, and put back (round 26).
+    held = hold(view, over.path, over.stamp, expect=expect, expect_id=expect_id) if over is not None else None
+    try:
+        outcome = confine.write_file(
+            view,
+            where,
+            data,
+            make_parents=True,
+            expect=expect,
+            expect_id=expect_id,
+            base=over.stamp if over is not None else None,
+            exclusive=over is None,
+        )
+        if held is not None and over is not None and written_meanwhile(held, over.stamp):
+            put_back(view, held, outcome.path, data, MAX_EDIT_BYTES, shown_path(outcome.path))
+    finally:
+        if held is not None:
+            os.close(held)
     mtime_ns = 0
     try:
         fd, _ = confine.open_file(view, outcome.path)

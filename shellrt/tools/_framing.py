@@ -26,7 +26,13 @@ NOTEBOOK_CUT = re.compile(r"\.\.\.\[[\d,]+morecharacters\]")
 #: letter) or the cut mark. Judged in outputs only: a cell's source is inside its tags.
 NOTEBOOK_LABELS = re.compile(rf"\[[a-z][^\]]*\]|{NOTEBOOK_CUT.pattern}")
 #: What the PDF rendering writes at a line's start (blanks dropped, folded).
-PDF_FRAMING = ("---page", "(outputbudgetreached", "(showingpages", "[noextractabletext]")
+PDF_FRAMING = (
+    "---page",
+    "(outputbudgetreached",
+    "(showingpages",
+    "[noextractabletext]",
+    "[textextractionfailed",
+)
 _FIRSTS = frozenset(o[0] for o in NOTEBOOK_FRAMING + PDF_FRAMING) | {"[", "."}
 #: The line breaks Python's ``splitlines`` knows; a line start that may open framing: any first
 #: character after blanks but an ASCII letter or digit (the usual line is skipped by the regex).

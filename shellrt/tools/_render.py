@@ -4,19 +4,24 @@ and repository text marked so that it cannot pass for shellrt's own notes."""
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
+from collections.abc import Iterable
 
 from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.protocol.textchars import INLINE_BREAK_MARKS
 from shellrt.supervisor.text import shown_name
+from shellrt.tools._bidi import isolated
 from shellrt.tools._paths import shown_path
 
 __all__ = [
     "BREAKS_NOTE",
+    "PEOPLE_LINES",
     "for_prompt",
     "marked_listing",
     "numbered_snippet",
     "one_line",
+    "people_listing",
     "shown_file",
     "unified_diff",
 ]
@@ -89,7 +94,8 @@ _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@$")
 def unified_diff(
     old: str, new: str, path: str, *, context: int = 3, max_lines: int | None = _MAX_DIFF_LINES
 ) -> str:
-    """A unified diff of ``old`` -> ``new`` (line endings hidden), capped for display.
+    """A unified diff of ``old`` -> ``new`` (line endings hidden), capped for display (for people:
+    names and lines `isolated`).
 
     Bounded in time whatever the texts: the common head and tail are set aside, and the middle
     goes to difflib only while it is small; a larger one is paired line by line (`_paired`), still
@@ -104,15 +110,26 @@ def unified_diff(
         tail += 1
     lo = max(0, head - context)
     a_end, b_end = len(a) - max(0, tail - context), len(b) - max(0, tail - context)
-    names = (f"a/{path.lstrip('/')}", f"b/{path.lstrip('/')}")
+    # For people (round 26): the names on their own lines (a canonical path's words are the
+    # disk's: `shown_path`), each name and line laid out on its own among right-to-left letters.
+    names = (isolated(shown_path(f"a/{path.lstrip('/')}")), isolated(shown_path(f"b/{path.lstrip('/')}")))
     if (a_end - lo) * (b_end - lo) <= _MAX_MATCHED_PAIRS:
         found = difflib.unified_diff(a[lo:a_end], b[lo:b_end], *names, n=context, lineterm="")
         lines = [_shifted(line, lo) for line in found]
     else:
         lines = _paired(a, b, head, tail, context, names)
+    lines = [_isolated_line(line) for line in lines]
     if max_lines is not None and len(lines) > max_lines:
         lines = [*lines[:max_lines], f"… [{len(lines) - max_lines} more diff lines]"]
     return "\n".join(lines)
+
+
+def _isolated_line(line: str) -> str:
+    """A diff's text line with its text (after the ``+``/``-``/space mark) `isolated`: a line
+    opening with a right-to-left letter would be laid out right to left, its mark on the right."""
+    if line[:1] in ("+", "-", " ") and not line.startswith(("--- ", "+++ ")):
+        return line[0] + isolated(line[1:])
+    return line
 
 
 def _shifted(line: str, by: int) -> str:
@@ -201,6 +218,21 @@ def marked_listing(text: str, notes: list[str], source: str) -> str:
     if count:
         notes = [*notes, untrusted_note(count, source)]
     return "\n".join([body, *notes]) if notes else body
+
+
+#: Lines of a listing shown to people (the model's result holds them all; the transcript keeps both).
+PEOPLE_LINES = 250
+
+
+def people_listing(head: str, lines: Iterable[str]) -> str:
+    """``head``, then at most `PEOPLE_LINES` of ``lines`` (already `isolated`) and a line when more:
+    the face people read, bounded whatever the model asked for (``limit``, ``head_limit=0``)."""
+    shown = list(itertools.islice(lines, PEOPLE_LINES + 1))
+    more = ""
+    if len(shown) > PEOPLE_LINES:
+        shown.pop()
+        more = "... (more not shown here; the model's result lists up to the tool's limit)"
+    return "\n".join([head, *shown, *([more] if more else [])])
 
 
 def shown_file(path: str) -> str:

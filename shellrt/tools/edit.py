@@ -27,6 +27,7 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.tools._bidi import isolated
 from shellrt.tools._fileio import (
     DecodedText,
     Existing,
@@ -161,10 +162,10 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
         )
 
     def render_result(self, output: EditOutput) -> str:
-        return output.diff or f"Created {shown_path(output.path)}"
+        return output.diff or f"Created {isolated(shown_path(output.path))}"
 
     def audit_text(self, output: EditOutput) -> str:
-        return f"Edited {shown_path(output.path)} ({output.replacements} replacement(s))\n{output.diff}"
+        return f"Edited {isolated(shown_path(output.path))} ({output.replacements} replacement(s))\n{output.diff}"
 
 
 @dataclass

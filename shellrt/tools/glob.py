@@ -31,6 +31,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol.notes import note
+from shellrt.tools._bidi import isolated
 from shellrt.tools._gitignore import compile_glob
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
@@ -45,7 +46,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
-from shellrt.tools._render import marked_listing, shown_file
+from shellrt.tools._render import marked_listing, people_listing, shown_file
 from shellrt.tools._search import list_files
 from shellrt.tools._sendable import SendableText
 
@@ -205,7 +206,8 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
         return marked_listing(text, notes, "the file names")
 
     def render_result(self, output: GlobOutput) -> str:
-        return f"Found {output.total} files"
+        """The count, then the names shown, each laid out on its own (`isolated`, round 26)."""
+        return people_listing(f"Found {output.total} files", (isolated(shown_file(f)) for f in output.files))
 
 
 def _check_directory(view: View, where: str, shown: str) -> ValidationResult:

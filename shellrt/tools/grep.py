@@ -33,6 +33,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol.notes import note
+from shellrt.tools._bidi import isolated
 from shellrt.tools._gitignore import FILE_TYPES
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
@@ -48,7 +49,14 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
-from shellrt.tools._render import BREAKS_NOTE, marked_listing, one_line, shown_file
+from shellrt.tools._render import (
+    BREAKS_NOTE,
+    PEOPLE_LINES,
+    marked_listing,
+    one_line,
+    people_listing,
+    shown_file,
+)
 from shellrt.tools._search import search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
@@ -120,6 +128,8 @@ class GrepOutput:
     broken: int = 0
     #: Shown lines cut at ``MAX_LINE_CHARS``, as ``path:N`` (a file line may end in the marker too).
     cut: tuple[str, ...] = ()
+    #: ``lines`` for people: each name and matched line `isolated` (round 26).
+    people: tuple[str, ...] = ()
 
 
 class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
@@ -288,11 +298,13 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         return marked_listing(text, notes, "the file names and matched lines")
 
     def render_result(self, output: GrepOutput) -> str:
-        return (
+        """The counts, then the lines shown, each name and matched line laid out on its own."""
+        head = (
             f"Found {output.files} files, {output.matches} matching lines"
             if output.mode != "files_with_matches"
             else f"Found {output.files} files"
         )
+        return people_listing(head, output.people)
 
 
 def _visible(
@@ -420,15 +432,20 @@ def _format(
     """
     mode = tool_input.output_mode
     entries: list[str]
+    people: list[str]  # the first entries for people (as many as they are shown): each field `isolated`
+    wanted = tool_input.offset + PEOPLE_LINES + 1
     matches = sum(h.match_count for h in found.values())
     broken: set[int] = set()
     cut: dict[int, str] = {}
     if mode == "files_with_matches":
         entries = [shown_file(absolute(p)) for p in sorted(found, key=order)]
+        people = [isolated(e) for e in entries[:wanted]]
     elif mode == "count":
-        entries = [f"{_hit_name(show(p), True)}:{found[p].match_count}" for p in sorted(found)]
+        names = [(_hit_name(show(p), True), found[p].match_count) for p in sorted(found)]
+        entries = [f"{name}:{count}" for name, count in names]
+        people = [f"{isolated(name)}:{count}" for name, count in names[:wanted]]
     else:
-        entries = []
+        entries, people = [], []
         for path in sorted(found):
             shown = _hit_name(show(path), tool_input.line_numbers)
             previous: int | None = None
@@ -437,6 +454,8 @@ def _format(
                 if (has_context and previous is not None and number != previous + 1) or (
                     has_context and previous is None and entries
                 ):
+                    if len(people) < wanted:
+                        people.append("--")
                     entries.append("--")
                 sep = ":" if is_match else "-"
                 prefix = f"{shown}{sep}{number}{sep}" if tool_input.line_numbers else f"{shown}{sep}"
@@ -446,11 +465,16 @@ def _format(
                 if was_cut:
                     cut[len(entries)] = f"{shown}:{number}"
                 entries.append(prefix + shown_text)
+                if len(people) < wanted:
+                    field = isolated(shown)
+                    head = f"{field}{sep}{number}{sep}" if tool_input.line_numbers else f"{field}{sep}"
+                    people.append(head + isolated(shown_text))
                 previous = number
     limit = DEFAULT_HEAD_LIMIT if tool_input.head_limit is None else tool_input.head_limit
     window = entries[tool_input.offset :]
+    seen = people[tool_input.offset :]
     if limit:
-        window = window[:limit]
+        window, seen = window[:limit], seen[:limit]
     shown_range = range(tool_input.offset, tool_input.offset + len(window))
     return GrepOutput(
         mode,
@@ -462,4 +486,5 @@ def _format(
         tool_input.pattern,
         sum(1 for i in broken if i in shown_range),
         tuple(name for i, name in sorted(cut.items()) if i in shown_range),
+        tuple(seen),
     )

@@ -48,6 +48,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
+from shellrt.tools._bidi import isolated
 from shellrt.tools._framing import PDF_FRAMING, unframed
 from shellrt.tools._notebook import NotebookError
 from shellrt.tools._notebook import render as render_notebook
@@ -63,6 +64,7 @@ from shellrt.tools._paths import (
     state_key,
     subject_for,
     view_for,
+    visible,
 )
 from shellrt.tools._render import BREAKS_NOTE, one_line
 from shellrt.tools._sendable import SendableText
@@ -227,8 +229,8 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
         if output.lines_shown is not None:
             first, last = output.lines_shown
             of = f" of {output.total_lines}" if output.total_lines is not None else ""
-            return f"Read lines {first}-{last}{of} of {shown_path(output.path)}"
-        return output.text.splitlines()[0] if output.text else f"Read {shown_path(output.path)}"
+            return f"Read lines {first}-{last}{of} of {isolated(shown_path(output.path))}"
+        return output.text.splitlines()[0] if output.text else f"Read {isolated(shown_path(output.path))}"
 
 
 _UNCHANGED = (
@@ -759,13 +761,13 @@ try:
 except Exception as exc:
     json.dump({"error": str(exc)}, sys.stdout)
     raise SystemExit(0)
-texts = {}
+texts, failed = {}, {}
 for number in range(first, min(last, total) + 1):
     try:
         texts[number] = reader.pages[number - 1].extract_text() or ""
     except Exception as exc:
-        texts[number] = f"[text extraction failed: {exc}]"
-json.dump({"total": total, "texts": texts}, sys.stdout)
+        failed[number] = f"{type(exc).__name__}: {exc}"
+json.dump({"total": total, "texts": texts, "failed": failed}, sys.stdout)
 """
 
 
@@ -773,8 +775,8 @@ def _has_pdf_library() -> bool:
     return importlib.util.find_spec("pypdf") is not None
 
 
-def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> tuple[int, dict[str, str]]:
-    """``(page count, text of each page of want)`` from pypdf in a child process, cut off at
+def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> PdfText:
+    """The `PdfText` of the pages of ``want``, from pypdf in a child process, cut off at
     `PDF_TIMEOUT_S` and `PDF_MEMORY_BYTES`: the host's threads and memory never pay for a PDF."""
     argv = [sys.executable, "-I", "-c", _PDF_CHILD, str(PDF_MEMORY_BYTES), str(want[0]), str(want[1])]
     try:
@@ -785,27 +787,64 @@ def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> tuple[int, dic
             f"(e.g. `pdftotext -f 1 -l 5 {label} -`)."
         ) from None
     try:
-        result = json.loads(done.stdout)
+        return pdf_answer(done.stdout, label)
     except ValueError:
         why = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [
             f"exit status {done.returncode}"
         ]
         raise ToolExecutionError(
-            f"{label} could not be parsed as a PDF ({why[0]}); extract its text with Bash instead "
+            f"{label} could not be parsed as a PDF ({visible(why[0])}); extract its text with Bash instead "
             f"(e.g. `pdftotext -f 1 -l 5 {label} -`)."
         ) from None
+
+
+@dataclass(frozen=True)
+class PdfText:
+    """What the PDF child found: the page count, each page's text, and why a page's extraction
+    failed, apart from any text (round 26: written into the text, a page's own ``[text extraction
+    failed: ...]`` line read as the tool's)."""
+
+    total: int
+    texts: dict[str, str]
+    failed: dict[str, str]
+
+
+def pdf_answer(stdout: bytes, label: str) -> PdfText:
+    """The child's JSON answer as a `PdfText`; raises `ValueError` when it is not one (the child
+    died) and `ToolExecutionError` when the child could not parse the PDF."""
+    result = json.loads(stdout)
+    if not isinstance(result, dict):
+        raise ValueError("not an object")
     if "error" in result:
-        raise ToolExecutionError(f"{label} could not be parsed as a PDF: {result['error']}")
-    return int(result["total"]), {str(k): str(v) for k, v in result["texts"].items()}
+        raise ToolExecutionError(f"{label} could not be parsed as a PDF: {visible(str(result['error']))}")
+    try:
+        texts = {str(k): str(v) for k, v in result["texts"].items()}
+        failed = {str(k): str(v) for k, v in result.get("failed", {}).items()}
+        return PdfText(int(result["total"]), texts, failed)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"not the child's answer: {exc!r}") from None
 
 
-def _pdf_pages(texts: dict[str, str], first: int, last: int, total: int) -> str:
+#: The longest reason a failed page's note quotes (pypdf's message may quote the PDF's own bytes).
+_MAX_FAILURE_CHARS = 300
+
+
+def _pdf_pages(
+    texts: dict[str, str], first: int, last: int, total: int, failed: dict[str, str] | None = None
+) -> str:
     """The pages' text under their ``--- page N of M ---`` lines; a page's own line that would pass
-    for one (or for a note on what was shown) is escaped (`unframed`, red team round 23)."""
+    for one, for a note on what was shown, or for a failed page's note is escaped (`unframed`, red
+    team rounds 23 and 26). A page in ``failed`` gets the note, on one line, every character of its
+    reason visible (`_paths.visible`)."""
     parts: list[str] = []
     for number in range(first, last + 1):
-        page_text = unframed(texts.get(str(number), "").strip(), PDF_FRAMING)
-        parts.append(f"--- page {number} of {total} ---\n{page_text or '[no extractable text]'}")
+        why = (failed or {}).get(str(number))
+        if why is not None:
+            shown = visible(why[:_MAX_FAILURE_CHARS]) + ("..." if len(why) > _MAX_FAILURE_CHARS else "")
+            page_text = f"[text extraction failed: {shown}]"
+        else:
+            page_text = unframed(texts.get(str(number), "").strip(), PDF_FRAMING) or "[no extractable text]"
+        parts.append(f"--- page {number} of {total} ---\n{page_text}")
     return "\n\n".join(parts)
 
 
@@ -826,9 +865,10 @@ def _read_pdf(
     with _open_regular(fd, label) as fh:
         data = fh.read(MAX_PDF_BYTES + 1)
     want = _page_range(pages, MAX_PDF_PAGES_PER_CALL * 1_000_000)  # the range's own checks, before parsing
-    total, texts = _parse_pdf(data, label, want)
+    found = _parse_pdf(data, label, want)
+    total = found.total
     first, last = _page_range(pages, total)
-    text = _pdf_pages(texts, first, last, total)
+    text = _pdf_pages(found.texts, first, last, total, found.failed)
     if len(text) > MAX_OUTPUT_CHARS:
         text = text[:MAX_OUTPUT_CHARS] + "\n\n(Output budget reached; ask for fewer pages.)"
     if last < total:

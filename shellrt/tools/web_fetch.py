@@ -501,7 +501,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                 if status >= 400:
                     # The error page is the server's text, as untrusted as a page: no line passes for a note.
                     snippet, forged = neutralize_output(body[:2000].decode("utf-8", errors="replace"))
-                    message = f"HTTP {status} fetching {current}.\n{snippet}".rstrip()
+                    message = f"HTTP {status} fetching {_shown_url(current)}.\n{snippet}".rstrip()
                     if forged:
                         message += "\n" + untrusted_note(forged, "the error page")
                     raise ToolExecutionError(message)
@@ -539,15 +539,18 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     note=note,
                 )
         raise ToolExecutionError(
-            f"Too many redirects (more than {settings.max_redirects}) starting at {url}; the last was {current}."
+            f"Too many redirects (more than {settings.max_redirects}) starting at {url}; the last was "
+            f"{_shown_url(current)}."
         )
 
     @staticmethod
     async def _get_once(
         httpx_mod: Any, client: httpx.AsyncClient, url: str, addresses: list[str], settings: _Settings
     ) -> tuple[int, Mapping[str, str], bytes, bool]:
-        """GET ``url`` from the first reachable checked address; body capped at ``max_bytes``."""
+        """GET ``url`` from the first reachable checked address; body capped at ``max_bytes``. A
+        followed redirect's ``url`` is the server's words: errors name it `_shown_url` (round 26)."""
         parts = urlsplit(url)
+        shown = _shown_url(url)
         host = parts.hostname or ""
         host_header = host if parts.port is None else f"{host}:{parts.port}"
         last_error: Exception | None = None
@@ -572,10 +575,10 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                 continue
             except httpx_mod.TimeoutException:
                 raise ToolExecutionError(
-                    f"Timed out fetching {url} (limit {settings.timeout_s:g} s)."
+                    f"Timed out fetching {shown} (limit {settings.timeout_s:g} s)."
                 ) from None
             except httpx_mod.HTTPError as exc:
-                raise ToolExecutionError(f"Fetching {url} failed: {type(exc).__name__}: {exc}") from None
+                raise ToolExecutionError(f"Fetching {shown} failed: {type(exc).__name__}: {exc}") from None
             try:
                 # Raw bytes, decoded here under the cap: httpx's own decoders have no bound.
                 body = BoundedBody(response.headers.get("content-encoding", ""), settings.max_bytes)
@@ -584,18 +587,18 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     if body.truncated:
                         break
             except BodyDecodeError as exc:
-                raise ToolExecutionError(f"Reading {url} failed: {exc}") from None
+                raise ToolExecutionError(f"Reading {shown} failed: {exc}") from None
             except httpx_mod.TimeoutException:
                 raise ToolExecutionError(
-                    f"Timed out reading {url} (limit {settings.timeout_s:g} s)."
+                    f"Timed out reading {shown} (limit {settings.timeout_s:g} s)."
                 ) from None
             except httpx_mod.HTTPError as exc:
-                raise ToolExecutionError(f"Reading {url} failed: {type(exc).__name__}: {exc}") from None
+                raise ToolExecutionError(f"Reading {shown} failed: {type(exc).__name__}: {exc}") from None
             finally:
                 await response.aclose()
             headers = {k.lower(): v for k, v in response.headers.items()}
             return response.status_code, headers, body.body(), body.truncated
-        raise ToolExecutionError(f"Could not connect to {url} ({', '.join(addresses)}): {last_error}")
+        raise ToolExecutionError(f"Could not connect to {shown} ({', '.join(addresses)}): {last_error}")
 
     def to_model_content(self, output: WebFetchOutput) -> str | list[ContentBlock]:
         if output.redirect_to is not None:

@@ -29,6 +29,7 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.tools._bidi import isolated
 from shellrt.tools._fileio import (
     decode_bytes,
     dominant_newline,
@@ -155,7 +156,11 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
         return f"The file {shown_path(output.path)} has been overwritten ({output.size:,} bytes)."
 
     def render_result(self, output: WriteOutput) -> str:
-        return output.diff if output.diff else f"Created {shown_path(output.path)} ({output.size:,} bytes)"
+        return (
+            output.diff
+            if output.diff
+            else f"Created {isolated(shown_path(output.path))} ({output.size:,} bytes)"
+        )
 
 
 def _write(
