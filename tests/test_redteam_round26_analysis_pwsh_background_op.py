@@ -12,15 +12,13 @@ named as its own part. ``& $c`` at a statement's start stays the call operator. 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from shellrt.analysis import analyze
-from shellrt.permissions import build_governance
-from shellrt.protocol import ToolContext
 from shellrt.tools.powershell import PowerShell
+from tests._governance import rule_decisions
 
 pytestmark = pytest.mark.anyio
 
@@ -30,19 +28,9 @@ ATTACKS = ["Get-ChildItem & ri sub", "Write-Output x & del sub", "Get-ChildItem 
 KEPT = ["Get-ChildItem", "Get-ChildItem & Get-Content x"]
 
 
-async def _decide(tmp_path: Path, commands: list[str]) -> list[str]:
-    ws = tmp_path / "ws"
-    (ws / ".shellrt").mkdir(parents=True, exist_ok=True)
-    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": {"deny": DENY}}))
-    gov = build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json",
-                           mode="bypassPermissions", trust_workspace=True)
-    ctx = ToolContext(session_id="s", session_dir=tmp_path / "session", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
-    tool = PowerShell()
-    return [(await gov.engine.decide(tool, tool.parse_input({"command": c}), ctx)).behavior for c in commands]
-
-
 async def test_deny_rules_meet_the_command_after_a_background_operator(tmp_path: Path) -> None:
-    decided = dict(zip(ATTACKS + KEPT, await _decide(tmp_path, ATTACKS + KEPT), strict=True))
+    decided = dict(zip(ATTACKS + KEPT, await rule_decisions(tmp_path, PowerShell(), ATTACKS + KEPT,
+                                                                  mode="bypassPermissions", deny=DENY), strict=True))
     assert [c for c in ATTACKS if decided[c] != "deny"] == []
     assert [c for c in KEPT if decided[c] != "allow"] == []
 
