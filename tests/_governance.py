@@ -91,3 +91,20 @@ def record_entries(path: Path) -> dict[str, object]:
     tables, round 25): what a clean session leaves none of."""
     data = json.loads(path.read_text())
     return {k: v for k, v in data.items() if not k.startswith("~")}
+
+
+async def rule_decisions(
+    tmp_path: Path, tool: Any, commands: list[str], *, mode: str, deny: list[str], ws: Path | None = None
+) -> list[str]:
+    """The permission engine's behaviour for each command of ``tool`` in ``mode``, in a trusted
+    workspace (``ws``, else ``tmp_path/ws``) whose project settings hold the ``deny`` rules."""
+    from shellrt.permissions import build_governance
+    from shellrt.protocol import ToolContext
+
+    ws = ws or tmp_path / "ws"
+    (ws / ".shellrt").mkdir(parents=True, exist_ok=True)
+    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": {"deny": deny}}))
+    gov = build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", mode=mode,
+                           trust_workspace=True)
+    ctx = ToolContext(session_id="s", session_dir=tmp_path / "session", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
+    return [(await gov.engine.decide(tool, tool.parse_input({"command": c}), ctx)).behavior for c in commands]

@@ -12,15 +12,13 @@ aliases such as ``cpp`` stay the Unix programs, as before). Decisions only (no p
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from shellrt.analysis import analyze
-from shellrt.permissions import build_governance
-from shellrt.protocol import ToolContext
 from shellrt.tools.powershell import PowerShell
+from tests._governance import rule_decisions
 
 pytestmark = pytest.mark.anyio
 
@@ -32,23 +30,13 @@ ATTACKS = [("ren a b", "Rename-Item"), ("rni a b", "Rename-Item"), ("ipmo ./m.ps
 KEPT = ["Get-ChildItem", "Rename-Item a b"]
 
 
-async def _decide(tmp_path: Path, commands: list[str], deny: list[str]) -> list[str]:
-    ws = tmp_path / "ws"
-    (ws / ".shellrt").mkdir(parents=True, exist_ok=True)
-    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": {"deny": deny}}))
-    gov = build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json",
-                           mode="bypassPermissions", trust_workspace=True)
-    ctx = ToolContext(session_id="s", session_dir=tmp_path / "session", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
-    tool = PowerShell()
-    return [(await gov.engine.decide(tool, tool.parse_input({"command": c}), ctx)).behavior for c in commands]
-
-
 async def test_deny_rules_meet_pwsh_aliases(tmp_path: Path) -> None:
     deny = sorted({f"PowerShell({cmdlet}:*)" for _, cmdlet in ATTACKS})
     commands = [c for c, _ in ATTACKS]
-    decided = dict(zip(commands, await _decide(tmp_path, commands, deny), strict=True))
+    decided = dict(zip(commands, await rule_decisions(tmp_path, PowerShell(), commands, mode="bypassPermissions", deny=deny), strict=True))
     assert [c for c in commands if decided[c] != "deny"] == []
-    assert await _decide(tmp_path, KEPT, ["PowerShell(Remove-Item:*)"]) == ["allow", "allow"]
+    assert await rule_decisions(tmp_path, PowerShell(), KEPT, mode="bypassPermissions",
+                                deny=["PowerShell(Remove-Item:*)"]) == ["allow", "allow"]
 
 
 def test_aliases_of_writers_are_not_read_only_and_windows_aliases_stay_native() -> None:

@@ -14,16 +14,14 @@ Decisions only (no pwsh here).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from shellrt.analysis import analyze
-from shellrt.permissions import build_governance
-from shellrt.protocol import ToolContext
 from shellrt.tools.bash import Bash
 from shellrt.tools.powershell import PowerShell
+from tests._governance import rule_decisions
 
 pytestmark = pytest.mark.anyio
 
@@ -38,18 +36,8 @@ BASH_TWINS = ["\\rm sub", "r\\m sub", "'r'm sub", "g\\it push"]
 
 
 async def _decide(tmp_path: Path, tool: object, commands: list[str]) -> list[str]:
-    ws = tmp_path / "ws"
-    (ws / ".shellrt").mkdir(parents=True, exist_ok=True)
-    (ws / "sub").mkdir(exist_ok=True)
-    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": {"deny": DENY}}))
-    gov = build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json",
-                           mode="bypassPermissions", trust_workspace=True)
-    ctx = ToolContext(session_id="s", session_dir=tmp_path / "session", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
-    out = []
-    for command in commands:
-        parsed = tool.parse_input({"command": command})  # type: ignore[attr-defined]
-        out.append((await gov.engine.decide(tool, parsed, ctx)).behavior)  # type: ignore[arg-type]
-    return out
+    (tmp_path / "ws" / "sub").mkdir(parents=True, exist_ok=True)
+    return await rule_decisions(tmp_path, tool, commands, mode="bypassPermissions", deny=DENY)
 
 
 async def test_deny_rules_meet_a_backticked_command_name(tmp_path: Path) -> None:

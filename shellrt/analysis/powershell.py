@@ -399,6 +399,14 @@ def _statements(tokens: list[_Token]) -> list[list[list[_Token]]]:
         if token.kind == "pipe":
             pipeline.append(element)
             element = []
+        elif token.kind == "op" and token.text == "&" and element:
+            # pwsh 7's background operator: after a command's words `&` runs the pipeline as a job
+            # and ends the statement, as `;` does (`Get-ChildItem & ri sub` runs ri). The command
+            # keeps the token (its reason: not read-only); what follows is a statement of its own.
+            element.append(token)
+            pipeline.append(element)
+            statements.append(pipeline)
+            pipeline, element = [], []
         elif token.kind == "sep":
             if element or pipeline:
                 pipeline.append(element)
