@@ -152,7 +152,7 @@ class BudgetError(OSError):
 #: `lower_ceilings`). Then "ready made" or "ready joined"; it holds the namespace until its stdin
 #: closes (its owner closed it or died), serving it under ``NAME`` when the name is free.
 _MAKE = r"""
-import ctypes, fcntl, os, select, socket, struct, sys
+import ctypes, fcntl, os, select, socket, struct, sys, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
 uid, gid = os.geteuid(), os.getegid()
 os.fchdir(int(sys.argv[1]))  # the uid's own 0700 directory, checked by its fd: names below are relative
@@ -187,16 +187,38 @@ def same_limits(fd):
         try: ok = ok and all(open("/proc/sys/user/" + n).read().strip() == v for n, v in limits)
         finally: os._exit(0 if ok else 1)
     return os.waitpid(pid, 0)[1] == 0
+def lock_taken():
+    try:
+        fd = os.open(LOCK, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
 def join():
     # the namespace of the holder serving NAME, opened by its own /proc entry when it checks out;
     # else None. Nothing is read from the server (it cannot stall this start or hand this process
-    # an fd), and the connect never waits (a squatter's full backlog says EAGAIN at once).
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK) as sock:
-        try:
-            sock.connect(NAME)
-            pid, their_uid, _gid = peer_uid(sock)  # the listener's, recorded by the kernel at listen()
-        except OSError:
-            return None
+    # an fd), and the connect never waits (a squatter's full backlog says EAGAIN at once); only
+    # while LOCK is held and nobody serves (a takeover, or a process of this uid squatting the
+    # lock) is it asked again, for 1 s at most (round 26).
+    for _ in range(50):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK) as sock:
+            try:
+                sock.connect(NAME)
+                pid, their_uid, _gid = peer_uid(sock)  # the listener's, recorded by the kernel at listen()
+                break
+            except OSError:
+                pass
+        # nobody serves: a holder that holds LOCK is taking over (its server just ended), so ask
+        # again shortly (at most 1 s); a free LOCK means no holder lives to take over
+        if not lock_taken(): return None
+        time.sleep(0.02)
+    else:
+        return None
     if their_uid != uid or pid <= 0: return None
     try:
         fd = os.open("/proc/%d/ns/user" % pid, os.O_RDONLY | os.O_CLOEXEC)
@@ -251,13 +273,30 @@ def serve():
     except OSError:
         sock.close(); return None
     return sock
+def wait_for_lock(taken, wake):
+    # a holder not serving waits on LOCK itself: the kernel hands it over the moment the serving
+    # holder dies, so a start in between finds the lock taken and the name served within ms
+    try:
+        fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        return  # the 2 s poll below still takes the name over
+    taken.append(fd)
+    os.write(wake, b"x")
 lock = None
 listener = serve()  # before "ready": a process that starts next finds this one's namespace
 print("ready", "joined" if joined else "made", flush=True)
+taken, (woken, wake) = [], os.pipe()
+if listener is None:
+    threading.Thread(target=wait_for_lock, args=(taken, wake), daemon=True).start()
 while True:
     if listener is None:
+        if taken and lock is None:
+            lock = taken[0]
         listener = serve()
-    ready = select.select([sys.stdin] + ([listener] if listener else []), [], [], None if listener else 2)[0]
+    ready = select.select([sys.stdin, woken] + ([listener] if listener else []), [], [], None if listener else 2)[0]
+    if woken in ready:
+        os.read(woken, 1)
     if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
         if listener is not None:
             try: os.unlink(NAME)  # under the lock: no other holder serves the path yet

@@ -153,3 +153,22 @@ def test_a_rendezvous_made_by_someone_else_is_refused(
         assert os.listdir(meet) == [], "the caller left a socket or lock in another user's directory"
     else:
         assert os.listdir(meet.resolve()) == []
+
+
+def test_a_start_as_the_serving_holder_ends_joins_the_survivor(nobody: _nonroot.NonRootRun, shared_tmp: Path) -> None:
+    """Failed before (1 of 1, 3 of 3 rounds): a process that started just after the serving
+    holder's owner ended found nobody serving (the survivor bound the name at its next 2 s poll)
+    and made a namespace of its own: a third half (round 22 "Left"; CI51's flake)."""
+    name = _name()
+    current, ns = _start(nobody, name, shared_tmp)
+    try:
+        for round_ in range(3):
+            survivor, ns_survivor = _start(nobody, name, shared_tmp)
+            assert ns_survivor == ns
+            _end(current)  # the serving holder ends with its owner
+            current = survivor
+            late, ns_late = _start(nobody, name, shared_tmp)
+            _end(late)
+            assert ns_late == ns, f"round {round_}: a start as the server ended made its own namespace"
+    finally:
+        _end(current)
