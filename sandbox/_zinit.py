@@ -52,7 +52,7 @@ def _build() -> bytes | str:
     try:
         return static_program("zinit", _source(), opt="-O2").read_bytes()
     except (StaticBuildError, OSError) as exc:
-        return f"{exc} (the C init is faster; the Python one is used)"
+        return str(exc)
 
 
 def _program_or_reason() -> bytes | str:
@@ -64,7 +64,10 @@ def _program_or_reason() -> bytes | str:
                 _log.warning(
                     "%s=%r is neither 'c' nor 'python': using the C init when it builds", INIT_ENV, wanted
                 )
-            _program = f"{INIT_ENV}=python" if wanted == "python" else _build()
+            built = f"{INIT_ENV}=python" if wanted == "python" else _build()
+            if isinstance(built, str) and wanted != "python":
+                built = f"{built} (the C init is faster; the Python one is used)"
+            _program = built
             if isinstance(_program, str):
                 _log.info("bwrap session inits: Python (the zygote's own), because %s", _program)
             else:

@@ -23,14 +23,9 @@ from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
 from tests.conftest import require
 
-# Swaps ``d`` (a directory) and ``l`` (a symlink to /etc) as fast as it can, forever.
-_SWAPPER = (
-    "python3 -c 'import ctypes, os\n"
-    'os.symlink("/etc", "l")\n'
-    "libc = ctypes.CDLL(None, use_errno=True)\n"
-    'open("started", "w").close()\n'
-    'while True: libc.renameat2(-100, b"d", -100, b"l", 2)\n\''
-)
+# The swapper (``d`` and a link to /etc, exchanged forever) and the verdict: round 25's session test's.
+from tests.test_redteam_round25_supervisor_cwdswap import _SWAPPER, _elsewhere
+
 _TRIES = 30
 #: "in-d" when started in d (even if renamed since), "in-etc" in /etc, else where it started. Not
 #: ``pwd -P`` alone: bash keeps bwrap's $PWD when it names ".", and resolves that string again.
@@ -68,11 +63,6 @@ def test_a_swapped_cwd_never_starts_a_per_command_bwrap_elsewhere(tmp_path: Path
     assert "in-d" in printed, printed
     for refusal in (p for p in printed if p.startswith("refused")):
         assert "working directory" in refusal, refusal
-
-
-def _elsewhere(printed: list[str], ws: str) -> list[str]:
-    """Starts neither in d, nor refused, nor at the workspace root (the host's own fallback)."""
-    return [p for p in printed if not p.startswith("refused") and p not in ("in-d", ws)]
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
