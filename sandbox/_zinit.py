@@ -26,7 +26,7 @@ from pathlib import Path
 
 from sandbox._static_build import StaticBuildError, static_program
 
-__all__ = ["INIT_ENV", "encode_request", "init_kind", "init_program_fd"]
+__all__ = ["INIT_ENV", "encode_request", "init_kind", "init_program_fd", "starter_program_fd"]
 
 _log = logging.getLogger(__name__)
 
@@ -38,6 +38,8 @@ _SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_S
 _lock = threading.Lock()
 #: The built program's bytes, or why there is none (decided once per process).
 _program: bytes | str | None = None
+#: The same program for one bwrap per command's starter (``zinit enter``), whatever `INIT_ENV` says.
+_starter: bytes | str | None = None
 
 
 def _source() -> bytes:
@@ -50,7 +52,7 @@ def _build() -> bytes | str:
     try:
         return static_program("zinit", _source(), opt="-O2").read_bytes()
     except (StaticBuildError, OSError) as exc:
-        return f"{exc} (the C init is faster; the Python one is used)"
+        return str(exc)
 
 
 def _program_or_reason() -> bytes | str:
@@ -62,7 +64,10 @@ def _program_or_reason() -> bytes | str:
                 _log.warning(
                     "%s=%r is neither 'c' nor 'python': using the C init when it builds", INIT_ENV, wanted
                 )
-            _program = f"{INIT_ENV}=python" if wanted == "python" else _build()
+            built = f"{INIT_ENV}=python" if wanted == "python" else _build()
+            if isinstance(built, str) and wanted != "python":
+                built = f"{built} (the C init is faster; the Python one is used)"
+            _program = built
             if isinstance(_program, str):
                 _log.info("bwrap session inits: Python (the zygote's own), because %s", _program)
             else:
@@ -91,6 +96,26 @@ def init_program_fd() -> int | None:
     program = _program_or_reason()
     if isinstance(program, str) or not _memfd_exec_allowed():
         return None
+    return _sealed(program)
+
+
+def starter_program_fd() -> int | str:
+    """A new sealed, close-on-exec memfd holding the program (its ``enter`` mode starts one bwrap per
+    command: `sandbox._bwrap_starter`), or why there is none. The caller owns the fd."""
+    global _starter
+    with _lock:
+        if _starter is None:
+            _starter = _build()
+        program = _starter
+    if isinstance(program, str):
+        return program
+    if not _memfd_exec_allowed():
+        return "vm.memfd_noexec forbids running a program from a memfd"
+    return _sealed(program)
+
+
+def _sealed(program: bytes) -> int:
+    """``program`` in a new memfd, sealed: nothing can change it once passed on."""
     flags = os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING
     try:
         fd = os.memfd_create("shellrt-init", flags | _MFD_EXEC)

@@ -107,6 +107,7 @@ from sandbox._account import account_files
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
+from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
@@ -338,6 +339,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._refusals: list[Refusal] = []
         #: Root caller, no fixed ``sandbox_uid``: the uid this session holds until `close`.
         self._lease: UidLease | None = None
+        #: One bwrap per command: the sealed program that enters its cwd without following a link.
+        self._starter = Starter()
 
     @property
     def sandbox_ids(self) -> tuple[int, int] | None:
@@ -980,6 +983,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if lease is not None:  # last: every process that ran under the uid is gone
             lease.release()
         self._bwrap = None
+        self._starter.close()  # after every bwrap that was passed a copy
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
         if owner is not None:
@@ -1136,6 +1140,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             return self.cgroup_watch(await self._exec_in_zygote(request))  # limits: OOM reporting
 
         masks = StartMasks()  # a retry drops the masks whose socket is gone (sandbox._hostsockets)
+        if not self._starter.decided:  # built on first use: off the event loop
+            await anyio.to_thread.run_sync(self._starter.fd)
 
         async def spawn() -> tuple[SandboxProcess, int]:
             return await self._spawn_once(request, masks)
@@ -1210,6 +1216,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         async def start(seccomp_r: int, status_w: int) -> SandboxProcess:
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
             pins = PinFds(self._pin_root())
+            starter = self._starter.fd()  # passed at its own number (``pass_fds``)
             try:
                 sandbox = self.bwrap_args(
                     cwd=request.cwd,
@@ -1226,6 +1233,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     "--json-status-fd",
                     str(status_w),
                     "--",
+                    *starter_argv(starter, request.cwd),  # walks to the cwd, no link followed
                     *self._mount_guard(sandbox),
                     *request.argv,
                 ]
@@ -1238,7 +1246,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     cwd_host_file=run.cwd_file,
                     env_extra={},
                     cwd="/",
-                    pass_fds=(status_w, seccomp_r, env_fd, *pins.fds),
+                    pass_fds=(
+                        status_w,
+                        seccomp_r,
+                        env_fd,
+                        *pins.fds,
+                        *([] if starter is None else [starter]),
+                    ),
                 )
             finally:
                 os.close(env_fd)
@@ -1293,7 +1307,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         Its seccomp program and json status fds become bwrap's fds 3 and 4.
         """
         run = self._runner.new_run(request.report_cwd)
-        pins = PinFds(self._pin_root(), first=6, limit=MAX_PASSED)  # after stdio and fds 3-5
+        pins = PinFds(
+            self._pin_root(), first=6, limit=MAX_PASSED - 1
+        )  # after stdio and fds 3-5; the starter last
+        starter = self._starter.fd()
         try:
             sandbox = self.bwrap_args(
                 cwd=request.cwd,
@@ -1311,6 +1328,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 "--args",
                 "5",
                 "--",
+                *starter_argv(None if starter is None else 6 + len(pins.fds), request.cwd),
                 *self._mount_guard(sandbox),
                 *request.argv,
             ]
@@ -1330,7 +1348,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     marker=run.marker,
                     env_extra={},
                     cwd_file=run.cwd_file,
-                    extra_fds=(seccomp_r, status_w, env_fd, *pins.fds),
+                    extra_fds=(
+                        seccomp_r,
+                        status_w,
+                        env_fd,
+                        *pins.fds,
+                        *([] if starter is None else [starter]),
+                    ),
                 )
             finally:
                 os.close(env_fd)

@@ -484,7 +484,32 @@ static void answer(long said) {
     }
 }
 
+/* `zinit enter CWD COMMAND [ARG...]`: the starter of one bwrap per command (sandbox/_bwrap_starter.py),
+ * run from a sealed memfd as bwrap's command, after bwrap's set-up and under its seccomp filter.
+ * bwrap's --chdir follows a symbolic link a command of the session swapped in after the host's
+ * check (red team round 26); this walks CWD as a session's init does (enter_physical), marks every
+ * fd but 0-2 close-on-exec (its own memfd included: the command gets stdio only, as before), then
+ * execs the command there, or refuses with the init's words (exit 1: never run). */
+static int enter_main(char **argv) {
+    if (syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC, Linux 5.11 */) < 0) {
+        for (int fd = 3; fd < 4096; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    if (enter_physical(argv[2]) < 0) {
+        char what[4096];
+        snprintf(what, sizeof what, "cannot enter the working directory %s: ", argv[2]);
+        say(2, what, errno == ELOOP || errno == ENOTDIR ? SWAPPED : strerror(errno));
+        return 1;
+    }
+    execvp(argv[3], argv + 3);
+    int saved = errno; /* as a shell says it: 127 not found, 126 not executable */
+    char what[4096];
+    snprintf(what, sizeof what, "%s: ", argv[3]);
+    say(2, what, strerror(saved));
+    return saved == ENOENT ? 127 : 126;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 4 && strcmp(argv[1], "enter") == 0) return enter_main(argv);
     if (argc != 3 || strcmp(argv[1], "server") != 0) {
         fprintf(stderr, "shellrt-init: started by the bwrap zygote only\n");
         return 2;
