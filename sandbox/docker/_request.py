@@ -9,18 +9,22 @@ Two kinds of request would otherwise fail late and obscurely inside it:
   above ``MAX_ARG_STRLEN`` or all of them above ``ARG_MAX``. Inside, that is
   only ``Argument list too long`` from the helper after the command was
   reported started; here it is a `SandboxExecError` that says the limit and
-  what to do instead.
+  what to do instead;
+* a working directory that is not absolute: the runner compares the directory it
+  entered (getcwd) with the path sent, so it gets the path normalized
+  (`container_cwd`).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 
 from sandbox.docker._recycle import EXECUTOR_UID
-from sandbox.errors import SandboxExecError
+from sandbox.errors import CwdRefusedError, SandboxExecError
 
-__all__ = ["ARG_MAX", "MAX_ARG_STRLEN", "check_call_user", "check_exec_size"]
+__all__ = ["ARG_MAX", "MAX_ARG_STRLEN", "check_call_user", "check_exec_size", "container_cwd"]
 
 #: The kernel's limit on one argument or environment string, its NUL included (32 pages).
 MAX_ARG_STRLEN = 131072
@@ -89,3 +93,16 @@ def check_exec_size(argv: Sequence[str], env: Mapping[str, str]) -> None:
             "the executor adds). Pass large data on stdin (ExecRequest.stdin) or in a file instead. "
             "Nothing was run."
         )
+
+
+def container_cwd(cwd: str) -> str:
+    """``cwd`` as the runner must find it entered: absolute and normalized (``.``, ``//`` and a
+    trailing ``/`` dropped; ``..`` taken lexically, which differs from the kernel's walk only through
+    a link, which the runner refuses anyway: red team round 26)."""
+    if not cwd.startswith("/") or "\0" in cwd:
+        raise CwdRefusedError(
+            f"working directory {cwd!r} is not an absolute path: pass the container path, e.g. "
+            "/workspace/sub. Nothing was run."
+        )
+    path = posixpath.normpath(cwd)
+    return "/" + path.lstrip("/") if path.startswith("//") else path
