@@ -69,12 +69,22 @@ def _size(text: str) -> int:
 
 
 def check_exec_size(argv: Sequence[str], env: Mapping[str, str]) -> None:
-    """Refuse an argv/environment the kernel's ``execve`` would refuse, saying the limit."""
+    """Refuse an argv/environment the kernel's ``execve`` would refuse, saying the limit.
+
+    A NUL byte too: ``execve`` would end the word there (the local and bwrap backends refuse it),
+    and dash drops NULs from the request file it sources, so ``echo safe<NUL>; evil`` ran as
+    ``echo safe; evil``: another command than the one asked for (red team round 26)."""
     for where, strings in (
         ("argument", list(argv)),
         ("environment entry", [f"{k}={v}" for k, v in env.items()]),
     ):
         for index, text in enumerate(strings):
+            if "\0" in text:
+                shown = f"{where} {index}" if where == "argument" else f"{where} {text.split('=', 1)[0]!r}"
+                raise SandboxExecError(
+                    f"{shown} contains a NUL byte, which no program's argv or environment can hold; "
+                    "remove it (pass binary data on stdin or in a file). Nothing was run."
+                )
             if _size(text) > MAX_ARG_STRLEN:
                 shown = f"{where} {index}" if where == "argument" else f"{where} {text.split('=', 1)[0]!r}"
                 raise SandboxExecError(
