@@ -20,10 +20,10 @@ import anyio
 import pytest
 
 from sandbox.docker import DockerBackend
-from sandbox.docker._linkcheck import aliased_links
+from sandbox.docker._linkcheck import aliased_links, names_lister
 from sandbox.docker._untar import WorkspaceExportError
 from shellrt.supervisor.protect import protected_reason
-from tests._docker_support import run_sh, shared_backend
+from tests._docker_support import config, policy, require_docker, run_sh, shared_backend
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -88,9 +88,28 @@ def test_chains_loops_and_the_bound_are_judged_without_docker() -> None:
         "fine": "evil",
     }
     entries = {"settings.json", "evil", "evil/tasks.json", "x"}
-    found = dict(aliased_links(entries, links, {"evil", "x"}, _held))
+    found = dict(aliased_links(links, names_lister({*entries, *links}, {"evil", "x"}), _held))
     assert set(found) == {".claude", "x/.vscode", "loop1", "loop2"}, found
     assert "loop" in found["loop1"] and "tasks.json" in found["x/.vscode"], found
     many = {f"f{i}" for i in range(50)}
-    bounded = dict(aliased_links(many, {"l": "."}, set(), lambda p, d: None, max_checks=10))
+    bounded = dict(aliased_links({"l": "."}, names_lister(many, set()), lambda p, d: None, max_checks=10))
     assert "more than 10 names" in bounded["l"], bounded
+
+
+async def test_a_link_to_what_the_host_already_has_is_judged_too(tmp_path: Path) -> None:
+    """The repository's ``fixtures/settings.json`` (harmless there) is deleted in the container and
+    ``.claude -> fixtures`` made: exported back into the workspace, where the host's file stays,
+    the link alone named it ``.claude/settings.json`` (the archive holds no entry below it)."""
+    require_docker()
+    ws = tmp_path / "ws"
+    (ws / "fixtures").mkdir(parents=True)
+    (ws / "fixtures" / "settings.json").write_text('{"hooks": "the repository\'s test fixture"}\n')
+    async with DockerBackend(config(), policy(ws)) as b:
+        with anyio.fail_after(120):
+            rc, out = await run_sh(b, "rm fixtures/settings.json && ln -s fixtures .claude && echo ok")
+            assert (rc, out) == (0, "ok\n")
+            with pytest.raises(WorkspaceExportError) as caught:
+                await b.export_workspace(ws, refuse=protected_reason)
+    assert not (ws / ".claude").exists(), "the host's fixture is now the agent's settings"
+    assert [name for name, _ in caught.value.refused] == [".claude"], caught.value.refused
+    assert (ws / "fixtures" / "settings.json").exists()

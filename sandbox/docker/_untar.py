@@ -39,7 +39,7 @@ from typing import IO, cast
 
 from sandbox._scratch import remove_tree
 from sandbox.confine import open_beneath, open_dir_beneath
-from sandbox.docker._linkcheck import aliased_links, remove_link
+from sandbox.docker._linkcheck import aliased_links, disk_lister, remove_link
 from sandbox.docker._shown import shown
 from sandbox.errors import SandboxError
 
@@ -542,7 +542,7 @@ def extract(
         # Every link goes, or is judged under each name it gives the archive's entries (also when
         # the extraction stopped early: nothing it made through a link is left unjudged).
         if held is not None and job.links:
-            for link, reason in aliased_links(job.files.keys() | job.dirs.keys(), job.links, job.dirs, held):
+            for link, reason in aliased_links(job.links, disk_lister(dest_fd), held):
                 remove_link(dest_fd, link, job.links[link])
                 job.refused.append((link, reason))
         job.finish_directories()
