@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "BackendUnavailableError",
+    "CwdRefusedError",
     "FileTooLargeError",
     "FileTransferError",
     "SandboxClosedError",
@@ -27,6 +28,15 @@ class BackendUnavailableError(SandboxError):
 
 class SandboxExecError(SandboxError):
     """Raised when a process cannot be started inside a sandbox that is otherwise up."""
+
+
+class CwdRefusedError(SandboxExecError):
+    """Raised when the sandbox could not enter the request's working directory (missing, not a
+    directory, not enterable, or reached through a symbolic link now): nothing ran.
+
+    Its own type so a caller that chose the directory from tracked state (a session's cwd) can move
+    on from it instead of failing every later command there.
+    """
 
 
 class UnsupportedRequestError(SandboxExecError):

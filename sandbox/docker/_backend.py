@@ -121,7 +121,7 @@ from sandbox.docker._recycle import (
     OutsideView,
     verify_pristine,
 )
-from sandbox.docker._request import check_call_user, check_exec_size
+from sandbox.docker._request import check_call_user, check_exec_size, container_cwd
 from sandbox.docker._reset import (
     ResetError,
     parse_reset_reply,
@@ -134,6 +134,7 @@ from sandbox.docker._userdb import check_user_db
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import (
     BackendUnavailableError,
+    CwdRefusedError,
     SandboxClosedError,
     SandboxError,
     SandboxExecError,
@@ -1168,6 +1169,7 @@ class DockerBackend(SandboxBackend):
         io_dir = self._io_dir
         if io_dir is None:
             raise SandboxClosedError("the docker sandbox is closed")
+        cwd = container_cwd(request.cwd)
         tid = secrets.token_hex(12)
         base = os.path.join(io_dir, tid)
         paths = [f"{base}.req"]
@@ -1217,7 +1219,7 @@ class DockerBackend(SandboxBackend):
                 tid,
                 request.argv,
                 env,
-                request.cwd,
+                cwd,
                 cwd_file,
                 self.command_ids,
                 request.user,
@@ -1239,7 +1241,8 @@ class DockerBackend(SandboxBackend):
                     "(is the container's pids limit exhausted?)"
                 ) from exc
             if started.kind == "E":
-                raise SandboxExecError(self._refusal(request, started.rest))
+                refused = CwdRefusedError if started.rest.startswith("cwd-") else SandboxExecError
+                raise refused(self._refusal(request, started.rest))
             container_pid = parse_number(started.rest, PID_MAX, low=2)
             if container_pid is None:  # a lying executor: nothing it says is believed any more
                 reason = (
@@ -1298,6 +1301,11 @@ class DockerBackend(SandboxBackend):
             "cwd-missing": f"working directory {cwd} does not exist in the container (image {image!r})",
             "cwd-notdir": f"working directory {cwd} is not a directory in the container (image {image!r})",
             "cwd-denied": f"working directory {cwd} cannot be entered in the container (image {image!r})",
+            "cwd-link": (
+                f"working directory {cwd} cannot be entered in the container: a symbolic link is on its "
+                "way (it is not followed: pass the physical path; or it was swapped in after the path was "
+                "checked, by a background task?)"
+            ),
             "user-unknown": (
                 f"user {user!r} does not exist in image {image!r} (not in its /etc/passwd); "
                 "use a user the image defines or a numeric uid[:gid]"

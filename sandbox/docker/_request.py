@@ -9,18 +9,22 @@ Two kinds of request would otherwise fail late and obscurely inside it:
   above ``MAX_ARG_STRLEN`` or all of them above ``ARG_MAX``. Inside, that is
   only ``Argument list too long`` from the helper after the command was
   reported started; here it is a `SandboxExecError` that says the limit and
-  what to do instead.
+  what to do instead;
+* a working directory that is not absolute: the runner compares the directory it
+  entered (getcwd) with the path sent, so it gets the path normalized
+  (`container_cwd`).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 
 from sandbox.docker._recycle import EXECUTOR_UID
-from sandbox.errors import SandboxExecError
+from sandbox.errors import CwdRefusedError, SandboxExecError
 
-__all__ = ["ARG_MAX", "MAX_ARG_STRLEN", "check_call_user", "check_exec_size"]
+__all__ = ["ARG_MAX", "MAX_ARG_STRLEN", "check_call_user", "check_exec_size", "container_cwd"]
 
 #: The kernel's limit on one argument or environment string, its NUL included (32 pages).
 MAX_ARG_STRLEN = 131072
@@ -65,12 +69,22 @@ def _size(text: str) -> int:
 
 
 def check_exec_size(argv: Sequence[str], env: Mapping[str, str]) -> None:
-    """Refuse an argv/environment the kernel's ``execve`` would refuse, saying the limit."""
+    """Refuse an argv/environment the kernel's ``execve`` would refuse, saying the limit.
+
+    A NUL byte too: ``execve`` would end the word there (the local and bwrap backends refuse it),
+    and dash drops NULs from the request file it sources, so ``echo safe<NUL>; evil`` ran as
+    ``echo safe; evil``: another command than the one asked for (red team round 26)."""
     for where, strings in (
         ("argument", list(argv)),
         ("environment entry", [f"{k}={v}" for k, v in env.items()]),
     ):
         for index, text in enumerate(strings):
+            if "\0" in text:
+                shown = f"{where} {index}" if where == "argument" else f"{where} {text.split('=', 1)[0]!r}"
+                raise SandboxExecError(
+                    f"{shown} contains a NUL byte, which no program's argv or environment can hold; "
+                    "remove it (pass binary data on stdin or in a file). Nothing was run."
+                )
             if _size(text) > MAX_ARG_STRLEN:
                 shown = f"{where} {index}" if where == "argument" else f"{where} {text.split('=', 1)[0]!r}"
                 raise SandboxExecError(
@@ -89,3 +103,16 @@ def check_exec_size(argv: Sequence[str], env: Mapping[str, str]) -> None:
             "the executor adds). Pass large data on stdin (ExecRequest.stdin) or in a file instead. "
             "Nothing was run."
         )
+
+
+def container_cwd(cwd: str) -> str:
+    """``cwd`` as the runner must find it entered: absolute and normalized (``.``, ``//`` and a
+    trailing ``/`` dropped; ``..`` taken lexically, which differs from the kernel's walk only through
+    a link, which the runner refuses anyway: red team round 26)."""
+    if not cwd.startswith("/") or "\0" in cwd:
+        raise CwdRefusedError(
+            f"working directory {cwd!r} is not an absolute path: pass the container path, e.g. "
+            "/workspace/sub. Nothing was run."
+        )
+    path = posixpath.normpath(cwd)
+    return "/" + path.lstrip("/") if path.startswith("//") else path

@@ -19,7 +19,8 @@ owns what it extracts); total size and entry count bounded; runs of zeros are le
 as holes (a sparse file stays sparse). A member the caller holds back (``held``: a
 read- or write-denied path of the host, a protected name) is not written; one whose
 content equals what the host already has there is skipped silently, any other is
-refused.
+refused. A link the archive made is judged under every name it gives the archive's entries
+(`sandbox.docker._linkcheck`; red team round 26) and removed when one is held.
 Members that are refused are skipped, the rest is extracted, and
 `WorkspaceExportError` names them at the end: a stable tree never produces one.
 """
@@ -38,6 +39,7 @@ from typing import IO, cast
 
 from sandbox._scratch import remove_tree
 from sandbox.confine import open_beneath, open_dir_beneath
+from sandbox.docker._linkcheck import aliased_links, disk_lister, remove_link
 from sandbox.docker._shown import shown
 from sandbox.errors import SandboxError
 
@@ -46,7 +48,11 @@ __all__ = [
     "MAX_EXPORT_ENTRIES",
     "MAX_EXPORT_NAME_BYTES",
     "MAX_EXPORT_STEPS",
-    "ChunkReader", "Held", "WorkspaceExportError", "extract"]
+    "ChunkReader",
+    "Held",
+    "WorkspaceExportError",
+    "extract",
+]
 
 #: Bounds of one export: the archive's bytes (headers included) and its members.
 MAX_EXPORT_BYTES = 16 << 30
@@ -244,6 +250,8 @@ class _Extraction:
     #: refused, found in one step per component (a set of joined prefixes took O(depth²) per
     #: member: 36 ms for each member 2,000 deep, hours for an archive of them; round 19).
     left_out: _Tree = field(default_factory=dict)
+    #: Symbolic links this archive created: name -> target (judged at the end: `_linkcheck`).
+    links: dict[str, str] = field(default_factory=dict)
 
     def member(self, tar: tarfile.TarFile, info: tarfile.TarInfo, name: str) -> None:
         parts = _parts(name)
@@ -269,11 +277,14 @@ class _Extraction:
                 raise _Refused(f"a symbolic link to {info.linkname!r}, outside the workspace")
             self._place(parts, lambda parent, tmp: os.symlink(info.linkname, tmp, dir_fd=parent))
             self.files.pop(key, None)
+            self.links[key] = info.linkname
         elif info.islnk():
             self._hard_link(info, parts, key)
         else:
             kinds = {tarfile.CHRTYPE: "character device", tarfile.BLKTYPE: "block device"}
             raise _Refused(f"a {kinds.get(info.type, 'fifo' if info.isfifo() else 'special file')}")
+        if not info.issym():
+            self.links.pop(key, None)  # a link made earlier under this name was replaced
 
     def below_left_out(self, parts: list[str]) -> bool:
         """Whether a directory above ``parts`` was left out (one dict step per component)."""
@@ -528,6 +539,12 @@ def extract(
             "archive more than its bound (a hard link comes out as a copy); remove the extra names (`find -links +1`) or export a subdirectory"
         ) from None
     finally:
+        # Every link goes, or is judged under each name it gives the archive's entries (also when
+        # the extraction stopped early: nothing it made through a link is left unjudged).
+        if held is not None and job.links:
+            for link, reason in aliased_links(job.links, disk_lister(dest_fd), held):
+                remove_link(dest_fd, link, job.links[link])
+                job.refused.append((link, reason))
         job.finish_directories()
     if job.refused:
         # The names are the command's: never raw to a terminal (`_shown`).

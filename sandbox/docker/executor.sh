@@ -49,7 +49,7 @@
 #   H <version> <executor pid> <setsid 0|1> <shell path>
 #   S <id> <pid>                      started (pid is also pgid and sid)
 #   E <id> <reason>                   could not start, nothing ran: cwd-missing,
-#                                     cwd-notdir, cwd-denied, user-unknown,
+#                                     cwd-notdir, cwd-denied, cwd-link, user-unknown,
 #                                     group-unknown, user-reserved, user-db, request, streams
 #   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N
 #   K <id> <killed count>             kill finished: nothing of the tree left
@@ -305,6 +305,12 @@ _run() {
         /proc/* | "$IOM"/* | "$PRIV"/* | *"(unreachable)"*) echo "E $id cwd-denied" && return 0 ;;
     esac
     if [ . -ef "$IO" ] || [ . -ef "$PRIV" ]; then echo "E $id cwd-denied" && return 0; fi
+    # The host judged the path it sent (normalized, absolute): a physical directory, or in the
+    # container's /tmp one it cannot see. `cd --` follows a link, one planted there (/tmp) or swapped
+    # in by a background task after the host's check (red team round 26): the command then started
+    # where the link led (/etc). The directory entered must be the one at that path now, no link on
+    # the way: getcwd names exactly it (a rename of it since gives another name, also refused).
+    [ "$PWD" = "$C" ] || { echo "E $id cwd-link" && return 0; }
     command exec 3>"$IO/$id.out" 5<"$i" || { echo "E $id streams"; return 0; }
     case $flags in
         *m*) command exec 4>&3 ;;

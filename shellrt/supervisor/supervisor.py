@@ -20,12 +20,13 @@ from typing import Self
 import anyio
 
 from sandbox import ExecRequest, ExitStatus, SandboxBackend
+from sandbox.errors import CwdRefusedError
 from shellrt.supervisor._cwd_probe import ENTRY_HEAD_BYTES, probe_cwd, unenterable
 from shellrt.supervisor._deadline import KillingDeadline
 from shellrt.supervisor._spawner import Spawner
 from shellrt.supervisor.cwd import CwdTracker
 from shellrt.supervisor.env import base_env, command_env
-from shellrt.supervisor.errors import SupervisorClosedError
+from shellrt.supervisor.errors import SupervisorClosedError, WorkingDirectoryError
 from shellrt.supervisor.execution import Execution, asyncio_loop
 from shellrt.supervisor.models import OOM_NOTE, BackgroundTask, CommandResult, ProgressEvent
 from shellrt.supervisor.protect import WriteDeny
@@ -461,7 +462,15 @@ class Supervisor:
         # pipe holds its first output meanwhile), which keeps them off the latency path.
         self._starting += 1
         try:
-            process = await self.backend.exec(request)
+            try:
+                process = await self.backend.exec(request)
+            except CwdRefusedError as exc:
+                # Docker's runner refuses a cwd it cannot enter as it was judged (gone, or a link
+                # planted or swapped in since: red team round 26); the session's own cwd goes back
+                # to the root, or every later command would be refused there.
+                if cwd != self._cwd.cwd or cwd == self._cwd.workspace:
+                    raise
+                raise WorkingDirectoryError(self._cwd.unenterable(cwd, str(exc))) from exc
             if self._closed:
                 # `close` ran while the backend started it: no kill pass of close knew of it, and
                 # it ran on wherever the backend outlives the session (round 17).
