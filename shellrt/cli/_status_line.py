@@ -9,7 +9,6 @@ nothing at all. The last line is the command's text and is escaped (`for_person`
 from __future__ import annotations
 
 import shutil
-import unicodedata
 from typing import TextIO
 
 __all__ = ["StatusLine", "format_bytes"]
@@ -36,6 +35,8 @@ def _fit(text: str, columns: int) -> str:
     row, so every redraw left a copy of the command's text among its output on the screen."""
     if text.isascii():
         return text[:columns]
+    import unicodedata  # here: `shellrt run`'s start-up stays lean (tests/test_cli_imports.py)
+
     used = 0
     for index, char in enumerate(text):
         wide = 2 if unicodedata.east_asian_width(char) in ("W", "F") else 0 if unicodedata.combining(char) else 1
