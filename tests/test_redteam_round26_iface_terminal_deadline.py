@@ -79,13 +79,18 @@ def _type_when_shown(keyboard: int, screen: _Screen, prompt: str, count: int, te
     return thread
 
 
+def _asking(stdin: TextIO, monkeypatch: pytest.MonkeyPatch, seconds: str) -> tuple[_Screen, TerminalApprover]:
+    """An approver on ``stdin`` whose deadline comes from the environment (the old code read none)."""
+    monkeypatch.setenv("SHELLRT_APPROVAL_TIMEOUT", seconds)
+    screen = _Screen()
+    return screen, TerminalApprover(stdin=stdin, stdout=screen)
+
+
 async def test_an_unanswered_prompt_denies_at_its_deadline_and_its_late_answer_is_not_taken(
     terminal: tuple[int, int, TextIO], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     keyboard, side, stdin = terminal
-    monkeypatch.setenv("SHELLRT_APPROVAL_TIMEOUT", "1")
-    screen = _Screen()
-    approver = TerminalApprover(stdin=stdin, stdout=screen)
+    screen, approver = _asking(stdin, monkeypatch, "1")
     first_done = threading.Event()
 
     def late_person() -> None:  # answers "y" to the first prompt, too late (or, before, after 8 s)
@@ -116,9 +121,7 @@ async def test_a_call_cancelled_while_it_asks_leaves_no_reader_on_the_terminal(
     terminal: tuple[int, int, TextIO], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     keyboard, side, stdin = terminal
-    monkeypatch.setenv("SHELLRT_APPROVAL_TIMEOUT", "60")
-    screen = _Screen()
-    approver = TerminalApprover(stdin=stdin, stdout=screen)
+    _, approver = _asking(stdin, monkeypatch, "60")
     rescue = threading.Timer(8, os.write, (keyboard, b"y\n"))  # before, only a line ended the ask
     rescue.start()
     started = time.monotonic()
