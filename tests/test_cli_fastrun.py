@@ -209,7 +209,7 @@ def test_only_plain_local_runs_take_the_lean_path() -> None:
         ("--sandbox", "local", "--cwd", "sub"),
         ("--sandbox", "local", "--user", "root"),
         ("--sandbox", "local", "--background-on-timeout"),
-        ("--sandbox", "local", "--pids", "0"),  # refused by the full path's policy check
+        ("--sandbox", "local", "--pids", "1"),  # refused by the full path's policy check
         ("--sandbox", "local", "--memory", "1g"),
         ("--sandbox", "local", "--cpus", "1"),
         ("--sandbox", "local", "--network", "proxied"),
@@ -219,7 +219,6 @@ def test_only_plain_local_runs_take_the_lean_path() -> None:
         ("--sandbox", "local", "--export", "out"),
         ("--sandbox", "local", "--bind"),
         ("--sandbox", "local", "--pull", "never"),
-        ("--sandbox", "local", "--timeout", "nan"),
     ):
         assert not eligible(_args(*words)), words
 

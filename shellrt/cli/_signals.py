@@ -6,7 +6,8 @@ Python's default SIGTERM/SIGHUP action kills the interpreter on the spot: no
 main task instead: every ``async with`` unwinds (supervisor, backend, runtime
 close shielded), trees are killed, temp dirs removed, and the process exits
 with ``128 + signal``. A second signal while unwinding is ignored: the
-teardown is bounded by the backends' own deadlines.
+teardown is bounded by the backends' own deadlines. A usage error the command raises as
+`SystemExit` leaves as itself (round 26: it printed the task group's traceback before its message).
 
 Docker containers are removed first, synchronously, from the handler
 (`sandbox.docker.emergency_cleanup`): the async close may need seconds (an
@@ -32,6 +33,9 @@ async def run_until_signal(func: Callable[..., Awaitable[int]], *args: Any) -> i
     """``await func(*args)``; on SIGINT/SIGTERM/SIGHUP cancel it, clean up, return ``128 + signum``."""
     received: list[int] = []
     result = 0
+    #: A usage error the body raised (``SystemExit("shellrt: …")``): raised again once the task
+    #: group is closed, where it is the plain message, not a traceback of an exception group.
+    exits: list[SystemExit] = []
     with anyio.open_signal_receiver(*HANDLED_SIGNALS) as signals:
         async with anyio.create_task_group() as tg:
 
@@ -44,13 +48,18 @@ async def run_until_signal(func: Callable[..., Awaitable[int]], *args: Any) -> i
 
             async def body() -> None:
                 nonlocal result
-                result = await func(*args)
+                try:
+                    result = await func(*args)
+                except SystemExit as exc:
+                    exits.append(exc)
                 tg.cancel_scope.cancel()
 
             tg.start_soon(watch)
             tg.start_soon(body)
     if received:
         return 128 + received[0]
+    if exits:
+        raise exits[0]
     return result
 
 

@@ -27,6 +27,25 @@ def format_bytes(count: int) -> str:
     return f"{value:.1f} GB"
 
 
+def _fit(text: str, columns: int) -> str:
+    """The longest start of ``text`` a terminal draws in ``columns`` columns.
+
+    Why (red team round 26): cut by characters, a line of wide letters (CJK, most emoji: two
+    columns each) took up to twice the width and wrapped; ``\r ESC[K`` then erased only its last
+    row, so every redraw left a copy of the command's text among its output on the screen."""
+    if text.isascii():
+        return text[:columns]
+    import unicodedata  # here: `shellrt run`'s start-up stays lean (tests/test_cli_imports.py)
+
+    used = 0
+    for index, char in enumerate(text):
+        wide = 2 if unicodedata.east_asian_width(char) in ("W", "F") else 0 if unicodedata.combining(char) else 1
+        if used + wide > columns:
+            return text[:index]
+        used += wide
+    return text
+
+
 class StatusLine:
     """Renders progress on one terminal line; a no-op when ``stream`` is not a TTY."""
 
@@ -46,7 +65,7 @@ class StatusLine:
 
         last = for_person(" ".join(last_line.split()), one_line=True)
         text = f"{head}  {last}" if last else head
-        return text[: max(10, width - 1)]
+        return _fit(text, max(10, width - 1))
 
     def update(self, elapsed_s: float, total_bytes: int, last_lines: tuple[str, ...] | list[str]) -> None:
         """Redraw the line (after `SHOW_AFTER_S`)."""

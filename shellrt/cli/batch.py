@@ -17,7 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shellrt.cli._sandbox_options import parse_size
+from shellrt.cli._sandbox_options import (
+    non_negative_int,
+    non_negative_number,
+    parse_size,
+    positive_int,
+    positive_number,
+)
 
 if TYPE_CHECKING:
     from shellrt.batch import Task, TaskFloor
@@ -47,12 +53,12 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--concurrency",
         "-j",
-        type=int,
+        type=positive_int,
         default=None,
         help="tasks executing at once (local; see --slots-per-node)",
     )
     run.add_argument(
-        "--prestart", type=int, default=None, help="sandboxes started ahead of need (default: = concurrency)"
+        "--prestart", type=non_negative_int, default=None, help="sandboxes started ahead of need (default: = concurrency)"
     )
     run.add_argument(
         "--docker-reuse",
@@ -67,7 +73,7 @@ def register(subparsers: Any) -> None:
     )
     run.add_argument(
         "--slots-per-node",
-        type=int,
+        type=positive_int,
         default=None,
         help="with --ray: sandboxes per node (default: the node's CPU count)",
     )
@@ -154,12 +160,12 @@ def register(subparsers: Any) -> None:
     )
     floor.add_argument(
         "--pids",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="per-task process ceiling (default: from the machine)",
     )
-    floor.add_argument("--cpus", type=float, default=None, metavar="N", help="per-task CPU ceiling (cores)")
+    floor.add_argument("--cpus", type=positive_number, default=None, metavar="N", help="per-task CPU ceiling (cores)")
     floor.add_argument(
         "--tmp-size",
         type=parse_size,
@@ -177,7 +183,7 @@ def register(subparsers: Any) -> None:
     )
     floor.add_argument(
         "--task-deadline",
-        type=float,
+        type=non_negative_number,
         default=None,
         metavar="SECONDS",
         help="seconds all of a task's commands may take together; a task may ask less, not more "

@@ -29,7 +29,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shellrt.cli._sandbox_options import add_sandbox_options, print_network_refusals, sandbox_from_args
+from shellrt.cli._sandbox_options import (
+    add_sandbox_options,
+    positive_number,
+    print_network_refusals,
+    sandbox_from_args,
+)
 from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout, terminal_output
 
@@ -73,7 +78,7 @@ def register(subparsers: Any) -> None:
     )
     add_sandbox_options(parser)
     parser.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS", help="kill the command after SECONDS"
+        "--timeout", type=positive_number, default=None, metavar="SECONDS", help="kill the command after SECONDS"
     )
     parser.add_argument(
         "--background-on-timeout",

@@ -18,6 +18,8 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from shellrt.cli._sandbox_options import non_negative_number
+
 __all__ = ["register", "run_gc", "run_ls"]
 
 
@@ -48,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     gc.add_argument(
         "--older-than",
-        type=float,
+        type=non_negative_number,
         default=None,
         metavar="S",
         help="also reap containers older than S seconds",

@@ -146,7 +146,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         _check_auth_flags(args)
         if not args.jsonl:
-            from shellrt.server._approval_deadline import approval_timeout
+            from shellrt.permissions._approval_deadline import approval_timeout
 
             approval_timeout()  # a bad value is refused before anything starts, not at the first ask
         if args.http:

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from shellrt.cli._sandbox_options import non_negative_number
+
 __all__ = ["register", "run"]
 
 
@@ -28,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("ids", nargs="*", metavar="ID", help="session ids (show: one; rm: one or more)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (ls, show)")
     parser.add_argument(
-        "--older-than", type=float, metavar="DAYS", help="rm: remove every session untouched for DAYS days"
+        "--older-than", type=non_negative_number, metavar="DAYS", help="rm: remove every session untouched for DAYS days"
     )
     parser.set_defaults(func=run)
 

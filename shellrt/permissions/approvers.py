@@ -18,14 +18,19 @@ from __future__ import annotations
 import contextvars
 import inspect
 import json
+import math
+import os
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 import anyio
 
+from shellrt.permissions._approval_deadline import approval_timeout, unanswered
+from shellrt.permissions._terminal_lines import AnswerExpired, AnswerWithdrawn, discard_pending, read_line
 from shellrt.permissions.interfaces import ApprovalRequest, ApprovalResponse, Approver
 from shellrt.permissions.shown import ascii_form, for_person, recap
 
@@ -127,23 +132,86 @@ def one_ask_at_a_time(approver: Approver) -> Approver:
 
 
 class TerminalApprover:
-    """Interactive prompt on a terminal. Anything unexpected (EOF, bad JSON twice) denies."""
+    """Interactive prompt on a terminal. Anything unexpected (EOF, bad JSON twice) denies.
 
-    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+    An ask waits at most ``timeout_s`` seconds (default ``$SHELLRT_APPROVAL_TIMEOUT``, else 600)
+    for its whole answer, then denies saying so (round 26). The wait is ``select`` on ``stdin``'s
+    descriptor (`_terminal_lines`): an expired or cancelled ask leaves no reader behind to take
+    the next line, and what was typed before a question is shown is discarded, not taken as its
+    answer. A ``stdin`` without a descriptor (a Python object) is read by ``readline``, unbounded.
+    """
+
+    def __init__(
+        self, stdin: TextIO | None = None, stdout: TextIO | None = None, *, timeout_s: float | None = None
+    ) -> None:
         self.stdin = stdin if stdin is not None else sys.stdin
         self.stdout = stdout if stdout is not None else sys.stderr
+        #: Seconds an ask waits for its answer (raises `ValueError` for a bad value or environment).
+        self.timeout_s = approval_timeout(timeout_s)
         self._turns = _Turns()
+        #: The ask in progress: its deadline (`time.monotonic`) and its withdrawal.
+        self._deadline = math.inf
+        self._stop = threading.Event()
+        #: The last ask expired or was withdrawn: its answer may still come, and is not the next's.
+        self._stale = False
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalResponse:
-        return await self._turns.take(request, lambda: anyio.to_thread.run_sync(self._ask, request))
+        return await self._turns.take(request, lambda: self._answer(request))
+
+    async def _answer(self, request: ApprovalRequest) -> ApprovalResponse:
+        fd = _descriptor(self.stdin)
+        if fd is None:
+            return await anyio.to_thread.run_sync(self._ask, request)
+        finished = threading.Event()
+        self._stop = threading.Event()
+
+        def ask() -> ApprovalResponse:
+            try:
+                discard_pending(fd, stale=self._stale)  # typed before this question was shown
+                self._stale = False
+                self._deadline = time.monotonic() + self.timeout_s
+                return self._ask(request)
+            finally:
+                finished.set()
+
+        try:
+            return await anyio.to_thread.run_sync(ask, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            # The thread ends within one poll: no reader is left to take the next answer.
+            self._stop.set()
+            with anyio.CancelScope(shield=True):
+                while not finished.is_set():  # noqa: ASYNC110
+                    await anyio.sleep(_TURN_POLL_S)
+            raise
 
     def _line(self, prompt: str) -> str | None:
         self.stdout.write(prompt)
         self.stdout.flush()
-        line = self.stdin.readline()
-        return None if line == "" else line.rstrip("\n")
+        fd = _descriptor(self.stdin)
+        if fd is None:
+            line = self.stdin.readline()
+            return None if line == "" else line.rstrip("\n")
+        raw = read_line(fd, self._deadline, self._stop)
+        if raw is None:
+            return None
+        return raw.decode(getattr(self.stdin, "encoding", None) or "utf-8", errors="replace").rstrip("\r")
 
     def _ask(self, request: ApprovalRequest) -> ApprovalResponse:
+        try:
+            return self._questions(request)
+        except AnswerExpired:
+            self._stale = True
+            self.stdout.write(
+                f"\nno answer within {self.timeout_s:g} s (SHELLRT_APPROVAL_TIMEOUT): denied; "
+                "what is typed now is not taken as an answer\n"
+            )
+            self.stdout.flush()
+            return ApprovalResponse(behavior="deny", message=unanswered(self.timeout_s))
+        except AnswerWithdrawn:
+            self._stale = True
+            return ApprovalResponse(behavior="deny", message="The call was cancelled while it asked.")
+
+    def _questions(self, request: ApprovalRequest) -> ApprovalResponse:
         # The model chose this text: escapes and controls are shown, never obeyed by the terminal.
         # One line: a remembered rule keeps a command's quoted newlines (round 17), the menu stays whole.
         rules = (
@@ -202,6 +270,17 @@ class TerminalApprover:
                 return value
             self.stdout.write("the input must be a JSON object\n")
         return None
+
+
+def _descriptor(stream: TextIO) -> int | None:
+    """``stream``'s file descriptor when the deadline reader can wait on it (POSIX), else None."""
+    if os.name != "posix":
+        return None
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return None
+    return fd if isinstance(fd, int) and fd >= 0 else None
 
 
 def terminal_approver_if_interactive() -> Approver | None:

@@ -38,6 +38,9 @@ class LineReader:
         self._source = source
         self._max = max_line_bytes
         self._buf = bytearray()
+        #: How much of ``_buf`` is known to hold no newline: each search starts there, so a long
+        #: line costs one scan, not one per chunk (red team round 26: a 60 MB line took 3 s of CPU).
+        self._scanned = 0
         self._eof = False
         self._pollable: bool | None = None
         try:
@@ -48,21 +51,25 @@ class LineReader:
     async def readline(self) -> bytes | _TooLong | None:
         skipping = False
         while True:
-            cut = self._buf.find(b"\n")
+            cut = self._buf.find(b"\n", self._scanned)
             if cut >= 0:
                 line = bytes(self._buf[: cut + 1])
                 del self._buf[: cut + 1]
+                self._scanned = 0
                 if skipping or len(line) > self._max + 1:
                     return TOO_LONG
                 return line
+            self._scanned = len(self._buf)
             if len(self._buf) > self._max:
                 skipping = True
                 self._buf.clear()
+                self._scanned = 0
             if self._eof:
                 if not self._buf:
                     return TOO_LONG if skipping else None
                 line = bytes(self._buf)
                 self._buf.clear()
+                self._scanned = 0
                 return TOO_LONG if skipping else line
             chunk = await self._read()
             if not chunk:

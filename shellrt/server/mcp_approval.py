@@ -20,9 +20,9 @@ import anyio
 import mcp.types as mt
 
 from shellrt.permissions import ApprovalRequest, ApprovalResponse
+from shellrt.permissions._approval_deadline import approval_timeout, unanswered
 from shellrt.permissions.approvers import answers_concurrently
 from shellrt.permissions.shown import ascii_form, beginning, for_person, markdown_literal, tall_rows
-from shellrt.server._approval_deadline import approval_timeout
 
 __all__ = ["APPROVAL_SCHEMA", "approval_text", "approval_timeout", "current_request", "elicitation_approver"]
 
@@ -131,11 +131,7 @@ async def elicitation_approver(request: ApprovalRequest) -> ApprovalResponse:
         return _no_one_to_ask(request, f"Asking the MCP client failed ({type(exc).__name__}: {exc}).")
     if answer is None:
         log.info("elicitation for %s got no answer within %g s", request.tool_name, deadline)
-        return _no_one_to_ask(
-            request,
-            f"The approval request got no answer within {deadline:g} s (SHELLRT_APPROVAL_TIMEOUT), so the "
-            "call was not run; call it again when someone can answer.",
-        )
+        return _no_one_to_ask(request, unanswered(deadline))
     content = answer.content or {}
     if answer.action == "accept" and content.get("decision") == ALLOW:
         return ApprovalResponse(behavior="allow")

@@ -61,6 +61,7 @@ from shellrt.tools._bashparts import git_reads_only, runs_host_git
 from shellrt.tools._pathfree import memoised_parts, names_no_path
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
 from shellrt.tools._pwshparts import powershell_git_hazard, powershell_path_words
+from shellrt.tools._readonly_path import with_read_only_path
 from shellrt.tools._realdir import real_dir
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
@@ -440,7 +441,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
 
     async def call(self, tool_input: BashInput, ctx: ToolContext) -> ToolOutput[BashOutput]:
         sup = ctx.service(Supervisor)
-        env = self.env_for(tool_input)
+        env = with_read_only_path(self.env_for(tool_input), self.analysis(tool_input), sup, ctx.allowed_roots)
         try:
             if tool_input.run_in_background:
                 task = await sup.start_background(
