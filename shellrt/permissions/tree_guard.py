@@ -13,12 +13,12 @@ of the start hash the tree once in all.
 from __future__ import annotations
 
 import contextlib
-import secrets
 import threading
 from pathlib import Path
 
 import anyio
 
+from shellrt.mark_owner import owned_mark
 from shellrt.permissions.start_digests import StartDigests, fresh
 
 __all__ = ["TreeGuard"]
@@ -30,7 +30,7 @@ class TreeGuard:
     def __init__(self, workspace: Path) -> None:
         self.workspace = workspace
         #: This session's name in the record: the record stays while any member has not ended.
-        self.session = secrets.token_hex(8)
+        self.session = owned_mark()  # names this process: a killed session's mark reads as ended
         self._lock = threading.Lock()
         self._begun = False
         self._ended = False
