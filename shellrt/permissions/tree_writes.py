@@ -242,13 +242,16 @@ def _locked() -> Iterator[None]:
 def _read() -> tuple[dict[str, Any], str | None]:
     path = tree_writes_path()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # Never blocks: a FIFO put there hung every guarded start holding the lock (round 26).
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return {}, None
     except OSError as exc:
         return {}, f"{path} cannot be read ({exc})"
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return {}, f"{path} is not a regular file (move it away)"
         if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or st.st_uid != os.geteuid():
             return {}, f"{path} is writable by others or not yours (fix: chmod 600 {path})"
         with os.fdopen(fd, "r", encoding="utf-8") as fh:
