@@ -5,17 +5,20 @@ Why: every session that runs commands notes its writable roots open, and ended w
 open for good, so a guarded start said "it is running" and refused every change to the tree,
 even after ``shellrt trust add`` (round 25 "Left"). The mark's session name now carries its
 owner: pid, start time in clock ticks, boot and pid namespace; a start on the same boot and in
-the same pid namespace that finds the pid gone, reused (another start time) or a zombie treats
-the mark as ended then. Anything else (a name without an owner, another boot or namespace, an
+the same pid namespace that finds the pid gone or reused (another start time) treats the mark
+as ended then. Anything else (a name without an owner, another boot or namespace, an
 unreadable ``/proc``) is never taken as dead: the mark stays open (fails closed).
 
-Stdlib only: ``shellrt run``'s lean path names its mark with it.
+Stdlib and `sandbox._proctree` only (both already on ``shellrt run``'s lean path, which names
+its mark with it).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+
+from sandbox._proctree import start_time
 
 __all__ = ["owned_mark", "owner_gone"]
 
@@ -35,35 +38,20 @@ def _pid_namespace() -> str | None:
         return None
 
 
-def _stat(pid: int) -> tuple[str, str] | None:
-    """(state, start time in clock ticks) of ``pid``; None when it does not exist."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    if len(fields) < 20:
-        raise OSError(f"/proc/{pid}/stat is not readable as such")
-    return fields[0].decode(), fields[19].decode()
-
-
 def owned_mark() -> str:
     """A new session name for this process's mark: ``<random>:<pid>:<start>:<boot>:<pidns>``;
     the bare random part when the owner cannot be told (then the mark never reads as dead)."""
     token = secrets.token_hex(8)
     pid, boot, namespace = os.getpid(), _boot_id(), _pid_namespace()
-    try:
-        me = _stat(pid)
-    except OSError:
-        me = None
-    if me is None or boot is None or namespace is None:
+    start = start_time(pid)
+    if start is None or boot is None or namespace is None:
         return token
-    return f"{token}:{pid}:{me[1]}:{boot}:{namespace}"
+    return f"{token}:{pid}:{start}:{boot}:{namespace}"
 
 
 def owner_gone(session: str) -> bool:
-    """Whether the process that owns ``session``'s mark is known to have ended (see the module)."""
+    """Whether the process that owns ``session``'s mark is known to have ended (see the module);
+    a zombie still counts as running until it is reaped."""
     parts = session.split(":")
     if len(parts) != 5 or not parts[1].isdigit() or not parts[2].isdigit():
         return False
@@ -71,7 +59,10 @@ def owner_gone(session: str) -> bool:
     if boot != _boot_id() or namespace != _pid_namespace() or int(pid) <= 0:
         return False
     try:
-        now = _stat(int(pid))
-    except OSError:
-        return False
-    return now is None or now[1] != start or now[0] in ("Z", "X", "x")
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process, or not ours to ask: it exists
+        pass
+    now = start_time(int(pid))
+    return now is not None and str(now) != start  # None: gone meanwhile, or unreadable: next time
