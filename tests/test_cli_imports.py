@@ -191,8 +191,9 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # inotify ceiling) and supervisor._output_account (the session's output quota across reopens);
     # +1 round 18: supervisor._env_gitconfig (git config files named by $XDG_CONFIG_HOME and
     # $GIT_CONFIG_GLOBAL, guarded as git config); +1 round 25: supervisor._tree_note (every run
-    # marks its writable roots for a later guarded start: one appended line, stdlib only)
-    ("run", "--sandbox", "local", "--", "true"): 87,
+    # marks its writable roots for a later guarded start: one appended line, stdlib only); +1 round
+    # 26: shellrt.mark_owner (the mark names its owner process, so a killed run's mark ends)
+    ("run", "--sandbox", "local", "--", "true"): 88,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
@@ -200,8 +201,9 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # Edit/Write deny globs, loaded only when a settings file names one); +4 round 17: the three
     # of the lean path and permissions.trust_paths (the trust store and managed settings a command
     # must not forge for a later session: paths only, not the settings loader); +1 round 18: the
-    # lean path's supervisor._env_gitconfig; +1 round 25: supervisor._tree_note (as the lean path)
-    FULL_RUN: 202,
+    # lean path's supervisor._env_gitconfig; +1 round 25: supervisor._tree_note (as the lean path);
+    # +1 round 26: shellrt.mark_owner (as the lean path)
+    FULL_RUN: 203,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

@@ -52,6 +52,7 @@ from shellrt.batch.output_budget import RunOutputBudget, TaskQuota
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
+from shellrt.mark_owner import owned_mark
 from shellrt.protocol import ToolUseBlock
 from shellrt.runtime.sandbox_policy import derive_policy
 from shellrt.runtime.session_mask import state_dirs_anywhere
@@ -284,7 +285,13 @@ class TaskRun:
             if budget is not None:
                 self._quota = TaskQuota(budget)
             self._supervisor = await self._stack.enter_async_context(
-                Supervisor(backend, session_dir=self._tmp / "session", preview_bytes=half, quota=self._quota)
+                Supervisor(
+                    backend,
+                    session_dir=self._tmp / "session",
+                    preview_bytes=half,
+                    quota=self._quota,
+                    tree_session=owned_mark(),  # a killed worker's mark reads as ended (round 26)
+                )
             )
 
     def _own_files(self) -> set[str]:

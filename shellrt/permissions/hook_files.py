@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
+from shellrt.permissions.start_digests import active as active_digests
 
 if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
     from shellrt.analysis.models import Assignment, PlanCommand, Word
@@ -520,7 +521,15 @@ def workspace_tree_digest(root: Path) -> str | None:
 
 
 def _digest(root: Path, rel: str) -> str | None:
-    """``sha256:…`` of a file or of a directory tree; None when absent; ``outside:…`` out of it."""
+    """``sha256:…`` of a file or of a directory tree; None when absent; ``outside:…`` out of it.
+    The whole tree comes from the session start's shared digest while its records are taken
+    (`shellrt.permissions.start_digests`: one hash for them all, round 26)."""
+    if rel == WHOLE_WORKSPACE and (memo := active_digests()) is not None:
+        return memo.digest(str(root), lambda: _digest_now(root, rel))
+    return _digest_now(root, rel)
+
+
+def _digest_now(root: Path, rel: str) -> str | None:
     path = os.path.join(root, rel)
     real = os.path.realpath(path)
     base = str(root)

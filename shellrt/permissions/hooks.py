@@ -45,6 +45,7 @@ from shellrt.permissions.interfaces import (
 )
 from shellrt.permissions.rules import mcp_name_parts
 from shellrt.permissions.settings import HookEvent, HookSpec
+from shellrt.permissions.start_digests import StartDigests
 from shellrt.permissions.tool_names import names_of
 from shellrt.permissions.tree_guard import TreeGuard
 from shellrt.permissions.writable_files import RootsFiles, root_file_paths, roots_changed, roots_files
@@ -177,15 +178,6 @@ class CommandHookRunner(HookRunner):
         if whole:
             self._refuse_whole(whole, await guard.begin())
 
-    def begin_session(self) -> None:
-        """`start_session` for a runner used without a `Runtime`: its own guard, begun here (it
-        hashes the tree in this thread) and ended by `end_session`."""
-        self._whole_refused = {}
-        whole = self.whole_workspace_hooks()
-        if whole:
-            self._own_guard = TreeGuard(self.workspace)
-            self._refuse_whole(whole, self._own_guard.begin_sync())
-
     def _refuse_whole(self, whole: list[str], why: str | None) -> None:
         if why is not None:
             why = (
@@ -194,12 +186,6 @@ class CommandHookRunner(HookRunner):
                 f"`shellrt trust add {self.workspace}` to run it again, or name in it only the directories it needs"
             )
             self._whole_refused = dict.fromkeys(whole, why)
-
-    def end_session(self) -> None:
-        """At the end of a session `begin_session` began: mark the record when the tree changed."""
-        guard = getattr(self, "_own_guard", None)
-        if guard is not None:
-            guard.end_sync()
 
     def host_run_files(self) -> list[Path]:
         """The files the hooks run from a writable root (found by `watch_writable_roots`).
@@ -410,20 +396,11 @@ class CommandHookRunner(HookRunner):
         refused = self._whole_refused.get(spec.command)
         if refused is not None:
             return _Answer(label, notice=f"{event} hook not run: {refused}")
-        trusted = self.workspace_hooks.get(spec.command)
-        if trusted is not None:
-            changed = await anyio.to_thread.run_sync(self._changed_since_trusted, spec.command, trusted)
-            if changed is not None:
-                return _Answer(label, notice=f"{event} hook not run: {changed}")
+        changed = await anyio.to_thread.run_sync(self._changed, spec.command)
+        if changed is not None:
+            return _Answer(label, notice=f"{event} hook not run: {changed}")
+        if spec.command in self.workspace_hooks:
             cwd = self.workspace
-        elif (found := self.session_hooks.get(spec.command)) is not None:
-            changed = await anyio.to_thread.run_sync(self._changed_in_session, spec.command, found)
-            if changed is not None:
-                return _Answer(label, notice=f"{event} hook not run: {changed}")
-        if (in_roots := self.writable_found.get(spec.command)) is not None:
-            changed = await anyio.to_thread.run_sync(self._changed_in_roots, spec.command, in_roots)
-            if changed is not None:
-                return _Answer(label, notice=f"{event} hook not run: {changed}")
         result = await run_hook_process(spec.command, data, cwd=cwd, env=env, timeout=timeout)
         if result.error is not None:
             return _Answer(label, notice=f"{event} hook could not run ({result.error}); ignored")
@@ -451,6 +428,21 @@ class CommandHookRunner(HookRunner):
                 "(make the hook print less)",
             )
         return _parse_stdout(label, event, result.stdout)
+
+    def _changed(self, command: str) -> str | None:
+        """Why ``command`` must not run now (None: what it runs is as trusted and as the session
+        found it). The checks hash now, sharing one whole-tree digest among them (never the
+        start's: `shellrt.permissions.start_digests`)."""
+        with StartDigests().recording():
+            trusted = self.workspace_hooks.get(command)
+            why: str | None = None
+            if trusted is not None:
+                why = self._changed_since_trusted(command, trusted)
+            elif (found := self.session_hooks.get(command)) is not None:
+                why = self._changed_in_session(command, found)
+            if why is None and (in_roots := self.writable_found.get(command)) is not None:
+                why = self._changed_in_roots(command, in_roots)
+            return why
 
     def _changed_since_trusted(self, command: str, trusted: HookFiles) -> str | None:
         """Why the workspace files ``command`` runs are no longer those trusted (None: they are)."""

@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from shellrt.mark_owner import owner_gone
 from shellrt.supervisor._tree_note import note_path, note_roots, parse_note_line
 
 __all__ = [
@@ -73,8 +74,10 @@ def fold_unmarked(data: dict[str, Any]) -> None:
     global _folded
     _folded = None
     try:
-        fd = os.open(note_path(), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # Never blocks: a FIFO there hung the guarded start, the record's lock held (round 26).
+        fd = os.open(note_path(), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
+        _prune(_table(data, MARKS))  # no new lines: the owners of open marks may have died since
         return
     except OSError:
         _apply(data, [{"root": os.sep, "session": "?", "open": False, "at": time.time()}])
@@ -83,7 +86,7 @@ def fold_unmarked(data: dict[str, Any]) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
         st = os.fstat(fd)
         raw = b""
-        while chunk := os.read(fd, 1 << 16):
+        while stat.S_ISREG(st.st_mode) and (chunk := os.read(fd, 1 << 16)):
             raw += chunk
     finally:
         os.close(fd)
@@ -121,7 +124,19 @@ def _apply(data: dict[str, Any], lines: list[dict[str, Any]]) -> None:
 def _prune(marks: dict[str, Any]) -> None:
     """Ended marks of roots that no longer exist (a test's or a run's removed directory): nothing
     is left there to load; a directory made there later by a sandboxed session is its parent's,
-    marked as such. Keeps the record from growing with every temporary workspace."""
+    marked as such. Keeps the record from growing with every temporary workspace. Before that,
+    a session whose owner process died (SIGKILL before its end, `shellrt.mark_owner`) ends now:
+    its writes are all made (its sandbox died with it), and the mark counts as ended after
+    every earlier review (round 26: it stayed open for good, refusing every change even after
+    ``shellrt trust add``)."""
+    now = time.time()
+    for root, mark in list(marks.items()):
+        members = _open(mark)
+        alive = [m for m in members if not owner_gone(m)]
+        if len(alive) != len(members):
+            last = mark.get("last", 0.0) if isinstance(mark, dict) else 0.0
+            last = float(last) if isinstance(last, (int, float)) else now
+            marks[root] = {"open": alive, "last": max(last, now)}
     for root in [r for r, m in marks.items() if not _open(m) and not os.path.lexists(r)]:
         del marks[root]
 

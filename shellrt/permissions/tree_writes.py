@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.private_json import write_private_json
+from shellrt.permissions.start_digests import fresh
 from shellrt.permissions.tree_marks import (
     fold_unmarked,
     overlapping_change,
@@ -59,6 +60,13 @@ def workspace_tree_digest(root: Path) -> str | None:
     from shellrt.permissions.hook_files import workspace_tree_digest as digest
 
     return digest(root)
+
+
+def _digest_now(root: Path) -> str | None:
+    """The tree as it is now, never a session start's shared digest: what an end or a review
+    compares (`shellrt.permissions.start_digests`)."""
+    with fresh():
+        return workspace_tree_digest(root)
 
 
 def tree_writes_path() -> Path:
@@ -131,7 +139,7 @@ def end_tree_session(workspace: Path, started: str | None, *, session: str = "-"
     is left and the tree is as it started; else mark it changed."""
     key = os.path.realpath(workspace)
     hashed_at = time.time()  # a write after this is not in ``now``: a mark ended later still counts
-    now = workspace_tree_digest(Path(key))
+    now = _digest_now(Path(key))
     try:
         with _locked():
             _end(key, now, started, session, hashed_at)
@@ -182,7 +190,7 @@ def clear_tree_writes(workspace: Path) -> None:
     the write as its own start). Raises `TreeRecordBusy` when the record's lock cannot be had."""
     key = os.path.realpath(workspace)
     hashed_at = time.time()
-    reviewed = workspace_tree_digest(Path(key))
+    reviewed = _digest_now(Path(key))
     with _locked():
         data, problem = _read()
         if problem is not None:
@@ -234,13 +242,16 @@ def _locked() -> Iterator[None]:
 def _read() -> tuple[dict[str, Any], str | None]:
     path = tree_writes_path()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # Never blocks: a FIFO put there hung every guarded start holding the lock (round 26).
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return {}, None
     except OSError as exc:
         return {}, f"{path} cannot be read ({exc})"
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return {}, f"{path} is not a regular file (move it away)"
         if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or st.st_uid != os.geteuid():
             return {}, f"{path} is writable by others or not yours (fix: chmod 600 {path})"
         with os.fdopen(fd, "r", encoding="utf-8") as fh:

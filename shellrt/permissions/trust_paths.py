@@ -7,7 +7,9 @@ budget): the trust store, and a managed settings file named by ``$SHELLRT_MANAGE
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = [
@@ -15,6 +17,7 @@ __all__ = [
     "TRUST_STORE_ENV",
     "later_session_files",
     "link_targets",
+    "record_dir_masks",
     "rule_anchors_path",
     "trust_store_path",
     "with_link_targets",
@@ -63,6 +66,34 @@ def later_session_files() -> list[Path]:
     # holds it behind ``~/.shellrt/settings.json -> ~/dotfiles/shellrt/settings.json`` (round 18).
     files.append(Path(os.environ.get("HOME") or str(Path.home())) / ".shellrt" / "settings.json")
     return with_link_targets(files)
+
+
+def record_dir_masks(roots: Iterable[Path]) -> list[Path]:
+    """shellrt's configuration directory (the trust store, and beside it the workspace-writes
+    record, its lock and the marks note) when a writable root holds it: a path the sandbox must
+    mask, made first when missing (a mask covers what exists). Raises `ValueError` when a root
+    *is* that directory: it cannot be masked without hiding the root.
+
+    Why: the record and the note change under other sessions all the time, so they cannot be
+    protected files (reverted after each command); a command given ``--writable ~/.config``
+    wrote a ``~reviewed`` tree vouching for its own plant, and the next session's operator server
+    imported it on the host (red team round 26)."""
+    own = trust_store_path().parent
+    forms = {Path(os.path.normpath(os.path.abspath(own))), Path(os.path.realpath(own))}
+    masks: dict[Path, None] = {}
+    for root in roots:
+        at = {Path(os.path.normpath(os.path.abspath(root))), Path(os.path.realpath(root))}
+        if forms & at:
+            raise ValueError(
+                f"the writable root {root} is shellrt's own configuration directory ({own}: the trust "
+                "store and the record of what sessions wrote, which later sessions trust); a command "
+                "could forge them. Give a directory inside it, or set SHELLRT_TRUST_STORE to a file elsewhere"
+            )
+        if any(r in form.parents for r in at for form in forms):
+            with contextlib.suppress(OSError):
+                own.mkdir(mode=0o700, parents=True, exist_ok=True)
+            masks.setdefault(Path(os.path.realpath(own)))
+    return list(masks)
 
 
 def with_link_targets(files: list[Path]) -> list[Path]:

@@ -221,18 +221,25 @@ class Runtime:
         extra_roots: tuple[Path, ...] = ()
         self._given_settings = [Path(p) for p in settings_files]
         self.governance: Any = None
+        from shellrt.permissions.tree_guard import TreeGuard
+
+        #: The workspace tree's record that hooks and MCP servers loading it whole share (round 25:
+        #: one hash at the start, in `start`, off the event loop; one at the end, in `close`); the
+        #: records the session takes before its first command share its digests (round 26).
+        self.tree_guard = TreeGuard(self.workspace)
         if gate is None and hooks is None and use_settings:
             from shellrt.permissions import build_governance
 
-            governance = build_governance(
-                self.workspace,
-                settings_files=[Path(p) for p in settings_files],
-                mode=mode,
-                approver=approver,
-                allow=allow,
-                deny=deny,
-                trust_workspace=trust_workspace,
-            )
+            with self.tree_guard.recording():
+                governance = build_governance(
+                    self.workspace,
+                    settings_files=[Path(p) for p in settings_files],
+                    mode=mode,
+                    approver=approver,
+                    allow=allow,
+                    deny=deny,
+                    trust_workspace=trust_workspace,
+                )
             gate, hooks = governance.gate, governance.hooks
             self.diagnostics.extend(governance.diagnostics)
             self.governance = governance
@@ -240,6 +247,7 @@ class Runtime:
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
+        from shellrt.permissions.trust_paths import record_dir_masks
         from shellrt.runtime.sandbox_policy import derive_policy
         from shellrt.runtime.session_mask import session_dir_masks
 
@@ -262,7 +270,8 @@ class Runtime:
             base,
             rules=self.governance.settings.rules.rules if self.governance is not None else (),
             settings_files=self.governance.settings.files if self.governance is not None else (),
-            masked_paths=(*masked_paths, *session_dir_masks(self.session_dir, base)),
+            # the record later sessions trust: masked, and refused as a root (round 26)
+            masked_paths=(*masked_paths, *session_dir_masks(self.session_dir, base), *record_dir_masks(base.allowed_roots())),
             mask_defaults=mask_defaults,
             trusted=(  # network allow-list: a trusted workspace's files count, an untrusted one's not
                 _widening_check(self.governance.settings, self.workspace)
@@ -278,15 +287,11 @@ class Runtime:
         self.policy = self.policy.model_copy(update={"read_only": (*self.policy.read_only, *shown)})
         self.gate: PermissionGate = gate or BasicGate(approver)
         self.hooks: HookRunner = hooks or NoHooks()
-        if hasattr(self.hooks, "watch_writable_roots"):  # hooks run on the host: not what commands wrote
-            self.hooks.watch_writable_roots(self.policy.allowed_roots())
-        from shellrt.permissions.tree_guard import TreeGuard
-
-        #: The workspace tree's record that hooks and MCP servers loading it whole share (round 25:
-        #: one hash at the start, in `start`, off the event loop; one at the end, in `close`).
-        self.tree_guard = TreeGuard(self.workspace)
-        #: What hooks and MCP servers run from a writable root: protected (round 17).
-        self._run_files = self._hook_run_files()
+        with self.tree_guard.recording():
+            if hasattr(self.hooks, "watch_writable_roots"):  # hooks run on the host: not what commands wrote
+                self.hooks.watch_writable_roots(self.policy.allowed_roots())
+            #: What hooks and MCP servers run from a writable root: protected (round 17).
+            self._run_files = self._hook_run_files()
         if self.governance is not None:  # the file tools ask before writing them
             self.governance.engine.hook_run_files = frozenset(os.path.realpath(p) for p in self._run_files)
             from shellrt.permissions.trust_paths import later_session_files, link_targets
@@ -365,7 +370,8 @@ class Runtime:
         refuse_linked_session_dir(self.session_dir, self.policy.allowed_roots())
         start_hooks = getattr(self.hooks, "start_session", None)
         if callable(start_hooks):  # before any command: a hook loading the workspace whole (round 24)
-            await start_hooks(self.tree_guard)
+            with self.tree_guard.recording():
+                await start_hooks(self.tree_guard)
         if self._default_session_dir:
             prune_sessions(self.session_dir.parent, keep=self.session_id)
         if self.governance is not None:  # workspace trust: one record per session (audit.jsonl)
@@ -429,15 +435,17 @@ class Runtime:
         if self._settings.get("mcpServers"):
             from shellrt.tools.mcp import McpConnections
 
-            mcp = await self._stack.enter_async_context(
-                McpConnections(
-                    self._settings["mcpServers"],
-                    log_dir=self.session_dir,
-                    workspace=self.workspace,
-                    writable_roots=self.policy.allowed_roots(),
-                    tree_guard=self.tree_guard,
+            with self.tree_guard.recording():  # the servers' records of the start (not their first checks)
+                mcp = await self._stack.enter_async_context(
+                    McpConnections(
+                        self._settings["mcpServers"],
+                        log_dir=self.session_dir,
+                        workspace=self.workspace,
+                        writable_roots=self.policy.allowed_roots(),
+                        tree_guard=self.tree_guard,
+                    )
                 )
-            )
+            self.tree_guard.seal()
             # Sorted by server and name: servers list their tools in any order, and a prompt
             # cache keyed on tools[] needs the same order on every run.
             for tool in sorted(await mcp.tools(), key=_mcp_sort_key):
@@ -448,6 +456,7 @@ class Runtime:
             for line in self.mcp_diagnostics:  # they quote servers' stderr: escaped for a terminal
                 log.warning("mcpServers: %s", for_person(line))
         # --- end MCP ---------------------------------------------------------------------------
+        self.tree_guard.seal()  # commands may run from now on: every digest is taken afresh
         self._ctx = ToolContext(
             session_id=self.session_id,
             session_dir=self.session_dir,

@@ -18,6 +18,7 @@ from typing import Any
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.server_lines import server_command_line
+from shellrt.permissions.start_digests import StartDigests
 from shellrt.permissions.writable_files import RootsFiles, root_file_paths, roots_changed, roots_files
 from shellrt.tools.mcp._launch import launch_cwd
 from shellrt.tools.mcp.config import StdioServerConfig, parse_servers
@@ -66,11 +67,12 @@ def server_run_files(raw: Mapping[str, Any] | None, workspace: Path, roots: Sequ
 def why_not_restart(workspace: Path, config: StdioServerConfig, cwd: str, first: ServerFiles) -> str | None:
     """Why the server must not be started again (None: its files are as they were)."""
     line = _command_line(config, cwd)
-    why = compare_hook_files(first.workspace, hook_files(workspace, [line]))
-    if why is None:
-        why = roots_changed(first.roots, [line], base=Path(cwd))
+    with StartDigests().recording():  # a check: hashed now, one whole-tree hash for both (round 26)
+        why = compare_hook_files(first.workspace, hook_files(workspace, [line]))
         if why is None:
-            return None
+            why = roots_changed(first.roots, [line], base=Path(cwd))
+            if why is None:
+                return None
     why = (
         why.removeprefix("hook ")
         .replace("since the workspace was trusted", "since the server first started")
