@@ -1,11 +1,12 @@
 """Round 26 (perf, issue 22 item 2): a Bash call's own result models are not validated again.
 
-Every local call built a `CommandResult` (28 fields) and a `BashOutput` (22) through pydantic's
-validator from values shellrt computed itself: ~6-20 us a model a call on this machine.
+Every local call built a `CommandResult` (28 fields), a `BashOutput` (22) and its envelope
+(`ToolResultBlock`, `ResultEnvelope`) through pydantic's validator from values shellrt computed
+itself: ~3-20 us a model a call on this machine.
 `shellrt.protocol.trusted` builds them from every field in field order, and validates anything
-else (fail closed). Counted, not timed (robust at any load): a Runtime Bash call runs neither
-model's validator, and what it builds equals, field for field and in its JSON, what validation
-makes of the same values. The shortcut cannot see checks inside a field's type, so the schema of
+else (fail closed); an envelope of a tool's renderings of other types is validated. Counted,
+not timed (robust at any load): a Runtime Bash call runs none of the four validators, and what
+it builds equals, field for field and in its JSON, what validation makes of the same values. The shortcut cannot see checks inside a field's type, so the schema of
 each model built this way is checked to have none but pydantic's own for ``Path``.
 """
 
@@ -19,15 +20,18 @@ import pydantic
 import pytest
 
 import shellrt
+from shellrt.protocol.messages import ToolResultBlock
+from shellrt.protocol.results import ResultEnvelope
 from shellrt.protocol.trusted import trusted
+from shellrt.runtime.execution import CallExecutor
 from shellrt.supervisor.models import CommandResult
-from shellrt.tools.bash import BashOutput
+from shellrt.tools.bash import Bash, BashOutput
 from tests._calls import block_text
 from tests._calls import one_call as _one
 
 pytestmark = pytest.mark.anyio
 
-TRUSTED_MODELS = (CommandResult, BashOutput)
+TRUSTED_MODELS = (CommandResult, BashOutput, ToolResultBlock, ResultEnvelope)
 
 
 class _Counting:
@@ -59,10 +63,11 @@ def _validated_copy(model: pydantic.BaseModel) -> pydantic.BaseModel:
     return type(model).model_validate({k: getattr(model, k) for k in type(model).model_fields})
 
 
-async def test_a_bash_call_validates_neither_result_model_and_builds_the_same(
+async def test_a_bash_call_validates_none_of_its_result_models_and_builds_the_same(
     tmp_path: Path, counted: dict[type[pydantic.BaseModel], _Counting], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built: list[pydantic.BaseModel] = []
+    import shellrt.runtime.execution as exec_mod
     import shellrt.supervisor.supervisor as sup_mod
     import shellrt.tools.bash as bash_mod
 
@@ -73,11 +78,12 @@ async def test_a_bash_call_validates_neither_result_model_and_builds_the_same(
 
     monkeypatch.setattr(sup_mod, "trusted", keep)
     monkeypatch.setattr(bash_mod, "trusted", keep)
+    monkeypatch.setattr(exec_mod, "trusted", keep)
     async with shellrt.Runtime(tmp_path, "local", mode="bypassPermissions") as rt:
         block = await _one(rt, "Bash", command="printf 'x\\n'; echo err >&2; exit 3")
         assert "Exit code 3" in block_text(block)
-    assert {type(m) for m in built} == {CommandResult, BashOutput}
-    assert [c.calls for c in counted.values()] == [0, 0], "a result model was validated again"
+    assert {type(m) for m in built} == set(TRUSTED_MODELS)
+    assert [c.calls for c in counted.values()] == [0] * len(TRUSTED_MODELS), "a result model was validated"
     for model in built:
         copy = _validated_copy(model)
         assert copy == model
@@ -97,7 +103,18 @@ def _values(cls: type[pydantic.BaseModel]) -> dict[str, Any]:
     return {k: getattr(model, k) for k in cls.model_fields}
 
 
-@pytest.mark.parametrize("cls", TRUSTED_MODELS)
+def test_an_envelope_of_other_types_is_validated() -> None:
+    """A tool's own rendering or flag of another type goes through the validator (as before)."""
+    data = BashOutput(command="true", exit_code=0)
+    plain = CallExecutor._envelope("t1", Bash(), data, False, [], None)  # type: ignore[arg-type]
+    assert plain == ResultEnvelope.model_validate(plain.model_dump())
+    coerced = CallExecutor._envelope("t1", Bash(), data, 1, [], None)  # type: ignore[arg-type]
+    assert coerced.model.is_error is True  # validated: 1 became a bool
+    with pytest.raises(pydantic.ValidationError):
+        CallExecutor._envelope("t1", Bash(), data, "maybe", [], None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cls", [CommandResult, BashOutput])
 def test_any_other_shape_is_validated(cls: type[pydantic.BaseModel]) -> None:
     values = _values(cls)
     reordered = dict(reversed(values.items()))
