@@ -51,7 +51,7 @@ class _Counting:
 
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> dict[type[pydantic.BaseModel], _Counting]:
-    out = {}
+    out: dict[type[pydantic.BaseModel], _Counting] = {}
     for cls in TRUSTED_MODELS:
         counter = _Counting(cls.__pydantic_validator__)
         monkeypatch.setattr(cls, "__pydantic_validator__", counter)
