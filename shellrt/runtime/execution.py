@@ -17,7 +17,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -39,6 +39,7 @@ from shellrt.protocol import (
 from shellrt.protocol.notes import note as shellrt_note
 from shellrt.protocol.results import persist_block
 from shellrt.protocol.tool import rendered_content
+from shellrt.protocol.trusted import trusted
 from shellrt.runtime.background_cap import background_refusal
 from shellrt.runtime.input_depth import MAX_INPUT_DEPTH, too_deep
 from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
@@ -455,14 +456,30 @@ class CallExecutor:
             if isinstance(content, str)
             else "\n".join(b.text for b in content if isinstance(b, TextBlock))
         )
-        envelope = ResultEnvelope(
-            tool_use_id=tool_use_id,
-            tool_name=tool.name,
-            model=ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error),
-            ui=ui,
-            audit=audit,
-            total_chars=len(text),
-            exit_code=_exit_code(data),
+        # Text results of shellrt's own strings (every shell call's) are built without running the
+        # validator again (`trusted`); a tool's blocks or renderings of other types are validated.
+        plain = type(content) is str and type(ui) is str and type(audit) is str and type(is_error) is bool
+        build = trusted if plain and type(tool.name) is str and type(tool_use_id) is str else _validated
+        envelope = build(
+            ResultEnvelope,
+            {
+                "tool_use_id": tool_use_id,
+                "tool_name": tool.name,
+                "model": build(
+                    ToolResultBlock,
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": tool_use_id,
+                        "content": content,
+                        "is_error": is_error,
+                    },
+                ),
+                "ui": ui,
+                "audit": audit,
+                "persisted_path": None,
+                "total_chars": len(text),
+                "exit_code": _exit_code(data),
+            },
         )
         limit = tool.max_result_chars
         if limit is not None and len(text) > limit:
@@ -539,6 +556,14 @@ def _person_faces(tool: Tool[Any, Any], data: Any, content: str | list[ContentBl
     ui = rendered_content(content) if kind.render_result is Tool.render_result else tool.render_result(data)
     audit = ui if kind.audit_text is Tool.audit_text else tool.audit_text(data)
     return ui, audit
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _validated(cls: type[_Model], values: dict[str, Any]) -> _Model:
+    """`trusted`'s other side: a model built by its validator (values of any type)."""
+    return cls.model_validate(values)
 
 
 def _exit_code(data: Any) -> int | None:

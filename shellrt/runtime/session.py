@@ -842,7 +842,7 @@ class Runtime:
             + ', "persisted_path": '
             + ("null" if path is None else _json_str(path))
             + ', "model": '
-            + _TRANSCRIPT_LINE(model)
+            + _result_json(model)
             + ', "ui": '
             + ui
             + ', "audit": '
@@ -1065,6 +1065,32 @@ _CALL_LINE_KEYS = frozenset(
         "elapsed_s", "total_chars", "persisted_path", "model", "ui", "audit",
     )
 )  # fmt: skip
+
+
+#: A text result block's dump, in its fields' order (`ToolResultBlock` with ``str`` content).
+_TEXT_RESULT_KEYS = ("type", "tool_use_id", "content", "is_error")
+
+
+def _result_json(model: dict[str, Any]) -> str:
+    """`_TRANSCRIPT_LINE` of a result block's dump: a text result's (every shell call's) put
+    together from its encoded pieces (~3 us against the encoder's ~14 us at load); any other
+    shape goes through the encoder."""
+    use_id, content, is_error = model.get("tool_use_id"), model.get("content"), model.get("is_error")
+    if (
+        type(content) is str
+        and type(use_id) is str
+        and type(is_error) is bool
+        and model.get("type") == "tool_result"
+        and tuple(model) == _TEXT_RESULT_KEYS
+    ):
+        return (
+            '{"type": "tool_result", "tool_use_id": '
+            + _json_str(use_id)
+            + ', "content": '
+            + _json_str(content)
+            + (', "is_error": true}' if is_error else ', "is_error": false}')
+        )
+    return _TRANSCRIPT_LINE(model)
 
 
 def _call_fields(block: ToolUseBlock) -> str:

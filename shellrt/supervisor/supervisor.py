@@ -21,6 +21,7 @@ import anyio
 
 from sandbox import ExecRequest, ExitStatus, SandboxBackend
 from sandbox.errors import CwdRefusedError
+from shellrt.protocol.trusted import trusted
 from shellrt.supervisor._cwd_probe import ENTRY_HEAD_BYTES, probe_cwd, unenterable
 from shellrt.supervisor._deadline import KillingDeadline
 from shellrt.supervisor._spawner import Spawner
@@ -595,37 +596,44 @@ class Supervisor:
         err_truncated = False
         if execution.err is not None:
             stderr_text, err_truncated = execution.err.preview()
-        return CommandResult(
-            command=command,
-            argv=argv,
-            exit_code=_exit_code(status, timed_out=timed_out, backgrounded=backgrounded_task_id is not None),
-            signal=None if status is None else status.signal,
-            timed_out=timed_out,
-            interrupted=interrupted,
-            oom_killed=bool(status and status.oom_killed),
-            sandbox_failure=None if status is None else status.sandbox_failure,
-            backgrounded_task_id=backgrounded_task_id,
-            output_path=execution.out.path,
-            stderr_path=execution.err.path if execution.err else None,
-            total_bytes=execution.total_bytes,
-            stderr_bytes=execution.err.total_bytes if execution.err else 0,
-            preview=preview,
-            truncated=out_truncated or err_truncated,
-            stdout=preview if execution.err is not None else None,
-            stderr=stderr_text,
-            stdout_bytes=execution.out.total_bytes,
-            stdout_truncated=out_truncated,
-            stderr_truncated=err_truncated,
-            cwd=self._cwd.cwd,
-            cwd_changed=cwd_changed,
-            cwd_note=cwd_note,
-            duration_s=round(
-                execution.elapsed_s if execution.ended else time.monotonic() - execution.started, 6
-            ),
-            notes=(*execution.notes, *((OOM_NOTE,) if status and status.oom_killed else ())),
-            output_lost=execution.loss_report(previews_complete_ok=True),
-            capture_failed=execution.capture_error is not None,
-            saved_bytes=execution.out.saved_bytes + (execution.err.saved_bytes if execution.err else 0),
+        # Every field, in field order: our own typed values, not validated again (`trusted`).
+        return trusted(
+            CommandResult,
+            {
+                "command": command,
+                "argv": argv,
+                "exit_code": _exit_code(
+                    status, timed_out=timed_out, backgrounded=backgrounded_task_id is not None
+                ),
+                "signal": None if status is None else status.signal,
+                "timed_out": timed_out,
+                "interrupted": interrupted,
+                "oom_killed": bool(status and status.oom_killed),
+                "backgrounded_task_id": backgrounded_task_id,
+                "output_path": execution.out.path,
+                "stderr_path": execution.err.path if execution.err else None,
+                "total_bytes": execution.total_bytes,
+                "preview": preview,
+                "truncated": out_truncated or err_truncated,
+                "stdout": preview if execution.err is not None else None,
+                "stderr": stderr_text,
+                "stdout_bytes": execution.out.total_bytes,
+                "stderr_bytes": execution.err.total_bytes if execution.err else 0,
+                "stdout_truncated": out_truncated,
+                "stderr_truncated": err_truncated,
+                "cwd": self._cwd.cwd,
+                "cwd_changed": cwd_changed,
+                "cwd_note": cwd_note,
+                "duration_s": round(
+                    execution.elapsed_s if execution.ended else time.monotonic() - execution.started, 6
+                ),
+                "notes": (*execution.notes, *((OOM_NOTE,) if status and status.oom_killed else ())),
+                "output_lost": execution.loss_report(previews_complete_ok=True),
+                "capture_failed": execution.capture_error is not None,
+                "saved_bytes": execution.out.saved_bytes
+                + (execution.err.saved_bytes if execution.err else 0),
+                "sandbox_failure": None if status is None else status.sandbox_failure,
+            },
         )
 
 

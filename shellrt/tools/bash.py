@@ -45,6 +45,7 @@ from shellrt.protocol.notes import (
     note,
     reads_as_note,
 )
+from shellrt.protocol.trusted import trusted
 from shellrt.supervisor import (
     CommandResult,
     ProgressEvent,
@@ -561,29 +562,33 @@ def _background_cap() -> int:
 
 def bash_output(result: CommandResult, timeout_s: float | None) -> BashOutput:
     """The Bash tool's output model for a supervisor result (also used by ``shellrt run --json``)."""
-    return BashOutput(
-        command=result.command,
-        exit_code=result.exit_code,
-        output=result.preview,
-        stderr=result.stderr,
-        truncated=result.truncated,
-        stdout_truncated=result.stdout_truncated if result.stderr is not None else result.truncated,
-        stderr_truncated=result.stderr_truncated,
-        total_bytes=result.total_bytes,
-        output_path=str(result.output_path),
-        timed_out=result.timed_out,
-        timeout_s=timeout_s,
-        interrupted=result.interrupted,
-        task_id=result.backgrounded_task_id,
-        moved_to_background=result.backgrounded_task_id is not None,
-        cwd=result.cwd,
-        cwd_changed=result.cwd_changed,
-        cwd_note=result.cwd_note,
-        duration_s=result.duration_s,
-        notes=list(result.notes),
-        output_lost=result.output_lost,
-        saved_bytes=result.saved_bytes,
-        sandbox_failure=result.sandbox_failure,
+    # Every field, in field order: the supervisor's own typed values, not validated again (`trusted`).
+    return trusted(
+        BashOutput,
+        {
+            "command": result.command,
+            "exit_code": result.exit_code,
+            "output": result.preview,
+            "stderr": result.stderr,
+            "truncated": result.truncated,
+            "stdout_truncated": result.stdout_truncated if result.stderr is not None else result.truncated,
+            "stderr_truncated": result.stderr_truncated,
+            "total_bytes": result.total_bytes,
+            "output_path": str(result.output_path),
+            "timed_out": result.timed_out,
+            "timeout_s": None if timeout_s is None else float(timeout_s),  # as validation made it
+            "interrupted": result.interrupted,
+            "task_id": result.backgrounded_task_id,
+            "moved_to_background": result.backgrounded_task_id is not None,
+            "cwd": result.cwd,
+            "cwd_changed": result.cwd_changed,
+            "cwd_note": result.cwd_note,
+            "duration_s": result.duration_s,
+            "notes": list(result.notes),
+            "output_lost": result.output_lost,
+            "saved_bytes": result.saved_bytes,
+            "sandbox_failure": result.sandbox_failure,
+        },
     )
 
 
