@@ -32,13 +32,16 @@ ATTACKS = [
     ("cd..", "Set-Location"), ("cd\\", "Set-Location"), ("cd~", "Set-Location"), ("C:", "Set-Location"),
     ("TabExpansion2 'Get-Foo -'", "Import-Module"), ("rm x", "rm"), ("sort -o x y", "sort"),
 ]
+#: Deny rules written in lower case (cmdlet names are case-insensitive) and the commands they must meet.
+LOWER_CASE = [("Get-Content x", "get-content"), ("Content x", "get-content"), ("gc x", "get-content"),
+              ("ri x", "remove-item"), ("Remove-Item x", "remove-item"), ("md d", "new-item")]
 #: Commands whose every reading is outside the deny rules below: still allowed.
 KEPT = ["Get-ChildItem", "Rename-Item a b", "Content x", "md d", "git status", "Clear-Host"]
 
 
 async def test_deny_rules_meet_every_command_a_name_may_run(tmp_path: Path) -> None:
     failed = []
-    for i, (command, target) in enumerate(ATTACKS):
+    for i, (command, target) in enumerate(ATTACKS + LOWER_CASE):
         [decided] = await rule_decisions(tmp_path, PowerShell(), [command], mode="bypassPermissions",
                                          deny=[f"PowerShell({target}:*)"], ws=tmp_path / f"ws{i}")
         if decided != "deny":
