@@ -24,7 +24,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from shellrt.supervisor._escape_cut import open_sequence_start
 from shellrt.supervisor._output_account import SLICE as _ACCOUNT_SLICE
 from shellrt.supervisor._output_account import OutputAccount
 from shellrt.supervisor.text import safe_decode, trim_partial_utf8
@@ -482,6 +481,7 @@ class OutputSpool:
             return safe_decode(full), False
         # Imported here: only a cut output needs the notes (the lean `shellrt run` never cuts).
         from shellrt.protocol.notes import OUTPUT_MARK, neutralize_output, note
+        from shellrt.supervisor._escape_cut import open_sequence_start
 
         head_bytes = trim_partial_utf8(bytes(self._head), at_start=False)
         # Nor may a sequence the command left open across the cut take the note in (round 26).

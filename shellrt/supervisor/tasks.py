@@ -20,7 +20,6 @@ from pathlib import Path
 
 import anyio
 
-from shellrt.supervisor._escape_cut import open_sequence_start
 from shellrt.supervisor.errors import TaskNotFoundError
 from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import OOM_NOTE, BackgroundTask, TaskOutputChunk, TaskStatus
@@ -232,6 +231,8 @@ class TaskManager:
                 cut = len(data)
             # a sequence left open at the cut stays for the next read whole: it would take in what
             # the caller says after this chunk (round 26; `_escape_cut`), unless it is all there is
+            from shellrt.supervisor._escape_cut import open_sequence_start  # only a cut needs it
+
             cut = open_sequence_start(data[:cut]) or cut
             pending = len(data) - cut
             data = data[:cut]
