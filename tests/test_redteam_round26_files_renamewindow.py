@@ -17,38 +17,25 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import shellrt
 from sandbox import confine
+from tests import test_redteam_round26_files_replacewindow as _window
 from tests._calls import block_text
 from tests._calls import one_call as _one
 from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
 
-
-@pytest.fixture
-def in_window(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Callable[[], None]]]:
-    """Commands run (once each) right after confine's check before the replace (`_land`)."""
-    commands: list[Callable[[], None]] = []
-    real = confine._refuse_stale
-
-    def checked(*args: Any, **kwargs: Any) -> None:
-        real(*args, **kwargs)
-        if sys._getframe(1).f_code.co_name == "_land":
-            while commands:
-                commands.pop(0)()
-
-    monkeypatch.setattr(confine, "_refuse_stale", checked)
-    yield commands
+#: The hook that opens the window right after confine's last check, and the two tools' calls.
+in_window = _window.in_window
+CALLS = _window.CALLS
 
 
 def _mv_over(f: Path, content: str) -> None:
@@ -58,24 +45,13 @@ def _mv_over(f: Path, content: str) -> None:
     )
 
 
-CALLS = [
-    ("Edit", {"old_string": "old", "new_string": "new"}),
-    ("Write", {"content": "new\n"}),
-]
-
-
 @pytest.mark.parametrize("backend", ["local", "bwrap"])
 async def test_a_rename_over_the_file_inside_the_replace_is_kept_and_said(
     tmp_path: Path, backend: str, in_window: list[Callable[[], None]]
 ) -> None:
-    if backend == "bwrap":
-        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws, runtime = _window.runtime_on(tmp_path, backend)
     lost = []
-    async with shellrt.Runtime(
-        workspace=ws, sandbox=backend, mode="acceptEdits", session_dir=tmp_path / "s", settings_files=()
-    ) as rt:
+    async with runtime as rt:
         for tool, arguments in CALLS:
             f = ws / f"{tool}.txt"
             f.write_text("old\n")

@@ -89,6 +89,18 @@ CALLS = [
 ]
 
 
+def runtime_on(tmp_path: Path, backend: str) -> tuple[Path, shellrt.Runtime]:
+    """A workspace in ``tmp_path`` and a Runtime on it that may edit without asking (bwrap: required in CI)."""
+    if backend == "bwrap":
+        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    runtime = shellrt.Runtime(
+        workspace=ws, sandbox=backend, mode="acceptEdits", session_dir=tmp_path / "s", settings_files=()
+    )
+    return ws, runtime
+
+
 def _no_exchange(parent: int, a: bytes, b: bytes) -> None:
     raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
 
@@ -106,17 +118,12 @@ async def test_a_write_inside_the_replace_is_put_back_and_said(
     """With ``renameat2(RENAME_EXCHANGE)`` confine sees the write in the file it displaced and
     exchanges back (the write stays where it was made); without (a filesystem that refuses it)
     the rename lands and the command's version is put back."""
-    if backend == "bwrap":
-        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     if not exchange:
         monkeypatch.setattr(confine, "_exchange", _no_exchange)
     answer = "changed after it was read" if exchange else "put back"
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws, runtime = runtime_on(tmp_path, backend)
     lost = []
-    async with shellrt.Runtime(
-        workspace=ws, sandbox=backend, mode="acceptEdits", session_dir=tmp_path / "s", settings_files=()
-    ) as rt:
+    async with runtime as rt:
         for tool, arguments in CALLS:
             for how in ("held", "by name"):
                 f = ws / f"{tool}-{how.replace(' ', '')}.txt"
