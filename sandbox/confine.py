@@ -27,7 +27,8 @@ sandbox path: containment in a writable mount and masks are decided on that
 canonical path, and the file is then opened/created relative to the fd with
 ``O_NOFOLLOW`` — so what was checked is what is opened. Symlinks that stay
 inside the view stay usable. Atomic writes create their temp file in the
-anchored parent fd and ``renameat`` within it; nothing is left on a refusal.
+anchored parent fd and ``renameat`` (``renameat2(RENAME_EXCHANGE)`` over a file that was read)
+within it; nothing is left on a refusal.
 
 This module imports nothing of ``shellrt`` (``sandbox/`` is the lowest layer).
 """
@@ -40,7 +41,7 @@ import os
 import posixpath
 import secrets
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -224,6 +225,58 @@ _openat2 = _Openat2()
 def openat2_available() -> bool:
     """Whether the fast path is in use (tests assert the fallback gives the same answers)."""
     return _openat2.usable
+
+
+# --- renameat2 ------------------------------------------------------------------------------
+
+_RENAME_EXCHANGE = 2
+#: renameat2's number for a libc without the wrapper (glibc < 2.28); elsewhere ENOSYS (check, then rename).
+_SYS_RENAMEAT2 = {"x86_64": 316, "i386": 353, "i686": 353, "aarch64": 276, "riscv64": 276, "armv7l": 382}
+#: What a filesystem (NFS, FUSE, ...) or a seccomp filter answers when it cannot exchange; EPERM as
+#: well, where a rename (an immutable file's) says why (`_refuse_locked_file`).
+_NO_EXCHANGE = frozenset({errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EPERM})
+
+
+class _Renameat2:
+    """``renameat2`` through ctypes (Python 3.11 has no wrapper): libc's, else the raw syscall."""
+
+    def __init__(self) -> None:
+        self._call: Callable[..., int] | None = None
+        self._nr: int | None = None
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+        except OSError:
+            return
+        fn = getattr(libc, "renameat2", None)
+        if fn is not None:
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            self._call = fn
+        elif os.uname().machine in _SYS_RENAMEAT2:
+            self._call = libc.syscall
+            self._call.restype = ctypes.c_long
+            self._nr = _SYS_RENAMEAT2[os.uname().machine]
+
+    def __call__(self, parent: int, old: bytes, new: bytes, flags: int) -> None:
+        """Rename ``old`` to ``new`` in directory fd ``parent``; OSError (ENOSYS when unavailable)."""
+        if self._call is None:
+            raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
+        args = (ctypes.c_int(parent), ctypes.c_char_p(old), ctypes.c_int(parent), ctypes.c_char_p(new))
+        if self._nr is None:
+            rc = int(self._call(*args, ctypes.c_uint(flags)))
+        else:
+            rc = int(self._call(ctypes.c_long(self._nr), *args, ctypes.c_uint(flags)))
+        if rc != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+
+
+_renameat2 = _Renameat2()
+
+
+def _exchange(parent: int, a: bytes, b: bytes) -> None:
+    """Exchange entries ``a`` and ``b`` of directory fd ``parent`` atomically (RENAME_EXCHANGE)."""
+    _renameat2(parent, a, b, _RENAME_EXCHANGE)
 
 
 # --- the view -------------------------------------------------------------------------------
@@ -939,8 +992,9 @@ class Stamp:
     """A file as it was when its content was read (from an ``fstat`` taken before the read).
 
     `write_file` given one (``base``) replaces the file only if it is still that inode with that
-    size and those times right before the rename: a command that rewrote it (in place, or by a
-    rename over it) while the tool worked would otherwise lose its change unseen (red team, round 20).
+    size and those times right before the replace, and the file the replace displaced is that inode
+    with that size and modification time (`_exchanged`): a command that rewrote it (in place, or by a
+    rename over it) while the tool worked would otherwise lose its change unseen (red team, rounds 20, 26).
     """
 
     inode: tuple[int, int]
@@ -1148,9 +1202,18 @@ def _refuse_stale(parent: int, name: bytes, base: Stamp | None, exclusive: bool,
         raise _stale(shown)
 
 
-def _land(parent: int, tmp: bytes, name: bytes, base: Stamp | None, exclusive: bool, shown: str) -> None:
-    """Put the temp file at ``name``: a hard link for a new file (never replaces one that appeared since
-    the check), else a rename right after checking the target is still what was read."""
+def _land(
+    parent: int,
+    tmp: bytes,
+    name: bytes,
+    base: Stamp | None,
+    exclusive: bool,
+    shown: str,
+    mine: tuple[int, int],
+) -> None:
+    """Put the temp file (inode ``mine``) at ``name``: a hard link for a new file (never replaces one that
+    appeared since the check), else an exchange that is kept only if it displaced the file read
+    (`_exchanged`), else (a filesystem without exchange) a rename right after checking the target."""
     if exclusive:
         try:
             os.link(tmp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
@@ -1170,11 +1233,65 @@ def _land(parent: int, tmp: bytes, name: bytes, base: Stamp | None, exclusive: b
                 pass
             return
     _refuse_stale(parent, name, base, exclusive, shown)
+    if base is not None and _exchanged(parent, tmp, name, base, shown, mine):
+        return
     try:
         os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
     except PermissionError:
         _refuse_locked_file(parent, name, shown)
         raise
+
+
+def _exchanged(parent: int, tmp: bytes, name: bytes, base: Stamp, shown: str, mine: tuple[int, int]) -> bool:
+    """Exchange the temp file with ``name`` (``renameat2(RENAME_EXCHANGE)``) and keep it only if the
+    file it displaced (now at ``tmp``) is the one read: its inode, size and modification time are
+    ``base``'s (its change time moves with the exchange; `_refuse_stale` checked it just before).
+    False where the filesystem cannot exchange (the caller checks, then renames).
+
+    A command's rename over the file between the check and a plain rename was replaced unseen
+    (round 26); now its file is displaced, seen, exchanged back and the write refused. Nothing a
+    command put at either name is ever removed: only the file read is, once it is displaced."""
+    try:
+        _exchange(parent, tmp, name)
+    except OSError as exc:
+        if exc.errno in _NO_EXCHANGE:
+            return False
+        if exc.errno == errno.ENOENT:  # the file went away after the check, or our temp file did
+            raise (
+                _stale(shown) if _inode_at(parent, tmp) == mine else _swapped(shown, landed=False)
+            ) from None
+        raise
+    try:
+        st: os.stat_result | None = os.stat(tmp, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        st = None
+    if st is not None and (_inode(st), st.st_size, st.st_mtime_ns) == (base.inode, base.size, base.mtime_ns):
+        try:
+            os.unlink(tmp, dir_fd=parent)
+        except OSError:
+            pass
+        return True
+    # Exchange back: the command's file returns to its name, ours to the temp name (removed by the
+    # caller, by inode). A command that renamed again in between left its files at both names.
+    try:
+        _exchange(parent, tmp, name)
+    except OSError as exc:
+        raise _changed_again(shown, tmp, exc.strerror) from None
+    if _inode_at(parent, tmp) != mine:
+        raise _changed_again(shown, tmp, None)
+    raise _stale(shown)
+
+
+def _changed_again(shown: str, tmp: bytes, why: str | None) -> ConfinementError:
+    """The error of a write undone because a command replaced the file, which it replaced again meanwhile."""
+    other = posixpath.join(posixpath.dirname(shown), os.fsdecode(tmp))
+    undo = f"undoing it failed ({why})" if why else "it changed again while this write was undone"
+    return ConfinementError(
+        errno.EAGAIN,
+        f"{shown} was replaced by a running command while this write was made, and {undo}: this write "
+        f"was not made, and a file the command put there may be at {other}. Stop the command, Read both, "
+        "keep the right one (remove the other), then make the change again.",
+    )
 
 
 def _refuse_locked_file(parent: int, name: bytes, shown: str) -> None:
@@ -1268,7 +1385,7 @@ def _replace_in(
         # round 19). Checked before the rename (nothing lands) and after it (then it is said).
         if _inode_at(parent, tmp) != mine:
             raise _swapped(shown, landed=False)
-        _land(parent, tmp, os.fsencode(name), base, exclusive, shown)
+        _land(parent, tmp, os.fsencode(name), base, exclusive, shown, mine)
         renamed = True
     except BaseException:
         if not renamed and _inode_at(parent, tmp) == mine:  # never a file a command put there

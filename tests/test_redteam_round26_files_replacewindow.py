@@ -15,6 +15,7 @@ place) and a shell's ``>>`` by name.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -88,18 +89,41 @@ CALLS = [
 ]
 
 
-@pytest.mark.parametrize("backend", ["local", "bwrap"])
-async def test_a_write_inside_the_replace_is_put_back_and_said(
-    tmp_path: Path, backend: str, in_window: list[Callable[[], None]]
-) -> None:
+def runtime_on(tmp_path: Path, backend: str) -> tuple[Path, shellrt.Runtime]:
+    """A workspace in ``tmp_path`` and a Runtime on it that may edit without asking (bwrap: required in CI)."""
     if backend == "bwrap":
         require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     ws = tmp_path / "ws"
     ws.mkdir()
-    lost = []
-    async with shellrt.Runtime(
+    runtime = shellrt.Runtime(
         workspace=ws, sandbox=backend, mode="acceptEdits", session_dir=tmp_path / "s", settings_files=()
-    ) as rt:
+    )
+    return ws, runtime
+
+
+def _no_exchange(parent: int, a: bytes, b: bytes) -> None:
+    raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+
+
+@pytest.mark.parametrize(
+    ("backend", "exchange"), [("local", True), ("bwrap", True), ("local", False), ("bwrap", False)]
+)
+async def test_a_write_inside_the_replace_is_put_back_and_said(
+    tmp_path: Path,
+    backend: str,
+    exchange: bool,
+    in_window: list[Callable[[], None]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With ``renameat2(RENAME_EXCHANGE)`` confine sees the write in the file it displaced and
+    exchanges back (the write stays where it was made); without (a filesystem that refuses it)
+    the rename lands and the command's version is put back."""
+    if not exchange:
+        monkeypatch.setattr(confine, "_exchange", _no_exchange)
+    answer = "changed after it was read" if exchange else "put back"
+    ws, runtime = runtime_on(tmp_path, backend)
+    lost = []
+    async with runtime as rt:
         for tool, arguments in CALLS:
             for how in ("held", "by name"):
                 f = ws / f"{tool}-{how.replace(' ', '')}.txt"
@@ -117,7 +141,7 @@ async def test_a_write_inside_the_replace_is_put_back_and_said(
                         holder.close()
                 text = block_text(result)
                 now = f.read_text()
-                said = result.get("is_error") and "put back" in text
+                said = result.get("is_error") and answer in text
                 if in_window or not said or "write" not in now or "new" in now:
                     lost.append((tool, how, now, text))
     assert not lost, (

@@ -7,7 +7,10 @@ name leads to any more, and the tool said the change was made (round 25, "Left")
 held open across the replace (`hold`); afterwards its size and modification time must still be
 what was read (`written_meanwhile`; its change time moves with the rename itself). If they are
 not, the command's content is put back and the tool's change is not kept (`put_back`), unless
-the replaced file or the new one changed again, which is then said instead.
+the replaced file or the new one changed again, which is then said instead. Where the filesystem
+can exchange (``renameat2(RENAME_EXCHANGE)``), confine itself refuses a write made before the
+exchange (the file stays as the command left it); this covers a write after it, through a held fd,
+and filesystems without the exchange.
 """
 
 from __future__ import annotations
