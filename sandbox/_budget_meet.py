@@ -4,7 +4,7 @@ enter, found without letting another user decide whether a sandbox starts.
 Round 23 met in the caller's ``XDG_RUNTIME_DIR``; round 26 added ``<temp>/shellrt-budget-<uid>``
 and refused to start when another user had made that path first, so any local user could stop
 every sandbox of a caller without a runtime directory. Now the places are tried in turn: the
-runtime directory, ``~/.cache/shellrt/budget`` in a home of the caller's own (no other user can
+runtime directory, ``~/.cache/shellrt/budget-<host>`` in a home of the caller's own (no other user can
 create names there), the temp path. When none is usable the holder meets nobody: the process
 takes its own half (the degraded mode before round 22), with a warning saying what to fix.
 
@@ -24,8 +24,12 @@ __all__ = ["meeting_dir"]
 
 _log = logging.getLogger(__name__)
 
-#: Below the caller's home: the components made (0700) when missing.
-HOME_PLACE = (".cache", "shellrt", "budget")
+def home_place() -> tuple[str, ...]:
+    """Below the caller's home, the components made (0700) when missing: one directory per host,
+    as the budgets are per kernel (a home shared by NFS: a holder of another host holds the
+    lock's flock but serves a socket nobody here can connect to)."""
+    node = os.uname().nodename.replace("/", "_").lstrip(".") or "host"
+    return (".cache", "shellrt", f"budget-{node}")
 
 
 def _opened(name: str, dir_fd: int | None = None, *, follow: bool = False) -> int | None:
@@ -76,13 +80,13 @@ def _below(parent: int, names: tuple[str, ...]) -> int | None:
 
 
 def _home_place() -> int | None:
-    """``~/.cache/shellrt/budget`` when the home is the caller's and nobody else may write there
+    """``~/.cache/shellrt/budget-<host>`` when the home is the caller's and nobody else may write there
     (else another user could make the names below it)."""
     home = os.environ.get("HOME", "")
     if not home.startswith("/"):
         return None
     fd = _checked(_opened(home, follow=True), 0o022)  # the caller's own setting: a link is fine
-    return None if fd is None else _below(fd, HOME_PLACE)
+    return None if fd is None else _below(fd, home_place())
 
 
 def temp_place() -> str:
@@ -101,7 +105,7 @@ def _found(path: str) -> str:
 def meeting_dir() -> int | None:
     """An fd of the directory the uid's holders meet in, or None (warned once per call) when there
     is none: the caller's ``XDG_RUNTIME_DIR`` when that is its own and nobody else may enter it
-    (red team round 23), else ``~/.cache/shellrt/budget`` (round 26), else ``<temp>/shellrt-budget-
+    (red team round 23), else ``~/.cache/shellrt/budget-<host>`` (round 26), else ``<temp>/shellrt-budget-
     <euid>`` made 0700. A path another user made first, a link, or one open to others is never
     used (its maker could hold the lock or serve a socket there) and never stops a start."""
     run = os.environ.get("XDG_RUNTIME_DIR", "")
@@ -127,6 +131,6 @@ def meeting_dir() -> int | None:
             path,
             _found(path),
             os.geteuid(),
-            "/".join(HOME_PLACE),
+            "/".join(home_place()),
         )
     return fd

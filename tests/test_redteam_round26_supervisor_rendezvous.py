@@ -10,7 +10,7 @@ own in the temp dir, ``<temp>/shellrt-budget-<uid>``, made 0700 and opened ``O_N
 checked by ``fstat`` (a directory, the caller's, no group or other bits); the holder works in it
 by that fd (its cwd), never by a path someone could swap. One another user made first (any uid
 can create a name in a shared temp dir), or a link there, was refused, so any user could stop
-every sandbox of the caller; now the caller first tries ``~/.cache/shellrt/budget`` in a home of
+every sandbox of the caller; now the caller first tries ``~/.cache/shellrt/budget-<host>`` in a home of
 its own, and with no place left its process takes its own half and says why (never a refusal).
 
 The caller is uid 65534 (`tests._nonroot`'s shared tree); the hostile user is root and uid 65533.
@@ -110,6 +110,20 @@ def _end(process: subprocess.Popen[str]) -> None:
     process.wait(timeout=60)
 
 
+def _two_starts(
+    run: _nonroot.NonRootRun, name: str, tmp: Path, home: str = _NO_HOME
+) -> tuple[subprocess.Popen[str], str, str]:
+    """Two processes of the caller, the second started while the first holds: the first (ended)
+    and what each said."""
+    first, said_first = _start(run, name, tmp, home)
+    try:
+        second, said_second = _start(run, name, tmp, home)
+        _end(second)
+    finally:
+        _end(first)
+    return first, said_first, said_second
+
+
 def _home(run: _nonroot.NonRootRun) -> Path:
     """A home of the caller's own (0755, as most are), new for each test."""
     home = run.owned / "home" / f"h-{uuid.uuid4().hex[:8]}"
@@ -120,22 +134,17 @@ def _home(run: _nonroot.NonRootRun) -> Path:
 
 def test_another_user_making_the_temp_path_cannot_stop_a_start(nobody: _nonroot.NonRootRun, shared_tmp: Path) -> None:
     """Failed before (2 of 2): root made ``<temp>/shellrt-budget-65534`` first and every start
-    of the caller was refused. Now the caller meets in its own home (``~/.cache/shellrt/budget``,
+    of the caller was refused. Now the caller meets in its own home (``~/.cache/shellrt/budget-<host>``,
     which no other user can create) and its processes still share one namespace."""
     meet = shared_tmp / "shellrt-budget-65534"
     meet.mkdir(mode=0o700)  # root's: the caller may not even enter it
     home = _home(nobody)
     name = _name()
-    first, ns_first = _start(nobody, name, shared_tmp, str(home))
-    try:
-        second, ns_second = _start(nobody, name, shared_tmp, str(home))
-        _end(second)
-    finally:
-        _end(first)
+    first, ns_first, ns_second = _two_starts(nobody, name, shared_tmp, str(home))
     assert ns_first.isdigit(), f"another user's directory in the temp dir stopped the start: {ns_first!r}"
     assert ns_second == ns_first, "the caller's processes no longer share one budget namespace"
     assert _warned(first) == "", "a start that found a place of its own to meet warned"
-    budget = home / ".cache" / "shellrt" / "budget"
+    budget = home / ".cache" / "shellrt" / f"budget-{os.uname().nodename}"
     info = budget.lstat()
     assert (info.st_uid, info.st_mode & 0o7777) == (_nonroot.NOBODY, 0o700)
     assert sorted(os.listdir(budget)) == [f"{name}.lock"], "the serving holder left its socket behind"
@@ -167,12 +176,7 @@ def test_another_user_on_the_abstract_name_cannot_stop_the_sharing(
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as squatter:
         squatter.bind("\0" + name)  # the abstract name the caller's holders met under
         squatter.listen(16)
-        first, ns_first = _start(nobody, name, shared_tmp)
-        try:
-            second, ns_second = _start(nobody, name, shared_tmp)
-            _end(second)
-        finally:
-            _end(first)
+        _first, ns_first, ns_second = _two_starts(nobody, name, shared_tmp)
     assert ns_first.isdigit(), ns_first
     assert ns_second == ns_first, "another user's listener made each process of the caller take its own half"
     meet = shared_tmp / "shellrt-budget-65534"
@@ -217,12 +221,7 @@ def test_a_rendezvous_made_by_someone_else_is_never_used(
     assert callable(plant)
     plant(shared_tmp, meet)
     name = _name()
-    first, said = _start(nobody, name, shared_tmp)
-    try:
-        second, said_second = _start(nobody, name, shared_tmp)
-        _end(second)
-    finally:
-        _end(first)
+    first, said, said_second = _two_starts(nobody, name, shared_tmp)
     assert said.isdigit(), f"a rendezvous someone else made stopped the start: {said!r}"
     assert said_second != said, "two processes met at a rendezvous someone else made"
     warning = _warned(first)
