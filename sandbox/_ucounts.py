@@ -18,7 +18,7 @@ user namespace of the process's own (`_BudgetNamespace`) whose ``/proc/sys/user`
 half: the kernel checks each level up, so what all its descendants hold together stays under them.
 Every shellrt process of the uid joins the same one (round 22: two ``shellrt serve`` each made their
 own and each got half): the holder that makes it serves it under a rendezvous, a socket in a
-directory only the uid may enter (`_rendezvous_dir`), and the others' holders join it there
+directory only the uid may enter (`sandbox._budget_meet.meeting_dir`), and the others' holders join it there
 (`_MAKE`).
 """
 
@@ -27,12 +27,12 @@ from __future__ import annotations
 import os
 import resource
 import shutil
-import stat
 import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
+
+from sandbox._budget_meet import meeting_dir
 
 __all__ = [
     "RLIMITS",
@@ -86,64 +86,14 @@ def prlimit_flags() -> list[str]:
 _RENDEZVOUS = "shellrt-budget-v1.sock"
 
 
-def _own_dir(path: str) -> int | None:
-    """An fd of ``path`` when it is a directory of this euid that nobody else may enter (no group
-    or other bits), opened without following a link there; else None. Checked on the fd: what
-    the holder then works in is the directory checked, whatever the path names later."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    info = os.fstat(fd)
-    if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077:
-        return fd
-    os.close(fd)
-    return None
-
-
-def _rendezvous_dir() -> int:
-    """An fd of the directory the uid's holders meet in: the caller's ``XDG_RUNTIME_DIR`` when that
-    is a directory of its own that nobody else may enter (red team round 23: any uid could bind
-    an abstract name first and stop the sharing; sandboxes hide the directory), else
-    ``<temp>/shellrt-budget-<euid>``, made 0700 (round 26: without a runtime directory the
-    abstract name was still used). Raises `BudgetError` when the latter is someone else's, a
-    link, or open to others: any user may create a name in a shared temp dir, and one made
-    first is never used (its maker could hold the lock or serve a socket there)."""
-    run = os.environ.get("XDG_RUNTIME_DIR", "")
-    fd = _own_dir(run) if run.startswith("/") else None
-    if fd is not None:
-        return fd
-    path = os.path.join(tempfile.gettempdir(), f"shellrt-budget-{os.geteuid()}")
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass  # this uid's from before, or someone else's: checked below
-    except OSError as exc:
-        raise BudgetError(exc.errno, f"cannot make {path} for the sandboxes' budget namespace: {exc}") from exc
-    fd = _own_dir(path)
-    if fd is None:
-        try:
-            info = os.lstat(path)
-            found = f"owner uid {info.st_uid}, mode {stat.filemode(info.st_mode)}"
-        except OSError as exc:
-            found = exc.strerror or "gone"
-        raise BudgetError(
-            f"{path} ({found}) is not a directory of uid {os.geteuid()} that only it may enter, so "
-            "this uid's sandboxes cannot share one budget there (another user may have made it "
-            "first); set XDG_RUNTIME_DIR (or TMPDIR) to a directory of your own with mode 0700, "
-            "or remove that path"
-        )
-    return fd
-
-
 class BudgetError(OSError):
     """Raised by `budget_prefix` when the shared budget namespace cannot be made or joined."""
 
 
 #: Run by ``python3 -I -S -c`` (the caller's uid) with the rendezvous name and the limits: the
 #: holder of the uid's budget namespace. First it connects to the holder serving ``NAME``
-#: (`_rendezvous_dir`, passed as an fd it works in: the uid's own runtime directory, else its own
-#: 0700 directory in the temp dir), opens that holder's namespace by the pid the
+#: (`sandbox._budget_meet.meeting_dir`, passed as an fd it works in; -1: none usable, so it
+#: neither joins nor serves and only makes and holds its own), opens that holder's namespace by the pid the
 #: kernel gives for the connection and joins it when it checks out (`_BudgetNamespace`; nothing
 #: crosses the socket, red team round 23); else it makes one: a user namespace mapping only the caller's own uid
 #: and gid (as bwrap's own does), its ``/proc/sys/user`` limits written while this process holds
@@ -155,8 +105,9 @@ _MAKE = r"""
 import ctypes, fcntl, os, select, socket, struct, sys, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
 uid, gid = os.geteuid(), os.getegid()
-os.fchdir(int(sys.argv[1]))  # the uid's own 0700 directory, checked by its fd: names below are relative
-os.close(int(sys.argv[1]))
+MEET = int(sys.argv[1])  # the uid's own 0700 directory, checked by its fd: names below are relative
+if MEET >= 0:
+    os.fchdir(MEET); os.close(MEET)
 NAME = sys.argv[2]
 LOCK = NAME + ".lock"
 limits = [a.split("=") for a in sys.argv[3:]]
@@ -250,7 +201,7 @@ def make():
             finally:
                 os._exit(code)
         if os.waitpid(pid, 0)[1]: print("no /proc/sys/user limits", flush=True); sys.exit(1)
-joined = join()
+joined = join() if MEET >= 0 else None
 if not joined: make()
 def serve():
     # a listener on NAME once it is free (its holder ended), else None. The name is taken only by
@@ -284,17 +235,17 @@ def wait_for_lock(taken, wake):
     taken.append(fd)
     os.write(wake, b"x")
 lock = None
-listener = serve()  # before "ready": a process that starts next finds this one's namespace
+listener = serve() if MEET >= 0 else None  # before "ready": a process that starts next finds this one's namespace
 print("ready", "joined" if joined else "made", flush=True)
 taken, (woken, wake) = [], os.pipe()
-if listener is None:
+if listener is None and MEET >= 0:
     threading.Thread(target=wait_for_lock, args=(taken, wake), daemon=True).start()
 while True:
-    if listener is None:
+    if listener is None and MEET >= 0:
         if taken and lock is None:
             lock = taken[0]
         listener = serve()
-    ready = select.select([sys.stdin, woken] + ([listener] if listener else []), [], [], None if listener else 2)[0]
+    ready = select.select([sys.stdin, woken] + ([listener] if listener else []), [], [], None if listener or MEET < 0 else 2)[0]
     if woken in ready:
         os.read(woken, 1)
     if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
@@ -353,22 +304,23 @@ class _BudgetNamespace:
     @staticmethod
     def _make() -> subprocess.Popen[bytes]:
         limits = [f"{name}={value}" for name, value in session_sysctls().items()]
-        meet = _rendezvous_dir()
+        meet = meeting_dir()  # None: this process's own namespace, shared with nobody (warned)
         try:
             helper = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _MAKE, str(meet), _RENDEZVOUS, *limits],
+                [sys.executable, "-I", "-S", "-c", _MAKE, str(-1 if meet is None else meet), _RENDEZVOUS, *limits],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd="/",
                 env={},
-                pass_fds=(meet,),
+                pass_fds=() if meet is None else (meet,),
                 start_new_session=True,  # a terminal's ^C to this process's group must not end it
             )
         except OSError as exc:
             raise BudgetError(exc.errno, f"cannot start the budget namespace holder: {exc}") from exc
         finally:
-            os.close(meet)
+            if meet is not None:
+                os.close(meet)
         assert helper.stdout is not None
         try:
             said = helper.stdout.readline().decode("utf-8", "replace").strip()

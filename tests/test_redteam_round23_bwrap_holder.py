@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import _ucounts
+from sandbox._budget_meet import meeting_dir
 from tests import _nonroot
 from tests.conftest import require
 
@@ -78,11 +79,15 @@ def _end(process: subprocess.Popen[str]) -> None:
 
 
 def _socket_path(name: str) -> str:
-    """Where the holders of ``name`` meet without XDG_RUNTIME_DIR (round 26: the uid's own 0700
-    directory in the temp dir; it was the abstract name ``name``)."""
-    meet = os.path.join(tempfile.gettempdir(), f"shellrt-budget-{os.geteuid()}")
-    os.makedirs(meet, mode=0o700, exist_ok=True)
-    return os.path.join(meet, name)
+    """Where the holders of ``name`` meet without XDG_RUNTIME_DIR: the product's own choice
+    (round 26: a home of the uid's own, else its 0700 directory in the temp dir; it was the
+    abstract name ``name``)."""
+    meet = meeting_dir()
+    assert meet is not None, "no rendezvous directory of the uid's own here"
+    try:
+        return os.path.join(os.readlink(f"/proc/self/fd/{meet}"), name)
+    finally:
+        os.close(meet)
 
 
 def _fds_received(name: str) -> list[int]:

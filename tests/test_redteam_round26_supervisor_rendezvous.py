@@ -9,7 +9,9 @@ process take its own half again (round 23 "Left"). Now such a caller meets in a 
 own in the temp dir, ``<temp>/shellrt-budget-<uid>``, made 0700 and opened ``O_NOFOLLOW`` and
 checked by ``fstat`` (a directory, the caller's, no group or other bits); the holder works in it
 by that fd (its cwd), never by a path someone could swap. One another user made first (any uid
-can create a name in a shared temp dir), or a link there, is refused with what to do.
+can create a name in a shared temp dir), or a link there, was refused, so any user could stop
+every sandbox of the caller; now the caller first tries ``~/.cache/shellrt/budget-<host>`` in a home of
+its own, and with no place left its process takes its own half and says why (never a refusal).
 
 The caller is uid 65534 (`tests._nonroot`'s shared tree); the hostile user is root and uid 65533.
 """
@@ -75,19 +77,95 @@ def _name() -> str:
     return f"shellrt-budget-test-{uuid.uuid4().hex[:12]}"
 
 
-def _start(run: _nonroot.NonRootRun, name: str, tmp: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**run.env(), "TMPDIR": str(tmp)}  # no XDG_RUNTIME_DIR (run.env() sets none)
+#: A home the caller cannot use (uid 65534's own in /etc/passwd): the temp dir's path is next.
+_NO_HOME = "/nonexistent"
+
+
+def _start(
+    run: _nonroot.NonRootRun, name: str, tmp: Path, home: str = _NO_HOME
+) -> tuple[subprocess.Popen[str], str]:
+    env = {**run.env(), "TMPDIR": str(tmp), "HOME": home}  # no XDG_RUNTIME_DIR (run.env() sets none)
     started = subprocess.Popen(
-        run.argv("-c", _PROCESS, name), cwd=run.repo, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        run.argv("-c", _PROCESS, name),
+        cwd=run.repo,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert started.stdout is not None
     return started, started.stdout.readline().strip()
+
+
+def _warned(process: subprocess.Popen[str]) -> str:
+    """What ``process`` said on stderr (after `_end`)."""
+    assert process.stderr is not None
+    return process.stderr.read()
 
 
 def _end(process: subprocess.Popen[str]) -> None:
     assert process.stdin is not None
     process.stdin.close()
     process.wait(timeout=60)
+
+
+def _two_starts(
+    run: _nonroot.NonRootRun, name: str, tmp: Path, home: str = _NO_HOME
+) -> tuple[subprocess.Popen[str], str, str]:
+    """Two processes of the caller, the second started while the first holds: the first (ended)
+    and what each said."""
+    first, said_first = _start(run, name, tmp, home)
+    try:
+        second, said_second = _start(run, name, tmp, home)
+        _end(second)
+    finally:
+        _end(first)
+    return first, said_first, said_second
+
+
+def _home(run: _nonroot.NonRootRun) -> Path:
+    """A home of the caller's own (0755, as most are), new for each test."""
+    home = run.owned / "home" / f"h-{uuid.uuid4().hex[:8]}"
+    home.mkdir(mode=0o755)
+    os.chown(home, _nonroot.NOBODY, _nonroot.NOBODY)
+    return home
+
+
+def test_another_user_making_the_temp_path_cannot_stop_a_start(nobody: _nonroot.NonRootRun, shared_tmp: Path) -> None:
+    """Failed before (2 of 2): root made ``<temp>/shellrt-budget-65534`` first and every start
+    of the caller was refused. Now the caller meets in its own home (``~/.cache/shellrt/budget-<host>``,
+    which no other user can create) and its processes still share one namespace."""
+    meet = shared_tmp / "shellrt-budget-65534"
+    meet.mkdir(mode=0o700)  # root's: the caller may not even enter it
+    home = _home(nobody)
+    name = _name()
+    first, ns_first, ns_second = _two_starts(nobody, name, shared_tmp, str(home))
+    assert ns_first.isdigit(), f"another user's directory in the temp dir stopped the start: {ns_first!r}"
+    assert ns_second == ns_first, "the caller's processes no longer share one budget namespace"
+    assert _warned(first) == "", "a start that found a place of its own to meet warned"
+    budget = home / ".cache" / "shellrt" / f"budget-{os.uname().nodename}"
+    info = budget.lstat()
+    assert (info.st_uid, info.st_mode & 0o7777) == (_nonroot.NOBODY, 0o700)
+    assert sorted(os.listdir(budget)) == [f"{name}.lock"], "the serving holder left its socket behind"
+    assert os.listdir(meet) == []
+
+
+def test_with_no_place_of_its_own_a_start_goes_on_alone_and_says_why(
+    nobody: _nonroot.NonRootRun, shared_tmp: Path
+) -> None:
+    """Failed before (with the previous test, 2 of 2): no usable home and the temp path another
+    user's, the start was refused. Now its process takes its own half (the degraded mode before
+    round 22) and says which path stopped the sharing and how to fix it."""
+    meet = shared_tmp / "shellrt-budget-65534"
+    meet.mkdir(mode=0o700)
+    process, said = _start(nobody, _name(), shared_tmp)
+    _end(process)
+    assert said.isdigit(), f"another user's directory in the temp dir stopped the start: {said!r}"
+    warning = _warned(process)
+    assert str(meet) in warning and "XDG_RUNTIME_DIR" in warning, warning
+    assert len(warning.strip().splitlines()) == 1, warning
+    assert os.listdir(meet) == []
 
 
 def test_another_user_on_the_abstract_name_cannot_stop_the_sharing(
@@ -98,12 +176,7 @@ def test_another_user_on_the_abstract_name_cannot_stop_the_sharing(
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as squatter:
         squatter.bind("\0" + name)  # the abstract name the caller's holders met under
         squatter.listen(16)
-        first, ns_first = _start(nobody, name, shared_tmp)
-        try:
-            second, ns_second = _start(nobody, name, shared_tmp)
-            _end(second)
-        finally:
-            _end(first)
+        _first, ns_first, ns_second = _two_starts(nobody, name, shared_tmp)
     assert ns_first.isdigit(), ns_first
     assert ns_second == ns_first, "another user's listener made each process of the caller take its own half"
     meet = shared_tmp / "shellrt-budget-65534"
@@ -137,22 +210,55 @@ def _loose_own_dir(tmp: Path, meet: Path) -> None:
 
 
 @pytest.mark.parametrize("plant", [_planted_dir, _planted_private_dir, _planted_link, _loose_own_dir])
-def test_a_rendezvous_made_by_someone_else_is_refused(
+def test_a_rendezvous_made_by_someone_else_is_never_used(
     nobody: _nonroot.NonRootRun, shared_tmp: Path, plant: object
 ) -> None:
     """The path in the shared temp dir made first (a directory of another user's, a link, one
-    others may enter): never used; the start says which path and what to do."""
+    others may enter), no usable home: never used, and no start refused (round 26 refused them,
+    which let any user stop every sandbox of the caller). Each process takes its own half and
+    says which path stopped the sharing."""
     meet = shared_tmp / "shellrt-budget-65534"
     assert callable(plant)
     plant(shared_tmp, meet)
-    process, said = _start(nobody, _name(), shared_tmp)
-    _end(process)
-    assert said.startswith("refused"), f"a start met at a rendezvous someone else made: {said!r}"
-    assert str(meet) in said and "XDG_RUNTIME_DIR" in said, said
+    name = _name()
+    first, said, said_second = _two_starts(nobody, name, shared_tmp)
+    assert said.isdigit(), f"a rendezvous someone else made stopped the start: {said!r}"
+    assert said_second != said, "two processes met at a rendezvous someone else made"
+    warning = _warned(first)
+    assert str(meet) in warning and "XDG_RUNTIME_DIR" in warning, warning
     if meet.is_dir() and not meet.is_symlink():
         assert os.listdir(meet) == [], "the caller left a socket or lock in another user's directory"
     else:
         assert os.listdir(meet.resolve()) == []
+
+
+def _home_of(owner: int, mode: int) -> object:
+    def plant(home: Path) -> None:
+        os.chown(home, owner, owner)
+        home.chmod(mode)
+
+    return plant
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [_home_of(_HOSTILE, 0o755), _home_of(_HOSTILE, 0o777), _home_of(_nonroot.NOBODY, 0o777)],
+    ids=["another-users", "another-users-open", "own-open"],
+)
+def test_a_home_others_may_write_or_own_is_never_used(
+    nobody: _nonroot.NonRootRun, shared_tmp: Path, plant: object
+) -> None:
+    """A HOME another user owns, or one others may write (they could make ``.cache/shellrt``
+    first): nothing is made in it; the start meets at the temp dir's path instead."""
+    home = _home(nobody)
+    assert callable(plant)
+    plant(home)
+    name = _name()
+    process, said = _start(nobody, name, shared_tmp, str(home))
+    _end(process)
+    assert said.isdigit(), said
+    assert os.listdir(home) == [], "the caller made its rendezvous in a home others control"
+    assert sorted(os.listdir(shared_tmp / "shellrt-budget-65534")) == [f"{name}.lock"]
 
 
 def test_a_start_as_the_serving_holder_ends_joins_the_survivor(nobody: _nonroot.NonRootRun, shared_tmp: Path) -> None:
