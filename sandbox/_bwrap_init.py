@@ -27,6 +27,7 @@ import os
 import select
 import signal
 import termios
+from collections.abc import Callable
 
 import anyio
 
@@ -213,11 +214,18 @@ class PinnedBwrapProcess(SandboxProcess):
     pinned (`pin_init`) is gone, whatever the command made of that init."""
 
     def __init__(
-        self, proc: SandboxProcess, pin: InitPin, status_prefix: bytes, probe: SetupProbe | None = None
+        self,
+        proc: SandboxProcess,
+        pin: InitPin,
+        status_prefix: bytes,
+        probe: SetupProbe | None = None,
+        on_end: Callable[[], None] | None = None,
     ) -> None:
         self._proc = proc
         self._pin = pin
         self._probe = probe
+        #: Run once (in a thread) when the namespace is gone: what the command had is released.
+        self._on_end = on_end
         self._past_setup = False
         #: What `pin_init` read of the json status (the rest stays in the pipe).
         self.status_prefix = status_prefix
@@ -240,6 +248,7 @@ class PinnedBwrapProcess(SandboxProcess):
         try:
             status = await self._proc.wait()
             await self._pin.end()
+            await self._ended()
             return status
         finally:
             self._close_probe()
@@ -249,8 +258,16 @@ class PinnedBwrapProcess(SandboxProcess):
             self._pin.kill()
             await self._proc.kill()
             await self._pin.end()
+            await self._ended()
         finally:
             self._close_probe()
+
+    async def _ended(self) -> None:
+        """`on_end`, once: the command's per-command resources (its /dev/shm, `sandbox._shmpool`)."""
+        on_end, self._on_end = self._on_end, None
+        if on_end is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(on_end)
 
     def _close_probe(self) -> None:
         probe, self._probe = self._probe, None

@@ -30,6 +30,7 @@ __all__ = [
     "REPORTS_BYTES",
     "REPORTS_INODES",
     "REPORTS_NAME",
+    "SHM_POOL_NAME",
     "TmpCapError",
     "cap_tmp",
     "default_tmp_size",
@@ -88,6 +89,8 @@ _MOUNTED: set[str] = set()
 _PREFIX = "shellrt-bwrap-tmp-"
 #: The bwrap runner's state directory (`sandbox._hostproc.HostRunner`): its sized ``reports``.
 _STATE_PREFIX = "shellrt-bwrap-"
+#: A root caller's capped tmpfs for one bwrap per command's /dev/shm (`sandbox._shmpool`), beside ``tmp``.
+SHM_POOL_NAME = "shm"
 #: The sized cwd-report directory under it (`REPORTS_BYTES`; red team round 25).
 REPORTS_NAME = "reports"
 #: Its size and file count: a report is one path (at most 4 KiB), one per command running.
@@ -106,10 +109,10 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
-def cap_tmp(path: Path, size: int, *, inodes: int | None = None) -> None:
-    """Mount a tmpfs of ``size`` bytes and ``inodes`` files (default `inode_cap`; mode 1777,
+def cap_tmp(path: Path, size: int, *, inodes: int | None = None, mode: int = 0o1777) -> None:
+    """Mount a tmpfs of ``size`` bytes and ``inodes`` files (default `inode_cap`; ``mode``,
     nosuid, nodev) on the empty directory ``path``."""
-    options = f"size={size},nr_inodes={inodes or inode_cap(size)},mode=1777".encode()
+    options = f"size={size},nr_inodes={inodes or inode_cap(size)},mode={mode:o}".encode()
     if _libc().mount(b"tmpfs", os.fsencode(path), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
         err = ctypes.get_errno()
         raise TmpCapError(
@@ -147,9 +150,10 @@ def _uncap_all() -> None:
 
 
 def _swept_name(point: str) -> bool:
-    """Whether mount point ``point`` is one of ours: a session's ``tmp`` or a runner's ``reports``."""
+    """Whether mount point ``point`` is one of ours: a session's ``tmp`` or ``shm`` pool
+    (`sandbox._shmpool`), or a runner's ``reports``."""
     name, parent = os.path.basename(point), os.path.basename(os.path.dirname(point))
-    if name == "tmp":
+    if name in ("tmp", SHM_POOL_NAME):
         return parent.startswith(_PREFIX)
     return name == REPORTS_NAME and parent.startswith(_STATE_PREFIX) and not parent.startswith(_PREFIX)
 

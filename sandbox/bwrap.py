@@ -16,7 +16,8 @@ Two modes (`BwrapConfig.persistent`):
   caller's commands still under the sandbox uid, see below).
 * **per command**: ``bwrap <flags> -- argv`` for each command: cheaper to start
   (no zygote, ~25 ms less) and costlier per command; the same session /tmp,
-  but /dev/shm and loopback are each command's own.
+  but /dev/shm and loopback are each command's own (a root caller's /dev/shm: a fresh
+  directory of one capped tmpfs whose 16,384 inodes its commands share, `sandbox._shmpool`).
 
 Least privilege, whoever runs shellrt (docs/security.md, issue 15): every
 command runs with no capabilities, ``no_new_privs``, the seccomp filter of
@@ -125,6 +126,7 @@ from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
 from sandbox._scratch import OwnedDir
+from sandbox._shmpool import ShmPool
 from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import (
@@ -132,6 +134,7 @@ from sandbox._tmpcap import (
     REPORTS_BYTES,
     REPORTS_INODES,
     REPORTS_NAME,
+    SHM_POOL_NAME,
     cap_tmp,
     default_tmp_size,
     inode_cap,
@@ -327,6 +330,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: Root caller, one bwrap per command: the session's /dev in the holder's namespace
         #: (`_prepare_holder`; None: each bwrap builds its own).
         self._devtree: Path | None = None
+        #: Root caller: the capped tmpfs whose fresh directory is each per-command bwrap's /dev/shm
+        #: (`sandbox._shmpool`; None: a non-root caller's bwrap mounts its own, uncapped).
+        self._shm_pool: ShmPool | None = None
         #: Root caller, one bwrap per command: the process that starts each bwrap as the sandbox
         #: uid in the holder's namespace (None: ``nsenter`` per command does it).
         self._spawner: Zygote | None = None
@@ -478,6 +484,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             )
             if as_root and tmp_cap is not None:  # before the holder: its namespace copies the mount
                 cap_tmp(self._session_tmp, tmp_cap)
+            if as_root:  # one bwrap per command's /dev/shm (a zygote's fallback too): before the holder
+                self._shm_pool = ShmPool(
+                    self._tmp_owner.path / SHM_POOL_NAME, SHM_BYTES, inode_cap(SHM_BYTES)
+                )
             if proxied:
                 await anyio.to_thread.run_sync(self._start_proxy)
             if as_root:
@@ -560,6 +570,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         needed = [*self._reach_paths(), *self._sources.values()]
         if self._session_tmp is not None:
             needed.append(self._session_tmp)
+        if self._shm_pool is not None:
+            needed.append(self._shm_pool.path)
         target = self._devtree_target()
         script = Path(__file__).with_name("_devtree.py")
         argv = [*self._ns_prefix, sys.executable, "-I", "-S", str(script), str(target)]
@@ -874,6 +886,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         uid, gid = self._ids()
         state_dir, tmp, owner = self._runner.check_open(), self._session_tmp, self._tmp_owner
         assert tmp is not None and owner is not None
+        kept = [str(tmp), *([str(self._shm_pool.path)] if self._shm_pool is not None else [])]
         # A root or the state dir under /tmp is bound inside the session /tmp, where bwrap
         # would make its parents 0700 (and a per-command bwrap, run as the sandbox uid, could
         # not make them at all): made here first, crossable (not listable) by anyone.
@@ -917,9 +930,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             # hides the directory the copies are in.
             steps += [("copy", str(copy), str(host)) for copy, host in account_files(owner.path, uid, gid)]
             steps += [
-                ("save", str(tmp)),
-                ("skeleton", str(owner.path), [str(tmp), *map(str, sources.values())]),
-                ("restore", str(tmp)),
+                *(("save", path) for path in kept),
+                ("skeleton", str(owner.path), [*kept, *map(str, sources.values())]),
+                *(("restore", path) for path in kept),
                 *attach_late,
                 *(
                     ("copy", str(path), str(source))
@@ -987,9 +1000,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
         if owner is not None:
+            pool, self._shm_pool = self._shm_pool, None
 
             def release() -> None:
                 uncap_tmp(owner.path / "tmp")  # every sandbox that bound it is gone
+                if pool is not None:
+                    pool.close()
                 owner.remove()
 
             await anyio.to_thread.run_sync(release)
@@ -1012,6 +1028,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         spawned: bool = False,
         masks: StartMasks | None = None,
         pin_fds: PinFds | None = None,
+        shm: Path | None = None,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
@@ -1028,6 +1045,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ``pin_fds``: where the pinned directories' fds go (`sandbox._pins`: bound from an fd, never
         by a path a running command can swap for a symlink); None (the probe, which runs no
         command while none runs): bound by path.
+        ``shm``: root caller, per command: the command's own directory of the capped pool
+        (`sandbox._shmpool`), bound at /dev/shm instead of bwrap's uncapped tmpfs.
         """
         assert self._bwrap is not None
         as_user = bool(self._ns_user_prefix) and not zygote  # root, per command: as the sandbox uid
@@ -1050,23 +1069,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self.policy.network in ("none", "proxied"):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/"]
+        # /dev/shm: the command's own directory of the capped pool (root, per command), else bwrap's
+        # tmpfs, which takes no inode cap (a zygote mounts a capped one below).
+        shm_args = ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]
+        if as_user and shm is not None:
+            shm_args = ["--bind", str(shm), "/dev/shm"]
         if as_user and self._devtree is not None:  # the session's /dev (sandbox._devtree), one bind
-            args += [
-                "--dev-bind",
-                str(self._devtree),
-                "/dev",
-                "--perms",
-                "1777",
-                *_SHM_SIZE,
-                "--tmpfs",
-                "/dev/shm",
-            ]
-        else:  # bwrap's own /dev: its /dev/shm is a directory of an unsized tmpfs (a zygote mounts one below)
-            args += [
-                "--dev",
-                "/dev",
-                *([] if zygote else ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]),
-            ]
+            args += ["--dev-bind", str(self._devtree), "/dev", *shm_args]
+        else:  # bwrap's own /dev
+            args += ["--dev", "/dev", *([] if zygote else shm_args)]
         args += ["--proc", "/proc"]
         args += sys_args(self._cgroup.points if self._cgroup is not None else ())  # `sandbox._sysview`
         denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
@@ -1212,6 +1223,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         env = run.env
         if self._ns_user_prefix and not _reachable(request.env.get("HOME", "/")):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
+        shm, release = self._command_shm()
 
         async def start(seccomp_r: int, status_w: int) -> SandboxProcess:
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
@@ -1225,6 +1237,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     seccomp_fd=seccomp_r,
                     masks=masks,
                     pin_fds=pins,
+                    shm=shm,
                 )
                 argv = [
                     *sandbox,
@@ -1258,14 +1271,24 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 os.close(env_fd)
                 pins.close()
 
-        return await self._with_seccomp_and_status(start)
+        return await self._with_seccomp_and_status(start, release)
+
+    def _command_shm(self) -> tuple[Path | None, Callable[[], None] | None]:
+        """Root caller, per command: a fresh directory of the capped pool for the command's /dev/shm
+        and what removes it (`sandbox._shmpool`); (None, None) for a non-root caller."""
+        pool = self._shm_pool
+        if pool is None or not self._ns_user_prefix:
+            return None, None
+        made = pool.make()
+        return made, lambda: pool.release(made)
 
     async def _with_seccomp_and_status(
-        self, start: Callable[[int, int], Awaitable[SandboxProcess]]
+        self, start: Callable[[int, int], Awaitable[SandboxProcess]], on_end: Callable[[], None] | None = None
     ) -> tuple[SandboxProcess, int]:
         """``start(seccomp_r, status_w)`` given a pipe holding the seccomp program and bwrap's
         ``--json-status-fd`` pipe; returns its process and the status pipe's read end. Our
-        copies of the ends bwrap inherits are closed once it started, or failed to."""
+        copies of the ends bwrap inherits are closed once it started, or failed to. ``on_end``
+        runs once the sandbox is gone (`PinnedBwrapProcess`), or here when it did not start."""
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
         # Our own copy of the program's read end: shows when bwrap has read it (past its set-up).
@@ -1276,6 +1299,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             os.close(status_r)
             os.close(seccomp_w)
             probe.close()
+            if on_end is not None:
+                on_end()
             raise
         finally:
             os.close(status_w)
@@ -1294,10 +1319,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await proc.kill()
             os.close(status_r)
             probe.close()
+            if on_end is not None:  # unpinned: no program was written, so no command ran
+                on_end()
             raise
         finally:
             os.close(seccomp_w)  # unpinned: no program, so the sandbox fails before the command
-        return PinnedBwrapProcess(proc, pin, early, probe), status_r
+        return PinnedBwrapProcess(proc, pin, early, probe, on_end), status_r
 
     async def _spawn_by_spawner(
         self, spawner: Zygote, request: ExecRequest, masks: StartMasks
@@ -1311,6 +1338,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             self._pin_root(), first=6, limit=MAX_PASSED - 1
         )  # after stdio and fds 3-5; the starter last
         starter = self._starter.fd()
+        shm, release = self._command_shm()
         try:
             sandbox = self.bwrap_args(
                 cwd=request.cwd,
@@ -1320,6 +1348,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 spawned=True,
                 masks=masks,
                 pin_fds=pins,
+                shm=shm,
             )
             argv = [
                 *sandbox,
@@ -1334,6 +1363,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             ]
         except BaseException:
             pins.close()
+            if release is not None:
+                release()
             raise
         env = run.env
         if not _reachable(request.env.get("HOME", "/")):
@@ -1360,7 +1391,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 os.close(env_fd)
 
         try:
-            return await self._with_seccomp_and_status(start)
+            return await self._with_seccomp_and_status(start, release)
         finally:
             pins.close()
 
