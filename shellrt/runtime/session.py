@@ -247,7 +247,7 @@ class Runtime:
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
-        from shellrt.permissions.trust_paths import record_dir_masks
+        from shellrt.permissions.trust_paths import record_dir_masks, state_dir_masks
         from shellrt.runtime.sandbox_policy import derive_policy
         from shellrt.runtime.session_mask import session_dir_masks
 
@@ -271,7 +271,13 @@ class Runtime:
             rules=self.governance.settings.rules.rules if self.governance is not None else (),
             settings_files=self.governance.settings.files if self.governance is not None else (),
             # the record later sessions trust: masked, and refused as a root (round 26)
-            masked_paths=(*masked_paths, *session_dir_masks(self.session_dir, base), *record_dir_masks(base.allowed_roots())),
+            # and the state directory holding every session and in-flight record (round 26, wave 3)
+            masked_paths=(
+                *masked_paths,
+                *session_dir_masks(self.session_dir, base),
+                *record_dir_masks(base.allowed_roots()),
+                *state_dir_masks(base.allowed_roots()),
+            ),
             mask_defaults=mask_defaults,
             trusted=(  # network allow-list: a trusted workspace's files count, an untrusted one's not
                 _widening_check(self.governance.settings, self.workspace)
