@@ -292,10 +292,10 @@ def sandbox_from_args(
     except ValueError as exc:  # pydantic's ValidationError: a malformed --allow-domain
         raise SystemExit(f"shellrt: {exc}") from exc
     if masks:
-        from shellrt.permissions.trust_paths import record_dir_masks
+        from shellrt.permissions.trust_paths import record_dir_masks, state_dir_masks
 
-        try:  # shellrt's own configuration directory too: the record later sessions trust (round 26)
-            own = record_dir_masks(policy.allowed_roots())
+        try:  # shellrt's own configuration and state directories too: what later sessions trust (round 26)
+            own = [*record_dir_masks(policy.allowed_roots()), *state_dir_masks(policy.allowed_roots())]
             policy, _ = derive_policy(policy, mask_defaults=mask_defaults_from_args(args), masked_paths=own)
         except ValueError as exc:  # PolicyError: what the sandbox cannot enforce, and what to do
             raise SystemExit(f"shellrt: {exc}") from exc

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -31,6 +32,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--json", action="store_true", help="machine-readable output (ls, show)")
     parser.add_argument(
         "--older-than", type=non_negative_number, metavar="DAYS", help="rm: remove every session untouched for DAYS days"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="rm: remove sessions in use too (a running session's directory goes from under it)",
     )
     parser.set_defaults(func=run)
 
@@ -88,9 +94,32 @@ def run(args: argparse.Namespace) -> int:
         cutoff = time.time() - args.older_than * 86400
         targets += [d for d in _sessions(root) if d.stat().st_mtime < cutoff and d not in targets]
     for directory in targets:
-        shutil.rmtree(directory)
-        print(f"removed {directory}")
+        if not _remove(directory, force=args.force):
+            status = 1
     return status
+
+
+def _remove(directory: Path, *, force: bool) -> bool:
+    """Remove a session unless it is in use (or that cannot be told) and not ``force``; whether it went.
+
+    Why: a live session's transcript, spools and results went from under it (round 26, wave 3)."""
+    from shellrt.runtime.session_dir import lock_for_removal
+
+    held = lock_for_removal(directory)
+    if isinstance(held, str) and not force:
+        print(
+            f"shellrt sessions rm: kept {directory.name} ({directory}): {held}; end that session "
+            f"first, or remove it anyway with `shellrt sessions rm {directory.name} --force`",
+            file=sys.stderr,
+        )
+        return False
+    try:
+        shutil.rmtree(directory)
+    finally:
+        if isinstance(held, int):
+            os.close(held)
+    print(f"removed {directory}")
+    return True
 
 
 def _sessions(root: Path) -> list[Path]:

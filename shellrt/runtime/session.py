@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import time
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, aclosing, suppress
 from dataclasses import dataclass, field
@@ -138,9 +139,12 @@ def prune_sessions(root: Path, *, max_age_days: float = SESSION_RETENTION_DAYS, 
 
     Only directories that look like sessions (a ``state.json`` or ``transcript.jsonl``
     inside) are touched; ``keep`` (the starting session's id) never is. A live session
-    rewrites its state after every message, which keeps its directory fresh.
+    rewrites its state after every message, which keeps its directory fresh; one idle longer
+    is kept while it holds its in-use lock (`shellrt.runtime.session_dir.lock_for_removal`).
     """
     import shutil
+
+    from shellrt.runtime.session_dir import lock_for_removal
 
     removed: list[Path] = []
     cutoff = time.time() - max_age_days * 86400
@@ -156,7 +160,13 @@ def prune_sessions(root: Path, *, max_age_days: float = SESSION_RETENTION_DAYS, 
                 continue
             if entry.stat().st_mtime >= cutoff:
                 continue
-            shutil.rmtree(entry)
+            held = lock_for_removal(entry)  # a live session idle that long is kept (round 26)
+            if isinstance(held, str):
+                continue
+            try:
+                shutil.rmtree(entry)
+            finally:
+                os.close(held)
             removed.append(entry)
         except OSError as exc:
             log.warning("could not remove the old session %s: %s", entry, exc)
@@ -247,7 +257,7 @@ class Runtime:
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
-        from shellrt.permissions.trust_paths import record_dir_masks
+        from shellrt.permissions.trust_paths import record_dir_masks, state_dir_masks
         from shellrt.runtime.sandbox_policy import derive_policy
         from shellrt.runtime.session_mask import session_dir_masks
 
@@ -271,7 +281,13 @@ class Runtime:
             rules=self.governance.settings.rules.rules if self.governance is not None else (),
             settings_files=self.governance.settings.files if self.governance is not None else (),
             # the record later sessions trust: masked, and refused as a root (round 26)
-            masked_paths=(*masked_paths, *session_dir_masks(self.session_dir, base), *record_dir_masks(base.allowed_roots())),
+            # and the state directory holding every session and in-flight record (round 26, wave 3)
+            masked_paths=(
+                *masked_paths,
+                *session_dir_masks(self.session_dir, base),
+                *record_dir_masks(base.allowed_roots()),
+                *state_dir_masks(base.allowed_roots()),
+            ),
             mask_defaults=mask_defaults,
             trusted=(  # network allow-list: a trusted workspace's files count, an untrusted one's not
                 _widening_check(self.governance.settings, self.workspace)
@@ -322,6 +338,8 @@ class Runtime:
         self._interrupts: InterruptWatch | None = None
         self._watched_tasks: set[str] = set()
         self._leftovers: Any = None
+        #: Closes the session directory's in-use lock (`hold_session_dir`): at close, or when collected.
+        self._dir_hold: weakref.finalize[Any, Any] | None = None
 
     # --- lifecycle ------------------------------------------------------------------
     async def __aenter__(self) -> Runtime:
@@ -361,12 +379,13 @@ class Runtime:
 
     async def start(self) -> None:
         """Start the sandbox and supervisor and register the tools."""
-        from shellrt.runtime.session_dir import ensure_private_session_dir, refuse_linked_session_dir
+        from shellrt.runtime.session_dir import hold_session_dir, refuse_linked_session_dir
         from shellrt.supervisor import Supervisor
 
         # 0700, the caller's own, in a parent no one else can swap it in: transcripts and persisted
-        # results hold secrets, and a reopened session trusts the results recorded there.
-        ensure_private_session_dir(self.session_dir)
+        # results hold secrets, and a reopened session trusts the results recorded there. Held
+        # (shared lock) until close, so `shellrt sessions rm` and the prune keep it (round 26).
+        self._dir_hold = weakref.finalize(self, os.close, hold_session_dir(self.session_dir))
         refuse_linked_session_dir(self.session_dir, self.policy.allowed_roots())
         start_hooks = getattr(self.hooks, "start_session", None)
         if callable(start_hooks):  # before any command: a hook loading the workspace whole (round 24)
@@ -500,6 +519,8 @@ class Runtime:
         self._transcript.close()
         await self._stack.aclose()
         await self.tree_guard.end()  # after the servers stopped: their hooks' and theirs, once (round 25)
+        if self._dir_hold is not None:
+            self._dir_hold()  # the directory is removable again
 
     # --- the model's view ----------------------------------------------------------------
     @property

@@ -7,10 +7,15 @@ created when missing: it must be the caller's own directory (not a symlink), it 
 (files inside are then private whatever their own mode), and its parent must not let another
 user rename or replace it (owned by the caller or root, and not writable by others unless sticky). Only the parent is
 checked, not every ancestor.
+
+A session in use says so: its `Runtime` holds a shared `flock` on ``<dir>/.in-use`` from its
+start to its close (`hold_session_dir`; the kernel drops it when the process dies), and removal
+(``shellrt sessions rm``, the age prune) takes it exclusively first (`lock_for_removal`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 from collections.abc import Iterable
@@ -19,9 +24,12 @@ from pathlib import Path
 from sandbox._root_links import repo_link_on_the_way
 
 __all__ = [
+    "IN_USE_FILE",
     "SessionDirError",
     "check_holder",
     "ensure_private_session_dir",
+    "hold_session_dir",
+    "lock_for_removal",
     "refuse_linked_session_dir",
     "shown_to_other_sessions",
 ]
@@ -125,3 +133,59 @@ def check_holder(parent: Path, what: str, hint: str = _HINT) -> None:
             f"(mode {stat.S_IMODE(st.st_mode):o}): they could swap {what}; "
             f"run `chmod go-w {parent}`, or {hint}"
         )
+
+
+#: The lock a live session holds shared (``<session dir>/.in-use``); removal takes it exclusively.
+IN_USE_FILE = ".in-use"
+#: Never through a link; never waiting for a FIFO's other end; not inherited by commands.
+_LOCK_FLAGS = os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _open_lock(path: Path) -> int:
+    """``path``'s lock file open (made when missing); `OSError` when it is not a regular file."""
+    fd = os.open(path / IN_USE_FILE, _LOCK_FLAGS, 0o600)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path / IN_USE_FILE} is not a regular file")
+    return fd
+
+
+def hold_session_dir(path: Path) -> int:
+    """`ensure_private_session_dir`, then hold its in-use lock shared; returns the descriptor
+    to close when the session ends. Why: ``shellrt sessions rm`` removed live sessions (round 26,
+    wave 3). Waits only while a removal holds it, then makes the directory afresh if it went."""
+    for _ in range(3):
+        ensure_private_session_dir(path)
+        try:
+            fd = _open_lock(path)
+        except FileNotFoundError:
+            continue  # removed between the two
+        except OSError as exc:
+            raise SessionDirError(f"the session lock {path / IN_USE_FILE} is unusable ({exc}); remove it") from exc
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            if os.stat(path / IN_USE_FILE, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # removed while we waited: make it again
+    raise SessionDirError(f"the session directory {path} keeps being removed while starting; {_HINT}")
+
+
+def lock_for_removal(path: Path) -> int | str:
+    """A descriptor holding ``path``'s in-use lock exclusively (close it after removing the
+    directory), or why the directory must be kept: a running session holds it, or whether one
+    does cannot be told (the lock is not a regular file, or cannot be opened): fails closed."""
+    try:
+        fd = _open_lock(path)
+    except OSError as exc:
+        return f"cannot tell whether it is in use ({exc})"
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return "in use by a running session"
+    except OSError as exc:
+        os.close(fd)
+        return f"cannot tell whether it is in use ({exc})"
+    return fd

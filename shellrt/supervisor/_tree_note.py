@@ -6,7 +6,9 @@ Why: every session that runs commands must leave a mark a later guarded start ca
 ``workspace-writes.unmarked`` (the record's directory) under a shared `flock` costs a few
 syscalls; the next holder of the record's lock folds the lines into it under an exclusive one.
 Never raises: a note that cannot be written leaves the record as it was, and a note that is not
-the caller's own file marks every path when folded (fails closed).
+the caller's own file marks every path when folded (fails closed). Opened non-blocking and used
+only when it is a regular file: a FIFO planted in its place (by a command that reaches the
+directory) hung the writer in ``open()``, and with it the session's close (round 26, wave 3).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,6 +27,10 @@ __all__ = ["COMPACT_BYTES", "note_path", "note_roots", "parse_note_line"]
 #: A note past this size is compacted by the writer that finds it so (`_compact`): a machine whose
 #: sessions are never guarded (only ``shellrt run``) has no folder, and the note grew ~300 bytes a run.
 COMPACT_BYTES = 1 << 20
+
+#: How the note is opened: never through a link, and never waiting for a FIFO's other end
+#: (``O_NONBLOCK`` changes nothing for a regular file; `flock` still waits for the folder).
+_NO_WAIT = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def note_path() -> Path:
@@ -48,8 +55,10 @@ def note_roots(roots: Iterable[object], session: str, *, opening: bool) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         for _ in range(3):
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NO_WAIT, 0o600)
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return  # a FIFO or device: no line (the fold marks every path for it)
                 fcntl.flock(fd, fcntl.LOCK_SH)  # the folder reads and removes it under LOCK_EX
                 try:
                     same = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
@@ -87,8 +96,10 @@ def _compact(path: Path) -> None:
     waiting on the old file retry on the new one and a folder holding the old one's length drops
     nothing (another inode). Unreadable lines stay as they are (they fold to "every path")."""
     with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | _NO_WAIT)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return  # not ours to rewrite: the fold marks every path for it
             fcntl.flock(fd, fcntl.LOCK_EX)
             if os.stat(path, follow_symlinks=False).st_ino != os.fstat(fd).st_ino:
                 return  # folded or compacted meanwhile
