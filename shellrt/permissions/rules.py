@@ -238,6 +238,11 @@ class PermissionRule:
         """Whether one command / path / domain of a subject is matched by this rule's specifier."""
         assert self.specifier is not None
         if self.spec_kind == "command":
+            if self.tool == "PowerShell":  # pwsh's names and parameter names ignore case (round 26)
+                if self.kind == "allow":
+                    named = _pwsh_named_as(self.specifier, item)
+                    return _command_matches(self.specifier, named, fold=command_text)
+                return _pwsh_matches_folded(self.specifier, item)
             if self.kind == "allow":  # whitespace inside quotes is data (round 17)
                 return _command_matches(self.specifier, item, fold=command_text)
             return _command_matches(self.specifier, item, fold=_fold_all)
@@ -423,6 +428,55 @@ def _command_matches(spec: str, command: str, *, fold: Callable[[str], str]) -> 
         prefix = spec[:-2].rstrip()
         return _wildcard_fullmatch(prefix, text) or _wildcard_fullmatch(prefix + " *", text)
     return _wildcard_fullmatch(spec, text)
+
+
+#: A name pwsh resolves without regard to case and the analysis names as a cmdlet (``Verb-Noun``).
+_PWSH_CMDLET = re.compile(r"[A-Za-z]+-[A-Za-z0-9]+").fullmatch
+
+
+def _pwsh_named_as(spec: str, item: str) -> str:
+    """``item`` with its command name spelled as the allow rule ``spec`` spells it, when both are one
+    cmdlet name in two cases (``get-childitem`` and ``Get-ChildItem``); else ``item`` unchanged.
+
+    Why only then: an allow rule must cover the command it names in any case and nothing more (a
+    native program's name keeps its case: ``Git`` is not ``git`` on Linux); wildcards in the rule's
+    name keep matching case-sensitively."""
+    name = spec.split(" ", 1)[0].removesuffix(":*")
+    head, sep, rest = item.partition(" ")
+    if head != name and _PWSH_CMDLET(name) and head.lower() == name.lower():
+        return name + sep + rest
+    return item
+
+
+def _pwsh_matches_folded(spec: str, item: str) -> bool:
+    """A PowerShell deny or ask rule against a part: the command name and every parameter name
+    (``-Recurse``, ``-Path:`` of ``-Path:x``) compared without case, as pwsh resolves them.
+
+    Fail closed: native programs' names and options are folded too (``RM`` is ``rm`` on a
+    case-insensitive filesystem; ``-O`` meets a rule on ``-o``). ``-Name:value`` is also read as
+    ``-Name value``, pwsh's other spelling of one argument (``-Recurse:$true`` is ``-Recurse``)."""
+    tail = ":*" if spec.endswith(":*") else ""
+    patterns = {form + tail for form in _pwsh_folded_forms(spec.removesuffix(tail))}
+    texts = _pwsh_folded_forms(item)
+    return any(_command_matches(p, t, fold=_fold_all) for p in patterns for t in texts)
+
+
+def _pwsh_folded_forms(command: str) -> set[str]:
+    """``command`` folded for deny/ask matching, with ``-Name:value`` kept and read as ``-Name value``."""
+    words = _fold_all(command).split(" ")
+    return {" ".join(_pwsh_fold_word(w, i, split=split) for i, w in enumerate(words)) for split in (False, True)}
+
+
+def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
+    """One word of a PowerShell command folded for deny/ask matching (see `_pwsh_matches_folded`)."""
+    if index == 0:
+        return word.lower()
+    if not word.startswith("-"):
+        return word
+    name, colon, value = word.partition(":")
+    if colon and split:  # ``-Recurse:$true`` is ``-Recurse: $true`` to the analysis
+        return f"{name.lower()} {value}".rstrip()
+    return name.lower() + colon + value
 
 
 def _wildcard_fullmatch(pattern: str, text: str) -> bool:
