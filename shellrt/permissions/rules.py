@@ -245,7 +245,7 @@ class PermissionRule:
                 return _pwsh_matches_folded(self.specifier, item)
             if self.kind == "allow":  # whitespace inside quotes is data (round 17)
                 return _command_matches(self.specifier, item, fold=command_text)
-            return _command_matches(self.specifier, item, fold=_fold_all)
+            return _command_matches(_program_by_name(self.specifier), item, fold=_fold_all)
         if self.spec_kind == "domain":
             return _domain_matches(self.specifier[len("domain:") :], item)
         return _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve)
@@ -455,6 +455,7 @@ def _pwsh_matches_folded(spec: str, item: str) -> bool:
     Fail closed: native programs' names and options are folded too (``RM`` is ``rm`` on a
     case-insensitive filesystem; ``-O`` meets a rule on ``-o``). ``-Name:value`` is also read as
     ``-Name value``, pwsh's other spelling of one argument (``-Recurse:$true`` is ``-Recurse``)."""
+    spec = _program_by_name(spec)
     tail = ":*" if spec.endswith(":*") else ""
     patterns = {form + tail for form in _pwsh_folded_forms(spec.removesuffix(tail))}
     texts = _pwsh_folded_forms(item)
@@ -477,6 +478,23 @@ def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
     if colon and split:  # ``-Recurse:$true`` is ``-Recurse: $true`` to the analysis
         return f"{name.lower()} {value}".rstrip()
     return name.lower() + colon + value
+
+
+def _program_by_name(spec: str) -> str:
+    """A deny or ask command rule whose program is a path (``./deploy.sh``, ``/usr/bin/curl``) with
+    that program named by its file name.
+
+    Why: one program has many paths (``.//deploy.sh``, ``sub/../deploy.sh``, ``$PWD/deploy.sh``,
+    ``/bin/curl`` beside ``/usr/bin/curl``, plain ``curl`` found on PATH) and the rule matcher knows
+    no directory to resolve them in; every part whose program is given by path is also matched by
+    its file name (`ruleset._command_forms`), so a rule by name meets them all (fail closed: a
+    ``deploy.sh`` elsewhere meets it too; round 26)."""
+    tail = ":*" if spec.endswith(":*") else ""
+    head, sep, rest = spec.removesuffix(tail).partition(" ")
+    name = head.rstrip("/").rsplit("/", 1)[-1]
+    if "/" in head and name and _GLOB_SYNTAX.isdisjoint(head) and not any(c in head for c in "'\"$"):
+        return name + sep + rest + tail
+    return spec
 
 
 def _wildcard_fullmatch(pattern: str, text: str) -> bool:
