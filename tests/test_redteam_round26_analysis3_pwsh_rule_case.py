@@ -23,18 +23,22 @@ from shellrt.tools.powershell import PowerShell
 pytestmark = pytest.mark.anyio
 
 
-async def decide(tmp_path: Path, tool: Any, commands: list[str], mode: str, **rules: list[str]) -> list[str]:
-    """The engine's behaviour for each command in a trusted workspace whose settings hold ``rules``."""
+async def decide(
+    tmp_path: Path, tool: Any, calls: list[Any], mode: str, ws: Path | None = None, **rules: list[str]
+) -> list[str]:
+    """The engine's behaviour for each call (a command, or the tool's input) in a trusted workspace
+    (``ws``, else a new one) whose settings hold ``rules``."""
     from shellrt.permissions import build_governance
     from shellrt.protocol import ToolContext
 
-    ws = tmp_path / f"ws{len(list(tmp_path.iterdir()))}"
+    ws = ws or tmp_path / f"ws{len(list(tmp_path.iterdir()))}"
     (ws / ".shellrt").mkdir(parents=True)
     (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": rules}))
     gov = build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", mode=mode,
                            trust_workspace=True)
     ctx = ToolContext(session_id="s", session_dir=tmp_path / "s", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
-    return [(await gov.engine.decide(tool, tool.parse_input({"command": c}), ctx)).behavior for c in commands]
+    inputs = [c if isinstance(c, dict) else {"command": c} for c in calls]
+    return [(await gov.engine.decide(tool, tool.parse_input(i), ctx)).behavior for i in inputs]
 
 
 #: (deny rule, commands pwsh runs as what it names).

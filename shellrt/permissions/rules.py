@@ -311,7 +311,7 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
     else:
         if not raw.endswith(")"):
             raise RuleSyntaxError(f"rule {raw!r} opens '(' but does not end with ')'")
-        tool, spec = raw[:open_at].strip(), raw[open_at + 1 : -1].strip()
+        tool, spec = raw[:open_at].strip(), _specifier(raw[open_at + 1 : -1])
         if not spec:
             raise RuleSyntaxError(f"rule {raw!r} has an empty specifier; write {tool!r} for the whole tool")
     if not _TOOL_NAME.match(tool):
@@ -350,6 +350,13 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
         if normalized.endswith(":*") and not normalized[:-2].strip():
             raise RuleSyntaxError(f"command rule {raw!r} has an empty prefix")
         return PermissionRule(kind, tool, normalized, "command", origin)
+    if len(spec) >= 2 and spec[0] == spec[-1] and spec[0] in "'\"":
+        raise RuleSyntaxError(
+            f"{spec!r} in rule {raw!r}: a path rule is not quoted (quotes would be part of the name, "
+            f"matching no file); write {tool}({spec[1:-1]})"
+        )
+    if (len(spec) - len(spec.rstrip("\\"))) % 2:
+        raise RuleSyntaxError(f"{spec!r} in rule {raw!r} ends with a lone '\\', which matches no file; remove it")
     if spec.startswith("~") and not (spec == "~" or spec.startswith("~/")):
         raise RuleSyntaxError(f"{spec!r}: only ~/ (your own home) is supported")
     try:  # a '..' kept in a pattern matched no path: folded, or refused
@@ -357,6 +364,17 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
     except DotSegmentError as exc:
         raise RuleSyntaxError(f"{spec!r} in rule {raw!r}: {exc}") from None
     return PermissionRule(kind, tool, spec, "path", origin)
+
+
+def _specifier(inner: str) -> str:
+    """The text between a rule's parentheses without its surrounding blanks, but keeping a blank a
+    backslash escapes (``Read(./k\\ )`` names the file ``k `` as gitignore patterns do; stripped,
+    the rule matched nothing; round 26)."""
+    spec = inner.strip()
+    escapes = len(spec) - len(spec.rstrip("\\"))
+    if escapes % 2 and len(inner.rstrip()) < len(inner):
+        spec += inner[len(inner.rstrip())]
+    return spec
 
 
 def mcp_name_parts(name: str) -> tuple[str, str | None]:
