@@ -473,17 +473,25 @@ def _pwsh_matches_folded(spec: str, item: str) -> bool:
     Fail closed: native programs' names and options are folded too (``RM`` is ``rm`` on a
     case-insensitive filesystem; ``-O`` meets a rule on ``-o``). ``-Name:value`` is also read as
     ``-Name value``, pwsh's other spelling of one argument (``-Recurse:$true`` is ``-Recurse``)."""
+    texts = _pwsh_folded_forms(item)  # folded already: matched as they are
+    return any(_command_matches(p, t, fold=str.strip) for p in _pwsh_patterns(spec) for t in texts)
+
+
+@functools.lru_cache(maxsize=256)
+def _pwsh_patterns(spec: str) -> frozenset[str]:
+    """A deny/ask PowerShell rule's specifier folded (see `_pwsh_matches_folded`); once per rule."""
     spec = _program_by_name(spec)
     tail = ":*" if spec.endswith(":*") else ""
-    patterns = {form + tail for form in _pwsh_folded_forms(spec.removesuffix(tail))}
-    texts = _pwsh_folded_forms(item)
-    return any(_command_matches(p, t, fold=_fold_all) for p in patterns for t in texts)
+    return frozenset(form + tail for form in _pwsh_folded_forms(spec.removesuffix(tail)))
 
 
-def _pwsh_folded_forms(command: str) -> set[str]:
+@functools.lru_cache(maxsize=1024)
+def _pwsh_folded_forms(command: str) -> frozenset[str]:
     """``command`` folded for deny/ask matching, with ``-Name:value`` kept and read as ``-Name value``."""
     words = _fold_all(command).split(" ")
-    return {" ".join(_pwsh_fold_word(w, i, split=split) for i, w in enumerate(words)) for split in (False, True)}
+    return frozenset(
+        " ".join(_pwsh_fold_word(w, i, split=split) for i, w in enumerate(words)) for split in (False, True)
+    )
 
 
 def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
@@ -498,6 +506,7 @@ def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
     return name.lower() + colon + value
 
 
+@functools.lru_cache(maxsize=256)
 def _program_by_name(spec: str) -> str:
     """A deny or ask command rule whose program is a path (``./deploy.sh``, ``/usr/bin/curl``) with
     that program named by its file name.
