@@ -64,6 +64,22 @@ async def test_deny_rules_meet_command_and_parameter_names_in_any_case(tmp_path:
                         ask=["PowerShell(get-childitem -RECURSE:*)"]) == ["ask", "allow"]
 
 
+#: Deny rules naming an alias or a module-qualified cmdlet, and commands that run that cmdlet.
+BY_ALIAS = [
+    ("PowerShell(ri:*)", ["Remove-Item x", "del x"]), ("PowerShell(iwr:*)", ["Invoke-WebRequest x"]),
+    ("PowerShell(Microsoft.PowerShell.Management\\Remove-Item:*)", ["Remove-Item x", "ri x"]),
+    ("PowerShell(del x)", ["Remove-Item x", "ri x"]), ("PowerShell(cat secret.txt)", ["Get-Content secret.txt"]),
+]
+
+
+async def test_deny_rules_naming_an_alias_or_a_module_meet_the_cmdlet(tmp_path: Path) -> None:
+    missed = []
+    for rule, commands in BY_ALIAS:
+        got = await decide(tmp_path, PowerShell(), commands, "bypassPermissions", deny=[rule])
+        missed += [(rule, c, d) for c, d in zip(commands, got, strict=True) if d != "deny"]
+    assert missed == []
+
+
 def test_allow_rules_cover_their_cmdlet_in_any_case_and_nothing_more() -> None:
     # The engine allows no PowerShell part by a command rule today (its reads are not known), so the
     # allow side is pinned on the rule: its cmdlet in any case, nothing more.
