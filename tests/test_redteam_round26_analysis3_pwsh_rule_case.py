@@ -44,20 +44,21 @@ async def decide(
 #: (deny rule, commands pwsh runs as what it names).
 DENIED = [
     ("PowerShell(Remove-item:*)", ["Remove-Item x", "ri x", "del x", "REMOVE-ITEM x", "remove-item x"]),
-    ("PowerShell(REMOVE-ITEM:*)", ["Remove-Item x", "rm x"]),
     ("PowerShell(get-Content:*)", ["gc secret.txt", "Content secret.txt", "Get-Content secret.txt"]),
     ("PowerShell(Get-ChildItem -Recurse:*)", ["Get-ChildItem -recurse", "gci -RECURSE", "ls -Recurse",
                                                "Get-ChildItem -Recurse:$true", "dir -recurse:$true"]),
-    ("PowerShell(Get-Content -Path secret.txt)", ["Get-Content -path secret.txt", "gc -Path:secret.txt"]),
     ("PowerShell(Set-Content -Path:*)", ["Set-Content -path:x y", "sc -PATH x y"]),
+    ("PowerShell(REMOVE-ITEM:*)", ["Remove-Item x", "rm x"]),
+    ("PowerShell(Get-Content -Path secret.txt)", ["Get-Content -path secret.txt", "gc -Path:secret.txt"]),
 ]
 
 
 async def test_deny_rules_meet_command_and_parameter_names_in_any_case(tmp_path: Path) -> None:
     missed = []
-    for rule, commands in DENIED:
-        got = await decide(tmp_path, PowerShell(), commands, "bypassPermissions", deny=[rule])
-        missed += [(rule, c, d) for c, d in zip(commands, got, strict=True) if d != "deny"]
+    for group in (DENIED[:4], DENIED[4:]):  # each group's rules name different cmdlets
+        commands = [c for _, cs in group for c in cs]
+        got = await decide(tmp_path, PowerShell(), commands, "bypassPermissions", deny=[r for r, _ in group])
+        missed += [(c, d) for c, d in zip(commands, got, strict=True) if d != "deny"]
     assert missed == []
     # An ask rule the same way (default mode: Get-ChildItem alone is read-only, allowed unasked).
     assert await decide(tmp_path, PowerShell(), ["Get-ChildItem -recurse", "gci"], "default",
