@@ -486,7 +486,7 @@ class View:
             if isinstance(step, Resolved):
                 return step
             current = step
-        raise ConfinementError(errno.ELOOP, f"too many levels of symbolic links resolving {path}")
+        raise ConfinementError(errno.ELOOP, f"too many levels of symbolic links resolving {path}; check where its links lead")
 
     def _refuse_private(self, path: str) -> None:
         """Every hop of a resolution is judged: a symlink into /proc leads nowhere either."""
@@ -536,7 +536,7 @@ class View:
                     "try again",
                 ) from None
             raise ConfinementError(
-                exc.errno or errno.ENOENT, f"{m.path} is not available ({exc.strerror})"
+                exc.errno or errno.ENOENT, f"{m.path} is not available ({exc.strerror}); check the path"
             ) from None
 
     def _fast(self, path: str, follow_last: bool) -> Resolved | None:
@@ -875,7 +875,7 @@ def open_file(
                 continue  # became a symlink, or was swapped, after the walk: resolve again
             fd = _refuse_other(fd, expect_id, path)
             return _vetted(view, r.path, _refuse_alias(view, r.path, fd), 0o4), r.path
-    raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
+    raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened; try again")
 
 
 def _open_regular_in(parent: int, name: str, flags: int, shown: str) -> int | None:
@@ -948,7 +948,7 @@ def open_beneath(dir_fd: int, rel: str, flags: int = os.O_RDONLY) -> int:
             os.close(parent)
         if fd is not None:
             return fd
-    raise ConfinementError(errno.ELOOP, f"{rel} kept changing into a symbolic link while it was opened")
+    raise ConfinementError(errno.ELOOP, f"{rel} kept changing into a symbolic link while it was opened; try again")
 
 
 def open_directory(
@@ -972,7 +972,7 @@ def open_directory(
                     continue
                 raise
             return _vetted(view, r.path, _refuse_other(fd, expect_id, path), 0o5), r.path
-    raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
+    raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened; try again")
 
 
 def _umask() -> int:
@@ -1072,7 +1072,7 @@ def write_file(
                     except OSError as exc:
                         raise ConfinementError(
                             errno.ELOOP,
-                            f"{target}: a directory on the way changed while it was created ({exc.strerror})",
+                            f"{target}: a directory on the way changed while it was created ({exc.strerror}); try again",
                         ) from None
                     os.close(parent)
                     parent = nfd

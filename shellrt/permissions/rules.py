@@ -238,9 +238,14 @@ class PermissionRule:
         """Whether one command / path / domain of a subject is matched by this rule's specifier."""
         assert self.specifier is not None
         if self.spec_kind == "command":
+            if self.tool == "PowerShell":  # pwsh's names and parameter names ignore case (round 26)
+                if self.kind == "allow":
+                    named = _pwsh_named_as(self.specifier, item)
+                    return _command_matches(self.specifier, named, fold=command_text)
+                return _pwsh_matches_folded(self.specifier, item)
             if self.kind == "allow":  # whitespace inside quotes is data (round 17)
                 return _command_matches(self.specifier, item, fold=command_text)
-            return _command_matches(self.specifier, item, fold=_fold_all)
+            return _command_matches(_program_by_name(self.specifier), item, fold=_fold_all)
         if self.spec_kind == "domain":
             return _domain_matches(self.specifier[len("domain:") :], item)
         return _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve)
@@ -306,7 +311,7 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
     else:
         if not raw.endswith(")"):
             raise RuleSyntaxError(f"rule {raw!r} opens '(' but does not end with ')'")
-        tool, spec = raw[:open_at].strip(), raw[open_at + 1 : -1].strip()
+        tool, spec = raw[:open_at].strip(), _specifier(raw[open_at + 1 : -1])
         if not spec:
             raise RuleSyntaxError(f"rule {raw!r} has an empty specifier; write {tool!r} for the whole tool")
     if not _TOOL_NAME.match(tool):
@@ -345,6 +350,13 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
         if normalized.endswith(":*") and not normalized[:-2].strip():
             raise RuleSyntaxError(f"command rule {raw!r} has an empty prefix")
         return PermissionRule(kind, tool, normalized, "command", origin)
+    if len(spec) >= 2 and spec[0] == spec[-1] and spec[0] in "'\"":
+        raise RuleSyntaxError(
+            f"{spec!r} in rule {raw!r}: a path rule is not quoted (quotes would be part of the name, "
+            f"matching no file); write {tool}({spec[1:-1]})"
+        )
+    if (len(spec) - len(spec.rstrip("\\"))) % 2:
+        raise RuleSyntaxError(f"{spec!r} in rule {raw!r} ends with a lone '\\', which matches no file; remove it")
     if spec.startswith("~") and not (spec == "~" or spec.startswith("~/")):
         raise RuleSyntaxError(f"{spec!r}: only ~/ (your own home) is supported")
     try:  # a '..' kept in a pattern matched no path: folded, or refused
@@ -352,6 +364,17 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
     except DotSegmentError as exc:
         raise RuleSyntaxError(f"{spec!r} in rule {raw!r}: {exc}") from None
     return PermissionRule(kind, tool, spec, "path", origin)
+
+
+def _specifier(inner: str) -> str:
+    """The text between a rule's parentheses without its surrounding blanks, but keeping a blank a
+    backslash escapes (``Read(./k\\ )`` names the file ``k `` as gitignore patterns do; stripped,
+    the rule matched nothing; round 26)."""
+    spec = inner.strip()
+    escapes = len(spec) - len(spec.rstrip("\\"))
+    if escapes % 2 and len(inner.rstrip()) < len(inner):
+        spec += inner[len(inner.rstrip())]
+    return spec
 
 
 def mcp_name_parts(name: str) -> tuple[str, str | None]:
@@ -423,6 +446,89 @@ def _command_matches(spec: str, command: str, *, fold: Callable[[str], str]) -> 
         prefix = spec[:-2].rstrip()
         return _wildcard_fullmatch(prefix, text) or _wildcard_fullmatch(prefix + " *", text)
     return _wildcard_fullmatch(spec, text)
+
+
+#: A name pwsh resolves without regard to case and the analysis names as a cmdlet (``Verb-Noun``).
+_PWSH_CMDLET = re.compile(r"[A-Za-z]+-[A-Za-z0-9]+").fullmatch
+
+
+def _pwsh_named_as(spec: str, item: str) -> str:
+    """``item`` with its command name spelled as the allow rule ``spec`` spells it, when both are one
+    cmdlet name in two cases (``get-childitem`` and ``Get-ChildItem``); else ``item`` unchanged.
+
+    Why only then: an allow rule must cover the command it names in any case and nothing more (a
+    native program's name keeps its case: ``Git`` is not ``git`` on Linux); wildcards in the rule's
+    name keep matching case-sensitively."""
+    name = spec.split(" ", 1)[0].removesuffix(":*")
+    head, sep, rest = item.partition(" ")
+    if head != name and _PWSH_CMDLET(name) and head.lower() == name.lower():
+        return name + sep + rest
+    return item
+
+
+def _pwsh_matches_folded(spec: str, item: str) -> bool:
+    """A PowerShell deny or ask rule against a part: the command name and every parameter name
+    (``-Recurse``, ``-Path:`` of ``-Path:x``) compared without case, as pwsh resolves them.
+
+    Fail closed: native programs' names and options are folded too (``RM`` is ``rm`` on a
+    case-insensitive filesystem; ``-O`` meets a rule on ``-o``). ``-Name:value`` is also read as
+    ``-Name value``, pwsh's other spelling of one argument (``-Recurse:$true`` is ``-Recurse``)."""
+    texts = _pwsh_folded_forms(item)  # folded already: matched as they are
+    return any(_command_matches(p, t, fold=str.strip) for p in _pwsh_patterns(spec) for t in texts)
+
+
+@functools.lru_cache(maxsize=256)
+def _pwsh_patterns(spec: str) -> frozenset[str]:
+    """A deny/ask PowerShell rule's specifier folded (see `_pwsh_matches_folded`); once per rule."""
+    spec = _program_by_name(spec)
+    tail = ":*" if spec.endswith(":*") else ""
+    return frozenset(form + tail for form in _pwsh_folded_forms(spec.removesuffix(tail)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _pwsh_folded_forms(command: str) -> frozenset[str]:
+    """``command`` folded for deny/ask matching, with ``-Name:value`` kept and read as ``-Name value``,
+    and with an alias named also by its cmdlet (``PowerShell(del x)`` meets ``Remove-Item x``)."""
+    from shellrt.analysis.powershell import ALIASES  # the one alias table (lazy: analysis is big)
+
+    words = _fold_all(command).split(" ")
+    forms = {" ".join(_pwsh_fold_word(w, i, split=split) for i, w in enumerate(words)) for split in (False, True)}
+    for form in list(forms):
+        head, sep, rest = form.partition(" ")
+        if head in ALIASES:
+            forms.add(ALIASES[head] + sep + rest)
+    return frozenset(forms)
+
+
+def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
+    """One word of a PowerShell command folded for deny/ask matching (see `_pwsh_matches_folded`)."""
+    if index == 0:  # ``Microsoft.PowerShell.Management\\Remove-Item`` is Remove-Item
+        bare = word.rsplit("\\", 1)[-1] if "\\" in word and not word.startswith((".", "/", "\\")) else word
+        return bare.lower()
+    if not word.startswith("-"):
+        return word
+    name, colon, value = word.partition(":")
+    if colon and split:  # ``-Recurse:$true`` is ``-Recurse: $true`` to the analysis
+        return f"{name.lower()} {value}".rstrip()
+    return name.lower() + colon + value
+
+
+@functools.lru_cache(maxsize=256)
+def _program_by_name(spec: str) -> str:
+    """A deny or ask command rule whose program is a path (``./deploy.sh``, ``/usr/bin/curl``) with
+    that program named by its file name.
+
+    Why: one program has many paths (``.//deploy.sh``, ``sub/../deploy.sh``, ``$PWD/deploy.sh``,
+    ``/bin/curl`` beside ``/usr/bin/curl``, plain ``curl`` found on PATH) and the rule matcher knows
+    no directory to resolve them in; every part whose program is given by path is also matched by
+    its file name (`ruleset._command_forms`), so a rule by name meets them all (fail closed: a
+    ``deploy.sh`` elsewhere meets it too; round 26)."""
+    tail = ":*" if spec.endswith(":*") else ""
+    head, sep, rest = spec.removesuffix(tail).partition(" ")
+    name = head.rstrip("/").rsplit("/", 1)[-1]
+    if "/" in head and name and _GLOB_SYNTAX.isdisjoint(head) and not any(c in head for c in "'\"$"):
+        return name + sep + rest + tail
+    return spec
 
 
 def _wildcard_fullmatch(pattern: str, text: str) -> bool:

@@ -20,6 +20,7 @@ directory fds, so the check and the use cannot be split by a symlink swap.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
 import os
@@ -624,15 +625,21 @@ def is_read_denied(path: str | Path, ctx: ToolContext, view: View | None = None)
 
 def refusal(verb: str, raw: str, exc: OSError) -> ToolExecutionError:
     """A file operation refused or failed: the error names the path as the model gave it."""
-    reason = visible(exc.strerror or str(exc))  # it may quote a path a symlink chose
-    if isinstance(exc, ConfinementError):
-        advice = " Work inside the workspace (or use Bash for what the sandbox allows there)."
-    elif isinstance(exc, FileNotFoundError):
+    reason = visible(exc.strerror or str(exc)).rstrip(".")  # it may quote a path a symlink chose
+    if isinstance(exc, FileNotFoundError):
         where = f" ({shown_path(os.fsdecode(exc.filename))})" if exc.filename else ""
         return ToolExecutionError(f"Cannot {verb} {raw}: no such file or directory{where}. Check the path.")
-    else:
-        advice = ""
-    return ToolExecutionError(f"Cannot {verb} {raw}: {reason}.{advice}")
+    return ToolExecutionError(f"Cannot {verb} {raw}: {reason}.{_next_step(exc, reason)}")
+
+
+def _next_step(exc: OSError, reason: str) -> str:
+    """The advice a refusal adds: "work inside the workspace" for a place the file tools may not
+    reach, unless its reason names the way on (``use Bash``); nothing for the rest, whose reasons say
+    their own next step (a file changed meanwhile: "Read it again, then make the change again"; a
+    race: "try again"). Round 26: a stale write was told to work inside the workspace."""
+    if not isinstance(exc, ConfinementError) or exc.errno not in (errno.EACCES, errno.EPERM):
+        return ""
+    return "" if "use Bash" in reason else " Work inside the workspace (or use Bash for what the sandbox allows there)."
 
 
 def is_sensitive(path: Path) -> str | None:

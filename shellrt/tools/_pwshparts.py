@@ -122,8 +122,7 @@ def _also_runs(word: str, name: str) -> list[str]:
     guard, so every reading must meet them (fail closed; round 26): the word as written (``rm`` is the
     program rm on Linux and macOS, Remove-Item on Windows), what a session function runs, and
     ``Get-<word>``, which pwsh's command discovery tries last for a name without ``-`` or ``\\``
-    when nothing else has that name (``Content x`` is Get-Content: PATH is not known here); and each
-    cmdlet name in lower case."""
+    when nothing else has that name (``Content x`` is Get-Content: PATH is not known here)."""
     base = word.rsplit("\\", 1)[-1]
     lower = base.lower()
     out = [word, *_RUNS_ALSO.get(word.lower(), _RUNS_ALSO.get(lower, ()))]
@@ -131,9 +130,7 @@ def _also_runs(word: str, name: str) -> list[str]:
         out.append("Set-Location")
     if "-" not in word and "\\" not in word:
         out.append(_canonical(f"get-{lower}"))
-    # Cmdlet names are case-insensitive but rules match case: a rule written in lower case
-    # (``PowerShell(remove-item:*)``) must meet Remove-Item too.
-    out += [c.lower() for c in (name, *out) if _CMDLET(c.lower())]
+    # (Case: PowerShell rules compare command and parameter names without case; `rules.py`.)
     return [c for c in dict.fromkeys(out) if c and c != name]
 
 
