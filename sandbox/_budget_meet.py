@@ -20,7 +20,7 @@ import os
 import stat
 import tempfile
 
-__all__ = ["meeting_dir", "meeting_places"]
+__all__ = ["meeting_dir", "meeting_places", "real_below"]
 
 _log = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ def meeting_places() -> list[str]:
     workspace) it could take the lock, serve the name, or move the way to it, and processes started
     later would not share (red team round 26, wave 3). A root caller has no rendezvous; a directory
     of these names is hidden all the same."""
-    places = [met for met in sorted(_MET) if _real_below(met, ()) is not None]  # still there
+    places = [met for met in sorted(_MET) if real_below(met, ()) is not None]  # still there
     run = os.environ.get("XDG_RUNTIME_DIR", "")
     if run.startswith("/") and os.path.isdir(run):
         places.append(os.path.realpath(run))  # the caller's own setting: a link is fine
@@ -167,13 +167,13 @@ def meeting_places() -> list[str]:
     temp = temp_place()
     for base, names in ((home, home_place()), (os.path.dirname(temp), (os.path.basename(temp),))):
         if base.startswith("/"):
-            place = _real_below(os.path.realpath(base), names)
+            place = real_below(os.path.realpath(base), names)
             if place is not None:
                 places.append(place)
     return list(dict.fromkeys(places))
 
 
-def _real_below(base: str, names: tuple[str, ...]) -> str | None:
+def real_below(base: str, names: tuple[str, ...]) -> str | None:
     """``base/names...`` when each name is a directory there, not a link (one a command or another
     user planted must not make bwrap hide where it points: a workspace), the last of this euid."""
     path = base

@@ -105,7 +105,7 @@ import anyio
 
 from sandbox import _seccomp
 from sandbox._account import account_files
-from sandbox._budget_meet import meeting_places
+from sandbox._budget_meet import meeting_places, real_below
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
@@ -128,6 +128,7 @@ from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
 from sandbox._scratch import OwnedDir
 from sandbox._shmpool import ShmPool
+from sandbox._static_build import cache_dirs
 from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import (
@@ -278,23 +279,42 @@ def private_places() -> list[str]:
     temp = _hidden_temp_dir()
     if temp is not None:
         places.append(temp)
-    return [*places, *(p for p in meeting_places() if p not in places)]
+    return [*places, *(p for p in own_places() if p not in places)]
 
 
-#: Marks a budget meeting place in `BwrapBackend._denied_kinds` (masked as a read-denied directory).
+def own_places() -> list[str]:
+    """The host directories of this package's own a command must not reach, by real path, those that
+    exist: the budget holders' meeting places (`sandbox._budget_meet.meeting_places`) and the caches
+    of the static programs run with more power than a command (`sandbox._static_build.cache_dirs`:
+    the zygote's init; one planted there ran as the next session's init). A command runs as the
+    caller's uid (a root caller's idmapped roots show root's files as its own), so a workspace of
+    ``$HOME`` showed both writable (red team round 26, wave 3)."""
+    places = meeting_places()
+    for cache in cache_dirs():
+        base = os.path.realpath(cache.parent) if cache.parent.is_absolute() else ""
+        place = real_below(base, (cache.name,)) if base else None
+        if place is not None and place not in places:
+            places.append(place)
+    return places
+
+
+#: Marks one of `own_places` in `BwrapBackend._denied_kinds` (masked as a read-denied directory).
 _MEET = "meet:"
 
 
-def _meeting_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
-    """The budget holders' meeting places (`sandbox._budget_meet.meeting_places`) a sandbox must mask
-    as read-denied directories: each below a writable root (the root's bind shows it again over the
-    run-dir masks) and each outside /tmp, the run dirs and the hidden temp dir. Not one that is or
-    holds a root: it cannot be hidden without hiding the root (docs, "Left")."""
+def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
+    """Those of `own_places` a sandbox must mask as read-denied directories: each below a writable root
+    (the root's bind shows it again over the run-dir masks) and each outside /tmp, the run dirs and
+    the hidden temp dir; not one below another (the outer mask hides it). Not one that is or holds a
+    root: it cannot be hidden without hiding the root (docs, "Left")."""
     real_roots = [Path(os.path.realpath(r)) for r in roots]
     filled = [Path(p) for p in ("/tmp", *private_places()) if p not in ("/proc", "/dev")]
+    places = [Path(p) for p in own_places()]
     masks: list[Path] = []
-    for place in map(Path, meeting_places()):
+    for place in places:
         if any(root == place or place in root.parents for root in real_roots):
+            continue
+        if any(other in place.parents for other in places):
             continue
         in_root = any(root in place.parents for root in real_roots)
         if in_root or not any(f in place.parents for f in filled):
@@ -712,13 +732,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide);
         then the other names of those files in the writable roots, hidden as files too
         (`sandbox._maskaliases`: hard links a command made before the mask existed); then the budget
-        meeting places to hide as directories (`_meeting_masks`): a change replaces the zygote."""
+        meeting places and static caches to hide as directories (`_own_masks`): a change replaces the zygote."""
         found = stats_of(self.policy.read_denied)
         kinds: list[str | None] = [
             None if st is None else "dir" if stat.S_ISDIR(st.st_mode) else "file" for st in found
         ]
         aliases = self._aliases.aliases(self.policy.read_denied, found, self.policy.allowed_roots())
-        meeting = _meeting_masks(self.policy.allowed_roots())
+        denied = {Path(os.path.realpath(path)) for path in self.policy.read_denied}
+        meeting = [path for path in _own_masks(self.policy.allowed_roots()) if path not in denied]
         return (*kinds, *(f"{ALIAS}{path}" for path in aliases), *(f"{_MEET}{path}" for path in meeting))
 
     def _unwritable(self) -> list[Path]:

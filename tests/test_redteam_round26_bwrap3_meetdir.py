@@ -127,6 +127,48 @@ def test_the_meeting_directory_is_hidden(
     assert meet.is_dir() and "squat" not in os.listdir(meet), out
 
 
+#: What a command can do to a static program cache (the zygote's init is built and kept there).
+_CACHE_PROBE = r"""
+import errno, os
+for tag, cache in CACHES:
+    try:
+        seen = sorted(os.listdir(cache)) or "empty"
+    except OSError as exc:
+        seen = errno.errorcode.get(exc.errno, "?")
+    try:
+        with open(os.path.join(cache, "zinit-0123456789abcdef"), "w") as planted:
+            planted.write("#!/bin/sh\n")
+        made = "ok"
+    except OSError as exc:
+        made = errno.errorcode.get(exc.errno, "?")
+    print(tag, seen, made, flush=True)
+"""
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["session", "per-command"])
+def test_the_static_program_caches_are_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, persistent: bool
+) -> None:
+    """Failed before (root 2 of 2, uid 65534 2 of 2): with the workspace the caller's home, a
+    command listed ``~/.cache/shellrt`` and ``$XDG_CACHE_HOME/shellrt`` and planted a program there,
+    which a later process of the caller trusts (the caller's own file) and runs as a zygote's init."""
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir(mode=0o755)
+    monkeypatch.setenv("HOME", str(ws))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(ws / "xdg-cache"))
+    caches = [("HOME", ws / ".cache" / "shellrt"), ("XDG", ws / "xdg-cache" / "shellrt")]
+    for _tag, cache in caches:
+        cache.mkdir(mode=0o700, parents=True)
+        (cache / "zinit-fedcba9876543210").write_bytes(b"built")
+    probe = _CACHE_PROBE.replace("CACHES", repr([(tag, str(cache)) for tag, cache in caches]))
+    fields, out = probe_lines(ws, tmp_path / "s", probe, persistent=persistent)
+    for tag, cache in caches:
+        seen, _, made = fields.get(tag, "").rpartition(" ")
+        assert seen in ("empty", "ENOENT") and made in ("EROFS", "ENOENT"), out
+        assert "zinit-0123456789abcdef" not in os.listdir(cache), out  # nothing planted on the host
+
+
 def test_it_holds_for_an_unprivileged_caller() -> None:
     require(
         os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
@@ -134,8 +176,8 @@ def test_it_holds_for_an_unprivileged_caller() -> None:
     require(
         shutil.which("setpriv") is not None and shutil.which("nsenter") is not None, "setpriv and nsenter"
     )
-    name = "test_the_meeting_directory_is_hidden"
+    names = ["test_the_meeting_directory_is_hidden", "test_the_static_program_caches_are_hidden"]
     collected, outcome = _nonroot.run_as_nobody(
-        [f"tests/{Path(__file__).name}::{name}"], collect_args=[f"{__file__}::{name}"]
+        [f"tests/{Path(__file__).name}::{n}" for n in names], collect_args=[f"{__file__}::{n}" for n in names]
     )
     _nonroot.assert_all_held(collected, outcome)
