@@ -293,9 +293,10 @@ def sandbox_from_args(
         raise SystemExit(f"shellrt: {exc}") from exc
     if masks:
         from shellrt.permissions.trust_paths import record_dir_masks
+        from shellrt.runtime.session_mask import run_state_masks
 
         try:  # shellrt's own configuration directory too: the record later sessions trust (round 26)
-            own = record_dir_masks(policy.allowed_roots())
+            own = [*record_dir_masks(policy.allowed_roots()), *run_state_masks(policy)]
             policy, _ = derive_policy(policy, mask_defaults=mask_defaults_from_args(args), masked_paths=own)
         except ValueError as exc:  # PolicyError: what the sandbox cannot enforce, and what to do
             raise SystemExit(f"shellrt: {exc}") from exc
