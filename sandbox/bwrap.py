@@ -272,14 +272,20 @@ def private_places() -> list[str]:
     is not /tmp (`_hidden_temp_dir`). The file tools' view (``shellrt.tools._paths``) refuses them
     as the sandbox does, from this one list; the sandbox's own mounts below them (writable roots,
     its /tmp) stay reachable."""
-    places = ["/proc", "/dev"]
+    places = ["/proc", "/dev", *_emptied_places()]
+    return [*places, *(p for p in own_places() if p not in places)]
+
+
+def _emptied_places() -> list[str]:
+    """The run dirs and the hidden temp dir (`private_places` less /proc, /dev and `own_places`)."""
+    places: list[str] = []
     for run in (*RUN_DIRS, os.environ.get("XDG_RUNTIME_DIR", "")):
         if run and os.path.isdir(run):
             places.append(os.path.realpath(run))
     temp = _hidden_temp_dir()
     if temp is not None:
         places.append(temp)
-    return [*places, *(p for p in own_places() if p not in places)]
+    return places
 
 
 def own_places() -> list[str]:
@@ -308,7 +314,7 @@ def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     the hidden temp dir; not one below another (the outer mask hides it). Not one that is or holds a
     root: it cannot be hidden without hiding the root (docs, "Left")."""
     real_roots = [Path(os.path.realpath(r)) for r in roots]
-    filled = [Path(p) for p in ("/tmp", *private_places()) if p not in ("/proc", "/dev")]
+    filled = [Path(p) for p in ("/tmp", *_emptied_places())]
     places = [Path(p) for p in own_places()]
     masks: list[Path] = []
     for place in places:
