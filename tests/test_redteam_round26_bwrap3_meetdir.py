@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -176,8 +177,45 @@ def test_it_holds_for_an_unprivileged_caller() -> None:
     require(
         shutil.which("setpriv") is not None and shutil.which("nsenter") is not None, "setpriv and nsenter"
     )
-    names = ["test_the_meeting_directory_is_hidden", "test_the_static_program_caches_are_hidden"]
+    names = [
+        "test_the_meeting_directory_is_hidden",
+        "test_the_static_program_caches_are_hidden",
+        "test_a_host_socket_in_a_temp_dir_inside_the_workspace_does_not_show_it",
+    ]
     collected, outcome = _nonroot.run_as_nobody(
         [f"tests/{Path(__file__).name}::{n}" for n in names], collect_args=[f"{__file__}::{n}" for n in names]
     )
     _nonroot.assert_all_held(collected, outcome)
+
+
+_TEMP_PROBE = r"""
+import os
+print("SEES", sorted(os.listdir(TEMP)) or "empty", flush=True)
+"""
+
+
+def test_a_host_socket_in_a_temp_dir_inside_the_workspace_does_not_show_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Guard (held before, root and uid 65534): the host's temp dir inside a writable root stays
+    masked whole (`sandbox._tempholder`) with a host socket below it, whose cover pins the
+    directories on its way. The holder's socket in the temp-path meeting directory did show that
+    directory to uid 65534 before this round's mask (`test_the_meeting_directory_is_hidden`)."""
+    require_bwrap()
+    ws = tmp_path / "ws"
+    temp = ws / "tmpdir"
+    (temp / "sock-dir").mkdir(parents=True)
+    (temp / "other-session").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    with socket.socket(socket.AF_UNIX) as listener:
+        here = os.getcwd()
+        os.chdir(temp / "sock-dir")  # by a relative name: the path may pass AF_UNIX's 108 bytes
+        try:
+            listener.bind("s.sock")
+        finally:
+            os.chdir(here)
+        listener.listen(1)
+        fields, out = probe_lines(
+            ws, tmp_path / "s", _TEMP_PROBE.replace("TEMP", repr(str(temp))), persistent=True
+        )
+    assert "other-session" not in fields.get("SEES", "") and "sock-dir" not in fields.get("SEES", ""), out
