@@ -36,28 +36,8 @@ def test_shellrt_run_over_the_home_hides_shellrt_state(tmp_path: Path) -> None:
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
     env.update(HOME=str(home), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "shellrt",
-            "run",
-            "--sandbox",
-            "bwrap",
-            "--workspace",
-            str(home),
-            "--",
-            "sh",
-            "-c",
-            command,
-        ],
-        cwd=home,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    argv = f"{sys.executable} -m shellrt run --sandbox bwrap --workspace {home} -- sh -c".split()
+    result = subprocess.run([*argv, command], cwd=home, env=env, capture_output=True, text=True, timeout=120)
     said = result.stdout + result.stderr
     assert "unavailable" not in said, said
     assert "WROTE" not in said and "earlier session" not in said and "old" not in result.stdout, said
