@@ -20,9 +20,14 @@ import os
 import stat
 import tempfile
 
-__all__ = ["meeting_dir"]
+__all__ = ["meeting_dir", "meeting_places", "real_below"]
 
 _log = logging.getLogger(__name__)
+
+#: The real path of every directory this process's holders met in: ``HOME`` or ``TMPDIR`` may change
+#: after, and the one in use must stay hidden from sandboxes all the same.
+_MET: set[str] = set()
+
 
 def home_place() -> tuple[str, ...]:
     """Below the caller's home, the components made (0700) when missing: one directory per host,
@@ -113,7 +118,7 @@ def meeting_dir() -> int | None:
     if fd is None:
         fd = _home_place()
     if fd is not None:
-        return fd
+        return _noted(fd)
     path = temp_place()
     try:
         os.mkdir(path, 0o700)
@@ -133,4 +138,52 @@ def meeting_dir() -> int | None:
             os.geteuid(),
             "/".join(home_place()),
         )
+    return None if fd is None else _noted(fd)
+
+
+def _noted(fd: int) -> int:
+    """``fd``, its directory's real path noted in `_MET` (by the fd: what was checked)."""
+    try:
+        _MET.add(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        pass  # no /proc: the places `meeting_places` names by path are still hidden
     return fd
+
+
+def meeting_places() -> list[str]:
+    """Every directory this uid's holders meet in or may meet in, by real path, that exists now: the
+    runtime directory, ``~/.cache/shellrt/budget-<host>``, the temp path, and each this process met in.
+
+    bwrap hides them all from its sandboxes (`sandbox.bwrap.private_places`): a command runs as the
+    caller's uid, so where its sandbox shows one (a workspace of ``$HOME``, a ``TMPDIR`` in the
+    workspace) it could take the lock, serve the name, or move the way to it, and processes started
+    later would not share (red team round 26, wave 3). A root caller has no rendezvous; a directory
+    of these names is hidden all the same."""
+    places = [met for met in sorted(_MET) if real_below(met, ()) is not None]  # still there
+    run = os.environ.get("XDG_RUNTIME_DIR", "")
+    if run.startswith("/") and os.path.isdir(run):
+        places.append(os.path.realpath(run))  # the caller's own setting: a link is fine
+    home = os.environ.get("HOME", "")
+    temp = temp_place()
+    for base, names in ((home, home_place()), (os.path.dirname(temp), (os.path.basename(temp),))):
+        if base.startswith("/"):
+            place = real_below(os.path.realpath(base), names)
+            if place is not None:
+                places.append(place)
+    return list(dict.fromkeys(places))
+
+
+def real_below(base: str, names: tuple[str, ...]) -> str | None:
+    """``base/names...`` when each name is a directory there, not a link (one a command or another
+    user planted must not make bwrap hide where it points: a workspace), the last of this euid."""
+    path = base
+    info = None
+    for name in ("", *names):
+        path = os.path.join(path, name) if name else path
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(info.st_mode):
+            return None
+    return path if info is not None and info.st_uid == os.geteuid() else None

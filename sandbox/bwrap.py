@@ -105,6 +105,7 @@ import anyio
 
 from sandbox import _seccomp
 from sandbox._account import account_files
+from sandbox._budget_meet import meeting_places, real_below
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
@@ -127,6 +128,7 @@ from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
 from sandbox._scratch import OwnedDir
 from sandbox._shmpool import ShmPool
+from sandbox._static_build import cache_dirs
 from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import (
@@ -270,7 +272,13 @@ def private_places() -> list[str]:
     is not /tmp (`_hidden_temp_dir`). The file tools' view (``shellrt.tools._paths``) refuses them
     as the sandbox does, from this one list; the sandbox's own mounts below them (writable roots,
     its /tmp) stay reachable."""
-    places = ["/proc", "/dev"]
+    places = ["/proc", "/dev", *_emptied_places()]
+    return [*places, *(p for p in own_places() if p not in places)]
+
+
+def _emptied_places() -> list[str]:
+    """The run dirs and the hidden temp dir (`private_places` less /proc, /dev and `own_places`)."""
+    places: list[str] = []
     for run in (*RUN_DIRS, os.environ.get("XDG_RUNTIME_DIR", "")):
         if run and os.path.isdir(run):
             places.append(os.path.realpath(run))
@@ -278,6 +286,46 @@ def private_places() -> list[str]:
     if temp is not None:
         places.append(temp)
     return places
+
+
+def own_places() -> list[str]:
+    """The host directories of this package's own a command must not reach, by real path, those that
+    exist: the budget holders' meeting places (`sandbox._budget_meet.meeting_places`) and the caches
+    of the static programs run with more power than a command (`sandbox._static_build.cache_dirs`:
+    the zygote's init; one planted there ran as the next session's init). A command runs as the
+    caller's uid (a root caller's idmapped roots show root's files as its own), so a workspace of
+    ``$HOME`` showed both writable (red team round 26, wave 3)."""
+    places = meeting_places()
+    for cache in cache_dirs():
+        base = os.path.realpath(cache.parent) if cache.parent.is_absolute() else ""
+        place = real_below(base, (cache.name,)) if base else None
+        if place is not None and place not in places:
+            places.append(place)
+    return places
+
+
+#: Marks one of `own_places` in `BwrapBackend._denied_kinds` (masked as a read-denied directory).
+_MEET = "meet:"
+
+
+def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
+    """Those of `own_places` a sandbox must mask as read-denied directories: each below a writable root
+    (the root's bind shows it again over the run-dir masks) and each outside /tmp, the run dirs and
+    the hidden temp dir; not one below another (the outer mask hides it). Not one that is or holds a
+    root: it cannot be hidden without hiding the root (docs, "Left")."""
+    real_roots = [Path(os.path.realpath(r)) for r in roots]
+    filled = [Path(p) for p in ("/tmp", *_emptied_places())]
+    places = [Path(p) for p in own_places()]
+    masks: list[Path] = []
+    for place in places:
+        if any(root == place or place in root.parents for root in real_roots):
+            continue
+        if any(other in place.parents for other in places):
+            continue
+        in_root = any(root in place.parents for root in real_roots)
+        if in_root or not any(f in place.parents for f in filled):
+            masks.append(place)
+    return masks
 
 
 class BwrapBackend(CgroupLimits, SandboxBackend):
@@ -689,13 +737,16 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     def _denied_kinds(self) -> tuple[str | None, ...]:
         """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide);
         then the other names of those files in the writable roots, hidden as files too
-        (`sandbox._maskaliases`: hard links a command made before the mask existed)."""
+        (`sandbox._maskaliases`: hard links a command made before the mask existed); then the budget
+        meeting places and static caches to hide as directories (`_own_masks`): a change replaces the zygote."""
         found = stats_of(self.policy.read_denied)
         kinds: list[str | None] = [
             None if st is None else "dir" if stat.S_ISDIR(st.st_mode) else "file" for st in found
         ]
         aliases = self._aliases.aliases(self.policy.read_denied, found, self.policy.allowed_roots())
-        return (*kinds, *(f"{ALIAS}{path}" for path in aliases))
+        denied = {Path(os.path.realpath(path)) for path in self.policy.read_denied}
+        meeting = [path for path in _own_masks(self.policy.allowed_roots()) if path not in denied]
+        return (*kinds, *(f"{ALIAS}{path}" for path in aliases), *(f"{_MEET}{path}" for path in meeting))
 
     def _unwritable(self) -> list[Path]:
         """The write-denied paths (``Edit``/``Write`` deny rules) and every other name in the writable
@@ -710,8 +761,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     def _denied_paths(self, kinds: tuple[str | None, ...]) -> list[tuple[Path, str | None]]:
         """(path, kind) of each mask that `_denied_kinds` worked out."""
         paths = [*zip(self.policy.read_denied, kinds, strict=False)]
-        extra = kinds[len(self.policy.read_denied) :]
-        return paths + [(Path(k[len(ALIAS) :]), "file") for k in extra if k is not None]
+        extra = [k for k in kinds[len(self.policy.read_denied) :] if k is not None]
+        paths += [(Path(k[len(ALIAS) :]), "file") for k in extra if k.startswith(ALIAS)]
+        return paths + [(Path(k[len(_MEET) :]), "dir") for k in extra if k.startswith(_MEET)]
 
     async def _start_zygote(self) -> None:
         """Start a zygote sandbox (retrying a lost mount race); `ZygoteGoneError` when it cannot."""
@@ -1122,7 +1174,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # file out from under its mask, here or (the rename reaching the host) for a later session.
         # Host sockets in the writable roots (`IpcMasks.inside`): pinned the same way, and covered
         # after every bind there. The host's table keeps the path a socket was bound at.
-        sockets = self._ipc_masks(state_dir, as_user=as_user).inside()
+        # Not those below a directory masked whole (the holder's in a meeting place): the mask hides
+        # them, and a cover made there would show their names in it.
+        dirs = [path for path, kind in denied_paths if kind == "dir" and path in masked]
+        sockets = _not_below(self._ipc_masks(state_dir, as_user=as_user).inside(), dirs)
         pins = [*masked, *shown, *map(Path, sockets[2::3])]
         for root, directory in _pinned_dirs(pins, self.policy.allowed_roots()):
             source = sources.get(root, root) / directory.relative_to(root)
@@ -1469,6 +1524,16 @@ def _pinned_dirs(masked: list[Path], roots: tuple[Path, ...] | list[Path]) -> li
                 break
             pinned.setdefault(directory, root)
     return sorted(((r, d) for d, r in pinned.items()), key=lambda rd: len(rd[1].parts))
+
+
+def _not_below(covers: list[str], dirs: list[Path]) -> list[str]:
+    """``covers`` (``--ro-bind /dev/null PATH`` triples) less those of a path below one of ``dirs``."""
+    kept: list[str] = []
+    for i in range(0, len(covers) - 2, 3):
+        path = Path(covers[i + 2])
+        if not any(d in path.parents for d in dirs):
+            kept += covers[i : i + 3]
+    return kept
 
 
 def _resolved(path: Path) -> Path | None:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from sandbox import SandboxPolicy
 
-__all__ = ["own_state_dirs", "session_dir_masks", "state_dirs_anywhere"]
+__all__ = ["own_state_dirs", "run_state_masks", "session_dir_masks", "state_dirs_anywhere"]
 
 
 def own_state_dirs(session_dir: Path) -> list[Path]:
@@ -75,6 +75,16 @@ def state_dirs_anywhere() -> list[Path]:
     if os.environ.get("SHELLRT_HOME", "").startswith("/"):
         dirs.append(os.environ["SHELLRT_HOME"])
     return [Path(os.path.normpath(d)) for d in dict.fromkeys(dirs)]
+
+
+def run_state_masks(policy: SandboxPolicy) -> tuple[Path, ...]:
+    """`session_dir_masks` for a sandbox of no session (``shellrt run``, whose own directory is a
+    temp dir no sandbox sees): with ``--workspace ~`` its command read every earlier session's
+    transcript and wrote in-flight records a later session restores files from (red team round 26,
+    wave 3). Raises nothing; a root that is one of the places is left shown, as for a session."""
+    from shellrt.runtime.session import session_root
+
+    return session_dir_masks(session_root(), policy)
 
 
 def session_dir_masks(session_dir: Path, policy: SandboxPolicy) -> tuple[Path, ...]:
