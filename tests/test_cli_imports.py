@@ -203,8 +203,9 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # must not forge for a later session: paths only, not the settings loader); +1 round 18: the
     # lean path's supervisor._env_gitconfig; +1 round 25: supervisor._tree_note (as the lean path);
     # +1 round 26: shellrt.mark_owner (as the lean path); +1 round 26: shellrt.protocol.trusted (the
-    # supervisor builds its CommandResult without re-running pydantic's validator: issue 22)
-    FULL_RUN: 204,
+    # supervisor builds its CommandResult without re-running pydantic's validator: issue 22); +1
+    # round 26 wave 3: runtime.session_mask (the state a Session hides is hidden from `run` too)
+    FULL_RUN: 205,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

@@ -101,9 +101,9 @@ def state_dir_masks(roots: Iterable[Path]) -> list[Path]:
     and the in-flight records a later session restores protected files from; ``shellrt run
     --writable ~`` let a command read the one and forge the other, and a root that was the
     directory was writable from a `Runtime` too (red team round 26, wave 3)."""
-    from shellrt.supervisor._inflight import inflight_dir
+    from shellrt.supervisor._inflight import state_dir
 
-    own = inflight_dir().parent
+    own = state_dir()
     return _own_dir_masks(
         own,
         roots,

@@ -51,6 +51,7 @@ from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_u
 from shellrt.runtime.orchestration import StreamingExecution, run_single
 from shellrt.runtime.registry import ToolRegistry
 from shellrt.runtime.sandbox_choice import SandboxChoice, resolve_sandbox
+from shellrt.supervisor._inflight import session_root
 from shellrt.tools.tool_search import discovery_order
 
 if TYPE_CHECKING:
@@ -114,20 +115,6 @@ class RestoreResult:
     stale_reads: list[str] = field(default_factory=list)
     #: tool_use ids whose results are recorded (a resent call is answered from them).
     recorded: int = 0
-
-
-def session_root() -> Path:
-    """Where sessions live: ``$SHELLRT_HOME/sessions``, else the per-user state directory.
-
-    Durable on purpose (not ``$TMPDIR``, which a reboot or tmp cleaner empties):
-    ``$XDG_STATE_HOME/shellrt/sessions``, else ``~/.local/state/shellrt/sessions``.
-    """
-    base = os.environ.get("SHELLRT_HOME")
-    if base:
-        return Path(base) / "sessions"
-    state = os.environ.get("XDG_STATE_HOME", "")
-    root = Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state"
-    return root / "shellrt" / "sessions"
 
 
 #: Sessions under the default root untouched for this long are removed when a new session starts.

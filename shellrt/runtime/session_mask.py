@@ -38,10 +38,9 @@ __all__ = ["own_state_dirs", "run_state_masks", "session_dir_masks", "state_dirs
 def own_state_dirs(session_dir: Path) -> list[Path]:
     """The directories shellrt keeps state in for this session (whether they exist or not)."""
     from shellrt.permissions.trust_paths import trust_store_path
-    from shellrt.runtime.session import session_root
-    from shellrt.supervisor._inflight import inflight_dir
+    from shellrt.supervisor._inflight import state_dir
 
-    dirs = [session_dir, session_root().parent, inflight_dir().parent, trust_store_path().parent]
+    dirs = [session_dir, state_dir(), trust_store_path().parent]
     # The cache of our static helpers, the docker identity switch and the bwrap init
     # (`sandbox._static_build.cache_dirs`; the temp dir one is the host's /tmp, which no sandbox
     # sees): named here, importing the sandbox backends costs seconds.
@@ -82,7 +81,7 @@ def run_state_masks(policy: SandboxPolicy) -> tuple[Path, ...]:
     temp dir no sandbox sees): with ``--workspace ~`` its command read every earlier session's
     transcript and wrote in-flight records a later session restores files from (red team round 26,
     wave 3). Raises nothing; a root that is one of the places is left shown, as for a session."""
-    from shellrt.runtime.session import session_root
+    from shellrt.supervisor._inflight import session_root
 
     return session_dir_masks(session_root(), policy)
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["InflightRecord", "inflight_dir", "orphaned_records"]
+__all__ = ["InflightRecord", "inflight_dir", "orphaned_records", "session_root", "state_dir"]
 
 #: A record larger than this is not read back (the check then reverts without restoring).
 _MAX_RECORD_BYTES = 64 << 20
@@ -30,14 +30,26 @@ _MAX_RECORD_BYTES = 64 << 20
 _IN_FLIGHT, _IDLE = 0o600, 0o400
 
 
-def inflight_dir() -> Path:
-    """Where records live (the per-user state directory, as sessions)."""
+def state_dir() -> Path:
+    """shellrt's per-user state directory: ``$SHELLRT_HOME``, else ``$XDG_STATE_HOME/shellrt``,
+    else ``~/.local/state/shellrt``. Durable on purpose (not ``$TMPDIR``, which a reboot or tmp
+    cleaner empties). Here, not in the runtime: the lean ``shellrt run`` masks it too."""
     base = os.environ.get("SHELLRT_HOME")
     if base:
-        return Path(base) / "inflight"
+        return Path(base)
     state = os.environ.get("XDG_STATE_HOME", "")
     root = Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state"
-    return root / "shellrt" / "inflight"
+    return root / "shellrt"
+
+
+def inflight_dir() -> Path:
+    """Where records live (the per-user state directory, as sessions)."""
+    return state_dir() / "inflight"
+
+
+def session_root() -> Path:
+    """Where sessions live: ``<state_dir>/sessions``."""
+    return state_dir() / "sessions"
 
 
 def _workspace_key(root: Path) -> str:
