@@ -192,7 +192,7 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 round 18: supervisor._env_gitconfig (git config files named by $XDG_CONFIG_HOME and
     # $GIT_CONFIG_GLOBAL, guarded as git config); +1 round 25: supervisor._tree_note (every run
     # marks its writable roots for a later guarded start: one appended line, stdlib only); +1 round
-    # 26: shellrt.mark_owner (the mark names its owner process, so a killed run's mark ends)
+    # 26: shellrt.supervisor.mark_owner (the mark names its owner process, so a killed run's mark ends)
     ("run", "--sandbox", "local", "--", "true"): 88,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
@@ -202,7 +202,7 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # of the lean path and permissions.trust_paths (the trust store and managed settings a command
     # must not forge for a later session: paths only, not the settings loader); +1 round 18: the
     # lean path's supervisor._env_gitconfig; +1 round 25: supervisor._tree_note (as the lean path);
-    # +1 round 26: shellrt.mark_owner (as the lean path); +1 round 26: shellrt.protocol.trusted (the
+    # +1 round 26: shellrt.supervisor.mark_owner (as the lean path); +1 round 26: shellrt.protocol.trusted (the
     # supervisor builds its CommandResult without re-running pydantic's validator: issue 22); +1
     # round 26 wave 3: runtime.session_mask (the state a Session hides is hidden from `run` too)
     FULL_RUN: 205,

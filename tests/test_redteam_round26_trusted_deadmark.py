@@ -4,7 +4,7 @@ Every session that runs commands notes its writable roots open, and ended when i
 ``shellrt run`` killed by SIGKILL never wrote its end: a guarded start said "it is running" and
 refused every change to the workspace for good, since ``shellrt trust add`` keeps open marks (a
 running session may still write). The mark's name now says which process owns it
-(`shellrt.mark_owner`); a start that finds the owner gone ends the mark then.
+(`shellrt.supervisor.mark_owner`); a start that finds the owner gone ends the mark then.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ def test_a_killed_runs_mark_ends_with_it(tmp_path: Path, monkeypatch: pytest.Mon
 def test_a_mark_whose_owner_cannot_be_told_stays_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Held (fails closed): a mark named without an owner, or by a process of another boot or pid
     namespace, is never taken as dead."""
-    from shellrt.mark_owner import owned_mark, owner_gone
     from shellrt.supervisor._tree_note import note_roots
+    from shellrt.supervisor.mark_owner import owned_mark, owner_gone
 
     ws = isolated_workspace(tmp_path, monkeypatch)
     mine = owned_mark()

@@ -52,11 +52,11 @@ from shellrt.batch.output_budget import RunOutputBudget, TaskQuota
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
-from shellrt.mark_owner import owned_mark
 from shellrt.protocol import ToolUseBlock
 from shellrt.runtime.sandbox_policy import derive_policy
 from shellrt.runtime.session_mask import state_dirs_anywhere
 from shellrt.supervisor.exit_meaning import exit_is_error
+from shellrt.supervisor.mark_owner import owned_mark
 
 __all__ = ["NodeInfo", "TaskRun", "WorkerSettings", "run_task"]
 

@@ -105,8 +105,8 @@ def _run(
         deny = write_deny_for_run(workspace, keeps_content=True)
         writable = [Path(p).expanduser() for p in args.writable or ()]
         guard = LocalGuard(workspace, session_dir, writable, deny)
-        from shellrt.mark_owner import owned_mark
         from shellrt.supervisor._tree_note import note_roots
+        from shellrt.supervisor.mark_owner import owned_mark
 
         roots, mark = [workspace, *writable], owned_mark()  # names its owner: read as ended once it died
         note_roots(roots, mark, opening=True)  # unhashed: a later guarded start compares the tree (round 25)

@@ -238,8 +238,8 @@ async def _execute(
     timeout_s = args.timeout if args.timeout is not None else math.inf
     # The settings' Edit/Write deny globs (round 16): a file a command makes that one names is reverted.
     write_deny = write_deny_for_backend(backend, workspace_from_args(args))
-    from shellrt.mark_owner import owned_mark  # a mark a killed run leaves reads as ended (round 26)
     from shellrt.permissions.trust_paths import later_session_files  # a later session obeys them (round 17)
+    from shellrt.supervisor.mark_owner import owned_mark  # a killed run's mark reads as ended (round 26)
 
     async with Supervisor(
         backend,

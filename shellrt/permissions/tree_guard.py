@@ -18,8 +18,8 @@ from pathlib import Path
 
 import anyio
 
-from shellrt.mark_owner import owned_mark
 from shellrt.permissions.start_digests import StartDigests, fresh
+from shellrt.supervisor.mark_owner import owned_mark
 
 __all__ = ["TreeGuard"]
 

@@ -24,8 +24,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from shellrt.mark_owner import owner_gone
 from shellrt.supervisor._tree_note import note_path, note_roots, parse_note_line
+from shellrt.supervisor.mark_owner import owner_gone
 
 __all__ = [
     "drop_unmarked",
@@ -125,7 +125,7 @@ def _prune(marks: dict[str, Any]) -> None:
     """Ended marks of roots that no longer exist (a test's or a run's removed directory): nothing
     is left there to load; a directory made there later by a sandboxed session is its parent's,
     marked as such. Keeps the record from growing with every temporary workspace. Before that,
-    a session whose owner process died (SIGKILL before its end, `shellrt.mark_owner`) ends now:
+    a session whose owner process died (SIGKILL before its end, `shellrt.supervisor.mark_owner`) ends now:
     its writes are all made (its sandbox died with it), and the mark counts as ended after
     every earlier review (round 26: it stayed open for good, refusing every change even after
     ``shellrt trust add``)."""
