@@ -58,14 +58,21 @@ def test_a_denied_file_written_while_a_command_runs_stays_hidden(
     ws, home = places
     secret = home / ".aws" / "credentials"
 
+    started = ws / "rt10-started"
+
     def operator() -> None:  # the host writes the secret, and edits a file that was there
-        time.sleep(1.5)
+        # Once the command runs (a fixed 1.5 s was less than a per-command start as 65534 at load
+        # beside CI's other workers: the secret was there before it started, CI56).
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
         secret.parent.mkdir()
         secret.write_text("rt10-appeared-secret\n")
         (home / ".config" / "tool.ini").write_text("rt10-live-after\n")
 
     poll = (
-        f"cat {home}/.profile {home}/link; touch {home}/mine 2>&1; "
+        f"touch {started}; cat {home}/.profile {home}/link; touch {home}/mine 2>&1; "
         f"for i in $(seq 40); do cat {secret} 2>/dev/null && break; sleep 0.1; done; "
         f"ls -a {home}; cat {home}/.config/tool.ini; echo done"
     )
