@@ -36,9 +36,30 @@ def register_writable(roots: Iterable[os.PathLike[str] | str]) -> int:
         return _next[0]
 
 
+#: Tokens whose removal found the lock taken; removed by the next holder of the lock.
+_pending: list[int] = []
+
+
 def unregister_writable(token: int) -> None:
-    with _lock:
+    """Forget the roots of ``token``; never waits for the lock. A backend's `weakref.finalize` runs
+    this, and a garbage collection can run it inside `host_path`'s locked section on the very thread
+    that holds the lock: waiting there deadlocked that thread and every later caller (CI57, a Bash
+    call's git query). A removal that finds the lock taken is left to the next holder (until then
+    the roots stay excluded from ``PATH``: the safe side)."""
+    if not _lock.acquire(blocking=False):
+        _pending.append(token)  # list.append is atomic: no lock needed
+        return
+    try:
         _roots.pop(token, None)
+        _drop_pending()
+    finally:
+        _lock.release()
+
+
+def _drop_pending() -> None:
+    """Removals deferred by `unregister_writable` (called with the lock held)."""
+    while _pending:
+        _roots.pop(_pending.pop(), None)
 
 
 def _inside(path: str, roots: Iterable[str]) -> bool:
@@ -72,6 +93,7 @@ def host_path(path: str | None = None, also: Iterable[os.PathLike[str] | str] = 
     user or group can write (`_others_write`)."""
     value = os.environ.get("PATH", os.defpath) if path is None else path
     with _lock:
+        _drop_pending()
         roots = [r for group in _roots.values() for r in group]
     roots += [os.path.realpath(os.fspath(r)) for r in also]
     kept: list[str] = []
