@@ -489,22 +489,22 @@ def _pwsh_patterns(spec: str) -> frozenset[str]:
 def _pwsh_folded_forms(command: str) -> frozenset[str]:
     """``command`` folded for deny/ask matching, with ``-Name:value`` kept and read as ``-Name value``,
     and with an alias named also by its cmdlet (``PowerShell(del x)`` meets ``Remove-Item x``)."""
-    from shellrt.analysis.powershell import ALIASES  # the one alias table (lazy: analysis is big)
+    from shellrt.analysis.pwsh_names import command_key  # the parts' own reading (lazy: analysis is big)
 
     words = _fold_all(command).split(" ")
     forms = {" ".join(_pwsh_fold_word(w, i, split=split) for i, w in enumerate(words)) for split in (False, True)}
     for form in list(forms):
         head, sep, rest = form.partition(" ")
-        if head in ALIASES:
-            forms.add(ALIASES[head] + sep + rest)
+        forms.add(command_key(head) + sep + rest)
     return frozenset(forms)
 
 
 def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
     """One word of a PowerShell command folded for deny/ask matching (see `_pwsh_matches_folded`)."""
     if index == 0:  # ``Microsoft.PowerShell.Management\\Remove-Item`` is Remove-Item
-        bare = word.rsplit("\\", 1)[-1] if "\\" in word and not word.startswith((".", "/", "\\")) else word
-        return bare.lower()
+        from shellrt.analysis.pwsh_names import unqualified
+
+        return unqualified(word).lower()
     if not word.startswith("-"):
         return word
     name, colon, value = word.partition(":")
