@@ -245,7 +245,7 @@ class PermissionRule:
                 return _pwsh_matches_folded(self.specifier, item)
             if self.kind == "allow":  # whitespace inside quotes is data (round 17)
                 return _command_matches(self.specifier, item, fold=command_text)
-            return _command_matches(_program_by_name(self.specifier), item, fold=_fold_all)
+            return _command_matches(_program_by_name(self.specifier), item, fold=_fold_program_case)
         if self.spec_kind == "domain":
             return _domain_matches(self.specifier[len("domain:") :], item)
         return _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve)
@@ -407,6 +407,18 @@ def _parse_mcp(tool: str, spec: str | None, kind: RuleKind, origin: RuleOrigin) 
 
 def _fold_all(text: str) -> str:
     return " ".join(text.split())
+
+
+def _fold_program_case(text: str) -> str:
+    """``text`` folded as `_fold_all`, its program name (the first word) also without case: for Bash
+    deny and ask rules only.
+
+    Why: on a case-insensitive filesystem (macOS's default, Windows) ``CURL x`` runs curl, and a deny
+    rule ``Bash(curl:*)`` compared as written let it through (round 27). A deny or ask rule that meets
+    more is never weaker; allow rules keep the case (never widened), and arguments keep theirs (``-X``
+    is not ``-x``)."""
+    head, sep, rest = _fold_all(text).partition(" ")
+    return head.casefold() + sep + rest
 
 
 @functools.lru_cache(maxsize=512)
