@@ -23,6 +23,7 @@ Specifier kinds, by tool name:
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 import unicodedata
@@ -486,7 +487,48 @@ def _pwsh_matches_folded(spec: str, item: str) -> bool:
     case-insensitive filesystem; ``-O`` meets a rule on ``-o``). ``-Name:value`` is also read as
     ``-Name value``, pwsh's other spelling of one argument (``-Recurse:$true`` is ``-Recurse``)."""
     texts = _pwsh_folded_forms(item)  # folded already: matched as they are
-    return any(_command_matches(p, t, fold=str.strip) for p in _pwsh_patterns(spec) for t in texts)
+    for pattern in _pwsh_patterns(spec):
+        for text in texts:
+            spelled = _pwsh_spelled_as(pattern, text)
+            if spelled is None or any(_command_matches(pattern, t, fold=str.strip) for t in spelled):
+                return True
+    return False
+
+
+#: How many spellings of one part `_pwsh_spelled_as` builds before it takes the rule as met.
+_MAX_SPELLINGS = 32
+
+
+@functools.lru_cache(maxsize=1024)
+def _pwsh_spelled_as(pattern: str, text: str) -> tuple[str, ...] | None:
+    """``text`` (a folded part) with each parameter word that may bind a parameter the folded rule
+    ``pattern`` names spelled as the rule spells it (``-rec`` -> ``-recurse``, Get-ChildItem's ``-s``
+    -> ``-recurse``; `analysis.pwsh_param_names`); every choice when a word may bind more than one.
+    None when there are more than `_MAX_SPELLINGS` (fail closed: the rule is taken as met).
+
+    Why: pwsh binds any unambiguous prefix of a parameter name and its aliases, so a deny rule that
+    spells ``-Recurse`` out met none of the other spellings (round 27)."""
+    ruled = [w[1:].partition(":")[0] for w in pattern.removesuffix(":*").split(" ")[1:] if w[:1] == "-"]
+    ruled = [r for r in ruled if r and "*" not in r]
+    if not ruled:
+        return (text,)
+    from shellrt.analysis.pwsh_names import command_key
+    from shellrt.analysis.pwsh_param_names import same_parameter
+
+    words = text.split(" ")
+    cmdlet = command_key(words[0])
+    choices: list[list[str]] = [[words[0]]]
+    count = 1
+    for word in words[1:]:
+        name, colon, value = word[1:].partition(":")
+        options = [word]
+        if word[:1] == "-" and name and word != "--%":
+            options += [f"-{r}{colon}{value}" for r in dict.fromkeys(ruled) if r != name and same_parameter(cmdlet, name, r)]
+        count *= len(options)
+        if count > _MAX_SPELLINGS:
+            return None
+        choices.append(options)
+    return tuple(" ".join(c) for c in itertools.product(*choices))
 
 
 @functools.lru_cache(maxsize=256)
