@@ -28,6 +28,10 @@ DENIED = [
     ("PowerShell(Invoke-WebRequest -OutFile:*)", ["iwr -Out f http://x", "Invoke-WebRequest -OutF f http://x"]),
     # A rule written with a prefix means the parameter it binds.
     ("PowerShell(Set-Content -Enc:*)", ["Set-Content -Encoding utf8 x y"]),
+    # Named parameters bind wherever they stand (round 26's Left: a prefix rule met one order only).
+    ("PowerShell(Remove-Item -Recurse -Force:*)", ["Remove-Item x -Recurse -Force", "del x -Fo -Rec",
+                                                   "Remove-Item -Force x -r"]),
+    ("PowerShell(Remove-Item -Recurse x)", ["Remove-Item x -Recurse", "ri x -rec"]),
     # Cmdlets whose parameters are not known here: a prefix either way is a possible match.
     ("PowerShell(Frob-Widget -Dangerous:*)", ["Frob-Widget -Dang", "frob-widget -d"]),
 ]
@@ -43,8 +47,8 @@ async def test_deny_rules_meet_parameter_prefixes_and_aliases(tmp_path: Path) ->
     assert await decide(tmp_path, PowerShell(), ["gci -s", "gci -Force", "gci -Depth 1"], "default",
                         ask=["PowerShell(Get-ChildItem -Recurse:*)"]) == ["ask", "allow", "allow"]
     # Other parameters of a known cmdlet stay other parameters (no blanket match).
-    kept = ["Remove-Item -Force x", "Remove-Item -LiteralPath x", "gc -Tail 1 x", "gci -Directory"]
+    kept = ["Remove-Item -Force x", "Remove-Item -LiteralPath x", "gc -Tail 1 x", "gci -Directory", "gci x -Force"]
     got = await decide(tmp_path, PowerShell(), kept, "bypassPermissions",
                        deny=["PowerShell(Remove-Item -Recurse:*)", "PowerShell(Get-ChildItem -Recurse:*)",
                              "PowerShell(Get-Content -LiteralPath:*)"])
-    assert got == ["allow", "allow", "allow", "allow"]
+    assert got == ["allow"] * len(kept)

@@ -27,6 +27,7 @@ import itertools
 import os
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -490,9 +491,33 @@ def _pwsh_matches_folded(spec: str, item: str) -> bool:
     for pattern in _pwsh_patterns(spec):
         for text in texts:
             spelled = _pwsh_spelled_as(pattern, text)
-            if spelled is None or any(_command_matches(pattern, t, fold=str.strip) for t in spelled):
+            if spelled is None or any(
+                _command_matches(pattern, t, fold=str.strip) or _pwsh_unordered(pattern, t) for t in spelled
+            ):
                 return True
     return False
+
+
+def _pwsh_unordered(pattern: str, text: str) -> bool:
+    """Whether the folded part ``text`` has the words of a folded rule ``pattern`` that names a
+    parameter, in any order: all of them for a ``:*`` rule, exactly them otherwise.
+
+    Why: pwsh binds named parameters wherever they stand (``Remove-Item x -Recurse`` is ``Remove-Item
+    -Recurse x``), so a deny rule ``PowerShell(Remove-Item -Recurse:*)`` matched as a prefix met one
+    order only (round 26's Left, fixed in round 27). Fail closed: a word that is a value elsewhere
+    counts too (a deny or ask rule meets more, never less); rules with ``*`` inside keep text order."""
+    prefix = pattern.endswith(":*")
+    body = pattern[:-2].rstrip() if prefix else pattern
+    head, _, rest = body.partition(" ")
+    ruled = rest.split(" ") if rest else []
+    if not any(w[:1] == "-" for w in ruled) or "*" in rest:
+        return False
+    their_head, _, their_rest = text.partition(" ")
+    if not _wildcard_fullmatch(head, their_head):
+        return False
+    have = Counter(their_rest.split(" ") if their_rest else [])
+    need = Counter(ruled)
+    return all(have[w] >= n for w, n in need.items()) if prefix else have == need
 
 
 #: How many spellings of one part `_pwsh_spelled_as` builds before it takes the rule as met.
