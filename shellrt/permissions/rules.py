@@ -480,6 +480,7 @@ def _pwsh_named_as(spec: str, item: str) -> str:
     return item
 
 
+@functools.lru_cache(maxsize=2048)
 def _pwsh_matches_folded(spec: str, item: str) -> bool:
     """A PowerShell deny or ask rule against a part: the command name and every parameter name
     (``-Recurse``, ``-Path:`` of ``-Path:x``) compared without case, as pwsh resolves them.
