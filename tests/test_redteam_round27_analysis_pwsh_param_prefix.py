@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from shellrt.tools.powershell import PowerShell
-from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
+from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide, missed_denies
 
 pytestmark = pytest.mark.anyio
 
@@ -38,11 +38,7 @@ DENIED = [
 
 
 async def test_deny_rules_meet_parameter_prefixes_and_aliases(tmp_path: Path) -> None:
-    missed = []
-    for rule, commands in DENIED:
-        got = await decide(tmp_path, PowerShell(), commands, "bypassPermissions", deny=[rule])
-        missed += [(rule, c, d) for c, d in zip(commands, got, strict=True) if d != "deny"]
-    assert missed == []
+    assert await missed_denies(tmp_path, PowerShell(), DENIED) == []
     # An ask rule the same way (default mode: Get-ChildItem alone is read-only, allowed unasked).
     assert await decide(tmp_path, PowerShell(), ["gci -s", "gci -Force", "gci -Depth 1"], "default",
                         ask=["PowerShell(Get-ChildItem -Recurse:*)"]) == ["ask", "allow", "allow"]
