@@ -23,9 +23,11 @@ Specifier kinds, by tool name:
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,7 +247,7 @@ class PermissionRule:
                 return _pwsh_matches_folded(self.specifier, item)
             if self.kind == "allow":  # whitespace inside quotes is data (round 17)
                 return _command_matches(self.specifier, item, fold=command_text)
-            return _command_matches(_program_by_name(self.specifier), item, fold=_fold_all)
+            return _command_matches(_program_by_name(self.specifier), item, fold=_fold_program_case)
         if self.spec_kind == "domain":
             return _domain_matches(self.specifier[len("domain:") :], item)
         return _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve)
@@ -409,6 +411,18 @@ def _fold_all(text: str) -> str:
     return " ".join(text.split())
 
 
+def _fold_program_case(text: str) -> str:
+    """``text`` folded as `_fold_all`, its program name (the first word) also without case: for Bash
+    deny and ask rules only.
+
+    Why: on a case-insensitive filesystem (macOS's default, Windows) ``CURL x`` runs curl, and a deny
+    rule ``Bash(curl:*)`` compared as written let it through (round 27). A deny or ask rule that meets
+    more is never weaker; allow rules keep the case (never widened), and arguments keep theirs (``-X``
+    is not ``-x``)."""
+    head, sep, rest = _fold_all(text).partition(" ")
+    return head.casefold() + sep + rest
+
+
 @functools.lru_cache(maxsize=512)
 def command_text(command: str) -> str:
     """``command`` with each run of whitespace outside quotes folded to one space, for command rules.
@@ -466,6 +480,7 @@ def _pwsh_named_as(spec: str, item: str) -> str:
     return item
 
 
+@functools.lru_cache(maxsize=2048)
 def _pwsh_matches_folded(spec: str, item: str) -> bool:
     """A PowerShell deny or ask rule against a part: the command name and every parameter name
     (``-Recurse``, ``-Path:`` of ``-Path:x``) compared without case, as pwsh resolves them.
@@ -474,7 +489,72 @@ def _pwsh_matches_folded(spec: str, item: str) -> bool:
     case-insensitive filesystem; ``-O`` meets a rule on ``-o``). ``-Name:value`` is also read as
     ``-Name value``, pwsh's other spelling of one argument (``-Recurse:$true`` is ``-Recurse``)."""
     texts = _pwsh_folded_forms(item)  # folded already: matched as they are
-    return any(_command_matches(p, t, fold=str.strip) for p in _pwsh_patterns(spec) for t in texts)
+    for pattern in _pwsh_patterns(spec):
+        for text in texts:
+            spelled = _pwsh_spelled_as(pattern, text)
+            if spelled is None or any(
+                _command_matches(pattern, t, fold=str.strip) or _pwsh_unordered(pattern, t) for t in spelled
+            ):
+                return True
+    return False
+
+
+def _pwsh_unordered(pattern: str, text: str) -> bool:
+    """Whether the folded part ``text`` has the words of a folded rule ``pattern`` that names a
+    parameter, in any order: all of them for a ``:*`` rule, exactly them otherwise.
+
+    Why: pwsh binds named parameters wherever they stand (``Remove-Item x -Recurse`` is ``Remove-Item
+    -Recurse x``), so a deny rule ``PowerShell(Remove-Item -Recurse:*)`` matched as a prefix met one
+    order only (round 26's Left, fixed in round 27). Fail closed: a word that is a value elsewhere
+    counts too (a deny or ask rule meets more, never less); rules with ``*`` inside keep text order."""
+    prefix = pattern.endswith(":*")
+    body = pattern[:-2].rstrip() if prefix else pattern
+    head, _, rest = body.partition(" ")
+    ruled = rest.split(" ") if rest else []
+    if not any(w[:1] == "-" for w in ruled) or "*" in rest:
+        return False
+    their_head, _, their_rest = text.partition(" ")
+    if not _wildcard_fullmatch(head, their_head):
+        return False
+    have = Counter(their_rest.split(" ") if their_rest else [])
+    need = Counter(ruled)
+    return all(have[w] >= n for w, n in need.items()) if prefix else have == need
+
+
+#: How many spellings of one part `_pwsh_spelled_as` builds before it takes the rule as met.
+_MAX_SPELLINGS = 32
+
+
+@functools.lru_cache(maxsize=1024)
+def _pwsh_spelled_as(pattern: str, text: str) -> tuple[str, ...] | None:
+    """``text`` (a folded part) with each parameter word that may bind a parameter the folded rule
+    ``pattern`` names spelled as the rule spells it (``-rec`` -> ``-recurse``, Get-ChildItem's ``-s``
+    -> ``-recurse``; `analysis.pwsh_param_names`); every choice when a word may bind more than one.
+    None when there are more than `_MAX_SPELLINGS` (fail closed: the rule is taken as met).
+
+    Why: pwsh binds any unambiguous prefix of a parameter name and its aliases, so a deny rule that
+    spells ``-Recurse`` out met none of the other spellings (round 27)."""
+    ruled = [w[1:].partition(":")[0] for w in pattern.removesuffix(":*").split(" ")[1:] if w[:1] == "-"]
+    ruled = [r for r in ruled if r and "*" not in r]
+    if not ruled:
+        return (text,)
+    from shellrt.analysis.pwsh_names import command_key
+    from shellrt.analysis.pwsh_param_names import same_parameter
+
+    words = text.split(" ")
+    cmdlet = command_key(words[0])
+    choices: list[list[str]] = [[words[0]]]
+    count = 1
+    for word in words[1:]:
+        name, colon, value = word[1:].partition(":")
+        options = [word]
+        if word[:1] == "-" and name and word != "--%":
+            options += [f"-{r}{colon}{value}" for r in dict.fromkeys(ruled) if r != name and same_parameter(cmdlet, name, r)]
+        count *= len(options)
+        if count > _MAX_SPELLINGS:
+            return None
+        choices.append(options)
+    return tuple(" ".join(c) for c in itertools.product(*choices))
 
 
 @functools.lru_cache(maxsize=256)
@@ -489,22 +569,22 @@ def _pwsh_patterns(spec: str) -> frozenset[str]:
 def _pwsh_folded_forms(command: str) -> frozenset[str]:
     """``command`` folded for deny/ask matching, with ``-Name:value`` kept and read as ``-Name value``,
     and with an alias named also by its cmdlet (``PowerShell(del x)`` meets ``Remove-Item x``)."""
-    from shellrt.analysis.powershell import ALIASES  # the one alias table (lazy: analysis is big)
+    from shellrt.analysis.pwsh_names import command_key  # the parts' own reading (lazy: analysis is big)
 
     words = _fold_all(command).split(" ")
     forms = {" ".join(_pwsh_fold_word(w, i, split=split) for i, w in enumerate(words)) for split in (False, True)}
     for form in list(forms):
         head, sep, rest = form.partition(" ")
-        if head in ALIASES:
-            forms.add(ALIASES[head] + sep + rest)
+        forms.add(command_key(head) + sep + rest)
     return frozenset(forms)
 
 
 def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
     """One word of a PowerShell command folded for deny/ask matching (see `_pwsh_matches_folded`)."""
     if index == 0:  # ``Microsoft.PowerShell.Management\\Remove-Item`` is Remove-Item
-        bare = word.rsplit("\\", 1)[-1] if "\\" in word and not word.startswith((".", "/", "\\")) else word
-        return bare.lower()
+        from shellrt.analysis.pwsh_names import unqualified
+
+        return unqualified(word).lower()
     if not word.startswith("-"):
         return word
     name, colon, value = word.partition(":")

@@ -11,7 +11,7 @@ Each part is named by its canonical ``Verb-Noun`` cmdlet (what rules are written
 against), reads paths the analysis does not know (so path deny and ask rules fail
 closed) and, unless the whole command is read-only, may write unknown files. A name that may run
 more than one command (``Content`` is Get-Content when nothing else has that name, ``md`` is
-New-Item or the program mkdir) carries each other command for deny and ask rules (`_also_runs`).
+New-Item or the program mkdir) carries each other command for deny and ask rules (`analysis.pwsh_names.also_runs`).
 """
 
 from __future__ import annotations
@@ -20,118 +20,15 @@ import re
 from typing import Final
 
 from shellrt.analysis import CommandAnalysis
-from shellrt.analysis.powershell import ALIASES
+from shellrt.analysis.pwsh_names import also_runs, canonical_name
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.tools._bashparts import git_hazard, git_reads_only
 
 __all__ = ["powershell_git_hazard", "powershell_parts", "powershell_path_words"]
 
-#: Cmdlets that run code or a program named by their arguments, or rebind a name.
-_RUNS_CODE: Final = frozenset(
-    {
-        "invoke-expression",
-        "invoke-command",
-        "start-process",
-        "start-job",
-        "start-threadjob",
-        "set-alias",
-        "new-alias",
-        "import-module",
-        "add-type",
-        "invoke-item",
-        "new-module",
-        "register-engineevent",
-        "register-objectevent",
-    }
-)
-#: Cmdlets whose documented name has capitals inside a word (the rest: each word capitalised).
-_CASED: Final = {
-    name.lower(): name
-    for name in [
-        "ConvertFrom-Csv",
-        "ConvertFrom-Json",
-        "ConvertFrom-StringData",
-        "ConvertTo-Csv",
-        "ConvertTo-Html",
-        "ConvertTo-Json",
-        "ConvertTo-Xml",
-        "ForEach-Object",
-        "Get-ChildItem",
-        "Get-ItemProperty",
-        "Get-ItemPropertyValue",
-        "Set-ItemProperty",
-        "New-ItemProperty",
-        "Remove-ItemProperty",
-        "Get-PSDrive",
-        "New-PSDrive",
-        "Get-WmiObject",
-        "Get-CimInstance",
-        "Invoke-RestMethod",
-        "Invoke-WebRequest",
-        "Get-FileHash",
-        "Start-ThreadJob",
-        "Register-EngineEvent",
-        "Register-ObjectEvent",
-        "Get-PSReadLineOption",
-        "Set-PSReadLineOption",
-        "Invoke-WmiMethod",
-        "Get-ExecutionPolicy",
-        "Set-ExecutionPolicy",
-        "Out-GridView",
-    ]
-}
-#: Functions pwsh defines in every session (``InitialSessionState.BuiltInFunctions``; some on Windows
-#: only) and the alias ``md``, with the commands they run: a deny rule on any of them must meet the name.
-#: (``prompt`` and ``Clear-Host`` run no other command; ``man`` is the alias of ``help`` on Windows.)
-_RUNS_ALSO: Final = {
-    "md": ("mkdir", "New-Item"),
-    "mkdir": ("New-Item",),
-    "more": ("Get-Content", "more.com"),
-    "help": ("Get-Help", "less", "more"),
-    "man": ("help", "Get-Help", "less", "more"),
-    "pause": ("Read-Host",),
-    "oss": ("Out-String",),
-    "cd..": ("Set-Location",),
-    "cd\\": ("Set-Location",),
-    "cd~": ("Set-Location",),
-    "tabexpansion2": ("Import-Module",),  # completing a command's parameters loads its module
-}
-#: Windows's drive functions (``C:`` runs ``Set-Location C:``).
-_DRIVE_FUNCTION: Final = re.compile(r"[A-Za-z]:").fullmatch
-_CMDLET: Final = re.compile(r"[a-z]+-[a-z0-9]+").fullmatch
 #: ``$name = literal`` (a number or a quoted string with no expansion).
 _LITERAL: Final = re.compile(r"-?[0-9.]+|'[^']*'|\"[^\"$`]*\"").fullmatch
 _VARIABLE: Final = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*").fullmatch
-
-
-def _canonical(word: str) -> str:
-    """``ri`` / ``REMOVE-ITEM`` / ``Module\\Remove-Item`` -> ``Remove-Item``; "" for code runners."""
-    base = word.rsplit("\\", 1)[-1] if "\\" in word and not word.startswith((".", "/", "\\")) else word
-    lower = ALIASES.get(base.lower(), base.lower())
-    if lower == "." or lower in _RUNS_CODE:
-        return ""
-    if _CMDLET(lower):
-        return _CASED.get(lower) or "-".join(piece.capitalize() for piece in lower.split("-"))
-    return word  # a native program: names are case-sensitive on the systems pwsh runs here
-
-
-def _also_runs(word: str, name: str) -> list[str]:
-    """The commands other than ``name`` that pwsh may run for the command word ``word``.
-
-    Why: the part is named by one reading, and in ``bypassPermissions`` mode deny rules are the only
-    guard, so every reading must meet them (fail closed; round 26): the word as written (``rm`` is the
-    program rm on Linux and macOS, Remove-Item on Windows), what a session function runs, and
-    ``Get-<word>``, which pwsh's command discovery tries last for a name without ``-`` or ``\\``
-    when nothing else has that name (``Content x`` is Get-Content: PATH is not known here)."""
-    base = word.rsplit("\\", 1)[-1]
-    lower = base.lower()
-    out = [word, *_RUNS_ALSO.get(word.lower(), _RUNS_ALSO.get(lower, ()))]
-    if _DRIVE_FUNCTION(base):
-        out.append("Set-Location")
-    if "-" not in word and "\\" not in word:
-        out.append(_canonical(f"get-{lower}"))
-    # (Case: PowerShell rules compare command and parameter names without case; `rules.py`.)
-    return [c for c in dict.fromkeys(out) if c and c != name]
 
 
 def powershell_git_hazard(a: CommandAnalysis, cwd: str) -> str:
@@ -167,10 +64,10 @@ def powershell_parts(a: CommandAnalysis) -> list[CommandPart]:
                 CommandPart(text=sub.text, argv=argv, assignment_only=True, why_not="assigns a variable")
             )
             continue
-        name = _canonical(argv[0]) if argv and sub.static_name and sub.name else ""
+        name = canonical_name(argv[0]) if argv and sub.static_name and sub.name else ""
         text = " ".join((name, *argv[1:])) if name else sub.text
         # Deny and ask rules search `assigned` as commands a part may run (allow rules never do).
-        also = tuple(" ".join((other, *argv[1:])) for other in _also_runs(argv[0], name)) if name else ()
+        also = tuple(" ".join((other, *argv[1:])) for other in also_runs(argv[0], name)) if name else ()
         parts.append(
             CommandPart(
                 text=text,
