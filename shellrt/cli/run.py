@@ -170,6 +170,7 @@ async def _export(backend: WorkspaceExporter, dest: Path, code: int) -> int:
     the host would obey (git hooks and config, agent settings, shell start-up files: red team round
     13) unless unchanged. A refusal is reported and fails a run that otherwise succeeded."""
     from sandbox import SandboxError
+
     try:
         await backend.export_workspace(dest, refuse=export_refusal(dest))
     except SandboxError as exc:
