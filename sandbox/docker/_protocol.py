@@ -104,12 +104,17 @@ def parse_exit(event: Event) -> tuple[int, bool, str | None]:
     """Decode an ``X`` event's rest (``<rc> <oom> [<cwd>]``) into (exit code, oom, cwd).
 
     Raises `ValueError` for an exit code that is not 0-255 in ASCII digits or an oom flag
-    other than 0 or 1 (sh's ``$?`` is never anything else: the line is forged)."""
+    other than 0 or 1 (sh's ``$?`` is never anything else: the line is forged). A cwd holding
+    U+FFFD is not reported: the line's bytes were not UTF-8 there (`LineSplitter` replaced them),
+    so it names another directory than the command's (``/tmp/\\xff`` came out as ``/tmp/\\ufffd``,
+    which a command may make too: red team round 27)."""
     rc_s, _, tail = event.rest.partition(" ")
     oom_s, _, cwd = tail.partition(" ")
     rc = parse_number(rc_s, 255)
     if rc is None or oom_s not in ("0", "1"):
         raise ValueError(f"malformed exit event {event.rest[:80]!r}")
+    if "\ufffd" in cwd:
+        return rc, oom_s == "1", None
     return rc, oom_s == "1", cwd or None
 
 

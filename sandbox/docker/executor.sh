@@ -51,7 +51,8 @@
 #   E <id> <reason>                   could not start, nothing ran: cwd-missing,
 #                                     cwd-notdir, cwd-denied, cwd-link, user-unknown,
 #                                     group-unknown, user-reserved, user-db, request, streams
-#   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N
+#   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N; cwd: what the command
+#                                     wrote, when the kernel says the same (see _run)
 #   K <id> <killed count>             kill finished: nothing of the tree left
 #   P <id>                            pong
 #   Z <id> <passes> <left 0|1> <wiped 0|1>
@@ -316,6 +317,18 @@ _run() {
         *m*) command exec 4>&3 ;;
         *) command exec 4>"$IO/$id.err" || { echo "E $id streams"; return 0; } ;;
     esac
+    # The cwd reported must be the kernel's at the command's exit: its helper traces the command's
+    # own process for that one event, reads /proc/<pid>/cwd and writes it to fd 9 (priv.c). The cwd
+    # file alone is no proof: any process of its uid can read its environment and write there, and
+    # a background task wrote a directory the command never entered (red team round 27).
+    # fd 9 is a file no command can open: 0600 and ours in PRIV, or under ADMIN (root commands
+    # override modes there) in the detached I/O directory. None (PRIV full): nothing is reported.
+    KC=0
+    if [ -n "$CWDF" ]; then
+        K="$PRIV/$id.kc"
+        [ "$ADMIN" = 1 ] && K="$IO/$id.kc"
+        command exec 9<>"$K" 2>/dev/null && KC=1
+    fi
     _oomcount
     o0=$OOMN
     # priv drop makes its own process the session (and process group) leader
@@ -327,7 +340,7 @@ _run() {
     # commands that could free a pid run at 19.
     _now
     _end=$((NOW + 500))
-    while ! command eval '"$PRIVX" "$mode" "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- 7<&- &' 2>/dev/null; do
+    while ! command eval 'SHELLRT_KCWD=$KC "$PRIVX" "$mode" "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- 7<&- &' 2>/dev/null; do
         _now
         [ "$NOW" -lt "$_end" ] || { echo "E $id pids"; return 0; }
     done
@@ -339,13 +352,23 @@ _run() {
     _oomcount
     oom=0
     if [ "$rc" = 137 ] && [ "$OOMN" != "$o0" ]; then oom=1; fi
-    cwd=
+    # What the command wrote (its shell's `pwd -P`, only when it moved) is reported only when it is
+    # exactly what the kernel says (fd 9): a forged write, or a cwd it wrote and left since, is not.
+    said=
     if [ -n "$CWFD" ]; then
-        { read -r cwd <&7; } 2>/dev/null
+        { IFS= read -r said <&7; } 2>/dev/null
         exec 7<&-
     elif [ -n "$CWDF" ]; then
-        { read -r cwd <"$CWDF"; } 2>/dev/null
+        { IFS= read -r said <"$CWDF"; } 2>/dev/null
         command eval 'rm -f "$CWDF"' 2>/dev/null
+    fi
+    cwd=
+    if [ "$KC" = 1 ]; then
+        kcwd=
+        if [ -n "$said" ]; then { IFS= read -r kcwd <&9; } 2>/dev/null; fi
+        [ "$said" = "$kcwd" ] && cwd=$kcwd
+        exec 9<&-
+        command eval 'rm -f "$K"' 2>/dev/null
     fi
     # The cwd is the command's data, on the control channel: dash's echo turns a backslash
     # sequence into a newline (a forged event line after it), and a long line is no longer one

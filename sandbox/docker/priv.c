@@ -37,7 +37,10 @@
  *         end 20) until it exits, which the executor's kill reads to EOF. The
  *         command runs at nice 19 for good, the sweep at -20.
  *       UID, GID or a GROUPS entry equal to the executor's own uid or gid is
- *       refused: no command ever shares the executor's identity. Every
+ *       refused: no command ever shares the executor's identity. With SHELLRT_KCWD=1 (the
+ *       runner asks for the command's final cwd) the parent traces the child for its exit alone
+ *       and writes its cwd there, from /proc/<pid>/cwd, to fd 9 (the runner's file, closed in the
+ *       child): see trace_stop. Every
  *       descriptor above 2 but CWD_FD (6: the command's cwd file, opened by
  *       the runner) is closed first: the executor's (its I/O directory) never
  *       reach a command.
@@ -72,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -88,6 +92,9 @@ static const int admin_caps[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER};
 #define NADMIN (sizeof admin_caps / sizeof admin_caps[0])
 /* The one descriptor above 2 a command inherits: its cwd file, opened by the runner. */
 #define CWD_FD 6
+/* The runner's file for the command's cwd at its exit (with SHELLRT_KCWD=1 in our environment; see
+ * trace_stop): written by the helper, never held by the command. */
+#define KCWD_FD 9
 /* The helper's "gone" pipe (see the drop path): read end, write end at GONE_FD + 1. */
 #define GONE_FD 20
 /* Every command's OOM score adjustment: the most, so the OOM killer takes a command's process, not
@@ -230,6 +237,9 @@ static void hold(struct held *h, int pfd) {
     else close(pfd);
 }
 
+/* The command's process while we trace it for its exit (trace_stop), else 0. */
+static pid_t traced_child;
+
 /* SIGKILL, in one pass over /proc, every process left of the command: our children (a
  * subreaper's children include every orphaned descendant), every member of our session, and every
  * descendant of either, at any depth: the tree is read whole first (a process's parent may be
@@ -290,6 +300,9 @@ static int kill_leftovers(pid_t self, struct held *h) {
         if (rows[i].ours != 1) continue;
         if (rows[i].ppid == self) {
             if (kill(rows[i].pid, SIGKILL) == 0) killed++;
+            /* Our traced command stops at its exit even when killed, until we see it (supervise's
+             * waitpid): waiting for it here took the poll's whole 5 s (round 27). */
+            if (rows[i].pid == traced_child) continue;
             int cfd = (int)syscall(SYS_pidfd_open, rows[i].pid, 0); /* ours until we reap it */
             if (cfd >= 0) hold(h, cfd);
             continue;
@@ -385,10 +398,60 @@ static void catch_kill_request(void) {
     sigprocmask(SIG_UNBLOCK, &usr1, NULL);
 }
 
+/* The command's cwd as the kernel had it when it exited, once read (see trace_stop). */
+static char exit_cwd[4096];
+static ssize_t exit_cwd_len = -1;
+
+/* Whether the runner asked for the command's final cwd: SHELLRT_KCWD=1 and its file open as
+ * KCWD_FD. */
+static int kcwd_requested(void) {
+    const char *v = getenv("SHELLRT_KCWD");
+    return v != NULL && strcmp(v, "1") == 0 && fcntl(KCWD_FD, F_GETFD) >= 0;
+}
+
+/* The command's cwd is reported from the kernel, not from what it wrote: every process of its uid
+ * (a background task of an earlier command) can read its environment and write the file it names,
+ * and wrote a directory the command never entered into a later command's report (red team round
+ * 27). So the helper traces the command's own process (the child, never its children) for one
+ * event, its exit (PTRACE_O_TRACEEXIT: stopped in do_exit before its files and cwd are released),
+ * and reads /proc/<child>/cwd there: a pid of our unreaped child, no reuse. Seized before the
+ * child runs anything (it waits for EOF on a pipe); the command's seccomp filter keeps it from
+ * tracing, so nothing of it can take the tracer's place. Signals pass through unchanged. */
+static void trace_stop(pid_t child, int st) {
+    int event = (unsigned)st >> 16, sig = WSTOPSIG(st);
+    if (event == PTRACE_EVENT_EXIT) {
+        char path[40];
+        snprintf(path, sizeof path, "/proc/%d/cwd", (int)child);
+        ssize_t n = readlink(path, exit_cwd, sizeof exit_cwd - 1);
+        exit_cwd_len = -1;
+        if (n > 0 && exit_cwd[0] == '/' && memchr(exit_cwd, '\n', (size_t)n) == NULL) {
+            exit_cwd[n] = '\0';
+            /* Removed since it was entered: no path names it any more. */
+            if (!(n >= 10 && strcmp(exit_cwd + n - 10, " (deleted)") == 0)) exit_cwd_len = n;
+        }
+        ptrace(PTRACE_CONT, child, 0, 0);
+    } else if (event == PTRACE_EVENT_STOP) {
+        /* A group stop (SIGSTOP, job control): stay stopped until SIGCONT, as untraced. */
+        if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) ptrace(PTRACE_LISTEN, child, 0, 0);
+        else ptrace(PTRACE_CONT, child, 0, 0);
+    } else {
+        ptrace(PTRACE_CONT, child, 0, (void *)(long)sig); /* a signal for the command: delivered */
+    }
+}
+
+/* The exit cwd to the runner's file (at offset 0: the runner reads it from there), or nothing. */
+static void report_exit_cwd(void) {
+    if (exit_cwd_len <= 0) return;
+    exit_cwd[exit_cwd_len] = '\n';
+    if (pwrite(KCWD_FD, exit_cwd, (size_t)exit_cwd_len + 1, 0) != exit_cwd_len + 1) (void)ftruncate(KCWD_FD, 0);
+}
+
 /* The parent's part of `drop`: wait for the command, then end everything it left, then exit with
- * its status. Orphans handed to us while it runs are reaped as they die (no zombies pile up). */
-static int supervise(pid_t child) {
+ * its status. Orphans handed to us while it runs are reaped as they die (no zombies pile up).
+ * ``traced``: we trace the child for its exit (trace_stop). */
+static int supervise(pid_t child, int traced) {
     the_child = child;
+    if (traced) traced_child = child;
     if (kill_asked) kill(child, SIGKILL); /* asked before we knew the child */
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     for (int fd = 0; fd <= 2; fd++) {
@@ -411,8 +474,13 @@ static int supervise(pid_t child) {
             sweep_pass(self, &h);
         }
         pid_t w = waitpid(-1, &st, 0);
+        if (w == child && traced && WIFSTOPPED(st)) {
+            trace_stop(child, st);
+            continue;
+        }
         if (w == child) {
             status = st;
+            traced_child = 0; /* reaped: its pid may be another's now */
             break;
         }
         if (w < 0 && errno != EINTR) return 126; /* ECHILD: cannot happen while the child lives */
@@ -428,6 +496,7 @@ static int supervise(pid_t child) {
         if (waitpid(-1, &st, 0) < 0 && errno == ECHILD) break;
     }
     free(h.fds);
+    if (traced) report_exit_cwd();
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
 }
@@ -571,12 +640,30 @@ int main(int argc, char **argv) {
         }
         if (setsid() < 0 && getsid(0) != getpid()) die("setsid");
         if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("subreaper");
+        /* The command's final cwd, from the kernel (trace_stop): the child waits for EOF here
+         * until it is traced. */
+        int kcwd = kcwd_requested();
+        int seized[2] = {-1, -1};
+        if (kcwd && pipe2(seized, O_CLOEXEC) != 0) kcwd = 0; /* no pipe (file-max): no report, the command runs */
         pid_t child = fork();
         if (child < 0) die("fork");
         if (child > 0) {
             /* ps shows the command once, as itself, not a second time as this helper. */
             for (int i = sep + 1; i < argc; i++) memset(argv[i], 0, strlen(argv[i]));
-            return supervise(child);
+            /* Not traced (ptrace refused): no cwd is reported, none forged either. */
+            int traced = kcwd && ptrace(PTRACE_SEIZE, child, 0, PTRACE_O_TRACEEXIT) == 0;
+            if (kcwd) {
+                close(seized[0]);
+                close(seized[1]);
+            }
+            return supervise(child, traced);
+        }
+        if (kcwd) {
+            char byte;
+            close(seized[1]);
+            while (read(seized[0], &byte, 1) < 0 && errno == EINTR) {
+            }
+            close(seized[0]);
         }
         /* No core dumps: 1 byte, soft and hard (a core_pattern pipe handler on the host runs
          * whatever the limit is, except at exactly 1: fs/coredump.c; red team round 14). With no

@@ -39,6 +39,8 @@ from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout, terminal_output
 
 if TYPE_CHECKING:  # imported where used: ``--help`` needs no sandbox
+    from collections.abc import Callable
+
     from sandbox import SandboxBackend, WorkspaceExporter
 
 __all__ = ["register"]
@@ -151,15 +153,26 @@ def run_full(args: argparse.Namespace, command: str | list[str]) -> int:
     return anyio.run(run_until_signal, _run, args, command)
 
 
+def export_refusal(dest: Path) -> Callable[[str], str | None]:
+    """Why an export must hold back a path below ``dest`` (relative to it), or None: a protected
+    name, or a file of a hooks directory the repository's config names (``core.hooksPath``, which
+    only the disk tells; judged also under each name a link of the export gives: red team round 27)."""
+    from shellrt.supervisor.protect import hooks_dir_reason, protected_reason
+
+    def refuse(rel: str) -> str | None:
+        return protected_reason(rel) or hooks_dir_reason(dest / rel)
+
+    return refuse
+
+
 async def _export(backend: WorkspaceExporter, dest: Path, code: int) -> int:
     """``--export``: the container's workspace out to ``dest``, holding back what a later program on
     the host would obey (git hooks and config, agent settings, shell start-up files: red team round
     13) unless unchanged. A refusal is reported and fails a run that otherwise succeeded."""
     from sandbox import SandboxError
-    from shellrt.supervisor.protect import protected_reason
 
     try:
-        await backend.export_workspace(dest, refuse=protected_reason)
+        await backend.export_workspace(dest, refuse=export_refusal(dest))
     except SandboxError as exc:
         print(f"shellrt run: --export {_shown(str(dest))}: {_shown(str(exc))}", file=sys.stderr)
         return code or 1
