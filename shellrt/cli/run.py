@@ -40,6 +40,7 @@ from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout, t
 
 if TYPE_CHECKING:  # imported where used: ``--help`` needs no sandbox
     from collections.abc import Callable
+    from collections.abc import Sequence
 
     from sandbox import SandboxBackend, WorkspaceExporter
 
@@ -125,12 +126,40 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
     parser.set_defaults(func=main)
+    global _OPTIONS
+    _OPTIONS = frozenset(s for action in parser._actions for s in action.option_strings if s.startswith("--"))
+
+
+#: ``run``'s long options (set by `register`): a word of the command that names one is refused.
+_OPTIONS: frozenset[str] = frozenset()
+
+
+def _misplaced_option(words: list[str]) -> str | None:
+    """The first word after the command's first that names an option of ``run`` (exactly, with
+    ``=value``, or abbreviated as argparse takes it), when no ``--`` marked where the command
+    starts: written there it would be a word of the command, its limit silently dropped."""
+    for word in words[1:]:
+        name = word.split("=", 1)[0]
+        if len(name) > 2 and name.startswith("--") and any(option.startswith(name) for option in _OPTIONS):
+            return word
+    return None
 
 
 def main(args: argparse.Namespace) -> int:
     words = list(args.command)
     if words and words[0] == "--":
         words = words[1:]
+    elif (misplaced := _misplaced_option(words)) is not None:
+        # Round 27: ``shellrt run 'make deploy' --timeout 5`` ran ``make deploy --timeout 5`` unlimited.
+        shown = _shown(misplaced)
+        print(
+            f"shellrt run: {shown} comes after the command's first word, so it is not taken as an option "
+            "of shellrt run (the command would get it, and its limit would not apply); the command was "
+            f"not run. Put options first and the command after --: shellrt run [options] -- COMMAND "
+            f"(to pass {shown} to the command, write it after -- too)",
+            file=sys.stderr,
+        )
+        return 2
     if not words:
         print("shellrt run: no command given (usage: shellrt run [options] -- COMMAND)", file=sys.stderr)
         return 2
@@ -202,7 +231,7 @@ async def _run(args: argparse.Namespace, command: str | list[str]) -> int:
     keep_session = False
     try:
         async with backend:
-            code, keep_session = await _execute(args, command, backend, session_dir)
+            code, keep_session = await _execute(args, command, backend, session_dir, warnings)
             if args.export is not None:
                 if not isinstance(backend, WorkspaceExporter):
                     print("shellrt run: --export only applies to --sandbox docker", file=sys.stderr)
@@ -218,7 +247,11 @@ async def _run(args: argparse.Namespace, command: str | list[str]) -> int:
 
 
 async def _execute(
-    args: argparse.Namespace, command: str | list[str], backend: SandboxBackend, session_dir: Path
+    args: argparse.Namespace,
+    command: str | list[str],
+    backend: SandboxBackend,
+    session_dir: Path,
+    warnings: Sequence[str] = (),
 ) -> tuple[int, bool]:
     from sandbox import SandboxExecError
     from shellrt.cli._run_write_deny import write_deny_for_backend
@@ -293,6 +326,11 @@ async def _execute(
             final_code = task.exit_code
     if terminal is not None:
         terminal.report()
+        # The command may have moved the cursor over the warnings printed before it and erased them
+        # (its cursor moves reach the terminal, round 19): what the operator must see comes again,
+        # below everything it wrote, in the colours the reset restored (round 27).
+        for warning in warnings:
+            print(f"shellrt run: warning (repeated below the command's output): {_shown(warning)}", file=sys.stderr)
     if stdout_closed:
         return EXIT_STDOUT_CLOSED, False
     if result.timed_out and not result.backgrounded_task_id:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextvars
 import inspect
 import json
-import math
 import os
 import sys
 import threading
@@ -134,8 +133,10 @@ def one_ask_at_a_time(approver: Approver) -> Approver:
 class TerminalApprover:
     """Interactive prompt on a terminal. Anything unexpected (EOF, bad JSON twice) denies.
 
-    An ask waits at most ``timeout_s`` seconds (default ``$SHELLRT_APPROVAL_TIMEOUT``, else 600)
-    for its whole answer, then denies saying so (round 26). The wait is ``select`` on ``stdin``'s
+    Each question of an ask waits at most ``timeout_s`` seconds (default
+    ``$SHELLRT_APPROVAL_TIMEOUT``, else 600) for its answer, then the ask denies saying so (round
+    26; per question since round 27: a person who chose "e" has the whole time to type the new
+    input; a dialogue has at most five questions, and a silent terminal ends it at the first). The wait is ``select`` on ``stdin``'s
     descriptor (`_terminal_lines`): an expired or cancelled ask leaves no reader behind to take
     the next line, and what was typed before a question is shown is discarded, not taken as its
     answer. A ``stdin`` without a descriptor (a Python object) is read by ``readline``, unbounded.
@@ -149,8 +150,7 @@ class TerminalApprover:
         #: Seconds an ask waits for its answer (raises `ValueError` for a bad value or environment).
         self.timeout_s = approval_timeout(timeout_s)
         self._turns = _Turns()
-        #: The ask in progress: its deadline (`time.monotonic`) and its withdrawal.
-        self._deadline = math.inf
+        #: The ask in progress: its withdrawal.
         self._stop = threading.Event()
         #: The last ask expired or was withdrawn: its answer may still come, and is not the next's.
         self._stale = False
@@ -169,7 +169,6 @@ class TerminalApprover:
             try:
                 discard_pending(fd, stale=self._stale)  # typed before this question was shown
                 self._stale = False
-                self._deadline = time.monotonic() + self.timeout_s
                 return self._ask(request)
             finally:
                 finished.set()
@@ -191,7 +190,7 @@ class TerminalApprover:
         if fd is None:
             line = self.stdin.readline()
             return None if line == "" else line.rstrip("\n")
-        raw = read_line(fd, self._deadline, self._stop)
+        raw = read_line(fd, time.monotonic() + self.timeout_s, self._stop)  # each question its own time
         if raw is None:
             return None
         return raw.decode(getattr(self.stdin, "encoding", None) or "utf-8", errors="replace").rstrip("\r")

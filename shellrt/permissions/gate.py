@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from shellrt.permissions.call_approval import note_decision
 from shellrt.permissions.content_anchor import named_files, python_module
 from shellrt.permissions.engine import DEGRADED_WHY, PermissionEngine
 from shellrt.permissions.errors import RuleSyntaxError, SettingsWriteError
@@ -69,6 +70,23 @@ class RulesGate(PermissionGate):
         *,
         hook_decision: PermissionDecision | None = None,
         approved_input: dict[str, Any] | None = None,
+    ) -> PermissionDecision:
+        decision = await self._authorize(
+            tool, tool_input, ctx, hook_decision=hook_decision, approved_input=approved_input
+        )
+        # For the call: a rule naming its programs runs them from outside writable roots (round 27).
+        wide = self.engine.rules.tool_wide("allow", tool.name)
+        note_decision(tool.name, getattr(tool_input, "command", None), decision, wide_rule=wide.text if wide else None)
+        return decision
+
+    async def _authorize(
+        self,
+        tool: Tool[Any, Any],
+        tool_input: Any,
+        ctx: ToolContext,
+        *,
+        hook_decision: PermissionDecision | None,
+        approved_input: dict[str, Any] | None,
     ) -> PermissionDecision:
         # Someone to ask: an unpinned MCP rule asks; no one (headless, a client that cannot elicit):
         # it pins what the server lists on first use, for the session (round 21).

@@ -37,6 +37,7 @@ from mcp.shared.message import SessionMessage
 from shellrt.server._lines import TOO_LONG, LineReader
 from shellrt.server._one_line import one_line
 from shellrt.server._request_ids import InFlight, bad_id_reason, lenient_loads
+from shellrt.server._shallow_id import top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["StdioWire", "stdio_wire"]
@@ -127,7 +128,10 @@ class StdioWire:
     async def _answer_invalid(self, raw: bytes, exc: Exception) -> None:
         try:
             value = lenient_loads(raw)  # a number Python will not read: the id is still found
-        except (ValueError, RecursionError):
+        except RecursionError:  # valid JSON perhaps, too deep to read: still answered under its id
+            await self._answer_too_deep(raw)
+            return
+        except ValueError:
             await self.send_error(None, types.PARSE_ERROR, "Parse error: the line is not valid JSON")
             return
         msg_id = value.get("id") if isinstance(value, dict) else None
@@ -143,6 +147,23 @@ class StdioWire:
         except Exception:
             detail = type(exc).__name__
         await self.send_error(msg_id, types.INVALID_REQUEST, f"Invalid Request: {detail}")
+
+    async def _answer_too_deep(self, raw: bytes) -> None:
+        """A line nested too deeply for the JSON reader: refused under its top-level id (round 27:
+        answered with id null, its client waited forever), nothing for a notification."""
+        scalars = top_level_scalars(raw.decode("utf-8", "surrogateescape"))
+        if scalars is None:
+            await self.send_error(None, types.PARSE_ERROR, "Parse error: the line is not valid JSON")
+            return
+        if "id" not in scalars and "method" in scalars:
+            log.warning("dropped a notification nested too deeply to read")
+            return
+        await self.send_error(
+            scalars.get("id"),
+            types.INVALID_REQUEST,
+            "Invalid Request: the message is nested too deeply to read; the request was not run. "
+            "Send it with flatter parameters",
+        )
 
     async def writer(self, receive: Any) -> None:
         async with receive:

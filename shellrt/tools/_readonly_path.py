@@ -7,7 +7,9 @@ write before the system ones, so ``git status``, judged read-only and run withou
 the repository's own ``git`` (red team round 26). A read-only command is a known program with
 known options, not a project tool: it runs with the rule shellrt's own host-side programs are
 found by (`host_path`: no relative entry, no entry inside a writable root, as root none another
-user can write). A command that was approved keeps the operator's ``PATH``.
+user can write). So does a command an allow rule let run (round 27): ``Bash(git:*)`` approves
+the program ``git``, not the repository's ``.venv/bin/git``. A command that a mode, a hook, a person
+or a tool-wide rule approved keeps the operator's ``PATH`` (`shellrt.permissions.call_approval`).
 """
 
 from __future__ import annotations
@@ -36,11 +38,15 @@ def with_read_only_path(
     analysis: CommandAnalysis | None,
     sup: Supervisor,
     roots: Iterable[PathLike[str] | str],
+    *,
+    operator_approved: bool | None = None,
 ) -> dict[str, str]:
     """``env`` (changed in place) with the read-only ``PATH`` when ``analysis`` judged the command
-    read-only and the backend shows the host's programs (docker keeps its image's fixed ``PATH``).
+    read-only or a rule naming its programs allowed it (``operator_approved`` False), and the
+    backend shows the host's programs (docker keeps its image's fixed ``PATH``).
     ``roots``: the session's writable roots (also registered; given again so none is missed)."""
-    if analysis is None or not analysis.read_only or not sup.backend.host_view:
+    by_rule = operator_approved is False
+    if not sup.backend.host_view or not (by_rule or (analysis is not None and analysis.read_only)):
         return env
     path = _memo.get(sup)
     if path is None:

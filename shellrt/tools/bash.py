@@ -25,6 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from sandbox.confine import normalize
 from shellrt.analysis import CommandAnalysis, analyze
+from shellrt.permissions.call_approval import operator_approved
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.shown import model_claim
 from shellrt.protocol import (
@@ -442,7 +443,13 @@ class ShellTool(Tool[BashInput, BashOutput]):
 
     async def call(self, tool_input: BashInput, ctx: ToolContext) -> ToolOutput[BashOutput]:
         sup = ctx.service(Supervisor)
-        env = with_read_only_path(self.env_for(tool_input), self.analysis(tool_input), sup, ctx.allowed_roots)
+        env = with_read_only_path(
+            self.env_for(tool_input),
+            self.analysis(tool_input),
+            sup,
+            ctx.allowed_roots,
+            operator_approved=operator_approved(self.name, tool_input.command),
+        )
         try:
             if tool_input.run_in_background:
                 task = await sup.start_background(

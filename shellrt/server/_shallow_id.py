@@ -1,0 +1,80 @@
+"""The ``id`` and ``method`` of a JSON-RPC line too deeply nested for a JSON reader.
+
+Why (red team round 27): a request whose ``params`` nest 100,000 arrays deep is valid JSON, but
+Python's reader gives up (`RecursionError`), and the MCP wire answered "Parse error" with id null;
+the client waited forever for an answer under its own id (round 25 fixed the same for a number
+too long to read). The top-level object is walked here without descending into its values:
+strings and brackets are skipped by a scan, only top-level scalars are decoded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["NESTED", "top_level_scalars"]
+
+#: What a top-level value that is an object or an array stands as.
+NESTED = object()
+
+#: A JSON string (escapes included) or one bracket: what a nested value is skipped by.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+_SPACE = re.compile(r"[ \t\n\r]*")
+_SCALAR = json.JSONDecoder()
+
+
+def top_level_scalars(text: str) -> dict[str, Any] | None:
+    """The top-level keys of the JSON object ``text`` with their scalar values (`NESTED` for an
+    object or array), or None when ``text`` is not an object this scan can walk. A key given twice
+    is left out (readers disagree on which one holds)."""
+    found: dict[str, Any] = {}
+    twice: set[str] = set()
+    i = _SPACE.match(text, 0).end()  # type: ignore[union-attr]
+    if text[i : i + 1] != "{":
+        return None
+    i = _SPACE.match(text, i + 1).end()  # type: ignore[union-attr]
+    if text[i : i + 1] == "}":
+        return found
+    try:
+        while True:
+            if text[i : i + 1] != '"':
+                return None
+            key, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+            i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+            if text[i : i + 1] != ":":
+                return None
+            i = _SPACE.match(text, i + 1).end()  # type: ignore[union-attr]
+            if text[i : i + 1] in ("{", "["):
+                value, i = NESTED, _skip_nested(text, i)
+            else:
+                value, i = _SCALAR.raw_decode(text, i)
+            if key in found:
+                twice.add(key)
+            found[key] = value
+            i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+            if text[i : i + 1] == "}":
+                break
+            if text[i : i + 1] != ",":
+                return None
+            i = _SPACE.match(text, i + 1).end()  # type: ignore[union-attr]
+    except (ValueError, IndexError):
+        return None
+    for key in twice:
+        del found[key]
+    return found
+
+
+def _skip_nested(text: str, start: int) -> int:
+    """The index just past the object or array that starts at ``start``; raises `ValueError`
+    when it does not end."""
+    depth = 0
+    for match in _TOKEN.finditer(text, start):
+        token = match.group()
+        if token in ("{", "["):
+            depth += 1
+        elif token in ("}", "]"):
+            depth -= 1
+            if depth == 0:
+                return match.end()
+    raise ValueError("an object or array that does not end")
