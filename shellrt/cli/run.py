@@ -39,8 +39,7 @@ from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout, terminal_output
 
 if TYPE_CHECKING:  # imported where used: ``--help`` needs no sandbox
-    from collections.abc import Callable
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from sandbox import SandboxBackend, WorkspaceExporter
 
