@@ -73,3 +73,33 @@ async def test_a_person_approved_command_keeps_the_operator_s_path(ws: Path) -> 
             [ToolUseBlock(id="r27rpa", name="Bash", input={"command": "git tag v1"})]
         )
     assert "PLANTED-git" in envelope_text(envelope), envelope_text(envelope)
+
+
+async def test_a_rule_allowed_command_keeps_the_project_s_own_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the rule meant still runs: a tool only the project has (no other on the system's
+    ``PATH``) and a virtualenv's ``python3`` (a link to the system's) keep the operator's ``PATH``;
+    a ``git`` linked to an interpreter (``git status`` would run ``./status``) does not."""
+    ws = isolated_workspace(tmp_path, monkeypatch)
+    venv = ws / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    tool = venv / "r27-only-here"
+    tool.write_text('#!/bin/sh\necho "ONLY-HERE $PATH"\n')
+    tool.chmod(0o755)
+    python = shutil.which("python3")  # the operator's own (a venv is made from it)
+    assert python is not None
+    (venv / "python3").symlink_to(os.path.realpath(python))
+    (venv / "git").symlink_to(os.path.realpath(python))
+    (ws / "status").write_text(f"open({str(ws / 'ran-status')!r}, 'w').write('x')\n")
+    monkeypatch.setenv("PATH", f"{venv}:{os.environ.get('PATH', os.defpath)}")
+    allow = ["Bash(r27-only-here:*)", "Bash(python3:*)", "Bash(git:*)"]
+    commands = ["r27-only-here", "python3 -c 'import os; print(\"PY\", os.environ[\"PATH\"])'", "git status"]
+    async with shellrt.Runtime(
+        ws, "local", session_dir=ws.parent / "session", tools=[Bash()], mode="default", allow=allow
+    ) as rt:
+        envelopes = await rt.run_envelopes(
+            [ToolUseBlock(id=f"r27own{i}", name="Bash", input={"command": c}) for i, c in enumerate(commands)]
+        )
+    texts = [envelope_text(e) for e in envelopes]
+    assert f"ONLY-HERE {venv}:" in texts[0], texts
+    assert f"PY {venv}:" in texts[1], texts
+    assert not (ws / "ran-status").exists(), texts

@@ -10,10 +10,16 @@ found by (`host_path`: no relative entry, no entry inside a writable root, as ro
 user can write). So does a command an allow rule let run (round 27): ``Bash(git:*)`` approves
 the program ``git``, not the repository's ``.venv/bin/git``. A command that a mode, a hook, a person
 or a tool-wide rule approved keeps the operator's ``PATH`` (`shellrt.permissions.call_approval`).
+A rule-allowed command keeps it too while no word of the command names a program the two ``PATH``s
+resolve to different files (`_shadowed`): a virtualenv's ``python3`` (a link to the system's) and a
+tool only the project has (``.venv/bin/pytest`` with no other) are what the rule meant.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import weakref
 from collections.abc import Iterable
 from os import PathLike
@@ -24,6 +30,12 @@ from shellrt.supervisor import Supervisor
 from shellrt.supervisor.env import DEFAULT_PATH
 
 __all__ = ["with_read_only_path"]
+
+#: A word that may name a program looked up on ``PATH`` (no slash, no expansion, no assignment).
+_PROGRAM_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}")
+
+#: At most this many distinct words are looked up; a longer command is taken as shadowed.
+_MAX_WORDS = 64
 
 #: A ``PATH`` that finds nothing: an empty one would search the working directory.
 _NOWHERE = "/dev/null"
@@ -54,5 +66,28 @@ def with_read_only_path(
         operator = sup.base_env.get("PATH") or DEFAULT_PATH
         path = host_path(operator, wanted) or host_path(DEFAULT_PATH, wanted) or _NOWHERE
         _memo[sup] = path
+    read_only = analysis is not None and analysis.read_only
+    if by_rule and not read_only and not _shadowed(analysis, sup.base_env.get("PATH") or DEFAULT_PATH, path):
+        return env  # the rule's programs are the operator's own: nothing shadows them
     env["PATH"] = path
     return env
+
+
+def _shadowed(analysis: CommandAnalysis | None, operator: str, safe: str) -> bool:
+    """True when a word of the command (any word: ``xargs git``, ``find -exec git`` run programs by
+    name too) is a program that ``operator`` and ``safe`` resolve to different files (compared
+    resolved: a virtualenv's ``python3`` links to the system's). A name only ``operator`` finds is
+    the project's own tool: the rule could only mean it. Unknown analysis or too many words: True."""
+    if analysis is None:
+        return True
+    words = {w for part in analysis.subcommands for w in part.argv if _PROGRAM_WORD.fullmatch(w)}
+    if len(words) > _MAX_WORDS:
+        return True
+    for word in words:
+        kept = shutil.which(word, path=safe)
+        if kept is None:
+            continue
+        found = shutil.which(word, path=operator)
+        if found is not None and os.path.realpath(found) != os.path.realpath(kept):
+            return True
+    return False
