@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from sandbox._maskaliases import denied_inodes
+from sandbox._namefold import fold_path
 from sandbox.errors import SandboxExecError
 
 __all__ = [
@@ -367,6 +368,11 @@ class View:
     _by_path: dict[str, Mount] = field(init=False, repr=False)
     #: `alias_of`'s table, made at its first use (a view lives for one call).
     _denied_inodes: dict[tuple[int, int], str] | None = field(default=None, init=False, repr=False)
+    #: ``(folded mask, mask)`` pairs for `masked_by`: all of them, and those the fold changes
+    #: (made at its first miss).
+    _folded_masks: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         by_path: dict[str, Mount] = {}
@@ -402,8 +408,19 @@ class View:
         return tuple(m.path for m in self.mounts if m.writable)
 
     def masked_by(self, path: str) -> str | None:
-        """The masked path covering ``path``, if any."""
-        return next((m for m in self.masked if is_within(path, m)), None)
+        """The masked path covering ``path``, if any: as spelt, or as a filesystem that folds case
+        and ignores zero-width characters reads it (``SECRETS/key`` is ``secrets/key`` there;
+        red team round 27, `sandbox._namefold`)."""
+        hit = next((m for m in self.masked if is_within(path, m)), None)
+        if hit is not None or not self.masked:
+            return hit
+        if self._folded_masks is None:
+            pairs = tuple((fold_path(m), m) for m in self.masked)
+            self._folded_masks = (pairs, tuple(p for p in pairs if p[0] != p[1]))
+        folded = fold_path(path)
+        # A path and mask that fold to themselves were compared above: only the rest again.
+        pairs = self._folded_masks[0] if folded != path else self._folded_masks[1]
+        return next((m for f, m in pairs if is_within(folded, f)), None)
 
     def alias_of(self, st: os.stat_result) -> str | None:
         """The masked path whose file ``st`` is, when ``st`` is another name (a hard link) of it.

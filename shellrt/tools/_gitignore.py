@@ -141,6 +141,13 @@ class _Rule:
     regex: GlobMatcher
     whitelist: bool
     dir_only: bool
+    #: How many last components of a path the rule is matched against (0: the whole path). An
+    #: unanchored rule (``*.pyc``) or one opening with ``**/`` whose rest has k components and no
+    #: other ``**`` (``**/build/*``) names the last k components at any depth, so only those are
+    #: matched (git and ripgrep never let ``*``, ``?`` or a class match ``/``). Matching ``**/X``
+    #: against the whole path cost each rule the path's length, at every level with an ignore file,
+    #: for every entry: a deep chain made that cubic (red team round 27).
+    tail: int = 0
 
 
 def _parse_line(line: str) -> _Rule | None:
@@ -164,6 +171,14 @@ def _parse_line(line: str) -> _Rule | None:
         dir_only, line = True, line[:-1]
         if not line:
             return None
+    rest = line
+    while rest.startswith("**/"):
+        rest = rest[3:]
+    several = "/" in rest  # then no alternate or class either: one may hold a "/" of its own
+    if not anchored and rest and "**" not in rest and (rest != line or not several) and not (
+        several and ("{" in rest or "[" in rest)
+    ):
+        return _Rule(compile_glob(rest), whitelist, dir_only, tail=rest.count("/") + 1)
     if not anchored and "/" not in line and not line.startswith("**"):
         line = "**/" + line
     return _Rule(compile_glob(line), whitelist, dir_only)
@@ -198,10 +213,17 @@ class GlobList:
     def matched(self, rel: str, is_dir: bool, deadline: float | None = None) -> Match:
         """The last rule's verdict on ``rel``; `GlobTimeoutError` past ``deadline`` (a rule of a
         hostile ignore file can cost ~30 ms a name, and a directory may hold 10,000 of them)."""
+        parts: list[str] | None = None
         for rule in reversed(self.rules):
             if rule.dir_only and not is_dir:
                 continue
-            if rule.regex.fullmatch(rel, deadline):
+            target = rel
+            if rule.tail:
+                parts = rel.split("/") if parts is None else parts
+                if len(parts) < rule.tail:
+                    continue
+                target = "/".join(parts[-rule.tail :]) if rule.tail > 1 else parts[-1]
+            if rule.regex.fullmatch(target, deadline):
                 return "whitelist" if rule.whitelist else "ignore"
         return None
 
@@ -299,7 +321,12 @@ def _ignored(abs_path: str, is_dir: bool, chain: Sequence[_DirRules], deadline: 
     found: dict[str, Match] = {}
     saw_git = False
     for rules in reversed(chain):
-        rel = os.path.relpath(abs_path, rules.directory)
+        if not rules.by_kind and (saw_git or rules.exclude is None):
+            # Nothing to match here: no path worked out (round 27: a `relpath` per directory above
+            # every entry, each as long as the path, made a 300-deep chain cost a walk 15-25 s).
+            saw_git = saw_git or rules.has_git
+            continue
+        rel = _relative(abs_path, rules.directory)
         for kind, globs in rules.by_kind.items():
             if kind == ".gitignore" and saw_git:
                 continue
@@ -313,6 +340,15 @@ def _ignored(abs_path: str, is_dir: bool, chain: Sequence[_DirRules], deadline: 
         if verdict is not None:
             return verdict
     return None
+
+
+def _relative(path: str, directory: str) -> str:
+    """``os.path.relpath(path, directory)``; a slice when ``path`` is spelt below ``directory``,
+    as the walk spells it (relpath splits and joins both whole)."""
+    prefix = directory if directory.endswith("/") else directory + "/"
+    if path.startswith(prefix) and "/./" not in path and "/../" not in path and prefix.startswith("/"):
+        return path[len(prefix):]
+    return os.path.relpath(path, directory)
 
 
 def _skip(

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from sandbox import confine
 from sandbox._hostcode import host_code_reason
+from sandbox._namefold import fold_path
 from sandbox.base import ExecRequest, SandboxBackend
 from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
@@ -643,7 +644,24 @@ def _next_step(exc: OSError, reason: str) -> str:
 
 
 def is_sensitive(path: Path) -> str | None:
-    """Why writing ``path`` always needs a person's approval (a safety check), or None."""
+    """Why writing ``path`` always needs a person's approval (a safety check), or None.
+
+    Judged as spelt and as a case-folding filesystem reads it (``.Git/hooks/x`` is a git hook
+    on macOS, Windows, vfat, a ``+F`` directory: red team round 27, `sandbox._namefold`)."""
+    reason = _sensitive_name(path)
+    if reason is not None:
+        return reason
+    folded = fold_path(str(path))
+    if folded == str(path):
+        return None
+    from shellrt.permissions.rules import git_metadata_reason  # the engine's own check, folded
+
+    as_git = "/".join("HEAD" if part == "head" else part for part in folded.split("/"))
+    return _sensitive_name(Path(folded)) or git_metadata_reason(as_git)
+
+
+def _sensitive_name(path: Path) -> str | None:
+    """`is_sensitive` for the path as spelt."""
     parts = PurePosixPath(path).parts
     name = parts[-1] if parts else ""
     if fnmatch.fnmatchcase(name, ".env*"):
