@@ -105,9 +105,10 @@ import anyio
 
 from sandbox import _seccomp
 from sandbox._account import account_files
-from sandbox._budget_meet import meeting_places, real_below
+from sandbox._budget_meet import meeting_places, place_paths, real_below
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
+from sandbox._bwrap_owncache import Inputs, OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
@@ -328,6 +329,15 @@ def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     return masks
 
 
+def _own_mask_inputs(roots: tuple[Path, ...] | list[Path]) -> Inputs:
+    """What `_own_masks` depends on (`sandbox._bwrap_owncache`): the environment and roots it reads,
+    and the paths whose names it walks (the places, caches, roots, /tmp and the run dirs)."""
+    env = tuple(os.environ.get(name, "") for name in ("HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"))
+    places = [*place_paths(), *(str(cache) for cache in cache_dirs())]
+    walked = [*places, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
+    return (*env, tempfile.gettempdir(), *places, "", *(str(root) for root in roots)), walked
+
+
 class BwrapBackend(CgroupLimits, SandboxBackend):
     """Runs each process in fresh bubblewrap namespaces under the session's policy."""
 
@@ -395,6 +405,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._lease: UidLease | None = None
         #: One bwrap per command: the sealed program that enters its cwd without following a link.
         self._starter = Starter()
+        #: The meeting places and static caches to mask, looked at again only when they changed.
+        self._own = OwnMaskCache(
+            lambda: _own_masks(self.policy.allowed_roots()),
+            lambda: _own_mask_inputs(self.policy.allowed_roots()),
+        )
 
     @property
     def sandbox_ids(self) -> tuple[int, int] | None:
@@ -745,7 +760,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ]
         aliases = self._aliases.aliases(self.policy.read_denied, found, self.policy.allowed_roots())
         denied = {Path(os.path.realpath(path)) for path in self.policy.read_denied}
-        meeting = [path for path in _own_masks(self.policy.allowed_roots()) if path not in denied]
+        meeting = [path for path in self._own.masks() if path not in denied]
         return (*kinds, *(f"{ALIAS}{path}" for path in aliases), *(f"{_MEET}{path}" for path in meeting))
 
     def _unwritable(self) -> list[Path]:
@@ -1049,6 +1064,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             lease.release()
         self._bwrap = None
         self._starter.close()  # after every bwrap that was passed a copy
+        self._own.close()
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
         if owner is not None:
