@@ -110,6 +110,7 @@ from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_owncache import Inputs, OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
+from sandbox._bwrap_shm import SHM_DIR, shm_wrapper
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -1113,8 +1114,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ``pin_fds``: where the pinned directories' fds go (`sandbox._pins`: bound from an fd, never
         by a path a running command can swap for a symlink); None (the probe, which runs no
         command while none runs): bound by path.
-        ``shm``: root caller, per command: the command's own directory of the capped pool
-        (`sandbox._shmpool`), bound at /dev/shm instead of bwrap's uncapped tmpfs.
+        ``shm``: per command, bound at /dev/shm instead of bwrap's uncapped tmpfs: a root caller's
+        own directory of the capped pool (`sandbox._shmpool`), a non-root caller's tmpfs that the
+        starter mounted before bwrap (`sandbox._bwrap_shm`).
         """
         assert self._bwrap is not None
         as_user = bool(self._ns_user_prefix) and not zygote  # root, per command: as the sandbox uid
@@ -1137,10 +1139,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self.policy.network in ("none", "proxied"):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/"]
-        # /dev/shm: the command's own directory of the capped pool (root, per command), else bwrap's
-        # tmpfs, which takes no inode cap (a zygote mounts a capped one below).
+        # /dev/shm: the command's own directory of the capped pool (root, per command) or the
+        # starter's capped tmpfs (non-root, per command: `sandbox._bwrap_shm`), else bwrap's tmpfs,
+        # which takes no inode cap (a zygote mounts a capped one below).
         shm_args = ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]
-        if as_user and shm is not None:
+        if shm is not None and not zygote:
             shm_args = ["--bind", str(shm), "/dev/shm"]
         if as_user and self._devtree is not None:  # the session's /dev (sandbox._devtree), one bind
             args += ["--dev-bind", str(self._devtree), "/dev", *shm_args]
@@ -1300,6 +1303,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
             pins = PinFds(self._pin_root())
             starter = self._starter.fd()  # passed at its own number (``pass_fds``)
+            capped = shm_wrapper(starter, SHM_BYTES) if shm is None and not self._ns_user_prefix else []
             try:
                 sandbox = self.bwrap_args(
                     cwd=request.cwd,
@@ -1308,7 +1312,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     seccomp_fd=seccomp_r,
                     masks=masks,
                     pin_fds=pins,
-                    shm=shm,
+                    shm=Path(SHM_DIR) if capped else shm,
                 )
                 argv = [
                     *sandbox,
@@ -1324,7 +1328,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 return self._runner.spawn(
                     # No core dumps (RLIMIT_CORE 1:1: a command must not feed the host's core_pattern
                     # handler); limits: joins the session cgroup.
-                    [*self._no_core_prefix(), *self.cgroup_argv([*self._budget_prefix(), *argv])],
+                    [*self._no_core_prefix(), *self.cgroup_argv([*self._budget_prefix(), *capped, *argv])],
                     launcher_request(request),
                     marker=run.marker,
                     cwd_host_file=run.cwd_file,

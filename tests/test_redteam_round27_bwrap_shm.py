@@ -1,0 +1,76 @@
+"""Red team, round 27 (bwrap): a non-root caller's one bwrap per command had an uncapped /dev/shm.
+
+bubblewrap 0.8's ``--tmpfs`` takes no ``nr_inodes``: a command's /dev/shm held the tmpfs default
+(~3 M inodes, ~3 GB of kernel memory while it ran; round 26 "Left"). A root caller's commands bind
+a directory of a capped pool (round 26); a non-root caller's now get a tmpfs of 64 MiB and 16,384
+inodes that the sealed starter mounts in a user and mount namespace of the caller's own before
+bwrap (`sandbox._bwrap_shm`), bound at /dev/shm. FAILS, not skips, under CI=true.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+
+from sandbox import BwrapConfig, SandboxPolicy
+from sandbox._tmpcap import inode_cap
+from sandbox.bwrap import SHM_BYTES, BwrapBackend
+from tests import _nonroot
+from tests._bwrap_session import require_bwrap, supervised
+from tests.conftest import require
+
+pytestmark = pytest.mark.bwrap
+
+CAP = inode_cap(SHM_BYTES)
+#: Makes files in /dev/shm until ENOSPC or CAP+100; prints how many, the inode count and the mode.
+FILL = (
+    "python3 -c 'import os\n"
+    "n = 0\n"
+    f"while n < {CAP + 100}:\n"
+    '    try: os.close(os.open(f"/dev/shm/f{n}", os.O_CREAT | os.O_WRONLY, 0o600))\n'
+    "    except OSError: break\n"
+    "    n += 1\n"
+    'print("MADE", n, "FILES", os.statvfs("/dev/shm").f_files, "MODE", oct(os.stat("/dev/shm").st_mode))\''
+)
+#: The next command's view: what is left there, and whether POSIX shared memory still works.
+AFTER = (
+    "echo LEFT $(ls -A /dev/shm | wc -l); "
+    "python3 -c 'from multiprocessing import shared_memory as s; m = s.SharedMemory(create=True, size=64);"
+    ' m.close(); m.unlink(); print("POSIX ok")\''
+)
+
+
+def test_a_commands_dev_shm_is_capped_and_its_own(tmp_path: Path) -> None:
+    """As uid 65534 failed before (1 of 1): 16,484 of 16,484 files made, 3,085,474 inodes."""
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    async def main() -> tuple[str, str]:
+        backend = BwrapBackend(BwrapConfig(persistent=False), SandboxPolicy(workspace=ws))
+        async with supervised(backend, tmp_path / "s") as sup:
+            filled = (await sup.run(FILL, timeout_s=120)).preview
+            return filled, (await sup.run(AFTER, timeout_s=60)).preview
+
+    filled, after = anyio.run(main)
+    assert "MADE" in filled, filled
+    made, files = int(filled.split("MADE", 1)[1].split()[0]), int(filled.split("FILES", 1)[1].split()[0])
+    assert made <= CAP and files <= CAP, f"/dev/shm took {made} files, has {files} inodes (cap {CAP})"
+    assert "MODE 0o41777" in filled, filled
+    assert "LEFT 0" in after and "POSIX ok" in after, after
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    require(
+        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
+    )
+    require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
+    name = "test_a_commands_dev_shm_is_capped_and_its_own"
+    collected, outcome = _nonroot.run_as_nobody(
+        [f"tests/{Path(__file__).name}::{name}"], collect_args=[f"{__file__}::{name}"]
+    )
+    _nonroot.assert_all_held(collected, outcome)
