@@ -36,9 +36,11 @@ FILL = (
     "    n += 1\n"
     'print("MADE", n, "FILES", os.statvfs("/dev/shm").f_files, "MODE", oct(os.stat("/dev/shm").st_mode))\''
 )
-#: The next command's view: what is left there, and whether POSIX shared memory still works.
+#: The next command's view: what is left there, whether POSIX shared memory still works, and
+#: that the starter's namespace gave it nothing (fds 0-2, no capability, bwrap's init none either).
 AFTER = (
-    "echo LEFT $(ls -A /dev/shm | wc -l); "
+    "echo LEFT $(ls -A /dev/shm | wc -l); echo FDS $(ls /proc/self/fd | tr '\\n' ' '); "
+    "grep -h '^CapBnd' /proc/self/status /proc/1/status | tr -s '\\t\\n' '  '; echo; "
     "python3 -c 'from multiprocessing import shared_memory as s; m = s.SharedMemory(create=True, size=64);"
     ' m.close(); m.unlink(); print("POSIX ok")\''
 )
@@ -62,6 +64,8 @@ def test_a_commands_dev_shm_is_capped_and_its_own(tmp_path: Path) -> None:
     assert made <= CAP and files <= CAP, f"/dev/shm took {made} files, has {files} inodes (cap {CAP})"
     assert "MODE 0o41777" in filled, filled
     assert "LEFT 0" in after and "POSIX ok" in after, after
+    assert "FDS 0 1 2 3\n" in after, after  # 3: ls's own listing
+    assert after.count("CapBnd: 0000000000000000") == 2, after
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
