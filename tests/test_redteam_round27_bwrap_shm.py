@@ -17,29 +17,18 @@ import anyio
 import pytest
 
 from sandbox import BwrapConfig, SandboxPolicy
-from sandbox._tmpcap import inode_cap
-from sandbox.bwrap import SHM_BYTES, BwrapBackend
+from sandbox.bwrap import BwrapBackend
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
 from tests.conftest import require
+from tests.test_redteam_round26_bwrap_shm import CAP, FILL  # makes files until ENOSPC or CAP+100
 
 pytestmark = pytest.mark.bwrap
 
-CAP = inode_cap(SHM_BYTES)
-#: Makes files in /dev/shm until ENOSPC or CAP+100; prints how many, the inode count and the mode.
-FILL = (
-    "python3 -c 'import os\n"
-    "n = 0\n"
-    f"while n < {CAP + 100}:\n"
-    '    try: os.close(os.open(f"/dev/shm/f{n}", os.O_CREAT | os.O_WRONLY, 0o600))\n'
-    "    except OSError: break\n"
-    "    n += 1\n"
-    'print("MADE", n, "FILES", os.statvfs("/dev/shm").f_files, "MODE", oct(os.stat("/dev/shm").st_mode))\''
-)
 #: The next command's view: what is left there, whether POSIX shared memory still works, and
 #: that the starter's namespace gave it nothing (fds 0-2, no capability, bwrap's init none either).
 AFTER = (
-    "echo LEFT $(ls -A /dev/shm | wc -l); echo FDS $(ls /proc/self/fd | tr '\\n' ' '); "
+    "echo MODE $(stat -c %a /dev/shm); echo LEFT $(ls -A /dev/shm | wc -l); echo FDS $(ls /proc/self/fd | tr '\\n' ' '); "
     "grep -h '^CapBnd' /proc/self/status /proc/1/status | tr -s '\\t\\n' '  '; echo; "
     "python3 -c 'from multiprocessing import shared_memory as s; m = s.SharedMemory(create=True, size=64);"
     ' m.close(); m.unlink(); print("POSIX ok")\''
@@ -62,8 +51,7 @@ def test_a_commands_dev_shm_is_capped_and_its_own(tmp_path: Path) -> None:
     assert "MADE" in filled, filled
     made, files = int(filled.split("MADE", 1)[1].split()[0]), int(filled.split("FILES", 1)[1].split()[0])
     assert made <= CAP and files <= CAP, f"/dev/shm took {made} files, has {files} inodes (cap {CAP})"
-    assert "MODE 0o41777" in filled, filled
-    assert "LEFT 0" in after and "POSIX ok" in after, after
+    assert "MODE 1777" in after and "LEFT 0" in after and "POSIX ok" in after, after
     assert "FDS 0 1 2 3\n" in after, after  # 3: ls's own listing
     assert after.count("CapBnd: 0000000000000000") == 2, after
 
