@@ -310,6 +310,14 @@ def own_places() -> list[str]:
 _MEET = "meet:"
 
 
+def _others_places() -> tuple[tuple[str, ...], ...]:
+    """Below a writable root, where another shellrt process of this uid keeps `own_places` when its
+    ``HOME`` or ``TMPDIR`` is that root: its caches (the meeting place is below) and its temp-path
+    places. They are not this process's to know (its own environment names others), yet a command
+    there could plant its init or take its lock (red team round 27)."""
+    return ((".cache", "shellrt"), (f"shellrt-budget-{os.geteuid()}",), (f"shellrt-cache-{os.getuid()}",))
+
+
 def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     """Those of `own_places` a sandbox must mask as read-denied directories: each below a writable root
     (the root's bind shows it again over the run-dir masks) and each outside /tmp, the run dirs and
@@ -318,6 +326,11 @@ def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     real_roots = [Path(os.path.realpath(r)) for r in roots]
     filled = [Path(p) for p in ("/tmp", *_emptied_places())]
     places = [Path(p) for p in own_places()]
+    for root in real_roots:  # another process of the uid whose HOME or TMPDIR is the root
+        for names in _others_places():
+            place = real_below(str(root), names)
+            if place is not None and Path(place) not in places:
+                places.append(Path(place))
     masks: list[Path] = []
     for place in places:
         if any(root == place or place in root.parents for root in real_roots):
@@ -335,7 +348,8 @@ def _own_mask_inputs(roots: tuple[Path, ...] | list[Path]) -> Inputs:
     and the paths whose names it walks (the places, caches, roots, /tmp and the run dirs)."""
     env = tuple(os.environ.get(name, "") for name in ("HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"))
     places = [*place_paths(), *(str(cache) for cache in cache_dirs())]
-    walked = [*places, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
+    others = [str(Path(root).joinpath(*names)) for root in roots for names in _others_places()]
+    walked = [*places, *others, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
     return (*env, tempfile.gettempdir(), *places, "", *(str(root) for root in roots)), walked
 
 
