@@ -328,9 +328,9 @@ def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     places = [Path(p) for p in own_places()]
     for root in real_roots:  # another process of the uid whose HOME or TMPDIR is the root
         for names in _others_places():
-            place = real_below(str(root), names)
-            if place is not None and Path(place) not in places:
-                places.append(Path(place))
+            other = real_below(str(root), names)
+            if other is not None and Path(other) not in places:
+                places.append(Path(other))
     masks: list[Path] = []
     for place in places:
         if any(root == place or place in root.parents for root in real_roots):
