@@ -20,7 +20,7 @@ import os
 import stat
 import tempfile
 
-__all__ = ["meeting_dir", "meeting_places", "place_paths", "real_below"]
+__all__ = ["meeting_dir", "meeting_places", "met_count", "place_paths", "real_below"]
 
 _log = logging.getLogger(__name__)
 
@@ -171,6 +171,11 @@ def meeting_places() -> list[str]:
             if place is not None:
                 places.append(place)
     return list(dict.fromkeys(places))
+
+
+def met_count() -> int:
+    """How many places this process met in (only grows): part of what `meeting_places` depends on."""
+    return len(_MET)
 
 
 def place_paths() -> list[str]:

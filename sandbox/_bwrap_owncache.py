@@ -16,29 +16,33 @@ from sandbox._placewatch import PathWatch
 
 __all__ = ["OwnMaskCache"]
 
-#: What `_own_masks` reads: a key of strings (its environment, the roots) and the paths it walks.
-Inputs = tuple[tuple[str, ...], list[str]]
-
 
 class OwnMaskCache:
-    """The last answer of ``work_out`` while ``inputs``' key is the same and no watched name
-    changed. The watch is set before the answer is worked out: a change meanwhile is seen next."""
+    """The last answer of ``work_out`` while ``key()`` (cheap: the strings it reads) is the same and
+    no name along ``paths()`` (asked only when worked out again) changed. The watch is set before the
+    answer is worked out: a change meanwhile is seen at the next call."""
 
-    def __init__(self, work_out: Callable[[], list[Path]], inputs: Callable[[], Inputs]) -> None:
+    def __init__(
+        self,
+        work_out: Callable[[], list[Path]],
+        key: Callable[[], tuple[object, ...]],
+        paths: Callable[[], list[str]],
+    ) -> None:
         self._work_out = work_out
-        self._inputs = inputs
-        self._key: tuple[str, ...] | None = None
+        self._key_of = key
+        self._paths = paths
+        self._key: tuple[object, ...] | None = None
         self._masks: list[Path] = []
         self._watch: PathWatch | None = None
 
     def masks(self) -> list[Path]:
-        key, paths = self._inputs()
+        key = self._key_of()
         watch = self._watch
         if watch is not None and key == self._key and not watch.changed():
             return list(self._masks)
         self.close()
         try:
-            self._watch = PathWatch(paths)
+            self._watch = PathWatch(self._paths())
         except OSError:
             self._watch = None  # no inotify: worked out every time
         self._key, self._masks = key, self._work_out()

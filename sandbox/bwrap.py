@@ -105,10 +105,10 @@ import anyio
 
 from sandbox import _seccomp
 from sandbox._account import account_files
-from sandbox._budget_meet import meeting_places, place_paths, real_below
+from sandbox._budget_meet import meeting_places, met_count, place_paths, real_below
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
-from sandbox._bwrap_owncache import Inputs, OwnMaskCache
+from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_shm import SHM_DIR, shm_wrapper
 from sandbox._bwrap_starter import Starter, starter_argv
@@ -343,14 +343,20 @@ def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     return masks
 
 
-def _own_mask_inputs(roots: tuple[Path, ...] | list[Path]) -> Inputs:
-    """What `_own_masks` depends on (`sandbox._bwrap_owncache`): the environment and roots it reads,
-    and the paths whose names it walks (the places, caches, roots, /tmp and the run dirs)."""
-    env = tuple(os.environ.get(name, "") for name in ("HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"))
+def _own_mask_key(roots: tuple[Path, ...] | list[Path]) -> tuple[object, ...]:
+    """The strings `_own_masks` reads (`sandbox._bwrap_owncache`): its environment, the temp dir,
+    the places met, the roots. Cheap: compared before every command."""
+    env = os.environ
+    names = (env.get("HOME"), env.get("XDG_RUNTIME_DIR"), env.get("XDG_CACHE_HOME"))
+    return (*names, tempfile.gettempdir(), met_count(), *roots)
+
+
+def _own_mask_paths(roots: tuple[Path, ...] | list[Path]) -> list[str]:
+    """The paths whose names `_own_masks` walks: the places, caches, other processes' places in the
+    roots, the roots, /tmp and the run dirs (watched: `sandbox._placewatch`)."""
     places = [*place_paths(), *(str(cache) for cache in cache_dirs())]
     others = [str(Path(root).joinpath(*names)) for root in roots for names in _others_places()]
-    walked = [*places, *others, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
-    return (*env, tempfile.gettempdir(), *places, "", *(str(root) for root in roots)), walked
+    return [*places, *others, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
 
 
 class BwrapBackend(CgroupLimits, SandboxBackend):
@@ -423,7 +429,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: The meeting places and static caches to mask, looked at again only when they changed.
         self._own = OwnMaskCache(
             lambda: _own_masks(self.policy.allowed_roots()),
-            lambda: _own_mask_inputs(self.policy.allowed_roots()),
+            lambda: _own_mask_key(self.policy.allowed_roots()),
+            lambda: _own_mask_paths(self.policy.allowed_roots()),
         )
 
     @property
