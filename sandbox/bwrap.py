@@ -17,7 +17,9 @@ Two modes (`BwrapConfig.persistent`):
 * **per command**: ``bwrap <flags> -- argv`` for each command: cheaper to start
   (no zygote, ~25 ms less) and costlier per command; the same session /tmp,
   but /dev/shm and loopback are each command's own (a root caller's /dev/shm: a fresh
-  directory of one capped tmpfs whose 16,384 inodes its commands share, `sandbox._shmpool`).
+  directory of one capped tmpfs whose 16,384 inodes its commands share, `sandbox._shmpool`; a
+  non-root caller's: a capped tmpfs of its own, mounted by the starter before bwrap,
+  `sandbox._bwrap_shm`).
 
 Least privilege, whoever runs shellrt (docs/security.md, issue 15): every
 command runs with no capabilities, ``no_new_privs``, the seccomp filter of
