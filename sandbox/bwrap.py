@@ -112,7 +112,7 @@ from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
-from sandbox._bwrap_shm import SHM_DIR, shm_wrapper
+from sandbox._bwrap_shm import SHM_DIR, ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -428,6 +428,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._lease: UidLease | None = None
         #: One bwrap per command: the sealed program that enters its cwd without following a link.
         self._starter = Starter()
+        #: Non-root, one bwrap per command: whether the starter can mount its capped /dev/shm here.
+        self._shm_cap = ShmCap(SHM_BYTES)
         #: The meeting places and static caches to mask, looked at again only when they changed.
         self._own = OwnMaskCache(
             lambda: _own_masks(self.policy.allowed_roots()),
@@ -1250,6 +1252,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         masks = StartMasks()  # a retry drops the masks whose socket is gone (sandbox._hostsockets)
         if not self._starter.decided:  # built on first use: off the event loop
             await anyio.to_thread.run_sync(self._starter.fd)
+        if not self._shm_cap.decided and not self._ns_user_prefix:  # non-root: tried once, off the loop
+            await anyio.to_thread.run_sync(self._shm_cap.decide, self._starter.fd(), self._budget_prefix())
 
         async def spawn() -> tuple[SandboxProcess, int]:
             return await self._spawn_once(request, masks)
@@ -1326,7 +1330,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
             pins = PinFds(self._pin_root())
             starter = self._starter.fd()  # passed at its own number (``pass_fds``)
-            capped = shm_wrapper(starter, SHM_BYTES) if shm is None and not self._ns_user_prefix else []
+            capped = self._shm_cap.argv(starter) if shm is None and not self._ns_user_prefix else []
             try:
                 sandbox = self.bwrap_args(
                     cwd=request.cwd,

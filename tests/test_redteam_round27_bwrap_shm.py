@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BwrapConfig, SandboxPolicy
+from sandbox import BwrapConfig, SandboxPolicy, _bwrap_shm
 from sandbox.bwrap import BwrapBackend
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
@@ -66,3 +66,24 @@ def test_it_holds_for_an_unprivileged_caller() -> None:
         [f"tests/{Path(__file__).name}::{name}"], collect_args=[f"{__file__}::{name}"]
     )
     _nonroot.assert_all_held(collected, outcome)
+
+
+def test_a_refused_namespace_leaves_commands_uncapped_not_failing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Where the kernel refuses the starter its namespace or mount (an AppArmor userns restriction),
+    the one try before the first command says so and commands start as before, uncapped."""
+    monkeypatch.setattr(_bwrap_shm.os, "geteuid", lambda: 1000)  # as a non-root caller would decide
+    fd = os.open("/dev/null", os.O_RDONLY)
+    try:
+        cap = _bwrap_shm.ShmCap(64 << 20)
+        refusing = ["/bin/sh", "-c", "echo 'unshare: Operation not permitted' >&2; exit 125", "sh"]
+        with caplog.at_level("WARNING", logger="sandbox._bwrap_shm"):
+            cap.decide(fd, refusing)
+        assert cap.decided and cap.argv(fd) == []
+        assert "uncapped /dev/shm" in caplog.text and "Operation not permitted" in caplog.text
+        works = _bwrap_shm.ShmCap(64 << 20)
+        works.decide(fd, ["/bin/sh", "-c", "exit 0", "sh"])
+        assert works.argv(fd)[1:3] == ["shm", "/dev/shm"]
+    finally:
+        os.close(fd)
