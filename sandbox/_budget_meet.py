@@ -20,7 +20,7 @@ import os
 import stat
 import tempfile
 
-__all__ = ["meeting_dir", "meeting_places", "real_below"]
+__all__ = ["meeting_dir", "meeting_places", "met_count", "place_paths", "real_below"]
 
 _log = logging.getLogger(__name__)
 
@@ -171,6 +171,24 @@ def meeting_places() -> list[str]:
             if place is not None:
                 places.append(place)
     return list(dict.fromkeys(places))
+
+
+def met_count() -> int:
+    """How many places this process met in (only grows): part of what `meeting_places` depends on."""
+    return len(_MET)
+
+
+def place_paths() -> list[str]:
+    """The paths `meeting_places` looks at, as named now (links not followed): what a change of
+    which changes its answer (`sandbox._placewatch`), with this process's met places."""
+    home = os.environ.get("HOME", "")
+    run = os.environ.get("XDG_RUNTIME_DIR", "")
+    paths = [*sorted(_MET), temp_place()]
+    if run.startswith("/"):
+        paths.append(run)
+    if home.startswith("/"):
+        paths.append(os.path.join(home, *home_place()))
+    return paths
 
 
 def real_below(base: str, names: tuple[str, ...]) -> str | None:

@@ -17,7 +17,9 @@ Two modes (`BwrapConfig.persistent`):
 * **per command**: ``bwrap <flags> -- argv`` for each command: cheaper to start
   (no zygote, ~25 ms less) and costlier per command; the same session /tmp,
   but /dev/shm and loopback are each command's own (a root caller's /dev/shm: a fresh
-  directory of one capped tmpfs whose 16,384 inodes its commands share, `sandbox._shmpool`).
+  directory of one capped tmpfs whose 16,384 inodes its commands share, `sandbox._shmpool`; a
+  non-root caller's: a capped tmpfs of its own, mounted by the starter before bwrap,
+  `sandbox._bwrap_shm`).
 
 Least privilege, whoever runs shellrt (docs/security.md, issue 15): every
 command runs with no capabilities, ``no_new_privs``, the seccomp filter of
@@ -105,10 +107,12 @@ import anyio
 
 from sandbox import _seccomp
 from sandbox._account import account_files
-from sandbox._budget_meet import meeting_places, real_below
+from sandbox._budget_meet import meeting_places, met_count, place_paths, real_below
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
+from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
+from sandbox._bwrap_shm import SHM_DIR, ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -308,6 +312,14 @@ def own_places() -> list[str]:
 _MEET = "meet:"
 
 
+def _others_places() -> tuple[tuple[str, ...], ...]:
+    """Below a writable root, where another shellrt process of this uid keeps `own_places` when its
+    ``HOME`` or ``TMPDIR`` is that root: its caches (the meeting place is below) and its temp-path
+    places. They are not this process's to know (its own environment names others), yet a command
+    there could plant its init or take its lock (red team round 27)."""
+    return ((".cache", "shellrt"), (f"shellrt-budget-{os.geteuid()}",), (f"shellrt-cache-{os.getuid()}",))
+
+
 def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     """Those of `own_places` a sandbox must mask as read-denied directories: each below a writable root
     (the root's bind shows it again over the run-dir masks) and each outside /tmp, the run dirs and
@@ -316,6 +328,11 @@ def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     real_roots = [Path(os.path.realpath(r)) for r in roots]
     filled = [Path(p) for p in ("/tmp", *_emptied_places())]
     places = [Path(p) for p in own_places()]
+    for root in real_roots:  # another process of the uid whose HOME or TMPDIR is the root
+        for names in _others_places():
+            other = real_below(str(root), names)
+            if other is not None and Path(other) not in places:
+                places.append(Path(other))
     masks: list[Path] = []
     for place in places:
         if any(root == place or place in root.parents for root in real_roots):
@@ -326,6 +343,22 @@ def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
         if in_root or not any(f in place.parents for f in filled):
             masks.append(place)
     return masks
+
+
+def _own_mask_key(roots: tuple[Path, ...] | list[Path]) -> tuple[object, ...]:
+    """The strings `_own_masks` reads (`sandbox._bwrap_owncache`): its environment, the temp dir,
+    the places met, the roots. Cheap: compared before every command."""
+    env = os.environ
+    names = (env.get("HOME"), env.get("XDG_RUNTIME_DIR"), env.get("XDG_CACHE_HOME"))
+    return (*names, tempfile.gettempdir(), met_count(), *roots)
+
+
+def _own_mask_paths(roots: tuple[Path, ...] | list[Path]) -> list[str]:
+    """The paths whose names `_own_masks` walks: the places, caches, other processes' places in the
+    roots, the roots, /tmp and the run dirs (watched: `sandbox._placewatch`)."""
+    places = [*place_paths(), *(str(cache) for cache in cache_dirs())]
+    others = [str(Path(root).joinpath(*names)) for root in roots for names in _others_places()]
+    return [*places, *others, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
 
 
 class BwrapBackend(CgroupLimits, SandboxBackend):
@@ -395,6 +428,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._lease: UidLease | None = None
         #: One bwrap per command: the sealed program that enters its cwd without following a link.
         self._starter = Starter()
+        #: Non-root, one bwrap per command: whether the starter can mount its capped /dev/shm here.
+        self._shm_cap = ShmCap(SHM_BYTES)
+        #: The meeting places and static caches to mask, looked at again only when they changed.
+        self._own = OwnMaskCache(
+            lambda: _own_masks(self.policy.allowed_roots()),
+            lambda: _own_mask_key(self.policy.allowed_roots()),
+            lambda: _own_mask_paths(self.policy.allowed_roots()),
+        )
 
     @property
     def sandbox_ids(self) -> tuple[int, int] | None:
@@ -745,7 +786,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ]
         aliases = self._aliases.aliases(self.policy.read_denied, found, self.policy.allowed_roots())
         denied = {Path(os.path.realpath(path)) for path in self.policy.read_denied}
-        meeting = [path for path in _own_masks(self.policy.allowed_roots()) if path not in denied]
+        meeting = [path for path in self._own.masks() if path not in denied]
         return (*kinds, *(f"{ALIAS}{path}" for path in aliases), *(f"{_MEET}{path}" for path in meeting))
 
     def _unwritable(self) -> list[Path]:
@@ -1049,6 +1090,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             lease.release()
         self._bwrap = None
         self._starter.close()  # after every bwrap that was passed a copy
+        self._own.close()
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
         if owner is not None:
@@ -1097,8 +1139,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ``pin_fds``: where the pinned directories' fds go (`sandbox._pins`: bound from an fd, never
         by a path a running command can swap for a symlink); None (the probe, which runs no
         command while none runs): bound by path.
-        ``shm``: root caller, per command: the command's own directory of the capped pool
-        (`sandbox._shmpool`), bound at /dev/shm instead of bwrap's uncapped tmpfs.
+        ``shm``: per command, bound at /dev/shm instead of bwrap's uncapped tmpfs: a root caller's
+        own directory of the capped pool (`sandbox._shmpool`), a non-root caller's tmpfs that the
+        starter mounted before bwrap (`sandbox._bwrap_shm`).
         """
         assert self._bwrap is not None
         as_user = bool(self._ns_user_prefix) and not zygote  # root, per command: as the sandbox uid
@@ -1121,10 +1164,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self.policy.network in ("none", "proxied"):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/"]
-        # /dev/shm: the command's own directory of the capped pool (root, per command), else bwrap's
-        # tmpfs, which takes no inode cap (a zygote mounts a capped one below).
+        # /dev/shm: the command's own directory of the capped pool (root, per command) or the
+        # starter's capped tmpfs (non-root, per command: `sandbox._bwrap_shm`), else bwrap's tmpfs,
+        # which takes no inode cap (a zygote mounts a capped one below).
         shm_args = ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]
-        if as_user and shm is not None:
+        if shm is not None and not zygote:
             shm_args = ["--bind", str(shm), "/dev/shm"]
         if as_user and self._devtree is not None:  # the session's /dev (sandbox._devtree), one bind
             args += ["--dev-bind", str(self._devtree), "/dev", *shm_args]
@@ -1208,6 +1252,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         masks = StartMasks()  # a retry drops the masks whose socket is gone (sandbox._hostsockets)
         if not self._starter.decided:  # built on first use: off the event loop
             await anyio.to_thread.run_sync(self._starter.fd)
+        if not self._shm_cap.decided and not self._ns_user_prefix:  # non-root: tried once, off the loop
+            await anyio.to_thread.run_sync(self._shm_cap.decide, self._starter.fd(), self._budget_prefix())
 
         async def spawn() -> tuple[SandboxProcess, int]:
             return await self._spawn_once(request, masks)
@@ -1284,6 +1330,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
             pins = PinFds(self._pin_root())
             starter = self._starter.fd()  # passed at its own number (``pass_fds``)
+            capped = self._shm_cap.argv(starter) if shm is None and not self._ns_user_prefix else []
             try:
                 sandbox = self.bwrap_args(
                     cwd=request.cwd,
@@ -1292,7 +1339,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     seccomp_fd=seccomp_r,
                     masks=masks,
                     pin_fds=pins,
-                    shm=shm,
+                    shm=Path(SHM_DIR) if capped else shm,
                 )
                 argv = [
                     *sandbox,
@@ -1308,7 +1355,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 return self._runner.spawn(
                     # No core dumps (RLIMIT_CORE 1:1: a command must not feed the host's core_pattern
                     # handler); limits: joins the session cgroup.
-                    [*self._no_core_prefix(), *self.cgroup_argv([*self._budget_prefix(), *argv])],
+                    [*self._no_core_prefix(), *self.cgroup_argv([*self._budget_prefix(), *capped, *argv])],
                     launcher_request(request),
                     marker=run.marker,
                     cwd_host_file=run.cwd_file,

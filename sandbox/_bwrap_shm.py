@@ -1,0 +1,85 @@
+"""A non-root caller's one bwrap per command gets a capped /dev/shm (red team round 27).
+
+bwrap 0.8's ``--tmpfs`` takes a size but no ``nr_inodes``: each command's /dev/shm held the tmpfs
+default (~3 M inodes here, ~3 GB of kernel memory no process owns while the command runs). A root
+caller's commands bind a directory of the backend's capped pool (`sandbox._shmpool`); a non-root
+caller has no mount of its own on the host, and nothing may be given to bwrap's command that its
+init (pid 1, dumpable, the command's to write) would hold too (round 26). So the mount is made
+before bwrap, on the host side: the sealed starter program (``zinit shm``, `sandbox._bwrap_starter`)
+makes a user and mount namespace of the caller's own (its uid and gid mapped to themselves), mounts
+a tmpfs of `SHM_BYTES` and `inode_cap` inodes on ``/dev/shm`` there and execs bwrap, which binds it
+at the sandbox's /dev/shm. Its capabilities end at that exec; the namespace and tmpfs end with the
+sandbox. Without the starter (no C compiler, ``vm.memfd_noexec`` 2), or where the kernel refuses
+the starter its namespace or mount (an AppArmor userns restriction: tried once per backend,
+`ShmCap.decide`), /dev/shm stays bwrap's uncapped one, logged once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import subprocess
+
+from sandbox._tmpcap import inode_cap
+
+__all__ = ["SHM_DIR", "ShmCap", "shm_wrapper"]
+
+_log = logging.getLogger(__name__)
+
+#: Where the capped tmpfs is mounted in the starter's namespace (bwrap binds it from there).
+SHM_DIR = "/dev/shm"
+
+
+def shm_wrapper(starter: int | None, size: int) -> list[str]:
+    """The argv to put right before a non-root caller's bwrap (after ``nsenter`` into its budget
+    namespace: the new namespace is its child), or empty: root (the pool serves it), no starter,
+    or no directory at `SHM_DIR` to mount on."""
+    if starter is None or os.geteuid() == 0:
+        return []
+    try:
+        if not stat.S_ISDIR(os.lstat(SHM_DIR).st_mode):
+            return []
+    except OSError:
+        return []
+    options = f"mode=1777,size={size},nr_inodes={inode_cap(size)}"
+    return [f"/proc/self/fd/{starter}", "shm", SHM_DIR, options]
+
+
+class ShmCap:
+    """One backend's decision whether `shm_wrapper` works here: tried once (the wrapper before
+    ``true``, after the budget ``prefix``) before the first non-root command, so that a kernel
+    refusing the starter's namespace leaves commands as they were (uncapped, logged) instead of
+    failing every one."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._works: bool | None = None
+
+    @property
+    def decided(self) -> bool:
+        return self._works is not None
+
+    def decide(self, starter: int | None, prefix: list[str]) -> None:
+        """Try the wrapper once (blocking: call it off the event loop)."""
+        if self._works is not None:
+            return
+        argv = shm_wrapper(starter, self._size)
+        if not argv:
+            self._works = False
+            return
+        assert starter is not None
+        try:
+            done = subprocess.run(
+                [*prefix, *argv, "true"], pass_fds=(starter,), capture_output=True, text=True, timeout=30
+            )
+            why = "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            why = str(exc)
+        self._works = not why
+        if why:
+            _log.warning("bwrap: one bwrap per command keeps an uncapped /dev/shm (~3 M inodes): %s", why)
+
+    def argv(self, starter: int | None) -> list[str]:
+        """`shm_wrapper`'s argv once `decide` found it works, else empty."""
+        return shm_wrapper(starter, self._size) if self._works else []

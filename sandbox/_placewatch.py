@@ -1,0 +1,174 @@
+"""Whether any name on the way to a few host paths changed, told by the kernel (inotify, one poll).
+
+`sandbox.bwrap` masks shellrt's own places (budget meeting places, static program caches) that a
+sandbox would show; working them out costs ~36 ``lstat``s and ``realpath``s, and the set must be
+checked before every command (a change replaces the zygote). Each of those places depends only on
+the names along its path (a directory made, removed, renamed, replaced by a link, chowned): a watch
+on every existing directory of the way, each told the one name below it that matters, says when to
+work them out again (red team round 27). Mounts make no inotify event: a mount over one of these
+directories (root's, on the host) is not seen until the set is worked out again for another reason.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import select
+import stat
+import struct
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from sandbox._inotify import _libc as libc
+
+__all__ = ["PathWatch"]
+
+#: A child's mode, owner or link count; made; removed; renamed away or in. The directory itself
+#: removed, renamed or unmounted.
+_IN_ATTRIB = 0x004
+_IN_MOVED_FROM = 0x040
+_IN_MOVED_TO = 0x080
+_IN_CREATE = 0x100
+_IN_DELETE = 0x200
+_IN_DELETE_SELF = 0x400
+_IN_MOVE_SELF = 0x800
+_IN_ONLYDIR = 0x01000000
+_IN_DONT_FOLLOW = 0x02000000
+_MASK = _IN_ATTRIB | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE | _IN_DELETE_SELF | _IN_MOVE_SELF
+_HEADER = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
+
+
+def _ways(path: str) -> Iterable[tuple[str, str]]:
+    """(directory, name below it) along ``path`` from ``/``, as far as each step is a directory and
+    no link (a link's replacement is an event of its parent; where it points is walked separately)."""
+    parts = [p for p in path.split("/") if p and p != "."]
+    here = "/"
+    for name in parts:
+        yield here, name
+        there = os.path.join(here, name)
+        try:
+            if not stat.S_ISDIR(os.lstat(there).st_mode):
+                return
+        except OSError:
+            return
+        here = there
+
+
+class _Shared:
+    """This process's one inotify instance, shared by every `PathWatch`: instances are a per-uid
+    budget (128 by default, half of it a non-root caller's commands'), so one a backend would take
+    the caller's share with many sessions. Events are read by whichever watch asks and marked on
+    each watch the directory and name concern."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.fd: int | None = None
+        self._poll = select.poll()
+        self._add: Any = None
+        self._rm: Any = None
+        #: wd -> watch -> the names below that directory the watch cares for
+        self.users: dict[int, dict[PathWatch, set[bytes]]] = {}
+
+    def open(self) -> int:
+        """The instance's fd (made on first use). Under `lock`."""
+        if self.fd is None:
+            lib = libc()
+            if lib is None:
+                raise OSError("inotify: no C library to call")
+            fd = lib.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+            if fd < 0:
+                err = ctypes.get_errno()
+                raise OSError(err, f"inotify_init1: {os.strerror(err)}")
+            self._add, self._rm = lib.inotify_add_watch, lib.inotify_rm_watch
+            self._add.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+            self._rm.argtypes = [ctypes.c_int, ctypes.c_int]
+            self.fd = fd
+            self._poll = select.poll()
+            self._poll.register(fd, select.POLLIN)
+        return self.fd
+
+    def add(self, path: str) -> int:
+        """A wd for the directory ``path`` (the same one for every watch of it), or -1."""
+        return int(self._add(self.open(), os.fsencode(path), _MASK | _IN_ONLYDIR | _IN_DONT_FOLLOW))
+
+    def drain(self) -> None:
+        """Read every queued event and mark the watches it concerns. Under `lock`."""
+        if self.fd is None or not self._poll.poll(0):
+            return
+        try:
+            while data := os.read(self.fd, 1 << 16):
+                self._mark(data)
+        except BlockingIOError:
+            pass
+        except OSError:
+            self._mark_all()
+
+    def _mark(self, data: bytes) -> None:
+        at = 0
+        while at + _HEADER.size <= len(data):
+            wd, mask, _cookie, size = _HEADER.unpack_from(data, at)
+            name = data[at + _HEADER.size : at + _HEADER.size + size].rstrip(b"\0")
+            at += _HEADER.size + size
+            if wd < 0:
+                self._mark_all()  # the queue overflowed: anything may have changed
+                continue
+            for watch, names in self.users.get(wd, {}).items():
+                if (not name and mask & ~_IN_ATTRIB) or name in names:
+                    watch.dirty = True  # the directory itself went, or a name that matters changed
+
+    def _mark_all(self) -> None:
+        for users in self.users.values():
+            for watch in users:
+                watch.dirty = True
+
+    def release(self, watch: PathWatch, wds: Iterable[int]) -> None:
+        """``watch``'s directories, each unwatched once no watch has it. Under `lock`."""
+        for wd in wds:
+            users = self.users.get(wd)
+            if users is None:
+                continue
+            users.pop(watch, None)
+            if not users:
+                del self.users[wd]
+                if self.fd is not None:
+                    self._rm(self.fd, wd)
+
+
+_SHARED = _Shared()
+
+
+class PathWatch:
+    """The ways to ``paths`` (each lexically and by real path), watched on this process's inotify
+    instance. `changed` is True once any name that matters changed, the queue overflowed, or a
+    watch could not be set: never a missed change, at worst a needless look."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.dirty = False
+        self._closed = False
+        self._wds: set[int] = set()
+        ways = {way for path in paths if path.startswith("/") for way in (path, os.path.realpath(path))}
+        with _SHARED.lock:
+            _SHARED.open()  # raises OSError without inotify: the caller looks every time
+            for way in sorted(ways):
+                for here, name in _ways(way):
+                    wd = _SHARED.add(here)
+                    if wd < 0:
+                        self.dirty = True  # unwatched: every call looks again
+                        break
+                    self._wds.add(wd)
+                    _SHARED.users.setdefault(wd, {}).setdefault(self, set()).add(os.fsencode(name))
+
+    def changed(self) -> bool:
+        """Whether a name that matters changed since the watch began (stays True once it did)."""
+        if self.dirty or self._closed:
+            return True
+        with _SHARED.lock:
+            _SHARED.drain()
+        return self.dirty
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            with _SHARED.lock:
+                _SHARED.release(self, self._wds)
