@@ -1109,8 +1109,33 @@ def _call_fields(block: ToolUseBlock) -> str:
         + ', "tool_name": '
         + _json_str(block.name)
         + ', "input": '
-        + _TRANSCRIPT_LINE(block.input)
+        + _input_json(block.input)
     )
+
+
+#: How `_TRANSCRIPT_LINE` writes a value of exactly this type (a subclass may override ``repr``).
+_SCALAR_JSON: dict[type, Callable[[Any], str]] = {
+    str: _json_str,
+    int: int.__repr__,
+    bool: lambda v: "true" if v else "false",
+}
+
+
+def _input_json(value: Any) -> str:
+    """`_TRANSCRIPT_LINE` of a call's input: a flat object of ``str`` keys and ``str``/``int``/
+    ``bool`` values (a shell call's ``{"command": …, "timeout": …}``) from its encoded pieces
+    (~2 us against the encoder's ~4-7 us); any other shape (nested, a float, ``None``, a
+    subclass, a key of another type) goes through the encoder."""
+    if type(value) is dict:
+        parts = []
+        for key, item in value.items():
+            encode = _SCALAR_JSON.get(type(item))
+            if encode is None or type(key) is not str:
+                break
+            parts.append(_json_str(key) + ": " + encode(item))
+        else:
+            return "{" + ", ".join(parts) + "}"
+    return _TRANSCRIPT_LINE(value)
 
 
 def _widening_check(settings: Any, workspace: Path) -> Callable[[str, Path | None], bool]:
