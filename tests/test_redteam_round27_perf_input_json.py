@@ -77,7 +77,7 @@ def test_the_input_is_the_encoders_bytes(value: Any) -> None:
 async def test_a_calls_lines_hold_the_input_it_ran(tmp_path: Path) -> None:
     ws, session = tmp_path / "ws", tmp_path / "session"
     ws.mkdir()
-    command = "printf '%s' '\"}, \"ran\": false, \"x\": {\"' caf\u00e9"
+    command = 'printf \'%s\' \'"}, "ran": false, "x": {"\' caf\u00e9'
     async with shellrt.Runtime(ws, "local", mode="bypassPermissions", session_dir=session) as rt:
         await _one(rt, "Bash", command=command, timeout=30000)
     lines = [json.loads(raw) for raw in (session / TRANSCRIPT_FILE).read_text().splitlines()]
@@ -87,3 +87,42 @@ async def test_a_calls_lines_hold_the_input_it_ran(tmp_path: Path) -> None:
         assert line["input"]["command"] == command
         assert line["input"]["timeout"] == 30000
     assert mine[1]["ran"] is True
+
+
+FACTS: list[dict[str, Any]] = [
+    {
+        "decision": "allow",
+        "reason": 'allowed "by" \\ mode\n',
+        "chain": ("mode: bypassPermissions", "part: 'true' program=true \udcff", "caf\u00e9"),
+        "executed_input": {"command": '"}, "ran": true', "timeout": 30000, "description": None},
+        "cwd": "/ws/\u00e9\n",
+    },
+    {"chain": ["a list", "of str"], "rewritten_by_hook": True},
+    {"chain": ()},
+    {"chain": ("one", 2)},
+    {"chain": [1.5]},
+    {"executed_input": {"nested": {"x": 1}}},
+    {"rewritten_while_asking_by": ["hook"], "elapsed": 0.5},
+    {"weird": object()},
+]
+
+
+@pytest.mark.parametrize("facts", FACTS)
+def test_the_facts_are_the_encoders_bytes(facts: dict[str, Any]) -> None:
+    from shellrt.runtime.session import _facts_json
+
+    assert _facts_json(facts) == _TRANSCRIPT_LINE(facts)[1:-1]
+    assert _facts_json(facts) == _TRANSCRIPT_LINE(facts)[1:-1]  # the second time from the memo
+
+
+def test_a_chain_is_encoded_again_when_it_is_another_tuple() -> None:
+    """The memo is by identity: an equal-looking tuple made since, or a new chain at a reused
+    id, is encoded afresh (a chain that changes must never be written as the old one)."""
+    from shellrt.runtime.session import _facts_json
+
+    first = tuple(["mode: default", "3 tool check: ask"])
+    assert '"3 tool check: ask"' in _facts_json({"chain": first})
+    for i in range(200):  # ids of freed tuples come back: each must be its own text
+        chain = tuple([f"step {i}", "x"])
+        assert _facts_json({"chain": chain}) == _TRANSCRIPT_LINE({"chain": chain})[1:-1]
+        del chain
