@@ -126,3 +126,26 @@ def test_a_chain_is_encoded_again_when_it_is_another_tuple() -> None:
         chain = tuple([f"step {i}", "x"])
         assert _facts_json({"chain": chain}) == _TRANSCRIPT_LINE({"chain": chain})[1:-1]
         del chain
+
+
+def test_a_result_dump_is_pydantics() -> None:
+    """`_finish` dumps a text result block from its four fields; anything else through pydantic."""
+    from shellrt.protocol import TextBlock, ToolResultBlock
+    from shellrt.runtime.session import _result_dump
+
+    class Sub(ToolResultBlock):
+        pass
+
+    blocks = [
+        ToolResultBlock(tool_use_id=f"t{text[:2]}", content=text, is_error=err)
+        for text in HOSTILE
+        for err in (False, True)
+    ]
+    blocks.append(ToolResultBlock(tool_use_id="t", content=[TextBlock(text="x")]))
+    blocks.append(Sub(tool_use_id="t", content="x"))
+    mutated = ToolResultBlock(tool_use_id="t", content="x")
+    mutated.content = [TextBlock(text="changed")]  # not validated on assignment
+    blocks.append(mutated)
+    for block in blocks:
+        assert _result_dump(block) == block.model_dump(mode="json")
+        assert list(_result_dump(block)) == list(block.model_dump(mode="json"))

@@ -800,7 +800,7 @@ class Runtime:
         ``call``: the call's fields as its start line wrote them (`_transcribe_start`).
         """
         assert self._executor is not None
-        model = envelope.model.model_dump(mode="json")
+        model = _result_dump(envelope.model)
         if len(self._dumped) >= 256:  # bounded: callers of `stream` never collect theirs
             self._dumped.clear()
         self._dumped[id(envelope)] = (envelope, model)
@@ -1077,6 +1077,22 @@ _CALL_LINE_KEYS = frozenset(
 
 #: A text result block's dump, in its fields' order (`ToolResultBlock` with ``str`` content).
 _TEXT_RESULT_KEYS = ("type", "tool_use_id", "content", "is_error")
+
+
+def _result_dump(block: ToolResultBlock) -> dict[str, Any]:
+    """``block.model_dump(mode="json")``: a text result's (every shell call's) made directly from
+    its four fields (~1 us against pydantic's ~3-5 us); a subclass, content of another type or
+    a field of a type validation would not have left goes through pydantic."""
+    content, use_id, is_error = block.content, block.tool_use_id, block.is_error
+    if (
+        type(block) is ToolResultBlock
+        and type(content) is str
+        and type(use_id) is str
+        and type(is_error) is bool
+        and block.type == "tool_result"
+    ):
+        return {"type": "tool_result", "tool_use_id": use_id, "content": content, "is_error": is_error}
+    return block.model_dump(mode="json")
 
 
 def _result_json(model: dict[str, Any]) -> str:
