@@ -13,4 +13,5 @@ SCENARIOS: dict[str, str] = {
     "hygiene": "benchmarks.scenarios.hygiene",
     "classification": "benchmarks.scenarios.classification",
     "startup": "benchmarks.scenarios.startup",
+    "docker-exec": "benchmarks.scenarios.docker_exec",
 }

@@ -213,7 +213,8 @@ class CallExecutor:
         notices.extend(settled.notices)
         pre_context = _hook_notes("PreToolUse", [*pre_additional, *settled.additional_context])
         notices.extend(_request_notices(decision))
-        self.note(block.id, decision=decision.behavior, reason=decision.reason, chain=list(decision.chain))
+        # The chain as is (a tuple, a memoised decision's the same each call: its JSON is kept, session.py).
+        self.note(block.id, decision=decision.behavior, reason=decision.reason, chain=decision.chain)
         if decision.behavior != "allow":
             return CallOutcome(
                 error_envelope(

@@ -800,7 +800,7 @@ class Runtime:
         ``call``: the call's fields as its start line wrote them (`_transcribe_start`).
         """
         assert self._executor is not None
-        model = envelope.model.model_dump(mode="json")
+        model = _result_dump(envelope.model)
         if len(self._dumped) >= 256:  # bounded: callers of `stream` never collect theirs
             self._dumped.clear()
         self._dumped[id(envelope)] = (envelope, model)
@@ -842,7 +842,7 @@ class Runtime:
             + (_RAN if ran else _NOT_RAN)
             + (_REPLAYED if replayed else _NOT_REPLAYED)
             + (_IS_ERROR if envelope.is_error else _NO_ERROR)
-            + (", " + _TRANSCRIPT_LINE(facts)[1:-1] if facts else "")
+            + (", " + _facts_json(facts) if facts else "")
             + ', "elapsed_s": '
             + repr(round(time.monotonic() - started, 3))
             + ', "total_chars": '
@@ -1079,6 +1079,22 @@ _CALL_LINE_KEYS = frozenset(
 _TEXT_RESULT_KEYS = ("type", "tool_use_id", "content", "is_error")
 
 
+def _result_dump(block: ToolResultBlock) -> dict[str, Any]:
+    """``block.model_dump(mode="json")``: a text result's (every shell call's) made directly from
+    its four fields (~1 us against pydantic's ~3-5 us); a subclass, content of another type or
+    a field of a type validation would not have left goes through pydantic."""
+    content, use_id, is_error = block.content, block.tool_use_id, block.is_error
+    if (
+        type(block) is ToolResultBlock
+        and type(content) is str
+        and type(use_id) is str
+        and type(is_error) is bool
+        and block.type == "tool_result"
+    ):
+        return {"type": "tool_result", "tool_use_id": use_id, "content": content, "is_error": is_error}
+    return block.model_dump(mode="json")
+
+
 def _result_json(model: dict[str, Any]) -> str:
     """`_TRANSCRIPT_LINE` of a result block's dump: a text result's (every shell call's) put
     together from its encoded pieces (~3 us against the encoder's ~14 us at load); any other
@@ -1109,8 +1125,80 @@ def _call_fields(block: ToolUseBlock) -> str:
         + ', "tool_name": '
         + _json_str(block.name)
         + ', "input": '
-        + _TRANSCRIPT_LINE(block.input)
+        + _input_json(block.input)
     )
+
+
+#: How `_TRANSCRIPT_LINE` writes a value of exactly this type (a subclass may override ``repr``).
+_SCALAR_JSON: dict[type, Callable[[Any], str]] = {
+    str: _json_str,
+    int: int.__repr__,
+    bool: lambda v: "true" if v else "false",
+    type(None): lambda v: "null",
+}
+
+#: id -> (the tuple of ``str``, its JSON): a memoised decision hands every call the same chain
+#: tuple, encoded once. Sound by identity: the entry holds the tuple (its id cannot be reused)
+#: and a tuple of ``str`` cannot change. Bounded (cleared when full).
+_TUPLE_JSON: dict[int, tuple[tuple[str, ...], str]] = {}
+_TUPLE_JSON_MAX = 64
+
+
+def _strings_json(value: tuple[Any, ...] | list[Any]) -> str | None:
+    """A tuple or list of ``str`` as `_TRANSCRIPT_LINE` writes it (None: another element type)."""
+    if type(value) is tuple:
+        hit = _TUPLE_JSON.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+    if not all(type(item) is str for item in value):
+        return None
+    text = "[" + ", ".join([_json_str(item) for item in value]) + "]"
+    if type(value) is tuple:
+        if len(_TUPLE_JSON) >= _TUPLE_JSON_MAX:
+            _TUPLE_JSON.clear()
+        _TUPLE_JSON[id(value)] = (value, text)
+    return text
+
+
+def _facts_json(facts: dict[str, Any]) -> str:
+    """`_TRANSCRIPT_LINE` of a call's recorded facts without its braces (the call line's middle):
+    scalars, flat inputs (`_input_json`) and lists or tuples of ``str`` (the decision's chain)
+    from their pieces; any other value sends the whole through the encoder."""
+    parts = []
+    for key, value in facts.items():
+        kind = type(value)
+        encode = _SCALAR_JSON.get(kind)
+        if type(key) is not str:
+            text = None
+        elif encode is not None:
+            text = encode(value)
+        elif kind is dict:
+            text = _input_json(value)
+        elif kind is tuple or kind is list:
+            text = _strings_json(value)
+        else:
+            text = None
+        if text is None:
+            return _TRANSCRIPT_LINE(facts)[1:-1]
+        parts.append(_json_str(key) + ": " + text)
+    return ", ".join(parts)
+
+
+def _input_json(value: Any) -> str:
+    """`_TRANSCRIPT_LINE` of a call's input: a flat object of ``str`` keys and ``str``/``int``/
+    ``bool``/``None`` values (a shell call's ``{"command": …, "timeout": …}``) from its encoded
+    pieces (~2 us against the encoder's ~4-7 us); any other shape (nested, a float, a subclass,
+    a key of another type) goes through the encoder."""
+    if type(value) is dict:
+        parts = []
+        for key, item in value.items():
+            encode = _SCALAR_JSON.get(type(item))
+            if encode is None or type(key) is not str:
+                break
+            parts.append(_json_str(key) + ": " + encode(item))
+        else:
+            return "{" + ", ".join(parts) + "}"
+    return _TRANSCRIPT_LINE(value)
 
 
 def _widening_check(settings: Any, workspace: Path) -> Callable[[str, Path | None], bool]:
