@@ -36,7 +36,7 @@ from shellrt.protocol.escapes import (
     ESC_STRINGS,
     FINALS,
     ST_7BIT,
-    byte_class,
+    char_class,
 )
 
 __all__ = ["TerminalFilter", "TerminalOutput"]
@@ -44,7 +44,7 @@ __all__ = ["TerminalFilter", "TerminalOutput"]
 _ENQ = 0x05
 #: Where text stops: ESC, ENQ (the terminal types its answerback), or the lead byte of
 #: U+0080..U+00BF (C1 controls among them).
-_SPECIAL = re.compile(b"[" + byte_class((ESC, C1_LEAD, _ENQ)).encode("ascii") + b"]")
+_SPECIAL = re.compile(char_class((ESC, C1_LEAD, _ENQ)).encode("ascii"))
 #: What ends a dropped string here: BEL, CAN or SUB for every kind (a terminal ends only an OSC
 #: at BEL, but it never saw the string's start, so the rest is text to it too), and ``ESC \``
 #: (`_ST_FINAL` after ESC); the C1 ST does not (it is dropped with the string), and a line end

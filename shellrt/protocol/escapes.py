@@ -35,7 +35,7 @@ __all__ = [
     "ST_7BIT",
     "ST_C1",
     "TERMINATORS",
-    "byte_class",
+    "char_class",
 ]
 
 ESC = 0x1B
@@ -84,10 +84,10 @@ ESC_STRINGS = frozenset(byte for byte, kind in ESC_KINDS.items() if kind in STRI
 C1_STRINGS = frozenset(byte + 0x40 for byte in ESC_STRINGS)
 
 
-def byte_class(values: Iterable[int]) -> str:
-    """The inside of a regular-expression class (``[...]``) matching exactly ``values`` (each
-    below 0x100), in ``\\xNN`` form: the same text serves a ``str`` pattern and, encoded as ASCII,
-    a ``bytes`` one. Consecutive values become ranges."""
+def char_class(values: Iterable[int]) -> str:
+    """A regular-expression class (``[...]``) matching exactly ``values`` (each below 0x100), in
+    ``\\xNN`` form: the same text serves a ``str`` pattern and, encoded as ASCII, a ``bytes`` one.
+    Consecutive values become ranges."""
     ordered = sorted(set(values))
     parts: list[str] = []
     i = 0
@@ -98,4 +98,4 @@ def byte_class(values: Iterable[int]) -> str:
         first, last = ordered[i], ordered[j]
         parts.append(f"\\x{first:02x}" if first == last else f"\\x{first:02x}-\\x{last:02x}")
         i = j + 1
-    return "".join(parts)
+    return "[" + "".join(parts) + "]"

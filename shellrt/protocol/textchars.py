@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
 
 from shellrt.protocol.escapes import (
     C1_CONTROLS,
@@ -23,11 +22,10 @@ from shellrt.protocol.escapes import (
     ESC_KINDS,
     FINALS,
     TERMINATORS,
-    byte_class,
+    char_class,
 )
 
 __all__ = ["ANSI", "DROPPED_CATEGORIES", "INLINE_BREAK_MARKS", "LINE_BREAKS", "unseen"]
-
 
 
 def _escapes_unseen() -> re.Pattern[str]:
@@ -37,15 +35,12 @@ def _escapes_unseen() -> re.Pattern[str]:
     view of text, not a terminal's."""
     osc = next(byte for byte, kind in ESC_KINDS.items() if kind == "osc")
     ends = [end.decode("ascii") for end in TERMINATORS["osc"] if end.isascii()]
-    csi = re.escape(chr(ESC_CSI)) + _class(CSI_PARAMS) + "*" + _class(CSI_INTERMEDIATES) + "*" + _class(FINALS)
-    string = re.escape(chr(osc)) + f"[^{byte_class(ord(end[0]) for end in ends)}]*"
+    csi = re.escape(chr(ESC_CSI)) + char_class(CSI_PARAMS) + "*" + char_class(CSI_INTERMEDIATES) + "*"
+    csi += char_class(FINALS)
+    string = re.escape(chr(osc)) + "[^" + char_class(ord(end[0]) for end in ends)[1:] + "*"
     string += "(?:" + "|".join(map(re.escape, ends)) + ")?"
-    short = _class(byte - 0x40 for byte in C1_CONTROLS if byte != C1_CSI)
+    short = char_class(byte - 0x40 for byte in C1_CONTROLS if byte != C1_CSI)
     return re.compile(re.escape(chr(ESC)) + f"(?:{csi}|{string}|{short})")
-
-
-def _class(values: Iterable[int]) -> str:
-    return f"[{byte_class(values)}]"
 
 
 #: A terminal escape (CSI, OSC up to its terminator, or a two-character escape): a reader sees none.

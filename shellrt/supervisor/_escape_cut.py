@@ -14,47 +14,33 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from shellrt.protocol.escapes import (
-    ABORTS,
-    C1_CSI,
-    C1_KINDS,
-    C1_LEAD,
-    C1_STRINGS,
-    CSI_BODY,
-    CSI_INTERMEDIATES,
-    ESC,
-    ESC_CSI,
-    ESC_KINDS,
-    ESC_STRINGS,
-    FINALS,
-    TERMINATORS,
-    byte_class,
-)
+from shellrt.protocol import escapes
 
 __all__ = ["open_sequence_start"]
 
 
-def _class(values: Iterable[int]) -> bytes:
-    return b"[" + byte_class(values).encode("ascii") + b"]"
+def _bytes_class(values: Iterable[int]) -> bytes:
+    return escapes.char_class(values).encode("ascii")
 
 
 #: An escape sequence's start: ESC, or a C1 introducer of a string or a CSI as UTF-8 (``C2 xx``).
 #: A whole plain CSI (colours, cursor moves: most of what output holds) is passed over by the
 #: pattern itself, not one by one here: 256 KiB of coloured lines took 78 ms, now a few.
 _INTRO = re.compile(
-    re.escape(bytes([ESC]))
+    re.escape(bytes([escapes.ESC]))
     + b"(?!"
-    + re.escape(bytes([ESC_CSI]))
-    + _class(CSI_BODY)
+    + re.escape(bytes([escapes.ESC_CSI]))
+    + _bytes_class(escapes.CSI_BODY)
     + b"*"
-    + _class(FINALS)
+    + _bytes_class(escapes.FINALS)
     + b")|"
-    + re.escape(bytes([C1_LEAD]))
-    + _class([C1_CSI, *C1_STRINGS])
+    + re.escape(bytes([escapes.C1_LEAD]))
+    + _bytes_class([escapes.C1_CSI, *escapes.C1_STRINGS])
 )
-#: kind of string -> what ends it (`TERMINATORS`), or CAN and SUB, which abort it.
+#: kind of string -> what ends it (`escapes.TERMINATORS`), or CAN and SUB, which abort it.
 _STRING_ENDS = {
-    kind: re.compile(b"|".join(map(re.escape, ends)) + b"|" + _class(ABORTS)) for kind, ends in TERMINATORS.items()
+    kind: re.compile(b"|".join(map(re.escape, ends)) + b"|" + _bytes_class(escapes.ABORTS))
+    for kind, ends in escapes.TERMINATORS.items()
 }
 
 
@@ -62,9 +48,9 @@ def _csi_end(data: bytes, at: int) -> int | None:
     """Just past the CSI whose parameters start at ``at``, or None when ``data`` ends inside it."""
     for i in range(at, len(data)):
         byte = data[i]
-        if byte in FINALS or byte in ABORTS or byte >= 0x7F:
+        if byte in escapes.FINALS or byte in escapes.ABORTS or byte >= 0x7F:
             return i + 1  # the final byte; CAN/SUB or a byte no CSI holds end it too
-        if byte == ESC:
+        if byte == escapes.ESC:
             return i  # a new sequence begins: this one is over
         # parameters, intermediates and C0 controls (a terminal runs those and stays in the CSI)
     return None
@@ -81,29 +67,30 @@ def _escape_end(data: bytes, at: int) -> int | None:
     if at + 1 >= len(data):
         return None
     introducer = data[at + 1]
-    if introducer == ESC_CSI:
+    if introducer == escapes.ESC_CSI:
         return _csi_end(data, at + 2)
-    if introducer in ESC_STRINGS:
-        return _string_end(ESC_KINDS[introducer], data, at + 2)
+    if introducer in escapes.ESC_STRINGS:
+        return _string_end(escapes.ESC_KINDS[introducer], data, at + 2)
     i = at + 1
-    while i < len(data) and data[i] in CSI_INTERMEDIATES:  # intermediates (``ESC ( B``), then a final byte
+    # intermediates (``ESC ( B``), then a final byte
+    while i < len(data) and data[i] in escapes.CSI_INTERMEDIATES:
         i += 1
     return None if i >= len(data) else i + 1
 
 
 def open_sequence_start(data: bytes) -> int | None:
     """The offset of the escape sequence ``data`` ends inside, or None when it ends outside any."""
-    if data.find(ESC) < 0 and data.find(C1_LEAD) < 0:
+    if data.find(escapes.ESC) < 0 and data.find(escapes.C1_LEAD) < 0:
         return None  # most output: two memchr scans instead of the pattern's (~400x slower)
     at = 0
     while (found := _INTRO.search(data, at)) is not None:
         start = found.start()
-        if data[start] == ESC:
+        if data[start] == escapes.ESC:
             end = _escape_end(data, start)
-        elif data[start + 1] == C1_CSI:
+        elif data[start + 1] == escapes.C1_CSI:
             end = _csi_end(data, start + 2)
         else:
-            end = _string_end(C1_KINDS[data[start + 1]], data, start + 2)
+            end = _string_end(escapes.C1_KINDS[data[start + 1]], data, start + 2)
         if end is None:
             return start
         at = end
