@@ -60,6 +60,8 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
+from sandbox._spawn import Child
+
 __all__ = ["ReapedChild", "Reaper", "ReaperError", "ReaperLostError", "start_reaper", "stop_reaper"]
 
 #: Requests larger than this travel in a memfd (a datagram socket caps a message's size).
@@ -530,32 +532,25 @@ class Reaper:
             self._proc.wait()
 
 
-class ReapedChild:
-    """A command started by the `Reaper`: the part of ``Popen`` a host process handle uses."""
+class ReapedChild(Child):
+    """A command started by the `Reaper`: the part of ``Popen`` a host process handle uses
+    (`Child`'s ``poll``, the exit code read from its zombie or the reaper's report)."""
 
     def __init__(self, reaper: Reaper, pid: int, pidfd: int) -> None:
+        super().__init__(pid)
         self._reaper = reaper
-        self.pid = pid
         #: Opened by the reaper before it could reap the command: always this process, never a reused pid.
         self.pidfd = pidfd
-        self.returncode: int | None = None
-        self._lock = threading.Lock()
 
-    def poll(self) -> int | None:
-        """The exit code once the command ended: read from its zombie, or the reaper's report."""
-        if self.returncode is not None or not self._lock.acquire(blocking=False):
-            return self.returncode
-        try:
-            if self.returncode is None and _readable(self.pidfd, 0.0):
-                code = self._reaper.exit_code(self.pid, self.pidfd)
-                if code is None and self._reaper.closed:
-                    code = -9  # the reaper died before it reported: the command is gone, how is unknown
-                if code is not None:
-                    self.returncode = code
-                    os.close(self.pidfd)
-        finally:
-            self._lock.release()
-        return self.returncode
+    def _reap(self) -> None:
+        if not _readable(self.pidfd, 0.0):
+            return
+        code = self._reaper.exit_code(self.pid, self.pidfd)
+        if code is None and self._reaper.closed:
+            code = -9  # the reaper died before it reported: the command is gone, how is unknown
+        if code is not None:
+            self.returncode = code
+            os.close(self.pidfd)
 
     def take_pidfd(self) -> int:
         """A pidfd of the command for the caller to wait on and close (a duplicate of ours)."""

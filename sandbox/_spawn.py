@@ -53,16 +53,20 @@ class Child:
             return self.returncode
         try:
             if self.returncode is None:
-                try:
-                    pid, status = os.waitpid(self.pid, os.WNOHANG)
-                except ChildProcessError:  # reaped elsewhere: its status is gone (Popen says 0 too)
-                    self.returncode = 0
-                else:
-                    if pid == self.pid:
-                        self.returncode = os.waitstatus_to_exitcode(status)
+                self._reap()
         finally:
             self._lock.release()
         return self.returncode
+
+    def _reap(self) -> None:
+        """Set `returncode` if the process ended, without blocking (`poll` holds the lock)."""
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped elsewhere: its status is gone (Popen says 0 too)
+            self.returncode = 0
+        else:
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
 
 
 def start(

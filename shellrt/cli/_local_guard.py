@@ -66,14 +66,7 @@ class _RootGuard:
     def before(self) -> None:
         self._recover()
         self._pending += self.guard.scan(revert=False, culprit="this command")
-        self.guard.dirty = True
-        try:
-            self._record.in_flight(self.guard.baseline_key(), self.guard.baseline)
-        except OSError as exc:
-            self._pending.append(
-                f"[shellrt] the protected-files baseline could not be recorded ({exc}); if shellrt is "
-                "killed during this command, what it plants will not be reverted by the next session."
-            )
+        self._pending += self.guard.command_starts(self._record)
 
     def after(self) -> list[str]:
         """Revert what the command planted; the notes for the operator."""

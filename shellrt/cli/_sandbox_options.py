@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -293,16 +292,13 @@ def sandbox_from_args(
     except ValueError as exc:  # pydantic's ValidationError: a malformed --allow-domain
         raise SystemExit(f"shellrt: {exc}") from exc
     if masks:
-        from shellrt.permissions.trust_paths import record_dir_masks, state_dir_masks
-        from shellrt.runtime.session_mask import run_state_masks
+        from shellrt.runtime.session_mask import own_state_masks
 
         # shellrt's own configuration and state directories too: what later sessions trust (round
-        # 26): a root that is or lies in the state directory is refused (`state_dir_masks`), and the
-        # state a Session hides from its commands is hidden from `shellrt run`'s (`run_state_masks`).
+        # 26): the state a Session hides from its commands is hidden from `shellrt run`'s, and a
+        # root that cannot be masked is refused, by the one function a Session uses.
         try:
-            roots = policy.allowed_roots()
-            found = [*record_dir_masks(roots), *state_dir_masks(roots), *run_state_masks(policy)]
-            own = list({os.path.realpath(p): Path(p) for p in found}.values())
+            own = own_state_masks(policy)
             policy, _ = derive_policy(policy, mask_defaults=mask_defaults_from_args(args), masked_paths=own)
         except ValueError as exc:  # PolicyError: what the sandbox cannot enforce, and what to do
             raise SystemExit(f"shellrt: {exc}") from exc

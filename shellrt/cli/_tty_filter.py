@@ -22,13 +22,35 @@ import re
 import sys
 from typing import BinaryIO
 
+from shellrt.protocol.escapes import (
+    ABORTS,
+    BEL,
+    C1_CONTROLS,
+    C1_CSI,
+    C1_LEAD,
+    C1_STRINGS,
+    CSI_BODY,
+    CSI_INTERMEDIATES,
+    ESC,
+    ESC_CSI,
+    ESC_STRINGS,
+    FINALS,
+    ST_7BIT,
+    char_class,
+)
+
 __all__ = ["TerminalFilter", "TerminalOutput"]
 
-_ESC = 0x1B
+_ENQ = 0x05
 #: Where text stops: ESC, ENQ (the terminal types its answerback), or the lead byte of
 #: U+0080..U+00BF (C1 controls among them).
-_SPECIAL = re.compile(b"[\x1b\xc2\x05]")
-_ENQ = 0x05
+_SPECIAL = re.compile(char_class((ESC, C1_LEAD, _ENQ)).encode("ascii"))
+#: What ends a dropped string here: BEL, CAN or SUB for every kind (a terminal ends only an OSC
+#: at BEL, but it never saw the string's start, so the rest is text to it too), and ``ESC \``
+#: (`_ST_FINAL` after ESC); the C1 ST does not (it is dropped with the string), and a line end
+#: does (`feed`).
+_STRING_STOPS = frozenset({BEL, *ABORTS})
+_ST_FINAL = ST_7BIT[1]
 #: A whole kept CSI with plain parameters (the common case, judged without the state machine).
 _PLAIN_CSI = re.compile(b"\x1b\\[[0-9;:]{0,32}[mABCDEFGHfdKJsu]")
 #: CSI final bytes kept: SGR, cursor moves, erase in line/display, save/restore cursor.
@@ -81,11 +103,11 @@ class TerminalFilter:
             byte = data[index]
             index += 1
             if state == "text":
-                if byte == _ESC:
+                if byte == ESC:
                     held[:] = b"\x1b"
                     self._state = "esc"
-                elif byte == 0xC2:
-                    held[:] = b"\xc2"
+                elif byte == C1_LEAD:
+                    held[:] = bytes([C1_LEAD])
                     self._state = "c2"
                 elif byte == _ENQ:
                     self.dropped += 1
@@ -93,14 +115,14 @@ class TerminalFilter:
                     out.append(byte)
             elif state == "c2":  # U+0080..U+009F (C1 controls, as some terminals read them) dropped
                 self._state = "text"
-                if 0x80 <= byte <= 0x9F:
+                if byte in C1_CONTROLS:
                     self.dropped += 1
-                    self._state = "string" if byte in (0x90, 0x9D, 0x98, 0x9E, 0x9F) else "text"
-                    if byte == 0x9B:
+                    self._state = "string" if byte in C1_STRINGS else "text"
+                    if byte == C1_CSI:
                         held[:] = b""
                         self._state = "csi_drop"
                 else:
-                    out += b"\xc2"
+                    out.append(C1_LEAD)
                     self._reenter(byte, out)
             elif state == "esc":
                 self._after_esc(byte, out)
@@ -111,19 +133,19 @@ class TerminalFilter:
             elif state == "esc_skip":  # the final byte of a dropped ESC <intermediate> sequence
                 self._state = "text"
             elif state in ("csi", "csi_drop"):
-                if 0x40 <= byte <= 0x7E:  # the final byte
+                if byte in FINALS:  # the final byte
                     held.append(byte)
                     body = bytes(held[2:-1])
                     if state == "csi" and (
                         (byte in _CSI_KEPT and body[:1] not in (b"?", b">", b"<", b"=")
-                         and not any(0x20 <= b <= 0x2F for b in body))
+                         and not any(b in CSI_INTERMEDIATES for b in body))
                         or body + bytes([byte]) in _CSI_PRIVATE_KEPT
                     ):
                         out += held
                     elif state == "csi":
                         self.dropped += 1
                     self._state = "text"
-                elif not 0x20 <= byte <= 0x3F:  # malformed: dropped, the byte read as text again
+                elif byte not in CSI_BODY:  # malformed: dropped, the byte read as text again
                     if state == "csi":
                         self.dropped += 1
                     self._reenter(byte, out)
@@ -134,17 +156,17 @@ class TerminalFilter:
                 else:
                     held.append(byte)
             elif state == "string":  # OSC, DCS, SOS, PM, APC: dropped to BEL, ST, CAN or SUB
-                if byte == _ESC:
+                if byte == ESC:
                     self._state = "string_esc"
-                elif byte in (0x07, 0x18, 0x1A):
+                elif byte in _STRING_STOPS:
                     self._state = "text"
                 elif byte == 0x0A:  # unterminated: the terminal never saw its start, so a line ends it
                     self._state = "text"
                     out.append(byte)
             elif state == "string_esc":
                 self._state = "text"
-                if byte != ord("\\"):
-                    self._reenter(byte, out) if byte != _ESC else self._start_esc()
+                if byte != _ST_FINAL:
+                    self._reenter(byte, out) if byte != ESC else self._start_esc()
         return bytes(out)
 
     def _start_esc(self) -> None:
@@ -154,10 +176,10 @@ class TerminalFilter:
     def _reenter(self, byte: int, out: bytearray) -> None:
         """Read ``byte`` again as text (it ended or broke a sequence)."""
         self._state = "text"
-        if byte == _ESC:
+        if byte == ESC:
             self._start_esc()
-        elif byte == 0xC2:
-            self._held[:] = b"\xc2"
+        elif byte == C1_LEAD:
+            self._held[:] = bytes([C1_LEAD])
             self._state = "c2"
         elif byte == _ENQ:
             self.dropped += 1
@@ -166,10 +188,10 @@ class TerminalFilter:
 
     def _after_esc(self, byte: int, out: bytearray) -> None:
         held = self._held
-        if byte == ord("["):
+        if byte == ESC_CSI:
             held.append(byte)
             self._state = "csi"
-        elif byte in b"]PX^_":
+        elif byte in ESC_STRINGS:
             self.dropped += 1
             self._state = "string"
         elif byte in _ESC_KEPT:
@@ -179,9 +201,9 @@ class TerminalFilter:
         elif byte in _ESC_CHARSET:
             held.append(byte)
             self._state = "charset"
-        elif byte == _ESC:
+        elif byte == ESC:
             self.dropped += 1
-        elif 0x20 <= byte <= 0x2F:  # ESC # 8 (fill the screen with E), ESC % ...: one byte more
+        elif byte in CSI_INTERMEDIATES:  # ESC # 8 (fill the screen with E), ESC % ...: one byte more
             self.dropped += 1
             self._state = "esc_skip"
         else:

@@ -12,10 +12,39 @@ import functools
 import re
 import unicodedata
 
+from shellrt.protocol.escapes import (
+    C1_CONTROLS,
+    C1_CSI,
+    CSI_INTERMEDIATES,
+    CSI_PARAMS,
+    ESC,
+    ESC_CSI,
+    ESC_KINDS,
+    FINALS,
+    TERMINATORS,
+    char_class,
+)
+
 __all__ = ["ANSI", "DROPPED_CATEGORIES", "INLINE_BREAK_MARKS", "LINE_BREAKS", "unseen"]
 
+
+def _escapes_unseen() -> re.Pattern[str]:
+    """A terminal escape (`shellrt.protocol.escapes`): a CSI, an OSC up to its 7-bit terminator
+    (or the text's end), or the 7-bit form of another C1 control. Lenient where the table is
+    not (DCS, SOS, PM and APC strings are two characters here, CAN and SUB no end): a reader's
+    view of text, not a terminal's."""
+    osc = next(byte for byte, kind in ESC_KINDS.items() if kind == "osc")
+    ends = [end.decode("ascii") for end in TERMINATORS["osc"] if end.isascii()]
+    csi = re.escape(chr(ESC_CSI)) + char_class(CSI_PARAMS) + "*" + char_class(CSI_INTERMEDIATES) + "*"
+    csi += char_class(FINALS)
+    string = re.escape(chr(osc)) + "[^" + char_class(ord(end[0]) for end in ends)[1:] + "*"
+    string += "(?:" + "|".join(map(re.escape, ends)) + ")?"
+    short = char_class(byte - 0x40 for byte in C1_CONTROLS if byte != C1_CSI)
+    return re.compile(re.escape(chr(ESC)) + f"(?:{csi}|{string}|{short})")
+
+
 #: A terminal escape (CSI, OSC up to its terminator, or a two-character escape): a reader sees none.
-ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+ANSI = _escapes_unseen()
 #: Unicode categories a reader does not see before a line's first letter: format characters,
 #: combining marks, controls, blanks and the line and paragraph separators.
 DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"})

@@ -244,9 +244,8 @@ class Runtime:
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
-        from shellrt.permissions.trust_paths import record_dir_masks, state_dir_masks
         from shellrt.runtime.sandbox_policy import derive_policy
-        from shellrt.runtime.session_mask import session_dir_masks
+        from shellrt.runtime.session_mask import own_state_masks
 
         base = policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
         if allowed_domains and self.governance is not None and not self.governance.settings.may_widen("cli"):
@@ -267,14 +266,9 @@ class Runtime:
             base,
             rules=self.governance.settings.rules.rules if self.governance is not None else (),
             settings_files=self.governance.settings.files if self.governance is not None else (),
-            # the record later sessions trust: masked, and refused as a root (round 26)
-            # and the state directory holding every session and in-flight record (round 26, wave 3)
-            masked_paths=(
-                *masked_paths,
-                *session_dir_masks(self.session_dir, base),
-                *record_dir_masks(base.allowed_roots()),
-                *state_dir_masks(base.allowed_roots()),
-            ),
+            # shellrt's own state (the record later sessions trust, every session and in-flight
+            # record): masked, and refused as a root (round 26)
+            masked_paths=(*masked_paths, *own_state_masks(base, self.session_dir)),
             mask_defaults=mask_defaults,
             trusted=(  # network allow-list: a trusted workspace's files count, an untrusted one's not
                 _widening_check(self.governance.settings, self.workspace)

@@ -28,11 +28,18 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+from collections.abc import Iterable
 from pathlib import Path
 
 from sandbox import SandboxPolicy
 
-__all__ = ["own_state_dirs", "run_state_masks", "session_dir_masks", "state_dirs_anywhere"]
+__all__ = [
+    "own_state_dirs",
+    "own_state_masks",
+    "refuse_own_dirs_as_roots",
+    "session_dir_masks",
+    "state_dirs_anywhere",
+]
 
 
 def own_state_dirs(session_dir: Path) -> list[Path]:
@@ -76,14 +83,72 @@ def state_dirs_anywhere() -> list[Path]:
     return [Path(os.path.normpath(d)) for d in dict.fromkeys(dirs)]
 
 
-def run_state_masks(policy: SandboxPolicy) -> tuple[Path, ...]:
-    """`session_dir_masks` for a sandbox of no session (``shellrt run``, whose own directory is a
-    temp dir no sandbox sees): with ``--workspace ~`` its command read every earlier session's
-    transcript and wrote in-flight records a later session restores files from (red team round 26,
-    wave 3). Raises nothing; a root that is one of the places is left shown, as for a session."""
-    from shellrt.supervisor._inflight import session_root
+def own_state_masks(policy: SandboxPolicy, session_dir: Path | None = None) -> tuple[Path, ...]:
+    """The one answer to "what of shellrt's own state must this sandbox not see", for a `Session`
+    (``session_dir``) and for ``shellrt run`` (None: a sandbox of no session, whose own directory
+    is a temp dir no sandbox sees, so the sessions' directory stands in for it).
 
-    return session_dir_masks(session_root(), policy)
+    Raises `ValueError` (`refuse_own_dirs_as_roots`) for a writable root that cannot be masked
+    without hiding it; else `session_dir_masks`, one path per realpath in a stable order (first
+    spelling kept). Why one function: ``shellrt run`` and the `Runtime` each joined two mask lists
+    of their own (round 26), one deduplicated and one not; the next place to mask had two
+    callers to change, and forgetting one left ``shellrt run`` open (red team round 26, wave 3)."""
+    if session_dir is None:
+        from shellrt.supervisor._inflight import session_root
+
+        session_dir = session_root()
+    refuse_own_dirs_as_roots(policy.allowed_roots())
+    masks: dict[str, Path] = {}
+    for path in session_dir_masks(session_dir, policy):
+        masks.setdefault(os.path.realpath(path), path)
+    return tuple(masks.values())
+
+
+def refuse_own_dirs_as_roots(roots: Iterable[Path]) -> None:
+    """`ValueError` ("the writable root R ...", with what to do) for a root that is shellrt's
+    configuration directory, or is or lies inside its state directory (``$SHELLRT_HOME``, else
+    ``$XDG_STATE_HOME/shellrt``, else ``~/.local/state/shellrt``). Both spellings of each path
+    (as given, and resolved) are compared.
+
+    Why: below a root both are masked (`session_dir_masks`), but a root that is one cannot be
+    masked without hiding the root. The configuration directory holds the trust store and the
+    workspace-writes record, its lock and the marks note, which change under other sessions all
+    the time and so cannot be protected files: a command given it wrote a ``~reviewed`` tree
+    vouching for its own plant (red team round 26). The state directory holds every session's
+    transcript and results and the in-flight records a later session restores protected files
+    from (round 26, wave 3); a root inside it (``…/shellrt/inflight``) is as bad."""
+    from shellrt.permissions.trust_paths import trust_store_path
+    from shellrt.supervisor._inflight import state_dir
+
+    roots = list(roots)
+    config, state = trust_store_path().parent, state_dir()
+    refusals = (
+        (
+            config,
+            False,
+            f"is shellrt's own configuration directory ({config}: the trust store and the record of what "
+            "sessions wrote, which later sessions trust); a command could forge them. Give a directory "
+            "inside it, or set SHELLRT_TRUST_STORE to a file elsewhere",
+        ),
+        (
+            state,
+            True,
+            f"is or lies inside shellrt's own state directory ({state}: sessions' transcripts and the "
+            "in-flight records later sessions restore files from); a command could read or forge them. "
+            "Give a directory outside it, or set SHELLRT_HOME to a directory elsewhere",
+        ),
+    )
+    for own, inside_too, refusal in refusals:
+        forms = _spellings(own)
+        for root in roots:
+            at = _spellings(root)
+            if forms & at or (inside_too and any(form in r.parents for r in at for form in forms)):
+                raise ValueError(f"the writable root {root} {refusal}")
+
+
+def _spellings(path: Path) -> set[Path]:
+    """``path`` as given (absolute, normalised) and resolved."""
+    return {Path(os.path.normpath(os.path.abspath(path))), Path(os.path.realpath(path))}
 
 
 def session_dir_masks(session_dir: Path, policy: SandboxPolicy) -> tuple[Path, ...]:

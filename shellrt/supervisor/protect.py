@@ -376,6 +376,20 @@ class WorkspaceGuard:
         self._snapshot_bytes += len(content)
         return content
 
+    def command_starts(self, record: InflightRecord) -> list[str]:
+        """A command may write from now on: the baseline is marked dirty and written to ``record``
+        (a shellrt killed meanwhile leaves it for the next session, which reverts what the command
+        planted). The operator's note when the record cannot be written, else nothing."""
+        self.dirty = True
+        try:
+            record.in_flight(self.baseline_key(), self.baseline)
+        except OSError as exc:
+            return [
+                f"[shellrt] the protected-files baseline could not be recorded ({exc}); if shellrt is "
+                "killed during this command, what it plants will not be reverted by the next session."
+            ]
+        return []
+
     def baseline_key(self) -> object:
         """Changes whenever the protected files of `baseline` do (cheap: signatures only; the
         shared directories, which rarely change, are written along whenever the files are)."""
@@ -1141,14 +1155,7 @@ class CommandGuard:
             await self._recover()
         await self._scan(revert=self.guard.dirty or busy, culprit=_EARLIER, reread=self._mapped or busy)
         self._mapped = busy or background
-        self.guard.dirty = True
-        try:
-            self._record.in_flight(self.guard.baseline_key(), self.guard.baseline)
-        except OSError as exc:
-            self._pending.append(
-                f"[shellrt] the protected-files baseline could not be recorded ({exc}); if shellrt is "
-                "killed during this command, what it plants will not be reverted by the next session."
-            )
+        self._pending += self.guard.command_starts(self._record)
 
     async def after(self, busy: bool) -> tuple[str, ...]:
         reread = self._mapped or busy
