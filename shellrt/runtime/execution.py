@@ -41,6 +41,7 @@ from shellrt.protocol.results import persist_block
 from shellrt.protocol.tool import rendered_content
 from shellrt.protocol.trusted import trusted
 from shellrt.runtime.background_cap import background_refusal
+from shellrt.runtime.flat_dump import json_dump
 from shellrt.runtime.input_depth import MAX_INPUT_DEPTH, too_deep
 from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
 from shellrt.runtime.observed_paths import resolve_observed_paths
@@ -279,7 +280,7 @@ class CallExecutor:
         if refusal is not None:
             return CallOutcome(error_envelope(block.id, tool.name, refusal), tool, notices=notices)
         # Where it ran, too: earlier calls move the session's directory (``./run.sh`` after a ``cd``).
-        self.note(block.id, executed_input=tool_input.model_dump(mode="json"), cwd=ctx.cwd)
+        self.note(block.id, executed_input=json_dump(tool_input), cwd=ctx.cwd)
         try:
             output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:
