@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests import _nonroot
+from tests import _leftovers, _nonroot
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -155,6 +155,36 @@ def _host_devices_intact() -> Iterator[None]:
         if os.geteuid() == 0:
             _restore_devices(broken)
         pytest.fail(f"this test replaced host device node(s) {broken}: something wrote outside its sandbox")
+
+
+#: This session's token and its tests' start times (tests/_leftovers.py).
+_SESSION_PROCESSES = _leftovers.SessionProcesses()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _SESSION_PROCESSES.test_started(item.nodeid)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_processes_left_behind() -> Iterator[None]:
+    """Fail the run when a process the session started outlives it (CI57 left a ``sleep 1000``),
+    naming each with the test it started in; then kill them. Set up first, so torn down last."""
+    _SESSION_PROCESSES.begin()
+    yield
+    try:
+        left = _SESSION_PROCESSES.wait_for_none(timeout=5.0)
+        if left:
+            found = "\n".join(f"  {_SESSION_PROCESSES.describe(pid)}" for pid in left)
+            _SESSION_PROCESSES.kill(left)
+            pytest.fail(
+                f"{len(left)} process(es) this test session started outlived it (killed now):\n{found}\n"
+                "the test named must end what it starts (kill the process group, or wait for the product's "
+                "cleanup) - or, if the product leaked them, that is a bug to report",
+                pytrace=False,
+            )
+    finally:
+        _SESSION_PROCESSES.end()
 
 
 @pytest.fixture(autouse=True, scope="session")
