@@ -54,6 +54,7 @@ def test_a_client_dripping_its_headers_is_cut_off(tmp_path: Path) -> None:
         initialize_works(s.url)  # the server itself is fine
 
 
+@pytest.mark.slow  # 22 s in CI56: its file is handed out first (tests/conftest.py)
 def test_idle_connections_are_capped_and_timed_out(tmp_path: Path) -> None:
     """Failed on the old code (300 idle connections all held open)."""
     deadline = 4.0  # those under the cap must still stand while the others are counted
