@@ -8,41 +8,16 @@ names the test that was running when it started, and kills it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import time
 import uuid
 
+import psutil
+
 from tests._leftovers import SESSION_VAR, SessionProcesses
-
-
-def _wait_for(predicate: object, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def _sleeps_of(marker: str) -> list[int]:
-    """The ``sleep`` children of the ``sh`` carrying ``marker`` (by their parent's command line)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-            ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
-            with open(f"/proc/{ppid}/cmdline", "rb") as f:
-                parent = f.read()
-        except (OSError, ValueError, IndexError):
-            continue
-        if marker.encode() in parent and b"(sleep)" in stat:
-            found.append(int(entry))
-    return found
 
 
 def test_an_orphaned_child_is_found_blamed_and_killed() -> None:
@@ -57,21 +32,24 @@ def test_an_orphaned_child_is_found_blamed_and_killed() -> None:
         time.sleep(0.05)  # clock ticks: the start below comes after this test's start
         guard.test_started("tests/example.py::test_leaky")
         marker = f"rt27-leftover-{uuid.uuid4().hex}"
-        sh = subprocess.Popen(["sh", "-c", f"sleep 1000; : {marker}"], start_new_session=True)
+        sh = subprocess.Popen(
+            ["sh", "-c", f"sleep 1000 & echo $!; wait; : {marker}"], stdout=subprocess.PIPE, start_new_session=True
+        )
         try:
-            assert _wait_for(lambda: _sleeps_of(marker))
-            (sleep_pid,) = _sleeps_of(marker)
-            sh.kill()
+            assert sh.stdout is not None
+            sleep_pid = int(sh.stdout.readline())
+            sh.kill()  # the sh alone: its sleep goes to init
             sh.wait()
             assert sleep_pid in guard.survivors(), "the orphaned sleep was not found"
             said = guard.describe(sleep_pid)
             assert "sleep 1000" in said and "tests/example.py::test_leaky" in said, said
             guard.kill([sleep_pid])
-            assert _wait_for(lambda: sleep_pid not in guard.survivors())
-        finally:
-            if sh.poll() is None:
+            psutil.Process(sleep_pid).wait(timeout=10)
+            assert sleep_pid not in guard.survivors()
+        finally:  # the group outlives the sh while its sleep lives: its id is not reused meanwhile
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(sh.pid, signal.SIGKILL)
-                sh.wait()
+            sh.wait()
     finally:
         guard.end()
     assert os.environ.get(SESSION_VAR) == saved
