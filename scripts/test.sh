@@ -105,8 +105,8 @@ await_job newer-git
 await_job vm-kernel
 await_job docker
 
-# Two lanes: every test not marked `serial` on $workers pytest-xdist workers (a module sharing a
-# module-scoped fixture stays on one worker: tests/conftest.py), then the `serial` ones alone
+# Two lanes: every test not marked `serial` on $workers pytest-xdist workers (each file stays on one
+# worker, the costly files handed out first: tests/conftest.py), then the `serial` ones alone
 # (they count or lease machine-wide things). Both always run; either failing fails the run, and
 # a lane that collected nothing (exit 5) is a failure unless the other one ran tests (extra
 # arguments such as -k may leave one lane empty).

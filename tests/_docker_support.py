@@ -124,6 +124,17 @@ async def read_to_end(stream: Any) -> bytes:
     return out
 
 
+async def run_argv(backend: DockerBackend, *argv: str) -> str:
+    """``argv`` run in ``backend``'s container (cwd ``/workspace``, ``PATH`` alone in its environment,
+    stderr merged into stdout): its output, once it ended."""
+    proc = await backend.exec(
+        ExecRequest(argv=argv, cwd="/workspace", env={"PATH": "/usr/bin:/bin"}, merge_stderr=True)
+    )
+    out = await read_to_end(proc.stdout)
+    await proc.wait()
+    return out.decode()
+
+
 async def start_sh(
     backend: DockerBackend, command: str, *, user: str | None = None, path: str = "/usr/bin:/bin"
 ) -> SandboxProcess:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import selectors
 import socket
 import time
 from pathlib import Path
@@ -25,6 +26,28 @@ def closed_within(sock: socket.socket, seconds: float) -> bool:
         except OSError:
             return True
     return False
+
+
+def standing_after(socks: list[socket.socket], seconds: float) -> list[socket.socket]:
+    """The sockets of ``socks`` the server has not closed within ``seconds``, all watched at once
+    (`closed_within` one after another waits ``seconds`` for each one that stands)."""
+    closed: set[socket.socket] = set()
+    end = time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:
+        for sock in socks:
+            selector.register(sock, selectors.EVENT_READ)
+        while len(closed) < len(socks) and (left := end - time.monotonic()) > 0:
+            for key, _ in selector.select(left):
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                try:
+                    data = sock.recv(4096)  # readable: returns at once (what it sent is dropped)
+                except OSError:
+                    data = b""
+                if data == b"":
+                    closed.add(sock)
+                    selector.unregister(sock)
+    return [sock for sock in socks if sock not in closed]
 
 
 def initialize_works(url: str) -> None:

@@ -41,6 +41,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests._leftovers import SESSION_VAR
+
 ROOT = Path(__file__).resolve().parents[1]
 NOBODY = 65534
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -300,6 +302,8 @@ class NonRootRun:
             "CI": "true",  # a missing prerequisite fails (conftest.require), never skips
             "PYTHONPATH": f"{self.repo}{os.pathsep}{self.site}",
             "PYTHONPYCACHEPREFIX": str(self.pycache),
+            # The calling session's token: what the child run leaves running is named there too.
+            **{name: os.environ[name] for name in (SESSION_VAR,) if name in os.environ},
         }
 
     @staticmethod

@@ -7,11 +7,11 @@ bubblewrap or Docker daemon can never turn a CI run green by skipping.
 scripts/test.sh runs the suite in two lanes (``--lane``): the parallel one under
 pytest-xdist (``-n``, ``--dist loadgroup``), then the tests marked ``serial`` alone,
 because they count or lease machine-wide things that a test on another worker
-would change meanwhile. A module whose tests share a module- or class-scoped
-fixture (a VM boot, an image build, a container) stays on one worker, so the
-fixture is still built once. The single tests that run a whole child pytest (the
-non-root caller's view, tests/_nonroot.py), and those marked ``slow`` (10-25 s races and
-big trees), go first, so none of them is left to the end with the other worker idle.
+would change meanwhile. Each file stays on one worker, so a module- or class-scoped
+fixture (a VM boot, an image build, a container) is still built once. The files with
+a test that runs a whole child pytest (the non-root caller's view, tests/_nonroot.py),
+one marked ``slow`` (10-25 s races and big trees) or such a fixture go first, so none
+of them is left to the end with the other workers idle.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests import _nonroot
+from tests import _leftovers, _nonroot
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -50,12 +50,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _shares_a_wide_fixture(item: pytest.Item) -> bool:
-    """Whether ``item`` uses a module/class-scoped fixture of this suite (not a plugin's)."""
+    """Whether ``item`` uses a module/class-scoped fixture of this suite (not a plugin's).
+
+    A conftest's session-scoped fixture does not count: each worker builds it once whatever goes
+    where. Counted (its base id, ``tests``, is a suite's), the autouse ones here grouped every test
+    with its module from round 21 on: the groups were handed out by size, so the files of one
+    test came last whatever they cost (a 30-90 s non-root run among them), and no long test first."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return False
     return any(
-        fixturedef.scope != "function" and fixturedef.baseid
+        fixturedef.scope != "function"
+        and fixturedef.baseid
+        and not (fixturedef.scope == "session" and not fixturedef.baseid.endswith(".py"))
         for fixturedefs in info.name2fixturedefs.values()
         for fixturedef in fixturedefs
     )
@@ -75,19 +82,39 @@ def _is_long(item: pytest.Item) -> bool:
     return _runs_a_child_pytest(item) or item.get_closest_marker("slow") is not None
 
 
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist's controller hands out the groups in the order `pytest_collection_modifyitems` leaves
+    # them in, not re-sorted by size (its default): that order is chosen there.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Every file runs on one worker (`--dist loadgroup`): a module-scoped fixture is built once, and
+    # the tests of rounds 21-26 were only ever run so (the session fixtures here grouped every file
+    # by accident), so a test may rely on one before it in its file.
+    files: dict[str, list[pytest.Item]] = {}
     for item in items:
-        if _shares_a_wide_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+        item.add_marker(pytest.mark.xdist_group(_file(item)))
+        files.setdefault(_file(item), []).append(item)
     # Root's view of the suite for the non-root runs (each collected it again: ~3 s of CPU), when
     # every file here was collected whole.
     if not any("::" in str(arg) for arg in config.args):
         _nonroot.SESSION_NODEIDS = [item.nodeid for item in items]
-    # Long single tests first: `--dist loadgroup` hands out the groups (largest first), then single
-    # tests in this order, so one left to the end keeps the other worker idle until it ends.
-    # (One sharing a module's fixture stays where it is: moved, it would build the fixture twice.)
-    items.sort(key=lambda item: not (_is_long(item) and not _shares_a_wide_fixture(item)))
+    # The costly files first (a long test: a child pytest, a `slow` race or tree; or a module's
+    # shared set-up: a VM, a cluster, a container), then the others, each largest first: the
+    # workers take them in this order, so none is left to the end with the other workers idle.
+    # Sorted by xdist by size alone, the one-test files came last, a 30-90 s non-root run among them.
+    costly = {
+        name for name, its in files.items() if any(_is_long(i) or _shares_a_wide_fixture(i) for i in its)
+    }
+    rank = {name: (name not in costly, -len(its)) for name, its in files.items()}
+    items.sort(key=lambda item: rank[_file(item)])  # stable: a file's tests keep their order
     lane = config.getoption("--lane")
     if lane == "all":
         return
@@ -155,6 +182,36 @@ def _host_devices_intact() -> Iterator[None]:
         if os.geteuid() == 0:
             _restore_devices(broken)
         pytest.fail(f"this test replaced host device node(s) {broken}: something wrote outside its sandbox")
+
+
+#: This session's token and its tests' start times (tests/_leftovers.py).
+_SESSION_PROCESSES = _leftovers.SessionProcesses()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _SESSION_PROCESSES.test_started(item.nodeid)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_processes_left_behind() -> Iterator[None]:
+    """Fail the run when a process the session started outlives it (CI57 left a ``sleep 1000``),
+    naming each with the test it started in; then kill them. Set up first, so torn down last."""
+    _SESSION_PROCESSES.begin()
+    yield
+    try:
+        left = _SESSION_PROCESSES.wait_for_none(timeout=5.0)
+        if left:
+            found = "\n".join(f"  {_SESSION_PROCESSES.describe(pid)}" for pid in left)
+            _SESSION_PROCESSES.kill(left)
+            pytest.fail(
+                f"{len(left)} process(es) this test session started outlived it (killed now):\n{found}\n"
+                "the test named must end what it starts (kill the process group, or wait for the product's "
+                "cleanup) - or, if the product leaked them, that is a bug to report",
+                pytrace=False,
+            )
+    finally:
+        _SESSION_PROCESSES.end()
 
 
 @pytest.fixture(autouse=True, scope="session")

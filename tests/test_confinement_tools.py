@@ -130,6 +130,7 @@ async def test_symlink_to_a_read_only_host_dir_refused(tmp_path: Path, backend: 
         shutil.rmtree(host)
 
 
+@pytest.mark.slow  # 26 s (bwrap) in CI56: its file is handed out first (tests/conftest.py)
 @pytest.mark.parametrize(
     ("backend", "mode"), [("local", "acceptEdits"), ("local", "bypassPermissions"), ("bwrap", "acceptEdits")]
 )

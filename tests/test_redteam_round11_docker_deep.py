@@ -96,6 +96,7 @@ async def test_gc_removes_a_dead_sessions_host_dir_holding_a_deep_tree(tmp_path:
         assert not os.path.exists(host_dir)
 
 
+@pytest.mark.slow  # 25 s in CI56: its file is handed out first (tests/conftest.py)
 async def test_an_export_replaces_a_deep_directory_with_the_containers_file(tmp_path: Path) -> None:
     require_docker()
     dest = tmp_path / "out"
@@ -125,6 +126,7 @@ async def test_a_workspace_too_deep_to_copy_is_refused_clearly(tmp_path: Path) -
         await ShellrtSandboxEnvironment.sample_init("rt11-deep", settings, {})
 
 
+@pytest.mark.slow  # 24 s in CI56: its file is handed out first (tests/conftest.py)
 def test_the_inspect_leftovers_cleanup_removes_a_deep_sample_dir() -> None:
     sample = Path(tempfile.mkdtemp(prefix=PREFIX))
     (sample / ".owner.lock").touch()  # its owner is gone: the lock is free

@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from shellrt.server._http_guard import guarded_protocol
 from tests._http_raw import closed_within, initialize_works, mcp_post_head, serve_refuses
-from tests.test_mcp_http_auth import _INITIALIZE, TOKEN, served
+from tests.test_mcp_http_auth import _INITIALIZE, TOKEN, Served, served
 
 DEADLINE = 1.0
 CAP = 8
@@ -53,6 +54,7 @@ def test_a_client_dripping_its_headers_is_cut_off(tmp_path: Path) -> None:
         initialize_works(s.url)  # the server itself is fine
 
 
+@pytest.mark.slow  # 22 s in CI56: its file is handed out first (tests/conftest.py)
 def test_idle_connections_are_capped_and_timed_out(tmp_path: Path) -> None:
     """Failed on the old code (300 idle connections all held open)."""
     deadline = 4.0  # those under the cap must still stand while the others are counted
@@ -81,38 +83,46 @@ def _initialize_request(port: int) -> tuple[str, bytes]:
     return mcp_post_head(port, len(body)), body
 
 
-def test_a_kept_alive_connection_is_timed_again(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server without auth for the two tests below (each on its own connection): a server
+    start is most of such a test's time (12-14 s at load 25)."""
+    with served(tmp_path_factory.mktemp("open"), *_FLAGS, "--no-auth") as s:
+        yield s
+
+
+def test_a_kept_alive_connection_is_timed_again(open_server: Served) -> None:
     """After a complete request and answer, the next request's headers have the same deadline."""
-    with served(tmp_path, *_FLAGS, "--no-auth") as s:
-        sock = socket.create_connection(("127.0.0.1", s.port))
-        head, body = _initialize_request(s.port)
-        sock.sendall(head.encode() + body)
-        sock.settimeout(20)
-        answer = b""
-        while b"protocolVersion" not in answer:
-            chunk = sock.recv(65536)
-            assert chunk, answer
-            answer += chunk
-        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
-        start = time.monotonic()
-        cut = _drip(sock, b"POST /mcp HTTP/1.1\r\nX-Slow: " + b"a" * 200)
-        sock.close()
-        assert cut and time.monotonic() - start <= DEADLINE + 2.0
+    s = open_server
+    sock = socket.create_connection(("127.0.0.1", s.port))
+    head, body = _initialize_request(s.port)
+    sock.sendall(head.encode() + body)
+    sock.settimeout(20)
+    answer = b""
+    while b"protocolVersion" not in answer:
+        chunk = sock.recv(65536)
+        assert chunk, answer
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+    start = time.monotonic()
+    cut = _drip(sock, b"POST /mcp HTTP/1.1\r\nX-Slow: " + b"a" * 200)
+    sock.close()
+    assert cut and time.monotonic() - start <= DEADLINE + 2.0
 
 
-def test_a_request_within_the_deadline_is_served(tmp_path: Path) -> None:
+def test_a_request_within_the_deadline_is_served(open_server: Served) -> None:
     """A client slower than the network but within the deadline is not cut."""
-    with served(tmp_path, *_FLAGS, "--no-auth") as s:
-        sock = socket.create_connection(("127.0.0.1", s.port))
-        head, body = _initialize_request(s.port)
-        for part in (head[:20], head[20:60], head[60:]):
-            sock.sendall(part.encode())
-            time.sleep(DEADLINE / 5)
-        sock.sendall(body)
-        sock.settimeout(20)
-        answer = sock.recv(65536)
-        sock.close()
-        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+    s = open_server
+    sock = socket.create_connection(("127.0.0.1", s.port))
+    head, body = _initialize_request(s.port)
+    for part in (head[:20], head[20:60], head[60:]):
+        sock.sendall(part.encode())
+        time.sleep(DEADLINE / 5)
+    sock.sendall(body)
+    sock.settimeout(20)
+    answer = sock.recv(65536)
+    sock.close()
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.docker import DockerBackend
-from tests._docker_support import config, policy, require_docker
-from tests.test_redteam_round9_docker_sockets import _run
+from tests._docker_support import config, policy, require_docker, run_argv
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -26,7 +25,7 @@ async def test_a_docker_command_starts_at_core_limit_one_byte_and_cannot_change_
     ws = tmp_path / "ws"
     ws.mkdir()
     async with DockerBackend(config(), policy(ws)) as backend:
-        limits = await _run(backend, "grep", "core file", "/proc/self/limits")
+        limits = await run_argv(backend, "grep", "core file", "/proc/self/limits")
         assert limits.split()[4:6] == ["1", "1"], limits
-        lowered = await _run(backend, "sh", "-c", "ulimit -S -c 0 2>&1 && echo lowered; ulimit -H -c 0 2>&1 && echo hard")
+        lowered = await run_argv(backend, "sh", "-c", "ulimit -S -c 0 2>&1 && echo lowered; ulimit -H -c 0 2>&1 && echo hard")
         assert "lowered" not in lowered and "hard" not in lowered, lowered

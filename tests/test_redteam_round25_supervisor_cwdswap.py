@@ -24,15 +24,8 @@ import pytest
 from sandbox import _zinit
 from sandbox._zinit import INIT_ENV
 from tests._bwrap_session import zygote_session
+from tests._cwdswap import elsewhere, make_swapped_dir, probe_while_swapping
 
-# Swaps ``d`` (a directory) and ``l`` (a symlink to /etc) as fast as it can, forever.
-_SWAPPER = (
-    "python3 -c 'import ctypes, os\n"
-    'os.symlink("/etc", "l")\n'
-    "libc = ctypes.CDLL(None, use_errno=True)\n"
-    'open("started", "w").close()\n'
-    'while True: libc.renameat2(-100, b"d", -100, b"l", 2)\n\''
-)
 _TRIES = 40
 #: "in-d" when started in d (even if renamed since), else where it started.
 _PROBE = "test -e here-d && echo in-d || pwd -P"
@@ -49,27 +42,11 @@ def test_a_swapped_cwd_never_starts_a_command_elsewhere(
         async with zygote_session(tmp_path) as (backend, sup):
             assert backend._zygote is not None and backend._zygote.c_init == (init == "c")
             ws = tmp_path / "ws"
-            (ws / "d").mkdir()
-            (ws / "d" / "here-d").touch()  # the swaps rename d under a running command: its marker
-            await sup.start_background(_SWAPPER, description="swapper")
-            # A background task gets little CPU beside busy loops (tens of seconds to start, at load).
-            with anyio.fail_after(120):
-                while not (ws / "started").exists():
-                    await anyio.sleep(0.01)
-            printed: list[str] = []
-            for _ in range(_TRIES):  # until a start met the link (refused) and one ran in d
-                result = await sup.run(_PROBE, timeout_s=30, session_cwd=str(ws / "d"))
-                printed.append(
-                    result.preview.strip() if result.exit_code == 0 else f"refused: {result.preview}"
-                )
-                if _elsewhere(printed, str(ws)) or (
-                    "in-d" in printed and any(p.startswith("refused") for p in printed)
-                ):
-                    break
-            return printed
+            make_swapped_dir(ws)
+            return await probe_while_swapping(sup, ws, _PROBE, _TRIES)
 
     printed = anyio.run(main)
-    assert not _elsewhere(printed, os.path.realpath(tmp_path / "ws")), printed
+    assert not elsewhere(printed, os.path.realpath(tmp_path / "ws")), printed
     assert "in-d" in printed, printed  # the loop did run commands in d
     # It met the race: refused in the sandbox, or (at load, where the swap is mostly seen by the
     # host's own check first: CI55) started at the workspace root, the host's fallback.
@@ -77,12 +54,6 @@ def test_a_swapped_cwd_never_starts_a_command_elsewhere(
     assert any(p.startswith("refused") or p == ws for p in printed), printed
     for refusal in (p for p in printed if p.startswith("refused")):
         assert "cannot enter the working directory" in refusal, refusal
-
-
-def _elsewhere(printed: list[str], ws: str) -> list[str]:
-    """Starts neither in d, nor refused, nor at the workspace root (the host's own fallback when it
-    saw the link: back to the root, with a note)."""
-    return [p for p in printed if not p.startswith("refused") and p not in ("in-d", ws)]
 
 
 def test_an_explicit_cwd_named_through_a_link_starts_at_its_target(tmp_path: Path) -> None:

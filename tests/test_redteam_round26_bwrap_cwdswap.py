@@ -21,10 +21,8 @@ from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
+from tests._cwdswap import elsewhere, make_swapped_dir, probe_while_swapping
 from tests.conftest import require
-
-# The swapper (``d`` and a link to /etc, exchanged forever) and the verdict: round 25's session test's.
-from tests.test_redteam_round25_supervisor_cwdswap import _SWAPPER, _elsewhere
 
 _TRIES = 30
 #: "in-d" when started in d (even if renamed since), "in-etc" in /etc, else where it started. Not
@@ -35,31 +33,16 @@ _PROBE = "if test -e here-d; then echo in-d; elif test -e passwd; then echo in-e
 def test_a_swapped_cwd_never_starts_a_per_command_bwrap_elsewhere(tmp_path: Path) -> None:
     require_bwrap()
     ws = tmp_path / "ws"
-    (ws / "d").mkdir(parents=True)
-    (ws / "d" / "here-d").touch()  # the swaps rename d under a running command: its marker
+    make_swapped_dir(ws)  # the swapper and the verdict: round 25's session test's (tests/_cwdswap.py)
 
     async def main() -> list[str]:
         backend = BwrapBackend(BwrapConfig(persistent=False), SandboxPolicy(workspace=ws))
         async with supervised(backend, tmp_path / "session") as sup:
-            await sup.start_background(_SWAPPER, description="swapper")
-            with anyio.fail_after(120):  # a background task gets little CPU beside busy loops
-                while not (ws / "started").exists():
-                    await anyio.sleep(0.01)
-            printed: list[str] = []
-            for _ in range(_TRIES):  # until a start met the link (refused) and one ran in d
-                result = await sup.run(_PROBE, timeout_s=30, session_cwd=str(ws / "d"))
-                printed.append(
-                    result.preview.strip() if result.exit_code == 0 else f"refused: {result.preview}"
-                )
-                if _elsewhere(printed, str(ws)) or (
-                    "in-d" in printed and any(p.startswith("refused") for p in printed)
-                ):
-                    break
-            return printed
+            return await probe_while_swapping(sup, ws, _PROBE, _TRIES)
 
     printed = anyio.run(main)
     real_ws = os.path.realpath(ws)
-    assert not _elsewhere(printed, real_ws), printed
+    assert not elsewhere(printed, real_ws), printed
     assert "in-d" in printed, printed
     for refusal in (p for p in printed if p.startswith("refused")):
         assert "working directory" in refusal, refusal

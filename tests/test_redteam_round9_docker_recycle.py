@@ -21,9 +21,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
-from tests._docker_support import config, policy, require_docker
+from tests._docker_support import config, policy, require_docker, run_argv
 from tests.conftest import require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -31,20 +30,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 _SET = r"""$p="/workspace"; $n="user.rt9"; $v="ANSWER-42"; print syscall(188, $p, $n, $v, 9, 0), "\n";"""
 _GET = r"""$b="\0" x 64; $p="/workspace"; $n="user.rt9"; $r=syscall(191, $p, $n, $b, 64);
 print "xattr[", ($r > 0 ? substr($b, 0, $r) : ""), "]\n";"""
-
-
-async def _run(backend: DockerBackend, *argv: str) -> str:
-    proc = await backend.exec(
-        ExecRequest(argv=argv, cwd="/workspace", env={"PATH": "/usr/bin:/bin"}, merge_stderr=True)
-    )
-    out = b""
-    try:
-        while True:
-            out += await proc.stdout.receive()
-    except anyio.EndOfStream:
-        pass
-    await proc.wait()
-    return out.decode()
 
 
 async def test_the_workspace_root_carries_nothing_to_the_next_task(tmp_path: Path) -> None:
@@ -55,10 +40,10 @@ async def test_the_workspace_root_carries_nothing_to_the_next_task(tmp_path: Pat
     second.mkdir()
     async with DockerBackend(config(), policy(first)) as backend:
         await backend.protect_executor()
-        assert (await _run(backend, "perl", "-e", _SET)).strip() == "0", "setxattr on /workspace failed"
+        assert (await run_argv(backend, "perl", "-e", _SET)).strip() == "0", "setxattr on /workspace failed"
         # Round 14: the commands' filter refuses setting inode flags (`sandbox._seccomp`); set one
         # from outside it (docker exec as root) so that the reset's restore is still exercised.
-        refused = await _run(backend, "sh", "-c", "chattr +d /workspace")
+        refused = await run_argv(backend, "sh", "-c", "chattr +d /workspace")
         assert "Operation not permitted" in refused, refused
         subprocess.run(
             ["docker", "exec", "--user", "0", str(backend.container_id), "chattr", "+d", "/workspace"],
@@ -66,14 +51,14 @@ async def test_the_workspace_root_carries_nothing_to_the_next_task(tmp_path: Pat
             capture_output=True,
             timeout=60,
         )
-        flags = await _run(backend, "lsattr", "-d", "/workspace")
+        flags = await run_argv(backend, "lsattr", "-d", "/workspace")
         assert "d" in flags.split()[0], flags
         with anyio.fail_after(30):
             await backend.reset()
         await backend.reuse_for(policy(second))
-        seen = await _run(backend, "perl", "-e", _GET)
+        seen = await run_argv(backend, "perl", "-e", _GET)
         assert seen.strip() == "xattr[]", f"the next task read the previous task's xattr: {seen!r}"
-        left = await _run(backend, "lsattr", "-d", "/workspace")
+        left = await run_argv(backend, "lsattr", "-d", "/workspace")
         assert "d" not in left.split()[0], f"the next task saw the previous task's inode flags: {left!r}"
         # The container still serves the next task normally.
-        assert (await _run(backend, "sh", "-c", "echo ok > f && cat f")) == "ok\n"
+        assert (await run_argv(backend, "sh", "-c", "echo ok > f && cat f")) == "ok\n"

@@ -21,12 +21,11 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import anyio
 import pytest
 
 from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
-from tests._docker_support import config, policy, require_docker
+from tests._docker_support import config, policy, require_docker, run_argv
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -72,22 +71,8 @@ def daemons() -> Iterator[list[_Daemon]]:
         daemon.close()
 
 
-async def _run(backend: DockerBackend, *argv: str) -> str:
-    proc = await backend.exec(
-        ExecRequest(argv=argv, cwd="/workspace", env={"PATH": "/usr/bin:/bin"}, merge_stderr=True)
-    )
-    out = b""
-    try:
-        while True:
-            out += await proc.stdout.receive()
-    except anyio.EndOfStream:
-        pass
-    await proc.wait()
-    return out.decode()
-
-
 async def _probe(backend: DockerBackend, path: str) -> str:
-    return await _run(backend, "perl", "-e", _CLIENT, path)
+    return await run_argv(backend, "perl", "-e", _CLIENT, path)
 
 
 async def test_host_sockets_in_the_workspace_are_out_of_reach(tmp_path: Path, daemons: list[_Daemon]) -> None:
@@ -100,7 +85,7 @@ async def test_host_sockets_in_the_workspace_are_out_of_reach(tmp_path: Path, da
         for path in ("/workspace/.git/fsmonitor--daemon.ipc", "/workspace/daemon.sock"):
             seen = await _probe(backend, path)
             assert ANSWER.decode() not in seen, f"a command reached the host daemon at {path}: {seen!r}"
-        moved = await _run(backend, "sh", "-c", "mv .git moved 2>&1; mv daemon.sock d2 2>&1; ls -a")
+        moved = await run_argv(backend, "sh", "-c", "mv .git moved 2>&1; mv daemon.sock d2 2>&1; ls -a")
         assert "moved" not in moved.split() and "d2" not in moved.split(), moved
         # A later command, and a fresh session, still cannot reach them wherever they are.
         for path in ("/workspace/.git/fsmonitor--daemon.ipc", "/workspace/daemon.sock"):

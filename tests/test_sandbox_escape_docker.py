@@ -251,12 +251,7 @@ async def test_a_per_call_user_cannot_reach_the_executor_nor_its_helpers(
                 argv=("sh", "-c", script), cwd="/workspace", env=ENV, merge_stderr=True, user=call_user
             )
         )
-        out = b""
-        try:
-            while True:
-                out += await proc.stdout.receive()
-        except anyio.EndOfStream:
-            pass
+        out = await read_to_end(proc.stdout)
         status = await proc.wait()
         assert out.decode() == "checked\n" and status.exit_code == 0, out
         again, status = await _run(backend, "echo alive")
@@ -284,12 +279,7 @@ async def test_a_command_cannot_read_another_commands_environment(tmp_path: Path
                 user="root",
             )
         )
-        seen = b""
-        try:
-            while True:
-                seen += await proc.stdout.receive()
-        except anyio.EndOfStream:
-            pass
+        seen = await read_to_end(proc.stdout)
         await proc.wait()
         assert b"sleep" in seen and b"s3cr3t" not in seen
         await victim.kill()
@@ -319,11 +309,6 @@ async def test_a_command_never_sees_another_commands_environment_while_it_starts
                 ExecRequest(argv=("true",), cwd="/", env={**ENV, "API_TOKEN": "s3cr3t-value"}, user="4000")
             )
             await proc.wait()
-        seen = b""
-        try:
-            while True:
-                seen += await scanner.stdout.receive()
-        except anyio.EndOfStream:
-            pass
+        seen = await read_to_end(scanner.stdout)
         await scanner.wait()
         assert seen == b"0\n", seen
