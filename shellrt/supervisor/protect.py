@@ -49,7 +49,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from sandbox._namefold import fold_path
+from sandbox._namefold import fold_name, fold_path
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
 from shellrt.supervisor._env_gitconfig import env_gitconfigs
 from shellrt.supervisor._host_obeyed import (
@@ -132,8 +132,8 @@ _EDITOR_FILES = {
 _REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"} | OBEYED_DIRS
 #: `_ANYWHERE` and `OBEYED_ANYWHERE` as a folding filesystem compares names (`sandbox._namefold`):
 #: ``.BashRC`` or ``.MCP.json`` there is the file a later program obeys (red team round 27).
-_ANYWHERE_FOLDED = frozenset(fold_path(n) for n in _ANYWHERE | OBEYED_ANYWHERE)
-_SUFFIXES_FOLDED = tuple(fold_path(s) for s in OBEYED_SUFFIXES)
+_ANYWHERE_FOLDED = frozenset(fold_name(n) for n in _ANYWHERE | OBEYED_ANYWHERE)
+_SUFFIXES_FOLDED = tuple(fold_name(s) for s in OBEYED_SUFFIXES)
 _RACY_NS = 150_000_000
 #: POSIX ACLs (access, and a directory's default for what is created in it).
 _ACL_XATTRS = ("system.posix_acl_access", "system.posix_acl_default")
@@ -629,14 +629,15 @@ class WorkspaceGuard:
         # Names are compared as a folding filesystem compares them (`sandbox._namefold`; on macOS,
         # Windows, vfat or a ``+F`` directory ``.GIT/HOOKS/x`` is a git hook): fails closed where
         # names do not fold (red team round 27).
-        name = fold_path(os.path.basename(path))
-        names = {fold_path(n) for n, _, _ in entries}
+        name = fold_name(os.path.basename(path))
+        folded = [fold_name(n) for n, _, _ in entries]
+        names = set(folded)
         subdirs = [n for n, is_dir, _ in entries if is_dir]
         # As git decides (is_git_directory): HEAD, and objects (a directory or a symlink to one) or a
         # commondir; an objects symlink must not hide a git directory's config from this check.
         is_gitdir = name == ".git" or ("head" in names and ("objects" in names or "commondir" in names))
         editor = _EDITOR_FILES.get(name, frozenset())
-        parent = fold_path(os.path.basename(os.path.dirname(path)))
+        parent = fold_name(os.path.basename(os.path.dirname(path)))
         if parent == ".devcontainer":  # .devcontainer/<name>/
             editor = _EDITOR_FILES[".devcontainer"]
         home_rel = self._home.relative(path) if self._home.homes else None
@@ -651,11 +652,10 @@ class WorkspaceGuard:
             key = cd.path_key(path)
             on_path = any(f"{key}/{m}" in self._env_loads for m in (cd.ON_PATH, cd.ON_PATH_DEPS))
         watched: list[tuple[str, str]] = []
-        for n, is_dir, is_link in entries:
+        for (n, is_dir, is_link), fn in zip(entries, folded, strict=True):
             if is_dir:
                 continue
             kind = None
-            fn = fold_path(n)
             if is_hooks:
                 if not fn.endswith(".sample"):
                     kind = "hook"
@@ -709,9 +709,9 @@ class WorkspaceGuard:
                     # A given path that is a directory (a hook script's own, hashed whole with it:
                     # what the script loads beside it, round 18): every file below it, as settings.
                     in_settings
-                    or fold_path(sub) in _SETTINGS_DIRS
+                    or fold_name(sub) in _SETTINGS_DIRS
                     or (bool(self._settings_files) and f"{path}/{sub}" in self._settings_files),
-                    (is_gitdir and fold_path(sub) == "hooks") or f"{path}/{sub}" in self._hook_dirs,
+                    (is_gitdir and fold_name(sub) == "hooks") or f"{path}/{sub}" in self._hook_dirs,
                 ),
             )
             for sub in subdirs
