@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from sandbox._namefold import fold_path
 from sandbox.confine import relative_to
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
@@ -676,6 +677,8 @@ def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolv
                 return True
     if resolve:
         return False
+    if _folded_matches(pattern, base_forms, path_forms):
+        return True
     # Deny/ask: a rule that names a place through a symbolic link covers where the link points,
     # as the sandbox's masks do (``Read(./config/**)`` with ``config -> real`` covers ``real/k``).
     linked = _linked_anchor(base, pattern)
@@ -686,6 +689,24 @@ def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolv
         rel = relative_to(p, anchor)
         if rel is not None and (not rest or glob_matches("/" + rest, rel)):
             return True
+    return False
+
+
+def _folded_matches(pattern: str, base_forms: set[str], path_forms: set[str]) -> bool:
+    """Deny/ask: whether the path matches as a folding filesystem compares names (macOS, Windows,
+    vfat, a ``+F`` directory: ``SECRETS/k`` or ``secrets./k`` is ``secrets/k`` there;
+    `sandbox._namefold`, red team round 27). Pattern, base and path are all folded; fails closed
+    where names do not fold (``Secrets/k`` beside a denied ``secrets/`` is denied too)."""
+    folded_pattern = fold_path(pattern)
+    bases = {fold_path(b) for b in base_forms}
+    paths = {fold_path(p) for p in path_forms}
+    if folded_pattern == pattern and bases == base_forms and paths == path_forms:
+        return False  # nothing folds: the plain compare has answered
+    for b in bases:
+        for p in paths:
+            rel = relative_to(p, b)
+            if rel is not None and glob_matches(folded_pattern, rel):
+                return True
     return False
 
 

@@ -49,6 +49,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from sandbox._namefold import fold_name, fold_path
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
 from shellrt.supervisor._env_gitconfig import env_gitconfigs
 from shellrt.supervisor._host_obeyed import (
@@ -129,6 +130,10 @@ _EDITOR_FILES = {
 }
 #: Directory names that, when they are symlinks, redirect what is obeyed.
 _REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"} | OBEYED_DIRS
+#: `_ANYWHERE` and `OBEYED_ANYWHERE` as a folding filesystem compares names (`sandbox._namefold`):
+#: ``.BashRC`` or ``.MCP.json`` there is the file a later program obeys (red team round 27).
+_ANYWHERE_FOLDED = frozenset(fold_name(n) for n in _ANYWHERE | OBEYED_ANYWHERE)
+_SUFFIXES_FOLDED = tuple(fold_name(s) for s in OBEYED_SUFFIXES)
 _RACY_NS = 150_000_000
 #: POSIX ACLs (access, and a directory's default for what is created in it).
 _ACL_XATTRS = ("system.posix_acl_access", "system.posix_acl_default")
@@ -621,14 +626,19 @@ class WorkspaceGuard:
         except PermissionError:
             entries = self._list_unlocked(path)
         in_settings, is_hooks = ctx
-        name = os.path.basename(path)
-        names = {n for n, _, _ in entries}
+        # Names are compared as a folding filesystem compares them (`sandbox._namefold`; on macOS,
+        # Windows, vfat or a ``+F`` directory ``.GIT/HOOKS/x`` is a git hook): fails closed where
+        # names do not fold (red team round 27).
+        name = fold_name(os.path.basename(path))
+        folded = [fold_name(n) for n, _, _ in entries]
+        names = set(folded)
         subdirs = [n for n, is_dir, _ in entries if is_dir]
         # As git decides (is_git_directory): HEAD, and objects (a directory or a symlink to one) or a
         # commondir; an objects symlink must not hide a git directory's config from this check.
-        is_gitdir = name == ".git" or ("HEAD" in names and ("objects" in names or "commondir" in names))
+        is_gitdir = name == ".git" or ("head" in names and ("objects" in names or "commondir" in names))
         editor = _EDITOR_FILES.get(name, frozenset())
-        if os.path.basename(os.path.dirname(path)) == ".devcontainer":  # .devcontainer/<name>/
+        parent = fold_name(os.path.basename(os.path.dirname(path)))
+        if parent == ".devcontainer":  # .devcontainer/<name>/
             editor = _EDITOR_FILES[".devcontainer"]
         home_rel = self._home.relative(path) if self._home.homes else None
         # The directory's names below the root, for the table of files other host programs obey.
@@ -642,30 +652,33 @@ class WorkspaceGuard:
             key = cd.path_key(path)
             on_path = any(f"{key}/{m}" in self._env_loads for m in (cd.ON_PATH, cd.ON_PATH_DEPS))
         watched: list[tuple[str, str]] = []
-        for n, is_dir, is_link in entries:
+        for (n, is_dir, is_link), fn in zip(entries, folded, strict=True):
             if is_dir:
                 continue
             kind = None
             if is_hooks:
-                if not n.endswith(".sample"):
+                if not fn.endswith(".sample"):
                     kind = "hook"
             elif (
-                (is_gitdir and n in ("config", "config.worktree"))
+                (is_gitdir and fn in ("config", "config.worktree"))
                 or _user_gitconfig(path, n, self._env_gitconfigs)
+                or (fn != n and _user_gitconfig(path, fn, self._env_gitconfigs))
                 or (self._included and f"{path}/{n}" in self._included)
             ):
                 kind = "gitconfig"
-            elif is_gitdir and n == "commondir":
+            elif is_gitdir and fn == "commondir":
                 kind = "commondir"
-            elif n == "exclude" and name == "info" and os.path.basename(os.path.dirname(path)) == ".git":
+            elif fn == "exclude" and name == "info" and parent == ".git":
                 kind = "exclude"  # hides files from `git status`: a planted one then shows in no diff
-            elif n == ".git":
+            elif fn == ".git":
                 kind = "gitlink"
             elif (
                 in_settings
                 or n in _ANYWHERE
-                or n in editor
+                or fn in _ANYWHERE_FOLDED
+                or fn in editor
                 or _redirects(n, is_link, is_gitdir)
+                or _redirects(fn, is_link, is_gitdir)
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (self._env_loads and f"{path}/{n}" in self._env_loads)
@@ -673,12 +686,17 @@ class WorkspaceGuard:
                 or (is_link and f"{path}/{n}" in self._settings_ways)
                 or n in OBEYED_ANYWHERE
                 or n.endswith(OBEYED_SUFFIXES)
+                or fn.endswith(_SUFFIXES_FOLDED)
                 or obeyed is None
                 or n in obeyed
             ):
                 kind = "file"
             elif self._deny is not None:
                 rule = self._deny.match(f"{path}/{n}", self._root_text)
+                if rule is None and path.startswith(self._root_text):  # as a folding fs reads it
+                    rel = fold_path(f"{path}/{n}"[len(self._root_text) :])
+                    if rel != f"{path}/{n}"[len(self._root_text) :]:
+                        rule = self._deny.match(self._root_text + rel, self._root_text)
                 if rule is not None:
                     kind = "denied"
                     self._deny_rules[f"{path}/{n}"] = rule
@@ -691,9 +709,9 @@ class WorkspaceGuard:
                     # A given path that is a directory (a hook script's own, hashed whole with it:
                     # what the script loads beside it, round 18): every file below it, as settings.
                     in_settings
-                    or sub in _SETTINGS_DIRS
+                    or fold_name(sub) in _SETTINGS_DIRS
                     or (bool(self._settings_files) and f"{path}/{sub}" in self._settings_files),
-                    (is_gitdir and sub == "hooks") or f"{path}/{sub}" in self._hook_dirs,
+                    (is_gitdir and fold_name(sub) == "hooks") or f"{path}/{sub}" in self._hook_dirs,
                 ),
             )
             for sub in subdirs
@@ -1256,8 +1274,18 @@ def protected_reason(path: str | Path) -> str | None:
 
     For writers that are not commands (the file tools' safety check): the same
     names the after-command check protects, without looking at the disk (a
-    bare repository is recognised here only by a ``.git`` component).
+    bare repository is recognised here only by a ``.git`` component). Judged as
+    spelt and as a folding filesystem reads it (`sandbox._namefold`, round 27).
     """
+    reason = _protected_as_spelt(path)
+    if reason is not None:
+        return reason
+    folded = fold_path(os.fspath(path))
+    return None if folded == os.fspath(path) else _protected_as_spelt(folded)
+
+
+def _protected_as_spelt(path: str | Path) -> str | None:
+    """`protected_reason` for the path as spelt."""
     parts = Path(path).parts
     name = parts[-1] if parts else ""
     parents = parts[:-1]

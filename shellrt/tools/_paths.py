@@ -186,6 +186,22 @@ def _bwrap_private(roots: list[Path]) -> list[str]:
     return [*private_places(), *([exposed] if exposed is not None else [])]
 
 
+def _others_places(roots: list[Path]) -> tuple[str, ...]:
+    """Where another shellrt process of this uid whose ``HOME`` or ``TMPDIR`` is a writable root
+    keeps its caches (a zygote's init), meeting place and budget holder's lock: the names bwrap
+    masks below each root (`sandbox.bwrap._others_places`), folded (`sandbox._namefold`), as
+    spelt and resolved, whether they exist or not (one made later is that process's all the same).
+    A file tool that wrote there planted an init or took a lock (red team round 27)."""
+    from sandbox.bwrap import _others_places as names_below  # one list with bwrap's masks
+
+    places: dict[str, None] = {}
+    for root in roots:
+        for base in (confine.normalize(str(root)), os.path.realpath(root)):
+            for names in names_below():
+                places[fold_path(os.path.join(base, *names))] = None
+    return tuple(places)
+
+
 def view_for(ctx: ToolContext) -> View:
     """The sandbox's filesystem as its commands see it, for this session.
 
@@ -269,6 +285,7 @@ def _build_view(ctx: ToolContext) -> View:
     mounts: list[Mount] = []
     masked: list[str] = [str(p) for p in ctx.read_denied]
     private: list[str] = []
+    foreign: tuple[str, ...] = ()
     if _identity(backend):
         mounts.append(Mount("/", "/"))
     if backend is None:
@@ -317,6 +334,7 @@ def _build_view(ctx: ToolContext) -> View:
                 Mount("/tmp", str(private_tmp), writable=True, owner=acting, idmapped=acting is not None)
             )
             private += _bwrap_private(list(backend.policy.allowed_roots()))
+            foreign = _others_places(list(backend.policy.allowed_roots()))
         for denied in backend.policy.read_denied:
             inside = backend.to_sandbox_path(Path(denied))
             if inside is not None:
@@ -339,7 +357,13 @@ def _build_view(ctx: ToolContext) -> View:
         # state directory's, does not hide it).
         mounts += _root_mounts(session, writable=False, caller_reads=True)
         return _SessionView(
-            mounts, masked, reader=_reader(backend), private=private, session_forms=forms, shown=forms
+            mounts,
+            masked,
+            reader=_reader(backend),
+            private=private,
+            session_forms=forms,
+            shown=forms,
+            foreign=foreign,
         )
     shown: list[str] = []
     for name in (*SESSION_RESULT_DIRS, HOST_RESULTS_DIR):
@@ -353,6 +377,7 @@ def _build_view(ctx: ToolContext) -> View:
         private=private,
         session_forms=forms,
         shown=tuple(shown),
+        foreign=foreign,
     )
 
 
@@ -373,6 +398,24 @@ class _SessionView(View):
 
     session_forms: tuple[str, ...] = ()
     shown: tuple[str, ...] = ()
+    #: Another shellrt process's places in a writable root, folded (`_others_places`): refused.
+    foreign: tuple[str, ...] = ()
+
+    def _refuse_private(self, path: str) -> None:
+        """Also refuses another shellrt process's places in a root (bwrap masks them for commands),
+        judged folded: on a folding filesystem ``.CACHE/Shellrt`` is that place."""
+        super()._refuse_private(path)
+        if not self.foreign:
+            return
+        folded = fold_path(path)
+        for place in self.foreign:
+            if confine.is_within(folded, place):
+                raise ConfinementError(
+                    errno.EACCES,
+                    f"{path} is where another shellrt process keeps its own caches or budget lock "
+                    f"({place}), which no tool or command of a session may change; work elsewhere "
+                    "in the workspace",
+                )
 
     def masked_by(self, path: str) -> str | None:
         if self.shown:  # one normalisation, then prefixes: Glob and Grep ask this of every hit
