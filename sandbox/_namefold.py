@@ -10,7 +10,6 @@ given and folded (fails closed; git refuses these spellings in trees on every pl
 from __future__ import annotations
 
 import re
-import unicodedata
 
 __all__ = ["fold_name", "fold_path"]
 
@@ -27,6 +26,8 @@ def _fold_part(part: str) -> str:
     if part.isascii():
         folded = part.lower()
     else:
+        import unicodedata  # here: the CLI's start folds ASCII names only (its import budget)
+
         text = unicodedata.normalize("NFC", part)
         text = "".join(c for c in text if unicodedata.category(c) != "Cf")
         folded = unicodedata.normalize("NFC", text.casefold())

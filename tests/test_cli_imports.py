@@ -192,8 +192,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 round 18: supervisor._env_gitconfig (git config files named by $XDG_CONFIG_HOME and
     # $GIT_CONFIG_GLOBAL, guarded as git config); +1 round 25: supervisor._tree_note (every run
     # marks its writable roots for a later guarded start: one appended line, stdlib only); +1 round
-    # 26: shellrt.supervisor.mark_owner (the mark names its owner process, so a killed run's mark ends)
-    ("run", "--sandbox", "local", "--", "true"): 88,
+    # 26: shellrt.supervisor.mark_owner (the mark names its owner process, so a killed run's mark ends);
+    # +1 round 27: sandbox._namefold (the after-command check judges names as a case-folding
+    # filesystem reads them; its unicodedata is imported only for a non-ASCII name)
+    ("run", "--sandbox", "local", "--", "true"): 89,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
@@ -204,8 +206,9 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # lean path's supervisor._env_gitconfig; +1 round 25: supervisor._tree_note (as the lean path);
     # +1 round 26: shellrt.supervisor.mark_owner (as the lean path); +1 round 26: shellrt.protocol.trusted (the
     # supervisor builds its CommandResult without re-running pydantic's validator: issue 22); +1
-    # round 26 wave 3: runtime.session_mask (the state a Session hides is hidden from `run` too)
-    FULL_RUN: 205,
+    # round 26 wave 3: runtime.session_mask (the state a Session hides is hidden from `run` too); +1
+    # round 27: sandbox._namefold (as the lean path)
+    FULL_RUN: 206,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it
