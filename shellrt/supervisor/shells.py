@@ -41,11 +41,10 @@ Shell = Literal["bash", "powershell"]
 
 #: The report is ``pwd -P``'s line and then ``/`` (`REPORT_END`): a name may end in CR or LF, which
 #: a reader trimming the line would lose (red team, round 27: ``cd build$'\\r'`` moved the session
-#: to ``build``). The substitution forks only when the command changed directory.
+#: to ``build``). Builtins in a group: no fork (the reader trims the last line end).
 _BASH_PRELUDE = (
     '__shellrt_d=$PWD; trap \'[ "$PWD" = "$__shellrt_d" ] || '
-    '{ [ -n "${SHELLRT_CWD_FILE:-}" ] && __shellrt_p=$(pwd -P 2>/dev/null && echo /) && '
-    'printf %s "$__shellrt_p" >"$SHELLRT_CWD_FILE"; }\' EXIT; '
+    '{ [ -n "${SHELLRT_CWD_FILE:-}" ] && { pwd -P && echo /; } 2>/dev/null >"$SHELLRT_CWD_FILE"; }\' EXIT; '
 )
 #: How a bash report ends (`CwdTracker.adopt` takes it off; no ``pwd -P`` output ends so).
 REPORT_END = "\n/"
