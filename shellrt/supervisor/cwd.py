@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from sandbox import SandboxBackend
 from shellrt.supervisor.errors import WorkingDirectoryError
+from shellrt.supervisor.shells import REPORT_END
 from shellrt.supervisor.text import shown_name
 
 __all__ = ["CwdTracker"]
@@ -211,8 +212,11 @@ class CwdTracker:
         """Take over the cwd a command reported; returns ``(changed, note)``.
 
         ``reported`` is None when the shell could not tell (``exec``, killed,
-        or its directory was deleted under it).
+        or its directory was deleted under it). A bash report ends in `REPORT_END`, taken off
+        here: the bytes before it are the name whole, a last CR or LF included (round 27).
         """
+        if reported is not None and reported.endswith(REPORT_END):
+            reported = reported[: -len(REPORT_END)] or None
         if reported is None or reported == before:
             if reported is None and not self.exists(before):
                 self.cwd = self.workspace

@@ -1,6 +1,6 @@
 """The argv that runs a command in a fresh shell and reports its final cwd.
 
-Bash: the command text follows an ``EXIT`` trap that writes ``pwd -P`` to
+Bash: the command text follows an ``EXIT`` trap that writes ``pwd -P`` (and a final ``/``) to
 ``$SHELLRT_CWD_FILE`` when ``$PWD`` moved from where the shell started (a
 command that did not ``cd`` writes nothing, and no report means "unchanged");
 the trap does not call ``exit``, so the shell keeps the command's exit status
@@ -35,14 +35,19 @@ from typing import Literal, NamedTuple
 
 from shellrt.supervisor.errors import ShellUnavailableError
 
-__all__ = ["COMMAND_VAR", "Shell", "ShellLaunch", "shell_argv", "shell_launch"]
+__all__ = ["COMMAND_VAR", "REPORT_END", "Shell", "ShellLaunch", "shell_argv", "shell_launch"]
 
 Shell = Literal["bash", "powershell"]
 
+#: The report is ``pwd -P``'s line and then ``/`` (`REPORT_END`): a name may end in CR or LF, which
+#: a reader trimming the line would lose (red team, round 27: ``cd build$'\\r'`` moved the session
+#: to ``build``). Builtins in a group: no fork (the reader trims the last line end).
 _BASH_PRELUDE = (
     '__shellrt_d=$PWD; trap \'[ "$PWD" = "$__shellrt_d" ] || '
-    '{ [ -n "${SHELLRT_CWD_FILE:-}" ] && pwd -P 2>/dev/null >"$SHELLRT_CWD_FILE"; }\' EXIT; '
+    '{ [ -n "${SHELLRT_CWD_FILE:-}" ] && { pwd -P && echo /; } 2>/dev/null >"$SHELLRT_CWD_FILE"; }\' EXIT; '
 )
+#: How a bash report ends (`CwdTracker.adopt` takes it off; no ``pwd -P`` output ends so).
+REPORT_END = "\n/"
 #: No report: a trap that does nothing (it keeps bash from exec'ing the command's last program).
 _BASH_PRELUDE_NO_REPORT = "trap : EXIT; "
 

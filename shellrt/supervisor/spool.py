@@ -348,7 +348,14 @@ class OutputSpool:
         #: With ``files``, the file is made at the first byte (or linked empty at close).
         self._files = files
         self._closed = False
-        self._fd: int | None = None if files is not None else os.open(path, _NEW_FILE, 0o600)
+        self._fd: int | None = None
+        if files is None:
+            try:
+                self._fd = os.open(path, _NEW_FILE, 0o600)
+            except OSError as exc:
+                # A full disk (bytes or inodes: a command can fill the one the session lives on)
+                # loses the output as a failed write does; the start does not fail (round 27).
+                self.lost = _write_failure(exc, path)
         #: ``saved_bytes`` up to which the disk was seen to have room (past it: look again). A small
         #: output is written as before: a nearly full disk does not fail every ``echo``.
         self._room_until = _UNCHECKED_BYTES
