@@ -705,8 +705,9 @@ class HostProcess(SandboxProcess):
         return ExitStatus(exit_code=returncode, cwd=cwd)
 
 
-#: A path is at most PATH_MAX (4096) bytes; a longer report is not a directory.
-_CWD_REPORT_MAX = 4096
+#: A path is at most PATH_MAX (4096) bytes with its NUL; the report adds a newline and an end
+#: marker line (``/``, so a name ending in CR/LF arrives whole: round 27). Longer is not a directory.
+_CWD_REPORT_MAX = 4095 + len("\n/\n")
 
 
 def read_cwd_report(path: Path | None) -> str | None:
