@@ -77,3 +77,16 @@ def test_a_bwrap_session_keeps_a_trailing_cr_or_lf_of_the_cwd(tmp_path: Path) ->
             return await _landings(sup, tmp_path / "ws")
 
     _check(anyio.run(main), tmp_path / "ws")
+
+
+def test_a_report_of_the_longest_path_is_read_whole(tmp_path: Path) -> None:
+    """A 4095-byte cwd (PATH_MAX with its NUL) with the report's newline and end marker: 4098
+    bytes, over the reader's old 4096-byte cap (not followed after the marker came in)."""
+    from sandbox._hostproc import read_cwd_report
+
+    path = "/" + "/".join(["d" * 254] * 16)
+    path += "/" + "e" * (4095 - len(path) - 1)
+    assert len(path) == 4095
+    report = tmp_path / "cwd"
+    report.write_bytes(path.encode() + b"\n/\n")
+    assert read_cwd_report(report) == path + "\n/"
