@@ -25,7 +25,13 @@ from typing import Any
 import anyio
 
 from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
-from shellrt.server._request_ids import InFlight, bad_id_reason, is_plain_id, lenient_loads
+from shellrt.server._request_ids import (
+    InFlight,
+    bad_id_reason,
+    bad_token_reason,
+    is_plain_id,
+    lenient_loads,
+)
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["BODY_TIMEOUT_FACTOR", "MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
@@ -33,6 +39,7 @@ __all__ = ["BODY_TIMEOUT_FACTOR", "MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
 #: Largest body read (the stdio wires' line limit); a larger one gets 413 before the app sees it.
 MAX_BODY_BYTES = 64 * 1024 * 1024
 _INVALID_REQUEST = -32600
+_INVALID_PARAMS = -32602
 #: A body's deadline, in header deadlines (30 s by default: 64 MiB needs 2.2 MB/s).
 BODY_TIMEOUT_FACTOR = 3
 
@@ -91,6 +98,10 @@ class StrictJsonBodyMiddleware:
             if reason is not None:
                 await _answer(send, 400, None, reason)
                 return
+            reason = bad_token_reason(message)
+            if reason is not None:
+                await _answer(send, 400, message["id"], reason, code=_INVALID_PARAMS)
+                return
         msg_id = value.get("id") if isinstance(value, dict) and "method" in value else None
         key = _session_of(scope)
         if msg_id is None or not key:  # no session yet (initialize): each such POST opens its own
@@ -141,11 +152,17 @@ def _id_of(body: bytes) -> str | int | None:
 
 
 async def _answer(
-    send: Send, status: int, msg_id: str | int | None, message: str, *, close: bool = False
+    send: Send,
+    status: int,
+    msg_id: str | int | None,
+    message: str,
+    *,
+    close: bool = False,
+    code: int = _INVALID_REQUEST,
 ) -> None:
     """``close``: the client's body is not read to its end, so the connection ends with the answer
     (uvicorn would otherwise keep reading what the client still sends)."""
-    payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": _INVALID_REQUEST, "message": message}}
+    payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
     data = json.dumps(payload, ensure_ascii=True).encode("ascii")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     if close:

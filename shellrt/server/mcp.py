@@ -183,7 +183,7 @@ class McpToolServer:
         ``token_where`` tells a refused client where to find it). ``token=None``
         serves without authentication: only for an explicit opt-out, since any
         local process could then run tools. DNS-rebinding protection (Host/Origin
-        checks) is on for loopback hosts either way. A connection must send a request's headers
+        checks) is on for every loopback host either way (`_http_hosts`). A connection must send a request's headers
         within ``header_timeout`` seconds, at most ``max_connections`` are open at once and
         ``max_per_peer`` of one peer address; a full server closes its longest-idle connection
         (`shellrt.server._http_guard`; None: its defaults).
@@ -192,10 +192,13 @@ class McpToolServer:
 
         from shellrt.server._http_auth import BearerAuthMiddleware
         from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
+        from shellrt.server._http_hosts import loopback_security
         from shellrt.server._http_strict import BODY_TIMEOUT_FACTOR, StrictJsonBodyMiddleware
 
         header_timeout = HEADER_TIMEOUT_S if header_timeout is None else header_timeout
-        app: Any = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        app: Any = self.server.streamable_http_app(
+            streamable_http_path=path, host=host, transport_security=loopback_security(host)
+        )
         # Read as the stdio wires read (inside the token check), the body within its own deadline.
         app = StrictJsonBodyMiddleware(app, body_timeout=BODY_TIMEOUT_FACTOR * header_timeout)
         if token is not None:
