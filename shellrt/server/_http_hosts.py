@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from mcp.server.transport_security import TransportSecuritySettings
-
-__all__ = ["loopback_security"]
+__all__ = ["loopback_allowed"]
 
 _USUAL = ("127.0.0.1", "localhost", "[::1]")
 
@@ -31,8 +29,9 @@ def _spellings(host: str) -> list[str]:
     return [f"[{name}]" if address.version == 6 else name for name in dict.fromkeys(names)]
 
 
-def loopback_security(host: str) -> TransportSecuritySettings | None:
-    """Host/Origin checking for a loopback ``host`` (None, the SDK's default, for any other)."""
+def loopback_allowed(host: str) -> tuple[list[str], list[str]] | None:
+    """The Host and Origin patterns to allow for a loopback ``host`` (None for any other: the
+    SDK's default). `McpToolServer.serve_http` turns them into the SDK's settings."""
     if host.lower() != "localhost":
         try:
             if not ipaddress.ip_address(host).is_loopback:
@@ -40,8 +39,4 @@ def loopback_security(host: str) -> TransportSecuritySettings | None:
         except ValueError:
             return None
     names = list(dict.fromkeys([*_USUAL, *_spellings(host)]))
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{name}:*" for name in names],
-        allowed_origins=[f"http://{name}:*" for name in names],
-    )
+    return [f"{name}:*" for name in names], [f"http://{name}:*" for name in names]

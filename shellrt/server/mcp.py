@@ -189,15 +189,22 @@ class McpToolServer:
         (`shellrt.server._http_guard`; None: its defaults).
         """
         import uvicorn
+        from mcp.server.transport_security import TransportSecuritySettings
 
         from shellrt.server._http_auth import BearerAuthMiddleware
         from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
-        from shellrt.server._http_hosts import loopback_security
+        from shellrt.server._http_hosts import loopback_allowed
         from shellrt.server._http_strict import BODY_TIMEOUT_FACTOR, StrictJsonBodyMiddleware
 
         header_timeout = HEADER_TIMEOUT_S if header_timeout is None else header_timeout
+        allowed = loopback_allowed(host)
+        security = None
+        if allowed is not None:
+            security = TransportSecuritySettings(
+                enable_dns_rebinding_protection=True, allowed_hosts=allowed[0], allowed_origins=allowed[1]
+            )
         app: Any = self.server.streamable_http_app(
-            streamable_http_path=path, host=host, transport_security=loopback_security(host)
+            streamable_http_path=path, host=host, transport_security=security
         )
         # Read as the stdio wires read (inside the token check), the body within its own deadline.
         app = StrictJsonBodyMiddleware(app, body_timeout=BODY_TIMEOUT_FACTOR * header_timeout)
