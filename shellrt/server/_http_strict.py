@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 
 from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
+from shellrt.server._json_depth import MAX_DEPTH, too_deep
 from shellrt.server._request_ids import (
     InFlight,
     bad_id_reason,
@@ -32,6 +33,7 @@ from shellrt.server._request_ids import (
     is_plain_id,
     lenient_loads,
 )
+from shellrt.server._shallow_id import top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["BODY_TIMEOUT_FACTOR", "MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
@@ -40,6 +42,7 @@ __all__ = ["BODY_TIMEOUT_FACTOR", "MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
 MAX_BODY_BYTES = 64 * 1024 * 1024
 _INVALID_REQUEST = -32600
 _INVALID_PARAMS = -32602
+_PARSE_ERROR = -32700
 #: A body's deadline, in header deadlines (30 s by default: 64 MiB needs 2.2 MB/s).
 BODY_TIMEOUT_FACTOR = 3
 
@@ -91,8 +94,14 @@ class StrictJsonBodyMiddleware:
         except StrictJsonError as exc:
             await _answer(send, 400, _id_of(body), f"Invalid Request: {exc}; the request was not run")
             return
-        except (ValueError, RecursionError):
+        except RecursionError:
+            await _answer_too_deep(send, body)
+            return
+        except ValueError:
             value = None  # not JSON: the SDK answers it as it does
+        if value is not None and too_deep(value):
+            await _answer_too_deep(send, body)
+            return
         for message in value if isinstance(value, list) else [value]:
             reason = bad_id_reason(message)
             if reason is not None:
@@ -117,6 +126,23 @@ class StrictJsonBodyMiddleware:
             ids.release(msg_id)
             if not ids and self._in_flight.get(key) is ids:
                 del self._in_flight[key]
+
+
+async def _answer_too_deep(send: Send, body: bytes) -> None:
+    """A body nested deeper than the SDK reads: refused under its top-level id (round 27 wave 2:
+    the SDK answered "Parse error" with id null, Python's reader gave up on deeper ones)."""
+    scalars = top_level_scalars(body.decode("utf-8", "surrogateescape"))
+    if scalars is None:
+        await _answer(send, 400, None, "Parse error: the body is not valid JSON", code=_PARSE_ERROR)
+        return
+    msg_id = scalars.get("id")
+    await _answer(
+        send,
+        400,
+        msg_id if is_plain_id(msg_id) else None,
+        f"Invalid Request: the message is nested more than {MAX_DEPTH} levels deep; the request was "
+        "not run. Send it with flatter parameters",
+    )
 
 
 def _session_of(scope: Scope) -> str:
