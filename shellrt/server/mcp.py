@@ -192,6 +192,7 @@ class McpToolServer:
         from mcp.server.transport_security import TransportSecuritySettings
 
         from shellrt.server._http_auth import BearerAuthMiddleware
+        from shellrt.server._http_framing import FramingCheckMiddleware
         from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
         from shellrt.server._http_hosts import loopback_allowed
         from shellrt.server._http_strict import BODY_TIMEOUT_FACTOR, StrictJsonBodyMiddleware
@@ -210,6 +211,7 @@ class McpToolServer:
         app = StrictJsonBodyMiddleware(app, body_timeout=BODY_TIMEOUT_FACTOR * header_timeout)
         if token is not None:
             app = BearerAuthMiddleware(app, token, where=token_where or "the token you were given")
+        app = FramingCheckMiddleware(app)  # outermost: a smuggling attempt needs no token to be refused
 
         protocol = guarded_protocol(
             header_timeout,
