@@ -13,11 +13,11 @@ The body check as ASGI middleware in front of an app that records what reached i
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from shellrt.server._http_strict import StrictJsonBodyMiddleware
+from tests._asgi_post import RecordingApp, post
 
 pytestmark = pytest.mark.anyio
 
@@ -28,36 +28,19 @@ def _body(msg_id: str, arrays: int) -> bytes:
 
 
 async def test_a_deep_body_is_refused_under_its_own_id() -> None:
-    reached: list[bytes] = []
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        reached.append((await receive())["body"])
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-
+    app = RecordingApp()
     middleware = StrictJsonBodyMiddleware(app, body_timeout=5)
-
-    async def post(body: bytes) -> list[dict[str, Any]]:
-        sent: list[dict[str, Any]] = []
-
-        async def receive() -> dict[str, Any]:
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def record(message: dict[str, Any]) -> None:
-            sent.append(message)
-
-        await middleware({"type": "http", "method": "POST", "headers": []}, receive, record)
-        return sent
+    reached = app.reached
 
     for msg_id, arrays in (("d100k", 100_000), ("d400", 400), ("d199", 199)):
-        sent = await post(_body(msg_id, arrays))
+        sent = await post(middleware, _body(msg_id, arrays))
         assert sent[0]["status"] == 400, (msg_id, sent[:1])
         got = json.loads(sent[1]["body"])
         assert got["id"] == msg_id and got["error"]["code"] == -32600, got
         assert "nested more than 200 levels" in got["error"]["message"], got
     assert not reached
-    sent = await post(_body("flat", 198))  # 200 levels with the two objects around it
+    sent = await post(middleware, _body("flat", 198))  # 200 levels with the two objects around it
     assert sent[0]["status"] == 200 and len(reached) == 1, sent[:1]
-    sent = await post(b'{"jsonrpc":"2.0","id":5,"params":' + b"[" * 100_000)  # not JSON at all
+    sent = await post(middleware, b'{"jsonrpc":"2.0","id":5,"params":' + b"[" * 100_000)  # not JSON at all
     got = json.loads(sent[1]["body"])
     assert got["id"] is None and got["error"]["code"] == -32700, got

@@ -19,6 +19,7 @@ import pytest
 
 from shellrt.server._http_strict import StrictJsonBodyMiddleware
 from shellrt.server._mcp_stdio import StdioWire
+from tests._asgi_post import RecordingApp, post
 
 pytestmark = pytest.mark.anyio
 
@@ -54,29 +55,13 @@ async def test_the_stdio_wire_refuses_a_boolean_progress_token() -> None:
 
 
 async def test_the_http_body_check_refuses_a_boolean_progress_token() -> None:
-    reached: list[bytes] = []
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        reached.append((await receive())["body"])
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-
+    app = RecordingApp()
     middleware = StrictJsonBodyMiddleware(app, body_timeout=5)
     for msg_id, token in ((7, True), (8, 3)):
-        sent: list[dict[str, Any]] = []
-        body = _call(msg_id, token)
-
-        async def receive(body: bytes = body) -> dict[str, Any]:
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def record(message: dict[str, Any], sent: list[dict[str, Any]] = sent) -> None:
-            sent.append(message)
-
-        scope = {"type": "http", "method": "POST", "headers": [(b"mcp-session-id", b"s1")]}
-        await middleware(scope, receive, record)
+        sent = await post(middleware, _call(msg_id, token), [(b"mcp-session-id", b"s1")])
         if token is True:
-            assert sent[0]["status"] == 400 and not reached, sent
+            assert sent[0]["status"] == 400 and not app.reached, sent
             got = json.loads(sent[1]["body"])
             assert got["id"] == 7 and got["error"]["code"] == -32602, got
         else:
-            assert sent[0]["status"] == 200 and len(reached) == 1, sent
+            assert sent[0]["status"] == 200 and len(app.reached) == 1, sent
