@@ -145,10 +145,9 @@ def main(args: argparse.Namespace) -> int:
     token: ServeToken | None = None
     try:
         _check_auth_flags(args)
-        if not args.jsonl:
-            from shellrt.permissions._approval_deadline import approval_timeout
+        from shellrt.cli._serve_env import check_limits_env
 
-            approval_timeout()  # a bad value is refused before anything starts, not at the first ask
+        check_limits_env(asks=not args.jsonl)  # a bad value is refused before anything starts
         if args.http:
             listen = parse_listen(args.http, allow_remote=args.allow_remote)
             if not args.no_auth:

@@ -46,6 +46,7 @@ from shellrt.permissions.interfaces import (
 from shellrt.permissions.rules import mcp_name_parts
 from shellrt.permissions.settings import HookEvent, HookSpec
 from shellrt.permissions.start_digests import StartDigests
+from shellrt.permissions.strict_json import StrictJsonError, strict_loads
 from shellrt.permissions.tool_names import names_of
 from shellrt.permissions.tree_guard import TreeGuard
 from shellrt.permissions.writable_files import RootsFiles, root_file_paths, roots_changed, roots_files
@@ -515,7 +516,14 @@ def _parse_stdout(label: str, event: HookEvent, stdout: str) -> _Answer:
     if not text:
         return _Answer(label)
     try:
-        data = json.loads(text)
+        data = strict_loads(text)
+    except StrictJsonError as exc:  # readers disagree on it: maybe a deny the input made an allow
+        return _Answer(
+            label,
+            decision="deny",
+            reason=f"hook `{label}` answered with JSON readers disagree on ({exc}); blocked "
+            "(make the hook escape what it prints, e.g. with json.dumps or jq)",
+        )
     except json.JSONDecodeError:
         return _Answer(label, notice=f"{event} hook printed output that is not JSON ({text[:80]!r}); ignored")
     except RecursionError:  # the parser's limit, not the hook's bug alone: say which

@@ -36,7 +36,7 @@ from mcp.shared.message import SessionMessage
 
 from shellrt.server._lines import TOO_LONG, LineReader
 from shellrt.server._one_line import one_line
-from shellrt.server._request_ids import InFlight, bad_id_reason, lenient_loads
+from shellrt.server._request_ids import InFlight, bad_id_reason, bad_token_reason, lenient_loads
 from shellrt.server._shallow_id import top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
@@ -117,6 +117,9 @@ class StdioWire:
         reason = bad_id_reason(value)
         if reason is not None:
             return None, types.INVALID_REQUEST, reason
+        reason = bad_token_reason(value)
+        if reason is not None and isinstance(message, types.JSONRPCRequest):
+            return message.id, types.INVALID_PARAMS, reason
         if isinstance(message, types.JSONRPCRequest):
             if not self._in_flight.claim(message.id):
                 return message.id, types.INVALID_REQUEST, InFlight.reuse_message(message.id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["InFlight", "bad_id_reason", "is_plain_id", "lenient_loads"]
+__all__ = ["InFlight", "bad_id_reason", "bad_token_reason", "is_plain_id", "lenient_loads"]
 
 #: Digits of an integer read as such by `lenient_loads` (Python refuses more than 4,300).
 _MAX_INT_DIGITS = 4000
@@ -54,6 +54,26 @@ def bad_id_reason(message: Any) -> str | None:
     return (
         f"Invalid Request: a request's id must be a string or an integer, not {shown}; "
         "the request was not run. Send it again with such an id (or without an id, as a notification)"
+    )
+
+
+def bad_token_reason(message: Any) -> str | None:
+    """Why a request's ``params._meta.progressToken`` is not a string or an integer, or None.
+
+    The SDK's pydantic model reads the token in lax mode: ``true`` became the token ``1`` (round
+    27 wave 2), ``false`` ``0``, so a client's progress went out under another token it may use
+    for another call. A token names a client's call as an id does: it is held to the same types.
+    """
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or "progressToken" not in meta or is_plain_id(meta["progressToken"]):
+        return None
+    return (
+        "Invalid params: _meta.progressToken must be a string or an integer, not "
+        f"{json.dumps(meta['progressToken'])[:40]}; the request was not run. Send it with such a token "
+        "(or without one)"
     )
 
 

@@ -183,23 +183,35 @@ class McpToolServer:
         ``token_where`` tells a refused client where to find it). ``token=None``
         serves without authentication: only for an explicit opt-out, since any
         local process could then run tools. DNS-rebinding protection (Host/Origin
-        checks) is on for loopback hosts either way. A connection must send a request's headers
+        checks) is on for every loopback host either way (`_http_hosts`). A connection must send a request's headers
         within ``header_timeout`` seconds, at most ``max_connections`` are open at once and
         ``max_per_peer`` of one peer address; a full server closes its longest-idle connection
         (`shellrt.server._http_guard`; None: its defaults).
         """
         import uvicorn
+        from mcp.server.transport_security import TransportSecuritySettings
 
         from shellrt.server._http_auth import BearerAuthMiddleware
+        from shellrt.server._http_framing import FramingCheckMiddleware
         from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
+        from shellrt.server._http_hosts import loopback_allowed
         from shellrt.server._http_strict import BODY_TIMEOUT_FACTOR, StrictJsonBodyMiddleware
 
         header_timeout = HEADER_TIMEOUT_S if header_timeout is None else header_timeout
-        app: Any = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        allowed = loopback_allowed(host)
+        security = None
+        if allowed is not None:
+            security = TransportSecuritySettings(
+                enable_dns_rebinding_protection=True, allowed_hosts=allowed[0], allowed_origins=allowed[1]
+            )
+        app: Any = self.server.streamable_http_app(
+            streamable_http_path=path, host=host, transport_security=security
+        )
         # Read as the stdio wires read (inside the token check), the body within its own deadline.
         app = StrictJsonBodyMiddleware(app, body_timeout=BODY_TIMEOUT_FACTOR * header_timeout)
         if token is not None:
             app = BearerAuthMiddleware(app, token, where=token_where or "the token you were given")
+        app = FramingCheckMiddleware(app)  # outermost: a smuggling attempt needs no token to be refused
 
         protocol = guarded_protocol(
             header_timeout,
