@@ -10,15 +10,13 @@ a usage error naming the variable and what to give, and nothing is served.
 
 from __future__ import annotations
 
-import os
-
 __all__ = ["check_limits_env"]
 
 
 def check_limits_env(*, asks: bool) -> None:
     """Raise ValueError naming the first variable with a bad value (``asks``: the approval timeout too)."""
     from shellrt.runtime.orchestration import max_parallel_calls
-    from shellrt.supervisor.spool import COMMAND_LIMIT_ENV, RESERVE_ENV, SESSION_LIMIT_ENV, parse_size
+    from shellrt.supervisor.spool import OutputQuota
     from shellrt.supervisor.tasks import max_background_tasks
 
     if asks:
@@ -27,10 +25,4 @@ def check_limits_env(*, asks: bool) -> None:
         approval_timeout()
     max_parallel_calls()
     max_background_tasks()
-    for name in (COMMAND_LIMIT_ENV, SESSION_LIMIT_ENV, RESERVE_ENV):
-        raw = os.environ.get(name)
-        if raw:
-            try:
-                parse_size(raw)
-            except ValueError as exc:
-                raise ValueError(f"{name}={raw!r}: {exc} (0: no limit)") from None
+    OutputQuota.check_env()

@@ -163,6 +163,13 @@ def main(args: argparse.Namespace) -> int:
         print("shellrt run: no command given (usage: shellrt run [options] -- COMMAND)", file=sys.stderr)
         return 2
     command: str | list[str] = words if args.no_shell else (words[0] if len(words) == 1 else " ".join(words))
+    from shellrt.supervisor.spool import OutputQuota
+
+    try:  # before anything starts: a bad size was a traceback after the command began (round 27)
+        OutputQuota.check_env()
+    except ValueError as exc:
+        print(f"shellrt run: {exc}; the command was not run", file=sys.stderr)
+        return 2
     from shellrt.cli import _fastrun
 
     if _fastrun.eligible(args):  # a plain local run: no event loop, no pydantic model (issue 22)

@@ -21,7 +21,7 @@ import errno
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from shellrt.supervisor._output_account import SLICE as _ACCOUNT_SLICE
@@ -121,6 +121,19 @@ class OutputQuota:
         #: The session's total on disk (`attach`), and what this process took of it and has not used.
         self._account: OutputAccount | None = None
         self._held = 0
+
+    @staticmethod
+    def check_env(environ: Mapping[str, str] | None = None) -> None:
+        """Raise ValueError naming the first output variable whose value is not a size: a CLI
+        checks them before anything starts (a bad one was a traceback mid-run)."""
+        env = os.environ if environ is None else environ
+        for name in (COMMAND_LIMIT_ENV, SESSION_LIMIT_ENV, RESERVE_ENV):
+            raw = env.get(name)
+            if raw:
+                try:
+                    parse_size(raw)
+                except ValueError as exc:
+                    raise ValueError(f"{name}={raw!r}: {exc} (0: no limit)") from None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> OutputQuota:
