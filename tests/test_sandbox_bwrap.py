@@ -572,7 +572,11 @@ async def test_a_killed_command_leaves_its_zygote_and_the_other_commands_running
         zygote = backend._zygote
         result = await s.run("sleep 60", timeout_s=0.5)
         assert result.timed_out
-        assert backend._zygote is zygote and zygote is not None and zygote.alive
+        # The kill did not end the zygote. It may have been retired meanwhile for another reason
+        # (a meeting place another test process made on this machine changes the masks: CI59 at
+        # load 50), and then it lives on for the background task still running in it.
+        assert zygote is not None and zygote.alive
+        assert backend._zygote is zygote or zygote in backend._retired
         assert s.tasks.get(task.id).status is TaskStatus.RUNNING
         assert (await s.run("echo next", timeout_s=10)).preview == "next\n"
         await s.tasks.stop(task.id)
