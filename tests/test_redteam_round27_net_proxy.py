@@ -132,7 +132,11 @@ def test_host_spellings_never_reach_another_host(
                 f"http://127.1:{port}/",
             ]
         }
-    bad = {t: a[:40] for t, a in {**answers, **forwards}.items() if not a.startswith((b"HTTP/1.1 403", b"HTTP/1.1 400"))}
+    bad = {
+        t: a[:40]
+        for t, a in {**answers, **forwards}.items()
+        if not a.startswith((b"HTTP/1.1 403", b"HTTP/1.1 400"))
+    }
     assert not bad, bad
     assert received == [], received
 
@@ -142,7 +146,12 @@ def test_port_rule_holds_for_every_spelling(
 ) -> None:
     dns("allowed.example", ["93.184.216.34"])  # public (TEST-NET would be refused as private)
     with running_proxy(tmp_path, *ALLOWED, head_timeout=5) as p:
-        for target in ("allowed.example:22", "allowed.example.:22", "ALLOWED.EXAMPLE:25", "allowed.example:0022"):
+        for target in (
+            "allowed.example:22",
+            "allowed.example.:22",
+            "ALLOWED.EXAMPLE:25",
+            "allowed.example:0022",
+        ):
             out = _connect_status(p, target)
             assert out.startswith(b"HTTP/1.1 403") and b"only ports 80 and 443" in out, (target, out[:200])
         socks = socket.socket(socket.AF_UNIX)
@@ -174,7 +183,10 @@ def test_one_vetted_request_per_connection(
         )
         # Smuggling: Content-Length beside Transfer-Encoding, and two lengths.
         smuggled = [
-            proxy_talk(p, f"POST http://localhost:{port}/ HTTP/1.1\r\n{h}\r\n\r\n0\r\n\r\nGET /x HTTP/1.1\r\n\r\n".encode())
+            proxy_talk(
+                p,
+                f"POST http://localhost:{port}/ HTTP/1.1\r\n{h}\r\n\r\n0\r\n\r\nGET /x HTTP/1.1\r\n\r\n".encode(),
+            )
             for h in (
                 "Content-Length: 4\r\nTransfer-Encoding: chunked",
                 "Transfer-Encoding : chunked",
@@ -196,7 +208,10 @@ def test_one_vetted_request_per_connection(
             )
             tunnelled = drain(s)
     assert fronted.startswith(b"HTTP/1.1 200") and pipelined.startswith(b"HTTP/1.1 200"), (fronted, pipelined)
-    assert upgraded.startswith(b"HTTP/1.1 200") and tunnelled.startswith(b"HTTP/1.1 200"), (upgraded, tunnelled)
+    assert upgraded.startswith(b"HTTP/1.1 200") and tunnelled.startswith(b"HTTP/1.1 200"), (
+        upgraded,
+        tunnelled,
+    )
     assert all(s.startswith((b"HTTP/1.1 400", b"HTTP/1.1 501")) for s in smuggled), smuggled
     assert len(received) == 4, received  # fronted, pipelined, upgraded, tunnelled: nothing else
     for data in received:
