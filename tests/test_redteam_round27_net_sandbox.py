@@ -9,16 +9,15 @@ bridge's (pid 1's) fds, which hold the connection to the proxy's control socket.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import sys
 from pathlib import Path
 
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend, _reachable
-from shellrt.supervisor import Supervisor
+from tests._bwrap_session import require_bwrap, supervised
 from tests.conftest import require
 
 _PROBE = r"""
@@ -53,7 +52,7 @@ print("FOUND", found)
 
 @pytest.mark.anyio
 async def test_no_way_around_the_bridge(tmp_path: Path) -> None:
-    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    require_bwrap()
     py = next((p for p in (sys.executable, "/usr/bin/python3") if _reachable(p)), None)
     require(py is not None, "no Python that the sandbox uid may run")
     name = f"shellrt-r27-{os.getpid()}"
@@ -68,18 +67,10 @@ async def test_no_way_around_the_bridge(tmp_path: Path) -> None:
         BwrapConfig(), SandboxPolicy(workspace=ws, network="proxied", allowed_domains=("localhost",))
     )
     try:
-        try:
-            await backend.start()
-        except BackendUnavailableError as exc:
-            require(False, f"bwrap unusable here: {exc}")
-        sup = Supervisor(backend, session_dir=session)
-        try:
+        async with supervised(backend, session) as sup:
             (ws / "probe.py").write_text(_PROBE)
             out = await sup.run(f"{py} -I probe.py {name} {host.getsockname()[1]}", timeout_s=30)
-        finally:
-            await sup.close()
     finally:
-        await backend.close()
         abstract.close()
         host.close()
     assert out.exit_code == 0 and "FOUND []" in out.preview, out.preview
