@@ -199,6 +199,21 @@ def _literal(host: str) -> bool:
     return True
 
 
+def _carried(address: str) -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """``address`` and the IPv4 addresses its IPv6 spelling carries (mapped, compatible, 6to4,
+    Teredo, NAT64): every address a connection to it may reach."""
+    ip = ipaddress.ip_address(address.partition("%")[0])
+    return {ip, *(_embedded(ip) if isinstance(ip, ipaddress.IPv6Address) else [])}
+
+
+def _address_denied(address: str, denied: tuple[str, ...]) -> bool:
+    """Whether ``address`` (a DNS answer) is, in any spelling, an address on the deny-list:
+    `decide` judges the name sent, this the address reached (red team, round 27: a denied
+    address was reached through any allowed name whose DNS pointed at it)."""
+    barred = {ip for d in denied if _literal(d) for ip in _carried(d)}
+    return bool(barred) and not barred.isdisjoint(_carried(address))
+
+
 def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str | None:
     """None when ``host`` may be reached by name, else why not (before resolution)."""
     try:
@@ -437,6 +452,12 @@ class FilteringProxy:
         except OSError as exc:
             return self._refuse(host, port, f"cannot resolve it ({exc})")
         addresses = [str(info[4][0]) for info in infos]
+        barred = next((a for a in addresses if _address_denied(a, self.denied)), None)
+        if barred is not None:
+            return self._refuse(
+                host, port, f"it resolves to {barred.partition('%')[0]}, an address on the session's network "
+                "deny-list (a denied address is denied whatever name leads to it)"
+            )  # fmt: skip
         public = all(is_global_address(a) for a in addresses)
         if not explicit and not public:
             return self._refuse(
