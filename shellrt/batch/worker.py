@@ -55,7 +55,6 @@ from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.protocol import ToolUseBlock
 from shellrt.runtime.sandbox_policy import derive_policy
 from shellrt.runtime.session_mask import state_dirs_anywhere
-from shellrt.supervisor.exit_meaning import exit_is_error
 from shellrt.supervisor.mark_owner import owned_mark
 
 __all__ = ["NodeInfo", "TaskRun", "WorkerSettings", "run_task"]
@@ -429,8 +428,10 @@ class TaskRun:
                 # The previews were whole, so the supervisor saw no loss; the kept files are what a
                 # harness reads: an empty cmd-N.out reported whole forged this task's output.
                 output_lost = "output: the kept files hold fewer bytes than the command printed"
-        # One rule with the Bash tool: non-zero fails unless it is a documented answer (grep 1, …).
-        failed = result.timed_out or result.exit_code is None or exit_is_error(spec.label, result.exit_code)
+        # A harness's verdict: any non-zero exit fails. The Bash tool's "answers" (grep 1, diff 1,
+        # test 1, judged by the last program's name) are how a benchmark's check says "failed", and
+        # a repository's own ``./test`` matched them too (red team round 27).
+        failed = result.timed_out or result.exit_code != 0
         if output_lost is not None and quota is not None and quota.run_cut:
             if collect.output == "full":  # the kept files are short: no verdict on this task
                 self._run_lost = self._budget_loss(index, quota.budget)
