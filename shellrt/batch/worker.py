@@ -46,6 +46,7 @@ from sandbox import (
 from sandbox._anchoredcopy import copy_workspace  # by descriptors (red team round 14)
 from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
+from shellrt.batch.artifacts_dir import claim_artifacts_dir
 from shellrt.batch.ceilings import with_default_limits
 from shellrt.batch.dataset_masks import unmaskable, with_dataset_masks
 from shellrt.batch.output_budget import RunOutputBudget, TaskQuota
@@ -216,7 +217,7 @@ class TaskRun:
         self._stack.push_async_callback(self._remove_tmp)
         workspace = self._tmp / "workspace"
         # Made now, so the sandbox hides it from the start (a mask covers what exists).
-        self.settings.artifacts_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        claim_artifacts_dir(self.settings.artifacts_dir)  # not another user's (red team round 27)
         own = self._own_files()
         if task.workspace is not None and self.settings.dataset_paths:
             why = unmaskable(task.workspace, scratch)
