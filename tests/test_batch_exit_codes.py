@@ -1,4 +1,4 @@
-"""Batch tasks fail by the same rule as the Bash tool, and record each tool call's exit code."""
+"""Batch tool calls fail by the Bash tool's rule, shell commands on any non-zero exit; exit codes kept."""
 
 from __future__ import annotations
 
@@ -20,12 +20,17 @@ async def test_a_failed_bash_tool_call_fails_the_task_with_its_exit_code() -> No
     assert result.commands[0].exit_code == 2 and result.commands[0].is_error
 
 
-async def test_grep_no_match_is_no_failure_in_either_form() -> None:
+async def test_grep_no_match_is_no_failure_for_a_tool_call_only() -> None:
     tasks = [
         Task.model_validate({"id": "shell", "commands": ["echo hello > f; grep absent f"]}),
         Task.model_validate({"id": "tool", "commands": [_bash("g", "echo hello > f; grep absent f")]}),
     ]
     results = {r.id: r async for r in run(tasks)}
-    for result in results.values():
-        assert result.status == "ok", result
-        assert result.commands[0].exit_code == 1 and not result.commands[0].is_error
+    tool = results["tool"]  # the Bash tool's rule, as a model sees it
+    assert tool.status == "ok", tool
+    assert tool.commands[0].exit_code == 1 and not tool.commands[0].is_error
+    # A harness's own command: any non-zero exit is its verdict (red team round 27: a failed
+    # ``grep -q PASSED log`` check was ``ok``).
+    shell = results["shell"]
+    assert shell.status == "failed", shell
+    assert shell.commands[0].exit_code == 1 and shell.commands[0].is_error

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sandbox import SandboxPolicy
+from shellrt.batch.loader import decode_line, lines
 from shellrt.batch.tasks import Task
 
 __all__ = ["dataset_masks", "scan_task_file", "unmaskable", "with_dataset_masks", "workspace_sources"]
@@ -65,15 +66,19 @@ def workspace_sources(tasks: Iterable[Task]) -> set[Path]:  # resolved: dataset_
 
 def scan_task_file(path: Path) -> set[Path]:
     """The workspace sources a task file names, read line by line (flat memory; bad lines skipped:
-    the loader reports them)."""
+    the loader reports them).
+
+    Lines are read and decoded as the loader does (`shellrt.batch.loader.lines`, `decode_line`):
+    the raw bytes failed on one non-UTF-8 byte the loader replaces, and a key written with a JSON
+    escape (``"\\u0077orkspace"``) has no literal ``"workspace"`` (red team round 27)."""
     base = path.resolve().parent
     found: set[Path] = set()
     with path.open("rb") as fh:
-        for raw in fh:
-            if len(raw) > 64 << 20 or b'"workspace"' not in raw:
-                continue
+        for raw in lines(fh):
+            if raw is None or (b'"workspace"' not in raw and b"\\" not in raw):
+                continue  # too long (the loader refuses it), or no workspace key, even escaped
             try:
-                workspace = json.loads(raw).get("workspace")
+                workspace = json.loads(decode_line(raw)).get("workspace")
             except (ValueError, RecursionError, AttributeError):
                 continue
             if isinstance(workspace, str) and workspace and "\0" not in workspace:

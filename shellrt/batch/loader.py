@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from shellrt.batch.tasks import Task
 
-__all__ = ["MAX_LINE_BYTES", "TaskLineError", "iter_tasks", "load_tasks"]
+__all__ = ["MAX_LINE_BYTES", "TaskLineError", "decode_line", "iter_tasks", "lines", "load_tasks"]
 
 #: A longer task line is refused unread (a line is held in memory whole while it is parsed).
 MAX_LINE_BYTES = 64 << 20
@@ -58,14 +58,14 @@ def iter_tasks(
     base = base_dir if base_dir is not None else task_dir
     seen: set[str] = set()
     with path.open("rb") as fh:
-        for number, raw in enumerate(_lines(fh), start=1):
+        for number, raw in enumerate(lines(fh), start=1):
             error: TaskLineError | None = None
             if raw is None:
                 error = TaskLineError(path, number, f"line longer than {MAX_LINE_BYTES:,} bytes; not read")
                 if on_error is not None:
                     on_error(error)
                 continue
-            line = raw.decode("utf-8", errors="replace").strip()
+            line = decode_line(raw)
             if not line or line.startswith("#"):
                 continue
             try:
@@ -101,7 +101,15 @@ def iter_tasks(
                 on_error(error)
 
 
-def _lines(fh: BinaryIO) -> Iterator[bytes | None]:
+def decode_line(raw: bytes) -> str:
+    """A task line's text, as the loader parses it (bytes that are not UTF-8 become U+FFFD).
+
+    `shellrt.batch.dataset_masks.scan_task_file` reads lines through this too: a line the loader
+    runs but a scan skips leaves that task's workspace source unmasked (red team round 27)."""
+    return raw.decode("utf-8", errors="replace").strip()
+
+
+def lines(fh: BinaryIO) -> Iterator[bytes | None]:
     """Each line of ``fh`` (None for one over `MAX_LINE_BYTES`, skipped without holding it)."""
     while raw := fh.readline(MAX_LINE_BYTES + 1):
         if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):

@@ -51,6 +51,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from sandbox import ResourceLimits
+from shellrt.batch.artifacts_dir import claim_artifacts_dir
 from shellrt.batch.ceilings import machine_ceilings
 from shellrt.batch.local import TaskSource, aiter_tasks
 from shellrt.batch.output_budget import RunOutputBudget, machine_output_budget
@@ -591,7 +592,7 @@ class RayRunner:
     async def open(self, tasks: TaskSource) -> AsyncIterator[ObjectReceiveStream[TaskResult]]:
         """Run ``tasks`` on the cluster; yield a stream of results in completion order."""
         await self._connect_bounded()
-        self.artifacts_dir.mkdir(parents=True, exist_ok=True)  # exists before any mask is made
+        claim_artifacts_dir(self.artifacts_dir)  # exists before any mask is made; ours (round 27)
         send, receive = anyio.create_memory_object_stream[TaskResult](max_buffer_size=64)
         try:
             async with anyio.create_task_group() as tg:

@@ -46,6 +46,7 @@ from sandbox import (
 from sandbox._anchoredcopy import copy_workspace  # by descriptors (red team round 14)
 from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
+from shellrt.batch.artifacts_dir import claim_artifacts_dir
 from shellrt.batch.ceilings import with_default_limits
 from shellrt.batch.dataset_masks import unmaskable, with_dataset_masks
 from shellrt.batch.output_budget import RunOutputBudget, TaskQuota
@@ -55,7 +56,6 @@ from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.protocol import ToolUseBlock
 from shellrt.runtime.sandbox_policy import derive_policy
 from shellrt.runtime.session_mask import state_dirs_anywhere
-from shellrt.supervisor.exit_meaning import exit_is_error
 from shellrt.supervisor.mark_owner import owned_mark
 
 __all__ = ["NodeInfo", "TaskRun", "WorkerSettings", "run_task"]
@@ -217,7 +217,7 @@ class TaskRun:
         self._stack.push_async_callback(self._remove_tmp)
         workspace = self._tmp / "workspace"
         # Made now, so the sandbox hides it from the start (a mask covers what exists).
-        self.settings.artifacts_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        claim_artifacts_dir(self.settings.artifacts_dir)  # not another user's (red team round 27)
         own = self._own_files()
         if task.workspace is not None and self.settings.dataset_paths:
             why = unmaskable(task.workspace, scratch)
@@ -429,8 +429,10 @@ class TaskRun:
                 # The previews were whole, so the supervisor saw no loss; the kept files are what a
                 # harness reads: an empty cmd-N.out reported whole forged this task's output.
                 output_lost = "output: the kept files hold fewer bytes than the command printed"
-        # One rule with the Bash tool: non-zero fails unless it is a documented answer (grep 1, …).
-        failed = result.timed_out or result.exit_code is None or exit_is_error(spec.label, result.exit_code)
+        # A harness's verdict: any non-zero exit fails. The Bash tool's "answers" (grep 1, diff 1,
+        # test 1, judged by the last program's name) are how a benchmark's check says "failed", and
+        # a repository's own ``./test`` matched them too (red team round 27).
+        failed = result.timed_out or result.exit_code != 0
         if output_lost is not None and quota is not None and quota.run_cut:
             if collect.output == "full":  # the kept files are short: no verdict on this task
                 self._run_lost = self._budget_loss(index, quota.budget)

@@ -235,6 +235,14 @@ def _run(args: argparse.Namespace) -> int:
             "install it, or pass --sandbox docker (or --allow-task-local: no sandbox)",
             file=sys.stderr,
         )
+    from shellrt.batch.artifacts_dir import claim_artifacts_dir
+    from shellrt.batch.progress import terminal_safe
+
+    try:  # each task checks it too; refused here once, before any task runs
+        claim_artifacts_dir(args.artifacts or args.out.with_name(args.out.name + ".artifacts"))
+    except OSError as exc:
+        print(f"shellrt batch: {terminal_safe(str(exc))}", file=sys.stderr)
+        return 2
     if args.resume and not args.out.exists():
         print(f"shellrt batch: --resume: {args.out} does not exist yet; running every task", file=sys.stderr)
     if args.ray is not None:
