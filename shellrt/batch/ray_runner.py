@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import math
 import os
 import socket
 import tempfile
@@ -79,10 +80,29 @@ _STANDARD_RESOURCES = ("CPU", "GPU", "memory", "object_store_memory", "TPU")
 #: Shipped export bytes per task, at most.
 DEFAULT_MAX_EXPORT_BYTES = 64 * 1024 * 1024
 #: Connecting to the cluster fails after this long (``shellrt batch`` exits 2 with the reason);
-#: ``SHELLRT_RAY_CONNECT_TIMEOUT`` (seconds) overrides it.
-CONNECT_TIMEOUT_S = float(os.environ.get("SHELLRT_RAY_CONNECT_TIMEOUT") or 30.0)
+#: ``SHELLRT_RAY_CONNECT_TIMEOUT`` (seconds) overrides it (`connect_timeout_s`).
+CONNECT_TIMEOUT_S = 30.0
+CONNECT_TIMEOUT_ENV = "SHELLRT_RAY_CONNECT_TIMEOUT"
 #: A ``host:port`` address is first probed with a TCP connect bounded by this.
 _PROBE_TIMEOUT_S = 5.0
+
+
+def connect_timeout_s() -> float:
+    """``SHELLRT_RAY_CONNECT_TIMEOUT`` or `CONNECT_TIMEOUT_S`. Read when connecting, not at import
+    (``abc`` was a traceback importing this module; ``nan``, ``inf`` and ``-5`` were taken: no
+    bound, or an instant failure). A bad value raises ConnectionError saying what to give."""
+    raw = os.environ.get(CONNECT_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return CONNECT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ConnectionError(
+            f"{CONNECT_TIMEOUT_ENV}={raw!r} is not a number of seconds above 0; give one (e.g. 30) or unset it"
+        )
+    return value
 
 
 def _node_label(resources: dict[str, float]) -> str | None:
@@ -490,7 +510,7 @@ class RayRunner:
         self._owns_ray = True
 
     async def _connect_bounded(self) -> None:
-        """`_connect` within `CONNECT_TIMEOUT_S`, cancellable at once (SIGINT/SIGTERM).
+        """`_connect` within `connect_timeout_s`, cancellable at once (SIGINT/SIGTERM).
 
         ``ray.init`` blocks, retrying for many minutes when nothing answers, and a
         worker thread in it cannot be cancelled: a ``host:port`` address is probed
@@ -498,6 +518,7 @@ class RayRunner:
         is abandoned on timeout or cancel (it never holds the process open).
         Raises ConnectionError naming the address and what to do.
         """
+        timeout_s = connect_timeout_s()
         target = _tcp_address(self.address)
         if target is not None:
             try:
@@ -521,14 +542,14 @@ class RayRunner:
                 done.set()
 
         threading.Thread(target=connect, name="shellrt-ray-connect", daemon=True).start()
-        with anyio.move_on_after(CONNECT_TIMEOUT_S) as scope:
+        with anyio.move_on_after(timeout_s) as scope:
             # Polled, not an anyio.Event: the thread may outlive this event loop (abandoned).
             while not done.is_set():  # noqa: ASYNC110
                 await anyio.sleep(0.05)
         if scope.cancelled_caught:
             raise ConnectionError(
                 f"the Ray cluster at {self.address} did not accept the connection within "
-                f"{CONNECT_TIMEOUT_S:g}s; check that it is a Ray head (GCS) address and that it runs"
+                f"{timeout_s:g}s; check that it is a Ray head (GCS) address and that it runs"
             )
         if failure:
             raise failure[0]
