@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sandbox._namefold import fold_name, fold_path
 from sandbox.errors import SandboxPolicyError
 
 __all__ = ["checked_host_code_places", "host_code_places", "host_code_reason", "shadowing_roots"]
@@ -150,6 +151,8 @@ _reason_cache: dict[object, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _names_cache: dict[tuple[str, ...], frozenset[str]] = {}
 #: [len(sys.modules), the top-level names loaded then].
 _loaded: list[Any] = [-1, frozenset()]
+#: [`_importable`'s two parts last folded, their names folded].
+_folded_names: list[Any] = [None, frozenset()]
 
 
 def _key(roots: Sequence[str]) -> object:
@@ -200,6 +203,26 @@ def _importable(exposed: tuple[str, ...]) -> frozenset[str]:
     return names | loaded
 
 
+def _importable_folded(exposed: tuple[str, ...]) -> frozenset[str]:
+    """`_importable`, every name folded (kept while that set is the same object)."""
+    _importable(exposed)  # brings both parts up to date
+    parts = (next(iter(_names_cache.values()), frozenset()), _loaded[1])
+    last = _folded_names[0]
+    if last is None or last[0] is not parts[0] or last[1] is not parts[1]:
+        _folded_names[:] = [parts, frozenset(fold_name(n) for n in parts[0] | parts[1])]
+    found: frozenset[str] = _folded_names[1]
+    return found
+
+
+def _below(path: str, folded: str, place: str) -> str | None:
+    """What of ``path`` lies below ``place`` (as spelt, else both folded), or None."""
+    top = place.rstrip("/") + "/"
+    if path.startswith(top):
+        return path[len(top) :]
+    ftop = fold_path(top)
+    return folded[len(ftop) :] if folded.startswith(ftop) else None
+
+
 def host_code_reason(path: str, roots: Sequence[str]) -> str | None:
     """Why writing ``path`` (a host path, symlinks resolved) puts code where this host process
     loads it from, or None (red team round 16: the file tools run on the host and wrote the
@@ -211,14 +234,24 @@ def host_code_reason(path: str, roots: Sequence[str]) -> str | None:
     package whose name the host imports (the standard library's, a loaded one's, or one found
     on ``sys.path``): it would shadow it."""
     inside, exposed = _places_for(roots)
+    # Names compared folded too (`sandbox._namefold`, red team round 27 fold2): on a folding
+    # filesystem ``.VENV/lib/...`` is the venv and ``X.PTH`` a file in the site directory; elsewhere
+    # they are refused too (fails closed).
+    folded = fold_path(path)
     for place in inside:
-        if path.startswith(place.rstrip("/") + "/"):
+        if _below(path, folded, place):
             return f"code the host's Python loads ({place} is where shellrt's own interpreter imports from)"
     for entry in exposed:
-        if not path.startswith(entry.rstrip("/") + "/"):
+        rest = _below(path, folded, entry)
+        if rest is None:
             continue
-        first = path[len(entry.rstrip("/")) + 1 :].split("/", 1)[0]
-        if first.endswith(".pth") or first.split(".", 1)[0] in _importable(exposed):
+        first = rest.split("/", 1)[0]
+        module = first.split(".", 1)[0]
+        if (
+            fold_name(first).endswith(".pth")
+            or module in _importable(exposed)
+            or fold_name(module) in _importable_folded(exposed)
+        ):
             return (
                 f"code the host's Python may import ({entry} is on shellrt's own sys.path: "
                 f"{first} would shadow or start a module there)"

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Final
 
 from sandbox._hostread import read_regular
+from sandbox._namefold import fold_name
 from shellrt.supervisor._hgrc_loads import hgrc_loads, is_hg_config
 from shellrt.supervisor._host_obeyed import obeyed_reason
 
@@ -195,7 +196,9 @@ def _config_root(directory: str) -> str:
 def loads_at_cd(path: str) -> Callable[[str, str], frozenset[str]] | None:
     """The reader of the files ``path`` loads at ``cd`` (an ``.envrc``, a mise config), or at any
     ``hg``/``sl`` command (a repository's ``.hg/hgrc``), or None."""
-    name = os.path.basename(path)
+    # Names folded (`sandbox._namefold`, red team round 27 fold2): ``.ENVRC`` or ``.Mise.TOML`` is
+    # the file direnv or mise reads on a folding filesystem (elsewhere judged so too: fails closed).
+    name = fold_name(os.path.basename(path))
     if name == ENVRC:
         return envrc_loads
     if is_hg_config(path):  # not at cd: at every hg command (`_hgrc_loads`)

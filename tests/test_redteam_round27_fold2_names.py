@@ -1,0 +1,157 @@
+"""Red team round 27 (fold2): by-name checks that still compared names as spelt.
+
+On a filesystem that folds names (macOS APFS/HFS+, Windows and SMB shares, vfat, an ext4 or tmpfs
+directory with ``+F``) ``SECRETS/x`` is ``Secrets/x``, ``.VSCODE/MCP.json`` is ``.vscode/mcp.json``,
+``~/.SSH/authorized_keys`` is the operator's, ``.HUSKY/pre-commit`` the hook git runs. This kernel
+cannot mount one: the tests check the decisions by name and fail closed where names do not fold.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sandbox._hostcode import host_code_reason
+from shellrt.permissions.rules import RuleOrigin, parse_rule
+from shellrt.permissions.ruleset import RuleSet
+from shellrt.runtime.write_deny_globs import WriteDenyGlobs
+from shellrt.supervisor import _cd_loads, _hgrc_loads
+from shellrt.supervisor._protect_home import home_reason
+from shellrt.supervisor.protect import WorkspaceGuard, hooks_dir_reason, protected_reason
+
+#: Table names spelt otherwise, each a file a host program obeys (a name with capitals folded,
+#: a directory of the table, a tree of the table).
+OBEYED = (
+    ".idea/watcherTasks.XML",
+    ".IDEA/WATCHERTASKS.xml",
+    ".RPROFILE",
+    ".VSCODE/MCP.json",
+    ".Cursor/Hooks.json",
+    ".HG/HGRC",
+    ".hg./hgrc",
+    ".SL/Config",
+    ".Yarn/Releases/yarn-4.cjs",
+    ".kiro/HOOKS/x.json",
+    ".Idea/RunConfigurations/x.xml",
+    "MISE/CONF.D/x.toml",
+    "Mise.toml",
+    "x.Code-Workspace",
+)
+
+
+def test_write_deny_globs_fold_rule_and_path(tmp_path: Path) -> None:
+    root = str(tmp_path)
+    rules = RuleSet(
+        [
+            parse_rule(t, "deny", RuleOrigin("session", root=tmp_path))
+            for t in ("Edit(./Secrets/**)", "Write(**/*.PEM)")
+        ],
+        home=tmp_path,
+    )
+    deny = WriteDenyGlobs(rules)
+    for rel in (
+        "SECRETS/x",
+        "secrets/x",
+        "Secrets/x",
+        "secrets./x",
+        "s\u200decrets/x",
+        "a/KEY.pem",
+        "b/k.Pem",
+    ):
+        assert deny.match(f"{root}/{rel}", root) is not None, rel
+    assert deny.match(f"{root}/docs/x", root) is None and deny.match(f"{root}/k.pm", root) is None
+
+
+def test_obeyed_table_names_fold() -> None:
+    missed = [rel for rel in OBEYED if protected_reason(Path("/w") / rel) is None]
+    assert missed == []
+    assert protected_reason("/w/src/Makefile.txt") is None
+
+
+def test_home_names_fold() -> None:
+    home = os.path.realpath(os.environ["HOME"])
+    for rel in (
+        ".SSH/authorized_keys",
+        ".ssh/Authorized_Keys",
+        ".Local/Bin/ls",
+        ".CONFIG/systemd/user/x.service",
+    ):
+        assert home_reason(f"{home}/{rel}") is not None, rel
+        assert protected_reason(f"{home}/{rel}") is not None, rel
+    assert home_reason(f"{home}/Projects/x.txt") is None
+
+
+def test_cd_and_hg_loads_fold() -> None:
+    assert _cd_loads.loads_at_cd("/w/.ENVRC") is _cd_loads.envrc_loads
+    assert _cd_loads.loads_at_cd("/w/.Mise.TOML") is _cd_loads.mise_loads
+    assert _cd_loads.loads_at_cd("/w/.HG/HGRC") is _hgrc_loads.hgrc_loads
+    assert _hgrc_loads.is_hg_config("/w/.Sl/CONFIG")
+    assert _cd_loads.loads_at_cd("/w/readme.md") is None
+
+
+def test_hooks_path_folds(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "config", "core.hooksPath", ".husky"], check=True)
+    (tmp_path / ".husky").mkdir()
+    assert hooks_dir_reason(tmp_path / ".husky" / "pre-commit") is not None
+    assert hooks_dir_reason(tmp_path / ".HUSKY" / "pre-commit") is not None
+    assert hooks_dir_reason(tmp_path / "src" / "pre-commit") is None
+
+
+def test_host_code_folds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root on the host's sys.path: a ``.PTH`` file or ``JSON.py`` there is what Python reads on
+    a folding filesystem (fails closed elsewhere)."""
+    root = os.path.realpath(tmp_path)
+    monkeypatch.setattr(sys, "path", [root, *sys.path])
+    for name in ("x.pth", "x.PTH", "x.pth.", "json.py", "JSON.py", "Json/__init__.py", "SiteCustomize.py"):
+        assert host_code_reason(f"{root}/{name}", [root]) is not None, name
+    assert host_code_reason(f"{root}/zz_not_a_module_q.py", [root]) is None
+
+
+def test_guard_reverts_folded_table_names(tmp_path: Path) -> None:
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    session.mkdir()
+    rules = RuleSet([parse_rule("Edit(./Secrets/**)", "deny", RuleOrigin("session", root=ws))], home=tmp_path)
+    guard = WorkspaceGuard(ws, session, use_inotify=False, write_deny=WriteDenyGlobs(rules))
+    planted = (*OBEYED, "SECRETS/new")
+    try:
+        assert guard.scan(revert=False) == []
+        for rel in planted:
+            path = ws / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("planted\n")
+        (ws / "Notes.TXT").write_text("an ordinary file stays\n")
+        notes = "\n".join(guard.scan(revert=True))
+    finally:
+        guard.close()
+    kept = [rel for rel in planted if (ws / rel).exists()]
+    assert kept == [], f"left in place: {kept}\n{notes}"
+    assert (ws / "Notes.TXT").exists()
+
+
+def test_guard_folds_what_an_envrc_loads(tmp_path: Path) -> None:
+    """``dotenv_if_exists .env.local`` and ``PATH_add bin``: on a folding filesystem a command's
+    ``.ENV.Local`` is the file direnv loads and ``BIN/ls`` the operator's next ``ls``."""
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    session.mkdir()
+    (ws / ".envrc").write_text("dotenv_if_exists .env.local\nPATH_add bin\n")  # the operator's
+    guard = WorkspaceGuard(ws, session, use_inotify=False)
+    planted = (".ENV.Local", "BIN/ls", ".env.local.")
+    try:
+        assert guard.scan(revert=False) == []
+        for rel in planted:
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_text("LD_PRELOAD=./x.so\n")
+        (ws / "BIN" / "zz-not-a-program-q").write_text("x\n")
+        notes = "\n".join(guard.scan(revert=True))
+    finally:
+        guard.close()
+    kept = [rel for rel in planted if (ws / rel).exists()]
+    assert kept == [], f"left in place: {kept}\n{notes}"
+    assert (ws / "BIN" / "zz-not-a-program-q").exists()
