@@ -155,3 +155,25 @@ def test_guard_folds_what_an_envrc_loads(tmp_path: Path) -> None:
     kept = [rel for rel in planted if (ws / rel).exists()]
     assert kept == [], f"left in place: {kept}\n{notes}"
     assert (ws / "BIN" / "zz-not-a-program-q").exists()
+
+
+def test_git_names_fold(tmp_path: Path) -> None:
+    """``.CONFIG/Git/config`` is the operator's git config, a ``.GIT`` directory's work tree its
+    parent (where a relative ``core.hooksPath`` lies) on a folding filesystem."""
+    from shellrt.supervisor import protect
+
+    assert protected_reason("/w/.CONFIG/Git/config") is not None
+    assert protect._user_gitconfig("/w/.Config/GIT", "config", frozenset())
+    assert protect._work_tree("/w/.GIT") == "/w" and protect._work_tree("/w/.git.") == "/w"
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    session.mkdir()
+    guard = WorkspaceGuard(ws, session, use_inotify=False)
+    try:
+        assert guard.scan(revert=False) == []
+        (ws / ".CONFIG" / "Git").mkdir(parents=True)
+        (ws / ".CONFIG" / "Git" / "config").write_text("[core]\n\tfsmonitor = ./evil.sh\n")
+        notes = "\n".join(guard.scan(revert=True))
+    finally:
+        guard.close()
+    assert not (ws / ".CONFIG" / "Git" / "config").exists(), notes

@@ -1273,7 +1273,10 @@ def _user_gitconfig(directory: str, name: str, named: frozenset[str] | None = No
     """A user-level git config (``~/.gitconfig``, ``~/.config/git/config``, or the file
     ``$XDG_CONFIG_HOME``/``$GIT_CONFIG_GLOBAL`` name: ``named``, else read now): with it in a
     writable root it is the operator's own, which every later git on the host obeys (round 18)."""
-    if name == ".gitconfig" or (name == "config" and directory.endswith("/.config/git")):
+    if name == ".gitconfig" or (
+        # ``.CONFIG/Git/config`` is git's on a folding filesystem (round 27 fold2; fails closed)
+        name == "config" and (directory.endswith("/.config/git") or fold_path(directory).endswith("/.config/git"))
+    ):
         return True
     named = env_gitconfigs() if named is None else named
     return bool(named) and f"{directory}/{name}" in named
@@ -1456,7 +1459,7 @@ def _linked_work_trees(gitdir: str) -> list[str]:
     ``<work tree>/.git``); a repository's config and its hooks path apply there too."""
     admin = os.path.join(gitdir, "worktrees")
     try:
-        names = os.listdir(admin) if os.path.basename(gitdir) == ".git" or os.path.isdir(admin) else []
+        names = os.listdir(admin) if fold_name(os.path.basename(gitdir)) == ".git" or os.path.isdir(admin) else []
     except OSError:
         return []
     found = []
@@ -1474,8 +1477,9 @@ def _work_tree(gitdir: str) -> str:
     relative to the git directory), or the one a linked worktree's ``gitdir`` file names (its
     ``<work tree>/.git``); else the git directory itself (bare). Red team round 17: only the first
     was known, so ``sub/.husky`` and ``wt/.husky`` were not hook directories. Read on every scan
-    that has a hooks path (a command may change them: git follows, and so does this)."""
-    if os.path.basename(gitdir) == ".git":
+    that has a hooks path (a command may change them: git follows, and so does this). A ``.GIT``
+    is a ``.git`` to git on a folding filesystem (round 27 fold2)."""
+    if fold_name(os.path.basename(gitdir)) == ".git":
         return os.path.dirname(gitdir)
     for name in ("config.worktree", "config"):
         content = _read_regular(os.path.join(gitdir, name))
