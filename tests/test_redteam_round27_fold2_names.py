@@ -112,49 +112,43 @@ def test_host_code_folds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert host_code_reason(f"{root}/zz_not_a_module_q.py", [root]) is None
 
 
-def test_guard_reverts_folded_table_names(tmp_path: Path) -> None:
+def _kept_after_scan(
+    tmp_path: Path, planted: tuple[str, ...], ordinary: tuple[str, ...], *, envrc: str = "", deny: str = ""
+) -> list[str]:
+    """Plant ``planted`` and ``ordinary`` after the guard's first scan (an accepted ``.envrc``,
+    a deny rule given); the planted files the reverting scan kept (every ordinary one must stay)."""
     ws, session = tmp_path / "ws", tmp_path / "session"
     ws.mkdir()
     session.mkdir()
-    rules = RuleSet([parse_rule("Edit(./Secrets/**)", "deny", RuleOrigin("session", root=ws))], home=tmp_path)
+    if envrc:
+        (ws / ".envrc").write_text(envrc)  # the operator's
+    rules = RuleSet([parse_rule(deny, "deny", RuleOrigin("session", root=ws))] if deny else [], home=tmp_path)
     guard = WorkspaceGuard(ws, session, use_inotify=False, write_deny=WriteDenyGlobs(rules))
-    planted = (*OBEYED, "SECRETS/new")
     try:
         assert guard.scan(revert=False) == []
-        for rel in planted:
-            path = ws / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("planted\n")
-        (ws / "Notes.TXT").write_text("an ordinary file stays\n")
+        for rel in (*planted, *ordinary):
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_text("planted\n")
         notes = "\n".join(guard.scan(revert=True))
     finally:
         guard.close()
-    kept = [rel for rel in planted if (ws / rel).exists()]
-    assert kept == [], f"left in place: {kept}\n{notes}"
-    assert (ws / "Notes.TXT").exists()
+    assert all((ws / rel).exists() for rel in ordinary), notes
+    return [rel for rel in planted if (ws / rel).exists()]
+
+
+def test_guard_reverts_folded_table_names(tmp_path: Path) -> None:
+    kept = _kept_after_scan(tmp_path, (*OBEYED, "SECRETS/new"), ("Notes.TXT",), deny="Edit(./Secrets/**)")
+    assert kept == []
 
 
 def test_guard_folds_what_an_envrc_loads(tmp_path: Path) -> None:
     """``dotenv_if_exists .env.local`` and ``PATH_add bin``: on a folding filesystem a command's
     ``.ENV.Local`` is the file direnv loads and ``BIN/ls`` the operator's next ``ls``."""
-    ws, session = tmp_path / "ws", tmp_path / "session"
-    ws.mkdir()
-    session.mkdir()
-    (ws / ".envrc").write_text("dotenv_if_exists .env.local\nPATH_add bin\n")  # the operator's
-    guard = WorkspaceGuard(ws, session, use_inotify=False)
-    planted = (".ENV.Local", "BIN/ls", ".env.local.")
-    try:
-        assert guard.scan(revert=False) == []
-        for rel in planted:
-            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-            (ws / rel).write_text("LD_PRELOAD=./x.so\n")
-        (ws / "BIN" / "zz-not-a-program-q").write_text("x\n")
-        notes = "\n".join(guard.scan(revert=True))
-    finally:
-        guard.close()
-    kept = [rel for rel in planted if (ws / rel).exists()]
-    assert kept == [], f"left in place: {kept}\n{notes}"
-    assert (ws / "BIN" / "zz-not-a-program-q").exists()
+    envrc = "dotenv_if_exists .env.local\nPATH_add bin\n"
+    kept = _kept_after_scan(
+        tmp_path, (".ENV.Local", "BIN/ls", ".env.local."), ("BIN/zz-not-a-program-q",), envrc=envrc
+    )
+    assert kept == []
 
 
 def test_git_names_fold(tmp_path: Path) -> None:
@@ -165,15 +159,4 @@ def test_git_names_fold(tmp_path: Path) -> None:
     assert protected_reason("/w/.CONFIG/Git/config") is not None
     assert protect._user_gitconfig("/w/.Config/GIT", "config", frozenset())
     assert protect._work_tree("/w/.GIT") == "/w" and protect._work_tree("/w/.git.") == "/w"
-    ws, session = tmp_path / "ws", tmp_path / "session"
-    ws.mkdir()
-    session.mkdir()
-    guard = WorkspaceGuard(ws, session, use_inotify=False)
-    try:
-        assert guard.scan(revert=False) == []
-        (ws / ".CONFIG" / "Git").mkdir(parents=True)
-        (ws / ".CONFIG" / "Git" / "config").write_text("[core]\n\tfsmonitor = ./evil.sh\n")
-        notes = "\n".join(guard.scan(revert=True))
-    finally:
-        guard.close()
-    assert not (ws / ".CONFIG" / "Git" / "config").exists(), notes
+    assert _kept_after_scan(tmp_path, (".CONFIG/Git/config",), ("Config/x",)) == []
