@@ -160,3 +160,14 @@ def test_git_names_fold(tmp_path: Path) -> None:
     assert protect._user_gitconfig("/w/.Config/GIT", "config", frozenset())
     assert protect._work_tree("/w/.GIT") == "/w" and protect._work_tree("/w/.git.") == "/w"
     assert _kept_after_scan(tmp_path, (".CONFIG/Git/config",), ("Config/x",)) == []
+
+
+def test_file_tools_fold_what_an_envrc_loads(tmp_path: Path) -> None:
+    """The file tools' question (`cd_loaded_reason`): ``.ENV.Local`` and ``BIN/ls`` are what an
+    accepted ``.envrc`` loads on a folding filesystem; ``mise/conf.d/X.TOML`` a drop-in."""
+    (tmp_path / ".envrc").write_text("dotenv_if_exists .env.local\nPATH_add bin\n")
+    (tmp_path / "mise" / "conf.d").mkdir(parents=True)
+    (tmp_path / "mise" / "conf.d" / "X.TOML").write_text('[env]\n_.source = "tools/env.sh"\n')
+    for rel in (".env.local", ".ENV.Local", ".env.local.", "bin/ls", "BIN/ls", "Tools/Env.sh"):
+        assert _cd_loads.cd_loaded_reason(tmp_path / rel) is not None, rel
+    assert _cd_loads.cd_loaded_reason(tmp_path / "BIN" / "zz-not-a-program-q") is None
