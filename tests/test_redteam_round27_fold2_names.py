@@ -171,3 +171,19 @@ def test_file_tools_fold_what_an_envrc_loads(tmp_path: Path) -> None:
     for rel in (".env.local", ".ENV.Local", ".env.local.", "bin/ls", "BIN/ls", "Tools/Env.sh"):
         assert _cd_loads.cd_loaded_reason(tmp_path / rel) is not None, rel
     assert _cd_loads.cd_loaded_reason(tmp_path / "BIN" / "zz-not-a-program-q") is None
+
+
+def test_home_inside_the_workspace_by_another_spelling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``HOME=/x/WS/home`` with the workspace ``/x/ws`` on a folding filesystem: the same home, so
+    a command's ``home/.ssh/authorized_keys`` there is the operator's."""
+    monkeypatch.setenv("HOME", str(tmp_path / "WS" / "home"))
+    (tmp_path / "ws" / "home").mkdir(parents=True)
+    from shellrt.supervisor._protect_home import HomeNames
+
+    names = HomeNames(tmp_path / "ws")
+    assert str(tmp_path / "ws" / "home") in names.homes
+    assert names.relative(str(tmp_path / "ws" / "home" / ".ssh")) == ".ssh"
+    assert names.relative(str(tmp_path / "ws" / "Home" / ".ssh")) == ".ssh"
+    assert names.relative(str(tmp_path / "ws" / "src")) is None

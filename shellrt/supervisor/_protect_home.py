@@ -132,24 +132,38 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
 
 
 class HomeNames:
-    """The home directories inside one workspace, as the guard's walk names them."""
+    """The home directories inside one workspace, as the guard's walk names them; a home spelt
+    otherwise on the way (``HOME=/x/WS/home``, workspace ``/x/ws``: one directory on a folding
+    filesystem) counts too, compared folded (red team round 27 fold2; fails closed elsewhere)."""
 
     def __init__(self, root: Path) -> None:
         walk_root = str(root)
         real_root = os.path.realpath(root)
-        self.homes: tuple[str, ...] = tuple(
-            walk_root if home == real_root else f"{walk_root}/{os.path.relpath(home, real_root)}"
-            for home in _homes()
-            if home == real_root or home.startswith(real_root.rstrip("/") + "/")
-        )
+        homes: list[str] = []
+        for home in _homes():
+            for top, place in ((real_root, home), (fold_path(real_root), fold_path(home))):
+                if place == top or place.startswith(top.rstrip("/") + "/"):
+                    homes.append(walk_root if place == top else f"{walk_root}/{os.path.relpath(place, top)}")
+                    break
+        self.homes: tuple[str, ...] = tuple(dict.fromkeys(homes))
+        self._folded = tuple(fold_path(h) for h in self.homes)
 
     def relative(self, directory: str) -> str | None:
-        """``directory`` relative to the home it is in (``""`` for the home itself), else None."""
+        """``directory`` relative to the home it is in (``""`` for the home itself), else None;
+        a match of the folded names gives the folded rest."""
         for home in self.homes:
             if directory == home:
                 return ""
             if directory.startswith(home + "/"):
                 return directory[len(home) + 1 :]
+        if not self.homes:
+            return None
+        folded = fold_path(directory)
+        for home in self._folded:
+            if folded == home:
+                return ""
+            if folded.startswith(home + "/"):
+                return folded[len(home) + 1 :]
         return None
 
     @staticmethod
