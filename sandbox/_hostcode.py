@@ -69,7 +69,28 @@ def host_code_places(roots: Sequence[Path]) -> tuple[list[Path], list[Path]]:
                 inside.append(Path(place))
             elif any(form == place or form.startswith(place.rstrip("/") + "/") for form in forms):
                 exposed.append(root)
+            else:
+                _folded_place(place, forms, root, inside, exposed)
     return sorted(set(inside), key=lambda p: (len(p.parts), str(p))), list(dict.fromkeys(exposed))
+
+
+def _folded_place(place: str, forms: set[str], root: Path, inside: list[Path], exposed: list[Path]) -> None:
+    """`host_code_places` for a place and a root spelt otherwise (``/x/ws/.venv``, root ``/x/WS``:
+    one directory on a folding filesystem; red team round 27 fold2). Inside: named as the root
+    spells it (the backends bind it below the root), when folding kept the root's length; else as
+    the place spells it (still bound read-only). Fails closed: on a case-sensitive filesystem the
+    extra bind is of a directory that exists."""
+    folded = fold_path(place)
+    for form in forms:
+        top = fold_path(form.rstrip("/"))
+        if folded != top and folded.startswith(top + "/"):
+            head = form.rstrip("/")
+            same = len(top) == len(head) and fold_path(place[: len(head)]) == top
+            inside.append(Path(head + place[len(head) :]) if same else Path(place))
+            return
+        if folded == top or top.startswith(folded.rstrip("/") + "/"):
+            exposed.append(root)
+            return
 
 
 def checked_host_code_places(roots: Sequence[Path], *, backend: str, other_fix: str) -> list[Path]:

@@ -187,3 +187,18 @@ def test_home_inside_the_workspace_by_another_spelling(
     assert names.relative(str(tmp_path / "ws" / "home" / ".ssh")) == ".ssh"
     assert names.relative(str(tmp_path / "ws" / "Home" / ".ssh")) == ".ssh"
     assert names.relative(str(tmp_path / "ws" / "src")) is None
+
+
+def test_host_code_places_inside_a_root_spelt_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host imports from ``/x/ws/.venv/site``; the root is given as ``/x/WS`` (one directory
+    on a folding filesystem): the place is inside it, to be bound read-only, as the root spells it."""
+    from sandbox._hostcode import host_code_places
+
+    site = tmp_path / "ws" / ".venv" / "site"
+    site.mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
+    inside, _ = host_code_places([tmp_path / "WS"])
+    assert tmp_path / "WS" / ".venv" / "site" in inside
+    assert host_code_places([tmp_path / "other"])[0] == []
