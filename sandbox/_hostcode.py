@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sandbox._namefold import fold_name, fold_path
 from sandbox.errors import SandboxPolicyError
 
 __all__ = ["checked_host_code_places", "host_code_places", "host_code_reason", "shadowing_roots"]
@@ -68,7 +69,28 @@ def host_code_places(roots: Sequence[Path]) -> tuple[list[Path], list[Path]]:
                 inside.append(Path(place))
             elif any(form == place or form.startswith(place.rstrip("/") + "/") for form in forms):
                 exposed.append(root)
+            else:
+                _folded_place(place, forms, root, inside, exposed)
     return sorted(set(inside), key=lambda p: (len(p.parts), str(p))), list(dict.fromkeys(exposed))
+
+
+def _folded_place(place: str, forms: set[str], root: Path, inside: list[Path], exposed: list[Path]) -> None:
+    """`host_code_places` for a place and a root spelt otherwise (``/x/ws/.venv``, root ``/x/WS``:
+    one directory on a folding filesystem; red team round 27 fold2). Inside: named as the root
+    spells it (the backends bind it below the root), when folding kept the root's length; else as
+    the place spells it (still bound read-only). Fails closed: on a case-sensitive filesystem the
+    extra bind is of a directory that exists."""
+    folded = fold_path(place)
+    for form in forms:
+        top = fold_path(form.rstrip("/"))
+        if folded != top and folded.startswith(top + "/"):
+            head = form.rstrip("/")
+            same = len(top) == len(head) and fold_path(place[: len(head)]) == top
+            inside.append(Path(head + place[len(head) :]) if same else Path(place))
+            return
+        if folded == top or top.startswith(folded.rstrip("/") + "/"):
+            exposed.append(root)
+            return
 
 
 def checked_host_code_places(roots: Sequence[Path], *, backend: str, other_fix: str) -> list[Path]:
@@ -150,6 +172,8 @@ _reason_cache: dict[object, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _names_cache: dict[tuple[str, ...], frozenset[str]] = {}
 #: [len(sys.modules), the top-level names loaded then].
 _loaded: list[Any] = [-1, frozenset()]
+#: [`_importable`'s two parts last folded, their names folded].
+_folded_names: list[Any] = [None, frozenset()]
 
 
 def _key(roots: Sequence[str]) -> object:
@@ -200,6 +224,26 @@ def _importable(exposed: tuple[str, ...]) -> frozenset[str]:
     return names | loaded
 
 
+def _importable_folded(exposed: tuple[str, ...]) -> frozenset[str]:
+    """`_importable`, every name folded (kept while that set is the same object)."""
+    _importable(exposed)  # brings both parts up to date
+    parts = (next(iter(_names_cache.values()), frozenset()), _loaded[1])
+    last = _folded_names[0]
+    if last is None or last[0] is not parts[0] or last[1] is not parts[1]:
+        _folded_names[:] = [parts, frozenset(fold_name(n) for n in parts[0] | parts[1])]
+    found: frozenset[str] = _folded_names[1]
+    return found
+
+
+def _below(path: str, folded: str, place: str) -> str | None:
+    """What of ``path`` lies below ``place`` (as spelt, else both folded), or None."""
+    top = place.rstrip("/") + "/"
+    if path.startswith(top):
+        return path[len(top) :]
+    ftop = fold_path(top)
+    return folded[len(ftop) :] if folded.startswith(ftop) else None
+
+
 def host_code_reason(path: str, roots: Sequence[str]) -> str | None:
     """Why writing ``path`` (a host path, symlinks resolved) puts code where this host process
     loads it from, or None (red team round 16: the file tools run on the host and wrote the
@@ -211,14 +255,24 @@ def host_code_reason(path: str, roots: Sequence[str]) -> str | None:
     package whose name the host imports (the standard library's, a loaded one's, or one found
     on ``sys.path``): it would shadow it."""
     inside, exposed = _places_for(roots)
+    # Names compared folded too (`sandbox._namefold`, red team round 27 fold2): on a folding
+    # filesystem ``.VENV/lib/...`` is the venv and ``X.PTH`` a file in the site directory; elsewhere
+    # they are refused too (fails closed).
+    folded = fold_path(path)
     for place in inside:
-        if path.startswith(place.rstrip("/") + "/"):
+        if _below(path, folded, place):
             return f"code the host's Python loads ({place} is where shellrt's own interpreter imports from)"
     for entry in exposed:
-        if not path.startswith(entry.rstrip("/") + "/"):
+        rest = _below(path, folded, entry)
+        if rest is None:
             continue
-        first = path[len(entry.rstrip("/")) + 1 :].split("/", 1)[0]
-        if first.endswith(".pth") or first.split(".", 1)[0] in _importable(exposed):
+        first = rest.split("/", 1)[0]
+        module = first.split(".", 1)[0]
+        if (
+            fold_name(first).endswith(".pth")
+            or module in _importable(exposed)
+            or fold_name(module) in _importable_folded(exposed)
+        ):
             return (
                 f"code the host's Python may import ({entry} is on shellrt's own sys.path: "
                 f"{first} would shadow or start a module there)"

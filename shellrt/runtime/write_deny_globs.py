@@ -10,7 +10,9 @@ engine's rule set (rules added mid-session count), compiled once per rule set.
 Paths are matched as the walk spells them (resolved directories, the entry's own
 name), against the rule's base in its literal and resolved forms and, when the
 rule names a place through a symbolic link, where that leads -- as the permission
-layer matches a deny. Docker's copy mode: the guard walks the session's private
+layer matches a deny. Names are also compared as a case- or normalisation-folding filesystem
+reads them (`sandbox._namefold`, red team round 27 fold2): ``Edit(./Secrets/**)`` names the
+``SECRETS/x`` a command makes there (fails closed where names do not fold). Docker's copy mode: the guard walks the session's private
 copy; ``views`` maps it back to the workspace the rules are anchored at.
 """
 
@@ -21,6 +23,7 @@ import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 
+from sandbox._namefold import fold_path
 from sandbox.confine import relative_to
 from shellrt.permissions.globs import glob_matches
 from shellrt.permissions.rules import WRITE_RULE_TOOLS, PermissionRule, _linked_anchor, pattern_base
@@ -49,6 +52,9 @@ class WriteDenyGlobs:
         self._views = {os.path.realpath(k): str(v) for k, v in (views or {}).items()}
         self._key: tuple[PermissionRule, ...] | None = None
         self._compiled: _Compiled = ()
+        #: The same rules with anchor and pattern folded (`fold_path`): matched against the folded path.
+        self._folded: _Compiled = ()
+        self._folded_changed: _Compiled = ()
         self._covered: dict[tuple[str, str], bool] = {}
         #: ((the rule list as last seen, managed_only), the deny rules that counted then).
         self._seen: tuple[tuple[tuple[PermissionRule, ...], bool], tuple[PermissionRule, ...]] | None = None
@@ -70,6 +76,14 @@ class WriteDenyGlobs:
         forms = [path]
         if not path.isascii():  # one name in two Unicode normal forms is the same name to a person
             forms.append(unicodedata.normalize("NFC", path))
+        found = self._first(compiled, forms)
+        if found is None:  # as a folding filesystem reads both (a path that folds to itself: only
+            folded = fold_path(path)  # the rules that changed by folding are left to try)
+            found = self._first(self._folded if folded != path else self._folded_changed, (folded,))
+        return found
+
+    def _first(self, compiled: _Compiled, forms: list[str] | tuple[str, ...]) -> str | None:
+        """The first rule of ``compiled`` that names one of ``forms``."""
         for prefix, pattern, chunks, text in compiled:
             for form in forms:
                 # Cheap first: a match holds every literal run of the pattern (``.pem``); the
@@ -137,6 +151,10 @@ class WriteDenyGlobs:
                 glob = "/" + rest if rest else "**"
                 out.append((anchor.rstrip("/") + "/", glob, _chunks(glob), text))
         self._key, self._compiled = current, tuple(out)
+        folded = ((fold_path(a), fold_path(p), text) for a, p, _, text in out)
+        self._folded = tuple(dict.fromkeys((a, p, _chunks(p), text) for a, p, text in folded))
+        spelt = {(a, p) for a, p, _, _ in out}
+        self._folded_changed = tuple(e for e in self._folded if (e[0], e[1]) not in spelt)
         self._covered.clear()
         return self._compiled
 

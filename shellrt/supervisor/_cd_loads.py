@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Final
 
 from sandbox._hostread import read_regular
+from sandbox._namefold import fold_name, fold_path
 from shellrt.supervisor._hgrc_loads import hgrc_loads, is_hg_config
 from shellrt.supervisor._host_obeyed import obeyed_reason
 
@@ -195,7 +196,9 @@ def _config_root(directory: str) -> str:
 def loads_at_cd(path: str) -> Callable[[str, str], frozenset[str]] | None:
     """The reader of the files ``path`` loads at ``cd`` (an ``.envrc``, a mise config), or at any
     ``hg``/``sl`` command (a repository's ``.hg/hgrc``), or None."""
-    name = os.path.basename(path)
+    # Names folded (`sandbox._namefold`, red team round 27 fold2): ``.ENVRC`` or ``.Mise.TOML`` is
+    # the file direnv or mise reads on a folding filesystem (elsewhere judged so too: fails closed).
+    name = fold_name(os.path.basename(path))
     if name == ENVRC:
         return envrc_loads
     if is_hg_config(path):  # not at cd: at every hg command (`_hgrc_loads`)
@@ -286,11 +289,14 @@ def cd_loaded_reason(path: str | os.PathLike[str]) -> str | None:
     above it loads it at ``cd`` (what the after-command check protects; round 19). Looks at the
     disk (about ten failed opens a directory level)."""
     text = os.path.abspath(os.fspath(path))
+    folded = fold_path(text)  # ``.ENV.Local`` is the ``.env.local`` loaded on a folding filesystem
     directory = os.path.dirname(text)
     for _ in range(_MAX_WALK):
         for config in _configs_in(directory):
             loads = _config_loads(config)
-            if text in loads or on_path_obeys(loads, text):
+            if not loads:
+                continue
+            if text in loads or on_path_obeys(loads, text) or _folded_loads(loads, folded):
                 return f"a file {config} has the host load (direnv or mise at every cd, hg at every command)"
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -304,8 +310,15 @@ def _configs_in(directory: str) -> list[str]:
     configs = [os.path.join(directory, name) for name in _CONFIGS]
     for drop_in in _CONF_D:
         with contextlib.suppress(OSError), os.scandir(os.path.join(directory, drop_in)) as entries:
-            configs += sorted(e.path for e in entries if e.name.endswith(".toml"))
+            configs += sorted(e.path for e in entries if fold_name(e.name).endswith(".toml"))
     return configs
+
+
+def _folded_loads(loads: frozenset[str], folded: str) -> bool:
+    """Whether the folded path ``folded`` is one of ``loads`` or on a PATH they add, both folded
+    (`sandbox._namefold`, red team round 27 fold2)."""
+    mine = frozenset(fold_path(p) for p in loads)
+    return folded in mine or on_path_obeys(mine, folded)
 
 
 #: config path -> (its signature, what it loads): parsed again only once it changed.

@@ -15,6 +15,8 @@ import os
 import shlex
 from typing import Final
 
+from sandbox._namefold import fold_name
+
 __all__ = ["hgrc_loads", "is_hg_config"]
 
 _NAMES: Final = frozenset({(".hg", "hgrc"), (".hg", "hgrc-not-shared"), (".sl", "config")})
@@ -22,7 +24,9 @@ _NAMES: Final = frozenset({(".hg", "hgrc"), (".hg", "hgrc-not-shared"), (".sl", 
 
 def is_hg_config(path: str) -> bool:
     """Whether ``path`` is a repository config of Mercurial (``.hg/hgrc``) or Sapling (``.sl/config``)."""
-    return (os.path.basename(os.path.dirname(path)), os.path.basename(path)) in _NAMES
+    # Folded (`sandbox._namefold`, red team round 27 fold2): ``.HG/HGRC`` is the config on a
+    # folding filesystem; elsewhere it is judged one too (fails closed).
+    return (fold_name(os.path.basename(os.path.dirname(path))), fold_name(os.path.basename(path))) in _NAMES
 
 
 def hgrc_loads(directory: str, text: str) -> frozenset[str]:

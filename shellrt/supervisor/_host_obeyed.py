@@ -16,12 +16,17 @@ code: shellrt loads none of it.
 
 One table, read by the after-command check (`protect.WorkspaceGuard`) and the file tools' safety
 check (`protect.protected_reason`): a name anywhere, a name in a directory, or every file below a
-directory (at any depth of it).
+directory (at any depth of it). Every name is compared folded (`sandbox._namefold`: red team
+round 27 fold2): on a folding filesystem ``.VSCODE/MCP.json`` or ``.Idea/watchertasks.xml`` is the
+file the program reads; elsewhere such a file is guarded too (fails closed). The tables are folded
+once; a scan folds each directory's names once (`obeyed_in`) and each listed name once.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from sandbox._namefold import fold_name
 
 __all__ = [
     "OBEYED_ANYWHERE",
@@ -123,12 +128,19 @@ _TREES: Final[dict[tuple[str, str], str]] = {
     (".kiro", "hooks"): _HOOKS,
     (".clinerules", "hooks"): _HOOKS,
 }
+#: The tables with every name folded (`fold_name`): what the functions below look names up in.
+_ANYWHERE_F: Final[dict[str, str]] = {fold_name(n): w for n, w in _ANYWHERE.items()}
+_SUFFIXES_F: Final[dict[str, str]] = {fold_name(s): w for s, w in _SUFFIXES.items()}
+_ENDINGS_F: Final[tuple[str, ...]] = tuple(_SUFFIXES_F)
+_IN_DIR_F: Final[dict[tuple[str, str], str]] = {(fold_name(d), fold_name(n)): w for (d, n), w in _IN_DIR.items()}
+_TREES_F: Final[dict[tuple[str, str], str]] = {(fold_name(a), fold_name(b)): w for (a, b), w in _TREES.items()}
 #: Names obeyed anywhere, and by directory name (what a scan asks once per directory listed).
 OBEYED_ANYWHERE: Final[frozenset[str]] = frozenset(_ANYWHERE)
 #: Name endings obeyed anywhere (for ``str.endswith``).
 OBEYED_SUFFIXES: Final[tuple[str, ...]] = tuple(_SUFFIXES)
+#: Folded directory name -> the folded names obeyed in it.
 _BY_DIR: Final[dict[str, frozenset[str]]] = {
-    d: frozenset(n for dd, n in _IN_DIR if dd == d) for d, _ in _IN_DIR
+    d: frozenset(n for dd, n in _IN_DIR_F if dd == d) for d, _ in _IN_DIR_F
 }
 #: Directory names that, as symlinks, redirect what these programs read: the dot-directories only
 #: (``.config`` aside: it holds much else); a link named ``mise`` may well be the program.
@@ -138,17 +150,19 @@ OBEYED_DIRS: Final[frozenset[str]] = frozenset(
 
 
 def obeyed_in(parents: tuple[str, ...]) -> frozenset[str] | None:
-    """The names obeyed in the directory ``parents`` besides `OBEYED_ANYWHERE`; None: every file
-    (a tree). One call per directory a scan lists, so a file costs one set lookup."""
+    """The folded names (`fold_name`) obeyed in the directory ``parents`` besides
+    `OBEYED_ANYWHERE`; None: every file (a tree). One call per directory a scan lists, so a file
+    costs one fold and one set lookup."""
     if obeyed_tree(parents) is not None:
         return None
-    return _BY_DIR.get(parents[-1], frozenset()) if parents else frozenset()
+    return _BY_DIR.get(fold_name(parents[-1]), frozenset()) if parents else frozenset()
 
 
 def obeyed_tree(parents: tuple[str, ...]) -> str | None:
     """Why every file below the directory ``parents`` (its path's names) is obeyed, or None."""
-    for index in range(len(parents) - 1):
-        why = _TREES.get((parents[index], parents[index + 1]))
+    folded = [fold_name(p) for p in parents]
+    for index in range(len(folded) - 1):
+        why = _TREES_F.get((folded[index], folded[index + 1]))
         if why is not None:
             return why
     return None
@@ -156,9 +170,10 @@ def obeyed_tree(parents: tuple[str, ...]) -> str | None:
 
 def obeyed_reason(parents: tuple[str, ...], name: str) -> str | None:
     """Why a host program obeys the file ``name`` in the directory ``parents``, or None."""
-    why = _ANYWHERE.get(name)
-    if why is None and name.endswith(OBEYED_SUFFIXES):
-        why = next(w for s, w in _SUFFIXES.items() if name.endswith(s))
+    name = fold_name(name)
+    why = _ANYWHERE_F.get(name)
+    if why is None and name.endswith(_ENDINGS_F):
+        why = next(w for s, w in _SUFFIXES_F.items() if name.endswith(s))
     if why is None and parents:
-        why = _IN_DIR.get((parents[-1], name))
+        why = _IN_DIR_F.get((fold_name(parents[-1]), name))
     return why if why is not None else obeyed_tree(parents)

@@ -14,6 +14,10 @@ The trade-off: ``pip install --user``, ``npm config set``, ``systemctl --user en
 and installers that drop a program into ``~/.local/bin`` are reverted too (with a note
 naming each file). Install into the project instead (``python -m venv .venv``, ``npm
 install`` without ``-g``), or run them yourself outside the agent.
+
+Names below the home are compared folded (`sandbox._namefold`, red team round 27 fold2): with a
+home on a folding filesystem (macOS), ``~/.SSH/authorized_keys`` is the operator's file; elsewhere
+such a file is guarded too (fails closed). The tables are lower-case ASCII: folded as they are.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import os
 import pwd
 import re
 from pathlib import Path
+
+from sandbox._namefold import fold_name, fold_path
 
 __all__ = ["HOME_FILES", "HOME_TREES", "HomeNames", "home_reason"]
 
@@ -116,6 +122,7 @@ def _homes() -> list[str]:
 
 
 def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
+    rel_dir, name = fold_path(rel_dir), fold_name(name)
     rel = f"{rel_dir}/{name}" if rel_dir else name
     if rel in HOME_FILES or (is_link and rel in _ANCESTORS):
         return True
@@ -125,24 +132,38 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
 
 
 class HomeNames:
-    """The home directories inside one workspace, as the guard's walk names them."""
+    """The home directories inside one workspace, as the guard's walk names them; a home spelt
+    otherwise on the way (``HOME=/x/WS/home``, workspace ``/x/ws``: one directory on a folding
+    filesystem) counts too, compared folded (red team round 27 fold2; fails closed elsewhere)."""
 
     def __init__(self, root: Path) -> None:
         walk_root = str(root)
         real_root = os.path.realpath(root)
-        self.homes: tuple[str, ...] = tuple(
-            walk_root if home == real_root else f"{walk_root}/{os.path.relpath(home, real_root)}"
-            for home in _homes()
-            if home == real_root or home.startswith(real_root.rstrip("/") + "/")
-        )
+        homes: list[str] = []
+        for home in _homes():
+            for top, place in ((real_root, home), (fold_path(real_root), fold_path(home))):
+                if place == top or place.startswith(top.rstrip("/") + "/"):
+                    homes.append(walk_root if place == top else f"{walk_root}/{os.path.relpath(place, top)}")
+                    break
+        self.homes: tuple[str, ...] = tuple(dict.fromkeys(homes))
+        self._folded = tuple(fold_path(h) for h in self.homes)
 
     def relative(self, directory: str) -> str | None:
-        """``directory`` relative to the home it is in (``""`` for the home itself), else None."""
+        """``directory`` relative to the home it is in (``""`` for the home itself), else None;
+        a match of the folded names gives the folded rest."""
         for home in self.homes:
             if directory == home:
                 return ""
             if directory.startswith(home + "/"):
                 return directory[len(home) + 1 :]
+        if not self.homes:
+            return None
+        folded = fold_path(directory)
+        for home in self._folded:
+            if folded == home:
+                return ""
+            if folded.startswith(home + "/"):
+                return folded[len(home) + 1 :]
         return None
 
     @staticmethod
@@ -156,9 +177,19 @@ def home_reason(path: str | Path) -> str | None:
     (by its name alone, as `protect.protected_reason`: the disk is not looked at)."""
     normal = os.path.normpath(path)
     homes = [*_homes(), *(os.path.normpath(h) for h in (os.environ.get("HOME", ""),) if h.startswith("/"))]
+    folded = fold_path(normal)
     for home in dict.fromkeys(homes):
-        if normal.startswith(home.rstrip("/") + "/"):
-            rel_dir, _, name = normal[len(home.rstrip("/")) + 1 :].rpartition("/")
+        top = home.rstrip("/") + "/"
+        ftop = fold_path(top)
+        rest = (
+            normal[len(top) :]
+            if normal.startswith(top)
+            else folded[len(ftop) :]
+            if folded.startswith(ftop)
+            else None
+        )
+        if rest is not None:
+            rel_dir, _, name = rest.rpartition("/")
             if _protects(rel_dir, name, is_link=False):
                 return "a file in the home directory that a later program runs or obeys (PATH, login, ssh, autostart)"
     return None

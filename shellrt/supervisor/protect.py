@@ -165,7 +165,8 @@ class WriteDeny(Protocol):
         ...
 
     def match(self, path: str, root: str) -> str | None:
-        """The rule that keeps ``path`` (found below the guard's ``root``) from being written."""
+        """The rule that keeps ``path`` (found below the guard's ``root``) from being written, the
+        names judged as spelt and as a folding filesystem reads them (`sandbox._namefold`)."""
         ...
 
     #: Whether a command can change an existing match (no read-only bind: the local backend), so
@@ -280,6 +281,8 @@ class WorkspaceGuard:
         self._included: dict[str, str] = {}
         #: Files inside the tree an accepted ``.envrc`` or mise config loads at ``cd`` (round 19).
         self._env_loads: frozenset[str] = frozenset()
+        #: The same, folded (`sandbox._namefold`): compared with a listed path folded.
+        self._env_folded: frozenset[str] = frozenset()
         self._cd_parsed: dict[str, tuple[object, frozenset[str]]] = {}  # config -> (its sig, loads)
         self._seq = 0
         #: Duration of the last scan (s): decides inline vs worker thread.
@@ -646,11 +649,19 @@ class WorkspaceGuard:
         obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
         # A directory an accepted .envrc/mise config puts first on PATH: a program's name there
         # shadows the host's (`_cd_loads`, round 19).
+        # Compared folded too (round 27 fold2): on a folding filesystem a command's ``BIN/ls`` is in
+        # the ``bin`` an .envrc puts on PATH, its ``.ENV.Local`` the file ``dotenv`` loads.
         on_path = False
+        fpath = path
         if self._env_loads:
             cd = _cd_loads()
-            key = cd.path_key(path)
-            on_path = any(f"{key}/{m}" in self._env_loads for m in (cd.ON_PATH, cd.ON_PATH_DEPS))
+            fpath = fold_path(path)
+            keys = (cd.path_key(path), cd.path_key(fpath))
+            on_path = any(
+                f"{key}/{m}" in loads
+                for key, loads in zip(keys, (self._env_loads, self._env_folded), strict=True)
+                for m in (cd.ON_PATH, cd.ON_PATH_DEPS)
+            )
         watched: list[tuple[str, str]] = []
         for (n, is_dir, is_link), fn in zip(entries, folded, strict=True):
             if is_dir:
@@ -682,21 +693,19 @@ class WorkspaceGuard:
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (self._env_loads and f"{path}/{n}" in self._env_loads)
+                or (self._env_loads and f"{fpath}/{fn}" in self._env_folded)
                 or (on_path and _cd_loads().on_path_obeys(self._env_loads, f"{path}/{n}"))
+                or (on_path and _cd_loads().on_path_obeys(self._env_folded, f"{fpath}/{fn}"))
                 or (is_link and f"{path}/{n}" in self._settings_ways)
                 or n in OBEYED_ANYWHERE
                 or n.endswith(OBEYED_SUFFIXES)
                 or fn.endswith(_SUFFIXES_FOLDED)
                 or obeyed is None
-                or n in obeyed
+                or fn in obeyed
             ):
                 kind = "file"
             elif self._deny is not None:
-                rule = self._deny.match(f"{path}/{n}", self._root_text)
-                if rule is None and path.startswith(self._root_text):  # as a folding fs reads it
-                    rel = fold_path(f"{path}/{n}"[len(self._root_text) :])
-                    if rel != f"{path}/{n}"[len(self._root_text) :]:
-                        rule = self._deny.match(self._root_text + rel, self._root_text)
+                rule = self._deny.match(f"{path}/{n}", self._root_text)  # folds names itself
                 if rule is not None:
                     kind = "denied"
                     self._deny_rules[f"{path}/{n}"] = rule
@@ -739,6 +748,7 @@ class WorkspaceGuard:
         if loads == self._env_loads:
             return
         changed, self._env_loads = loads ^ self._env_loads, loads
+        self._env_folded = frozenset(fold_path(p) for p in loads)
         dirs = {os.path.dirname(p) for p in changed}
         for directory in [d for d in dirs if "*" in d]:  # layout python's .direnv/python-*/bin
             import glob  # here: rarely needed, and `run` has an import budget
@@ -1263,7 +1273,10 @@ def _user_gitconfig(directory: str, name: str, named: frozenset[str] | None = No
     """A user-level git config (``~/.gitconfig``, ``~/.config/git/config``, or the file
     ``$XDG_CONFIG_HOME``/``$GIT_CONFIG_GLOBAL`` name: ``named``, else read now): with it in a
     writable root it is the operator's own, which every later git on the host obeys (round 18)."""
-    if name == ".gitconfig" or (name == "config" and directory.endswith("/.config/git")):
+    if name == ".gitconfig" or (
+        # ``.CONFIG/Git/config`` is git's on a folding filesystem (round 27 fold2; fails closed)
+        name == "config" and (directory.endswith("/.config/git") or fold_path(directory).endswith("/.config/git"))
+    ):
         return True
     named = env_gitconfigs() if named is None else named
     return bool(named) and f"{directory}/{name}" in named
@@ -1348,13 +1361,17 @@ def hooks_dir_reason(path: str | Path) -> str | None:
                 included += also
             values += tuple(v for v in operator_hooks_paths() if v not in values)
             if values or included:  # resolved only here (a ~60 us realpath per write was the cost otherwise)
+                # Compared folded too (`sandbox._namefold`, round 27 fold2): on a folding filesystem
+                # ``.HUSKY/pre-commit`` is the hook git runs from ``core.hooksPath = .husky``.
                 real = os.path.realpath(parent)
+                reals = (real, fold_path(real))
                 if not text.endswith(".sample"):
                     for value in values:
-                        if os.path.realpath(os.path.join(base, os.path.expanduser(value))) == real:
+                        named = os.path.realpath(os.path.join(base, os.path.expanduser(value)))
+                        if named == real or fold_path(named) in reals:
                             return f"a git hook (this repository's core.hooksPath is {value})"
                 target = os.path.realpath(text)
-                if target in included:
+                if target in included or fold_path(target) in {fold_path(i) for i in included}:
                     return "git configuration this repository's config includes (it can name programs git runs)"
             return None  # the enclosing repository: its config named no such directory
         up = os.path.dirname(base)
@@ -1442,7 +1459,7 @@ def _linked_work_trees(gitdir: str) -> list[str]:
     ``<work tree>/.git``); a repository's config and its hooks path apply there too."""
     admin = os.path.join(gitdir, "worktrees")
     try:
-        names = os.listdir(admin) if os.path.basename(gitdir) == ".git" or os.path.isdir(admin) else []
+        names = os.listdir(admin) if fold_name(os.path.basename(gitdir)) == ".git" or os.path.isdir(admin) else []
     except OSError:
         return []
     found = []
@@ -1460,8 +1477,9 @@ def _work_tree(gitdir: str) -> str:
     relative to the git directory), or the one a linked worktree's ``gitdir`` file names (its
     ``<work tree>/.git``); else the git directory itself (bare). Red team round 17: only the first
     was known, so ``sub/.husky`` and ``wt/.husky`` were not hook directories. Read on every scan
-    that has a hooks path (a command may change them: git follows, and so does this)."""
-    if os.path.basename(gitdir) == ".git":
+    that has a hooks path (a command may change them: git follows, and so does this). A ``.GIT``
+    is a ``.git`` to git on a folding filesystem (round 27 fold2)."""
+    if fold_name(os.path.basename(gitdir)) == ".git":
         return os.path.dirname(gitdir)
     for name in ("config.worktree", "config"):
         content = _read_regular(os.path.join(gitdir, name))
