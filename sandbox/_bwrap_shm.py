@@ -7,8 +7,10 @@ caller has no mount of its own on the host, and nothing may be given to bwrap's 
 init (pid 1, dumpable, the command's to write) would hold too (round 26). So the mount is made
 before bwrap, on the host side: the sealed starter program (``zinit shm``, `sandbox._bwrap_starter`)
 makes a user and mount namespace of the caller's own (its uid and gid mapped to themselves), mounts
-a tmpfs of `SHM_BYTES` and `inode_cap` inodes on ``/dev/shm`` there and execs bwrap, which binds it
-at the sandbox's /dev/shm. Its capabilities end at that exec; the namespace and tmpfs end with the
+a tmpfs of `SHM_BYTES` and `inode_cap` inodes on an empty 0700 directory of the backend's own
+(`ShmCap.where`, beside the session's /tmp) there and execs bwrap, which binds it at the sandbox's
+/dev/shm. Not on the host's ``/dev/shm`` itself: that hid whatever bwrap binds from there (a temp
+dir under /dev/shm: the session's /tmp, CI61's VM test). Its capabilities end at that exec; the namespace and tmpfs end with the
 sandbox. Without the starter (no C compiler, ``vm.memfd_noexec`` 2), or where the kernel refuses
 the starter its namespace or mount (an AppArmor userns restriction: tried once per backend,
 `ShmCap.decide`), /dev/shm stays bwrap's uncapped one, logged once.
@@ -23,27 +25,23 @@ import subprocess
 
 from sandbox._tmpcap import inode_cap
 
-__all__ = ["SHM_DIR", "ShmCap", "shm_wrapper"]
+__all__ = ["ShmCap", "shm_wrapper"]
 
 _log = logging.getLogger(__name__)
 
-#: Where the capped tmpfs is mounted in the starter's namespace (bwrap binds it from there).
-SHM_DIR = "/dev/shm"
-
-
-def shm_wrapper(starter: int | None, size: int) -> list[str]:
+def shm_wrapper(starter: int | None, size: int, where: str | None) -> list[str]:
     """The argv to put right before a non-root caller's bwrap (after ``nsenter`` into its budget
     namespace: the new namespace is its child), or empty: root (the pool serves it), no starter,
-    or no directory at `SHM_DIR` to mount on."""
-    if starter is None or os.geteuid() == 0:
+    or no directory ``where`` to mount on (in the starter's namespace; bwrap binds it from there)."""
+    if starter is None or where is None or os.geteuid() == 0:
         return []
     try:
-        if not stat.S_ISDIR(os.lstat(SHM_DIR).st_mode):
+        if not stat.S_ISDIR(os.lstat(where).st_mode):
             return []
     except OSError:
         return []
     options = f"mode=1777,size={size},nr_inodes={inode_cap(size)}"
-    return [f"/proc/self/fd/{starter}", "shm", SHM_DIR, options]
+    return [f"/proc/self/fd/{starter}", "shm", where, options]
 
 
 class ShmCap:
@@ -55,23 +53,26 @@ class ShmCap:
     def __init__(self, size: int) -> None:
         self._size = size
         self._works: bool | None = None
+        #: The empty directory the capped tmpfs is mounted on (set when the backend starts).
+        self.where: str | None = None
 
     @property
     def decided(self) -> bool:
         return self._works is not None
 
-    def decide(self, starter: int | None, prefix: list[str]) -> None:
-        """Try the wrapper once (blocking: call it off the event loop)."""
+    def decide(self, starter: int | None, prefix: list[str], program: list[str]) -> None:
+        """Try the wrapper once before ``program`` (absolute: ``bwrap --version``; blocking: call
+        it off the event loop)."""
         if self._works is not None:
             return
-        argv = shm_wrapper(starter, self._size)
+        argv = shm_wrapper(starter, self._size, self.where)
         if not argv:
             self._works = False
             return
         assert starter is not None
         try:
             done = subprocess.run(
-                [*prefix, *argv, "true"], pass_fds=(starter,), capture_output=True, text=True, timeout=30
+                [*prefix, *argv, *program], pass_fds=(starter,), capture_output=True, text=True, timeout=30
             )
             why = "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -82,4 +83,4 @@ class ShmCap:
 
     def argv(self, starter: int | None) -> list[str]:
         """`shm_wrapper`'s argv once `decide` found it works, else empty."""
-        return shm_wrapper(starter, self._size) if self._works else []
+        return shm_wrapper(starter, self._size, self.where) if self._works else []

@@ -112,7 +112,7 @@ from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
-from sandbox._bwrap_shm import SHM_DIR, ShmCap
+from sandbox._bwrap_shm import ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -573,6 +573,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             )
             if as_root and tmp_cap is not None:  # before the holder: its namespace copies the mount
                 cap_tmp(self._session_tmp, tmp_cap)
+            if not as_root:  # the mount point of a non-root command's capped /dev/shm (sandbox._bwrap_shm)
+                shm_mount = self._tmp_owner.path / "shm"
+                shm_mount.mkdir(mode=0o700)
+                self._shm_cap.where = str(shm_mount)
             if as_root:  # one bwrap per command's /dev/shm (a zygote's fallback too): before the holder
                 self._shm_pool = ShmPool(
                     self._tmp_owner.path / SHM_POOL_NAME, SHM_BYTES, inode_cap(SHM_BYTES)
@@ -1253,7 +1257,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if not self._starter.decided:  # built on first use: off the event loop
             await anyio.to_thread.run_sync(self._starter.fd)
         if not self._shm_cap.decided and not self._ns_user_prefix:  # non-root: tried once, off the loop
-            await anyio.to_thread.run_sync(self._shm_cap.decide, self._starter.fd(), self._budget_prefix())
+            assert self._bwrap is not None  # started
+            program = [self._bwrap, "--version"]  # absolute (`host_which`): what the wrapper execs
+            await anyio.to_thread.run_sync(self._shm_cap.decide, self._starter.fd(), self._budget_prefix(), program)
 
         async def spawn() -> tuple[SandboxProcess, int]:
             return await self._spawn_once(request, masks)
@@ -1339,7 +1345,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     seccomp_fd=seccomp_r,
                     masks=masks,
                     pin_fds=pins,
-                    shm=Path(SHM_DIR) if capped else shm,
+                    shm=Path(self._shm_cap.where) if capped and self._shm_cap.where else shm,
                 )
                 argv = [
                     *sandbox,

@@ -44,7 +44,7 @@ def test_a_live_owner_in_another_pid_namespace_keeps_its_container() -> None:
     require(os.geteuid() == 0, "unshare --pid needs root")
     session = secrets.token_hex(6)
     owner = subprocess.Popen(
-        ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", _OWNER, session],
+        ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", sys.executable, "-c", _OWNER, session],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},

@@ -42,6 +42,7 @@ REVIEWED = {
     "sandbox/_ucounts.py:_BudgetNamespace._make": "sys.executable -I -S, absolute; env {}, cwd /",
     "sandbox/_ucounts.py:_check_joinable": "nsenter found on os.defpath and /usr/sbin:/sbin; PATH=os.defpath for its `true`",
     "sandbox/_ownerguard.py:guard_owner": "sys.executable -S, absolute",
+    "sandbox/_bwrap_shm.py:ShmCap.decide": "the budget prefix (nsenter, absolute), the starter as /proc/self/fd, then bwrap from host_which --version",
     "sandbox/_reaper.py:Reaper.__init__": "sys.executable, absolute",
     "sandbox/_spawn.py:start": "the backend's command (bwrap by absolute path; local is no sandbox)",
     "sandbox/_static_build.py:_compile": "the C compiler from host_which",

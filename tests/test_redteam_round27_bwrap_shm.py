@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -35,11 +36,12 @@ AFTER = (
 )
 
 
-def test_a_commands_dev_shm_is_capped_and_its_own(tmp_path: Path) -> None:
+def test_a_commands_dev_shm_is_capped_and_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As uid 65534 failed before (1 of 1): 16,484 of 16,484 files made, 3,085,474 inodes."""
     require_bwrap()
     ws = tmp_path / "ws"
     ws.mkdir()
+    _commands_run_with_the_temp_dir_under_dev_shm(tmp_path, monkeypatch)
 
     async def main() -> tuple[str, str]:
         backend = BwrapBackend(BwrapConfig(persistent=False), SandboxPolicy(workspace=ws))
@@ -68,8 +70,31 @@ def test_it_holds_for_an_unprivileged_caller() -> None:
     _nonroot.assert_all_held(collected, outcome)
 
 
+def _commands_run_with_the_temp_dir_under_dev_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend's temp directory under the host's /dev/shm (a VM's, CI61): the capped tmpfs was
+    mounted over /dev/shm itself and hid the session's /tmp from bwrap ("Can't find source path"),
+    so every command failed (1 of 1 as 65534 before the mount point moved to the backend's own
+    empty directory). Non-root only: a root caller's leased uid cannot pass this 0700 directory."""
+    if os.geteuid() == 0 or not os.path.isdir("/dev/shm"):
+        return
+    under_shm = tempfile.mkdtemp(prefix="rt27shm-", dir="/dev/shm")
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(tempfile, "tempdir", under_shm)  # the backend's OwnedDir lands there
+
+            async def main() -> str:
+                backend = BwrapBackend(BwrapConfig(persistent=False), SandboxPolicy(workspace=tmp_path / "ws"))
+                async with supervised(backend, tmp_path / "s-shm") as sup:
+                    return (await sup.run("echo RAN; touch /tmp/x && echo TMP", timeout_s=60)).preview
+
+            out = anyio.run(main)
+    finally:
+        shutil.rmtree(under_shm, ignore_errors=True)
+    assert "RAN" in out and "TMP" in out, out
+
+
 def test_a_refused_namespace_leaves_commands_uncapped_not_failing(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     """Where the kernel refuses the starter its namespace or mount (an AppArmor userns restriction),
     the one try before the first command says so and commands start as before, uncapped."""
@@ -77,13 +102,15 @@ def test_a_refused_namespace_leaves_commands_uncapped_not_failing(
     fd = os.open("/dev/null", os.O_RDONLY)
     try:
         cap = _bwrap_shm.ShmCap(64 << 20)
+        cap.where = str(tmp_path)
         refusing = ["/bin/sh", "-c", "echo 'unshare: Operation not permitted' >&2; exit 125", "sh"]
         with caplog.at_level("WARNING", logger="sandbox._bwrap_shm"):
-            cap.decide(fd, refusing)
+            cap.decide(fd, refusing, ["/bin/true"])
         assert cap.decided and cap.argv(fd) == []
         assert "uncapped /dev/shm" in caplog.text and "Operation not permitted" in caplog.text
         works = _bwrap_shm.ShmCap(64 << 20)
-        works.decide(fd, ["/bin/sh", "-c", "exit 0", "sh"])
-        assert works.argv(fd)[1:3] == ["shm", "/dev/shm"]
+        works.where = str(tmp_path)
+        works.decide(fd, ["/bin/sh", "-c", "exit 0", "sh"], ["/bin/true"])
+        assert works.argv(fd)[1:3] == ["shm", str(tmp_path)]
     finally:
         os.close(fd)
