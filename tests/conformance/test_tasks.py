@@ -133,13 +133,20 @@ async def test_foreground_moves_to_background_on_timeout(sup: Supervisor) -> Non
 
 
 async def test_close_interrupts_a_running_foreground_command(sup: Supervisor) -> None:
+    running = anyio.Event()
+
     async def close_soon() -> None:
-        await anyio.sleep(0.3)
+        # Once the command runs (its first output), not after a fixed 0.3 s: at CI61's load the
+        # start took longer and the close came first ("the shell session is closed").
+        await running.wait()
+        await anyio.sleep(0.2)
         await sup.close()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(close_soon)
-        result = await sup.run("sleep 1041", timeout_s=30)
+        result = await sup.run(
+            "echo started; sleep 1041", timeout_s=30, on_output=lambda _s, _b: running.set()
+        )
     assert result.interrupted and not result.timed_out
     with pytest.raises(SupervisorClosedError):
         await sup.run("true", timeout_s=5)
