@@ -167,7 +167,10 @@ async def test_leftovers_end_at_close_while_another_command_of_the_session_runs(
     async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
         _check_mode(backend, mode)
         await sup.start_background("sleep 60")
-        result = await sup.run(f"(setsid env -i sleep {token} &) ; exit", timeout_s=20)
+        # The command ends once its leftover runs: a subshell not yet past ``setsid`` when the
+        # command ended was still in the run's tree and went with it (CI61 at load 10).
+        wait = f'until ps -eo args= | grep -qx "sleep {token}"; do sleep 0.01; done'
+        result = await sup.run(f"(setsid env -i sleep {token} &) ; {wait}; exit", timeout_s=20)
         assert result.exit_code == 0, result
         assert _started_within(token, 5.0), "the leftover should have started"
     assert _gone_within(token, 3.0), _running(token)
