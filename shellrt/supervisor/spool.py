@@ -368,6 +368,9 @@ class OutputSpool:
             except OSError as exc:
                 # A full disk (bytes or inodes: a command can fill the one the session lives on)
                 # loses the output as a failed write does; the start does not fail (round 27).
+                # Anything else is refused as before: a name taken (a planted link, round 5).
+                if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                    raise
                 self.lost = _write_failure(exc, path)
         #: ``saved_bytes`` up to which the disk was seen to have room (past it: look again). A small
         #: output is written as before: a nearly full disk does not fail every ``echo``.
