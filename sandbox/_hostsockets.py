@@ -710,14 +710,18 @@ class IpcMasks:
         key = (table, os.environ.get("XDG_RUNTIME_DIR", ""))
         if self._mounts.mounts_changed():
             self._key = None
+        worked_out = False
         if key != self._key:
             bound = _bound(table)
             if self._key is None or key[1] != self._key[1] or bound != self._bound:
                 self._work_out(table)
+                worked_out = True
             self._bound = bound
             self._key = key
-        elif not all(_is_socket(path) for path in self._masked):
-            self._work_out(table)  # a listed socket's file was removed: bwrap could not cover it
+        # whatever else changed (a connection of no path): a listed socket's file that was
+        # removed cannot be covered by bwrap, so the flags are worked out without it
+        if not worked_out and not all(_is_socket(path) for path in self._masked):
+            self._work_out(table)
         return list(self._args)
 
     def close(self) -> None:
