@@ -430,6 +430,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._starter = Starter()
         #: Non-root, one bwrap per command: whether the starter can mount its capped /dev/shm here.
         self._shm_cap = ShmCap(SHM_BYTES)
+        self._shm_where: str | None = None  # its mount point, made at start
         #: The meeting places and static caches to mask, looked at again only when they changed.
         self._own = OwnMaskCache(
             lambda: _own_masks(self.policy.allowed_roots()),
@@ -576,7 +577,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             if not as_root:  # the mount point of a non-root command's capped /dev/shm (sandbox._bwrap_shm)
                 shm_mount = self._tmp_owner.path / "shm"
                 shm_mount.mkdir(mode=0o700)
-                self._shm_cap.where = str(shm_mount)
+                self._shm_where = str(shm_mount)
             if as_root:  # one bwrap per command's /dev/shm (a zygote's fallback too): before the holder
                 self._shm_pool = ShmPool(
                     self._tmp_owner.path / SHM_POOL_NAME, SHM_BYTES, inode_cap(SHM_BYTES)
@@ -1259,7 +1260,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if not self._shm_cap.decided and not self._ns_user_prefix:  # non-root: tried once, off the loop
             assert self._bwrap is not None  # started
             program = [self._bwrap, "--version"]  # absolute (`host_which`): what the wrapper execs
-            await anyio.to_thread.run_sync(self._shm_cap.decide, self._starter.fd(), self._budget_prefix(), program)
+            await anyio.to_thread.run_sync(self._shm_cap.decide, self._starter.fd(), self._shm_where, self._budget_prefix(), program)
 
         async def spawn() -> tuple[SandboxProcess, int]:
             return await self._spawn_once(request, masks)
@@ -1336,7 +1337,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
             pins = PinFds(self._pin_root())
             starter = self._starter.fd()  # passed at its own number (``pass_fds``)
-            capped = self._shm_cap.argv(starter) if shm is None and not self._ns_user_prefix else []
+            capped = self._shm_cap.argv(starter, self._shm_where) if shm is None and not self._ns_user_prefix else []
             try:
                 sandbox = self.bwrap_args(
                     cwd=request.cwd,
@@ -1345,7 +1346,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     seccomp_fd=seccomp_r,
                     masks=masks,
                     pin_fds=pins,
-                    shm=Path(self._shm_cap.where) if capped and self._shm_cap.where else shm,
+                    shm=Path(self._shm_where) if capped and self._shm_where else shm,
                 )
                 argv = [
                     *sandbox,
