@@ -152,6 +152,7 @@ from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError, SandboxPolicyError
+from sandbox.others_places import others_places
 from sandbox.policy import SandboxPolicy
 
 __all__ = ["BwrapBackend", "private_places"]
@@ -312,14 +313,6 @@ def own_places() -> list[str]:
 _MEET = "meet:"
 
 
-def _others_places() -> tuple[tuple[str, ...], ...]:
-    """Below a writable root, where another shellrt process of this uid keeps `own_places` when its
-    ``HOME`` or ``TMPDIR`` is that root: its caches (the meeting place is below) and its temp-path
-    places. They are not this process's to know (its own environment names others), yet a command
-    there could plant its init or take its lock (red team round 27)."""
-    return ((".cache", "shellrt"), (f"shellrt-budget-{os.geteuid()}",), (f"shellrt-cache-{os.getuid()}",))
-
-
 def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     """Those of `own_places` a sandbox must mask as read-denied directories: each below a writable root
     (the root's bind shows it again over the run-dir masks) and each outside /tmp, the run dirs and
@@ -329,7 +322,7 @@ def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     filled = [Path(p) for p in ("/tmp", *_emptied_places())]
     places = [Path(p) for p in own_places()]
     for root in real_roots:  # another process of the uid whose HOME or TMPDIR is the root
-        for names in _others_places():
+        for names in others_places():
             other = real_below(str(root), names)
             if other is not None and Path(other) not in places:
                 places.append(Path(other))
@@ -357,7 +350,7 @@ def _own_mask_paths(roots: tuple[Path, ...] | list[Path]) -> list[str]:
     """The paths whose names `_own_masks` walks: the places, caches, other processes' places in the
     roots, the roots, /tmp and the run dirs (watched: `sandbox._placewatch`)."""
     places = [*place_paths(), *(str(cache) for cache in cache_dirs())]
-    others = [str(Path(root).joinpath(*names)) for root in roots for names in _others_places()]
+    others = [str(Path(root).joinpath(*names)) for root in roots for names in others_places()]
     return [*places, *others, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
 
 
