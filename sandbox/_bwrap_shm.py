@@ -8,7 +8,7 @@ init (pid 1, dumpable, the command's to write) would hold too (round 26). So the
 before bwrap, on the host side: the sealed starter program (``zinit shm``, `sandbox._bwrap_starter`)
 makes a user and mount namespace of the caller's own (its uid and gid mapped to themselves), mounts
 a tmpfs of `SHM_BYTES` and `inode_cap` inodes on an empty 0700 directory of the backend's own
-(`ShmCap.where`, beside the session's /tmp) there and execs bwrap, which binds it at the sandbox's
+(``where``, beside the session's /tmp; given to each call like the starter's fd) there and execs bwrap, which binds it at the sandbox's
 /dev/shm. Not on the host's ``/dev/shm`` itself: that hid whatever bwrap binds from there (a temp
 dir under /dev/shm: the session's /tmp, CI61's VM test). Its capabilities end at that exec; the namespace and tmpfs end with the
 sandbox. Without the starter (no C compiler, ``vm.memfd_noexec`` 2), or where the kernel refuses
@@ -53,19 +53,17 @@ class ShmCap:
     def __init__(self, size: int) -> None:
         self._size = size
         self._works: bool | None = None
-        #: The empty directory the capped tmpfs is mounted on (set when the backend starts).
-        self.where: str | None = None
 
     @property
     def decided(self) -> bool:
         return self._works is not None
 
-    def decide(self, starter: int | None, prefix: list[str], program: list[str]) -> None:
+    def decide(self, starter: int | None, where: str | None, prefix: list[str], program: list[str]) -> None:
         """Try the wrapper once before ``program`` (absolute: ``bwrap --version``; blocking: call
-        it off the event loop)."""
+        it off the event loop); ``where``: the backend's empty directory to mount on (None: none)."""
         if self._works is not None:
             return
-        argv = shm_wrapper(starter, self._size, self.where)
+        argv = shm_wrapper(starter, self._size, where)
         if not argv:
             self._works = False
             return
@@ -81,6 +79,6 @@ class ShmCap:
         if why:
             _log.warning("bwrap: one bwrap per command keeps an uncapped /dev/shm (~3 M inodes): %s", why)
 
-    def argv(self, starter: int | None) -> list[str]:
+    def argv(self, starter: int | None, where: str | None) -> list[str]:
         """`shm_wrapper`'s argv once `decide` found it works, else empty."""
-        return shm_wrapper(starter, self._size, self.where) if self._works else []
+        return shm_wrapper(starter, self._size, where) if self._works else []

@@ -152,6 +152,7 @@ from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError, SandboxPolicyError
+from sandbox.others_places import others_places
 from sandbox.policy import SandboxPolicy
 
 __all__ = ["BwrapBackend", "private_places"]
@@ -312,14 +313,6 @@ def own_places() -> list[str]:
 _MEET = "meet:"
 
 
-def _others_places() -> tuple[tuple[str, ...], ...]:
-    """Below a writable root, where another shellrt process of this uid keeps `own_places` when its
-    ``HOME`` or ``TMPDIR`` is that root: its caches (the meeting place is below) and its temp-path
-    places. They are not this process's to know (its own environment names others), yet a command
-    there could plant its init or take its lock (red team round 27)."""
-    return ((".cache", "shellrt"), (f"shellrt-budget-{os.geteuid()}",), (f"shellrt-cache-{os.getuid()}",))
-
-
 def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     """Those of `own_places` a sandbox must mask as read-denied directories: each below a writable root
     (the root's bind shows it again over the run-dir masks) and each outside /tmp, the run dirs and
@@ -329,7 +322,7 @@ def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     filled = [Path(p) for p in ("/tmp", *_emptied_places())]
     places = [Path(p) for p in own_places()]
     for root in real_roots:  # another process of the uid whose HOME or TMPDIR is the root
-        for names in _others_places():
+        for names in others_places():
             other = real_below(str(root), names)
             if other is not None and Path(other) not in places:
                 places.append(Path(other))
@@ -357,7 +350,7 @@ def _own_mask_paths(roots: tuple[Path, ...] | list[Path]) -> list[str]:
     """The paths whose names `_own_masks` walks: the places, caches, other processes' places in the
     roots, the roots, /tmp and the run dirs (watched: `sandbox._placewatch`)."""
     places = [*place_paths(), *(str(cache) for cache in cache_dirs())]
-    others = [str(Path(root).joinpath(*names)) for root in roots for names in _others_places()]
+    others = [str(Path(root).joinpath(*names)) for root in roots for names in others_places()]
     return [*places, *others, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
 
 
@@ -430,6 +423,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._starter = Starter()
         #: Non-root, one bwrap per command: whether the starter can mount its capped /dev/shm here.
         self._shm_cap = ShmCap(SHM_BYTES)
+        self._shm_where: str | None = None  # its mount point, made at start
         #: The meeting places and static caches to mask, looked at again only when they changed.
         self._own = OwnMaskCache(
             lambda: _own_masks(self.policy.allowed_roots()),
@@ -576,7 +570,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             if not as_root:  # the mount point of a non-root command's capped /dev/shm (sandbox._bwrap_shm)
                 shm_mount = self._tmp_owner.path / "shm"
                 shm_mount.mkdir(mode=0o700)
-                self._shm_cap.where = str(shm_mount)
+                self._shm_where = str(shm_mount)
             if as_root:  # one bwrap per command's /dev/shm (a zygote's fallback too): before the holder
                 self._shm_pool = ShmPool(
                     self._tmp_owner.path / SHM_POOL_NAME, SHM_BYTES, inode_cap(SHM_BYTES)
@@ -1259,7 +1253,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if not self._shm_cap.decided and not self._ns_user_prefix:  # non-root: tried once, off the loop
             assert self._bwrap is not None  # started
             program = [self._bwrap, "--version"]  # absolute (`host_which`): what the wrapper execs
-            await anyio.to_thread.run_sync(self._shm_cap.decide, self._starter.fd(), self._budget_prefix(), program)
+            await anyio.to_thread.run_sync(self._shm_cap.decide, self._starter.fd(), self._shm_where, self._budget_prefix(), program)
 
         async def spawn() -> tuple[SandboxProcess, int]:
             return await self._spawn_once(request, masks)
@@ -1336,7 +1330,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
             pins = PinFds(self._pin_root())
             starter = self._starter.fd()  # passed at its own number (``pass_fds``)
-            capped = self._shm_cap.argv(starter) if shm is None and not self._ns_user_prefix else []
+            capped = self._shm_cap.argv(starter, self._shm_where) if shm is None and not self._ns_user_prefix else []
             try:
                 sandbox = self.bwrap_args(
                     cwd=request.cwd,
@@ -1345,7 +1339,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     seccomp_fd=seccomp_r,
                     masks=masks,
                     pin_fds=pins,
-                    shm=Path(self._shm_cap.where) if capped and self._shm_cap.where else shm,
+                    shm=Path(self._shm_where) if capped and self._shm_where else shm,
                 )
                 argv = [
                     *sandbox,

@@ -14,8 +14,12 @@ input it was made for, so a call with another input (or none recorded) is never 
 from __future__ import annotations
 
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 from shellrt.permissions.interfaces import PermissionDecision
+
+if TYPE_CHECKING:
+    from shellrt.permissions.ruleset import RuleSet
 
 __all__ = ["note_decision", "operator_approved"]
 
@@ -26,16 +30,23 @@ _WHOLE = frozenset({"mode", "user", "hook"})
 _last: ContextVar[tuple[str, str, bool] | None] = ContextVar("shellrt_call_approval", default=None)
 
 
-def note_decision(tool_name: str, command: object, decision: PermissionDecision, *, wide_rule: str | None) -> None:
+def note_decision(tool_name: str, command: object, decision: PermissionDecision, rules: RuleSet) -> None:
     """Record how this task's call was decided (``command``: a shell tool's input ``command``, else
-    nothing is recorded; ``wide_rule``: the tool-wide allow rule's text)."""
+    nothing is recorded). ``rules`` are looked at only for an allow by a rule: whether it is the
+    tool-wide one (a walk of every allow rule; not paid on each call)."""
     if not isinstance(command, str):
         _last.set(None)
         return
-    whole = decision.behavior == "allow" and (
-        decision.source in _WHOLE or (wide_rule is not None and decision.rule == wide_rule)
-    )
+    whole = decision.behavior == "allow" and (decision.source in _WHOLE or _by_wide_rule(tool_name, decision, rules))
     _last.set((tool_name, command, whole))
+
+
+def _by_wide_rule(tool_name: str, decision: PermissionDecision, rules: RuleSet) -> bool:
+    """Whether the rule that decided is the tool-wide allow rule naming ``tool_name``."""
+    if decision.rule is None:
+        return False
+    wide = rules.tool_wide("allow", tool_name)
+    return wide is not None and decision.rule == wide.text
 
 
 def operator_approved(tool_name: str, command: str) -> bool | None:

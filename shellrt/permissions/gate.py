@@ -75,8 +75,7 @@ class RulesGate(PermissionGate):
             tool, tool_input, ctx, hook_decision=hook_decision, approved_input=approved_input
         )
         # For the call: a rule naming its programs runs them from outside writable roots (round 27).
-        wide = self.engine.rules.tool_wide("allow", tool.name)
-        note_decision(tool.name, getattr(tool_input, "command", None), decision, wide_rule=wide.text if wide else None)
+        note_decision(tool.name, getattr(tool_input, "command", None), decision, self.engine.rules)
         return decision
 
     async def _authorize(

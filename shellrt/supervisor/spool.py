@@ -126,26 +126,17 @@ class OutputQuota:
     def check_env(environ: Mapping[str, str] | None = None) -> None:
         """Raise ValueError naming the first output variable whose value is not a size: a CLI
         checks them before anything starts (a bad one was a traceback mid-run)."""
-        env = os.environ if environ is None else environ
-        for name in (COMMAND_LIMIT_ENV, SESSION_LIMIT_ENV, RESERVE_ENV):
-            raw = env.get(name)
-            if raw:
-                try:
-                    parse_size(raw)
-                except ValueError as exc:
-                    raise ValueError(f"{name}={raw!r}: {exc} (0: no limit)") from None
+        _env_sizes(os.environ if environ is None else environ)
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> OutputQuota:
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> OutputQuota:
         """Limits from ``SHELLRT_OUTPUT_LIMIT`` / ``SHELLRT_SESSION_OUTPUT_LIMIT`` (defaults: 1 GiB, 8 GiB)
-        and the disk reserve from ``SHELLRT_OUTPUT_RESERVE`` (default: `default_reserve`)."""
-        env = os.environ if environ is None else environ
-        command = env.get(COMMAND_LIMIT_ENV)
-        session = env.get(SESSION_LIMIT_ENV)
-        reserve = env.get(RESERVE_ENV)
-        command_bytes = DEFAULT_COMMAND_LIMIT if not command else parse_size(command) or None
-        session_bytes = (parse_size(session) or None) if session else DEFAULT_SESSION_LIMIT
-        return cls(command_bytes, session_bytes, parse_size(reserve) if reserve else None)
+        and the disk reserve from ``SHELLRT_OUTPUT_RESERVE`` (default: `default_reserve`); a bad
+        value raises `check_env`'s ValueError."""
+        command, session, reserve = _env_sizes(os.environ if environ is None else environ)
+        command_bytes = DEFAULT_COMMAND_LIMIT if command is None else command or None
+        session_bytes = DEFAULT_SESSION_LIMIT if session is None else session or None
+        return cls(command_bytes, session_bytes, reserve)
 
     def disk_room(self, fd: int) -> tuple[int, int]:
         """``(bytes a spool may still write to fd's file system, the reserve kept)``; raises OSError."""
@@ -206,6 +197,20 @@ class OutputQuota:
         if account is not None:
             with contextlib.suppress(OSError):
                 account.give_back(held)
+
+
+def _env_sizes(env: Mapping[str, str]) -> tuple[int | None, int | None, int | None]:
+    """The per-command limit, session limit and reserve set in ``env`` (None: unset or empty), parsed
+    once for `OutputQuota.check_env` and `OutputQuota.from_env`; raises ValueError naming the first
+    variable whose value is not a size."""
+    sizes: list[int | None] = []
+    for name in (COMMAND_LIMIT_ENV, SESSION_LIMIT_ENV, RESERVE_ENV):
+        raw = env.get(name)
+        try:
+            sizes.append(parse_size(raw) if raw else None)
+        except ValueError as exc:
+            raise ValueError(f"{name}={raw!r}: {exc} (0: no limit)") from None
+    return sizes[0], sizes[1], sizes[2]
 
 
 def default_reserve(disk_bytes: int) -> int:

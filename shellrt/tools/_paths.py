@@ -40,6 +40,7 @@ from sandbox._namefold import fold_path
 from sandbox.base import ExecRequest, SandboxBackend
 from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
+from sandbox.others_places import others_places
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 from shellrt.protocol.results import HOST_RESULTS_DIR, RESULTS_DIR
 from shellrt.protocol.textchars import unseen
@@ -189,15 +190,13 @@ def _bwrap_private(roots: list[Path]) -> list[str]:
 def _others_places(roots: list[Path]) -> tuple[str, ...]:
     """Where another shellrt process of this uid whose ``HOME`` or ``TMPDIR`` is a writable root
     keeps its caches (a zygote's init), meeting place and budget holder's lock: the names bwrap
-    masks below each root (`sandbox.bwrap._others_places`), folded (`sandbox._namefold`), as
+    masks below each root (`sandbox.others_places`), folded (`sandbox._namefold`), as
     spelt and resolved, whether they exist or not (one made later is that process's all the same).
     A file tool that wrote there planted an init or took a lock (red team round 27)."""
-    from sandbox.bwrap import _others_places as names_below  # one list with bwrap's masks
-
     places: dict[str, None] = {}
     for root in roots:
         for base in (confine.normalize(str(root)), os.path.realpath(root)):
-            for names in names_below():
+            for names in others_places():
                 places[fold_path(os.path.join(base, *names))] = None
     return tuple(places)
 

@@ -77,12 +77,15 @@ def _shadowed(analysis: CommandAnalysis | None, operator: str, safe: str) -> boo
     """True when a word of the command (any word: ``xargs git``, ``find -exec git`` run programs by
     name too) is a program that ``operator`` and ``safe`` resolve to different files (compared
     resolved: a virtualenv's ``python3`` links to the system's). A name only ``operator`` finds is
-    the project's own tool: the rule could only mean it. Unknown analysis or too many words: True."""
+    the project's own tool: the rule could only mean it. Unknown analysis or too many words: True.
+    The same ``PATH`` string both ways finds the same files: no lookup (two per word)."""
     if analysis is None:
         return True
     words = {w for part in analysis.subcommands for w in part.argv if _PROGRAM_WORD.fullmatch(w)}
     if len(words) > _MAX_WORDS:
         return True
+    if operator == safe:
+        return False
     for word in words:
         kept = shutil.which(word, path=safe)
         if kept is None:
