@@ -111,10 +111,10 @@ from sandbox._budget_meet import meeting_places, met_count, place_paths, real_be
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_owncache import OwnMaskCache
-from sandbox._bwrap_tempreach import closed_to_others
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_shm import ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
+from sandbox._bwrap_tempreach import closed_to_others
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
