@@ -9,7 +9,7 @@ work them out again (red team round 27). Mounts make no inotify event: a mount o
 directories (root's, on the host) was not seen until the set was worked out again for another
 reason, and a later bwrap copied the new mount table with the old masks. Each watch now also polls
 its own ``/proc/self/mountinfo``, which the kernel marks (``POLLPRI``) at any change of this
-process's mount table (round 28): a needless look at worst, ~1 ms, when something else mounts.
+process's mount table, and compares the mounts at or above its ways (round 28, `_MountWatch`).
 """
 
 from __future__ import annotations
