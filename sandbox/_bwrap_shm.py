@@ -11,9 +11,10 @@ a tmpfs of `SHM_BYTES` and `inode_cap` inodes on an empty 0700 directory of the 
 (``where``, beside the session's /tmp; given to each call like the starter's fd) there and execs bwrap, which binds it at the sandbox's
 /dev/shm. Not on the host's ``/dev/shm`` itself: that hid whatever bwrap binds from there (a temp
 dir under /dev/shm: the session's /tmp, CI61's VM test). Its capabilities end at that exec; the namespace and tmpfs end with the
-sandbox. Without the starter (no C compiler, ``vm.memfd_noexec`` 2), or where the kernel refuses
-the starter its namespace or mount (an AppArmor userns restriction: tried once per backend,
-`ShmCap.decide`), /dev/shm stays bwrap's uncapped one, logged once.
+sandbox. Without the starter (no C compiler, ``vm.memfd_noexec`` 2) this interpreter takes the
+same step (`sandbox._bwrap_shmstep`, round 28). Where the kernel refuses the step its namespace or
+mount (an AppArmor userns restriction: tried once per backend, `ShmCap.decide`), /dev/shm stays
+bwrap's uncapped one, logged once.
 """
 
 from __future__ import annotations
@@ -22,18 +23,24 @@ import logging
 import os
 import stat
 import subprocess
+import sys
+from pathlib import Path
 
 from sandbox._tmpcap import inode_cap
 
 __all__ = ["ShmCap", "shm_wrapper"]
 
 _log = logging.getLogger(__name__)
+#: ``zinit shm`` in Python, for a caller without the C starter (run by path: no import of ours).
+_STEP = Path(__file__).with_name("_bwrap_shmstep.py")
+
 
 def shm_wrapper(starter: int | None, size: int, where: str | None) -> list[str]:
     """The argv to put right before a non-root caller's bwrap (after ``nsenter`` into its budget
-    namespace: the new namespace is its child), or empty: root (the pool serves it), no starter,
-    or no directory ``where`` to mount on (in the starter's namespace; bwrap binds it from there)."""
-    if starter is None or where is None or os.geteuid() == 0:
+    namespace: the new namespace is its child), or empty: root (the pool serves it) or no directory
+    ``where`` to mount on (in the step's namespace; bwrap binds it from there). Without the starter,
+    the same step by this interpreter (`sandbox._bwrap_shmstep`, round 28: it stayed uncapped)."""
+    if where is None or os.geteuid() == 0:
         return []
     try:
         if not stat.S_ISDIR(os.lstat(where).st_mode):
@@ -41,6 +48,8 @@ def shm_wrapper(starter: int | None, size: int, where: str | None) -> list[str]:
     except OSError:
         return []
     options = f"mode=1777,size={size},nr_inodes={inode_cap(size)}"
+    if starter is None:
+        return [sys.executable, "-I", "-S", str(_STEP), where, options]
     return [f"/proc/self/fd/{starter}", "shm", where, options]
 
 
@@ -67,10 +76,10 @@ class ShmCap:
         if not argv:
             self._works = False
             return
-        assert starter is not None
+        passed = () if starter is None else (starter,)
         try:
             done = subprocess.run(
-                [*prefix, *argv, *program], pass_fds=(starter,), capture_output=True, text=True, timeout=30
+                [*prefix, *argv, *program], pass_fds=passed, capture_output=True, text=True, timeout=30
             )
             why = "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
         except (OSError, subprocess.TimeoutExpired) as exc:

@@ -6,13 +6,17 @@ checked before every command (a change replaces the zygote). Each of those place
 the names along its path (a directory made, removed, renamed, replaced by a link, chowned): a watch
 on every existing directory of the way, each told the one name below it that matters, says when to
 work them out again (red team round 27). Mounts make no inotify event: a mount over one of these
-directories (root's, on the host) is not seen until the set is worked out again for another reason.
+directories (root's, on the host) was not seen until the set was worked out again for another
+reason, and a later bwrap copied the new mount table with the old masks. Each watch now also polls
+its own ``/proc/self/mountinfo``, which the kernel marks (``POLLPRI``) at any change of this
+process's mount table, and compares the mounts at or above its ways (round 28, `_MountWatch`).
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import re
 import select
 import stat
 import struct
@@ -138,6 +142,67 @@ class _Shared:
 _SHARED = _Shared()
 
 
+class _MountWatch:
+    """Whether a mount on the way to ``ways`` (at one of them or above one) came, went or was
+    replaced since it was made. An open ``/proc/self/mountinfo`` reports ``POLLPRI`` once per change
+    of this process's mount table (the kernel keeps the last event it told each open file); only
+    then is the table read again, and only the mounts at or above a way are compared (a session's
+    own /tmp mounts elsewhere change the table many times a second on a busy host). Without /proc
+    every call says changed."""
+
+    def __init__(self, ways: Iterable[str]) -> None:
+        self._ways = [w.rstrip("/") or "/" for w in ways]
+        self._fd: int | None = None
+        self._poll = select.poll()
+        try:
+            self._fd = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+            self._seen = self._on_the_way()
+        except OSError:
+            self.close()
+            return
+        self._poll.register(self._fd, select.POLLPRI | select.POLLERR)
+
+    def _on_the_way(self) -> frozenset[tuple[str, str]]:
+        """(mount id, mount point) of each mount at or above a way, read now."""
+        assert self._fd is not None
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        chunks = []
+        while chunk := os.read(self._fd, 1 << 16):
+            chunks.append(chunk)
+        found = set()
+        for line in b"".join(chunks).decode("utf-8", "surrogateescape").splitlines():
+            fields = line.split(" ", 5)
+            if len(fields) < 5:
+                continue
+            point = _unescaped(fields[4])
+            above = point.rstrip("/") + "/"
+            if point == "/" or any(way == point or way.startswith(above) for way in self._ways):
+                found.add((fields[0], point))
+        return frozenset(found)
+
+    def changed(self) -> bool:
+        if self._fd is None:
+            return True
+        if not any(events & (select.POLLPRI | select.POLLERR) for _fd, events in self._poll.poll(0)):
+            return False
+        try:
+            return self._on_the_way() != self._seen
+        except OSError:
+            return True
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _unescaped(field: str) -> str:
+    """A mountinfo path with its octal escapes (space, tab, newline, backslash) undone."""
+    if "\\" not in field:
+        return field
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
 class PathWatch:
     """The ways to ``paths`` (each lexically and by real path), watched on this process's inotify
     instance. `changed` is True once any name that matters changed, the queue overflowed, or a
@@ -158,10 +223,14 @@ class PathWatch:
                         break
                     self._wds.add(wd)
                     _SHARED.users.setdefault(wd, {}).setdefault(self, set()).add(os.fsencode(name))
+        self._mounts = _MountWatch(ways)  # round 28: mounts make no inotify event
 
     def changed(self) -> bool:
         """Whether a name that matters changed since the watch began (stays True once it did)."""
         if self.dirty or self._closed:
+            return True
+        if self._mounts.changed():
+            self.dirty = True
             return True
         with _SHARED.lock:
             _SHARED.drain()
@@ -170,5 +239,6 @@ class PathWatch:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self._mounts.close()
             with _SHARED.lock:
                 _SHARED.release(self, self._wds)

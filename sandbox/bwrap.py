@@ -114,6 +114,7 @@ from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_shm import ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
+from sandbox._bwrap_tempreach import closed_to_others
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
@@ -599,6 +600,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             await self.close()
             raise
         if as_root:
+            closed = closed_to_others(self._tmp_owner.path.parent)  # round 28: the sandbox uid's way there
+            if closed is not None:
+                await self.close()
+                raise BackendUnavailableError(closed)
             await anyio.to_thread.run_sync(self._prepare_holder)
         # Root caller: the spawner starts while the probe runs (a Python start, off the wait).
         async with anyio.create_task_group() as tg:

@@ -1,0 +1,59 @@
+"""``python3 -I -S _bwrap_shmstep.py DIR OPTIONS COMMAND [ARG...]``: ``zinit shm`` without the C starter.
+
+Before a non-root caller's one bwrap per command, on the host side (`sandbox._bwrap_shm`): a user and
+mount namespace of the caller's own (its uid and gid mapped to themselves, nothing else), a tmpfs of
+OPTIONS (size, nr_inodes) mounted on DIR there, then COMMAND (bwrap, which binds DIR at the sandbox's
+/dev/shm). Without it, a caller with no C compiler (or ``vm.memfd_noexec`` 2) gave every command
+bwrap's uncapped /dev/shm, ~3 M inodes (red team round 27 "Left"; round 28). The same steps as
+``zinit.c`` ``shm_main``, run by a fresh single-threaded interpreter (``unshare`` of a user namespace
+needs one); its capabilities end at the exec (a non-zero uid in the namespace). A failure is said and
+nothing runs (exit 125). Standard library only: run by path, with no site and no import of ours.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_MS_NOSUID = 2
+_MS_NODEV = 4
+
+
+def _put(path: str, text: str) -> None:
+    with open(path, "w") as out:
+        out.write(text)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 4:
+        sys.stderr.write("usage: _bwrap_shmstep.py DIR OPTIONS COMMAND [ARG...]\n")
+        return 2
+    where, options, command = argv[1], argv[2], argv[3:]
+    libc = ctypes.CDLL(None, use_errno=True)
+    uid, gid = os.getuid(), os.getgid()
+    step = "unshare"
+    try:
+        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) < 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        step = "/proc/self/setgroups"
+        _put(step, "deny")
+        step = "/proc/self/uid_map"
+        _put(step, f"{uid} {uid} 1\n")
+        step = "/proc/self/gid_map"
+        _put(step, f"{gid} {gid} 1\n")
+        step = "mount"
+        flags = _MS_NOSUID | _MS_NODEV
+        if libc.mount(b"tmpfs", os.fsencode(where), b"tmpfs", flags, os.fsencode(options)) < 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        step = command[0]
+        os.execvp(command[0], command)
+    except OSError as exc:
+        sys.stderr.write(f"cannot make the command's capped /dev/shm ({step}): {exc.strerror}\n")
+    return 125
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
