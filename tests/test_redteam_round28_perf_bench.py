@@ -32,7 +32,8 @@ async def test_bursts_count_cpu_of_this_process_and_of_its_reaped_children() -> 
     bursts = await alternating_bursts({"spawn": spawn, "spin": spin}, rounds=2, burst=3)
     assert [len(bursts.cpu[k]) for k in ("spawn", "spin")] == [2, 2]
     assert min(bursts.child_cpu["spawn"]) > 0  # the children's loops were counted
-    assert max(bursts.child_cpu["spin"]) == 0  # no child: nothing billed to it
+    # No child of its own (a stray reap by another test's thread could add a little, never this much).
+    assert sum(bursts.child_cpu["spin"]) < sum(bursts.child_cpu["spawn"]) / 2
     assert min(bursts.cpu["spin"]) > 0
     assert bursts.total_cpu("spawn") == pytest.approx(
         [a + b for a, b in zip(bursts.cpu["spawn"], bursts.child_cpu["spawn"], strict=True)]
