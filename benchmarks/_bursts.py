@@ -7,17 +7,20 @@ is billed to the session, not to the raw spawn timed after it. Why taking turns,
 round: the load of a shared machine drifts by the second, and two bursts timed next to each
 other see the same load, so the ratio of each round is fair even when the absolute times are
 not. Reported: the median of the per-round ratios, the ratio of the medians, and the ratio of
-the fastest single calls (what each costs when nothing else gets in the way).
+the fastest single calls (what each costs when nothing else gets in the way). Each burst's CPU a
+call is kept beside its wall time (this process, and its reaped children: a load that swells the
+wall time by 2x moves the CPU far less), so a ratio can be judged by both.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["BURST", "Bursts", "alternating_bursts", "cpu_timed", "raw_spawn"]
 
@@ -42,6 +45,15 @@ def cpu_timed(fn: Callable[[], Awaitable[None]], cpu: list[float]) -> Callable[[
     return timed
 
 
+def _paired(ours: list[float], theirs: list[float]) -> list[float]:
+    return [a / b for a, b in zip(ours, theirs, strict=False) if b > 0]
+
+
+def _cpu_s(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _load() -> tuple[float, float, float]:
     try:
         return os.getloadavg()
@@ -57,6 +69,10 @@ class Bursts:
     fastest: dict[str, float]
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    #: Per function, each round's CPU a call of this process (user + system, all its threads).
+    cpu: dict[str, list[float]] = field(default_factory=dict)
+    #: Likewise of the children it reaped in the burst (the commands, when they are its children).
+    child_cpu: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def rounds(self) -> int:
@@ -67,7 +83,18 @@ class Bursts:
 
     def ratios(self, name: str, base: str) -> list[float]:
         """Each round's ``name`` burst median / ``base``'s in the same round."""
-        return [ours / theirs for ours, theirs in zip(self.medians[name], self.medians[base], strict=False)]
+        return _paired(self.medians[name], self.medians[base])
+
+    def total_cpu(self, name: str) -> list[float]:
+        """Each round's CPU a call, this process and its reaped children together."""
+        return [a + b for a, b in zip(self.cpu[name], self.child_cpu[name], strict=True)]
+
+    def cpu_ratios(self, name: str, base: str, *, children: bool = True) -> list[float]:
+        """Each round's CPU a call of ``name`` / ``base``'s in the same round (with the children's, or
+        this process's only)."""
+        if children:
+            return _paired(self.total_cpu(name), self.total_cpu(base))
+        return _paired(self.cpu[name], self.cpu[base])
 
     def ratio(self, name: str, base: str) -> float:
         """The median over rounds of ``name``'s burst median / ``base``'s in the same round."""
@@ -88,17 +115,26 @@ async def alternating_bursts(
 ) -> Bursts:
     """Each round, for each function in turn (the order rotating): one untimed call, then
     ``burst`` timed calls in a row; the burst's median is that round's figure."""
-    out = Bursts(medians={k: [] for k in fns}, fastest={k: float("inf") for k in fns}, load_before=_load())
+    out = Bursts(
+        medians={k: [] for k in fns},
+        fastest={k: float("inf") for k in fns},
+        load_before=_load(),
+        cpu={k: [] for k in fns},
+        child_cpu={k: [] for k in fns},
+    )
     items = list(fns.items())
     for i in range(rounds):
         k = i % len(items)
         for name, fn in items[k:] + items[:k]:
             await fn()
             times = []
+            own, children = _cpu_s(resource.RUSAGE_SELF), _cpu_s(resource.RUSAGE_CHILDREN)
             for _ in range(burst):
                 t = time.perf_counter()
                 await fn()
                 times.append(time.perf_counter() - t)
+            out.cpu[name].append((_cpu_s(resource.RUSAGE_SELF) - own) / burst)
+            out.child_cpu[name].append((_cpu_s(resource.RUSAGE_CHILDREN) - children) / burst)
             out.medians[name].append(statistics.median(times))
             out.fastest[name] = min(out.fastest[name], *times)
     out.load_after = _load()

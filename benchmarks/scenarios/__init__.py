@@ -7,6 +7,7 @@ __all__ = ["SCENARIOS"]
 #: Scenario name -> module (imported lazily by `benchmarks.__main__`).
 SCENARIOS: dict[str, str] = {
     "latency": "benchmarks.scenarios.latency",
+    "pipeline": "benchmarks.scenarios.pipeline",
     "bwrap-session": "benchmarks.scenarios.bwrap_session",
     "parallel": "benchmarks.scenarios.parallel",
     "output": "benchmarks.scenarios.output",
