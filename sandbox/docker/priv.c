@@ -44,6 +44,9 @@
  *       descriptor above 2 but CWD_FD (6: the command's cwd file, opened by
  *       the runner) is closed first: the executor's (its I/O directory) never
  *       reach a command.
+ *       The command runs in a Landlock domain of its own (isolate_command, ABI 6+): no other
+ *       command of the session, same uid or not, can trace, open /proc/<pid>/{mem,environ,fd,..}
+ *       of, or signal any of its processes, nor it theirs.
  *       The command also runs under a second filter (`shared_uid_filter`): inotify_init(1) and
  *       fanotify_init fail with ENOSYS. The kernel charges a process's inotify instances and
  *       watches (128 instances) and fanotify groups to its uid in the host's user namespace, the
@@ -398,6 +401,33 @@ static void catch_kill_request(void) {
     sigprocmask(SIG_UNBLOCK, &usr1, NULL);
 }
 
+/* Landlock (linux/landlock.h; defined here: build hosts' headers may predate ABI 6). */
+#define SYS_landlock_create_ruleset_nr 444
+#define SYS_landlock_restrict_self_nr 446
+#define LANDLOCK_VERSION_FLAG 1U  /* LANDLOCK_CREATE_RULESET_VERSION */
+#define LANDLOCK_SIGNAL_SCOPE 2ULL /* LANDLOCK_SCOPE_SIGNAL, ABI 6 (Linux 6.12) */
+struct shellrt_ruleset_attr {
+    unsigned long long handled_access_fs, handled_access_net, scoped;
+};
+
+/* Put the command (about to exec, no_new_privs set) in a Landlock domain of its own, scoped for
+ * signals and handling no file or network access: every command of a session shares a uid and the
+ * container's pid namespace, and a background task opened a later command's /proc/<pid>/mem
+ * read-write, read its environ, followed its fd, cwd and root links and signalled it (red team
+ * round 28). The kernel now refuses ptrace access (which those /proc entries, pidfd_getfd and
+ * process_vm_* check) and signals from a domain to any process outside it or its nested domains:
+ * a command reaches its own descendants only, never another command, a helper or the executor.
+ * Before ABI 6 (or Landlock off): nothing, the round-27 level (one trust domain per session). */
+static void isolate_command(void) {
+    long abi = syscall(SYS_landlock_create_ruleset_nr, NULL, 0, LANDLOCK_VERSION_FLAG);
+    if (abi < 6) return;
+    struct shellrt_ruleset_attr attr = {0, 0, LANDLOCK_SIGNAL_SCOPE};
+    int rs = (int)syscall(SYS_landlock_create_ruleset_nr, &attr, sizeof attr, 0);
+    if (rs < 0) die("landlock ruleset");
+    if (syscall(SYS_landlock_restrict_self_nr, rs, 0) != 0) die("landlock");
+    close(rs);
+}
+
 /* The command's cwd as the kernel had it when it exited, once read (see trace_stop). */
 static char exit_cwd[4096];
 static ssize_t exit_cwd_len = -1;
@@ -712,6 +742,7 @@ int main(int argc, char **argv) {
         }
         set_caps(admin_mask);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
+        isolate_command();
         struct sock_fprog deny = {
             .len = (unsigned short)(sizeof shellrt_command_filter / sizeof(struct sock_filter)),
             .filter = (struct sock_filter *)(void *)shellrt_command_filter,
