@@ -7,8 +7,10 @@ stack: it could make it do anything), read its ``environ``, followed its ``cwd``
 domain of its own (``priv.c``, scoped for signals): the kernel refuses ptrace access (which every
 one of those ``/proc`` entries and ``pidfd_getfd``/``process_vm_*`` check) and signals from a
 process of one domain to any process outside it, while a command keeps all of that over its own
-children. Leased uid, per-call root and root under ``root_can_administer``. FAIL, not skip, under
-CI=true.
+children. The calls the kernel allows on a matching uid alone (no ptrace check, no Landlock hook)
+set another command's ``RLIMIT_NOFILE``, CPU affinity, ``SCHED_IDLE`` and idle I/O class by pid: a
+third filter refuses them for any pid but the caller's own (0). Leased uid, per-call root and root
+under ``root_can_administer``. FAIL, not skip, under CI=true.
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ _REACH = (
     'push @got, "fd" if defined readlink("/proc/$p/fd/1"); '
     'push @got, "signal" if kill(0, $p); '
     'push @got, "cont" if kill("CONT", $p); '
+    # Not ptrace-checked: the kernel compares uids alone (x86_64 numbers; the test host's).
+    'my ($l, $c, $s) = (pack("QQ", 64, 64), pack("Q", 1), pack("i", 0)); '
+    'push @got, "prlimit" if syscall(302, $p, 7, $l, 0) == 0; '
+    'push @got, "affinity" if syscall(203, $p, 8, $c) == 0; '
+    'push @got, "sched" if syscall(144, $p, 5, $s) == 0; '
+    'push @got, "ioprio" if syscall(251, 1, $p, 3 << 13) == 0; '
     'print join(",", @got) || "none", "\\n";'
 )
 #: Started first: waits (at most 30 s) for the later command's pid, then tries to reach it, and
@@ -79,10 +87,10 @@ async def _attack(backend: DockerBackend, user: str | None) -> None:
         finally:
             await victim.kill()
             await victim.wait()
-    # Before: "mem,environ,cwd,root,fd,signal,cont" for the other command.
+    # Before: "mem,environ,cwd,root,fd,signal,cont,prlimit,affinity,sched,ioprio" for the other command.
     other, own = out.splitlines()[:2]
     assert other == "none", out
-    assert own == "mem,environ,cwd,root,fd,signal,cont", out
+    assert own.startswith("mem,environ,cwd,root,fd,signal,cont"), out
 
 
 @pytest.mark.parametrize("user", [None, "root"])
@@ -99,8 +107,12 @@ async def test_nor_under_root_can_administer(tmp_path: Path) -> None:
 
 
 async def test_a_command_still_signals_its_own(backend: DockerBackend) -> None:
-    """Job control inside one command is unchanged: it stops, resumes and kills its children."""
-    script = "sleep 30 & p=$!; kill -STOP $p && kill -CONT $p && kill $p; wait $p; echo $?"
+    """Job control inside one command is unchanged: it stops, resumes and kills its children; and
+    it still sets its own affinity, I/O class and limits (pid 0)."""
+    script = (
+        "taskset -c 0 true && ionice -c3 true && prlimit --nofile=100:100 true && (ulimit -n 50) && echo own-limits; "
+        "sleep 30 & p=$!; kill -STOP $p && kill -CONT $p && kill $p; wait $p; echo $?"
+    )
     with anyio.fail_after(60):
         rc, out = await run_sh(backend, script)
-    assert rc == 0 and out.endswith("143\n"), out
+    assert rc == 0 and out.startswith("own-limits\n") and out.endswith("143\n"), out

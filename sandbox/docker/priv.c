@@ -46,7 +46,8 @@
  *       reach a command.
  *       The command runs in a Landlock domain of its own (isolate_command, ABI 6+): no other
  *       command of the session, same uid or not, can trace, open /proc/<pid>/{mem,environ,fd,..}
- *       of, or signal any of its processes, nor it theirs.
+ *       of, or signal any of its processes, nor it theirs; and a third filter (xproc_build) refuses
+ *       the calls the kernel allows by uid alone on another pid (prlimit64, sched_set*, ioprio_set).
  *       The command also runs under a second filter (`shared_uid_filter`): inotify_init(1) and
  *       fanotify_init fail with ENOSYS. The kernel charges a process's inotify instances and
  *       watches (128 instances) and fanotify groups to its uid in the host's user namespace, the
@@ -428,6 +429,71 @@ static void isolate_command(void) {
     close(rs);
 }
 
+/* Calls on another process that the kernel allows on a matching uid alone (no ptrace check, no
+ * Landlock hook): a command set a later command's RLIMIT_NOFILE to 64, its CPU affinity, its
+ * scheduling policy (SCHED_IDLE) and its I/O class (idle) by pid (red team round 28). Refused with
+ * EPERM: prlimit64 with a new value, sched_setaffinity, sched_setscheduler, sched_setparam and
+ * sched_setattr for any pid but 0 (the caller), ioprio_set for anything but the caller or its own
+ * process group (who 0, not IOPRIO_WHO_USER: every process of the uid). Reading stays open.
+ * (setpriority needs nothing: a command's nice is 19 for good, the most there is.) Built at run
+ * time: the jumps to its two ends are counted here, not by hand. */
+#define XPROC_MAX 40
+/* Jump targets by name (fixed in xproc_build): 0 is the next instruction. */
+enum { XP_NEXT, XP_ALLOW, XP_DENY, XP_SCHED, XP_PRLIMIT, XP_IOPRIO, XP_LABELS };
+#define XP_MARK 0xf0 /* label l is written as XP_MARK + l until fixed */
+static struct sock_filter xproc[XPROC_MAX];
+static unsigned xproc_n, xproc_at[XP_LABELS];
+
+static void xproc_stmt(unsigned short code, unsigned k) { xproc[xproc_n++] = (struct sock_filter)BPF_STMT(code, k); }
+static void xproc_load(unsigned off) { xproc_stmt(BPF_LD | BPF_W | BPF_ABS, off); }
+static unsigned char xproc_to(int label) { return label == XP_NEXT ? 0 : (unsigned char)(XP_MARK + label); }
+static void xproc_jeq(unsigned k, int t, int f) {
+    xproc[xproc_n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k, xproc_to(t), xproc_to(f));
+}
+static void xproc_label(int label) { xproc_at[label] = xproc_n; }
+static unsigned char xproc_fix(unsigned char t, unsigned at) {
+    return t >= XP_MARK ? (unsigned char)(xproc_at[t - XP_MARK] - at - 1) : t;
+}
+#define ARG_LOW(i) ((unsigned)(offsetof(struct seccomp_data, args) + 8 * (i)))
+#define ARG_HIGH(i) (ARG_LOW(i) + 4)
+
+static struct sock_fprog xproc_build(void) {
+    static const int by_pid[] = {__NR_sched_setaffinity, __NR_sched_setscheduler, __NR_sched_setparam,
+                                 __NR_sched_setattr};
+    xproc_n = 0;
+    xproc_load(offsetof(struct seccomp_data, arch));
+    xproc_jeq(NATIVE_ARCH, XP_NEXT, XP_ALLOW);
+    xproc_load(offsetof(struct seccomp_data, nr));
+    for (unsigned i = 0; i < sizeof by_pid / sizeof by_pid[0]; i++) xproc_jeq((unsigned)by_pid[i], XP_SCHED, XP_NEXT);
+    xproc_jeq(__NR_prlimit64, XP_PRLIMIT, XP_NEXT);
+    xproc_jeq(__NR_ioprio_set, XP_IOPRIO, XP_ALLOW);
+    xproc_label(XP_SCHED); /* sched_set*(pid, ...): pid 0 only */
+    xproc_load(ARG_LOW(0));
+    xproc_jeq(0, XP_ALLOW, XP_DENY);
+    xproc_label(XP_PRLIMIT); /* prlimit64(pid, resource, new, old): pid 0, or new NULL */
+    xproc_load(ARG_LOW(0));
+    xproc_jeq(0, XP_ALLOW, XP_NEXT);
+    xproc_load(ARG_LOW(2));
+    xproc_jeq(0, XP_NEXT, XP_DENY);
+    xproc_load(ARG_HIGH(2));
+    xproc_jeq(0, XP_ALLOW, XP_DENY);
+    xproc_label(XP_IOPRIO); /* ioprio_set(which, who, prio): who 0, which not IOPRIO_WHO_USER (3) */
+    xproc_load(ARG_LOW(1));
+    xproc_jeq(0, XP_NEXT, XP_DENY);
+    xproc_load(ARG_LOW(0));
+    xproc_jeq(3, XP_DENY, XP_ALLOW);
+    xproc_label(XP_ALLOW);
+    xproc_stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    xproc_label(XP_DENY);
+    xproc_stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    for (unsigned i = 0; i < xproc_n; i++) {
+        if (BPF_CLASS(xproc[i].code) != BPF_JMP) continue;
+        xproc[i].jt = xproc_fix(xproc[i].jt, i);
+        xproc[i].jf = xproc_fix(xproc[i].jf, i);
+    }
+    return (struct sock_fprog){.len = (unsigned short)xproc_n, .filter = xproc};
+}
+
 /* The command's cwd as the kernel had it when it exited, once read (see trace_stop). */
 static char exit_cwd[4096];
 static ssize_t exit_cwd_len = -1;
@@ -753,6 +819,8 @@ int main(int argc, char **argv) {
             .filter = (struct sock_filter *)shared_uid_filter,
         };
         if (!own && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &shared, 0, 0) != 0) die("seccomp shared");
+        struct sock_fprog others = xproc_build();
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &others, 0, 0) != 0) die("seccomp others");
         /* The executor ignores the signals docker-init forwards; commands start with defaults. */
         sigset_t none;
         sigemptyset(&none);
