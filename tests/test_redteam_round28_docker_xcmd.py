@@ -108,11 +108,15 @@ async def test_nor_under_root_can_administer(tmp_path: Path) -> None:
 
 async def test_a_command_still_signals_its_own(backend: DockerBackend) -> None:
     """Job control inside one command is unchanged: it stops, resumes and kills its children; and
-    it still sets its own affinity, I/O class and limits (pid 0)."""
+    it still sets its own affinity, I/O class and limits (pid 0) and moves files between
+    directories."""
     script = (
         "taskset -c 0 true && ionice -c3 true && prlimit --nofile=100:100 true && (ulimit -n 50) && echo own-limits; "
+        # The domain handles REFER (granted everywhere): renames and links across directories as before.
+        "mkdir -p a b /tmp/c && echo x > a/f && mv a/f b/f && ln b/f a/g && mv b/f /tmp/c/f && "
+        "mv /tmp/c/f /tmp/f && mv a b/a && echo moved; "
         "sleep 30 & p=$!; kill -STOP $p && kill -CONT $p && kill $p; wait $p; echo $?"
     )
     with anyio.fail_after(60):
         rc, out = await run_sh(backend, script)
-    assert rc == 0 and out.startswith("own-limits\n") and out.endswith("143\n"), out
+    assert rc == 0 and out.startswith("own-limits\nmoved\n") and out.endswith("143\n"), out

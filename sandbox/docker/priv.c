@@ -44,9 +44,9 @@
  *       descriptor above 2 but CWD_FD (6: the command's cwd file, opened by
  *       the runner) is closed first: the executor's (its I/O directory) never
  *       reach a command.
- *       The command runs in a Landlock domain of its own (isolate_command, ABI 6+): no other
- *       command of the session, same uid or not, can trace, open /proc/<pid>/{mem,environ,fd,..}
- *       of, or signal any of its processes, nor it theirs; and a third filter (xproc_build) refuses
+ *       The command runs in a Landlock domain of its own (isolate_command, ABI 2+): no other
+ *       command of the session, same uid or not, can trace or open /proc/<pid>/{mem,environ,fd,..}
+ *       of any of its processes, nor (ABI 6+) signal them, nor it theirs; and a third filter (xproc_build) refuses
  *       the calls the kernel allows by uid alone on another pid (prlimit64, sched_set*, ioprio_set).
  *       The command also runs under a second filter (`shared_uid_filter`): inotify_init(1) and
  *       fanotify_init fail with ENOSYS. The kernel charges a process's inotify instances and
@@ -404,27 +404,42 @@ static void catch_kill_request(void) {
 
 /* Landlock (linux/landlock.h; defined here: build hosts' headers may predate ABI 6). */
 #define SYS_landlock_create_ruleset_nr 444
+#define SYS_landlock_add_rule_nr 445
 #define SYS_landlock_restrict_self_nr 446
-#define LANDLOCK_VERSION_FLAG 1U  /* LANDLOCK_CREATE_RULESET_VERSION */
-#define LANDLOCK_SIGNAL_SCOPE 2ULL /* LANDLOCK_SCOPE_SIGNAL, ABI 6 (Linux 6.12) */
+#define LANDLOCK_VERSION_FLAG 1U       /* LANDLOCK_CREATE_RULESET_VERSION */
+#define LANDLOCK_PATH_BENEATH 1        /* LANDLOCK_RULE_PATH_BENEATH */
+#define LANDLOCK_REFER (1ULL << 13)    /* LANDLOCK_ACCESS_FS_REFER, ABI 2 (Linux 5.19) */
+#define LANDLOCK_SIGNAL_SCOPE 2ULL     /* LANDLOCK_SCOPE_SIGNAL, ABI 6 (Linux 6.12) */
 struct shellrt_ruleset_attr {
     unsigned long long handled_access_fs, handled_access_net, scoped;
 };
+struct shellrt_path_beneath {
+    unsigned long long allowed_access;
+    int parent_fd;
+} __attribute__((packed));
 
-/* Put the command (about to exec, no_new_privs set) in a Landlock domain of its own, scoped for
- * signals and handling no file or network access: every command of a session shares a uid and the
- * container's pid namespace, and a background task opened a later command's /proc/<pid>/mem
- * read-write, read its environ, followed its fd, cwd and root links and signalled it (red team
- * round 28). The kernel now refuses ptrace access (which those /proc entries, pidfd_getfd and
- * process_vm_* check) and signals from a domain to any process outside it or its nested domains:
- * a command reaches its own descendants only, never another command, a helper or the executor.
- * Before ABI 6 (or Landlock off): nothing, the round-27 level (one trust domain per session). */
+/* Put the command (about to exec, no_new_privs set) in a Landlock domain of its own: every command
+ * of a session shares a uid and the container's pid namespace, and a background task opened a
+ * later command's /proc/<pid>/mem read-write, read its environ, followed its fd, cwd and root links
+ * and signalled it (red team round 28). In a domain the kernel refuses ptrace access (which those
+ * /proc entries, pidfd_getfd and process_vm_* check) to any process outside it and its nested
+ * domains, and with ABI 6's signal scope every signal too: a command reaches its own descendants
+ * only, never another command, a helper or the executor. A domain must handle something: REFER
+ * (ABI 2), granted beneath "/" (every path, mounts included), so renames and links behave as
+ * before; on ABI 1 handling any file right refuses every cross-directory rename, so there (or
+ * with Landlock off) nothing is done: the round-27 level, one trust domain per session. */
 static void isolate_command(void) {
     long abi = syscall(SYS_landlock_create_ruleset_nr, NULL, 0, LANDLOCK_VERSION_FLAG);
-    if (abi < 6) return;
-    struct shellrt_ruleset_attr attr = {0, 0, LANDLOCK_SIGNAL_SCOPE};
+    if (abi < 2) return;
+    /* Older kernels take the larger struct when its extra fields are 0. */
+    struct shellrt_ruleset_attr attr = {LANDLOCK_REFER, 0, abi >= 6 ? LANDLOCK_SIGNAL_SCOPE : 0};
     int rs = (int)syscall(SYS_landlock_create_ruleset_nr, &attr, sizeof attr, 0);
     if (rs < 0) die("landlock ruleset");
+    int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) die("landlock /");
+    struct shellrt_path_beneath everywhere = {LANDLOCK_REFER, root};
+    if (syscall(SYS_landlock_add_rule_nr, rs, LANDLOCK_PATH_BENEATH, &everywhere, 0) != 0) die("landlock rule");
+    close(root);
     if (syscall(SYS_landlock_restrict_self_nr, rs, 0) != 0) die("landlock");
     close(rs);
 }
