@@ -38,23 +38,31 @@ from tests._docker_support import (
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
-#: Writes /workspace/forged into every cwd file named in another process's environment (once: a
-#: rewrite truncates it first, and the runner may read it empty), for 60 s.
+#: Writes /workspace/forged into every cwd file a command published in /tmp/cwdf-TAG-* (round 27's
+#: forger found them in every process's environment; since round 28 a command cannot read another
+#: command's environ or fds, so the victims hand it their file: what a leak would), once each, for
+#: 60 s, then marks that it tried (/tmp/forged-TAG-<step>; under root_can_administer the file is
+#: /proc/<pid>/fd/6, which it can no longer open).
 _FORGER = (
-    'perl -e \'my %done; my $end = time + 60; while (time < $end) { for my $e (glob "/proc/[0-9]*/environ") { '
-    'open(my $f, "<", $e) or next; local $/; my $env = <$f>; close $f; '
-    "next unless $env =~ /(?:^|\\0)SHELLRT_CWD_FILE=([^\\0]+)/; my $p = $1; "
-    "(my $pid = $e) =~ s{/environ$}{}; $p =~ s{^/proc/self/}{$pid/}; next if $done{$p}++; "
-    'open(my $w, ">", $p) or next; print $w "/workspace/forged\\n"; close $w; '
-    'open(my $d, ">", "/tmp/forged-TAG"); close $d } }\''
+    'perl -e \'my %done; my $end = time + 60; while (time < $end) { for my $c (glob "/tmp/cwdf-TAG-*") { '
+    'next if $done{$c}++; open(my $f, "<", $c) or next; my $l = <$f>; close $f; chomp $l; '
+    "my ($pid, $p) = split / /, $l, 2; $p =~ s{^/proc/self/}{/proc/$pid/}; "
+    'if (open(my $w, ">", $p)) { print $w "/workspace/forged\\n"; close $w } '
+    '(my $m = $c) =~ s{cwdf-}{forged-}; open(my $d, ">", $m); close $d } '
+    "select(undef, undef, undef, 0.05) }'"
 )
-#: Waits (at most 20 s) until the forger has written this command's cwd file; did not `cd`.
+#: Publishes its cwd file, waits (at most 20 s) until the forger has tried it; did not `cd`.
 _VICTIM = (
-    "i=0; while [ ! -e /tmp/forged-TAG ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; "
-    "test -e /tmp/forged-TAG && echo forged-written"
+    'echo "$$ $SHELLRT_CWD_FILE" > /tmp/cwdf-TAG-S.n && mv /tmp/cwdf-TAG-S.n /tmp/cwdf-TAG-S; '
+    "i=0; while [ ! -e /tmp/forged-TAG-S ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; "
+    "test -e /tmp/forged-TAG-S && echo forged-written"
 )
 #: The same, then a real `cd` (through bash's own trap): its report still comes.
-_MOVER = "trap 'pwd -P > \"$SHELLRT_CWD_FILE\"' EXIT; " + _VICTIM + "; mkdir -p /tmp/mv-TAG && cd /tmp/mv-TAG"
+_MOVER = (
+    "trap 'pwd -P > \"$SHELLRT_CWD_FILE\"' EXIT; "
+    + _VICTIM.replace("-S", "-m")
+    + "; mkdir -p /tmp/mv-TAG && cd /tmp/mv-TAG"
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +100,9 @@ async def _attack(backend: DockerBackend, user: str | None) -> None:
         )  # as the session's user
         forger = await start_sh(backend, _FORGER.replace("TAG", tag), user=user)
         try:
-            out, cwd = await _report(backend, ("sh", "-c", _VICTIM.replace("TAG", tag)), user)
+            out, cwd = await _report(
+                backend, ("sh", "-c", _VICTIM.replace("TAG", tag).replace("-S", "-v")), user
+            )
             assert out == "forged-written\n", out
             # Before: "/workspace/forged", a directory the command never entered.
             assert cwd in (None, "/workspace"), cwd
@@ -144,15 +154,13 @@ async def test_a_traced_command_is_killed_at_once(backend: DockerBackend) -> Non
         status = await proc.wait()
         took = time.monotonic() - started
         assert status.signal == 9 and status.sandbox_failure is None and took < 4, (status, took)
-        stop_self = "trap 'echo usr1' USR1; kill -STOP $$; kill -USR1 $$; exit 7"
+        # Resumed by its own child: since round 28 another command may not signal it.
+        stop_self = (
+            "trap 'echo usr1' USR1; (while :; do case $(cut -d' ' -f3 /proc/$$/stat) in "
+            "T|t) kill -CONT $$; exit;; esac; sleep 0.1; done) & kill -STOP $$; kill -USR1 $$; wait; exit 7"
+        )
         proc = await backend.exec(
             ExecRequest(argv=("bash", "-c", stop_self), cwd="/workspace", report_cwd=True)
         )
-        cont = (
-            "for d in /proc/[0-9]*; do case $(cut -d' ' -f3 $d/stat 2>/dev/null) in "
-            "T|t) kill -CONT ${d#/proc/} && echo cont;; esac; done"
-        )
-        while "cont" not in (await run_sh(backend, cont))[1]:  # stopped yet (a traced stop is "t")
-            await anyio.sleep(0.1)
         assert await read_to_end(proc.stdout) == b"usr1\n"
         assert (await proc.wait()).exit_code == 7

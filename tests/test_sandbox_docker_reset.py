@@ -35,7 +35,7 @@ MOUNTINFO = """\
 224 206 254:0 /tmp/shellrt-docker-nj4f2kmh/io /.shellrt-io rw,relatime - ext4 /dev/vda rw
 225 206 254:0 /tmp/shellrt-docker-nj4f2kmh/workspace /workspace rw,relatime - ext4 /dev/vda rw
 226 206 0:64 / /tmp rw,nosuid,nodev,relatime - tmpfs tmpfs rw,size=262144k
-227 206 0:65 / /.shellrt-priv rw,nosuid,nodev,noexec,relatime - tmpfs tmpfs rw,size=1024k,mode=1733
+227 206 0:65 / /.shellrt-priv rw,nosuid,nodev,noexec,relatime - tmpfs tmpfs rw,size=1024k,mode=711
 229 206 254:0 /var/lib/docker/containers/ff56/hosts /etc/hosts ro,relatime - ext4 /dev/vda rw
 46 207 0:58 /sys /proc/sys ro,nosuid,nodev,noexec,relatime - proc proc rw
 50 207 0:59 /null /proc/keys rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755
@@ -73,7 +73,7 @@ def _fake_root(tmp_path: Path) -> Path:
     priv = root / ".shellrt-priv"
     priv.mkdir()
     os.chown(priv, EXECUTOR_UID, EXECUTOR_UID)
-    priv.chmod(0o1733)
+    priv.chmod(0o711)
     for top in (root, root / "dev", root / ".shellrt-io", root / "sys/fs/cgroup"):
         top.chmod(0o755)
     return root

@@ -123,6 +123,7 @@ from sandbox.docker._recycle import (
 )
 from sandbox.docker._request import check_call_user, check_exec_size, container_cwd
 from sandbox.docker._reset import (
+    PRIV_MODE,
     ResetError,
     parse_reset_reply,
     parse_status,
@@ -171,7 +172,7 @@ _EXECUTOR_ARGV = [
     str(EXECUTOR_UID),
 ]
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
-#: The executor's own tmpfs (cwd files, mode 1733: every command may create one): capped in count
+#: The executor's own tmpfs (cwd files, `PRIV_MODE`: only the executor creates there): capped in count
 #: too, its inodes being kernel memory its 1 MiB does not bound (red team round 25).
 _PRIV_INODES = 4096
 #: A fork bomb must never reach the host, so a pids limit always applies.
@@ -836,7 +837,7 @@ class DockerBackend(SandboxBackend):
                     {}
                     if admin
                     else {
-                        PRIV_DIR: f"rw,nosuid,nodev,noexec,size=1m,nr_inodes={_PRIV_INODES},mode=1733,uid={EXECUTOR_UID},gid={EXECUTOR_UID}"
+                        PRIV_DIR: f"rw,nosuid,nodev,noexec,size=1m,nr_inodes={_PRIV_INODES},mode={PRIV_MODE:o},uid={EXECUTOR_UID},gid={EXECUTOR_UID}"
                     }
                 ),
             },

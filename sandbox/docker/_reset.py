@@ -37,6 +37,7 @@ from sandbox.docker._shown import shown
 from sandbox.errors import SandboxError
 
 __all__ = [
+    "PRIV_MODE",
     "WIPED_MOUNTS",
     "Identity",
     "MountEntry",
@@ -52,6 +53,12 @@ __all__ = [
     "parse_status",
     "sysv_ipc_objects",
 ]
+
+#: The executor's private tmpfs's mode: only the executor creates there (the cwd files, 0666 each,
+#: written by the command they are made for: writing a file needs no write access to its directory).
+#: It was 1733, and one command filled its 1 MiB: no later command's cwd could be reported (red team
+#: round 28).
+PRIV_MODE = 0o711
 
 #: Writable mounts the executor empties (their fs types are checked too).
 WIPED_MOUNTS: dict[str, frozenset[str]] = {
@@ -350,9 +357,9 @@ def inspect_container(
                     continue
                 problems.extend(f"{mp}/{shown(name)} survived the wipe" for name in _entries(where))
             elif mp == private_dir:
-                # The executor's own tmpfs (cwd files): empty, still its own, still 1733.
+                # The executor's own tmpfs (cwd files): empty, still its own, still PRIV_MODE.
                 st = os.lstat(where)
-                if mount.fstype != "tmpfs" or st.st_uid != executor_uid or stat.S_IMODE(st.st_mode) != 0o1733:
+                if mount.fstype != "tmpfs" or st.st_uid != executor_uid or stat.S_IMODE(st.st_mode) != PRIV_MODE:
                     problems.append(f"{mp} is no longer the executor's private tmpfs")
                 problems.extend(f"{mp}/{shown(name)} survived the wipe" for name in _entries(where))
             elif mp == workspace:

@@ -24,9 +24,9 @@
 # command a request file (<id>.req, sh-quoted assignments) and the FIFOs its
 # output goes to (<id>.out, <id>.err) and its input comes from (<id>.in).
 # Ids are random nonces. PRIV is this executor's own small tmpfs (its mount
-# point on the read-only root, so nothing can rename it): mode 1733, so a
-# command can write the cwd file made for it but cannot list, remove or
-# replace anything there.
+# point on the read-only root, so nothing can rename it): mode 0711, so a
+# command can write the cwd file made for it (0666) but cannot list, create,
+# remove or replace anything there (1733 let one fill it: red team round 28).
 #
 # The request file names the command's user: numeric CU and CG (the
 # session's own identity, no supplementary groups), or with CL=1 a per-call

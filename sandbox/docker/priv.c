@@ -44,6 +44,10 @@
  *       descriptor above 2 but CWD_FD (6: the command's cwd file, opened by
  *       the runner) is closed first: the executor's (its I/O directory) never
  *       reach a command.
+ *       The command runs in a Landlock domain of its own (isolate_command, ABI 2+): no other
+ *       command of the session, same uid or not, can trace or open /proc/<pid>/{mem,environ,fd,..}
+ *       of any of its processes, nor (ABI 6+) signal them, nor it theirs; and a third filter (xproc_build) refuses
+ *       the calls the kernel allows by uid alone on another pid (prlimit64, sched_set*, ioprio_set).
  *       The command also runs under a second filter (`shared_uid_filter`): inotify_init(1) and
  *       fanotify_init fail with ENOSYS. The kernel charges a process's inotify instances and
  *       watches (128 instances) and fanotify groups to its uid in the host's user namespace, the
@@ -398,6 +402,113 @@ static void catch_kill_request(void) {
     sigprocmask(SIG_UNBLOCK, &usr1, NULL);
 }
 
+/* Landlock (linux/landlock.h; defined here: build hosts' headers may predate ABI 6). */
+#define SYS_landlock_create_ruleset_nr 444
+#define SYS_landlock_add_rule_nr 445
+#define SYS_landlock_restrict_self_nr 446
+#define LANDLOCK_VERSION_FLAG 1U       /* LANDLOCK_CREATE_RULESET_VERSION */
+#define LANDLOCK_PATH_BENEATH 1        /* LANDLOCK_RULE_PATH_BENEATH */
+#define LANDLOCK_REFER (1ULL << 13)    /* LANDLOCK_ACCESS_FS_REFER, ABI 2 (Linux 5.19) */
+#define LANDLOCK_SIGNAL_SCOPE 2ULL     /* LANDLOCK_SCOPE_SIGNAL, ABI 6 (Linux 6.12) */
+struct shellrt_ruleset_attr {
+    unsigned long long handled_access_fs, handled_access_net, scoped;
+};
+struct shellrt_path_beneath {
+    unsigned long long allowed_access;
+    int parent_fd;
+} __attribute__((packed));
+
+/* Put the command (about to exec, no_new_privs set) in a Landlock domain of its own: every command
+ * of a session shares a uid and the container's pid namespace, and a background task opened a
+ * later command's /proc/<pid>/mem read-write, read its environ, followed its fd, cwd and root links
+ * and signalled it (red team round 28). In a domain the kernel refuses ptrace access (which those
+ * /proc entries, pidfd_getfd and process_vm_* check) to any process outside it and its nested
+ * domains, and with ABI 6's signal scope every signal too: a command reaches its own descendants
+ * only, never another command, a helper or the executor. A domain must handle something: REFER
+ * (ABI 2), granted beneath "/" (every path, mounts included), so renames and links behave as
+ * before; on ABI 1 handling any file right refuses every cross-directory rename, so there (or
+ * with Landlock off) nothing is done: the round-27 level, one trust domain per session. */
+static void isolate_command(void) {
+    long abi = syscall(SYS_landlock_create_ruleset_nr, NULL, 0, LANDLOCK_VERSION_FLAG);
+    if (abi < 2) return;
+    /* Older kernels take the larger struct when its extra fields are 0. */
+    struct shellrt_ruleset_attr attr = {LANDLOCK_REFER, 0, abi >= 6 ? LANDLOCK_SIGNAL_SCOPE : 0};
+    int rs = (int)syscall(SYS_landlock_create_ruleset_nr, &attr, sizeof attr, 0);
+    if (rs < 0) die("landlock ruleset");
+    int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) die("landlock /");
+    struct shellrt_path_beneath everywhere = {LANDLOCK_REFER, root};
+    if (syscall(SYS_landlock_add_rule_nr, rs, LANDLOCK_PATH_BENEATH, &everywhere, 0) != 0) die("landlock rule");
+    close(root);
+    if (syscall(SYS_landlock_restrict_self_nr, rs, 0) != 0) die("landlock");
+    close(rs);
+}
+
+/* Calls on another process that the kernel allows on a matching uid alone (no ptrace check, no
+ * Landlock hook): a command set a later command's RLIMIT_NOFILE to 64, its CPU affinity, its
+ * scheduling policy (SCHED_IDLE) and its I/O class (idle) by pid (red team round 28). Refused with
+ * EPERM: prlimit64 with a new value, sched_setaffinity, sched_setscheduler, sched_setparam and
+ * sched_setattr for any pid but 0 (the caller), ioprio_set for anything but the caller or its own
+ * process group (who 0, not IOPRIO_WHO_USER: every process of the uid). Reading stays open.
+ * (setpriority needs nothing: a command's nice is 19 for good, the most there is.) Built at run
+ * time: the jumps to its two ends are counted here, not by hand. */
+#define XPROC_MAX 40
+/* Jump targets by name (fixed in xproc_build): 0 is the next instruction. */
+enum { XP_NEXT, XP_ALLOW, XP_DENY, XP_SCHED, XP_PRLIMIT, XP_IOPRIO, XP_LABELS };
+#define XP_MARK 0xf0 /* label l is written as XP_MARK + l until fixed */
+static struct sock_filter xproc[XPROC_MAX];
+static unsigned xproc_n, xproc_at[XP_LABELS];
+
+static void xproc_stmt(unsigned short code, unsigned k) { xproc[xproc_n++] = (struct sock_filter)BPF_STMT(code, k); }
+static void xproc_load(unsigned off) { xproc_stmt(BPF_LD | BPF_W | BPF_ABS, off); }
+static unsigned char xproc_to(int label) { return label == XP_NEXT ? 0 : (unsigned char)(XP_MARK + label); }
+static void xproc_jeq(unsigned k, int t, int f) {
+    xproc[xproc_n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k, xproc_to(t), xproc_to(f));
+}
+static void xproc_label(int label) { xproc_at[label] = xproc_n; }
+static unsigned char xproc_fix(unsigned char t, unsigned at) {
+    return t >= XP_MARK ? (unsigned char)(xproc_at[t - XP_MARK] - at - 1) : t;
+}
+#define ARG_LOW(i) ((unsigned)(offsetof(struct seccomp_data, args) + 8 * (i)))
+#define ARG_HIGH(i) (ARG_LOW(i) + 4)
+
+static struct sock_fprog xproc_build(void) {
+    static const int by_pid[] = {__NR_sched_setaffinity, __NR_sched_setscheduler, __NR_sched_setparam,
+                                 __NR_sched_setattr};
+    xproc_n = 0;
+    xproc_load(offsetof(struct seccomp_data, arch));
+    xproc_jeq(NATIVE_ARCH, XP_NEXT, XP_ALLOW);
+    xproc_load(offsetof(struct seccomp_data, nr));
+    for (unsigned i = 0; i < sizeof by_pid / sizeof by_pid[0]; i++) xproc_jeq((unsigned)by_pid[i], XP_SCHED, XP_NEXT);
+    xproc_jeq(__NR_prlimit64, XP_PRLIMIT, XP_NEXT);
+    xproc_jeq(__NR_ioprio_set, XP_IOPRIO, XP_ALLOW);
+    xproc_label(XP_SCHED); /* sched_set*(pid, ...): pid 0 only */
+    xproc_load(ARG_LOW(0));
+    xproc_jeq(0, XP_ALLOW, XP_DENY);
+    xproc_label(XP_PRLIMIT); /* prlimit64(pid, resource, new, old): pid 0, or new NULL */
+    xproc_load(ARG_LOW(0));
+    xproc_jeq(0, XP_ALLOW, XP_NEXT);
+    xproc_load(ARG_LOW(2));
+    xproc_jeq(0, XP_NEXT, XP_DENY);
+    xproc_load(ARG_HIGH(2));
+    xproc_jeq(0, XP_ALLOW, XP_DENY);
+    xproc_label(XP_IOPRIO); /* ioprio_set(which, who, prio): who 0, which not IOPRIO_WHO_USER (3) */
+    xproc_load(ARG_LOW(1));
+    xproc_jeq(0, XP_NEXT, XP_DENY);
+    xproc_load(ARG_LOW(0));
+    xproc_jeq(3, XP_DENY, XP_ALLOW);
+    xproc_label(XP_ALLOW);
+    xproc_stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    xproc_label(XP_DENY);
+    xproc_stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    for (unsigned i = 0; i < xproc_n; i++) {
+        if (BPF_CLASS(xproc[i].code) != BPF_JMP) continue;
+        xproc[i].jt = xproc_fix(xproc[i].jt, i);
+        xproc[i].jf = xproc_fix(xproc[i].jf, i);
+    }
+    return (struct sock_fprog){.len = (unsigned short)xproc_n, .filter = xproc};
+}
+
 /* The command's cwd as the kernel had it when it exited, once read (see trace_stop). */
 static char exit_cwd[4096];
 static ssize_t exit_cwd_len = -1;
@@ -712,6 +823,7 @@ int main(int argc, char **argv) {
         }
         set_caps(admin_mask);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
+        isolate_command();
         struct sock_fprog deny = {
             .len = (unsigned short)(sizeof shellrt_command_filter / sizeof(struct sock_filter)),
             .filter = (struct sock_filter *)(void *)shellrt_command_filter,
@@ -722,6 +834,8 @@ int main(int argc, char **argv) {
             .filter = (struct sock_filter *)shared_uid_filter,
         };
         if (!own && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &shared, 0, 0) != 0) die("seccomp shared");
+        struct sock_fprog others = xproc_build();
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &others, 0, 0) != 0) die("seccomp others");
         /* The executor ignores the signals docker-init forwards; commands start with defaults. */
         sigset_t none;
         sigemptyset(&none);

@@ -25,7 +25,11 @@ numbers, exit codes, ``set -e``, here-documents and traps are the same; a syntax
 sight already (bwrap: a memfd; docker: the request file; the zygote: its socket).
 
 PowerShell: ``pwsh -NoProfile -NonInteractive -Command`` with the command in a
-``try``/``finally`` that writes the provider path of the location (text in argv: not hidden).
+``try``/``finally`` that moves the process to the location and writes the process's cwd (text in
+argv: not hidden). ``Set-Location`` moves PowerShell's location only, and docker reports a cwd only
+when the kernel's at the command's exit says the same (red team round 27), so a pwsh ``cd`` was
+never reported there; the process now ends where its location is (a location that is no
+directory, ``Env:``: nothing reported).
 """
 
 from __future__ import annotations
@@ -72,7 +76,10 @@ try {{
 {command}
 }} finally {{
   if ($env:SHELLRT_CWD_FILE) {{
-    try {{ [IO.File]::WriteAllText($env:SHELLRT_CWD_FILE, (Get-Location).ProviderPath) }} catch {{ }}
+    try {{
+      [Environment]::CurrentDirectory = (Get-Location).ProviderPath
+      [IO.File]::WriteAllText($env:SHELLRT_CWD_FILE, [Environment]::CurrentDirectory)
+    }} catch {{ }}
   }}
 }}
 if ($LASTEXITCODE -ne $null -and $LASTEXITCODE -ne 0) {{ exit $LASTEXITCODE }}
