@@ -38,11 +38,17 @@ def embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
     return found
 
 
+#: Where a connection to the unspecified address goes: Linux connects ``0.0.0.0`` and ``::`` to
+#: this machine's own loopback, so a deny of ``127.0.0.1`` must hold there too (round 28).
+_UNSPECIFIED_REACHES = {4: ipaddress.ip_address("127.0.0.1"), 6: ipaddress.ip_address("::1")}
+
+
 def carried(address: str) -> set[IPAddress]:
     """``address`` and the IPv4 addresses its IPv6 spelling carries: every address a connection
-    to it may reach."""
+    to it may reach (the unspecified address: the loopback it connects to)."""
     ip = ipaddress.ip_address(address.partition("%")[0].strip("[]"))
-    return {ip, *(embedded(ip) if isinstance(ip, ipaddress.IPv6Address) else [])}
+    found = {ip, *(embedded(ip) if isinstance(ip, ipaddress.IPv6Address) else [])}
+    return found | {_UNSPECIFIED_REACHES[a.version] for a in found if a.is_unspecified}
 
 
 def normalize_network(text: str) -> str:

@@ -51,7 +51,9 @@ def _dns(monkeypatch: pytest.MonkeyPatch, answers: dict[str, list[str]]) -> list
     return asked
 
 
-def _ctx(tmp_path: Path, rules: list[str], denied_domains: tuple[str, ...] = ()) -> ToolContext:
+def _ctx(
+    tmp_path: Path, rules: list[str], denied_domains: tuple[str, ...] = (), allow: tuple[str, ...] = ()
+) -> ToolContext:
     ruleset = RuleSet([parse_rule(r, "deny") for r in rules])
     gate = RulesGate(PermissionEngine(ruleset, workspace=tmp_path))
     backend = LocalBackend(policy=SandboxPolicy(workspace=tmp_path, denied_domains=denied_domains))
@@ -60,7 +62,7 @@ def _ctx(tmp_path: Path, rules: list[str], denied_domains: tuple[str, ...] = ())
         session_dir=tmp_path,
         workspace=tmp_path,
         cwd=str(tmp_path),
-        settings={"webFetch": {"allowPrivateHosts": ["127.0.0.0/8", "::ffff:127.0.0.0/104"]}},
+        settings={"webFetch": {"allowPrivateHosts": ["127.0.0.0/8", "::ffff:127.0.0.0/104", *allow]}},
         services={PermissionGate: gate, SandboxBackend: backend},
     )
 
@@ -159,6 +161,9 @@ def test_range_rules_grammar_errors_and_carried_spellings(
         "http://[64:ff9b::7f00:1]/",  # NAT64 of 127.0.0.1
         "http://[2002:7f00:1::]/",  # 6to4 of 127.0.0.1
         "http://[64:ff9b::5db8:d822]/",  # NAT64 of the denied public 93.184.216.34
+        "http://0.0.0.0/",  # Linux connects the unspecified address to the loopback
+        "http://0/",
+        "http://[::ffff:0.0.0.0]/",
     ]
     missed = [
         u
@@ -172,11 +177,14 @@ def test_range_rules_grammar_errors_and_carried_spellings(
     assert not allowed.content_allow(
         "WebFetch", tool.permission_subject(WebFetchInput(url="http://[64:ff9b::7f00:1]/"))
     )
-    # A range applies to DNS answers too: a name whose answer is in it is refused.
-    _dns(monkeypatch, {"range.example": ["127.0.0.1"]})
+    # A range applies to DNS answers too: a name whose answer is in it is refused, and so is the
+    # unspecified address (a name's answer or the URL's), which reaches the loopback it denies.
+    _dns(monkeypatch, {"range.example": ["127.0.0.1"], "zero.example": ["0.0.0.0"]})
     with serve({"/secret": _PAGE}, host="0.0.0.0") as srv:
-        ctx = _ctx(tmp_path, ["WebFetch(domain:127.0.0.0/30)"])
-        found = _fetch_all(tool, ctx, [f"http://range.example:{srv.server_port}/secret"])
+        port = srv.server_port
+        ctx = _ctx(tmp_path, ["WebFetch(domain:127.0.0.0/30)"], allow=("0.0.0.0",))
+        urls = [f"http://{h}:{port}/secret" for h in ("range.example", "zero.example", "0.0.0.0")]
+        found = _fetch_all(tool, ctx, urls)
         assert srv.hits.get("/secret", 0) == 0
-    (result,) = found
-    assert isinstance(result, ToolExecutionError) and "127.0.0.0/30" in str(result), result
+    passed = [(u, r) for u, r in zip(urls, found, strict=True) if "127.0.0.0/30" not in str(r)]
+    assert passed == []
