@@ -188,3 +188,22 @@ def test_range_rules_grammar_errors_and_carried_spellings(
         assert srv.hits.get("/secret", 0) == 0
     passed = [(u, r) for u, r in zip(urls, found, strict=True) if "127.0.0.0/30" not in str(r)]
     assert passed == []
+    # An ask rule's range: through a name no one was asked, so it is refused; the URL naming the
+    # address itself was asked about by the engine (approved here), so it is fetched.
+    ruleset = RuleSet([parse_rule("WebFetch(domain:127.0.0.0/30)", "ask")])
+    assert ruleset.content_hit(
+        "ask", "WebFetch", tool.permission_subject(WebFetchInput(url="http://127.0.0.1/"))
+    )
+    with serve({"/secret": _PAGE}, host="0.0.0.0") as srv:
+        ctx = _ctx(tmp_path, [])
+        ctx.services[PermissionGate] = RulesGate(PermissionEngine(ruleset, workspace=tmp_path))
+        named, literal = _fetch_all(
+            tool,
+            ctx,
+            [f"http://range.example:{srv.server_port}/secret", f"http://127.0.0.1:{srv.server_port}/secret"],
+        )
+        assert srv.hits.get("/secret", 0) == 1
+    assert "ask rule WebFetch(domain:127.0.0.0/30)" in str(named) and not isinstance(literal, Exception), (
+        named,
+        literal,
+    )

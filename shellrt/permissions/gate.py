@@ -62,8 +62,9 @@ class RulesGate(PermissionGate):
     def is_visible(self, tool: Tool[Any, Any]) -> bool:
         return self.engine.rules.tool_wide("deny", tool.name) is None
 
-    def barred_addresses(self, tool_name: str) -> tuple[tuple[str, str], ...]:
-        return tuple((entry, rule.describe()) for entry, rule in self.engine.rules.barred_addresses(tool_name))
+    def barred_addresses(self, tool_name: str) -> tuple[tuple[str, str, bool], ...]:
+        found = self.engine.rules.barred_addresses(tool_name)
+        return tuple((entry, rule.describe(), rule.kind == "ask") for entry, rule in found)
 
     async def authorize(
         self,
