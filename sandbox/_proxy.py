@@ -64,6 +64,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from sandbox._addrdeny import address_denied, embedded
 from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._tunnel import (
@@ -73,7 +74,7 @@ from sandbox._tunnel import (
     looks_like_tls,
     server_hello_retry,
 )
-from sandbox.policy import domain_matches, normalize_domain
+from sandbox.policy import domain_matches, normalize_deny_entry, normalize_domain
 
 __all__ = [
     "BRIDGE_PORT",
@@ -199,19 +200,11 @@ def _literal(host: str) -> bool:
     return True
 
 
-def _carried(address: str) -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
-    """``address`` and the IPv4 addresses its IPv6 spelling carries (mapped, compatible, 6to4,
-    Teredo, NAT64): every address a connection to it may reach."""
-    ip = ipaddress.ip_address(address.partition("%")[0])
-    return {ip, *(_embedded(ip) if isinstance(ip, ipaddress.IPv6Address) else [])}
-
-
 def _address_denied(address: str, denied: tuple[str, ...]) -> bool:
-    """Whether ``address`` (a DNS answer) is, in any spelling, an address on the deny-list:
-    `decide` judges the name sent, this the address reached (red team, round 27: a denied
-    address was reached through any allowed name whose DNS pointed at it)."""
-    barred = {ip for d in denied if _literal(d) for ip in _carried(d)}
-    return bool(barred) and not barred.isdisjoint(_carried(address))
+    """Whether ``address`` (a DNS answer) is, in any spelling, an address or in a network on the
+    deny-list: `decide` judges the name sent, this the address reached (red team, round 27: a
+    denied address was reached through any allowed name whose DNS pointed at it; round 28: ranges)."""
+    return address_denied(address, denied) is not None
 
 
 def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str | None:
@@ -231,27 +224,7 @@ def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str 
     return None
 
 
-#: Prefixes whose low 32 bits are an IPv4 address a translator reaches: NAT64 (RFC 6052, RFC 8215)
-#: and SIIT's IPv4-translated addresses (RFC 2765).
-_NAT64 = (
-    ipaddress.ip_network("64:ff9b::/96"),
-    ipaddress.ip_network("64:ff9b:1::/48"),
-    ipaddress.ip_network("::ffff:0:0:0/96"),
-)
 _SITE_LOCAL = ipaddress.ip_network("fec0::/10")
-
-
-def _embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    """The IPv4 addresses an IPv6 address carries (mapped, compatible, 6to4, Teredo, NAT64)."""
-    found = [a for a in (ip.ipv4_mapped, ip.sixtofour) if a is not None]
-    if ip.teredo is not None:
-        found += list(ip.teredo)
-    value = int(ip)
-    if value >> 32 == 0 and value > 1:  # ::a.b.c.d (IPv4-compatible, deprecated but routable)
-        found.append(ipaddress.IPv4Address(value))
-    if any(ip in net for net in _NAT64):
-        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
-    return found
 
 
 def is_global_address(address: str) -> bool:
@@ -265,7 +238,7 @@ def is_global_address(address: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address):
         if ip in _SITE_LOCAL:
             return False
-        if not all(is_global_address(str(v4)) for v4 in _embedded(ip)):
+        if not all(is_global_address(str(v4)) for v4 in embedded(ip)):
             return False
     return ip.is_global and not ip.is_multicast
 
@@ -289,7 +262,7 @@ class FilteringProxy:
     ) -> None:
         self.socket_path = socket_path
         self.allowed = tuple(normalize_domain(d) for d in allowed)
-        self.denied = tuple(normalize_domain(d) for d in denied)
+        self.denied = tuple(normalize_deny_entry(d) for d in denied)
         self.log_path = log_path
         self.sandbox = sandbox
         self.refusals: list[Refusal] = []

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from sandbox._root_links import link_refusal, repo_link_on_the_way
 
-__all__ = ["NetworkMode", "ResourceLimits", "SandboxPolicy", "domain_matches", "normalize_domain"]
+__all__ = ["NetworkMode", "ResourceLimits", "SandboxPolicy", "domain_matches", "normalize_deny_entry", "normalize_domain"]
 
 #: ``none``: no network at all; ``host``: the host's network (local/bwrap);
 #: ``bridge``: a container bridge network (docker only); ``proxied``: no route out,
@@ -46,6 +46,16 @@ def normalize_domain(text: str) -> str:
             f"not a domain name: {text!r} (use a host name such as pypi.org, or *.example.org for its subdomains)"
         )
     return name
+
+
+def normalize_deny_entry(text: str) -> str:
+    """A deny-list entry: what `normalize_domain` accepts, or a network (``10.0.0.0/8``), which
+    denies every address in it whatever name leads there (`sandbox._addrdeny`, round 28)."""
+    if "/" in text:
+        from sandbox._addrdeny import normalize_network
+
+        return normalize_network(text.strip().lower())
+    return normalize_domain(text)
 
 
 def domain_matches(name: str, pattern: str) -> bool:
@@ -89,7 +99,8 @@ class SandboxPolicy(BaseModel):
     network: NetworkMode = "none"
     #: ``proxied`` only: host names the proxy lets through (``*.example.org``: its subdomains).
     allowed_domains: tuple[str, ...] = ()
-    #: ``proxied`` only: names refused even when allowed (deny wins).
+    #: ``proxied`` only: names, addresses and networks (``10.0.0.0/8``) refused even when allowed
+    #: (deny wins); an address or network is refused whatever name's DNS leads to it.
     denied_domains: tuple[str, ...] = ()
     limits: ResourceLimits = ResourceLimits()
 
@@ -116,10 +127,15 @@ class SandboxPolicy(BaseModel):
         object.__setattr__(self, "writable_roots", tuple(roots))
         return self
 
-    @field_validator("allowed_domains", "denied_domains")
+    @field_validator("allowed_domains")
     @classmethod
     def _domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(dict.fromkeys(normalize_domain(v) for v in value))
+
+    @field_validator("denied_domains")
+    @classmethod
+    def _denied(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(normalize_deny_entry(v) for v in value))
 
     def allowed_roots(self) -> tuple[Path, ...]:
         """Every root a command may write in (workspace first)."""

@@ -62,6 +62,10 @@ class RulesGate(PermissionGate):
     def is_visible(self, tool: Tool[Any, Any]) -> bool:
         return self.engine.rules.tool_wide("deny", tool.name) is None
 
+    def barred_addresses(self, tool_name: str) -> tuple[tuple[str, str, bool], ...]:
+        found = self.engine.rules.barred_addresses(tool_name)
+        return tuple((entry, rule.describe(), rule.kind == "ask") for entry, rule in found)
+
     async def authorize(
         self,
         tool: Tool[Any, Any],

@@ -6,6 +6,11 @@ domain rule compared as written with a canonicalised fetch host matched nothing:
 deny did not hold. WebFetch canonicalises the URL's host with `canonical_host`, and
 ``WebFetch(domain:…)`` rules fold their host with `rule_host`, the same function, so
 both sides are compared in one spelling.
+
+A rule may also name an address range (``WebFetch(domain:10.0.0.0/8)``, `rule_network`):
+it matches URLs whose host is an address in it, and a deny or ask matches an IPv6 literal
+carrying such an IPv4 address too (`address_matches`); WebFetch and the proxy apply address and
+range denies to every DNS answer as well (`sandbox._addrdeny`, red team round 28).
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ import ipaddress
 import re
 import socket
 
-__all__ = ["canonical_host", "ends_in_number", "rule_host"]
+from sandbox._addrdeny import address_denied, normalize_network
+
+__all__ = ["address_entry", "address_matches", "canonical_host", "ends_in_number", "rule_host", "rule_network"]
 
 _NUMERIC_IPV4 = re.compile(r"[0-9a-fx.]+")
 #: A label the resolver reads as a number (decimal, octal with a leading 0, or 0x hex).
@@ -81,3 +88,35 @@ def rule_host(host: str) -> str:
             "it ends in a number, so the resolver reads it as an IPv4 address, but it is none"
         ) from None
     return folded
+
+
+def rule_network(host: str) -> str:
+    """A rule's address range (``10.0.0.0/8``, ``fd00::/8``) in canonical form; `ValueError`
+    saying how to write it (host bits set, a prefix too long, a number spelling)."""
+    return normalize_network(host)
+
+
+def address_entry(pattern: str) -> bool:
+    """Whether a rule's host is an address or a range (compared as addresses, not as names)."""
+    text = pattern.strip("[]")
+    try:
+        if "/" in text:
+            ipaddress.ip_network(text, strict=False)
+        else:
+            ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def address_matches(pattern: str, host: str, *, carried: bool) -> bool:
+    """Whether ``host`` (canonical) is the address ``pattern`` names or lies in its range.
+    ``carried`` (deny and ask): an IPv6 host matches by any IPv4 address it carries too."""
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False  # a name: its addresses are judged when it is resolved
+    if carried:
+        return address_denied(str(ip), (pattern,)) is not None
+    net = ipaddress.ip_network(pattern.strip("[]"), strict=False)
+    return ip.version == net.version and ip in net

@@ -165,6 +165,13 @@ class PermissionGate(abc.ABC):
         """False when a rule denies the tool outright (it is then left out of ``tools[]``)."""
         return True
 
+    def barred_addresses(self, tool_name: str) -> tuple[tuple[str, str, bool], ...]:
+        """(address or range, the rule as written, whether it is an ask rule) for each deny or ask
+        rule of ``tool_name`` that names an address: a tool that resolves names itself (WebFetch)
+        refuses a DNS answer in one, as the rules judged only the name; an ask rule was asked when
+        the URL named the address itself (round 28). None unless the gate has rules."""
+        return ()
+
 
 def _local_read(tool: Tool[Any, Any], tool_input: Any) -> bool:
     """Read-only and not open world: WebFetch changes nothing here but sends what the model put

@@ -37,7 +37,7 @@ from sandbox._namefold import fold_path
 from sandbox.confine import relative_to
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
-from shellrt.permissions.hosts import canonical_host, rule_host
+from shellrt.permissions.hosts import address_entry, address_matches, canonical_host, rule_host, rule_network
 from shellrt.permissions.rule_paths import DotSegmentError, fold_dot_segments
 from shellrt.permissions.tool_names import TOOL_ALIASES, canonical_tool_name
 from shellrt.protocol import PermissionSubject
@@ -250,7 +250,8 @@ class PermissionRule:
                 return _command_matches(self.specifier, item, fold=command_text)
             return _command_matches(_program_by_name(self.specifier), item, fold=_fold_program_case)
         if self.spec_kind == "domain":
-            return _domain_matches(self.specifier[len("domain:") :], item)
+            # Deny and ask see every IPv4 address an IPv6 literal carries (NAT64, 6to4 ...).
+            return _domain_matches(self.specifier[len("domain:") :], item, carried=not resolve)
         return _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve)
 
     def may_match_below(self, directory: str, *, home: Path, limit: int = 20_000) -> bool:
@@ -332,6 +333,11 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
         return PermissionRule(kind, tool, None, "none", origin)
     if spec.startswith("domain:"):
         host = spec[len("domain:") :].strip().lower().rstrip(".")
+        if "/" in host:  # an address range: every address in it, however it is reached (round 28)
+            try:
+                return PermissionRule(kind, tool, f"domain:{rule_network(host)}", "domain", origin)
+            except ValueError as exc:
+                raise RuleSyntaxError(f"{host!r} in rule {raw!r}: {exc}") from None
         if not _HOST_PATTERN.match(host):
             raise RuleSyntaxError(
                 f"{host!r} in rule {raw!r} is not a domain (use domain:example.com or domain:*.example.com)"
@@ -634,11 +640,13 @@ def _wildcard_fullmatch(pattern: str, text: str) -> bool:
     return True
 
 
-def _domain_matches(pattern: str, domain: str) -> bool:
+def _domain_matches(pattern: str, domain: str, *, carried: bool = False) -> bool:
     try:  # WebFetch's subject is canonical already; any other tool's is folded the same way here
         host = canonical_host(domain)
     except ValueError:
         host = domain.strip().lower().rstrip(".")
+    if address_entry(pattern):
+        return address_matches(pattern, host, carried=carried)
     if pattern.startswith("*."):
         return host.endswith(pattern[1:])
     return host == pattern

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shellrt.permissions.hosts import address_entry
 from shellrt.permissions.rules import PermissionRule, RuleKind
 from shellrt.protocol import PermissionSubject
 
@@ -67,6 +68,19 @@ class RuleSet:
                 if any(rule.match_item(form, home=self.home, resolve=False) for form in forms):
                     return rule, item
         return None
+
+    def barred_addresses(self, tool_name: str) -> tuple[tuple[str, PermissionRule], ...]:
+        """The addresses and ranges deny, then ask, domain rules name for ``tool_name``, with
+        their rule: a tool that resolves names itself refuses such an answer, whatever name led
+        there (the rules judged the name only; red team round 28)."""
+        found: list[tuple[str, PermissionRule]] = []
+        for rule in (*self.of_kind("deny"), *self.of_kind("ask")):
+            if rule.spec_kind != "domain" or rule.specifier is None or rule.tool != tool_name:
+                continue
+            entry = rule.specifier[len("domain:") :]
+            if address_entry(entry):
+                found.append((entry, rule))
+        return tuple(found)
 
     def content_allow(self, tool_name: str, subject: PermissionSubject) -> list[PermissionRule] | None:
         """Allow rules covering *every* item of the subject (resolved paths only), or None.

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sandbox import SandboxPolicy
-from sandbox.policy import normalize_domain
+from sandbox.policy import normalize_deny_entry, normalize_domain
 from shellrt.permissions.globs import glob_matches
 
 if TYPE_CHECKING:  # `shellrt run` derives its policy without loading the rule and settings models
@@ -561,9 +561,10 @@ def derive_network(
     operator_denies = bool(base.denied_domains)
 
     def add(into: list[str], values: object, where: str) -> None:
+        normalize = normalize_deny_entry if into is denied else normalize_domain
         for value in _str_list(values):
             try:
-                into.append(normalize_domain(value))
+                into.append(normalize(value))
             except ValueError as exc:
                 notes.append(f"{where}: {exc}; ignored")
 

@@ -60,6 +60,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
 from shellrt.protocol.textchars import unseen
+from shellrt.tools._fetch_denies import Barred, barred_for
 from shellrt.tools._http_body import ACCEPT_ENCODING, BodyDecodeError, BoundedBody
 from shellrt.tools._web_text import NotText, body_to_text
 
@@ -229,15 +230,28 @@ def _port(parts: Any) -> int:
     return int(parts.port or (443 if parts.scheme == "https" else 80))
 
 
+#: No deny entries (a call outside a session with rules or a sandbox policy).
+_NOTHING_BARRED = Barred()
+
+
 async def _checked_addresses(
-    url: str, allow: bool | tuple[str, ...], ports: tuple[int, ...] = ()
+    url: str, allow: bool | tuple[str, ...], ports: tuple[int, ...] = (), barred: Barred = _NOTHING_BARRED
 ) -> list[str]:
-    """Resolve the URL's host; refuse if any address is non-public and not allowed, or public
-    and the port is neither 80, 443 nor in ``ports`` (``webFetch.allowPorts``)."""
+    """Resolve the URL's host; refuse if it or any address is denied (``barred``: the session's
+    deny rules and deny-list), any address is non-public and not allowed, or public and the port
+    is neither 80, 443 nor in ``ports`` (``webFetch.allowPorts``). The caller connects to these
+    addresses only: what was checked is what is reached."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = _port(parts)
+    why = barred.name_refusal(host)
+    if why is not None:  # before the lookup: a denied name is not even sent to DNS
+        raise _Refused(f"Refused to fetch {url}: {why}.")
     addresses = await _resolve(host, port)
+    for address in addresses:
+        why = barred.address_refusal(host, address)
+        if why is not None:
+            raise _Refused(f"Refused to fetch {url}: {why}.")
     _judge_addresses(url, host, port, addresses, allow, ports)
     return addresses
 
@@ -442,7 +456,9 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         cached = self._cache.get(key)
         if cached is not None and now - cached[0] < CACHE_TTL_SECONDS:
             # The cache never widens access: this session must be allowed to reach the host itself.
-            await _checked_addresses(cached[1].final_url, settings.allow_private, settings.allow_ports)
+            await _checked_addresses(
+                cached[1].final_url, settings.allow_private, settings.allow_ports, barred_for(self.name, ctx)
+            )
             return ToolOutput(replace(cached[1], prompt=tool_input.prompt, from_cache=True))
         started = time.monotonic()
         if importlib.util.find_spec("html2text") is not None:
@@ -452,7 +468,9 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         try:
             with anyio.fail_after(settings.timeout_s):
                 deadline = started + settings.timeout_s - _CONVERSION_MARGIN_S
-                output = await self._fetch(httpx, url, tool_input, settings, deadline)
+                output = await self._fetch(
+                    httpx, url, tool_input, settings, deadline, barred_for(self.name, ctx)
+                )
         except TimeoutError:
             raise ToolExecutionError(
                 f"Fetching {url} took longer than {settings.timeout_s:g} s in total and was stopped. "
@@ -472,13 +490,22 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         self._cache = dict(fresh[-CACHE_ENTRIES:])
 
     async def _fetch(
-        self, httpx_mod: Any, url: str, tool_input: WebFetchInput, settings: _Settings, deadline: float
+        self,
+        httpx_mod: Any,
+        url: str,
+        tool_input: WebFetchInput,
+        settings: _Settings,
+        deadline: float,
+        barred: Barred,
     ) -> WebFetchOutput:
         timeout = httpx_mod.Timeout(settings.timeout_s, connect=min(settings.timeout_s, 10.0))
         current = url
         async with httpx_mod.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
             for _hop in range(settings.max_redirects + 1):
-                addresses = await _checked_addresses(current, settings.allow_private, settings.allow_ports)
+                # Every hop: a same-host redirect's lookup may answer otherwise (DNS rebinding).
+                addresses = await _checked_addresses(
+                    current, settings.allow_private, settings.allow_ports, barred
+                )
                 response_info = await self._get_once(httpx_mod, client, current, addresses, settings)
                 status, headers, body, truncated = response_info
                 if status in _REDIRECT_CODES and headers.get("location"):

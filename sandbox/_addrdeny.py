@@ -1,0 +1,90 @@
+"""Deny-list entries that are addresses or networks, judged on the address a connection reaches.
+
+Why: a name is judged before DNS, but what a deny of ``10.9.8.7`` or ``10.0.0.0/8`` protects is
+the address. Every host-side fetch (the filtering proxy, WebFetch) compares each DNS answer --
+and every IPv4 address its IPv6 spelling carries (mapped, compatible, 6to4, Teredo, NAT64) --
+with the address and network entries, folded the same way (red team, rounds 27 and 28).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+
+__all__ = ["address_denied", "carried", "embedded", "normalize_network"]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+#: Prefixes whose low 32 bits are an IPv4 address a translator reaches: NAT64 (RFC 6052, RFC 8215)
+#: and SIIT's IPv4-translated addresses (RFC 2765).
+_NAT64 = (
+    ipaddress.ip_network("64:ff9b::/96"),
+    ipaddress.ip_network("64:ff9b:1::/48"),
+    ipaddress.ip_network("::ffff:0:0:0/96"),
+)
+
+
+def embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (mapped, compatible, 6to4, Teredo, NAT64)."""
+    found = [a for a in (ip.ipv4_mapped, ip.sixtofour) if a is not None]
+    if ip.teredo is not None:
+        found += list(ip.teredo)
+    value = int(ip)
+    if value >> 32 == 0 and value > 1:  # ::a.b.c.d (IPv4-compatible, deprecated but routable)
+        found.append(ipaddress.IPv4Address(value))
+    if any(ip in net for net in _NAT64):
+        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
+    return found
+
+
+#: Where a connection to the unspecified address goes: Linux connects ``0.0.0.0`` and ``::`` to
+#: this machine's own loopback, so a deny of ``127.0.0.1`` must hold there too (round 28).
+_UNSPECIFIED_REACHES = {4: ipaddress.ip_address("127.0.0.1"), 6: ipaddress.ip_address("::1")}
+
+
+def carried(address: str) -> set[IPAddress]:
+    """``address`` and the IPv4 addresses its IPv6 spelling carries: every address a connection
+    to it may reach (the unspecified address: the loopback it connects to)."""
+    ip = ipaddress.ip_address(address.partition("%")[0].strip("[]"))
+    found = {ip, *(embedded(ip) if isinstance(ip, ipaddress.IPv6Address) else [])}
+    return found | {_UNSPECIFIED_REACHES[a.version] for a in found if a.is_unspecified}
+
+
+def normalize_network(text: str) -> str:
+    """``10.0.0.0/8`` (or ``fd00::/8``) in canonical form; `ValueError` saying how to write it.
+
+    Strict: host bits set (``10.1.2.3/8``) is refused rather than widened or narrowed silently,
+    and only dotted-decimal IPv4 is read (``ipaddress`` refuses ``010.0.0.0/8``)."""
+    try:
+        return str(ipaddress.ip_network(text.strip(), strict=True))
+    except ValueError as exc:
+        try:
+            hint = f" (did you mean {ipaddress.ip_network(text.strip(), strict=False)}?)"
+        except ValueError:
+            hint = ""
+        raise ValueError(
+            f"{text!r} is not an address range: {exc}{hint}; write a network as ADDRESS/PREFIX with "
+            "the host bits zero, like 10.0.0.0/8 or fd00::/8"
+        ) from None
+
+
+def _entry_networks(entry: str) -> list[IPNetwork]:
+    text = entry.strip().strip("[]")
+    try:
+        if "/" in text:
+            return [ipaddress.ip_network(text, strict=False)]
+        return [ipaddress.ip_network(ip) for ip in carried(text)]
+    except ValueError:
+        return []  # a name: judged by name elsewhere
+
+
+def address_denied(address: str, entries: Iterable[str]) -> str | None:
+    """The first of ``entries`` (IP literals or networks; names are skipped) that ``address``, in
+    any spelling it carries, falls in; None when none does."""
+    reached = carried(address)
+    for entry in entries:
+        for net in _entry_networks(entry):
+            if any(ip.version == net.version and ip in net for ip in reached):
+                return entry
+    return None

@@ -1,0 +1,61 @@
+"""What a session denies WebFetch by address, range or name, applied where it connects.
+
+Why: deny rules are judged by the permission engine on the URL's host, before any lookup, so an
+allowed name whose DNS answers a denied address (``WebFetch(domain:10.9.8.7)``, a range
+``WebFetch(domain:10.0.0.0/8)``, an operator's ``--deny-domain``) was fetched; a redirect's hop
+and a cached answer likewise (red team round 28). The tool reads the rules' address entries from
+the gate and the sandbox policy's deny-list at call time, and refuses a name on that list before
+its lookup and every DNS answer in it, in any spelling it carries (`sandbox._addrdeny`), before it
+connects, to the very addresses checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sandbox._addrdeny import address_denied
+from sandbox.base import SandboxBackend
+from sandbox.policy import domain_matches
+from shellrt.permissions.hosts import address_entry
+from shellrt.permissions.interfaces import PermissionGate
+from shellrt.protocol import ToolContext
+
+__all__ = ["Barred", "barred_for"]
+
+
+@dataclass(frozen=True)
+class Barred:
+    """Deny entries: ``(address, range or name, where it comes from, whether an ask rule)``."""
+
+    entries: tuple[tuple[str, str, bool], ...] = ()
+
+    def name_refusal(self, host: str) -> str | None:
+        """Why ``host`` (canonical) is denied by a name entry, before any lookup."""
+        for entry, why, _asked in self.entries:
+            if not address_entry(entry) and domain_matches(host, entry):
+                return f"{host} is denied by {why}"
+        return None
+
+    def address_refusal(self, host: str, address: str) -> str | None:
+        """Why the DNS answer ``address`` of ``host`` may not be connected to, or None."""
+        # An ask rule was asked about a URL naming the address itself; through a name, no one was.
+        literal = address_entry(host)
+        entries = [(e, w) for e, w, asked in self.entries if address_entry(e) and not (asked and literal)]
+        hit = address_denied(address, [e for e, _ in entries]) if entries else None
+        if hit is None:
+            return None
+        why = next(w for e, w in entries if e == hit)
+        shown = address.partition("%")[0]
+        return f"{host} resolves to {shown}, denied by {why} (a denied address is denied whatever name leads to it)"
+
+
+def barred_for(tool_name: str, ctx: ToolContext) -> Barred:
+    """The deny entries of this call's session: the gate's address rules for ``tool_name`` and the
+    sandbox policy's network deny-list (names, addresses, ranges)."""
+    entries: list[tuple[str, str, bool]] = []
+    if ctx.has_service(PermissionGate):  # looked up by its interface
+        entries += ctx.service(PermissionGate).barred_addresses(tool_name)  # type: ignore[type-abstract]
+    if ctx.has_service(SandboxBackend):
+        policy = ctx.service(SandboxBackend).policy  # type: ignore[type-abstract]
+        entries += [(d, "the session's network deny-list", False) for d in policy.denied_domains]
+    return Barred(tuple(entries))
