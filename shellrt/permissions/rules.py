@@ -555,7 +555,58 @@ def _pwsh_spelled_as(pattern: str, text: str) -> tuple[str, ...] | None:
         if count > _MAX_SPELLINGS:
             return None
         choices.append(options)
-    return tuple(" ".join(c) for c in itertools.product(*choices))
+    spelled = tuple(" ".join(c) for c in itertools.product(*choices))
+    return _pwsh_bound_positionally(pattern, cmdlet, spelled)
+
+
+def _pwsh_bound_positionally(pattern: str, cmdlet: str, spelled: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``spelled`` and, for the parameters the folded rule ``pattern`` names that a bare argument may
+    bind, each spelling with bare words given some of them, in front (``remove-item -recurse secret``
+    -> ``remove-item -path secret -recurse``). None past `_MAX_POSITIONAL` (fail closed: met).
+
+    Why: pwsh binds bare arguments to the cmdlet's positional parameters, so ``Remove-Item secret`` is
+    ``Remove-Item -Path secret`` and a deny rule ``PowerShell(Remove-Item -Path secret:*)`` met only the
+    spelled-out form (round 27's Left, fixed in round 28). Which bare word takes which position depends
+    on the switches and values around it; any bare word may take any positional parameter (a deny rule
+    meets more, never less). For a cmdlet whose positions are not listed, a parameter the rule gives a
+    value (``-Target prod``) may be positional; one the rule gives none may be a switch and is not."""
+    from shellrt.analysis.pwsh_param_names import binds, positional
+
+    words = pattern.removesuffix(":*").rstrip().split(" ")
+    known = positional(cmdlet)
+    bound: list[str] = []
+    for i, word in enumerate(words[1:], 1):
+        name, _, value = word[1:].partition(":")
+        if word[:1] != "-" or not name or "*" in name:
+            continue
+        if known is None:
+            valued = bool(value) or (i + 1 < len(words) and words[i + 1][:1] != "-")
+        else:
+            valued = not known.isdisjoint(binds(cmdlet, name) or {name})
+        if valued:
+            bound.append(f"-{name}")
+    if not bound:
+        return spelled
+    out = list(spelled)
+    level = [(text.split(" ")[:1], text.split(" ")[1:], tuple(dict.fromkeys(bound))) for text in spelled]
+    while level:  # each round gives one more bare word one more of the parameters, in front
+        deeper = []
+        for front, rest, unused in level:
+            for at, word in enumerate(rest):
+                if word[:1] == "-":
+                    continue
+                for parameter in unused:
+                    deeper.append(([*front, parameter, word], rest[:at] + rest[at + 1 :],
+                                   tuple(p for p in unused if p != parameter)))
+        out += [" ".join(front + rest) for front, rest, _ in deeper]
+        if len(out) > _MAX_POSITIONAL:
+            return None
+        level = [entry for entry in deeper if entry[2]]
+    return tuple(out)
+
+
+#: How many positional readings of one part `_pwsh_bound_positionally` builds before the rule is met.
+_MAX_POSITIONAL = 256
 
 
 @functools.lru_cache(maxsize=256)
@@ -580,6 +631,11 @@ def _pwsh_folded_forms(command: str) -> frozenset[str]:
     return frozenset(forms)
 
 
+#: A word that is one quoted string pwsh passes as it is written inside (``'secret'``, ``"secret"``:
+#: nothing to expand), so a deny rule that writes the value bare meets it (round 28).
+_PWSH_QUOTED_LITERAL = re.compile(r"""\A(?:'([^'\s]*)'|"([^"$`\s]*)")\Z""")
+
+
 def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
     """One word of a PowerShell command folded for deny/ask matching (see `_pwsh_matches_folded`)."""
     if index == 0:  # ``Microsoft.PowerShell.Management\\Remove-Item`` is Remove-Item
@@ -587,7 +643,7 @@ def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
 
         return unqualified(word).lower()
     if not word.startswith("-"):
-        return word
+        return _PWSH_QUOTED_LITERAL.sub(r"\1\2", word) if word[:1] in "'\"" else word
     name, colon, value = word.partition(":")
     if colon and split:  # ``-Recurse:$true`` is ``-Recurse: $true`` to the analysis
         return f"{name.lower()} {value}".rstrip()
