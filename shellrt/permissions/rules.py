@@ -241,6 +241,8 @@ class PermissionRule:
         """Whether one command / path / domain of a subject is matched by this rule's specifier."""
         assert self.specifier is not None
         if self.spec_kind == "command":
+            if self.kind != "allow" and _pwsh_hidden_met(self, item, home=home, resolve=resolve):
+                return True
             if self.tool == "PowerShell":  # pwsh's names and parameter names ignore case (round 26)
                 if self.kind == "allow":
                     named = _pwsh_named_as(self.specifier, item)
@@ -406,6 +408,28 @@ def _parse_mcp(tool: str, spec: str | None, kind: RuleKind, origin: RuleOrigin) 
 
 
 # --- specifier matching ------------------------------------------------------------
+
+
+def _pwsh_hidden_met(rule: PermissionRule, item: str, *, home: Path, resolve: bool) -> bool:
+    """Whether a deny/ask command ``rule`` meets code a ``pwsh`` command line ``item`` runs unseen: a
+    command of its ``-EncodedCommand`` script (decoded), or any command when pwsh reads them from
+    standard input (fail closed: no rule can read them).
+
+    Why: ``pwsh -enc UgBlAG0A…`` and ``echo 'rm x' | pwsh -c -`` passed ``PowerShell(Remove-Item:*)``
+    and ``Bash(rm:*)`` in ``bypassPermissions`` mode (round 28)."""
+    head = item.lstrip()[:64].split(" ", 1)[0].strip("'\"").lower()
+    if "pwsh" not in head and "powershell" not in head:
+        return False
+    from shellrt.analysis.pwsh_cli import pwsh_hidden_code
+    from shellrt.permissions.engine import _embedded_commands
+
+    hidden = pwsh_hidden_code([w.strip("'\"") for w in item.split()])
+    if hidden is None:
+        return False
+    if hidden.why:
+        return True
+    return any(rule.match_item(form, home=home, resolve=resolve)
+               for script in hidden.scripts for form in _embedded_commands([script]))
 
 
 def _fold_all(text: str) -> str:
