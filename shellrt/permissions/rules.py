@@ -516,12 +516,38 @@ def _pwsh_matches_folded(spec: str, item: str) -> bool:
     texts = _pwsh_folded_forms(item)  # folded already: matched as they are
     for pattern in _pwsh_patterns(spec):
         for text in texts:
+            if _pwsh_open_ended(pattern, text):
+                return True
             spelled = _pwsh_spelled_as(pattern, text)
-            if spelled is None or any(
-                _command_matches(pattern, t, fold=str.strip) or _pwsh_unordered(pattern, t) for t in spelled
-            ):
+            if spelled is None:
+                if _pwsh_same_head(pattern, text):
+                    return True
+                continue
+            if any(_command_matches(pattern, t, fold=str.strip) or _pwsh_unordered(pattern, t) for t in spelled):
                 return True
     return False
+
+
+def _pwsh_same_head(pattern: str, text: str) -> bool:
+    """Whether the folded rule ``pattern`` names the command of the folded part ``text`` (a ``*`` in
+    the rule's first word may reach past it: taken as the same, fail closed)."""
+    head = pattern.removesuffix(":*").split(" ", 1)[0]
+    return "*" in head or _wildcard_fullmatch(head, text.split(" ", 1)[0])
+
+
+#: A splatted argument (``@p``, ``@args``, ``@PSBoundParameters``, ``@_``): any parameters and values.
+_PWSH_SPLAT = re.compile(r"@[\w?^$:{]")
+
+
+def _pwsh_open_ended(pattern: str, text: str) -> bool:
+    """Whether the part ``text`` splats arguments into the command a rule with arguments names: what it
+    binds is known at run time only, so the rule is met (fail closed).
+
+    Why: ``function f { Remove-Item @args }; f x -Recurse`` ran ``Remove-Item -Recurse`` past
+    ``PowerShell(Remove-Item -Recurse:*)`` (round 28)."""
+    words = text.split(" ")
+    return (len(pattern.removesuffix(":*").rstrip().split(" ")) > 1 and any(_PWSH_SPLAT.match(w) for w in words[1:])
+            and _pwsh_same_head(pattern, text))
 
 
 def _pwsh_unordered(pattern: str, text: str) -> bool:
