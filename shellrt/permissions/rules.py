@@ -445,7 +445,22 @@ def _fold_program_case(text: str) -> str:
     more is never weaker; allow rules keep the case (never widened), and arguments keep theirs (``-X``
     is not ``-x``)."""
     head, sep, rest = _fold_all(text).partition(" ")
-    return head.casefold() + sep + rest
+    return without_run_extension(head.casefold()) + sep + rest
+
+
+#: What Windows appends to a command name it looks up (PATHEXT's default) and pwsh's own scripts.
+_RUN_EXTENSION = re.compile(r"(?i)(?<=[^/\\.])\.(?:com|exe|bat|cmd|vbs|vbe|js|jse|wsf|wsh|msc|cpl|ps1)\Z")
+
+
+def without_run_extension(name: str) -> str:
+    """A program name without the extension Windows finds it by (``git.exe``, ``GIT.CMD``,
+    ``deploy.ps1`` -> ``git``, ``GIT``, ``deploy``), for deny and ask rules only.
+
+    Why: on Windows ``git.exe push`` runs what ``git push`` runs (cmd, pwsh and Git Bash look names up
+    with PATHEXT; pwsh also finds ``*.ps1``), and ``Bash(git push:*)`` / ``PowerShell(curl:*)`` met
+    neither spelling in ``bypassPermissions`` mode (round 28). Fail closed elsewhere: a program of its
+    own named ``git.exe`` meets a rule on ``git`` too."""
+    return _RUN_EXTENSION.sub("", name)
 
 
 @functools.lru_cache(maxsize=512)
@@ -677,7 +692,7 @@ def _pwsh_folded_forms(command: str) -> frozenset[str]:
     forms = {" ".join(_pwsh_fold_word(w, i, split=split) for i, w in enumerate(words)) for split in (False, True)}
     for form in list(forms):
         head, sep, rest = form.partition(" ")
-        forms.add(command_key(head) + sep + rest)
+        forms.add(without_run_extension(command_key(head)) + sep + rest)
     return frozenset(forms)
 
 
@@ -691,7 +706,7 @@ def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
     if index == 0:  # ``Microsoft.PowerShell.Management\\Remove-Item`` is Remove-Item
         from shellrt.analysis.pwsh_names import unqualified
 
-        return unqualified(word).lower()
+        return without_run_extension(unqualified(word).lower())
     if not word.startswith("-"):
         return _PWSH_QUOTED_LITERAL.sub(r"\1\2", word) if word[:1] in "'\"" else word
     name, colon, value = word.partition(":")
