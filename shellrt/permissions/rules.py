@@ -417,8 +417,8 @@ def _pwsh_hidden_met(rule: PermissionRule, item: str, *, home: Path, resolve: bo
 
     Why: ``pwsh -enc UgBlAG0A…`` and ``echo 'rm x' | pwsh -c -`` passed ``PowerShell(Remove-Item:*)``
     and ``Bash(rm:*)`` in ``bypassPermissions`` mode (round 28)."""
-    head = item.lstrip()[:64].split(" ", 1)[0].strip("'\"").lower()
-    if "pwsh" not in head and "powershell" not in head:
+    lower = item.lower()
+    if "pwsh" not in lower and "powershell" not in lower:
         return False
     from shellrt.analysis.pwsh_cli import pwsh_hidden_code
     from shellrt.permissions.engine import _embedded_commands
@@ -460,7 +460,7 @@ def without_run_extension(name: str) -> str:
     with PATHEXT; pwsh also finds ``*.ps1``), and ``Bash(git push:*)`` / ``PowerShell(curl:*)`` met
     neither spelling in ``bypassPermissions`` mode (round 28). Fail closed elsewhere: a program of its
     own named ``git.exe`` meets a rule on ``git`` too."""
-    return _RUN_EXTENSION.sub("", name)
+    return _RUN_EXTENSION.sub("", name) if "." in name else name
 
 
 @functools.lru_cache(maxsize=512)
@@ -531,13 +531,13 @@ def _pwsh_matches_folded(spec: str, item: str) -> bool:
     texts = _pwsh_folded_forms(item)  # folded already: matched as they are
     for pattern in _pwsh_patterns(spec):
         for text in texts:
+            if not _pwsh_same_head(pattern, text):
+                continue  # nothing below can match another command (a rule's `*` in its name counts as same)
             if _pwsh_open_ended(pattern, text):
                 return True
             spelled = _pwsh_spelled_as(pattern, text)
             if spelled is None:
-                if _pwsh_same_head(pattern, text):
-                    return True
-                continue
+                return True
             if any(_command_matches(pattern, t, fold=str.strip) or _pwsh_unordered(pattern, t) for t in spelled):
                 return True
     return False
@@ -555,14 +555,13 @@ _PWSH_SPLAT = re.compile(r"@[\w?^$:{]")
 
 
 def _pwsh_open_ended(pattern: str, text: str) -> bool:
-    """Whether the part ``text`` splats arguments into the command a rule with arguments names: what it
-    binds is known at run time only, so the rule is met (fail closed).
+    """Whether the part ``text`` (of the command the rule names) splats arguments while the rule names
+    arguments: what the splat binds is known at run time only, so the rule is met (fail closed).
 
     Why: ``function f { Remove-Item @args }; f x -Recurse`` ran ``Remove-Item -Recurse`` past
     ``PowerShell(Remove-Item -Recurse:*)`` (round 28)."""
     words = text.split(" ")
-    return (len(pattern.removesuffix(":*").rstrip().split(" ")) > 1 and any(_PWSH_SPLAT.match(w) for w in words[1:])
-            and _pwsh_same_head(pattern, text))
+    return len(pattern.removesuffix(":*").rstrip().split(" ")) > 1 and any(_PWSH_SPLAT.match(w) for w in words[1:])
 
 
 def _pwsh_unordered(pattern: str, text: str) -> bool:
