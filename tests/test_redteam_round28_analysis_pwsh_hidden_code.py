@@ -32,7 +32,7 @@ HIDDEN = [
     f"PWSH -NoProfile /ec '{enc('rm x; Remove-Item x')}'", f"pwsh -e {enc('pwsh -enc ' + enc('rm x; ri x'))}",
     f"pwsh -enc {enc('rm x')[:-3]}",  # does not decode here (an odd byte): fail closed
     "echo 'r''m x; ri x' | pwsh -c -", "cat cmds.txt | pwsh -NoProfile", "cat cmds.txt | pwsh -File -",
-    "cat cmds.txt | pwsh -NoExit -c ls", "cat cmds.txt | pwsh -",
+    "cat cmds.txt | pwsh -NoExit -c ls", "cat cmds.txt | pwsh -", f"pwsh -Frob -enc {enc('rm x; ri x')}",
 ]
 BASH = [("Bash(rm:*)", [f"env {c}" if c.startswith("pwsh -enc") else c for c in HIDDEN])]
 PWSH = [("PowerShell(Remove-Item:*)", HIDDEN)]

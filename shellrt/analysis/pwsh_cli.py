@@ -101,8 +101,8 @@ def pwsh_hidden_code(words: Sequence[str]) -> HiddenCode | None:
             i += step
         elif _is(name, _SWITCHES):
             i += 1
-        else:  # an unknown parameter: its next word may be a value (fail closed: not a script)
-            i += step
+        else:  # an unknown parameter: a next word that is not a parameter may be its value (fail closed)
+            i += 1 if following is None or following[:1] == "-" else step
     return _hidden(scripts, "command" if given else "-", stay)
 
 
