@@ -458,6 +458,12 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
         return
     cmdlet = ALIASES.get(name, name)
     args = element[1:]
+    if cmdlet == "foreach-object" and _member_call(args):
+        # `gci | % Delete` calls each item's Delete(): a method no rule names, as `(gci x).Delete()` is
+        # (round 28: it passed a deny rule on Remove-Item that the method call spelled out met).
+        member = " ".join(t.text for t in args)
+        out.subcommands.append(Subcommand(text=f".{member}", argv=[f".{member}"], name="", static_name=False))
+        out.reasons.append(f"{head.text} {member}: ForEach-Object calls the method (or reads the property) it names")
     for token in args:
         _argument(cmdlet, token, depth, out)
         unc = _unc_path(token)
@@ -499,6 +505,30 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
         out.reasons.append(f"{head.text} is not a known read-only command")
         return
     _native(name, head.text, args, out)
+
+
+#: ForEach-Object's parameters that take a value, other than -MemberName (prefixes bind too).
+_FOREACH_VALUED: Final = ("throttlelimit", "timeoutseconds", "inputobject", "argumentlist", "args")
+
+
+def _member_call(args: list[_Token]) -> bool:
+    """Whether ForEach-Object with ``args`` may take its -MemberName form (a method or property by
+    name): a ``-M…`` parameter, a splat, or any argument that is neither a script block, a parameter
+    nor a known parameter's value (fail closed)."""
+    skip = False
+    for token in args:
+        if skip:
+            skip = False
+            continue
+        if token.kind == "block":
+            continue
+        if token.kind != "param":
+            return True
+        name = token.text.lstrip("-").partition(":")[0].lower()
+        if not name or "membername".startswith(name):
+            return True
+        skip = ":" not in token.text and any(p.startswith(name) for p in _FOREACH_VALUED)
+    return False
 
 
 def _native(name: str, shown: str, args: list[_Token], out: _Result) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["binds", "same_parameter"]
+__all__ = ["binds", "positional", "same_parameter"]
 
 #: Common parameters (``about_CommonParameters``) and the ShouldProcess pair, with their aliases.
 _COMMON: Final = (
@@ -75,6 +75,19 @@ _SPECS: Final = {
 }
 
 
+#: Each listed cmdlet's positional parameters, in position order (PowerShell 7.4's documentation; over
+#: its parameter sets: ``Get-ChildItem``'s ``-Path`` and ``-LiteralPath`` sets share ``-Filter`` at 1).
+_POSITIONS: Final = {
+    "remove-item": "path", "copy-item": "path destination", "move-item": "path destination",
+    "rename-item": "path newname", "new-item": "path", "set-item": "path value", "clear-item": "path",
+    "set-content": "path value", "add-content": "path value", "clear-content": "path",
+    "out-file": "filepath encoding", "tee-object": "filepath", "get-childitem": "path filter",
+    "get-content": "path", "get-item": "path", "select-string": "pattern path", "set-location": "path",
+    "invoke-webrequest": "uri", "invoke-restmethod": "uri", "start-process": "filepath argumentlist",
+    "stop-process": "id", "invoke-expression": "command", "set-variable": "name value",
+}
+
+
 def _table(spec: str) -> dict[str, str]:
     """Every spelling (name or alias) -> the parameter's name."""
     out: dict[str, str] = {}
@@ -114,3 +127,13 @@ def same_parameter(cmdlet: str, word: str, ruled: str) -> bool:
     if mine and theirs:
         return not mine.isdisjoint(theirs)
     return word.startswith(ruled) or ruled.startswith(word)
+
+
+def positional(cmdlet: str) -> frozenset[str] | None:
+    """The parameter names a bare argument of ``cmdlet`` may bind (any position: which word is which
+    depends on the named parameters around it); None when the cmdlet is not listed here.
+
+    Why: pwsh binds ``Remove-Item secret`` as ``Remove-Item -Path secret``; a deny rule that names
+    ``-Path`` met only the spelled-out form (round 27's Left, fixed in round 28)."""
+    names = _POSITIONS.get(cmdlet)
+    return None if names is None else frozenset(names.split())

@@ -241,6 +241,8 @@ class PermissionRule:
         """Whether one command / path / domain of a subject is matched by this rule's specifier."""
         assert self.specifier is not None
         if self.spec_kind == "command":
+            if self.kind != "allow" and _pwsh_hidden_met(self, item, home=home, resolve=resolve):
+                return True
             if self.tool == "PowerShell":  # pwsh's names and parameter names ignore case (round 26)
                 if self.kind == "allow":
                     named = _pwsh_named_as(self.specifier, item)
@@ -414,6 +416,28 @@ def _parse_mcp(tool: str, spec: str | None, kind: RuleKind, origin: RuleOrigin) 
 # --- specifier matching ------------------------------------------------------------
 
 
+def _pwsh_hidden_met(rule: PermissionRule, item: str, *, home: Path, resolve: bool) -> bool:
+    """Whether a deny/ask command ``rule`` meets code a ``pwsh`` command line ``item`` runs unseen: a
+    command of its ``-EncodedCommand`` script (decoded), or any command when pwsh reads them from
+    standard input (fail closed: no rule can read them).
+
+    Why: ``pwsh -enc UgBlAG0A…`` and ``echo 'rm x' | pwsh -c -`` passed ``PowerShell(Remove-Item:*)``
+    and ``Bash(rm:*)`` in ``bypassPermissions`` mode (round 28)."""
+    lower = item.lower()
+    if "pwsh" not in lower and "powershell" not in lower:
+        return False
+    from shellrt.analysis.pwsh_cli import pwsh_hidden_code
+    from shellrt.permissions.engine import _embedded_commands
+
+    hidden = pwsh_hidden_code([w.strip("'\"") for w in item.split()])
+    if hidden is None:
+        return False
+    if hidden.why:
+        return True
+    return any(rule.match_item(form, home=home, resolve=resolve)
+               for script in hidden.scripts for form in _embedded_commands([script]))
+
+
 def _fold_all(text: str) -> str:
     return " ".join(text.split())
 
@@ -427,7 +451,22 @@ def _fold_program_case(text: str) -> str:
     more is never weaker; allow rules keep the case (never widened), and arguments keep theirs (``-X``
     is not ``-x``)."""
     head, sep, rest = _fold_all(text).partition(" ")
-    return head.casefold() + sep + rest
+    return without_run_extension(head.casefold()) + sep + rest
+
+
+#: What Windows appends to a command name it looks up (PATHEXT's default) and pwsh's own scripts.
+_RUN_EXTENSION = re.compile(r"(?i)(?<=[^/\\.])\.(?:com|exe|bat|cmd|vbs|vbe|js|jse|wsf|wsh|msc|cpl|ps1)\Z")
+
+
+def without_run_extension(name: str) -> str:
+    """A program name without the extension Windows finds it by (``git.exe``, ``GIT.CMD``,
+    ``deploy.ps1`` -> ``git``, ``GIT``, ``deploy``), for deny and ask rules only.
+
+    Why: on Windows ``git.exe push`` runs what ``git push`` runs (cmd, pwsh and Git Bash look names up
+    with PATHEXT; pwsh also finds ``*.ps1``), and ``Bash(git push:*)`` / ``PowerShell(curl:*)`` met
+    neither spelling in ``bypassPermissions`` mode (round 28). Fail closed elsewhere: a program of its
+    own named ``git.exe`` meets a rule on ``git`` too."""
+    return _RUN_EXTENSION.sub("", name) if "." in name else name
 
 
 @functools.lru_cache(maxsize=512)
@@ -498,12 +537,37 @@ def _pwsh_matches_folded(spec: str, item: str) -> bool:
     texts = _pwsh_folded_forms(item)  # folded already: matched as they are
     for pattern in _pwsh_patterns(spec):
         for text in texts:
+            if not _pwsh_same_head(pattern, text):
+                continue  # nothing below can match another command (a rule's `*` in its name counts as same)
+            if _pwsh_open_ended(pattern, text):
+                return True
             spelled = _pwsh_spelled_as(pattern, text)
-            if spelled is None or any(
-                _command_matches(pattern, t, fold=str.strip) or _pwsh_unordered(pattern, t) for t in spelled
-            ):
+            if spelled is None:
+                return True
+            if any(_command_matches(pattern, t, fold=str.strip) or _pwsh_unordered(pattern, t) for t in spelled):
                 return True
     return False
+
+
+def _pwsh_same_head(pattern: str, text: str) -> bool:
+    """Whether the folded rule ``pattern`` names the command of the folded part ``text`` (a ``*`` in
+    the rule's first word may reach past it: taken as the same, fail closed)."""
+    head = pattern.removesuffix(":*").split(" ", 1)[0]
+    return "*" in head or _wildcard_fullmatch(head, text.split(" ", 1)[0])
+
+
+#: A splatted argument (``@p``, ``@args``, ``@PSBoundParameters``, ``@_``): any parameters and values.
+_PWSH_SPLAT = re.compile(r"@[\w?^$:{]")
+
+
+def _pwsh_open_ended(pattern: str, text: str) -> bool:
+    """Whether the part ``text`` (of the command the rule names) splats arguments while the rule names
+    arguments: what the splat binds is known at run time only, so the rule is met (fail closed).
+
+    Why: ``function f { Remove-Item @args }; f x -Recurse`` ran ``Remove-Item -Recurse`` past
+    ``PowerShell(Remove-Item -Recurse:*)`` (round 28)."""
+    words = text.split(" ")
+    return len(pattern.removesuffix(":*").rstrip().split(" ")) > 1 and any(_PWSH_SPLAT.match(w) for w in words[1:])
 
 
 def _pwsh_unordered(pattern: str, text: str) -> bool:
@@ -561,7 +625,58 @@ def _pwsh_spelled_as(pattern: str, text: str) -> tuple[str, ...] | None:
         if count > _MAX_SPELLINGS:
             return None
         choices.append(options)
-    return tuple(" ".join(c) for c in itertools.product(*choices))
+    spelled = tuple(" ".join(c) for c in itertools.product(*choices))
+    return _pwsh_bound_positionally(pattern, cmdlet, spelled)
+
+
+def _pwsh_bound_positionally(pattern: str, cmdlet: str, spelled: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``spelled`` and, for the parameters the folded rule ``pattern`` names that a bare argument may
+    bind, each spelling with bare words given some of them, in front (``remove-item -recurse secret``
+    -> ``remove-item -path secret -recurse``). None past `_MAX_POSITIONAL` (fail closed: met).
+
+    Why: pwsh binds bare arguments to the cmdlet's positional parameters, so ``Remove-Item secret`` is
+    ``Remove-Item -Path secret`` and a deny rule ``PowerShell(Remove-Item -Path secret:*)`` met only the
+    spelled-out form (round 27's Left, fixed in round 28). Which bare word takes which position depends
+    on the switches and values around it; any bare word may take any positional parameter (a deny rule
+    meets more, never less). For a cmdlet whose positions are not listed, a parameter the rule gives a
+    value (``-Target prod``) may be positional; one the rule gives none may be a switch and is not."""
+    from shellrt.analysis.pwsh_param_names import binds, positional
+
+    words = pattern.removesuffix(":*").rstrip().split(" ")
+    known = positional(cmdlet)
+    bound: list[str] = []
+    for i, word in enumerate(words[1:], 1):
+        name, _, value = word[1:].partition(":")
+        if word[:1] != "-" or not name or "*" in name:
+            continue
+        if known is None:
+            valued = bool(value) or (i + 1 < len(words) and words[i + 1][:1] != "-")
+        else:
+            valued = not known.isdisjoint(binds(cmdlet, name) or {name})
+        if valued:
+            bound.append(f"-{name}")
+    if not bound:
+        return spelled
+    out = list(spelled)
+    level = [(text.split(" ")[:1], text.split(" ")[1:], tuple(dict.fromkeys(bound))) for text in spelled]
+    while level:  # each round gives one more bare word one more of the parameters, in front
+        deeper = []
+        for front, rest, unused in level:
+            for at, word in enumerate(rest):
+                if word[:1] == "-":
+                    continue
+                for parameter in unused:
+                    deeper.append(([*front, parameter, word], rest[:at] + rest[at + 1 :],
+                                   tuple(p for p in unused if p != parameter)))
+        out += [" ".join(front + rest) for front, rest, _ in deeper]
+        if len(out) > _MAX_POSITIONAL:
+            return None
+        level = [entry for entry in deeper if entry[2]]
+    return tuple(out)
+
+
+#: How many positional readings of one part `_pwsh_bound_positionally` builds before the rule is met.
+_MAX_POSITIONAL = 256
 
 
 @functools.lru_cache(maxsize=256)
@@ -582,8 +697,13 @@ def _pwsh_folded_forms(command: str) -> frozenset[str]:
     forms = {" ".join(_pwsh_fold_word(w, i, split=split) for i, w in enumerate(words)) for split in (False, True)}
     for form in list(forms):
         head, sep, rest = form.partition(" ")
-        forms.add(command_key(head) + sep + rest)
+        forms.add(without_run_extension(command_key(head)) + sep + rest)
     return frozenset(forms)
+
+
+#: A word that is one quoted string pwsh passes as it is written inside (``'secret'``, ``"secret"``:
+#: nothing to expand), so a deny rule that writes the value bare meets it (round 28).
+_PWSH_QUOTED_LITERAL = re.compile(r"""\A(?:'([^'\s]*)'|"([^"$`\s]*)")\Z""")
 
 
 def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
@@ -591,9 +711,9 @@ def _pwsh_fold_word(word: str, index: int, *, split: bool) -> str:
     if index == 0:  # ``Microsoft.PowerShell.Management\\Remove-Item`` is Remove-Item
         from shellrt.analysis.pwsh_names import unqualified
 
-        return unqualified(word).lower()
+        return without_run_extension(unqualified(word).lower())
     if not word.startswith("-"):
-        return word
+        return _PWSH_QUOTED_LITERAL.sub(r"\1\2", word) if word[:1] in "'\"" else word
     name, colon, value = word.partition(":")
     if colon and split:  # ``-Recurse:$true`` is ``-Recurse: $true`` to the analysis
         return f"{name.lower()} {value}".rstrip()
