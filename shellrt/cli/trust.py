@@ -85,7 +85,7 @@ def _add(args: argparse.Namespace) -> int:
     for rel, path in extra.items():
         loaded[rel] = load_settings_file(path, "cli", home=Path.home())
         if not loaded[rel].exists:
-            print(f"shellrt trust: --settings {path} does not exist", file=sys.stderr)
+            print(for_person(f"shellrt trust: --settings {path} does not exist"), file=sys.stderr)
             return 1
     hooks = {
         rel: workspace_hook_files(workspace, host_commands(f, workspace))
@@ -98,7 +98,7 @@ def _add(args: argparse.Namespace) -> int:
         print(f"shellrt trust: {for_person(str(exc))}", file=sys.stderr)
         return 1
     present = [rel for rel, digest in files.items() if digest is not None]
-    print(f"trusted {workspace} ({', '.join(present) or 'no settings files yet'}) in {trust_store_path()}")
+    print(for_person(f"trusted {workspace} ({', '.join(present) or 'no settings files yet'}) in {trust_store_path()}"))
     # The repository wrote these hook commands and rules: shown, never obeyed by the terminal.
     for line in _links_in(workspace, loaded):
         print(f"  {for_person(line)}")
@@ -242,10 +242,10 @@ def _status(args: argparse.Namespace) -> int:
         print(f"shellrt trust: {for_person(line)}", file=sys.stderr)
     rows = [(rel, d) for rel, d in trust.digests.items() if d is not None]
     if not rows:
-        print(f"{trust.workspace}: no workspace settings files")
+        print(for_person(f"{trust.workspace}: no workspace settings files"))
     for rel, _ in rows:
-        verdict = "trusted" if rel in trust.trusted else f"NOT trusted ({for_person(str(trust.untrusted.get(rel)))})"
-        print(f"{trust.workspace / rel}: {verdict}")
+        verdict = "trusted" if rel in trust.trusted else f"NOT trusted ({trust.untrusted.get(rel)})"
+        print(for_person(f"{trust.workspace / rel}: {verdict}"))
     return 0 if not trust.untrusted else 1
 
 
@@ -264,9 +264,8 @@ def _ls(args: argparse.Namespace) -> int:
     for path, entry in sorted(workspaces.items()):
         files = entry.get("files", {}) if isinstance(entry, dict) else {}
         present = [rel for rel, digest in files.items() if digest]
-        print(
-            f"{path}  (trusted {entry.get('trusted_at', '?')}; {', '.join(present) or 'no settings files'})"
-        )
+        trusted_at = entry.get("trusted_at", "?")
+        print(for_person(f"{path}  (trusted {trusted_at}; {', '.join(present) or 'no settings files'})"))
     return 0
 
 
@@ -280,6 +279,6 @@ def _rm(args: argparse.Namespace) -> int:
         print(f"shellrt trust: {for_person(str(exc))}", file=sys.stderr)
         return 1
     if not found:
-        print(f"shellrt trust: {args.directory.resolve()} was not trusted", file=sys.stderr)
+        print(for_person(f"shellrt trust: {args.directory.resolve()} was not trusted"), file=sys.stderr)
         return 1
     return 0
