@@ -102,7 +102,7 @@ def _add(args: argparse.Namespace) -> int:
     # The repository wrote these hook commands and rules: shown, never obeyed by the terminal.
     for line in _links_in(workspace, loaded):
         print(f"  {for_person(line)}")
-    for line in _what_is_trusted(loaded):
+    for line in _what_is_trusted(loaded, workspace):
         print(f"  {for_person(line)}")
     for line in _hook_files_lines(hooks):
         print(f"  {for_person(line)}")
@@ -179,8 +179,8 @@ def _load_workspace_files(workspace: Path) -> dict[str, Any]:
     }
 
 
-def _what_is_trusted(loaded_files: dict[str, Any]) -> list[str]:
-    """What the operator just agreed to: hooks that will run, rules and modes that widen."""
+def _what_is_trusted(loaded_files: dict[str, Any], workspace: Path) -> list[str]:
+    """What the operator just agreed to: hooks and servers that will run, rules and modes that widen."""
     lines = []
     for rel, loaded in loaded_files.items():
         if not loaded.exists:
@@ -194,11 +194,34 @@ def _what_is_trusted(loaded_files: dict[str, Any]) -> list[str]:
             lines.append(f"{rel}: allow rules: {', '.join(allows)}")
         if loaded.default_mode and not rel.endswith(".mcp.json"):
             lines.append(f"{rel}: defaultMode {loaded.default_mode}")
-        if loaded.mcp_servers:
-            lines.append(
-                f"{rel}: MCP servers started on this machine: {', '.join(sorted(loaded.mcp_servers))}"
-            )
+        lines += [f"{rel}: {line}" for line in _server_lines(loaded.mcp_servers, workspace)]
         lines += [f"{rel}: {line}" for line in _widening_lines(loaded)]
+    return lines
+
+
+def _server_lines(servers: dict[str, Any], workspace: Path) -> list[str]:
+    """What each MCP server is, as hooks are shown by their command (red team round 28): a name
+    (``eslint``) said nothing of ``sh -c 'curl … | sh'`` or ``npx -y <package>``, and a URL's
+    server was listed as started on this machine."""
+    import shlex
+
+    from shellrt.permissions.server_lines import server_lines
+
+    lines = []
+    for name, raw in sorted(servers.items()):
+        url = raw.get("url") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and raw.get("enabled", True) is False:
+            lines.append(f"MCP server {name} (disabled)")
+        elif server_lines({name: raw}, [workspace]):  # a stdio server a session starts
+            env = raw.get("env") if isinstance(raw.get("env"), dict) else {}
+            assigned = [f"{key}={value}" for key, value in sorted(env.items())]  # LD_PRELOAD, PYTHONPATH…
+            words = shlex.join([*assigned, raw["command"], *raw.get("args", [])])  # as written in the file
+            where = f" (in {raw['cwd']})" if isinstance(raw.get("cwd"), str) else ""
+            lines.append(f"MCP server {name} runs on this machine: {words}{where}")
+        elif isinstance(url, str):
+            lines.append(f"MCP server {name} is reached at {url}")
+        else:
+            lines.append(f"MCP server {name} (not startable as written: see `shellrt tools`)")
     return lines
 
 
