@@ -62,7 +62,9 @@ def run_check(args: argparse.Namespace) -> int:
         return 2
     workspace = args.workspace.resolve()
     if not workspace.is_dir():
-        print(f"shellrt permissions check: workspace {workspace} is not a directory", file=sys.stderr)
+        from shellrt.permissions.shown import for_person
+
+        print(for_person(f"shellrt permissions check: workspace {workspace} is not a directory"), file=sys.stderr)
         return 2
     gov = _governance(args)
     tool, kind = _tool_for(args.tool, workspace)
@@ -138,17 +140,17 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"{kind}:" + ("" if rules else " (none)"))
         for r in rules:
             ignored = "  (ignored: managed policy allows managed allow rules only)" if r["ignored"] else ""
-            print(f"  {for_person(r['rule']):<40} {r['source']}{ignored}")
+            print(for_person(f"  {r['rule']:<40} {r['source']}{ignored}"))
     if described["hooks"]:
         print("hooks:")
         for h in described["hooks"]:
-            matcher = for_person(h["matcher"] or "*")
-            print(f"  {h['event']:<18} {matcher:<16} {for_person(h['command'])}  [{h['source']}]")
+            matcher = h["matcher"] or "*"
+            print(for_person(f"  {h['event']:<18} {matcher:<16} {h['command']}  [{h['source']}]"))
     if described["additional_directories"]:
         print("additional directories: " + ", ".join(for_person(d) for d in described["additional_directories"]))
     print("settings files (highest precedence first):")
     for f in described["files"]:
-        print(f"  {f['source']:<8} {f['path']}" + ("" if f["exists"] else "  (absent)"))
+        print(for_person(f"  {f['source']:<8} {f['path']}" + ("" if f["exists"] else "  (absent)")))
     _print_diagnostics(gov)
     return 0
 

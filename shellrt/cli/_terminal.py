@@ -29,12 +29,20 @@ class _EscapingFormatter(logging.Formatter):
 
 
 def escape_log_lines() -> None:
-    """Send the ``shellrt`` loggers' warnings to stderr escaped (instead of logging's raw last resort)."""
-    logger = logging.getLogger("shellrt")
-    if any(isinstance(h.formatter, _EscapingFormatter) for h in logger.handlers):
-        return
+    """Send every logger's warnings to stderr escaped (instead of logging's raw last resort).
+
+    The ``shellrt`` loggers quote MCP servers' stderr, settings and tool names; the libraries'
+    loggers quote their peers too (the MCP SDK logs a remote server's unknown SSE event name and
+    an HTTP client's ``Host`` header, round 28): the root logger gets the same handler, so no
+    library's line reaches the terminal raw. A handler the embedding program set is left alone.
+    """
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
     handler.setFormatter(_EscapingFormatter("%(message)s"))
-    logger.addHandler(handler)
-    logger.propagate = False
+    logger = logging.getLogger("shellrt")
+    if not any(isinstance(h.formatter, _EscapingFormatter) for h in logger.handlers):
+        logger.addHandler(handler)
+        logger.propagate = False
+    root = logging.getLogger()
+    if not root.handlers:  # else lines already go where the program chose, not to the last resort
+        root.addHandler(handler)

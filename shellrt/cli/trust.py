@@ -85,7 +85,7 @@ def _add(args: argparse.Namespace) -> int:
     for rel, path in extra.items():
         loaded[rel] = load_settings_file(path, "cli", home=Path.home())
         if not loaded[rel].exists:
-            print(f"shellrt trust: --settings {path} does not exist", file=sys.stderr)
+            print(for_person(f"shellrt trust: --settings {path} does not exist"), file=sys.stderr)
             return 1
     hooks = {
         rel: workspace_hook_files(workspace, host_commands(f, workspace))
@@ -98,11 +98,11 @@ def _add(args: argparse.Namespace) -> int:
         print(f"shellrt trust: {for_person(str(exc))}", file=sys.stderr)
         return 1
     present = [rel for rel, digest in files.items() if digest is not None]
-    print(f"trusted {workspace} ({', '.join(present) or 'no settings files yet'}) in {trust_store_path()}")
+    print(for_person(f"trusted {workspace} ({', '.join(present) or 'no settings files yet'}) in {trust_store_path()}"))
     # The repository wrote these hook commands and rules: shown, never obeyed by the terminal.
     for line in _links_in(workspace, loaded):
         print(f"  {for_person(line)}")
-    for line in _what_is_trusted(loaded):
+    for line in _what_is_trusted(loaded, workspace):
         print(f"  {for_person(line)}")
     for line in _hook_files_lines(hooks):
         print(f"  {for_person(line)}")
@@ -179,8 +179,8 @@ def _load_workspace_files(workspace: Path) -> dict[str, Any]:
     }
 
 
-def _what_is_trusted(loaded_files: dict[str, Any]) -> list[str]:
-    """What the operator just agreed to: hooks that will run, rules and modes that widen."""
+def _what_is_trusted(loaded_files: dict[str, Any], workspace: Path) -> list[str]:
+    """What the operator just agreed to: hooks and servers that will run, rules and modes that widen."""
     lines = []
     for rel, loaded in loaded_files.items():
         if not loaded.exists:
@@ -194,11 +194,34 @@ def _what_is_trusted(loaded_files: dict[str, Any]) -> list[str]:
             lines.append(f"{rel}: allow rules: {', '.join(allows)}")
         if loaded.default_mode and not rel.endswith(".mcp.json"):
             lines.append(f"{rel}: defaultMode {loaded.default_mode}")
-        if loaded.mcp_servers:
-            lines.append(
-                f"{rel}: MCP servers started on this machine: {', '.join(sorted(loaded.mcp_servers))}"
-            )
+        lines += [f"{rel}: {line}" for line in _server_lines(loaded.mcp_servers, workspace)]
         lines += [f"{rel}: {line}" for line in _widening_lines(loaded)]
+    return lines
+
+
+def _server_lines(servers: dict[str, Any], workspace: Path) -> list[str]:
+    """What each MCP server is, as hooks are shown by their command (red team round 28): a name
+    (``eslint``) said nothing of ``sh -c 'curl … | sh'`` or ``npx -y <package>``, and a URL's
+    server was listed as started on this machine."""
+    import shlex
+
+    from shellrt.permissions.server_lines import server_lines
+
+    lines = []
+    for name, raw in sorted(servers.items()):
+        url = raw.get("url") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and raw.get("enabled", True) is False:
+            lines.append(f"MCP server {name} (disabled)")
+        elif server_lines({name: raw}, [workspace]):  # a stdio server a session starts
+            env = raw.get("env") if isinstance(raw.get("env"), dict) else {}
+            assigned = [f"{key}={value}" for key, value in sorted(env.items())]  # LD_PRELOAD, PYTHONPATH…
+            words = shlex.join([*assigned, raw["command"], *raw.get("args", [])])  # as written in the file
+            where = f" (in {raw['cwd']})" if isinstance(raw.get("cwd"), str) else ""
+            lines.append(f"MCP server {name} runs on this machine: {words}{where}")
+        elif isinstance(url, str):
+            lines.append(f"MCP server {name} is reached at {url}")
+        else:
+            lines.append(f"MCP server {name} (not startable as written: see `shellrt tools`)")
     return lines
 
 
@@ -242,10 +265,10 @@ def _status(args: argparse.Namespace) -> int:
         print(f"shellrt trust: {for_person(line)}", file=sys.stderr)
     rows = [(rel, d) for rel, d in trust.digests.items() if d is not None]
     if not rows:
-        print(f"{trust.workspace}: no workspace settings files")
+        print(for_person(f"{trust.workspace}: no workspace settings files"))
     for rel, _ in rows:
-        verdict = "trusted" if rel in trust.trusted else f"NOT trusted ({for_person(str(trust.untrusted.get(rel)))})"
-        print(f"{trust.workspace / rel}: {verdict}")
+        verdict = "trusted" if rel in trust.trusted else f"NOT trusted ({trust.untrusted.get(rel)})"
+        print(for_person(f"{trust.workspace / rel}: {verdict}"))
     return 0 if not trust.untrusted else 1
 
 
@@ -264,9 +287,8 @@ def _ls(args: argparse.Namespace) -> int:
     for path, entry in sorted(workspaces.items()):
         files = entry.get("files", {}) if isinstance(entry, dict) else {}
         present = [rel for rel, digest in files.items() if digest]
-        print(
-            f"{path}  (trusted {entry.get('trusted_at', '?')}; {', '.join(present) or 'no settings files'})"
-        )
+        trusted_at = entry.get("trusted_at", "?")
+        print(for_person(f"{path}  (trusted {trusted_at}; {', '.join(present) or 'no settings files'})"))
     return 0
 
 
@@ -280,6 +302,6 @@ def _rm(args: argparse.Namespace) -> int:
         print(f"shellrt trust: {for_person(str(exc))}", file=sys.stderr)
         return 1
     if not found:
-        print(f"shellrt trust: {args.directory.resolve()} was not trusted", file=sys.stderr)
+        print(for_person(f"shellrt trust: {args.directory.resolve()} was not trusted"), file=sys.stderr)
         return 1
     return 0

@@ -218,7 +218,11 @@ class McpToolServer:
             MAX_CONNECTIONS if max_connections is None else max_connections,
             max_per_peer,
         )
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http=protocol)
+        # No log_config: uvicorn's loggers propagate to the root logger, whose handler the CLI makes
+        # escape what a client sent (`cli._terminal.escape_log_lines`), instead of uvicorn's raw one.
+        config = uvicorn.Config(
+            app, host=host, port=port, log_level="warning", log_config=None, lifespan="on", http=protocol
+        )
         server = uvicorn.Server(config)
         finished = anyio.Event()
         # Shielded: a cancel (SIGINT/SIGTERM) asks uvicorn to shut down cleanly instead of
