@@ -478,6 +478,20 @@ class OutputSpool:
             f"{self.path}; the rest was not saved because {self.lost}."
         )
 
+    def held_from(self, start: int, size: int) -> tuple[int, bytes]:
+        """Up to ``size`` bytes of the stream at ``start`` or later that memory still holds, and the
+        position they begin at (past ``start`` when the bytes there were in neither the head nor the
+        tail): what a reader gets of output the file misses (`lost`; red team round 28)."""
+        head_end = len(self._head)
+        tail_start = self.total_bytes - len(self._tail)
+        if start < head_end:
+            data = bytes(self._head[start : start + size])
+            if tail_start <= head_end and len(data) < size:  # the tail goes on where the head ends
+                data += bytes(self._tail[head_end - tail_start :][: size - len(data)])
+            return start, data
+        begin = max(start, tail_start)
+        return begin, bytes(self._tail[begin - tail_start :][:size])
+
     def head(self, size: int) -> bytes:
         """The first ``size`` bytes written (at most what the head keeps)."""
         return bytes(self._head[:size])
