@@ -466,7 +466,7 @@ class TaskRun:
         """The task's error when the run's budget, not its own limits, cut command ``index``'s output."""
         return (
             f"command {index}'s output was not saved whole, so this task has no verdict: {budget.used_up()}. "
-            "Its commands' exit codes are in the result; run it again (without --resume) with a larger budget"
+            "Its commands' exit codes are in the result; run it again with a larger budget (--resume runs every error task again)"
         )
 
     async def _keep(self, source: Path, dest: Path) -> str:

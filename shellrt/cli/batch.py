@@ -67,7 +67,11 @@ def register(subparsers: Any) -> None:
         help="auto (default): recycle a docker container for the next task with an identical sandbox "
         "after a verified reset; never: a brand-new container per task (docs/batch.md)",
     )
-    run.add_argument("--resume", action="store_true", help="skip tasks whose id is already in --out")
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip tasks whose id is already in --out (those that ended in error run again)",
+    )
     run.add_argument(
         "--ray", metavar="ADDRESS", default=None, help="run on a Ray cluster (e.g. auto, host:6379)"
     )
