@@ -401,10 +401,10 @@ class OutputSpool:
     def _save(self, chunk: bytes) -> None:
         """Write ``chunk`` (or the part the quota allows) to the file; never raises for a refused write."""
         allowed, why = len(chunk), None
-        if self._quota is not None:
-            allowed, why = self._quota.grant(self.saved_bytes, len(chunk))
-        view = memoryview(chunk)[:allowed]
         try:
+            if self._quota is not None:  # the session's account on disk may refuse (full: round 28)
+                allowed, why = self._quota.grant(self.saved_bytes, len(chunk))
+            view = memoryview(chunk)[:allowed]
             fd = self._fd
             if fd is None and not self._closed and self._files is not None and view:
                 fd = self._fd = self._files.open_fresh(self.path)
