@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "CommandOutcome",
     "ResultWriter",
+    "ResultsWriteError",
     "TaskResult",
     "TaskStatus",
     "drop_error_lines",
@@ -117,6 +118,10 @@ class TaskResult(BaseModel):
     network_refusals: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class ResultsWriteError(OSError):
+    """A result line could not be appended (a full disk): the run stops, the file stays valid."""
+
+
 class ResultWriter:
     """Append-only, fsync-per-line result file. Use as a context manager."""
 
@@ -129,13 +134,39 @@ class ResultWriter:
         self.written = 0
 
     def write(self, result: TaskResult) -> None:
-        """Append one line and make it durable before returning."""
+        """Append one line and make it durable before returning; raises `ResultsWriteError` (the
+        part of the line that fitted taken back out) when the file refuses it."""
         data = result.model_dump_json().encode("utf-8") + b"\n"
-        self._fh.write(data)
-        self._fh.flush()
-        if self._fsync:
-            os.fsync(self._fh.fileno())
+        before = self._fh.tell()
+        try:
+            self._fh.write(data)
+            self._fh.flush()
+            if self._fsync:
+                os.fsync(self._fh.fileno())
+        except OSError as exc:
+            self._take_back(before)
+            raise ResultsWriteError(
+                exc.errno,
+                f"cannot append task {result.id!r}'s result to {self.path} ({exc.strerror or exc}); the run "
+                "stopped. Free space there (a task may have filled the disk: give the temp dir a file system "
+                "of its own), then finish with --resume",
+            ) from exc
         self.written += 1
+
+    def _take_back(self, size: int) -> None:
+        """Cut what a failed write left past ``size`` (round 28: a full disk kept a partial line)."""
+        try:
+            self._fh.close()  # its buffer may still hold the line: dropped with the file object
+        except OSError:
+            pass
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.ftruncate(fd, size)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # left for `_trim_partial_tail` at the next open (--resume)
 
     def close(self) -> None:
         if not self._fh.closed:
