@@ -23,7 +23,7 @@ import anyio
 from shellrt.supervisor.errors import TaskNotFoundError
 from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import OOM_NOTE, BackgroundTask, TaskOutputChunk, TaskStatus
-from shellrt.supervisor.text import safe_decode
+from shellrt.supervisor.text import safe_decode, trim_partial_utf8
 
 __all__ = [
     "DEFAULT_MAX_BACKGROUND_TASKS",
@@ -239,6 +239,8 @@ class TaskManager:
             cut = data.rfind(b"\n") + 1
             if (cut == 0 and len(data) >= _MAX_PENDING_LINE) or gap_after:
                 cut = len(data)
+            if cut and data[cut - 1] != 0x0A:  # a cut inside a line: never inside a character (round 28)
+                cut = len(trim_partial_utf8(data[:cut], at_start=False)) or cut
             # a sequence left open at the cut stays for the next read whole: it would take in what
             # the caller says after this chunk (round 26; `_escape_cut`), unless it is all there is
             from shellrt.supervisor._escape_cut import open_sequence_start  # only a cut needs it
