@@ -20,9 +20,7 @@ from pathlib import Path
 
 import anyio
 
-from sandbox import SandboxPolicy
-from sandbox.local import LocalBackend
-from shellrt.supervisor import Supervisor
+from tests._local_session import local_supervisor, mount_tmpfs
 from tests.conftest import require
 
 
@@ -45,33 +43,24 @@ def test_commands_on_a_full_disk_run_to_their_own_exit(tmp_path: Path) -> None:
     ws.mkdir()
     disks = [tmp_path / "a", tmp_path / "b"]
     for disk in disks:
-        disk.mkdir()
-        mounted = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True
-        )
-        require(mounted.returncode == 0, f"cannot mount a tmpfs here: {mounted.stderr!r}")
+        mount_tmpfs(disk, "size=2m")
 
     async def main() -> None:
-        backend = LocalBackend(policy=SandboxPolicy(workspace=ws))
-        await backend.start()
-        try:
-            async with Supervisor(backend, session_dir=disks[0] / "s") as sup:
-                filled = await sup.run(f"head -c 4M /dev/zero > {disks[0]}/fill; echo done", timeout_s=60)
-                assert filled.exit_code == 0 and filled.preview.endswith("device\ndone\n"), (
-                    filled.exit_code,
-                    filled.notes,
+        async with local_supervisor(ws, disks[0] / "s") as sup:
+            filled = await sup.run(f"head -c 4M /dev/zero > {disks[0]}/fill; echo done", timeout_s=60)
+            assert filled.exit_code == 0 and filled.preview.endswith("device\ndone\n"), (
+                filled.exit_code,
+                filled.notes,
+            )
+        _fill(disks[1])
+        async with local_supervisor(ws, disks[1] / "s") as sup:
+            for _ in range(2):  # and the next call too
+                result = await sup.run("echo hi; exit 3", timeout_s=60)
+                assert result.exit_code == 3 and result.preview == "hi\n", (
+                    result.exit_code,
+                    result.notes,
                 )
-            _fill(disks[1])
-            async with Supervisor(backend, session_dir=disks[1] / "s") as sup:
-                for _ in range(2):  # and the next call too
-                    result = await sup.run("echo hi; exit 3", timeout_s=60)
-                    assert result.exit_code == 3 and result.preview == "hi\n", (
-                        result.exit_code,
-                        result.notes,
-                    )
-                    assert not any("capture failed" in n for n in result.notes), result.notes
-        finally:
-            await backend.close()
+                assert not any("capture failed" in n for n in result.notes), result.notes
 
     try:
         anyio.run(main)

@@ -18,6 +18,7 @@ import pytest
 
 from shellrt.batch import ResultWriter, TaskResult
 from shellrt.batch.results import ResultsWriteError
+from tests._local_session import mount_tmpfs
 from tests.conftest import require
 
 
@@ -25,11 +26,7 @@ def test_a_result_line_on_a_full_disk_is_taken_back_and_said(tmp_path: Path) -> 
     """Failed before (1 of 1): a bare ``OSError: [Errno 28]`` and a partial line left in the file."""
     require(os.geteuid() == 0, "mounting a tmpfs needs root")
     disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True
-    )
-    require(mounted.returncode == 0, f"cannot mount a tmpfs here: {mounted.stderr!r}")
+    mount_tmpfs(disk, "size=64k")
     try:
         out = disk / "results.jsonl"
         big = TaskResult.model_validate({"id": "big", "status": "ok", "error": "x" * 200_000})

@@ -18,20 +18,13 @@ from pathlib import Path
 
 import anyio
 
-from sandbox import SandboxPolicy
-from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor, TaskOutputChunk, TaskStatus
 from shellrt.tools.task_output import format_task_output
+from tests._local_session import local_supervisor, mount_tmpfs
 from tests.conftest import require
 
 #: What each task prints: a first line, 3 MB without a newline, a last line.
 _COMMAND = "echo FIRST; head -c 3000000 /dev/zero | tr '\\0' a; echo; echo LAST"
-
-
-def _mount(disk: Path, options: str) -> None:
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(disk)], capture_output=True)
-    require(mounted.returncode == 0, f"cannot mount a tmpfs here: {mounted.stderr!r}")
 
 
 async def _read_all(sup: Supervisor, task_id: str) -> list[TaskOutputChunk]:
@@ -48,23 +41,18 @@ def test_taskoutput_shows_what_memory_kept_of_output_the_disk_refused(tmp_path: 
     ws = tmp_path / "ws"
     ws.mkdir()
     no_inode, small = tmp_path / "noinode", tmp_path / "small"
-    _mount(no_inode, "size=1m,nr_inodes=24")
-    _mount(small, "size=1m")
+    mount_tmpfs(no_inode, "size=1m,nr_inodes=24")
+    mount_tmpfs(small, "size=1m")
 
     async def one(disk: Path, fill_inodes: bool) -> tuple[list[TaskOutputChunk], int]:
-        backend = LocalBackend(policy=SandboxPolicy(workspace=ws))
-        await backend.start()
-        try:
-            async with Supervisor(backend, session_dir=disk / "s") as sup:
-                for n in range(24 if fill_inodes else 0):  # the session's own files took the rest
-                    subprocess.run(["touch", str(disk / f"fill-{n}")], capture_output=True, check=False)
-                task = await sup.start_background(_COMMAND, description="on a full disk")
-                done = await sup.tasks.wait(task.id)
-                assert done.status is TaskStatus.COMPLETED
-                assert done.note is not None and "not saved" in done.note, done.note
-                return await _read_all(sup, task.id), sup.tasks.execution(task.id).out.saved_bytes  # type: ignore[union-attr]
-        finally:
-            await backend.close()
+        async with local_supervisor(ws, disk / "s") as sup:
+            for n in range(24 if fill_inodes else 0):  # the session's own files took the rest
+                subprocess.run(["touch", str(disk / f"fill-{n}")], capture_output=True, check=False)
+            task = await sup.start_background(_COMMAND, description="on a full disk")
+            done = await sup.tasks.wait(task.id)
+            assert done.status is TaskStatus.COMPLETED
+            assert done.note is not None and "not saved" in done.note, done.note
+            return await _read_all(sup, task.id), sup.tasks.execution(task.id).out.saved_bytes  # type: ignore[union-attr]
 
     try:
         for disk, fill in ((no_inode, True), (small, False)):

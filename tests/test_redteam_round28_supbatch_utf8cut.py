@@ -14,9 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from sandbox import SandboxPolicy
-from sandbox.local import LocalBackend
-from shellrt.supervisor import Supervisor
+from tests._local_session import local_supervisor
 
 
 def test_reads_never_split_a_character(tmp_path: Path) -> None:
@@ -25,25 +23,20 @@ def test_reads_never_split_a_character(tmp_path: Path) -> None:
     ws.mkdir()
 
     async def main() -> None:
-        backend = LocalBackend(policy=SandboxPolicy(workspace=ws))
-        await backend.start()
-        try:
-            async with Supervisor(backend, session_dir=tmp_path / "s") as sup:
-                command = "python3 -c \"import sys; sys.stdout.write('\\u20ac' * 300000)\""
-                task = await sup.start_background(command, description="no newline")
-                await sup.tasks.wait(task.id)
-                texts = []
-                for _ in range(10):
-                    chunk = await sup.tasks.read_new(task.id)
-                    texts.append(chunk.text)
-                    if not chunk.more_available:
-                        break
-                text = "".join(texts)
-                replaced = text.count("\ufffd")  # (no text in the messages: it is 300,000 characters)
-                assert len(texts) > 1 and replaced == 0, (len(texts), replaced)
-                whole = text == "\u20ac" * 300000
-                assert whole, len(text)
-        finally:
-            await backend.close()
+        async with local_supervisor(ws, tmp_path / "s") as sup:
+            command = "python3 -c \"import sys; sys.stdout.write('\\u20ac' * 300000)\""
+            task = await sup.start_background(command, description="no newline")
+            await sup.tasks.wait(task.id)
+            texts = []
+            for _ in range(10):
+                chunk = await sup.tasks.read_new(task.id)
+                texts.append(chunk.text)
+                if not chunk.more_available:
+                    break
+            text = "".join(texts)
+            replaced = text.count("\ufffd")  # (no text in the messages: it is 300,000 characters)
+            assert len(texts) > 1 and replaced == 0, (len(texts), replaced)
+            whole = text == "\u20ac" * 300000
+            assert whole, len(text)
 
     anyio.run(main)
