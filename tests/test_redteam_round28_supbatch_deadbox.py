@@ -11,25 +11,43 @@ kept), like output shellrt could not capture. Needs docker; FAIL, not skip, unde
 from __future__ import annotations
 
 import os
+import subprocess
+import uuid
 
 import anyio
 
 from shellrt.batch import Task, run
+from tests._batch_helpers import processes_with_marker
 from tests._docker_support import BUSYBOX, require_docker
-from tests.test_glue_docker_faults import _kill_when_running
+from tests.test_glue_docker_faults import _owned_containers
+
+
+async def _kill_once_running(marker: str) -> None:
+    """``docker kill`` this process's containers once the command (its text holds ``marker``) runs:
+    a container killed while it starts is replaced, and the task then runs whole."""
+    for _ in range(600):
+        if processes_with_marker(marker):
+            subprocess.run(
+                ["docker", "kill", *_owned_containers(os.getpid())], capture_output=True, timeout=60
+            )
+            return
+        await anyio.sleep(0.1)
+    raise AssertionError("the command never started")
 
 
 def test_a_task_whose_container_died_is_an_error_not_a_verdict() -> None:
     """Failed before (1 of 1): status ``failed``, exit code 255, no error."""
     require_docker()
+    marker = f"deadbox-{uuid.uuid4().hex}"
+    command = f"echo {marker} >/dev/null; sleep 30"
     task = Task.model_validate(
-        {"id": "dies", "sandbox": {"backend": {"type": "docker", "image": BUSYBOX}}, "commands": ["sleep 30"]}
+        {"id": "dies", "sandbox": {"backend": {"type": "docker", "image": BUSYBOX}}, "commands": [command]}
     )
 
     async def main() -> list[object]:
         got: list[object] = []
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_kill_when_running, os.getpid())
+            tg.start_soon(_kill_once_running, marker)
             async with run([task], concurrency=1, output_budget=None, default_limits=None) as results:
                 async for result in results:
                     got.append(result)
