@@ -11,7 +11,8 @@
 
 The same call runs on a Ray cluster with ``ray_address=...``. With ``out``,
 every result is also appended (fsynced) to a JSONL file before it is yielded,
-and ``resume=True`` skips the ids already there.
+and ``resume=True`` skips the ids already there (a task whose line says ``error`` runs again,
+its new line replacing the old).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from shellrt.batch.floor import TaskFloor, TaskRefused
 from shellrt.batch.local import LocalRunner, TaskSource, aiter_tasks, default_concurrency
 from shellrt.batch.output_budget import machine_output_budget
 from shellrt.batch.pool import PoolStats, ReuseMode
-from shellrt.batch.results import ResultWriter, TaskResult, read_finished_ids
+from shellrt.batch.results import ResultWriter, TaskResult, drop_error_lines, read_finished_ids
 from shellrt.batch.tasks import Task
 
 __all__ = ["BatchRun", "run", "run_sync"]
@@ -170,6 +171,8 @@ class BatchRun:
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[TaskResult]]:
+        if self._resume and self._out is not None:  # those tasks run again, and write new lines
+            await anyio.to_thread.run_sync(drop_error_lines, self._out)
         writer = ResultWriter(self._out) if self._out is not None else None
         try:
             async with self._runner_open(self._source()) as stream:

@@ -5,14 +5,18 @@ next one is reported: whatever kills the run (SIGKILL, OOM, power), every
 result already written survives. A crash can leave at most one partial last
 line; `ResultWriter` trims it away before appending, and `read_finished_ids`
 ignores it, so ``--resume`` runs that task again and the file stays valid JSONL
-with every id exactly once.
+with every id exactly once. A task whose line says ``error`` (it could not run) runs again too:
+`drop_error_lines` takes its line out first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -22,8 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "CommandOutcome",
     "ResultWriter",
+    "ResultsWriteError",
     "TaskResult",
     "TaskStatus",
+    "drop_error_lines",
     "read_finished_ids",
 ]
 
@@ -112,6 +118,10 @@ class TaskResult(BaseModel):
     network_refusals: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class ResultsWriteError(OSError):
+    """A result line could not be appended (a full disk): the run stops, the file stays valid."""
+
+
 class ResultWriter:
     """Append-only, fsync-per-line result file. Use as a context manager."""
 
@@ -124,13 +134,39 @@ class ResultWriter:
         self.written = 0
 
     def write(self, result: TaskResult) -> None:
-        """Append one line and make it durable before returning."""
+        """Append one line and make it durable before returning; raises `ResultsWriteError` (the
+        part of the line that fitted taken back out) when the file refuses it."""
         data = result.model_dump_json().encode("utf-8") + b"\n"
-        self._fh.write(data)
-        self._fh.flush()
-        if self._fsync:
-            os.fsync(self._fh.fileno())
+        before = self._fh.tell()
+        try:
+            self._fh.write(data)
+            self._fh.flush()
+            if self._fsync:
+                os.fsync(self._fh.fileno())
+        except OSError as exc:
+            self._take_back(before)
+            raise ResultsWriteError(
+                exc.errno,
+                f"cannot append task {result.id!r}'s result to {self.path} ({exc.strerror or exc}); the run "
+                "stopped. Free space there (a task may have filled the disk: give the temp dir a file system "
+                "of its own), then finish with --resume",
+            ) from exc
         self.written += 1
+
+    def _take_back(self, size: int) -> None:
+        """Cut what a failed write left past ``size`` (round 28: a full disk kept a partial line)."""
+        try:
+            self._fh.close()  # its buffer may still hold the line: dropped with the file object
+        except OSError:
+            pass
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.ftruncate(fd, size)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # left for `_trim_partial_tail` at the next open (--resume)
 
     def close(self) -> None:
         if not self._fh.closed:
@@ -177,22 +213,81 @@ def _trim_partial_tail(path: Path) -> None:
 
 
 def read_finished_ids(path: str | Path) -> set[str]:
-    """Ids of every task with a complete result line (missing file: empty set).
+    """Ids of every task with a complete result line of a status other than ``error`` (missing
+    file: empty set).
 
-    Unparseable lines (a crash's truncated tail) are skipped: those tasks run again.
+    Unparseable lines (a crash's truncated tail) are skipped: those tasks run again. So are
+    ``error`` lines: the task could not run (a missing workspace, a sandbox that did not start, the
+    run's output budget), which says nothing about the task; `drop_error_lines` removes them before
+    a resumed run appends the new ones (red team round 28: they were skipped for good).
     """
-    path = Path(path)
     done: set[str] = set()
+    for data in _complete_lines(Path(path)):
+        if isinstance(data, dict) and isinstance(data.get("id"), str) and data.get("status") != "error":
+            done.add(data["id"])
+    return done
+
+
+def drop_error_lines(path: str | Path) -> int:
+    """Rewrite ``path`` without its ``error`` lines (and a crash's partial tail); how many it dropped.
+
+    What a resumed run does first: those tasks run again and append their new lines, so the file
+    still holds each id once. Every other line is kept byte for byte. The new file is written beside
+    the old one (its real path: a link stays a link) and renamed over it once it is on the disk: a
+    crash or a full disk leaves the old file whole. Raises OSError saying what to do.
+    """
+    target = Path(os.path.realpath(path))
+    try:
+        with target.open("rb") as fh:
+            dropped = sum(1 for raw in fh if raw.endswith(b"\n") and _is_error_line(raw))
+    except FileNotFoundError:
+        return 0
+    if not dropped:
+        return 0
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        mode = target.stat().st_mode & 0o777
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        with os.fdopen(fd, "wb") as out, target.open("rb") as fh:
+            for raw in fh:
+                if raw.endswith(b"\n") and not _is_error_line(raw):
+                    out.write(raw)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+        dir_fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise OSError(
+            exc.errno,
+            f"--resume: cannot rewrite {path} without its {dropped} error line(s), whose tasks run again "
+            f"({exc.strerror or exc}); free space there, or run those tasks with another --out",
+        ) from exc
+    return dropped
+
+
+def _is_error_line(raw: bytes) -> bool:
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("id"), str) and data.get("status") == "error"
+
+
+def _complete_lines(path: Path) -> Iterator[Any]:
+    """Each complete line of ``path`` parsed (unparseable ones and a partial tail skipped)."""
     if not path.exists():
-        return done
+        return
     with path.open("rb") as fh:
         for raw in fh:
             if not raw.endswith(b"\n"):
                 continue  # partial tail of a crashed run
             try:
-                data = json.loads(raw)
+                yield json.loads(raw)
             except (ValueError, RecursionError):  # RecursionError: nested too deeply to be ours
                 continue
-            if isinstance(data, dict) and isinstance(data.get("id"), str):
-                done.add(data["id"])
-    return done

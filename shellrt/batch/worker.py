@@ -433,6 +433,14 @@ class TaskRun:
         # test 1, judged by the last program's name) are how a benchmark's check says "failed", and
         # a repository's own ``./test`` matched them too (red team round 27).
         failed = result.timed_out or result.exit_code != 0
+        broken = result.sandbox_failure or (
+            "shellrt could not capture its output and killed it" if result.capture_failed else None
+        )
+        if broken is not None and self._run_lost is None:
+            # Its exit code is the sandbox's or shellrt's, not the command's: no verdict (round 28).
+            self._run_lost = (
+                f"command {index} did not run to its own end, so this task has no verdict: {broken}"
+            )
         if output_lost is not None and quota is not None and quota.run_cut:
             if collect.output == "full":  # the kept files are short: no verdict on this task
                 self._run_lost = self._budget_loss(index, quota.budget)
@@ -466,7 +474,7 @@ class TaskRun:
         """The task's error when the run's budget, not its own limits, cut command ``index``'s output."""
         return (
             f"command {index}'s output was not saved whole, so this task has no verdict: {budget.used_up()}. "
-            "Its commands' exit codes are in the result; run it again (without --resume) with a larger budget"
+            "Its commands' exit codes are in the result; run it again with a larger budget (--resume runs every error task again)"
         )
 
     async def _keep(self, source: Path, dest: Path) -> str:

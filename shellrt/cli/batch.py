@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shellrt.cli._sandbox_options import (
     non_negative_int,
@@ -67,7 +67,11 @@ def register(subparsers: Any) -> None:
         help="auto (default): recycle a docker container for the next task with an identical sandbox "
         "after a verified reset; never: a brand-new container per task (docs/batch.md)",
     )
-    run.add_argument("--resume", action="store_true", help="skip tasks whose id is already in --out")
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip tasks whose id is already in --out (those that ended in error run again)",
+    )
     run.add_argument(
         "--ray", metavar="ADDRESS", default=None, help="run on a Ray cluster (e.g. auto, host:6379)"
     )
@@ -251,9 +255,15 @@ def _run(args: argparse.Namespace) -> int:
         if find_spec("ray") is None:  # ray itself is imported only by shellrt.batch.ray_runner
             print("shellrt batch: --ray needs Ray: pip install 'shellrt[ray]'", file=sys.stderr)
             return 2
+    from shellrt.batch.results import ResultsWriteError
+
     try:
         code: int = anyio.run(_main, args, floor)
-    except (ConnectionError, BaseExceptionGroup) as exc:
+    except (ConnectionError, ResultsWriteError, BaseExceptionGroup) as exc:
+        unwritten = _only(exc, ResultsWriteError)
+        if unwritten is not None:  # a full disk under --out (round 28): said, not a traceback
+            print(f"shellrt batch: {terminal_safe(str(unwritten))}", file=sys.stderr)
+            return 1
         refused = _connection_error(exc)
         if refused is None:
             raise
@@ -276,6 +286,16 @@ def _noting_mode(tasks: Iterator[Task], mode: str) -> Iterator[Task]:
                 file=sys.stderr,
             )
         yield task
+
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+def _only(exc: BaseException, kind: type[_E]) -> _E | None:
+    """The ``kind`` error ``exc`` is, or the one a task group wrapped alone; None otherwise."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc if isinstance(exc, kind) else None
 
 
 def _connection_error(exc: BaseException) -> ConnectionError | None:

@@ -151,3 +151,6 @@ class TaskOutputChunk(BaseModel):
     more_available: bool = False
     #: A partial last line held back until it completes (task still running).
     pending_bytes: int = Field(default=0, ge=0)
+    #: Bytes of output before ``text`` that were neither saved (a full disk, a quota: the task's
+    #: note says why) nor kept in memory: lost (``text`` is then the end memory kept).
+    lost_bytes: int = Field(default=0, ge=0)

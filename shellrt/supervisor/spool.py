@@ -406,10 +406,10 @@ class OutputSpool:
     def _save(self, chunk: bytes) -> None:
         """Write ``chunk`` (or the part the quota allows) to the file; never raises for a refused write."""
         allowed, why = len(chunk), None
-        if self._quota is not None:
-            allowed, why = self._quota.grant(self.saved_bytes, len(chunk))
-        view = memoryview(chunk)[:allowed]
         try:
+            if self._quota is not None:  # the session's account on disk may refuse (full: round 28)
+                allowed, why = self._quota.grant(self.saved_bytes, len(chunk))
+            view = memoryview(chunk)[:allowed]
             fd = self._fd
             if fd is None and not self._closed and self._files is not None and view:
                 fd = self._fd = self._files.open_fresh(self.path)
@@ -482,6 +482,20 @@ class OutputSpool:
             f"{label}: the command printed {self.total_bytes:,} bytes; {self.saved_bytes:,} bytes are saved in "
             f"{self.path}; the rest was not saved because {self.lost}."
         )
+
+    def held_from(self, start: int, size: int) -> tuple[int, bytes]:
+        """Up to ``size`` bytes of the stream at ``start`` or later that memory still holds, and the
+        position they begin at (past ``start`` when the bytes there were in neither the head nor the
+        tail): what a reader gets of output the file misses (`lost`; red team round 28)."""
+        head_end = len(self._head)
+        tail_start = self.total_bytes - len(self._tail)
+        if start < head_end:
+            data = bytes(self._head[start : start + size])
+            if tail_start <= head_end and len(data) < size:  # the tail goes on where the head ends
+                data += bytes(self._tail[head_end - tail_start :][: size - len(data)])
+            return start, data
+        begin = max(start, tail_start)
+        return begin, bytes(self._tail[begin - tail_start :][:size])
 
     def head(self, size: int) -> bytes:
         """The first ``size`` bytes written (at most what the head keeps)."""

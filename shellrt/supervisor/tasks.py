@@ -23,7 +23,7 @@ import anyio
 from shellrt.supervisor.errors import TaskNotFoundError
 from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import OOM_NOTE, BackgroundTask, TaskOutputChunk, TaskStatus
-from shellrt.supervisor.text import safe_decode
+from shellrt.supervisor.text import safe_decode, trim_partial_utf8
 
 __all__ = [
     "DEFAULT_MAX_BACKGROUND_TASKS",
@@ -208,27 +208,39 @@ class TaskManager:
         """
         task = self._lookup(task_id)
         regex = re.compile(pattern) if pattern else None
+        lost = 0
+        #: The read ends where memory's copy has a gap (lost bytes follow): no line completes there.
+        gap_after = False
         if task.execution is not None:
             finished = task.execution.done.is_set()
-            path = task.execution.out.path
-            end = (
-                task.execution.out.saved_bytes
-            )  # what the file holds (less than printed when output was lost)
+            out = task.execution.out
+            # The file holds ``saved_bytes``; past them (output the disk or a quota refused) memory's
+            # head and tail are read, and what neither holds is said lost (round 28: it was unread).
+            end = out.total_bytes if out.lost is not None else out.saved_bytes
+            start = min(task.read_offset, end)
+            if start < out.saved_bytes:
+                take = min(out.saved_bytes - start, max_bytes)
+                data = await anyio.to_thread.run_sync(_read_range, out.path, start, take)
+            else:
+                begin, data = out.held_from(start, max_bytes)
+                lost, start = begin - start, begin
+                gap_after = len(data) < max_bytes and start + len(data) < end
         else:  # adopted: the file is all there is (still growing only while a live owner elsewhere runs it)
             adopted = self._adopted(task)
             finished = adopted.status is not TaskStatus.RUNNING
-            path = adopted.output_path
-            end = await anyio.to_thread.run_sync(_file_size, path)
-        start = min(task.read_offset, end)
-        take = min(end - start, max_bytes)
-        data = await anyio.to_thread.run_sync(_read_range, path, start, take) if take else b""
+            end = await anyio.to_thread.run_sync(_file_size, adopted.output_path)
+            start = min(task.read_offset, end)
+            take = min(end - start, max_bytes)
+            data = (
+                await anyio.to_thread.run_sync(_read_range, adopted.output_path, start, take) if take else b""
+            )
         pending = 0
         if not finished or start + len(data) < end:
             cut = data.rfind(b"\n") + 1
-            if cut == 0 and len(data) < _MAX_PENDING_LINE:
-                cut = 0
-            elif cut == 0:
+            if (cut == 0 and len(data) >= _MAX_PENDING_LINE) or gap_after:
                 cut = len(data)
+            if cut and data[cut - 1] != 0x0A:  # a cut inside a line: never inside a character (round 28)
+                cut = len(trim_partial_utf8(data[:cut], at_start=False)) or cut
             # a sequence left open at the cut stays for the next read whole: it would take in what
             # the caller says after this chunk (round 26; `_escape_cut`), unless it is all there is
             from shellrt.supervisor._escape_cut import open_sequence_start  # only a cut needs it
@@ -237,7 +249,7 @@ class TaskManager:
             pending = len(data) - cut
             data = data[:cut]
         task.read_offset = start + len(data)
-        if data:
+        if data or lost:
             self._changed()
         more = task.read_offset + pending < end
         matched: int | None = None
@@ -260,6 +272,7 @@ class TaskManager:
             scanned_lines=scanned,
             more_available=more,
             pending_bytes=pending if not more else 0,
+            lost_bytes=lost,
         )
 
     # --- control --------------------------------------------------------------

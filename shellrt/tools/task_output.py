@@ -154,6 +154,13 @@ def format_task_output(chunk: TaskOutputChunk) -> str:
         lines.append(note(task.note))
     if chunk.matched_lines is not None:
         lines.append(note(f"{chunk.matched_lines} of {chunk.scanned_lines} new lines matched the filter."))
+    if chunk.lost_bytes:
+        lines.append(
+            note(
+                f"{chunk.lost_bytes:,} bytes of output before what follows were not saved (the note above "
+                "says why) and are lost; what follows is the end of the output, kept in memory."
+            )
+        )
     # The task's lines are the command's: none may pass for a note (a read may start mid-line).
     text, forged = neutralize_output(chunk.text.rstrip("\n"))
     lines.append(text if text else "(no new output)")
