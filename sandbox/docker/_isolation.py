@@ -35,8 +35,8 @@ def isolation_from_hello(word: str) -> CommandIsolation | None:
 def isolation_warning(level: CommandIsolation) -> str | None:
     """What the person running the session must know about ``level`` (None at the full level)."""
     fix = (
-        "set DockerConfig.require_command_isolation to refuse such hosts; Landlock needs Linux 5.19+ "
-        "(signals 6.12+), 'landlock' in the kernel's lsm= list and a daemon seccomp profile that allows "
+        "DockerConfig.require_command_isolation refuses such hosts; Landlock needs Linux 5.19+ (signals "
+        "6.12+), 'landlock' in the kernel's lsm= list and a daemon seccomp profile that allows "
         "landlock_create_ruleset, landlock_add_rule and landlock_restrict_self"
     )
     if level == "proc+signals":
@@ -44,14 +44,17 @@ def isolation_warning(level: CommandIsolation) -> str | None:
     if level == "proc":
         return (
             "docker: the kernel has no Landlock signal scope (ABI < 6, Linux < 6.12): a command of this "
-            "session (a background task) can still signal another one; ptrace and /proc are closed "
-            f"between them. To refuse this: {fix}"
+            f"session (a background task) can still signal another one; ptrace and /proc are closed between them. {fix}"
         )
-    what = "could not be determined (the executor's probe failed)" if level == "unknown" else "is unavailable"
+    if level == "unknown":
+        return (
+            "docker: the executor's Landlock probe failed in this container: its commands may not be isolated "
+            f"from each other, and each may fail to start ('shellrt-priv: landlock: ...'). {fix}"
+        )
     return (
-        f"docker: Landlock {what} in this container, so its commands are NOT isolated from each other: "
+        "docker: Landlock is unavailable in this container, so its commands are NOT isolated from each other: "
         "a background task can read another command's memory and environment (/proc/<pid>/mem, environ) "
-        f"and signal it, as the same uid. To refuse this: {fix}"
+        f"and signal it, as the same uid. {fix}"
     )
 
 
