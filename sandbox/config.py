@@ -226,6 +226,17 @@ class DockerConfig(BaseModel):
         ),
     )
 
+    require_command_isolation: bool = Field(
+        default=False,
+        description=(
+            "Refuse to start when the container cannot put each command in a Landlock domain of its own "
+            "(Linux < 5.19, Landlock off, or a daemon seccomp profile refusing landlock_*), or when the "
+            "probe for it fails. Off by default: such a host still runs, one trust domain per session "
+            "(a background task can read and signal later commands), with a warning at the start and "
+            "DockerBackend.command_isolation saying 'none' (docs/security.md, round 28 docker2)."
+        ),
+    )
+
     @model_validator(mode="after")
     def _docker_pool_fits(self) -> DockerConfig:
         pool_must_fit(self.uid_pool_start, self.uid_pool_size)

@@ -99,6 +99,12 @@ from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, o
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._idmap_ws import idmap_workspace
+from sandbox.docker._isolation import (
+    CommandIsolation,
+    isolation_from_hello,
+    isolation_warning,
+    require_isolation,
+)
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
@@ -261,25 +267,27 @@ class _Hello:
     pid: int | None
     setsid: bool
     shell: str
+    isolation: CommandIsolation
 
 
 def _parse_hello(event: Event) -> _Hello:
     """The executor's ``H`` line, every field checked: the image's ``/bin/sh`` writes it, and the
     shell path reaches argvs and the command line Inspect's ``connection()`` gives an operator."""
     fields = event.fields
-    if event.id != EXECUTOR_PROTOCOL_VERSION or len(fields) != 3:
+    if event.id != EXECUTOR_PROTOCOL_VERSION or len(fields) != 4:
         raise BackendUnavailableError(
             f"unexpected executor hello '{shown(event.rest[:200])}': the image's /bin/sh is not a plain "
             "POSIX shell (it wrote to the control channel); use another image"
         )
     pid = parse_number(fields[0], PID_MAX, low=2)
-    if pid is None or fields[1] not in ("0", "1") or fields[2] not in EXECUTOR_SHELLS:
+    isolation = isolation_from_hello(fields[3])
+    if pid is None or fields[1] not in ("0", "1") or fields[2] not in EXECUTOR_SHELLS or isolation is None:
         raise BackendUnavailableError(
             f"the executor's hello names pid '{shown(fields[0][:40])}' and shell '{shown(fields[2][:200])}'; "
             f"the executor only ever reports a pid and one of {', '.join(sorted(EXECUTOR_SHELLS))}: the "
             "image's /bin/sh forged it. Use another image"
         )
-    return _Hello(pid=pid, setsid=fields[1] == "1", shell=fields[2])
+    return _Hello(pid=pid, setsid=fields[1] == "1", shell=fields[2], isolation=isolation)
 
 
 class DockerBackend(SandboxBackend):
@@ -332,6 +340,10 @@ class DockerBackend(SandboxBackend):
         self._closed = False
         self._shell = "/bin/sh"
         self._has_setsid = True
+        #: How far commands are isolated from each other (`_isolation`; the executor's probe at start).
+        self._isolation: CommandIsolation | None = None
+        #: Said once per session (a replaced container repeats the probe, not the warning).
+        self._isolation_warned = False
         self._user = config.user or self._default_user()
         #: Copy mode as root, no configured user: the uid this session leases (`_lease_user`).
         self._lease: UidLease | None = None
@@ -382,6 +394,26 @@ class DockerBackend(SandboxBackend):
         back to this on images without bash (busybox, alpine).
         """
         return self._shell
+
+    @property
+    def command_isolation(self) -> CommandIsolation | None:
+        """How far this session's commands are isolated from each other, as the executor's probe
+        found at the container's start (`_isolation.CommandIsolation`; None before the start)."""
+        return self._isolation
+
+    @property
+    def isolation_warning(self) -> str | None:
+        """What the person running the session must know about `command_isolation` (None when full);
+        `shellrt.runtime.resolve_sandbox` shows it with the session's other start warnings."""
+        return None if self._isolation is None else isolation_warning(self._isolation)
+
+    def _note_isolation(self, level: CommandIsolation) -> None:
+        """Keep the probe's level; log a missing or partial one once per session."""
+        self._isolation = level
+        text = isolation_warning(level)
+        if text is not None and not self._isolation_warned:
+            self._isolation_warned = True
+            _log.warning("%s", text)
 
     @property
     def has_bash(self) -> bool:
@@ -950,6 +982,8 @@ class DockerBackend(SandboxBackend):
             with anyio.fail_after(_START_TIMEOUT):
                 event = await channel.wait("H", EXECUTOR_PROTOCOL_VERSION)
             hello = _parse_hello(event)
+            if self.config.require_command_isolation:
+                require_isolation(hello.isolation, self.config.image)
         except ExecutorGoneError as exc:
             if channel.failure is not None:
                 raise BackendUnavailableError(f"image {self.config.image!r}: {channel.failure}") from exc
@@ -983,6 +1017,7 @@ class DockerBackend(SandboxBackend):
         self.executor_pid = hello.pid
         self._has_setsid = hello.setsid
         self._shell = hello.shell
+        self._note_isolation(hello.isolation)
         self._session = ExecutorSession(channel, cid, self._kill_failed)
         net = self._net
         if net is not None:  # network 'proxied': the proxy's port in this container

@@ -527,7 +527,10 @@ _reset() {
     echo "Z $zid $passes $left $wiped"
 }
 
-echo "H 2 $$ $HAVE_SETSID $SHELLP"
+# The Landlock isolation each command gets (priv exec found it once: SHELLRT_ISO, priv.c
+# probe_isolation), told to the host, which warns or refuses (require_command_isolation).
+case ${SHELLRT_ISO:-e} in 0 | 1 | 2) ISO=$SHELLRT_ISO ;; *) ISO=e ;; esac
+echo "H 2 $$ $HAVE_SETSID $SHELLP $ISO"
 while read -r op id a; do
     case $op in
         R)

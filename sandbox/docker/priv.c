@@ -5,7 +5,9 @@
  *       identity, never a command's) keeping only the capabilities the
  *       executor needs, as ambient capabilities so /bin/sh keeps them, and
  *       no others anywhere (the bounding set is cut to them too). Its
- *       environment is PATH alone (the host's): docker merges the image's ENV
+ *       environment is PATH (the host's) and SHELLRT_ISO, the Landlock isolation
+ *       a command will get (0 none, 1 ptrace and /proc, 2 and signals, e: the
+ *       probe failed; probe_isolation): docker merges the image's ENV
  *       into the container's, and none of it may preset an executor variable
  *       or a command's SHELLRT_E<n> (red team round 8).
  *   priv drop UID GID GROUPS -- PROG ARGS...
@@ -427,10 +429,14 @@ struct shellrt_path_beneath {
  * only, never another command, a helper or the executor. A domain must handle something: REFER
  * (ABI 2), granted beneath "/" (every path, mounts included), so renames and links behave as
  * before; on ABI 1 handling any file right refuses every cross-directory rename, so there (or
- * with Landlock off) nothing is done: the round-27 level, one trust domain per session. */
-static void isolate_command(void) {
+ * with Landlock off) nothing is done: the round-27 level, one trust domain per session. Returns the
+ * level made (ISO_*), which the executor learnt at start (probe_isolation) and told the host. */
+#define ISO_NONE 0    /* no domain: one trust domain per session */
+#define ISO_PROC 1    /* ptrace and /proc closed between commands (ABI 2-5) */
+#define ISO_SIGNALS 2 /* and signals (ABI 6+) */
+static int isolate_command(void) {
     long abi = syscall(SYS_landlock_create_ruleset_nr, NULL, 0, LANDLOCK_VERSION_FLAG);
-    if (abi < 2) return;
+    if (abi < 2) return ISO_NONE;
     /* Older kernels take the larger struct when its extra fields are 0. */
     struct shellrt_ruleset_attr attr = {LANDLOCK_REFER, 0, abi >= 6 ? LANDLOCK_SIGNAL_SCOPE : 0};
     int rs = (int)syscall(SYS_landlock_create_ruleset_nr, &attr, sizeof attr, 0);
@@ -442,6 +448,39 @@ static void isolate_command(void) {
     close(root);
     if (syscall(SYS_landlock_restrict_self_nr, rs, 0) != 0) die("landlock");
     close(rs);
+    return abi >= 6 ? ISO_SIGNALS : ISO_PROC;
+}
+
+/* Which isolation every command of this container will get, found once at the executor's start
+ * (red team round 28, docker2): isolate_command returned silently on a kernel, a Landlock setting
+ * or a daemon seccomp profile that allowed none, and the host never knew. A child does exactly
+ * what a command's helper does (no_new_privs, isolate_command) and, at ISO_SIGNALS, checks that
+ * the scope holds: signal 0 to us, allowed before, must be refused after. Its exit status is the
+ * level; anything else (a failed call, a scope that did not hold) is -1, which the host treats
+ * as "unknown" (a refusal under require_command_isolation). One fork, four calls: ~1 ms. */
+static int probe_isolation(void) {
+    pid_t child = fork();
+    if (child < 0) return -1;
+    if (child == 0) {
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(120);
+        if (kill(getppid(), 0) != 0) _exit(121);
+        int level = isolate_command();
+        if (level == ISO_SIGNALS && (kill(getppid(), 0) == 0 || errno != EPERM)) _exit(122);
+        _exit(level);
+    }
+    int status;
+    while (waitpid(child, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) > ISO_SIGNALS) return -1;
+    return WEXITSTATUS(status);
+}
+
+/* The level the executor announced (SHELLRT_ISO in its environment, set by exec mode: never the
+ * image's, which executor_environment drops); 0 when absent (a `sandbox connect` shell). */
+static int announced_isolation(void) {
+    const char *v = getenv("SHELLRT_ISO");
+    if (v == NULL || v[0] < '0' || v[0] > '0' + ISO_SIGNALS || v[1] != '\0') return ISO_NONE;
+    return v[0] - '0';
 }
 
 /* Calls on another process that the kernel allows on a matching uid alone (no ptrace check, no
@@ -633,11 +672,18 @@ static char **command_environment(void) {
     return out;
 }
 
-/* The executor's environment: our PATH= entry (the host sets it on the container), nothing else. */
-static char **executor_environment(void) {
-    static char *out[2];
+/* The executor's environment: our PATH= entry (the host sets it on the container) and SHELLRT_ISO,
+ * the commands' isolation level found at start (probe_isolation; the hello's field), nothing else. */
+static char **executor_environment(int isolation) {
+    static char *out[3];
+    static char iso[] = "SHELLRT_ISO=e"; /* e: the probe failed (probe_isolation) */
+    if (isolation >= 0) iso[sizeof iso - 2] = (char)('0' + isolation);
+    char *path = NULL;
     for (char **e = environ; *e != NULL; e++)
-        if (strncmp(*e, "PATH=", 5) == 0) out[0] = *e;
+        if (strncmp(*e, "PATH=", 5) == 0) path = *e;
+    int n = 0;
+    if (path != NULL) out[n++] = path;
+    out[n] = iso;
     return out;
 }
 
@@ -715,7 +761,7 @@ int main(int argc, char **argv) {
         set_caps(mask);
         for (unsigned i = 0; i < NKEEP; i++)
             if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, keep[i], 0, 0) != 0) die("ambient");
-        environ = executor_environment();
+        environ = executor_environment(probe_isolation());
     } else if (drop) {
         /* Never the executor's own identity: a command under it could signal and trace it. */
         uid_t own_uid = getuid();
@@ -823,7 +869,12 @@ int main(int argc, char **argv) {
         }
         set_caps(admin_mask);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
-        isolate_command();
+        /* Never less than the host was told: fail closed. */
+        int want = announced_isolation();
+        if (isolate_command() < want) {
+            fprintf(stderr, "shellrt-priv: Landlock isolation below the level announced at start (%d)\n", want);
+            _exit(126);
+        }
         struct sock_fprog deny = {
             .len = (unsigned short)(sizeof shellrt_command_filter / sizeof(struct sock_filter)),
             .filter = (struct sock_filter *)(void *)shellrt_command_filter,

@@ -77,5 +77,9 @@ async def resolve_sandbox(
         config = sandbox
     backend = create_backend(config, policy)
     await backend.start()
+    # docker: commands not (fully) isolated from each other on this host (round 28 docker2): the
+    # person running the session hears it with the other start warnings, never the model.
+    isolation = getattr(backend, "isolation_warning", None)
+    if isinstance(isolation, str):
+        warnings.append(isolation)
     return backend, warnings
-
