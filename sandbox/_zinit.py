@@ -47,10 +47,10 @@ def _source() -> bytes:
 
 
 def _build() -> bytes | str:
-    """The program's bytes (built and cached on first use, only where the caller alone can have
-    written it: `sandbox._static_build`), or why there is none."""
+    """The program's bytes (built and cached on first use, read once from a cache only shellrt can
+    have written: `sandbox._static_build`), or why there is none."""
     try:
-        return static_program("zinit", _source(), opt="-O2").read_bytes()
+        return static_program("zinit", _source(), opt="-O2")
     except (StaticBuildError, OSError) as exc:
         return str(exc)
 

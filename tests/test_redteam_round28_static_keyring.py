@@ -1,0 +1,109 @@
+"""Red team, round 28 (static): a command planted the static program a later shellrt process ran.
+
+`sandbox._static_build` caches the bwrap session's init (``zinit``) and the docker identity switch
+(``priv``) in the first of ``$XDG_CACHE_HOME/shellrt``, ``~/.cache/shellrt``,
+``<tmp>/shellrt-cache-<uid>``, and trusted a cached file its caller owned and no one else could
+write. A sandboxed command whose writable root has no such cache yet makes one: its files are the
+caller's on the host, so a later process whose ``HOME`` is that root ran the command's program as
+its zygote's init. A cached program is now used only when its HMAC under the uid's keyring secret
+(`sandbox._keyring`) matches, and the sandboxes refuse the keyring to commands.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sandbox import _keyring, _zinit
+from tests import _nonroot
+from tests._bwrap_session import probe_lines, require_bwrap
+from tests.conftest import require
+
+pytestmark = pytest.mark.bwrap
+
+ROOT = Path(__file__).resolve().parents[1]
+PLANTED = b"#!/bin/sh\necho planted by a command\n"
+#: A child shellrt process: which init would its zygote run?
+_CHILD = (
+    "from sandbox import _zinit\n"
+    "p = _zinit._program_or_reason()\n"
+    "print('KIND', 'planted' if isinstance(p, bytes) and b'planted by a command' in p"
+    " else 'elf' if isinstance(p, bytes) and p[:4] == b'\\x7fELF' else 'none: ' + str(p)[:300])\n"
+)
+
+
+def _child(home: Path, **env: str) -> str:
+    base = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "CC", _zinit.INIT_ENV)}
+    run = subprocess.run(
+        [sys.executable, "-c", _CHILD],
+        env={**base, "HOME": str(home), "TMPDIR": str(home / "tmp"), "PYTHONPATH": str(ROOT), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout.strip().rpartition("KIND ")[2]
+
+
+def test_a_program_a_command_planted_in_a_later_processs_cache_is_not_run(tmp_path: Path) -> None:
+    """Failed before (root 1 of 1, uid 65534 1 of 1): the child ran ``planted``. Now it rebuilds
+    over it; a second child uses that cache without a compiler; program bytes swapped under a
+    genuine MAC are refused again."""
+    home = tmp_path / "home"  # as the writable root of a sandbox: the command made its cache
+    cache = home / ".cache" / "shellrt"
+    cache.mkdir(parents=True, mode=0o700)
+    (home / "tmp").mkdir(mode=0o700)
+    dest = cache / f"zinit-{hashlib.sha256(_zinit._source()).hexdigest()[:16]}"  # public source: its name
+    dest.write_bytes(PLANTED)
+    dest.chmod(0o755)
+    dest.with_name(dest.name + ".mac").write_bytes(b"0" * 64)  # a command can write any MAC file
+    assert _child(home) == "elf"
+    assert dest.read_bytes()[:4] == b"\x7fELF", "the planted program was left in the cache"
+    # Warm: the genuine cache is used as is (no compiler is found, so nothing was built).
+    assert _child(home, CC="/nonexistent/cc") == "elf"
+    dest.write_bytes(PLANTED)  # the program swapped, its (genuine) MAC kept
+    assert _child(home) == "elf"
+
+
+def test_the_keyring_is_refused_to_a_bwrap_command(tmp_path: Path) -> None:
+    """Held before: the key would be a command's to forge MACs with, were keyctl allowed. Bwrap's
+    filter refuses ``keyctl`` and ``add_key`` (EPERM), while the caller's key exists."""
+    require_bwrap()
+    assert isinstance(_keyring.secret(), bytes), _keyring.secret()
+    ws = tmp_path / "ws"
+    ws.mkdir(mode=0o755)
+    probe = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "add, kc = {'x86_64': (248, 250), 'aarch64': (217, 219)}[os.uname().machine]\n"
+        f"d = {_keyring.DESCRIPTION!r}\n"
+        "r = libc.syscall(kc, ctypes.c_long(10), ctypes.c_long(-4), b'user', d, ctypes.c_long(0))\n"
+        "print('SEARCH', r, ctypes.get_errno())\n"
+        "r = libc.syscall(add, b'user', d, b'x' * 32, ctypes.c_size_t(32), ctypes.c_long(-4))\n"
+        "print('ADD', r, ctypes.get_errno())\n"
+    )
+    fields, out = probe_lines(ws, tmp_path / "s", probe, persistent=False)
+    assert fields.get("SEARCH") == f"-1 {errno.EPERM}" and fields.get("ADD") == f"-1 {errno.EPERM}", out
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """Both tests as uid 65534 (its files, its own user keyring)."""
+    require(
+        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
+    )
+    require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
+    names = [
+        "test_a_program_a_command_planted_in_a_later_processs_cache_is_not_run",
+        "test_the_keyring_is_refused_to_a_bwrap_command",
+    ]
+    collected, outcome = _nonroot.run_as_nobody(
+        [f"tests/{Path(__file__).name}::{n}" for n in names], collect_args=[f"{__file__}::{n}" for n in names]
+    )
+    _nonroot.assert_all_held(collected, outcome)
