@@ -17,13 +17,13 @@ import os
 import platform
 import threading
 
+from sandbox._seccomp import DENIED, MACHINES
+
 __all__ = ["DESCRIPTION", "secret"]
 
 #: The key's description in the user keyring (one key per uid, shared by its shellrt processes).
 DESCRIPTION = b"shellrt:static-programs-mac"
 _SIZE = 32
-#: (add_key, keyctl) syscall numbers per architecture.
-_SYSCALLS = {"x86_64": (248, 250), "aarch64": (217, 219)}
 _KEY_SPEC_USER_KEYRING = -4
 _KEYCTL_SETPERM = 5
 _KEYCTL_SEARCH = 10
@@ -86,10 +86,12 @@ def _make(libc: ctypes.CDLL, add_key: int, keyctl: int) -> None:
 
 
 def _lookup() -> bytes | str:
-    numbers = _SYSCALLS.get(platform.machine())
-    if numbers is None:
+    arch = MACHINES.get(platform.machine())
+    if arch is None:
         return f"no keyring syscall numbers for {platform.machine()}"
-    add_key, keyctl = numbers
+    add_key, keyctl = DENIED["add_key"][arch], DENIED["keyctl"][arch]  # the numbers the sandboxes deny
+    if add_key is None or keyctl is None:
+        return f"no keyring syscalls on {platform.machine()}"
     libc = _libc()
     try:
         found = _read(libc, keyctl)

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import logging
 import os
+import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from sandbox import _keyring, _zinit
+from sandbox import _keyring, _seccomp, _static_build, _zinit
 from tests import _nonroot
 from tests._bwrap_session import probe_lines, require_bwrap
 from tests.conftest import require
@@ -72,6 +75,38 @@ def test_a_program_a_command_planted_in_a_later_processs_cache_is_not_run(tmp_pa
     assert _child(home) == "elf"
 
 
+def _numbers() -> tuple[int | None, int | None]:
+    arch = _seccomp.MACHINES[platform.machine()]
+    return _seccomp.DENIED["add_key"][arch], _seccomp.DENIED["keyctl"][arch]
+
+
+def test_without_a_key_nothing_cached_is_trusted_or_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No keyring (shellrt under docker's default seccomp profile, say): a cached program cannot be
+    checked, so each process builds its own and caches nothing; it says so once."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(_keyring, "_found", "the user keyring cannot be used (Operation not permitted)")
+    monkeypatch.setattr(_static_build, "_built", {})
+    monkeypatch.setattr(_static_build, "_said_no_key", [])
+    srcs = [b"int main(void) { return 0; }\n", b"int main(void) { return 1; }\n"]
+    cache = home / ".cache" / "shellrt"
+    cache.mkdir(parents=True, mode=0o700)
+    (cache / _static_build.cache_name("probe", srcs[0])).write_bytes(PLANTED)
+    with caplog.at_level(logging.WARNING, logger=_static_build.__name__):
+        programs = [_static_build.static_program("probe", src) for src in srcs]
+    assert all(p[:4] == b"\x7fELF" for p in programs) and programs[0] != programs[1]
+    assert b"planted" not in programs[0]
+    assert os.listdir(cache) == [_static_build.cache_name("probe", srcs[0])], "something was cached"
+    assert not list(tmp_path.glob("shellrt-*")), "a build directory was left"
+    said = [r for r in caplog.records if "not cached" in r.getMessage()]
+    assert len(said) == 1, caplog.text
+
+
 def test_the_keyring_is_refused_to_a_bwrap_command(tmp_path: Path) -> None:
     """Held before: the key would be a command's to forge MACs with, were keyctl allowed. Bwrap's
     filter refuses ``keyctl`` and ``add_key`` (EPERM), while the caller's key exists."""
@@ -82,7 +117,7 @@ def test_the_keyring_is_refused_to_a_bwrap_command(tmp_path: Path) -> None:
     probe = (
         "import ctypes, os\n"
         "libc = ctypes.CDLL(None, use_errno=True)\n"
-        "add, kc = {'x86_64': (248, 250), 'aarch64': (217, 219)}[os.uname().machine]\n"
+        f"add, kc = {_numbers()}\n"
         f"d = {_keyring.DESCRIPTION!r}\n"
         "r = libc.syscall(kc, ctypes.c_long(10), ctypes.c_long(-4), b'user', d, ctypes.c_long(0))\n"
         "print('SEARCH', r, ctypes.get_errno())\n"
@@ -94,13 +129,14 @@ def test_the_keyring_is_refused_to_a_bwrap_command(tmp_path: Path) -> None:
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
-    """Both tests as uid 65534 (its files, its own user keyring)."""
+    """The tests above as uid 65534 (its files, its own user keyring)."""
     require(
         os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
     )
     require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
     names = [
         "test_a_program_a_command_planted_in_a_later_processs_cache_is_not_run",
+        "test_without_a_key_nothing_cached_is_trusted_or_written",
         "test_the_keyring_is_refused_to_a_bwrap_command",
     ]
     collected, outcome = _nonroot.run_as_nobody(
