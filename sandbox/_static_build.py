@@ -134,8 +134,8 @@ def _checked(dest: Path, secret: bytes) -> bytes | None:
     program = _read_regular(dest)
     try:
         mac = _read_regular(_mac_path(dest))
-    except FileNotFoundError:
-        return None
+    except OSError:
+        return None  # missing, a link, a directory: no MAC (the program is built again over it)
     return program if hmac.compare_digest(mac, _mac(secret, dest.name, program)) else None
 
 

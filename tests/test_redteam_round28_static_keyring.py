@@ -73,6 +73,13 @@ def test_a_program_a_command_planted_in_a_later_processs_cache_is_not_run(tmp_pa
     assert _child(home, CC="/nonexistent/cc") == "elf"
     dest.write_bytes(PLANTED)  # the program swapped, its (genuine) MAC kept
     assert _child(home) == "elf"
+    mac = dest.with_name(dest.name + ".mac")
+    (home / "genuine.mac").write_bytes(mac.read_bytes())
+    dest.write_bytes(PLANTED)  # and again, its MAC a link to a genuine one (not followed)
+    mac.unlink()
+    mac.symlink_to(home / "genuine.mac")
+    assert _child(home) == "elf"
+    assert not mac.is_symlink() and dest.read_bytes()[:4] == b"\x7fELF"
 
 
 def _numbers() -> tuple[int | None, int | None]:
