@@ -1,37 +1,45 @@
-"""Small static C programs of ours, built on the host once and cached where only the caller wrote them.
+"""Small static C programs of ours, built on the host once and cached where only shellrt wrote them.
 
 Two programs run with more power than any command: the docker executor's identity switch
 (``docker/priv.c``, container root at every start) and the bwrap session's init
 (``zinit.c``, the zygote's privileges in the sandbox's namespaces). A cached copy is
 therefore used only from a directory no one but the caller can write, below parents only
-the caller or root can write (a sticky ``/tmp`` is fine), and only when the caller owns it
-and no one else can write it: ``<tmp>/shellrt-cache-<uid>`` is a name any local user can
-create first (red team round 9). When no cache qualifies the process builds its own copy
-in a fresh private directory (removed at exit). One function for both programs, so the
-checks cannot drift apart (the second program first copied the cache code without them).
+the caller or root can write (a sticky ``/tmp`` is fine), only when the caller owns it
+and no one else can write it (``<tmp>/shellrt-cache-<uid>`` is a name any local user can
+create first: red team round 9), and only when its HMAC-SHA256 under the uid's keyring
+secret (`sandbox._keyring`) matches: a sandboxed command can create a cache a later process
+uses, owned by the caller on the host (red team round 28, static), but cannot read the key.
+The bytes are read once, checked and returned: nothing is read again after the check. No key,
+or no cache qualifies: the process builds its own copy in a fresh private directory and keeps
+the bytes. One function for both programs, so the checks cannot drift apart.
 """
 
 from __future__ import annotations
 
-import atexit
+import contextlib
 import hashlib
+import hmac
+import logging
 import os
-import shutil
 import stat
 import subprocess
 import tempfile
 import threading
 from pathlib import Path
 
+from sandbox import _keyring
 from sandbox._hostpath import host_which
 
-__all__ = ["StaticBuildError", "cache_dirs", "static_program"]
+__all__ = ["StaticBuildError", "cache_dirs", "cache_name", "static_program", "store"]
 
 INSTALL_HINT = "install gcc and the static C library (apt-get install gcc libc6-dev)"
 
 _lock = threading.Lock()
-#: ``name-digest`` -> the built program's path (per process).
-_built: dict[str, str] = {}
+#: ``name-digest`` -> the checked program's bytes (per process).
+_built: dict[str, bytes] = {}
+#: Whether this process said it has no keyring secret (said once).
+_said_no_key: list[str] = []
+_log = logging.getLogger(__name__)
 
 
 class StaticBuildError(RuntimeError):
@@ -78,9 +86,10 @@ def _compiler() -> str:
     return cc
 
 
-def _compile(name: str, src: bytes, dest: Path, opt: str) -> None:
+def _compile(name: str, src: bytes, opt: str) -> bytes:
+    """The program built in a fresh private directory (removed at once): its bytes."""
     cc = _compiler()
-    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"shellrt-{name}-") as tmp:
         c_file = Path(tmp) / f"{name}.c"
         c_file.write_bytes(src)
         out = Path(tmp) / name
@@ -94,45 +103,124 @@ def _compile(name: str, src: bytes, dest: Path, opt: str) -> None:
             raise StaticBuildError(
                 f"{cc} could not build {name}.c: {proc.stderr.strip()[-500:]} ({INSTALL_HINT})"
             )
-        os.chmod(out, 0o755)
-        os.replace(out, dest)
+        return _read_regular(out)
 
 
-def static_program(name: str, src: bytes, *, opt: str = "-Os") -> Path:
-    """``src`` built into a static program (once per source version; thread-safe): its path, in a
-    cache only the caller can have written, or in a private directory of this process."""
-    key = f"{name}-{hashlib.sha256(src).hexdigest()[:16]}"
+def _read_regular(path: Path) -> bytes:
+    """A regular file's bytes, read through one descriptor (never a link)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return fh.read()
+
+
+def cache_name(name: str, src: bytes) -> str:
+    """The cached program's file name: one per source version."""
+    return f"{name}-{hashlib.sha256(src).hexdigest()[:16]}"
+
+
+def _mac(secret: bytes, key: str, program: bytes) -> bytes:
+    """The program's HMAC, bound to its cache name (no other version's file passes for it)."""
+    return hmac.new(secret, key.encode() + b"\0" + program, hashlib.sha256).hexdigest().encode()
+
+
+def _mac_path(dest: Path) -> Path:
+    return dest.with_name(dest.name + ".mac")
+
+
+def _checked(dest: Path, secret: bytes) -> bytes | None:
+    """The cached program's bytes when shellrt wrote them (its MAC matches), else None."""
+    program = _read_regular(dest)
+    try:
+        mac = _read_regular(_mac_path(dest))
+    except OSError:
+        return None  # missing, a link, a directory: no MAC (the program is built again over it)
+    return program if hmac.compare_digest(mac, _mac(secret, dest.name, program)) else None
+
+
+def _write_new(path: Path, data: bytes, mode: int) -> None:
+    """``data`` at ``path``, replaced whole (a fresh file of ours, renamed over what was there)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            os.fchmod(fh.fileno(), mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def store(dest: Path, program: bytes) -> None:
+    """Cache ``program`` (built or vouched for by this process) at ``dest`` with its MAC; raises
+    StaticBuildError when the uid has no keyring secret (nothing cached can be trusted then)."""
+    secret = _keyring.secret()
+    if isinstance(secret, str):
+        raise StaticBuildError(f"cannot vouch for a cached program: {secret}")
+    _write_new(dest, program, 0o755)
+    _write_new(_mac_path(dest), _mac(secret, dest.name, program), 0o644)
+
+
+def _own_dir(base: Path) -> Path:
+    """``base`` made if missing and resolved; OSError when it is not the caller's alone."""
+    base.mkdir(parents=True, exist_ok=True, mode=0o700)
+    base = Path(os.path.realpath(base))
+    why = _untrusted(base)
+    if why is not None:
+        raise OSError(f"not used: {why}")
+    return base
+
+
+def _from_caches(name: str, src: bytes, opt: str, key: str, secret: bytes, errors: list[str]) -> bytes:
+    """The program from the first usable cache, built (once) and stored there when it has none
+    that shellrt wrote; built privately when no cache can be used."""
+    built: bytes | None = None
+    for base in cache_dirs():
+        try:
+            base = _own_dir(base)
+            dest = base / key
+            if os.path.lexists(dest):
+                why = _untrusted(dest, regular=True)
+                if why is not None:
+                    raise OSError(f"not used: {why}")
+                checked = _checked(dest, secret)
+                if checked is not None:
+                    return checked
+                _log.warning("%s was not written by shellrt (no matching MAC): building it again", dest)
+            if built is None:
+                built = _compile(name, src, opt)
+            store(dest, built)
+            return built
+        except (OSError, subprocess.SubprocessError) as exc:
+            errors.append(f"{base}: {exc}")
+    return built if built is not None else _compile(name, src, opt)
+
+
+def static_program(name: str, src: bytes, *, opt: str = "-Os") -> bytes:
+    """``src`` built into a static program (once per source version; thread-safe): its bytes, read
+    once from a cache whose MAC shows shellrt wrote it, or built by this process."""
+    key = cache_name(name, src)
     with _lock:
         found = _built.get(key)
-        if found is not None and os.path.exists(found):
-            return Path(found)
+        if found is not None:
+            return found
         errors: list[str] = []
-        for base in cache_dirs():
-            try:
-                base.mkdir(parents=True, exist_ok=True, mode=0o700)
-                base = Path(os.path.realpath(base))
-                why = _untrusted(base)
-                dest = base / key
-                if why is None and os.path.lexists(dest):
-                    why = _untrusted(dest, regular=True)
-                if why is not None:
-                    errors.append(f"{base}: not used: {why}")
-                    continue
-                if not os.path.lexists(dest):
-                    _compile(name, src, dest, opt)
-            except (OSError, subprocess.SubprocessError) as exc:
-                errors.append(f"{base}: {exc}")
-                continue
-            _built[key] = str(dest)
-            return dest
-        # Every cache was refused (another user may have made ours first): build a copy of our own.
+        secret = _keyring.secret()
         try:
-            own = Path(tempfile.mkdtemp(prefix=f"shellrt-{name}-"))
-            atexit.register(shutil.rmtree, own, True)
-            _compile(name, src, own / name, opt)
+            if isinstance(secret, str):
+                if not _said_no_key:
+                    _said_no_key.append(secret)
+                    _log.warning(
+                        "static programs are built per process, not cached: %s (slower start, as safe)",
+                        secret,
+                    )
+                program = _compile(name, src, opt)
+            else:
+                program = _from_caches(name, src, opt, key, secret, errors)
         except (OSError, subprocess.SubprocessError) as exc:
             errors.append(f"a private directory: {exc}")
-        else:
-            _built[key] = str(own / name)
-            return own / name
-        raise StaticBuildError(f"no usable cache directory for {name}: {'; '.join(errors)}")
+            raise StaticBuildError(f"no usable cache directory for {name}: {'; '.join(errors)}") from None
+        _built[key] = program
+        return program

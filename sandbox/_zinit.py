@@ -8,7 +8,7 @@ fork server, which clones each command's init into fresh pid, mount and IPC name
 the init does there, in the same order, what the Python init did.
 
 Built once per source version with the host's C compiler, cached as the docker
-backend's helper is (`sandbox._static_build`: only where the caller alone can have written it), and given to each zygote as a sealed
+backend's helper is (`sandbox._static_build`: used only with the MAC shellrt wrote), and given to each zygote as a sealed
 memfd: nothing inside the sandbox can change the program later inits run, whatever
 it may write. Without a compiler (or with ``SHELLRT_BWRAP_INIT=python``) the zygote
 keeps its Python init; which one runs is logged (`init_kind`).
@@ -47,10 +47,10 @@ def _source() -> bytes:
 
 
 def _build() -> bytes | str:
-    """The program's bytes (built and cached on first use, only where the caller alone can have
-    written it: `sandbox._static_build`), or why there is none."""
+    """The program's bytes (built and cached on first use, read once from a cache only shellrt can
+    have written: `sandbox._static_build`), or why there is none."""
     try:
-        return static_program("zinit", _source(), opt="-O2").read_bytes()
+        return static_program("zinit", _source(), opt="-O2")
     except (StaticBuildError, OSError) as exc:
         return str(exc)
 

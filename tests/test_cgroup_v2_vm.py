@@ -103,14 +103,14 @@ def host_built_init(directory: Path) -> None:
     Without a compiler here the guest builds or falls back exactly as before.
     """
     from sandbox import _zinit
-    from sandbox._static_build import StaticBuildError, static_program
+    from sandbox._static_build import StaticBuildError, cache_name, static_program
 
     directory.mkdir()
     try:
         program = static_program("zinit", _zinit._source(), opt="-O2")  # as `_zinit._build` builds it
     except (StaticBuildError, OSError):
         return
-    shutil.copy2(program, directory / program.name)  # the name is the cache key (source digest)
+    (directory / cache_name("zinit", _zinit._source())).write_bytes(program)  # the name: the cache key
 
 
 @pytest.fixture(scope="module")

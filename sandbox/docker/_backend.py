@@ -53,7 +53,6 @@ import os
 import posixpath
 import secrets
 import select
-import shutil
 import stat
 import threading
 import time
@@ -672,7 +671,9 @@ class DockerBackend(SandboxBackend):
         with open(script, "w", encoding="utf-8") as fh:
             fh.write(executor_script())
         os.chmod(script, 0o644)
-        shutil.copyfile(helper, os.path.join(io_dir, "priv"))
+        fd = os.open(os.path.join(io_dir, "priv"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o755)
+        with os.fdopen(fd, "wb") as fh:  # the checked bytes: no cached file is read again
+            fh.write(helper)
         os.chmod(os.path.join(io_dir, "priv"), 0o755)
         if os.geteuid() == 0:
             # Only the executor may enter: commands (other uids, no capability) cannot.

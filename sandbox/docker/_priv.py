@@ -10,7 +10,8 @@ the temp dir); without a compiler the docker backend refuses to start and
 says what to install.
 
 The helper runs as container root at every start, so a cached one is used only
-where no one but the caller can have written it (`sandbox._static_build`).
+where shellrt itself wrote it (`sandbox._static_build`: its MAC under the uid's keyring secret),
+and as the bytes that were checked (the caller writes them to its private I/O directory).
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ def _source() -> bytes:
     return head.encode() + resources.files("sandbox.docker").joinpath("priv.c").read_bytes()
 
 
-def priv_binary() -> str:
-    """Path of the built helper (built and cached on first use, only where the caller alone can
-    have written it: `sandbox._static_build`; thread-safe)."""
+def priv_binary() -> bytes:
+    """The built helper's bytes (built and cached on first use, checked as shellrt's own on every
+    read from the cache: `sandbox._static_build`; thread-safe)."""
     try:
-        return str(static_program("priv", _source()))
+        return static_program("priv", _source())
     except StaticBuildError as exc:
         raise BackendUnavailableError(
             f"the docker backend needs its small static identity helper (sandbox/docker/priv.c): {exc}"

@@ -570,9 +570,13 @@ def install_host_programs() -> None:
     cache = Path("/dev/shm/.vm-cache")
     (cache / "shellrt").mkdir(parents=True, mode=0o700)
     os.environ["XDG_CACHE_HOME"] = str(cache)
+    from sandbox._static_build import StaticBuildError, store
+
     for program in sorted(built.iterdir()) if built.is_dir() else []:
-        shutil.copyfile(program, cache / "shellrt" / program.name)
-        os.chmod(cache / "shellrt" / program.name, 0o755)
+        try:  # vouched for here: with its MAC under this uid's keyring secret (round 28)
+            store(cache / "shellrt" / program.name, program.read_bytes())
+        except (StaticBuildError, OSError):
+            return
 
 
 def preload() -> str:
