@@ -49,7 +49,9 @@ def main(argv: list[str]) -> int:
         if libc.mount(b"tmpfs", os.fsencode(where), b"tmpfs", flags, os.fsencode(options)) < 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         step = command[0]
-        os.execvp(command[0], command)
+        if not os.path.isabs(command[0]):  # no PATH lookup on the host: the caller names bwrap by path
+            raise OSError(2, "not an absolute path")
+        os.execv(command[0], command)
     except OSError as exc:
         sys.stderr.write(f"cannot make the command's capped /dev/shm ({step}): {exc.strerror}\n")
     return 125

@@ -26,6 +26,7 @@ _STARTERS = {
 #: file:function -> why no program of it (or of its child) is found where commands write.
 REVIEWED = {
     "shellrt/cli/_local_pump.py:LocalPump.__init__": "the lean local run's command: local is no sandbox",
+    "sandbox/_bwrap_shmstep.py:main": "execv of an absolute path only (bwrap from host_which); no PATH lookup",
     "shellrt/permissions/embedded.py:_git_commands": "git from host_which; the child's PATH is host_path",
     "shellrt/permissions/hookproc.py:_pid_namespace_prefix": "unshare from the system directories",
     "shellrt/permissions/hookproc.py:run_hook_process": "/bin/sh; the hook's env PATH is host_env (round 16)",
