@@ -3,7 +3,9 @@
 Why: a name is judged before DNS, but what a deny of ``10.9.8.7`` or ``10.0.0.0/8`` protects is
 the address. Every host-side fetch (the filtering proxy, WebFetch) compares each DNS answer --
 and every IPv4 address its IPv6 spelling carries (mapped, compatible, 6to4, Teredo, NAT64) --
-with the address and network entries, folded the same way (red team, rounds 27 and 28).
+with the address and network entries, folded the same way (red team, rounds 27 and 28). An entry
+naming any loopback address covers all of it, and an IPv6 network written in a carrying form covers
+the IPv4 network it spells (round 28, net2).
 """
 
 from __future__ import annotations
