@@ -3,7 +3,9 @@
 Why: a name is judged before DNS, but what a deny of ``10.9.8.7`` or ``10.0.0.0/8`` protects is
 the address. Every host-side fetch (the filtering proxy, WebFetch) compares each DNS answer --
 and every IPv4 address its IPv6 spelling carries (mapped, compatible, 6to4, Teredo, NAT64) --
-with the address and network entries, folded the same way (red team, rounds 27 and 28).
+with the address and network entries, folded the same way (red team, rounds 27 and 28). An entry
+naming any loopback address covers all of it, and an IPv6 network written in a carrying form covers
+the IPv4 network it spells (round 28, net2).
 """
 
 from __future__ import annotations
@@ -69,14 +71,51 @@ def normalize_network(text: str) -> str:
         ) from None
 
 
+#: Every address a connection to this machine's own loopback may use: a deny naming any of them
+#: (``127.0.0.1``, ``::1``, ``0.0.0.0``, ``127.0.0.0/30``) denies all (round 28, net2).
+_LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+
+#: IPv6 prefixes whose low bits spell an IPv4 address: mapped, SIIT, NAT64 (the ``/96`` ones,
+#: low 32 bits) and the deprecated IPv4-compatible ``::/96``; 6to4 carries it after 16 bits.
+_CARRIERS: tuple[tuple[IPNetwork, int], ...] = (
+    *((net, 0) for net in _NAT64 if net.prefixlen == 96),
+    (ipaddress.ip_network("::ffff:0:0/96"), 0),
+    (ipaddress.ip_network("::/96"), 0),
+    (ipaddress.ip_network("2002::/16"), 80),
+)
+
+
+def _carried_networks(net: IPNetwork) -> list[IPNetwork]:
+    """The IPv4 network an IPv6 entry written in a carrying form spells (``::ffff:10.0.0.0/104``
+    is ``10.0.0.0/8``), so a deny written either way holds for both."""
+    if not isinstance(net, ipaddress.IPv6Network):
+        return []
+    found: list[IPNetwork] = []
+    for carrier, shift in _CARRIERS:
+        if net.subnet_of(carrier) and net.prefixlen >= carrier.prefixlen:  # type: ignore[arg-type]
+            if carrier.prefixlen == 96 and int(net.network_address) >> 32 == 0 and net.prefixlen > 126:
+                continue  # ::/128 and ::1 are not IPv4-compatible addresses (carried() folds ::)
+            bits = min(net.prefixlen - carrier.prefixlen, 32)
+            value = (int(net.network_address) >> shift) & 0xFFFFFFFF
+            found.append(ipaddress.ip_network((value >> (32 - bits) << (32 - bits), bits)))
+    return found
+
+
 def _entry_networks(entry: str) -> list[IPNetwork]:
+    """What a deny entry covers: its address (every address its spelling carries) or network, the
+    IPv4 network a carrying IPv6 network spells, and the whole loopback when it names any of it."""
     text = entry.strip().strip("[]")
     try:
         if "/" in text:
-            return [ipaddress.ip_network(text, strict=False)]
-        return [ipaddress.ip_network(ip) for ip in carried(text)]
+            nets: list[IPNetwork] = [ipaddress.ip_network(text, strict=False)]
+        else:
+            nets = [ipaddress.ip_network(ip) for ip in carried(text)]
     except ValueError:
         return []  # a name: judged by name elsewhere
+    nets += [v4 for net in nets for v4 in _carried_networks(net)]
+    if any(net.overlaps(lo) for net in nets for lo in _LOOPBACK if net.version == lo.version):  # type: ignore[arg-type]
+        nets += _LOOPBACK
+    return nets
 
 
 def address_denied(address: str, entries: Iterable[str]) -> str | None:

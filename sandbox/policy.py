@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -17,7 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from sandbox._root_links import link_refusal, repo_link_on_the_way
 
-__all__ = ["NetworkMode", "ResourceLimits", "SandboxPolicy", "domain_matches", "normalize_deny_entry", "normalize_domain"]
+__all__ = [
+    "NetworkMode",
+    "ResourceLimits",
+    "SandboxPolicy",
+    "domain_matches",
+    "normalize_deny_entry",
+    "normalize_deny_list",
+    "normalize_domain",
+]
 
 #: ``none``: no network at all; ``host``: the host's network (local/bwrap);
 #: ``bridge``: a container bridge network (docker only); ``proxied``: no route out,
@@ -51,11 +60,24 @@ def normalize_domain(text: str) -> str:
 def normalize_deny_entry(text: str) -> str:
     """A deny-list entry: what `normalize_domain` accepts, or a network (``10.0.0.0/8``), which
     denies every address in it whatever name leads there (`sandbox._addrdeny`, round 28)."""
-    if "/" in text:
+    if "/" in text and "://" not in text:
         from sandbox._addrdeny import normalize_network
 
         return normalize_network(text.strip().lower())
-    return normalize_domain(text)
+    try:
+        return normalize_domain(text)
+    except ValueError:
+        raise ValueError(
+            f"not a name, address or range to deny: {text!r} (use a host name such as evil.example, "
+            "*.evil.example for its subdomains, an address such as 10.9.8.7, or a range such as 10.0.0.0/8)"
+        ) from None
+
+
+def normalize_deny_list(values: Iterable[str]) -> tuple[str, ...]:
+    """Every deny-list (the policy, ``--deny-domain``, settings, batch task files, Inspect's
+    config) read by this one function: the same entries taken, the same error for a bad one
+    (round 28, net2: a task file refused the ranges the policy took)."""
+    return tuple(dict.fromkeys(normalize_deny_entry(v) for v in values))
 
 
 def domain_matches(name: str, pattern: str) -> bool:
@@ -135,7 +157,7 @@ class SandboxPolicy(BaseModel):
     @field_validator("denied_domains")
     @classmethod
     def _denied(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(normalize_deny_entry(v) for v in value))
+        return normalize_deny_list(value)
 
     def allowed_roots(self) -> tuple[Path, ...]:
         """Every root a command may write in (workspace first)."""

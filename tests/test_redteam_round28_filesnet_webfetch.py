@@ -27,6 +27,7 @@ from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import ToolContext, ToolExecutionError
 from shellrt.tools.web_fetch import WebFetchInput, WebFetchTool
 from tests._http_server import serve
+from tests._own_address import own_ipv4
 
 _PAGE = (200, {"Content-Type": "text/plain"}, b"secret of 127.0.0.2\n")
 
@@ -84,13 +85,14 @@ def _fetch_all(tool: WebFetchTool, ctx: ToolContext, urls: list[str]) -> list[ob
 def test_a_denied_address_is_not_fetched_through_a_name_a_redirect_or_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    own = own_ipv4()  # allowed: a deny of 127.0.0.2 denies every loopback address (round 28, net2)
     asked = _dns(
         monkeypatch,
         {
             "named.example": ["127.0.0.2"],
             "mapped.example": ["::ffff:127.0.0.2"],  # the IPv4-mapped spelling of the denied address
-            "rebind.example": ["127.0.0.1", "127.0.0.2"],  # allowed first, denied on the redirect's hop
-            "cached.example": ["127.0.0.1", "127.0.0.2"],  # allowed and cached, then denied
+            "rebind.example": [own, "127.0.0.2"],  # allowed first, denied on the redirect's hop
+            "cached.example": [own, "127.0.0.2"],  # allowed and cached, then denied
             "policy.example": ["127.0.0.3"],  # on the sandbox policy's deny-list (--deny-domain)
         },
     )
@@ -106,6 +108,7 @@ def test_a_denied_address_is_not_fetched_through_a_name_a_redirect_or_the_cache(
             tmp_path,
             ["WebFetch(domain:127.0.0.2)"],
             denied_domains=("127.0.0.3", "evil.example"),
+            allow=(own,),
         )
         urls = [
             f"http://named.example:{port}/secret",
@@ -118,16 +121,19 @@ def test_a_denied_address_is_not_fetched_through_a_name_a_redirect_or_the_cache(
         ]
         found = _fetch_all(tool, ctx, urls)
         hits = dict(srv.hits)
-    # The first fetch of cached.example is allowed (127.0.0.1); every other one is refused.
+    # The first fetch of cached.example is allowed (this machine's own address); every other one is refused.
     first_cached = found.pop(3)
     assert not isinstance(first_cached, Exception), first_cached
     passed = [(u, r) for u, r in zip(urls[:3] + urls[4:], found, strict=True) if "Refused" not in str(r)]
     assert passed == []
     assert "denied by deny rule WebFetch(domain:127.0.0.2)" in str(found[0])
-    assert "denied by the session's network deny-list" in str(found[4])
+    assert "resolves to 127.0.0.3" in str(found[4])  # the rule on 127.0.0.2 denies all loopback (net2)
     # Nothing denied was read: /secret never, /page once (the allowed first fetch), /r once.
     assert hits.get("/secret", 0) == 0 and hits.get("/page", 0) == 1 and hits.get("/r", 0) == 1, hits
-    assert "evil.example" not in asked  # a denied name is refused before its lookup
+    # A denied name is refused by name, before its lookup for the URL (round 28 net2: denied exact
+    # names are looked up for their addresses on the other fetches' checks).
+    assert "evil.example is denied by the session's network deny-list" in str(found[-1]), found[-1]
+    assert "evil.example" in asked
 
 
 def test_range_rules_grammar_errors_and_carried_spellings(

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from sandbox import LocalConfig, NetworkMode, ResourceLimits, SandboxConfig
-from sandbox.policy import normalize_domain
+from sandbox.policy import normalize_deny_list, normalize_domain
 from shellrt.batch.pool import ReuseMode
 from shellrt.protocol import ToolUseBlock
 
@@ -67,10 +67,15 @@ class TaskSandbox(BaseModel):
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
     reuse: ReuseMode = "auto"
 
-    @field_validator("allowed_domains", "denied_domains")
+    @field_validator("allowed_domains")
     @classmethod
     def _domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(normalize_domain(v) for v in value)  # a typo fails the task file, not the task
+
+    @field_validator("denied_domains")
+    @classmethod
+    def _denied(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return normalize_deny_list(value)  # names, addresses and ranges, as every deny-list
 
     @model_validator(mode="before")
     @classmethod

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sandbox import BwrapConfig, DockerConfig, LocalConfig, SandboxConfig, SandboxPolicy
 from sandbox._private_source import first_private
-from sandbox.policy import NetworkMode, ResourceLimits, normalize_domain
+from sandbox.policy import NetworkMode, ResourceLimits, normalize_deny_list, normalize_domain
 
 __all__ = [
     "ALLOWED_DOMAINS_ENV",
@@ -60,6 +60,13 @@ class ShellrtSandboxConfig(BaseModel):
     allowed_domains: tuple[str, ...] = Field(
         default=(), description="network 'proxied' only: host names reachable (*.example.org for subdomains)."
     )
+    denied_domains: tuple[str, ...] = Field(
+        default=(),
+        description=(
+            "network 'proxied' only: names, addresses and ranges (10.0.0.0/8) refused even when allowed; "
+            "an address or range is refused whatever name leads to it."
+        ),
+    )
     limits: ResourceLimits = Field(
         default_factory=ResourceLimits,
         description="memory_bytes, pids, cpus, tmp_bytes (refused if unenforceable).",
@@ -85,10 +92,17 @@ class ShellrtSandboxConfig(BaseModel):
     def _domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(dict.fromkeys(normalize_domain(v) for v in value))
 
+    @field_validator("denied_domains")
+    @classmethod
+    def _denied(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return normalize_deny_list(value)  # the one reading of every deny-list (round 28, net2)
+
     @model_validator(mode="after")
     def _consistent(self) -> ShellrtSandboxConfig:
         if self.allowed_domains and self.network != "proxied":
             raise ValueError("allowed_domains needs network: proxied (the filtering proxy enforces them)")
+        if self.denied_domains and self.network != "proxied":
+            raise ValueError("denied_domains needs network: proxied (the filtering proxy enforces them)")
         if self.network == "bridge" and self.sandbox != "docker":
             raise ValueError("network: bridge exists only on the docker sandbox; use host or proxied")
         if self.root_can_administer and self.sandbox != "docker":
@@ -124,6 +138,7 @@ class ShellrtSandboxConfig(BaseModel):
             workspace=workspace,
             network=self.network,
             allowed_domains=self.allowed_domains,
+            denied_domains=self.denied_domains,
             limits=self.limits,
         )
         policy, _ = derive_policy(base, masked_paths=state_dirs_anywhere())

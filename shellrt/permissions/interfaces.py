@@ -166,10 +166,11 @@ class PermissionGate(abc.ABC):
         return True
 
     def barred_addresses(self, tool_name: str) -> tuple[tuple[str, str, bool], ...]:
-        """(address or range, the rule as written, whether it is an ask rule) for each deny or ask
-        rule of ``tool_name`` that names an address: a tool that resolves names itself (WebFetch)
-        refuses a DNS answer in one, as the rules judged only the name; an ask rule was asked when
-        the URL named the address itself (round 28). None unless the gate has rules."""
+        """(address, range or name, the rule as written, whether it is an ask rule) for each deny
+        or ask rule of ``tool_name`` that names an address, and each deny rule naming a host: a tool
+        that resolves names itself (WebFetch) refuses a DNS answer in one (or a denied name's), as
+        the rules judged only the name; an ask rule was asked when the URL named the address itself
+        (round 28). None unless the gate has rules."""
         return ()
 
 

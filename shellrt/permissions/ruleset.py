@@ -70,15 +70,16 @@ class RuleSet:
         return None
 
     def barred_addresses(self, tool_name: str) -> tuple[tuple[str, PermissionRule], ...]:
-        """The addresses and ranges deny, then ask, domain rules name for ``tool_name``, with
-        their rule: a tool that resolves names itself refuses such an answer, whatever name led
-        there (the rules judged the name only; red team round 28)."""
+        """The addresses and ranges deny, then ask, domain rules name for ``tool_name``, and the
+        names deny rules name, with their rule: a tool that resolves names itself refuses such an
+        answer (or one of a denied name's answers), whatever name led there (the rules judged the
+        URL's name only; red team round 28)."""
         found: list[tuple[str, PermissionRule]] = []
         for rule in (*self.of_kind("deny"), *self.of_kind("ask")):
             if rule.spec_kind != "domain" or rule.specifier is None or rule.tool != tool_name:
                 continue
             entry = rule.specifier[len("domain:") :]
-            if address_entry(entry):
+            if address_entry(entry) or rule.kind == "deny":
                 found.append((entry, rule))
         return tuple(found)
 

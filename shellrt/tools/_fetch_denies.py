@@ -7,11 +7,20 @@ and a cached answer likewise (red team round 28). The tool reads the rules' addr
 the gate and the sandbox policy's deny-list at call time, and refuses a name on that list before
 its lookup and every DNS answer in it, in any spelling it carries (`sandbox._addrdeny`), before it
 connects, to the very addresses checked.
+
+A deny naming a host (a rule ``WebFetch(domain:evil.example)`` or a name on the deny-list) denies
+that name; and, as far as DNS tells at check time, the addresses it resolves to: `Barred.resolved`
+looks the exact names up (not wildcards, not ask rules) on every hop, so another name pointing at
+the same address is refused too (round 28, net2). DNS may answer otherwise a moment later, or
+another way to another resolver: deny the address or range for what must never be reached.
 """
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
+
+import anyio
 
 from sandbox._addrdeny import address_denied
 from sandbox.base import SandboxBackend
@@ -21,6 +30,11 @@ from shellrt.permissions.interfaces import PermissionGate
 from shellrt.protocol import ToolContext
 
 __all__ = ["Barred", "barred_for"]
+
+#: Denied names looked up per check, at most (a longer list: the rest are judged by name only).
+MOST_NAMES_RESOLVED = 64
+#: How long a check waits for the denied names' answers (a name not answered by then adds nothing).
+NAME_LOOKUP_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +61,46 @@ class Barred:
         why = next(w for e, w in entries if e == hit)
         shown = address.partition("%")[0]
         return f"{host} resolves to {shown}, denied by {why} (a denied address is denied whatever name leads to it)"
+
+    async def resolved(self) -> Barred:
+        """These entries and the addresses each exact name a deny names resolves to now, so a URL
+        whose answers include one is refused as that name would be (ask rules: the name was asked
+        about, not its address; wildcards: no name to look up). A name that does not resolve adds
+        nothing."""
+        names = [
+            (e, w)
+            for e, w, asked in self.entries
+            if not asked and not address_entry(e) and not e.startswith("*.")
+        ][:MOST_NAMES_RESOLVED]
+        if not names:
+            return self
+        found: list[tuple[str, str, bool]] = []
+
+        limiter = anyio.CapacityLimiter(8)  # not the default pool the fetch itself resolves in
+
+        async def look_up(name: str, why: str) -> None:
+            try:
+                infos = await anyio.to_thread.run_sync(
+                    socket.getaddrinfo,
+                    name,
+                    80,
+                    0,
+                    socket.SOCK_STREAM,
+                    abandon_on_cancel=True,
+                    limiter=limiter,
+                )
+            except (OSError, UnicodeError):
+                return
+            for info in infos:
+                address = str(info[4][0]).partition("%")[0]
+                found.append((address, f"{why}, as {name} resolves to {address} now", False))
+
+        # A stalled resolver bounds the wait: past it the name is judged by name only (documented).
+        with anyio.move_on_after(NAME_LOOKUP_SECONDS):
+            async with anyio.create_task_group() as group:
+                for name, why in names:
+                    group.start_soon(look_up, name, why)
+        return Barred((*self.entries, *dict.fromkeys(found)))
 
 
 def barred_for(tool_name: str, ctx: ToolContext) -> Barred:
