@@ -14,9 +14,7 @@ the command's exit 1. Root only: a non-root caller's bwrap runs as the caller.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,21 +23,15 @@ import pytest
 
 from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
+from tests import test_redteam_round28_bwrap_tempdir as tempdir_test
 from tests._bwrap_session import require_bwrap, supervised
+
+open_base = tempdir_test.open_base  # the fixture: a 0755 directory under /tmp, removed after
 
 pytestmark = [
     pytest.mark.bwrap,
     pytest.mark.skipif(os.geteuid() != 0, reason="a root caller's (a non-root bwrap runs as the caller)"),
 ]
-
-
-@pytest.fixture
-def base() -> Iterator[Path]:
-    """A 0755 directory directly under /tmp (pytest's own base is 0700), removed after."""
-    made = Path(tempfile.mkdtemp(dir="/tmp"))
-    made.chmod(0o755)
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
 
 
 def _run(
@@ -64,10 +56,11 @@ def _run(
     ],
 )
 def test_places_nested_in_tmp_start_and_still_hide(
-    base: Path, monkeypatch: pytest.MonkeyPatch, temp: str | None, workspace: str, persistent: bool
+    open_base: Path, monkeypatch: pytest.MonkeyPatch, temp: str | None, workspace: str, persistent: bool
 ) -> None:
     """Failed before (3 of 4: each per-command case): exit 1, "bwrap: Can't mkdir parents for ..."."""
     require_bwrap()
+    base = open_base
     if temp is not None:
         (base / temp).mkdir()
         monkeypatch.setenv("TMPDIR", str(base / temp))
@@ -90,9 +83,10 @@ def test_places_nested_in_tmp_start_and_still_hide(
     assert said == "ran\n", said  # started; the workspace's denied file still hidden, the host's /tmp unseen
 
 
-def test_a_failed_bwrap_set_up_is_a_sandbox_failure(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_bwrap_set_up_is_a_sandbox_failure(open_base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Failed before (1 of 1): bwrap's own set-up failure read as the command's exit 1."""
     require_bwrap()
+    base = open_base
     ws = base / "ws"
     ws.mkdir()
     real = BwrapBackend.bwrap_args
