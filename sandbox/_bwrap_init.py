@@ -247,6 +247,7 @@ class PinnedBwrapProcess(SandboxProcess):
     async def wait(self) -> ExitStatus:
         try:
             status = await self._proc.wait()
+            self.past_setup()  # known for good now: the probe closes below (`_bwrap_retry` asks after)
             await self._pin.end()
             await self._ended()
             return status

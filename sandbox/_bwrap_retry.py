@@ -41,7 +41,15 @@ from sandbox._bwrap_init import PinnedBwrapProcess, init_pid, kill_init, peek
 from sandbox._hostsockets import VANISHED_MASK
 from sandbox.base import ExitStatus, SandboxProcess
 
-__all__ = ["MAX_RETRIES", "REPLAY_MAX", "TRANSIENT", "RetryingBwrapProcess", "Spawn", "lost_mount_race"]
+__all__ = [
+    "MAX_RETRIES",
+    "REPLAY_MAX",
+    "TRANSIENT",
+    "RetryingBwrapProcess",
+    "Spawn",
+    "lost_mount_race",
+    "setup_failure",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -88,6 +96,8 @@ class _Attempt:
         #: The status pipe read early (`sandbox._bwrap_init.pin_init`, `RetryingBwrapProcess.kill`).
         self.report = proc.status_prefix if isinstance(proc, PinnedBwrapProcess) else b""
         self.decided: bool | None = None  # True: retried; False: final
+        #: Set when this final attempt failed in bwrap's own set-up (`RetryingBwrapProcess._settle`).
+        self.failure: str | None = None
         #: Set once a first chunk was held or every stream ended: bwrap's message, if any, is
         #: in ``held`` (`RetryingBwrapProcess._settle` waits for it).
         self.message = anyio.Event()
@@ -127,6 +137,8 @@ class RetryingBwrapProcess(SandboxProcess):
             attempt = self._attempt
             status = await attempt.proc.wait()
             if not await self._settle(attempt):
+                if attempt.failure is not None:  # shellrt's sandbox failed, not the command
+                    return status.model_copy(update={"sandbox_failure": attempt.failure})
                 return status
 
     async def kill(self) -> None:
@@ -167,20 +179,21 @@ class RetryingBwrapProcess(SandboxProcess):
                 return attempt.decided
             status = await attempt.proc.wait()
             report, attempt.status_fd = attempt.report + _drain(attempt.status_fd), -1
-            may = (
+            failed = (
                 status.exit_code == 1
                 and b'"exit-code"' not in report  # the command never ran
                 and not attempt.started
                 and not self._killed
-                and self._may_retry
-                and (self.stdin is None or self.stdin.replayable)
             )
-            if may and attempt.held_by is None:
+            may = failed and self._may_retry and (self.stdin is None or self.stdin.replayable)
+            # Still before its seccomp program was read (after every mount): bwrap's own failure.
+            own = failed and not _past_setup(attempt.proc)
+            if (may or own) and attempt.held_by is None:
                 # With stderr apart, stdout's EOF may settle the attempt before bwrap's message
                 # on stderr was read (its task holds it): wait for it, or for that stream's end.
                 with anyio.move_on_after(_REST_WAIT_S):
                     await attempt.message.wait()
-            if may:
+            if may or own:
                 await self._read_rest(attempt)
             said = b"".join(attempt.held)
             # A mask whose socket is gone, dropped: a retry with fewer masks (bounded by their number).
@@ -202,6 +215,8 @@ class RetryingBwrapProcess(SandboxProcess):
                 else:
                     if self.stdin is not None:
                         await self.stdin.catch_up()
+            if own and not retry:
+                attempt.failure = setup_failure(said)
             attempt.decided = retry
             return retry
 
@@ -363,6 +378,22 @@ class _ReplayedStdin(ByteSendStream):
             # The command is gone or stopped reading (a successor is caught up): our end closed.
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 await self._stdin(self._fed).aclose()
+
+
+def _past_setup(proc: SandboxProcess) -> bool:
+    """Whether ``proc`` got past its sandbox set-up; True when it cannot tell (not a pinned bwrap):
+    its exit is then left the command's, as before."""
+    probe = getattr(proc, "past_setup", None)
+    return probe is None or bool(probe())
+
+
+def setup_failure(said: bytes) -> str:
+    """The `ExitStatus.sandbox_failure` of a bwrap that failed before its command: its message."""
+    text = said.decode(errors="replace").strip()[:2000] or "bwrap exited 1 without a message"
+    return (
+        "the sandbox (bwrap) could not be set up, so the command did not run; this is shellrt's "
+        f"failure, not the command's: {text}"
+    )
 
 
 def _handed(attempt: _Attempt, name: str, first: bytes) -> bytes:

@@ -115,6 +115,7 @@ from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_r
 from sandbox._bwrap_shm import ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_tempreach import closed_to_others
+from sandbox._bwrap_unseen import unseen
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
@@ -333,8 +334,7 @@ def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
             continue
         if any(other in place.parents for other in places):
             continue
-        in_root = any(root in place.parents for root in real_roots)
-        if in_root or not any(f in place.parents for f in filled):
+        if not unseen(place, filled, real_roots):
             masks.append(place)
     return masks
 
@@ -1179,7 +1179,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args += ["--dev", "/dev", *([] if zygote else shm_args)]
         args += ["--proc", "/proc"]
         args += sys_args(self._cgroup.points if self._cgroup is not None else ())  # `sandbox._sysview`
-        denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
+        # Only what the sandbox shows is masked: a path below its own /tmp (or another place it fills)
+        # and outside the binds needs none, and its mount point failed to be made (`sandbox._bwrap_unseen`).
+        filled = [Path("/tmp"), *map(Path, _emptied_places())]
+        bound = [*self.policy.allowed_roots(), state_dir]
+        denied_paths = [
+            (path, kind)
+            for path, kind in self._denied_paths(self._denied_kinds() if denied is None else denied)
+            if not unseen(path, filled, bound)
+        ]
         # A denied path missing now, outside the roots: its nearest directory frozen (`sandbox._frozen`),
         # before every mask and cover, which then apply on top.
         args += frozen_args(
@@ -1212,7 +1220,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             if not as_user or _maskable(path, reach)  # else unreachable: nothing to hide
         ]
         shown = read_only_paths(
-            [*self.policy.read_only, *self._unwritable(), *self._host_code],
+            [
+                path
+                for path in (*self.policy.read_only, *self._unwritable(), *self._host_code)
+                if not unseen(path, filled, bound)
+            ],
             self._reach_paths() if as_user else None,
             _maskable,
         )
