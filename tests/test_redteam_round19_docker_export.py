@@ -199,7 +199,11 @@ for i in range(120):
     os.close(os.open(f"f{i}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
 os.close(fd)
 try:
-    print("copied", len(_copy_matches(root, ("d/**",), dest, 1 << 20)))
+    import resource
+    start = resource.getrusage(resource.RUSAGE_SELF)
+    copied = len(_copy_matches(root, ("d/**",), dest, 1 << 20))
+    end = resource.getrusage(resource.RUSAGE_SELF)
+    print("copied", copied, "cpu", end.ru_utime + end.ru_stime - start.ru_utime - start.ru_stime)
 finally:
     remove_tree(str(root))
     remove_tree(str(dest))
@@ -210,17 +214,21 @@ finally:
 def test_collect_makes_each_directory_once(tmp_path: Path) -> None:
     """120 files 2,000 deep (under every bound) come out. Before: every file made each of its
     2,000 directories again, by a path the kernel walks whole: 0.36 s a file, 43 s at best, over
-    the 30 s bound (failed 1 of 1, with 200 files and a 45 s bound); about 4 s now."""
+    the 30 s bound (failed 1 of 1, with 200 files and a 45 s bound); about 4 s now. Judged by the
+    collect's own CPU time (20 s: the old walk needs ~43 s of it), so a loaded machine's wall time
+    (31 s at load 60-87, CI64) does not fail it; the wall bound only stops a hang."""
     try:
         proc = subprocess.run(
             [sys.executable, "-c", _COLLECT, str(tmp_path)],
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=180,
             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
         )
     except subprocess.TimeoutExpired:
         remove_tree(str(tmp_path / "ws"))
         remove_tree(str(tmp_path / "dest"))
-        pytest.fail("collecting 120 files 2,000 deep took more than 30 s")
-    assert proc.returncode == 0 and proc.stdout.split() == ["copied", "120"], proc.stdout + proc.stderr[-2000:]
+        pytest.fail("collecting 120 files 2,000 deep took more than 180 s")
+    words = proc.stdout.split()
+    assert proc.returncode == 0 and words[:2] == ["copied", "120"], proc.stdout + proc.stderr[-2000:]
+    assert float(words[3]) < 20, f"collecting 120 files 2,000 deep took {words[3]} s of CPU"

@@ -179,7 +179,9 @@ async def test_transfers_leave_no_open_descriptors_behind(backend: SandboxBacken
     for _ in range(20):
         await backend.write_file("f", b"x")
         assert await backend.read_file("f") == b"x"
-    assert len(os.listdir("/proc/self/fd")) <= before + 2  # slack for the event loop's own
+    # slack for the event loop's and worker threads' own (CI64 at load 60-87: +3); a leak of one
+    # descriptor per transfer would show +20 or more
+    assert len(os.listdir("/proc/self/fd")) <= before + 8
 
 
 async def test_collecting_never_hangs_on_descendants_that_hold_the_streams(backend: SandboxBackend) -> None:
