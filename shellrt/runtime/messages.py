@@ -28,9 +28,9 @@ MISSING_RESULT = (
     "may not have run. Check its effects before you run it again."
 )
 #: The most JSON objects and arrays (messages, content blocks, tool inputs, nested content) one
-#: history may hold: about 50,000 tool calls. Restoring is linear in them (~0.5 s of CPU for 20,000
+#: history may hold: about 33,000 tool calls. Restoring is linear in them (~0.5 s of CPU for 20,000
 #: Reads, round 28) but runs on the caller's event loop; a 32 MB JSONL line holds millions.
-MAX_HISTORY_ITEMS = 200_000
+MAX_HISTORY_ITEMS = 100_000
 _RESTORE_HINT = "to load a conversation (user and assistant messages), use Runtime.restore(messages)"
 
 
