@@ -27,10 +27,10 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace with HOME beside it, in the test's own directory."""
     monkeypatch.setenv("HOME", str(tmp_path))
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
+    (tmp_path / "ws").mkdir()
+    return tmp_path / "ws"
 
 
 def _reads(n: int) -> list[dict[str, Any]]:

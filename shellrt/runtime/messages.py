@@ -13,6 +13,8 @@ removed, and every change is reported.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -132,33 +134,24 @@ class HistoryRepair:
         return f"message {self.message}: " + what.format(id=self.tool_use_id)
 
 
-class _Budget:
-    """What is left of `MAX_HISTORY_ITEMS`: spent by each object and array copied, so a history too
-    big to restore is refused after at most that much work."""
-
-    def __init__(self) -> None:
-        self.left = MAX_HISTORY_ITEMS
-
-    def spend(self) -> None:
-        self.left -= 1
-        if self.left < 0:
-            raise MessageFormatError(
-                f"the history holds more than {MAX_HISTORY_ITEMS:,} JSON objects and arrays (messages, "
-                "content blocks and tool inputs), more than one restore takes; send the conversation as "
-                "compacted for the model, or only its newest messages (a cut history is repaired)"
-            )
+_TOO_BIG = (
+    f"the history holds more than {MAX_HISTORY_ITEMS:,} JSON objects and arrays (messages, content blocks "
+    "and tool inputs), more than one restore takes; send the conversation as compacted for the model, or "
+    "only its newest messages (a cut history is repaired)"
+)
 
 
-def _plain(obj: Any, budget: _Budget) -> Any:
+def _plain(obj: Any, copied: Iterator[int]) -> Any:
+    """``obj`` as plain JSON values; each object and array copied draws from ``copied``, so a history
+    too big to restore is refused after at most `MAX_HISTORY_ITEMS` of them."""
+    if isinstance(obj, (BaseModel, dict, list)) and next(copied) >= MAX_HISTORY_ITEMS:
+        raise MessageFormatError(_TOO_BIG)
     if isinstance(obj, BaseModel):
-        budget.spend()
         return obj.model_dump(mode="json", exclude_none=True)
     if isinstance(obj, dict):
-        budget.spend()
-        return {k: _plain(v, budget) for k, v in obj.items()}
+        return {k: _plain(v, copied) for k, v in obj.items()}
     if isinstance(obj, list):
-        budget.spend()
-        return [_plain(v, budget) for v in obj]
+        return [_plain(v, copied) for v in obj]
     return obj
 
 
@@ -177,9 +170,9 @@ def repair_history(messages: Any) -> tuple[list[dict[str, Any]], list[HistoryRep
             f"expected a list of messages [{{'role': ..., 'content': ...}}, ...], got {type(messages).__name__}"
         )
     plain: list[dict[str, Any]] = []
-    budget = _Budget()
+    copied = itertools.count()
     for index, raw in enumerate(messages):
-        message = _plain(raw, budget)
+        message = _plain(raw, copied)
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             raise MessageFormatError(
                 f"messages[{index}] is not a user or assistant message {{'role': 'user'|'assistant', 'content': ...}}"
