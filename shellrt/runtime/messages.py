@@ -13,6 +13,8 @@ removed, and every change is reported.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,13 +22,17 @@ from pydantic import BaseModel, ValidationError
 
 from shellrt.protocol import ToolUseBlock
 
-__all__ = ["MISSING_RESULT", "HistoryRepair", "MessageFormatError", "parse_tool_uses", "repair_history"]
+__all__ = ["MAX_HISTORY_ITEMS", "MISSING_RESULT", "HistoryRepair", "MessageFormatError", "parse_tool_uses", "repair_history"]
 
 #: The synthetic result of a tool_use whose result was never recorded.
 MISSING_RESULT = (
     "No result was recorded for this call (the session was interrupted or the history was cut), so it may or "
     "may not have run. Check its effects before you run it again."
 )
+#: The most JSON objects and arrays (messages, content blocks, tool inputs, nested content) one
+#: history may hold: about 33,000 tool calls. Restoring is linear in them (~0.5 s of CPU for 20,000
+#: Reads, round 28) but runs on the caller's event loop; a 32 MB JSONL line holds millions.
+MAX_HISTORY_ITEMS = 100_000
 _RESTORE_HINT = "to load a conversation (user and assistant messages), use Runtime.restore(messages)"
 
 
@@ -128,13 +134,24 @@ class HistoryRepair:
         return f"message {self.message}: " + what.format(id=self.tool_use_id)
 
 
-def _plain(obj: Any) -> Any:
+_TOO_BIG = (
+    f"the history holds more than {MAX_HISTORY_ITEMS:,} JSON objects and arrays (messages, content blocks "
+    "and tool inputs), more than one restore takes; send the conversation as compacted for the model, or "
+    "only its newest messages (a cut history is repaired)"
+)
+
+
+def _plain(obj: Any, copied: Iterator[int]) -> Any:
+    """``obj`` as plain JSON values; each object and array copied draws from ``copied``, so a history
+    too big to restore is refused after at most `MAX_HISTORY_ITEMS` of them."""
+    if isinstance(obj, (BaseModel, dict, list)) and next(copied) >= MAX_HISTORY_ITEMS:
+        raise MessageFormatError(_TOO_BIG)
     if isinstance(obj, BaseModel):
         return obj.model_dump(mode="json", exclude_none=True)
     if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
+        return {k: _plain(v, copied) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_plain(v) for v in obj]
+        return [_plain(v, copied) for v in obj]
     return obj
 
 
@@ -145,15 +162,17 @@ def _synthetic(tool_use_id: str) -> dict[str, Any]:
 def repair_history(messages: Any) -> tuple[list[dict[str, Any]], list[HistoryRepair]]:
     """A legal copy of ``messages`` (each tool_use answered once, in the next user message) and the changes.
 
-    Raises `MessageFormatError` when ``messages`` is not a list of ``{role, content}`` messages.
+    Raises `MessageFormatError` when ``messages`` is not a list of ``{role, content}`` messages, or
+    holds more than `MAX_HISTORY_ITEMS` objects and arrays.
     """
     if not isinstance(messages, list):
         raise MessageFormatError(
             f"expected a list of messages [{{'role': ..., 'content': ...}}, ...], got {type(messages).__name__}"
         )
     plain: list[dict[str, Any]] = []
+    copied = itertools.count()
     for index, raw in enumerate(messages):
-        message = _plain(raw)
+        message = _plain(raw, copied)
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             raise MessageFormatError(
                 f"messages[{index}] is not a user or assistant message {{'role': 'user'|'assistant', 'content': ...}}"
@@ -166,16 +185,17 @@ def repair_history(messages: Any) -> tuple[list[dict[str, Any]], list[HistoryRep
     changes: list[HistoryRepair] = []
     seen_uses: set[str] = set()
     answered: set[str] = set()
-    pending: list[str] = []  # tool_use ids of the last assistant message, not yet answered
+    # tool_use ids of the last assistant message, not yet answered: in order, and as a set (a
+    # list's `in` made one message of 20,000 uses quadratic; red team, round 28: hist)
+    pending: dict[str, None] = {}
     pending_at = -1
 
     def answer_missing(before_index: int) -> None:
-        nonlocal pending
         if pending:
             changes.extend(HistoryRepair("synthetic_result", before_index, i) for i in pending)
             answered.update(pending)
             repaired.append({"role": "user", "content": [_synthetic(i) for i in pending]})
-            pending = []
+            pending.clear()
 
     for index, message in enumerate(plain):
         content = message["content"]
@@ -193,7 +213,7 @@ def repair_history(messages: Any) -> tuple[list[dict[str, Any]], list[HistoryRep
                         changes.append(HistoryRepair("duplicate_tool_use_dropped", index, use_id))
                         continue
                     seen_uses.add(use_id)
-                    pending.append(use_id)
+                    pending[use_id] = None
                 kept.append(block)
             pending_at = index
             if not kept:
@@ -227,7 +247,7 @@ def repair_history(messages: Any) -> tuple[list[dict[str, Any]], list[HistoryRep
                 changes.append(HistoryRepair("synthetic_result", index, use_id))
                 ordered.append(_synthetic(use_id))
         answered.update(pending)
-        pending = []
+        pending.clear()
         kept_user = ordered + others  # tool_results first, as the Messages API requires
         if not kept_user:
             changes.append(HistoryRepair("empty_message_dropped", index))

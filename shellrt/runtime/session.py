@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 import anyio.lowlevel
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from sandbox import SandboxBackend, SandboxConfig, SandboxPolicy
 from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
@@ -47,7 +47,13 @@ from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
 from shellrt.runtime.append_log import AppendLog
 from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
 from shellrt.runtime.interrupts import InterruptWatch
-from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_uses, repair_history
+from shellrt.runtime.messages import (
+    MISSING_RESULT,
+    HistoryRepair,
+    MessageFormatError,
+    parse_tool_uses,
+    repair_history,
+)
 from shellrt.runtime.orchestration import StreamingExecution, run_single
 from shellrt.runtime.registry import ToolRegistry
 from shellrt.runtime.sandbox_choice import SandboxChoice, resolve_sandbox
@@ -546,10 +552,12 @@ class Runtime:
         Rebuilt: discovered tools (in discovery order), the todo list, the results
         of every tool_use (a resent call is answered from them, never run again),
         and which files were read — those count as stale, because a conversation
-        cannot carry their contents' hashes: Edit asks for a fresh Read.
+        cannot carry their contents' hashes: Edit asks for a fresh Read (the files read
+        last, up to `MAX_RESTORED_READS`). A history past `MAX_HISTORY_ITEMS` is refused
+        (`MessageFormatError`).
         """
-        from shellrt.tools._history import read_paths, tool_calls
-        from shellrt.tools._paths import resolve_path
+        from shellrt.tools._history import MAX_RESTORED_READS, read_paths, tool_calls
+        from shellrt.tools._paths import resolve_paths
         from shellrt.tools.read import RANGES_KEY as READ_RANGES_KEY
         from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
         from shellrt.tools.todo_write import rebuild_todos
@@ -557,6 +565,17 @@ class Runtime:
 
         ctx = self.context
         repaired, changes = repair_history(list(messages))
+        results: dict[str, dict[str, Any]] = {
+            str(b.get("tool_use_id")): b
+            for m in repaired
+            if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        }
+        answered = [call for call in tool_calls(repaired) if call.id in results]
+        # Only the newest MAX_RECORDED_RESULTS are kept (`_record`): the rest would be built and dropped.
+        # Checked before anything changes: a malformed result left a half-restored session.
+        kept = [(call, _result_model(results[call.id])) for call in answered[-MAX_RECORDED_RESULTS:]]
         # The model may no longer hold earlier Read results (compaction): never answer "unchanged".
         ctx.tool_state.pop(READ_RANGES_KEY, None)
         order = rebuild_discovery_order(repaired)
@@ -565,29 +584,11 @@ class Runtime:
         todos = rebuild_todos(repaired)
         ctx.tool_state[TODO_KEY] = todos
         stale: list[str] = []
-        for raw in read_paths(repaired):
-            try:
-                key = str(resolve_path(raw, ctx))
-            except (OSError, ValueError):
-                continue
+        for key in resolve_paths(read_paths(repaired, newest=MAX_RESTORED_READS), ctx):
             if key not in ctx.read_state:
                 ctx.read_state[key] = STALE_READ
                 stale.append(key)
-        results: dict[str, dict[str, Any]] = {
-            str(b.get("tool_use_id")): b
-            for m in repaired
-            if m["role"] == "user" and isinstance(m["content"], list)
-            for b in m["content"]
-            if isinstance(b, dict) and b.get("type") == "tool_result"
-        }
-        recorded = 0
-        for call in tool_calls(repaired):
-            block = results.get(call.id)
-            if block is None:
-                continue
-            model = ToolResultBlock.model_validate(
-                {k: block[k] for k in ("tool_use_id", "content", "is_error") if k in block}
-            )
+        for call, model in kept:
             text = model.text()
             self._record(
                 call.id,
@@ -602,7 +603,6 @@ class Runtime:
                     total_chars=len(text),
                 ),
             )
-            recorded += 1
         self._save_state()
         self._transcribe(
             {
@@ -613,7 +613,7 @@ class Runtime:
                 "stale_reads": stale,
             }
         )
-        return RestoreResult(repaired, changes, list(order), len(todos), stale, recorded)
+        return RestoreResult(repaired, changes, list(order), len(todos), stale, len(answered))
 
     def _record(self, tool_use_id: str, name: str, tool_input: Any, envelope: ResultEnvelope) -> None:
         self._recorded.pop(tool_use_id, None)
@@ -1254,6 +1254,20 @@ def _id_reused(tool_use_id: str, what: str) -> str:
         f"Not run: tool_use id {tool_use_id!r} {what}; in a session an id names one call. Give every new "
         "tool_use a new id (a resend of the same call, same id and input, is answered from its record)."
     )
+
+
+def _result_model(block: dict[str, Any]) -> ToolResultBlock:
+    """A restored tool_result as the model it is recorded as; `MessageFormatError` when it is not one."""
+    try:
+        return ToolResultBlock.model_validate(
+            {k: block[k] for k in ("tool_use_id", "content", "is_error") if k in block}
+        )
+    except ValidationError as exc:
+        raise MessageFormatError(
+            f"tool_result {block.get('tool_use_id')!r} is malformed ({exc.error_count()} problem(s), first: "
+            f"{exc.errors(include_url=False)[0]['msg']}); its content must be a string or a list of text and "
+            "image blocks. Nothing was restored"
+        ) from None
 
 
 def _same_input(recorded: Any, given: Any) -> bool:

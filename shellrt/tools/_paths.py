@@ -26,7 +26,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -60,6 +60,7 @@ __all__ = [
     "refusal",
     "remember",
     "resolve_path",
+    "resolve_paths",
     "ripgrep_mode",
     "ripgrep_options",
     "rule_denied",
@@ -502,6 +503,33 @@ def resolve_path(raw: str, ctx: ToolContext, view: View | None = None) -> str:
     """Canonical sandbox path of ``raw``; the lexical path when it cannot be reached."""
     found = canonical_path(raw, ctx, view)
     return found if found is not None else sandbox_path(raw, ctx)
+
+
+def resolve_paths(raws: Iterable[str], ctx: ToolContext) -> list[str]:
+    """`resolve_path` of each of ``raws``, distinct, first-seen order; one that cannot be resolved
+    (a name the sandbox cannot encode, a mount gone) is left out.
+
+    For a restored conversation's Reads (`Runtime.restore`): one view for the whole call and each
+    distinct lexical path resolved once. One `view_for` per path (its cache's ~45 ``lstat``
+    validity check) made 8,000 Reads of one history cost 5 s of CPU on the event loop (red team,
+    round 28: hist)."""
+    try:
+        view = view_for(ctx)
+    except (OSError, ValueError):
+        return []
+    done: dict[str, str | None] = {}
+    for raw in raws:
+        try:
+            lexical = sandbox_path(raw, ctx)
+        except (OSError, ValueError):
+            continue
+        if lexical in done:
+            continue
+        try:
+            done[lexical] = resolve_path(lexical, ctx, view)
+        except (OSError, ValueError):
+            done[lexical] = None
+    return list(dict.fromkeys(found for found in done.values() if found is not None))
 
 
 def remember(tool_input: PathInput, raw: str, ctx: ToolContext, view: View) -> str:
