@@ -100,6 +100,7 @@ from sandbox.docker._hostpid import host_pid
 from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._isolation import (
     CommandIsolation,
+    hello_word,
     isolation_from_hello,
     isolation_warning,
     require_isolation,
@@ -1500,6 +1501,7 @@ class DockerBackend(SandboxBackend):
             container_workspace=self.config.container_workspace,
             command_user=self.command_ids,
             still_the_executor=self._executor_host_pid,
+            isolation_word=hello_word(self._isolation),
         )
         if self._net is not None:
             self._net.resume()

@@ -18,7 +18,7 @@ from typing import Literal
 
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["CommandIsolation", "isolation_from_hello", "isolation_warning", "require_isolation"]
+__all__ = ["CommandIsolation", "hello_word", "isolation_from_hello", "isolation_warning", "require_isolation"]
 
 #: ``none``: one trust domain per session; ``proc``: ptrace and ``/proc`` closed between commands,
 #: not signals; ``proc+signals``: both; ``unknown``: the probe itself failed.
@@ -30,6 +30,11 @@ _LEVELS: dict[str, CommandIsolation] = {"0": "none", "1": "proc", "2": "proc+sig
 def isolation_from_hello(word: str) -> CommandIsolation | None:
     """The level the hello's last field names; None for any other word (a forged hello)."""
     return _LEVELS.get(word)
+
+
+def hello_word(level: CommandIsolation | None) -> str | None:
+    """The word the executor announced ``level`` with (its ``SHELLRT_ISO``); None before a start."""
+    return None if level is None else next(word for word, named in _LEVELS.items() if named == level)
 
 
 def isolation_warning(level: CommandIsolation) -> str | None:

@@ -73,12 +73,15 @@ def verify_pristine(
     container_workspace: str,
     command_user: tuple[int, int],
     still_the_executor: Callable[[], object],
+    isolation_word: str | None,
 ) -> None:
     """Wait out the reaping, empty the workspace, inspect from outside; `ResetError` on any doubt.
 
     Blocking. ``workspace_inode`` is the workspace root's state when it was made (the reset
     returns it there). ``still_the_executor`` raises when the executor's host process
-    is gone (checked last, so what was read was the container's).
+    is gone (checked last, so what was read was the container's). ``isolation_word``: the
+    ``SHELLRT_ISO`` the executor announced at start (``priv exec`` sets it; None: not known, so
+    any such entry is unexpected).
     """
     host = view.host_pid
     root = Path(f"/proc/{host}/root")
@@ -109,7 +112,8 @@ def verify_pristine(
     ipc = sysv_ipc_objects(host, remove=True)
     problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
     problems.extend(open_sockets(host))
-    problems.extend(environment_problems(host, EXECUTOR_ENV))
+    expected = dict(EXECUTOR_ENV) if isolation_word is None else {**EXECUTOR_ENV, "SHELLRT_ISO": isolation_word}
+    problems.extend(environment_problems(host, expected))
     client, cid = view.client, view.container_id
     if client is None or cid is None:
         problems.append("the container is gone")
