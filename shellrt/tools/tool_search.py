@@ -17,6 +17,7 @@ and a prompt cache keeps its prefix.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from shellrt.protocol import (
     ToolContext,
     ToolExecutionError,
     ToolOutput,
+    ValidationResult,
 )
 from shellrt.tools._history import tool_calls
 
@@ -54,6 +56,13 @@ _REFERENCE_LINE = re.compile(r"^- (?P<name>[A-Za-z0-9_.\-]+): ", re.MULTILINE)
 _SPLIT_NAME = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
+#: Longest query, and most distinct keywords in one: each keyword is scored against every deferred
+#: tool's name, hint and description, in the event loop; a 59 KB query of 10,000 words held it for
+#: 53 s over 50 tools (round 28), and a wire line may carry 32 MB.
+MAX_QUERY_CHARS = 1_000
+MAX_QUERY_TERMS = 32
+
+
 class ToolSearchInput(BaseModel):
     """Input of ToolSearch."""
 
@@ -61,6 +70,7 @@ class ToolSearchInput(BaseModel):
 
     query: str = Field(
         min_length=1,
+        max_length=MAX_QUERY_CHARS,
         description='Keywords describing the capability (e.g. "slack send message"; prefix a word with + to '
         'require it), or "select:Name1,Name2" to load tools by exact name.',
     )
@@ -87,12 +97,16 @@ class ToolSearchOutput:
 
 
 def _one_line(tool: Tool[Any, Any]) -> str:
-    try:
-        text = tool.prompt().strip()
-    except Exception:  # a broken third-party prompt() must not break the search
-        return ""
+    text = _prompt(tool).strip()
     first = text.splitlines()[0] if text else ""
     return first if len(first) <= 200 else first[:197] + "…"
+
+
+def _prompt(tool: Tool[Any, Any]) -> str:
+    try:
+        return tool.prompt()
+    except Exception:  # a broken third-party prompt() must not break the search
+        return ""
 
 
 def _name_tokens(name: str) -> set[str]:
@@ -101,41 +115,76 @@ def _name_tokens(name: str) -> set[str]:
     return tokens
 
 
-def _score(tool: Tool[Any, Any], term: str) -> int:
-    name = tool.name.lower()
-    if term == name:
+@dataclass
+class _Haystack:
+    """One tool's searchable texts, built once per search (not once per keyword: the prompt of an
+    MCP tool is its server's, of any length, and ``prompt()`` may be costly)."""
+
+    tool: Tool[Any, Any]
+    name: str
+    tokens: set[str]
+    hint: str
+    first: str
+    _full: str | None = None
+
+    @classmethod
+    def of(cls, tool: Tool[Any, Any]) -> _Haystack:
+        return cls(
+            tool,
+            tool.name.lower(),
+            _name_tokens(tool.name),
+            tool.search_hint.lower(),
+            _one_line(tool).lower(),
+        )
+
+    def full(self) -> str:
+        if self._full is None:
+            self._full = _prompt(self.tool).lower()
+        return self._full
+
+
+def _word_start(term: str, text: str, pattern: re.Pattern[str]) -> bool:
+    """``term`` starts a word of ``text`` (a plain substring test first: most texts lack it)."""
+    return term in text and pattern.search(text) is not None
+
+
+def _score(tool: _Haystack, term: str, pattern: re.Pattern[str]) -> int:
+    if term == tool.name:
         return 12
     score = 0
-    if term in _name_tokens(tool.name):
+    if term in tool.tokens:
         score = 6
-    elif term in name:
+    elif term in tool.name:
         score = 4
-    hint = tool.search_hint.lower()
-    if re.search(rf"\b{re.escape(term)}", hint):
+    if _word_start(term, tool.hint, pattern):
         score += 3
-    description = _one_line(tool).lower()
-    if re.search(rf"\b{re.escape(term)}", description):
+    if _word_start(term, tool.first, pattern):
         score += 2
-    elif score == 0:
-        try:
-            full = tool.prompt().lower()
-        except Exception:
-            full = ""
-        if re.search(rf"\b{re.escape(term)}", full):
-            score += 1
+    elif score == 0 and _word_start(term, tool.full(), pattern):
+        score += 1
     return score
 
 
+def query_terms(query: str) -> list[str]:
+    """The distinct keywords of ``query``, ``+`` kept (a bare ``+`` is no keyword)."""
+    return list(dict.fromkeys(t for t in query.lower().split() if t.strip("+")))
+
+
 def search_tools(deferred: list[Tool[Any, Any]], query: str, limit: int) -> list[Tool[Any, Any]]:
-    """Rank deferred tools for a keyword query; ``+word`` terms are required."""
-    terms = [t for t in query.lower().split() if t.strip("+")]
+    """Rank deferred tools for a keyword query; ``+word`` terms are required.
+
+    At most `MAX_QUERY_TERMS` distinct keywords are used (`ToolSearchTool.validate` refuses more).
+    """
+    terms = query_terms(query)[:MAX_QUERY_TERMS]
     required = [t[1:] for t in terms if t.startswith("+")]
     optional = [t for t in terms if not t.startswith("+")]
+    patterns = {t: re.compile(rf"\b{re.escape(t)}") for t in [*required, *optional]}
     ranked: list[tuple[int, int, Tool[Any, Any]]] = []
     for index, tool in enumerate(deferred):
-        if any(_score(tool, r) == 0 for r in required):
+        hay = _Haystack.of(tool)
+        if any(_score(hay, r, patterns[r]) == 0 for r in required):
             continue
-        total = sum(_score(tool, t) for t in [*required, *optional])
+        total = sum(_score(hay, t, patterns[t]) for t in [*required, *optional])
         if total > 0:
             ranked.append((-total, index, tool))
     ranked.sort(key=lambda item: (item[0], item[1]))
@@ -164,6 +213,15 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
 
     def is_concurrency_safe(self, tool_input: ToolSearchInput) -> bool:
         return True
+
+    async def validate(self, tool_input: ToolSearchInput, ctx: ToolContext) -> ValidationResult:
+        query = tool_input.query.strip()
+        if not query.lower().startswith("select:") and len(query_terms(query)) > MAX_QUERY_TERMS:
+            return ValidationResult.failure(
+                f"The query has {len(query_terms(query))} keywords; use at most {MAX_QUERY_TERMS} "
+                '(a few words naming the capability, e.g. "slack send message").'
+            )
+        return ValidationResult.success()
 
     async def check_permissions(self, tool_input: ToolSearchInput, ctx: ToolContext) -> PermissionResult:
         return PermissionResult.allow("searching the tool catalog changes nothing outside the session")
@@ -216,12 +274,12 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
         if output.matches:
             lines.append(
                 f"Found {len(output.matches)} tool{'s' if len(output.matches) != 1 else ''} for "
-                f'"{output.query}"; they are loaded and can be called from your next message:'
+                f"{_quoted(output.query)}; they are loaded and can be called from your next message:"
             )
             lines += [f"- {m.name}: {m.description}" for m in output.matches]
         elif not output.already_loaded and not output.unknown:
             lines.append(
-                f'No deferred tool matches "{output.query}" ({output.total_deferred} deferred tools searched). '
+                f"No deferred tool matches {_quoted(output.query)} ({output.total_deferred} deferred tools searched). "
                 "Try other or fewer keywords."
             )
         if output.already_loaded:
@@ -234,6 +292,12 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
 
     def render_result(self, output: ToolSearchOutput) -> str:
         return f"Loaded {', '.join(m.name for m in output.matches) or 'no tools'}"
+
+
+def _quoted(query: str) -> str:
+    """The model's query quoted on one line: with a newline it forged a ``- <name>: `` line, which
+    `rebuild_discovery_order` took for a found tool when the session was restored (round 28)."""
+    return json.dumps(query, ensure_ascii=False)
 
 
 def _visibility(ctx: ToolContext) -> Callable[[Tool[Any, Any]], bool]:
