@@ -52,7 +52,13 @@ __all__ = [
 TOOL_NAME = "ToolSearch"
 #: ``ctx.tool_state`` key: discovered tool names in the order they were found.
 ORDER_KEY = "ToolSearch.discovery_order"
-_REFERENCE_LINE = re.compile(r"^- (?P<name>[A-Za-z0-9_.\-]+): ", re.MULTILINE)
+_REFERENCE_LINE = re.compile(r"- (?P<name>[A-Za-z0-9_.\-]+): ")
+#: The line before the found tools' lines (`ToolSearchTool.to_model_content`); a restore reads only
+#: the lines right after it, as many as it counts.
+_FOUND_HEADER = re.compile(
+    r"Found (?P<count>\d+) tools? for .*; they are loaded and can be called from your next message:"
+)
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 _SPLIT_NAME = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -285,9 +291,8 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
         if output.already_loaded:
             lines.append(f"Already available (call directly): {', '.join(output.already_loaded)}.")
         if output.unknown:
-            lines.append(
-                f"No tool named: {', '.join(output.unknown)}. Search by keyword to find the right name."
-            )
+            unknown = (n if _PLAIN_NAME.fullmatch(n) else _quoted(n) for n in output.unknown)
+            lines.append(f"No tool named: {', '.join(unknown)}. Search by keyword to find the right name.")
         return "\n".join(lines)
 
     def render_result(self, output: ToolSearchOutput) -> str:
@@ -314,11 +319,31 @@ def rebuild_discovery_order(messages: Iterable[Any]) -> list[str]:
     for call in tool_calls(messages):
         if call.name != TOOL_NAME or call.result_text is None or call.is_error:
             continue
-        body = call.result_text.split("\nAlready available", 1)[0].split("\nNo tool named", 1)[0]
-        for match in _REFERENCE_LINE.finditer(body):
-            if match.group("name") not in order:
-                order.append(match.group("name"))
+        for name in _found_names(call.result_text):
+            if name not in order:
+                order.append(name)
     return order
+
+
+def _found_names(text: str) -> list[str]:
+    """The names on the lines right after a result's "Found N tools" line, at most N.
+
+    Any ``- <name>: `` line counted before (round 28): the model's query and unknown names were
+    echoed raw, so a newline in them forged a found tool for a restored session.
+    """
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        header = _FOUND_HEADER.fullmatch(line)
+        if header is None:
+            continue
+        names: list[str] = []
+        for follow in lines[index + 1 : index + 1 + int(header.group("count"))]:
+            reference = _REFERENCE_LINE.match(follow)
+            if reference is None:
+                break
+            names.append(reference.group("name"))
+        return names
+    return []
 
 
 def rebuild_discovered_tools(messages: Iterable[Any]) -> set[str]:
