@@ -21,47 +21,15 @@ from typing import Any
 
 import anyio
 import pytest
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
-from shellrt.protocol import PermissionResult, Tool, ToolCatalog, ToolContext, ToolOutput
+from shellrt.protocol import Tool, ToolCatalog, ToolContext
 from shellrt.tools.tool_search import ToolSearchTool, rebuild_discovery_order
-
-
-class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+from tests.test_tools_tool_search import FakeCatalog, make_tool
 
 
 def _tool(tool_name: str, description: str) -> Tool[Any, Any]:
-    class _Fake(Tool[_In, str]):
-        name = tool_name
-        input_model = _In
-        defer_loading = True
-        search_hint = "remote service"
-
-        def prompt(self) -> str:
-            return description
-
-        async def check_permissions(self, tool_input: _In, ctx: ToolContext) -> PermissionResult:
-            return PermissionResult.ask("asks")
-
-        async def call(self, tool_input: _In, ctx: ToolContext) -> ToolOutput[str]:
-            return ToolOutput("ok")
-
-        def to_model_content(self, output: str) -> str:
-            return output
-
-    return _Fake()
-
-
-class _Catalog(ToolCatalog):
-    def __init__(self, tools: list[Tool[Any, Any]]) -> None:
-        self.tools = tools
-
-    def all_tools(self) -> list[Tool[Any, Any]]:
-        return list(self.tools)
-
-    def get(self, name: str) -> Tool[Any, Any] | None:
-        return next((t for t in self.tools if t.name == name), None)
+    return make_tool(tool_name, description, hint="remote service")
 
 
 def _ctx(tmp_path: Path, tools: list[Tool[Any, Any]]) -> ToolContext:
@@ -70,7 +38,7 @@ def _ctx(tmp_path: Path, tools: list[Tool[Any, Any]]) -> ToolContext:
         session_dir=tmp_path,
         workspace=tmp_path,
         cwd=str(tmp_path),
-        services={ToolCatalog: _Catalog(tools)},
+        services={ToolCatalog: FakeCatalog(tools)},
     )
 
 
