@@ -66,8 +66,26 @@ def empty_output_text(tool_name: str) -> str:
     return f"({tool_name} completed with no output)"
 
 
+#: Longest error message kept whole, and how much of its head and tail a longer one keeps. Errors
+#: quote the input (a path, a name): a Read of a 1 MB path was refused with the path whole, and
+#: Read's results are never persisted, so the model got all of it (round 28).
+MAX_ERROR_CHARS, ERROR_HEAD_CHARS, ERROR_TAIL_CHARS = 20_000, 15_000, 2_000
+
+
+def bounded_error(message: str) -> str:
+    """``message``, or its head and tail with a note of how much was cut between them."""
+    if len(message) <= MAX_ERROR_CHARS:
+        return message
+    cut = len(message) - ERROR_HEAD_CHARS - ERROR_TAIL_CHARS
+    return (
+        f"{message[:ERROR_HEAD_CHARS]}\n{NOTE_MARK} --- {cut:,} characters of this error message cut ---\n"
+        f"{cut_tail(message, len(message) - ERROR_TAIL_CHARS)}"
+    )
+
+
 def error_envelope(tool_use_id: str, tool_name: str, message: str) -> ResultEnvelope:
-    """A paired error result (unknown tool, invalid input, denied, …)."""
+    """A paired error result (unknown tool, invalid input, denied, …), bounded (`bounded_error`)."""
+    message = bounded_error(message)
     return ResultEnvelope(
         tool_use_id=tool_use_id,
         tool_name=tool_name,

@@ -69,11 +69,25 @@ class CallOutcome:
         return self.envelope.is_error
 
 
+#: Problems one invalid input's error lists, and the longest name it echoes: every one was listed
+#: whole, and 200,000 unknown parameters made a 7.5 MB error, sent whole for a tool that does not
+#: persist its results (Read); a 1 MB parameter name was echoed whole (round 28).
+MAX_LISTED_PROBLEMS = 10
+MAX_ECHOED_NAME = 100
+
+
+def echoed_name(name: str) -> str:
+    """``name`` as an error quotes it: cut at `MAX_ECHOED_NAME` characters."""
+    return name if len(name) <= MAX_ECHOED_NAME else name[:MAX_ECHOED_NAME] + "…"
+
+
 def format_validation_error(tool_name: str, error: ValidationError) -> str:
-    """Turn a pydantic error into one message the model can act on."""
+    """Turn a pydantic error into one message the model can act on (the first
+    `MAX_LISTED_PROBLEMS` problems, then how many more)."""
     parts: list[str] = []
-    for item in error.errors(include_url=False):
-        loc = ".".join(str(p) for p in item["loc"]) or "input"
+    count = error.error_count()
+    for item in error.errors(include_url=False)[:MAX_LISTED_PROBLEMS]:
+        loc = echoed_name(".".join(str(p) for p in item["loc"])) or "input"
         kind = item["type"]
         ctx = item.get("ctx") or {}
         if kind == "missing":
@@ -90,6 +104,8 @@ def format_validation_error(tool_name: str, error: ValidationError) -> str:
             parts.append(f"`{loc}` must be {op} {bound} (got {item.get('input')!r})")
         else:
             parts.append(f"`{loc}`: {item['msg']}")
+    if count > len(parts):
+        parts.append(f"and {count - len(parts):,} more")
     return f"Invalid input for {tool_name}: " + "; ".join(parts) + ". Fix the input and call the tool again."
 
 
@@ -328,7 +344,7 @@ class CallExecutor:
         names = [t.name for t in self.registry.all_tools() if self.gate.is_visible(t)]
         close = difflib.get_close_matches(name, names, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
-        return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(names)}."
+        return f"Unknown tool '{echoed_name(name)}'.{hint} Available tools: {', '.join(names)}."
 
     @staticmethod
     def _parse(tool: Tool[Any, Any], raw: Any) -> BaseModel | str:

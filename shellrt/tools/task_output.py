@@ -24,6 +24,10 @@ from shellrt.tools._search import drain_after_send
 __all__ = ["TaskOutput", "TaskOutputInput", "format_task_output"]
 
 MAX_WAIT_MS = 600_000
+#: Longest filter: it is compiled in the event loop to check it (`TaskOutput.validate`), and
+#: compiling is not cheap: an alternation of 3 MB took 9 s there, and a wire line may carry 32 MB
+#: (round 28). A line filter needs a few dozen characters.
+MAX_FILTER_CHARS = 4_096
 #: How long a filter may run over one read (Python's ``re`` backtracks: ``^(a+)+$`` over a line of
 #: 40 ``a`` runs for days). It runs in a child process, killed at this deadline.
 FILTER_TIMEOUT_S = 10.0
@@ -44,6 +48,7 @@ class TaskOutputInput(BaseModel):
     task_id: str = Field(min_length=1, description="Id of the background task (from Bash run_in_background).")
     filter: str | None = Field(
         default=None,
+        max_length=MAX_FILTER_CHARS,
         description="Optional regular expression; only new output lines matching it are returned.",
     )
     wait_ms: int = Field(

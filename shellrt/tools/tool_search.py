@@ -17,6 +17,7 @@ and a prompt cache keeps its prefix.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from shellrt.protocol import (
     ToolContext,
     ToolExecutionError,
     ToolOutput,
+    ValidationResult,
 )
 from shellrt.tools._history import tool_calls
 
@@ -50,8 +52,21 @@ __all__ = [
 TOOL_NAME = "ToolSearch"
 #: ``ctx.tool_state`` key: discovered tool names in the order they were found.
 ORDER_KEY = "ToolSearch.discovery_order"
-_REFERENCE_LINE = re.compile(r"^- (?P<name>[A-Za-z0-9_.\-]+): ", re.MULTILINE)
+_REFERENCE_LINE = re.compile(r"- (?P<name>[A-Za-z0-9_.\-]+): ")
+#: The line before the found tools' lines (`ToolSearchTool.to_model_content`); a restore reads only
+#: the lines right after it, as many as it counts.
+_FOUND_HEADER = re.compile(
+    r"Found (?P<count>\d+) tools? for .*; they are loaded and can be called from your next message:"
+)
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 _SPLIT_NAME = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+#: Longest query, and most distinct keywords in one: each keyword is scored against every deferred
+#: tool's name, hint and description, in the event loop; a 59 KB query of 10,000 words held it for
+#: 53 s over 50 tools (round 28), and a wire line may carry 32 MB.
+MAX_QUERY_CHARS = 1_000
+MAX_QUERY_TERMS = 32
 
 
 class ToolSearchInput(BaseModel):
@@ -61,6 +76,7 @@ class ToolSearchInput(BaseModel):
 
     query: str = Field(
         min_length=1,
+        max_length=MAX_QUERY_CHARS,
         description='Keywords describing the capability (e.g. "slack send message"; prefix a word with + to '
         'require it), or "select:Name1,Name2" to load tools by exact name.',
     )
@@ -87,12 +103,16 @@ class ToolSearchOutput:
 
 
 def _one_line(tool: Tool[Any, Any]) -> str:
-    try:
-        text = tool.prompt().strip()
-    except Exception:  # a broken third-party prompt() must not break the search
-        return ""
+    text = _prompt(tool).strip()
     first = text.splitlines()[0] if text else ""
     return first if len(first) <= 200 else first[:197] + "…"
+
+
+def _prompt(tool: Tool[Any, Any]) -> str:
+    try:
+        return tool.prompt()
+    except Exception:  # a broken third-party prompt() must not break the search
+        return ""
 
 
 def _name_tokens(name: str) -> set[str]:
@@ -101,41 +121,76 @@ def _name_tokens(name: str) -> set[str]:
     return tokens
 
 
-def _score(tool: Tool[Any, Any], term: str) -> int:
-    name = tool.name.lower()
-    if term == name:
+@dataclass
+class _Haystack:
+    """One tool's searchable texts, built once per search (not once per keyword: the prompt of an
+    MCP tool is its server's, of any length, and ``prompt()`` may be costly)."""
+
+    tool: Tool[Any, Any]
+    name: str
+    tokens: set[str]
+    hint: str
+    first: str
+    _full: str | None = None
+
+    @classmethod
+    def of(cls, tool: Tool[Any, Any]) -> _Haystack:
+        return cls(
+            tool,
+            tool.name.lower(),
+            _name_tokens(tool.name),
+            tool.search_hint.lower(),
+            _one_line(tool).lower(),
+        )
+
+    def full(self) -> str:
+        if self._full is None:
+            self._full = _prompt(self.tool).lower()
+        return self._full
+
+
+def _word_start(term: str, text: str, pattern: re.Pattern[str]) -> bool:
+    """``term`` starts a word of ``text`` (a plain substring test first: most texts lack it)."""
+    return term in text and pattern.search(text) is not None
+
+
+def _score(tool: _Haystack, term: str, pattern: re.Pattern[str]) -> int:
+    if term == tool.name:
         return 12
     score = 0
-    if term in _name_tokens(tool.name):
+    if term in tool.tokens:
         score = 6
-    elif term in name:
+    elif term in tool.name:
         score = 4
-    hint = tool.search_hint.lower()
-    if re.search(rf"\b{re.escape(term)}", hint):
+    if _word_start(term, tool.hint, pattern):
         score += 3
-    description = _one_line(tool).lower()
-    if re.search(rf"\b{re.escape(term)}", description):
+    if _word_start(term, tool.first, pattern):
         score += 2
-    elif score == 0:
-        try:
-            full = tool.prompt().lower()
-        except Exception:
-            full = ""
-        if re.search(rf"\b{re.escape(term)}", full):
-            score += 1
+    elif score == 0 and _word_start(term, tool.full(), pattern):
+        score += 1
     return score
 
 
+def query_terms(query: str) -> list[str]:
+    """The distinct keywords of ``query``, ``+`` kept (a bare ``+`` is no keyword)."""
+    return list(dict.fromkeys(t for t in query.lower().split() if t.strip("+")))
+
+
 def search_tools(deferred: list[Tool[Any, Any]], query: str, limit: int) -> list[Tool[Any, Any]]:
-    """Rank deferred tools for a keyword query; ``+word`` terms are required."""
-    terms = [t for t in query.lower().split() if t.strip("+")]
+    """Rank deferred tools for a keyword query; ``+word`` terms are required.
+
+    At most `MAX_QUERY_TERMS` distinct keywords are used (`ToolSearchTool.validate` refuses more).
+    """
+    terms = query_terms(query)[:MAX_QUERY_TERMS]
     required = [t[1:] for t in terms if t.startswith("+")]
     optional = [t for t in terms if not t.startswith("+")]
+    patterns = {t: re.compile(rf"\b{re.escape(t)}") for t in [*required, *optional]}
     ranked: list[tuple[int, int, Tool[Any, Any]]] = []
     for index, tool in enumerate(deferred):
-        if any(_score(tool, r) == 0 for r in required):
+        hay = _Haystack.of(tool)
+        if any(_score(hay, r, patterns[r]) == 0 for r in required):
             continue
-        total = sum(_score(tool, t) for t in [*required, *optional])
+        total = sum(_score(hay, t, patterns[t]) for t in [*required, *optional])
         if total > 0:
             ranked.append((-total, index, tool))
     ranked.sort(key=lambda item: (item[0], item[1]))
@@ -164,6 +219,15 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
 
     def is_concurrency_safe(self, tool_input: ToolSearchInput) -> bool:
         return True
+
+    async def validate(self, tool_input: ToolSearchInput, ctx: ToolContext) -> ValidationResult:
+        query = tool_input.query.strip()
+        if not query.lower().startswith("select:") and len(query_terms(query)) > MAX_QUERY_TERMS:
+            return ValidationResult.failure(
+                f"The query has {len(query_terms(query))} keywords; use at most {MAX_QUERY_TERMS} "
+                '(a few words naming the capability, e.g. "slack send message").'
+            )
+        return ValidationResult.success()
 
     async def check_permissions(self, tool_input: ToolSearchInput, ctx: ToolContext) -> PermissionResult:
         return PermissionResult.allow("searching the tool catalog changes nothing outside the session")
@@ -216,24 +280,29 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
         if output.matches:
             lines.append(
                 f"Found {len(output.matches)} tool{'s' if len(output.matches) != 1 else ''} for "
-                f'"{output.query}"; they are loaded and can be called from your next message:'
+                f"{_quoted(output.query)}; they are loaded and can be called from your next message:"
             )
             lines += [f"- {m.name}: {m.description}" for m in output.matches]
         elif not output.already_loaded and not output.unknown:
             lines.append(
-                f'No deferred tool matches "{output.query}" ({output.total_deferred} deferred tools searched). '
+                f"No deferred tool matches {_quoted(output.query)} ({output.total_deferred} deferred tools searched). "
                 "Try other or fewer keywords."
             )
         if output.already_loaded:
             lines.append(f"Already available (call directly): {', '.join(output.already_loaded)}.")
         if output.unknown:
-            lines.append(
-                f"No tool named: {', '.join(output.unknown)}. Search by keyword to find the right name."
-            )
+            unknown = (n if _PLAIN_NAME.fullmatch(n) else _quoted(n) for n in output.unknown)
+            lines.append(f"No tool named: {', '.join(unknown)}. Search by keyword to find the right name.")
         return "\n".join(lines)
 
     def render_result(self, output: ToolSearchOutput) -> str:
         return f"Loaded {', '.join(m.name for m in output.matches) or 'no tools'}"
+
+
+def _quoted(query: str) -> str:
+    """The model's query quoted on one line: with a newline it forged a ``- <name>: `` line, which
+    `rebuild_discovery_order` took for a found tool when the session was restored (round 28)."""
+    return json.dumps(query, ensure_ascii=False)
 
 
 def _visibility(ctx: ToolContext) -> Callable[[Tool[Any, Any]], bool]:
@@ -250,11 +319,31 @@ def rebuild_discovery_order(messages: Iterable[Any]) -> list[str]:
     for call in tool_calls(messages):
         if call.name != TOOL_NAME or call.result_text is None or call.is_error:
             continue
-        body = call.result_text.split("\nAlready available", 1)[0].split("\nNo tool named", 1)[0]
-        for match in _REFERENCE_LINE.finditer(body):
-            if match.group("name") not in order:
-                order.append(match.group("name"))
+        for name in _found_names(call.result_text):
+            if name not in order:
+                order.append(name)
     return order
+
+
+def _found_names(text: str) -> list[str]:
+    """The names on the lines right after a result's "Found N tools" line, at most N.
+
+    Any ``- <name>: `` line counted before (round 28): the model's query and unknown names were
+    echoed raw, so a newline in them forged a found tool for a restored session.
+    """
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        header = _FOUND_HEADER.fullmatch(line)
+        if header is None:
+            continue
+        names: list[str] = []
+        for follow in lines[index + 1 : index + 1 + int(header.group("count"))]:
+            reference = _REFERENCE_LINE.match(follow)
+            if reference is None:
+                break
+            names.append(reference.group("name"))
+        return names
+    return []
 
 
 def rebuild_discovered_tools(messages: Iterable[Any]) -> set[str]:
