@@ -30,12 +30,15 @@ from sandbox.docker import DockerBackend
 from sandbox.docker._protocol import LineSplitter
 from tests._docker_support import BUSYBOX, DEBIAN, config, policy, require_docker
 
-#: Finds a sibling's id in its environment and forges its exit through an escape in the cwd.
+#: Finds a sibling's id (in its environment, or where the sibling left it: since round 28 each
+#: command's /proc is closed to the others, so the test's victim leaks it in the workspace) and
+#: forges its exit through an escape in the cwd.
 _FORGE = r"""
 me=${SHELLRT_TASK#x}; me=${me%x}
-for f in /proc/[0-9]*/environ; do
-  tr '\0' '\n' < "$f" 2>/dev/null | sed -n 's/^SHELLRT_TASK=x\(.*\)x$/\1/p'
-done | sort -u | grep -v "^$me\$" > /tmp/ids
+{ for f in /proc/[0-9]*/environ; do
+    tr '\0' '\n' < "$f" 2>/dev/null | sed -n 's/^SHELLRT_TASK=x\(.*\)x$/\1/p'
+  done; sed -n 's/^x\(.*\)x$/\1/p' /workspace/.victim-id 2>/dev/null
+} | sort -u | grep -v "^$me\$" > /tmp/ids
 v=$(head -n 1 /tmp/ids)
 [ -n "$v" ] || { echo "no sibling found"; exit 9; }
 printf '/workspace\\nX %s 0 0 /workspace' "$v" > "$SHELLRT_CWD_FILE"
@@ -57,7 +60,11 @@ def test_a_command_cannot_forge_a_siblings_exit_through_its_cwd(tmp_path: Path, 
                 async def victim() -> None:
                     t0 = time.monotonic()
                     done = await run_collected(
-                        backend, ExecRequest(argv=("sh", "-c", "sleep 6; exit 3"), cwd="/workspace")
+                        backend,
+                        ExecRequest(
+                            argv=("sh", "-c", 'echo "$SHELLRT_TASK" > .victim-id; sleep 6; exit 3'),
+                            cwd="/workspace",
+                        ),
                     )
                     victim_end.append((done.status.exit_code, time.monotonic() - t0))
 
