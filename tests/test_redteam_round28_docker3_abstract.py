@@ -82,5 +82,7 @@ async def test_a_later_command_does_not_reach_a_background_tasks_abstract_socket
             await read_to_end(squatter.stdout)
     # Before: "got squat\nsent\n".
     assert "squat" not in out and "sent" not in out, out
-    assert "stream refused: Operation not permitted" in out and "dgram refused: Operation not permitted" in out, out
+    assert (
+        "stream refused: Operation not permitted" in out and "dgram refused: Operation not permitted" in out
+    ), out
     assert rc2 == 0 and mine == "got squat\nsent\n", mine
