@@ -13,13 +13,13 @@ Leased uid and per-call root. FAIL, not skip, under CI=true.
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 import pytest
 
 from sandbox.docker import DockerBackend
-from tests._docker_support import read_to_end, run_sh, shared_backend, start_sh
+from tests._docker_support import DEBIAN, config, policy, read_to_end, require_docker, run_sh, start_sh
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -47,21 +47,7 @@ def _perl(script: str, *args: str) -> str:
     return "perl -e '" + script.replace("'", "'\\''") + "' " + " ".join(args)
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-async def backend(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DockerBackend]:
-    async for b in shared_backend(tmp_path_factory, "rt28abstract"):
-        yield b
-
-
-@pytest.mark.parametrize("user", [None, "root"])
-async def test_a_later_command_does_not_reach_a_background_tasks_abstract_socket(
-    backend: DockerBackend, user: str | None
-) -> None:
+async def _squat(backend: DockerBackend, user: str | None) -> None:
     name = "shellrt-" + secrets.token_hex(4)
     serve = _perl(_SERVE, name, f"/tmp/ready-{name}")
     client = _perl(_CLIENT, name)
@@ -86,3 +72,10 @@ async def test_a_later_command_does_not_reach_a_background_tasks_abstract_socket
         "stream refused: Operation not permitted" in out and "dgram refused: Operation not permitted" in out
     ), out
     assert rc2 == 0 and mine == "got squat\nsent\n", mine
+
+
+async def test_a_later_command_does_not_reach_a_background_tasks_abstract_socket(tmp_path: Path) -> None:
+    require_docker()
+    async with DockerBackend(config(DEBIAN), policy(tmp_path)) as backend:
+        for user in (None, "root"):
+            await _squat(backend, user)
