@@ -2,8 +2,8 @@
 
 Every command of a session runs as the same uid in the container's one pid namespace. ``priv.c``
 puts each in a Landlock domain of its own (``isolate_command``: ptrace and ``/proc/<pid>/mem``,
-``environ``, ``fd``... closed between commands from ABI 2, Linux 5.19; signals too from ABI 6,
-Linux 6.12). Where the kernel is older, Landlock is off or the daemon's seccomp profile refuses it,
+``environ``, ``fd``... closed between commands from ABI 2, Linux 5.19; signals and abstract unix
+sockets too from ABI 6, Linux 6.12: round 28 docker3). Where the kernel is older, Landlock is off or the daemon's seccomp profile refuses it,
 no domain can be made: that was silent until red team round 28 (docker2). The executor now probes
 once at start (``probe_isolation``) and names the level in its hello; this module turns that word
 into the level the backend reports, the warning the session shows once, and the refusal
@@ -21,7 +21,8 @@ from sandbox.errors import BackendUnavailableError
 __all__ = ["CommandIsolation", "hello_word", "isolation_from_hello", "isolation_warning", "require_isolation"]
 
 #: ``none``: one trust domain per session; ``proc``: ptrace and ``/proc`` closed between commands,
-#: not signals; ``proc+signals``: both; ``unknown``: the probe itself failed.
+#: not signals; ``proc+signals``: both, and abstract unix sockets (the same ABI 6; the name predates
+#: that scope and is kept for callers); ``unknown``: the probe itself failed.
 CommandIsolation = Literal["none", "proc", "proc+signals", "unknown"]
 
 _LEVELS: dict[str, CommandIsolation] = {"0": "none", "1": "proc", "2": "proc+signals", "e": "unknown"}
@@ -49,7 +50,8 @@ def isolation_warning(level: CommandIsolation) -> str | None:
     if level == "proc":
         return (
             "docker: the kernel has no Landlock signal scope (ABI < 6, Linux < 6.12): a command of this "
-            f"session (a background task) can still signal another one; ptrace and /proc are closed between them. {fix}"
+            f"session (a background task) can still signal another one and answer its abstract unix sockets; ptrace "
+            f"and /proc are closed between them. {fix}"
         )
     if level == "unknown":
         return (

@@ -83,8 +83,10 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <stddef.h>
 #include <linux/audit.h>
@@ -412,6 +414,7 @@ static void catch_kill_request(void) {
 #define LANDLOCK_PATH_BENEATH 1        /* LANDLOCK_RULE_PATH_BENEATH */
 #define LANDLOCK_REFER (1ULL << 13)    /* LANDLOCK_ACCESS_FS_REFER, ABI 2 (Linux 5.19) */
 #define LANDLOCK_SIGNAL_SCOPE 2ULL     /* LANDLOCK_SCOPE_SIGNAL, ABI 6 (Linux 6.12) */
+#define LANDLOCK_ABSTRACT_SCOPE 1ULL   /* LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, ABI 6 */
 struct shellrt_ruleset_attr {
     unsigned long long handled_access_fs, handled_access_net, scoped;
 };
@@ -425,20 +428,24 @@ struct shellrt_path_beneath {
  * later command's /proc/<pid>/mem read-write, read its environ, followed its fd, cwd and root links
  * and signalled it (red team round 28). In a domain the kernel refuses ptrace access (which those
  * /proc entries, pidfd_getfd and process_vm_* check) to any process outside it and its nested
- * domains, and with ABI 6's signal scope every signal too: a command reaches its own descendants
- * only, never another command, a helper or the executor. A domain must handle something: REFER
+ * domains, and with ABI 6's scopes every signal too, and every connect or send to an abstract unix
+ * socket bound outside the domain (a background task squatted a name a later command connected to
+ * and answered as it: red team round 28, docker3; the netns, so the names, are the session's): a
+ * command reaches its own descendants only, never another command, a helper or the executor; the
+ * network "proxied" is TCP (127.0.0.1), path sockets are left to file permissions. A domain must handle something: REFER
  * (ABI 2), granted beneath "/" (every path, mounts included), so renames and links behave as
  * before; on ABI 1 handling any file right refuses every cross-directory rename, so there (or
  * with Landlock off) nothing is done: the round-27 level, one trust domain per session. Returns the
  * level made (ISO_*), which the executor learnt at start (probe_isolation) and told the host. */
 #define ISO_NONE 0    /* no domain: one trust domain per session */
 #define ISO_PROC 1    /* ptrace and /proc closed between commands (ABI 2-5) */
-#define ISO_SIGNALS 2 /* and signals (ABI 6+) */
+#define ISO_SIGNALS 2 /* and signals and abstract unix sockets (ABI 6+) */
 static int isolate_command(void) {
     long abi = syscall(SYS_landlock_create_ruleset_nr, NULL, 0, LANDLOCK_VERSION_FLAG);
     if (abi < 2) return ISO_NONE;
     /* Older kernels take the larger struct when its extra fields are 0. */
-    struct shellrt_ruleset_attr attr = {LANDLOCK_REFER, 0, abi >= 6 ? LANDLOCK_SIGNAL_SCOPE : 0};
+    unsigned long long scoped = abi >= 6 ? LANDLOCK_SIGNAL_SCOPE | LANDLOCK_ABSTRACT_SCOPE : 0;
+    struct shellrt_ruleset_attr attr = {LANDLOCK_REFER, 0, scoped};
     int rs = (int)syscall(SYS_landlock_create_ruleset_nr, &attr, sizeof attr, 0);
     if (rs < 0) die("landlock ruleset");
     int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -455,17 +462,29 @@ static int isolate_command(void) {
  * (red team round 28, docker2): isolate_command returned silently on a kernel, a Landlock setting
  * or a daemon seccomp profile that allowed none, and the host never knew. A child does exactly
  * what a command's helper does (no_new_privs, isolate_command) and, at ISO_SIGNALS, checks that
- * the scope holds: signal 0 to us, allowed before, must be refused after. Its exit status is the
+ * both scopes hold: signal 0 to us, allowed before, must be refused after, and so must a connect to
+ * an abstract name the child bound before (docker3). Its exit status is the
  * level; anything else (a failed call, a scope that did not hold) is -1, which the host treats
- * as "unknown" (a refusal under require_command_isolation). One fork, four calls: ~1 ms. */
+ * as "unknown" (a refusal under require_command_isolation). One fork, a few calls: ~1 ms. */
 static int probe_isolation(void) {
     pid_t child = fork();
     if (child < 0) return -1;
     if (child == 0) {
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(120);
         if (kill(getppid(), 0) != 0) _exit(121);
+        /* An abstract name bound outside the domain (autobind: the kernel picks a free one). */
+        struct sockaddr_un name = {.sun_family = AF_UNIX};
+        socklen_t len = sizeof name;
+        int srv = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (srv < 0 || bind(srv, (struct sockaddr *)&name, sizeof(sa_family_t)) != 0 || listen(srv, 1) != 0 ||
+            getsockname(srv, (struct sockaddr *)&name, &len) != 0)
+            _exit(123);
         int level = isolate_command();
         if (level == ISO_SIGNALS && (kill(getppid(), 0) == 0 || errno != EPERM)) _exit(122);
+        int cli = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (cli < 0) _exit(123);
+        int reached = connect(cli, (struct sockaddr *)&name, len) == 0;
+        if (level == ISO_SIGNALS && (reached || errno != EPERM)) _exit(124);
         _exit(level);
     }
     int status;
