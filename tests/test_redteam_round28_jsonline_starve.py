@@ -87,7 +87,8 @@ async def test_mcp_stdio_serves_the_next_request_at_once() -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(wire.reader, send)
             with anyio.fail_after(60):
-                await anyio.to_thread.run_sync(_write_all, server_in, _HUGE + b"\n")
+                huge = b'{"jsonrpc":"2.0","id":"big","method":"tools/call","params":' + _HUGE + b"}\n"
+                await anyio.to_thread.run_sync(_write_all, server_in, huge)
                 await anyio.sleep(0.3)
                 sent = time.monotonic()
                 await anyio.to_thread.run_sync(_write_all, server_in, b'{"jsonrpc":"2.0","id":7,"method":"ping"}\n')
@@ -96,7 +97,8 @@ async def test_mcp_stdio_serves_the_next_request_at_once() -> None:
                 assert message.message.id == 7, message
                 assert took < _PROMPT, f"the ping sent after the huge line came {took:.1f} s later"
                 refusal = json.loads(await anyio.to_thread.run_sync(answers.readline))
-                assert refusal["error"]["code"] == -32600 and "1,000,000" in refusal["error"]["message"], refusal
+                assert refusal["id"] == "big" and refusal["error"]["code"] == -32600, refusal
+                assert "1,000,000" in refusal["error"]["message"], refusal
                 # A big line within the count is still read (in a worker thread), and bad JSON as before.
                 await anyio.to_thread.run_sync(_write_all, server_in, big_ok + b'{"a":"' + b"x" * (2 << 20) + b"\n")
                 message = await receive.receive()
@@ -119,7 +121,7 @@ async def test_http_body_check_does_not_hold_the_loop() -> None:
         reached.append((await receive())["body"])
 
     async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": _HUGE, "more_body": False}
+        return {"type": "http.request", "body": b'{"id": 5, "params": ' + _HUGE + b"}", "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
@@ -129,4 +131,5 @@ async def test_http_body_check_does_not_hold_the_loop() -> None:
     spent = time.process_time() - started
     assert spent < 0.5, f"the body check took {spent:.2f} s of CPU on the event loop"
     assert not reached, "the body reached the SDK's reader"
-    assert sent[0]["status"] == 413 and b"1,000,000" in sent[1]["body"], sent
+    assert sent[0]["status"] == 413, sent
+    assert json.loads(sent[1]["body"])["id"] == 5 and b"1,000,000" in sent[1]["body"], sent[1]

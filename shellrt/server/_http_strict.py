@@ -34,7 +34,7 @@ from shellrt.server._request_ids import (
     is_plain_id,
     lenient_loads,
 )
-from shellrt.server._shallow_id import top_level_scalars
+from shellrt.server._shallow_id import leading_id, top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["BODY_TIMEOUT_FACTOR", "MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
@@ -92,7 +92,7 @@ class StrictJsonBodyMiddleware:
             return
         refused = over_budget(body, "body")
         if refused is not None:  # before any reader holds the loop on it (round 28)
-            await _answer(send, 413, None, f"Invalid Request: {refused}")
+            await _answer(send, 413, leading_id(body), f"Invalid Request: {refused}")
             return
         try:
             value = await parse_off_loop(strict_loads, body)

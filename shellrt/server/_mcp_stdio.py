@@ -38,7 +38,7 @@ from shellrt.server._line_budget import over_budget, parse_off_loop
 from shellrt.server._lines import TOO_LONG, LineReader
 from shellrt.server._one_line import one_line
 from shellrt.server._request_ids import InFlight, bad_id_reason, bad_token_reason, lenient_loads
-from shellrt.server._shallow_id import top_level_scalars
+from shellrt.server._shallow_id import leading_id, top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["StdioWire", "stdio_wire"]
@@ -105,7 +105,7 @@ class StdioWire:
                     continue
                 too_many = over_budget(raw, "message")
                 if too_many is not None:
-                    await self.send_error(_small_id(raw), types.INVALID_REQUEST, f"Invalid Request: {too_many}")
+                    await self.send_error(leading_id(raw), types.INVALID_REQUEST, f"Invalid Request: {too_many}")
                     continue
                 try:
                     # a repeated key or NaN: refused, as other readers differ on them; in a worker
@@ -231,10 +231,3 @@ async def stdio_wire() -> AsyncIterator[tuple[StdioWire, Any, Any]]:
 def _validate(raw: bytes | str) -> Any:
     """The JSON-RPC message as the SDK reads it (pydantic refuses a lone surrogate, Python's does not)."""
     return types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
-
-
-def _small_id(raw: bytes) -> Any:
-    """The top-level ``id`` of a line refused unread, when a shallow scan finds a plain one."""
-    scalars = top_level_scalars(raw.decode("utf-8", "surrogateescape"), max_tokens=100_000)
-    msg_id = scalars.get("id") if scalars else None
-    return msg_id if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool) else None

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["NESTED", "top_level_scalars"]
+__all__ = ["NESTED", "leading_id", "top_level_scalars"]
 
 #: What a top-level value that is an object or an array stands as.
 NESTED = object()
@@ -89,3 +89,11 @@ def _skip_nested(text: str, start: int, max_tokens: int | None = None) -> int:
             if depth == 0:
                 return match.end()
     raise ValueError("an object or array that does not end")
+
+
+def leading_id(raw: bytes) -> str | int | None:
+    """The plain top-level ``id`` of a line refused unread, found when it precedes the big value
+    (a scan of at most 100,000 tokens: the line may hold millions)."""
+    scalars = top_level_scalars(raw.decode("utf-8", "surrogateescape"), max_tokens=100_000)
+    msg_id = scalars.get("id") if scalars else None
+    return msg_id if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool) else None
