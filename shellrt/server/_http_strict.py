@@ -26,6 +26,7 @@ import anyio
 
 from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
 from shellrt.server._json_depth import MAX_DEPTH, too_deep
+from shellrt.server._line_budget import over_budget, parse_off_loop
 from shellrt.server._request_ids import (
     InFlight,
     bad_id_reason,
@@ -33,7 +34,7 @@ from shellrt.server._request_ids import (
     is_plain_id,
     lenient_loads,
 )
-from shellrt.server._shallow_id import top_level_scalars
+from shellrt.server._shallow_id import leading_id, top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["BODY_TIMEOUT_FACTOR", "MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
@@ -89,8 +90,12 @@ class StrictJsonBodyMiddleware:
                 close=True,
             )
             return
+        refused = over_budget(body, "body")
+        if refused is not None:  # before any reader holds the loop on it (round 28)
+            await _answer(send, 413, leading_id(body), f"Invalid Request: {refused}")
+            return
         try:
-            value = strict_loads(body)
+            value = await parse_off_loop(strict_loads, body)
         except StrictJsonError as exc:
             await _answer(send, 400, _id_of(body), f"Invalid Request: {exc}; the request was not run")
             return

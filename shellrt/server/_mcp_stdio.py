@@ -34,10 +34,11 @@ import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
+from shellrt.server._line_budget import over_budget, parse_off_loop
 from shellrt.server._lines import TOO_LONG, LineReader
 from shellrt.server._one_line import one_line
 from shellrt.server._request_ids import InFlight, bad_id_reason, bad_token_reason, lenient_loads
-from shellrt.server._shallow_id import top_level_scalars
+from shellrt.server._shallow_id import leading_id, top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["StdioWire", "stdio_wire"]
@@ -93,15 +94,24 @@ class StdioWire:
                     return
                 if raw is TOO_LONG:
                     await self.send_error(
-                        None, types.INVALID_REQUEST, f"message longer than {MAX_LINE_BYTES} bytes"
+                        None,
+                        types.INVALID_REQUEST,
+                        f"message longer than {MAX_LINE_BYTES:,} bytes (the line cap); skipped unread. "
+                        "Send less per message",
                     )
                     continue
                 assert isinstance(raw, bytes)
                 if not raw.strip():
                     continue
+                too_many = over_budget(raw, "message")
+                if too_many is not None:
+                    await self.send_error(leading_id(raw), types.INVALID_REQUEST, f"Invalid Request: {too_many}")
+                    continue
                 try:
-                    value = strict_loads(raw)  # a repeated key or NaN: refused, as other readers differ on them
-                    message = types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
+                    # a repeated key or NaN: refused, as other readers differ on them; in a worker
+                    # thread when long (both readers hold the GIL: `_line_budget` bounds them)
+                    value = await parse_off_loop(strict_loads, raw)
+                    message = await parse_off_loop(_validate, raw)
                 except Exception as exc:
                     await self._answer_invalid(raw, exc)
                     continue
@@ -130,7 +140,7 @@ class StdioWire:
 
     async def _answer_invalid(self, raw: bytes, exc: Exception) -> None:
         try:
-            value = lenient_loads(raw)  # a number Python will not read: the id is still found
+            value = await parse_off_loop(lenient_loads, raw)  # a number Python will not read: the id is still found
         except RecursionError:  # valid JSON perhaps, too deep to read: still answered under its id
             await self._answer_too_deep(raw)
             return
@@ -216,3 +226,8 @@ async def stdio_wire() -> AsyncIterator[tuple[StdioWire, Any, Any]]:
         os.dup2(write_fd, 1)
         os.close(read_fd)
         os.close(write_fd)
+
+
+def _validate(raw: bytes | str) -> Any:
+    """The JSON-RPC message as the SDK reads it (pydantic refuses a lone surrogate, Python's does not)."""
+    return types.jsonrpc_message_adapter.validate_json(raw, by_name=False)

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["NESTED", "top_level_scalars"]
+__all__ = ["NESTED", "leading_id", "top_level_scalars"]
 
 #: What a top-level value that is an object or an array stands as.
 NESTED = object()
@@ -24,10 +24,11 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 _SCALAR = json.JSONDecoder()
 
 
-def top_level_scalars(text: str) -> dict[str, Any] | None:
+def top_level_scalars(text: str, max_tokens: int | None = None) -> dict[str, Any] | None:
     """The top-level keys of the JSON object ``text`` with their scalar values (`NESTED` for an
     object or array), or None when ``text`` is not an object this scan can walk. A key given twice
-    is left out (readers disagree on which one holds)."""
+    is left out (readers disagree on which one holds). With ``max_tokens``, a nested value of more
+    tokens ends the scan, and the keys before it are returned (a line refused unread, round 28)."""
     found: dict[str, Any] = {}
     twice: set[str] = set()
     i = _SPACE.match(text, 0).end()  # type: ignore[union-attr]
@@ -46,7 +47,11 @@ def top_level_scalars(text: str) -> dict[str, Any] | None:
                 return None
             i = _SPACE.match(text, i + 1).end()  # type: ignore[union-attr]
             if text[i : i + 1] in ("{", "["):
-                value, i = NESTED, _skip_nested(text, i)
+                try:
+                    value, i = NESTED, _skip_nested(text, i, max_tokens)
+                except _TooMany:
+                    found.setdefault(key, NESTED)
+                    break
             else:
                 value, i = _SCALAR.raw_decode(text, i)
             if key in found:
@@ -65,11 +70,17 @@ def top_level_scalars(text: str) -> dict[str, Any] | None:
     return found
 
 
-def _skip_nested(text: str, start: int) -> int:
+class _TooMany(Exception):
+    """A nested value longer than the scan's token limit."""
+
+
+def _skip_nested(text: str, start: int, max_tokens: int | None = None) -> int:
     """The index just past the object or array that starts at ``start``; raises `ValueError`
-    when it does not end."""
+    when it does not end, `_TooMany` past ``max_tokens`` tokens."""
     depth = 0
-    for match in _TOKEN.finditer(text, start):
+    for count, match in enumerate(_TOKEN.finditer(text, start)):
+        if max_tokens is not None and count >= max_tokens:
+            raise _TooMany
         token = match.group()
         if token in ("{", "["):
             depth += 1
@@ -78,3 +89,11 @@ def _skip_nested(text: str, start: int) -> int:
             if depth == 0:
                 return match.end()
     raise ValueError("an object or array that does not end")
+
+
+def leading_id(raw: bytes) -> str | int | None:
+    """The plain top-level ``id`` of a line refused unread, found when it precedes the big value
+    (a scan of at most 100,000 tokens: the line may hold millions)."""
+    scalars = top_level_scalars(raw.decode("utf-8", "surrogateescape"), max_tokens=100_000)
+    msg_id = scalars.get("id") if scalars else None
+    return msg_id if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool) else None

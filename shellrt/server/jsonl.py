@@ -37,6 +37,7 @@ import anyio
 import anyio.abc
 
 from shellrt.runtime import MessageFormatError, Runtime
+from shellrt.server._line_budget import INLINE_BYTES, over_budget, parse_off_loop
 from shellrt.server._lines import TOO_LONG, LineReader
 from shellrt.server._one_line import one_line
 from shellrt.server._strict_json import StrictJsonError, strict_loads
@@ -73,19 +74,47 @@ async def handle_line(
     """
     if not line.strip():
         return None
+    parsed = await parse_line(line, line_number)
+    if isinstance(parsed, _Refused):
+        return parsed.answer
+    return await handle_value(runtime, parsed, line_number, interrupted=interrupted)
+
+
+class _Refused:
+    """A line refused before it was handled, with its answer."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.answer = answer
+
+
+async def parse_line(raw: bytes | str, line_number: int) -> Any:
+    """The line's JSON value, or `_Refused` (bad JSON, or too many values to read without stalling
+    the server: `_line_budget`); a long line is read in a worker thread."""
+    refused = over_budget(raw)
+    if refused is not None:
+        return _Refused(_error(f"line {line_number}: {refused}", line=line_number))
     try:
-        value = strict_loads(line)  # a repeated key or NaN: refused, as other readers differ on them
+        # a repeated key or NaN: refused, as other readers differ on them
+        return await parse_off_loop(strict_loads, raw)
     except json.JSONDecodeError as exc:
-        return _error(
-            f"line {line_number}: not valid JSON ({_decode_message(exc)}); send one JSON value per line",
-            line=line_number,
+        return _Refused(
+            _error(
+                f"line {line_number}: not valid JSON ({_decode_message(exc)}); send one JSON value per line",
+                line=line_number,
+            )
         )
     except StrictJsonError as exc:
-        return _error(f"line {line_number}: {exc}; nothing on this line ran", line=line_number)
+        return _Refused(_error(f"line {line_number}: {exc}; nothing on this line ran", line=line_number))
     except RecursionError:
-        return _error(
-            f"line {line_number}: JSON nested too deeply to read; send a flatter message", line=line_number
+        return _Refused(
+            _error(f"line {line_number}: JSON nested too deeply to read; send a flatter message", line=line_number)
         )
+
+
+async def handle_value(
+    runtime: Runtime, value: Any, line_number: int, *, interrupted: bool = False
+) -> dict[str, Any] | None:
+    """Answer one parsed line (see `handle_line`)."""
     if isinstance(value, dict) and value.get("type") == "history":
         return _history(runtime, value, line_number)
     if isinstance(value, dict) and value.get("type") == "interrupt":
@@ -164,12 +193,8 @@ def _interrupt(
     return {"type": "interrupted", "interrupted": True, "tool_use_ids": sorted(affected)}, lines
 
 
-def _tool_use_ids(text: str) -> set[str]:
-    """The tool_use ids a message line carries (to match an interrupt's ``tool_use_ids``)."""
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return set()
+def _tool_use_ids(value: Any) -> set[str]:
+    """The tool_use ids a parsed message line carries (to match an interrupt's ``tool_use_ids``)."""
     blocks = value.get("content") if isinstance(value, dict) and "content" in value else [value]
     if not isinstance(blocks, list):
         return set()
@@ -312,10 +337,10 @@ async def serve_jsonl(
                         waiting_for[0].set()  # the line waiting on a write goes on (see handle_lines)
                     return
                 line_number += 1
-                if isinstance(raw, bytes) and b"interrupt" in raw:
-                    value = _json_object(raw)
+                if isinstance(raw, bytes) and b"interrupt" in raw and len(raw) <= INLINE_BYTES:
+                    value = _json_object(raw)  # a longer line is handled in turn (read off the loop)
                     if value is not None and value.get("type") == "interrupt":
-                        waiting = {n: _tool_use_ids(q.decode("utf-8", "replace")) for n, q in queued.items()}
+                        waiting = {n: _queued_ids(n, q) for n, q in queued.items()}
                         answer, caught = _interrupt(runtime, value, running[0], waiting)
                         interrupted_lines.update(caught)
                         if not await answer_with(answer, line_number):
@@ -326,6 +351,29 @@ async def serve_jsonl(
                     queued[line_number] = raw
                     held[0] += len(raw)
                 await send.send((line_number, raw))
+
+    #: The tool_use ids of queued lines, read once (an interrupt matches them; round 28).
+    ids_of: dict[int, set[str]] = {}
+
+    def _queued_ids(line_number: int, raw: bytes) -> set[str]:
+        if line_number not in ids_of:
+            ids_of[line_number] = _ids_in_line(raw)
+        return ids_of[line_number]
+
+    async def answer_text(text: str, line_number: int, caught: bool) -> dict[str, Any] | None:
+        """`handle_line`, with the running message's tool_use ids noted (for an interrupt)."""
+        if not text.strip():
+            return None
+        try:
+            parsed = await parse_line(text, line_number)
+            if isinstance(parsed, _Refused):
+                return parsed.answer
+            running[0] = _tool_use_ids(parsed)
+            return await handle_value(runtime, parsed, line_number, interrupted=caught)
+        except Exception as exc:  # the server never dies on one line
+            return _error(f"line {line_number}: internal error: {type(exc).__name__}: {exc}", line=line_number)
+        finally:
+            running[0] = None
 
     async def handle_lines(tg: anyio.abc.TaskGroup) -> None:
         async with receive:
@@ -338,25 +386,19 @@ async def serve_jsonl(
                 answer: dict[str, Any] | None
                 if raw is TOO_LONG:
                     answer = _error(
-                        f"line {line_number}: longer than {MAX_LINE_BYTES} bytes; skipped", line=line_number
+                        f"line {line_number}: longer than {MAX_LINE_BYTES:,} bytes (the line cap); skipped "
+                        "unread. Send less per line: a large file in parts, a history compacted",
+                        line=line_number,
                     )
                 else:
                     assert isinstance(raw, bytes)
+                    ids_of.pop(line_number, None)
                     try:
                         text = raw.decode("utf-8")
                     except UnicodeDecodeError:
                         answer = _error(f"line {line_number}: not UTF-8; send UTF-8 JSON", line=line_number)
                     else:
-                        running[0] = _tool_use_ids(text)
-                        try:
-                            answer = await handle_line(runtime, text, line_number, interrupted=caught)
-                        except Exception as exc:  # the server never dies on one line
-                            answer = _error(
-                                f"line {line_number}: internal error: {type(exc).__name__}: {exc}",
-                                line=line_number,
-                            )
-                        finally:
-                            running[0] = None
+                        answer = await answer_text(text, line_number, caught)
                 if answer is None:
                     continue
                 written = anyio.Event()
@@ -395,6 +437,16 @@ async def _stop_tasks(runtime: Runtime) -> None:
     if supervisor is not None:
         with anyio.CancelScope(shield=True):
             await supervisor.tasks.close()
+
+
+def _ids_in_line(raw: bytes) -> set[str]:
+    """The tool_use ids of a queued line; none for one that will be refused unread."""
+    if over_budget(raw) is not None:
+        return set()
+    try:
+        return _tool_use_ids(strict_loads(raw))
+    except (ValueError, RecursionError):
+        return set()
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:
