@@ -59,6 +59,8 @@ _NAMES_ONLY = re.compile(r"^[A-Za-z0-9_\-]+(\|[A-Za-z0-9_\-]+)*$")
 _RANK = {"allow": 1, "ask": 2, "deny": 3}
 #: Events whose hooks decide whether a call runs (``onFailure: "block"`` applies to them).
 _GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
+#: Rewrites of one input by PreToolUse hooks before it must settle (each runs every hook again).
+_MAX_PRE_REWRITES = 3
 
 
 def matcher_matches(matcher: str, tool_name: str) -> bool:
@@ -216,37 +218,49 @@ class CommandHookRunner(HookRunner):
     async def pre_tool_use(
         self, tool_name: str, tool_input: dict[str, Any], ctx: ToolContext
     ) -> PreToolUseOutcome:
-        answers = await self._run("PreToolUse", tool_name, {"tool_input": tool_input}, ctx)
-        outcome = PreToolUseOutcome()
-        outcome.notices = [HookNotice(hook=a.hook, message=a.notice) for a in answers if a.notice]
-        answered = [a for a in answers if a.notice is None]
-        outcome.additional_context = [a.context for a in answered if a.context]
-        worst = max(
-            (a for a in answered if a.decision), key=lambda a: _RANK[a.decision or "allow"], default=None
-        )
-        if worst is not None and worst.decision is not None:
-            same = [a for a in answered if a.decision == worst.decision]
-            reason = "; ".join(f"{a.reason}" if a.reason else f"hook `{a.hook}`" for a in same)
-            label = {"deny": "blocked", "ask": "asks", "allow": "allowed"}[worst.decision]
-            outcome.decision = PermissionDecision(
-                behavior=worst.decision,
-                reason=f"PreToolUse hook {label}: {reason}",
-                source="hook",
-                chain=tuple(
-                    f"PreToolUse `{a.hook}`: {a.decision} {a.reason}".rstrip() for a in answered if a.decision
-                ),
+        """Every matching hook's verdict on the input that will run.
+
+        Hooks run in parallel, so when one rewrote the input the others had judged the old one: an
+        operator's guard never saw the command that ran, and an approving hook's allow carried over
+        to the rewrite (red team round 28). Now the other hooks run again on the rewrite (the
+        rewriting hook's verdict is on its own output), until no hook rewrites; an input still
+        changing after `_MAX_PRE_REWRITES` rewrites is blocked."""
+        current, rewritten = tool_input, False
+        kept: list[_Answer] = []  # the rewriting hook's answer: its verdict is on ``current``
+        skip: frozenset[str] = frozenset()
+        notices: list[HookNotice] = []
+        for _ in range(_MAX_PRE_REWRITES + 1):
+            pairs = await self._run_pairs("PreToolUse", tool_name, {"tool_input": current}, ctx, skip)
+            answers = [*kept, *(a for _, a in pairs)]
+            changed = [
+                (spec, a) for spec, a in pairs
+                if a.notice is None and a.updated_input is not None and a.updated_input != current
+            ]
+            outcome = _pre_outcome(answers)
+            if not changed or outcome.blocked_reason is not None:
+                outcome.notices = [*notices, *(n for n in outcome.notices if n not in notices)]
+                outcome.updated_input = current if rewritten else None
+                return outcome
+            notices.extend(n for n in outcome.notices if n not in notices)
+            first = _first_given(
+                [a for _, a in changed],
+                lambda a: a.updated_input,
+                "several PreToolUse hooks rewrote the input differently",
+                notices,
             )
-            if worst.decision == "deny":
-                outcome.blocked_reason = reason
-        first = _first_given(
-            answered,
-            lambda a: a.updated_input,
-            "several PreToolUse hooks rewrote the input differently",
-            outcome.notices,
+            spec, answer = next((sp, a) for sp, a in changed if a is first)
+            current, rewritten = answer.updated_input or {}, True
+            kept, skip = [answer], frozenset({spec.command})
+        reason = (
+            f"PreToolUse hooks rewrote the {tool_name} input {_MAX_PRE_REWRITES} times and would rewrite it "
+            "again, so no verdict is on the input that would run; make each rewriting hook leave an input "
+            "another hook rewrote unchanged"
         )
-        if first is not None:
-            outcome.updated_input = first.updated_input
-        return outcome
+        return PreToolUseOutcome(
+            blocked_reason=reason,
+            decision=PermissionDecision(behavior="deny", reason=reason, source="hook"),
+            notices=notices,
+        )
 
     async def post_tool_use(
         self,
@@ -316,7 +330,18 @@ class CommandHookRunner(HookRunner):
     async def _run(
         self, event: HookEvent, tool_name: str, extra: dict[str, Any], ctx: ToolContext
     ) -> list[_Answer]:
-        specs = self.matching(event, tool_name)
+        return [answer for _, answer in await self._run_pairs(event, tool_name, extra, ctx)]
+
+    async def _run_pairs(
+        self,
+        event: HookEvent,
+        tool_name: str,
+        extra: dict[str, Any],
+        ctx: ToolContext,
+        skip: frozenset[str] = frozenset(),
+    ) -> list[tuple[HookSpec, _Answer]]:
+        """Each matching hook (but those whose command is in ``skip``) with its answer."""
+        specs = [spec for spec in self.matching(event, tool_name) if spec.command not in skip]
         if not specs:
             return []
         await _sweep_protected(ctx)
@@ -359,7 +384,7 @@ class CommandHookRunner(HookRunner):
         async with anyio.create_task_group() as tg:
             for index, spec in enumerate(specs):
                 tg.start_soon(one, index, spec)
-        return [a for a in answers if a is not None]
+        return [(spec, a) for spec, a in zip(specs, answers, strict=True) if a is not None]
 
     async def _run_one(
         self, event: HookEvent, spec: HookSpec, data: bytes, cwd: Path, env: dict[str, str]
@@ -478,6 +503,32 @@ class CommandHookRunner(HookRunner):
             f"{why}; this hook runs on the host, outside the sandbox, and a command may have written "
             "what it would run: review the workspace file, then start a new session"
         )
+
+
+def _pre_outcome(answers: Sequence[_Answer]) -> PreToolUseOutcome:
+    """PreToolUse answers combined (most restrictive wins); ``updated_input`` is the caller's."""
+    outcome = PreToolUseOutcome()
+    outcome.notices = [HookNotice(hook=a.hook, message=a.notice) for a in answers if a.notice]
+    answered = [a for a in answers if a.notice is None]
+    outcome.additional_context = [a.context for a in answered if a.context]
+    worst = max(
+        (a for a in answered if a.decision), key=lambda a: _RANK[a.decision or "allow"], default=None
+    )
+    if worst is not None and worst.decision is not None:
+        same = [a for a in answered if a.decision == worst.decision]
+        reason = "; ".join(f"{a.reason}" if a.reason else f"hook `{a.hook}`" for a in same)
+        label = {"deny": "blocked", "ask": "asks", "allow": "allowed"}[worst.decision]
+        outcome.decision = PermissionDecision(
+            behavior=worst.decision,
+            reason=f"PreToolUse hook {label}: {reason}",
+            source="hook",
+            chain=tuple(
+                f"PreToolUse `{a.hook}`: {a.decision} {a.reason}".rstrip() for a in answered if a.decision
+            ),
+        )
+        if worst.decision == "deny":
+            outcome.blocked_reason = reason
+    return outcome
 
 
 def _first_given(
