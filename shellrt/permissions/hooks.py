@@ -33,6 +33,7 @@ import anyio
 from pydantic import BaseModel
 
 from shellrt.permissions.hook_files import WHOLE_WORKSPACE, HookFiles, compare_hook_files, hook_files
+from shellrt.permissions.hook_matchers import NAMES_ONLY, matcher_problem
 from shellrt.permissions.hookproc import MAX_HOOK_OUTPUT, run_hook_process
 from shellrt.permissions.host_path import host_env
 from shellrt.permissions.interfaces import (
@@ -55,7 +56,7 @@ from shellrt.protocol import ToolContext
 __all__ = ["DEFAULT_HOOK_TIMEOUT_S", "CommandHookRunner", "matcher_matches"]
 
 DEFAULT_HOOK_TIMEOUT_S = 60.0
-_NAMES_ONLY = re.compile(r"^[A-Za-z0-9_\-]+(\|[A-Za-z0-9_\-]+)*$")
+_NAMES_ONLY = NAMES_ONLY
 _RANK = {"allow": 1, "ask": 2, "deny": 3}
 #: Events whose hooks decide whether a call runs (``onFailure: "block"`` applies to them).
 _GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
@@ -129,12 +130,17 @@ class CommandHookRunner(HookRunner):
         self.default_timeout = default_timeout
         self.diagnostics = diagnostics if diagnostics is not None else []
         self.specs: list[HookSpec] = []
+        #: A PreToolUse or PermissionRequest hook was dropped for a matcher that matches no tool as
+        #: written: it may be the guard that mattered, so the session is degraded (round 28).
+        self.lost_guard = False
         for spec in specs:
-            try:
-                matcher_matches(spec.matcher, "")
-            except re.error as exc:
+            problem = matcher_problem(spec.matcher)
+            if problem is not None:
+                guard = spec.event in _GUARD_EVENTS
+                self.lost_guard = self.lost_guard or guard
                 self.diagnostics.append(
-                    f"{spec.origin.describe()}: hook matcher {spec.matcher!r} is not a valid regex ({exc}); hook ignored"
+                    f"{spec.origin.describe()}: {problem}; hook ignored"
+                    + ("; allow rules, hook allows and bypass mode are disabled until it is fixed" if guard else "")
                 )
                 continue
             self.specs.append(spec)

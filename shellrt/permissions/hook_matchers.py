@@ -1,0 +1,49 @@
+"""Hook matchers that can match no tool as written: a rule's form, another case, a broken regex.
+
+Why: a matcher is a tool name, ``A|B`` names or a regex, compared case-sensitively with the
+registered names (as in Claude Code). A guard written like a permission rule (``Bash(rm:*)``, as a
+regex ``Bash`` then a group: it matches ``Bashrm``) or in another case (``bash``) matched no call,
+so the guard never ran and nothing said so (red team round 28). The hook runner reports such a
+hook and drops it, and a dropped guard degrades the session (`CommandHookRunner.lost_guard`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from shellrt.permissions.rules import builtin_tool_named
+
+__all__ = ["NAMES_ONLY", "matcher_problem"]
+
+#: A matcher made of plain names only (``Bash``, ``Edit|Write``): compared as names, not as a regex.
+NAMES_ONLY = re.compile(r"^[A-Za-z0-9_\-]+(\|[A-Za-z0-9_\-]+)*$")
+#: ``Tool(...)``: the form of a permission rule.
+_RULE_FORM = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\s*\((.*)\)", re.DOTALL)
+
+
+def matcher_problem(matcher: str) -> str | None:
+    """Why ``matcher`` cannot match any tool as the operator meant it, with what to write; or None."""
+    m = matcher.strip()
+    if m in ("", "*"):
+        return None
+    rule = _RULE_FORM.fullmatch(m)
+    if rule is not None and (builtin_tool_named(rule[1]) is not None or rule[1].startswith("mcp__")):
+        tool = builtin_tool_named(rule[1]) or rule[1]
+        return (
+            f"hook matcher {m!r} is written like a permission rule, but matchers name tools, not permission "
+            f"rules (as a regex it matches no tool); write \"matcher\": {tool!r} and let the hook judge the "
+            "input, or put the rule in permissions"
+        )
+    try:
+        re.compile(m)
+    except re.error as exc:
+        return f"hook matcher {m!r} is not a valid regex ({exc})"
+    if NAMES_ONLY.match(m):
+        for word in m.split("|"):
+            known = builtin_tool_named(word)
+            if known is not None and known != word:
+                return (
+                    f"hook matcher {m!r} names no tool: {word!r}; tool names are case-sensitive "
+                    f"(did you mean {known!r}?)"
+                )
+    return None
