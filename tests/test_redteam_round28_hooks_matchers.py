@@ -2,7 +2,7 @@
 
 Hook matchers name tools, case-sensitively (as in Claude Code). A PreToolUse guard written like a
 permission rule (``"matcher": "Bash(rm:*)"``, a regex that matches ``Bashrm``) or in another case
-(``"bash"``, ``"Write|edit"``) matched no call: the guard never ran and nothing said so (an invalid
+(``"bash"``, ``"Write|edit"``) or with spaces (``"Edit | Write"``) matched no call: the guard never ran and nothing said so (an invalid
 regex was at least reported). Now each is reported with what to write instead, and for the events
 that decide whether a call runs (PreToolUse, PermissionRequest) the session is degraded, as for a
 malformed deny rule: the missing guard may be the one that mattered, so nothing but a person allows.
@@ -35,6 +35,7 @@ def test_a_guard_matcher_that_names_no_tool_degrades_the_session(tmp_path: Path)
         "case": ("PreToolUse", "bash", "did you mean 'Bash'"),
         "case2": ("PermissionRequest", "Write|edit", "did you mean 'Edit'"),
         "regex": ("PreToolUse", "Bash(", "not a valid regex"),
+        "spaces": ("PreToolUse", "Edit | Write", "write 'Edit|Write'"),
     }
     for name, (event, matcher, said) in cases.items():
         gov = _gov(tmp_path, name, {event: _hook(matcher)}, {"allow": ["Bash(ls:*)"]})

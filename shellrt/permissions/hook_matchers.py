@@ -2,7 +2,7 @@
 
 Why: a matcher is a tool name, ``A|B`` names or a regex, compared case-sensitively with the
 registered names (as in Claude Code). A guard written like a permission rule (``Bash(rm:*)``, as a
-regex ``Bash`` then a group: it matches ``Bashrm``) or in another case (``bash``) matched no call,
+regex ``Bash`` then a group: it matches ``Bashrm``) or in another case (``bash``), or with spaces around ``|``, matched no call,
 so the guard never ran and nothing said so (red team round 28). The hook runner reports such a
 hook and drops it, and a dropped guard degrades the session (`CommandHookRunner.lost_guard`).
 """
@@ -38,6 +38,12 @@ def matcher_problem(matcher: str) -> str | None:
         re.compile(m)
     except re.error as exc:
         return f"hook matcher {m!r} is not a valid regex ({exc})"
+    squeezed = re.sub(r"\s*\|\s*", "|", m)
+    if squeezed != m and NAMES_ONLY.match(squeezed):
+        return (
+            f"hook matcher {m!r} names no tool: tool names hold no spaces, and the matcher is compared "
+            f"whole; write {squeezed!r}"
+        )
     if NAMES_ONLY.match(m):
         for word in m.split("|"):
             known = builtin_tool_named(word)
