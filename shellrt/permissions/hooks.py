@@ -45,7 +45,7 @@ from shellrt.permissions.interfaces import (
     PreToolUseOutcome,
 )
 from shellrt.permissions.rules import mcp_name_parts
-from shellrt.permissions.settings import HookEvent, HookSpec
+from shellrt.permissions.settings import GUARD_EVENTS, HookEvent, HookSpec
 from shellrt.permissions.start_digests import StartDigests
 from shellrt.permissions.strict_json import StrictJsonError, strict_loads
 from shellrt.permissions.tool_names import names_of
@@ -59,7 +59,7 @@ DEFAULT_HOOK_TIMEOUT_S = 60.0
 _NAMES_ONLY = NAMES_ONLY
 _RANK = {"allow": 1, "ask": 2, "deny": 3}
 #: Events whose hooks decide whether a call runs (``onFailure: "block"`` applies to them).
-_GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
+_GUARD_EVENTS = GUARD_EVENTS
 #: Rewrites of one input by PreToolUse hooks before it must settle (each runs every hook again).
 _MAX_PRE_REWRITES = 3
 

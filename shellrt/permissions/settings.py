@@ -26,6 +26,7 @@ from shellrt.permissions.modes import PermissionMode, parse_mode
 from shellrt.permissions.rules import PermissionRule, RuleKind, RuleOrigin, parse_rule
 
 __all__ = [
+    "GUARD_EVENTS",
     "HOOK_EVENTS",
     "MAX_SETTINGS_BYTES",
     "FileSettings",
@@ -424,13 +425,13 @@ def _load_hooks(section: object, out: FileSettings, locator: _Locator, origin: R
 
 
 #: Hook events whose answers decide whether a call runs: losing one of their hooks fails closed.
-_GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
+GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
 
 
 def _lose_guard(out: FileSettings, event: str | None) -> str:
     """Mark ``out`` as having lost a guard hook when ``event`` decides calls (None: it may);
     the diagnostic's tail saying so (red team round 28: a dropped guard entry was only reported)."""
-    if event is not None and event not in _GUARD_EVENTS:
+    if event is not None and event not in GUARD_EVENTS:
         return ""
     out.lost_guard = True
     return "; it may be a guard, so allow rules, hook allows and bypass mode are disabled until it is fixed"
