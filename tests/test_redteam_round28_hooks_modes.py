@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +18,14 @@ import pytest
 
 import shellrt
 from tests._bwrap_session import require_bwrap
+from tests._calls import block_text, one_call
 
 pytestmark = pytest.mark.anyio
 
 
 async def _call(rt: shellrt.Runtime, name: str, tool_input: dict[str, Any]) -> tuple[bool, str]:
-    user = await rt.run([{"type": "tool_use", "id": "m-" + secrets.token_hex(5), "name": name, "input": tool_input}])
-    result = user["content"][0]
-    content = result["content"]
-    text = content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
-    return bool(result.get("is_error")), text
+    block = await one_call(rt, name, **tool_input)
+    return bool(block.get("is_error")), block_text(block)
 
 
 async def test_each_mode_keeps_its_promise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,6 @@ a trusted workspace's settings, real Bash commands (local backend).
 from __future__ import annotations
 
 import json
-import secrets
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 
 import shellrt
+from tests._calls import block_text, one_call
 
 pytestmark = pytest.mark.anyio
 
@@ -71,12 +71,8 @@ def _workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 async def _run(ws: Path, rt: shellrt.Runtime, command: str) -> tuple[bool, str]:
-    block = {"type": "tool_use", "id": "pr-" + secrets.token_hex(6), "name": "Bash", "input": {"command": command}}
-    user = await rt.run([block])
-    result = user["content"][0]
-    content = result["content"]
-    text = content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
-    return bool(result.get("is_error")), text
+    block = await one_call(rt, "Bash", command=command)
+    return bool(block.get("is_error")), block_text(block)
 
 
 async def test_pre_tool_use_hooks_judge_the_input_another_hook_rewrote(
