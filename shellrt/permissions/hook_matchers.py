@@ -29,8 +29,8 @@ def matcher_problem(matcher: str) -> str | None:
     if m in ("", "*"):
         return None
     rule = _RULE_FORM.fullmatch(m)
-    if rule is not None and (builtin_tool_named(rule[1]) is not None or rule[1].startswith("mcp__")):
-        tool = builtin_tool_named(rule[1]) or rule[1]
+    tool = (builtin_tool_named(rule[1]) or (rule[1] if rule[1].startswith("mcp__") else None)) if rule else None
+    if tool is not None and not _matches(m, tool):  # ``Bash(Output)?`` is a regex naming Bash
         return (
             f"hook matcher {m!r} is written like a permission rule, but matchers name tools, not permission "
             f"rules (as a regex it matches no tool); write \"matcher\": {tool!r} and let the hook judge the "
@@ -61,6 +61,13 @@ def matcher_problem(matcher: str) -> str | None:
                     f"(did you mean {known!r}?)"
                 )
     return None
+
+
+def _matches(pattern: str, name: str) -> bool:
+    try:
+        return re.fullmatch(pattern, name) is not None
+    except re.error:
+        return False
 
 
 def _nested_repeat(pattern: str) -> bool:
