@@ -179,6 +179,8 @@ def build_governance(
         diagnostics=diagnostics,
         workspace_hooks=settings.trust.hook_commands if settings.trust is not None else None,
     )
+    if hooks.lost_guard:  # a guard hook that can match nothing may be the one that mattered
+        settings.degraded = engine.degraded = True
     gate = _TrustKeepingGate(
         engine,
         approver=approver,

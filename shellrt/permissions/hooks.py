@@ -33,6 +33,7 @@ import anyio
 from pydantic import BaseModel
 
 from shellrt.permissions.hook_files import WHOLE_WORKSPACE, HookFiles, compare_hook_files, hook_files
+from shellrt.permissions.hook_matchers import NAMES_ONLY, matcher_problem
 from shellrt.permissions.hookproc import MAX_HOOK_OUTPUT, run_hook_process
 from shellrt.permissions.host_path import host_env
 from shellrt.permissions.interfaces import (
@@ -44,7 +45,7 @@ from shellrt.permissions.interfaces import (
     PreToolUseOutcome,
 )
 from shellrt.permissions.rules import mcp_name_parts
-from shellrt.permissions.settings import HookEvent, HookSpec
+from shellrt.permissions.settings import GUARD_EVENTS, HookEvent, HookSpec
 from shellrt.permissions.start_digests import StartDigests
 from shellrt.permissions.strict_json import StrictJsonError, strict_loads
 from shellrt.permissions.tool_names import names_of
@@ -55,10 +56,12 @@ from shellrt.protocol import ToolContext
 __all__ = ["DEFAULT_HOOK_TIMEOUT_S", "CommandHookRunner", "matcher_matches"]
 
 DEFAULT_HOOK_TIMEOUT_S = 60.0
-_NAMES_ONLY = re.compile(r"^[A-Za-z0-9_\-]+(\|[A-Za-z0-9_\-]+)*$")
+_NAMES_ONLY = NAMES_ONLY
 _RANK = {"allow": 1, "ask": 2, "deny": 3}
 #: Events whose hooks decide whether a call runs (``onFailure: "block"`` applies to them).
-_GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
+_GUARD_EVENTS = GUARD_EVENTS
+#: Rewrites of one input by PreToolUse hooks before it must settle (each runs every hook again).
+_MAX_PRE_REWRITES = 3
 
 
 def matcher_matches(matcher: str, tool_name: str) -> bool:
@@ -127,12 +130,17 @@ class CommandHookRunner(HookRunner):
         self.default_timeout = default_timeout
         self.diagnostics = diagnostics if diagnostics is not None else []
         self.specs: list[HookSpec] = []
+        #: A PreToolUse or PermissionRequest hook was dropped for a matcher that matches no tool as
+        #: written: it may be the guard that mattered, so the session is degraded (round 28).
+        self.lost_guard = False
         for spec in specs:
-            try:
-                matcher_matches(spec.matcher, "")
-            except re.error as exc:
+            problem = matcher_problem(spec.matcher)
+            if problem is not None:
+                guard = spec.event in _GUARD_EVENTS
+                self.lost_guard = self.lost_guard or guard
                 self.diagnostics.append(
-                    f"{spec.origin.describe()}: hook matcher {spec.matcher!r} is not a valid regex ({exc}); hook ignored"
+                    f"{spec.origin.describe()}: {problem}; hook ignored"
+                    + ("; allow rules, hook allows and bypass mode are disabled until it is fixed" if guard else "")
                 )
                 continue
             self.specs.append(spec)
@@ -216,37 +224,49 @@ class CommandHookRunner(HookRunner):
     async def pre_tool_use(
         self, tool_name: str, tool_input: dict[str, Any], ctx: ToolContext
     ) -> PreToolUseOutcome:
-        answers = await self._run("PreToolUse", tool_name, {"tool_input": tool_input}, ctx)
-        outcome = PreToolUseOutcome()
-        outcome.notices = [HookNotice(hook=a.hook, message=a.notice) for a in answers if a.notice]
-        answered = [a for a in answers if a.notice is None]
-        outcome.additional_context = [a.context for a in answered if a.context]
-        worst = max(
-            (a for a in answered if a.decision), key=lambda a: _RANK[a.decision or "allow"], default=None
-        )
-        if worst is not None and worst.decision is not None:
-            same = [a for a in answered if a.decision == worst.decision]
-            reason = "; ".join(f"{a.reason}" if a.reason else f"hook `{a.hook}`" for a in same)
-            label = {"deny": "blocked", "ask": "asks", "allow": "allowed"}[worst.decision]
-            outcome.decision = PermissionDecision(
-                behavior=worst.decision,
-                reason=f"PreToolUse hook {label}: {reason}",
-                source="hook",
-                chain=tuple(
-                    f"PreToolUse `{a.hook}`: {a.decision} {a.reason}".rstrip() for a in answered if a.decision
-                ),
+        """Every matching hook's verdict on the input that will run.
+
+        Hooks run in parallel, so when one rewrote the input the others had judged the old one: an
+        operator's guard never saw the command that ran, and an approving hook's allow carried over
+        to the rewrite (red team round 28). Now the other hooks run again on the rewrite (the
+        rewriting hook's verdict is on its own output), until no hook rewrites; an input still
+        changing after `_MAX_PRE_REWRITES` rewrites is blocked."""
+        current, rewritten = tool_input, False
+        kept: list[_Answer] = []  # the rewriting hook's answer: its verdict is on ``current``
+        skip: frozenset[str] = frozenset()
+        notices: list[HookNotice] = []
+        for _ in range(_MAX_PRE_REWRITES + 1):
+            pairs = await self._run_pairs("PreToolUse", tool_name, {"tool_input": current}, ctx, skip)
+            answers = [*kept, *(a for _, a in pairs)]
+            changed = [
+                (spec, a) for spec, a in pairs
+                if a.notice is None and a.updated_input is not None and a.updated_input != current
+            ]
+            outcome = _pre_outcome(answers)
+            if not changed or outcome.blocked_reason is not None:
+                outcome.notices = [*notices, *(n for n in outcome.notices if n not in notices)]
+                outcome.updated_input = current if rewritten else None
+                return outcome
+            notices.extend(n for n in outcome.notices if n not in notices)
+            first = _first_given(
+                [a for _, a in changed],
+                lambda a: a.updated_input,
+                "several PreToolUse hooks rewrote the input differently",
+                notices,
             )
-            if worst.decision == "deny":
-                outcome.blocked_reason = reason
-        first = _first_given(
-            answered,
-            lambda a: a.updated_input,
-            "several PreToolUse hooks rewrote the input differently",
-            outcome.notices,
+            spec, answer = next((sp, a) for sp, a in changed if a is first)
+            current, rewritten = answer.updated_input or {}, True
+            kept, skip = [answer], frozenset({spec.command})
+        reason = (
+            f"PreToolUse hooks rewrote the {tool_name} input {_MAX_PRE_REWRITES} times and would rewrite it "
+            "again, so no verdict is on the input that would run; make each rewriting hook leave an input "
+            "another hook rewrote unchanged"
         )
-        if first is not None:
-            outcome.updated_input = first.updated_input
-        return outcome
+        return PreToolUseOutcome(
+            blocked_reason=reason,
+            decision=PermissionDecision(behavior="deny", reason=reason, source="hook"),
+            notices=notices,
+        )
 
     async def post_tool_use(
         self,
@@ -316,7 +336,18 @@ class CommandHookRunner(HookRunner):
     async def _run(
         self, event: HookEvent, tool_name: str, extra: dict[str, Any], ctx: ToolContext
     ) -> list[_Answer]:
-        specs = self.matching(event, tool_name)
+        return [answer for _, answer in await self._run_pairs(event, tool_name, extra, ctx)]
+
+    async def _run_pairs(
+        self,
+        event: HookEvent,
+        tool_name: str,
+        extra: dict[str, Any],
+        ctx: ToolContext,
+        skip: frozenset[str] = frozenset(),
+    ) -> list[tuple[HookSpec, _Answer]]:
+        """Each matching hook (but those whose command is in ``skip``) with its answer."""
+        specs = [spec for spec in self.matching(event, tool_name) if spec.command not in skip]
         if not specs:
             return []
         await _sweep_protected(ctx)
@@ -359,7 +390,7 @@ class CommandHookRunner(HookRunner):
         async with anyio.create_task_group() as tg:
             for index, spec in enumerate(specs):
                 tg.start_soon(one, index, spec)
-        return [a for a in answers if a is not None]
+        return [(spec, a) for spec, a in zip(specs, answers, strict=True) if a is not None]
 
     async def _run_one(
         self, event: HookEvent, spec: HookSpec, data: bytes, cwd: Path, env: dict[str, str]
@@ -478,6 +509,32 @@ class CommandHookRunner(HookRunner):
             f"{why}; this hook runs on the host, outside the sandbox, and a command may have written "
             "what it would run: review the workspace file, then start a new session"
         )
+
+
+def _pre_outcome(answers: Sequence[_Answer]) -> PreToolUseOutcome:
+    """PreToolUse answers combined (most restrictive wins); ``updated_input`` is the caller's."""
+    outcome = PreToolUseOutcome()
+    outcome.notices = [HookNotice(hook=a.hook, message=a.notice) for a in answers if a.notice]
+    answered = [a for a in answers if a.notice is None]
+    outcome.additional_context = [a.context for a in answered if a.context]
+    worst = max(
+        (a for a in answered if a.decision), key=lambda a: _RANK[a.decision or "allow"], default=None
+    )
+    if worst is not None and worst.decision is not None:
+        same = [a for a in answered if a.decision == worst.decision]
+        reason = "; ".join(f"{a.reason}" if a.reason else f"hook `{a.hook}`" for a in same)
+        label = {"deny": "blocked", "ask": "asks", "allow": "allowed"}[worst.decision]
+        outcome.decision = PermissionDecision(
+            behavior=worst.decision,
+            reason=f"PreToolUse hook {label}: {reason}",
+            source="hook",
+            chain=tuple(
+                f"PreToolUse `{a.hook}`: {a.decision} {a.reason}".rstrip() for a in answered if a.decision
+            ),
+        )
+        if worst.decision == "deny":
+            outcome.blocked_reason = reason
+    return outcome
 
 
 def _first_given(

@@ -155,6 +155,11 @@ _BUILTIN_BY_LOWER = {
         *TOOL_ALIASES,
     )
 }
+
+
+def builtin_tool_named(name: str) -> str | None:
+    """The built-in tool (or alias) ``name`` names in any case, as spelled; None for other names."""
+    return _BUILTIN_BY_LOWER.get(name.lower())
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*(__\*)?$")
 _HOST_PATTERN = re.compile(r"^(\*\.)?([a-z0-9]([a-z0-9\-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9\-]*[a-z0-9])?)*$")
 

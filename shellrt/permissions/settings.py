@@ -26,6 +26,7 @@ from shellrt.permissions.modes import PermissionMode, parse_mode
 from shellrt.permissions.rules import PermissionRule, RuleKind, RuleOrigin, parse_rule
 
 __all__ = [
+    "GUARD_EVENTS",
     "HOOK_EVENTS",
     "MAX_SETTINGS_BYTES",
     "FileSettings",
@@ -114,6 +115,9 @@ class FileSettings:
     source: str
     exists: bool = False
     broken: bool = False
+    #: A PreToolUse or PermissionRequest hook entry of it was dropped as malformed: it may be the
+    #: guard that mattered, so the session is degraded when the file's hooks would have run.
+    lost_guard: bool = False
     #: Its content (or its ``permissions`` section) could not be read at all, so neither could its
     #: restrictions (``allowManagedPermissionRulesOnly``, ``disableBypassPermissionsMode``): a managed
     #: file so is taken to hold them (`shellrt.permissions.sources`), since they only narrow.
@@ -371,15 +375,24 @@ def _load_hooks(section: object, out: FileSettings, locator: _Locator, origin: R
     if section is None:
         return
     if not isinstance(section, dict):
-        out.diagnostics.append(f"{path}:{locator.key_line('hooks')}: hooks must be an object; ignored")
+        out.diagnostics.append(
+            f"{path}:{locator.key_line('hooks')}: hooks must be an object; ignored" + _lose_guard(out, None)
+        )
         return
     for event, groups in section.items():
         line = locator.key_line(event)
         if event not in HOOK_EVENTS:
-            out.diagnostics.append(f"{path}:{line}: hook event {event!r} is not supported here; ignored")
+            known = next((e for e in HOOK_EVENTS if e.lower() == str(event).lower()), None)
+            hint = f" (event names are case-sensitive: did you mean {known!r}?)" if known else ""
+            out.diagnostics.append(
+                f"{path}:{line}: hook event {event!r} is not supported here{hint}; ignored"
+                + (_lose_guard(out, known) if known else "")
+            )
             continue
         if not isinstance(groups, list):
-            out.diagnostics.append(f"{path}:{line}: hooks.{event} must be a list; ignored")
+            out.diagnostics.append(
+                f"{path}:{line}: hooks.{event} must be a list; ignored" + _lose_guard(out, event)
+            )
             continue
         for group in groups:
             try:
@@ -387,7 +400,9 @@ def _load_hooks(section: object, out: FileSettings, locator: _Locator, origin: R
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
-                out.diagnostics.append(f"{path}:{line}: bad {event} hook ({where}: {first['msg']}); ignored")
+                out.diagnostics.append(
+                    f"{path}:{line}: bad {event} hook ({where}: {first['msg']}); ignored" + _lose_guard(out, event)
+                )
                 continue
             for hook in cfg.hooks:
                 hook_line = locator.line_at(locator.find_value(hook.command, locator.key_offset(event)))
@@ -407,6 +422,19 @@ def _load_hooks(section: object, out: FileSettings, locator: _Locator, origin: R
                         on_failure=on_failure,
                     )
                 )
+
+
+#: Hook events whose answers decide whether a call runs: losing one of their hooks fails closed.
+GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
+
+
+def _lose_guard(out: FileSettings, event: str | None) -> str:
+    """Mark ``out`` as having lost a guard hook when ``event`` decides calls (None: it may);
+    the diagnostic's tail saying so (red team round 28: a dropped guard entry was only reported)."""
+    if event is not None and event not in GUARD_EVENTS:
+        return ""
+    out.lost_guard = True
+    return "; it may be a guard, so allow rules, hook allows and bypass mode are disabled until it is fixed"
 
 
 def parse_rule_failing_closed(

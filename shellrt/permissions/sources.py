@@ -374,6 +374,7 @@ def load_settings(
                 )
         else:
             settings.hooks += loaded.hooks
+            settings.degraded = settings.degraded or loaded.lost_guard  # untrusted: reset by _tighten_only
         if settings.managed_rules_only and loaded.source != "managed":
             _managed_only_sandbox(loaded, settings.diagnostics)
         if settings.managed_rules_only and loaded.source != "managed" and loaded.additional_directories:
@@ -484,6 +485,7 @@ def _tighten_only(loaded: FileSettings) -> list[str]:
     if loaded.hooks:
         dropped.append(f"{len(loaded.hooks)} hook(s)")
         loaded.hooks = []
+    loaded.lost_guard = False  # its hooks never run: a malformed one lost nothing
     if loaded.default_mode is not None:
         dropped.append(f"defaultMode {loaded.default_mode}")
         loaded.default_mode = None
