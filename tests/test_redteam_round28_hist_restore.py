@@ -56,7 +56,7 @@ async def test_a_huge_history_costs_time_linear_in_its_size(ws: Path) -> None:
         assert restored[n].messages == history
     print(f"restore CPU: 2,000 uses {cpu[2_000]:.3f} s, 20,000 uses {cpu[20_000]:.3f} s")
     assert cpu[20_000] < 15 * max(cpu[2_000], 0.02), cpu  # 10x the input, not 100x the time
-    assert cpu[20_000] < 1.5, cpu
+    assert cpu[20_000] < 5, cpu  # 13.2 s before; 0.5-0.7 s idle, 1.65 s in CI66 (process CPU, all threads)
     for n, done in restored.items():
         # The marks are for the files read last (the ones an Edit follows), at most the cap.
         marked = min(n, _history.MAX_RESTORED_READS)
