@@ -433,11 +433,11 @@ class HostRunner:
         while not self.closed and not self.commands_running() and time.monotonic() < end:
             # On the loop's thread from the check to the kill: no command starts in between.
             roots = {h.pid for h in self._open if h.pid is not None}
-            listing = _children_of(reaper.pid)
-            left = [pid for pid in listing if pid not in roots]
+            # Never by its bare pid: a dead reaper's pid may be another process's by now (`Reaper.children`).
+            left = [pid for pid in reaper.children() if pid not in roots]
             if not left:
                 return
-            kill_listed(left, lambda: _children_of(reaper.pid))
+            kill_listed(left, reaper.children)
             await anyio.sleep(0.002)  # the reaper reaps them; their orphans are its children then
 
     def commands_running(self) -> bool:
@@ -733,20 +733,6 @@ def read_cwd_report(path: Path | None) -> str | None:
     if raw is None or len(raw) > _CWD_REPORT_MAX:
         return None
     return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
-
-
-def _children_of(pid: int) -> list[int]:
-    """The children of ``pid`` (a thread group leader), from its ``children`` file ([] if unread)."""
-    try:
-        fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return []
-    try:
-        return [int(p) for p in os.read(fd, 1 << 20).split()]
-    except (OSError, ValueError):
-        return []
-    finally:
-        os.close(fd)
 
 
 def _pidfd_open(pid: int) -> int | None:

@@ -491,7 +491,37 @@ class Reaper:
 
     def alive(self) -> bool:
         """The reaper process still runs: a command of its uid can kill it (``kill -9 $PPID``)."""
-        return not self.closed and self._proc.poll() is None
+        return not self.closed and not self._ended_unreaped()
+
+    def _ended_unreaped(self) -> bool:
+        """Whether the reaper process ended, told without reaping it (``WNOWAIT``).
+
+        Its pid stays ours, a zombie, until `close` reaps it: the session reads "the reaper's
+        children" by that pid (`children`, `children_within`), and a reaped pid is soon another
+        process's (``pid_max`` may be 32768), whose children a sweep would then kill (round 29).
+        """
+        if self._proc.returncode is not None:
+            return True
+        try:
+            return os.waitid(os.P_PID, self._proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:  # reaped elsewhere: its pid is no longer ours to read
+            return True
+
+    def children(self) -> list[int]:
+        """The processes directly below the reaper ([] once it ended or closed: see `alive`)."""
+        if self.closed or self._ended_unreaped():
+            return []
+        pid = self._proc.pid
+        try:
+            fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return []
+        try:
+            return [int(p) for p in os.read(fd, 1 << 20).split()]
+        except (OSError, ValueError):
+            return []
+        finally:
+            os.close(fd)
 
     def children_within(self, allowed: set[int]) -> bool:
         """Whether every process directly below the reaper is in ``allowed`` (False when unsure).
@@ -499,9 +529,9 @@ class Reaper:
         Anything a command left behind once its root ended is re-parented to the reaper
         (its subreaper) before the root's pidfd says it ended, so the reaper's own
         ``children`` list, one small read, tells whether a /proc sweep has anything to
-        find. A dead reaper (its pid unreaped, so never reused) or no such file: unsure.
+        find. A dead reaper (its pid kept unreaped until `close`, so never reused) or no such file: unsure.
         """
-        if self.closed or self._proc.returncode is not None:
+        if self.closed or self._ended_unreaped():
             return False
         pid = self._proc.pid
         try:
