@@ -109,7 +109,13 @@ async def test_close_kills_background_tasks(tmp_path: Path) -> None:
     ) as rt:
         user = await rt.run([bash("bg", f"sleep 1000 # {marker}", run_in_background=True)])
         assert "task id" in texts(user)[0]
-        assert _with_marker(psutil, marker)
+        # Found by its shell's text (`tests._proc_words`); waited for, and on failure said what the
+        # task's output holds, since CI once found no such process right after the start (stop 46).
+        deadline = time.monotonic() + 10
+        while not _with_marker(psutil, marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        out = Path(texts(user)[0].rsplit("Output file: ", 1)[-1].strip())
+        assert _with_marker(psutil, marker), (texts(user), out.read_bytes()[-2000:] if out.is_file() else None)
     deadline = time.monotonic() + 3
     while _with_marker(psutil, marker) and time.monotonic() < deadline:
         time.sleep(0.05)
