@@ -64,7 +64,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from sandbox._addrdeny import address_denied, embedded
+from sandbox._addrdeny import address_denied
+from sandbox._addrforms import carried_ipv4, parse, unmapped
 from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._tunnel import (
@@ -187,9 +188,7 @@ def _printable(host: str) -> str:
 
 
 def _is_loopback(address: str) -> bool:
-    ip = ipaddress.ip_address(address.partition("%")[0])
-    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
-    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+    return unmapped(parse(address)).is_loopback
 
 
 def _literal(host: str) -> bool:
@@ -238,7 +237,7 @@ def is_global_address(address: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address):
         if ip in _SITE_LOCAL:
             return False
-        if not all(is_global_address(str(v4)) for v4 in embedded(ip)):
+        if not all(is_global_address(str(v4)) for v4 in carried_ipv4(ip, translators=True)):
             return False
     return ip.is_global and not ip.is_multicast
 
