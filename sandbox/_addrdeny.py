@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from sandbox._addrforms import NAT64, IPAddress, IPNetwork, carried_ipv4, first_containing, parse
 
-__all__ = ["address_denied", "carried", "embedded", "normalize_network"]
+__all__ = ["address_denied", "carried", "embedded", "is_address_entry", "normalize_network"]
 
 
 def embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
@@ -99,6 +99,11 @@ def _entry_networks(entry: str) -> list[IPNetwork]:
     if any(net.overlaps(lo) for net in nets for lo in _LOOPBACK if net.version == lo.version):  # type: ignore[arg-type]
         nets += _LOOPBACK
     return nets
+
+
+def is_address_entry(entry: str) -> bool:
+    """Whether a deny entry names an address or a range (else a name, judged by name)."""
+    return bool(_entry_networks(entry))
 
 
 def address_denied(address: str, entries: Iterable[str]) -> str | None:

@@ -66,6 +66,7 @@ from pathlib import Path
 
 from sandbox._addrdeny import address_denied
 from sandbox._addrforms import carried_ipv4, parse, unmapped
+from sandbox._denynames import DeniedNames
 from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._tunnel import (
@@ -262,6 +263,8 @@ class FilteringProxy:
         self.socket_path = socket_path
         self.allowed = tuple(normalize_domain(d) for d in allowed)
         self.denied = tuple(normalize_deny_entry(d) for d in denied)
+        #: What the exact names of ``denied`` resolve to: their addresses are refused too (round 29).
+        self._denied_names = DeniedNames(self.denied)
         self.log_path = log_path
         self.sandbox = sandbox
         self.refusals: list[Refusal] = []
@@ -366,6 +369,7 @@ class FilteringProxy:
             with contextlib.suppress(RuntimeError):  # the loop already ended
                 loop.call_soon_threadsafe(stop.set)
             thread.join(timeout=10)
+        self._denied_names.close()
         BUDGET.unregister(id(self))  # idempotent: the loop's end did it unless it never ran
         with contextlib.suppress(OSError):
             self.socket_path.unlink()
@@ -429,6 +433,13 @@ class FilteringProxy:
             return self._refuse(
                 host, port, f"it resolves to {barred.partition('%')[0]}, an address on the session's network "
                 "deny-list (a denied address is denied whatever name leads to it)"
+            )  # fmt: skip
+        shared = await self._denied_names.denying(addresses)
+        if shared is not None:
+            return self._refuse(
+                host, port, f"it resolves to the address {shared[0].partition('%')[0]} of {shared[1]}, a name on the session's "
+                "network deny-list (as it resolves now: a denied name's address is denied whatever name "
+                "leads to it; deny the address or range itself for what must never be reached)"
             )  # fmt: skip
         public = all(is_global_address(a) for a in addresses)
         if not explicit and not public:
