@@ -22,9 +22,14 @@ from pathlib import Path
 import pytest
 
 import sandbox._denynames as denynames
+from sandbox import BwrapConfig, SandboxPolicy
 from sandbox._proxy import FilteringProxy
+from sandbox.bwrap import BwrapBackend, _reachable
+from tests._bwrap_session import require_bwrap, supervised
+from tests._http_server import serve
 from tests._own_address import own_ipv4
 from tests._proxy_client import running_proxy
+from tests.conftest import require
 from tests.test_redteam_round28_filesnet_webfetch import _dns
 
 
@@ -140,3 +145,34 @@ def test_a_stalled_lookup_of_a_denied_name_costs_a_bounded_wait(
         assert 0.25 < took < 3.0, took  # waited for the denied name's answer, then judged by name only
     finally:
         release.set()
+
+
+@pytest.mark.anyio
+async def test_curl_in_a_bwrap_sandbox_gets_no_denied_names_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attack as a command makes it: ``curl`` behind the proxy's bridge, plain HTTP (the proxy
+    forwards) and HTTPS-style CONNECT (``-p``), to a name answering a denied name's address."""
+    require_bwrap()
+    require(_reachable("/usr/bin/curl"), "curl is not installed where the sandbox uid may run it")
+    own = own_ipv4()
+    _dns(monkeypatch, {"internal.example": [own], "alias.example": [own], "other.example": ["127.0.0.7"]})
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    session.mkdir()
+    allowed = ("alias.example", "other.example", own, "127.0.0.7")
+    policy = SandboxPolicy(
+        workspace=ws, network="proxied", allowed_domains=allowed, denied_domains=("internal.example",)
+    )
+    with serve({"/secret": (200, {"Content-Type": "text/plain"}, b"internal\n")}, host="0.0.0.0") as srv:
+        port = srv.server_port
+        curl = "curl -s -o /dev/null --max-time 10 -w '%{http_code}/%{http_connect} '"
+        command = " ; ".join(
+            f"{curl} {how} http://{host}:{port}/secret"
+            for host in ("alias.example", "other.example")
+            for how in ("", "-p")
+        )
+        async with supervised(BwrapBackend(BwrapConfig(), policy), session) as sup:
+            out = await sup.run(command, timeout_s=60)
+    assert out.preview.split() == ["403/000", "000/403", "200/000", "200/200"], out.preview
+    assert srv.hits.get("/secret", 0) == 2  # other.example's two requests only
