@@ -12,7 +12,9 @@ forwarding (``GET http://host/...``).
 Decisions are on names, never on addresses the sandbox supplies:
 
 * a name must match ``allowed_domains`` and no ``denied_domains`` (deny wins);
-  a pattern (``*.x``) sent as a host is no name and is refused;
+  a pattern (``*.x``) sent as a host is no name and is refused; a name whose DNS answers an
+  address or range on ``denied_domains``, or an address a denied exact name resolves to now
+  (`sandbox._denynames`, looked up off the loop, bounded), is refused too, in any spelling;
 * an IP literal is refused unless listed as such;
 * the proxy resolves the name itself and connects to the address it vetted
   (no second lookup to rebind); a name resolving to loopback, link-local,
