@@ -13,31 +13,14 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 
-__all__ = ["address_denied", "carried", "embedded", "normalize_network"]
+from sandbox._addrforms import NAT64, IPAddress, IPNetwork, carried_ipv4, first_containing, parse
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-#: Prefixes whose low 32 bits are an IPv4 address a translator reaches: NAT64 (RFC 6052, RFC 8215)
-#: and SIIT's IPv4-translated addresses (RFC 2765).
-_NAT64 = (
-    ipaddress.ip_network("64:ff9b::/96"),
-    ipaddress.ip_network("64:ff9b:1::/48"),
-    ipaddress.ip_network("::ffff:0:0:0/96"),
-)
+__all__ = ["address_denied", "carried", "embedded", "is_address_entry", "normalize_network"]
 
 
 def embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
     """The IPv4 addresses an IPv6 address carries (mapped, compatible, 6to4, Teredo, NAT64)."""
-    found = [a for a in (ip.ipv4_mapped, ip.sixtofour) if a is not None]
-    if ip.teredo is not None:
-        found += list(ip.teredo)
-    value = int(ip)
-    if value >> 32 == 0 and value > 1:  # ::a.b.c.d (IPv4-compatible, deprecated but routable)
-        found.append(ipaddress.IPv4Address(value))
-    if any(ip in net for net in _NAT64):
-        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
-    return found
+    return carried_ipv4(ip, translators=True)
 
 
 #: Where a connection to the unspecified address goes: Linux connects ``0.0.0.0`` and ``::`` to
@@ -48,8 +31,8 @@ _UNSPECIFIED_REACHES = {4: ipaddress.ip_address("127.0.0.1"), 6: ipaddress.ip_ad
 def carried(address: str) -> set[IPAddress]:
     """``address`` and the IPv4 addresses its IPv6 spelling carries: every address a connection
     to it may reach (the unspecified address: the loopback it connects to)."""
-    ip = ipaddress.ip_address(address.partition("%")[0].strip("[]"))
-    found = {ip, *(embedded(ip) if isinstance(ip, ipaddress.IPv6Address) else [])}
+    ip = parse(address)
+    found = {ip, *carried_ipv4(ip, translators=True)}
     return found | {_UNSPECIFIED_REACHES[a.version] for a in found if a.is_unspecified}
 
 
@@ -78,7 +61,7 @@ _LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"
 #: IPv6 prefixes whose low bits spell an IPv4 address: mapped, SIIT, NAT64 (the ``/96`` ones,
 #: low 32 bits) and the deprecated IPv4-compatible ``::/96``; 6to4 carries it after 16 bits.
 _CARRIERS: tuple[tuple[IPNetwork, int], ...] = (
-    *((net, 0) for net in _NAT64 if net.prefixlen == 96),
+    *((net, 0) for net in NAT64 if net.prefixlen == 96),
     (ipaddress.ip_network("::ffff:0:0/96"), 0),
     (ipaddress.ip_network("::/96"), 0),
     (ipaddress.ip_network("2002::/16"), 80),
@@ -118,12 +101,12 @@ def _entry_networks(entry: str) -> list[IPNetwork]:
     return nets
 
 
+def is_address_entry(entry: str) -> bool:
+    """Whether a deny entry names an address or a range (else a name, judged by name)."""
+    return bool(_entry_networks(entry))
+
+
 def address_denied(address: str, entries: Iterable[str]) -> str | None:
     """The first of ``entries`` (IP literals or networks; names are skipped) that ``address``, in
     any spelling it carries, falls in; None when none does."""
-    reached = carried(address)
-    for entry in entries:
-        for net in _entry_networks(entry):
-            if any(ip.version == net.version and ip in net for ip in reached):
-                return entry
-    return None
+    return first_containing(carried(address), entries, _entry_networks)

@@ -21,6 +21,8 @@ import ipaddress
 import socket
 from collections.abc import Iterable
 
+from sandbox._addrforms import IPAddress, IPNetwork, carried_ipv4, first_containing, parse
+
 __all__ = ["METADATA_ADDRESSES", "address_listed", "is_host_address", "is_loopback_name"]
 
 #: Cloud metadata services not in a link-local range (AWS's IPv6 one, Alibaba's), which hand out
@@ -29,24 +31,6 @@ METADATA_ADDRESSES = frozenset(
     {ipaddress.ip_address("fd00:ec2::254"), ipaddress.ip_address("100.100.100.200")}
 )
 _THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-
-def _parse(address: str) -> IPAddress:
-    return ipaddress.ip_address(address.partition("%")[0])
-
-
-def _carried(ip: IPAddress) -> list[IPAddress]:
-    """``ip`` and the IPv4 address a mapped or compatible IPv6 spelling of it reaches directly."""
-    found: list[IPAddress] = [ip]
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            found.append(ip.ipv4_mapped)
-        value = int(ip)
-        if value >> 32 == 0 and value > 1:  # ::a.b.c.d
-            found.append(ipaddress.IPv4Address(value))
-    return found
 
 
 def _nonlocal_bind(family: socket.AddressFamily) -> bool:
@@ -86,7 +70,8 @@ def is_host_address(address: str) -> bool:
     any other address does when it is one of the host's own (public ones included). IPv6
     spellings that carry such an IPv4 address (mapped, compatible) are judged by it.
     """
-    for ip in _carried(_parse(address)):
+    given = parse(address)
+    for ip in (given, *carried_ipv4(given, translators=False)):
         if ip.is_loopback or ip.is_unspecified or ip.is_link_local or ip in METADATA_ADDRESSES:
             return True
         if isinstance(ip, ipaddress.IPv4Address) and ip in _THIS_NETWORK:
@@ -103,11 +88,12 @@ def is_loopback_name(name: str) -> bool:
 
 def address_listed(address: str, entries: Iterable[str]) -> bool:
     """Whether ``address`` itself is among ``entries`` (IP literals or CIDR ranges; names are skipped)."""
-    ip = _parse(address)
-    for entry in entries:
-        try:
-            if ip in ipaddress.ip_network(entry.strip().strip("[]"), strict=False):
-                return True
-        except ValueError:
-            continue
-    return False
+    return first_containing((parse(address),), entries, _as_written) is not None
+
+
+def _as_written(entry: str) -> list[IPNetwork]:
+    """The network an allow entry names as written (an allow names what it names), none for a name."""
+    try:
+        return [ipaddress.ip_network(entry.strip().strip("[]"), strict=False)]
+    except ValueError:
+        return []

@@ -12,7 +12,9 @@ forwarding (``GET http://host/...``).
 Decisions are on names, never on addresses the sandbox supplies:
 
 * a name must match ``allowed_domains`` and no ``denied_domains`` (deny wins);
-  a pattern (``*.x``) sent as a host is no name and is refused;
+  a pattern (``*.x``) sent as a host is no name and is refused; a name whose DNS answers an
+  address or range on ``denied_domains``, or an address a denied exact name resolves to now
+  (`sandbox._denynames`, looked up off the loop, bounded), is refused too, in any spelling;
 * an IP literal is refused unless listed as such;
 * the proxy resolves the name itself and connects to the address it vetted
   (no second lookup to rebind); a name resolving to loopback, link-local,
@@ -64,7 +66,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from sandbox._addrdeny import address_denied, embedded
+from sandbox._addrdeny import address_denied
+from sandbox._addrforms import carried_ipv4, parse, unmapped
+from sandbox._denynames import DeniedNames
 from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._tunnel import (
@@ -187,9 +191,7 @@ def _printable(host: str) -> str:
 
 
 def _is_loopback(address: str) -> bool:
-    ip = ipaddress.ip_address(address.partition("%")[0])
-    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
-    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+    return unmapped(parse(address)).is_loopback
 
 
 def _literal(host: str) -> bool:
@@ -238,7 +240,7 @@ def is_global_address(address: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address):
         if ip in _SITE_LOCAL:
             return False
-        if not all(is_global_address(str(v4)) for v4 in embedded(ip)):
+        if not all(is_global_address(str(v4)) for v4 in carried_ipv4(ip, translators=True)):
             return False
     return ip.is_global and not ip.is_multicast
 
@@ -263,6 +265,8 @@ class FilteringProxy:
         self.socket_path = socket_path
         self.allowed = tuple(normalize_domain(d) for d in allowed)
         self.denied = tuple(normalize_deny_entry(d) for d in denied)
+        #: What the exact names of ``denied`` resolve to: their addresses are refused too (round 29).
+        self._denied_names = DeniedNames(self.denied)
         self.log_path = log_path
         self.sandbox = sandbox
         self.refusals: list[Refusal] = []
@@ -367,6 +371,7 @@ class FilteringProxy:
             with contextlib.suppress(RuntimeError):  # the loop already ended
                 loop.call_soon_threadsafe(stop.set)
             thread.join(timeout=10)
+        self._denied_names.close()
         BUDGET.unregister(id(self))  # idempotent: the loop's end did it unless it never ran
         with contextlib.suppress(OSError):
             self.socket_path.unlink()
@@ -430,6 +435,13 @@ class FilteringProxy:
             return self._refuse(
                 host, port, f"it resolves to {barred.partition('%')[0]}, an address on the session's network "
                 "deny-list (a denied address is denied whatever name leads to it)"
+            )  # fmt: skip
+        shared = await self._denied_names.denying(addresses)
+        if shared is not None:
+            return self._refuse(
+                host, port, f"it resolves to the address {shared[0].partition('%')[0]} of {shared[1]}, a name on the session's "
+                "network deny-list (as it resolves now: a denied name's address is denied whatever name "
+                "leads to it; deny the address or range itself for what must never be reached)"
             )  # fmt: skip
         public = all(is_global_address(a) for a in addresses)
         if not explicit and not public:

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import psutil
 
-from benchmarks._harness import Row, Samples
+from benchmarks._harness import Column, Row, Samples, Table
 from benchmarks.peers import System, SystemUnavailable, make
 
-__all__ = ["RunConfig", "kill_pids", "open_systems", "sampled_rows", "sleepers"]
+__all__ = ["RunConfig", "burst_table", "kill_pids", "open_systems", "sampled_rows", "sleepers"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,23 @@ class RunConfig:
 
     def reps(self, quick: int, full: int) -> int:
         return quick if self.quick else full
+
+
+def burst_table(
+    name: str, title: str, *, per_call: str = "ms / call", ms: dict[str, str], ratios: dict[str, str], digits: int = 2
+) -> Table:
+    """A table of alternating bursts (`benchmarks._bursts`): the time per call with its spread, then
+    further times in ms (``ms``: key -> label) and ratios shown as ``1.23x`` (``ratios``), each one
+    figure per system (a median over the rounds: no spread)."""
+    return Table(
+        name=name,
+        title=title,
+        columns=[
+            Column("per_call_s", per_call, scale=1000.0),
+            *(Column(key, label, scale=1000.0, spread=False) for key, label in ms.items()),
+            *(Column(key, label, fmt=f"{{:.{digits}f}}x", spread=False) for key, label in ratios.items()),
+        ],
+    )
 
 
 async def open_systems(ids: Sequence[str], stack: AsyncExitStack) -> tuple[dict[str, System], dict[str, Row]]:

@@ -14,10 +14,10 @@ from contextlib import AsyncExitStack
 from typing import Literal
 
 from benchmarks._bursts import BURST, Bursts, alternating_bursts, raw_spawn
-from benchmarks._harness import Column, Row, Table, summarize
+from benchmarks._harness import Row, Table, summarize
 from benchmarks.peers import SystemUnavailable
 from benchmarks.peers.ours import ShellrtSupervisor
-from benchmarks.scenarios._common import RunConfig
+from benchmarks.scenarios._common import RunConfig, burst_table
 
 __all__ = ["run"]
 
@@ -31,15 +31,11 @@ OURS: dict[str, Literal["bwrap", "local"]] = {
 
 async def run(cfg: RunConfig) -> Table:
     rounds = cfg.reps(10, 30)
-    table = Table(
-        name="bwrap-session",
-        title="`true` in a bwrap session vs a raw spawn, alternating bursts",
-        columns=[
-            Column("per_call_s", "ms / call", scale=1000.0),
-            Column("fastest_s", "fastest call ms", scale=1000.0, spread=False),
-            Column("vs_raw", "x raw (median of rounds)", fmt="{:.2f}x", spread=False),
-            Column("fastest_vs_raw", "fastest x raw", fmt="{:.2f}x", spread=False),
-        ],
+    table = burst_table(
+        "bwrap-session",
+        "`true` in a bwrap session vs a raw spawn, alternating bursts",
+        ms={"fastest_s": "fastest call ms"},
+        ratios={"vs_raw": "x raw (median of rounds)", "fastest_vs_raw": "fastest x raw"},
     )
     fns: dict[str, Callable[[], Awaitable[None]]] = {}
 

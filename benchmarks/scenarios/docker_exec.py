@@ -17,9 +17,9 @@ from typing import Any
 import anyio
 
 from benchmarks._bursts import alternating_bursts
-from benchmarks._harness import Column, Row, Table, summarize
+from benchmarks._harness import Row, Table, summarize
 from benchmarks.peers.ours import DOCKER_IMAGE
-from benchmarks.scenarios._common import RunConfig
+from benchmarks.scenarios._common import RunConfig, burst_table
 
 __all__ = ["run"]
 
@@ -30,14 +30,12 @@ _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
 
 async def run(cfg: RunConfig) -> Table:
     rounds, burst = cfg.reps(6, 15), cfg.reps(8, 12)
-    table = Table(
-        name="docker-exec",
-        title="`true` by docker warm exec vs the SDK's exec_run (same container), alternating bursts",
-        columns=[
-            Column("per_call_s", "ms / call", scale=1000.0),
-            Column("fastest_s", "fastest call ms", scale=1000.0, spread=False),
-            Column("vs_ours", "x shellrt (median of rounds)", fmt="{:.1f}x", spread=False),
-        ],
+    table = burst_table(
+        "docker-exec",
+        "`true` by docker warm exec vs the SDK's exec_run (same container), alternating bursts",
+        ms={"fastest_s": "fastest call ms"},
+        ratios={"vs_ours": "x shellrt (median of rounds)"},
+        digits=1,
     )
     try:
         import docker

@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from benchmarks._bursts import Bursts, alternating_bursts, raw_spawn
-from benchmarks._harness import Column, Row, Table, summarize
+from benchmarks._harness import Row, Table, summarize
 from benchmarks.peers import System
-from benchmarks.scenarios._common import RunConfig, open_systems
+from benchmarks.scenarios._common import RunConfig, burst_table, open_systems
 
 __all__ = ["GOAL", "run", "verdict_notes"]
 
@@ -32,16 +32,12 @@ PIPELINE = _SYSTEMS["shellrt-runtime-local"]
 
 async def run(cfg: RunConfig) -> Table:
     rounds, burst = cfg.reps(16, 40), cfg.reps(10, 12)
-    table = Table(
-        name="pipeline",
-        title="issue 22 item 2: `true` through the full pipeline vs a raw spawn, alternating bursts",
-        columns=[
-            Column("per_call_s", "wall ms / call", scale=1000.0),
-            Column("cpu_s", "CPU ms (this process)", scale=1000.0, spread=False),
-            Column("child_cpu_s", "CPU ms (children)", scale=1000.0, spread=False),
-            Column("vs_raw_wall", "x raw wall", fmt="{:.2f}x", spread=False),
-            Column("vs_raw_cpu", "x raw CPU", fmt="{:.2f}x", spread=False),
-        ],
+    table = burst_table(
+        "pipeline",
+        "issue 22 item 2: `true` through the full pipeline vs a raw spawn, alternating bursts",
+        per_call="wall ms / call",
+        ms={"cpu_s": "CPU ms (this process)", "child_cpu_s": "CPU ms (children)"},
+        ratios={"vs_raw_wall": "x raw wall", "vs_raw_cpu": "x raw CPU"},
     )
     async with AsyncExitStack() as stack:
         started, unusable = await open_systems(list(_SYSTEMS), stack)

@@ -20,6 +20,7 @@ import re
 import socket
 
 from sandbox._addrdeny import address_denied, normalize_network
+from sandbox._addrforms import unmapped
 
 __all__ = ["address_entry", "address_matches", "canonical_host", "ends_in_number", "rule_host", "rule_network"]
 
@@ -38,9 +39,7 @@ def canonical_host(host: str) -> str:
     """
     text = host.strip()
     if ":" in text:  # an IPv6 literal (urlsplit dropped its brackets); ::ffff:a.b.c.d is a.b.c.d
-        ip = ipaddress.ip_address(text)
-        mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
-        return str(mapped or ip)
+        return str(unmapped(ipaddress.ip_address(text)))
     try:
         ascii_host = text.encode("ascii").decode("ascii")
     except UnicodeEncodeError:

@@ -16,7 +16,7 @@ hook lets the loop in between objects.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import AnyStr, TypeVar
 
 import anyio.to_thread
 
@@ -28,6 +28,7 @@ INLINE_BYTES = 1 << 20
 #: (``"k":0,`` keys), ~20 MB of source code inside strings.
 MAX_STRUCTURE = 1_000_000
 _STRUCTURAL = ("[", "{", ",", ":")
+_STRUCTURAL_BYTES = tuple(char.encode() for char in _STRUCTURAL)
 #: Quote characters up to which an over-count is made again outside strings (a loop per quote:
 #: ~10 ms at this many); more strings than this are judged by the first count alone.
 EXACT_QUOTES = 20_000
@@ -38,30 +39,31 @@ _MAX_BACKSLASH_WALK = 200_000
 T = TypeVar("T")
 
 
-def _structure_outside_strings(data: bytes) -> int | None:
+def _structure_outside_strings(data: AnyStr, quote: AnyStr, backslash: AnyStr, structural: tuple[AnyStr, ...]) -> int | None:
     """The structural characters of ``data`` outside its JSON strings, or None when it has more
-    than `EXACT_QUOTES` quotes (too many strings to walk here) or a string left open."""
-    if data.count(b'"') > EXACT_QUOTES:
+    than `EXACT_QUOTES` quotes (too many strings to walk here) or a string left open. Counted on
+    ``data`` as it came (bytes or str: the same characters, no encoded copy of a big line)."""
+    if data.count(quote) > EXACT_QUOTES:
         return None
     count, start, inside = 0, 0, False
     walk = _MAX_BACKSLASH_WALK  # backslashes looked at, all quotes together: bounded time
-    at = data.find(b'"')
+    at = data.find(quote)
     while at >= 0:
         slashes = 0
-        while at - slashes - 1 >= 0 and data[at - slashes - 1] == 0x5C:  # backslashes before it
+        while at - slashes - 1 >= 0 and data[at - slashes - 1 : at - slashes] == backslash:  # before it
             slashes += 1
             walk -= 1
             if walk < 0:
                 return None
         if not inside or slashes % 2 == 0:  # an unescaped quote opens or closes a string
             if not inside:
-                count += sum(data.count(char.encode(), start, at) for char in _STRUCTURAL)
+                count += sum(data.count(char, start, at) for char in structural)
             inside = not inside
             start = at + 1
-        at = data.find(b'"', at + 1)
+        at = data.find(quote, at + 1)
     if inside:
         return None
-    return count + sum(data.count(char.encode(), start) for char in _STRUCTURAL)
+    return count + sum(data.count(char, start) for char in structural)
 
 
 def over_budget(raw: bytes | str, what: str = "line") -> str | None:
@@ -72,8 +74,11 @@ def over_budget(raw: bytes | str, what: str = "line") -> str | None:
     for char in _STRUCTURAL:
         count += raw.count(char.encode()) if isinstance(raw, bytes) else raw.count(char)
         if count > MAX_STRUCTURE:
-            data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
-            exact = _structure_outside_strings(data)
+            exact = (
+                _structure_outside_strings(raw, b'"', b"\\", _STRUCTURAL_BYTES)
+                if isinstance(raw, bytes)
+                else _structure_outside_strings(raw, '"', "\\", _STRUCTURAL)
+            )
             if exact is not None and exact <= MAX_STRUCTURE:
                 return None  # the count was in strings (a big file's content): cheap to read
             return (
