@@ -100,6 +100,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -426,10 +427,18 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._shm_cap = ShmCap(SHM_BYTES)
         self._shm_where: str | None = None  # its mount point, made at start
         #: The meeting places and static caches to mask, looked at again only when they changed.
+        # Through a weak reference: callbacks holding ``self`` made every backend a reference cycle,
+        # alive (its roots registered in `sandbox._hostpath`) until a collection ran (round 29).
+        me = weakref.ref(self)
+
+        def roots() -> tuple[Path, ...]:
+            backend = me()
+            return () if backend is None else backend.policy.allowed_roots()
+
         self._own = OwnMaskCache(
-            lambda: _own_masks(self.policy.allowed_roots()),
-            lambda: _own_mask_key(self.policy.allowed_roots()),
-            lambda: _own_mask_paths(self.policy.allowed_roots()),
+            lambda: _own_masks(roots()),
+            lambda: _own_mask_key(roots()),
+            lambda: _own_mask_paths(roots()),
         )
 
     @property

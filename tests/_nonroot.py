@@ -191,6 +191,13 @@ def _requirement_names(dist: str) -> list[str]:
 
 def with_requirements(names: list[str], *, also: tuple[str, ...] = ("shellrt",)) -> list[str]:
     """``names`` plus the requirements of ``also`` and of every one of them, transitively (installed ones)."""
+    return list(_with_requirements(tuple(sorted(set(names))), also))
+
+
+@functools.lru_cache(maxsize=16)
+def _with_requirements(names: tuple[str, ...], also: tuple[str, ...]) -> tuple[str, ...]:
+    """`with_requirements`, once per process for a set of names: each wrapper of a worker asked it again
+    for the same (0.5-1 s of metadata lookups each, round 29)."""
     wanted: set[str] = set()
     todo = [*names, *(r for dist in also for r in _requirement_names(dist))]
     while todo:
@@ -203,7 +210,7 @@ def with_requirements(names: list[str], *, also: tuple[str, ...] = ("shellrt",))
             continue
         wanted.add(canonical)
         todo += _requirement_names(canonical)
-    return sorted(wanted)
+    return tuple(sorted(wanted))
 
 
 def _place(src: Path, dest: Path) -> None:
@@ -246,6 +253,54 @@ def link_repo(dest: Path) -> None:
                 _place(path, dest / path.relative_to(ROOT))
     for extension in ROOT.glob("*.so"):  # mypyc's runtime module of an in-place build
         _place(extension, dest / extension.name)
+
+
+#: Plugins a child run loads only when its tests use them: hypothesis's took 0.8 s of each child's
+#: 2-4 s start-up at load 20 (round 29), and no bwrap attack test draws generated cases.
+_OPTIONAL_PLUGINS = {"hypothesis": "hypothesispytest"}
+_TESTS_IMPORT = re.compile(r"^\s*(?:from tests(?:\.(\w+))? import ([\w, ()]+)|import tests\.(\w+))", re.M)
+
+
+def _test_sources(args: list[str]) -> list[str] | None:
+    """The text of each test file ``args`` names and of every ``tests`` module it imports (transitively);
+    None when an argument is not a file or a node id of one (the caller then assumes every plugin is used)."""
+    todo: list[Path] = []
+    words = iter(args)
+    for arg in words:
+        if arg == "--deselect":
+            next(words, None)
+            continue
+        if arg.startswith("-"):
+            return None
+        path = ROOT / arg.partition("::")[0]
+        if path.suffix != ".py" or not path.is_file():
+            return None
+        todo.append(path)
+    seen: dict[Path, str] = {}
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen[path] = text = path.read_text(errors="replace")
+        for module, names, plain in _TESTS_IMPORT.findall(text):
+            if module or plain:
+                todo.append(ROOT / "tests" / f"{module or plain}.py")
+            else:
+                todo += (ROOT / "tests" / f"{name.strip()}.py" for name in names.strip("()").split(","))
+    return list(seen.values())
+
+
+def plugins_unused_by(args: list[str]) -> list[str]:
+    """``-p no:NAME`` for each optional plugin whose module no source of the selected tests imports."""
+    sources = _test_sources(args)
+    if sources is None:
+        return []
+    return [
+        word
+        for module, plugin in _OPTIONAL_PLUGINS.items()
+        if not any(re.search(rf"^\s*(?:from|import) {module}\b", text, re.M) for text in sources)
+        for word in ("-p", f"no:{plugin}")
+    ]
 
 
 @dataclass
@@ -336,6 +391,7 @@ class NonRootRun:
                 "-q",
                 "-p",
                 "no:cacheprovider",
+                *plugins_unused_by(args),
                 "--basetemp",
                 str(self.owned / "basetemp" / "run"),
                 "--junitxml",

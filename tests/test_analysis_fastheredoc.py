@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from shellrt.analysis import analyze
 from shellrt.analysis.analyze import _analyze_bash
 from shellrt.analysis.fastheredoc import plan_fast, plan_heredoc
+from tests._fuzz import examples
 
 
 def _same(command: str) -> bool:
@@ -133,7 +134,7 @@ def _heredoc_commands(draw: st.DrawFn) -> str:
     )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(_heredoc_commands())
 def test_generated_heredocs_agree(command: str) -> None:
     _same(command)

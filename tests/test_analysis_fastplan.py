@@ -32,6 +32,7 @@ from shellrt.analysis.fastplan import (
     scan_tokens,
 )
 from shellrt.analysis.words import DQ_WHOLE_FEATURES, QUOTED_FEATURES
+from tests._fuzz import examples
 from tests.test_analysis_corpus import NOT_READ_ONLY, READ_ONLY
 from tests.test_analysis_property import SAFE, UNSAFE
 
@@ -738,13 +739,13 @@ def _commands(draw: st.DrawFn) -> str:
     )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(_commands())
 def test_generated_commands_agree(command: str) -> None:
     _same(command)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.text(alphabet="ab -'\"$`\\|&;<>(){}[]*?~=#!.,/:@%+^\n\t0129é", max_size=40))
 def test_arbitrary_text_agrees(command: str) -> None:
     _same(command)
@@ -762,7 +763,7 @@ def test_scanner_matches_token_grammar_on_tables(command: str) -> None:
     assert scan_plain_tokens(command) == PLAIN_TOKEN_SPEC.findall(command), command
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.text(alphabet=_TOKEN_ALPHABET, max_size=24))
 def test_scanner_matches_token_grammar(command: str) -> None:
     assert scan_tokens(command) == TOKEN_SPEC.findall(command), command
@@ -783,7 +784,7 @@ def _segments_word(text: str) -> tuple[str, str, frozenset[str]] | None:
     return text, "".join([a or b or c for a, b, c in segments]), QUOTED_FEATURES
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.text(alphabet="ab*?'\"~- $x", min_size=1, max_size=12))
 def test_quoted_words_match_their_segments(text: str) -> None:
     """Every quoted word the tokenizer yields gets the value its segments give."""
@@ -794,7 +795,7 @@ def test_quoted_words_match_their_segments(text: str) -> None:
             assert got == _segments_word(token), token
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.text(alphabet="aZ09_./+-=:@%,~*?'\"$ é\t", min_size=1, max_size=8))
 def test_command_names_match_their_pattern(token: str) -> None:
     """The fast path's command-name check is a code-point scan of this pattern."""

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from shellrt.analysis import analyze
 from shellrt.analysis.analyze import _analyze_bash, clear_cache
 from shellrt.analysis.fastquote import plan_unterminated_quote
+from tests._fuzz import examples
 
 
 def _same(command: str) -> bool:
@@ -188,7 +189,7 @@ def _prefixes(draw: st.DrawFn) -> str:
 _TAIL_ALPHABET = "ab -$`\\|&;<>(){}[]*?~=#!.,/:@%+^\t0129"
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(_prefixes(), st.sampled_from([" ", "\t", "  "]), st.text(alphabet=_TAIL_ALPHABET, max_size=20))
 def test_generated_commands_agree(prefix: str, blank: str, tail: str) -> None:
     _same(prefix + blank + "'" + tail)
@@ -198,7 +199,7 @@ def test_generated_commands_are_often_taken() -> None:
     """The generated test compares both paths on a real share of its inputs (else it tests nothing)."""
     taken = []
 
-    @settings(max_examples=300, deadline=None, database=None)
+    @settings(max_examples=examples(300), deadline=None, database=None)
     @given(_prefixes(), st.text(alphabet=_TAIL_ALPHABET, max_size=20))
     def count(prefix: str, tail: str) -> None:
         taken.append(plan_unterminated_quote(prefix + " '" + tail) is not None)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from shellrt.analysis.analyze import _analyze_bash
 from shellrt.analysis.fastplan import plan_simple
 from shellrt.analysis.plan import SCRIPT_PLANNERS
+from tests._fuzz import examples
 
 
 def _agree(command: str) -> None:
@@ -132,7 +133,7 @@ def _scripts(draw: st.DrawFn) -> str:
     return command + draw(st.sampled_from(["", " ", ";", " &"]))
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(_scripts(), st.sampled_from(WRAPPERS[:5] + WRAPPERS[8:]))
 def test_generated_scripts_agree(script: str, wrapper: str) -> None:
     _agree(wrapper.format(script))

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from shellrt.analysis import Subcommand, analyze
 from shellrt.analysis.parts import _quote
+from tests._fuzz import examples
 
 
 def parts(command: str) -> list[Subcommand]:
@@ -285,7 +286,7 @@ def test_a_script_that_does_not_parse_leaves_a_part_no_rule_allows(command: str)
     assert any(not p.static_name and p.via for p in result.subcommands), result.subcommands
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.text(alphabet="aZ09_@%+=:,./- '\"$\t\n\x00\x7f~*!é日", max_size=12))
 def test_part_words_are_quoted_exactly_like_shlex(value: str) -> None:
     """Part texts quote words with a code-point scan; it must agree with ``shlex.quote`` everywhere."""

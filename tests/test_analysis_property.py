@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shellrt.analysis import analyze
+from tests._fuzz import examples
 
 UNSAFE = [
     "rm -rf x", "rm x", "touch f", "mv a b", "cp a b", "chmod 777 f", "git push", "git commit -m x",
@@ -56,7 +57,7 @@ def compounds(draw: st.DrawFn) -> str:
     return command
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(compounds())
 def test_unsafe_fragment_never_read_only(command: str) -> None:
     result = analyze(command)
@@ -64,7 +65,7 @@ def test_unsafe_fragment_never_read_only(command: str) -> None:
     assert not result.concurrency_safe
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from(SAFE), min_size=1, max_size=4), st.lists(st.sampled_from(BINARY), min_size=3,
                                                                           max_size=3))
 def test_safe_compounds_stay_read_only(parts: list[str], ops: list[str]) -> None:
@@ -74,7 +75,7 @@ def test_safe_compounds_stay_read_only(parts: list[str], ops: list[str]) -> None
     assert analyze(command).read_only, command
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.text(max_size=80))
 def test_arbitrary_text_never_crashes(text: str) -> None:
     result = analyze(text)

@@ -13,6 +13,7 @@ import subprocess
 import pytest
 
 from shellrt.analysis import analyze
+from tests._fuzz import examples
 from tests.test_analysis_corpus import NOT_READ_ONLY, READ_ONLY
 from tests.test_analysis_fastplan import _NAMES, _OPS, _REDIRECTS, _WORDS
 from tests.test_analysis_oracle import COMMANDS
@@ -106,7 +107,7 @@ def test_valid_shapes_stay_parse_ok(command: str) -> None:
 
 
 def test_every_command_bash_rejects_is_not_parse_ok() -> None:
-    commands = list(dict.fromkeys(NOT_READ_ONLY + READ_ONLY + COMMANDS + _generated(1500)))
+    commands = list(dict.fromkeys(NOT_READ_ONLY + READ_ONLY + COMMANDS + _generated(examples(1500))))
     rejected = [c for c in commands if "\x00" not in c and not _bash_accepts(c)]
     wrong = [c for c in rejected if analyze(c).parse_ok]
     assert not wrong, f"{len(wrong)} commands bash rejects are parse_ok: {wrong[:10]!r}"
