@@ -137,7 +137,18 @@ def _table(fields: Mapping[str, Any]) -> str:
     if fields["cd_targets"]:
         rows.append(("cd", ", ".join(fields["cd_targets"])))
     width = max(len(key) for key, _ in rows)
-    return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)
+    return "\n".join(f"{key:<{width}}  {_cell(value)}" for key, value in rows)
+
+
+def _cell(value: str) -> str:
+    """A value of the command (its text, subcommands, targets) as one line, controls escaped: the
+    operator reviews a command someone gave them, and ``#<CR><ESC>[2Kls -la`` showed as ``ls -la``
+    (red team round 29). Plain ASCII, the common case, loads nothing."""
+    if value.isascii() and value.isprintable():
+        return value
+    from shellrt.permissions.shown import for_person
+
+    return for_person(value, one_line=True)
 
 
 def _yes(flag: bool) -> str:
