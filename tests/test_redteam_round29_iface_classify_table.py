@@ -9,6 +9,8 @@ prompts show the model's text (`for_person`, one line). In process, the real CLI
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from shellrt.cli import main
@@ -21,3 +23,9 @@ def test_the_classify_table_shows_the_command_escaped(capsys: pytest.CaptureFixt
     raw = [ch for ch in ("\x1b", "\r", "\u202e", "\x07") if ch in out]
     assert raw == [], (raw, out)
     assert "rm -rf ~/x" in out and "\\x0d\\x1b[2Kls -la" in out and "\\u202e" in out, out
+    # --json: the same JSON to a reader, nothing a terminal obeys (C1 CSI, bidi override); letters kept.
+    shown = "ls \u202eé\u009b2J\U000e0041"
+    assert main(["classify", "--json", shown]) == 0
+    out = capsys.readouterr().out
+    assert [ch for ch in ("\u202e", "\u009b", "\U000e0041") if ch in out] == [], out
+    assert json.loads(out)["command"] == shown and "é" in out, out
