@@ -34,13 +34,16 @@ async def test_a_deep_body_is_refused_under_its_own_id() -> None:
 
     for msg_id, arrays in (("d100k", 100_000), ("d400", 400), ("d199", 199)):
         sent = await post(middleware, _body(msg_id, arrays))
-        assert sent[0]["status"] == 400, (msg_id, sent[:1])
         got = json.loads(sent[1]["body"])
         assert got["id"] == msg_id and got["error"]["code"] == -32600, got
+        if arrays > 50_000:  # round 29: more values than an HTTP body may hold, refused unread (413)
+            assert sent[0]["status"] == 413 and "50,000" in got["error"]["message"], got
+            continue
+        assert sent[0]["status"] == 400, (msg_id, sent[:1])
         assert "nested more than 200 levels" in got["error"]["message"], got
     assert not reached
     sent = await post(middleware, _body("flat", 198))  # 200 levels with the two objects around it
     assert sent[0]["status"] == 200 and len(reached) == 1, sent[:1]
-    sent = await post(middleware, b'{"jsonrpc":"2.0","id":5,"params":' + b"[" * 100_000)  # not JSON at all
+    sent = await post(middleware, b'{"jsonrpc":"2.0","id":5,"params":' + b"[" * 40_000)  # not JSON at all (under the values bound)
     got = json.loads(sent[1]["body"])
     assert got["id"] is None and got["error"]["code"] == -32700, got

@@ -49,7 +49,29 @@ def build_parser(commands: Sequence[str] = _COMMAND_MODULES) -> argparse.Argumen
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``shellrt`` console script; returns the exit code."""
+    """Entry point of the ``shellrt`` console script; returns the exit code.
+
+    Standard error escapes control characters while it runs (`shellrt.cli._stderr`): diagnostics,
+    usage errors, warnings and tracebacks quote text others chose (red team round 29). Run as the
+    program (``argv`` None) it stays so to the end, for the traceback or the ``SystemExit`` message
+    Python prints after this returns; called with ``argv`` (embedded, tests) the caller's stream
+    is put back.
+    """
+    from shellrt.cli._stderr import escape_controls, escaping_stderr
+
+    replaced = escaping_stderr()
+    try:
+        return _main(argv)
+    except SystemExit as exc:
+        if isinstance(exc.code, str):  # printed by Python, outside any stream this function chose
+            raise SystemExit(escape_controls(exc.code)) from None
+        raise
+    finally:
+        if replaced is not None and argv is not None and getattr(sys.stderr, "unescaped", None) is replaced:
+            sys.stderr = replaced
+
+
+def _main(argv: Sequence[str] | None) -> int:
     words = list(argv) if argv is not None else sys.argv[1:]
     parser = build_parser(_chosen_commands(words))
     args = parser.parse_args(words)

@@ -50,7 +50,9 @@ class StatusLine:
     """Renders progress on one terminal line; a no-op when ``stream`` is not a TTY."""
 
     def __init__(self, stream: TextIO, *, enabled: bool | None = None) -> None:
-        self.stream = stream
+        from shellrt.cli._stderr import unescaped  # loaded by `main` already
+
+        self.stream = unescaped(stream)  # its own \r ESC[K redraw the line; its text is escaped
         self.enabled = stream.isatty() if enabled is None else enabled
         self._shown = False
 

@@ -352,7 +352,10 @@ async def _main(args: argparse.Namespace, floor: TaskFloor) -> int:
 
     done_before = read_finished_ids(args.out) if args.resume else set()
     total = max(_count_lines(args.tasks) - len(done_before), 0)
-    progress = Progress(total, live=False if args.quiet else None)
+    from shellrt.cli._stderr import unescaped
+
+    # The line is redrawn with its own \r ESC[2K (its text is `terminal_safe`): the raw stream.
+    progress = Progress(total, stream=unescaped(sys.stderr), live=False if args.quiet else None)
 
     def bad_line(error: TaskLineError) -> None:
         progress.bad_line()

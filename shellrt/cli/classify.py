@@ -64,7 +64,7 @@ def _run(args: argparse.Namespace) -> int:
 
         from shellrt.analysis.wire import wire_form
 
-        print(json.dumps(wire_form(fields), ensure_ascii=False))
+        print(_json_line(json.dumps(wire_form(fields), ensure_ascii=False)))
     else:
         print(_table(fields))
     return 0
@@ -82,7 +82,7 @@ def _jsonl(stdin: TextIO, stdout: TextIO, default_shell: str) -> int:
             answer = {"error": str(exc), "line": number}
         except Exception as exc:  # never die on one line
             answer = {"error": f"internal error: {type(exc).__name__}: {exc}", "line": number}
-        stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        stdout.write(_json_line(json.dumps(answer, ensure_ascii=False)) + "\n")
         stdout.flush()
     return 0
 
@@ -137,7 +137,35 @@ def _table(fields: Mapping[str, Any]) -> str:
     if fields["cd_targets"]:
         rows.append(("cd", ", ".join(fields["cd_targets"])))
     width = max(len(key) for key, _ in rows)
-    return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)
+    return "\n".join(f"{key:<{width}}  {_cell(value)}" for key, value in rows)
+
+
+def _json_line(text: str) -> str:
+    """A JSON text with every character that does not print (C1 controls such as U+009B, the
+    one-character CSI; U+202E and the other format characters) written as a JSON ``\\u`` escape:
+    the same JSON to a reader, nothing a terminal obeys (red team round 29). Letters stay as they are."""
+    if text.isascii() or text.isprintable():
+        return text  # json.dumps escaped the ASCII controls already
+    return "".join(ch if ch.isprintable() else _json_escape(ch) for ch in text)
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def _cell(value: str) -> str:
+    """A value of the command (its text, subcommands, targets) as one line, controls escaped: the
+    operator reviews a command someone gave them, and ``#<CR><ESC>[2Kls -la`` showed as ``ls -la``
+    (red team round 29). Plain ASCII, the common case, loads nothing."""
+    if value.isascii() and value.isprintable():
+        return value
+    from shellrt.permissions.shown import for_person
+
+    return for_person(value, one_line=True)
 
 
 def _yes(flag: bool) -> str:

@@ -34,6 +34,7 @@ from pydantic import BaseModel
 
 from shellrt.permissions.hook_files import WHOLE_WORKSPACE, HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.hook_matchers import NAMES_ONLY, matcher_problem
+from shellrt.permissions.hook_rewrites import observed
 from shellrt.permissions.hookproc import MAX_HOOK_OUTPUT, run_hook_process
 from shellrt.permissions.host_path import host_env
 from shellrt.permissions.interfaces import (
@@ -232,15 +233,16 @@ class CommandHookRunner(HookRunner):
         rewriting hook's verdict is on its own output), until no hook rewrites; an input still
         changing after `_MAX_PRE_REWRITES` rewrites is blocked."""
         current, rewritten = tool_input, False
+        seen: dict[str, Any] = tool_input  # ``current`` as the hooks judge it: paths resolved
         kept: list[_Answer] = []  # the rewriting hook's answer: its verdict is on ``current``
         skip: frozenset[str] = frozenset()
         notices: list[HookNotice] = []
         for _ in range(_MAX_PRE_REWRITES + 1):
-            pairs = await self._run_pairs("PreToolUse", tool_name, {"tool_input": current}, ctx, skip)
+            pairs = await self._run_pairs("PreToolUse", tool_name, {"tool_input": seen}, ctx, skip)
             answers = [*kept, *(a for _, a in pairs)]
             changed = [
                 (spec, a) for spec, a in pairs
-                if a.notice is None and a.updated_input is not None and a.updated_input != current
+                if a.notice is None and a.updated_input is not None and a.updated_input not in (current, seen)
             ]
             outcome = _pre_outcome(answers)
             if not changed or outcome.blocked_reason is not None:
@@ -256,16 +258,16 @@ class CommandHookRunner(HookRunner):
             )
             spec, answer = next((sp, a) for sp, a in changed if a is first)
             current, rewritten = answer.updated_input or {}, True
+            view = await observed(current)  # resolved as the model's input was (round 29)
+            if isinstance(view, str):
+                return _blocked(f"hook `{answer.hook}` rewrote the input badly: {view}", notices)
+            seen = view
             kept, skip = [answer], frozenset({spec.command})
-        reason = (
+        return _blocked(
             f"PreToolUse hooks rewrote the {tool_name} input {_MAX_PRE_REWRITES} times and would rewrite it "
             "again, so no verdict is on the input that would run; make each rewriting hook leave an input "
-            "another hook rewrote unchanged"
-        )
-        return PreToolUseOutcome(
-            blocked_reason=reason,
-            decision=PermissionDecision(behavior="deny", reason=reason, source="hook"),
-            notices=notices,
+            "another hook rewrote unchanged",
+            notices,
         )
 
     async def post_tool_use(
@@ -509,6 +511,15 @@ class CommandHookRunner(HookRunner):
             f"{why}; this hook runs on the host, outside the sandbox, and a command may have written "
             "what it would run: review the workspace file, then start a new session"
         )
+
+
+def _blocked(reason: str, notices: list[HookNotice]) -> PreToolUseOutcome:
+    """A PreToolUse outcome that blocks the call for ``reason`` (no verdict stands on the input)."""
+    return PreToolUseOutcome(
+        blocked_reason=reason,
+        decision=PermissionDecision(behavior="deny", reason=reason, source="hook"),
+        notices=notices,
+    )
 
 
 def _pre_outcome(answers: Sequence[_Answer]) -> PreToolUseOutcome:

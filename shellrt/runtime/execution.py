@@ -23,6 +23,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from shellrt.permissions import HookRunner, PermissionDecision, PermissionGate
+from shellrt.permissions.hook_rewrites import observing
 from shellrt.permissions.shown import for_person
 from shellrt.protocol import (
     ContentBlock,
@@ -185,7 +186,8 @@ class CallExecutor:
         pre_additional: list[str] = []
         if self.hooks.runs_for("PreToolUse", tool.name):
             observed = resolve_observed_paths(backfilled, ctx)
-            pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
+            with observing(partial(self._observed, tool, ctx=ctx)):  # a rewrite is judged resolved too
+                pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
             notices.extend(f"hook {n.hook}: {n.message}" for n in pre.notices)
             if pre.blocked_reason is not None:
                 return CallOutcome(
@@ -371,6 +373,14 @@ class CallExecutor:
         failure = await self._validate(tool, parsed, ctx)
         return failure if failure is not None else (parsed, tool.backfill(parsed))
 
+    async def _observed(self, tool: Tool[Any, Any], raw: dict[str, Any], *, ctx: ToolContext) -> dict[str, Any] | str:
+        """A hook's rewrite as the hooks see the model's input: parsed, validated, backfilled, its
+        paths resolved (or why it is no valid input): `shellrt.permissions.hook_rewrites`."""
+        prepared = await self._prepare(tool, raw, ctx)
+        if isinstance(prepared, str):
+            return prepared
+        return resolve_observed_paths(prepared[1], ctx).model_dump(mode="json")
+
     async def _rehook(
         self, tool: Tool[Any, Any], tool_input: BaseModel, backfilled: BaseModel, ctx: ToolContext
     ) -> PreHooked | str:
@@ -378,7 +388,8 @@ class CallExecutor:
         if not self.hooks.runs_for("PreToolUse", tool.name):
             return PreHooked(tool_input, backfilled)
         observed = resolve_observed_paths(backfilled, ctx)
-        pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
+        with observing(partial(self._observed, tool, ctx=ctx)):
+            pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
         notices = tuple(f"hook {n.hook}: {n.message}" for n in pre.notices)
         context = tuple(pre.additional_context)
         if pre.blocked_reason is not None:

@@ -7,13 +7,21 @@ too and needs no ``--allow-remote``, yet it was served with no check: a web page
 rebound to that address had its requests answered (round 27, wave 2). Here the check is on for
 every loopback host, the host as given and as written canonically allowed beside the usual names.
 A non-loopback host (``--allow-remote``) keeps the SDK's choice: its names are the operator's.
+
+Origins are the server's own: its names on its port. ``http://localhost:*`` allowed a page of any
+other local web server (a repository's dev server on ``localhost:3000``) as if it were this one's
+(red team round 29); a browser sends that Origin, non-browser clients send none.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from typing import TYPE_CHECKING
 
-__all__ = ["loopback_allowed"]
+if TYPE_CHECKING:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+__all__ = ["loopback_allowed", "loopback_security"]
 
 _USUAL = ("127.0.0.1", "localhost", "[::1]")
 
@@ -29,9 +37,21 @@ def _spellings(host: str) -> list[str]:
     return [f"[{name}]" if address.version == 6 else name for name in dict.fromkeys(names)]
 
 
-def loopback_allowed(host: str) -> tuple[list[str], list[str]] | None:
+def loopback_security(host: str, port: int) -> TransportSecuritySettings | None:
+    """The SDK's Host/Origin settings for a server on ``host``:``port`` (None: not loopback, the SDK's default)."""
+    allowed = loopback_allowed(host, port)
+    if allowed is None:
+        return None
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=allowed[0], allowed_origins=allowed[1]
+    )
+
+
+def loopback_allowed(host: str, port: int = 0) -> tuple[list[str], list[str]] | None:
     """The Host and Origin patterns to allow for a loopback ``host`` (None for any other: the
-    SDK's default). `McpToolServer.serve_http` turns them into the SDK's settings."""
+    SDK's default). Origins on ``port`` only (any port when it is 0: not known before binding)."""
     if host.lower() != "localhost":
         try:
             if not ipaddress.ip_address(host).is_loopback:
@@ -39,4 +59,4 @@ def loopback_allowed(host: str) -> tuple[list[str], list[str]] | None:
         except ValueError:
             return None
     names = list(dict.fromkeys([*_USUAL, *_spellings(host)]))
-    return [f"{name}:*" for name in names], [f"http://{name}:*" for name in names]
+    return [f"{name}:*" for name in names], [f"http://{name}:{port or '*'}" for name in names]

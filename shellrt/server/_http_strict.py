@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 
 from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
+from shellrt.server._http_values import too_many_values
 from shellrt.server._json_depth import MAX_DEPTH, too_deep
 from shellrt.server._line_budget import over_budget, parse_off_loop
 from shellrt.server._request_ids import (
@@ -90,8 +91,8 @@ class StrictJsonBodyMiddleware:
                 close=True,
             )
             return
-        refused = over_budget(body, "body")
-        if refused is not None:  # before any reader holds the loop on it (round 28)
+        refused = too_many_values(body) or over_budget(body, "body")
+        if refused is not None:  # before any reader holds the loop on it (rounds 28, 29)
             await _answer(send, 413, leading_id(body), f"Invalid Request: {refused}")
             return
         try:

@@ -189,21 +189,15 @@ class McpToolServer:
         (`shellrt.server._http_guard`; None: its defaults).
         """
         import uvicorn
-        from mcp.server.transport_security import TransportSecuritySettings
 
         from shellrt.server._http_auth import BearerAuthMiddleware
         from shellrt.server._http_framing import FramingCheckMiddleware
         from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
-        from shellrt.server._http_hosts import loopback_allowed
+        from shellrt.server._http_hosts import loopback_security
         from shellrt.server._http_strict import BODY_TIMEOUT_FACTOR, StrictJsonBodyMiddleware
 
         header_timeout = HEADER_TIMEOUT_S if header_timeout is None else header_timeout
-        allowed = loopback_allowed(host)
-        security = None
-        if allowed is not None:
-            security = TransportSecuritySettings(
-                enable_dns_rebinding_protection=True, allowed_hosts=allowed[0], allowed_origins=allowed[1]
-            )
+        security = loopback_security(host, port)  # origins: this server's own (round 29)
         app: Any = self.server.streamable_http_app(
             streamable_http_path=path, host=host, transport_security=security
         )
