@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from shellrt.server._line_budget import EXACT_QUOTES, _structure_outside_strings
+from shellrt.server._line_budget import EXACT_QUOTES, structure_outside_strings
 
 __all__ = ["MAX_BODY_VALUES", "too_many_values"]
 
@@ -40,7 +40,7 @@ def too_many_values(body: bytes) -> str | None:
             break
     else:
         return None
-    exact = _structure_outside_strings(body)  # None: over 20,000 quotes (a quote loop in Python)
+    exact = structure_outside_strings(body)  # None: over 20,000 quotes (a quote loop in Python)
     if exact is None:
         exact = _outside_strings_by_regex(body)
     if exact is not None and exact <= MAX_BODY_VALUES:

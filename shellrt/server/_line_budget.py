@@ -20,7 +20,7 @@ from typing import AnyStr, TypeVar
 
 import anyio.to_thread
 
-__all__ = ["INLINE_BYTES", "MAX_STRUCTURE", "over_budget", "parse_off_loop"]
+__all__ = ["INLINE_BYTES", "MAX_STRUCTURE", "over_budget", "parse_off_loop", "structure_outside_strings"]
 
 #: Lines up to this many bytes are parsed on the event loop (at most ~0.15 s, any shape).
 INLINE_BYTES = 1 << 20
@@ -66,6 +66,13 @@ def _structure_outside_strings(data: AnyStr, quote: AnyStr, backslash: AnyStr, s
     return count + sum(data.count(char, start) for char in structural)
 
 
+def structure_outside_strings(data: bytes | str) -> int | None:
+    """``[ { , :`` of ``data`` outside its JSON strings (None: too many quotes or an open string)."""
+    if isinstance(data, bytes):
+        return _structure_outside_strings(data, b'"', b"\\", _STRUCTURAL_BYTES)
+    return _structure_outside_strings(data, '"', "\\", _STRUCTURAL)
+
+
 def over_budget(raw: bytes | str, what: str = "line") -> str | None:
     """Why ``raw`` is refused before parsing (too many values to read without stalling), or None."""
     if len(raw) <= INLINE_BYTES:
@@ -74,11 +81,7 @@ def over_budget(raw: bytes | str, what: str = "line") -> str | None:
     for char in _STRUCTURAL:
         count += raw.count(char.encode()) if isinstance(raw, bytes) else raw.count(char)
         if count > MAX_STRUCTURE:
-            exact = (
-                _structure_outside_strings(raw, b'"', b"\\", _STRUCTURAL_BYTES)
-                if isinstance(raw, bytes)
-                else _structure_outside_strings(raw, '"', "\\", _STRUCTURAL)
-            )
+            exact = structure_outside_strings(raw)
             if exact is not None and exact <= MAX_STRUCTURE:
                 return None  # the count was in strings (a big file's content): cheap to read
             return (
