@@ -16,7 +16,7 @@ import pytest
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 
-from shellrt.server._http_hosts import loopback_security
+from shellrt.server.mcp import loopback_security
 
 pytestmark = pytest.mark.anyio
 

@@ -16,12 +16,7 @@ other local web server (a repository's dev server on ``localhost:3000``) as if i
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from mcp.server.transport_security import TransportSecuritySettings
-
-__all__ = ["loopback_allowed", "loopback_security"]
+__all__ = ["loopback_allowed"]
 
 _USUAL = ("127.0.0.1", "localhost", "[::1]")
 
@@ -35,18 +30,6 @@ def _spellings(host: str) -> list[str]:
         return names
     names.append(str(address))
     return [f"[{name}]" if address.version == 6 else name for name in dict.fromkeys(names)]
-
-
-def loopback_security(host: str, port: int) -> TransportSecuritySettings | None:
-    """The SDK's Host/Origin settings for a server on ``host``:``port`` (None: not loopback, the SDK's default)."""
-    allowed = loopback_allowed(host, port)
-    if allowed is None:
-        return None
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=allowed[0], allowed_origins=allowed[1]
-    )
 
 
 def loopback_allowed(host: str, port: int = 0) -> tuple[list[str], list[str]] | None:

@@ -48,7 +48,7 @@ from shellrt.server._mcp_stdio import stdio_wire
 from shellrt.server.mcp_approval import current_request, elicitation_approver
 from shellrt.server.mcp_semantics import DEPENDS, semantics_of
 
-__all__ = ["McpToolServer", "elicitation_approver", "mcp_annotations", "to_call_tool_result"]
+__all__ = ["McpToolServer", "elicitation_approver", "loopback_security", "mcp_annotations", "to_call_tool_result"]
 
 log = logging.getLogger("shellrt.mcp")
 
@@ -193,7 +193,6 @@ class McpToolServer:
         from shellrt.server._http_auth import BearerAuthMiddleware
         from shellrt.server._http_framing import FramingCheckMiddleware
         from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
-        from shellrt.server._http_hosts import loopback_security
         from shellrt.server._http_strict import BODY_TIMEOUT_FACTOR, StrictJsonBodyMiddleware
 
         header_timeout = HEADER_TIMEOUT_S if header_timeout is None else header_timeout
@@ -434,3 +433,17 @@ def _version() -> str:
         return version("shellrt")
     except PackageNotFoundError:
         return "0+unknown"
+
+
+def loopback_security(host: str, port: int) -> Any:
+    """The SDK's Host/Origin settings for a server on ``host``:``port`` (None: not loopback, the SDK's default)."""
+    from shellrt.server._http_hosts import loopback_allowed
+
+    allowed = loopback_allowed(host, port)
+    if allowed is None:
+        return None
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=allowed[0], allowed_origins=allowed[1]
+    )
