@@ -16,6 +16,7 @@ other local web server (a repository's dev server on ``localhost:3000``) as if i
 from __future__ import annotations
 
 import ipaddress
+
 __all__ = ["loopback_allowed"]
 
 _USUAL = ("127.0.0.1", "localhost", "[::1]")
