@@ -87,23 +87,41 @@ def _compiler() -> str:
 
 
 def _compile(name: str, src: bytes, opt: str) -> bytes:
-    """The program built in a fresh private directory (removed at once): its bytes."""
+    """The program's bytes as the compiler made them, where no one else can change them: the source
+    goes in through a pipe, the object and the program come out into memfds (``/proc/self/fd/N``,
+    names no other process can open). A build directory below ``TMPDIR`` is reachable by a command
+    of a sandbox whose writable root covers it, which swapped the source or the output before its
+    MAC (red team round 29, static). The compiler's own temp files (GNU collect2 makes two it never
+    fills on ELF) go to a fresh private directory that is also its cwd (no ``"..."`` include of the
+    caller's cwd); nothing in it is read back."""
     cc = _compiler()
-    with tempfile.TemporaryDirectory(prefix=f"shellrt-{name}-") as tmp:
-        c_file = Path(tmp) / f"{name}.c"
-        c_file.write_bytes(src)
-        out = Path(tmp) / name
-        proc = subprocess.run(
-            [cc, "-static", opt, "-s", "-o", str(out), str(c_file)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if proc.returncode != 0:
-            raise StaticBuildError(
-                f"{cc} could not build {name}.c: {proc.stderr.strip()[-500:]} ({INSTALL_HINT})"
-            )
-        return _read_regular(out)
+    obj = os.memfd_create(f"shellrt-{name}.o", os.MFD_CLOEXEC)
+    out = os.memfd_create(f"shellrt-{name}", os.MFD_CLOEXEC)
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"shellrt-{name}-") as tmp:
+            env = {**os.environ, "TMPDIR": tmp}
+            # -pipe: cc1's assembly goes to the assembler through a pipe, not a temp file.
+            compile_ = [cc, "-pipe", opt, "-c", "-x", "c", "-", "-o", f"/proc/self/fd/{obj}"]
+            _run_cc(name, compile_, src, (obj,), tmp, env)
+            link = [cc, "-static", "-s", "-o", f"/proc/self/fd/{out}", f"/proc/self/fd/{obj}"]
+            _run_cc(name, link, b"", (obj, out), tmp, env)
+        program = os.pread(out, os.fstat(out).st_size, 0)
+    finally:
+        os.close(obj)
+        os.close(out)
+    if program[:4] != b"\x7fELF":
+        raise StaticBuildError(f"{cc} built no ELF program from {name}.c ({INSTALL_HINT})")
+    return program
+
+
+def _run_cc(
+    name: str, argv: list[str], stdin: bytes, fds: tuple[int, ...], cwd: str, env: dict[str, str]
+) -> None:
+    """One compiler run; StaticBuildError with its message when it fails."""
+    proc = subprocess.run(argv, input=stdin, pass_fds=fds, cwd=cwd, env=env, capture_output=True, timeout=120)
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip()[-500:]
+        raise StaticBuildError(f"{argv[0]} could not build {name}.c: {err} ({INSTALL_HINT})")
 
 
 def _read_regular(path: Path) -> bytes:
