@@ -28,7 +28,7 @@ import threading
 from pathlib import Path
 
 from sandbox import _keyring
-from sandbox._hostpath import host_which
+from sandbox._hostpath import host_env, host_which
 
 __all__ = ["StaticBuildError", "cache_dirs", "cache_name", "static_program", "store"]
 
@@ -99,7 +99,9 @@ def _compile(name: str, src: bytes, opt: str) -> bytes:
     out = os.memfd_create(f"shellrt-{name}", os.MFD_CLOEXEC)
     try:
         with tempfile.TemporaryDirectory(prefix=f"shellrt-{name}-") as tmp:
-            env = {**os.environ, "TMPDIR": tmp}
+            # host_env: the driver finds its own helpers (as, ld) on PATH; one a command planted in a
+            # writable root's bin/ ran on the host (red team round 29, static).
+            env = {**host_env(os.environ), "TMPDIR": tmp}
             # -pipe: cc1's assembly goes to the assembler through a pipe, not a temp file.
             compile_ = [cc, "-pipe", opt, "-c", "-x", "c", "-", "-o", f"/proc/self/fd/{obj}"]
             _run_cc(name, compile_, src, (obj,), tmp, env)

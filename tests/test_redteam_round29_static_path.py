@@ -1,0 +1,85 @@
+"""Red team, round 29 (static): the host's compiler ran an assembler a sandboxed command planted.
+
+`sandbox._static_build` finds the compiler itself on `host_path` (never one a command wrote), but ran
+it with the caller's whole ``PATH``, and the compiler driver looks its own helpers up there (gcc:
+``as``, collect2: ``ld``). A ``PATH`` entry inside a session's writable root (an activated
+``.venv/bin``, ``node_modules/.bin``) let a command plant ``as``, which the next cold build ran on the
+host, unsandboxed, as the caller (root for a root caller). The compiler now gets `host_env`: ``PATH``
+without the entries commands can write.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from sandbox import _hostpath, _keyring, _static_build
+from tests import _nonroot
+from tests._bwrap_session import probe_lines, require_bwrap
+from tests.conftest import require
+
+pytestmark = pytest.mark.bwrap
+
+#: The command: an ``as`` in its workspace's bin/ that leaves a mark where it runs, then assembles.
+_PLANT = """
+import os
+os.makedirs("bin", exist_ok=True)
+with open("bin/as", "w") as fh:
+    fh.write('#!/bin/sh\\necho "ran as uid $(id -u)" > "$(dirname "$0")/../RAN"\\nexec /usr/bin/as "$@"\\n')
+os.chmod("bin/as", 0o755)
+print("PLANTED", os.path.exists("bin/as"))
+"""
+
+
+def test_the_compiler_does_not_run_a_helper_a_command_planted_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failed before (root 1 of 1, uid 65534 1 of 1): the planted ``as`` ran on the host (``RAN``
+    written outside the sandbox, by the build). Now the build runs with the root's bin/ left off
+    ``PATH`` and the program is built by the system's assembler."""
+    require_bwrap()
+    require(os.path.exists("/usr/bin/as"), "binutils (apt-get install binutils)")
+    ws = tmp_path / "ws"
+    ws.mkdir(mode=0o755)
+    fields, out = probe_lines(ws, tmp_path / "s", _PLANT, persistent=False)
+    assert fields.get("PLANTED") == "True", out
+    (ws / "RAN").unlink(missing_ok=True)  # only the host's build may write it from here on
+    token = _hostpath.register_writable([ws])  # a live session over ws, as the runtime registers it
+    try:
+        monkeypatch.setenv("PATH", f"{ws / 'bin'}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        monkeypatch.delenv("CC", raising=False)
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+        monkeypatch.setattr(_static_build, "_built", {})
+        monkeypatch.setattr(_keyring, "_found", "no key (this test builds every time)")
+        nonce = os.urandom(8).hex()
+        program = _static_build.static_program(
+            "probe", f"int main(void) {{ return {len(nonce)}; }}\n".encode()
+        )
+    finally:
+        _hostpath.unregister_writable(token)
+    assert not (ws / "RAN").exists(), (ws / "RAN").read_text()
+    assert program[:4] == b"\x7fELF"
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The test above as uid 65534."""
+    require(
+        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
+    )
+    require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
+    name = "test_the_compiler_does_not_run_a_helper_a_command_planted_on_path"
+    collected, outcome = _nonroot.run_as_nobody(
+        [f"tests/{Path(__file__).name}::{name}"], collect_args=[f"{__file__}::{name}"]
+    )
+    _nonroot.assert_all_held(collected, outcome)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
