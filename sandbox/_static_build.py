@@ -10,8 +10,10 @@ create first: red team round 9), and only when its HMAC-SHA256 under the uid's k
 secret (`sandbox._keyring`) matches: a sandboxed command can create a cache a later process
 uses, owned by the caller on the host (red team round 28, static), but cannot read the key.
 The bytes are read once, checked and returned: nothing is read again after the check. No key,
-or no cache qualifies: the process builds its own copy in a fresh private directory and keeps
-the bytes. One function for both programs, so the checks cannot drift apart.
+or no cache qualifies: the process builds its own copy and keeps the bytes. A build's source,
+object and program never have a name another process can open (`_compile`: a pipe and memfds),
+and the compiler gets `host_env` (round 29). One function for both programs, so the checks cannot
+drift apart.
 """
 
 from __future__ import annotations

@@ -161,17 +161,28 @@ def test_the_secret_is_out_of_reach_of_a_docker_command(tmp_path: Path) -> None:
     assert key not in out.split(), out
 
 
-def test_it_holds_for_an_unprivileged_caller() -> None:
-    """The tests above as uid 65534 (its files, its own segment)."""
-    require(
-        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
-    )
-    require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
-    names = [
+#: This round's tests to repeat as uid 65534 (one wrapper for the three files: each costs ~10 s).
+_AS_NOBODY = {
+    "test_redteam_round29_static_nokey.py": (
         "test_with_keyctl_refused_a_later_process_uses_the_cache",
         "test_the_secret_is_out_of_reach_of_commands_and_other_uids",
-    ]
+    ),
+    "test_redteam_round29_static_swap.py": ("test_a_command_cannot_swap_what_the_compiler_builds",),
+    "test_redteam_round29_static_path.py": (
+        "test_the_compiler_does_not_run_a_helper_a_command_planted_on_path",
+    ),
+}
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """This round's static tests as uid 65534 (its files, its own segment and key, its PATH)."""
+    require(
+        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run the files directly)"
+    )
+    require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
+    here = Path(__file__).parent
+    ids = [(f, n) for f, names in _AS_NOBODY.items() for n in names]
     collected, outcome = _nonroot.run_as_nobody(
-        [f"tests/{Path(__file__).name}::{n}" for n in names], collect_args=[f"{__file__}::{n}" for n in names]
+        [f"tests/{f}::{n}" for f, n in ids], collect_args=[f"{here / f}::{n}" for f, n in ids]
     )
     _nonroot.assert_all_held(collected, outcome)
