@@ -12,7 +12,7 @@ uses, owned by the caller on the host (red team round 28, static), but cannot re
 The bytes are read once, checked and returned: nothing is read again after the check. No key,
 or no cache qualifies: the process builds its own copy and keeps the bytes. A build's source,
 object and program never have a name another process can open (`_compile`: a pipe and memfds),
-and the compiler gets `host_env` (round 29). One function for both programs, so the checks cannot
+and the compiler gets no environment of the caller's but `host_path` (round 29). One function for both programs, so the checks cannot
 drift apart.
 """
 
@@ -30,7 +30,7 @@ import threading
 from pathlib import Path
 
 from sandbox import _keyring
-from sandbox._hostpath import host_env, host_which
+from sandbox._hostpath import host_path, host_which
 
 __all__ = ["StaticBuildError", "cache_dirs", "cache_name", "static_program", "store"]
 
@@ -101,9 +101,7 @@ def _compile(name: str, src: bytes, opt: str) -> bytes:
     out = os.memfd_create(f"shellrt-{name}", os.MFD_CLOEXEC)
     try:
         with tempfile.TemporaryDirectory(prefix=f"shellrt-{name}-") as tmp:
-            # host_env: the driver finds its own helpers (as, ld) on PATH; one a command planted in a
-            # writable root's bin/ ran on the host (red team round 29, static).
-            env = {**host_env(os.environ), "TMPDIR": tmp}
+            env = _compiler_env(tmp)
             # -pipe: cc1's assembly goes to the assembler through a pipe, not a temp file.
             compile_ = [cc, "-pipe", opt, "-c", "-x", "c", "-", "-o", f"/proc/self/fd/{obj}"]
             _run_cc(name, compile_, src, (obj,), tmp, env)
@@ -116,6 +114,15 @@ def _compile(name: str, src: bytes, opt: str) -> bytes:
     if program[:4] != b"\x7fELF":
         raise StaticBuildError(f"{cc} built no ELF program from {name}.c ({INSTALL_HINT})")
     return program
+
+
+def _compiler_env(tmp: str) -> dict[str, str]:
+    """The compiler's whole environment: `host_path` and its private temp dir, nothing else of the
+    caller's. The driver looks its helpers up on ``PATH`` (gcc: ``as``, collect2: ``ld``): one a
+    command planted in a writable root's bin/ ran on the host; and ``CPATH``, ``LIBRARY_PATH``,
+    ``COMPILER_PATH``, ``GCC_EXEC_PREFIX``, ``LD_LIBRARY_PATH`` (an environment activated in a
+    workspace) put a command's header, library or helper into the program (red team round 29)."""
+    return {"PATH": host_path(), "TMPDIR": tmp, "LC_ALL": "C"}
 
 
 def _run_cc(

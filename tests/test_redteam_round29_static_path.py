@@ -30,6 +30,9 @@ os.makedirs("bin", exist_ok=True)
 with open("bin/as", "w") as fh:
     fh.write('#!/bin/sh\\necho "ran as uid $(id -u)" > "$(dirname "$0")/../RAN"\\nexec /usr/bin/as "$@"\\n')
 os.chmod("bin/as", 0o755)
+os.makedirs("inc", exist_ok=True)
+with open("inc/stdlib.h", "w") as fh:
+    fh.write('__attribute__((used)) static const char planted[] = "PLANTED-HEADER";\\n#define EXIT_SUCCESS 0\\n')
 print("PLANTED", os.path.exists("bin/as"))
 """
 
@@ -38,8 +41,9 @@ def test_the_compiler_does_not_run_a_helper_a_command_planted_on_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Failed before (root 1 of 1, uid 65534 1 of 1): the planted ``as`` ran on the host (``RAN``
-    written outside the sandbox, by the build). Now the build runs with the root's bin/ left off
-    ``PATH`` and the program is built by the system's assembler."""
+    written outside the sandbox, by the build); with that fixed, the command's ``stdlib.h`` (on the
+    caller's ``CPATH``) went into the program (root 1 of 1, uid 65534 1 of 1). Now the compiler's
+    environment is the root-free ``PATH`` and its temp dir, none of the caller's search variables."""
     require_bwrap()
     require(os.path.exists("/usr/bin/as"), "binutils (apt-get install binutils)")
     ws = tmp_path / "ws"
@@ -50,6 +54,7 @@ def test_the_compiler_does_not_run_a_helper_a_command_planted_on_path(
     token = _hostpath.register_writable([ws])  # a live session over ws, as the runtime registers it
     try:
         monkeypatch.setenv("PATH", f"{ws / 'bin'}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+        monkeypatch.setenv("CPATH", str(ws / "inc"))  # as an environment activated in the workspace sets
         monkeypatch.setenv("HOME", str(tmp_path / "home"))
         monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
         monkeypatch.delenv("CC", raising=False)
@@ -58,12 +63,13 @@ def test_the_compiler_does_not_run_a_helper_a_command_planted_on_path(
         monkeypatch.setattr(_keyring, "_found", "no key (this test builds every time)")
         nonce = os.urandom(8).hex()
         program = _static_build.static_program(
-            "probe", f"int main(void) {{ return {len(nonce)}; }}\n".encode()
+            "probe",
+            f"#include <stdlib.h>\nint main(void) {{ return EXIT_SUCCESS + {len(nonce)}; }}\n".encode(),
         )
     finally:
         _hostpath.unregister_writable(token)
     assert not (ws / "RAN").exists(), (ws / "RAN").read_text()
-    assert program[:4] == b"\x7fELF"
+    assert program[:4] == b"\x7fELF" and b"PLANTED-HEADER" not in program
 
 
 if __name__ == "__main__":  # pragma: no cover
