@@ -5,8 +5,9 @@ host (a root caller's idmapped root, a non-root caller's uid), so no owner or mo
 file shellrt made from one a command planted (red team round 28, static). A key in the user
 keyring is readable by the caller's processes only, and the sandboxes refuse ``keyctl`` /
 ``add_key`` / ``request_key`` to every command (bwrap's and docker's seccomp filters). No key
-(another architecture, no keyring, shellrt itself under a filter that refuses ``keyctl``):
-`secret` says why, and callers must trust no cached file.
+(another architecture, no keyring, shellrt itself under a filter that refuses ``keyctl``): a
+secret in the host's SysV IPC namespace stands in (`sandbox._ipcsecret`, out of every command's
+reach too); with neither, `secret` says why, and callers must trust no cached file.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import platform
 import threading
 
+from sandbox import _ipcsecret
 from sandbox._seccomp import DENIED, MACHINES
 
 __all__ = ["DESCRIPTION", "secret"]
@@ -85,7 +87,7 @@ def _make(libc: ctypes.CDLL, add_key: int, keyctl: int) -> None:
         pass  # the possessor can still read it; the next process finds out whether it can
 
 
-def _lookup() -> bytes | str:
+def _from_keyring() -> bytes | str:
     arch = MACHINES.get(platform.machine())
     if arch is None:
         return f"no keyring syscall numbers for {platform.machine()}"
@@ -105,6 +107,16 @@ def _lookup() -> bytes | str:
     if found is None:
         return "the user keyring kept no key"
     return found
+
+
+def _lookup() -> bytes | str:
+    """The keyring's secret, else the host IPC namespace's (`sandbox._ipcsecret`: where ``keyctl``
+    is refused, e.g. under docker's default seccomp profile), else why neither."""
+    found = _from_keyring()
+    if isinstance(found, bytes):
+        return found
+    other = _ipcsecret.secret()
+    return other if isinstance(other, bytes) else f"{found}; {other}"
 
 
 def secret() -> bytes | str:

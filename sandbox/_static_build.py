@@ -10,8 +10,10 @@ create first: red team round 9), and only when its HMAC-SHA256 under the uid's k
 secret (`sandbox._keyring`) matches: a sandboxed command can create a cache a later process
 uses, owned by the caller on the host (red team round 28, static), but cannot read the key.
 The bytes are read once, checked and returned: nothing is read again after the check. No key,
-or no cache qualifies: the process builds its own copy in a fresh private directory and keeps
-the bytes. One function for both programs, so the checks cannot drift apart.
+or no cache qualifies: the process builds its own copy and keeps the bytes. A build's source,
+object and program never have a name another process can open (`_compile`: a pipe and memfds),
+and the compiler gets no environment of the caller's but `host_path` (round 29). One function for both programs, so the checks cannot
+drift apart.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import threading
 from pathlib import Path
 
 from sandbox import _keyring
-from sandbox._hostpath import host_which
+from sandbox._hostpath import host_path, host_which
 
 __all__ = ["StaticBuildError", "cache_dirs", "cache_name", "static_program", "store"]
 
@@ -87,23 +89,50 @@ def _compiler() -> str:
 
 
 def _compile(name: str, src: bytes, opt: str) -> bytes:
-    """The program built in a fresh private directory (removed at once): its bytes."""
+    """The program's bytes as the compiler made them, where no one else can change them: the source
+    goes in through a pipe, the object and the program come out into memfds (``/proc/self/fd/N``,
+    names no other process can open). A build directory below ``TMPDIR`` is reachable by a command
+    of a sandbox whose writable root covers it, which swapped the source or the output before its
+    MAC (red team round 29, static). The compiler's own temp files (GNU collect2 makes two it never
+    fills on ELF) go to a fresh private directory that is also its cwd (no ``"..."`` include of the
+    caller's cwd); nothing in it is read back."""
     cc = _compiler()
-    with tempfile.TemporaryDirectory(prefix=f"shellrt-{name}-") as tmp:
-        c_file = Path(tmp) / f"{name}.c"
-        c_file.write_bytes(src)
-        out = Path(tmp) / name
-        proc = subprocess.run(
-            [cc, "-static", opt, "-s", "-o", str(out), str(c_file)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if proc.returncode != 0:
-            raise StaticBuildError(
-                f"{cc} could not build {name}.c: {proc.stderr.strip()[-500:]} ({INSTALL_HINT})"
-            )
-        return _read_regular(out)
+    obj = os.memfd_create(f"shellrt-{name}.o", os.MFD_CLOEXEC)
+    out = os.memfd_create(f"shellrt-{name}", os.MFD_CLOEXEC)
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"shellrt-{name}-") as tmp:
+            env = _compiler_env(tmp)
+            # -pipe: cc1's assembly goes to the assembler through a pipe, not a temp file.
+            compile_ = [cc, "-pipe", opt, "-c", "-x", "c", "-", "-o", f"/proc/self/fd/{obj}"]
+            _run_cc(name, compile_, src, (obj,), tmp, env)
+            link = [cc, "-static", "-s", "-o", f"/proc/self/fd/{out}", f"/proc/self/fd/{obj}"]
+            _run_cc(name, link, b"", (obj, out), tmp, env)
+        program = os.pread(out, os.fstat(out).st_size, 0)
+    finally:
+        os.close(obj)
+        os.close(out)
+    if program[:4] != b"\x7fELF":
+        raise StaticBuildError(f"{cc} built no ELF program from {name}.c ({INSTALL_HINT})")
+    return program
+
+
+def _compiler_env(tmp: str) -> dict[str, str]:
+    """The compiler's whole environment: `host_path` and its private temp dir, nothing else of the
+    caller's. The driver looks its helpers up on ``PATH`` (gcc: ``as``, collect2: ``ld``): one a
+    command planted in a writable root's bin/ ran on the host; and ``CPATH``, ``LIBRARY_PATH``,
+    ``COMPILER_PATH``, ``GCC_EXEC_PREFIX``, ``LD_LIBRARY_PATH`` (an environment activated in a
+    workspace) put a command's header, library or helper into the program (red team round 29)."""
+    return {"PATH": host_path(), "TMPDIR": tmp, "LC_ALL": "C"}
+
+
+def _run_cc(
+    name: str, argv: list[str], stdin: bytes, fds: tuple[int, ...], cwd: str, env: dict[str, str]
+) -> None:
+    """One compiler run; StaticBuildError with its message when it fails."""
+    proc = subprocess.run(argv, input=stdin, pass_fds=fds, cwd=cwd, env=env, capture_output=True, timeout=120)
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip()[-500:]
+        raise StaticBuildError(f"{argv[0]} could not build {name}.c: {err} ({INSTALL_HINT})")
 
 
 def _read_regular(path: Path) -> bytes:

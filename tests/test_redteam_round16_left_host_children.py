@@ -46,7 +46,7 @@ REVIEWED = {
     "sandbox/_bwrap_shm.py:ShmCap.decide": "the budget prefix (nsenter, absolute), the starter as /proc/self/fd, then bwrap from host_which --version",
     "sandbox/_reaper.py:Reaper.__init__": "sys.executable, absolute",
     "sandbox/_spawn.py:start": "the backend's command (bwrap by absolute path; local is no sandbox)",
-    "sandbox/_static_build.py:_compile": "the C compiler from host_which",
+    "sandbox/_static_build.py:_run_cc": "the C compiler from host_which (argv[0], from _compile)",
     "sandbox/_zygote_main.py:Zygote._run": "inside the sandbox (the zygote runs there)",
     "sandbox/_zygote_main.py:_start_c_server": "inside the sandbox, absolute",
     "sandbox/_zygote_main.py:Spawner.exec": "inside the sandbox, absolute",
