@@ -137,6 +137,7 @@ from sandbox.docker._reset import (
 from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
+from sandbox.docker._tmpslots import TMP_SLOTS_DIR, slot_mounts
 from sandbox.docker._userdb import check_user_db
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import (
@@ -242,7 +243,7 @@ _SYSTEM_TOPS = frozenset(
         "tmp",
         "boot",
     }
-    | {IO_MOUNT.lstrip("/"), PRIV_DIR.lstrip("/"), COMMANDS_CGROUP.lstrip("/")}
+    | {IO_MOUNT.lstrip("/"), PRIV_DIR.lstrip("/"), COMMANDS_CGROUP.lstrip("/"), TMP_SLOTS_DIR.lstrip("/")}
 )
 
 
@@ -866,6 +867,8 @@ class DockerBackend(SandboxBackend):
                 "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},nr_inodes={split.tmp_inodes},mode=1777",
                 # Here rather than docker's shm_size, which has no inode cap.
                 "/dev/shm": f"rw,nosuid,nodev,noexec,size={split.shm_bytes},nr_inodes={split.shm_inodes},mode=1777",
+                # Each command's own TMPDIR (round 29, `_tmpslots`).
+                **slot_mounts(split.slot_bytes, split.slot_inodes),
                 # root_can_administer: cwd files come through fd 6 instead (executor.sh).
                 **(
                     {}
