@@ -103,6 +103,7 @@ from sandbox.docker._isolation import (
     hello_word,
     isolation_from_hello,
     isolation_warning,
+    record_isolation,
     require_isolation,
 )
 from sandbox.docker._labels import session_labels
@@ -409,8 +410,10 @@ class DockerBackend(SandboxBackend):
         return None if self._isolation is None else isolation_warning(self._isolation)
 
     def _note_isolation(self, level: CommandIsolation) -> None:
-        """Keep the probe's level; log a missing or partial one once per session."""
+        """Keep the probe's level (and record it for ``shellrt sandbox ls``); log a missing or partial
+        one once per session."""
         self._isolation = level
+        record_isolation(self._host_dir, level)
         text = isolation_warning(level)
         if text is not None and not self._isolation_warned:
             self._isolation_warned = True
