@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 #: The hostile background task: fills /tmp and its own TMPDIR, then tries to plant (a file, a FIFO,
 #: a symlink) and fill in every other command's TMPDIR it can name, and stays.
 _HOSTILE = (
-    'echo "mine=$TMPDIR"; head -c 2G /dev/zero > /tmp/fill-U 2>/dev/null; '
+    'echo "mine=$TMPDIR"; head -c 2G /dev/zero > /tmp/fill-@T 2>/dev/null; '
     'head -c 2G /dev/zero > "$TMPDIR/fill" 2>/dev/null; '
     "for d in /.shellrt-tmp/*; do "
     '[ "$d" = "$TMPDIR" ] && continue; '
@@ -33,11 +33,11 @@ _HOSTILE = (
     'ln -s /etc/passwd "$d/link" && echo "HIT link $d"; '
     'head -c 1M /dev/zero > "$d/fill" && echo "HIT fill $d"; '
     'cat "$d"/*; '
-    "done 2>/dev/null; touch /tmp/ready-U; sleep 30"
+    "done 2>/dev/null; touch /tmp/ready-@T; sleep 30"
 )
 #: The victim: a 100 KiB bash here-document (bash writes it to $TMPDIR), what its TMPDIR holds.
 _VICTIM = (
-    "i=0; while [ ! -e /tmp/ready-U ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
+    "i=0; while [ ! -e /tmp/ready-@T ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
     'echo "tmpdir=$TMPDIR"; ls -A "$TMPDIR" | sed \'s/^/has: /\'; '
     "bash -c 'cat <<EOF | wc -c\n'\"$(head -c 100000 /dev/zero | tr '\\0' x)\"'\nEOF'; "
     'echo victim-data > "$TMPDIR/leftover"; echo done'
@@ -45,41 +45,52 @@ _VICTIM = (
 
 #: A running victim's file in its TMPDIR, then what is left of it once another command tried.
 _HOLDER = (
-    'echo victim-data > "$TMPDIR/held"; touch /tmp/held-U; '
-    "i=0; while [ ! -e /tmp/tried-U ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
-    'cat "$TMPDIR/held"; ls -A "$TMPDIR"'
+    'echo victim-data > "$TMPDIR/held"; '
+    "perl -e 'use Socket; socket(S, AF_UNIX, SOCK_STREAM, 0); bind(S, pack_sockaddr_un(shift)) or die; "
+    'listen(S, 5); alarm 30; while (accept(C, S)) { print C "victim-agent\\n"; close C }\' "$TMPDIR/sock" & '
+    "sleep 0.5; touch /tmp/held-@T; "
+    "i=0; while [ ! -e /tmp/tried-@T ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
+    'kill $!; cat "$TMPDIR/held"; ls -A "$TMPDIR"'
 )
 #: Another command, by path, on every file of every slot but its own: read, write, truncate,
 #: remove, rename, hard link.
 _TAMPER = (
-    "i=0; while [ ! -e /tmp/held-U ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
-    'for f in /.shellrt-tmp/*/*; do case $f in "$TMPDIR"/*) continue ;; esac; '
+    "i=0; while [ ! -e /tmp/held-@T ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
+    'ls -d /.shellrt-tmp/*/* | grep -v "^$TMPDIR$" | sed "s/^/HIT listed /"; '
+    'for f in /.shellrt-tmp/*/* /.shellrt-tmp/*/*/*; do case $f in "$TMPDIR"*) continue ;; esac; [ -e "$f" ] || [ -S "$f" ] || continue; '
     'cat "$f" && echo "HIT read $f"; echo x >> "$f" && echo "HIT write $f"; '
     'truncate -s 0 "$f" && echo "HIT truncate $f"; ln "$f" "$TMPDIR/l" && echo "HIT link $f"; '
     'mv "$f" "$f.moved" && echo "HIT rename $f"; rm -f "$f" && echo "HIT remove $f"; '
-    "done 2>/dev/null; touch /tmp/tried-U"
+    "perl -e 'use Socket; socket(S, AF_UNIX, SOCK_STREAM, 0); connect(S, pack_sockaddr_un(shift)) or exit 1; "
+    'print "HIT connect ", scalar <S>\' "$f"; '
+    "done 2>/dev/null; touch /tmp/tried-@T"
 )
 
 
-async def _tamper(backend: DockerBackend, user: str | None) -> None:
+async def _tamper(backend: DockerBackend, user: str | None, *, overrides_modes: bool = False) -> None:
+    """``overrides_modes``: a root_can_administer root command (``CAP_DAC_OVERRIDE``) lists the
+    slots and connects to a socket there (no Landlock check); files stay out of its reach."""
     tag = user or "leased"
     with anyio.fail_after(120):
-        holder = await start_sh(backend, _HOLDER.replace("U", tag), user=user)
+        holder = await start_sh(backend, _HOLDER.replace("@T", tag), user=user)
         try:
-            rc, said = await run_sh(backend, _TAMPER.replace("U", tag), user=user)
+            rc, said = await run_sh(backend, _TAMPER.replace("@T", tag), user=user)
         finally:
             held = (await read_to_end(holder.stdout)).decode(errors="replace")
             await holder.wait()
-    assert rc == 0 and "HIT" not in said and "victim-data" not in said, said
-    assert held == "victim-data\nheld\n", held
+    hits = [line for line in said.splitlines() if line.startswith("HIT")]
+    if overrides_modes:
+        hits = [h for h in hits if not h.startswith(("HIT listed", "HIT connect"))]
+    assert rc == 0 and not hits and "victim-data" not in said, said
+    assert held == "victim-data\nheld\nsock\n", held
 
 
 async def _attack(backend: DockerBackend, user: str | None) -> None:
     tag = user or "leased"
     with anyio.fail_after(120):
-        hostile = await start_sh(backend, _HOSTILE.replace("U", tag), user=user)
+        hostile = await start_sh(backend, _HOSTILE.replace("@T", tag), user=user)
         try:
-            rc, out = await run_sh(backend, _VICTIM.replace("U", tag), user=user)
+            rc, out = await run_sh(backend, _VICTIM.replace("@T", tag), user=user)
             # A second victim: whatever slot it gets (the first victim's, wiped, or another) is empty.
             rc2, out2 = await run_sh(
                 backend, 'ls -A "$TMPDIR" | sed "s/^/has: /"; echo "tmpdir=$TMPDIR"', user=user
@@ -112,6 +123,6 @@ async def test_nor_under_root_can_administer(tmp_path: Path) -> None:
     directory no path reaches, still reopen through ``/proc/self/fd``."""
     require_docker()
     async with DockerBackend(config(DEBIAN, root_can_administer=True), policy(tmp_path)) as backend:
-        await _tamper(backend, "root")
+        await _tamper(backend, "root", overrides_modes=True)
         rc, out = await run_sh(backend, 'echo out > /dev/stdout; echo "tmpdir=$TMPDIR"', user="root")
         assert rc == 0 and out.startswith("out\ntmpdir=/.shellrt-tmp/"), out

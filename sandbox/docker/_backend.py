@@ -871,7 +871,7 @@ class DockerBackend(SandboxBackend):
                 # Here rather than docker's shm_size, which has no inode cap.
                 "/dev/shm": f"rw,nosuid,nodev,noexec,size={split.shm_bytes},nr_inodes={split.shm_inodes},mode=1777",
                 # Each command's own TMPDIR (round 29, `_tmpslots`).
-                **slot_mounts(split.slot_bytes, split.slot_inodes),
+                **slot_mounts(split.slot_bytes, split.slot_inodes, EXECUTOR_UID),
                 # root_can_administer: cwd files come through fd 6 instead (executor.sh).
                 **(
                     {}

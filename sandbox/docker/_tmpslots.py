@@ -21,8 +21,10 @@ TMP_SLOTS_DIR = "/.shellrt-tmp"
 TMP_SLOTS = 8
 
 
-def slot_mounts(size: int, inodes: int) -> dict[str, str]:
-    """docker ``tmpfs`` entries for the slots, each ``size`` bytes and ``inodes`` inodes: mode 1777
-    (a command of any uid creates there; which command may is Landlock's to decide, ``priv.c``)."""
-    opts = f"rw,nosuid,nodev,exec,size={size},nr_inodes={inodes},mode=1777"
+def slot_mounts(size: int, inodes: int, owner: int) -> dict[str, str]:
+    """docker ``tmpfs`` entries for the slots, each ``size`` bytes and ``inodes`` inodes, owned by
+    the executor's uid ``owner``, mode 0711: no command lists or creates there; ``priv drop`` makes
+    each command a random-named directory of its own there (a name no other command can list:
+    a unix socket in it was found and connected to, which Landlock does not check)."""
+    opts = f"rw,nosuid,nodev,exec,size={size},nr_inodes={inodes},mode=0711,uid={owner},gid={owner}"
     return {f"{TMP_SLOTS_DIR}/{k}": opts for k in range(TMP_SLOTS)}

@@ -51,8 +51,9 @@
  *       of any of its processes, nor (ABI 6+) signal them, nor it theirs; and a third filter (xproc_build) refuses
  *       the calls the kernel allows by uid alone on another pid (prlimit64, sched_set*, ioprio_set).
  *       With SHELLRT_TMP (the runner's pick of the host's tmpfs slots, or `-`: none free) its TMPDIR
- *       is that slot (or /tmp) and its domain keeps every other slot out of reach (tmp_slot,
- *       grant_but_slots); the helper unlocks the slot (SHELLRT_TMP_LOCK) if the command left it empty.
+ *       is a random-named 0700 directory of its own the helper makes in that slot (or /tmp), and its
+ *       domain keeps every other slot out of reach (tmp_slot, make_private_tmp, grant_but_slots); the
+ *       helper unlocks the slot (SHELLRT_TMP_LOCK) if the command left it empty.
  *       The command also runs under a second filter (`shared_uid_filter`): inotify_init(1) and
  *       fanotify_init fail with ENOSYS. The kernel charges a process's inotify instances and
  *       watches (128 instances) and fanotify groups to its uid in the host's user namespace, the
@@ -84,6 +85,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -512,6 +514,23 @@ static void grant_but_slots(int rs, const char *slot, unsigned long long dir_rig
     close(own);
 }
 
+/* The command's own directory in its slot, made by the helper (this identity owns the slot, mode
+ * 0711: no command lists or creates there) under a random name, owned by the command's uid, 0700:
+ * other commands cannot list the slot to find it. Names were listable, and a later command found
+ * and connected to a unix socket an earlier one served in its TMPDIR (an agent's; red team round
+ * 29): Landlock does not check a connect to a path socket (ABI 7). NULL/"" pass through. */
+static char private_tmp[64];
+static const char *make_private_tmp(const char *slot, uid_t uid, gid_t gid) {
+    if (slot == NULL || slot[0] == '\0') return slot;
+    unsigned char r[12];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) die("getrandom");
+    int n = snprintf(private_tmp, sizeof private_tmp, "%s/", slot);
+    for (unsigned i = 0; i < sizeof r; i++) n += snprintf(private_tmp + n, sizeof private_tmp - (size_t)n, "%02x", r[i]);
+    if (mkdir(private_tmp, 0700) != 0) die("TMPDIR");
+    if (chown(private_tmp, uid, gid) != 0 || chmod(private_tmp, 0700) != 0) die("TMPDIR owner");
+    return private_tmp;
+}
+
 /* The helper, once the command's whole tree is gone (supervise): unlock the command's TMPDIR slot
  * (SHELLRT_TMP_LOCK, the runner's lock file, which this identity made) when the command left it
  * empty, the common case: no fork. A slot with anything in it stays locked for the runner's wipe
@@ -519,6 +538,7 @@ static void grant_but_slots(int rs, const char *slot, unsigned long long dir_rig
 static void free_slot(void) {
     const char *slot = tmp_slot(), *lock = getenv("SHELLRT_TMP_LOCK");
     if (slot == NULL || slot[0] == '\0' || lock == NULL || strstr(lock, "/slot.") == NULL) return;
+    if (private_tmp[0] != '\0') (void)rmdir(private_tmp); /* only when empty */
     DIR *d = opendir(slot);
     if (d == NULL) return;
     struct dirent *e;
@@ -915,6 +935,7 @@ int main(int argc, char **argv) {
         if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("subreaper");
         /* The command's final cwd, from the kernel (trace_stop): the child waits for EOF here
          * until it is traced. */
+        const char *tmpdir = make_private_tmp(tmp_slot(), uid, gid);
         int kcwd = kcwd_requested();
         int seized[2] = {-1, -1};
         if (kcwd && pipe2(seized, O_CLOEXEC) != 0) kcwd = 0; /* no pipe (file-max): no report, the command runs */
@@ -989,8 +1010,7 @@ int main(int argc, char **argv) {
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
         /* Never less than the host was told: fail closed. */
         int want = announced_isolation();
-        const char *slot = tmp_slot();
-        if (isolate_command(slot) < want) {
+        if (isolate_command(tmpdir) < want) {
             fprintf(stderr, "shellrt-priv: Landlock isolation below the level announced at start (%d)\n", want);
             _exit(126);
         }
@@ -1012,7 +1032,7 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         for (int s = 1; s < NSIG; s++)
             if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL); /* 32, 33: EINVAL, harmless */
-        environ = command_environment(slot == NULL ? NULL : slot[0] ? slot : "/tmp");
+        environ = command_environment(tmpdir == NULL ? NULL : tmpdir[0] ? tmpdir : "/tmp");
     } else {
         fprintf(stderr, "shellrt-priv: unknown mode %s\n", argv[1]);
         return 126;
