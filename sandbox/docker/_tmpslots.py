@@ -5,9 +5,10 @@ later command's bash here-document of 64-128 KiB fail (bash writes those to ``$T
 file it planted there under a predictable name was read by the next command. A mount per command
 needs ``CAP_SYS_ADMIN``, which nothing in the container holds, so the host mounts `TMP_SLOTS`
 tmpfs slots at the start (each with its own size, `sandbox.docker._memsplit`); the executor gives
-each command a free one (``executor.sh``: a lock file in its private tmpfs), ``priv drop`` sets
-``TMPDIR`` to it and keeps every other slot out of the command's Landlock domain, and the runner
-wipes it once the command's whole tree is gone. With every slot busy a command gets ``/tmp`` (and
+each command a free one (``executor.sh``: a lock file in its private tmpfs), ``priv drop`` makes a
+random-named 0700 directory of the command's there, sets ``TMPDIR`` to it and keeps every other
+slot out of the command's Landlock domain, and the helper or the runner wipes and frees it once
+the command's whole tree is gone. With every slot busy a command gets ``/tmp`` (and
 still no slot). ``executor.sh`` lists the slots by number: keep it in step with `TMP_SLOTS`.
 """
 
