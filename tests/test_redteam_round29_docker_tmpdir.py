@@ -115,6 +115,13 @@ async def test_a_command_neither_fills_plants_nor_touches_another_commands_tmpdi
         for user in (None, "root"):
             await _attack(backend, user)
             await _tamper(backend, user)
+        # A slot a command left files in is wiped and handed out again (never retired): more
+        # commands than slots, one after another, each get one.
+        for _ in range(10):
+            rc, out = await run_sh(
+                backend, 'mkdir -p "$TMPDIR/d" && echo x > "$TMPDIR/d/f" && echo "$TMPDIR"'
+            )
+            assert rc == 0 and out.startswith("/.shellrt-tmp/"), out
 
 
 async def test_nor_under_root_can_administer(tmp_path: Path) -> None:
