@@ -21,6 +21,7 @@ import pytest
 from sandbox.base import ExecRequest
 from sandbox.docker import DockerBackend
 from sandbox.docker._memsplit import split_memory
+from sandbox.docker._tmpslots import TMP_SLOTS
 from sandbox.policy import ResourceLimits
 from tests._docker_support import DEBIAN, config, policy, read_to_end, require_docker, run_sh
 
@@ -91,6 +92,7 @@ def test_the_stores_outside_processes_leave_a_reserve() -> None:
     for memory in (64 * _MIB, 96 * _MIB, 1 << 30, 18 << 30):
         s = split_memory(memory, 256 * _MIB)
         held = s.tmp_bytes + s.shm_bytes + int(s.sysctls["kernel.shmall"]) * 4096
+        held += TMP_SLOTS * s.slot_bytes  # each command's own TMPDIR (round 29)
         held += int(s.sysctls["kernel.msgmni"]) * int(s.sysctls["kernel.msgmnb"])
         assert held <= memory - max(32 * _MIB, memory // 8), (memory, s)
     assert split_memory(18 << 30, 256 * _MIB).tmp_bytes == 256 * _MIB  # a large ceiling keeps /tmp as asked

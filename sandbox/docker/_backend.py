@@ -103,6 +103,7 @@ from sandbox.docker._isolation import (
     hello_word,
     isolation_from_hello,
     isolation_warning,
+    record_isolation,
     require_isolation,
 )
 from sandbox.docker._labels import session_labels
@@ -137,6 +138,7 @@ from sandbox.docker._reset import (
 from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
+from sandbox.docker._tmpslots import TMP_SLOTS_DIR, slot_mounts
 from sandbox.docker._userdb import check_user_db
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import (
@@ -242,7 +244,7 @@ _SYSTEM_TOPS = frozenset(
         "tmp",
         "boot",
     }
-    | {IO_MOUNT.lstrip("/"), PRIV_DIR.lstrip("/"), COMMANDS_CGROUP.lstrip("/")}
+    | {IO_MOUNT.lstrip("/"), PRIV_DIR.lstrip("/"), COMMANDS_CGROUP.lstrip("/"), TMP_SLOTS_DIR.lstrip("/")}
 )
 
 
@@ -408,8 +410,10 @@ class DockerBackend(SandboxBackend):
         return None if self._isolation is None else isolation_warning(self._isolation)
 
     def _note_isolation(self, level: CommandIsolation) -> None:
-        """Keep the probe's level; log a missing or partial one once per session."""
+        """Keep the probe's level (and record it for ``shellrt sandbox ls``); log a missing or partial
+        one once per session."""
         self._isolation = level
+        record_isolation(self._host_dir, level)
         text = isolation_warning(level)
         if text is not None and not self._isolation_warned:
             self._isolation_warned = True
@@ -866,6 +870,8 @@ class DockerBackend(SandboxBackend):
                 "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},nr_inodes={split.tmp_inodes},mode=1777",
                 # Here rather than docker's shm_size, which has no inode cap.
                 "/dev/shm": f"rw,nosuid,nodev,noexec,size={split.shm_bytes},nr_inodes={split.shm_inodes},mode=1777",
+                # Each command's own TMPDIR (round 29, `_tmpslots`).
+                **slot_mounts(split.slot_bytes, split.slot_inodes, EXECUTOR_UID),
                 # root_can_administer: cwd files come through fd 6 instead (executor.sh).
                 **(
                     {}

@@ -22,6 +22,7 @@ import docker.errors
 
 from sandbox._scratch import remove_tree, sweep_orphans
 from sandbox.docker._client import _clients_lock, connect, daemon_url
+from sandbox.docker._isolation import recorded_isolation
 from sandbox.docker._labels import (
     LABEL_CREATED,
     LABEL_HOST_DIR,
@@ -90,6 +91,9 @@ class SandboxInfo:
     owner_pid: str
     owner_host: str
     verdict: ReapVerdict
+    #: The command isolation its executor announced (`_isolation.CommandIsolation`; ``?``: not
+    #: known here, e.g. not started yet or another user's session).
+    isolation: str = "?"
 
 
 #: The name the backend gives its containers (``shellrt-<session>``, ``-<n>`` once replaced).
@@ -138,6 +142,7 @@ def _info(summary: dict[str, Any], verdict: ReapVerdict) -> SandboxInfo:
         owner_pid=labels.get(LABEL_OWNER_PID, "?"),
         owner_host=labels.get(LABEL_OWNER_HOST, "?"),
         verdict=verdict,
+        isolation=recorded_isolation(labels.get(LABEL_HOST_DIR)),
     )
 
 

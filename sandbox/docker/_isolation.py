@@ -14,11 +14,25 @@ altogether; the level describes the kernel and daemon for an honest image.
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["CommandIsolation", "hello_word", "isolation_from_hello", "isolation_warning", "require_isolation"]
+__all__ = [
+    "CommandIsolation",
+    "hello_word",
+    "isolation_from_hello",
+    "isolation_warning",
+    "record_isolation",
+    "recorded_isolation",
+    "require_isolation",
+]
+
+#: The file in a session's host directory (label ``shellrt.host-dir``, never mounted in the
+#: container) where the backend records the level its container announced, for ``shellrt sandbox
+#: ls`` (red team round 29: the level is known only after the start, labels are set before it).
+_RECORD = "isolation"
 
 #: ``none``: one trust domain per session; ``proc``: ptrace and ``/proc`` closed between commands,
 #: not signals; ``proc+signals``: both, and abstract unix sockets (the same ABI 6; the name predates
@@ -77,3 +91,38 @@ def require_isolation(level: CommandIsolation, image: str) -> None:
         "and a docker seccomp profile that allows the landlock_* calls (docker 20.10's default does), "
         "or unset require_command_isolation to accept one trust domain per session"
     )
+
+
+def record_isolation(host_dir: str | None, level: CommandIsolation) -> None:
+    """Write ``level`` to ``host_dir``'s record (replaced whole: a reader never sees half of it);
+    best effort (a listing then shows ``?``)."""
+    if host_dir is None:
+        return
+    path = os.path.join(host_dir, _RECORD)
+    try:
+        with open(path + ".new", "w", encoding="ascii") as fh:
+            fh.write(level)
+        os.replace(path + ".new", path)
+    except OSError:
+        pass
+
+
+def recorded_isolation(host_dir: str | None) -> str:
+    """The level recorded in ``host_dir`` (a label's path: read without following a final link, a
+    few bytes, only a known word), ``?`` when there is none to read (not started yet, another
+    user's session, no such directory)."""
+    if not host_dir:
+        return "?"
+    try:
+        fd = os.open(
+            os.path.join(host_dir, _RECORD), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        )
+    except OSError:
+        return "?"
+    try:
+        word = os.read(fd, 32).decode("ascii", errors="replace")
+    except OSError:
+        return "?"
+    finally:
+        os.close(fd)
+    return word if word in _LEVELS.values() else "?"

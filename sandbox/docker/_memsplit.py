@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sandbox.docker._tmpslots import TMP_SLOTS
+
 __all__ = ["INODE_COST", "MemorySplit", "reserve_bytes", "split_memory"]
 
 _MIB = 1 << 20
@@ -36,6 +38,10 @@ _MSGMNI_MAX = 32000
 INODE_COST = 1024
 #: The fewest inodes a tmpfs gets, however small its share.
 _MIN_INODES = 1024
+#: A TMPDIR slot's most (here-documents, sort's spill files; bigger data belongs in /tmp) and its
+#: fewest inodes.
+_SLOT_MAX = 64 * _MIB
+_SLOT_MIN_INODES = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +50,9 @@ class MemorySplit:
 
     tmp_bytes: int
     tmp_inodes: int
+    #: Each command's own TMPDIR slot (`sandbox.docker._tmpslots`), cut from /tmp's share.
+    slot_bytes: int
+    slot_inodes: int
     shm_bytes: int
     shm_inodes: int
     sysctls: dict[str, str]
@@ -63,10 +72,16 @@ def _share(share: int, asked: int) -> tuple[int, int]:
 
 
 def split_memory(memory: int, tmp_bytes: int) -> MemorySplit:
-    """Cut ``/tmp`` (asked ``tmp_bytes``; its data and inodes) to half of what may be held outside
-    processes, ``/dev/shm`` to a quarter, SysV shared memory and message queues to an eighth each."""
+    """Cut ``/tmp`` (asked ``tmp_bytes``; its data and inodes) and the commands' TMPDIR slots to
+    half of what may be held outside processes (the slots a quarter of that half), ``/dev/shm`` to
+    a quarter, SysV shared memory and message queues to an eighth each."""
     outside = max(memory - reserve_bytes(memory), 4 * _MIB)
-    tmp, tmp_inodes = _share(outside // 2, tmp_bytes)
+    # A quarter of /tmp's half goes to the commands' own TMPDIR slots (round 29).
+    slots = outside // 8
+    tmp, tmp_inodes = _share(outside // 2 - slots, tmp_bytes)
+    slot = slots // TMP_SLOTS
+    slot_bytes = min(_SLOT_MAX, slot - slot // 8)
+    slot_inodes = max(_SLOT_MIN_INODES, (slot - slot_bytes) // INODE_COST)
     shm, shm_inodes = _share(outside // 4, _DEFAULT_SHM)
     eighth = outside // 8
     sysctls = {
@@ -76,5 +91,11 @@ def split_memory(memory: int, tmp_bytes: int) -> MemorySplit:
         "kernel.msgmni": str(max(1, min(_MSGMNI_MAX, eighth // _MSGMNB))),
     }
     return MemorySplit(
-        tmp_bytes=tmp, tmp_inodes=tmp_inodes, shm_bytes=shm, shm_inodes=shm_inodes, sysctls=sysctls
+        tmp_bytes=tmp,
+        tmp_inodes=tmp_inodes,
+        slot_bytes=slot_bytes,
+        slot_inodes=slot_inodes,
+        shm_bytes=shm,
+        shm_inodes=shm_inodes,
+        sysctls=sysctls,
     )

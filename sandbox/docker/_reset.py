@@ -34,6 +34,7 @@ from pathlib import Path
 
 from sandbox._scratch import remove_tree
 from sandbox.docker._shown import shown
+from sandbox.docker._tmpslots import TMP_SLOTS_DIR
 from sandbox.errors import SandboxError
 
 __all__ = [
@@ -355,6 +356,9 @@ def inspect_container(
                 if mount.fstype not in WIPED_MOUNTS[mp]:
                     problems.append(f"{mp} is a {mount.fstype} mount, not {'/'.join(WIPED_MOUNTS[mp])}")
                     continue
+                problems.extend(f"{mp}/{shown(name)} survived the wipe" for name in _entries(where))
+            elif mp.startswith(TMP_SLOTS_DIR + "/") and mount.fstype == "tmpfs":
+                # A command's own TMPDIR (round 29): wiped by its runner and by the reset.
                 problems.extend(f"{mp}/{shown(name)} survived the wipe" for name in _entries(where))
             elif mp == private_dir:
                 # The executor's own tmpfs (cwd files): empty, still its own, still PRIV_MODE.

@@ -79,6 +79,11 @@ if [ "$ADMIN" = 1 ]; then
     IO=/proc/self/fd/8
 fi
 PRIVX="$IO/priv"
+# The commands' TMPDIR slots (_tmpslots.py: /.shellrt-tmp/0 to 7) and where their locks are made:
+# PRIV, or under ADMIN (no PRIV: root commands override modes) the detached I/O directory.
+TSLOTS=/.shellrt-tmp
+LOCKD=$PRIV
+[ "$ADMIN" = 1 ] && LOCKD=$IO
 # docker-init forwards the signals it gets to us; a command run as root may
 # signal docker-init, which forwards every catchable signal to us. Ignore them
 # all (priv drop restores defaults for commands).
@@ -329,6 +334,21 @@ _run() {
         [ "$ADMIN" = 1 ] && K="$IO/$id.kc"
         command exec 9<>"$K" 2>/dev/null && KC=1
     fi
+    # Its own TMPDIR (red team round 29, _tmpslots.py): the first free slot, taken by making its lock
+    # (noclobber: O_EXCL) here, where only the executor creates. The helper frees it when the
+    # command left it empty; else _free wipes it once the command's tree is gone. None free: /tmp.
+    TD=-
+    TL=
+    set -C
+    for _k in 0 1 2 3 4 5 6 7; do
+        [ -d "$TSLOTS/$_k" ] || continue
+        if { command : >"$LOCKD/slot.$_k"; } 2>/dev/null; then
+            TD=$TSLOTS/$_k
+            TL=$LOCKD/slot.$_k
+            break
+        fi
+    done
+    set +C
     _oomcount
     o0=$OOMN
     # priv drop makes its own process the session (and process group) leader
@@ -340,9 +360,9 @@ _run() {
     # commands that could free a pid run at 19.
     _now
     _end=$((NOW + 500))
-    while ! command eval 'SHELLRT_KCWD=$KC "$PRIVX" "$mode" "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- 7<&- &' 2>/dev/null; do
+    while ! command eval 'SHELLRT_KCWD=$KC SHELLRT_TMP=$TD SHELLRT_TMP_LOCK=$TL "$PRIVX" "$mode" "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- 7<&- &' 2>/dev/null; do
         _now
-        [ "$NOW" -lt "$_end" ] || { echo "E $id pids"; return 0; }
+        [ "$NOW" -lt "$_end" ] || { echo "E $id pids"; _free; return 0; }
     done
     pid=$!
     exec 3>&- 4>&- 5<&- 6>&-
@@ -376,6 +396,19 @@ _run() {
     case $cwd in *\\*) cwd= ;; esac
     if [ "${#cwd}" -gt 1000 ]; then cwd=; fi
     echo "X $id $rc $oom $cwd"
+    _free
+}
+
+# Free the command's TMPDIR slot ($TD, lock $TL) unless its helper did: nothing of the command is
+# left (priv drop swept its tree), so wipe it, and unlock it only once it is empty (never handed out
+# dirty: a slot that cannot be emptied stays locked, and commands get the others or /tmp).
+_free() {
+    [ -n "$TL" ] && [ -e "$TL" ] || return 0
+    command eval 'rm -rf -- "$TD"/* "$TD"/.[!.]* "$TD"/..?*' 2>/dev/null
+    for _f in "$TD"/* "$TD"/.[!.]* "$TD"/..?*; do
+        if [ -e "$_f" ] || [ -L "$_f" ]; then return 0; fi
+    done
+    command eval 'rm -f -- "$TL"' 2>/dev/null
 }
 
 # ST <- the fields after a process's name in <dir>/stat (state ppid pgrp session ...). The
@@ -496,7 +529,7 @@ _sweep() {
 # 1. kill every process but PID 1 (docker-init) and this executor: kill -KILL -1
 #    reaches all of them (this executor holds CAP_KILL), repeated until /proc
 #    lists nothing else (orphans are reaped by docker-init);
-# 2. empty /tmp, /dev/shm, /dev/mqueue and PRIV.
+# 2. empty /tmp, /dev/shm, /dev/mqueue, PRIV and the TMPDIR slots (their locks too).
 _reset() {
     zid=$1
     passes=0
@@ -514,7 +547,8 @@ _reset() {
         command eval 'sleep 0.01' 2>/dev/null
     done
     wiped=1
-    for dir in /tmp /dev/shm /dev/mqueue "$PRIV"; do
+    command eval 'rm -f -- "$LOCKD"/slot.[0-9]' 2>/dev/null
+    for dir in /tmp /dev/shm /dev/mqueue "$PRIV" "$TSLOTS"/[0-9]; do
         [ -d "$dir" ] || continue
         set --
         for f in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do

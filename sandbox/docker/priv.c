@@ -50,6 +50,10 @@
  *       command of the session, same uid or not, can trace or open /proc/<pid>/{mem,environ,fd,..}
  *       of any of its processes, nor (ABI 6+) signal them, nor it theirs; and a third filter (xproc_build) refuses
  *       the calls the kernel allows by uid alone on another pid (prlimit64, sched_set*, ioprio_set).
+ *       With SHELLRT_TMP (the runner's pick of the host's tmpfs slots, or `-`: none free) its TMPDIR
+ *       is a random-named 0700 directory of its own the helper makes in that slot (or /tmp), and its
+ *       domain keeps every other slot out of reach (tmp_slot, make_private_tmp, grant_but_slots); the
+ *       helper unlocks the slot (SHELLRT_TMP_LOCK) if the command left it empty.
  *       The command also runs under a second filter (`shared_uid_filter`): inotify_init(1) and
  *       fanotify_init fail with ENOSYS. The kernel charges a process's inotify instances and
  *       watches (128 instances) and fanotify groups to its uid in the host's user namespace, the
@@ -81,9 +85,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -440,19 +446,123 @@ struct shellrt_path_beneath {
 #define ISO_NONE 0    /* no domain: one trust domain per session */
 #define ISO_PROC 1    /* ptrace and /proc closed between commands (ABI 2-5) */
 #define ISO_SIGNALS 2 /* and signals and abstract unix sockets (ABI 6+) */
-static int isolate_command(void) {
+
+/* Every command's TMPDIR is a tmpfs slot of its own below TMP_SLOTS (sandbox/docker/_tmpslots.py,
+ * made by the host; the runner picks a free one: SHELLRT_TMP): a background task that filled the
+ * shared /tmp broke a later command's bash here-documents over 64 KiB, and a file it planted there
+ * under a predictable name was the next command's (red team round 29). The command's domain then
+ * handles the file rights below: granted beneath every entry of "/" but TMP_SLOTS and beneath its
+ * own slot, so no other command (same uid or not, root included: Landlock is no DAC check) reads,
+ * writes, creates, removes or truncates in a slot not its own; READ_DIR and REFER stay granted
+ * beneath "/" (`ls /` works; names in another slot can be listed, not opened). */
+#define TMP_SLOTS "/.shellrt-tmp"
+#define LL_FILE_RIGHTS ((1ULL << 1) | (1ULL << 2))  /* WRITE_FILE, READ_FILE */
+#define LL_READ_DIR (1ULL << 3)
+#define LL_DIR_RIGHTS (LL_FILE_RIGHTS | LL_READ_DIR | (0x1ffULL << 4)) /* REMOVE_DIR .. MAKE_SYM */
+#define LL_TRUNCATE (1ULL << 14) /* ABI 3 */
+
+/* SHELLRT_TMP as the runner set it: a slot's path (TMP_SLOTS/<digit>), "" for "no slot free" (the
+ * command gets /tmp and still no other slot), NULL when absent (a `sandbox connect` shell, the
+ * start probe: no slot, none closed). Anything else is refused (fail closed). */
+static const char *tmp_slot(void) {
+    const char *v = getenv("SHELLRT_TMP");
+    if (v == NULL) return NULL;
+    if (strcmp(v, "-") == 0) return "";
+    size_t n = strlen(TMP_SLOTS);
+    if (strncmp(v, TMP_SLOTS "/", n + 1) == 0 && v[n + 1] >= '0' && v[n + 1] <= '9' && v[n + 2] == '\0') return v;
+    fprintf(stderr, "shellrt-priv: bad SHELLRT_TMP\n");
+    _exit(126);
+}
+
+static void landlock_grant(int rs, int fd, unsigned long long rights) {
+    struct shellrt_path_beneath rule = {rights, fd};
+    if (syscall(SYS_landlock_add_rule_nr, rs, LANDLOCK_PATH_BENEATH, &rule, 0) != 0) die("landlock rule");
+}
+
+/* The rules that keep every slot but the command's own (`slot`; "" none) out of its reach: the
+ * handled rights beneath each entry of "/" but TMP_SLOTS (a file gets the file rights), and
+ * beneath its slot. An entry made in "/" after the command started is not reachable by it. */
+static void grant_but_slots(int rs, const char *slot, unsigned long long dir_rights, unsigned long long file_rights) {
+    DIR *top = opendir("/");
+    if (top == NULL) die("landlock /");
+    struct dirent *e;
+    while ((e = readdir(top)) != NULL) {
+        const char *n = e->d_name;
+        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, TMP_SLOTS + 1) == 0) continue;
+        int fd = openat(dirfd(top), n, O_PATH | O_CLOEXEC);
+        if (fd < 0) continue; /* a dangling link: nothing to reach */
+        struct stat st;
+        if (fstat(fd, &st) != 0) die("landlock entry");
+        landlock_grant(rs, fd, S_ISDIR(st.st_mode) ? dir_rights : file_rights);
+        close(fd);
+    }
+    closedir(top);
+    /* Reopened through /proc/self/fd/N (`> /dev/stderr`, the cwd file as `/proc/self/fd/6`): under
+     * root_can_administer the streams and the cwd file are in the detached I/O directory, which no
+     * path of "/" reaches. A pipe or socket is no path at all (refused here, not needed). */
+    static const int inherited[] = {0, 1, 2, CWD_FD};
+    for (unsigned i = 0; i < sizeof inherited / sizeof inherited[0]; i++) {
+        struct stat st;
+        if (fstat(inherited[i], &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) continue;
+        struct shellrt_path_beneath rule = {file_rights, inherited[i]};
+        (void)syscall(SYS_landlock_add_rule_nr, rs, LANDLOCK_PATH_BENEATH, &rule, 0);
+    }
+    if (slot[0] == '\0') return;
+    int own = open(slot, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (own < 0) die("landlock TMPDIR");
+    landlock_grant(rs, own, dir_rights);
+    close(own);
+}
+
+/* The command's own directory in its slot, made by the helper (this identity owns the slot, mode
+ * 0711: no command lists or creates there) under a random name, owned by the command's uid, 0700:
+ * other commands cannot list the slot to find it. Names were listable, and a later command found
+ * and connected to a unix socket an earlier one served in its TMPDIR (an agent's; red team round
+ * 29): Landlock does not check a connect to a path socket (ABI 7). NULL/"" pass through. */
+static char private_tmp[64];
+static const char *make_private_tmp(const char *slot, uid_t uid, gid_t gid) {
+    if (slot == NULL || slot[0] == '\0') return slot;
+    unsigned char r[12];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) die("getrandom");
+    int n = snprintf(private_tmp, sizeof private_tmp, "%s/", slot);
+    for (unsigned i = 0; i < sizeof r; i++) n += snprintf(private_tmp + n, sizeof private_tmp - (size_t)n, "%02x", r[i]);
+    if (mkdir(private_tmp, 0700) != 0) die("TMPDIR");
+    if (chown(private_tmp, uid, gid) != 0 || chmod(private_tmp, 0700) != 0) die("TMPDIR owner");
+    return private_tmp;
+}
+
+/* The helper, once the command's whole tree is gone (supervise): unlock the command's TMPDIR slot
+ * (SHELLRT_TMP_LOCK, the runner's lock file, which this identity made) when the command left it
+ * empty, the common case: no fork. A slot with anything in it stays locked for the runner's wipe
+ * (executor.sh _free). */
+static void free_slot(void) {
+    const char *slot = tmp_slot(), *lock = getenv("SHELLRT_TMP_LOCK");
+    if (slot == NULL || slot[0] == '\0' || lock == NULL || strstr(lock, "/slot.") == NULL) return;
+    if (private_tmp[0] != '\0') (void)rmdir(private_tmp); /* only when empty */
+    DIR *d = opendir(slot);
+    if (d == NULL) return;
+    struct dirent *e;
+    int empty = 1;
+    while (empty && (e = readdir(d)) != NULL) empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    if (empty) (void)unlink(lock);
+}
+
+static int isolate_command(const char *slot) {
     long abi = syscall(SYS_landlock_create_ruleset_nr, NULL, 0, LANDLOCK_VERSION_FLAG);
     if (abi < 2) return ISO_NONE;
     /* Older kernels take the larger struct when its extra fields are 0. */
     unsigned long long scoped = abi >= 6 ? LANDLOCK_SIGNAL_SCOPE | LANDLOCK_ABSTRACT_SCOPE : 0;
-    struct shellrt_ruleset_attr attr = {LANDLOCK_REFER, 0, scoped};
+    unsigned long long trunc = abi >= 3 ? LL_TRUNCATE : 0;
+    unsigned long long handled = LANDLOCK_REFER | (slot != NULL ? LL_DIR_RIGHTS | trunc : 0);
+    struct shellrt_ruleset_attr attr = {handled, 0, scoped};
     int rs = (int)syscall(SYS_landlock_create_ruleset_nr, &attr, sizeof attr, 0);
     if (rs < 0) die("landlock ruleset");
     int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) die("landlock /");
-    struct shellrt_path_beneath everywhere = {LANDLOCK_REFER, root};
-    if (syscall(SYS_landlock_add_rule_nr, rs, LANDLOCK_PATH_BENEATH, &everywhere, 0) != 0) die("landlock rule");
+    landlock_grant(rs, root, LANDLOCK_REFER | (slot != NULL ? LL_READ_DIR : 0));
     close(root);
+    if (slot != NULL) grant_but_slots(rs, slot, LL_DIR_RIGHTS | trunc, LL_FILE_RIGHTS | trunc);
     if (syscall(SYS_landlock_restrict_self_nr, rs, 0) != 0) die("landlock");
     close(rs);
     return abi >= 6 ? ISO_SIGNALS : ISO_PROC;
@@ -479,7 +589,7 @@ static int probe_isolation(void) {
         if (srv < 0 || bind(srv, (struct sockaddr *)&name, sizeof(sa_family_t)) != 0 || listen(srv, 1) != 0 ||
             getsockname(srv, (struct sockaddr *)&name, &len) != 0)
             _exit(123);
-        int level = isolate_command();
+        int level = isolate_command(NULL);
         if (level == ISO_SIGNALS && (kill(getppid(), 0) == 0 || errno != EPERM)) _exit(122);
         int cli = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (cli < 0) _exit(123);
@@ -672,11 +782,12 @@ static int supervise(pid_t child, int traced) {
 
 extern char **environ;
 
-/* The command's environment: the values of the SHELLRT_E<digits>= entries of ours, nothing else. */
-static char **command_environment(void) {
+/* The command's environment: the values of the SHELLRT_E<digits>= entries of ours, nothing else;
+ * with `tmpdir`, TMPDIR is it (whatever the host sent: a session's copy of an earlier command's). */
+static char **command_environment(const char *tmpdir) {
     size_t n = 0;
     for (char **e = environ; *e != NULL; e++) n++;
-    char **out = calloc(n + 1, sizeof *out);
+    char **out = calloc(n + 2, sizeof *out);
     if (out == NULL) die("calloc");
     size_t k = 0;
     for (char **e = environ; *e != NULL; e++) {
@@ -686,7 +797,13 @@ static char **command_environment(void) {
         if (*p < '0' || *p > '9') continue;
         while (*p >= '0' && *p <= '9') p++;
         if (*p != '=') continue;
+        if (tmpdir != NULL && strncmp(p + 1, "TMPDIR=", 7) == 0) continue;
         out[k++] = (char *)p + 1;
+    }
+    if (tmpdir != NULL) {
+        static char entry[64];
+        if (snprintf(entry, sizeof entry, "TMPDIR=%s", tmpdir) >= (int)sizeof entry) die("TMPDIR");
+        out[k++] = entry;
     }
     return out;
 }
@@ -818,6 +935,7 @@ int main(int argc, char **argv) {
         if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("subreaper");
         /* The command's final cwd, from the kernel (trace_stop): the child waits for EOF here
          * until it is traced. */
+        const char *tmpdir = make_private_tmp(tmp_slot(), uid, gid);
         int kcwd = kcwd_requested();
         int seized[2] = {-1, -1};
         if (kcwd && pipe2(seized, O_CLOEXEC) != 0) kcwd = 0; /* no pipe (file-max): no report, the command runs */
@@ -832,7 +950,9 @@ int main(int argc, char **argv) {
                 close(seized[0]);
                 close(seized[1]);
             }
-            return supervise(child, traced);
+            int rc = supervise(child, traced);
+            free_slot();
+            return rc;
         }
         if (kcwd) {
             char byte;
@@ -890,7 +1010,7 @@ int main(int argc, char **argv) {
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
         /* Never less than the host was told: fail closed. */
         int want = announced_isolation();
-        if (isolate_command() < want) {
+        if (isolate_command(tmpdir) < want) {
             fprintf(stderr, "shellrt-priv: Landlock isolation below the level announced at start (%d)\n", want);
             _exit(126);
         }
@@ -912,7 +1032,7 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         for (int s = 1; s < NSIG; s++)
             if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL); /* 32, 33: EINVAL, harmless */
-        environ = command_environment();
+        environ = command_environment(tmpdir == NULL ? NULL : tmpdir[0] ? tmpdir : "/tmp");
     } else {
         fprintf(stderr, "shellrt-priv: unknown mode %s\n", argv[1]);
         return 126;

@@ -95,7 +95,7 @@ def _print(infos: list[Any], as_json: bool, empty: str) -> None:
     if not infos:
         print(empty)
         return
-    header = ("CONTAINER", "SESSION", "IMAGE", "STATUS", "AGE", "OWNER", "GC")
+    header = ("CONTAINER", "SESSION", "IMAGE", "STATUS", "AGE", "OWNER", "ISOLATION", "GC")
     rows = [
         (
             i.id,
@@ -104,6 +104,7 @@ def _print(infos: list[Any], as_json: bool, empty: str) -> None:
             i.status,
             _age(i.created),
             f"{i.owner_pid}@{i.owner_host}",
+            i.isolation,
             ("reap: " if i.verdict.reap else "keep: ") + i.verdict.reason,
         )
         for i in infos
