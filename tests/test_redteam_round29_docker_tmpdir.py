@@ -16,6 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
 from tests._docker_support import DEBIAN, config, policy, read_to_end, require_docker, run_sh, start_sh
 
@@ -122,6 +123,27 @@ async def test_a_command_neither_fills_plants_nor_touches_another_commands_tmpdi
                 backend, 'mkdir -p "$TMPDIR/d" && echo x > "$TMPDIR/d/f" && echo "$TMPDIR"'
             )
             assert rc == 0 and out.startswith("/.shellrt-tmp/"), out
+        # A killed command's slot, freed by its helper, was freed again by its runner a moment
+        # later: by then the next command held a lock of the same name, and the runner wiped that
+        # command's fresh TMPDIR while its helper set it up ("landlock TMPDIR", exit 126; 4 of 8
+        # next starts before). A lock names its command now.
+        for _ in range(8):
+            tree = "for i in $(seq 50); do sleep 100 & done; echo up; wait"
+            killed = await backend.exec(
+                ExecRequest(argv=("bash", "-c", tree), cwd="/workspace", report_cwd=True)
+            )
+            assert await killed.stdout.receive() == b"up\n"
+            await killed.kill()
+            await killed.wait()
+            next_one = ExecRequest(
+                argv=("bash", "-c", 'echo x > "$TMPDIR/f" && echo "ok $TMPDIR" 2>&1'),
+                cwd="/workspace",
+                report_cwd=True,
+                merge_stderr=True,
+            )
+            proc = await backend.exec(next_one)
+            out = (await read_to_end(proc.stdout)).decode(errors="replace")
+            assert (await proc.wait()).exit_code == 0 and out.startswith("ok /.shellrt-tmp/"), out
 
 
 async def test_nor_under_root_can_administer(tmp_path: Path) -> None:

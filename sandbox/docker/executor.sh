@@ -342,7 +342,7 @@ _run() {
     set -C
     for _k in 0 1 2 3 4 5 6 7; do
         [ -d "$TSLOTS/$_k" ] || continue
-        if { command : >"$LOCKD/slot.$_k"; } 2>/dev/null; then
+        if { echo "$id" >"$LOCKD/slot.$_k"; } 2>/dev/null; then
             TD=$TSLOTS/$_k
             TL=$LOCKD/slot.$_k
             break
@@ -402,8 +402,14 @@ _run() {
 # Free the command's TMPDIR slot ($TD, lock $TL) unless its helper did: nothing of the command is
 # left (priv drop swept its tree), so wipe it, and unlock it only once it is empty (never handed out
 # dirty: a slot that cannot be emptied stays locked, and commands get the others or /tmp).
+# The lock holds its command's id: once the helper freed the slot, a later command may hold a lock
+# of the same name, whose fresh TMPDIR this wiped while its helper set it up (its start failed:
+# "landlock TMPDIR"); only a lock that still names this command is this command's to free.
 _free() {
-    [ -n "$TL" ] && [ -e "$TL" ] || return 0
+    [ -n "$TL" ] || return 0
+    _o=
+    { IFS= read -r _o <"$TL"; } 2>/dev/null
+    [ "$_o" = "$id" ] || return 0
     command eval 'rm -rf -- "$TD"/* "$TD"/.[!.]* "$TD"/..?*' 2>/dev/null
     for _f in "$TD"/* "$TD"/.[!.]* "$TD"/..?*; do
         if [ -e "$_f" ] || [ -L "$_f" ]; then return 0; fi
