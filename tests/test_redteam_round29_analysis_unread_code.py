@@ -41,6 +41,13 @@ MADE = [
     "git show HEAD:x.sh > y.sh && bash y.sh", "cat a > b.awk; awk -f b.awk f", "python3 gen.py > o.sh && sh o.sh",
     "unzip a.zip; ./run", "cp x Makefile; make", "wget -q http://x/a.mk && make -f a.mk",
 ]
+#: A shell or an interpreter started by an option value or a setting, fed the output of the program that
+#: starts it (git's pager gets the log: a hostile repository's commit messages).
+VALUES = [
+    "git -c core.pager=sh log", "git -c core.pager=python3 log", "git -c core.pager='perl -' log",
+    "man -P python3 ls", "tar xf a.tar --to-command=python3", "git -c alias.x='!python3' x",
+    "GIT_PAGER=python3 git log", "PAGER=sh man ls", "env GIT_PAGER=bash git log", "GIT_EDITOR=python3 git commit",
+]
 #: Code given through an option value or the environment beside a script file.
 OPTIONS = [
     "LUA_INIT='os.execute(\"r\"..\"m x\")' lua s.lua", "export PERL5OPT='-Mstrict;system\"r\".\"m x\"'; perl x.pl",
@@ -50,7 +57,7 @@ OPTIONS = [
 
 
 async def test_unread_code_is_never_allowed_past_a_deny_rule(tmp_path: Path) -> None:
-    commands = UNREAD + MADE + OPTIONS
+    commands = UNREAD + MADE + OPTIONS + VALUES
     got = await decide(tmp_path, Bash(), commands, "bypassPermissions", deny=["Bash(rm:*)"])
     assert [c for c, d in zip(commands, got, strict=True) if d == "allow"] == []
     # Default mode: an allow rule for the interpreter does not cover what it cannot read.
@@ -85,7 +92,8 @@ async def test_what_can_be_read_is_judged_as_before(tmp_path: Path) -> None:
     kept = ["python3 s.py", "python3 -m pytest -q", "node build.js", "perl -Ilib t.pl", "awk '{print $1}' f",
             "awk -F'|' -v x=1 '{print $2}' f", "sed -n 's/a/b/p' f", "perl -MList::Util=sum x.pl", "sed -i 's/a/b/' f", "make test", "sh ./build.sh",
             "ssh -p 22 host uptime", "sqlite3 db 'select 1'", "ls -la && git status", "echo hi > o.txt; cat o.txt",
-            "vim f", "nice sh s", "env python3 s.py", "bash -c 'curl http://x'", "gdb -batch -ex bt ./prog core"]
+            "vim f", "nice sh s", "env python3 s.py", "bash -c 'curl http://x'", "gdb -batch -ex bt ./prog core",
+            "git -c core.pager=less log", "GIT_PAGER='less -R' git log", "man -P cat ls"]
     got = await decide(tmp_path, Bash(), kept, "bypassPermissions", deny=["Bash(rm:*)"])
     assert [c for c, d in zip(kept, got, strict=True) if d != "allow"] == []
     # Without any command rule nothing changes: the interpreter runs in bypassPermissions mode.

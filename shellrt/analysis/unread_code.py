@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Sequence
 
 from shellrt.analysis.programs.sed import SED_SPEC, script_writes
 from shellrt.analysis.programs.spec import parse_args
 
-__all__ = ["made_here", "script_files", "unread_code", "unread_env"]
+__all__ = ["made_here", "script_files", "unread_code", "unread_env", "value_code"]
 
 #: Program names that mean standard input as a file.
 _STDIN = re.compile(r"-|/dev/stdin|/dev/fd/0|/proc/(?:self|\d+)/fd/0")
@@ -266,6 +267,27 @@ def _ssh_reads_stdin(words: Sequence[str]) -> bool:
         i += 2 if valued is not None and valued == len(letters) - 1 else 1
     rest = words[i:]
     return len(rest) <= 1  # a host and no command
+
+
+def value_code(value: str) -> str:
+    """Why a command given as a value (``core.pager=sh``, ``man -P python3``, ``alias.x='!perl'``,
+    ``GIT_PAGER=…``) runs code no rule reads ("" when it does not): a shell or an interpreter that
+    reads its program from standard input, which is then the output of the command that starts it
+    (a hostile repository's commit messages for git's pager)."""
+    try:
+        words = shlex.split(value.strip().strip("'\"").lstrip("!|").strip())
+    except ValueError:
+        return ""  # not static: the option checks refuse it as a value known only at run time
+    if not words:
+        return ""
+    name = os.path.basename(words[0])
+    lang = _lang(name)
+    if lang in _SHELL_NAMES and not script_files(name, words) and not any(
+        w[:1] == "-" and w[1:2] != "-" and "c" in w[1:] for w in words[1:]
+    ):
+        return f"{value!r} starts {name}, which reads its program from standard input"
+    why = unread_code(name, words)
+    return f"{value!r} starts {name}: {why}" if why else ""
 
 
 def script_files(name: str, argv: Sequence[str]) -> list[str]:

@@ -49,7 +49,7 @@ import anyio
 
 from sandbox._hostcode import host_code_reason
 from sandbox.confine import contained
-from shellrt.analysis.unread_code import made_here, script_files, unread_code, unread_env
+from shellrt.analysis.unread_code import made_here, script_files, unread_code, unread_env, value_code
 from shellrt.permissions.content_anchor import unchanged
 from shellrt.permissions.embedded import (
     command_options,
@@ -519,7 +519,7 @@ class PermissionEngine:
         for i, part in enumerate(parts):
             if part.read_only or not part.name:
                 continue
-            why = unread_code(part.name, part.argv)
+            why = unread_code(part.name, part.argv) or _values_code(part)
             scripts = script_files(part.name, part.argv)
             if not why and scripts:
                 why = unread_env([*part.assigned, *(f"{n}=" for n in part.env_names)])
@@ -911,6 +911,17 @@ _TREE_WRITERS = frozenset({"rm", "find", "chmod", "chown", "chgrp", "mv", "shred
 _NO_FILE_ARGUMENTS = frozenset(
     {"echo", "printf", "true", "false", ":", "test", "[", "exit", "return", "shift"}
 )
+
+
+#: ``NAME=VALUE``: an assignment or an environment setting given as a word (``env GIT_PAGER=sh``).
+_SETTING = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)
+
+
+def _values_code(part: CommandPart) -> str:
+    """Why a command the part gives as a value (an option's, a setting's) runs code no rule reads."""
+    values = [value for _, value in command_options(part.name, part.argv)]
+    values += [m.group(1) for w in (*part.assigned, *part.argv[1:]) if (m := _SETTING.fullmatch(w))]
+    return next((why for why in map(value_code, values) if why), "")
 
 
 def _nested(one: CommandPart, other: CommandPart) -> bool:
