@@ -48,6 +48,12 @@ VALUES = [
     "man -P python3 ls", "tar xf a.tar --to-command=python3", "git -c alias.x='!python3' x",
     "GIT_PAGER=python3 git log", "PAGER=sh man ls", "env GIT_PAGER=bash git log", "GIT_EDITOR=python3 git commit",
 ]
+#: Shells whose option takes a value (``-o pipefail``): the value looked like a script file.
+SHELL_OPTIONS = [
+    "echo 'rm x' | bash -o pipefail", "echo 'rm x' | sh +o posix", "echo 'rm x' | bash -O extglob",
+    "echo 'rm x' | bash --rcfile /dev/null", "echo 'rm x' | dash -o errexit", "bash -lo pipefail <<< 'rm x'",
+    "echo 'rm x' | env -u X ksh -o vi", "git -c core.pager='sh -o errexit' log",
+]
 #: Code given through an option value or the environment beside a script file.
 OPTIONS = [
     "LUA_INIT='os.execute(\"r\"..\"m x\")' lua s.lua", "export PERL5OPT='-Mstrict;system\"r\".\"m x\"'; perl x.pl",
@@ -57,7 +63,7 @@ OPTIONS = [
 
 
 async def test_unread_code_is_never_allowed_past_a_deny_rule(tmp_path: Path) -> None:
-    commands = UNREAD + MADE + OPTIONS + VALUES
+    commands = UNREAD + MADE + OPTIONS + VALUES + SHELL_OPTIONS
     got = await decide(tmp_path, Bash(), commands, "bypassPermissions", deny=["Bash(rm:*)"])
     assert [c for c, d in zip(commands, got, strict=True) if d == "allow"] == []
     # Default mode: an allow rule for the interpreter does not cover what it cannot read.
@@ -93,7 +99,8 @@ async def test_what_can_be_read_is_judged_as_before(tmp_path: Path) -> None:
             "awk -F'|' -v x=1 '{print $2}' f", "sed -n 's/a/b/p' f", "perl -MList::Util=sum x.pl", "sed -i 's/a/b/' f", "make test", "sh ./build.sh",
             "ssh -p 22 host uptime", "sqlite3 db 'select 1'", "ls -la && git status", "echo hi > o.txt; cat o.txt",
             "vim f", "nice sh s", "env python3 s.py", "bash -c 'curl http://x'", "gdb -batch -ex bt ./prog core",
-            "git -c core.pager=less log", "GIT_PAGER='less -R' git log", "man -P cat ls"]
+            "git -c core.pager=less log", "GIT_PAGER='less -R' git log", "man -P cat ls",
+            "bash -euo pipefail build.sh", "sh -x ./build.sh"]
     got = await decide(tmp_path, Bash(), kept, "bypassPermissions", deny=["Bash(rm:*)"])
     assert [c for c, d in zip(kept, got, strict=True) if d != "allow"] == []
     # Without any command rule nothing changes: the interpreter runs in bypassPermissions mode.

@@ -91,6 +91,9 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
         return unread_code(words[0], words)
     if lang in _LANGS:
         return _interpreter(lang, name, words)[0]
+    if lang in _SHELL_NAMES:
+        inline, script = _shell(words)
+        return "" if inline or script else f"{name} reads its program from standard input"
     if lang in _AWK:
         return _awk(name, words)
     if lang in _EDITORS or (lang in _VIMS and any(w[:1] == "-" and set(w[1:]) & {"e", "E", "s"} for w in words)):
@@ -107,6 +110,36 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
     if lang == "ssh" and _ssh_reads_stdin(words):
         return "ssh without a command runs commands read from standard input"
     return ""
+
+
+#: A shell's options that take the next word (``-o pipefail``, ``+O extglob``, ``--rcfile f``).
+_SHELL_VALUED = frozenset({"--rcfile", "--init-file"})
+
+
+def _shell(words: list[str]) -> tuple[bool, str]:
+    """(the program is inline, ``-c``; its script file, "" for standard input) of a shell's words.
+
+    Why: ``bash -o pipefail`` reads its program from standard input, but ``pipefail`` looked like a
+    script to the earlier check (round 29)."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in ("--", "-"):
+            i += 1
+            break
+        if word.startswith("--"):
+            i += 2 if word in _SHELL_VALUED else 1
+            continue
+        if word[:1] not in ("-", "+") or len(word) < 2:
+            break
+        letters = word[1:]
+        if "c" in letters and word[0] == "-":
+            return True, ""
+        if "s" in letters and word[0] == "-":
+            return False, ""
+        i += 1 + letters.count("o") + letters.count("O")
+    script = words[i] if i < len(words) else ""
+    return False, "" if _STDIN.fullmatch(script or "-") else script
 
 
 def _interpreter(lang: str, name: str, words: list[str]) -> tuple[str, str]:
@@ -281,11 +314,6 @@ def value_code(value: str) -> str:
     if not words:
         return ""
     name = os.path.basename(words[0])
-    lang = _lang(name)
-    if lang in _SHELL_NAMES and not script_files(name, words) and not any(
-        w[:1] == "-" and w[1:2] != "-" and "c" in w[1:] for w in words[1:]
-    ):
-        return f"{value!r} starts {name}, which reads its program from standard input"
     why = unread_code(name, words)
     return f"{value!r} starts {name}: {why}" if why else ""
 
@@ -302,9 +330,8 @@ def script_files(name: str, argv: Sequence[str]) -> list[str]:
     if lang in ("source", "."):
         return words[:1]
     if lang in _SHELL_NAMES:
-        if any(w[:1] == "-" and w[1:2] != "-" and "c" in w[1:] for w in words):
-            return []
-        return [w for w in words if w[:1] not in ("-", "+")][:1]
+        inline, script = _shell(words)
+        return [script] if script and not inline else []
     if lang in _AWK or lang == "sed":
         return _option_values(words, "f", ("--file",))
     if lang in ("make", "gmake"):
