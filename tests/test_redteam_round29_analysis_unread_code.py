@@ -53,6 +53,7 @@ SHELL_OPTIONS = [
     "echo 'rm x' | bash -o pipefail", "echo 'rm x' | sh +o posix", "echo 'rm x' | bash -O extglob",
     "echo 'rm x' | bash --rcfile /dev/null", "echo 'rm x' | dash -o errexit", "bash -lo pipefail <<< 'rm x'",
     "echo 'rm x' | env -u X ksh -o vi", "git -c core.pager='sh -o errexit' log",
+    "perl /dev/fd/3 3< s",  # a descriptor the command opened (a here-document, a substitution)
 ]
 #: Code given through an option value or the environment beside a script file.
 OPTIONS = [

@@ -23,8 +23,9 @@ from shellrt.analysis.programs.spec import parse_args
 
 __all__ = ["made_here", "script_files", "unread_code", "unread_env", "value_code"]
 
-#: Program names that mean standard input as a file.
-_STDIN = re.compile(r"-|/dev/stdin|/dev/fd/0|/proc/(?:self|\d+)/fd/0")
+#: Program names that mean standard input or another descriptor the command opened (``3<<'EOF'``,
+#: ``<(…)``): code made by the command itself, which no rule reads.
+_STDIN = re.compile(r"-|/dev/stdin|/dev/fd/.*|/proc/[^/]+/fd/.*")
 
 #: Per interpreter: (short options whose letter makes the program inline, long ones, short options
 #: that take a value, long ones that take a value). Names are folded (``python3.12`` -> ``python``).
@@ -213,7 +214,7 @@ def unread_env(assigned: Sequence[str]) -> str:
 
 def _script(name: str, operand: list[str]) -> tuple[str, str]:
     if not operand or _STDIN.fullmatch(operand[0]):
-        return f"{name} reads its program from standard input", ""
+        return f"{name} reads its program from standard input or a descriptor", ""
     return "", operand[0]
 
 
