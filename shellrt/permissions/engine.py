@@ -49,6 +49,7 @@ import anyio
 
 from sandbox._hostcode import host_code_reason
 from sandbox.confine import contained
+from shellrt.analysis.unread_code import made_here, script_files, unread_code, unread_env, value_code
 from shellrt.permissions.content_anchor import unchanged
 from shellrt.permissions.embedded import (
     command_options,
@@ -269,6 +270,10 @@ class PermissionEngine:
             found = self._parts_hit("ask", name, parts)
             if found is not None:
                 return self._part_final("ask", found, chain, "4 ask")
+            unread = self._unread_code(name, parts)
+            if unread is not None:
+                chain.append(f"4 ask: {unread}")
+                return self._final("ask", unread, chain, source="tool")
         tree_ask = self._tree_write_covered("ask", name, parts) if parts else None
         if tree_ask is not None:
             chain.append(f"4 ask: {tree_ask}")
@@ -496,6 +501,39 @@ class PermissionEngine:
                     rule, item = hit
                     what = "reads" if access == "read" else "writes"
                     return rule, f"{part.text!r} {what} {item}, which is {_verb(kind)} by {rule.describe()}"
+        return None
+
+    def _unread_code(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
+        """A part that runs code no command rule can read (an interpreter's stdin or inline program,
+        a file the command itself writes), beside a deny or ask command rule: asked, never allowed.
+
+        Why: with ``Bash(rm:*)`` denied, ``python3 - <<EOF`` and ``printf … > s; sh s`` ran
+        whatever they hold in ``bypassPermissions`` mode (red team, round 29)."""
+        if not (self._has_command_rule("deny", tool_name) or self._has_command_rule("ask", tool_name)):
+            return None
+        # What each part writes; a part that is not read-only and names no write may write anything.
+        writes = [
+            (p.text, (*p.writes, *p.program_writes) or (() if p.read_only or p.assignment_only else ("",)))
+            for p in parts
+        ]
+        for i, part in enumerate(parts):
+            if part.read_only or not part.name:
+                continue
+            why = unread_code(part.name, part.argv) or _values_code(part)
+            scripts = script_files(part.name, part.argv)
+            if not why and scripts:
+                why = unread_env([*part.assigned, *(f"{n}=" for n in part.env_names)])
+            if not why:
+                program = part.argv[:1] if "/" in (part.argv[0] if part.argv else "") else []
+                # A wrapper and the part it runs are one program (``nice sh s``), not a writer of it.
+                others = [written for j, written in enumerate(writes) if j != i and not _nested(parts[j], part)]
+                why = made_here([*scripts, *program], part.dirs, others)
+            if why:
+                return (
+                    f"{part.text!r}: {why}, so {tool_name} deny and ask rules cannot be checked against it; "
+                    "approve it, or write the commands literally (a shell command, or a script that exists "
+                    "before the call)"
+                )
         return None
 
     def _has_git_rule(self, kind: RuleKind, tool_name: str) -> bool:
@@ -873,6 +911,23 @@ _TREE_WRITERS = frozenset({"rm", "find", "chmod", "chown", "chgrp", "mv", "shred
 _NO_FILE_ARGUMENTS = frozenset(
     {"echo", "printf", "true", "false", ":", "test", "[", "exit", "return", "shift"}
 )
+
+
+#: ``NAME=VALUE``: an assignment or an environment setting given as a word (``env GIT_PAGER=sh``).
+_SETTING = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)
+
+
+def _values_code(part: CommandPart) -> str:
+    """Why a command the part gives as a value (an option's, a setting's) runs code no rule reads."""
+    values = [value for _, value in command_options(part.name, part.argv)]
+    values += [m.group(1) for w in (*part.assigned, *part.argv[1:]) if (m := _SETTING.fullmatch(w))]
+    return next((why for why in map(value_code, values) if why), "")
+
+
+def _nested(one: CommandPart, other: CommandPart) -> bool:
+    """Whether one part is a wrapper of the other (``nice sh s`` and ``sh s``), or the same words."""
+    short, long = sorted((one.argv, other.argv), key=len)
+    return bool(short) and long[len(long) - len(short) :] == short
 
 
 def _not_read_only(part: CommandPart, why: str) -> CommandPart:

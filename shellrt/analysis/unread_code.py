@@ -1,0 +1,357 @@
+"""Code a program runs that no command rule can read: interpreters fed their program on standard
+input or inline, and files the same command wrote before running them.
+
+A ``Bash(rm:*)`` deny rule reads the words of a command. ``python3 - <<EOF … EOF``, ``perl < s.pl``,
+``node -e '…'``, ``awk '{system($0)}'``, ``sqlite3 db <<< '.shell rm x'`` or ``printf … > s.py;
+python3 s.py`` run code whose commands the words do not show (stdin, a file made by the command, or
+a general-purpose language that can build a program name at run time: ``os.system(chr(114)+'m x')``).
+Shells are read by `permissions.embedded.unknown_code`; this covers everything else, so that a part
+it names is never allowed past a deny or ask command rule (red team, round 29). Fail closed: an
+option this does not know may hide a stdin script; scripts that exist before the call are files of
+the workspace, read as such (round 5's open item), not code a rule checks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Sequence
+
+from shellrt.analysis.programs.sed import SED_SPEC, script_writes
+from shellrt.analysis.programs.spec import parse_args
+
+__all__ = ["made_here", "script_files", "unread_code", "unread_env", "value_code"]
+
+#: Program names that mean standard input or another descriptor the command opened (``3<<'EOF'``,
+#: ``<(…)``): code made by the command itself, which no rule reads.
+_STDIN = re.compile(r"-|/dev/stdin|/dev/fd/.*|/proc/[^/]+/fd/.*")
+
+#: Per interpreter: (short options whose letter makes the program inline, long ones, short options
+#: that take a value, long ones that take a value). Names are folded (``python3.12`` -> ``python``).
+_LANGS: dict[str, tuple[str, frozenset[str], str, frozenset[str]]] = {
+    "python": ("c", frozenset(), "WXQ", frozenset({"--check-hash-based-pycs"})),
+    "pypy": ("c", frozenset(), "WXQ", frozenset()),
+    "perl": ("eE", frozenset(), "IMm", frozenset()),
+    "ruby": ("e", frozenset(), "IrCEF", frozenset({"--encoding", "--external-encoding", "--internal-encoding"})),
+    "node": ("ep", frozenset({"--eval", "--print"}), "r", frozenset({"--require", "--import", "--loader",
+                                                                      "--input-type", "--conditions"})),
+    "bun": ("ep", frozenset({"--eval", "--print"}), "r", frozenset({"--preload", "--cwd"})),
+    "php": ("rBRFE", frozenset({"--run"}), "cdz", frozenset({"--define"})),
+    "lua": ("e", frozenset(), "l", frozenset()),
+    "luajit": ("e", frozenset(), "lj", frozenset()),
+    "julia": ("eEL", frozenset({"--eval", "--print", "--load"}), "JCtp", frozenset({"--project", "--threads"})),
+    "rscript": ("e", frozenset(), "", frozenset()),
+    "r": ("e", frozenset(), "", frozenset()),
+    "osascript": ("e", frozenset(), "l", frozenset()),
+    "groovy": ("e", frozenset(), "", frozenset()),
+    "expect": ("c", frozenset(), "f", frozenset()),
+    "tclsh": ("", frozenset(), "", frozenset()),
+    "wish": ("", frozenset(), "", frozenset()),
+    "irb": ("", frozenset(), "", frozenset()),
+    "jshell": ("", frozenset(), "", frozenset()),
+}
+#: Options that read more code from standard input after the script (``python3 -i s.py < cmds``,
+#: ``perl -d``'s debugger commands, ``php -a``).
+_INTERACTIVE = {"python": "i", "pypy": "i", "node": "i", "lua": "i", "luajit": "i", "php": "a", "julia": "i",
+                "perl": "d"}
+_AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
+#: awk code that runs a command: ``system(…)``, a pipe to or from one (``||`` and a regex's ``|`` too:
+#: fail closed), an extension loaded.
+_AWK_RUNS = re.compile(r"system|\||@load")
+#: Editors that read their commands (``!cmd`` runs a shell) from standard input.
+_EDITORS = frozenset({"ed", "red", "ex"})
+_VIMS = frozenset({"vim", "vi", "nvim", "view"})
+_SSH_VALUED = "bcDEeFIiJLlmOoPpQRSWw"
+_SHELL_NAMES = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})
+#: Programs whose file operands may be code they run (``sh s``, ``. ./s``, ``awk -f p``, ``make -f m``).
+CODE_READERS = frozenset(
+    {*_LANGS, *_AWK, *_EDITORS, *_VIMS, *_SHELL_NAMES, "source", ".", "sed", "make", "gmake", "sqlite", "gdb", "busybox", "pwsh"}
+)
+
+
+_SAME = {"nodejs": "node", "pypy3": "pypy", "perl5": "perl", "tclsh8": "tclsh"}
+
+
+def _lang(name: str) -> str:
+    """``python3.12`` -> ``python``, ``perl5.36`` -> ``perl``, ``lua5.4`` -> ``lua``, ``nodejs`` -> ``node``."""
+    base = os.path.basename(name).lower()
+    base = _SAME.get(base, base)
+    if base in _LANGS:
+        return base
+    bare = re.sub(r"(?<=[a-z])[0-9.]+$", "", base)
+    return _SAME.get(bare, bare)
+
+
+def unread_code(name: str, argv: Sequence[str]) -> str:
+    """Why the part ``argv`` (program ``name``) runs code no command rule can read ("" when it does
+    not, or when its code is a script file that exists before the call)."""
+    words = list(argv[1:])
+    lang = _lang(name)
+    if lang == "busybox" and words:
+        return unread_code(words[0], words)
+    if lang in _LANGS:
+        return _interpreter(lang, name, words)[0]
+    if lang in _SHELL_NAMES:
+        inline, script = _shell(words)
+        return "" if inline or script else f"{name} reads its program from standard input"
+    if lang in _AWK:
+        return _awk(name, words)
+    if lang in _EDITORS or (lang in _VIMS and any(w[:1] == "-" and set(w[1:]) & {"e", "E", "s"} for w in words)):
+        return f"{name} reads editor commands (where ! runs a shell) from standard input"
+    if lang == "sed":
+        return _sed(words)
+    if lang in ("make", "gmake") and _value_is_stdin(words, "f", ("--file", "--makefile")):
+        return f"{name} -f - reads recipes (commands) from standard input"
+    if lang in ("sqlite3", "sqlite") and not [w for w in words if not w.startswith("-")][1:]:
+        return f"{name} reads its commands (.shell and .system run programs) from standard input"
+    batch = "-batch" in words or "--batch" in words
+    if lang == "gdb" and (not batch or _value_is_stdin(words, "x", ("--command",))):
+        return "gdb reads its commands (shell runs programs) from standard input"
+    if lang == "ssh" and _ssh_reads_stdin(words):
+        return "ssh without a command runs commands read from standard input"
+    return ""
+
+
+#: A shell's options that take the next word (``-o pipefail``, ``+O extglob``, ``--rcfile f``).
+_SHELL_VALUED = frozenset({"--rcfile", "--init-file"})
+
+
+def _shell(words: list[str]) -> tuple[bool, str]:
+    """(the program is inline, ``-c``; its script file, "" for standard input) of a shell's words.
+
+    Why: ``bash -o pipefail`` reads its program from standard input, but ``pipefail`` looked like a
+    script to the earlier check (round 29)."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in ("--", "-"):
+            i += 1
+            break
+        if word.startswith("--"):
+            i += 2 if word in _SHELL_VALUED else 1
+            continue
+        if word[:1] not in ("-", "+") or len(word) < 2:
+            break
+        letters = word[1:]
+        if "c" in letters and word[0] == "-":
+            return True, ""
+        if "s" in letters and word[0] == "-":
+            return False, ""
+        i += 1 + letters.count("o") + letters.count("O")
+    script = words[i] if i < len(words) else ""
+    return False, "" if _STDIN.fullmatch(script or "-") else script
+
+
+def _interpreter(lang: str, name: str, words: list[str]) -> tuple[str, str]:
+    """(why its code cannot be read or "", the script file it runs or "")."""
+    inline, inline_long, valued, valued_long = _LANGS[lang]
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return _script(name, words[i + 1 : i + 2])
+        if word == "-" or not word.startswith("-"):
+            return _script(name, [word])
+        option = word.partition("=")[0]
+        if word.startswith("--"):
+            if option == "--interactive":
+                return f"{name} {option} reads code from standard input", ""
+            if option in inline_long:
+                return f"{name} {option} runs code that can build any command at run time", ""
+            taken = word.partition("=")[2] if "=" in word else (words[i + 1] if i + 1 < len(words) else "")
+            if option in valued_long and _code_in_value(lang, option, taken):
+                return f"{name} {option} runs the code in its value", ""
+            i += 2 if option in valued_long and "=" not in word else 1
+            continue
+        for at, letter in enumerate(word[1:], 1):
+            if letter in inline:
+                return f"{name} -{letter} runs code that can build any command at run time", ""
+            if letter in _INTERACTIVE.get(lang, ""):
+                return f"{name} -{letter} reads code from standard input", ""
+            if lang == "python" and letter == "m":
+                return "", ""  # a module: a file of the workspace or the installation
+            if letter in valued:
+                value = word[at + 1 :] or (words[i + 1] if i + 1 < len(words) else "")
+                if _code_in_value(lang, letter, value):
+                    return f"{name} -{letter} runs the code in its value", ""
+                i += 1 if word[at + 1 :] else 2
+                break
+        else:
+            i += 1
+    return f"{name} reads its program from standard input", ""
+
+
+#: A module name (``-MList::Util=sum``): anything else in ``perl -M`` is code (``-M'strict;system …'``).
+_PERL_MODULE = re.compile(r"-?[\w:]+(?:=[\w:,.-]*)?")
+
+
+def _code_in_value(lang: str, option: str, value: str) -> bool:
+    """A value an interpreter runs as code: perl's ``-M``/``-m`` past a module name, a ``data:`` URL
+    node imports or requires."""
+    if lang == "perl" and option in ("M", "m"):
+        return _PERL_MODULE.fullmatch(value) is None
+    return value.lstrip("'\"").startswith("data:")
+
+
+#: Environment variables that give an interpreter code or options beyond its words (``LUA_INIT``
+#: runs Lua, ``PERL5OPT=-M…`` perl, ``NODE_OPTIONS=--import=data:…`` JavaScript, ``PYTHONINSPECT``
+#: reads code from stdin after the script, ``PERL5DB`` is the debugger's code).
+_CODE_VARIABLES = re.compile(
+    r"(?:export\s+|declare\s+-x\s+)?(LUA_INIT(?:_\d_\d)?|PERL5OPT|PERL5DB|PERLDB_OPTS|NODE_OPTIONS|PYTHONINSPECT|"
+    r"PYTHONSTARTUP|RUBYOPT|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS)\+?="
+)
+
+
+def unread_env(assigned: Sequence[str]) -> str:
+    """Why the command's assignments give an interpreter code no command rule reads ("" when none)."""
+    for word in assigned:
+        found = _CODE_VARIABLES.match(word.strip())
+        if found:
+            return f"{found.group(1)} gives an interpreter code or options no command rule reads"
+    return ""
+
+
+def _script(name: str, operand: list[str]) -> tuple[str, str]:
+    if not operand or _STDIN.fullmatch(operand[0]):
+        return f"{name} reads its program from standard input or a descriptor", ""
+    return "", operand[0]
+
+
+def _awk(name: str, words: list[str]) -> str:
+    i = 0
+    program_file = False
+    while i < len(words):
+        word = words[i]
+        option, eq, attached = word.partition("=")
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-") or word == "-":
+            break
+        value = attached if eq else (word[2:] if not word.startswith("--") and len(word) > 2 else "")
+        taken = value or (words[i + 1] if i + 1 < len(words) else "")
+        step = 1 if value else 2
+        if option in ("-f", "--file", "-E", "--exec", "-i", "--include") or word.startswith(("-f", "-E", "-i")):
+            if _STDIN.fullmatch(taken):
+                return f"{name} -f - reads its program from standard input"
+            program_file = True
+        elif option in ("-e", "--source") or word.startswith("-e"):
+            if _AWK_RUNS.search(taken):
+                return f"{name}'s program runs commands (system, a pipe) known only at run time"
+            program_file = True
+        elif option in ("-l", "--load") or word.startswith("-l"):
+            return f"{name} -l loads an extension that runs code no rule reads"
+        elif option in ("-v", "--assign", "-F", "--field-separator") or word.startswith(("-v", "-F")):
+            pass
+        else:
+            step = 1
+        i += step
+    if program_file:
+        return ""
+    program = words[i] if i < len(words) else ""
+    if _AWK_RUNS.search(program):
+        return f"{name}'s program runs commands (system, a pipe) known only at run time"
+    return ""
+
+
+def _sed(words: list[str]) -> str:
+    """sed runs a command only by ``e`` (a command, or a flag of ``s``): the text it runs is the
+    pattern space, made from the input at run time."""
+    if _value_is_stdin(words, "f", ("--file",)):
+        return "sed -f - reads its script (where e runs commands) from standard input"
+    parsed = parse_args(SED_SPEC, words)
+    scripts = parsed.values("-e", "--expression") or parsed.positionals[:1]
+    if any("unknown option" in r or "value" in r for r in parsed.reasons):
+        scripts = words  # options this model does not know: every word may be a script
+    if any("e" in script and script_writes(script) for script in scripts):
+        return "sed's script may run text of its input as a command (e), known only at run time"
+    return ""
+
+
+def _option_values(words: Sequence[str], short: str, longs: tuple[str, ...]) -> list[str]:
+    """The values of an option ``-SHORT``/``--LONG`` (separate, attached, ``=``, a long one abbreviated)."""
+    values = []
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        option, eq, value = word.partition("=")
+        if option in longs or any(len(option) > 2 and long.startswith(option) for long in longs):
+            values.append(value if eq else following)
+        elif word[:1] == "-" and word[1:2] != "-" and short in word[1:]:
+            values.append(word[word.index(short, 1) + 1 :] or following)
+    return values
+
+
+def _value_is_stdin(words: Sequence[str], short: str, longs: tuple[str, ...]) -> bool:
+    """Whether an option ``-SHORT``/``--LONG`` is given standard input."""
+    return any(_STDIN.fullmatch(value) for value in _option_values(words, short, longs))
+
+
+def _ssh_reads_stdin(words: Sequence[str]) -> bool:
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--" or not word.startswith("-"):
+            i += 1 if word == "--" else 0
+            break
+        letters = word[1:]
+        if "N" in letters or "W" in letters or "O" in letters:
+            return False  # no remote command is run (forwarding, control)
+        valued = next((at for at, c in enumerate(letters) if c in _SSH_VALUED), None)
+        i += 2 if valued is not None and valued == len(letters) - 1 else 1
+    rest = words[i:]
+    return len(rest) <= 1  # a host and no command
+
+
+def value_code(value: str) -> str:
+    """Why a command given as a value (``core.pager=sh``, ``man -P python3``, ``alias.x='!perl'``,
+    ``GIT_PAGER=…``) runs code no rule reads ("" when it does not): a shell or an interpreter that
+    reads its program from standard input, which is then the output of the command that starts it
+    (a hostile repository's commit messages for git's pager)."""
+    try:
+        words = shlex.split(value.strip().strip("'\"").lstrip("!|").strip())
+    except ValueError:
+        return ""  # not static: the option checks refuse it as a value known only at run time
+    if not words:
+        return ""
+    name = os.path.basename(words[0])
+    why = unread_code(name, words)
+    return f"{value!r} starts {name}: {why}" if why else ""
+
+
+def script_files(name: str, argv: Sequence[str]) -> list[str]:
+    """The files ``argv`` runs as code, as written: a shell's or an interpreter's script, the file
+    ``source`` reads, ``-f`` programs and makefiles (every operand for the other code readers)."""
+    words = list(argv[1:])
+    lang = _lang(name)
+    if lang == "busybox" and words:
+        return script_files(words[0], words)
+    if lang in _LANGS:
+        return [script for script in _interpreter(lang, name, words)[1:] if script]
+    if lang in ("source", "."):
+        return words[:1]
+    if lang in _SHELL_NAMES:
+        inline, script = _shell(words)
+        return [script] if script and not inline else []
+    if lang in _AWK or lang == "sed":
+        return _option_values(words, "f", ("--file",))
+    if lang in ("make", "gmake"):
+        return _option_values(words, "f", ("--file", "--makefile")) or ["GNUmakefile", "makefile", "Makefile"]
+    return [w for w in words if not w.startswith("-")] if lang in CODE_READERS else []
+
+
+def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Why a part runs a file another part of the same command may write ("" when it does not): its
+    program (``./s``) or a file it runs as code (``sh s``, ``python3 s.py``, ``. ./s``), each relative
+    to the directories the part may run in, is among what ``others`` (each another part's text and
+    writes; "" for a name not known) write."""
+    candidates = {os.path.normpath(os.path.join(d, script)) for script in scripts for d in dirs or ("",)}
+    if not candidates:
+        return ""
+    for text, writes in others:
+        made = sorted(candidates & set(writes))
+        if made:
+            return f"it runs {made[0]}, which {text!r} writes in the same command"
+        if "" in writes:
+            return f"it runs a file that {text!r} may write in the same command (its writes are not all known)"
+    return ""
