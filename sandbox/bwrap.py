@@ -110,6 +110,7 @@ from sandbox._account import account_files
 from sandbox._budget_meet import meeting_places, met_count, place_paths, real_below
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
+from sandbox._bwrap_linkmask import mask_at, root_holders
 from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_shm import ShmCap
@@ -514,6 +515,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 "session keeps its private /tmp, state and proxy socket; its commands would reach them. "
                 "Fix: use a directory of its own as the workspace (e.g. mkdir /tmp/work; "
                 "--workspace /tmp/work)"
+            )
+        holders = root_holders(self.policy.read_denied, self.policy.allowed_roots())
+        if holders:  # round 29: its mask hid the workspace from every command
+            raise SandboxPolicyError(
+                f"read-denied path {holders[0]} is or contains a writable root; masking it would hide the "
+                "workspace from every command. Fix: deny the files or directories inside it instead, "
+                "or choose a workspace outside it"
             )
         proxied = self.policy.network == "proxied"
         if proxied and not self.config.persistent:
@@ -1183,10 +1191,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # and outside the binds needs none, and its mount point failed to be made (`sandbox._bwrap_unseen`).
         filled = [Path("/tmp"), *map(Path, _emptied_places())]
         bound = [*self.policy.allowed_roots(), state_dir]
+        # A link on the way: masked where it leads (`sandbox._bwrap_linkmask`).
         denied_paths = [
-            (path, kind)
+            (where, kind)
             for path, kind in self._denied_paths(self._denied_kinds() if denied is None else denied)
-            if not unseen(path, filled, bound)
+            if (where := mask_at(path, kind, bound)) is not None and not unseen(where, filled, bound)
         ]
         # A denied path missing now, outside the roots: its nearest directory frozen (`sandbox._frozen`),
         # before every mask and cover, which then apply on top.
