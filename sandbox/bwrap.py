@@ -356,6 +356,14 @@ def _own_mask_paths(roots: tuple[Path, ...] | list[Path]) -> list[str]:
     return [*places, *others, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
 
 
+#: What a command ended with its replaced zygote reports (`BwrapBackend._replace_zygote`).
+_REPLACED_WHY = (
+    "the command was ended: a path it must not reach (a read-denied path or a shellrt place) appeared "
+    "in its sandbox's view while it ran, and the session sandbox was replaced to hide it; run the "
+    "command again"
+)
+
+
 class BwrapBackend(CgroupLimits, SandboxBackend):
     """Runs each process in fresh bubblewrap namespaces under the session's policy."""
 
@@ -384,6 +392,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: One replacement at a time: side-by-side commands all see the zygote must go.
         self._replacing = anyio.Lock()
         self._condemned: Zygote | None = None  # judged stale, not yet replaced (`_zygote_stale`)
+        #: It was judged stale for a place to hide (a read-denied path, a shellrt place): its
+        #: running commands end with it (`_replace_zygote`, red team round 29).
+        self._condemned_for_place = False
         #: What the current zygote hid: a denied path or a host socket that appears later
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
@@ -1279,7 +1290,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if not self._shm_cap.decided and not self._ns_user_prefix:  # non-root: tried once, off the loop
             assert self._bwrap is not None  # started
             program = [self._bwrap, "--version"]  # absolute (`host_which`): what the wrapper execs
-            await anyio.to_thread.run_sync(self._shm_cap.decide, self._starter.fd(), self._shm_where, self._budget_prefix(), program)
+            await anyio.to_thread.run_sync(
+                self._shm_cap.decide, self._starter.fd(), self._shm_where, self._budget_prefix(), program
+            )
 
         async def spawn() -> tuple[SandboxProcess, int]:
             return await self._spawn_once(request, masks)
@@ -1309,8 +1322,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         must not run in it meanwhile, where the new socket is not masked."""
         if zygote is self._condemned:
             return True
-        if not zygote.alive or self._denied_kinds() != self._hidden or not self._sockets_hidden():
-            self._condemned = zygote
+        if not zygote.alive or self._denied_kinds() != self._hidden:
+            self._condemned, self._condemned_for_place = zygote, zygote.alive
+            return True
+        if not self._sockets_hidden():
+            self._condemned, self._condemned_for_place = zygote, False
             return True
         return False
 
@@ -1325,7 +1341,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             zygote = self._zygote
             if zygote is not None and zygote is not stale and zygote.alive:
                 return zygote  # another command replaced it meanwhile
-            if zygote is not None:
+            if zygote is not None and zygote.alive and zygote.running and self._condemned_for_place:
+                # Replaced for a place its commands' namespaces do not hide (a read-denied path or
+                # a shellrt place made since): they end now, not when they like. Not for a new host
+                # socket: any process on the host makes those, and every background task would die.
+                await zygote.end_for(_REPLACED_WHY)
+                self._zygote = None
+            elif zygote is not None:
                 await zygote.retire()
                 self._retired.append(zygote)
                 self._zygote = None
@@ -1356,7 +1378,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
             pins = PinFds(self._pin_root())
             starter = self._starter.fd()  # passed at its own number (``pass_fds``)
-            capped = self._shm_cap.argv(starter, self._shm_where) if shm is None and not self._ns_user_prefix else []
+            capped = (
+                self._shm_cap.argv(starter, self._shm_where)
+                if shm is None and not self._ns_user_prefix
+                else []
+            )
             try:
                 sandbox = self.bwrap_args(
                     cwd=request.cwd,
