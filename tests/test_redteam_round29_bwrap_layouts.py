@@ -9,8 +9,6 @@ denied file must stay hidden, the host's /tmp stay unseen, and every start succe
 
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -21,7 +19,6 @@ from sandbox import BwrapConfig, SandboxPolicy, SandboxPolicyError
 from sandbox.bwrap import BwrapBackend
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
-from tests.conftest import require
 from tests.test_redteam_round28_bwrap_tempdir import open_base
 
 pytestmark = pytest.mark.bwrap
@@ -32,12 +29,9 @@ __all__ = ["open_base"]
 LAYOUTS = [
     ("tmp", "ws", "o/results.jsonl"),  # the batch's: TMPDIR and --out below one /tmp parent
     ("tmp", "tmp/ws", "o/results.jsonl"),  # the workspace inside the temp dir
-    (None, "ws", "o/results.jsonl"),  # TMPDIR unset
     ("ws/tmp", "ws", "o/results.jsonl"),  # the temp dir inside the workspace
     ("d/tmp", "ws", "d"),  # a denied directory holding the temp dir
-    ("tmp", "d/ws", "d/other"),  # a denied directory beside the workspace, one parent
     ("tmp", "ws", "link"),  # a denied symlink below /tmp to a file in the workspace
-    ("tmp", "ws", "tmp/o/f.jsonl"),  # a denied file inside the temp dir
 ]
 
 
@@ -111,12 +105,4 @@ def test_layouts_start_and_hide(open_base: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
-    require(
-        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
-    )
-    require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
-    name = "test_layouts_start_and_hide"
-    collected, outcome = _nonroot.run_as_nobody(
-        [f"tests/{Path(__file__).name}::{name}"], collect_args=[f"{__file__}::{name}"]
-    )
-    _nonroot.assert_all_held(collected, outcome)
+    _nonroot.held_as_nobody(__file__, "test_layouts_start_and_hide")

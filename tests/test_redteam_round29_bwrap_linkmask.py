@@ -10,8 +10,6 @@ link below /tmp whose target was shown). Root and uid 65534, session and per com
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import anyio
@@ -21,7 +19,6 @@ from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
-from tests.conftest import require
 
 pytestmark = pytest.mark.bwrap
 
@@ -58,12 +55,4 @@ def test_a_link_made_at_a_denied_name_neither_stops_nor_shows(tmp_path: Path, pe
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
-    require(
-        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
-    )
-    require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
-    name = "test_a_link_made_at_a_denied_name_neither_stops_nor_shows"
-    collected, outcome = _nonroot.run_as_nobody(
-        [f"tests/{Path(__file__).name}::{name}"], collect_args=[f"{__file__}::{name}"]
-    )
-    _nonroot.assert_all_held(collected, outcome)
+    _nonroot.held_as_nobody(__file__, "test_a_link_made_at_a_denied_name_neither_stops_nor_shows")

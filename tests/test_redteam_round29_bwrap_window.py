@@ -12,8 +12,6 @@ Root and uid 65534.
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from pathlib import Path
 
@@ -25,7 +23,6 @@ from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
-from tests.conftest import require
 
 pytestmark = pytest.mark.bwrap
 
@@ -72,12 +69,6 @@ def test_a_running_command_ends_when_its_zygote_is_replaced_for_a_denied_path(tm
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
-    require(
-        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
+    _nonroot.held_as_nobody(
+        __file__, "test_a_running_command_ends_when_its_zygote_is_replaced_for_a_denied_path"
     )
-    require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
-    name = "test_a_running_command_ends_when_its_zygote_is_replaced_for_a_denied_path"
-    collected, outcome = _nonroot.run_as_nobody(
-        [f"tests/{Path(__file__).name}::{name}"], collect_args=[f"{__file__}::{name}"]
-    )
-    _nonroot.assert_all_held(collected, outcome)
