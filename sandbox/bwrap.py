@@ -356,11 +356,11 @@ def _own_mask_paths(roots: tuple[Path, ...] | list[Path]) -> list[str]:
     return [*places, *others, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
 
 
-#: What a command ended with its replaced zygote reports (`BwrapBackend._replace_zygote`).
+#: What a command ended for a place that appeared reports (`BwrapBackend._replace_zygote`, `_end_stale_runs`).
 _REPLACED_WHY = (
     "the command was ended: a path it must not reach (a read-denied path or a shellrt place) appeared "
-    "in its sandbox's view while it ran, and the session sandbox was replaced to hide it; run the "
-    "command again"
+    "in its sandbox's view while it ran, and the sandboxes of later commands hide it; run the command "
+    "again"
 )
 
 
@@ -395,6 +395,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: It was judged stale for a place to hide (a read-denied path, a shellrt place): its
         #: running commands end with it (`_replace_zygote`, red team round 29).
         self._condemned_for_place = False
+        #: One bwrap per command: each run still going, with the masks' kinds it started under.
+        self._runs: list[tuple[tuple[str | None, ...], RetryingBwrapProcess]] = []
         #: What the current zygote hid: a denied path or a host socket that appears later
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
@@ -1284,6 +1286,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self._zygote is not None:
             return self.cgroup_watch(await self._exec_in_zygote(request))  # limits: OOM reporting
 
+        # Round 29: a command started under other masks (a read-denied path or a shellrt place
+        # appeared since) ends now, as a replaced zygote's commands do.
+        kinds = self._denied_kinds()
+        await self._end_stale_runs(kinds)
         masks = StartMasks()  # a retry drops the masks whose socket is gone (sandbox._hostsockets)
         if not self._starter.decided:  # built on first use: off the event loop
             await anyio.to_thread.run_sync(self._starter.fd)
@@ -1300,7 +1306,19 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         first = await spawn()
         # stdin written to a failed attempt is written again to the next (up to REPLAY_MAX).
         retrying = RetryingBwrapProcess(spawn, first, may_retry=True, drop_vanished=masks.drop_vanished)
+        self._runs.append((kinds, retrying))
         return self.cgroup_watch(retrying)
+
+    async def _end_stale_runs(self, kinds: tuple[str | None, ...]) -> None:
+        """End the per-command runs still going whose masks were worked out for other ``kinds``."""
+        runs, self._runs = self._runs, []
+        for started, run in runs:
+            if run.finished:
+                continue
+            if started != kinds:
+                await run.end_for(_REPLACED_WHY)
+            else:
+                self._runs.append((started, run))
 
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:
         zygote = self._zygote
