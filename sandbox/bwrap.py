@@ -358,7 +358,8 @@ def _own_mask_paths(roots: tuple[Path, ...] | list[Path]) -> list[str]:
 
 #: What a command ended for a place that appeared reports (`BwrapBackend._replace_zygote`, `_end_stale_runs`).
 _REPLACED_WHY = (
-    "the command was ended: a path it must not reach (a read-denied path or a shellrt place) appeared "
+    "the command was ended: a path it must not reach (a read-denied path, a shellrt place or a host "
+    "socket in the workspace) appeared "
     "in its sandbox's view while it ran, and the sandboxes of later commands hide it; run the command "
     "again"
 )
@@ -1343,8 +1344,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if not zygote.alive or self._denied_kinds() != self._hidden:
             self._condemned, self._condemned_for_place = zygote, zygote.alive
             return True
-        if not self._sockets_hidden():
-            self._condemned, self._condemned_for_place = zygote, False
+        if not self._sockets_hidden():  # ends its commands for a host socket in a root only
+            found = self._sockets is not None and self._sockets.new_in_cover
+            self._condemned, self._condemned_for_place = zygote, found
             return True
         return False
 
@@ -1360,9 +1362,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             if zygote is not None and zygote is not stale and zygote.alive:
                 return zygote  # another command replaced it meanwhile
             if zygote is not None and zygote.alive and zygote.running and self._condemned_for_place:
-                # Replaced for a place its commands' namespaces do not hide (a read-denied path or
-                # a shellrt place made since): they end now, not when they like. Not for a new host
-                # socket: any process on the host makes those, and every background task would die.
+                # Replaced for a place its commands' namespaces do not hide (a read-denied path, a
+                # shellrt place, a host socket in a writable root made since): they end now, not when
+                # they like. Not for a new host socket elsewhere: any host process makes those, and
+                # every background task would die with each.
                 await zygote.end_for(_REPLACED_WHY)
                 self._zygote = None
             elif zygote is not None:

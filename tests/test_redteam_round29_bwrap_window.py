@@ -12,6 +12,7 @@ Root and uid 65534.
 
 from __future__ import annotations
 
+import socket
 import time
 from pathlib import Path
 
@@ -76,7 +77,40 @@ def test_a_running_command_ends_when_its_zygote_is_replaced_for_a_denied_path(
     assert also == "still\n", also
 
 
+def test_a_running_command_ends_when_a_host_socket_listens_in_the_workspace(tmp_path: Path) -> None:
+    """Failed before (root 1 of 1, uid 65534 1 of 1): the task still ran after the next command. (A
+    socket elsewhere on the host still leaves its commands running: any host process makes those.)"""
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    waiter = (
+        "while :; do python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
+        's.connect("host.sock"); print("CONNECTED")\' 2>/dev/null; sleep 0.1; done'
+    )
+
+    async def main() -> tuple[str, str]:
+        backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
+        async with supervised(backend, tmp_path / "s") as sup:
+            assert backend._zygote is not None, "the session sandbox must run under its zygote here"
+            task = await sup.start_background(waiter, description="waits for host.sock")
+            await anyio.sleep(0.3)
+            server.bind(str(ws / "host.sock"))  # a host daemon starts listening in the workspace
+            server.listen(8)
+            after = await sup.run("test -S host.sock && echo shown; echo next", timeout_s=60)
+            return after.preview, await _ended(sup, task.id, 10)
+
+    try:
+        after, ended = anyio.run(main)
+    finally:
+        server.close()
+    assert after == "next\n", after  # covered for the next command (held before too)
+    assert ended.startswith("killed ") and "host socket" in ended, ended
+
+
 def test_it_holds_for_an_unprivileged_caller() -> None:
     _nonroot.held_as_nobody(
-        __file__, "test_a_running_command_ends_when_its_zygote_is_replaced_for_a_denied_path"
+        __file__,
+        "test_a_running_command_ends_when_its_zygote_is_replaced_for_a_denied_path",
+        "test_a_running_command_ends_when_a_host_socket_listens_in_the_workspace",
     )
