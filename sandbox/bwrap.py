@@ -397,7 +397,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: running commands end with it (`_replace_zygote`, red team round 29).
         self._condemned_for_place = False
         #: One bwrap per command: each run still going, with the masks' kinds it started under.
-        self._runs: list[tuple[tuple[str | None, ...], RetryingBwrapProcess]] = []
+        self._runs: list[tuple[tuple[str | None, ...], frozenset[str], RetryingBwrapProcess]] = []
         #: What the current zygote hid: a denied path or a host socket that appears later
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
@@ -1287,10 +1287,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self._zygote is not None:
             return self.cgroup_watch(await self._exec_in_zygote(request))  # limits: OOM reporting
 
-        # Round 29: a command started under other masks (a read-denied path or a shellrt place
-        # appeared since) ends now, as a replaced zygote's commands do.
-        kinds = self._denied_kinds()
-        await self._end_stale_runs(kinds)
+        # Round 29: a command started under other masks (a read-denied path, a shellrt place or a
+        # host socket in a writable root appeared since) ends now, as a replaced zygote's do.
+        kinds, sockets = self._denied_kinds(), self._covered_sockets()
+        await self._end_stale_runs(kinds, sockets)
         masks = StartMasks()  # a retry drops the masks whose socket is gone (sandbox._hostsockets)
         if not self._starter.decided:  # built on first use: off the event loop
             await anyio.to_thread.run_sync(self._starter.fd)
@@ -1307,19 +1307,27 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         first = await spawn()
         # stdin written to a failed attempt is written again to the next (up to REPLAY_MAX).
         retrying = RetryingBwrapProcess(spawn, first, may_retry=True, drop_vanished=masks.drop_vanished)
-        self._runs.append((kinds, retrying))
+        self._runs.append((kinds, sockets, retrying))
         return self.cgroup_watch(retrying)
 
-    async def _end_stale_runs(self, kinds: tuple[str | None, ...]) -> None:
-        """End the per-command runs still going whose masks were worked out for other ``kinds``."""
+    def _covered_sockets(self) -> frozenset[str]:
+        """One bwrap per command: the host sockets in the writable roots its masks cover now (none
+        with the host's network, where a command's own are listed too)."""
+        ipc = self._ipc_masks(self._runner.check_open(), as_user=bool(self._ns_user_prefix))
+        ipc.args()  # the listing as of now (worked out again only when the host's sockets changed)
+        return frozenset(ipc.inside()[2::3])
+
+    async def _end_stale_runs(self, kinds: tuple[str | None, ...], sockets: frozenset[str]) -> None:
+        """End the per-command runs still going whose masks were worked out for other ``kinds``
+        or before one of ``sockets`` listened (one gone since ends none)."""
         runs, self._runs = self._runs, []
-        for started, run in runs:
+        for started, covered, run in runs:
             if run.finished:
                 continue
-            if started != kinds:
+            if started != kinds or not sockets <= covered:
                 await run.end_for(_REPLACED_WHY)
             else:
-                self._runs.append((started, run))
+                self._runs.append((started, covered, run))
 
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:
         zygote = self._zygote
