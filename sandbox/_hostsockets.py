@@ -413,6 +413,9 @@ class SocketWatch:
         #: check instead of a stat a socket. None until the first is kept.
         self._attrib: AttribWatch | None = None
         self._starting = True
+        #: Set when `nothing_new` found a new socket inside ``cover``: commands already running
+        #: can reach it (red team, round 29), not only later ones.
+        self.new_in_cover = False
         #: Covered although kept (`IpcMasks` ``cover``: the writable roots, also below /tmp).
         self._cover = tuple(os.path.realpath(p) for p in cover)
         places = ("/tmp", *RUN_DIRS) if hidden is None else tuple(hidden)
@@ -523,6 +526,13 @@ class SocketWatch:
             return False  # where commands may bind
         return self._reach.reachable(listed, real) and not self._closed_to_sandbox(pair, real)
 
+    def _in_cover(self, pair: tuple[str, str]) -> bool:
+        """Whether the socket listed as ``pair`` lies in ``cover`` (a writable root): a host process's
+        socket in the workspace (a command's own are not in the host's table under its own network)."""
+        listed = pair[1]
+        real = resolve(listed) if listed.startswith("/") else None
+        return _under(listed, self._cover) or (real is not None and _under(real, self._cover))
+
     def _outside_bound(self, bound: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str]]:
         """The pairs of ``bound`` that count (`_counts`)."""
         return frozenset(pair for pair in bound if self._counts(pair))
@@ -542,8 +552,11 @@ class SocketWatch:
         if table == self._table:
             return True
         bound = _bound(table) if pairs is None else pairs
-        if not bound <= self._fine and not self._outside_bound(bound - self._fine) <= self.hidden:
-            return False
+        if not bound <= self._fine:
+            new = self._outside_bound(bound - self._fine) - self.hidden
+            if new:
+                self.new_in_cover = any(self._in_cover(pair) for pair in new)
+                return False
         if self._closed:
             self._forget_closed(self._closed.keys() - bound)  # gone from the table
         self._table = table

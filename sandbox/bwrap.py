@@ -111,6 +111,7 @@ from sandbox._account import account_files
 from sandbox._budget_meet import meeting_places, met_count, place_paths, real_below
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
+from sandbox._bwrap_linkmask import mask_at, root_holders
 from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_shm import ShmCap
@@ -356,6 +357,15 @@ def _own_mask_paths(roots: tuple[Path, ...] | list[Path]) -> list[str]:
     return [*places, *others, *(str(root) for root in roots), "/tmp", *RUN_DIRS, tempfile.gettempdir()]
 
 
+#: What a command ended for a place that appeared reports (`BwrapBackend._replace_zygote`, `_end_stale_runs`).
+_REPLACED_WHY = (
+    "the command was ended: a path it must not reach (a read-denied path, a shellrt place or a host "
+    "socket in the workspace) appeared "
+    "in its sandbox's view while it ran, and the sandboxes of later commands hide it; run the command "
+    "again"
+)
+
+
 class BwrapBackend(CgroupLimits, SandboxBackend):
     """Runs each process in fresh bubblewrap namespaces under the session's policy."""
 
@@ -384,6 +394,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: One replacement at a time: side-by-side commands all see the zygote must go.
         self._replacing = anyio.Lock()
         self._condemned: Zygote | None = None  # judged stale, not yet replaced (`_zygote_stale`)
+        #: It was judged stale for a place to hide (a read-denied path, a shellrt place): its
+        #: running commands end with it (`_replace_zygote`, red team round 29).
+        self._condemned_for_place = False
+        #: One bwrap per command: each run still going, with the masks' kinds it started under.
+        self._runs: list[tuple[tuple[str | None, ...], frozenset[str], RetryingBwrapProcess]] = []
         #: What the current zygote hid: a denied path or a host socket that appears later
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
@@ -523,6 +538,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 "session keeps its private /tmp, state and proxy socket; its commands would reach them. "
                 "Fix: use a directory of its own as the workspace (e.g. mkdir /tmp/work; "
                 "--workspace /tmp/work)"
+            )
+        holders = root_holders(self.policy.read_denied, self.policy.allowed_roots())
+        if holders:  # round 29: its mask hid the workspace from every command
+            raise SandboxPolicyError(
+                f"read-denied path {holders[0]} is or contains a writable root; masking it would hide the "
+                "workspace from every command. Fix: deny the files or directories inside it instead, "
+                "or choose a workspace outside it"
             )
         proxied = self.policy.network == "proxied"
         if proxied and not self.config.persistent:
@@ -1192,10 +1214,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # and outside the binds needs none, and its mount point failed to be made (`sandbox._bwrap_unseen`).
         filled = [Path("/tmp"), *map(Path, _emptied_places())]
         bound = [*self.policy.allowed_roots(), state_dir]
+        # A link on the way: masked where it leads (`sandbox._bwrap_linkmask`).
         denied_paths = [
-            (path, kind)
+            (where, kind)
             for path, kind in self._denied_paths(self._denied_kinds() if denied is None else denied)
-            if not unseen(path, filled, bound)
+            if (where := mask_at(path, kind, bound)) is not None and not unseen(where, filled, bound)
         ]
         # A denied path missing now, outside the roots: its nearest directory frozen (`sandbox._frozen`),
         # before every mask and cover, which then apply on top.
@@ -1273,13 +1296,19 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self._zygote is not None:
             return self.cgroup_watch(await self._exec_in_zygote(request))  # limits: OOM reporting
 
+        # Round 29: a command started under other masks (a read-denied path, a shellrt place or a
+        # host socket in a writable root appeared since) ends now, as a replaced zygote's do.
+        kinds, sockets = self._denied_kinds(), self._covered_sockets()
+        await self._end_stale_runs(kinds, sockets)
         masks = StartMasks()  # a retry drops the masks whose socket is gone (sandbox._hostsockets)
         if not self._starter.decided:  # built on first use: off the event loop
             await anyio.to_thread.run_sync(self._starter.fd)
         if not self._shm_cap.decided and not self._ns_user_prefix:  # non-root: tried once, off the loop
             assert self._bwrap is not None  # started
             program = [self._bwrap, "--version"]  # absolute (`host_which`): what the wrapper execs
-            await anyio.to_thread.run_sync(self._shm_cap.decide, self._starter.fd(), self._shm_where, self._budget_prefix(), program)
+            await anyio.to_thread.run_sync(
+                self._shm_cap.decide, self._starter.fd(), self._shm_where, self._budget_prefix(), program
+            )
 
         async def spawn() -> tuple[SandboxProcess, int]:
             return await self._spawn_once(request, masks)
@@ -1287,7 +1316,27 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         first = await spawn()
         # stdin written to a failed attempt is written again to the next (up to REPLAY_MAX).
         retrying = RetryingBwrapProcess(spawn, first, may_retry=True, drop_vanished=masks.drop_vanished)
+        self._runs.append((kinds, sockets, retrying))
         return self.cgroup_watch(retrying)
+
+    def _covered_sockets(self) -> frozenset[str]:
+        """One bwrap per command: the host sockets in the writable roots its masks cover now (none
+        with the host's network, where a command's own are listed too)."""
+        ipc = self._ipc_masks(self._runner.check_open(), as_user=bool(self._ns_user_prefix))
+        ipc.args()  # the listing as of now (worked out again only when the host's sockets changed)
+        return frozenset(ipc.inside()[2::3])
+
+    async def _end_stale_runs(self, kinds: tuple[str | None, ...], sockets: frozenset[str]) -> None:
+        """End the per-command runs still going whose masks were worked out for other ``kinds``
+        or before one of ``sockets`` listened (one gone since ends none)."""
+        runs, self._runs = self._runs, []
+        for started, covered, run in runs:
+            if run.finished:
+                continue
+            if started != kinds or not sockets <= covered:
+                await run.end_for(_REPLACED_WHY)
+            else:
+                self._runs.append((started, covered, run))
 
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:
         zygote = self._zygote
@@ -1309,8 +1358,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         must not run in it meanwhile, where the new socket is not masked."""
         if zygote is self._condemned:
             return True
-        if not zygote.alive or self._denied_kinds() != self._hidden or not self._sockets_hidden():
-            self._condemned = zygote
+        if not zygote.alive or self._denied_kinds() != self._hidden:
+            self._condemned, self._condemned_for_place = zygote, zygote.alive
+            return True
+        if not self._sockets_hidden():  # ends its commands for a host socket in a root only
+            found = self._sockets is not None and self._sockets.new_in_cover
+            self._condemned, self._condemned_for_place = zygote, found
             return True
         return False
 
@@ -1325,7 +1378,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             zygote = self._zygote
             if zygote is not None and zygote is not stale and zygote.alive:
                 return zygote  # another command replaced it meanwhile
-            if zygote is not None:
+            if zygote is not None and zygote.alive and zygote.running and self._condemned_for_place:
+                # Replaced for a place its commands' namespaces do not hide (a read-denied path, a
+                # shellrt place, a host socket in a writable root made since): they end now, not when
+                # they like. Not for a new host socket elsewhere: any host process makes those, and
+                # every background task would die with each.
+                await zygote.end_for(_REPLACED_WHY)
+                self._zygote = None
+            elif zygote is not None:
                 await zygote.retire()
                 self._retired.append(zygote)
                 self._zygote = None
@@ -1356,7 +1416,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
             pins = PinFds(self._pin_root())
             starter = self._starter.fd()  # passed at its own number (``pass_fds``)
-            capped = self._shm_cap.argv(starter, self._shm_where) if shm is None and not self._ns_user_prefix else []
+            capped = (
+                self._shm_cap.argv(starter, self._shm_where)
+                if shm is None and not self._ns_user_prefix
+                else []
+            )
             try:
                 sandbox = self.bwrap_args(
                     cwd=request.cwd,

@@ -558,4 +558,20 @@ def assert_all_held(collected: Collected, outcome: Outcome) -> None:
     summary = outcome.output[-6000:]
     assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
     assert outcome.skipped == 0, f"a test skipped as uid 65534 (a skip is a failure here):\n{summary}"
-    assert outcome.tests == collected.items, f"ran {outcome.tests} of {collected.items} collected as root:\n{summary}"
+    assert outcome.tests == collected.items, (
+        f"ran {outcome.tests} of {collected.items} collected as root:\n{summary}"
+    )
+
+
+def held_as_nobody(test_file: str, *names: str) -> None:
+    """Run the tests ``names`` of ``test_file`` (its ``__file__``) as uid 65534 and assert they
+    held there (`assert_all_held`): the body of every "holds for an unprivileged caller" wrapper."""
+    from tests.conftest import require
+
+    require(os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run the test directly)")
+    require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
+    collected, outcome = run_as_nobody(
+        [f"tests/{Path(test_file).name}::{name}" for name in names],
+        collect_args=[f"{test_file}::{name}" for name in names],
+    )
+    assert_all_held(collected, outcome)
