@@ -255,9 +255,18 @@ def link_repo(dest: Path) -> None:
         _place(extension, dest / extension.name)
 
 
-#: Plugins a child run loads only when its tests use them: hypothesis's took 0.8 s of each child's
-#: 2-4 s start-up at load 20 (round 29), and no bwrap attack test draws generated cases.
-_OPTIONAL_PLUGINS = {"hypothesis": "hypothesispytest"}
+#: Plugins a child run loads only when a source of its tests matches the pattern (a use of the plugin):
+#: hypothesis's took 0.8 s of each child's 2-4 s start-up at load 20 (round 29), and no bwrap attack
+#: test draws generated cases; a child never runs ``-n`` nor times code, so xdist's and
+#: pytest-benchmark's plugins only cost it their import (0.2-0.4 s of its start at load 15, round 29 suite2).
+#: Should a pattern miss a use, the test errs on the missing fixture or hook: a failed twin, never a pass.
+_XDIST_USE = r"^\s*(?:from|import) xdist\b|\b(?:worker_id|testrun_uid|workerinput)\b|\bpytest_xdist_"
+_OPTIONAL_PLUGINS = {
+    "hypothesispytest": r"^\s*(?:from|import) hypothesis\b",
+    "benchmark": r"^\s*(?:from|import) pytest_benchmark\b|[(,]\s*benchmark\s*[:,)=]",
+    "xdist": _XDIST_USE,
+    "xdist.looponfail": _XDIST_USE,
+}
 _TESTS_IMPORT = re.compile(r"^\s*(?:from tests(?:\.(\w+))? import ([\w, ()]+)|import tests\.(\w+))", re.M)
 
 
@@ -279,8 +288,8 @@ def _test_sources(args: list[str]) -> list[str] | None:
     seen: dict[Path, str] = {}
     while todo:
         path = todo.pop()
-        if path in seen or not path.is_file():
-            continue
+        if path in seen or not path.is_file() or path == Path(__file__).resolve():
+            continue  # this module starts the child; its patterns above are no use of a plugin
         seen[path] = text = path.read_text(errors="replace")
         for module, names, plain in _TESTS_IMPORT.findall(text):
             if module or plain:
@@ -291,14 +300,14 @@ def _test_sources(args: list[str]) -> list[str] | None:
 
 
 def plugins_unused_by(args: list[str]) -> list[str]:
-    """``-p no:NAME`` for each optional plugin whose module no source of the selected tests imports."""
+    """``-p no:NAME`` for each optional plugin that no source of the selected tests uses (`_OPTIONAL_PLUGINS`)."""
     sources = _test_sources(args)
     if sources is None:
         return []
     return [
         word
-        for module, plugin in _OPTIONAL_PLUGINS.items()
-        if not any(re.search(rf"^\s*(?:from|import) {module}\b", text, re.M) for text in sources)
+        for plugin, use in _OPTIONAL_PLUGINS.items()
+        if not any(re.search(use, text, re.M) for text in sources)
         for word in ("-p", f"no:{plugin}")
     ]
 

@@ -91,6 +91,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # them in, not re-sorted by size (its default): that order is chosen there.
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    if not config.pluginmanager.has_plugin("xdist"):
+        # A non-root child runs without xdist's plugin (tests/_nonroot.py): the group mark set below
+        # is then a known one, not a warning in every child's output.
+        config.addinivalue_line("markers", "xdist_group(name): the tests of one group run on one worker")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
