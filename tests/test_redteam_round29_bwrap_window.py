@@ -38,6 +38,8 @@ async def _ended(sup: Supervisor, task_id: str, within: float) -> str:
         if task.status != "running":
             execution = sup.tasks._tasks[task_id].execution  # the backend's own word on why
             status = execution.status if execution is not None else None
+            # The task's own note says why (it read "killed ... from outside shellrt" before).
+            assert task.note is not None and task.note.startswith("the sandbox ended it: "), task.note
             return f"{task.status} {status.sandbox_failure if status is not None else None}"
         await anyio.sleep(0.05)
     return "running"

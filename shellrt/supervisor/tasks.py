@@ -329,6 +329,11 @@ class TaskManager:
             state, note = TaskStatus.STOPPED, task.stop_reason
         elif status.oom_killed:
             state, note = TaskStatus.KILLED, OOM_NOTE
+        elif status.sandbox_failure:
+            # The sandbox ended it (bwrap ends running commands whose masks went stale, round 29;
+            # a docker container died): its signal or exit code is not the command's.
+            state = TaskStatus.KILLED if status.signal is not None else TaskStatus.FAILED
+            note = f"the sandbox ended it: {status.sandbox_failure}"
         elif status.signal is not None and ex.killed_by_us:
             state, note = TaskStatus.KILLED, f"killed by shellrt (signal {_signal_name(status.signal)})"
         elif status.signal is not None:
