@@ -51,7 +51,10 @@ async def test_each_mode_keeps_its_promise(tmp_path: Path, monkeypatch: pytest.M
         ("Write", {"file_path": str(ws / "w.txt"), "content": "x"}),
         ("Bash", {"command": "cat f.txt"}),
     ])
-    assert all(err and "plan mode" in text for err, text in plan[:4]), plan
+    # The python3 -c call is refused one step earlier since round 29 (analysis): code no deny rule
+    # can read asks beside the `Bash(touch:*)` deny, and no one answers here; refused either way.
+    assert all(err and ("plan mode" in text or "code that can build any command" in text) for err, text in plan[:4]), plan
+    assert sum("plan mode" in text for _, text in plan[:4]) >= 3, plan
     assert plan[4] == (False, "aaa"), plan[4]
     edits = await session("acceptEdits", [
         ("Write", {"file_path": str(ws / "new.txt"), "content": "hi"}),
