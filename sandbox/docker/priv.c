@@ -119,6 +119,7 @@ static const int admin_caps[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER};
 #define COMMANDS_CGROUP "/.shellrt-cmds"
 #define COMMANDS_CHILD "/shellrt-cmds"
 #define CGROUP_MAGIC 0x27e0eb
+#define MQUEUE_MAGIC 0x19800202
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -497,6 +498,16 @@ static void grant_but_slots(int rs, const char *slot, unsigned long long dir_rig
         close(fd);
     }
     closedir(top);
+    /* POSIX message queues: mq_open creates its file in the IPC namespace's own mqueue mount, which
+     * no path of "/" leads to, so a domain handling file rights refused every mq_open (EACCES; a
+     * regression of this round, caught by test_session_uid_docker). A rule on /dev/mqueue's root
+     * (the same inode) grants it; the queues stay shared within the session, like SysV IPC. */
+    int mq = open("/dev/mqueue", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (mq >= 0) {
+        struct statfs fs;
+        if (fstatfs(mq, &fs) == 0 && fs.f_type == MQUEUE_MAGIC) landlock_grant(rs, mq, dir_rights);
+        close(mq);
+    }
     /* Reopened through /proc/self/fd/N (`> /dev/stderr`, the cwd file as `/proc/self/fd/6`): under
      * root_can_administer the streams and the cwd file are in the detached I/O directory, which no
      * path of "/" reaches. A pipe or socket is no path at all (refused here, not needed). */
