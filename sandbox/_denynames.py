@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from sandbox._addrdeny import address_denied, is_address_entry
 
-__all__ = ["ANSWER_SECONDS", "MOST_NAMES", "NAME_LOOKUP_SECONDS", "DeniedNames"]
+__all__ = ["ANSWER_SECONDS", "MOST_NAMES", "NAME_LOOKUP_SECONDS", "DeniedNames", "answers_of"]
 
 #: Denied names looked up, at most (a longer list: the rest are judged by name only).
 MOST_NAMES = 64
@@ -84,7 +84,7 @@ class DeniedNames:
     def _look_up(self, name: str) -> asyncio.Future[tuple[str, ...]]:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="shellrt-proxy-denied-dns")
-        future = asyncio.get_running_loop().run_in_executor(self._pool, _answers, name)
+        future = asyncio.get_running_loop().run_in_executor(self._pool, answers_of, name)
         self._pending[name] = future
 
         def keep(done: asyncio.Future[tuple[str, ...]]) -> None:
@@ -96,8 +96,9 @@ class DeniedNames:
         return future
 
 
-def _answers(name: str) -> tuple[str, ...]:
-    """``name``'s addresses now (none when it does not resolve)."""
+def answers_of(name: str) -> tuple[str, ...]:
+    """``name``'s addresses now (none when it does not resolve; no scope suffix). WebFetch's denied-name
+    check (`shellrt.tools._fetch_denies`) uses it too, with the same bounds."""
     try:
         infos = socket.getaddrinfo(name, 80, 0, socket.SOCK_STREAM)
     except (OSError, UnicodeError):

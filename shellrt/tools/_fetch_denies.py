@@ -17,12 +17,12 @@ another way to another resolver: deny the address or range for what must never b
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 
 import anyio
 
 from sandbox._addrdeny import address_denied
+from sandbox._denynames import MOST_NAMES, NAME_LOOKUP_SECONDS, answers_of
 from sandbox.base import SandboxBackend
 from sandbox.policy import domain_matches
 from shellrt.permissions.hosts import address_entry
@@ -31,10 +31,9 @@ from shellrt.protocol import ToolContext
 
 __all__ = ["Barred", "barred_for"]
 
-#: Denied names looked up per check, at most (a longer list: the rest are judged by name only).
-MOST_NAMES_RESOLVED = 64
-#: How long a check waits for the denied names' answers (a name not answered by then adds nothing).
-NAME_LOOKUP_SECONDS = 2.0
+#: Denied names looked up per check, at most, and how long a check waits for their answers: the
+#: proxy's bounds (`sandbox._denynames`), so a command and WebFetch are judged alike.
+MOST_NAMES_RESOLVED = MOST_NAMES
 
 
 @dataclass(frozen=True)
@@ -79,20 +78,8 @@ class Barred:
         limiter = anyio.CapacityLimiter(8)  # not the default pool the fetch itself resolves in
 
         async def look_up(name: str, why: str) -> None:
-            try:
-                infos = await anyio.to_thread.run_sync(
-                    socket.getaddrinfo,
-                    name,
-                    80,
-                    0,
-                    socket.SOCK_STREAM,
-                    abandon_on_cancel=True,
-                    limiter=limiter,
-                )
-            except (OSError, UnicodeError):
-                return
-            for info in infos:
-                address = str(info[4][0]).partition("%")[0]
+            answers = await anyio.to_thread.run_sync(answers_of, name, abandon_on_cancel=True, limiter=limiter)
+            for address in answers:
                 found.append((address, f"{why}, as {name} resolves to {address} now", False))
 
         # A stalled resolver bounds the wait: past it the name is judged by name only (documented).
