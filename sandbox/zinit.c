@@ -13,7 +13,8 @@
  *     setsid; its own /proc with Docker's read-only and masked entries (the mount calls the
  *     zygote worked out); not dumpable; core limit 0/0; bounding set emptied; setgroups,
  *     setresgid, setresuid (root caller: the sandbox uid); no capabilities; ambient cleared;
- *     no_new_privs; the session's seccomp filter; a short scheduling slice (latency only);
+ *     no_new_privs; a Landlock domain of its own (abstract sockets, signals); the session's
+ *     seccomp filter; a short scheduling slice (latency only);
  *     then it waits for its command on its own socket, starts it with posix_spawnp (vfork),
  *     reaps, kills and reaps whatever is left of the namespace, and only then writes the
  *     command's status line ("s <wait status>\n") and b"r" on its report pipe.
@@ -217,6 +218,25 @@ bad:
     return fail("parse the init's configuration");
 }
 
+/* Landlock (linux/landlock.h; defined here: build hosts' headers may predate ABI 6). */
+#define SYS_landlock_create_ruleset_nr 444
+#define SYS_landlock_restrict_self_nr 446
+#define LANDLOCK_SCOPES 3ULL /* LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL, ABI 6 */
+
+/* The init, and so its command, in a Landlock domain of its own scoped for abstract unix sockets
+ * and signals (red team round 29, bwrapabs; the Python init's `_own_domain`): the session's
+ * commands share its network namespace. After no_new_privs, before seccomp. A kernel without ABI
+ * 6: nothing (docs/security.md); with it, any failure fails the set-up (the command never runs). */
+static int own_domain(void) {
+    if (syscall(SYS_landlock_create_ruleset_nr, NULL, 0, 1U /* VERSION */) < 6) return 0;
+    struct { uint64_t handled_fs, handled_net, scoped; } attr = {0, 0, LANDLOCK_SCOPES};
+    int rs = (int)syscall(SYS_landlock_create_ruleset_nr, &attr, sizeof attr, 0);
+    if (rs < 0) return fail("landlock_create_ruleset");
+    int done = (int)syscall(SYS_landlock_restrict_self_nr, rs, 0);
+    close(rs);
+    return done < 0 ? fail("landlock_restrict_self") : 0;
+}
+
 /* The init gives up everything before it is handed its command, which inherits that (the
  * Python init's `_lower`, same order). */
 static int lower(void) {
@@ -239,6 +259,7 @@ static int lower(void) {
     if (syscall(SYS_capset, &head, none) < 0) return fail("capset");
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) return fail("prctl(AMBIENT)");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return fail("prctl(NO_NEW_PRIVS)");
+    if (own_domain() < 0) return -1;
     struct sock_fprog prog = {cfg.nfilter, cfg.filter};
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) return fail("seccomp");
     return 0;
