@@ -7,24 +7,37 @@ command -- in a Landlock domain of its own scoped for abstract unix sockets and 
 like the docker backend's commands (round 28, docker3). A command still reaches its own abstract
 sockets and signals its own jobs. Signals: pids are per command (its own pid namespace), so a
 background task does not even see a later command (held before too). Path sockets in the
-session's /tmp are shared by design (docs/security.md). Both inits (C, Python); root and uid 65534.
+session's /tmp are shared by design (docs/security.md). Under ``network: host`` the scope also
+refuses the host's abstract sockets to a session's commands. Both inits (C, Python); root and uid
+65534. Needs Landlock ABI 6 (fails under CI without).
 """
 
 from __future__ import annotations
 
 import base64
+import os
+import socket
 from pathlib import Path
 
 import anyio
 import pytest
 
 from sandbox import BwrapConfig, SandboxPolicy, _static_build, _zinit
+from sandbox._zygote_main import landlock_abi
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
+from tests.conftest import require
 
 pytestmark = pytest.mark.bwrap
+
+
+def require_scopes() -> None:
+    """bubblewrap, and a kernel with Landlock's scopes (ABI 6, Linux 6.12): fails under CI without."""
+    require_bwrap()
+    require(landlock_abi() >= 6, "this kernel has no Landlock ABI 6 (Linux 6.12): nothing is scoped")
+
 
 #: Listens on an abstract name (or the path given), says so in /tmp, answers who it is.
 _SQUAT = """
@@ -51,10 +64,15 @@ with open("/tmp/hunt.out", "w") as out:
         time.sleep(0.02)
 """
 
-#: Connects to the path given and prints what it read.
+#: Connects to the address given (``@name``: abstract) and says whether it could.
 _ASK = """
 import socket, sys
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(64).decode())
+addr = "\\0" + sys.argv[1][1:] if sys.argv[1].startswith("@") else sys.argv[1]
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(addr); print("connected")
+except OSError as e:
+    print(type(e).__name__, e.errno)
 """
 
 #: A later command: connects to the squatter, then its own abstract socket, then its own job control.
@@ -86,7 +104,7 @@ def test_a_background_task_cannot_answer_or_signal_a_later_command(
 ) -> None:
     """Failed before (root 2 of 2, uid 65534 2 of 2): the later command's connect reached the
     squatter ("abstract squatter"). The signal hunt found nothing before either (0 of 4)."""
-    require_bwrap()
+    require_scopes()
     monkeypatch.setenv(_zinit.INIT_ENV, init)
     monkeypatch.setattr(_zinit, "_program", None)  # decided again for this init
     monkeypatch.setattr(_static_build, "_built", {})
@@ -128,8 +146,33 @@ def test_a_background_task_cannot_answer_or_signal_a_later_command(
     assert lines.get("own") == "connected", probe  # its own abstract socket
     assert lines.get("job") == "143", probe  # its own job, signalled
     assert hunted == "end\n", hunted  # no later command seen, none signalled
-    assert path == "squatter\n", path  # the session's /tmp: shared by design
+    assert path == "connected\n", path  # the session's /tmp: shared by design
+
+
+def test_a_session_command_under_host_network_cannot_reach_the_hosts_abstract_sockets(tmp_path: Path) -> None:
+    """Failed before (root 1 of 1, uid 65534 1 of 1): ``connected``. The session's commands share the
+    host's network namespace under ``network: host``; the scope now refuses what is bound outside."""
+    require_scopes()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    name = f"shellrt-r29-host-{os.getpid()}"
+    policy = SandboxPolicy(workspace=ws, network="host")
+
+    async def main() -> str:
+        backend = BwrapBackend(BwrapConfig(persistent=True), policy)
+        async with supervised(backend, tmp_path / "s") as sup:
+            return (await sup.run(_cmd(_ASK, "@" + name), timeout_s=30)).preview
+
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind("\0" + name)
+        server.listen(4)
+        said = anyio.run(main)
+    assert said == "PermissionError 1\n", said
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
-    _nonroot.held_as_nobody(__file__, "test_a_background_task_cannot_answer_or_signal_a_later_command")
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_a_background_task_cannot_answer_or_signal_a_later_command",
+        "test_a_session_command_under_host_network_cannot_reach_the_hosts_abstract_sockets",
+    )
