@@ -150,8 +150,8 @@ _SYS_MOVE_MOUNT = 429
 _SYS_LANDLOCK_CREATE_RULESET = 444
 _SYS_LANDLOCK_RESTRICT_SELF = 446
 _LANDLOCK_CREATE_RULESET_VERSION = 1
-#: ``LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL`` (ABI 6, Linux 6.12).
-_LANDLOCK_SCOPES = 1 | 2
+_LANDLOCK_SCOPE_ABSTRACT = 1  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, ABI 6 (Linux 6.12)
+_LANDLOCK_SCOPE_SIGNAL = 2  # LANDLOCK_SCOPE_SIGNAL, ABI 6
 #: /proc entries made read-only and hidden in each command's /proc (Docker's lists).
 _PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 _PROC_MASKED = (
@@ -450,11 +450,15 @@ class Zygote:
         self._no_caps = ctypes.byref((ctypes.c_uint32 * 6)())  # effective, permitted, inheritable x 2
         self._cap_header = ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0))
         self._seccomp_prog = ctypes.byref(self._fprog)
-        #: ``struct landlock_ruleset_attr`` (handled fs, handled net, scoped) of each command's
-        #: domain (`_scope`), or None: the kernel has no Landlock ABI 6 (docs/security.md, round 29).
-        self._scope: Any = None
+        #: The Landlock scopes of each command's domain (`_own_domain`): signals, and abstract unix
+        #: sockets unless the session has the host's network (which promises the host's); 0: the
+        #: kernel has no Landlock ABI 6 (docs/security.md, round 29).
+        self._scopes = 0
         if landlock_abi() >= 6:
-            self._scope = ctypes.byref((ctypes.c_uint64 * 3)(0, 0, _LANDLOCK_SCOPES))
+            abstract = _LANDLOCK_SCOPE_ABSTRACT if config.get("scope_abstract", True) else 0
+            self._scopes = _LANDLOCK_SCOPE_SIGNAL | abstract
+        #: ``struct landlock_ruleset_attr`` (handled fs, handled net, scoped) of that domain.
+        self._scope = ctypes.byref((ctypes.c_uint64 * 3)(0, 0, self._scopes))
         # Latency, not share: an init asks for a short slice (`_INIT_SLICE_NS`) once it is
         # ready, so that on a busy machine it runs as soon as its command arrives and as soon as
         # the command ends (an earlier deadline: it preempts the running task instead of waiting
@@ -514,6 +518,7 @@ class Zygote:
             str(_INIT_SLICE_NS),
             self.shell_fallback,
             self.eagain,
+            str(self._scopes),
             str(len(self._bounding)),
             *(str(cap) for cap in self._bounding),
             str(len(self._proc_mounts)),
@@ -832,7 +837,7 @@ class Zygote:
         signalled; the zygote, outside every domain, still kills the init. After no_new_privs (which
         Landlock needs), before seccomp. Fails closed (the command never runs) once the kernel has
         the scopes."""
-        if self._scope is None:
+        if not self._scopes:
             return
         ruleset = _check(
             _libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, self._scope, 24, 0), "landlock_create_ruleset"

@@ -900,6 +900,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "pool": self.warm_pool,
             "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
             "tmpfs": {"/dev/shm": (SHM_BYTES, inode_cap(SHM_BYTES))},  # round 25: bwrap's has no nr_inodes
+            # Round 29 (bwrapabs): each command scoped for abstract sockets too, but under `network:
+            # host`, which promises the host's abstract sockets (docs/security.md).
+            "scope_abstract": not self._host_network(),
         }
         if not as_root:
             config["sysctls"] = session_sysctls()
