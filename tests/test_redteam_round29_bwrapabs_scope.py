@@ -15,6 +15,7 @@ host's abstract sockets, only signals are scoped. Both inits (C, Python); root a
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import socket
 from pathlib import Path
@@ -22,8 +23,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BwrapConfig, SandboxPolicy, _static_build, _zinit
-from sandbox._zygote_main import landlock_abi
+from sandbox import BwrapConfig, SandboxPolicy, _bwrap_scope, _static_build, _zinit
+from sandbox._bwrap_scope import landlock_abi
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
 from tests import _nonroot
@@ -169,6 +170,19 @@ def test_host_network_keeps_the_hosts_abstract_sockets(tmp_path: Path) -> None:
         server.listen(4)
         said = anyio.run(main)
     assert said == "connected\n", said
+
+
+def test_a_kernel_without_the_scopes_is_logged_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before ABI 6 nothing is scoped: the operator is told once per process, not per session."""
+    monkeypatch.setattr(_bwrap_scope, "_warned", False)
+    monkeypatch.setattr(_bwrap_scope, "landlock_abi", lambda: 5)
+    with caplog.at_level(logging.WARNING, logger="sandbox._bwrap_scope"):
+        _bwrap_scope.warn_if_unscoped()
+        _bwrap_scope.warn_if_unscoped()
+    said = [r.getMessage() for r in caplog.records if r.name == "sandbox._bwrap_scope"]
+    assert len(said) == 1 and "Landlock ABI 5" in said[0] and "abstract unix sockets" in said[0], said
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from sandbox import _seccomp, _static_build, _zinit
-from sandbox._zygote_main import _c_clone, _start_c_server, landlock_abi
+from sandbox._bwrap_scope import landlock_abi
+from sandbox._zygote_main import _c_clone, _start_c_server
 from sandbox.errors import SandboxExecError
 from shellrt.supervisor import Supervisor
 from tests._bwrap_session import zygote_session
