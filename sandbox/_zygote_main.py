@@ -21,7 +21,8 @@ ended (off the command's path; the zygote is not even told when one is used)::
     zygote --clone(NEWNS|NEWPID|NEWIPC)--> init (pid 1): PDEATHSIG=KILL; setsid; private
                  mounts; own /proc, /proc/sys & co read-only, /proc/kcore & co masked;
                  bounding set emptied; setgroups/setresgid/setresuid (root caller: the
-                 sandbox uid); no capabilities; not dumpable; no_new_privs; seccomp;
+                 sandbox uid); no capabilities; not dumpable; no_new_privs; a Landlock
+                 domain of its own (abstract sockets, signals: ABI 6); seccomp;
                  rehearses receiving a request (copy-on-write faults taken ahead);
                  asks for a short scheduling slice (latency only; not passed on to
                  the command); then waits on its own socket
@@ -146,6 +147,11 @@ _OPEN_TREE_CLOEXEC = 0o2000000
 _MOVE_MOUNT_F_EMPTY_PATH = 4
 _SYS_OPEN_TREE = 428  # the same number on every architecture (new calls share one table)
 _SYS_MOVE_MOUNT = 429
+_SYS_LANDLOCK_CREATE_RULESET = 444
+_SYS_LANDLOCK_RESTRICT_SELF = 446
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_SCOPE_ABSTRACT = 1  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, ABI 6 (Linux 6.12)
+_LANDLOCK_SCOPE_SIGNAL = 2  # LANDLOCK_SCOPE_SIGNAL, ABI 6
 #: /proc entries made read-only and hidden in each command's /proc (Docker's lists).
 _PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 _PROC_MASKED = (
@@ -444,6 +450,15 @@ class Zygote:
         self._no_caps = ctypes.byref((ctypes.c_uint32 * 6)())  # effective, permitted, inheritable x 2
         self._cap_header = ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0))
         self._seccomp_prog = ctypes.byref(self._fprog)
+        #: The Landlock scopes of each command's domain (`_own_domain`): signals, and abstract unix
+        #: sockets unless the session has the host's network (which promises the host's); 0: the
+        #: kernel has no Landlock ABI 6 (docs/security.md, round 29).
+        self._scopes = 0
+        if landlock_abi() >= 6:
+            abstract = _LANDLOCK_SCOPE_ABSTRACT if config.get("scope_abstract", True) else 0
+            self._scopes = _LANDLOCK_SCOPE_SIGNAL | abstract
+        #: ``struct landlock_ruleset_attr`` (handled fs, handled net, scoped) of that domain.
+        self._scope = ctypes.byref((ctypes.c_uint64 * 3)(0, 0, self._scopes))
         # Latency, not share: an init asks for a short slice (`_INIT_SLICE_NS`) once it is
         # ready, so that on a busy machine it runs as soon as its command arrives and as soon as
         # the command ends (an earlier deadline: it preempts the running task instead of waiting
@@ -503,6 +518,7 @@ class Zygote:
             str(_INIT_SLICE_NS),
             self.shell_fallback,
             self.eagain,
+            str(self._scopes),
             str(len(self._bounding)),
             *(str(cap) for cap in self._bounding),
             str(len(self._proc_mounts)),
@@ -810,7 +826,26 @@ class Zygote:
         _check(_libc.capset(self._cap_header, self._no_caps), "capset")  # all empty
         _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(AMBIENT)")
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+        self._own_domain()
         _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, self._seccomp_prog, 0, 0), "seccomp")
+
+    def _own_domain(self) -> None:
+        """The init, and so its command, in a Landlock domain of its own scoped for abstract unix
+        sockets and signals (red team round 29, bwrapabs): the session's commands share its network
+        namespace, so one command's abstract socket answered a later command's connect. Nothing
+        outside the domain (another command, the zygote's bridge) is reachable that way or
+        signalled; the zygote, outside every domain, still kills the init. After no_new_privs (which
+        Landlock needs), before seccomp. Fails closed (the command never runs) once the kernel has
+        the scopes."""
+        if not self._scopes:
+            return
+        ruleset = _check(
+            _libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, self._scope, 24, 0), "landlock_create_ruleset"
+        )
+        try:
+            _check(_libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
+        finally:
+            os.close(ruleset)
 
     def kill(self, req: dict[str, Any]) -> None:
         """SIGKILL a command's init (``pid``: a pooled one; ``id``: one made on request): the
@@ -858,6 +893,11 @@ class Zygote:
             else:  # killed first (or never handed a command): its namespace is gone now
                 _report(status, wait_status)
         self.refill()
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, or 0 (none, or disabled at boot)."""
+    return max(0, int(_libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, None, 0, _LANDLOCK_CREATE_RULESET_VERSION)))
 
 
 def _said(report: int) -> int:

@@ -114,6 +114,7 @@ from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_linkmask import mask_at, root_holders
 from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
+from sandbox._bwrap_scope import warn_if_unscoped
 from sandbox._bwrap_shm import ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_tempreach import closed_to_others
@@ -900,7 +901,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "pool": self.warm_pool,
             "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
             "tmpfs": {"/dev/shm": (SHM_BYTES, inode_cap(SHM_BYTES))},  # round 25: bwrap's has no nr_inodes
+            # Round 29 (bwrapabs): each command scoped for abstract sockets too, but under `network:
+            # host`, which promises the host's abstract sockets (docs/security.md).
+            "scope_abstract": not self._host_network(),
         }
+        warn_if_unscoped()
         if not as_root:
             config["sysctls"] = session_sysctls()
             config["rlimits"] = [(res, value) for _name, res, value in session_rlimits()]

@@ -13,7 +13,8 @@
  *     setsid; its own /proc with Docker's read-only and masked entries (the mount calls the
  *     zygote worked out); not dumpable; core limit 0/0; bounding set emptied; setgroups,
  *     setresgid, setresuid (root caller: the sandbox uid); no capabilities; ambient cleared;
- *     no_new_privs; the session's seccomp filter; a short scheduling slice (latency only);
+ *     no_new_privs; a Landlock domain of its own (abstract sockets, signals); the session's
+ *     seccomp filter; a short scheduling slice (latency only);
  *     then it waits for its command on its own socket, starts it with posix_spawnp (vfork),
  *     reaps, kills and reaps whatever is left of the namespace, and only then writes the
  *     command's status line ("s <wait status>\n") and b"r" on its report pipe.
@@ -76,7 +77,8 @@ extern char **environ;
 /* The configuration, one NUL-terminated field after another (sandbox/_zygote_main.py
  * `Zygote._c_config`): uid, gid (-1: not switched), slice mode (0 none, 1 the short slice
  * with SCHED_RESET_ON_FORK, 2 without it, the command's slice reset after its exec), the
- * caller's nice, the slice in ns, SHELL's fallback ("" none), the EAGAIN text, the number of
+ * caller's nice, the slice in ns, SHELL's fallback ("" none), the EAGAIN text, the Landlock scopes
+ * of each command's domain (0: none; the zygote checked the kernel's ABI), the number of
  * bounding-set capabilities then each, the number of mount calls then for each source, target,
  * fstype, flags, data ("" for none), then the seccomp program in hex. */
 struct mount_call {
@@ -88,6 +90,7 @@ static struct {
     int slice_mode, nice;
     unsigned long long slice_ns;
     const char *shell_fallback, *eagain;
+    unsigned long long scopes;
     int ncaps, caps[MAX_CAPS];
     int nmounts;
     struct mount_call mounts[MAX_MOUNTS];
@@ -168,8 +171,8 @@ static int read_config(void) {
         return fail("read the init's configuration");
     }
     char *at = cfg_text, *end = cfg_text + size;
-    const char *f[8];
-    for (int i = 0; i < 8; i++)
+    const char *f[9];
+    for (int i = 0; i < 9; i++)
         if ((f[i] = next_field(&at, end)) == NULL) goto bad;
     cfg.uid = strtol(f[0], NULL, 10);
     cfg.gid = strtol(f[1], NULL, 10);
@@ -178,7 +181,9 @@ static int read_config(void) {
     cfg.slice_ns = strtoull(f[4], NULL, 10);
     cfg.shell_fallback = f[5];
     cfg.eagain = f[6];
-    cfg.ncaps = atoi(f[7]);
+    cfg.scopes = strtoull(f[7], NULL, 10);
+    if (cfg.scopes > 3) goto bad;
+    cfg.ncaps = atoi(f[8]);
     if (cfg.ncaps < 0 || cfg.ncaps > MAX_CAPS) goto bad;
     for (int i = 0; i < cfg.ncaps; i++) {
         const char *c = next_field(&at, end);
@@ -217,6 +222,24 @@ bad:
     return fail("parse the init's configuration");
 }
 
+/* Landlock (linux/landlock.h; defined here: build hosts' headers may predate ABI 6). */
+#define SYS_landlock_create_ruleset_nr 444
+#define SYS_landlock_restrict_self_nr 446
+
+/* The init, and so its command, in a Landlock domain of its own scoped for signals and abstract
+ * unix sockets (`cfg.scopes`: red team round 29, bwrapabs; the Python init's `_own_domain`): the
+ * session's commands share its network namespace. After no_new_privs, before seccomp. A kernel
+ * without ABI 6 (scopes 0): nothing (docs/security.md); with it, any failure fails the set-up. */
+static int own_domain(void) {
+    if (cfg.scopes == 0) return 0;
+    struct { uint64_t handled_fs, handled_net, scoped; } attr = {0, 0, cfg.scopes};
+    int rs = (int)syscall(SYS_landlock_create_ruleset_nr, &attr, sizeof attr, 0);
+    if (rs < 0) return fail("landlock_create_ruleset");
+    int done = (int)syscall(SYS_landlock_restrict_self_nr, rs, 0);
+    close(rs);
+    return done < 0 ? fail("landlock_restrict_self") : 0;
+}
+
 /* The init gives up everything before it is handed its command, which inherits that (the
  * Python init's `_lower`, same order). */
 static int lower(void) {
@@ -239,6 +262,7 @@ static int lower(void) {
     if (syscall(SYS_capset, &head, none) < 0) return fail("capset");
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) return fail("prctl(AMBIENT)");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return fail("prctl(NO_NEW_PRIVS)");
+    if (own_domain() < 0) return -1;
     struct sock_fprog prog = {cfg.nfilter, cfg.filter};
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) return fail("seccomp");
     return 0;

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import _seccomp, _static_build, _zinit
+from sandbox._bwrap_scope import landlock_abi
 from sandbox._zygote_main import _c_clone, _start_c_server
 from sandbox.errors import SandboxExecError
 from shellrt.supervisor import Supervisor
@@ -236,8 +237,10 @@ def test_a_request_is_its_fields_each_nul_terminated() -> None:
 
 def _config(seccomp: bytes) -> bytes:
     """A C init configuration (see `zinit.c`'s ``read_config``): uid and gid kept, no slice, no
-    mounts (run on the host, its /proc is left alone), the bounding set left as it is."""
-    fields = ["-1", "-1", "0", "0", "100000", "", "no process", "0", "0", seccomp.hex()]
+    mounts (run on the host, its /proc is left alone), the bounding set left as it is; Landlock's
+    signal and abstract-socket scopes (round 29) where the kernel has them."""
+    scopes = "3" if landlock_abi() >= 6 else "0"
+    fields = ["-1", "-1", "0", "0", "100000", "", "no process", scopes, "0", "0", seccomp.hex()]
     return b"".join(field.encode() + b"\0" for field in fields)
 
 
