@@ -27,6 +27,7 @@ from sandbox import BwrapConfig, SandboxPolicy, _bwrap_scope, _static_build, _zi
 from sandbox._bwrap_scope import landlock_abi
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
+from shellrt.supervisor.models import TaskStatus
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
 from tests.conftest import require
@@ -40,20 +41,22 @@ def require_scopes() -> None:
     require(landlock_abi() >= 6, "this kernel has no Landlock ABI 6 (Linux 6.12): nothing is scoped")
 
 
-#: Listens on an abstract name (or the path given), says so in /tmp, answers who it is.
+#: Listens on the address given (``@name``: abstract), says so in the file given, answers who it is.
 _SQUAT = """
 import socket, sys
-s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1] if len(sys.argv) > 1 else "\\0shellrt-squat"); s.listen(8)
-open("/tmp/squat.ready", "a").close()
+s = socket.socket(socket.AF_UNIX)
+s.bind("\\0" + sys.argv[1][1:] if sys.argv[1].startswith("@") else sys.argv[1]); s.listen(8)
+open(sys.argv[2], "a").close()
 while True:
     c, _ = s.accept(); c.sendall(b"squatter"); c.close()
 """
 
-#: Looks for a later command (its marker in a cmdline, spelt in two halves) and signals it.
+#: Looks for a later command (its marker in a cmdline, spelt in two halves) and signals it; writes
+#: what it did to the file given.
 _HUNT = """
-import os, time
+import os, sys, time
 mark = "HUNTED" + "-r29"
-with open("/tmp/hunt.out", "w") as out:
+with open(sys.argv[1], "w") as out:
     for _ in range(60):
         for pid in os.listdir("/proc"):
             if pid.isdigit() and int(pid) != os.getpid():
@@ -76,7 +79,8 @@ except OSError as e:
     print(type(e).__name__, e.errno)
 """
 
-#: A later command: connects to the squatter, then its own abstract socket, then its own job control.
+#: A later command: connects to the squatter's abstract name (given), then its own abstract socket,
+#: then its own job control.
 _PROBE = """
 import socket, subprocess, sys
 def ask(addr):
@@ -85,12 +89,16 @@ def ask(addr):
         s.connect(addr); return s.recv(64).decode()
     except OSError as e:
         return f"refused {e.errno}"
-print("abstract", ask("\\0shellrt-squat"))
+print("abstract", ask("\\0" + sys.argv[1]))
 own = socket.socket(socket.AF_UNIX); own.bind("\\0shellrt-own"); own.listen(1)
 c = socket.socket(socket.AF_UNIX); c.connect("\\0shellrt-own"); print("own", "connected")
 job = subprocess.run(["bash", "-c", "sleep 30 & kill -TERM %1; wait %1; echo job $?"], capture_output=True)
 print(job.stdout.decode().strip())
 """
+
+
+#: Tries at one squat-and-probe in a single zygote before the test gives up on a churning host.
+_ATTEMPTS = 10
 
 
 def _cmd(program: str, *argv: str) -> str:
@@ -112,36 +120,53 @@ def test_a_background_task_cannot_answer_or_signal_a_later_command(
     ws = tmp_path / "ws"
     ws.mkdir()
 
-    async def ready(sup: Supervisor) -> str:
-        for _ in range(100):
-            out = await sup.run("test -e /tmp/squat.ready && rm /tmp/squat.ready && echo up", timeout_s=30)
-            if out.preview == "up\n":
-                break
+    async def ready(sup: Supervisor, flag: str, task: str) -> None:
+        for _ in range(200):
+            if (await sup.run(f"test -e {flag} && echo up", timeout_s=30)).preview == "up\n":
+                return
             await anyio.sleep(0.05)
-        return out.preview
+        said = sup.tasks.get(task)
+        pytest.fail(f"the squatter never listened: {said.status}, {said.output_path.read_text()[-2000:]!r}")
 
-    async def main() -> tuple[str, str, str, str]:
+    async def main() -> tuple[str, str, str]:
         backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
         async with supervised(backend, tmp_path / "s") as sup:
             assert backend._zygote is not None and backend._zygote.c_init is (init == "c")
-            for _ in range(3):  # again if a new host socket replaced the zygote (a new network namespace)
+            # A host socket appearing anywhere the sandbox could see (another test's, in /var/tmp)
+            # replaces the zygote, and with it the network namespace later commands run in: the
+            # squatter, the hunter and the probe must all have run in one zygote, each attempt
+            # under names of its own (a squatter of an earlier attempt may share the current one).
+            for attempt in range(_ATTEMPTS):
+                flag, name, out = (
+                    f"/tmp/squat-{attempt}.ready",
+                    f"shellrt-squat-{attempt}",
+                    f"/tmp/hunt-{attempt}",
+                )
+                squat = await sup.start_background(_cmd(_SQUAT, "@" + name, flag), description="squat")
                 zygote = backend._zygote
-                await sup.start_background(_cmd(_SQUAT), description="squat")
-                await sup.start_background(_cmd(_HUNT), description="hunt")
-                up = await ready(sup)
-                probe = await sup.run(_cmd(_PROBE, "HUNTED-r29"), timeout_s=30)
+                hunt = await sup.start_background(_cmd(_HUNT, out), description="hunt")
+                await ready(sup, flag, squat.id)
+                probe = await sup.run(_cmd(_PROBE, name, "HUNTED-r29"), timeout_s=30)
                 if backend._zygote is zygote:
                     break
-            hunted = await sup.run("cat /tmp/hunt.out; echo end", timeout_s=30)
-            # A path socket in the session's /tmp: shared by design (a new socket there replaces
-            # the zygote, not the session's /tmp).
-            await sup.start_background(_cmd(_SQUAT, "/tmp/squat.sock"), description="path squat")
-            up += await ready(sup)
+            else:
+                pytest.fail(
+                    f"the zygote was replaced during each of {_ATTEMPTS} attempts (host sockets churning)"
+                )
+            with anyio.fail_after(60):  # the hunter's whole search (60 rounds of 20 ms or more)
+                while sup.tasks.get(hunt.id).status is TaskStatus.RUNNING:
+                    await anyio.sleep(0.1)
+            hunted = await sup.run(f"cat {out}; echo end", timeout_s=30)
+            # A path socket in the session's /tmp: shared by design (every zygote of the session
+            # shows the same /tmp).
+            path_squat = await sup.start_background(
+                _cmd(_SQUAT, "/tmp/squat.sock", "/tmp/path.ready"), description="path squat"
+            )
+            await ready(sup, "/tmp/path.ready", path_squat.id)
             path = await sup.run(_cmd(_ASK, "/tmp/squat.sock"), timeout_s=30)
-            return up, probe.preview, hunted.preview, path.preview
+            return probe.preview, hunted.preview, path.preview
 
-    up, probe, hunted, path = anyio.run(main)
-    assert up == "up\nup\n", up
+    probe, hunted, path = anyio.run(main)
     lines = dict(line.split(" ", 1) for line in probe.splitlines())
     assert lines.get("abstract") == "refused 1", probe  # EPERM: outside the command's domain
     assert lines.get("own") == "connected", probe  # its own abstract socket

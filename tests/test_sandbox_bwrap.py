@@ -359,7 +359,9 @@ async def test_zygote_start_that_lost_a_mount_race_is_retried(dirs: dict[str, Pa
     await backend.start()
     try:
         assert backend.persistent
-        assert (tools / "count").read_text().strip() == "2"
+        # Start 1 failed as a race does, start 2 ran; a real race lost meanwhile (host sockets come
+        # and go while the suite runs: CI) is retried the same way and counts one more.
+        assert int((tools / "count").read_text()) >= 2
         assert await run_once(backend, dirs["session"], "echo ran") == "ran\n"
     finally:
         await backend.close()
