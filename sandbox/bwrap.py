@@ -106,7 +106,7 @@ from pathlib import Path
 
 import anyio
 
-from sandbox import _seccomp
+from sandbox import _bwrap_scope, _seccomp
 from sandbox._account import account_files
 from sandbox._budget_meet import meeting_places, met_count, place_paths, real_below
 from sandbox._bwrap_env import env_args_fd, launcher_request
@@ -114,7 +114,7 @@ from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_linkmask import mask_at, root_holders
 from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
-from sandbox._bwrap_scope import warn_if_unscoped
+from sandbox._bwrap_scope import BwrapIsolation, isolation_refusal, warn_if_unscoped
 from sandbox._bwrap_shm import ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_tempreach import closed_to_others
@@ -516,6 +516,26 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """Commands run under a session zygote (False: one bwrap per command)."""
         return self._zygote is not None
 
+    @property
+    def command_isolation(self) -> BwrapIsolation | None:
+        """How far this started sandbox keeps its commands from each other (`sandbox._bwrap_scope`);
+        None before the start."""
+        if self._bwrap is None or self._runner.closed:
+            return None
+        return _bwrap_scope.command_isolation(
+            session=self.persistent, host_network=self._host_network(), abi=_bwrap_scope.landlock_abi()
+        )
+
+    @property
+    def isolation_warning(self) -> str | None:
+        """What the person running the session must know about `command_isolation` (None: nothing),
+        shown with the other start warnings (`shellrt.runtime.sandbox_choice`), never to the model."""
+        level = self.command_isolation
+        if level is None:
+            return None
+        host, abi = self._host_network(), _bwrap_scope.landlock_abi()
+        return _bwrap_scope.isolation_warning(level, host_network=host, abi=abi)
+
     async def start(self) -> None:
         if self._bwrap is not None and not self._runner.closed:
             return
@@ -617,6 +637,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             else:  # the budget namespace made now, off the event loop (once per process)
                 await anyio.to_thread.run_sync(self._budget_prefix)
             if self.config.persistent:
+                if self.config.require_command_isolation:  # round 30: before the zygote, not after
+                    abi, host = _bwrap_scope.landlock_abi(), self._host_network()
+                    level = _bwrap_scope.command_isolation(session=True, host_network=host, abi=abi)
+                    refusal = isolation_refusal(level, host_network=host, abi=abi)
+                    if refusal is not None:
+                        raise refusal
                 await self._start_zygote()
                 return
         except ZygoteGoneError as exc:

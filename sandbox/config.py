@@ -140,6 +140,18 @@ class BwrapConfig(BaseModel):
         ),
     )
 
+    require_command_isolation: bool = Field(
+        default=False,
+        description=(
+            "Refuse to start a session sandbox whose commands could reach each other's abstract unix "
+            "sockets: a kernel without Landlock's scopes (ABI 6, Linux 6.12, or Landlock off at boot), "
+            "or network 'host' (which shares the host's abstract names by design). Off by default: such "
+            "a session still runs, with a warning at the start and BwrapBackend.command_isolation saying "
+            "'abstract-shared'. One bwrap per command (persistent=False) gives each command its own "
+            "network namespace, so it meets this on any kernel (docs/security.md, round 30 bwrapiso)."
+        ),
+    )
+
     @field_validator("default_memory_bytes")
     @classmethod
     def _memory_floor(cls, value: int | str | None) -> int | str | None:

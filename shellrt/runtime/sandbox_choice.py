@@ -49,7 +49,7 @@ async def resolve_sandbox(
             backend = create_backend(bwrap(), policy)
             try:
                 await backend.start()
-                return backend, warnings
+                return backend, [*warnings, *_isolation_warnings(backend)]
             except SandboxPolicyError:
                 await backend.close()
                 raise  # local enforces no limit either: bwrap's refusal says what to do
@@ -77,9 +77,12 @@ async def resolve_sandbox(
         config = sandbox
     backend = create_backend(config, policy)
     await backend.start()
-    # docker: commands not (fully) isolated from each other on this host (round 28 docker2): the
-    # person running the session hears it with the other start warnings, never the model.
+    return backend, [*warnings, *_isolation_warnings(backend)]
+
+
+def _isolation_warnings(backend: SandboxBackend) -> list[str]:
+    """Commands not (fully) isolated from each other on this host (docker: round 28 docker2; a bwrap
+    session: round 30): the person running the session hears it with the other start warnings,
+    never the model."""
     isolation = getattr(backend, "isolation_warning", None)
-    if isinstance(isolation, str):
-        warnings.append(isolation)
-    return backend, warnings
+    return [isolation] if isinstance(isolation, str) else []
