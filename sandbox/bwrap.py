@@ -1341,8 +1341,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 self._shm_cap.decide, self._starter.fd(), self._shm_where, self._budget_prefix(), program
             )
 
+        # The first attempt masks the kinds just recorded for the run (one stat pass, not two); a
+        # retry after a lost mount race looks again (a kind that changed meanwhile then differs from
+        # the record, and the next start ends the run: the safe side).
+        first_kinds: list[tuple[str | None, ...]] = [kinds]
+
         async def spawn() -> tuple[SandboxProcess, int]:
-            return await self._spawn_once(request, masks)
+            return await self._spawn_once(request, masks, first_kinds.pop() if first_kinds else None)
 
         first = await spawn()
         # stdin written to a failed attempt is written again to the next (up to REPLAY_MAX).
@@ -1429,12 +1434,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             assert self._zygote is not None
             return self._zygote
 
-    async def _spawn_once(self, request: ExecRequest, masks: StartMasks) -> tuple[SandboxProcess, int]:
-        """One bwrap start; returns the process and the read end of its ``--json-status-fd``."""
+    async def _spawn_once(
+        self, request: ExecRequest, masks: StartMasks, denied: tuple[str | None, ...] | None
+    ) -> tuple[SandboxProcess, int]:
+        """One bwrap start (masking ``denied``, the `_denied_kinds` of now when None); returns the
+        process and the read end of its ``--json-status-fd``."""
         spawner = self._spawner
         if spawner is not None and spawner.alive:
             try:
-                return await self._spawn_by_spawner(spawner, request, masks)
+                return await self._spawn_by_spawner(spawner, request, masks, denied)
             except TooManyPins:
                 pass  # more pins than one message carries: nsenter passes any number
         run = self._runner.new_run(request.report_cwd)
@@ -1461,6 +1469,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     masks=masks,
                     pin_fds=pins,
                     shm=Path(self._shm_where) if capped and self._shm_where else shm,
+                    denied=denied,
                 )
                 argv = [
                     *sandbox,
@@ -1550,7 +1559,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         return PinnedBwrapProcess(proc, pin, early, probe, on_end), status_r
 
     async def _spawn_by_spawner(
-        self, spawner: Zygote, request: ExecRequest, masks: StartMasks
+        self, spawner: Zygote, request: ExecRequest, masks: StartMasks, denied: tuple[str | None, ...] | None
     ) -> tuple[SandboxProcess, int]:
         """`_spawn_once` for a root caller: the spawner starts bwrap (no ``prlimit``, no ``nsenter``).
 
@@ -1572,6 +1581,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 masks=masks,
                 pin_fds=pins,
                 shm=shm,
+                denied=denied,
             )
             argv = [
                 *sandbox,

@@ -306,6 +306,41 @@ async def test_mount_race_at_setup_is_retried_transparently(
         await backend.close()
 
 
+async def test_a_command_start_looks_at_the_denied_paths_once_an_attempt(
+    dirs: dict[str, Path], tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One bwrap per command took the read-denied paths' kinds twice a start (for the run's record,
+    then again for its masks): now the record's are the first attempt's masks, and a retry after a
+    lost mount race looks again. Failed before: 4 looks for 2 attempts, 2 for 1."""
+    real = shutil.which("bwrap")
+    require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    fake = tools / "flaky-bwrap"
+    fake.write_text(FLAKY_BWRAP.format(counter=tools / "count", real=real, fail_at=3))
+    fake.chmod(0o755)
+    policy = SandboxPolicy(workspace=dirs["ws"], read_denied=[dirs["ws"] / "secret.txt"])
+    backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake), persistent=False), policy)
+    await backend.start()  # start 1: the probe
+    looks: list[int] = []
+    kinds = backend._denied_kinds
+    monkeypatch.setattr(backend, "_denied_kinds", lambda: looks.append(1) or kinds())
+    s = Supervisor(backend, session_dir=dirs["session"])
+
+    def starts() -> int:
+        return int((tools / "count").read_text())
+
+    try:
+        for command, injected in (("cat secret.txt; echo end", False), ("echo again", True)):
+            before, looked = starts(), len(looks)
+            result = await s.run(command, timeout_s=20)
+            attempts = starts() - before  # start 3 fails as a race does: retried (a real race adds one)
+            assert attempts >= (2 if injected else 1), attempts
+            assert len(looks) - looked == attempts, (command, attempts, len(looks) - looked)
+            assert "top secret" not in result.preview and result.preview.endswith(("end\n", "again\n"))
+    finally:
+        await s.close()
+        await backend.close()
+
+
 @pytest.mark.parametrize("persistent", [False, True], ids=["per-command", "persistent"])
 async def test_a_start_whose_socket_mask_vanished_is_retried_without_that_mask(
     dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, persistent: bool
