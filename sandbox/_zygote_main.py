@@ -1229,7 +1229,7 @@ def _bridge_serve(listener: _socket.socket, path: str) -> None:
         _thread.start_new_thread(relay, (_socket.socket(fileno=fd),))
 
 
-def start_bridge(port: int, path: str) -> None:
+def start_bridge(port: int, path: str, fd: int | None = None) -> _socket.socket:
     """Network mode ``proxied``: listen on 127.0.0.1:``port`` of the sandbox's own network
     namespace and forward each connection to the host proxy's unix socket at ``path``.
 
@@ -1238,15 +1238,22 @@ def start_bridge(port: int, path: str) -> None:
     `_BRIDGE_MAX_CONNECTIONS` connections at once; commands reach it only
     through TCP (the proxy decides what they may reach). Bound here, before ``ready``:
     a port that cannot be taken fails the session's start, never silently.
+    ``fd``: the listener an earlier zygote of the session bound in this same network namespace
+    (the host kept it, `sandbox._bwrap_netns`), served instead of binding the port again (its
+    bridge may still serve it too, until its last command ends). Returns the listener, for the
+    host to keep (the caller closes it).
     """
-    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
-    listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(128)
+    if fd is None:
+        listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
+        listener.listen(128)
+    else:
+        listener = _socket.socket(fileno=fd)
+        os.set_inheritable(fd, False)
     pid = os.fork()
     if pid:
-        listener.close()
-        return
+        return listener
     try:
         _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
         _close_all_but((0, 1, 2, listener.fileno()))
@@ -1362,9 +1369,18 @@ def main() -> None:
     setup(config["setup"])
     sized_tmpfs(config.get("tmpfs") or {})
     lower_ceilings(config.get("sysctls") or {}, config.get("rlimits") or [])
+    held: list[int] = []  # what the host keeps of this sandbox's network (`sandbox._bwrap_netns`)
+    if config.get("netns"):
+        held.append(os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC))
     bridge = config.get("bridge")
     if bridge is not None:  # network "proxied"
-        start_bridge(bridge["port"], bridge["socket"])
+        held.append(start_bridge(bridge["port"], bridge["socket"], bridge.get("fd")).detach())
+    if held:  # before any init is made: none ever holds them
+        try:
+            _send_fds(sock, {"op": "netns"}, held)
+        finally:
+            for fd in held:
+                os.close(fd)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
