@@ -72,6 +72,10 @@ Protocol on the SOCK_SEQPACKET control socket (fd given as argv[1]):
 
 Messages are marshalled dicts (both ends run the same interpreter):
 
+* zygote -> host ``{"op": "netns"}``, once, before any other message, with the fd of its
+  network namespace (config ``netns``: a session's first zygote) and/or its bridge's
+  listener (``proxied``): the host keeps them for the session's later zygotes
+  (`sandbox._bwrap_netns`).
 * zygote -> host ``{"op": "pooled", "pid"}`` with two fds attached: a ready
   init's socket and the read end of its status pipe (the zygote keeps the
   write end); ``b"ready"`` once, at start, after the first ``pooled``.

@@ -75,7 +75,7 @@ The flags (see `BwrapBackend.bwrap_args`):
   pid namespace dies with its init, so killing it kills every descendant,
   double-forked or not; ``--unshare-ipc``/``--unshare-uts`` always, and
   ``--unshare-net`` when ``policy.network`` is ``none`` or ``proxied`` (only loopback,
-  isolated);
+  isolated; a session's later zygotes start in its first one's, `sandbox._bwrap_netns`);
 - network ``proxied`` (persistent mode only; docs/network.md): shellrt runs a
   filtering proxy (`sandbox._proxy`) on the host on a unix socket in a 0700
   directory of its own, bound read-only at /run/shellrt-proxy; the zygote's
