@@ -1421,8 +1421,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         must not run in it meanwhile, where the new socket is not masked."""
         if zygote is self._condemned:
             return True
-        if not zygote.alive or self._denied_kinds() != self._hidden:
-            self._condemned, self._condemned_for_place = zygote, zygote.alive
+        place = self._denied_kinds() != self._hidden
+        if not zygote.alive or place:
+            self._condemned, self._condemned_for_place = zygote, place
             return True
         if not self._sockets_hidden():  # ends its commands for a host socket in a root only
             found = self._sockets is not None and self._sockets.new_in_cover
@@ -1441,6 +1442,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             zygote = self._zygote
             if zygote is not None and zygote is not stale and zygote.alive:
                 return zygote  # another command replaced it meanwhile
+            if self._condemned_for_place:  # round 30: a retired zygote's commands run under older
+                retired, self._retired = self._retired, []  # masks still, which hide it no more
+                for old in retired:
+                    await old.end_for(_REPLACED_WHY)
             if zygote is not None and zygote.alive and zygote.running and self._condemned_for_place:
                 # Replaced for a place its commands' namespaces do not hide (a read-denied path, a
                 # shellrt place, a host socket in a writable root made since): they end now, not when
