@@ -165,6 +165,10 @@ class Zygote:
         self.cold_starts = 0
         #: Why it was closed under running commands (`end_for`): their sandbox failure.
         self.ended_why: str | None = None
+        #: What it sent of its network before ``ready`` (config ``netns``, ``bridge``): an fd of
+        #: its network namespace, then the bridge's listener; the backend takes them
+        #: (`take_held`, `sandbox._bwrap_netns`), else they are closed with it.
+        self.held: list[int] = []
 
     @property
     def host_pid(self) -> int | None:
@@ -268,6 +272,9 @@ class Zygote:
             if told.get("op") == "pooled" and len(fds) == 2:  # the kind given: no getsockopt to find it
                 ctl = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fds[0])
                 self._pool.append((told["pid"], ctl, fds[1]))
+                return msg
+            if told.get("op") == "netns" and not self.held:  # once, before ``ready``
+                self.held = fds
                 return msg
         for fd in fds:
             os.close(fd)
@@ -505,6 +512,11 @@ class Zygote:
         with contextlib.suppress(ZygoteGoneError):
             await self._send(message, [])
 
+    def take_held(self) -> list[int]:
+        """`held`, now the caller's to close."""
+        held, self.held = self.held, []
+        return held
+
     async def close(self) -> None:
         """End the zygote's sandbox (and with it every command still in it).
 
@@ -512,6 +524,8 @@ class Zygote:
         and the kernel kills whatever was left in it. Killed outright if that
         takes longer than a moment.
         """
+        for fd in self.take_held():
+            os.close(fd)
         self._drop_pool()
         self._untold.clear()
         timer, self._long_timer = self._long_timer, None

@@ -72,6 +72,10 @@ Protocol on the SOCK_SEQPACKET control socket (fd given as argv[1]):
 
 Messages are marshalled dicts (both ends run the same interpreter):
 
+* zygote -> host ``{"op": "netns"}``, once, before any other message, with the fd of its
+  network namespace (config ``netns``: a session's first zygote) and/or its bridge's
+  listener (``proxied``): the host keeps them for the session's later zygotes
+  (`sandbox._bwrap_netns`).
 * zygote -> host ``{"op": "pooled", "pid"}`` with two fds attached: a ready
   init's socket and the read end of its status pipe (the zygote keeps the
   write end); ``b"ready"`` once, at start, after the first ``pooled``.
@@ -411,6 +415,8 @@ class Zygote:
 
     def __init__(self, config: dict[str, Any], sock: _socket.socket) -> None:
         self.sock = sock
+        #: Network ``proxied``: the fds that stop its bridge (`stop_bridge`), once it is retired.
+        self.bridge: tuple[int, int] | None = None
         self.uid: int | None = config.get("uid")
         self.gid: int | None = config.get("gid")
         self.pool_size: int = config.get("pool", 1)
@@ -618,6 +624,9 @@ class Zygote:
         the ready ones, which end on that EOF; the ones it handed a command run to the end. The
         answer follows every ``pooled`` message sent before it: the host lets those go too."""
         self.pool_size = 0
+        if self.bridge is not None:  # before the answer: the next zygote's bridge takes over
+            stop_bridge(*self.bridge)
+            self.bridge = None
         try:
             _send_fds(self.sock, {"op": "retired"}, [])
         except OSError:
@@ -1183,11 +1192,15 @@ def _relay(src: _socket.socket, dst: _socket.socket) -> None:
 _BRIDGE_MAX_CONNECTIONS = 256
 
 
-def _bridge_serve(listener: _socket.socket, path: str) -> None:
+def _bridge_serve(listener: _socket.socket, path: str, stop: int, ack: int) -> None:
     """The bridge's accept loop: each connection relayed to the proxy's unix socket by two threads.
 
     ``_thread`` and a pipe of tokens (C only, like the rest of this module: nothing
-    to import while the session's first command starts).
+    to import while the session's first command starts). A byte on ``stop`` (its zygote was
+    retired, `stop_bridge`): it accepts no more, says so on ``ack`` and relays what it has until
+    the zygote ends. The listener may be shared with the session's next zygote's bridge: each
+    waits in ``select`` on a non-blocking listener, and the one that lost a connection to the
+    other goes back to waiting (a blocking accept would hang there, deaf to ``stop``).
     """
     import _thread  # only in the bridge process: the zygote itself starts no thread
 
@@ -1219,17 +1232,42 @@ def _bridge_serve(listener: _socket.socket, path: str) -> None:
             client.close()
             os.write(tokens_w, b"t")
 
+    listener.setblocking(False)
     while True:
         os.read(tokens_r, 1)  # blocks while _BRIDGE_MAX_CONNECTIONS are being relayed
+        ready = select.select([stop, listener.fileno()], [], [])[0]
+        if stop in ready:
+            listener.close()
+            os.write(ack, b"s")
+            while True:  # its relays go on until the zygote, whose commands they serve, ends
+                select.select([], [], [])
         try:
             fd, _addr = listener._accept()  # type: ignore[attr-defined]  # _socket's raw accept
-        except OSError:
+        except OSError:  # BlockingIOError: another bridge took it
             os.write(tokens_w, b"t")
             continue
         _thread.start_new_thread(relay, (_socket.socket(fileno=fd),))
 
 
-def start_bridge(port: int, path: str) -> None:
+def stop_bridge(stop: int, ack: int) -> None:
+    """Have the bridge accept no more (its zygote is retired: every connection from now on is a
+    later zygote's commands', which would be cut when this zygote ends), waiting a moment for it
+    to say so. Closes both fds."""
+    try:
+        os.write(stop, b"s")
+        select.select([ack], [], [], _BRIDGE_STOP_S)
+    except OSError:
+        pass  # the bridge is gone
+    finally:
+        os.close(stop)
+        os.close(ack)
+
+
+#: How long `stop_bridge` waits for the bridge (the host waits 2 s for the zygote's answer).
+_BRIDGE_STOP_S = 1.0
+
+
+def start_bridge(port: int, path: str, fd: int | None = None) -> tuple[_socket.socket, int, int]:
     """Network mode ``proxied``: listen on 127.0.0.1:``port`` of the sandbox's own network
     namespace and forward each connection to the host proxy's unix socket at ``path``.
 
@@ -1238,18 +1276,29 @@ def start_bridge(port: int, path: str) -> None:
     `_BRIDGE_MAX_CONNECTIONS` connections at once; commands reach it only
     through TCP (the proxy decides what they may reach). Bound here, before ``ready``:
     a port that cannot be taken fails the session's start, never silently.
+    ``fd``: the listener an earlier zygote of the session bound in this same network namespace
+    (the host kept it, `sandbox._bwrap_netns`), served instead of binding the port again (its
+    bridge may still serve it too, until it is stopped). Returns the listener, for the host to
+    keep (the caller closes it), and the fds that stop the bridge (`stop_bridge`).
     """
-    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
-    listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(128)
+    if fd is None:
+        listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
+        listener.listen(128)
+    else:
+        listener = _socket.socket(fileno=fd)
+        os.set_inheritable(fd, False)
+    stop_r, stop_w = os.pipe2(os.O_CLOEXEC)  # written to, never closed: the inits' clones copy it
+    ack_r, ack_w = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid:
-        listener.close()
-        return
+        os.close(stop_r)
+        os.close(ack_w)
+        return listener, stop_w, ack_r
     try:
         _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
-        _close_all_but((0, 1, 2, listener.fileno()))
+        _close_all_but((0, 1, 2, listener.fileno(), stop_r, ack_w))
         os.setsid()
         _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
         for cap in range(64):
@@ -1258,7 +1307,7 @@ def start_bridge(port: int, path: str) -> None:
         caps = (ctypes.c_uint32 * 6)()
         _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
-        _bridge_serve(listener, path)
+        _bridge_serve(listener, path, stop_r, ack_w)
     finally:
         os._exit(1)
 
@@ -1362,13 +1411,26 @@ def main() -> None:
     setup(config["setup"])
     sized_tmpfs(config.get("tmpfs") or {})
     lower_ceilings(config.get("sysctls") or {}, config.get("rlimits") or [])
+    held: list[int] = []  # what the host keeps of this sandbox's network (`sandbox._bwrap_netns`)
+    if config.get("netns"):
+        held.append(os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC))
     bridge = config.get("bridge")
+    stops: tuple[int, int] | None = None
     if bridge is not None:  # network "proxied"
-        start_bridge(bridge["port"], bridge["socket"])
+        listener, *stop = start_bridge(bridge["port"], bridge["socket"], bridge.get("fd"))
+        held.append(listener.detach())
+        stops = (stop[0], stop[1])
+    if held:  # before any init is made: none ever holds them
+        try:
+            _send_fds(sock, {"op": "netns"}, held)
+        finally:
+            for fd in held:
+                os.close(fd)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
     zygote = Zygote(config, sock)  # after the handlers: it notes which ones its inits reset
+    zygote.bridge = stops
     os.chdir("/")
     # Every init is a clone of this process: what it owns now is shared copy-on-write with each
     # one. Objects made so far never move to a collected generation again (a collection would

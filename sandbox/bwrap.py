@@ -75,7 +75,7 @@ The flags (see `BwrapBackend.bwrap_args`):
   pid namespace dies with its init, so killing it kills every descendant,
   double-forked or not; ``--unshare-ipc``/``--unshare-uts`` always, and
   ``--unshare-net`` when ``policy.network`` is ``none`` or ``proxied`` (only loopback,
-  isolated);
+  isolated; a session's later zygotes start in its first one's, `sandbox._bwrap_netns`);
 - network ``proxied`` (persistent mode only; docs/network.md): shellrt runs a
   filtering proxy (`sandbox._proxy`) on the host on a unix socket in a 0700
   directory of its own, bound read-only at /run/shellrt-proxy; the zygote's
@@ -112,6 +112,7 @@ from sandbox._budget_meet import meeting_places, met_count, place_paths, real_be
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_linkmask import mask_at, root_holders
+from sandbox._bwrap_netns import SessionNet, joined, warn_once
 from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_scope import BwrapIsolation, isolation_refusal, warn_if_unscoped
@@ -403,6 +404,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: What the current zygote hid: a denied path or a host socket that appears later
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
+        #: The session's network namespace (network ``none``/``proxied``), kept from its first
+        #: zygote: every later one starts in it (`sandbox._bwrap_netns`, red team round 30).
+        self._net: SessionNet | None = None
         self._aliases = AliasFinder()
         self._write_aliases = AliasFinder()  # the other names of write-denied files (`_unwritable`)
         self._sockets: SocketWatch | None = None
@@ -886,9 +890,48 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         except BaseException:
             sockets.close()
             raise
+        self._keep_net(self._zygote)
         if self._sockets is not None:
             self._sockets.close()  # the replaced zygote's (its netlink socket)
         self._hidden, self._sockets = hidden, sockets
+
+    def _keep_net(self, zygote: Zygote) -> None:
+        """A session's first zygote: keep its network namespace (and bridge listener) for the next."""
+        held = zygote.take_held()
+        if self._net is not None or not held:
+            for fd in held:  # a later zygote's bridge listener: the one already kept
+                os.close(fd)
+            return
+        budget = [w for w in self._budget_prefix() if w.startswith("--user=")]
+        if not self._switches_uid() and not budget:
+            for fd in held:
+                os.close(fd)
+            warn_once("no budget user namespace to join it from")
+            return
+        owner_parent = budget[0][len("--user=") :] if budget else None
+        self._net = SessionNet.adopt(held, bridge=self._proxy is not None, owner_parent=owner_parent)
+
+    def _net_config(self, net: SessionNet | None) -> dict[str, object]:
+        """The zygote's network configuration: ``netns`` (the session's first sends its namespace
+        to the host) and, network ``proxied``, ``bridge`` (serving ``net``'s listener, if kept)."""
+        config: dict[str, object] = {"netns": net is None and not self._host_network()}
+        if self._proxy is not None:
+            bridge: dict[str, object] = {"port": BRIDGE_PORT, "socket": f"{PROXY_DIR_INSIDE}/proxy.sock"}
+            if net is not None and net.listener is not None:
+                bridge["fd"] = net.listener
+            config["bridge"] = bridge
+        return config
+
+    def _joined_prefix(self, argv: list[str], budget: list[str], net: SessionNet) -> tuple[list[str], list[str]]:
+        """(``argv``, ``budget``) with the ``nsenter`` in front of the zygote's bwrap entering ``net``
+        too: a root caller's holder prefix, a non-root caller's budget prefix."""
+        if self._ns_prefix:
+            entered = joined(self._ns_prefix, net)
+            assert entered is not None and argv[: len(self._ns_prefix)] == self._ns_prefix
+            return [*entered, *argv[len(self._ns_prefix) :]], budget
+        entered = joined(budget, net)
+        assert entered is not None  # `_keep_net` kept none without a budget namespace
+        return argv, entered
 
     def _mountinfo(self) -> str:
         """The mount table of the namespace every bwrap of the session starts in (a root
@@ -935,8 +978,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if not as_root:
             config["sysctls"] = session_sysctls()
             config["rlimits"] = [(res, value) for _name, res, value in session_rlimits()]
-        if self._proxy is not None:
-            config["bridge"] = {"port": BRIDGE_PORT, "socket": f"{PROXY_DIR_INSIDE}/proxy.sock"}
+        net = self._net  # the session's network namespace: this zygote starts in it
         if as_root:
             uid, gid = self._ids()
             config.update(uid=uid, gid=gid, setup=self._skeleton_steps())
@@ -955,6 +997,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     zygote=True,
                     masks=masks,
                     pin_fds=pins,
+                    joined_net=net is not None,
                 )
                 if os.geteuid() != 0:
                     argv[1:1] = ["--unshare-user"]
@@ -963,11 +1006,20 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 # Non-root: the zygote's user namespace a child of the budget namespace, made
                 # under the rlimit shares (the kernel checks the shared count against those).
                 shares = [] if as_root or not prlimit_flags() else [_prlimit(), *prlimit_flags(), "--"]
-                budget = [*shares, *self._budget_prefix()]
-                await zygote.start(self.cgroup_argv([*budget, *argv]), python, config, tuple(pins.fds))
+                budget = self._budget_prefix()
+                if net is not None:
+                    argv, budget = self._joined_prefix(argv, budget, net)
+                config.update(self._net_config(net))
+                passed = (*pins.fds, *([net.listener] if net is not None and net.listener is not None else []))
+                await zygote.start(self.cgroup_argv([*shares, *budget, *argv]), python, config, passed)
                 await self._check_mounts(zygote, argv)
             except ZygoteGoneError as exc:
                 said = str(exc).encode("utf-8", "replace")
+                if net is not None and b"nsenter:" in said:  # refused here: a new namespace, as before
+                    warn_once(f"nsenter refused to enter it: {exc}")
+                    net.close()
+                    self._net = net = None  # the next try's namespace is the session's from now on
+                    continue
                 if any(v in said for v in VANISHED_MASK) and masks.drop_vanished():
                     continue  # fewer masks each time: bounded by their number
                 retries += 1
@@ -1130,6 +1182,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         sockets, self._sockets = self._sockets, None
         if sockets is not None:
             sockets.close()
+        net, self._net = self._net, None
+        if net is not None:  # after every zygote: the namespace goes with the last process in it
+            net.close()
         for helper in (self._spawner, self._holder):  # the spawner's bwraps die with it
             if helper is not None:
                 await helper.close()
@@ -1188,6 +1243,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         masks: StartMasks | None = None,
         pin_fds: PinFds | None = None,
         shm: Path | None = None,
+        joined_net: bool = False,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
@@ -1207,6 +1263,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ``shm``: per command, bound at /dev/shm instead of bwrap's uncapped tmpfs: a root caller's
         own directory of the capped pool (`sandbox._shmpool`), a non-root caller's tmpfs that the
         starter mounted before bwrap (`sandbox._bwrap_shm`).
+        ``joined_net``: a zygote started in the session's network namespace (`sandbox._bwrap_netns`):
+        no ``--unshare-net``.
         """
         assert self._bwrap is not None
         as_user = bool(self._ns_user_prefix) and not zygote  # root, per command: as the sandbox uid
@@ -1226,7 +1284,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ]
         for cap in caps:
             args += ["--cap-add", cap]
-        if self.policy.network in ("none", "proxied"):
+        if self.policy.network in ("none", "proxied") and not joined_net:
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/"]
         # /dev/shm: the command's own directory of the capped pool (root, per command) or the
@@ -1394,8 +1452,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         must not run in it meanwhile, where the new socket is not masked."""
         if zygote is self._condemned:
             return True
-        if not zygote.alive or self._denied_kinds() != self._hidden:
-            self._condemned, self._condemned_for_place = zygote, zygote.alive
+        place = self._denied_kinds() != self._hidden
+        if not zygote.alive or place:
+            self._condemned, self._condemned_for_place = zygote, place
             return True
         if not self._sockets_hidden():  # ends its commands for a host socket in a root only
             found = self._sockets is not None and self._sockets.new_in_cover
@@ -1414,6 +1473,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             zygote = self._zygote
             if zygote is not None and zygote is not stale and zygote.alive:
                 return zygote  # another command replaced it meanwhile
+            if self._condemned_for_place:  # round 30: a retired zygote's commands run under older
+                retired, self._retired = self._retired, []  # masks still, which hide it no more
+                for old in retired:
+                    await old.end_for(_REPLACED_WHY)
             if zygote is not None and zygote.alive and zygote.running and self._condemned_for_place:
                 # Replaced for a place its commands' namespaces do not hide (a read-denied path, a
                 # shellrt place, a host socket in a writable root made since): they end now, not when
