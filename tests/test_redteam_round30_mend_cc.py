@@ -98,7 +98,9 @@ def test_no_compiler_or_compiler_file_inside_a_writable_root_runs(
     # collect2, specs and crt files first) is a root
     triple = subprocess.run([gcc, "-dumpmachine"], capture_output=True, text=True, check=True).stdout.strip()
     version = subprocess.run([gcc, "-dumpversion"], capture_output=True, text=True, check=True).stdout.strip()
-    cc1 = subprocess.run([gcc, "-print-prog-name=cc1"], capture_output=True, text=True, check=True).stdout.strip()
+    cc1 = subprocess.run(
+        [gcc, "-print-prog-name=cc1"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     tc = tmp_path / "tc"
     (tc / "bin").mkdir(parents=True)
     shutil.copy2(os.path.realpath(gcc), tc / "bin" / "gcc")
