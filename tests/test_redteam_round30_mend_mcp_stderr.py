@@ -4,20 +4,20 @@ With no session log directory, a stdio MCP server's stderr was shellrt's own fd 
 server (or a package it runs, or a tool's input it echoes) wrote there went to the operator's
 terminal unescaped, past round 29's `shellrt.cli._stderr.EscapingStderr` (which sees text written
 through ``sys.stderr`` only). OSC 52 writes the clipboard, ``ESC[2K``/``\\r`` erase shellrt's own
-line, U+009B is a one-character CSI, U+202E reverses what follows. A real child process runs
-`McpConnections` against a real server that writes them, and its stderr is read as the terminal
-would get it.
+line, U+009B is a one-character CSI, U+202E reverses what follows. `McpConnections` runs a real
+server process that writes them; this process's fd 2 is read as the terminal would get it.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
+import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import anyio
+import pytest
+
+from shellrt.tools.mcp.manager import McpConnections
 
 #: What the server writes to its fd 2 before it serves: clipboard write, line erase, C1 CSI, RLO, and
 #: a UTF-8 character split across two writes (kept whole).
@@ -46,36 +46,27 @@ for line in sys.stdin:
     print(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": result}}), flush=True)
 """
 
-_CLIENT = """
-import anyio, json, sys
-from shellrt.tools.mcp.manager import McpConnections
 
-async def main():
-    async with McpConnections(json.loads(sys.argv[1])) as mcp:  # no log directory: stderr is ours
-        tools = await mcp.tools()
-        print(len(tools), flush=True)
-
-anyio.run(main)
-"""
-
-
-def test_a_servers_stderr_reaches_the_terminal_escaped(tmp_path: Path) -> None:
+def test_a_servers_stderr_reaches_the_terminal_escaped(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     """Failed before (1 of 1: every sequence arrived raw). Now each control, C1 and format character
     arrives as its escape, the text around it (and a character split across writes) intact."""
     server = tmp_path / "server.py"
     server.write_text(_SERVER)
     servers = {"srv": {"command": sys.executable, "args": [str(server)], "startup_timeout": 60}}
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path),
-        "SHELLRT_HOME": str(tmp_path / "state"),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", _CLIENT, json.dumps(servers)], env=env, capture_output=True, timeout=120
-    )
-    err = done.stderr
-    assert done.returncode == 0 and int(done.stdout.split()[-1]) > 0, (done.stdout, err[-2000:])
+
+    async def main() -> int:
+        async with McpConnections(servers) as mcp:  # no log directory: the server's stderr is ours
+            return len(await mcp.tools())
+
+    capfd.readouterr()
+    assert anyio.run(main) == 1
+    err = b""
+    deadline = time.monotonic() + 10  # the copy is a thread's: wait for the server's last line
+    while b" end\n" not in err and time.monotonic() < deadline:
+        time.sleep(0.02)
+        err += capfd.readouterr().err.encode("utf-8", "surrogateescape")
     assert b"srv-says" in err and b" end\n" in err, err  # the server's text arrived, once
     for raw in (b"\x1b", b"\r", b"\x07", b"\xc2\x9b", b"\xe2\x80\xae"):
         assert raw not in err, (raw, err)
