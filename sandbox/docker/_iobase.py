@@ -45,11 +45,17 @@ def _candidates() -> list[Path]:
 
 def _why_not(base: Path, *, own: bool) -> str | None:
     """Why ``base`` is no place for an I/O directory (None: it is one). ``own``: the caller's own
-    0700 directory is accepted (``$XDG_RUNTIME_DIR``); otherwise a root-owned sticky one."""
+    0700 directory is accepted (``$XDG_RUNTIME_DIR``); otherwise a root-owned sticky one. The
+    daemon is local (checked at start): it sees the same directories."""
     try:
-        st = os.lstat(base)
+        return _judge(base, own=own)
     except OSError as exc:
-        return f"{base}: {exc.strerror}"
+        return f"{base}: {exc.strerror or exc}"
+
+
+def _judge(base: Path, *, own: bool) -> str | None:
+    """`_why_not`'s checks, in order (OSError: a place that cannot be looked at is no place)."""
+    st = os.lstat(base)
     if (place := writable_place(str(base))) is not None:
         return f"{base} lies in a sandbox's writable root ({place})"
     me = os.geteuid()
