@@ -19,7 +19,16 @@ import shutil
 import threading
 from collections.abc import Iterable, Mapping
 
-__all__ = ["host_env", "host_path", "host_which", "register_writable", "unregister_writable"]
+__all__ = [
+    "host_env",
+    "host_path",
+    "host_which",
+    "inside",
+    "others_write",
+    "register_writable",
+    "registered_roots",
+    "unregister_writable",
+]
 
 _lock = threading.Lock()
 #: token -> the real paths of the roots one session's commands write.
@@ -62,11 +71,19 @@ def _drop_pending() -> None:
         _roots.pop(_pending.pop(), None)
 
 
-def _inside(path: str, roots: Iterable[str]) -> bool:
+def registered_roots() -> list[str]:
+    """The real paths of every root a live session's commands write (a snapshot)."""
+    with _lock:
+        _drop_pending()
+        return [r for group in _roots.values() for r in group]
+
+
+def inside(path: str, roots: Iterable[str]) -> bool:
+    """Whether ``path`` (absolute, normalised) is one of ``roots`` or below one."""
     return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 
-def _others_write(entry: str) -> bool:
+def others_write(entry: str) -> bool:
     """As root: ``entry`` (resolved) or a directory above it is another user's or writable by
     group or others (a sticky directory excepted) -- another process's workspace (an MCP server
     and a CLI on one machine: this process knows only its own roots), a user's checkout.
@@ -90,20 +107,17 @@ def host_path(path: str | None = None, also: Iterable[os.PathLike[str] | str] = 
     """``path`` (default: this process's ``PATH``, else ``os.defpath``) without the entries a
     sandboxed command may write: relative ones, those inside a registered root or ``also``
     (roots the caller knows of, e.g. a hook runner's session roots), and, as root, those another
-    user or group can write (`_others_write`)."""
+    user or group can write (`others_write`)."""
     value = os.environ.get("PATH", os.defpath) if path is None else path
-    with _lock:
-        _drop_pending()
-        roots = [r for group in _roots.values() for r in group]
-    roots += [os.path.realpath(os.fspath(r)) for r in also]
+    roots = registered_roots() + [os.path.realpath(os.fspath(r)) for r in also]
     kept: list[str] = []
     root = os.geteuid() == 0
     for entry in value.split(os.pathsep):
         if not entry.startswith("/"):
             continue  # relative or empty: searched from a working directory commands write
-        if roots and (_inside(os.path.normpath(entry), roots) or _inside(os.path.realpath(entry), roots)):
+        if roots and (inside(os.path.normpath(entry), roots) or inside(os.path.realpath(entry), roots)):
             continue
-        if root and _others_write(entry):
+        if root and others_write(entry):
             continue
         kept.append(entry)
     return os.pathsep.join(kept)

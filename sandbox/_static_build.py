@@ -12,7 +12,8 @@ uses, owned by the caller on the host (red team round 28, static), but cannot re
 The bytes are read once, checked and returned: nothing is read again after the check. No key,
 or no cache qualifies: the process builds its own copy and keeps the bytes. A build's source,
 object and program never have a name another process can open (`_compile`: a pipe and memfds),
-and the compiler gets no environment of the caller's but `host_path` (round 29). One function for both programs, so the checks cannot
+and the compiler gets no environment of the caller's but `host_path` (round 29), and is none a
+command can change, nor searches a directory one can write (`_compiler`, round 30). One function for both programs, so the checks cannot
 drift apart.
 """
 
@@ -30,7 +31,8 @@ import threading
 from pathlib import Path
 
 from sandbox import _keyring
-from sandbox._hostpath import host_path, host_which
+from sandbox._compiler import CompilerRefused, check_search_dirs, find_compiler
+from sandbox._hostpath import host_path
 
 __all__ = ["StaticBuildError", "cache_dirs", "cache_name", "static_program", "store"]
 
@@ -78,14 +80,11 @@ def _untrusted(path: Path, *, regular: bool = False) -> str | None:
 
 
 def _compiler() -> str:
-    named = os.environ.get("CC")
-    # Never a compiler a sandboxed command wrote (a PATH entry in a workspace): it would run on the host.
-    cc = host_which(named) if named else host_which("cc") or host_which("gcc") or host_which("clang")
-    if cc is None:
-        raise StaticBuildError(
-            f"no C compiler{f' ($CC={named!r} not found)' if named else ''}: {INSTALL_HINT}"
-        )
-    return cc
+    """Never a compiler a sandboxed command wrote or can reach (`_compiler.find_compiler`)."""
+    try:
+        return find_compiler()
+    except CompilerRefused as exc:
+        raise StaticBuildError(f"{exc}: {INSTALL_HINT}") from None
 
 
 def _compile(name: str, src: bytes, opt: str) -> bytes:
@@ -102,6 +101,10 @@ def _compile(name: str, src: bytes, opt: str) -> bytes:
     try:
         with tempfile.TemporaryDirectory(prefix=f"shellrt-{name}-") as tmp:
             env = _compiler_env(tmp)
+            try:
+                check_search_dirs(cc, env, tmp)
+            except CompilerRefused as exc:
+                raise StaticBuildError(str(exc)) from None
             # -pipe: cc1's assembly goes to the assembler through a pipe, not a temp file.
             compile_ = [cc, "-pipe", opt, "-c", "-x", "c", "-", "-o", f"/proc/self/fd/{obj}"]
             _run_cc(name, compile_, src, (obj,), tmp, env)

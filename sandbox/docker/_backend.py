@@ -16,7 +16,7 @@ Why this shape:
 * Command output never travels through the control channel: the host creates
   FIFOs with random names in a private directory bind-mounted read-only into
   the container (owned by the executor's uid, mode 0700, when the host is
-  root; on /dev/shm when usable, see `sandbox.docker._gc.io_base`) and reads
+  root; on /dev/shm when usable, see `sandbox.docker._iobase.io_base`) and reads
   them directly (`sandbox.docker._fifo`). Consequence: the daemon must run on
   this machine (checked at start).
 * Each command runs below a helper (``priv drop``) that keeps the executor's
@@ -364,7 +364,7 @@ class DockerBackend(SandboxBackend):
         #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
         self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
-        #: The I/O directory's owned parent (on a tmpfs when there is one: see `io_base`).
+        #: The I/O directory's owned parent (where no command writes: see `io_base`).
         self._io_owned: OwnedDir | None = None
         #: Network 'proxied' (issue 20, docs/network.md): the host proxy, listening in each container.
         self._net = (
@@ -665,10 +665,11 @@ class DockerBackend(SandboxBackend):
         """The session's host directories: the I/O directory (script, helper, FIFOs; on a tmpfs when
         there is one) and the one for the workspace copy and masks (the temp dir)."""
         helper = priv_binary()
+        base = io_base()  # refused before anything is made: nothing to clean up
         # Locked while we live: a later start sweeps them if we die without close() (SIGKILL).
         self._owned = OwnedDir(IO_PREFIX)
         self._host_dir = str(self._owned.path)
-        self._io_owned = OwnedDir(IO_PREFIX, io_base())
+        self._io_owned = OwnedDir(IO_PREFIX, base)
         io_dir = os.path.join(self._io_owned.path, "io")
         os.mkdir(io_dir, 0o700)
         self._io_dir = io_dir

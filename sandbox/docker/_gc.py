@@ -22,6 +22,7 @@ import docker.errors
 
 from sandbox._scratch import remove_tree, sweep_orphans
 from sandbox.docker._client import _clients_lock, connect, daemon_url
+from sandbox.docker._iobase import io_base, io_bases
 from sandbox.docker._isolation import recorded_isolation
 from sandbox.docker._labels import (
     LABEL_CREATED,
@@ -50,31 +51,12 @@ __all__ = [
 _log = logging.getLogger("sandbox.docker")
 #: Name prefix of every session's host directory (the reaper removes only such directories).
 IO_PREFIX = "shellrt-docker-"
-#: Where I/O directories go when it is usable: a tmpfs. Every command creates, opens and
-#: removes a request file and its FIFOs there; on a disk file system (ext4 here) that
-#: metadata work alone cost ~1.5 ms per command, on tmpfs ~0.1 ms.
-_TMPFS = Path("/dev/shm")
-#: Free space /dev/shm must have to be used (each live session keeps ~1 MiB there).
-_TMPFS_MIN_FREE = 64 * 1024 * 1024
-
-
-def io_base() -> Path | None:
-    """The directory I/O directories are made in: /dev/shm when it is a usable tmpfs, else None
-    (the temp dir). The daemon is local (checked at start), so it sees the same /dev/shm."""
-    try:
-        if not _TMPFS.is_dir() or _TMPFS.is_symlink() or not os.access(_TMPFS, os.W_OK | os.X_OK):
-            return None
-        st = os.statvfs(_TMPFS)
-    except OSError:
-        return None
-    return _TMPFS if st.f_bavail * st.f_frsize >= _TMPFS_MIN_FREE else None
 
 
 def sweep_host_dirs() -> None:
-    """Remove the host directories (temp dir and /dev/shm) of owners that died."""
+    """Remove the host directories (the temp dir and every usable I/O place) of owners that died."""
     sweep_orphans(IO_PREFIX)
-    base = io_base()
-    if base is not None:
+    for base in io_bases():
         sweep_orphans(IO_PREFIX, base)
 
 

@@ -34,6 +34,7 @@ from shellrt.tools.mcp._http_client import mcp_http_client
 from shellrt.tools.mcp._launch import launch_cwd, launch_env
 from shellrt.tools.mcp._restart_guard import ServerFiles, server_files, why_not_restart
 from shellrt.tools.mcp._stderr_log import CappedLog
+from shellrt.tools.mcp._stderr_tty import EscapedStderr
 from shellrt.tools.mcp._stdio import LineTooLong, bounded_stdio_client
 from shellrt.tools.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 
@@ -294,11 +295,12 @@ class McpServerConnection:
         return streamable_http_client(config.url, http_client=client)
 
     def _errlog(self, stack: AsyncExitStack) -> TextIO:
-        """Where the server's stderr goes: a per-server log file (quoted in errors), else ours."""
-        import sys
-
+        """Where the server's stderr goes: a per-server log file (quoted in errors), else ours,
+        escaped (`_stderr_tty`: never the server's raw bytes on the operator's terminal)."""
         if self._log_dir is None:
-            return sys.stderr
+            shown = EscapedStderr(self.name)
+            stack.callback(shown.writer.close)
+            return shown.writer
         self._log_dir.mkdir(parents=True, exist_ok=True)
         self._stderr_log = CappedLog(self._stderr_path())  # a server must not fill the disk
         stack.callback(self._stderr_log.writer.close)
