@@ -186,8 +186,10 @@ BUDGET: dict[tuple[str, ...], float] = {
 MODULE_BUDGET: dict[tuple[str, ...], int] = {
     ("--help",): 33,
     # +1 round 29: shellrt.cli._stderr (every command's standard error escapes control characters:
-    # usage errors, tracebacks and warnings quote others' text; stdlib `re` only)
-    ("classify", "ls"): 59,
+    # usage errors, tracebacks and warnings quote others' text; stdlib `re` only); +3 round 30: its
+    # escape moved to shellrt.protocol.control_escape (with the lazy package's __init__ and _lazy),
+    # shared with the MCP tools' relay of an external server's stderr (tools may not import the CLI)
+    ("classify", "ls"): 62,
     # +3 round 17, each a check every run makes: supervisor._host_obeyed (the table of files a host
     # program obeys, for the protected-files check), supervisor._watch_budget (the uid's shared
     # inotify ceiling) and supervisor._output_account (the session's output quota across reopens);
@@ -197,8 +199,8 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # 26: shellrt.supervisor.mark_owner (the mark names its owner process, so a killed run's mark ends);
     # +1 round 27: sandbox._namefold (the after-command check judges names as a case-folding
     # filesystem reads them; its unicodedata is imported only for a non-ASCII name); +1 round 29:
-    # shellrt.cli._stderr (as classify)
-    ("run", "--sandbox", "local", "--", "true"): 90,
+    # shellrt.cli._stderr (as classify); +3 round 30: shellrt.protocol.control_escape (as classify)
+    ("run", "--sandbox", "local", "--", "true"): 93,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
@@ -210,8 +212,9 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 round 26: shellrt.supervisor.mark_owner (as the lean path); +1 round 26: shellrt.protocol.trusted (the
     # supervisor builds its CommandResult without re-running pydantic's validator: issue 22); +1
     # round 26 wave 3: runtime.session_mask (the state a Session hides is hidden from `run` too); +1
-    # round 27: sandbox._namefold (as the lean path); +1 round 29: shellrt.cli._stderr (as classify)
-    FULL_RUN: 207,
+    # round 27: sandbox._namefold (as the lean path); +1 round 29: shellrt.cli._stderr (as classify);
+    # +1 round 30: shellrt.protocol.control_escape (the package is imported here already)
+    FULL_RUN: 208,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

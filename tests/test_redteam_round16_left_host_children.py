@@ -47,6 +47,8 @@ REVIEWED = {
     "sandbox/_reaper.py:Reaper.__init__": "sys.executable, absolute",
     "sandbox/_spawn.py:start": "the backend's command (bwrap by absolute path; local is no sandbox)",
     "sandbox/_static_build.py:_run_cc": "the C compiler from host_which (argv[0], from _compile)",
+    "sandbox/_compiler.py:check_search_dirs": "the checked compiler (argv[0], as _run_cc starts it), "
+    "in the build's environment (_compiler_env: PATH = host_path()); -print-search-dirs runs nothing",
     "sandbox/_zygote_main.py:Zygote._run": "inside the sandbox (the zygote runs there)",
     "sandbox/_zygote_main.py:_start_c_server": "inside the sandbox, absolute",
     "sandbox/_zygote_main.py:Spawner.exec": "inside the sandbox, absolute",

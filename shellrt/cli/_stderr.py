@@ -16,37 +16,12 @@ not changed: only the writer that drew the line may erase it.
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any, TextIO, cast
 
+from shellrt.protocol.control_escape import escape_controls
+
 __all__ = ["EscapingStderr", "escape_controls", "escaping_stderr", "unescaped"]
-
-#: ASCII controls other than newline and tab, and DEL.
-_ASCII_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def escape_controls(text: str) -> str:
-    """``text`` with each control, format or separator character written as its escape (``\\x1b``,
-    ``\\u202e``); newlines, tabs and spaces kept, so a traceback and a help text keep their layout
-    (as `shellrt.permissions.shown.for_person` escapes, without its continuation marks)."""
-    if text.isascii():
-        return _ASCII_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    out: list[str] = []
-    for ch in text:
-        if ch.isprintable() or ch in "\n\t":
-            out.append(ch)
-            continue
-        import unicodedata  # only for a non-ASCII control: start-up stays lean
-
-        code = ord(ch)
-        if unicodedata.category(ch) == "Zs":
-            out.append(ch)  # a space other than U+0020 shows as a space
-        elif code < 0x100:
-            out.append(f"\\x{code:02x}")
-        else:
-            out.append(f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    return "".join(out)
 
 
 class EscapingStderr:

@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import TextIO
 
-from shellrt.cli._stderr import escape_controls
+from shellrt.protocol.control_escape import escape_controls
 
 __all__ = ["EscapedStderr"]
 
