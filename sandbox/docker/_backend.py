@@ -138,7 +138,7 @@ from sandbox.docker._reset import (
 from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
-from sandbox.docker._tmpslots import TMP_SLOTS_DIR, slot_mounts
+from sandbox.docker._tmpslots import TMP_SLOTS_DIR, reserved_ids, slot_mounts
 from sandbox.docker._userdb import check_user_db
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import (
@@ -648,8 +648,12 @@ class DockerBackend(SandboxBackend):
                 "proxy's port inside the container's network namespace); use --sandbox bwrap, or run as root"
             )
         uid, gid = _numeric_ids(self._user)
-        if EXECUTOR_UID in (uid, gid):
-            raise BackendUnavailableError(f"uid/gid {EXECUTOR_UID} is reserved for shellrt's executor")
+        reserved = reserved_ids(EXECUTOR_UID)
+        if uid in reserved or gid in reserved:
+            raise BackendUnavailableError(
+                f"uid/gid {reserved.start}-{reserved.stop - 1} are reserved for shellrt's executor and its "
+                "TMPDIR slots; choose another user"
+            )
         _check_container_workspace(self.config.container_workspace)
         self._check_policy_workspace(self.policy)
 
@@ -1368,8 +1372,9 @@ class DockerBackend(SandboxBackend):
                 "memory) is used up, by a background task?; stop that task (TaskStop) or wait, then retry"
             ),
             "user-reserved": (
-                f"user {user!r} resolves in image {image!r} to uid/gid {EXECUTOR_UID}, which is reserved "
-                "for shellrt's executor; choose another user"
+                f"user {user!r} resolves in image {image!r} to a uid, gid or group in "
+                f"{EXECUTOR_UID}-{EXECUTOR_UID + 10}, which are reserved for shellrt's executor and its "
+                "TMPDIR slots; choose another user"
             ),
         }
         text = texts.get(reason, f"could not start {request.argv[0]!r}: {shown(reason[:200])}")

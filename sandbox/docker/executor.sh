@@ -79,7 +79,8 @@ if [ "$ADMIN" = 1 ]; then
     IO=/proc/self/fd/8
 fi
 PRIVX="$IO/priv"
-# The commands' TMPDIR slots (_tmpslots.py: /.shellrt-tmp/0 to 7) and where their locks are made:
+# The commands' TMPDIR slots (_tmpslots.py: /.shellrt-tmp/0 to 7; each traversable by its holder's
+# slot group only, which priv drop gives it) and where their locks are made:
 # PRIV, or under ADMIN (no PRIV: root commands override modes) the detached I/O directory.
 TSLOTS=/.shellrt-tmp
 LOCKD=$PRIV
@@ -263,7 +264,12 @@ _run() {
         _user || { echo "E $id $RERR"; return 0; }
     fi
     case $CU$CG in '' | *[!0-9]*) echo "E $id request" && return 0 ;; esac
-    case ",$CU,$CG,$GR," in *",$EID,"*) echo "E $id user-reserved" && return 0 ;; esac
+    # EID and the ten ids after it (the TMPDIR slots' groups: priv.c reserved_id) are never a command's.
+    _r=0
+    while [ "$_r" -le 10 ]; do
+        case ",$CU,$CG,$GR," in *",$((EID + _r)),"*) echo "E $id user-reserved" && return 0 ;; esac
+        _r=$((_r + 1))
+    done
     # CP=1: the host says CU is the session's leased uid, which nothing else on the host has: the
     # command keeps inotify (priv own). Any other uid is shared with the host's own programs, whose
     # inotify budget the kernel counts per host uid: priv drop refuses it (red team round 22).

@@ -38,8 +38,9 @@
  *         child and sweep at once; it holds a pipe's only write end (fd 21, read
  *         end 20) until it exits, which the executor's kill reads to EOF. The
  *         command runs at nice 19 for good, the sweep at -20.
- *       UID, GID or a GROUPS entry equal to the executor's own uid or gid is
- *       refused: no command ever shares the executor's identity. With SHELLRT_KCWD=1 (the
+ *       UID, GID or a GROUPS entry equal to the executor's own uid or gid, or one of the ten ids
+ *       after its uid (the TMPDIR slots' groups), is refused: no command ever shares the executor's
+ *       identity, nor holds a slot group but its own slot's. With SHELLRT_KCWD=1 (the
  *       runner asks for the command's final cwd) the parent traces the child for its exit alone
  *       and writes its cwd there, from /proc/<pid>/cwd, to fd 9 (the runner's file, closed in the
  *       child): see trace_stop. Every
@@ -52,7 +53,8 @@
  *       the calls the kernel allows by uid alone on another pid (prlimit64, sched_set*, ioprio_set).
  *       With SHELLRT_TMP (the runner's pick of the host's tmpfs slots, or `-`: none free) its TMPDIR
  *       is a random-named 0700 directory of its own the helper makes in that slot (or /tmp), and its
- *       domain keeps every other slot out of reach (tmp_slot, make_private_tmp, grant_but_slots); the
+ *       domain keeps every other slot out of reach (tmp_slot, make_private_tmp, grant_but_slots); it
+ *       alone holds the slot's group, the only one that may traverse the slot (slot_group); the
  *       helper unlocks the slot (SHELLRT_TMP_LOCK) if the command left it empty.
  *       The command also runs under a second filter (`shared_uid_filter`): inotify_init(1) and
  *       fanotify_init fail with ENOSYS. The kernel charges a process's inotify instances and
@@ -161,8 +163,14 @@ static int parse_id(const char *s) {
     return (int)v;
 }
 
-/* GROUPS: `-` (none) or a comma list of at most 256 gids, none of them `forbidden`. */
-static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden) {
+/* The ids after the executor's own that are its TMPDIR slots' groups (slot k: own + 1 + k;
+ * sandbox/docker/_tmpslots.py slot_gid), one per digit a slot may be named by: never a command's. */
+#define SLOT_IDS 10
+static int reserved_id(unsigned long id, unsigned long own) { return id >= own && id <= own + SLOT_IDS; }
+
+/* GROUPS: `-` (none) or a comma list of at most 256 gids, none of them `forbidden` or a reserved id
+ * after `own` (reserved_id). */
+static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden, uid_t own) {
     size_t n = 0;
     if (strcmp(s, "-") == 0) return 0;
     for (char *tok = strtok(s, ","); tok != NULL; tok = strtok(NULL, ",")) {
@@ -171,7 +179,7 @@ static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden) {
             _exit(126);
         }
         out[n] = (gid_t)parse_id(tok);
-        if (out[n] == forbidden) {
+        if (out[n] == forbidden || reserved_id(out[n], own)) {
             fprintf(stderr, "shellrt-priv: group %s is the executor's own\n", tok);
             _exit(126);
         }
@@ -473,6 +481,24 @@ static const char *tmp_slot(void) {
     if (strncmp(v, TMP_SLOTS "/", n + 1) == 0 && v[n + 1] >= '0' && v[n + 1] <= '9' && v[n + 2] == '\0') return v;
     fprintf(stderr, "shellrt-priv: bad SHELLRT_TMP\n");
     _exit(126);
+}
+
+/* The slot's own group, which only the command holding it gets (a supplementary group): the slot's
+ * root is the executor's and that group's, mode 0710, so no other command, same uid or per-call
+ * root (no capability), can traverse it. Its directory's name was no secret (a server's command
+ * line, /proc/net/unix) and Landlock does not check a connect to a path socket: another command
+ * connected to an agent served there (red team round 30). Owner, group and mode are set again here
+ * (the executor owns the slot; a root_can_administer root, CAP_FOWNER, could have changed them),
+ * on the mount's root as opened (a tmpfs, no link followed). */
+#define TMPFS_MAGIC_NR 0x01021994
+static gid_t slot_group(const char *slot, uid_t own) {
+    gid_t g = (gid_t)(own + 1 + (unsigned)(slot[strlen(slot) - 1] - '0'));
+    int fd = open(slot, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct statfs fs;
+    if (fd < 0 || fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC_NR) die("TMPDIR slot");
+    if (fchown(fd, own, g) != 0 || fchmod(fd, 0710) != 0) die("TMPDIR slot owner");
+    close(fd);
+    return g;
 }
 
 static void landlock_grant(int rs, int fd, unsigned long long rights) {
@@ -913,7 +939,8 @@ int main(int argc, char **argv) {
         /* Never the executor's own identity: a command under it could signal and trace it. */
         uid_t own_uid = getuid();
         gid_t own_gid = getgid();
-        if (uid == own_uid || gid == own_gid || gid == (gid_t)own_uid) {
+        if (uid == own_uid || gid == own_gid || gid == (gid_t)own_uid || reserved_id(uid, own_uid) ||
+            reserved_id(gid, own_uid)) {
             fprintf(stderr, "shellrt-priv: uid %u / gid %u is the executor's own\n", uid, gid);
             return 126;
         }
@@ -924,8 +951,8 @@ int main(int argc, char **argv) {
         unsigned long long admin_mask = 0;
         if (admin)
             for (unsigned i = 0; i < NADMIN; i++) admin_mask |= 1ULL << admin_caps[i];
-        static gid_t groups[256];
-        size_t ngroups = parse_groups(argv[4], groups, sizeof groups / sizeof groups[0], own_gid);
+        static gid_t groups[257]; /* 256 and the TMPDIR slot's group */
+        size_t ngroups = parse_groups(argv[4], groups, 256, own_gid, own_uid);
         /* Its own session and process group (the kill path finds the tree by them). */
         /* (Already the leader of a session of its own: a `docker exec -t` connection's shell.) */
         catch_kill_request();
@@ -946,7 +973,9 @@ int main(int argc, char **argv) {
         if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("subreaper");
         /* The command's final cwd, from the kernel (trace_stop): the child waits for EOF here
          * until it is traced. */
-        const char *tmpdir = make_private_tmp(tmp_slot(), uid, gid);
+        const char *slot = tmp_slot();
+        if (slot != NULL && slot[0] != '\0') groups[ngroups++] = slot_group(slot, own_uid);
+        const char *tmpdir = make_private_tmp(slot, uid, gid);
         int kcwd = kcwd_requested();
         int seized[2] = {-1, -1};
         if (kcwd && pipe2(seized, O_CLOEXEC) != 0) kcwd = 0; /* no pipe (file-max): no report, the command runs */
