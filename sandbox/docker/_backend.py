@@ -138,7 +138,7 @@ from sandbox.docker._reset import (
 from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
-from sandbox.docker._tmpslots import TMP_SLOTS_DIR, reserved_ids, slot_mounts
+from sandbox.docker._tmpslots import TMP_SLOTS, TMP_SLOTS_DIR, reserved_ids, slot_mounts
 from sandbox.docker._userdb import check_user_db
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import (
@@ -1371,9 +1371,15 @@ class DockerBackend(SandboxBackend):
                 f"the container could not start a process for {request.argv[0]!r}: its pids limit (or "
                 "memory) is used up, by a background task?; stop that task (TaskStop) or wait, then retry"
             ),
+            "tmp-busy": (
+                f"could not start {request.argv[0]!r}: every one of the container's {TMP_SLOTS} TMPDIR "
+                f"slots is held by a running command (at most {TMP_SLOTS} commands run at once in a "
+                "docker session, background tasks included); stop one (TaskStop) or wait for one to end, "
+                "then retry"
+            ),
             "user-reserved": (
                 f"user {user!r} resolves in image {image!r} to a uid, gid or group in "
-                f"{EXECUTOR_UID}-{EXECUTOR_UID + 10}, which are reserved for shellrt's executor and its "
+                f"{EXECUTOR_UID}-{EXECUTOR_UID + TMP_SLOTS}, which are reserved for shellrt's executor and its "
                 "TMPDIR slots; choose another user"
             ),
         }

@@ -8,8 +8,9 @@ tmpfs slots at the start (each with its own size, `sandbox.docker._memsplit`); t
 each command a free one (``executor.sh``: a lock file in its private tmpfs), ``priv drop`` makes a
 random-named 0700 directory of the command's there, sets ``TMPDIR`` to it and keeps every other
 slot out of the command's Landlock domain, and the helper or the runner wipes and frees it once
-the command's whole tree is gone. With every slot busy a command gets ``/tmp`` (and
-still no slot). ``executor.sh`` lists the slots by number: keep it in step with `TMP_SLOTS`.
+the command's whole tree is gone. With every slot busy a command is refused (round 30: it
+got the shared ``/tmp``). ``executor.sh`` lists the slots by number: keep it in step with
+`TMP_SLOTS`.
 
 Round 30: the directory's name was no secret (a server's command line and ``/proc/net/unix`` print
 a socket's path), and Landlock does not check a ``connect`` to a path socket, so another command
@@ -23,10 +24,12 @@ from __future__ import annotations
 
 __all__ = ["SLOT_MODE", "TMP_SLOTS", "TMP_SLOTS_DIR", "reserved_ids", "slot_gid", "slot_mounts"]
 
-#: Where the slots are mounted (``priv.c``'s ``TMP_SLOTS``): ``/.shellrt-tmp/0`` ... ``/7``.
+#: Where the slots are mounted (``priv.c``'s ``TMP_SLOTS``): ``/.shellrt-tmp/0`` ... ``/15``.
 TMP_SLOTS_DIR = "/.shellrt-tmp"
-#: How many commands at once get a ``TMPDIR`` of their own.
-TMP_SLOTS = 8
+#: How many commands may run at once, each with a ``TMPDIR`` of its own: one more is refused
+#: (``executor.sh``'s ``tmp-busy``), never given the shared ``/tmp`` (round 30: 8 were too few for
+#: a session's ten concurrent commands). ``priv.c``'s ``SLOT_IDS`` and ``executor.sh``'s ``SLOTS``.
+TMP_SLOTS = 16
 
 
 #: A slot root's mode: the executor's, and traversable by its slot group only (``priv.c`` checks it).
@@ -39,9 +42,8 @@ def slot_gid(owner: int, k: int) -> int:
 
 
 def reserved_ids(owner: int) -> range:
-    """The executor's id and every slot group's: no command's uid, gid or group may be one of them
-    (``priv.c`` reserves ten, the digits a slot may be named by)."""
-    return range(owner, owner + 11)
+    """The executor's id and every slot group's: no command's uid, gid or group may be one of them."""
+    return range(owner, owner + TMP_SLOTS + 1)
 
 
 def slot_mounts(size: int, inodes: int, owner: int) -> dict[str, str]:

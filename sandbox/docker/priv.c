@@ -51,8 +51,8 @@
  *       command of the session, same uid or not, can trace or open /proc/<pid>/{mem,environ,fd,..}
  *       of any of its processes, nor (ABI 6+) signal them, nor it theirs; and a third filter (xproc_build) refuses
  *       the calls the kernel allows by uid alone on another pid (prlimit64, sched_set*, ioprio_set).
- *       With SHELLRT_TMP (the runner's pick of the host's tmpfs slots, or `-`: none free) its TMPDIR
- *       is a random-named 0700 directory of its own the helper makes in that slot (or /tmp), and its
+ *       With SHELLRT_TMP (the runner's pick of the host's tmpfs slots; none free: the runner refuses
+ *       the command) its TMPDIR is a random-named 0700 directory of its own the helper makes there, and its
  *       domain keeps every other slot out of reach (tmp_slot, make_private_tmp, grant_but_slots); it
  *       alone holds the slot's group, the only one that may traverse the slot (slot_group); the
  *       helper unlocks the slot (SHELLRT_TMP_LOCK) if the command left it empty.
@@ -163,9 +163,10 @@ static int parse_id(const char *s) {
     return (int)v;
 }
 
-/* The ids after the executor's own that are its TMPDIR slots' groups (slot k: own + 1 + k;
- * sandbox/docker/_tmpslots.py slot_gid), one per digit a slot may be named by: never a command's. */
-#define SLOT_IDS 10
+/* How many TMPDIR slots there may be (sandbox/docker/_tmpslots.py TMP_SLOTS), and so the ids after
+ * the executor's own that are their groups (slot k: own + 1 + k; _tmpslots.slot_gid): never a
+ * command's. */
+#define SLOT_IDS 16
 static int reserved_id(unsigned long id, unsigned long own) { return id >= own && id <= own + SLOT_IDS; }
 
 /* GROUPS: `-` (none) or a comma list of at most 256 gids, none of them `forbidden` or a reserved id
@@ -470,16 +471,27 @@ struct shellrt_path_beneath {
 #define LL_DIR_RIGHTS (LL_FILE_RIGHTS | LL_READ_DIR | (0x1ffULL << 4)) /* REMOVE_DIR .. MAKE_SYM */
 #define LL_TRUNCATE (1ULL << 14) /* ABI 3 */
 
-/* SHELLRT_TMP as the runner set it: a slot's path (TMP_SLOTS/<digit>), "" for "no slot free" (the
- * command gets /tmp and still no other slot), NULL when absent (a `sandbox connect` shell, the
- * start probe: no slot, none closed). Anything else is refused (fail closed). */
+/* The slot number of `v` (TMP_SLOTS/<k>, k below SLOT_IDS in decimal, no leading zero), else -1. */
+static int slot_number(const char *v) {
+    size_t n = strlen(TMP_SLOTS);
+    if (strncmp(v, TMP_SLOTS "/", n + 1) != 0) return -1;
+    const char *d = v + n + 1;
+    if (d[0] < '0' || d[0] > '9') return -1;
+    if (d[1] == '\0') return d[0] - '0';
+    if (d[0] == '0' || d[1] < '0' || d[1] > '9' || d[2] != '\0') return -1;
+    int k = (d[0] - '0') * 10 + (d[1] - '0');
+    return k < SLOT_IDS ? k : -1;
+}
+
+/* SHELLRT_TMP as the runner set it: a slot's path (TMP_SLOTS/<k>), NULL when absent (a `sandbox
+ * connect` shell, the start probe: no slot, none closed). Anything else is refused (fail closed):
+ * a command never runs without its own TMPDIR (the runner refuses it when every slot is held: round
+ * 30; `-`, which gave it the shared /tmp, is refused here too). */
 static const char *tmp_slot(void) {
     const char *v = getenv("SHELLRT_TMP");
     if (v == NULL) return NULL;
-    if (strcmp(v, "-") == 0) return "";
-    size_t n = strlen(TMP_SLOTS);
-    if (strncmp(v, TMP_SLOTS "/", n + 1) == 0 && v[n + 1] >= '0' && v[n + 1] <= '9' && v[n + 2] == '\0') return v;
-    fprintf(stderr, "shellrt-priv: bad SHELLRT_TMP\n");
+    if (slot_number(v) >= 0) return v;
+    fprintf(stderr, "shellrt-priv: bad SHELLRT_TMP (no TMPDIR slot)\n");
     _exit(126);
 }
 
@@ -492,7 +504,7 @@ static const char *tmp_slot(void) {
  * on the mount's root as opened (a tmpfs, no link followed). */
 #define TMPFS_MAGIC_NR 0x01021994
 static gid_t slot_group(const char *slot, uid_t own) {
-    gid_t g = (gid_t)(own + 1 + (unsigned)(slot[strlen(slot) - 1] - '0'));
+    gid_t g = (gid_t)(own + 1 + (unsigned)slot_number(slot));
     int fd = open(slot, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct statfs fs;
     if (fd < 0 || fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC_NR) die("TMPDIR slot");
@@ -506,7 +518,7 @@ static void landlock_grant(int rs, int fd, unsigned long long rights) {
     if (syscall(SYS_landlock_add_rule_nr, rs, LANDLOCK_PATH_BENEATH, &rule, 0) != 0) die("landlock rule");
 }
 
-/* The rules that keep every slot but the command's own (`slot`; "" none) out of its reach: the
+/* The rules that keep every slot but the command's own (`slot`) out of its reach: the
  * handled rights beneath each entry of "/" but TMP_SLOTS (a file gets the file rights), and
  * beneath its slot. An entry made in "/" after the command started is not reachable by it. */
 static void grant_but_slots(int rs, const char *slot, unsigned long long dir_rights, unsigned long long file_rights) {
@@ -544,7 +556,6 @@ static void grant_but_slots(int rs, const char *slot, unsigned long long dir_rig
         struct shellrt_path_beneath rule = {file_rights, inherited[i]};
         (void)syscall(SYS_landlock_add_rule_nr, rs, LANDLOCK_PATH_BENEATH, &rule, 0);
     }
-    if (slot[0] == '\0') return;
     int own = open(slot, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (own < 0) die("landlock TMPDIR");
     landlock_grant(rs, own, dir_rights);
@@ -555,10 +566,10 @@ static void grant_but_slots(int rs, const char *slot, unsigned long long dir_rig
  * 0711: no command lists or creates there) under a random name, owned by the command's uid, 0700:
  * other commands cannot list the slot to find it. Names were listable, and a later command found
  * and connected to a unix socket an earlier one served in its TMPDIR (an agent's; red team round
- * 29): Landlock does not check a connect to a path socket (ABI 7). NULL/"" pass through. */
+ * 29): Landlock does not check a connect to a path socket (ABI 7). NULL passes through. */
 static char private_tmp[64];
 static const char *make_private_tmp(const char *slot, uid_t uid, gid_t gid) {
-    if (slot == NULL || slot[0] == '\0') return slot;
+    if (slot == NULL) return NULL;
     unsigned char r[12];
     if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) die("getrandom");
     int n = snprintf(private_tmp, sizeof private_tmp, "%s/", slot);
@@ -574,7 +585,7 @@ static const char *make_private_tmp(const char *slot, uid_t uid, gid_t gid) {
  * (executor.sh _free). */
 static void free_slot(void) {
     const char *slot = tmp_slot(), *lock = getenv("SHELLRT_TMP_LOCK");
-    if (slot == NULL || slot[0] == '\0' || lock == NULL || strstr(lock, "/slot.") == NULL) return;
+    if (slot == NULL || lock == NULL || strstr(lock, "/slot.") == NULL) return;
     if (private_tmp[0] != '\0') (void)rmdir(private_tmp); /* only when empty */
     DIR *d = opendir(slot);
     if (d == NULL) return;
@@ -974,7 +985,7 @@ int main(int argc, char **argv) {
         /* The command's final cwd, from the kernel (trace_stop): the child waits for EOF here
          * until it is traced. */
         const char *slot = tmp_slot();
-        if (slot != NULL && slot[0] != '\0') groups[ngroups++] = slot_group(slot, own_uid);
+        if (slot != NULL) groups[ngroups++] = slot_group(slot, own_uid);
         const char *tmpdir = make_private_tmp(slot, uid, gid);
         int kcwd = kcwd_requested();
         int seized[2] = {-1, -1};
@@ -1072,7 +1083,7 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         for (int s = 1; s < NSIG; s++)
             if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL); /* 32, 33: EINVAL, harmless */
-        environ = command_environment(tmpdir == NULL ? NULL : tmpdir[0] ? tmpdir : "/tmp");
+        environ = command_environment(tmpdir);
     } else {
         fprintf(stderr, "shellrt-priv: unknown mode %s\n", argv[1]);
         return 126;
