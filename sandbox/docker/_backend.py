@@ -183,6 +183,8 @@ _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
 #: The executor's own tmpfs (cwd files, `PRIV_MODE`: only the executor creates there): capped in count
 #: too, its inodes being kernel memory its 1 MiB does not bound (red team round 25).
 _PRIV_INODES = 4096
+#: ``/dev/shm``'s mode (round 30): each command creates and opens its objects by name, none lists them.
+SHM_MODE = 0o1733
 #: A fork bomb must never reach the host, so a pids limit always applies.
 _DEFAULT_PIDS = 2048
 _START_TIMEOUT = 30.0
@@ -872,8 +874,13 @@ class DockerBackend(SandboxBackend):
             "tmpfs": {
                 # nr_inodes: a tmpfs's inodes are kernel memory its size= does not count (round 25).
                 "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},nr_inodes={split.tmp_inodes},mode=1777",
-                # Here rather than docker's shm_size, which has no inode cap.
-                "/dev/shm": f"rw,nosuid,nodev,noexec,size={split.shm_bytes},nr_inodes={split.shm_inodes},mode=1777",
+                # Here rather than docker's shm_size, which has no inode cap. 1733 and the executor's:
+                # no command (root included: it holds no capability) lists another's shared memory
+                # and semaphores, whose random names were their only protection (round 30).
+                "/dev/shm": (
+                    f"rw,nosuid,nodev,noexec,size={split.shm_bytes},nr_inodes={split.shm_inodes},"
+                    f"mode={SHM_MODE:o},uid={EXECUTOR_UID},gid={EXECUTOR_UID}"
+                ),
                 # Each command's own TMPDIR (round 29, `_tmpslots`).
                 **slot_mounts(split.slot_bytes, split.slot_inodes, EXECUTOR_UID),
                 # root_can_administer: cwd files come through fd 6 instead (executor.sh).
