@@ -181,7 +181,7 @@ static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden, uid
         }
         out[n] = (gid_t)parse_id(tok);
         if (out[n] == forbidden || reserved_id(out[n], own)) {
-            fprintf(stderr, "shellrt-priv: group %s is the executor's own\n", tok);
+            fprintf(stderr, "shellrt-priv: group %s is the executor's own or a TMPDIR slot's\n", tok);
             _exit(126);
         }
         n++;
@@ -952,7 +952,7 @@ int main(int argc, char **argv) {
         gid_t own_gid = getgid();
         if (uid == own_uid || gid == own_gid || gid == (gid_t)own_uid || reserved_id(uid, own_uid) ||
             reserved_id(gid, own_uid)) {
-            fprintf(stderr, "shellrt-priv: uid %u / gid %u is the executor's own\n", uid, gid);
+            fprintf(stderr, "shellrt-priv: uid %u / gid %u is the executor's own or a TMPDIR slot's\n", uid, gid);
             return 126;
         }
         if (admin && uid != 0) {
