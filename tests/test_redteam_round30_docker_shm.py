@@ -31,7 +31,7 @@ _LISTER = (
     "for f in $(ls -A /dev/shm 2>/dev/null; find /dev/shm -mindepth 1 2>/dev/null); do "
     'echo "HIT listed $f"; cat "/dev/shm/${f##*/}" 2>/dev/null | sed "s/^/HIT read /"; done; '
     # Its own object, by name: made, read, removed.
-    'umask 077; echo mine > /dev/shm/own-$$ && cat /dev/shm/own-$$ && rm /dev/shm/own-$$ && echo own-ok'
+    "umask 077; echo mine > /dev/shm/own-$$ && cat /dev/shm/own-$$ && rm /dev/shm/own-$$ && echo own-ok"
 )
 
 
@@ -50,3 +50,25 @@ async def test_no_command_lists_another_commands_shared_memory(tmp_path: Path) -
                 await holder.wait()
     problems = {u: out for u, (rc, out) in said.items() if rc != 0 or "HIT" in out or "own-ok" not in out}
     assert not problems, problems
+
+
+async def test_a_root_can_administer_root_does_not_reopen_the_listing(tmp_path: Path) -> None:
+    """Such a root holds ``CAP_FOWNER``: it made ``/dev/shm`` 1777 again (and lists it anyway); every
+    later command's helper sets the executor's mode back before the command runs."""
+    require_docker()
+    async with DockerBackend(config(DEBIAN, root_can_administer=True), policy(tmp_path)) as backend:
+        with anyio.fail_after(60):
+            rc, out = await run_sh(
+                backend, "chmod 1777 /dev/shm && chown 0:0 /dev/shm && echo reopened", user="root"
+            )
+            assert rc == 0 and "reopened" in out, out
+            holder = await start_sh(backend, _HOLDER)
+            try:
+                made = (await holder.stdout.receive()).decode()
+                assert made.startswith("made psm_"), made
+                rc, said = await run_sh(backend, _LISTER)
+            finally:
+                await holder.kill()
+                await read_to_end(holder.stdout)
+                await holder.wait()
+    assert rc == 0 and "HIT" not in said and "own-ok" in said, said

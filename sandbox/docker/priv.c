@@ -513,6 +513,21 @@ static gid_t slot_group(const char *slot, uid_t own) {
     return g;
 }
 
+/* /dev/shm is 01733 and the executor's (the host mounts it so): no command lists another's shared
+ * memory and semaphores, whose random names were their only protection (red team round 30). A
+ * root_can_administer root (CAP_FOWNER) made it 1777 again; every command's helper sets it back
+ * before the command runs. Absent: nothing to keep. */
+static void keep_shm_unlisted(uid_t own) {
+    int fd = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return;
+    struct statfs fs;
+    struct stat st;
+    if (fd < 0 || fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC_NR || fstat(fd, &st) != 0) die("/dev/shm");
+    if ((st.st_uid != own || st.st_gid != (gid_t)own) && fchown(fd, own, (gid_t)own) != 0) die("/dev/shm owner");
+    if ((st.st_mode & 07777) != 01733 && fchmod(fd, 01733) != 0) die("/dev/shm mode");
+    close(fd);
+}
+
 static void landlock_grant(int rs, int fd, unsigned long long rights) {
     struct shellrt_path_beneath rule = {rights, fd};
     if (syscall(SYS_landlock_add_rule_nr, rs, LANDLOCK_PATH_BENEATH, &rule, 0) != 0) die("landlock rule");
@@ -986,6 +1001,7 @@ int main(int argc, char **argv) {
          * until it is traced. */
         const char *slot = tmp_slot();
         if (slot != NULL) groups[ngroups++] = slot_group(slot, own_uid);
+        keep_shm_unlisted(own_uid);
         const char *tmpdir = make_private_tmp(slot, uid, gid);
         int kcwd = kcwd_requested();
         int seized[2] = {-1, -1};
