@@ -21,7 +21,7 @@ import pytest
 from sandbox import SandboxExecError
 from sandbox.docker import EXECUTOR_UID, DockerBackend
 from sandbox.docker._tmpslots import slot_gid
-from tests._docker_support import DEBIAN, config, policy, read_to_end, require_docker, run_sh, start_sh
+from tests._docker_support import DEBIAN, config, policy, require_docker, run_beside, run_sh
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -60,12 +60,9 @@ async def _attack(backend: DockerBackend, user: str | None) -> list[str]:
     """What went wrong for ``user`` (empty: held)."""
     tag = user or "leased"
     with anyio.fail_after(60):
-        holder = await start_sh(backend, _HOLDER.replace("@T", tag), user=user)
-        try:
-            rc, said = await run_sh(backend, _PROBE.replace("@T", tag), user=user)
-        finally:
-            held = (await read_to_end(holder.stdout)).decode(errors="replace")
-            await holder.wait()
+        rc, said, held = await run_beside(
+            backend, _HOLDER.replace("@T", tag), _PROBE.replace("@T", tag), user=user
+        )
     # The name did leak (else the probe proves nothing), and nothing was reached through it; the
     # victim's own processes still reach it.
     ok = rc == 0 and "FOUND /.shellrt-tmp/" in said and "HIT" not in said and "victim-agent" not in said
