@@ -152,6 +152,20 @@ async def run_sh(backend: DockerBackend, command: str, *, user: str | None = Non
     return (await proc.wait()).exit_code, out.decode(errors="replace")
 
 
+async def run_beside(
+    backend: DockerBackend, holder: str, command: str, *, user: str | None = None
+) -> tuple[int | None, str, str]:
+    """``command`` run while ``holder`` (started first, and ending by itself) runs beside it, both
+    ``sh -c`` as ``user``: the command's exit code and output, then the holder's whole output."""
+    proc = await start_sh(backend, holder, user=user)
+    try:
+        rc, said = await run_sh(backend, command, user=user)
+    finally:
+        held = (await read_to_end(proc.stdout)).decode(errors="replace")
+        await proc.wait()
+    return rc, said, held
+
+
 #: Counts the processes of uid ``$U`` in the container but docker-init (pid 1, uid 0).
 _UID_PROCESSES = (
     'n=0; for d in /proc/[0-9]*; do [ "$d" = /proc/1 ] && continue; '

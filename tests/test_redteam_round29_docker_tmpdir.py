@@ -18,7 +18,16 @@ import pytest
 
 from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
-from tests._docker_support import DEBIAN, config, policy, read_to_end, require_docker, run_sh, start_sh
+from tests._docker_support import (
+    DEBIAN,
+    config,
+    policy,
+    read_to_end,
+    require_docker,
+    run_beside,
+    run_sh,
+    start_sh,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -73,12 +82,9 @@ async def _tamper(backend: DockerBackend, user: str | None, *, overrides_modes: 
     slots and connects to a socket there (no Landlock check); files stay out of its reach."""
     tag = user or "leased"
     with anyio.fail_after(120):
-        holder = await start_sh(backend, _HOLDER.replace("@T", tag), user=user)
-        try:
-            rc, said = await run_sh(backend, _TAMPER.replace("@T", tag), user=user)
-        finally:
-            held = (await read_to_end(holder.stdout)).decode(errors="replace")
-            await holder.wait()
+        rc, said, held = await run_beside(
+            backend, _HOLDER.replace("@T", tag), _TAMPER.replace("@T", tag), user=user
+        )
     hits = [line for line in said.splitlines() if line.startswith("HIT")]
     if overrides_modes:
         hits = [h for h in hits if not h.startswith(("HIT listed", "HIT connect"))]

@@ -19,7 +19,8 @@ import anyio
 import pytest
 
 from sandbox import ExecRequest, ResourceLimits, SandboxExecError, SandboxProcess
-from sandbox.docker import DockerBackend
+from sandbox.docker import EXECUTOR_UID, DockerBackend
+from sandbox.docker._tmpslots import TMP_SLOTS, slot_gid
 from tests._docker_support import DEBIAN, config, policy, require_docker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -90,10 +91,19 @@ async def test_each_call_runs_as_its_user(shared: DockerBackend, user: str, expe
     assert (code, out) == (0, expected + "\n")
 
 
+def _but_slot(groups: list[str]) -> list[str]:
+    """``groups`` sorted, without the one TMPDIR slot group a command holds (round 30)."""
+    slot_groups = {str(slot_gid(EXECUTOR_UID, k)) for k in range(TMP_SLOTS)}
+    assert sum(g in slot_groups for g in groups) <= 1, groups
+    return sorted(g for g in groups if g not in slot_groups)
+
+
 async def test_the_default_user_is_unchanged(shared: DockerBackend) -> None:
     code, out = await run(shared, "id -u; id -g; id -G")
     uid, _, gid = shared.user.partition(":")  # as root: the session's leased uid, non-root
-    assert uid != "0" and (code, out) == (0, f"{uid}\n{gid}\n{gid}\n")
+    # Beside its own group, the group of the TMPDIR slot it holds (round 30: only it traverses it).
+    assert uid != "0" and code == 0 and out.startswith(f"{uid}\n{gid}\n"), out
+    assert _but_slot(out.splitlines()[-1].split()) == [gid], out
 
 
 async def test_a_root_call_holds_no_capability(shared: DockerBackend) -> None:
@@ -124,10 +134,10 @@ async def test_a_named_user_gets_its_supplementary_groups(groups_image: DockerBa
     assert code == 0
     name, uid, gid, groups = out.split("\n")[:4]
     assert (name, uid, gid) == ("alice", "4000", "4000")
-    assert sorted(groups.split()) == ["4000", "4100", "4101"]
+    assert _but_slot(groups.split()) == ["4000", "4100", "4101"]
     # An explicit group replaces the primary one; the memberships stay.
     code, out = await run(groups_image, "id -g; id -G", user="alice:band")
-    assert out.split("\n")[0] == "4101" and sorted(out.split("\n")[1].split()) == ["4100", "4101"]
+    assert out.split("\n")[0] == "4101" and _but_slot(out.split("\n")[1].split()) == ["4100", "4101"]
 
 
 @pytest.mark.parametrize("user", ["evil", "mallory", "alice:shadowexec"])

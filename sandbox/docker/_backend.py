@@ -138,7 +138,7 @@ from sandbox.docker._reset import (
 from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
-from sandbox.docker._tmpslots import TMP_SLOTS_DIR, slot_mounts
+from sandbox.docker._tmpslots import TMP_SLOTS, TMP_SLOTS_DIR, reserved_ids, slot_mounts
 from sandbox.docker._userdb import check_user_db
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import (
@@ -183,6 +183,8 @@ _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
 #: The executor's own tmpfs (cwd files, `PRIV_MODE`: only the executor creates there): capped in count
 #: too, its inodes being kernel memory its 1 MiB does not bound (red team round 25).
 _PRIV_INODES = 4096
+#: ``/dev/shm``'s mode (round 30): each command creates and opens its objects by name, none lists them.
+SHM_MODE = 0o1733
 #: A fork bomb must never reach the host, so a pids limit always applies.
 _DEFAULT_PIDS = 2048
 _START_TIMEOUT = 30.0
@@ -648,8 +650,12 @@ class DockerBackend(SandboxBackend):
                 "proxy's port inside the container's network namespace); use --sandbox bwrap, or run as root"
             )
         uid, gid = _numeric_ids(self._user)
-        if EXECUTOR_UID in (uid, gid):
-            raise BackendUnavailableError(f"uid/gid {EXECUTOR_UID} is reserved for shellrt's executor")
+        reserved = reserved_ids(EXECUTOR_UID)
+        if uid in reserved or gid in reserved:
+            raise BackendUnavailableError(
+                f"uid/gid {reserved.start}-{reserved.stop - 1} are reserved for shellrt's executor and its "
+                "TMPDIR slots; choose another user"
+            )
         _check_container_workspace(self.config.container_workspace)
         self._check_policy_workspace(self.policy)
 
@@ -869,8 +875,13 @@ class DockerBackend(SandboxBackend):
             "tmpfs": {
                 # nr_inodes: a tmpfs's inodes are kernel memory its size= does not count (round 25).
                 "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},nr_inodes={split.tmp_inodes},mode=1777",
-                # Here rather than docker's shm_size, which has no inode cap.
-                "/dev/shm": f"rw,nosuid,nodev,noexec,size={split.shm_bytes},nr_inodes={split.shm_inodes},mode=1777",
+                # Here rather than docker's shm_size, which has no inode cap. 1733 and the executor's:
+                # no command (root included: it holds no capability) lists another's shared memory
+                # and semaphores, whose random names were their only protection (round 30).
+                "/dev/shm": (
+                    f"rw,nosuid,nodev,noexec,size={split.shm_bytes},nr_inodes={split.shm_inodes},"
+                    f"mode={SHM_MODE:o},uid={EXECUTOR_UID},gid={EXECUTOR_UID}"
+                ),
                 # Each command's own TMPDIR (round 29, `_tmpslots`).
                 **slot_mounts(split.slot_bytes, split.slot_inodes, EXECUTOR_UID),
                 # root_can_administer: cwd files come through fd 6 instead (executor.sh).
@@ -1368,9 +1379,16 @@ class DockerBackend(SandboxBackend):
                 f"the container could not start a process for {request.argv[0]!r}: its pids limit (or "
                 "memory) is used up, by a background task?; stop that task (TaskStop) or wait, then retry"
             ),
+            "tmp-busy": (
+                f"could not start {request.argv[0]!r}: every one of the container's {TMP_SLOTS} TMPDIR "
+                f"slots is held by a running command (at most {TMP_SLOTS} commands run at once in a "
+                "docker session, background tasks included); stop one (TaskStop) or wait for one to end, "
+                "then retry"
+            ),
             "user-reserved": (
-                f"user {user!r} resolves in image {image!r} to uid/gid {EXECUTOR_UID}, which is reserved "
-                "for shellrt's executor; choose another user"
+                f"user {user!r} resolves in image {image!r} to a uid, gid or group in "
+                f"{EXECUTOR_UID}-{EXECUTOR_UID + TMP_SLOTS}, which are reserved for shellrt's executor and its "
+                "TMPDIR slots; choose another user"
             ),
         }
         text = texts.get(reason, f"could not start {request.argv[0]!r}: {shown(reason[:200])}")

@@ -50,7 +50,8 @@
 #   S <id> <pid>                      started (pid is also pgid and sid)
 #   E <id> <reason>                   could not start, nothing ran: cwd-missing,
 #                                     cwd-notdir, cwd-denied, cwd-link, user-unknown,
-#                                     group-unknown, user-reserved, user-db, request, streams
+#                                     group-unknown, user-reserved, user-db, request, streams,
+#                                     pids, tmp-busy (every TMPDIR slot held)
 #   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N; cwd: what the command
 #                                     wrote, when the kernel says the same (see _run)
 #   K <id> <killed count>             kill finished: nothing of the tree left
@@ -79,9 +80,11 @@ if [ "$ADMIN" = 1 ]; then
     IO=/proc/self/fd/8
 fi
 PRIVX="$IO/priv"
-# The commands' TMPDIR slots (_tmpslots.py: /.shellrt-tmp/0 to 7) and where their locks are made:
+# The commands' TMPDIR slots (_tmpslots.py: /.shellrt-tmp/0 to 15; each traversable by its holder's
+# slot group only, which priv drop gives it) and where their locks are made:
 # PRIV, or under ADMIN (no PRIV: root commands override modes) the detached I/O directory.
 TSLOTS=/.shellrt-tmp
+SLOTS="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15"
 LOCKD=$PRIV
 [ "$ADMIN" = 1 ] && LOCKD=$IO
 # docker-init forwards the signals it gets to us; a command run as root may
@@ -263,7 +266,12 @@ _run() {
         _user || { echo "E $id $RERR"; return 0; }
     fi
     case $CU$CG in '' | *[!0-9]*) echo "E $id request" && return 0 ;; esac
-    case ",$CU,$CG,$GR," in *",$EID,"*) echo "E $id user-reserved" && return 0 ;; esac
+    # EID and the 16 ids after it (the TMPDIR slots' groups: priv.c reserved_id) are never a command's.
+    _r=0
+    while [ "$_r" -le 16 ]; do
+        case ",$CU,$CG,$GR," in *",$((EID + _r)),"*) echo "E $id user-reserved" && return 0 ;; esac
+        _r=$((_r + 1))
+    done
     # CP=1: the host says CU is the session's leased uid, which nothing else on the host has: the
     # command keeps inotify (priv own). Any other uid is shared with the host's own programs, whose
     # inotify budget the kernel counts per host uid: priv drop refuses it (red team round 22).
@@ -317,10 +325,27 @@ _run() {
     # where the link led (/etc). The directory entered must be the one at that path now, no link on
     # the way: getcwd names exactly it (a rename of it since gives another name, also refused).
     [ "$PWD" = "$C" ] || { echo "E $id cwd-link" && return 0; }
-    command exec 3>"$IO/$id.out" 5<"$i" || { echo "E $id streams"; return 0; }
+    # Its own TMPDIR (red team round 29, _tmpslots.py): the first free slot, taken by making its lock
+    # (noclobber: O_EXCL) here, where only the executor creates. The helper frees it when the
+    # command left it empty; else _free wipes it once the command's tree is gone. None free: refused
+    # before anything runs (round 30: it got the shared /tmp, which a background task had filled).
+    TD=
+    TL=
+    set -C
+    for _k in $SLOTS; do
+        [ -d "$TSLOTS/$_k" ] || continue
+        if { echo "$id" >"$LOCKD/slot.$_k"; } 2>/dev/null; then
+            TD=$TSLOTS/$_k
+            TL=$LOCKD/slot.$_k
+            break
+        fi
+    done
+    set +C
+    [ -n "$TD" ] || { echo "E $id tmp-busy"; return 0; }
+    command exec 3>"$IO/$id.out" 5<"$i" || { echo "E $id streams"; _free; return 0; }
     case $flags in
         *m*) command exec 4>&3 ;;
-        *) command exec 4>"$IO/$id.err" || { echo "E $id streams"; return 0; } ;;
+        *) command exec 4>"$IO/$id.err" || { echo "E $id streams"; _free; return 0; } ;;
     esac
     # The cwd reported must be the kernel's at the command's exit: its helper traces the command's
     # own process for that one event, reads /proc/<pid>/cwd and writes it to fd 9 (priv.c). The cwd
@@ -334,21 +359,6 @@ _run() {
         [ "$ADMIN" = 1 ] && K="$IO/$id.kc"
         command exec 9<>"$K" 2>/dev/null && KC=1
     fi
-    # Its own TMPDIR (red team round 29, _tmpslots.py): the first free slot, taken by making its lock
-    # (noclobber: O_EXCL) here, where only the executor creates. The helper frees it when the
-    # command left it empty; else _free wipes it once the command's tree is gone. None free: /tmp.
-    TD=-
-    TL=
-    set -C
-    for _k in 0 1 2 3 4 5 6 7; do
-        [ -d "$TSLOTS/$_k" ] || continue
-        if { echo "$id" >"$LOCKD/slot.$_k"; } 2>/dev/null; then
-            TD=$TSLOTS/$_k
-            TL=$LOCKD/slot.$_k
-            break
-        fi
-    done
-    set +C
     _oomcount
     o0=$OOMN
     # priv drop makes its own process the session (and process group) leader
@@ -410,11 +420,21 @@ _free() {
     _o=
     { IFS= read -r _o <"$TL"; } 2>/dev/null
     [ "$_o" = "$id" ] || return 0
-    command eval 'rm -rf -- "$TD"/* "$TD"/.[!.]* "$TD"/..?*' 2>/dev/null
-    for _f in "$TD"/* "$TD"/.[!.]* "$TD"/..?*; do
-        if [ -e "$_f" ] || [ -L "$_f" ]; then return 0; fi
+    # A refused fork (the pids limit, held by a background task) is retried for up to 5 s, as the
+    # command's start is: a lock left here holds its slot until the reset, and a command that finds
+    # every slot held is refused (round 30).
+    _now
+    _fend=$((NOW + 500))
+    while :; do
+        command eval 'rm -rf -- "$TD"/* "$TD"/.[!.]* "$TD"/..?*' 2>/dev/null
+        _left=0
+        for _f in "$TD"/* "$TD"/.[!.]* "$TD"/..?*; do
+            if [ -e "$_f" ] || [ -L "$_f" ]; then _left=1 && break; fi
+        done
+        [ "$_left" = 0 ] && command eval 'rm -f -- "$TL"' 2>/dev/null && return 0
+        _now
+        [ "$NOW" -lt "$_fend" ] || return 0
     done
-    command eval 'rm -f -- "$TL"' 2>/dev/null
 }
 
 # ST <- the fields after a process's name in <dir>/stat (state ppid pgrp session ...). The
@@ -553,8 +573,8 @@ _reset() {
         command eval 'sleep 0.01' 2>/dev/null
     done
     wiped=1
-    command eval 'rm -f -- "$LOCKD"/slot.[0-9]' 2>/dev/null
-    for dir in /tmp /dev/shm /dev/mqueue "$PRIV" "$TSLOTS"/[0-9]; do
+    command eval 'rm -f -- "$LOCKD"/slot.[0-9]*' 2>/dev/null
+    for dir in /tmp /dev/shm /dev/mqueue "$PRIV" "$TSLOTS"/[0-9]*; do
         [ -d "$dir" ] || continue
         set --
         for f in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do

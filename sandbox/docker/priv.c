@@ -38,8 +38,9 @@
  *         child and sweep at once; it holds a pipe's only write end (fd 21, read
  *         end 20) until it exits, which the executor's kill reads to EOF. The
  *         command runs at nice 19 for good, the sweep at -20.
- *       UID, GID or a GROUPS entry equal to the executor's own uid or gid is
- *       refused: no command ever shares the executor's identity. With SHELLRT_KCWD=1 (the
+ *       UID, GID or a GROUPS entry equal to the executor's own uid or gid, or one of the ten ids
+ *       after its uid (the TMPDIR slots' groups), is refused: no command ever shares the executor's
+ *       identity, nor holds a slot group but its own slot's. With SHELLRT_KCWD=1 (the
  *       runner asks for the command's final cwd) the parent traces the child for its exit alone
  *       and writes its cwd there, from /proc/<pid>/cwd, to fd 9 (the runner's file, closed in the
  *       child): see trace_stop. Every
@@ -50,9 +51,10 @@
  *       command of the session, same uid or not, can trace or open /proc/<pid>/{mem,environ,fd,..}
  *       of any of its processes, nor (ABI 6+) signal them, nor it theirs; and a third filter (xproc_build) refuses
  *       the calls the kernel allows by uid alone on another pid (prlimit64, sched_set*, ioprio_set).
- *       With SHELLRT_TMP (the runner's pick of the host's tmpfs slots, or `-`: none free) its TMPDIR
- *       is a random-named 0700 directory of its own the helper makes in that slot (or /tmp), and its
- *       domain keeps every other slot out of reach (tmp_slot, make_private_tmp, grant_but_slots); the
+ *       With SHELLRT_TMP (the runner's pick of the host's tmpfs slots; none free: the runner refuses
+ *       the command) its TMPDIR is a random-named 0700 directory of its own the helper makes there, and its
+ *       domain keeps every other slot out of reach (tmp_slot, make_private_tmp, grant_but_slots); it
+ *       alone holds the slot's group, the only one that may traverse the slot (slot_group); the
  *       helper unlocks the slot (SHELLRT_TMP_LOCK) if the command left it empty.
  *       The command also runs under a second filter (`shared_uid_filter`): inotify_init(1) and
  *       fanotify_init fail with ENOSYS. The kernel charges a process's inotify instances and
@@ -161,8 +163,15 @@ static int parse_id(const char *s) {
     return (int)v;
 }
 
-/* GROUPS: `-` (none) or a comma list of at most 256 gids, none of them `forbidden`. */
-static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden) {
+/* How many TMPDIR slots there may be (sandbox/docker/_tmpslots.py TMP_SLOTS), and so the ids after
+ * the executor's own that are their groups (slot k: own + 1 + k; _tmpslots.slot_gid): never a
+ * command's. */
+#define SLOT_IDS 16
+static int reserved_id(unsigned long id, unsigned long own) { return id >= own && id <= own + SLOT_IDS; }
+
+/* GROUPS: `-` (none) or a comma list of at most 256 gids, none of them `forbidden` or a reserved id
+ * after `own` (reserved_id). */
+static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden, uid_t own) {
     size_t n = 0;
     if (strcmp(s, "-") == 0) return 0;
     for (char *tok = strtok(s, ","); tok != NULL; tok = strtok(NULL, ",")) {
@@ -171,8 +180,8 @@ static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden) {
             _exit(126);
         }
         out[n] = (gid_t)parse_id(tok);
-        if (out[n] == forbidden) {
-            fprintf(stderr, "shellrt-priv: group %s is the executor's own\n", tok);
+        if (out[n] == forbidden || reserved_id(out[n], own)) {
+            fprintf(stderr, "shellrt-priv: group %s is the executor's own or a TMPDIR slot's\n", tok);
             _exit(126);
         }
         n++;
@@ -462,17 +471,61 @@ struct shellrt_path_beneath {
 #define LL_DIR_RIGHTS (LL_FILE_RIGHTS | LL_READ_DIR | (0x1ffULL << 4)) /* REMOVE_DIR .. MAKE_SYM */
 #define LL_TRUNCATE (1ULL << 14) /* ABI 3 */
 
-/* SHELLRT_TMP as the runner set it: a slot's path (TMP_SLOTS/<digit>), "" for "no slot free" (the
- * command gets /tmp and still no other slot), NULL when absent (a `sandbox connect` shell, the
- * start probe: no slot, none closed). Anything else is refused (fail closed). */
+/* The slot number of `v` (TMP_SLOTS/<k>, k below SLOT_IDS in decimal, no leading zero), else -1. */
+static int slot_number(const char *v) {
+    size_t n = strlen(TMP_SLOTS);
+    if (strncmp(v, TMP_SLOTS "/", n + 1) != 0) return -1;
+    const char *d = v + n + 1;
+    if (d[0] < '0' || d[0] > '9') return -1;
+    if (d[1] == '\0') return d[0] - '0';
+    if (d[0] == '0' || d[1] < '0' || d[1] > '9' || d[2] != '\0') return -1;
+    int k = (d[0] - '0') * 10 + (d[1] - '0');
+    return k < SLOT_IDS ? k : -1;
+}
+
+/* SHELLRT_TMP as the runner set it: a slot's path (TMP_SLOTS/<k>), NULL when absent (a `sandbox
+ * connect` shell, the start probe: no slot, none closed). Anything else is refused (fail closed):
+ * a command never runs without its own TMPDIR (the runner refuses it when every slot is held: round
+ * 30; `-`, which gave it the shared /tmp, is refused here too). */
 static const char *tmp_slot(void) {
     const char *v = getenv("SHELLRT_TMP");
     if (v == NULL) return NULL;
-    if (strcmp(v, "-") == 0) return "";
-    size_t n = strlen(TMP_SLOTS);
-    if (strncmp(v, TMP_SLOTS "/", n + 1) == 0 && v[n + 1] >= '0' && v[n + 1] <= '9' && v[n + 2] == '\0') return v;
-    fprintf(stderr, "shellrt-priv: bad SHELLRT_TMP\n");
+    if (slot_number(v) >= 0) return v;
+    fprintf(stderr, "shellrt-priv: bad SHELLRT_TMP (no TMPDIR slot)\n");
     _exit(126);
+}
+
+/* The slot's own group, which only the command holding it gets (a supplementary group): the slot's
+ * root is the executor's and that group's, mode 0710, so no other command, same uid or per-call
+ * root (no capability), can traverse it. Its directory's name was no secret (a server's command
+ * line, /proc/net/unix) and Landlock does not check a connect to a path socket: another command
+ * connected to an agent served there (red team round 30). Owner, group and mode are set again here
+ * (the executor owns the slot; a root_can_administer root, CAP_FOWNER, could have changed them),
+ * on the mount's root as opened (a tmpfs, no link followed). */
+#define TMPFS_MAGIC_NR 0x01021994
+static gid_t slot_group(const char *slot, uid_t own) {
+    gid_t g = (gid_t)(own + 1 + (unsigned)slot_number(slot));
+    int fd = open(slot, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct statfs fs;
+    if (fd < 0 || fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC_NR) die("TMPDIR slot");
+    if (fchown(fd, own, g) != 0 || fchmod(fd, 0710) != 0) die("TMPDIR slot owner");
+    close(fd);
+    return g;
+}
+
+/* /dev/shm is 01733 and the executor's (the host mounts it so): no command lists another's shared
+ * memory and semaphores, whose random names were their only protection (red team round 30). A
+ * root_can_administer root (CAP_FOWNER) made it 1777 again; every command's helper sets it back
+ * before the command runs. Absent: nothing to keep. */
+static void keep_shm_unlisted(uid_t own) {
+    int fd = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return;
+    struct statfs fs;
+    struct stat st;
+    if (fd < 0 || fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC_NR || fstat(fd, &st) != 0) die("/dev/shm");
+    if ((st.st_uid != own || st.st_gid != (gid_t)own) && fchown(fd, own, (gid_t)own) != 0) die("/dev/shm owner");
+    if ((st.st_mode & 07777) != 01733 && fchmod(fd, 01733) != 0) die("/dev/shm mode");
+    close(fd);
 }
 
 static void landlock_grant(int rs, int fd, unsigned long long rights) {
@@ -480,7 +533,7 @@ static void landlock_grant(int rs, int fd, unsigned long long rights) {
     if (syscall(SYS_landlock_add_rule_nr, rs, LANDLOCK_PATH_BENEATH, &rule, 0) != 0) die("landlock rule");
 }
 
-/* The rules that keep every slot but the command's own (`slot`; "" none) out of its reach: the
+/* The rules that keep every slot but the command's own (`slot`) out of its reach: the
  * handled rights beneath each entry of "/" but TMP_SLOTS (a file gets the file rights), and
  * beneath its slot. An entry made in "/" after the command started is not reachable by it. */
 static void grant_but_slots(int rs, const char *slot, unsigned long long dir_rights, unsigned long long file_rights) {
@@ -518,7 +571,6 @@ static void grant_but_slots(int rs, const char *slot, unsigned long long dir_rig
         struct shellrt_path_beneath rule = {file_rights, inherited[i]};
         (void)syscall(SYS_landlock_add_rule_nr, rs, LANDLOCK_PATH_BENEATH, &rule, 0);
     }
-    if (slot[0] == '\0') return;
     int own = open(slot, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (own < 0) die("landlock TMPDIR");
     landlock_grant(rs, own, dir_rights);
@@ -529,10 +581,10 @@ static void grant_but_slots(int rs, const char *slot, unsigned long long dir_rig
  * 0711: no command lists or creates there) under a random name, owned by the command's uid, 0700:
  * other commands cannot list the slot to find it. Names were listable, and a later command found
  * and connected to a unix socket an earlier one served in its TMPDIR (an agent's; red team round
- * 29): Landlock does not check a connect to a path socket (ABI 7). NULL/"" pass through. */
+ * 29): Landlock does not check a connect to a path socket (ABI 7). NULL passes through. */
 static char private_tmp[64];
 static const char *make_private_tmp(const char *slot, uid_t uid, gid_t gid) {
-    if (slot == NULL || slot[0] == '\0') return slot;
+    if (slot == NULL) return NULL;
     unsigned char r[12];
     if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) die("getrandom");
     int n = snprintf(private_tmp, sizeof private_tmp, "%s/", slot);
@@ -548,7 +600,7 @@ static const char *make_private_tmp(const char *slot, uid_t uid, gid_t gid) {
  * (executor.sh _free). */
 static void free_slot(void) {
     const char *slot = tmp_slot(), *lock = getenv("SHELLRT_TMP_LOCK");
-    if (slot == NULL || slot[0] == '\0' || lock == NULL || strstr(lock, "/slot.") == NULL) return;
+    if (slot == NULL || lock == NULL || strstr(lock, "/slot.") == NULL) return;
     if (private_tmp[0] != '\0') (void)rmdir(private_tmp); /* only when empty */
     DIR *d = opendir(slot);
     if (d == NULL) return;
@@ -913,8 +965,9 @@ int main(int argc, char **argv) {
         /* Never the executor's own identity: a command under it could signal and trace it. */
         uid_t own_uid = getuid();
         gid_t own_gid = getgid();
-        if (uid == own_uid || gid == own_gid || gid == (gid_t)own_uid) {
-            fprintf(stderr, "shellrt-priv: uid %u / gid %u is the executor's own\n", uid, gid);
+        if (uid == own_uid || gid == own_gid || gid == (gid_t)own_uid || reserved_id(uid, own_uid) ||
+            reserved_id(gid, own_uid)) {
+            fprintf(stderr, "shellrt-priv: uid %u / gid %u is the executor's own or a TMPDIR slot's\n", uid, gid);
             return 126;
         }
         if (admin && uid != 0) {
@@ -924,8 +977,8 @@ int main(int argc, char **argv) {
         unsigned long long admin_mask = 0;
         if (admin)
             for (unsigned i = 0; i < NADMIN; i++) admin_mask |= 1ULL << admin_caps[i];
-        static gid_t groups[256];
-        size_t ngroups = parse_groups(argv[4], groups, sizeof groups / sizeof groups[0], own_gid);
+        static gid_t groups[257]; /* 256 and the TMPDIR slot's group */
+        size_t ngroups = parse_groups(argv[4], groups, 256, own_gid, own_uid);
         /* Its own session and process group (the kill path finds the tree by them). */
         /* (Already the leader of a session of its own: a `docker exec -t` connection's shell.) */
         catch_kill_request();
@@ -946,7 +999,10 @@ int main(int argc, char **argv) {
         if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("subreaper");
         /* The command's final cwd, from the kernel (trace_stop): the child waits for EOF here
          * until it is traced. */
-        const char *tmpdir = make_private_tmp(tmp_slot(), uid, gid);
+        const char *slot = tmp_slot();
+        if (slot != NULL) groups[ngroups++] = slot_group(slot, own_uid);
+        keep_shm_unlisted(own_uid);
+        const char *tmpdir = make_private_tmp(slot, uid, gid);
         int kcwd = kcwd_requested();
         int seized[2] = {-1, -1};
         if (kcwd && pipe2(seized, O_CLOEXEC) != 0) kcwd = 0; /* no pipe (file-max): no report, the command runs */
@@ -1043,7 +1099,7 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         for (int s = 1; s < NSIG; s++)
             if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL); /* 32, 33: EINVAL, harmless */
-        environ = command_environment(tmpdir == NULL ? NULL : tmpdir[0] ? tmpdir : "/tmp");
+        environ = command_environment(tmpdir);
     } else {
         fprintf(stderr, "shellrt-priv: unknown mode %s\n", argv[1]);
         return 126;
