@@ -24,18 +24,22 @@ from tests._bwrap_session import require_bwrap
 pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
 
 
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """The workspace, once bubblewrap is known to be here (fails under CI without)."""
+    require_bwrap()
+    made = tmp_path / "ws"
+    made.mkdir()
+    return made
+
+
 async def _started(config: BwrapConfig, policy: SandboxPolicy) -> BwrapBackend:
     backend = BwrapBackend(config, policy)
     await backend.start()
     return backend
 
 
-async def test_an_unscoped_session_says_so_at_its_start(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    require_bwrap()
-    ws = tmp_path / "ws"
-    ws.mkdir()
+async def test_an_unscoped_session_says_so_at_its_start(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     policy = SandboxPolicy(workspace=ws)
     backend, said = await resolve_sandbox("bwrap", policy)  # a session: the zygote
     try:
@@ -66,11 +70,8 @@ async def test_an_unscoped_session_says_so_at_its_start(
 
 
 async def test_require_command_isolation_refuses_an_unscoped_session(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    require_bwrap()
-    ws = tmp_path / "ws"
-    ws.mkdir()
     monkeypatch.setattr(_bwrap_scope, "landlock_abi", lambda: 5)
     strict = BwrapConfig(persistent=True, require_command_isolation=True)
     backend = BwrapBackend(strict, SandboxPolicy(workspace=ws))
