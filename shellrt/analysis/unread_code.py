@@ -67,7 +67,7 @@ _SHELL_NAMES = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "ya
 #: Programs whose file operands may be code they run (``sh s``, ``. ./s``, ``awk -f p``, ``make -f m``).
 CODE_READERS = frozenset(
     {*_LANGS, *_AWK, *_EDITORS, *_VIMS, *_SHELL_NAMES, "source", ".", "sed", "make", "gmake", "sqlite", "gdb", "busybox", "pwsh",
-     "java"}
+     "java", "toybox"}
 )
 
 
@@ -94,7 +94,7 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
     not, or when its code is a script file that exists before the call)."""
     words = list(argv[1:])
     lang = _lang(name)
-    if lang == "busybox" and words:
+    if lang in ("busybox", "toybox") and words:
         return unread_code(words[0], words)
     if lang in _LANGS:
         return _interpreter(lang, name, words)[0]
@@ -333,7 +333,7 @@ def script_files(name: str, argv: Sequence[str]) -> list[str]:
     ``source`` reads, ``-f`` programs and makefiles (every operand for the other code readers)."""
     words = list(argv[1:])
     lang = _lang(name)
-    if lang == "busybox" and words:
+    if lang in ("busybox", "toybox") and words:
         return script_files(words[0], words)
     if lang in _LANGS:
         return [script for script in _interpreter(lang, name, words)[1:] if script]

@@ -50,7 +50,7 @@ import anyio
 from sandbox._hostcode import host_code_reason
 from sandbox.confine import contained
 from shellrt.analysis.code_loaders import assignments, loader_code
-from shellrt.analysis.foreign_code import foreign_code, stdin_file
+from shellrt.analysis.foreign_code import foreign_code, foreign_files
 from shellrt.analysis.unread_code import (
     made_here,
     modelled,
@@ -537,9 +537,11 @@ class PermissionEngine:
             # A wrapper and the part it runs are one program (``nice sh s``), not a writer of it.
             others = [written for j, written in enumerate(writes) if j != i and not _nested(parts[j], part)]
             if not why:
-                # Standard input from a file a named write makes (``printf … > s; psql db < s``).
+                # A file a named write makes, given to a program with no model (``printf … > s; psql db
+                # < s``, ``curl -o x.el …; emacs -l x.el``); unknown writes do not count here.
                 named = [(text, [w for w in written if w]) for text, written in others]
-                why = made_here(stdin_file(part.name, part.stdin), part.dirs, named)
+                files = [] if modelled(part.name) else foreign_files(part.name, part.argv, part.stdin)
+                why = made_here(files, part.dirs, named)
             if not why and part.name != "unset":
                 variables = assignments(part.assigned, part.argv[1:], part.env_names)
                 why = loader_code(variables, part.dirs, others)  # LD_PRELOAD, PATH=., PYTHONPATH (round 30)
