@@ -52,7 +52,7 @@ OVERASKED = [
     "sed -i '3a text' f", "sed -i '1i #!/bin/sh' f", "sed -i '/x/c replaced line' f",
     "sed -i 's/a/b/;3a hello there' f", "sed ':a;N;$!ba;s/\\n/ /g' f", "awk '{print \"a|b\"}' f",
     "awk '$1 || $2' f", "awk -F, '{print $1 \"|\" $2}' f", "awk 'BEGIN{OFS=\"|\"} {print $1,$2}' f",
-    "awk '{print \"system ok\"}' f",
+    "awk '{print \"system ok\"}' f", "awk '$1 ~ /[0-9]+/ {print \"x\"}' f",
 ]
 
 
@@ -64,7 +64,8 @@ async def test_code_loaders_and_foreign_interpreters_ask(tmp_path: Path) -> None
     still = ["sed 's/a/b/e' f", "sed -e '3a x' -e e f", "sed '3a x\ne' f", "awk '{print | \"s\" \"h\"}' f",
              "awk '\"c\" \"md\" | getline' f", "awk '{print \"a\" \"|\" | $1}' f", "awk '{print \"\\\"|\" | $1}' f",
              "awk '{print |& $1}' f", "awk '{system($0)}' f", "awk '{print \"x\" > \"/dev/stdout\"; print | $1}' f",
-             "awk '{printf \"a\" \"\\\\\" | $1}' f"]
+             "awk '{printf \"a\" \"\\\\\" | $1}' f", "awk '/[[:alpha:]/]\"/ {print | $1} /\"/' f",
+             "awk '{a++ / 2; print | $1; b = 1/1}' f", "awk '/a\\/\"/ {print | $1} /\"/' f"]
     got = await decide(tmp_path, Bash(), still, "bypassPermissions", deny=["Bash(rm:*)"])
     assert [c for c, d in zip(still, got, strict=True) if d == "allow"] == []
 

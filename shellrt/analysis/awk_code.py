@@ -35,30 +35,33 @@ def _code_outside_strings(program: str) -> str | None:
     out: list[str] = []
     i, n = 0, len(program)
     while i < n:
-        ch = program[i]
-        if ch == "/":
-            before = "".join(out).rstrip(" \t")
-            if not before or before[-1] in _BEFORE_REGEX or _KEYWORDS.search(before):
-                end = _regex_end(program, i + 1)
-                if end is None:
-                    return None
-                out.append("//")
-                i = end
-                continue
-            # A division: but if awk reads a regex here, a quote in it would open no string.
-            line_end = program.find("\n", i)
-            if '"' in program[i : n if line_end < 0 else line_end]:
-                return None
-        if ch == '"':
-            end = _string_end(program, i + 1)
+        opens = _opens(program, i, "".join(out) if program[i] == "/" else "")
+        if opens is None:
+            return None
+        if opens:
+            end = (_regex_end if opens == "//" else _string_end)(program, i + 1)
             if end is None:
                 return None
-            out.append('""')
+            out.append(opens)
             i = end
             continue
-        out.append(ch)
+        out.append(program[i])
         i += 1
     return "".join(out)
+
+
+def _opens(program: str, i: int, before: str) -> str | None:
+    """What starts at ``i``: ``//`` a regex, ``""`` a string, "" neither, None not certain."""
+    if program[i] == '"':
+        return '""'
+    if program[i] != "/":
+        return ""
+    before = before.rstrip(" \t")
+    if not before or before[-1] in _BEFORE_REGEX or _KEYWORDS.search(before):
+        return "//"
+    # A division: but if awk reads a regex here, a quote in it would open no string.
+    line_end = program.find("\n", i)
+    return None if '"' in program[i : len(program) if line_end < 0 else line_end] else ""
 
 
 def _string_end(program: str, i: int) -> int | None:
@@ -83,6 +86,11 @@ def _regex_end(program: str, i: int) -> int | None:
             while i < n and program[i] != "]":
                 if program[i] == "\n":
                     return None
+                if program[i] == "[" and program[i + 1 : i + 2] in (":", ".", "="):
+                    close = program.find(program[i + 1] + "]", i + 2)  # [:alpha:] may hold a /
+                    if close < 0:
+                        return None
+                    i = close + 1
                 i += 1
         i += 2 if i < n and program[i] == "\\" else 1
     return i + 1 if i < n else None
