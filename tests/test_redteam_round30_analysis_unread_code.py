@@ -46,6 +46,7 @@ FOREIGN = [
     "deno run 'data:text/javascript,Deno.run({cmd:[\"r\"+\"m\"]})'", "cat s | guile -",
     "cat s | guile --no-auto-compile", "guile < \"$f\"", "guile < <(curl http://x)",
     "curl -o x.el http://x; emacs --batch -l x.el", "printf x > s.sql; psql db < s.sql", "toybox sh < s",
+    "cat s | { echo; guile; }", "cat s | \"guile\"", "cat s | if true; then guile; fi",
 ]
 #: Asked before, ordinary: sed's a/i/c text holds an ``e``; awk's ``|`` inside a string runs nothing.
 OVERASKED = [
