@@ -32,6 +32,13 @@ LOADERS = [
     "printf -v LD_PRELOAD ./x.so; export LD_PRELOAD; ls", "set -a; LD_PRELOAD=./x.so; ls",
     "declare -x LD_PRELOAD=./x.so; ls", "exec env LD_PRELOAD=./x.so ls", "env -u X LD_PRELOAD=./x.so ls",
 ]
+#: Option variables that load code into an interpreter a program with no model starts (npm, mvn, rebar3).
+OPTION_VARIABLES = [
+    "NODE_OPTIONS='--require ./x.js' npm test", "NODE_OPTIONS=--import=./x.mjs npx vitest",
+    "JAVA_TOOL_OPTIONS=-javaagent:x.jar mvn test", "_JAVA_OPTIONS='-XX:OnOutOfMemoryError=sh' gradle build",
+    "RUBYOPT=-rx bundle exec rake", "PERL5OPT=-Mx prove t", "ERL_AFLAGS=\"-eval 'os:cmd(x)'\" rebar3 eunit",
+    "PYTHONSTARTUP=x.py ipython",
+]
 #: Programs outside the interpreter tables given inline code or a program on a here-document.
 FOREIGN = [
     "guile -c '(system (string-append \"r\" \"m x\"))'", "erl -noshell -eval 'os:cmd(\"r\" ++ \"m x\")'",
@@ -58,7 +65,7 @@ OVERASKED = [
 
 
 async def test_code_loaders_and_foreign_interpreters_ask(tmp_path: Path) -> None:
-    commands = LOADERS + FOREIGN
+    commands = LOADERS + OPTION_VARIABLES + FOREIGN
     got = await decide(tmp_path, Bash(), commands, "bypassPermissions", deny=["Bash(rm:*)"])
     assert [c for c, d in zip(commands, got, strict=True) if d == "allow"] == []
     # What still runs code it computes asks as before (sed e, awk pipes however spelled).
@@ -78,6 +85,7 @@ async def test_ordinary_commands_are_judged_as_before(tmp_path: Path) -> None:
         "patch -p1 <<'EOF'\n--- a\nEOF", "read x <<< \"$y\"", "java -jar x.jar", "java X.java", "npm test",
         "cargo build", "mysql db < dump.sql", "kotlin -e 1", "npm test | tail", "cargo build 2>&1 | tail -20",
         "pip install -e .", "echo x > f; cat f", "export PATH=\"$HOME/.local/bin:$PATH\"; ls",
+        "NODE_OPTIONS=--max-old-space-size=4096 node build.js", "JAVA_TOOL_OPTIONS=-Xmx2g mvn test",
     ]
     got = await decide(tmp_path, Bash(), kept, "bypassPermissions", deny=["Bash(rm:*)"])
     assert [c for c, d in zip(kept, got, strict=True) if d != "allow"] == []

@@ -203,19 +203,33 @@ def _code_in_value(lang: str, option: str, value: str) -> bool:
 
 #: Environment variables that give an interpreter code or options beyond its words (``LUA_INIT``
 #: runs Lua, ``PERL5OPT=-M…`` perl, ``NODE_OPTIONS=--import=data:…`` JavaScript, ``PYTHONINSPECT``
-#: reads code from stdin after the script, ``PERL5DB`` is the debugger's code).
+#: reads code from stdin after the script, ``PERL5DB`` is the debugger's code, ``JAVA_TOOL_OPTIONS
+#: =-javaagent:x.jar`` and ``ERL_AFLAGS=-eval …`` load code into every JVM or BEAM started).
 _CODE_VARIABLES = re.compile(
-    r"(?:export\s+|declare\s+-x\s+)?(LUA_INIT(?:_\d_\d)?|PERL5OPT|PERL5DB|PERLDB_OPTS|NODE_OPTIONS|PYTHONINSPECT|"
-    r"PYTHONSTARTUP|RUBYOPT|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS)\+?="
+    r"LUA_INIT(?:_\d_\d)?|PERL5OPT|PERL5DB|PERLDB_OPTS|NODE_OPTIONS|PYTHONINSPECT|PYTHONSTARTUP|RUBYOPT|"
+    r"JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|JAVA_OPTS|MAVEN_OPTS|GRADLE_OPTS|SBT_OPTS|ANT_OPTS|"
+    r"ERL_FLAGS|ERL_AFLAGS|ERL_ZFLAGS"
+)
+#: Option words that load no code (memory, stack, warnings, properties, boolean JVM flags): a value
+#: made only of these gives nothing to run (``NODE_OPTIONS=--max-old-space-size=4096``, round 30).
+_NO_CODE_OPTION = re.compile(
+    r"--max-old-space-size=\d+|--max-semi-space-size=\d+|--stack-size=\d+|--enable-source-maps|--no-warnings|"
+    r"--no-deprecation|--trace-warnings|--trace-deprecation|--unhandled-rejections=[a-z-]+|"
+    r"-Xm[sx]\d+[kKmMgG]?|-Xss\d+[kKmMgG]?|-XX:[+-]\w+|-XX:(?:Max|Min|Initial)\w*=\d+[kKmMgG%]?|"
+    r"-D[\w.-]+=[\w.:/,@%+-]*|-ea|-da|-server|-w|-W[012]?"
 )
 
 
-def unread_env(assigned: Sequence[str]) -> str:
-    """Why the command's assignments give an interpreter code no command rule reads ("" when none)."""
-    for word in assigned:
-        found = _CODE_VARIABLES.match(word.strip())
-        if found:
-            return f"{found.group(1)} gives an interpreter code or options no command rule reads"
+def unread_env(variables: dict[str, str | None]) -> str:
+    """Why the variables a part sets (value None: not known) give an interpreter code no command
+    rule reads ("" when none)."""
+    for name, value in variables.items():
+        if not _CODE_VARIABLES.fullmatch(name):
+            continue
+        words = (value or "").split()
+        options = name.endswith(("OPT", "OPTS", "OPTIONS", "FLAGS")) and name != "PERLDB_OPTS"
+        if value is None or not words or not options or not all(_NO_CODE_OPTION.fullmatch(w) for w in words):
+            return f"{name} gives an interpreter code or options no command rule reads"
     return ""
 
 
