@@ -31,6 +31,7 @@ LOADERS = [
     "printf x > z/.zshenv; ZDOTDIR=z zsh s.zsh", "read LD_PRELOAD <<< ./x.so; export LD_PRELOAD; ls",
     "printf -v LD_PRELOAD ./x.so; export LD_PRELOAD; ls", "set -a; LD_PRELOAD=./x.so; ls",
     "declare -x LD_PRELOAD=./x.so; ls", "exec env LD_PRELOAD=./x.so ls", "env -u X LD_PRELOAD=./x.so ls",
+    "GIT_EXEC_PATH=. git fetch",
 ]
 #: Option variables that load code into an interpreter a program with no model starts (npm, mvn, rebar3).
 OPTION_VARIABLES = [

@@ -7,8 +7,9 @@ team, round 30). Three classes, from the most to the least reach:
 
 - native loaders (the dynamic linker's, iconv's, OpenSSL's modules): code in every program, read-only
   ones too; always counted;
-- ``PATH``: an entry that is relative or empty (the working directory, which the repository
-  fills), not static, or a directory the command writes in, makes a program name mean a file there;
+- ``PATH`` (and ``GIT_EXEC_PATH``): an entry that is relative or empty (the working directory,
+  which the repository fills), not static, or a directory the command writes a program in, makes a
+  program name mean a file there;
 - search paths and start-up files of interpreters, shells and tools (``PYTHONPATH``, ``PERL5LIB``,
   ``BASH_ENV``, ``ZDOTDIR``, any ``…PATH``/``…LIB``/``…RC``… name): counted when the command
   writes (or may write) below what they name; files that exist before the call are the workspace's
@@ -30,7 +31,7 @@ _NATIVE = frozenset({
     "GIO_MODULE_DIR", "GST_PLUGIN_PATH", "QT_PLUGIN_PATH", "GTK_PATH", "SASL_PATH",
 })
 #: Names that point a program at code to load or run at start-up (``PYTHONPATH``, ``RUBYLIB``,
-#: ``BASH_ENV``, ``ZDOTDIR``, ``R_PROFILE_USER``, ``GIT_EXEC_PATH``, ``VIMINIT``…).
+#: ``BASH_ENV``, ``ZDOTDIR``, ``R_PROFILE_USER``, ``VIMINIT``…).
 _SEARCH = re.compile(
     r"[A-Z0-9_]*(?:PATH|LIB|LIBS|HOME|DOTDIR|RC|ENV|INIT|STARTUP|PROFILE|PROFILE_USER|CONF|CONFIG|"
     r"CONFIG_GLOBAL|CONFIG_SYSTEM|GEMFILE|USERBASE)"
@@ -66,8 +67,8 @@ def loader_code(
     for name, value in variables.items():
         if name in _NATIVE:
             return f"{name} loads native code into the programs it runs"
-        if name == "PATH":
-            why = _path_entries(value, dirs, others)
+        if name == "PATH" or name.endswith("EXEC_PATH"):  # GIT_EXEC_PATH: where git finds git-<cmd>
+            why = _path_entries(name, value, dirs, others)
             if why:
                 return why
         elif name not in _DATA and _SEARCH.fullmatch(name):
@@ -77,9 +78,12 @@ def loader_code(
     return ""
 
 
-def _path_entries(value: str | None, dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]) -> str:
+def _path_entries(
+    name: str, value: str | None, dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]
+) -> str:
+    """Why a program search path (``PATH``, ``GIT_EXEC_PATH``) makes names mean files no rule reads."""
     if value is None:
-        return "it sets PATH to a value not known here, so its program names may mean any file"
+        return f"it sets {name} to a value not known here, so its program names may mean any file"
     for entry in value.split(":"):
         if _INHERITED.fullmatch(entry):
             continue
@@ -87,11 +91,11 @@ def _path_entries(value: str | None, dirs: Sequence[str], others: Sequence[tuple
         rest = entry[home.end() :] if home else entry
         if not entry or not (entry.startswith("/") or home) or "$" in rest or "`" in rest:
             shown = entry or "(empty: the working directory)"
-            return f"PATH holds {shown}, so its program names may mean files of the workspace or of a run-time value"
+            return f"{name} holds {shown}, so its program names may mean files of the workspace or of a run-time value"
     # Absolute entries: only a named write counts (``export PATH=/opt/x/bin:$PATH; ls`` leaves ``ls``
     # not read-only, so a write it does not name would count every such command).
     # Only a program file in the directory itself counts (PATH is not searched below it).
-    return _written_below("PATH", value, dirs, [(t, [w for w in ws if w]) for t, ws in others], below=False)
+    return _written_below(name, value, dirs, [(t, [w for w in ws if w]) for t, ws in others], below=False)
 
 
 def _written_below(
