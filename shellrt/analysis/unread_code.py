@@ -18,10 +18,11 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from shellrt.analysis.programs.sed import SED_SPEC, script_writes
+from shellrt.analysis.awk_code import awk_runs
+from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 
-__all__ = ["made_here", "script_files", "unread_code", "unread_env", "value_code"]
+__all__ = ["made_here", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
 #: Program names that mean standard input or another descriptor the command opened (``3<<'EOF'``,
 #: ``<(…)``): code made by the command itself, which no rule reads.
@@ -44,6 +45,7 @@ _LANGS: dict[str, tuple[str, frozenset[str], str, frozenset[str]]] = {
     "rscript": ("e", frozenset(), "", frozenset()),
     "r": ("e", frozenset(), "", frozenset()),
     "osascript": ("e", frozenset(), "l", frozenset()),
+    "xonsh": ("c", frozenset(), "", frozenset({"--rc"})),
     "groovy": ("e", frozenset(), "", frozenset()),
     "expect": ("c", frozenset(), "f", frozenset()),
     "tclsh": ("", frozenset(), "", frozenset()),
@@ -56,18 +58,22 @@ _LANGS: dict[str, tuple[str, frozenset[str], str, frozenset[str]]] = {
 _INTERACTIVE = {"python": "i", "pypy": "i", "node": "i", "lua": "i", "luajit": "i", "php": "a", "julia": "i",
                 "perl": "d"}
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
-#: awk code that runs a command: ``system(…)``, a pipe to or from one (``||`` and a regex's ``|`` too:
-#: fail closed), an extension loaded.
-_AWK_RUNS = re.compile(r"system|\||@load")
 #: Editors that read their commands (``!cmd`` runs a shell) from standard input.
 _EDITORS = frozenset({"ed", "red", "ex"})
 _VIMS = frozenset({"vim", "vi", "nvim", "view"})
 _SSH_VALUED = "bcDEeFIiJLlmOoPpQRSWw"
-_SHELL_NAMES = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})
+_SHELL_NAMES = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh", "rc", "es",
+                          "nu", "elvish", "osh", "ysh", "oksh", "loksh", "posh"})
 #: Programs whose file operands may be code they run (``sh s``, ``. ./s``, ``awk -f p``, ``make -f m``).
 CODE_READERS = frozenset(
-    {*_LANGS, *_AWK, *_EDITORS, *_VIMS, *_SHELL_NAMES, "source", ".", "sed", "make", "gmake", "sqlite", "gdb", "busybox", "pwsh"}
+    {*_LANGS, *_AWK, *_EDITORS, *_VIMS, *_SHELL_NAMES, "source", ".", "sed", "make", "gmake", "sqlite", "gdb", "busybox", "pwsh",
+     "java", "toybox"}
 )
+
+
+def modelled(name: str) -> bool:
+    """Whether this module's tables read ``name`` (the rest is `foreign_code`'s)."""
+    return _lang(name) in CODE_READERS or _lang(name) == "ssh"
 
 
 _SAME = {"nodejs": "node", "pypy3": "pypy", "perl5": "perl", "tclsh8": "tclsh"}
@@ -88,7 +94,7 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
     not, or when its code is a script file that exists before the call)."""
     words = list(argv[1:])
     lang = _lang(name)
-    if lang == "busybox" and words:
+    if lang in ("busybox", "toybox") and words:
         return unread_code(words[0], words)
     if lang in _LANGS:
         return _interpreter(lang, name, words)[0]
@@ -97,7 +103,8 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
         return "" if inline or script else f"{name} reads its program from standard input"
     if lang in _AWK:
         return _awk(name, words)
-    if lang in _EDITORS or (lang in _VIMS and any(w[:1] == "-" and set(w[1:]) & {"e", "E", "s"} for w in words)):
+    vim_stdin = _value_is_stdin(words, "S", ()) or _value_is_stdin(words, "u", ())
+    if lang in _EDITORS or (lang in _VIMS and (vim_stdin or any(w[:1] == "-" and set(w[1:]) & {"e", "E", "s"} for w in words))):
         return f"{name} reads editor commands (where ! runs a shell) from standard input"
     if lang == "sed":
         return _sed(words)
@@ -196,19 +203,33 @@ def _code_in_value(lang: str, option: str, value: str) -> bool:
 
 #: Environment variables that give an interpreter code or options beyond its words (``LUA_INIT``
 #: runs Lua, ``PERL5OPT=-M…`` perl, ``NODE_OPTIONS=--import=data:…`` JavaScript, ``PYTHONINSPECT``
-#: reads code from stdin after the script, ``PERL5DB`` is the debugger's code).
+#: reads code from stdin after the script, ``PERL5DB`` is the debugger's code, ``JAVA_TOOL_OPTIONS
+#: =-javaagent:x.jar`` and ``ERL_AFLAGS=-eval …`` load code into every JVM or BEAM started).
 _CODE_VARIABLES = re.compile(
-    r"(?:export\s+|declare\s+-x\s+)?(LUA_INIT(?:_\d_\d)?|PERL5OPT|PERL5DB|PERLDB_OPTS|NODE_OPTIONS|PYTHONINSPECT|"
-    r"PYTHONSTARTUP|RUBYOPT|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS)\+?="
+    r"LUA_INIT(?:_\d_\d)?|PERL5OPT|PERL5DB|PERLDB_OPTS|NODE_OPTIONS|PYTHONINSPECT|PYTHONSTARTUP|RUBYOPT|"
+    r"JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|JAVA_OPTS|MAVEN_OPTS|GRADLE_OPTS|SBT_OPTS|ANT_OPTS|"
+    r"ERL_FLAGS|ERL_AFLAGS|ERL_ZFLAGS"
+)
+#: Option words that load no code (memory, stack, warnings, properties, boolean JVM flags): a value
+#: made only of these gives nothing to run (``NODE_OPTIONS=--max-old-space-size=4096``, round 30).
+_NO_CODE_OPTION = re.compile(
+    r"--max-old-space-size=\d+|--max-semi-space-size=\d+|--stack-size=\d+|--enable-source-maps|--no-warnings|"
+    r"--no-deprecation|--trace-warnings|--trace-deprecation|--unhandled-rejections=[a-z-]+|"
+    r"-Xm[sx]\d+[kKmMgG]?|-Xss\d+[kKmMgG]?|-XX:[+-]\w+|-XX:(?:Max|Min|Initial)\w*=\d+[kKmMgG%]?|"
+    r"-D[\w.-]+=[\w.:/,@%+-]*|-ea|-da|-server|-w|-W[012]?"
 )
 
 
-def unread_env(assigned: Sequence[str]) -> str:
-    """Why the command's assignments give an interpreter code no command rule reads ("" when none)."""
-    for word in assigned:
-        found = _CODE_VARIABLES.match(word.strip())
-        if found:
-            return f"{found.group(1)} gives an interpreter code or options no command rule reads"
+def unread_env(variables: dict[str, str | None]) -> str:
+    """Why the variables a part sets (value None: not known) give an interpreter code no command
+    rule reads ("" when none)."""
+    for name, value in variables.items():
+        if not _CODE_VARIABLES.fullmatch(name):
+            continue
+        words = (value or "").split()
+        options = name.endswith(("OPT", "OPTS", "OPTIONS", "FLAGS")) and name != "PERLDB_OPTS"
+        if value is None or not words or not options or not all(_NO_CODE_OPTION.fullmatch(w) for w in words):
+            return f"{name} gives an interpreter code or options no command rule reads"
     return ""
 
 
@@ -237,7 +258,7 @@ def _awk(name: str, words: list[str]) -> str:
                 return f"{name} -f - reads its program from standard input"
             program_file = True
         elif option in ("-e", "--source") or word.startswith("-e"):
-            if _AWK_RUNS.search(taken):
+            if awk_runs(taken):
                 return f"{name}'s program runs commands (system, a pipe) known only at run time"
             program_file = True
         elif option in ("-l", "--load") or word.startswith("-l"):
@@ -250,7 +271,7 @@ def _awk(name: str, words: list[str]) -> str:
     if program_file:
         return ""
     program = words[i] if i < len(words) else ""
-    if _AWK_RUNS.search(program):
+    if awk_runs(program):
         return f"{name}'s program runs commands (system, a pipe) known only at run time"
     return ""
 
@@ -261,10 +282,12 @@ def _sed(words: list[str]) -> str:
     if _value_is_stdin(words, "f", ("--file",)):
         return "sed -f - reads its script (where e runs commands) from standard input"
     parsed = parse_args(SED_SPEC, words)
-    scripts = parsed.values("-e", "--expression") or parsed.positionals[:1]
+    scripts = parsed.values("-e", "--expression")
+    if not scripts and not parsed.values("-f", "--file"):
+        scripts = parsed.positionals[:1]  # with -f the first operand is input, the script a file
     if any("unknown option" in r or "value" in r for r in parsed.reasons):
         scripts = words  # options this model does not know: every word may be a script
-    if any("e" in script and script_writes(script) for script in scripts):
+    if any("e" in script and script_runs(script) for script in [*scripts, "\n".join(scripts)]):
         return "sed's script may run text of its input as a command (e), known only at run time"
     return ""
 
@@ -324,7 +347,7 @@ def script_files(name: str, argv: Sequence[str]) -> list[str]:
     ``source`` reads, ``-f`` programs and makefiles (every operand for the other code readers)."""
     words = list(argv[1:])
     lang = _lang(name)
-    if lang == "busybox" and words:
+    if lang in ("busybox", "toybox") and words:
         return script_files(words[0], words)
     if lang in _LANGS:
         return [script for script in _interpreter(lang, name, words)[1:] if script]
@@ -337,7 +360,17 @@ def script_files(name: str, argv: Sequence[str]) -> list[str]:
         return _option_values(words, "f", ("--file",))
     if lang in ("make", "gmake"):
         return _option_values(words, "f", ("--file", "--makefile")) or ["GNUmakefile", "makefile", "Makefile"]
+    if lang == "java":
+        return _java_code(words)
     return [w for w in words if not w.startswith("-")] if lang in CODE_READERS else []
+
+
+def _java_code(words: list[str]) -> list[str]:
+    """What ``java`` runs: ``-jar``'s archive, or a source file (``java X.java``); a class name is
+    looked up on the class path (the workspace's code, as a script that exists is)."""
+    if "-jar" in words:
+        return words[words.index("-jar") + 1 :][:1]
+    return [w for w in words if w.endswith(".java")][:1]
 
 
 def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]) -> str:

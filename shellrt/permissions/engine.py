@@ -49,7 +49,16 @@ import anyio
 
 from sandbox._hostcode import host_code_reason
 from sandbox.confine import contained
-from shellrt.analysis.unread_code import made_here, script_files, unread_code, unread_env, value_code
+from shellrt.analysis.code_loaders import assignments, loader_code
+from shellrt.analysis.foreign_code import foreign, foreign_code, foreign_files
+from shellrt.analysis.unread_code import (
+    made_here,
+    modelled,
+    script_files,
+    unread_code,
+    unread_env,
+    value_code,
+)
 from shellrt.permissions.content_anchor import unchanged
 from shellrt.permissions.embedded import (
     command_options,
@@ -520,13 +529,24 @@ class PermissionEngine:
             if part.read_only or not part.name:
                 continue
             why = unread_code(part.name, part.argv) or _values_code(part)
+            if not why and not modelled(part.name):
+                why = foreign_code(part.name, part.argv, part.stdin)  # a language no table names (round 30)
             scripts = script_files(part.name, part.argv)
-            if not why and scripts:
-                why = unread_env([*part.assigned, *(f"{n}=" for n in part.env_names)])
+            variables = assignments(part.assigned, part.argv[1:], part.env_names)
+            if not why and (scripts or (not modelled(part.name) and foreign(part.name))):
+                why = unread_env(variables)  # beside a script, or a program with no model (npm, mvn)
+            # A wrapper and the part it runs are one program (``nice sh s``), not a writer of it.
+            others = [written for j, written in enumerate(writes) if j != i and not _nested(parts[j], part)]
+            if not why:
+                # A file a named write makes, given to a program with no model (``printf … > s; psql db
+                # < s``, ``curl -o x.el …; emacs -l x.el``); unknown writes do not count here.
+                named = [(text, [w for w in written if w]) for text, written in others]
+                files = [] if modelled(part.name) else foreign_files(part.name, part.argv, part.stdin)
+                why = made_here(files, part.dirs, named)
+            if not why and part.name != "unset":
+                why = loader_code(variables, part.dirs, others)  # LD_PRELOAD, PATH=., PYTHONPATH (round 30)
             if not why:
                 program = part.argv[:1] if "/" in (part.argv[0] if part.argv else "") else []
-                # A wrapper and the part it runs are one program (``nice sh s``), not a writer of it.
-                others = [written for j, written in enumerate(writes) if j != i and not _nested(parts[j], part)]
                 why = made_here([*scripts, *program], part.dirs, others)
             if why:
                 return (

@@ -96,6 +96,9 @@ class CommandPart:
     #: empty when not known. Relative names in it (``./run.sh``) mean files there: a rule
     #: remembered from an approval covers the part only in the directories it was approved in.
     dirs: tuple[str, ...] = ()
+    #: Where its standard input may come from: ``<<`` (a here-document or here-string), ``|`` (it is
+    #: in a pipeline), or a file as written (``< s``); empty when it is inherited or not known.
+    stdin: tuple[str, ...] = ()
 
 
 @runtime_checkable

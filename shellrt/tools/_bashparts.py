@@ -106,6 +106,59 @@ def evaluated_code(command: str) -> str:
     return ""
 
 
+def _stdin(plan: CommandPlan | None, argv: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """Where the part's standard input may come from (`CommandPart.stdin`): every plan command whose
+    words end with the part's (a wrapper's too) counts, so a part named twice gets both (fail closed).
+    In a pipeline, one the source shows only where a pipeline starts is first (``npm test | tail``:
+    npm reads no pipe)."""
+    found: list[str] = []
+    commands = plan.commands if plan is not None and argv else []
+    # The planner gives a here-document's redirection to the substitutions in its body too
+    # (``cat <<EOF $(cp f m) EOF``): there it belongs to the first command that holds it.
+    first: dict[int, object] = {}
+    for command in commands:
+        for redirect in command.redirects:
+            first.setdefault(id(redirect), command)
+    for command in commands:
+        words = tuple(w.value for w in command.argv)
+        if words[len(words) - len(argv) :] != argv:
+            continue
+        head = command.argv[0].value if command.argv else None
+        if "pipeline" in command.context and _piped(head, source, command.context):
+            found.append("|")
+        for redirect in command.redirects:
+            if redirect.fd not in (None, "0"):
+                continue
+            if first[id(redirect)] is not command and "command_substitution" in command.context:
+                continue
+            if redirect.kind != "file":
+                found.append("<<")
+            elif redirect.op == "<":
+                found.append(redirect.target.value or "" if redirect.target is not None else "")
+    return tuple(dict.fromkeys(found))
+
+
+def _piped(word: str | None, source: str, context: Sequence[str]) -> bool:
+    """Whether a command in a pipeline (first word ``word``, planner ``context``) may be fed by a
+    pipe in ``source``: unless the source shows it only where a pipeline starts (the source's
+    start, ``;``, ``&&``, ``||``, ``&``, a newline, ``(``) outside any compound command of the
+    pipeline, fail closed (``cat s | { echo; guile; }``, ``| "guile"``, a word not written literally)."""
+    inner = context[context.index("pipeline") + 1 :] if "pipeline" in context else []
+    if not word or any(c in _COMPOUNDS for c in inner):
+        return True
+    spelled = [m.start() for m in re.finditer(r"(?<![\w./-])" + re.escape(word) + r"(?![\w./-])", source)]
+    return not spelled or not all(_STARTS.search(source[:at]) for at in spelled)
+
+
+#: Constructs whose commands share the pipeline's input (any of them may read it).
+_COMPOUNDS = frozenset({"group", "subshell", "while", "until", "for", "if", "case", "select", "function"})
+#: What may precede a command that starts a pipeline: a separator, then blanks, assignments, ``!``,
+#: ``time [-p]``, and a quote that opens the word.
+_STARTS = re.compile(
+    r"(?:^|[;\n(]|(?<!\|)&|\|\|)(?:\s|\\\n|!|time\s|-p\s|[A-Za-z_][A-Za-z0-9_]*=\S*\s)*['\"\\]?$"
+)
+
+
 def runs_host_git(a: CommandAnalysis) -> bool:
     """Whether `command_parts` of ``a`` runs git on the host (to inspect a repository): the
     only step of it that a hostile repository can make block."""
@@ -305,6 +358,7 @@ def command_parts(
                 why_not=why,
                 hazard=hazard,
                 dirs=dirs,
+                stdin=_stdin(plan, argv, a.command),
             )
         )
     evaluated = evaluated_code(a.command)

@@ -13,7 +13,7 @@ from typing import Final
 
 from .spec import ProgramSpec, longs, parse_args
 
-__all__ = ["SED_SPEC", "check_sed", "script_writes"]
+__all__ = ["SED_SPEC", "check_sed", "script_runs", "script_writes"]
 
 #: sed's options (``-i[SUFFIX]`` takes an attached suffix only).
 SED_SPEC: Final = ProgramSpec(
@@ -52,7 +52,30 @@ def script_writes(script: str) -> bool:
     return bool(_check_script(script))
 
 
-def _check_script(script: str) -> list[str]:
+def script_runs(script: str) -> bool:
+    """True when the script may run a command (``e``, ``s///e``, or anything not understood).
+
+    Why: round 29 asked for any script holding an ``e`` that was not print-only, so ``3a text``
+    (text to append, never run) asked beside every command rule (round 30)."""
+    return bool(_check_script(script, runs=True))
+
+
+#: Commands whose argument runs to the end of the line: text (a, i, c), a file name (r, R, w, W).
+_LINE_ARGUMENT: Final = frozenset("aicrRwW")
+#: Commands whose argument is a label (b, t, T, :) or a version (v): up to a ``;``, a blank or the line's end.
+_LABELLED: Final = frozenset("btT:v")
+
+
+def _line_end(script: str, i: int, *, continued: bool) -> int:
+    """Index of the newline ending the argument from ``i`` (a ``\\``-newline continues text)."""
+    n = len(script)
+    while i < n and script[i] != "\n":
+        i += 2 if continued and script[i] == "\\" else 1
+    return i
+
+
+def _check_script(script: str, runs: bool = False) -> list[str]:
+    """Why the script is not print-only; with ``runs``, only why it may run a command."""
     i = 0
     n = len(script)
     while i < n:
@@ -75,12 +98,25 @@ def _check_script(script: str) -> list[str]:
             if ch == "s":
                 while i < n and script[i] in "gpiImM0123456789":
                     i += 1
+                if runs and i < n and script[i] == "w":
+                    i = _line_end(script, i, continued=False)
+                    continue
                 if i < n and script[i] in "we":
                     return [f"sed s///{script[i]}: {'writes a file' if script[i] == 'w' else 'executes a command'}"]
             if i < n and script[i] not in " \t\n;}#":
                 return [f"sed: unexpected {script[i]!r} after the {ch} command ({_UNREAD})"]
             continue
-        if ch in _SAFE_CMDS:
+        if runs and ch in _LINE_ARGUMENT:
+            i = _line_end(script, i + 1, continued=ch in "aic")
+            continue
+        if runs and ch in _LABELLED:
+            i += 1
+            while i < n and script[i] in " \t":
+                i += 1
+            while i < n and script[i] not in "; \t\n":  # GNU sed 4.9 ends a label at a blank too
+                i += 1
+            continue
+        if ch in _SAFE_CMDS or (runs and ch == "F"):
             i += 1
             if ch in "qQlL":
                 while i < n and script[i].isdigit():
