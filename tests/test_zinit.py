@@ -137,16 +137,30 @@ async def test_a_killed_fork_server_is_started_again(tmp_path: Path) -> None:
     refused and none runs without its init's set-up."""
     require(os.geteuid() == 0, "killing the sandbox's server from the host needs root (CI runs as root)")
     async with zygote_session(tmp_path) as (backend, sup):
-        zygote = backend._zygote
-        assert zygote is not None and zygote.c_init and zygote.host_pid is not None
-        servers = _servers_below(zygote.host_pid)
-        assert len(servers) == 1, servers
-        os.kill(servers[0], 9)
-        for _ in range(backend.warm_pool + 3):  # the pooled inits, then inits the new server made
-            result = await sup.run("echo $$; grep Seccomp: /proc/self/status", timeout_s=10)
-            assert result.exit_code == 0 and result.preview.split() == ["2", "Seccomp:", "2"], result.preview
-        again = _servers_below(zygote.host_pid)
-        assert len(again) == 1 and again != servers, again
+        # A host socket appearing where the sandbox could see it (another test's) replaces the
+        # zygote, and its new server proves nothing: again until one zygote ran the whole scenario
+        # (failed 5 of 5 beside a churn of host sockets, each try looking at the old zygote).
+        for _ in range(_TRIES):
+            await sup.run("true", timeout_s=10)  # a replacement already due happens now
+            zygote = backend._zygote
+            assert zygote is not None and zygote.c_init and zygote.host_pid is not None
+            servers = _servers_below(zygote.host_pid)
+            assert len(servers) == 1, servers
+            os.kill(servers[0], 9)
+            for _ in range(backend.warm_pool + 3):  # the pooled inits, then inits the new server made
+                result = await sup.run("echo $$; grep Seccomp: /proc/self/status", timeout_s=10)
+                assert result.exit_code == 0 and result.preview.split() == ["2", "Seccomp:", "2"], (
+                    result.preview
+                )
+            if backend._zygote is zygote:
+                again = _servers_below(zygote.host_pid)
+                assert len(again) == 1 and again != servers, again
+                return
+        pytest.fail(f"the zygote was replaced during each of {_TRIES} tries (host sockets churning)")
+
+
+#: Tries at the killed-server scenario in one zygote before the test gives up on a churning host.
+_TRIES = 30
 
 
 def _servers_below(pid: int) -> list[int]:
