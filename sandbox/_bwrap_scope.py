@@ -54,13 +54,10 @@ def warn_if_unscoped() -> None:
             return
         _warned = True
     abi = landlock_abi()
-    if abi < 6:
-        _log.warning(
-            "bwrap: this kernel has Landlock ABI %d (6 needed, Linux 6.12): a session's commands "
-            "share abstract unix sockets and are not scoped for signals (each still has its own pid "
-            "namespace). Upgrade the kernel (or enable Landlock: lsm=landlock,...) to isolate them",
-            abi,
-        )
+    level = command_isolation(session=True, host_network=False, abi=abi)
+    said = isolation_warning(level, host_network=False, abi=abi)  # the start warning's own words
+    if said is not None:
+        _log.warning("%s", said)
 
 
 def command_isolation(*, session: bool, host_network: bool, abi: int) -> BwrapIsolation:
