@@ -166,6 +166,54 @@ async def run_beside(
     return rc, said, held
 
 
+async def run_while_held(
+    backend: DockerBackend, holder: str, ready: str, command: str, users: tuple[str | None, ...]
+) -> dict[str | None, tuple[int | None, str]]:
+    """``command`` run as each of ``users`` while ``holder`` (a leased ``sh -c``, killed after)
+    runs: it must first print a line starting with ``ready`` (e.g. the name of what it holds)."""
+    proc = await start_sh(backend, holder)
+    try:
+        said = (await proc.stdout.receive()).decode()
+        assert said.startswith(ready), said
+        return {user: await run_sh(backend, command, user=user) for user in users}
+    finally:
+        await proc.kill()
+        await read_to_end(proc.stdout)
+        await proc.wait()
+
+
+def listing_probe(directory: str, own: str) -> str:
+    """A command that prints ``HIT`` for every name it lists in ``directory`` (and each line it
+    reads through one), then ``own-ok`` if ``own`` (its own object by name, ``$o``) succeeds."""
+    return (
+        f"for f in $(ls -A {directory} 2>/dev/null; find {directory} -mindepth 1 2>/dev/null); do "
+        f'echo "HIT listed $f"; cat "{directory}/${{f##*/}}" 2>/dev/null | sed "s/^/HIT read /"; done; '
+        f"umask 077; o={directory}/own-$$; {own} && echo own-ok"
+    )
+
+
+def listing_problems(said: dict[str | None, tuple[int | None, str]]) -> dict[str | None, str]:
+    """The users whose `listing_probe` failed, listed or read something, or missed its own object."""
+    return {u: out for u, (rc, out) in said.items() if rc != 0 or "HIT" in out or "own-ok" not in out}
+
+
+async def unlisted_problems(
+    tmp_path: Path, holder: str, ready: str, lister: str, *, reopen: str | None = None
+) -> dict[str | None, str]:
+    """`listing_problems` of ``lister`` (leased and per-call root) while ``holder`` runs, in a new
+    session; with ``reopen`` (a root command that must print ``reopened``), a
+    ``root_can_administer`` one where that runs first, then the leased lister alone."""
+    require_docker()
+    admin = reopen is not None
+    async with DockerBackend(config(DEBIAN, root_can_administer=admin), policy(tmp_path)) as backend:
+        with anyio.fail_after(60):
+            if reopen is not None:
+                rc, out = await run_sh(backend, reopen, user="root")
+                assert rc == 0 and "reopened" in out, out
+            users: tuple[str | None, ...] = (None,) if admin else (None, "root")
+            return listing_problems(await run_while_held(backend, holder, ready, lister, users))
+
+
 #: Counts the processes of uid ``$U`` in the container but docker-init (pid 1, uid 0).
 _UID_PROCESSES = (
     'n=0; for d in /proc/[0-9]*; do [ "$d" = /proc/1 ] && continue; '

@@ -43,18 +43,19 @@ async def test_a_recycled_container_shows_nothing_of_the_previous_task(tmp_path:
     first = _task(
         "dirty",
         [
-            "echo x >/tmp/x; echo y >/dev/shm/y; echo z >z; mkdir -p /tmp/locked/in; chmod 000 /tmp/locked",
+            "echo x >/tmp/x; echo y >/dev/shm/y; : >/dev/mqueue/q; echo z >z; mkdir -p /tmp/locked/in; chmod 000 /tmp/locked",
             "ipcmk -M 4096 && ipcmk -Q && ipcmk -S 1",
             # Leftovers die when their command ends (as on bwrap): this one looks while they run.
             "setsid sleep 1000 </dev/null >/dev/null 2>&1 & nohup sleep 1001 </dev/null >/dev/null 2>&1 &"
-            f" sleep 0.2; {_PROCS}; wc -l </proc/sysvipc/shm; ls /tmp /workspace",
+            f" sleep 0.2; {_PROCS}; wc -l </proc/sysvipc/shm; ls /tmp /workspace; [ -e /dev/mqueue/q ] && echo mq-made",
         ],
     )
     second = _task(
         "clean",
         [
-            # /dev/shm is 1733 (round 30): no command lists it; the object is looked for by name.
-            'ls -A /tmp /dev/mqueue /workspace; [ ! -e /dev/shm/y ] || echo "shm: y"',
+            # /dev/shm (round 30) and /dev/mqueue (round 31) are 1733: no command lists them; the
+            # objects are looked for by name.
+            'ls -A /tmp /workspace; [ ! -e /dev/shm/y ] || echo "shm: y"; [ ! -e /dev/mqueue/q ] || echo "mq: q"',
             _PROCS,
             "cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem",
             "cat mine.txt",
@@ -66,14 +67,14 @@ async def test_a_recycled_container_shows_nothing_of_the_previous_task(tmp_path:
     assert dirty.status == "ok", dirty
     left_behind = dirty.commands[2].preview or ""
     assert "sleep 1000" in left_behind and "sleep 1001" in left_behind  # they really were running
-    assert "x\n" in left_behind and "z\n" in left_behind
+    assert "x\n" in left_behind and "z\n" in left_behind and "mq-made" in left_behind
     assert left_behind.splitlines().count("2") == 1  # one shm segment (header + 1)
 
     assert clean.status == "ok", clean
     assert clean.recycled and clean.container == dirty.container and clean.container_use == 2
     assert not dirty.recycled and dirty.container_use == 1
     listing = clean.commands[0].preview or ""
-    assert listing == "/dev/mqueue:\n\n/tmp:\n\n/workspace:\nmine.txt\n"
+    assert listing == "/tmp:\n\n/workspace:\nmine.txt\n"
     assert "sleep 100" not in (clean.commands[1].preview or "")
     ipc = (clean.commands[2].preview or "").splitlines()
     assert len(ipc) == 3 and all(line.split()[0] == "key" for line in ipc)  # headers only

@@ -513,18 +513,20 @@ static gid_t slot_group(const char *slot, uid_t own) {
     return g;
 }
 
-/* /dev/shm is 01733 and the executor's (the host mounts it so): no command lists another's shared
- * memory and semaphores, whose random names were their only protection (red team round 30). A
- * root_can_administer root (CAP_FOWNER) made it 1777 again; every command's helper sets it back
- * before the command runs. Absent: nothing to keep. */
-static void keep_shm_unlisted(uid_t own) {
-    int fd = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+/* /dev/shm and /dev/mqueue are 01733 and the executor's: no command lists another's shared memory,
+ * semaphores (red team round 30) or POSIX message queues (round 31), whose random names were their
+ * only protection. The host mounts /dev/shm so; /dev/mqueue is runc's (1777, root's), and a
+ * root_can_administer root (CAP_FOWNER, CAP_CHOWN) made either 1777 again: every command's helper
+ * sets both (opened without following a link, checked to be of their file system) before the
+ * command runs. Absent: nothing to keep. */
+static void keep_unlisted(const char *dir, long magic, uid_t own) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) return;
     struct statfs fs;
     struct stat st;
-    if (fd < 0 || fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC_NR || fstat(fd, &st) != 0) die("/dev/shm");
-    if ((st.st_uid != own || st.st_gid != (gid_t)own) && fchown(fd, own, (gid_t)own) != 0) die("/dev/shm owner");
-    if ((st.st_mode & 07777) != 01733 && fchmod(fd, 01733) != 0) die("/dev/shm mode");
+    if (fd < 0 || fstatfs(fd, &fs) != 0 || (long)fs.f_type != magic || fstat(fd, &st) != 0) die(dir);
+    if ((st.st_uid != own || st.st_gid != (gid_t)own) && fchown(fd, own, (gid_t)own) != 0) die("unlisted owner");
+    if ((st.st_mode & 07777) != 01733 && fchmod(fd, 01733) != 0) die("unlisted mode");
     close(fd);
 }
 
@@ -1001,7 +1003,8 @@ int main(int argc, char **argv) {
          * until it is traced. */
         const char *slot = tmp_slot();
         if (slot != NULL) groups[ngroups++] = slot_group(slot, own_uid);
-        keep_shm_unlisted(own_uid);
+        keep_unlisted("/dev/shm", TMPFS_MAGIC_NR, own_uid);
+        keep_unlisted("/dev/mqueue", MQUEUE_MAGIC, own_uid);
         const char *tmpdir = make_private_tmp(slot, uid, gid);
         int kcwd = kcwd_requested();
         int seized[2] = {-1, -1};
