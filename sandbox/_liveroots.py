@@ -99,7 +99,15 @@ def _warn(message: str) -> None:
 
 
 def publish(token: int, roots: Iterable[str]) -> None:
-    """Make ``roots`` (real paths) known to every shellrt process of this uid until `withdraw`."""
+    """Make ``roots`` (real paths) known to every shellrt process of this uid until `withdraw`.
+    A root that is or holds a system place is not published: bwrap and docker refuse it
+    (`_systemroots`), and the local backend's commands, unconfined, reach every place anyway; shown,
+    it would refuse every host program and temp place to every other process."""
+    from sandbox._systemroots import system_place_in  # it imports this module
+
+    roots = [r for r in roots if system_place_in(r) is None]
+    if not roots:
+        return
     dfd = _open_dir(create=True)
     if dfd is None:
         return

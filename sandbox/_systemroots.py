@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from sandbox._liveroots import registry_dir
 from sandbox.errors import SandboxPolicyError
 
-__all__ = ["refuse_system_roots", "system_places"]
+__all__ = ["refuse_system_roots", "system_place_in", "system_places"]
 
 
 def system_places() -> list[str]:
@@ -36,19 +36,25 @@ def _runtime_dir() -> list[str]:
     return [os.path.realpath(xdg)] if xdg.startswith("/") else []
 
 
+def system_place_in(root: str) -> str | None:
+    """The system place ``root`` (a real path) is or holds, or ``$XDG_RUNTIME_DIR`` if it is that."""
+    runtime = _runtime_dir()
+    for place in system_places() + runtime:
+        if place == root or (place not in runtime and place.startswith(root.rstrip(os.sep) + os.sep)):
+            return place
+    return None
+
+
 def refuse_system_roots(roots: Iterable[str]) -> None:
     """SandboxPolicyError when a root (a real path) is a system place or lies above one, or is
     ``$XDG_RUNTIME_DIR``."""
-    places = system_places()
-    runtime = _runtime_dir()
     for root in roots:
-        for place in places + runtime:
-            if place == root or (place not in runtime and place.startswith(root.rstrip(os.sep) + os.sep)):
-                what = "is" if place == root else "holds"
-                raise SandboxPolicyError(
-                    f"the writable root {root} {what} the system directory {place}, where shellrt keeps "
-                    "what other sessions and processes rely on (the docker backend's I/O directories, the "
-                    "registry of live sessions' roots): use a directory of its own as the workspace or "
-                    f"writable root (e.g. mkdir {place.rstrip('/')}/work-$USER and use that, or a "
-                    "project directory)"
-                )
+        if (place := system_place_in(root)) is not None:
+            what = "is" if place == root else "holds"
+            raise SandboxPolicyError(
+                f"the writable root {root} {what} the system directory {place}, where shellrt keeps "
+                "what other sessions and processes rely on (the docker backend's I/O directories, the "
+                "registry of live sessions' roots): use a directory of its own as the workspace or "
+                f"writable root (e.g. mkdir {place.rstrip('/')}/work-$USER and use that, or a "
+                "project directory)"
+            )

@@ -75,7 +75,8 @@ def test_another_processs_workspace_is_known_while_it_lives(tmp_path: Path, monk
 def test_a_workspace_that_is_or_holds_a_system_temp_place_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Failed before (root 4 of 4: each backend was made). Now each is refused saying what to use."""
+    """Failed before (root 4 of 4: each backend was made). Now each bwrap (and docker) backend is
+    refused saying what to use."""
     xdg = tmp_path / "xdg"  # the caller's own runtime dir; a workspace may hold it, not be it
     xdg.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(xdg))
@@ -83,3 +84,10 @@ def test_a_workspace_that_is_or_holds_a_system_temp_place_is_refused(
         with pytest.raises(SandboxPolicyError, match="use a directory of its own as the workspace"):
             create_backend(BwrapConfig(), SandboxPolicy(workspace=Path(workspace)))
     create_backend(BwrapConfig(), SandboxPolicy(workspace=tmp_path))  # below /tmp, holding xdg: as any
+    # The local backend confines nothing and may run over /tmp; its root is not shown to others
+    # (it would refuse every temp place and host program to every other process).
+    token = _hostpath.register_writable(["/tmp"])
+    try:
+        assert token not in _liveroots._mine
+    finally:
+        _hostpath.unregister_writable(token)
