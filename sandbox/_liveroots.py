@@ -113,7 +113,9 @@ def publish(token: int, roots: Iterable[str]) -> None:
         return
     try:
         tmp = f"t-{os.getpid()}-{secrets.token_hex(8)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd
+        )
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             os.write(fd, "\0".join(roots).encode("utf-8", "surrogateescape"))
@@ -125,7 +127,9 @@ def publish(token: int, roots: Iterable[str]) -> None:
             raise
         _mine[token] = (fd, name)
     except OSError as exc:
-        _warn(f"cannot publish writable roots in {registry_dir()} ({exc.strerror}): other processes will not know them")
+        _warn(
+            f"cannot publish writable roots in {registry_dir()} ({exc.strerror}): other processes will not know them"
+        )
     finally:
         os.close(dfd)
 

@@ -24,24 +24,14 @@ from sandbox.docker import _gc
 from sandbox.docker._hostdir import PrivateHostDir
 from sandbox.errors import BackendUnavailableError
 from tests._bwrap_session import probe_lines, require_bwrap
+from tests._rename_plant import rename_and_plant
 
 pytestmark = pytest.mark.bwrap
 
 GENUINE, HOSTILE = b"the caller's file\n", b"a command's file\n"
 
 #: The command: every docker host directory in the workspace's tmp/ renamed away, one of its own in place.
-_ATTACKER = f"""
-import os
-n = 0
-for d in os.listdir("tmp"):
-    if d.startswith("{_gc.IO_PREFIX}") and not d.endswith(".gone"):
-        os.rename(os.path.join("tmp", d), os.path.join("tmp", d + ".gone"))
-        os.makedirs(os.path.join("tmp", d, "workspace"))
-        with open(os.path.join("tmp", d, "workspace", "file"), "wb") as fh:
-            fh.write({HOSTILE!r})
-        n += 1
-print("REPLACED", n)
-"""
+_ATTACKER = rename_and_plant(_gc.IO_PREFIX, "workspace/file", HOSTILE)
 
 
 def _host_dir() -> OwnedDir:

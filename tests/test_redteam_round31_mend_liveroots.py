@@ -40,14 +40,16 @@ sys.stdin.read()
 """
 
 
-def test_another_processs_workspace_is_known_while_it_lives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_another_processs_workspace_is_known_while_it_lives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Failed before (root 3 of 3: the other process's ``CC`` was accepted, its ``PATH`` entry kept,
     its workspace no writable place). Now all three are refused while that process lives, and
     accepted again once it is killed (its registration is dropped by the lock, no clean-up run)."""
     ws = tmp_path / "ws"
     cc = ws / "bin" / "cc"
     cc.parent.mkdir(parents=True)
-    cc.write_text("#!/bin/sh\nexec /usr/bin/gcc \"$@\"\n")
+    cc.write_text('#!/bin/sh\nexec /usr/bin/gcc "$@"\n')
     cc.chmod(0o755)
     monkeypatch.setenv("CC", str(cc))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_REPO), *sys.path])}

@@ -10,35 +10,21 @@ ones before it serves; this process's fd 2 is read as the terminal would get it.
 from __future__ import annotations
 
 import re
-import sys
 import time
 from pathlib import Path
 
-import anyio
 import pytest
 
 from shellrt.tools.mcp._stderr_tty import LINE_CAP, LINES_BURST, LINES_PER_SECOND
-from shellrt.tools.mcp.manager import McpConnections
+from tests._mcp_tiny_server import serve_tiny, stderr_until
 
 _LINES = 3000
 
-#: A minimal stdio MCP server (no SDK to import: the test stays fast under load).
-_SERVER = f"""
-import json, os, sys
+#: The flood the server writes on its fd 2 before it serves.
+_FLOOD = f"""
+import os
 os.write(2, b"A" * 100000 + b"\\n")
 os.write(2, b"".join(b"flood %d\\n" % i for i in range({_LINES})))
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    if msg["method"] == "initialize":
-        result = {{"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {{"tools": {{}}}},
-                  "serverInfo": {{"name": "flood", "version": "0"}}}}
-    elif msg["method"] == "tools/list":
-        result = {{"tools": [{{"name": "echo", "inputSchema": {{"type": "object"}}}}]}}
-    else:
-        result = {{}}
-    print(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": result}}), flush=True)
 """
 
 
@@ -48,22 +34,10 @@ def test_a_flooding_servers_stderr_is_named_capped_and_rate_limited(
     """Failed before (1 of 1: 3 001 unprefixed lines, the long one whole). Now each shown line
     starts with the server's name, the long line is cut at `LINE_CAP` characters, at most a
     burst (plus the steady rate) of lines is shown and the rest is counted in one summary line."""
-    server = tmp_path / "server.py"
-    server.write_text(_SERVER)
-    servers = {"flood-srv": {"command": sys.executable, "args": [str(server)], "startup_timeout": 60}}
-
-    async def main() -> int:
-        async with McpConnections(servers) as mcp:  # no log directory: the server's stderr is ours
-            return len(await mcp.tools())
-
     capfd.readouterr()
     started = time.monotonic()
-    assert anyio.run(main) == 1
-    err = ""
-    deadline = time.monotonic() + 10  # the copy is a thread's: wait until every line is shown or counted
-    while _accounted(err) < _LINES and "flood 2999" not in err and time.monotonic() < deadline:
-        time.sleep(0.02)
-        err += capfd.readouterr().err
+    assert serve_tiny(tmp_path, "flood-srv", _FLOOD) == 1
+    err = stderr_until(capfd, lambda err: _accounted(err) >= _LINES or "flood 2999" in err)
     elapsed = time.monotonic() - started
     lines = err.splitlines()
     ours = [line for line in lines if "flood " in line or "AAAA" in line or "lines dropped" in line]

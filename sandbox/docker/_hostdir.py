@@ -25,6 +25,7 @@ from pathlib import Path
 
 from sandbox._hostprog import writable_place
 from sandbox._scratch import _LOCK, OwnedDir  # the same lock file: sweeps find the owner by it
+from sandbox.confine import open_dir_beneath
 from sandbox.errors import BackendUnavailableError
 
 __all__ = ["PrivateHostDir", "host_base"]
@@ -48,16 +49,11 @@ def host_base() -> str:
 
 def _open_nofollow(path: str) -> int:
     """An ``O_PATH`` descriptor of directory ``path`` (absolute, resolved), no link followed."""
-    fd = os.open("/", os.O_PATH | _DIR)
+    top = os.open("/", os.O_PATH | _DIR)
     try:
-        for part in (p for p in path.split("/") if p):
-            nxt = os.open(part, os.O_PATH | _DIR, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        return open_dir_beneath(top, [p for p in path.split("/") if p])
+    finally:
+        os.close(top)
 
 
 class PrivateHostDir(OwnedDir):
@@ -99,6 +95,8 @@ def _make(parent: int, prefix: str) -> tuple[str, int]:
         st = os.fstat(fd)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
             os.close(fd)
-            raise BackendUnavailableError(f"the docker backend's host directory {name} is not its own 0700 directory")
+            raise BackendUnavailableError(
+                f"the docker backend's host directory {name} is not its own 0700 directory"
+            )
         return name, fd
     raise OSError(errno.EEXIST, "no free name for the docker backend's host directory")
