@@ -34,8 +34,8 @@ logger = logging.getLogger(__name__)
 #: Bytes of one registration file read at most (a session has a handful of roots).
 _MAX_FILE = 1 << 20
 _PREFIX = "s-"
-#: token -> (locked fd, file name) of this process's published registrations.
-_mine: dict[int, tuple[int, str]] = {}
+#: token -> (locked fd, file name, publishing pid) of this process's published registrations.
+_mine: dict[int, tuple[int, str, int]] = {}
 _warned: list[str] = []
 #: name -> roots of the other processes' files read so far (a file never changes after its rename)
 #: and when each was last seen locked; a file is read once, and its lock is looked at again after
@@ -125,7 +125,7 @@ def publish(token: int, roots: Iterable[str]) -> None:
             os.close(fd)
             os.unlink(tmp, dir_fd=dfd)
             raise
-        _mine[token] = (fd, name)
+        _mine[token] = (fd, name, os.getpid())
     except OSError as exc:
         _warn(
             f"cannot publish writable roots in {registry_dir()} ({exc.strerror}): other processes will not know them"
@@ -135,11 +135,15 @@ def publish(token: int, roots: Iterable[str]) -> None:
 
 
 def withdraw(token: int) -> None:
-    """Forget ``token``'s published roots; never waits for a lock (a `weakref.finalize` runs it)."""
+    """Forget ``token``'s published roots; never waits for a lock (a `weakref.finalize` runs it).
+    A forked child only closes its copy of the descriptor: the file and its lock stay its parent's."""
     found = _mine.pop(token, None)
     if found is None:
         return
-    fd, name = found
+    fd, name, pid = found
+    if pid != os.getpid():
+        os.close(fd)
+        return
     try:
         dfd = _open_dir(create=False)
         if dfd is not None:
@@ -160,7 +164,7 @@ def live_roots() -> list[str]:
     dfd = _open_dir(create=False)
     if dfd is None:
         return []
-    mine = {name for _fd, name in list(_mine.values())}
+    mine = {name for _fd, name, _pid in list(_mine.values())}
     now = time.monotonic()
     found: list[str] = []
     try:
