@@ -9,7 +9,8 @@ or a relative entry (searched from a working directory commands write) lets a co
 commands write when it is made (`sandbox.factory.create_backend`, until it is closed or gone), and
 runtime sessions register theirs before the backend starts (`register_writable`); `host_path` is ``PATH`` without relative entries and without entries
 inside any registered root (compared as written and resolved), and `host_which` looks a program
-up there.
+up there. Since round 31 the registered roots are every live shellrt process's of this uid
+(`_liveroots`), not only this process's.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import os
 import shutil
 import threading
 from collections.abc import Iterable, Mapping
+
+from sandbox._liveroots import live_roots, publish, withdraw
 
 __all__ = [
     "host_env",
@@ -37,12 +40,15 @@ _next = [0]
 
 
 def register_writable(roots: Iterable[os.PathLike[str] | str]) -> int:
-    """Remember roots commands write until `unregister_writable` with the returned token."""
+    """Remember roots commands write until `unregister_writable` with the returned token, here
+    and for every shellrt process of this uid (`_liveroots`, round 31)."""
     real = tuple(dict.fromkeys(os.path.realpath(os.fspath(r)) for r in roots))
     with _lock:
         _next[0] += 1
-        _roots[_next[0]] = real
-        return _next[0]
+        token = _next[0]
+        _roots[token] = real
+    publish(token, real)
+    return token
 
 
 #: Tokens whose removal found the lock taken; removed by the next holder of the lock.
@@ -55,6 +61,7 @@ def unregister_writable(token: int) -> None:
     that holds the lock: waiting there deadlocked that thread and every later caller (CI57, a Bash
     call's git query). A removal that finds the lock taken is left to the next holder (until then
     the roots stay excluded from ``PATH``: the safe side)."""
+    withdraw(token)
     if not _lock.acquire(blocking=False):
         _pending.append(token)  # list.append is atomic: no lock needed
         return
@@ -72,10 +79,12 @@ def _drop_pending() -> None:
 
 
 def registered_roots() -> list[str]:
-    """The real paths of every root a live session's commands write (a snapshot)."""
+    """The real paths of every root a live session's commands write, this process's and every
+    other live shellrt process's of this uid (a snapshot)."""
     with _lock:
         _drop_pending()
-        return [r for group in _roots.values() for r in group]
+        own = [r for group in _roots.values() for r in group]
+    return own + live_roots()
 
 
 def inside(path: str, roots: Iterable[str]) -> bool:

@@ -3,11 +3,13 @@
 Every backend class takes ``(config, policy)``. Importing lazily keeps the docker
 SDK out of processes that never use docker. Every route that starts a sandbox
 (``shellrt run``/``serve``/``batch``, ``Runtime``) builds it here, so this is
-where a limit the backend cannot enforce is refused (`check_enforceable`).
+where a limit the backend cannot enforce is refused (`check_enforceable`), and a sandbox's root that
+is or holds a system temp place (`_systemroots`, round 31; the local backend confines nothing).
 """
 
 from __future__ import annotations
 
+import os
 import weakref
 
 from sandbox._hostpath import register_writable, unregister_writable
@@ -24,6 +26,10 @@ def create_backend(config: SandboxConfig, policy: SandboxPolicy) -> SandboxBacke
     Raises `SandboxPolicyError` when ``policy`` sets a limit the backend cannot enforce here.
     """
     backend: SandboxBackend
+    if not isinstance(config, LocalConfig):  # a sandbox's commands must not reach the system temp places
+        from sandbox._systemroots import refuse_system_roots
+
+        refuse_system_roots(os.path.realpath(r) for r in policy.allowed_roots())
     if isinstance(config, LocalConfig):
         from sandbox.local import LocalBackend
 

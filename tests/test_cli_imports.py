@@ -213,8 +213,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # supervisor builds its CommandResult without re-running pydantic's validator: issue 22); +1
     # round 26 wave 3: runtime.session_mask (the state a Session hides is hidden from `run` too); +1
     # round 27: sandbox._namefold (as the lean path); +1 round 29: shellrt.cli._stderr (as classify);
-    # +1 round 30: shellrt.protocol.control_escape (the package is imported here already)
-    FULL_RUN: 208,
+    # +1 round 30: shellrt.protocol.control_escape (the package is imported here already); +2
+    # round 31: sandbox._liveroots (a backend's roots are published to every shellrt process of the
+    # uid, and theirs read) and sandbox._systemroots (no root may be or hold /tmp, /dev/shm, ...)
+    FULL_RUN: 210,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

@@ -23,24 +23,14 @@ from sandbox._scratch import OwnedDir
 from sandbox.docker import _gc, _iobase
 from sandbox.errors import BackendUnavailableError
 from tests._bwrap_session import probe_lines, require_bwrap
+from tests._rename_plant import rename_and_plant
 
 pytestmark = pytest.mark.bwrap
 
 GENUINE, HOSTILE = b"genuine priv of shellrt\n", b"hostile priv of a command\n"
 
 #: The command: every docker I/O directory in the workspace's tmp/ renamed away, one of its own in place.
-_ATTACKER = f"""
-import os
-n = 0
-for d in os.listdir("tmp"):
-    if d.startswith("{_gc.IO_PREFIX}") and not d.endswith(".gone"):
-        os.rename(os.path.join("tmp", d), os.path.join("tmp", d + ".gone"))
-        os.makedirs(os.path.join("tmp", d, "io"))
-        with open(os.path.join("tmp", d, "io", "priv"), "wb") as fh:
-            fh.write({HOSTILE!r})
-        n += 1
-print("REPLACED", n)
-"""
+_ATTACKER = rename_and_plant(_gc.IO_PREFIX, "io/priv", HOSTILE)
 
 
 def test_no_command_replaces_the_docker_helpers_files(

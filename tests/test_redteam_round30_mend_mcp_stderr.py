@@ -10,14 +10,11 @@ server process that writes them; this process's fd 2 is read as the terminal wou
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 
-import anyio
 import pytest
 
-from shellrt.tools.mcp.manager import McpConnections
+from tests._mcp_tiny_server import serve_tiny, stderr_until
 
 #: What the server writes to its fd 2 before it serves: clipboard write, line erase, C1 CSI, RLO, and
 #: a UTF-8 character split across two writes (kept whole).
@@ -26,24 +23,12 @@ _HOSTILE = (
     b"\xa9t\xc3\xa9 end\n",
 )
 
-#: A minimal stdio MCP server (no SDK to import: the test stays fast under load).
-_SERVER = f"""
-import json, os, sys, time
+#: What the server does before it serves: the hostile bytes on its fd 2.
+_BEFORE = f"""
+import os, time
 os.write(2, {_HOSTILE[0]!r})
 time.sleep(0.05)
 os.write(2, {_HOSTILE[1]!r})
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    if msg["method"] == "initialize":
-        result = {{"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {{"tools": {{}}}},
-                  "serverInfo": {{"name": "hostile-stderr", "version": "0"}}}}
-    elif msg["method"] == "tools/list":
-        result = {{"tools": [{{"name": "echo", "inputSchema": {{"type": "object"}}}}]}}
-    else:
-        result = {{}}
-    print(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": result}}), flush=True)
 """
 
 
@@ -52,21 +37,9 @@ def test_a_servers_stderr_reaches_the_terminal_escaped(
 ) -> None:
     """Failed before (1 of 1: every sequence arrived raw). Now each control, C1 and format character
     arrives as its escape, the text around it (and a character split across writes) intact."""
-    server = tmp_path / "server.py"
-    server.write_text(_SERVER)
-    servers = {"srv": {"command": sys.executable, "args": [str(server)], "startup_timeout": 60}}
-
-    async def main() -> int:
-        async with McpConnections(servers) as mcp:  # no log directory: the server's stderr is ours
-            return len(await mcp.tools())
-
     capfd.readouterr()
-    assert anyio.run(main) == 1
-    err = b""
-    deadline = time.monotonic() + 10  # the copy is a thread's: wait for the server's last line
-    while b" end\n" not in err and time.monotonic() < deadline:
-        time.sleep(0.02)
-        err += capfd.readouterr().err.encode("utf-8", "surrogateescape")
+    assert serve_tiny(tmp_path, "srv", _BEFORE) == 1  # no log directory: the server's stderr is ours
+    err = stderr_until(capfd, lambda err: " end\n" in err).encode("utf-8", "surrogateescape")
     assert b"srv-says" in err and b" end\n" in err, err  # the server's text arrived, once
     for raw in (b"\x1b", b"\r", b"\x07", b"\xc2\x9b", b"\xe2\x80\xae"):
         assert raw not in err, (raw, err)

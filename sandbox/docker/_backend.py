@@ -96,6 +96,7 @@ from sandbox.docker._detach import detach_mount
 from sandbox.docker._devnodes import READONLY_PATHS, device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
+from sandbox.docker._hostdir import PrivateHostDir
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._isolation import (
@@ -673,7 +674,7 @@ class DockerBackend(SandboxBackend):
         helper = priv_binary()
         base = io_base()  # refused before anything is made: nothing to clean up
         # Locked while we live: a later start sweeps them if we die without close() (SIGKILL).
-        self._owned = OwnedDir(IO_PREFIX)
+        self._owned = PrivateHostDir(IO_PREFIX)  # refused in a writable root (round 31, `_hostdir`)
         self._host_dir = str(self._owned.path)
         self._io_owned = OwnedDir(IO_PREFIX, base)
         io_dir = os.path.join(self._io_owned.path, "io")

@@ -1,0 +1,210 @@
+"""Every live shellrt process's writable roots (of this uid), not only this process's.
+
+Why: `_hostpath` kept host programs (``PATH`` entries, ``CC`` and the compiler's tree, hooks'
+programs) out of the roots this process's sessions write, but another shellrt process's workspace
+(an MCP server and a CLI of the same user on one machine, two agents) was not this process's to
+know: a ``CC`` or ``PATH`` entry there passed, and the host ran a file that session's commands write
+(red team rounds 15, 30 and 31, mend). Each registration is now also published: one file per
+registration in a per-uid directory only this uid (root: only root) can write, holding the real
+root paths, created under a temporary name, locked (``flock`` exclusive, held until withdrawn or
+the process is gone) and then renamed into place, so a file under its final name is locked while
+its process lives. A reader takes every file whose lock it cannot get as live; a file it can lock
+was left by a dead process and is removed. The directory is fixed (not from ``TMPDIR`` or
+``XDG_RUNTIME_DIR``, which differ between processes): ``/run/shellrt-roots`` for root,
+``/run/user/UID/shellrt-roots`` (systemd's private runtime dir) else ``/tmp/shellrt-roots-UID``
+for other users. A directory another user made or others can write is not used (logged once):
+then only this process's own roots are known, as before.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import logging
+import os
+import secrets
+import stat
+import time
+from collections.abc import Iterable
+
+__all__ = ["live_roots", "publish", "registry_dir", "withdraw"]
+
+logger = logging.getLogger(__name__)
+
+#: Bytes of one registration file read at most (a session has a handful of roots).
+_MAX_FILE = 1 << 20
+_PREFIX = "s-"
+#: token -> (locked fd, file name, publishing pid) of this process's published registrations.
+_mine: dict[int, tuple[int, str, int]] = {}
+_warned: list[str] = []
+#: name -> roots of the other processes' files read so far (a file never changes after its rename)
+#: and when each was last seen locked; a file is read once, and its lock is looked at again after
+#: `_RECHECK_S` (a dead process's roots stay refused until then: the safe side).
+_seen: dict[str, tuple[list[str], float]] = {}
+_RECHECK_S = 2.0
+
+
+def registry_dir() -> str:
+    """Where this uid's registrations live (fixed for every process of the uid)."""
+    uid = os.geteuid()
+    if uid == 0 and _root_only(os.lstat("/run") if os.path.isdir("/run") else None):
+        return "/run/shellrt-roots"
+    run_user = f"/run/user/{uid}"
+    try:
+        st = os.lstat(run_user)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077:
+            return f"{run_user}/shellrt-roots"
+    except OSError:
+        pass
+    return f"/tmp/shellrt-roots-{uid}"
+
+
+def _root_only(st: os.stat_result | None) -> bool:
+    return st is not None and stat.S_ISDIR(st.st_mode) and st.st_uid == 0 and not st.st_mode & 0o022
+
+
+def _open_dir(create: bool) -> int | None:
+    """An fd of the registry directory, made 0700 when ``create``; None when it is missing or not
+    this uid's alone (logged once: a squatted directory must not feed or hide roots)."""
+    path = registry_dir()
+    if create:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            _warn(f"cannot make {path} ({exc.strerror}): other shellrt processes' roots are not known")
+            return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            _warn(f"cannot open {path} ({exc.strerror}): other shellrt processes' roots are not known")
+        return None
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        os.close(fd)
+        _warn(
+            f"{path} is not this user's private directory (owner uid {st.st_uid}, mode "
+            f"{stat.S_IMODE(st.st_mode):o}): other shellrt processes' roots are not known; remove it"
+        )
+        return None
+    return fd
+
+
+def _warn(message: str) -> None:
+    if message not in _warned:
+        _warned.append(message)
+        logger.warning("%s", message)
+
+
+def publish(token: int, roots: Iterable[str]) -> None:
+    """Make ``roots`` (real paths) known to every shellrt process of this uid until `withdraw`.
+    A root that is or holds a system place is not published: bwrap and docker refuse it
+    (`_systemroots`), and the local backend's commands, unconfined, reach every place anyway; shown,
+    it would refuse every host program and temp place to every other process."""
+    from sandbox._systemroots import system_place_in  # it imports this module
+
+    roots = [r for r in roots if system_place_in(r) is None]
+    if not roots:
+        return
+    dfd = _open_dir(create=True)
+    if dfd is None:
+        return
+    try:
+        tmp = f"t-{os.getpid()}-{secrets.token_hex(8)}"
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.write(fd, "\0".join(roots).encode("utf-8", "surrogateescape"))
+            name = _PREFIX + tmp[2:]
+            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            os.close(fd)
+            os.unlink(tmp, dir_fd=dfd)
+            raise
+        _mine[token] = (fd, name, os.getpid())
+    except OSError as exc:
+        _warn(
+            f"cannot publish writable roots in {registry_dir()} ({exc.strerror}): other processes will not know them"
+        )
+    finally:
+        os.close(dfd)
+
+
+def withdraw(token: int) -> None:
+    """Forget ``token``'s published roots; never waits for a lock (a `weakref.finalize` runs it).
+    A forked child only closes its copy of the descriptor: the file and its lock stay its parent's."""
+    found = _mine.pop(token, None)
+    if found is None:
+        return
+    fd, name, pid = found
+    if pid != os.getpid():
+        os.close(fd)
+        return
+    try:
+        dfd = _open_dir(create=False)
+        if dfd is not None:
+            try:
+                os.unlink(name, dir_fd=dfd)
+            finally:
+                os.close(dfd)
+    except OSError:
+        pass  # gone already; a reader drops it once the lock is released
+    finally:
+        os.close(fd)
+
+
+def live_roots() -> list[str]:
+    """The roots other live shellrt processes of this uid published (this process's own are
+    `_hostpath`'s); stale files (their process gone) are removed. Each call lists the directory, so
+    a registration made before the call is always seen."""
+    dfd = _open_dir(create=False)
+    if dfd is None:
+        return []
+    mine = {name for _fd, name, _pid in list(_mine.values())}
+    now = time.monotonic()
+    found: list[str] = []
+    try:
+        names = [n for n in os.listdir(dfd) if n.startswith(_PREFIX) and n not in mine]
+        for name in list(_seen):
+            if name not in names:
+                _seen.pop(name, None)
+        for name in names:
+            cached = _seen.get(name)
+            if cached is None or now - cached[1] > _RECHECK_S:
+                roots = _read_live(dfd, name)
+                if roots is None:
+                    _seen.pop(name, None)
+                    continue
+                cached = _seen[name] = (roots, now)
+            found += cached[0]
+    finally:
+        os.close(dfd)
+    return found
+
+
+def _read_live(dfd: int, name: str) -> list[str] | None:
+    """The roots in ``name`` if its process lives (None: it does not); a stale file is removed."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError:
+        return None  # withdrawn meanwhile
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            data = os.read(fd, _MAX_FILE).decode("utf-8", "surrogateescape")
+            return [r for r in data.split("\0") if r.startswith("/")]
+        try:  # stale: its process is gone
+            os.unlink(name, dir_fd=dfd)
+        except OSError:
+            pass
+        return None
+    finally:
+        os.close(fd)
