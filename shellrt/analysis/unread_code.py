@@ -266,6 +266,13 @@ def _awk(name: str, words: list[str]) -> str:
             return f"{name} -l loads an extension that runs code no rule reads"
         elif option in ("-v", "--assign", "-F", "--field-separator") or word.startswith(("-v", "-F")):
             pass
+        elif word.startswith("-W"):  # mawk's -W exec FILE (-We, -W ex: any prefix), gawk's -W long-option
+            spec, j = (word[2:], i + 1) if len(word) > 2 or i + 1 >= len(words) else (words[i + 1], i + 2)
+            why, took = _awk_w(name, spec, words[j] if j < len(words) else "")
+            if why:
+                return why
+            i = j + took
+            continue
         else:
             step = 1
         i += step
@@ -275,6 +282,33 @@ def _awk(name: str, words: list[str]) -> str:
     if awk_runs(program):
         return f"{name}'s program runs commands (system, a pipe) known only at run time"
     return ""
+
+
+def _awk_w(name: str, spec: str, following: str) -> tuple[str, int]:
+    """Why awk's ``-W`` ``spec`` (``exec``, ``e``, ``source=…``, comma-separated) runs code no rule
+    reads, and how many following words it takes. mawk takes any prefix of ``exec`` for a program
+    file (``-We /dev/stdin`` ran standard input: red team, round 31); gawk reads ``-W x`` as ``--x``.
+    A value is read both as a program file and as a program (a prefix may mean another option), and
+    the operand after is still read as the program: fail closed."""
+    took = 0
+    for token in spec.split(","):
+        key, eq, value = token.partition("=")
+        key = key.lower()
+        if not key or not any(full.startswith(key) for full in _AWK_VALUED):
+            continue
+        if not eq:
+            value, took = following, 1
+        if "load".startswith(key):
+            return f"{name} -W {key} loads an extension that runs code no rule reads", took
+        if _STDIN.fullmatch(value):
+            return f"{name} -W {key} reads its program from standard input", took
+        if awk_runs(value):
+            return f"{name}'s program runs commands (system, a pipe) known only at run time", took
+    return "", took
+
+
+#: awk's long options (``-W`` names, any prefix) that take a program, a file of one, or an extension.
+_AWK_VALUED = ("exec", "file", "include", "source", "load")
 
 
 def _sed(words: list[str]) -> str:
