@@ -35,7 +35,7 @@ PIPES = [
 #: ``-c``/``-e``/``-E`` of a program no list says takes data there: code whatever the value's look.
 SHORT_CODE = [
     "kotlin -e 1", "kotlin -e exit", "scala -e exit", "foo -c x", "foo -e x", "foo -cx", "kotlin \"-e\" exit",
-    "kotlin $'-e' exit", "kotlin -e=exit", "foo -ve x", "foo -E x",
+    "kotlin $'-e' exit", "kotlin -e=exit", "foo -ve x", "foo -E x", "foo -nve x", "go test -exec 'sh -c x' .",
 ]
 
 
@@ -51,6 +51,10 @@ async def test_data_options_and_plain_input_are_judged_as_before(tmp_path: Path)
         "pytest -c setup.cfg", "npm ci < /dev/null", "npm test | tail", "cargo build 2>&1 | tail -20",
         "tox -e py311", "conda install -c conda-forge x", "uv pip install -e .", "echo x | tee f",
         "wc -l < f", "grep -e x f", "sort < f", "make -C d", "npm test",
+        # Single-dash long options are no cluster of -c/-e (go, terraform, ImageMagick, clang-tidy).
+        "go test -count=1 -race -cover -timeout 30s ./...", "terraform -chdir=infra plan", "xcodebuild -scheme X",
+        "convert a.png -resize 50% b.png", "clang-tidy -checks=* x.c", "ffmpeg -i a.mp4 -c:v copy b.mp4",
+        "openssl req -new -key k", "dotnet test -c Release", "swift build -c release",
     ]
     got = await decide(tmp_path, Bash(), kept, "bypassPermissions", deny=["Bash(rm:*)"])
     assert [c for c, d in zip(kept, got, strict=True) if d != "allow"] == []

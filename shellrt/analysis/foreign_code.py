@@ -26,7 +26,7 @@ __all__ = ["foreign", "foreign_code", "foreign_files"]
 #: Options that take code in the tools that have them (long or single-dash long spellings).
 _CODE_OPTIONS = frozenset({
     "--eval", "-eval", "--expr", "-expr", "--execute", "-execute", "--command", "--run", "--code", "--exec",
-    "--eval-command", "--evaluate", "--script-string",
+    "--eval-command", "--evaluate", "--script-string", "-exec",
 })
 #: Short options that take code in many interpreters (``guile -c``, ``kotlin -e``, ``scala -e``).
 _SHORT_CODE = frozenset("ceE")
@@ -50,6 +50,8 @@ _DATA_SHORT: dict[str, frozenset[str]] = {
     **dict.fromkeys(("kubectl", "oc"), frozenset("c")),  # -c container
     **dict.fromkeys(("zip", "unzip", "jar"), frozenset("ce")),  # comment/create, encrypt/entry point
     **dict.fromkeys(("pg_dump", "pg_restore"), frozenset("ceE")),  # clean, exit on error, encoding
+    **dict.fromkeys(("go", "dotnet", "swift"), frozenset("ce")),  # test -c, list -e; -c configuration
+    **dict.fromkeys(("ffmpeg", "ffprobe", "openssl"), frozenset("ceE")),  # codec; encrypt, engine file
 }
 #: Standard input files that hold no code.
 _EMPTY_INPUTS = frozenset({"/dev/null", "/dev/zero"})
@@ -118,14 +120,28 @@ def foreign_code(name: str, argv: Sequence[str], stdin: Sequence[str]) -> str:
 
 
 def _short_code(name: str, word: str) -> str:
-    """The code-taking short option (``c``, ``e``, ``E``) in ``word`` (``-e``, ``-ve``, ``-cx``,
-    ``-e=v``) that ``name``'s `_DATA_SHORT` entry does not call data ("" for none). Letters after
-    one that takes a value may be that value: fail closed, each letter counts."""
+    """The code-taking short option (``c``, ``e``, ``E``) in ``word`` that ``name``'s `_DATA_SHORT`
+    entry does not call data ("" for none): ``-e``, ``-e=exit``, ``-c'(code)'`` (a value attached
+    after the letter), or a cluster of at most three letters (``-ve``, ``-nE``, ``-cx``; letters after
+    one that takes a value may be that value: fail closed). A longer word of letters alone, or with
+    an ``=`` value, is a single-dash long option (``-count=1``, ``-chdir=x``, ``-timeout``): an
+    all-letter value attached to ``-e`` (``-eexit``) reads so too, and code needs more than letters."""
     match = _SHORT_WORD.match(word)
     if match is None or word in _WHOLE_WORDS:
         return ""
+    letters = match.group(1)
     data = _DATA_SHORT.get(os.path.basename(name), frozenset())
-    return next((c for c in match.group(1) if c in _SHORT_CODE and c not in data), "")
+    rest = word[1 + len(letters) :]
+    attached = len(letters) == 1 or (bool(rest) and not rest.startswith("="))  # -c'(x)', not -chdir=x
+    if letters[0] in _SHORT_CODE and attached and letters[0] not in data:
+        return letters[0]
+    if len(letters) > _MAX_CLUSTER:
+        return ""
+    return next((c for c in letters if c in _SHORT_CODE and c not in data), "")
+
+
+#: The longest cluster of short options read as one (longer words are single-dash long options).
+_MAX_CLUSTER = 3
 
 
 def foreign_files(name: str, argv: Sequence[str], stdin: Sequence[str]) -> list[str]:
