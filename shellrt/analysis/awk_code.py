@@ -13,8 +13,10 @@ import re
 
 __all__ = ["awk_runs"]
 
-#: What runs a command once strings are gone: ``system``, a lone ``|``, ``@load`` of an extension.
-_RUNS = re.compile(r"system|(?<!\|)\|(?!\|)|\|\|\||@load")
+#: What runs a command once strings are gone: ``system``, a lone ``|``, and any ``@`` but
+#: ``@namespace``: ``@load`` of an extension, ``@include`` of a file (``"/dev/stdin"``) and gawk's
+#: indirect calls (``f = "sys" "tem"; @f($0)``: the name is in strings; round 31).
+_RUNS = re.compile(r"system|(?<!\|)\|(?!\|)|\|\|\||@(?!namespace\b)")
 
 
 def awk_runs(program: str) -> bool:

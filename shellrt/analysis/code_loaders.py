@@ -44,6 +44,14 @@ _ASSIGNMENT = re.compile(r"(?:export\s+|declare\s+-\w*x\w*\s+)?([A-Za-z_][A-Za-z
 _INHERITED = re.compile(r"\$\{?PATH\}?")
 #: The home directory (not the workspace): an entry below it is a file that exists, as ``/opt/bin``.
 _HOME = re.compile(r"(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
+#: Program directories of the system and its package managers: only there (or in the home directory)
+#: is an absolute ``PATH`` entry a place no call of the session wrote (bwrap and docker mount them
+#: read-only or own them). ``/work/ws/bin`` (the repository by its absolute path, which ``bin``
+#: asked for) and ``/tmp/w`` (filled by an earlier call) are not (red team, round 31).
+_SYSTEM_DIR = re.compile(
+    r"/(?!usr/tmp(?:/|$))(?:usr|bin|sbin|lib|lib32|lib64|libexec|opt|snap|nix|gnu|Library|System|Applications|"
+    r"home/linuxbrew)(?:/|$)"
+)
 
 
 def assignments(assigned: Iterable[str], words: Iterable[str], names: Iterable[str]) -> dict[str, str | None]:
@@ -92,6 +100,11 @@ def _path_entries(
         if not entry or not (entry.startswith("/") or home) or "$" in rest or "`" in rest:
             shown = entry or "(empty: the working directory)"
             return f"{name} holds {shown}, so its program names may mean files of the workspace or of a run-time value"
+        if (not home and not _SYSTEM_DIR.match(os.path.normpath(entry))) or "/.." in rest:
+            return (
+                f"{name} holds {entry}, outside the system's program directories (the workspace by its "
+                "absolute path, /tmp, or files an earlier call wrote), so its program names may mean any file"
+            )
     # Absolute entries: only a named write counts (``export PATH=/opt/x/bin:$PATH; ls`` leaves ``ls``
     # not read-only, so a write it does not name would count every such command).
     # Only a program file in the directory itself counts (PATH is not searched below it).

@@ -4,10 +4,13 @@ here-document (``psql db <<EOF \\! …``), a pipe, ``/dev/stdin``, or a file the
 Round 29's tables name 19 languages; a language they do not name ran its inline or stdin code past
 every command rule (red team, round 30). Listing interpreters never ends, so this is a rule about
 the command line instead: a program with no model of its own (no read-only spec, no table) given an
-option that usually takes code (``--eval``, ``--expr``, ``--execute``; ``-c``/``-e`` with a value
-that reads as code: blanks, quotes, brackets, ``$``), an ``eval`` subcommand, a here-document,
-``/dev/stdin``, or a pipe when it has no words at all (``curl … | guile``). Data readers everyone
-uses so (``tee``, ``patch``), builtins and wrappers are named and left out.
+option that usually takes code (``--eval``, ``--expr``, ``--execute``), an ``eval`` subcommand, a
+here-document, ``/dev/stdin``, a pipe, or standard input from any file but ``/dev/null`` (``psql db
+< s.sql``, ``cat s | psql db``). ``-c``/``-e``/``-E`` (alone or in a cluster: ``-ve``) count too,
+whatever the value looks like (``kotlin -e exit``), unless `_DATA_SHORT` names the program: a closed
+list of programs whose such options take data (``gcc -c``, ``docker run -e``, ``pip install -e``;
+red team, round 31). Data readers everyone uses so (``tee``, ``patch``), builtins and wrappers are
+named and left out.
 """
 
 from __future__ import annotations
@@ -23,12 +26,35 @@ __all__ = ["foreign", "foreign_code", "foreign_files"]
 #: Options that take code in the tools that have them (long or single-dash long spellings).
 _CODE_OPTIONS = frozenset({
     "--eval", "-eval", "--expr", "-expr", "--execute", "-execute", "--command", "--run", "--code", "--exec",
-    "--eval-command", "--evaluate", "--script-string",
+    "--eval-command", "--evaluate", "--script-string", "-exec",
 })
-#: Short options that take code in many interpreters, when the value reads as code.
-_SHORT_CODE = frozenset({"-c", "-e", "-E"})
-#: A value that reads as code rather than a name, a number or ``NAME=VALUE``.
-_CODE_LIKE = re.compile(r"[\s();'\"`${}|&<>!\\]")
+#: Short options that take code in many interpreters (``guile -c``, ``kotlin -e``, ``scala -e``).
+_SHORT_CODE = frozenset("ceE")
+#: A single-dash word whose first letters may hold a short option (``-e``, ``-ve``, ``-cx``, ``-e=exit``,
+#: ``-c'(code)'``: what follows the letters may be an attached value).
+_SHORT_WORD = re.compile(r"-([A-Za-z][A-Za-z0-9]*)")
+#: Single-dash words that are whole options everywhere (no cluster of ``-c``/``-e``).
+_WHOLE_WORDS = frozenset({"-help", "-version", "-verbose", "-quiet"})
+_COMPILERS = frozenset("cE")  # -c: compile only; -E: preprocess only
+#: Programs whose ``-c``/``-e``/``-E`` take data, not code: the only ones such options leave alone.
+_DATA_SHORT: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        ("gcc", "cc", "c++", "g++", "clang", "clang++", "cpp", "tcc", "icc", "icx", "nvcc", "gfortran", "zig"),
+        _COMPILERS,
+    ),
+    **dict.fromkeys(("docker", "podman", "nerdctl"), frozenset("ce")),  # -e NAME=VALUE, -c cpu shares
+    **dict.fromkeys(("pip", "pip3", "uv", "pipx"), frozenset("ce")),  # -e editable, -c constraints
+    **dict.fromkeys(("pytest", "py.test", "tox", "nox"), frozenset("ce")),  # -c config, -e environments
+    **dict.fromkeys(("mvn", "mvnw"), frozenset("e")),  # -e: error traces
+    **dict.fromkeys(("conda", "mamba", "micromamba"), frozenset("c")),  # -c channel
+    **dict.fromkeys(("kubectl", "oc"), frozenset("c")),  # -c container
+    **dict.fromkeys(("zip", "unzip", "jar"), frozenset("ce")),  # comment/create, encrypt/entry point
+    **dict.fromkeys(("pg_dump", "pg_restore"), frozenset("ceE")),  # clean, exit on error, encoding
+    **dict.fromkeys(("go", "dotnet", "swift"), frozenset("ce")),  # test -c, list -e; -c configuration
+    **dict.fromkeys(("ffmpeg", "ffprobe", "openssl"), frozenset("ceE")),  # codec; encrypt, engine file
+}
+#: Standard input files that hold no code.
+_EMPTY_INPUTS = frozenset({"/dev/null", "/dev/zero"})
 _STDIN_NAME = re.compile(r"/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+")
 #: Inline code as a URL (``deno run 'data:text/javascript,…'``), as an operand or an option's value.
 _DATA_URL = re.compile(r"(?:-[^=]*=)?['\"]?data:")
@@ -65,15 +91,15 @@ def foreign_code(name: str, argv: Sequence[str], stdin: Sequence[str]) -> str:
     if not foreign(name):
         return ""
     words = list(argv[1:])
-    for i, word in enumerate(words):
-        option, eq, attached = word.partition("=")
-        value = attached if eq else (words[i + 1] if i + 1 < len(words) else "")
+    for word in words:
+        if "$'" in word:  # an ANSI-C string keeps its source text here: ``$'-e'`` may be any option
+            return f"{name} is given {word}, a word spelled with $'…' that is not read here"
+        option = word.partition("=")[0]
         if option in _CODE_OPTIONS:
             return f"{name} {option} runs the code in its value"
-        if word in _SHORT_CODE and _CODE_LIKE.search(value):
-            return f"{name} {word} is given code"
-        if word[:2] in _SHORT_CODE and _CODE_LIKE.search(word[2:]):
-            return f"{name} {word[:2]} is given code"
+        short = _short_code(name, word)
+        if short:
+            return f"{name} {word} may run code (-{short} is code in many programs, and no list here says {name}'s is not)"
         if _STDIN_NAME.fullmatch(word):
             return f"{name} reads {word}, which may be code on standard input"
         if _DATA_URL.match(word):
@@ -83,11 +109,39 @@ def foreign_code(name: str, argv: Sequence[str], stdin: Sequence[str]) -> str:
         return f"{name} eval runs the code in its value"
     if "<<" in stdin:
         return f"{name} reads a here-document, which may be code (it has no model here)"
-    if "|" in stdin and (not operands or "-" in words):
+    if "|" in stdin:
         return f"{name} reads what a pipe gives it, which may be code (it has no model here)"
     if "" in stdin:
-        return f"{name} reads standard input from a file named at run time"
+        return f"{name} reads standard input from a file or descriptor named at run time"
+    files = [f for f in stdin if f not in _EMPTY_INPUTS]
+    if files:
+        return f"{name} reads {files[0]} on standard input, which may be code (it has no model here)"
     return ""
+
+
+def _short_code(name: str, word: str) -> str:
+    """The code-taking short option (``c``, ``e``, ``E``) in ``word`` that ``name``'s `_DATA_SHORT`
+    entry does not call data ("" for none): ``-e``, ``-e=exit``, ``-c'(code)'`` (a value attached
+    after the letter), or a cluster of at most three letters (``-ve``, ``-nE``, ``-cx``; letters after
+    one that takes a value may be that value: fail closed). A longer word of letters alone, or with
+    an ``=`` value, is a single-dash long option (``-count=1``, ``-chdir=x``, ``-timeout``): an
+    all-letter value attached to ``-e`` (``-eexit``) reads so too, and code needs more than letters."""
+    match = _SHORT_WORD.match(word)
+    if match is None or word in _WHOLE_WORDS:
+        return ""
+    letters = match.group(1)
+    data = _DATA_SHORT.get(os.path.basename(name), frozenset())
+    rest = word[1 + len(letters) :]
+    attached = len(letters) == 1 or (bool(rest) and not rest.startswith("="))  # -c'(x)', not -chdir=x
+    if letters[0] in _SHORT_CODE and attached and letters[0] not in data:
+        return letters[0]
+    if len(letters) > _MAX_CLUSTER:
+        return ""
+    return next((c for c in letters if c in _SHORT_CODE and c not in data), "")
+
+
+#: The longest cluster of short options read as one (longer words are single-dash long options).
+_MAX_CLUSTER = 3
 
 
 def foreign_files(name: str, argv: Sequence[str], stdin: Sequence[str]) -> list[str]:

@@ -19,6 +19,7 @@ import shlex
 from collections.abc import Sequence
 
 from shellrt.analysis.awk_code import awk_runs
+from shellrt.analysis.foreign_code import foreign_code
 from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 
@@ -265,6 +266,13 @@ def _awk(name: str, words: list[str]) -> str:
             return f"{name} -l loads an extension that runs code no rule reads"
         elif option in ("-v", "--assign", "-F", "--field-separator") or word.startswith(("-v", "-F")):
             pass
+        elif word.startswith("-W"):  # mawk's -W exec FILE (-We, -W ex: any prefix), gawk's -W long-option
+            spec, j = (word[2:], i + 1) if len(word) > 2 or i + 1 >= len(words) else (words[i + 1], i + 2)
+            why, took = _awk_w(name, spec, words[j] if j < len(words) else "")
+            if why:
+                return why
+            i = j + took
+            continue
         else:
             step = 1
         i += step
@@ -274,6 +282,33 @@ def _awk(name: str, words: list[str]) -> str:
     if awk_runs(program):
         return f"{name}'s program runs commands (system, a pipe) known only at run time"
     return ""
+
+
+def _awk_w(name: str, spec: str, following: str) -> tuple[str, int]:
+    """Why awk's ``-W`` ``spec`` (``exec``, ``e``, ``source=…``, comma-separated) runs code no rule
+    reads, and how many following words it takes. mawk takes any prefix of ``exec`` for a program
+    file (``-We /dev/stdin`` ran standard input: red team, round 31); gawk reads ``-W x`` as ``--x``.
+    A value is read both as a program file and as a program (a prefix may mean another option), and
+    the operand after is still read as the program: fail closed."""
+    took = 0
+    for token in spec.split(","):
+        key, eq, value = token.partition("=")
+        key = key.lower()
+        if not key or not any(full.startswith(key) for full in _AWK_VALUED):
+            continue
+        if not eq:
+            value, took = following, 1
+        if "load".startswith(key):
+            return f"{name} -W {key} loads an extension that runs code no rule reads", took
+        if _STDIN.fullmatch(value):
+            return f"{name} -W {key} reads its program from standard input", took
+        if awk_runs(value):
+            return f"{name}'s program runs commands (system, a pipe) known only at run time", took
+    return "", took
+
+
+#: awk's long options (``-W`` names, any prefix) that take a program, a file of one, or an extension.
+_AWK_VALUED = ("exec", "file", "include", "source", "load")
 
 
 def _sed(words: list[str]) -> str:
@@ -326,20 +361,66 @@ def _ssh_reads_stdin(words: Sequence[str]) -> bool:
     return len(rest) <= 1  # a host and no command
 
 
-def value_code(value: str) -> str:
+def value_code(value: str, name: str | None = None) -> str:
     """Why a command given as a value (``core.pager=sh``, ``man -P python3``, ``alias.x='!perl'``,
     ``GIT_PAGER=…``) runs code no rule reads ("" when it does not): a shell or an interpreter that
     reads its program from standard input, which is then the output of the command that starts it
-    (a hostile repository's commit messages for git's pager)."""
+    (a hostile repository's commit messages for git's pager). ``name``: the variable the value is
+    assigned to (None for an option's value); for an option or a variable that names a command
+    (`_COMMAND_VARIABLE`) the value is read as a command line too (`_command_value`)."""
+    text = value.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]  # one pair of quotes around the value; inner quotes are the command's
+    text = _VALUE_PREFIX.sub("", text.strip("'\"") if text.count('"') % 2 else text).strip()
     try:
-        words = shlex.split(value.strip().strip("'\"").lstrip("!|").strip())
+        words = shlex.split(text)
     except ValueError:
         return ""  # not static: the option checks refuse it as a value known only at run time
     if not words:
         return ""
-    name = os.path.basename(words[0])
-    why = unread_code(name, words)
-    return f"{value!r} starts {name}: {why}" if why else ""
+    program = os.path.basename(words[0])
+    why = unread_code(program, words)
+    if why:
+        return f"{value!r} starts {program}: {why}"
+    if name is not None and not _COMMAND_VARIABLE.fullmatch(name):
+        return ""
+    piped = name is None or "PAGER" in name or "SSH" in name or bool(_PIPED_PREFIX.match(value.strip(" '\"")))
+    return _command_value(value, text, piped)
+
+
+#: Variables whose value is a command line (``GIT_PAGER``, ``LESSOPEN``, ``GIT_SSH_COMMAND``, ``EDITOR``).
+_COMMAND_VARIABLE = re.compile(
+    r"[A-Z0-9_]*(?:PAGER|EDITOR|VISUAL|COMMAND|CMD|SSH|SHELL|OPEN|CLOSE|PROGRAM|HELPER|EXTERNAL_DIFF|ASKPASS|"
+    r"DIFF|PROXY|FILTER)[A-Z0-9_]*"
+)
+#: What marks a value as a command before its words: git's alias ``!``, ``LESSOPEN``'s ``|``, ``||``, ``|-``.
+_VALUE_PREFIX = re.compile(r"^(?:!|\|+-?)")
+#: ``LESSOPEN='|-cmd'``: the command reads the file on standard input too.
+_PIPED_PREFIX = re.compile(r"\|+-")
+
+
+def _command_value(value: str, text: str, piped: bool) -> str:
+    """Why the command line ``text`` (a value that names a command) runs code no rule reads: a
+    program name computed at run time (``sh -c "$(printf r)m x"``), or a program with no model given
+    code (``guile -c``, ``kotlin -e``) or, when ``piped``, fed what the command that starts it prints
+    (``GIT_PAGER=guile``: the repository's commit messages). Wrappers and ``sh -c`` code are read
+    as the analysis reads a command (red team, round 31)."""
+    from shellrt.analysis.analyze import analyze  # analyze does not import this module's callers
+
+    for sub in analyze(text).subcommands:
+        if not sub.name:
+            if all(_ASSIGNMENT_WORD.fullmatch(w) for w in sub.argv):
+                continue
+            return f"{value!r} runs a command whose name is computed at run time ({sub.text})"
+        why = unread_code(sub.name, sub.argv)
+        if not why and not modelled(sub.name):
+            why = foreign_code(sub.name, sub.argv, ("|",) if piped else ())
+        if why:
+            return f"{value!r} starts {sub.name}: {why}"
+    return ""
+
+
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=.*", re.DOTALL)
 
 
 def script_files(name: str, argv: Sequence[str]) -> list[str]:

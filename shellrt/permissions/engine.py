@@ -934,14 +934,14 @@ _NO_FILE_ARGUMENTS = frozenset(
 
 
 #: ``NAME=VALUE``: an assignment or an environment setting given as a word (``env GIT_PAGER=sh``).
-_SETTING = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)
+_SETTING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
 
 
 def _values_code(part: CommandPart) -> str:
     """Why a command the part gives as a value (an option's, a setting's) runs code no rule reads."""
-    values = [value for _, value in command_options(part.name, part.argv)]
-    values += [m.group(1) for w in (*part.assigned, *part.argv[1:]) if (m := _SETTING.fullmatch(w))]
-    return next((why for why in map(value_code, values) if why), "")
+    values: list[tuple[str, str | None]] = [(value, None) for _, value in command_options(part.name, part.argv)]
+    values += [(m.group(2), m.group(1)) for w in (*part.assigned, *part.argv[1:]) if (m := _SETTING.fullmatch(w))]
+    return next((why for value, name in values if (why := value_code(value, name))), "")
 
 
 def _nested(one: CommandPart, other: CommandPart) -> bool:

@@ -133,8 +133,10 @@ def _stdin(plan: CommandPlan | None, argv: tuple[str, ...], source: str) -> tupl
                 continue
             if redirect.kind != "file":
                 found.append("<<")
-            elif redirect.op == "<":
+            elif redirect.op in ("<", "<>"):
                 found.append(redirect.target.value or "" if redirect.target is not None else "")
+            elif redirect.op == "<&" and (redirect.target is None or redirect.target.value != "-"):
+                found.append("")  # a descriptor the command opened: what it holds is not known here
     return tuple(dict.fromkeys(found))
 
 
