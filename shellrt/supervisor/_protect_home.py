@@ -82,6 +82,14 @@ HOME_FILES = frozenset(
         ".direnvrc",
         ".config/direnv/direnvrc",
         ".config/direnv/direnv.toml",
+        # other agents' user configs (round 31): the MCP servers, hooks and start-up scripts they
+        # name run as you when the agent starts (Claude Code's user and per-project mcpServers,
+        # Windsurf's Cascade hooks, Crush's crushrc: a bash script)
+        ".claude.json",
+        ".codeium/windsurf/hooks.json",
+        ".codeium/windsurf/mcp_config.json",
+        ".config/crush/crushrc",
+        ".config/crush/crush.json",
     }
 )
 #: Home-relative directories whose every file (at any depth) is protected.
@@ -99,6 +107,7 @@ HOME_TREES = frozenset(
         ".bashrc.d",
         ".config/nvim",
         ".vim",
+        ".config/opencode",  # round 31: opencode's user config, plugins and commands
     }
 )
 #: A symlink at one of these redirects what is obeyed below it (``ln -s ~/evil ~/.config``).
