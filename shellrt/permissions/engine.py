@@ -72,6 +72,7 @@ from shellrt.permissions.embedded import (
 )
 from shellrt.permissions.interfaces import CommandPart, CommandPartsTool, PermissionDecision
 from shellrt.permissions.modes import PermissionMode
+from shellrt.permissions.path_wrappers import through_path_wrappers
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
@@ -520,6 +521,7 @@ class PermissionEngine:
         whatever they hold in ``bypassPermissions`` mode (red team, round 29)."""
         if not (self._has_command_rule("deny", tool_name) or self._has_command_rule("ask", tool_name)):
             return None
+        parts = through_path_wrappers(parts)  # `/usr/bin/env sh <<<…` runs `sh` (round 31)
         # What each part writes; a part that is not read-only and names no write may write anything.
         writes = [
             (p.text, (*p.writes, *p.program_writes) or (() if p.read_only or p.assignment_only else ("",)))

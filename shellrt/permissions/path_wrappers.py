@@ -1,0 +1,55 @@
+"""The programs a wrapper spelt as a path runs (``/usr/bin/env sh`` runs ``sh``), as parts.
+
+Why: the analysis looks through wrappers by their bare name (``env sh <<<'rm x'`` is planned as
+``sh`` too), not through ``/usr/bin/env sh``: the engine's unread-code check then read ``sh`` as
+the wrapper's operand, a script file that exists before the call, and ``bypassPermissions`` ran
+the here-string past a ``Bash(rm:*)`` deny rule (red team round 31, variants). Each wrapper, by
+whatever path it is spelt, adds the part it runs, judged as the bare form's would be.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
+from shellrt.permissions.interfaces import CommandPart
+
+__all__ = ["through_path_wrappers"]
+
+#: Wrappers inside wrappers followed at most (``/usr/bin/nice /usr/bin/env sh``).
+_MAX_DEPTH = 8
+#: Characters of a word bash may still expand (the part's argv keeps a dynamic word's source).
+_DYNAMIC = frozenset("$`*?[{\\'\"")
+
+
+def through_path_wrappers(parts: Sequence[CommandPart]) -> list[CommandPart]:
+    """``parts``, each followed by the parts its path-spelt wrappers run (innermost last)."""
+    out: list[CommandPart] = []
+    for part in parts:
+        out.append(part)
+        out.extend(dataclasses.replace(part, argv=argv, name=_base(argv[0]), text=shlex.join(argv))
+                   for argv in _wrapped(part.argv))
+    return out
+
+
+def _wrapped(argv: Sequence[str]) -> list[tuple[str, ...]]:
+    found: list[tuple[str, ...]] = []
+    current = tuple(argv)
+    for _ in range(_MAX_DEPTH):
+        if not current or "/" not in current[0] or _base(current[0]) not in WRAPPERS:
+            break  # a bare wrapper's command the analysis plans itself
+        words: list[str | None] = [_base(current[0])]
+        words += [None if set(w) & _DYNAMIC else w for w in current[1:]]
+        result = unwrap(words)
+        if result.start is None:
+            break
+        current = current[result.start :]
+        found.append(current)
+    return found
+
+
+def _base(word: str) -> str:
+    return PurePosixPath(word).name

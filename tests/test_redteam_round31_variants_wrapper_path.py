@@ -1,0 +1,56 @@
+"""Red team, round 31 (variants): a here-string fed to a shell behind a wrapper spelt as a path.
+
+Class (d) of earlier rounds: code a deny rule cannot read (a shell's or interpreter's standard
+input, an inline program) is asked, never allowed, beside a ``Bash(...)`` deny or ask rule (round
+29). The analysis looks through wrappers by their bare name (``env sh``, ``nice sh``, ``sudo sh``);
+spelt as a path (``/usr/bin/env sh <<<'rm x'``) the wrapped shell's argv kept the wrapper in front,
+the check read ``sh`` as the wrapper's script operand (a file that exists before the call) and
+``bypassPermissions`` ran ``rm x`` past ``Bash(rm:*)``: 15 of the 17 below were allowed under the
+deny rule and 15 under an ask rule (30 of 51 verdicts; ``acceptEdits`` asked). The fix adds, for
+each wrapper spelt as a path, the part it runs (`shellrt.permissions.path_wrappers`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shellrt.tools.bash import Bash
+from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
+
+pytestmark = pytest.mark.anyio
+
+HIDDEN = [
+    "/usr/bin/env sh <<<'rm x'",
+    "/usr/bin/env bash <<<'rm x'",
+    "/usr/bin/env FOO=1 sh <<<'rm x'",
+    "/usr/bin/env -i dash <<<'rm x'",
+    "/usr/local/bin/env sh <<<'rm x'",
+    "/usr/bin/nice sh <<<'rm x'",
+    "/usr/bin/nice -n 1 /usr/bin/env sh <<<'rm x'",
+    "/usr/bin/timeout 5 sh <<<'rm x'",
+    "/usr/bin/nohup sh <<<'rm x'",
+    "/usr/bin/sudo sh <<<'rm x'",
+    "/usr/bin/setsid sh <<<'rm x'",
+    "/usr/bin/time sh <<<'rm x'",
+    "/usr/bin/stdbuf -o0 bash <<EOF\nrm x\nEOF",
+    "echo 'rm x' | /usr/bin/env sh",
+    "/usr/bin/env sh < s",
+    "/usr/bin/env python3 <<<'import os'",
+    "/usr/bin/env perl -e 'unlink q(x)'",
+]
+
+
+async def test_a_wrapper_spelt_as_a_path_hides_no_unread_code(tmp_path: Path) -> None:
+    allowed = []
+    for mode in ("bypassPermissions", "acceptEdits"):
+        got = await decide(tmp_path, Bash(), HIDDEN, mode, deny=["Bash(rm:*)"])
+        allowed += [(mode, c) for c, d in zip(HIDDEN, got, strict=True) if d == "allow"]
+    got = await decide(tmp_path, Bash(), HIDDEN, "bypassPermissions", ask=["Bash(rm:*)"])
+    allowed += [("ask rule", c) for c, d in zip(HIDDEN, got, strict=True) if d == "allow"]
+    assert allowed == [], f"{len(allowed)} of {3 * len(HIDDEN)} allowed: {allowed}"
+    # Script files that exist before the call stay the workspace's code, as with bare names.
+    plain = ["/usr/bin/env sh s.sh", "/usr/bin/nice python3 s.py", "/usr/bin/env ls", "/usr/bin/timeout 5 make"]
+    got = await decide(tmp_path, Bash(), plain, "bypassPermissions", deny=["Bash(rm:*)"])
+    assert got == ["allow"] * len(plain), list(zip(plain, got, strict=True))
