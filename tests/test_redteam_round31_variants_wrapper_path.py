@@ -54,3 +54,23 @@ async def test_a_wrapper_spelt_as_a_path_hides_no_unread_code(tmp_path: Path) ->
     plain = ["/usr/bin/env sh s.sh", "/usr/bin/nice python3 s.py", "/usr/bin/env ls", "/usr/bin/timeout 5 make"]
     got = await decide(tmp_path, Bash(), plain, "bypassPermissions", deny=["Bash(rm:*)"])
     assert got == ["allow"] * len(plain), list(zip(plain, got, strict=True))
+    # The class: a wrapper spelt as a path is never allowed where its bare name is not (the analysis
+    # reads a bare `sh <<<'rm x'` as a script and denies it; spelt as a path it is asked: the
+    # analysis' part, outside this area).
+    spelt = [c.replace("/usr/local/bin/", "").replace("/usr/bin/", "") for c in HIDDEN + PAIRS]
+    bare = await decide(tmp_path, Bash(), spelt, "bypassPermissions", deny=["Bash(rm:*)"])
+    path = await decide(tmp_path, Bash(), HIDDEN + PAIRS, "bypassPermissions", deny=["Bash(rm:*)"])
+    rank = {"allow": 0, "passthrough": 0, "ask": 1, "deny": 2}
+    weaker = [(c, b, p) for c, b, p in zip(HIDDEN + PAIRS, bare, path, strict=True) if rank[p] < min(rank[b], 1)]
+    assert weaker == []
+
+
+#: Commands whose other parts (a file written first, a loader variable) decide the verdict.
+PAIRS = [
+    "cp /tmp/a x.so; /usr/bin/env LD_PRELOAD=./x.so ls",
+    "cp /tmp/a s; /usr/bin/nice sh s",
+    "cp /tmp/a m.py; /usr/bin/env PYTHONPATH=. python3 -m m",
+    "cp /tmp/a s; /usr/bin/timeout 5 ./s",
+    "/usr/bin/env GIT_PAGER=sh git log",
+    "/usr/bin/env PYTHONPATH=. python3 -m x",
+]
