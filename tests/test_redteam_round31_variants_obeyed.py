@@ -8,7 +8,10 @@ when the operator only starts them in the folder and were not listed: opencode (
 ``.opencode/plugins/*.ts`` load), Qwen Code (``.qwen/settings.json``: ``mcpServers``, a fork of
 Gemini CLI's file), Windsurf (``.windsurf/hooks.json``: Cascade hooks), Kilo Code
 (``.kilocode/mcp.json``) and Crush (``crush.json``/``.crush.json``: ``mcp`` and ``lsp`` commands).
-Planted unasked through ``python3`` (which the analysis cannot see into) and kept before.
+Also OCaml's ``.ocamlinit`` (a REPL's start-up file read from the directory it starts in; round 19
+listed irb, pry, R, GHCi, Octave), and rustup's ``rust-toolchain.toml`` / ``rust-toolchain`` (a
+``path`` toolchain: its ``cargo`` and ``rustc`` run for every cargo or rustc call there, a shell
+prompt's ``rustc --version`` at ``cd`` included). Planted unasked through ``python3`` (which the analysis cannot see into) and kept before.
 
 With the home as the workspace the same agents' *user* files were open too: Claude Code's own
 ``~/.claude.json`` (its user and per-project ``mcpServers`` start with every later session),
@@ -38,9 +41,14 @@ _PLANTS = {
     ".kilocode/mcp.json": '{"mcpServers": {"x": {"command": "./evil.sh"}}}\n',
     "crush.json": '{"lsp": {"go": {"command": "./evil.sh"}}}\n',
     ".crush.json": '{"mcp": {"x": {"type": "stdio", "command": "./evil.sh"}}}\n',
+    # The OCaml toplevel's start-up file, read from the directory it starts in.
+    ".ocamlinit": "let () = ignore (Sys.command \"./evil.sh\")\n",
+    # rustup runs the toolchain a `path` names for every cargo/rustc there (an editor's too).
+    "rust-toolchain.toml": '[toolchain]\npath = "./tc"\n',
+    "crate/rust-toolchain": '[toolchain]\npath = "../tc"\n',
 }
 #: Agent text and ordinary files of the same directories stay the model's.
-_ORDINARY = ("AGENTS.md", ".windsurf/rules/x.md", "opencode.md", "src/crush.py", ".qwen/QWEN.md")
+_ORDINARY = ("AGENTS.md", ".windsurf/rules/x.md", "opencode.md", "src/crush.py", ".qwen/QWEN.md", ".pdbrc")
 
 
 def test_round_31_agent_configs_are_protected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

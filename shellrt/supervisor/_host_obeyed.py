@@ -46,6 +46,7 @@ _EMACS = (
     "Emacs directory-local variables (read when any file below is opened; an `eval` form runs as you "
     "once you answer its prompt, and a form marked safe before runs unasked)"
 )
+_RUSTUP = "rustup's toolchain file (a `path` toolchain's cargo and rustc run as you at every cargo call there)"
 _REPL = "a REPL's start-up file (read from the directory it starts in: code as you at `irb`, `R`, `ghci`)"
 _HG = (
     "a Mercurial/Sapling repository's config (its [extensions] load Python and its [hooks] run at "
@@ -80,6 +81,13 @@ _ANYWHERE: Final[dict[str, str]] = {
     ".Rprofile": _REPL,
     ".ghci": _REPL,
     ".octaverc": _REPL,
+    # Round 31: the OCaml toplevel (and utop) evaluate it from the directory they start in. A
+    # debugger's (``.pdbrc``, ``.perldb``) stays the model's: debugging runs the project's code.
+    ".ocamlinit": _REPL,
+    # Round 31: rustup's toolchain file: a ``path`` toolchain's cargo and rustc run for every cargo
+    # or rustc call below it, a shell prompt's ``rustc --version`` at cd included (starship).
+    "rust-toolchain.toml": _RUSTUP,
+    "rust-toolchain": _RUSTUP,
     # Round 31: agents that read a project's config when the operator starts them in the folder
     # (opencode's ``mcp`` servers and ``plugins``; Crush's ``mcp`` and ``lsp`` commands).
     "opencode.json": _MCP + "; its plugins load as you too",
