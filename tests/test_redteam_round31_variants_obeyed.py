@@ -21,14 +21,12 @@ config, and Crush's ``~/.config/crush/crushrc`` (a bash script run at every star
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
 
 from shellrt.supervisor.protect import protected_reason
-from tests._plants import plant_with_bash
+from tests._plants import kept_plants
 
 _PLANTS = {
     "opencode.json": '{"mcp": {"x": {"type": "local", "command": ["./evil.sh"]}}}\n',
@@ -56,14 +54,8 @@ def test_round_31_agent_configs_are_protected(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     ws = tmp_path / "ws"
     ws.mkdir()
-    plants = {**_PLANTS, **{p: "x\n" for p in _ORDINARY}}
-    results = plant_with_bash(ws, tmp_path / "s", plants)
-    shown = json.dumps(results)
-    assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
-    kept = [p for p in _PLANTS if os.path.lexists(ws / p)]
-    assert not kept, f"{len(kept)} of {len(_PLANTS)} kept: {kept} {shown}"
-    for path in _ORDINARY:
-        assert (ws / path).exists(), path
+    kept = kept_plants(ws, tmp_path / "s", _PLANTS, _ORDINARY)
+    assert not kept, f"{len(kept)} of {len(_PLANTS)} kept: {kept}"
 
 
 #: Home-relative user configs of the same agents (the home is the workspace).
@@ -83,12 +75,8 @@ def test_round_31_agent_user_configs_in_a_home_workspace(tmp_path: Path, monkeyp
     monkeypatch.setenv("HOME", str(ws))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust.json"))
-    results = plant_with_bash(ws, tmp_path / "s", {**_HOME_PLANTS, "notes.md": "x\n"})
-    shown = json.dumps(results)
-    assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
-    kept = [p for p in _HOME_PLANTS if os.path.lexists(ws / p)]
-    assert not kept, f"{len(kept)} of {len(_HOME_PLANTS)} kept: {kept} {shown}"
-    assert (ws / "notes.md").exists()
+    kept = kept_plants(ws, tmp_path / "s", _HOME_PLANTS, ("notes.md",))
+    assert not kept, f"{len(kept)} of {len(_HOME_PLANTS)} kept: {kept}"
     unasked = [p for p in _HOME_PLANTS if not protected_reason(str(ws / p))]
     assert not unasked, f"{len(unasked)} of {len(_HOME_PLANTS)} written without a safety check: {unasked}"
 
