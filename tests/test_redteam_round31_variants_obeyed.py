@@ -7,7 +7,9 @@ when the operator only starts them in the folder and were not listed: opencode (
 ``opencode.jsonc`` and ``.opencode/``: its ``mcp`` servers start, its ``plugins`` and every
 ``.opencode/plugins/*.ts`` load), Qwen Code (``.qwen/settings.json``: ``mcpServers``, a fork of
 Gemini CLI's file), Windsurf (``.windsurf/hooks.json``: Cascade hooks), Kilo Code
-(``.kilocode/mcp.json``) and Crush (``crush.json``/``.crush.json``: ``mcp`` and ``lsp`` commands).
+(``.kilocode/mcp.json``), Crush (``crush.json``/``.crush.json``: ``mcp`` and ``lsp`` commands), GitHub
+Copilot CLI (``.github/hooks/*.json``) and aider (``.aider.conf.yml``: its ``lint-cmd`` runs after
+every edit).
 Also OCaml's ``.ocamlinit`` (a REPL's start-up file read from the directory it starts in; round 19
 listed irb, pry, R, GHCi, Octave), and rustup's ``rust-toolchain.toml`` / ``rust-toolchain`` (a
 ``path`` toolchain: its ``cargo`` and ``rustc`` run for every cargo or rustc call there, a shell
@@ -16,7 +18,8 @@ prompt's ``rustc --version`` at ``cd`` included). Planted unasked through ``pyth
 With the home as the workspace the same agents' *user* files were open too: Claude Code's own
 ``~/.claude.json`` (its user and per-project ``mcpServers`` start with every later session),
 ``~/.config/opencode/`` (config and plugins), Windsurf's ``~/.codeium/windsurf/`` hooks and MCP
-config, and Crush's ``~/.config/crush/crushrc`` (a bash script run at every start).
+config, Crush's ``~/.config/crush/crushrc`` (a bash script run at every start) and Copilot CLI's
+``~/.copilot/mcp-config.json``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ _PLANTS = {
     ".kilocode/mcp.json": '{"mcpServers": {"x": {"command": "./evil.sh"}}}\n',
     "crush.json": '{"lsp": {"go": {"command": "./evil.sh"}}}\n',
     ".crush.json": '{"mcp": {"x": {"type": "stdio", "command": "./evil.sh"}}}\n',
+    # GitHub Copilot CLI loads every .github/hooks/*.json of the directory it starts in; aider lints
+    # every file it edits with the config's lint-cmd (auto-lint is on by default).
+    ".github/hooks/x.json": '{"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "./evil.sh"}]}}\n',
+    ".aider.conf.yml": "lint-cmd: ./evil.sh\n",
     # The OCaml toplevel's start-up file, read from the directory it starts in.
     ".ocamlinit": "let () = ignore (Sys.command \"./evil.sh\")\n",
     # rustup runs the toolchain a `path` names for every cargo/rustc there (an editor's too).
@@ -46,7 +53,16 @@ _PLANTS = {
     "crate/rust-toolchain": '[toolchain]\npath = "../tc"\n',
 }
 #: Agent text and ordinary files of the same directories stay the model's.
-_ORDINARY = ("AGENTS.md", ".windsurf/rules/x.md", "opencode.md", "src/crush.py", ".qwen/QWEN.md", ".pdbrc")
+_ORDINARY = (
+    "AGENTS.md",
+    ".windsurf/rules/x.md",
+    "opencode.md",
+    "src/crush.py",
+    ".qwen/QWEN.md",
+    ".pdbrc",
+    ".github/workflows/ci.yml",
+    ".github/copilot-instructions.md",
+)
 
 
 def test_round_31_agent_configs_are_protected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,6 +82,7 @@ _HOME_PLANTS = {
     ".codeium/windsurf/hooks.json": '{"hooks": {"pre_run_command": [{"command": "/tmp/evil.sh"}]}}\n',
     ".codeium/windsurf/mcp_config.json": '{"mcpServers": {"x": {"command": "/tmp/evil.sh"}}}\n',
     ".config/crush/crushrc": "/tmp/evil.sh\n",
+    ".copilot/mcp-config.json": '{"mcpServers": {"x": {"command": "/tmp/evil.sh"}}}\n',
 }
 
 

@@ -94,6 +94,7 @@ _ANYWHERE: Final[dict[str, str]] = {
     "opencode.jsonc": _MCP + "; its plugins load as you too",
     "crush.json": _MCP + "; its language servers too",
     ".crush.json": _MCP + "; its language servers too",
+    ".aider.conf.yml": "aider's config (its lint-cmd and test-cmd run as you after the edits it makes)",
     ".tool-versions": "mise's and asdf's tool list (read at every cd with mise activated; a path: version "
     "puts that directory's bin/ first on PATH, so `ls` or `git` there is the command's)",
 }
@@ -145,6 +146,7 @@ _TREES: Final[dict[tuple[str, str], str]] = {
     (".kiro", "settings"): _MCP,  # .kiro/settings/mcp.json: started when the folder opens
     (".kiro", "hooks"): _HOOKS,
     (".clinerules", "hooks"): _HOOKS,
+    (".github", "hooks"): _HOOKS,  # round 31: GitHub Copilot CLI loads every .github/hooks/*.json
 }
 #: Directories every file below which is obeyed, by their own name (round 31: ``.opencode/``
 #: holds opencode's config, and the ``.ts``/``.js`` of its ``plugins/`` load at every start).

@@ -90,6 +90,7 @@ HOME_FILES = frozenset(
         ".codeium/windsurf/mcp_config.json",
         ".config/crush/crushrc",
         ".config/crush/crush.json",
+        ".copilot/mcp-config.json",
     }
 )
 #: Home-relative directories whose every file (at any depth) is protected.
