@@ -74,3 +74,16 @@ PAIRS = [
     "/usr/bin/env GIT_PAGER=sh git log",
     "/usr/bin/env PYTHONPATH=. python3 -m x",
 ]
+
+
+async def test_a_system_program_spelt_outside_the_bin_dirs_is_read_as_its_name(tmp_path: Path) -> None:
+    """``/usr/lib/git-core/git`` is git (Debian ships the same binary there): its name stayed the
+    path, so round 29's check of code-running option values (``core.pager=sh``, fed the log of a
+    hostile repository) did not read it: allowed under ``Bash(rm:*)`` before (1 of 1)."""
+    spelt = ["/usr/lib/git-core/git -c core.pager=sh log", "/usr/libexec/git-core/git -c core.pager='perl -' log"]
+    got = await decide(tmp_path, Bash(), spelt, "bypassPermissions", deny=["Bash(rm:*)"])
+    assert [c for c, d in zip(spelt, got, strict=True) if d == "allow"] == []
+    got = await decide(tmp_path, Bash(), ["/usr/lib/git-core/git log", "/opt/x/bin/python3 s.py"], "bypassPermissions",
+                       deny=["Bash(rm:*)"])
+    assert got == ["allow", "allow"]
+

@@ -4,7 +4,8 @@ Why: the analysis looks through wrappers by their bare name (``env sh <<<'rm x'`
 ``sh`` too), not through ``/usr/bin/env sh``: the engine's unread-code check then read ``sh`` as
 the wrapper's operand, a script file that exists before the call, and ``bypassPermissions`` ran
 the here-string past a ``Bash(rm:*)`` deny rule (red team round 31, variants). Each wrapper, by
-whatever path it is spelt, adds the part it runs, judged as the bare form's would be.
+whatever path it is spelt, adds the part it runs, judged as the bare form's would be; a program the
+analysis names by a path outside the system bin directories is judged under its bare name too.
 """
 
 from __future__ import annotations
@@ -26,10 +27,14 @@ _DYNAMIC = frozenset("$`*?[{\\'\"")
 
 
 def through_path_wrappers(parts: Sequence[CommandPart]) -> list[CommandPart]:
-    """``parts``, each followed by the parts its path-spelt wrappers run (innermost last)."""
+    """``parts``, each followed by itself under its bare name when the analysis kept a path as its
+    name (``/usr/lib/git-core/git`` is git: its code-running option values count), and by the
+    parts its path-spelt wrappers run (innermost last). Only more parts: only more asks."""
     out: list[CommandPart] = []
     for part in parts:
         out.append(part)
+        if "/" in part.name and _base(part.name):
+            out.append(dataclasses.replace(part, name=_base(part.name)))
         out.extend(dataclasses.replace(part, argv=argv, name=_base(argv[0]), text=shlex.join(argv))
                    for argv in _wrapped(part.argv))
     return out
