@@ -87,3 +87,25 @@ async def test_a_system_program_spelt_outside_the_bin_dirs_is_read_as_its_name(t
                        deny=["Bash(rm:*)"])
     assert got == ["allow", "allow"]
 
+
+async def test_git_spelt_by_path_or_dashed_meets_git_rules(tmp_path: Path) -> None:
+    """git named by a path outside the bin dirs skipped the engine's git forms (``-C d push``, an
+    alias naming ``push``), and git's own dashed name (``/usr/lib/git-core/git-push``, a link to git
+    that runs ``git push``) met no ``Bash(git push:*)`` rule: 3 of 5 allowed before."""
+    spelt = [
+        "/usr/lib/git-core/git-push origin main",
+        "/usr/libexec/git-core/git-push --force origin main",
+        "/usr/lib/git-core/git -c alias.p=push p",
+        "/usr/lib/git-core/git --no-pager -C . push",
+        "/usr/lib/git-core/git -C . push origin",
+    ]
+    got = await decide(tmp_path, Bash(), spelt, "bypassPermissions", deny=["Bash(git push:*)"])
+    assert [c for c, d in zip(spelt, got, strict=True) if d == "allow"] == []
+    plain = ["/usr/lib/git-core/git-status", "/usr/lib/git-core/git log"]
+    got = await decide(tmp_path, Bash(), plain, "bypassPermissions", deny=["Bash(git push:*)"])
+    assert got == ["allow"] * len(plain), list(zip(plain, got, strict=True))
+    # A dashed name is judged as git's own form (an unknown subcommand may be an alias: refused).
+    pair = ["git-lfs ls-files", "git lfs ls-files"]
+    got = await decide(tmp_path, Bash(), pair, "bypassPermissions", deny=["Bash(git push:*)"])
+    assert got[0] == got[1], list(zip(pair, got, strict=True))
+

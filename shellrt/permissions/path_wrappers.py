@@ -11,6 +11,7 @@ analysis names by a path outside the system bin directories is judged under its 
 from __future__ import annotations
 
 import dataclasses
+import re
 import shlex
 from collections.abc import Sequence
 from pathlib import PurePosixPath
@@ -18,25 +19,37 @@ from pathlib import PurePosixPath
 from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
 from shellrt.permissions.interfaces import CommandPart
 
-__all__ = ["through_path_wrappers"]
+__all__ = ["spelt_forms", "through_path_wrappers"]
 
 #: Wrappers inside wrappers followed at most (``/usr/bin/nice /usr/bin/env sh``).
 _MAX_DEPTH = 8
+#: git's dashed names (``/usr/lib/git-core/git-push`` is a link to git, which then runs ``push``;
+#: ``git push`` itself runs ``git-push`` for what it does not build in): ``git-X a`` is ``git X a``.
+_GIT_DASHED = re.compile(r"git-([a-z][a-z0-9-]*)")
 #: Characters of a word bash may still expand (the part's argv keeps a dynamic word's source).
 _DYNAMIC = frozenset("$`*?[{\\'\"")
 
 
 def through_path_wrappers(parts: Sequence[CommandPart]) -> list[CommandPart]:
-    """``parts``, each followed by itself under its bare name when the analysis kept a path as its
-    name (``/usr/lib/git-core/git`` is git: its code-running option values count), and by the
-    parts its path-spelt wrappers run (innermost last). Only more parts: only more asks."""
+    """``parts``, each followed by its `spelt_forms`. For deny and ask checks only: more parts,
+    only more catches."""
+    return [form for part in parts for form in (part, *spelt_forms(part))]
+
+
+def spelt_forms(part: CommandPart) -> list[CommandPart]:
+    """The part again under its bare name when the analysis kept a path as its name
+    (``/usr/lib/git-core/git`` is git: its code-running option values count), as ``git X`` when it
+    is git's dashed ``git-X``, and the parts its path-spelt wrappers run (innermost last)."""
     out: list[CommandPart] = []
-    for part in parts:
-        out.append(part)
-        if "/" in part.name and _base(part.name):
-            out.append(dataclasses.replace(part, name=_base(part.name)))
-        out.extend(dataclasses.replace(part, argv=argv, name=_base(argv[0]), text=shlex.join(argv))
-                   for argv in _wrapped(part.argv))
+    if "/" in part.name and _base(part.name):
+        out.append(dataclasses.replace(part, name=_base(part.name)))
+    dashed = _GIT_DASHED.fullmatch(_base(part.name))
+    if dashed is not None and part.argv:
+        argv = ("git", dashed.group(1), *part.argv[1:])
+        out.append(dataclasses.replace(part, name="git", argv=argv, text=shlex.join(argv)))
+    out.extend(
+        dataclasses.replace(part, argv=argv, name=_base(argv[0]), text=shlex.join(argv)) for argv in _wrapped(part.argv)
+    )
     return out
 
 
