@@ -91,6 +91,16 @@ HOME_FILES = frozenset(
         ".config/crush/crushrc",
         ".config/crush/crush.json",
         ".copilot/mcp-config.json",
+        ".config/goose/config.yaml",
+        # programs any later call of a common tool runs, whatever project it is called in (round 31):
+        # the AWS CLI's credential_process, a kubeconfig's exec plugin, Gradle's init scripts,
+        # what `mvn` sources, starship's custom prompt commands (every prompt)
+        ".aws/config",
+        ".kube/config",
+        ".gradle/init.gradle",
+        ".gradle/init.gradle.kts",
+        ".mavenrc",
+        ".config/starship.toml",
     }
 )
 #: Home-relative directories whose every file (at any depth) is protected.
@@ -109,6 +119,7 @@ HOME_TREES = frozenset(
         ".config/nvim",
         ".vim",
         ".config/opencode",  # round 31: opencode's user config, plugins and commands
+        ".gradle/init.d",  # round 31: run before every Gradle build
     }
 )
 #: A symlink at one of these redirects what is obeyed below it (``ln -s ~/evil ~/.config``).
