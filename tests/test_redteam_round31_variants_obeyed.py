@@ -22,7 +22,8 @@ config, Crush's ``~/.config/crush/crushrc`` (a bash script run at every start), 
 ``~/.copilot/mcp-config.json`` and goose's ``~/.config/goose/config.yaml``; and what any later call
 of a common tool runs, whatever the project: the AWS CLI's ``credential_process``, a kubeconfig's
 ``exec`` plugin, Gradle's init scripts, ``~/.mavenrc`` (sourced by ``mvn``) and starship's custom
-prompt commands (every prompt).
+prompt commands (every prompt); and the XDG spellings of home start-up files (emacs, tmux, gdb,
+vim), lldb's and wezterm's.
 """
 
 from __future__ import annotations
@@ -94,6 +95,16 @@ _HOME_PLANTS = {
     ".gradle/init.d/x.gradle.kts": 'Runtime.getRuntime().exec("/tmp/evil.sh")\n',
     ".mavenrc": "/tmp/evil.sh\n",
     ".config/starship.toml": '[custom.x]\ncommand = "/tmp/evil.sh"\nwhen = true\n',
+    # The XDG spellings of start-up files round 17 protects in the home (emacs, tmux, gdb, vim), and
+    # others of the same kind (lldb, wezterm's Lua at every terminal start).
+    ".config/emacs/init.el": '(shell-command "/tmp/evil.sh")\n',
+    ".emacs.d/early-init.el": '(shell-command "/tmp/evil.sh")\n',
+    ".config/tmux/tmux.conf": "run-shell /tmp/evil.sh\n",
+    ".config/gdb/gdbinit": "shell /tmp/evil.sh\n",
+    ".config/vim/vimrc": "call system('/tmp/evil.sh')\n",
+    ".lldbinit": "platform shell /tmp/evil.sh\n",
+    ".wezterm.lua": "os.execute('/tmp/evil.sh')\n",
+    ".config/wezterm/wezterm.lua": "os.execute('/tmp/evil.sh')\n",
 }
 
 

@@ -101,6 +101,21 @@ HOME_FILES = frozenset(
         ".gradle/init.gradle.kts",
         ".mavenrc",
         ".config/starship.toml",
+        # the XDG spellings of the editor/debugger/multiplexer start-up files above, and lldb's and
+        # wezterm's (Lua run at every terminal start) (round 31)
+        ".emacs.el",
+        ".emacs.d/early-init.el",
+        ".config/emacs/init.el",
+        ".config/emacs/early-init.el",
+        ".config/tmux/tmux.conf",
+        ".config/gdb/gdbinit",
+        ".gdbearlyinit",
+        ".config/gdb/gdbearlyinit",
+        ".config/vim/vimrc",
+        ".config/vim/gvimrc",
+        ".lldbinit",
+        ".wezterm.lua",
+        ".config/wezterm/wezterm.lua",
     }
 )
 #: Home-relative directories whose every file (at any depth) is protected.
