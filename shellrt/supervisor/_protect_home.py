@@ -30,7 +30,7 @@ from pathlib import Path
 
 from sandbox._namefold import fold_name, fold_path
 
-__all__ = ["HOME_FILES", "HOME_TREES", "HomeNames", "home_reason"]
+__all__ = ["HOME_FILES", "HOME_TREES", "HomeNames", "home_reason", "linked_places"]
 
 #: Home-relative files a later host program runs or obeys (created or changed: reverted).
 HOME_FILES = frozenset(
@@ -137,6 +137,37 @@ HOME_TREES = frozenset(
         ".gradle/init.d",  # round 31: run before every Gradle build
     }
 )
+#: Home names protected anywhere by their own name (shell start-up files, agents' settings) that a
+#: link from the home can give another name in a workspace (``~/.bashrc -> ~/dotfiles/bashrc``):
+#: followed with `HOME_FILES` and `HOME_TREES` when the home lies outside the workspace (round 31).
+_LINKED_FILES = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".kshrc",
+        ".mkshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".login",
+        ".logout",
+        ".inputrc",
+        ".envrc",
+        ".codex/config.toml",
+        ".gemini/settings.json",
+        ".cursor/mcp.json",
+        ".cursor/hooks.json",
+        ".qwen/settings.json",
+    }
+)
+_LINKED_TREES = frozenset({".claude", ".shellrt", ".config/zsh", ".oh-my-zsh/custom"})
 #: A symlink at one of these redirects what is obeyed below it (``ln -s ~/evil ~/.config``).
 _ANCESTORS = frozenset(
     "/".join(parts[:i])
@@ -160,11 +191,43 @@ def _homes() -> list[str]:
 def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
     rel_dir, name = fold_path(rel_dir), fold_name(name)
     rel = f"{rel_dir}/{name}" if rel_dir else name
-    if rel in HOME_FILES or (is_link and rel in _ANCESTORS):
+    if rel in HOME_FILES or rel in _LINKED_FILES or (is_link and rel in _ANCESTORS):
         return True
-    if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES):
+    if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES | _LINKED_TREES):
         return True
     return bool(_USER_SITE.match(rel_dir)) and (name.endswith(".pth") or name in _SITE_HOOKS)
+
+
+def linked_places() -> dict[str, str]:
+    """Real paths the home's obeyed names lead to through a symlink (``~/.bashrc ->
+    ~/dotfiles/bashrc``: ``/…/dotfiles/bashrc`` -> ``.bashrc``; ``~/.config -> ~/dotfiles/config``:
+    ``/…/dotfiles/config`` -> ``.config``), each mapped to the home-relative name it stands for.
+
+    Why (red team round 31): a dotfiles repository as the workspace holds the operator's start-up
+    files under other names; the home's names, not the repository's, say what is obeyed. Read once
+    per guard (a few ``lstat`` per name); a link made later is seen by the next guard."""
+    found: dict[str, str] = {}
+    for home in _homes():
+        for rel in sorted(HOME_FILES | HOME_TREES | _LINKED_FILES | _LINKED_TREES):
+            parts = rel.split("/")
+            for index in range(1, len(parts) + 1):
+                place = os.path.join(home, *parts[:index])
+                if os.path.islink(place):
+                    real = os.path.realpath(place)
+                    if real != place and real not in found:
+                        found[real] = "/".join(parts[:index])
+                    break
+    return found
+
+
+def _linked_rel(real: str, linked: dict[str, str]) -> str | None:
+    """The home-relative name of real path ``real`` by `linked_places`, or None."""
+    for target, rel in linked.items():
+        if real == target:
+            return rel
+        if real.startswith(target + "/"):
+            return f"{rel}/{real[len(target) + 1 :]}"
+    return None
 
 
 class HomeNames:
@@ -183,6 +246,25 @@ class HomeNames:
                     break
         self.homes: tuple[str, ...] = tuple(dict.fromkeys(homes))
         self._folded = tuple(fold_path(h) for h in self.homes)
+        #: Places in this workspace a home name outside it links to (`linked_places`), as the walk
+        #: spells them -> the home-relative name they stand for (a dotfiles repository, round 31).
+        self.linked: dict[str, str] = {}
+        for real, rel in linked_places().items():
+            if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
+                self.linked[walk_root + real[len(real_root) :] if real != real_root else walk_root] = rel
+
+    @property
+    def active(self) -> bool:
+        """Whether any name here is a home's (a home inside the workspace, or a place one links to)."""
+        return bool(self.homes or self.linked)
+
+    def linked_file(self, path: str) -> bool:
+        """Whether file ``path`` (as the walk spells it) is an obeyed home file by a link to it."""
+        rel = self.linked.get(path)
+        if rel is None:
+            return False
+        rel_dir, _, name = rel.rpartition("/")
+        return _protects(rel_dir, name, is_link=False)
 
     def relative(self, directory: str) -> str | None:
         """``directory`` relative to the home it is in (``""`` for the home itself), else None;
@@ -192,6 +274,10 @@ class HomeNames:
                 return ""
             if directory.startswith(home + "/"):
                 return directory[len(home) + 1 :]
+        if self.linked:
+            found = _linked_rel(directory, self.linked)
+            if found is not None:
+                return found
         if not self.homes:
             return None
         folded = fold_path(directory)
@@ -228,4 +314,12 @@ def home_reason(path: str | Path) -> str | None:
             rel_dir, _, name = rest.rpartition("/")
             if _protects(rel_dir, name, is_link=False):
                 return "a file in the home directory that a later program runs or obeys (PATH, login, ssh, autostart)"
+    linked = _linked_rel(os.path.realpath(normal), linked_places())
+    if linked is not None:
+        rel_dir, _, name = linked.rpartition("/")
+        if _protects(rel_dir, name, is_link=False):
+            return (
+                f"~/{linked} by a link from the home directory: a file a later program runs or obeys "
+                "(shell start-up, ssh, autostart, an agent's settings)"
+            )
     return None
