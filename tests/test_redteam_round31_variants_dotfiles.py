@@ -62,3 +62,14 @@ def test_the_file_tools_ask_for_them(tmp_path: Path, monkeypatch: pytest.MonkeyP
     unasked = [p for p in _PLANTS if p != "gitconfig" and not protected_reason(str(dot / p))]
     assert not unasked, f"{len(unasked)} of {len(_PLANTS) - 1} written without a safety check: {unasked}"
     assert [p for p in _ORDINARY if protected_reason(str(dot / p))] == []
+
+
+def test_an_xdg_config_home_in_the_workspace_is_the_homes_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``XDG_CONFIG_HOME=~/dotfiles/xdg``: systemd, autostart and fish read it as ``~/.config``:
+    2 of 2 kept before."""
+    dot = _dotfiles(tmp_path, monkeypatch)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(dot / "xdg"))
+    plants = {"xdg/systemd/user/evil.service": "[Service]\nExecStart=/tmp/evil.sh\n", "xdg/fish/config.fish": "/tmp/evil.sh\n"}
+    kept = kept_plants(dot, tmp_path / "s", plants, ("xdg/htop/htoprc",))
+    assert not kept, f"{len(kept)} of {len(plants)} kept: {kept}"
+

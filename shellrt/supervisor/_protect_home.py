@@ -201,7 +201,8 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
 def linked_places() -> dict[str, str]:
     """Real paths the home's obeyed names lead to through a symlink (``~/.bashrc ->
     ~/dotfiles/bashrc``: ``/…/dotfiles/bashrc`` -> ``.bashrc``; ``~/.config -> ~/dotfiles/config``:
-    ``/…/dotfiles/config`` -> ``.config``), each mapped to the home-relative name it stands for.
+    ``/…/dotfiles/config`` -> ``.config``), and ``$XDG_CONFIG_HOME`` (-> ``.config``), each mapped
+    to the home-relative name it stands for.
 
     Why (red team round 31): a dotfiles repository as the workspace holds the operator's start-up
     files under other names; the home's names, not the repository's, say what is obeyed. Read once
@@ -217,6 +218,11 @@ def linked_places() -> dict[str, str]:
                     if real != place and real not in found:
                         found[real] = "/".join(parts[:index])
                     break
+    # The XDG config directory stands for `~/.config` wherever it is (systemd, autostart, fish,
+    # git and the agents above read it there).
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    if os.path.isabs(xdg):
+        found.setdefault(os.path.realpath(xdg), ".config")
     return found
 
 
