@@ -23,6 +23,7 @@ such a file is guarded too (fails closed). The tables are lower-case ASCII: fold
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pwd
 import re
@@ -137,35 +138,10 @@ HOME_TREES = frozenset(
         ".gradle/init.d",  # round 31: run before every Gradle build
     }
 )
-#: Home names protected anywhere by their own name (shell start-up files, agents' settings) that a
-#: link from the home can give another name in a workspace (``~/.bashrc -> ~/dotfiles/bashrc``):
-#: followed with `HOME_FILES` and `HOME_TREES` when the home lies outside the workspace (round 31).
-_LINKED_FILES = frozenset(
-    {
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zshenv",
-        ".zprofile",
-        ".zlogin",
-        ".zlogout",
-        ".kshrc",
-        ".mkshrc",
-        ".cshrc",
-        ".tcshrc",
-        ".login",
-        ".logout",
-        ".inputrc",
-        ".envrc",
-        ".codex/config.toml",
-        ".gemini/settings.json",
-        ".cursor/mcp.json",
-        ".cursor/hooks.json",
-        ".qwen/settings.json",
-    }
+#: Agents' user settings protected anywhere by their directory's name, which a link from the home
+#: can give another name in a workspace (``~/.codex -> ~/dotfiles/codex``; round 31).
+_LINKED_AGENT_FILES = frozenset(
+    {".codex/config.toml", ".gemini/settings.json", ".cursor/mcp.json", ".cursor/hooks.json", ".qwen/settings.json"}
 )
 _LINKED_TREES = frozenset({".claude", ".shellrt", ".config/zsh", ".oh-my-zsh/custom"})
 #: A symlink at one of these redirects what is obeyed below it (``ln -s ~/evil ~/.config``).
@@ -188,10 +164,20 @@ def _homes() -> list[str]:
     return list(dict.fromkeys(os.path.realpath(h) for h in found if h.startswith("/")))
 
 
+@functools.cache
+def _linked_files() -> frozenset[str]:
+    """Home names protected anywhere by their own name (shell start-up files, `protect`'s), and
+    agents' settings, followed with `HOME_FILES` and `HOME_TREES` through links (round 31). Imported
+    when first asked: `protect` imports this module."""
+    from shellrt.supervisor.protect import SHELL_STARTUP_FILES
+
+    return SHELL_STARTUP_FILES | _LINKED_AGENT_FILES
+
+
 def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
     rel_dir, name = fold_path(rel_dir), fold_name(name)
     rel = f"{rel_dir}/{name}" if rel_dir else name
-    if rel in HOME_FILES or rel in _LINKED_FILES or (is_link and rel in _ANCESTORS):
+    if rel in HOME_FILES or rel in _linked_files() or (is_link and rel in _ANCESTORS):
         return True
     if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES | _LINKED_TREES):
         return True
@@ -209,7 +195,7 @@ def linked_places() -> dict[str, str]:
     per guard (a few ``lstat`` per name); a link made later is seen by the next guard."""
     found: dict[str, str] = {}
     for home in _homes():
-        for rel in sorted(HOME_FILES | HOME_TREES | _LINKED_FILES | _LINKED_TREES):
+        for rel in sorted(HOME_FILES | HOME_TREES | _linked_files() | _LINKED_TREES):
             parts = rel.split("/")
             for index in range(1, len(parts) + 1):
                 place = os.path.join(home, *parts[:index])
