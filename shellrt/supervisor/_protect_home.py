@@ -27,6 +27,7 @@ import functools
 import os
 import pwd
 import re
+import time
 from pathlib import Path
 
 from sandbox._namefold import fold_name, fold_path
@@ -184,7 +185,24 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
     return bool(_USER_SITE.match(rel_dir)) and (name.endswith(".pth") or name in _SITE_HOOKS)
 
 
+#: `linked_places` as last read (monotonic time, HOME and XDG_CONFIG_HOME then, the map): the file
+#: tools ask it for every write they judge; a link changed within a second is seen a second later.
+_LINKED_CACHE: list[tuple[float, str, str, dict[str, str]]] = []
+_LINKED_TTL_S = 1.0
+
+
 def linked_places() -> dict[str, str]:
+    """`_linked_places`, read again at most once a second (about 1 ms a read)."""
+    now = time.monotonic()
+    home, xdg = os.environ.get("HOME", ""), os.environ.get("XDG_CONFIG_HOME", "")
+    if _LINKED_CACHE and now - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _LINKED_CACHE[0][1:3] == (home, xdg):
+        return _LINKED_CACHE[0][3]
+    found = _linked_places()
+    _LINKED_CACHE[:] = [(now, home, xdg, found)]
+    return found
+
+
+def _linked_places() -> dict[str, str]:
     """Real paths the home's obeyed names lead to through a symlink (``~/.bashrc ->
     ~/dotfiles/bashrc``: ``/…/dotfiles/bashrc`` -> ``.bashrc``; ``~/.config -> ~/dotfiles/config``:
     ``/…/dotfiles/config`` -> ``.config``), and ``$XDG_CONFIG_HOME`` (-> ``.config``), each mapped
