@@ -3,6 +3,8 @@ local backend, bypassPermissions): what the after-command check then keeps or re
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +12,7 @@ import anyio
 
 from shellrt.runtime import Runtime
 
-__all__ = ["plant_with_bash"]
+__all__ = ["kept_plants", "plant_with_bash"]
 
 
 def plant_with_bash(ws: Path, session_dir: Path, plants: dict[str, str], extra: str = "") -> list[dict[str, Any]]:
@@ -30,3 +32,13 @@ def plant_with_bash(ws: Path, session_dir: Path, plants: dict[str, str], extra: 
             return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
 
     return anyio.run(main)
+
+
+def kept_plants(ws: Path, session_dir: Path, plants: dict[str, str], ordinary: tuple[str, ...] = ()) -> list[str]:
+    """The ``plants`` still in ``ws`` after one Bash call wrote them and the ``ordinary`` files
+    (which must be kept); fails when the call did not plant them all."""
+    results = plant_with_bash(ws, session_dir, {**plants, **{p: "x\n" for p in ordinary}})
+    shown = json.dumps(results)
+    assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
+    assert [p for p in ordinary if not (ws / p).exists()] == [], shown
+    return [p for p in plants if os.path.lexists(ws / p)]

@@ -72,6 +72,7 @@ from shellrt.permissions.embedded import (
 )
 from shellrt.permissions.interfaces import CommandPart, CommandPartsTool, PermissionDecision
 from shellrt.permissions.modes import PermissionMode
+from shellrt.permissions.path_wrappers import spelt_forms, through_path_wrappers
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
@@ -451,7 +452,7 @@ class PermissionEngine:
         if not self.rules.of_kind(rule_kind):
             return None  # every catch below needs a rule of this kind (a content hit or a command rule)
         has_command_rule = self._has_command_rule(rule_kind, tool_name)
-        for part in parts:
+        for part in through_path_wrappers(parts):  # `/usr/lib/git-core/git-push` is `git push` (round 31)
             forms = [part.text]
             if part.name and part.argv and part.argv[0] != part.name:
                 forms.append(" ".join([part.name, *part.argv[1:]]))
@@ -520,6 +521,9 @@ class PermissionEngine:
         whatever they hold in ``bypassPermissions`` mode (red team, round 29)."""
         if not (self._has_command_rule("deny", tool_name) or self._has_command_rule("ask", tool_name)):
             return None
+        # `/usr/bin/env sh <<<…` runs `sh` (round 31); a part and the forms it is spelt as are one.
+        origin = [i for i, part in enumerate(parts) for _ in (part, *spelt_forms(part))]
+        parts = through_path_wrappers(parts)
         # What each part writes; a part that is not read-only and names no write may write anything.
         writes = [
             (p.text, (*p.writes, *p.program_writes) or (() if p.read_only or p.assignment_only else ("",)))
@@ -536,7 +540,11 @@ class PermissionEngine:
             if not why and (scripts or (not modelled(part.name) and foreign(part.name))):
                 why = unread_env(variables)  # beside a script, or a program with no model (npm, mvn)
             # A wrapper and the part it runs are one program (``nice sh s``), not a writer of it.
-            others = [written for j, written in enumerate(writes) if j != i and not _nested(parts[j], part)]
+            others = [
+                written
+                for j, written in enumerate(writes)
+                if origin[j] != origin[i] and not _nested(parts[j], part)
+            ]
             if not why:
                 # A file a named write makes, given to a program with no model (``printf … > s; psql db
                 # < s``, ``curl -o x.el …; emacs -l x.el``); unknown writes do not count here.

@@ -19,7 +19,8 @@ __all__ = ["env_gitconfigs"]
 def env_gitconfigs() -> frozenset[str]:
     """The env-named user git configs, spelled as the check's walk spells paths (the directory
     resolved, the name kept) and as given."""
-    return _named(os.environ.get("XDG_CONFIG_HOME") or "", os.environ.get("GIT_CONFIG_GLOBAL") or "")
+    env = os.environ.get
+    return _named(env("XDG_CONFIG_HOME") or "", env("GIT_CONFIG_GLOBAL") or "") | _linked(env("HOME") or "")
 
 
 @functools.lru_cache(maxsize=8)
@@ -30,4 +31,18 @@ def _named(xdg: str, global_file: str) -> frozenset[str]:
             continue
         found.add(os.path.normpath(path))
         found.add(os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)))
+    return frozenset(found)
+
+
+def _linked(home: str) -> frozenset[str]:
+    """Where ``~/.gitconfig`` and ``~/.config/git/config`` lead when a link takes them elsewhere (a
+    dotfiles repository: ``~/.gitconfig -> ~/dotfiles/gitconfig``; red team round 31). Not cached:
+    a link can change between sessions."""
+    if not os.path.isabs(home):
+        return frozenset()
+    found = set()
+    for path in (os.path.join(home, ".gitconfig"), os.path.join(home, ".config", "git", "config")):
+        real = os.path.realpath(path)
+        if real != path:
+            found.add(real)
     return frozenset(found)

@@ -46,6 +46,7 @@ _EMACS = (
     "Emacs directory-local variables (read when any file below is opened; an `eval` form runs as you "
     "once you answer its prompt, and a form marked safe before runs unasked)"
 )
+_RUSTUP = "rustup's toolchain file (a `path` toolchain's cargo and rustc run as you at every cargo call there)"
 _REPL = "a REPL's start-up file (read from the directory it starts in: code as you at `irb`, `R`, `ghci`)"
 _HG = (
     "a Mercurial/Sapling repository's config (its [extensions] load Python and its [hooks] run at "
@@ -80,6 +81,20 @@ _ANYWHERE: Final[dict[str, str]] = {
     ".Rprofile": _REPL,
     ".ghci": _REPL,
     ".octaverc": _REPL,
+    # Round 31: the OCaml toplevel (and utop) evaluate it from the directory they start in. A
+    # debugger's (``.pdbrc``, ``.perldb``) stays the model's: debugging runs the project's code.
+    ".ocamlinit": _REPL,
+    # Round 31: rustup's toolchain file: a ``path`` toolchain's cargo and rustc run for every cargo
+    # or rustc call below it, a shell prompt's ``rustc --version`` at cd included (starship).
+    "rust-toolchain.toml": _RUSTUP,
+    "rust-toolchain": _RUSTUP,
+    # Round 31: agents that read a project's config when the operator starts them in the folder
+    # (opencode's ``mcp`` servers and ``plugins``; Crush's ``mcp`` and ``lsp`` commands).
+    "opencode.json": _MCP + "; its plugins load as you too",
+    "opencode.jsonc": _MCP + "; its plugins load as you too",
+    "crush.json": _MCP + "; its language servers too",
+    ".crush.json": _MCP + "; its language servers too",
+    ".aider.conf.yml": "aider's config (its lint-cmd and test-cmd run as you after the edits it makes)",
     ".tool-versions": "mise's and asdf's tool list (read at every cd with mise activated; a path: version "
     "puts that directory's bin/ first on PATH, so `ls` or `git` there is the command's)",
 }
@@ -103,6 +118,10 @@ _IN_DIR: Final[dict[tuple[str, str], str]] = {
     (".helix", "languages.toml"): _EDITOR,
     (".helix", "config.toml"): _EDITOR,
     (".cursor", "hooks.json"): _HOOKS,  # round 18: Cursor's project hooks
+    # Round 31: Qwen Code (Gemini CLI's file), Windsurf's Cascade hooks, Kilo Code.
+    (".qwen", "settings.json"): _MCP + "; its hooks and tool commands too",
+    (".windsurf", "hooks.json"): _HOOKS,
+    (".kilocode", "mcp.json"): _MCP,
     # Round 20: JetBrains File Watchers run their program when the operator saves a matching file
     # in the IDE (not "run the project"); .idea/ is git-ignored by default.
     (".idea", "watcherTasks.xml"): "a JetBrains File Watcher (its program runs when you save a file in the IDE)",
@@ -127,13 +146,18 @@ _TREES: Final[dict[tuple[str, str], str]] = {
     (".kiro", "settings"): _MCP,  # .kiro/settings/mcp.json: started when the folder opens
     (".kiro", "hooks"): _HOOKS,
     (".clinerules", "hooks"): _HOOKS,
+    (".github", "hooks"): _HOOKS,  # round 31: GitHub Copilot CLI loads every .github/hooks/*.json
 }
+#: Directories every file below which is obeyed, by their own name (round 31: ``.opencode/``
+#: holds opencode's config, and the ``.ts``/``.js`` of its ``plugins/`` load at every start).
+_TREE_DIRS: Final[dict[str, str]] = {".opencode": _MCP + "; the plugins below it load as you too"}
 #: The tables with every name folded (`fold_name`): what the functions below look names up in.
 _ANYWHERE_F: Final[dict[str, str]] = {fold_name(n): w for n, w in _ANYWHERE.items()}
 _SUFFIXES_F: Final[dict[str, str]] = {fold_name(s): w for s, w in _SUFFIXES.items()}
 _ENDINGS_F: Final[tuple[str, ...]] = tuple(_SUFFIXES_F)
 _IN_DIR_F: Final[dict[tuple[str, str], str]] = {(fold_name(d), fold_name(n)): w for (d, n), w in _IN_DIR.items()}
 _TREES_F: Final[dict[tuple[str, str], str]] = {(fold_name(a), fold_name(b)): w for (a, b), w in _TREES.items()}
+_TREE_DIRS_F: Final[dict[str, str]] = {fold_name(d): w for d, w in _TREE_DIRS.items()}
 #: Names obeyed anywhere, and by directory name (what a scan asks once per directory listed).
 OBEYED_ANYWHERE: Final[frozenset[str]] = frozenset(_ANYWHERE)
 #: Name endings obeyed anywhere (for ``str.endswith``).
@@ -145,7 +169,9 @@ _BY_DIR: Final[dict[str, frozenset[str]]] = {
 #: Directory names that, as symlinks, redirect what these programs read: the dot-directories only
 #: (``.config`` aside: it holds much else); a link named ``mise`` may well be the program.
 OBEYED_DIRS: Final[frozenset[str]] = frozenset(
-    d for d in {*(d for d, _ in _IN_DIR), *(d for d, _ in _TREES)} if d.startswith(".") and d != ".config"
+    d
+    for d in {*(d for d, _ in _IN_DIR), *(d for d, _ in _TREES), *_TREE_DIRS}
+    if d.startswith(".") and d != ".config"
 )
 
 
@@ -161,6 +187,9 @@ def obeyed_in(parents: tuple[str, ...]) -> frozenset[str] | None:
 def obeyed_tree(parents: tuple[str, ...]) -> str | None:
     """Why every file below the directory ``parents`` (its path's names) is obeyed, or None."""
     folded = [fold_name(p) for p in parents]
+    why = next((w for p in folded if (w := _TREE_DIRS_F.get(p)) is not None), None)
+    if why is not None:
+        return why
     for index in range(len(folded) - 1):
         why = _TREES_F.get((folded[index], folded[index + 1]))
         if why is not None:

@@ -23,14 +23,16 @@ such a file is guarded too (fails closed). The tables are lower-case ASCII: fold
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pwd
 import re
+import time
 from pathlib import Path
 
 from sandbox._namefold import fold_name, fold_path
 
-__all__ = ["HOME_FILES", "HOME_TREES", "HomeNames", "home_reason"]
+__all__ = ["HOME_FILES", "HOME_TREES", "HomeNames", "home_reason", "linked_places"]
 
 #: Home-relative files a later host program runs or obeys (created or changed: reverted).
 HOME_FILES = frozenset(
@@ -82,6 +84,40 @@ HOME_FILES = frozenset(
         ".direnvrc",
         ".config/direnv/direnvrc",
         ".config/direnv/direnv.toml",
+        # other agents' user configs (round 31): the MCP servers, hooks and start-up scripts they
+        # name run as you when the agent starts (Claude Code's user and per-project mcpServers,
+        # Windsurf's Cascade hooks, Crush's crushrc: a bash script)
+        ".claude.json",
+        ".codeium/windsurf/hooks.json",
+        ".codeium/windsurf/mcp_config.json",
+        ".config/crush/crushrc",
+        ".config/crush/crush.json",
+        ".copilot/mcp-config.json",
+        ".config/goose/config.yaml",
+        # programs any later call of a common tool runs, whatever project it is called in (round 31):
+        # the AWS CLI's credential_process, a kubeconfig's exec plugin, Gradle's init scripts,
+        # what `mvn` sources, starship's custom prompt commands (every prompt)
+        ".aws/config",
+        ".kube/config",
+        ".gradle/init.gradle",
+        ".gradle/init.gradle.kts",
+        ".mavenrc",
+        ".config/starship.toml",
+        # the XDG spellings of the editor/debugger/multiplexer start-up files above, and lldb's and
+        # wezterm's (Lua run at every terminal start) (round 31)
+        ".emacs.el",
+        ".emacs.d/early-init.el",
+        ".config/emacs/init.el",
+        ".config/emacs/early-init.el",
+        ".config/tmux/tmux.conf",
+        ".config/gdb/gdbinit",
+        ".gdbearlyinit",
+        ".config/gdb/gdbearlyinit",
+        ".config/vim/vimrc",
+        ".config/vim/gvimrc",
+        ".lldbinit",
+        ".wezterm.lua",
+        ".config/wezterm/wezterm.lua",
     }
 )
 #: Home-relative directories whose every file (at any depth) is protected.
@@ -99,8 +135,16 @@ HOME_TREES = frozenset(
         ".bashrc.d",
         ".config/nvim",
         ".vim",
+        ".config/opencode",  # round 31: opencode's user config, plugins and commands
+        ".gradle/init.d",  # round 31: run before every Gradle build
     }
 )
+#: Agents' user settings protected anywhere by their directory's name, which a link from the home
+#: can give another name in a workspace (``~/.codex -> ~/dotfiles/codex``; round 31).
+_LINKED_AGENT_FILES = frozenset(
+    {".codex/config.toml", ".gemini/settings.json", ".cursor/mcp.json", ".cursor/hooks.json", ".qwen/settings.json"}
+)
+_LINKED_TREES = frozenset({".claude", ".shellrt", ".config/zsh", ".oh-my-zsh/custom"})
 #: A symlink at one of these redirects what is obeyed below it (``ln -s ~/evil ~/.config``).
 _ANCESTORS = frozenset(
     "/".join(parts[:i])
@@ -121,14 +165,79 @@ def _homes() -> list[str]:
     return list(dict.fromkeys(os.path.realpath(h) for h in found if h.startswith("/")))
 
 
+@functools.cache
+def _linked_files() -> frozenset[str]:
+    """Home names protected anywhere by their own name (shell start-up files, `protect`'s), and
+    agents' settings, followed with `HOME_FILES` and `HOME_TREES` through links (round 31). Imported
+    when first asked: `protect` imports this module."""
+    from shellrt.supervisor.protect import SHELL_STARTUP_FILES
+
+    return SHELL_STARTUP_FILES | _LINKED_AGENT_FILES
+
+
 def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
     rel_dir, name = fold_path(rel_dir), fold_name(name)
     rel = f"{rel_dir}/{name}" if rel_dir else name
-    if rel in HOME_FILES or (is_link and rel in _ANCESTORS):
+    if rel in HOME_FILES or rel in _linked_files() or (is_link and rel in _ANCESTORS):
         return True
-    if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES):
+    if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES | _LINKED_TREES):
         return True
     return bool(_USER_SITE.match(rel_dir)) and (name.endswith(".pth") or name in _SITE_HOOKS)
+
+
+#: `linked_places` as last read (monotonic time, HOME and XDG_CONFIG_HOME then, the map): the file
+#: tools ask it for every write they judge; a link changed within a second is seen a second later.
+_LINKED_CACHE: list[tuple[float, str, str, dict[str, str]]] = []
+_LINKED_TTL_S = 1.0
+
+
+def linked_places() -> dict[str, str]:
+    """`_linked_places`, read again at most once a second (about 1 ms a read)."""
+    now = time.monotonic()
+    home, xdg = os.environ.get("HOME", ""), os.environ.get("XDG_CONFIG_HOME", "")
+    if _LINKED_CACHE and now - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _LINKED_CACHE[0][1:3] == (home, xdg):
+        return _LINKED_CACHE[0][3]
+    found = _linked_places()
+    _LINKED_CACHE[:] = [(now, home, xdg, found)]
+    return found
+
+
+def _linked_places() -> dict[str, str]:
+    """Real paths the home's obeyed names lead to through a symlink (``~/.bashrc ->
+    ~/dotfiles/bashrc``: ``/…/dotfiles/bashrc`` -> ``.bashrc``; ``~/.config -> ~/dotfiles/config``:
+    ``/…/dotfiles/config`` -> ``.config``), and ``$XDG_CONFIG_HOME`` (-> ``.config``), each mapped
+    to the home-relative name it stands for.
+
+    Why (red team round 31): a dotfiles repository as the workspace holds the operator's start-up
+    files under other names; the home's names, not the repository's, say what is obeyed. Read once
+    per guard (a few ``lstat`` per name); a link made later is seen by the next guard."""
+    found: dict[str, str] = {}
+    for home in _homes():
+        for rel in sorted(HOME_FILES | HOME_TREES | _linked_files() | _LINKED_TREES):
+            parts = rel.split("/")
+            for index in range(1, len(parts) + 1):
+                place = os.path.join(home, *parts[:index])
+                if os.path.islink(place):
+                    real = os.path.realpath(place)
+                    if real != place and real not in found:
+                        found[real] = "/".join(parts[:index])
+                    break
+    # The XDG config directory stands for `~/.config` wherever it is (systemd, autostart, fish,
+    # git and the agents above read it there).
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    if os.path.isabs(xdg):
+        found.setdefault(os.path.realpath(xdg), ".config")
+    return found
+
+
+def _linked_rel(real: str, linked: dict[str, str]) -> str | None:
+    """The home-relative name of real path ``real`` by `linked_places`, or None."""
+    for target, rel in linked.items():
+        if real == target:
+            return rel
+        if real.startswith(target + "/"):
+            return f"{rel}/{real[len(target) + 1 :]}"
+    return None
 
 
 class HomeNames:
@@ -147,6 +256,25 @@ class HomeNames:
                     break
         self.homes: tuple[str, ...] = tuple(dict.fromkeys(homes))
         self._folded = tuple(fold_path(h) for h in self.homes)
+        #: Places in this workspace a home name outside it links to (`linked_places`), as the walk
+        #: spells them -> the home-relative name they stand for (a dotfiles repository, round 31).
+        self.linked: dict[str, str] = {}
+        for real, rel in linked_places().items():
+            if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
+                self.linked[walk_root + real[len(real_root) :] if real != real_root else walk_root] = rel
+
+    @property
+    def active(self) -> bool:
+        """Whether any name here is a home's (a home inside the workspace, or a place one links to)."""
+        return bool(self.homes or self.linked)
+
+    def linked_file(self, path: str) -> bool:
+        """Whether file ``path`` (as the walk spells it) is an obeyed home file by a link to it."""
+        rel = self.linked.get(path)
+        if rel is None:
+            return False
+        rel_dir, _, name = rel.rpartition("/")
+        return _protects(rel_dir, name, is_link=False)
 
     def relative(self, directory: str) -> str | None:
         """``directory`` relative to the home it is in (``""`` for the home itself), else None;
@@ -156,6 +284,10 @@ class HomeNames:
                 return ""
             if directory.startswith(home + "/"):
                 return directory[len(home) + 1 :]
+        if self.linked:
+            found = _linked_rel(directory, self.linked)
+            if found is not None:
+                return found
         if not self.homes:
             return None
         folded = fold_path(directory)
@@ -192,4 +324,12 @@ def home_reason(path: str | Path) -> str | None:
             rel_dir, _, name = rest.rpartition("/")
             if _protects(rel_dir, name, is_link=False):
                 return "a file in the home directory that a later program runs or obeys (PATH, login, ssh, autostart)"
+    linked = _linked_rel(os.path.realpath(normal), linked_places())
+    if linked is not None:
+        rel_dir, _, name = linked.rpartition("/")
+        if _protects(rel_dir, name, is_link=False):
+            return (
+                f"~/{linked} by a link from the home directory: a file a later program runs or obeys "
+                "(shell start-up, ssh, autostart, an agent's settings)"
+            )
     return None

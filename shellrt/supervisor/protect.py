@@ -643,7 +643,7 @@ class WorkspaceGuard:
         parent = fold_name(os.path.basename(os.path.dirname(path)))
         if parent == ".devcontainer":  # .devcontainer/<name>/
             editor = _EDITOR_FILES[".devcontainer"]
-        home_rel = self._home.relative(path) if self._home.homes else None
+        home_rel = self._home.relative(path) if self._home.active else None
         # The directory's names below the root, for the table of files other host programs obey.
         below = tuple(path[len(self._root_text) + 1 :].split("/")) if path != self._root_text else ()
         obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
@@ -691,6 +691,7 @@ class WorkspaceGuard:
                 or _redirects(n, is_link, is_gitdir)
                 or _redirects(fn, is_link, is_gitdir)
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
+                or (self._home.linked and self._home.linked_file(f"{path}/{n}"))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (self._env_loads and f"{path}/{n}" in self._env_loads)
                 or (self._env_loads and f"{fpath}/{fn}" in self._env_folded)
