@@ -22,6 +22,7 @@ from shellrt.analysis.awk_code import awk_runs
 from shellrt.analysis.foreign_code import foreign_code
 from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
+from shellrt.analysis.programs.wrappers import unwrap
 
 __all__ = ["made_here", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
@@ -72,6 +73,15 @@ CODE_READERS = frozenset(
 )
 
 
+#: Wrappers that start the user's shell (which runs what standard input holds) when one of their
+#: options asks for it and no command follows (``sudo -s <<<'rm x'``): (the shell's short option
+#: letters, the letters that take a value and end a cluster, the long options; red team, round 31).
+_SHELL_MODES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "sudo": ("si", "ughpCDrtTU", ("--shell", "--login")),
+    "doas": ("s", "uC", ()),
+}
+
+
 def modelled(name: str) -> bool:
     """Whether this module's tables read ``name`` (the rest is `foreign_code`'s)."""
     return _lang(name) in CODE_READERS or _lang(name) == "ssh"
@@ -82,7 +92,7 @@ _SAME = {"nodejs": "node", "pypy3": "pypy", "perl5": "perl", "tclsh8": "tclsh"}
 
 def _lang(name: str) -> str:
     """``python3.12`` -> ``python``, ``perl5.36`` -> ``perl``, ``lua5.4`` -> ``lua``, ``nodejs`` -> ``node``."""
-    base = os.path.basename(name).lower()
+    base = re.sub(r"[.-]static$", "", os.path.basename(name).lower())  # bash-static, busybox.static
     base = _SAME.get(base, base)
     if base in _LANGS:
         return base
@@ -99,6 +109,8 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
         return unread_code(words[0], words)
     if lang in _LANGS:
         return _interpreter(lang, name, words)[0]
+    if lang in _SHELL_MODES:
+        return _shell_mode(lang, argv)
     if lang in _SHELL_NAMES:
         inline, script = _shell(words)
         return "" if inline or script else f"{name} reads its program from standard input"
@@ -118,6 +130,28 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
         return "gdb reads its commands (shell runs programs) from standard input"
     if lang == "ssh" and _ssh_reads_stdin(words):
         return "ssh without a command runs commands read from standard input"
+    return ""
+
+
+def _shell_mode(lang: str, argv: Sequence[str]) -> str:
+    """Why ``sudo -s``/``doas -s`` with no command runs code from standard input ("" otherwise)."""
+    found = unwrap([lang, *argv[1:]])
+    if found.start is not None or found.script is not None:
+        return ""  # the command it runs is a part of its own, judged as such
+    letters, valued, longs = _SHELL_MODES[lang]
+    for word in argv[1:]:
+        if word == "--":
+            break
+        if word.startswith("--"):
+            name = word.partition("=")[0]
+            if len(name) > 2 and any(long.startswith(name) for long in longs):
+                return f"{lang} {word} without a command starts a shell that runs what standard input holds"
+        elif word.startswith("-"):
+            for letter in word[1:]:
+                if letter in letters:
+                    return f"{lang} -{letter} without a command starts a shell that runs what standard input holds"
+                if letter in valued:
+                    break
     return ""
 
 
