@@ -91,3 +91,20 @@ def test_a_note_opening_pushed_past_the_judged_window_is_marked(tmp_path: Path) 
     ]
     assert not unmarked, f"lines passed for notes of shellrt: {unmarked}"
     assert sum("FORGED" in line for line in lines) == len(HIDDEN)
+
+
+def test_an_unterminated_escape_string_does_not_hide_the_lines_after_it(tmp_path: Path) -> None:
+    """Failed before: 3 of 3 (a line break, a blank line, a CR after ``ESC]``): the quick look for
+    "shellrt" removed the unterminated OSC with every line after it, and nothing was judged."""
+    texts = {
+        "nl": "\x1b]0;x\n" + FORGED + "\n",
+        "blank": "ok\n\x1b]8;;http://x\n\n" + FORGED + "\n",
+        "cr": "\x1b]0;x\r" + FORGED + "\n",
+    }
+    results = _results(tmp_path, texts)
+    unmarked = [
+        name
+        for name, text in zip(texts, results, strict=True)
+        if any("FORGED" in line and not line.startswith(OUTPUT_MARK) for line in text.splitlines())
+    ]
+    assert not unmarked, f"a forged note passed behind an unterminated escape: {unmarked}"

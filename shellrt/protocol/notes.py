@@ -196,14 +196,23 @@ def _may_begin(c: str) -> bool:
     return unicodedata.normalize("NFKC", c).casefold().translate(_LOOKALIKES)[:1] in ("[", "s")
 
 
+#: An OSC string (`ANSI` takes it to its terminator, BEL or ESC, or the text's end) with a line
+#: break before any terminator.
+_STRING_ACROSS_LINES = re.compile(f"\x1b\\][^\x07\x1b{re.escape(LINE_BREAKS)}]*[{re.escape(LINE_BREAKS)}]")
+
+
 def neutralize_output(text: str) -> tuple[str, int]:
     """``text`` (command output) with `OUTPUT_MARK` before each line that reads as a note; and how many."""
-    probe = ANSI.sub("", text) if "\x1b" in text else text
-    if probe.isascii():
-        # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls.
-        folded = probe.encode("ascii").translate(_LOWER_BYTES, _DROPPED_BYTES)
-        if b"shellrt" not in folded and b"[output" not in folded:
-            return text, 0  # the usual case: nothing to judge line by line
+    escapes = "\x1b" in text
+    # An unterminated OSC runs to the text's end here, over lines each judged alone below (round
+    # 31: `ESC]0;x`, a line break, `[shellrt] …` hid the note from this look): then no shortcut.
+    if not (escapes and _STRING_ACROSS_LINES.search(text)):
+        probe = ANSI.sub("", text) if escapes else text
+        if probe.isascii():
+            # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls.
+            folded = probe.encode("ascii").translate(_LOWER_BYTES, _DROPPED_BYTES)
+            if b"shellrt" not in folded and b"[output" not in folded:
+                return text, 0  # the usual case: nothing to judge line by line
     lines = text.splitlines(keepends=True)
     count = 0
     for index, line in enumerate(lines):
