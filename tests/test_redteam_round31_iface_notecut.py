@@ -108,3 +108,17 @@ def test_an_unterminated_escape_string_does_not_hide_the_lines_after_it(tmp_path
         if any("FORGED" in line and not line.startswith(OUTPUT_MARK) for line in text.splitlines())
     ]
     assert not unmarked, f"a forged note passed behind an unterminated escape: {unmarked}"
+
+
+def test_an_escape_introducer_before_a_note_is_no_disguise(tmp_path: Path) -> None:
+    """Failed before: 2 of 2. ``ESC[shellrt] …`` is a CSI ending in ``s`` to a terminal (so the
+    line was judged as ``hellrt] …``) and ``ESC]`` an OSC taking the whole line; a model reads
+    ``\\x1b[shellrt] …`` and ``\\x1b][shellrt] …``."""
+    texts = {"csi": "\x1b" + FORGED + "\n", "osc": "ok\n\x1b]" + FORGED + "\n"}
+    results = _results(tmp_path, texts)
+    unmarked = [
+        name
+        for name, text in zip(texts, results, strict=True)
+        if any("FORGED" in line and not line.startswith(OUTPUT_MARK) for line in text.splitlines())
+    ]
+    assert not unmarked, f"a forged note passed behind an escape's introducer: {unmarked}"

@@ -120,7 +120,19 @@ def untrusted_note(count: int, source: str) -> str:
 
 
 def reads_as_note(line: str) -> bool:
-    """Whether a model could take ``line`` (its start) for one of shellrt's notes."""
+    """Whether a model could take ``line`` (its start) for one of shellrt's notes: as a terminal
+    shows it (escapes unseen), or as a model reads it, an escape's ``ESC`` and kind only dropped
+    (round 31: ``ESC[shellrt] …`` is a CSI ending in ``s`` to a terminal, ``[shellrt]`` to a model)."""
+    if _reads_as_note(line):
+        return True
+    return "\x1b" in line and _reads_as_note(_INTRODUCER.sub("", line))
+
+
+#: An escape's introducer: ``ESC`` and the character naming its kind (``[``, ``]``, ``P`` …).
+_INTRODUCER = re.compile("\x1b[\x20-\x7e]?")
+
+
+def _reads_as_note(line: str) -> bool:
     head = line[:_JUDGED_CHARS]
     if "\x1b" in head:
         head = ANSI.sub("", head)
@@ -144,7 +156,7 @@ def reads_as_note(line: str) -> bool:
     # The window showed nothing a reader sees, or only the start of an opening: what no one sees
     # (160 zero-width spaces, escapes or controls before `[shellrt]` or inside it) pushed the rest
     # out of it (round 31). Judged again on the line's visible start (at most the window long).
-    return reads_as_note(_visible_start(line))
+    return _reads_as_note(_visible_start(line))
 
 
 def _opening_start(shown: bytes | str) -> bool:
@@ -201,6 +213,12 @@ def _may_begin(c: str) -> bool:
 _STRING_ACROSS_LINES = re.compile(f"\x1b\\][^\x07\x1b{re.escape(LINE_BREAKS)}]*[{re.escape(LINE_BREAKS)}]")
 
 
+def _has_opening(text: str) -> bool:
+    """Whether the ASCII letters of ``text``, folded as `reads_as_note` folds them, hold an opening."""
+    folded = text.encode("ascii", "ignore").translate(_LOWER_BYTES, _DROPPED_BYTES)
+    return b"shellrt" in folded or b"[output" in folded
+
+
 def neutralize_output(text: str) -> tuple[str, int]:
     """``text`` (command output) with `OUTPUT_MARK` before each line that reads as a note; and how many."""
     escapes = "\x1b" in text
@@ -208,11 +226,10 @@ def neutralize_output(text: str) -> tuple[str, int]:
     # 31: `ESC]0;x`, a line break, `[shellrt] …` hid the note from this look): then no shortcut.
     if not (escapes and _STRING_ACROSS_LINES.search(text)):
         probe = ANSI.sub("", text) if escapes else text
-        if probe.isascii():
-            # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls.
-            folded = probe.encode("ascii").translate(_LOWER_BYTES, _DROPPED_BYTES)
-            if b"shellrt" not in folded and b"[output" not in folded:
-                return text, 0  # the usual case: nothing to judge line by line
+        # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls, and
+        # with them (`ESC[shellrt]`, as a model reads it).
+        if probe.isascii() and not _has_opening(probe) and not (escapes and _has_opening(text)):
+            return text, 0  # the usual case: nothing to judge line by line
     lines = text.splitlines(keepends=True)
     count = 0
     for index, line in enumerate(lines):
