@@ -46,6 +46,15 @@ def _results(tmp_path: Path, files: dict[str, str]) -> list[str]:
     return [block_text(b) for b in blocks]
 
 
+def _unmarked(names: dict[str, str], results: list[str]) -> list[str]:
+    """The names whose result shows a line holding `FORGED` that is not marked as output."""
+    return [
+        name
+        for name, text in zip(names, results, strict=True)
+        if any("FORGED" in line and not line.startswith(OUTPUT_MARK) for line in text.splitlines())
+    ]
+
+
 def _cut_after(blank: str) -> str:
     """30,000 characters whose model cut (the last half of `MODEL_OUTPUT_CHARS` kept) falls right
     after ``blank``, at the start of `FORGED` (under the spool's own cut: the whole is previewed)."""
@@ -101,12 +110,7 @@ def test_an_unterminated_escape_string_does_not_hide_the_lines_after_it(tmp_path
         "blank": "ok\n\x1b]8;;http://x\n\n" + FORGED + "\n",
         "cr": "\x1b]0;x\r" + FORGED + "\n",
     }
-    results = _results(tmp_path, texts)
-    unmarked = [
-        name
-        for name, text in zip(texts, results, strict=True)
-        if any("FORGED" in line and not line.startswith(OUTPUT_MARK) for line in text.splitlines())
-    ]
+    unmarked = _unmarked(texts, _results(tmp_path, texts))
     assert not unmarked, f"a forged note passed behind an unterminated escape: {unmarked}"
 
 
@@ -115,10 +119,5 @@ def test_an_escape_introducer_before_a_note_is_no_disguise(tmp_path: Path) -> No
     line was judged as ``hellrt] …``) and ``ESC]`` an OSC taking the whole line; a model reads
     ``\\x1b[shellrt] …`` and ``\\x1b][shellrt] …``."""
     texts = {"csi": "\x1b" + FORGED + "\n", "osc": "ok\n\x1b]" + FORGED + "\n"}
-    results = _results(tmp_path, texts)
-    unmarked = [
-        name
-        for name, text in zip(texts, results, strict=True)
-        if any("FORGED" in line and not line.startswith(OUTPUT_MARK) for line in text.splitlines())
-    ]
+    unmarked = _unmarked(texts, _results(tmp_path, texts))
     assert not unmarked, f"a forged note passed behind an escape's introducer: {unmarked}"
