@@ -54,6 +54,7 @@ from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.protocol import ToolUseBlock
+from shellrt.protocol.notes import cut_tail, note
 from shellrt.runtime.sandbox_policy import derive_policy
 from shellrt.runtime.session_mask import state_dirs_anywhere
 from shellrt.supervisor.mark_owner import owned_mark
@@ -145,11 +146,13 @@ def _scratch_shown_to_other_tasks(config: SandboxConfig, scratch: Path | None) -
 
 
 def _cut(text: str, limit: int) -> tuple[str, bool]:
-    """Head and tail of ``text`` within ``limit`` characters."""
+    """Head and tail of ``text`` within ``limit`` characters, around a note of ours; the tail's partial
+    first line marked when it reads like one (a harness or a grader reads it: round 31)."""
     if len(text) <= limit:
         return text, False
     half = max(limit // 2, 1)
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}", True
+    omitted = note(f"... {len(text) - 2 * half} characters omitted ...")
+    return f"{text[:half]}\n{omitted}\n{cut_tail(text, len(text) - half)}", True
 
 
 class TaskRun:

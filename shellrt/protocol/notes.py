@@ -15,6 +15,7 @@ the result can say so. A cut that makes the middle of a line a line start
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 
 from shellrt.protocol.textchars import ANSI, DROPPED_CATEGORIES, LINE_BREAKS
@@ -27,6 +28,7 @@ __all__ = [
     "neutralized_note",
     "note",
     "reads_as_note",
+    "starts_mid_line_as_note",
     "untrusted_note",
 ]
 
@@ -118,33 +120,81 @@ def untrusted_note(count: int, source: str) -> str:
 
 
 def reads_as_note(line: str) -> bool:
-    """Whether a model could take ``line`` (its start) for one of shellrt's notes."""
+    """Whether a model could take ``line`` (its start) for one of shellrt's notes: as a terminal
+    shows it (escapes unseen), or as a model reads it, an escape's ``ESC`` and kind only dropped
+    (round 31: ``ESC[shellrt] …`` is a CSI ending in ``s`` to a terminal, ``[shellrt]`` to a model)."""
+    if _reads_as_note(line):
+        return True
+    return "\x1b" in line and _reads_as_note(_INTRODUCER.sub("", line))
+
+
+#: An escape's introducer: ``ESC`` and the character naming its kind (``[``, ``]``, ``P`` …).
+_INTRODUCER = re.compile("\x1b[\x20-\x7e]?")
+
+
+def _reads_as_note(line: str) -> bool:
     head = line[:_JUDGED_CHARS]
     if "\x1b" in head:
         head = ANSI.sub("", head)
+    shown: bytes | str
     if head.isascii():
-        return (
-            head.encode("ascii")
-            .translate(_LOWER_BYTES, _DROPPED_BYTES)
-            .lstrip(_DECORATION_BYTES)
-            .startswith(_OPENING_BYTES)
-        )
-    if not _may_open(head):
+        shown = head.encode("ascii").translate(_LOWER_BYTES, _DROPPED_BYTES).lstrip(_DECORATION_BYTES)
+        if shown.startswith(_OPENING_BYTES):
+            return True
+    else:
+        opens = _may_open(head)
+        if opens is False:
+            return False
+        shown = ""
+        if opens:
+            shown = unicodedata.normalize("NFKC", head).casefold().translate(_LOOKALIKES)
+            shown = "".join(c for c in shown if unicodedata.category(c) not in _DROPPED).lstrip(_DECORATION)
+            if shown.startswith(_FOLDED_OPENINGS):
+                return True
+    if len(line) <= _JUDGED_CHARS or (shown and not _opening_start(shown)):
         return False
-    head = unicodedata.normalize("NFKC", head).casefold().translate(_LOOKALIKES)
-    head = "".join(c for c in head if unicodedata.category(c) not in _DROPPED)
-    return head.lstrip(_DECORATION).startswith(_FOLDED_OPENINGS)
+    # The window showed nothing a reader sees, or only the start of an opening: what no one sees
+    # (160 zero-width spaces, escapes or controls before `[shellrt]` or inside it) pushed the rest
+    # out of it (round 31). Judged again on the line's visible start (at most the window long).
+    return _reads_as_note(_visible_start(line))
 
 
-def _may_open(head: str) -> bool:
-    """Whether the first visible character of ``head`` can begin a note (cheap: most lines cannot)."""
+def _opening_start(shown: bytes | str) -> bool:
+    """Whether ``shown`` (a judged head) is the start of an opening that more letters might finish."""
+    if isinstance(shown, bytes):
+        return shown[:1] in b"[s" and any(o.startswith(shown) for o in _OPENING_BYTES)
+    return shown[:1] in "[s" and any(o.startswith(shown) for o in _FOLDED_OPENINGS)
+
+
+def _visible_start(line: str) -> str:
+    """The first `_JUDGED_CHARS` characters of ``line`` a reader sees, leading markup left out."""
+    text = ANSI.sub("", line) if "\x1b" in line else line
+    if text.isascii():
+        shown = text.encode("ascii").translate(None, _DROPPED_BYTES).lstrip(_DECORATION_BYTES)
+        return shown[:_JUDGED_CHARS].decode("ascii")
+    seen: list[str] = []
+    for c in text:
+        if c.isascii():
+            if c <= " " or c == "\x7f" or (not seen and c in _DECORATION):
+                continue
+        elif _invisible(c):
+            continue
+        seen.append(c)
+        if len(seen) >= _JUDGED_CHARS:
+            break
+    return "".join(seen)
+
+
+def _may_open(head: str) -> bool | None:
+    """Whether the first visible character of ``head`` can begin a note (cheap: most lines cannot);
+    None when ``head`` shows none."""
     for c in head:
         if c.isascii():
             if " " < c < "\x7f" and c not in _DECORATION:
                 return c in "[sS"
         elif not _invisible(c):
             return _may_begin(c)
-    return False
+    return None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -158,13 +208,27 @@ def _may_begin(c: str) -> bool:
     return unicodedata.normalize("NFKC", c).casefold().translate(_LOOKALIKES)[:1] in ("[", "s")
 
 
+#: An OSC string (`ANSI` takes it to its terminator, BEL or ESC, or the text's end) with a line
+#: break before any terminator.
+_STRING_ACROSS_LINES = re.compile(f"\x1b\\][^\x07\x1b{re.escape(LINE_BREAKS)}]*[{re.escape(LINE_BREAKS)}]")
+
+
+def _has_opening(text: str) -> bool:
+    """Whether the ASCII letters of ``text``, folded as `reads_as_note` folds them, hold an opening."""
+    folded = text.encode("ascii", "ignore").translate(_LOWER_BYTES, _DROPPED_BYTES)
+    return b"shellrt" in folded or b"[output" in folded
+
+
 def neutralize_output(text: str) -> tuple[str, int]:
     """``text`` (command output) with `OUTPUT_MARK` before each line that reads as a note; and how many."""
-    probe = ANSI.sub("", text) if "\x1b" in text else text
-    if probe.isascii():
-        # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls.
-        folded = probe.encode("ascii").translate(_LOWER_BYTES, _DROPPED_BYTES)
-        if b"shellrt" not in folded and b"[output" not in folded:
+    escapes = "\x1b" in text
+    # An unterminated OSC runs to the text's end here, over lines each judged alone below (round
+    # 31: `ESC]0;x`, a line break, `[shellrt] …` hid the note from this look): then no shortcut.
+    if not (escapes and _STRING_ACROSS_LINES.search(text)):
+        probe = ANSI.sub("", text) if escapes else text
+        # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls, and
+        # with them (`ESC[shellrt]`, as a model reads it).
+        if probe.isascii() and not _has_opening(probe) and not (escapes and _has_opening(text)):
             return text, 0  # the usual case: nothing to judge line by line
     lines = text.splitlines(keepends=True)
     count = 0
@@ -178,7 +242,18 @@ def neutralize_output(text: str) -> tuple[str, int]:
 def cut_tail(text: str, start: int) -> str:
     """``text[start:]``; a partial first line that reads as a note is marked with ``…``."""
     tail = text[start:]
-    if start <= 0 or not tail or text[start - 1] in LINE_BREAKS:
-        return tail
-    first = tail.splitlines()[0] if tail.splitlines() else tail
-    return "…" + tail if reads_as_note(first) else tail
+    return "…" + tail if starts_mid_line_as_note(text, start) else tail
+
+
+#: The first line break of a text (any `str.splitlines` knows).
+_BREAK = re.compile("[" + re.escape(LINE_BREAKS) + "]")
+
+
+def starts_mid_line_as_note(text: str, start: int) -> bool:
+    """Whether ``text[start:]`` (a cut's tail) begins inside a line with a partial line that reads
+    as a note. Only a line break makes a line start: after a blank (``a [shellrt] …`` cut after
+    ``a ``) the partial line was never judged on its own (round 31: the Bash cut took any blank)."""
+    if start <= 0 or start >= len(text) or text[start - 1] in LINE_BREAKS:
+        return False
+    stop = _BREAK.search(text, start)
+    return reads_as_note(text[start : stop.start() if stop else len(text)])

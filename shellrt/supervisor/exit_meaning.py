@@ -15,7 +15,10 @@ test, [, [[        1       the condition is false
 
 Timeouts, kills and signal deaths are always failures. Anything the light
 tokenizer here cannot read with certainty (substitutions, compound commands)
-gets no exception: a non-zero exit then counts as a failure (fail closed).
+gets no exception: a non-zero exit then counts as a failure (fail closed). Nor does
+a name that may run another program than the system's: a path outside ``/bin`` and
+``/usr/bin`` (a repository's ``./test``), or a command that sets ``PATH``, sources a
+file, defines a function or an alias, or hashes a path (round 31).
 Used by the Bash tool, ``shellrt run --json``, the batch runner and (through
 ``is_error``) sibling cancellation, MCP and JSONL.
 """
@@ -69,6 +72,16 @@ _KEYWORDS = frozenset(
 )
 #: Wrappers whose status is the wrapped command's.
 _WRAPPERS = frozenset({"command", "nice", "nohup", "stdbuf", "time", "env", "sudo"})
+#: Words after which a name may run another program than the system's: a function (defined here, in
+#: a sourced file such as a repository's ``activate`` script, or through ``eval``), an alias, a
+#: hashed path, a loaded builtin. Any of them anywhere in the command: no meaning (round 31).
+_REBINDS = frozenset({"function", "hash", "alias", "enable", "source", ".", "eval"})
+#: Where a program named by its path is still the system's one the table describes (``./test`` or
+#: ``bin/grep`` is the repository's: round 31).
+_SYSTEM_DIRS = frozenset({"/bin", "/usr/bin"})
+#: Builtins that may set ``PATH`` for the commands after them.
+_DECLARES = frozenset({"export", "declare", "typeset", "readonly", "local"})
+_PATH_SET = ("PATH=", "PATH+=")
 
 
 def last_program(command: str) -> str | None:
@@ -83,24 +96,48 @@ def last_program(command: str) -> str | None:
         tokens = list(lexer)
     except ValueError:
         return None
-    last: list[str] = []
+    segments: list[list[str]] = [[]]
     for token in tokens:
         if token in _SEPARATORS:
-            last = []
+            segments.append([])
         elif set(token) <= set(";&|()"):
             return None  # a subshell or an operator we do not model
         else:
-            last.append(token)
-    words = last
-    while words and "=" in words[0] and not words[0].startswith("="):
-        words.pop(0)  # leading assignments
-    while words and os.path.basename(words[0]) in _WRAPPERS:
-        words.pop(0)
-        while words and (words[0].startswith("-") or "=" in words[0]):
-            words.pop(0)
+            segments[-1].append(token)
+    if any(_rebinds(words) for words in segments):
+        return None
+    words, _ = _command_words(segments[-1])
     if not words or words[0] in _KEYWORDS:
         return None
+    if "/" in words[0] and os.path.dirname(words[0]) not in _SYSTEM_DIRS:
+        return None  # a repository's program named like one of the table's
     return os.path.basename(words[0])
+
+
+def _command_words(words: list[str]) -> tuple[list[str], bool]:
+    """``words`` from the command's own name on (leading assignments and wrappers left out), and
+    whether those assigned ``PATH``."""
+    sets_path = False
+    while words and "=" in words[0] and not words[0].startswith("="):
+        sets_path = sets_path or words[0].startswith(_PATH_SET)
+        words = words[1:]  # leading assignments
+    while words and os.path.basename(words[0]) in _WRAPPERS:
+        words = words[1:]
+        while words and (words[0].startswith("-") or "=" in words[0]):
+            sets_path = sets_path or words[0].startswith(_PATH_SET)
+            words = words[1:]
+    return words, sets_path
+
+
+def _rebinds(words: list[str]) -> bool:
+    """Whether the simple command ``words`` may make a later name run another program (`_REBINDS`,
+    or ``PATH`` set: ``PATH=bin``, ``env PATH=bin``, ``export PATH=bin``)."""
+    while words and words[0] in _KEYWORDS - _REBINDS:
+        words = words[1:]  # ``{ . ./env.sh; }``, ``if source x; then`` (``function`` is both)
+    words, sets_path = _command_words(words)
+    if sets_path or (words and words[0] in _REBINDS):
+        return True
+    return bool(words) and words[0] in _DECLARES and any(w.startswith(_PATH_SET) for w in words[1:])
 
 
 def exit_meaning(command: str, exit_code: int | None) -> str | None:

@@ -44,7 +44,7 @@ from shellrt.protocol.notes import (
     neutralize_output,
     neutralized_note,
     note,
-    reads_as_note,
+    starts_mid_line_as_note,
 )
 from shellrt.protocol.trusted import trusted
 from shellrt.supervisor import (
@@ -687,8 +687,6 @@ def _notes(output: BashOutput) -> list[str]:
     return parts
 
 
-#: How much of the tail's partial first line is judged (a note's opening is short).
-_JUDGED = 200
 _NOTE_LINE = "\n" + NOTE_MARK
 
 
@@ -709,8 +707,9 @@ def _bound(text: str, limit: int) -> tuple[str, int]:
         at = text.find(_NOTE_LINE, at + 1, end)
     omitted = note(f"... {end - half:,} characters omitted ...")
     tail = text[end:]
-    # The tail starts mid-line: a partial line that reads like a note is output, marked.
-    marked = reads_as_note(tail[:_JUDGED]) and not text[end - 1 : end].isspace()
+    # The tail starts mid-line: a partial line that reads like a note is output, marked (a blank
+    # before it is no line start: round 31).
+    marked = starts_mid_line_as_note(text, end)
     if marked:
         tail = OUTPUT_MARK + tail
     return "\n".join([text[:half], *kept, omitted, tail]), int(marked)
