@@ -40,6 +40,8 @@ _BREAKS = LINE_BREAKS
 _CANDIDATE = re.compile(f"(?:^|[{_BREAKS}])[ \t]*[^A-Za-z0-9 \t{_BREAKS}]")
 _BREAK = re.compile(f"[{_BREAKS}]")
 _JUDGED_CHARS = 160
+#: An escape's introducer: ``ESC`` and the character naming its kind (``[``, ``]``, ``P`` ...).
+_INTRODUCER = re.compile("\x1b[\x20-\x7e]?")
 _ENTITIES = {"<": "&lt;", "[": "&#91;"}
 
 
@@ -48,16 +50,40 @@ def _visible(c: str) -> bool:
 
 
 def _reads_as(line: str, openings: tuple[str, ...], labels: re.Pattern[str] | None) -> bool:
-    head = line[:_JUDGED_CHARS]
-    if "\x1b" in head:
-        head = ANSI.sub("", head)
-    first = next((c for c in head if _visible(c)), "")
-    if unicodedata.normalize("NFKC", first)[:1] not in _FIRSTS:
+    seen = _visible_head(line)
+    if unicodedata.normalize("NFKC", seen[:1])[:1] not in _FIRSTS:
         return False  # cheap: most lines start with a character no opening starts with
-    if not head.isascii():
-        head = unicodedata.normalize("NFKC", head)
-    seen = "".join(c for c in head if _visible(c)).casefold()
+    if not seen.isascii():
+        seen = "".join(c for c in unicodedata.normalize("NFKC", seen) if _visible(c))
+    seen = seen.casefold()
     return seen.startswith(openings) or (labels is not None and labels.match(seen) is not None)
+
+
+def _visible_head(line: str) -> str:
+    """The first `_JUDGED_CHARS` characters of ``line`` a reader sees, however many unseen ones come
+    first (round 31: 160 zero-width spaces, ``ESC[0m`` x 40 or controls before ``</cell>`` hid it
+    from a look at the line's first 160 characters)."""
+    text = ANSI.sub("", line) if "\x1b" in line else line
+    seen: list[str] = []
+    for c in text:
+        if _visible(c):
+            seen.append(c)
+            if len(seen) >= _JUDGED_CHARS:
+                break
+    return "".join(seen)
+
+
+def _shown(line: str, openings: tuple[str, ...], labels: re.Pattern[str] | None) -> str | None:
+    """``line`` escaped when it reads as framing, as a terminal shows it (escapes unseen) or as a
+    model reads it (an escape's ``ESC`` and kind dropped: ``ESC[</cell>`` is a CSI to a terminal,
+    ``</cell>`` to a model; then shown without them); None when it reads as none."""
+    if _reads_as(line, openings, labels):
+        return _escaped(line)
+    if "\x1b" in line:
+        bare = _INTRODUCER.sub("", line)
+        if _reads_as(bare, openings, labels):
+            return _escaped(bare)
+    return None
 
 
 def _escaped(line: str) -> str:
@@ -83,10 +109,12 @@ def unframed(text: str, openings: tuple[str, ...], labels: re.Pattern[str] | Non
     done = 0
     for candidate in _CANDIDATE.finditer(text):
         start = candidate.start() + (text[candidate.start()] in _BREAKS)  # after the line's break
-        head = text[start : start + _JUDGED_CHARS]
-        head = head[: end.start()] if (end := _BREAK.search(head)) else head
-        if start >= done and _reads_as(head, openings, labels):
-            escaped = _escaped(head)
-            out += [text[done:start], escaped]
-            done = start + len(head)
+        if start < done:
+            continue
+        end = _BREAK.search(text, start)
+        line = text[start : end.start() if end else len(text)]  # whole: unseen characters may come first
+        shown = _shown(line, openings, labels)
+        if shown is not None:
+            out += [text[done:start], shown]
+            done = start + len(line)
     return "".join([*out, text[done:]]) if out else text
