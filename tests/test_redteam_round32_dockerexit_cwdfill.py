@@ -74,7 +74,9 @@ async def test_a_command_filling_its_cwd_file_leaves_others_their_slots_and_cwd(
             await filler.wait()
         # Once it ended: the slots are all free again (two commands at once).
         holder = await backend.exec(
-            ExecRequest(argv=("sh", "-c", "echo up; exec sleep 5"), cwd="/workspace", env={"PATH": "/usr/bin:/bin"})
+            ExecRequest(
+                argv=("sh", "-c", "echo up; exec sleep 5"), cwd="/workspace", env={"PATH": "/usr/bin:/bin"}
+            )
         )
         try:
             assert (await holder.stdout.receive()) == b"up\n"

@@ -181,7 +181,7 @@ _EXECUTOR_ARGV = [
     str(EXECUTOR_UID),
 ]
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
-#: The executor's own tmpfs (cwd files, `PRIV_MODE`: only the executor creates there): capped in count
+#: The executor's own tmpfs (slot locks, kernel-cwd files; `PRIV_MODE`: only the executor creates there): capped in count
 #: too, its inodes being kernel memory its 1 MiB does not bound (red team round 25).
 _PRIV_INODES = 4096
 #: ``/dev/shm``'s mode (round 30): each command creates and opens its objects by name, none lists them.
