@@ -20,11 +20,11 @@ import pytest
 from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
 from tests._docker_support import read_to_end, run_sh, shared_backend
+from tests.test_redteam_round28_docker_privfill import _MOVE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
 _FILL = 'head -c 2000000 /dev/zero 2>/dev/null > "$SHELLRT_CWD_FILE"; echo filled; exec sleep 30'
-_MOVE = "trap 'pwd -P > \"$SHELLRT_CWD_FILE\"' EXIT; d=/tmp/moved-$(id -u); echo $d; mkdir -p $d && cd $d"
 
 
 @pytest.fixture(scope="module")
