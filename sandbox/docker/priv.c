@@ -602,7 +602,8 @@ static const char *make_private_tmp(const char *slot, uid_t uid, gid_t gid) {
  * (SHELLRT_TMP_LOCK, the runner's lock file, which this identity made) when the command left it
  * empty, the common case: no fork. A slot with anything in it stays locked for the runner's wipe
  * (executor.sh _free). The runner's cwd file (SLOT_CWD, made and truncated by the runner for each
- * holder: red team round 32) is no leftover of the command. */
+ * holder: red team round 32) is no leftover of the command; anything else of that name (only a
+ * root_can_administer root could make one, and it gets no such file) is. */
 static void free_slot(void) {
     const char *slot = tmp_slot(), *lock = getenv("SHELLRT_TMP_LOCK");
     if (slot == NULL || lock == NULL || strstr(lock, "/slot.") == NULL) return;
@@ -612,7 +613,8 @@ static void free_slot(void) {
     struct dirent *e;
     int empty = 1;
     while (empty && (e = readdir(d)) != NULL)
-        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || strcmp(e->d_name, SLOT_CWD) == 0;
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+                (e->d_type == DT_REG && strcmp(e->d_name, SLOT_CWD) == 0);
     closedir(d);
     if (empty) (void)unlink(lock);
 }
