@@ -181,7 +181,7 @@ _EXECUTOR_ARGV = [
     str(EXECUTOR_UID),
 ]
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
-#: The executor's own tmpfs (cwd files, `PRIV_MODE`: only the executor creates there): capped in count
+#: The executor's own tmpfs (slot locks, kernel-cwd files; `PRIV_MODE`: only the executor creates there): capped in count
 #: too, its inodes being kernel memory its 1 MiB does not bound (red team round 25).
 _PRIV_INODES = 4096
 #: ``/dev/shm``'s mode (round 30): each command creates and opens its objects by name, none lists them.
@@ -1267,8 +1267,11 @@ class DockerBackend(SandboxBackend):
                 cwd_file = "@6"
                 env["SHELLRT_CWD_FILE"] = "/proc/self/fd/6"
             elif request.report_cwd:
-                cwd_file = f"{PRIV_DIR}/{tid}.cwd"
-                env["SHELLRT_CWD_FILE"] = cwd_file
+                # In the command's own TMPDIR slot, as fd 6 (executor.sh, CWDF=@s): on the executor's
+                # private tmpfs one command's 1 MiB cwd file left no room for the slot locks, and every
+                # later command was refused as if all 16 slots were held (red team round 32).
+                cwd_file = "@s"
+                env["SHELLRT_CWD_FILE"] = "/proc/self/fd/6"
             check_exec_size(request.argv, env)
             if request.user is not None:
                 self._call_users.add(request.user)

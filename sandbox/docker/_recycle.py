@@ -41,7 +41,7 @@ __all__ = [
 
 #: Where the host's I/O directory appears inside the container (read-only).
 IO_MOUNT = "/.shellrt-io"
-#: The executor's private tmpfs (cwd files): mode 0711 (`_reset.PRIV_MODE`), owned by the executor, its mount point
+#: The executor's private tmpfs (slot locks; cwd files until round 32): mode 0711 (`_reset.PRIV_MODE`), owned by the executor, its mount point
 #: on the read-only root, so no command (root or not) can rename or replace it.
 PRIV_DIR = "/.shellrt-priv"
 #: The executor's uid (and gid): never a command's.

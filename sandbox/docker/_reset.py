@@ -59,6 +59,8 @@ __all__ = [
 #: written by the command they are made for: writing a file needs no write access to its directory).
 #: It was 1733, and one command filled its 1 MiB: no later command's cwd could be reported (red team
 #: round 28).
+#: Since round 32 no cwd file is there (one command filled the tmpfs through its own, and the slot
+#: locks could not be written): each is in its command's own TMPDIR slot.
 PRIV_MODE = 0o711
 
 #: Writable mounts the executor empties (their fs types are checked too).

@@ -24,9 +24,12 @@
 # command a request file (<id>.req, sh-quoted assignments) and the FIFOs its
 # output goes to (<id>.out, <id>.err) and its input comes from (<id>.in).
 # Ids are random nonces. PRIV is this executor's own small tmpfs (its mount
-# point on the read-only root, so nothing can rename it): mode 0711, so a
-# command can write the cwd file made for it (0666) but cannot list, create,
-# remove or replace anything there (1733 let one fill it: red team round 28).
+# point on the read-only root, so nothing can rename it): mode 0711, no
+# command can list, create, remove or replace anything there (1733 let one
+# fill it: red team round 28). No command writes anything there either: the
+# cwd files were there (0666) until one command wrote 1 MiB into its own and
+# the next runners' slot locks could not be written (red team round 32); a
+# command's cwd file is now in its own TMPDIR slot (CWDF=@s, below).
 #
 # The request file names the command's user: numeric CU and CG (the
 # session's own identity, no supplementary groups), or with CL=1 a per-call
@@ -284,7 +287,7 @@ _run() {
     fi
     CWFD=
     case $CWDF in
-        '') ;;
+        '' | @s) ;;
         @6)
             CWDF="$IO/$id.cwd"
             command exec 6>"$CWDF" 7<"$CWDF" || { echo "E $id streams"; return 0; }
@@ -342,6 +345,17 @@ _run() {
     done
     set +C
     [ -n "$TD" ] || { echo "E $id tmp-busy"; return 0; }
+    # CWDF=@s: the command's cwd file is in its own slot's root (where only this identity creates;
+    # the helper does not count it as left behind), as fd 6 (the command writes /proc/self/fd/6) and
+    # 7 (read back here), truncated first. What it writes there fills its own TMPDIR alone: on PRIV,
+    # one command's 1 MiB cwd file left no room for the next runners' slot locks, which stayed empty
+    # and held by nobody, and every later command was refused "tmp-busy" (red team round 32).
+    if [ "$CWDF" = @s ]; then
+        CWDF=
+        umask 111
+        command exec 6>"$TD/.shellrt-cwd" 7<"$TD/.shellrt-cwd" 2>/dev/null && CWDF="$TD/.shellrt-cwd" && CWFD=1
+        umask 077
+    fi
     command exec 3>"$IO/$id.out" 5<"$i" || { echo "E $id streams"; _free; return 0; }
     case $flags in
         *m*) command exec 4>&3 ;;

@@ -466,6 +466,8 @@ struct shellrt_path_beneath {
  * writes, creates, removes or truncates in a slot not its own; READ_DIR and REFER stay granted
  * beneath "/" (`ls /` works; names in another slot can be listed, not opened). */
 #define TMP_SLOTS "/.shellrt-tmp"
+/* The name of the cwd file the runner makes in a slot's root (executor.sh, CWDF=@s). */
+#define SLOT_CWD ".shellrt-cwd"
 #define LL_FILE_RIGHTS ((1ULL << 1) | (1ULL << 2))  /* WRITE_FILE, READ_FILE */
 #define LL_READ_DIR (1ULL << 3)
 #define LL_DIR_RIGHTS (LL_FILE_RIGHTS | LL_READ_DIR | (0x1ffULL << 4)) /* REMOVE_DIR .. MAKE_SYM */
@@ -599,7 +601,9 @@ static const char *make_private_tmp(const char *slot, uid_t uid, gid_t gid) {
 /* The helper, once the command's whole tree is gone (supervise): unlock the command's TMPDIR slot
  * (SHELLRT_TMP_LOCK, the runner's lock file, which this identity made) when the command left it
  * empty, the common case: no fork. A slot with anything in it stays locked for the runner's wipe
- * (executor.sh _free). */
+ * (executor.sh _free). The runner's cwd file (SLOT_CWD, made and truncated by the runner for each
+ * holder: red team round 32) is no leftover of the command; anything else of that name (only a
+ * root_can_administer root could make one, and it gets no such file) is. */
 static void free_slot(void) {
     const char *slot = tmp_slot(), *lock = getenv("SHELLRT_TMP_LOCK");
     if (slot == NULL || lock == NULL || strstr(lock, "/slot.") == NULL) return;
@@ -608,7 +612,9 @@ static void free_slot(void) {
     if (d == NULL) return;
     struct dirent *e;
     int empty = 1;
-    while (empty && (e = readdir(d)) != NULL) empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    while (empty && (e = readdir(d)) != NULL)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+                (e->d_type == DT_REG && strcmp(e->d_name, SLOT_CWD) == 0);
     closedir(d);
     if (empty) (void)unlink(lock);
 }
