@@ -32,6 +32,7 @@ __all__ = [
     "decode_bytes",
     "dominant_newline",
     "read_existing",
+    "refuse_oversized",
     "require_fresh",
     "sha256_bytes",
     "to_newline",
@@ -41,6 +42,21 @@ __all__ = [
 _CHUNK = 1 << 20
 #: Files Edit and Write replace are read whole (a sparse file of terabytes is one `truncate` away).
 MAX_EDIT_BYTES = 64 * 1024 * 1024
+
+
+def refuse_oversized(size: int, label: str, how: str) -> None:
+    """Refuse a result over `MAX_EDIT_BYTES` before it is built or written (round 32).
+
+    The limit bounded only what Edit and Write *read*: a ``replace_all`` multiplied an 80 KB file
+    into 67 MB on the host (a longer ``new_string`` asks for gigabytes), and a Write of ``\\n``
+    into a CRLF file doubles. ``size`` is a lower bound of the bytes (characters, before encoding).
+    """
+    if size > MAX_EDIT_BYTES:
+        raise ToolExecutionError(
+            f"{how} would make {label} too large for Edit and Write ({size:,} bytes or more; at most "
+            f"{MAX_EDIT_BYTES:,}): nothing was changed. Make the change with Bash (e.g. `sed -i`), or in "
+            "smaller steps."
+        )
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF8, "utf-8"),

@@ -34,6 +34,7 @@ from shellrt.tools._fileio import (
     decode_bytes,
     dominant_newline,
     read_existing,
+    refuse_oversized,
     require_fresh,
     to_newline,
     write_confined,
@@ -199,6 +200,7 @@ def _write(
             # The new content does not fit the old encoding; UTF-8 is the only honest choice left.
             payload = text.encode("utf-8")
         content = text
+    refuse_oversized(len(payload), where, "This Write")
     try:
         outcome, record = write_confined(
             view, where, payload, over=existing, expect=expect, expect_id=expect_id
