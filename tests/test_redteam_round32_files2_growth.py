@@ -47,3 +47,20 @@ def test_edit_and_write_refuse_results_over_the_file_limit(tmp_path: Path) -> No
     with pytest.raises(ToolExecutionError, match="too large"):
         write(ctx, file_path=str(crlf), content="\n" * (MAX_EDIT_BYTES // 2 + 1))
     assert crlf.read_bytes() == b"x\r\ny\r\n"
+
+
+def test_write_of_a_lone_surrogate_is_a_clear_refusal(tmp_path: Path) -> None:
+    """JSON lets a model send ``"\\ud800"``; UTF-8 cannot hold it. Write crashed with a bare
+    ``UnicodeEncodeError`` ("Write failed unexpectedly") for a new file and for an existing one
+    whose encoding could not hold it either; now it says which character and what to do."""
+    root = tmp_path.resolve()
+    (root / ".session").mkdir()
+    ctx = make_ctx(root)
+    old = root / "old.txt"
+    old.write_text("keep\n")
+    read(ctx, old)
+    for target in (root / "new.txt", old):
+        with pytest.raises(ToolExecutionError, match=r"U\+D800.*character 2"):
+            write(ctx, file_path=str(target), content="a\ud800b")
+    assert not (root / "new.txt").exists()
+    assert old.read_text() == "keep\n"
