@@ -17,20 +17,23 @@ from pathlib import Path
 import pytest
 
 from shellrt.protocol import ToolExecutionError
-from shellrt.tools._fileio import MAX_EDIT_BYTES
+from shellrt.tools import _fileio
 from tests.test_tools_edit import edit, make_ctx, read
 from tests.test_tools_write import write
 
 
-def test_edit_and_write_refuse_results_over_the_file_limit(tmp_path: Path) -> None:
+def test_edit_and_write_refuse_results_over_the_file_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The limit is lowered to 1 MiB so the test stays cheap; the code path is the 64 MiB one.
+    monkeypatch.setattr(_fileio, "MAX_EDIT_BYTES", 1 << 20)
+    limit = _fileio.MAX_EDIT_BYTES
     root = tmp_path.resolve()
     (root / ".session").mkdir()
     ctx = make_ctx(root)
-    lines = 40_000
+    lines = 4_000
     grow = root / "grow.txt"
     grow.write_bytes(b"a\n" * lines)
     read(ctx, grow)  # a partial read (the first 2,000 lines) is enough for Edit
-    wide = MAX_EDIT_BYTES // lines + 2  # lines x wide > MAX_EDIT_BYTES
+    wide = limit // lines + 2  # lines x wide > MAX_EDIT_BYTES
     started = time.monotonic()
     with pytest.raises(ToolExecutionError, match=r"replace_all.*too large|too large.*replace_all") as info:
         edit(ctx, file_path=str(grow), old_string="a", new_string="b" * wide, replace_all=True)
@@ -45,7 +48,7 @@ def test_edit_and_write_refuse_results_over_the_file_limit(tmp_path: Path) -> No
     crlf.write_bytes(b"x\r\ny\r\n")
     read(ctx, crlf)
     with pytest.raises(ToolExecutionError, match="too large"):
-        write(ctx, file_path=str(crlf), content="\n" * (MAX_EDIT_BYTES // 2 + 1))
+        write(ctx, file_path=str(crlf), content="\n" * (limit // 2 + 1))
     assert crlf.read_bytes() == b"x\r\ny\r\n"
 
 
