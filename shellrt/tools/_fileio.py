@@ -16,6 +16,7 @@ import codecs
 import errno
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ __all__ = [
     "require_fresh",
     "sha256_bytes",
     "to_newline",
+    "utf8_split",
     "write_confined",
 ]
 
@@ -107,6 +109,31 @@ def decode_bytes(data: bytes) -> DecodedText:
         return DecodedText(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
         return DecodedText(data.decode("latin-1"), "latin-1")
+
+
+#: A UTF-8 multi-byte sequence, in text decoded as latin-1 (a character a byte).
+_UTF8_SEQUENCE = re.compile("[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
+def utf8_split(text: str, old: str) -> int | None:
+    """Where an occurrence of ``old`` in latin-1-decoded ``text`` begins or ends inside a UTF-8
+    sequence, else None.
+
+    A file that is UTF-8 but for one stray byte is decoded as latin-1 whole: ``old="©"`` (A9) also
+    matched the tail of every UTF-8 ``é`` (C3 A9), and an Edit split it (round 32). A boundary next
+    to an ASCII character never splits one, so only an ``old`` with a non-ASCII end is looked at.
+    """
+    if not old or (old[0] < "\x80" and old[-1] < "\x80"):
+        return None
+    inside: set[int] = set()
+    for match in _UTF8_SEQUENCE.finditer(text):
+        inside.update(range(match.start() + 1, match.end()))
+    at = text.find(old) if inside else -1
+    while at != -1:
+        if at in inside or at + len(old) in inside:
+            return at
+        at = text.find(old, at + len(old))
+    return None
 
 
 def dominant_newline(text: str) -> str:

@@ -37,6 +37,7 @@ from shellrt.tools._fileio import (
     refuse_oversized,
     require_fresh,
     to_newline,
+    utf8_split,
     write_confined,
 )
 from shellrt.tools._offloop import off_loop
@@ -218,6 +219,14 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
             raise ToolExecutionError(
                 f"old_string matches {count} times in {path}. Include more surrounding lines so it matches "
                 "exactly once, or set replace_all=true to replace every occurrence."
+            )
+        split = utf8_split(text, cand_old) if decoded.encoding == "latin-1" else None
+        if split is not None:
+            raise ToolExecutionError(
+                f"old_string matches at character {split + 1:,} of {path} inside a UTF-8 character: the file "
+                "is not valid UTF-8 as a whole, so it was decoded as latin-1 (a character a byte), and this "
+                "replacement would split a multi-byte character. Include the whole character (all its "
+                "latin-1 characters, e.g. 'Ã©' for é), or change the file with Bash."
             )
         used = count if tool_input.replace_all else 1
         how = f"replace_all ({count:,} occurrences)" if tool_input.replace_all else "This Edit"
