@@ -10,9 +10,7 @@ operator's ``allowPrivateHosts``, as the other WebFetch tests) answering an endl
 from __future__ import annotations
 
 import socket
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -23,58 +21,33 @@ from sandbox.local import LocalBackend
 from sandbox.policy import SandboxPolicy
 from shellrt.protocol import ToolContext, ToolExecutionError
 from shellrt.tools.web_fetch import WebFetchInput, WebFetchTool
+from tests._tcp_server import tcp_server
 
 _PAGE = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9\r\nConnection: close\r\n\r\nreal page"
 
 
-def _answer(conn: socket.socket, stop: threading.Event) -> None:
+def _answer(conn: socket.socket) -> None:
+    """``/page``: three 100 Continue heads, then a page; anything else: 100 Continue until the
+    client hangs up (or 30 s, should the bound ever fail)."""
     try:
         conn.settimeout(5)
-        request = b""
-        while b"\r\n\r\n" not in request:
-            chunk = conn.recv(4096)
-            if not chunk:
-                return
-            request += chunk
-        if request.startswith(b"GET /page "):
+        if conn.recv(65536).startswith(b"GET /page "):  # a GET on loopback: one segment
             conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n" * 3 + _PAGE)
             return
         burst = b"HTTP/1.1 100 Continue\r\n\r\n" * 2000
-        while not stop.is_set():
+        until = time.monotonic() + 30
+        while time.monotonic() < until:
             conn.sendall(burst)
     except OSError:
         pass  # the client hung up: what the test wants
-    finally:
-        conn.close()
 
 
-@pytest.fixture
-def endless_server() -> Iterator[int]:
-    srv = socket.create_server(("127.0.0.1", 0))
-    srv.settimeout(0.1)  # close() does not wake accept(): the loop looks at ``stop``
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=_answer, args=(conn, stop), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield srv.getsockname()[1]
-    finally:
-        stop.set()
-        srv.close()
-        thread.join(5)
+def test_an_endless_stream_of_100_continue_is_cut(tmp_path: Path) -> None:
+    with tcp_server(_answer) as port:
+        _fetch_both(tmp_path, port)
 
 
-def test_an_endless_stream_of_100_continue_is_cut(tmp_path: Path, endless_server: int) -> None:
+def _fetch_both(tmp_path: Path, port: int) -> None:
     ctx = ToolContext(
         session_id="s",
         session_dir=tmp_path,
@@ -86,7 +59,7 @@ def test_an_endless_stream_of_100_continue_is_cut(tmp_path: Path, endless_server
     tool = WebFetchTool()
 
     async def fetch(path: str) -> str:
-        out = await tool.call(WebFetchInput(url=f"http://127.0.0.1:{endless_server}{path}"), ctx)
+        out = await tool.call(WebFetchInput(url=f"http://127.0.0.1:{port}{path}"), ctx)
         return str(tool.to_model_content(out.data))
 
     assert "real page" in anyio.run(fetch, "/page")
