@@ -16,6 +16,7 @@ import codecs
 import errno
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass
 
@@ -32,15 +33,32 @@ __all__ = [
     "decode_bytes",
     "dominant_newline",
     "read_existing",
+    "refuse_oversized",
     "require_fresh",
     "sha256_bytes",
     "to_newline",
+    "utf8_split",
     "write_confined",
 ]
 
 _CHUNK = 1 << 20
 #: Files Edit and Write replace are read whole (a sparse file of terabytes is one `truncate` away).
 MAX_EDIT_BYTES = 64 * 1024 * 1024
+
+
+def refuse_oversized(size: int, label: str, how: str) -> None:
+    """Refuse a result over `MAX_EDIT_BYTES` before it is built or written (round 32).
+
+    The limit bounded only what Edit and Write *read*: a ``replace_all`` multiplied an 80 KB file
+    into 67 MB on the host (a longer ``new_string`` asks for gigabytes), and a Write of ``\\n``
+    into a CRLF file doubles. ``size`` is a lower bound of the bytes (characters, before encoding).
+    """
+    if size > MAX_EDIT_BYTES:
+        raise ToolExecutionError(
+            f"{how} would make {label} too large for Edit and Write ({size:,} bytes or more; at most "
+            f"{MAX_EDIT_BYTES:,}): nothing was changed. Make the change with Bash (e.g. `sed -i`), or in "
+            "smaller steps."
+        )
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -91,6 +109,31 @@ def decode_bytes(data: bytes) -> DecodedText:
         return DecodedText(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
         return DecodedText(data.decode("latin-1"), "latin-1")
+
+
+#: A UTF-8 multi-byte sequence, in text decoded as latin-1 (a character a byte).
+_UTF8_SEQUENCE = re.compile("[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
+def utf8_split(text: str, old: str) -> int | None:
+    """Where an occurrence of ``old`` in latin-1-decoded ``text`` begins or ends inside a UTF-8
+    sequence, else None.
+
+    A file that is UTF-8 but for one stray byte is decoded as latin-1 whole: ``old="©"`` (A9) also
+    matched the tail of every UTF-8 ``é`` (C3 A9), and an Edit split it (round 32). A boundary next
+    to an ASCII character never splits one, so only an ``old`` with a non-ASCII end is looked at.
+    """
+    if not old or (old[0] < "\x80" and old[-1] < "\x80"):
+        return None
+    inside: set[int] = set()
+    for match in _UTF8_SEQUENCE.finditer(text):
+        inside.update(range(match.start() + 1, match.end()))
+    at = text.find(old) if inside else -1
+    while at != -1:
+        if at in inside or at + len(old) in inside:
+            return at
+        at = text.find(old, at + len(old))
+    return None
 
 
 def dominant_newline(text: str) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import stat
 import time
 from collections.abc import Iterator, Sequence
@@ -38,6 +39,7 @@ from shellrt.permissions.globs import GlobMatcher, GlobTimeoutError, compile_mat
 __all__ = [
     "FILE_TYPES",
     "GlobList",
+    "GlobSyntaxError",
     "TypeFilter",
     "compile_glob",
     "walk_entries",
@@ -130,10 +132,20 @@ class TooManyIgnoreRulesError(Exception):
 # --- glob syntax: the one dialect, owned by shellrt.permissions.globs -----------------------
 
 
+class GlobSyntaxError(ValueError):
+    """A glob that cannot be compiled (a reversed class range, ``[z-a]``); the message names it."""
+
+
 def compile_glob(glob: str) -> GlobMatcher:
     """Compile a glob (globset syntax, ``*`` not crossing ``/``) to a whole-string matcher
-    (never a backtracking regex: a repository's .gitignore is hostile input)."""
-    return compile_matcher(glob)
+    (never a backtracking regex: a repository's .gitignore is hostile input).
+
+    Raises `GlobSyntaxError`: a class ``re`` refuses escaped as a bare ``re.error`` and crashed
+    the call (round 32)."""
+    try:
+        return compile_matcher(glob)
+    except re.error as exc:
+        raise GlobSyntaxError(f"invalid glob {glob!r}: {exc.msg}") from None
 
 
 @dataclass(frozen=True)
@@ -151,7 +163,15 @@ class _Rule:
 
 
 def _parse_line(line: str) -> _Rule | None:
-    """One gitignore line, as ripgrep's ``ignore`` crate reads it."""
+    """One gitignore line, as ripgrep's ``ignore`` crate reads it: one it cannot compile is
+    skipped, as ripgrep skips it (a repository's ``[z-a]`` line crashed every walk, round 32)."""
+    try:
+        return _parse_rule(line)
+    except GlobSyntaxError:
+        return None
+
+
+def _parse_rule(line: str) -> _Rule | None:
     if line.startswith("#"):
         return None
     if not line.endswith("\\ "):

@@ -34,8 +34,10 @@ from shellrt.tools._fileio import (
     decode_bytes,
     dominant_newline,
     read_existing,
+    refuse_oversized,
     require_fresh,
     to_newline,
+    utf8_split,
     write_confined,
 )
 from shellrt.tools._offloop import off_loop
@@ -218,6 +220,18 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
                 f"old_string matches {count} times in {path}. Include more surrounding lines so it matches "
                 "exactly once, or set replace_all=true to replace every occurrence."
             )
+        split = utf8_split(text, cand_old) if decoded.encoding == "latin-1" else None
+        if split is not None:
+            raise ToolExecutionError(
+                f"old_string matches at character {split + 1:,} of {path} inside a UTF-8 character: the file "
+                "is not valid UTF-8 as a whole, so it was decoded as latin-1 (a character a byte), and this "
+                "replacement would split a multi-byte character. Include the whole character (all its "
+                "latin-1 characters, e.g. 'Ã©' for é), or change the file with Bash."
+            )
+        used = count if tool_input.replace_all else 1
+        how = f"replace_all ({count:,} occurrences)" if tool_input.replace_all else "This Edit"
+        # Checked before the new text exists: the growth is multiplied by the occurrences.
+        refuse_oversized(len(text) + used * (len(cand_new) - len(cand_old)), path, how)
         at = text.find(cand_old)
         new_text = (
             text.replace(cand_old, cand_new)
@@ -261,6 +275,7 @@ def _apply(
             f"{path} is {plan.decoded.encoding}-encoded and new_string has a character it cannot hold "
             f"({plan.new_text[exc.start : exc.end]!r}); use only characters of that encoding."
         ) from None
+    refuse_oversized(len(payload), path, "This Edit")  # a wider encoding (UTF-16) than characters
     try:
         outcome, record = write_confined(
             view, path, payload, over=existing, expect=tool_input.canonical, expect_id=tool_input.identity

@@ -32,7 +32,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.notes import note
 from shellrt.tools._bidi import isolated
-from shellrt.tools._gitignore import compile_glob
+from shellrt.tools._gitignore import GlobSyntaxError, compile_glob
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
@@ -184,7 +184,10 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
         try:
             if "/" not in pattern and not pattern.startswith("**"):
                 pattern = "**/" + pattern
-            matcher = compile_glob(pattern)
+            try:
+                matcher = compile_glob(pattern)
+            except GlobSyntaxError as exc:
+                raise ToolExecutionError(f"{exc}. Fix the pattern (a class range goes low to high: [a-z]).") from None
             host = Path(view.to_host(root) or root)
             use_rg, runner = ripgrep_options(ctx, view, root, fd)
             listed = await list_files(host, fd, use_rg=use_rg, runner=runner)

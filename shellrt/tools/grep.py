@@ -34,7 +34,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.notes import note
 from shellrt.tools._bidi import isolated
-from shellrt.tools._gitignore import FILE_TYPES
+from shellrt.tools._gitignore import FILE_TYPES, GlobSyntaxError, compile_glob
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
@@ -188,6 +188,9 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             return ValidationResult.failure(
                 f"Path does not exist: {shown_path(root)}. Pass an existing file or directory as `path`."
             )
+        problem = _unusable_text(tool_input.pattern, _split_globs(tool_input.glob))
+        if problem:
+            return ValidationResult.failure(problem)
         if tool_input.type is not None and tool_input.type not in FILE_TYPES:
             return ValidationResult.failure(
                 f"Unknown type {tool_input.type!r}; known types: {', '.join(sorted(FILE_TYPES))}. Or use `glob`."
@@ -350,6 +353,24 @@ def _aliased(view: View, path: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def _unusable_text(pattern: str, globs: list[str]) -> str | None:
+    """Why the pattern or a glob cannot be searched with, the same on both backends (round 32):
+    a NUL cannot go into ripgrep's argv (the call crashed), a class ``re`` refuses (``[z-a]``) crashed
+    the Python walk."""
+    for name, text in (("pattern", pattern), *(("glob", g) for g in globs)):
+        if "\0" in text:
+            return (
+                f"The {name} holds a NUL character, which cannot be passed to the search; write it as the "
+                "regex escape \\x00 (in pattern), or leave it out."
+            )
+    for glob in globs:
+        try:
+            compile_glob(glob.removeprefix("!"))
+        except GlobSyntaxError as exc:
+            return f"Invalid search: {exc}. Fix the glob (a class range goes low to high: [a-z])."
+    return None
 
 
 def _split_globs(glob: str | None) -> list[str]:

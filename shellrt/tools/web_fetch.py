@@ -67,6 +67,8 @@ from shellrt.tools._web_text import NotText, body_to_text
 if TYPE_CHECKING:
     import httpx
 
+    from shellrt.tools._http_head import HeadBudget
+
 __all__ = [
     "CACHE_ENTRIES",
     "CACHE_TTL_SECONDS",
@@ -501,13 +503,19 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
     ) -> WebFetchOutput:
         timeout = httpx_mod.Timeout(settings.timeout_s, connect=min(settings.timeout_s, 10.0))
         current = url
-        async with httpx_mod.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+        from shellrt.tools._http_head import HeadBudget, bounded_transport  # here: httpcore is optional
+
+        budget = HeadBudget()
+        transport = bounded_transport(httpx_mod, budget)
+        async with httpx_mod.AsyncClient(
+            timeout=timeout, follow_redirects=False, trust_env=False, transport=transport
+        ) as client:
             for _hop in range(settings.max_redirects + 1):
                 # Every hop: a same-host redirect's lookup may answer otherwise (DNS rebinding).
                 addresses = await _checked_addresses(
                     current, settings.allow_private, settings.allow_ports, barred
                 )
-                response_info = await self._get_once(httpx_mod, client, current, addresses, settings)
+                response_info = await self._get_once(httpx_mod, client, current, addresses, settings, budget)
                 status, headers, body, truncated = response_info
                 if status in _REDIRECT_CODES and headers.get("location"):
                     target = urljoin(current, headers["location"])
@@ -573,7 +581,12 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
 
     @staticmethod
     async def _get_once(
-        httpx_mod: Any, client: httpx.AsyncClient, url: str, addresses: list[str], settings: _Settings
+        httpx_mod: Any,
+        client: httpx.AsyncClient,
+        url: str,
+        addresses: list[str],
+        settings: _Settings,
+        budget: HeadBudget | None = None,
     ) -> tuple[int, Mapping[str, str], bytes, bool]:
         """GET ``url`` from the first reachable checked address; body capped at ``max_bytes``. A
         followed redirect's ``url`` is the server's words: errors name it `_shown_url` (round 26)."""
@@ -584,7 +597,9 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         last_error: Exception | None = None
         for address in addresses:
             pinned = httpx_mod.URL(url).copy_with(host=address.split("%", 1)[0])
-            extensions = {"sni_hostname": host} if parts.scheme == "https" else {}
+            extensions: dict[str, Any] = {"sni_hostname": host} if parts.scheme == "https" else {}
+            if budget is not None:
+                extensions["trace"] = budget.trace  # the head's bytes are counted (round 32)
             try:
                 request = client.build_request(
                     "GET",

@@ -34,6 +34,7 @@ from shellrt.tools._fileio import (
     decode_bytes,
     dominant_newline,
     read_existing,
+    refuse_oversized,
     require_fresh,
     to_newline,
     write_confined,
@@ -183,7 +184,7 @@ def _write(
         raise refusal("write", raw, exc) from None
     old_text = ""
     if existing is None:
-        payload = content.encode("utf-8")
+        payload = _utf8(content)
     else:
         data, canonical = existing.data, existing.path
         require_fresh(
@@ -197,8 +198,9 @@ def _write(
             payload = decoded.encode(text)
         except UnicodeEncodeError:
             # The new content does not fit the old encoding; UTF-8 is the only honest choice left.
-            payload = text.encode("utf-8")
+            payload = _utf8(text)
         content = text
+    refuse_oversized(len(payload), where, "This Write")
     try:
         outcome, record = write_confined(
             view, where, payload, over=existing, expect=expect, expect_id=expect_id
@@ -208,3 +210,15 @@ def _write(
     created = outcome.created
     diff = "" if created else unified_diff(old_text, content, outcome.path)
     return WriteOutput(path=outcome.path, created=created, size=len(payload), diff=diff), record
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` in UTF-8, or a refusal naming the lone surrogate (valid JSON: ``"\\ud800"``) it cannot hold."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolExecutionError(
+            f"content holds U+{ord(text[exc.start]):04X} at character {exc.start + 1:,}, half of a surrogate pair "
+            "that no file encoding can hold; nothing was written. Send the character you meant (a whole "
+            "code point, e.g. \\U0001F600), not its UTF-16 halves."
+        ) from None
