@@ -5,7 +5,9 @@ as the end of options. git's own option parser gives a required value the next w
 is: ``git log --decorate-refs -- --output=f`` takes ``--`` as the pattern and then opens ``f`` for
 writing (the log goes there), ``git blame --contents -- --output=f x`` truncates ``f``. Those forms
 were judged read-only, so they ran unasked in default mode. Also ``git config edit`` (git 2.46's
-verb: it opens an editor) was read as a lookup of the key ``edit``. Decisions only (the analysis
+verb: it opens an editor) was read as a lookup of the key ``edit``. And in PowerShell, pwsh 7.2 and
+Windows PowerShell drop an unquoted ``--`` given to a native program (PowerShell#16592), so
+``git log -- --output=f`` there is ``git log --output=f``: both readings must be read-only. Decisions only (the analysis
 and the real engine), the same for root and non-root callers and on every backend; one real git
 run shows the write is real.
 """
@@ -55,6 +57,20 @@ KEPT = [
     "git log --follow -- f", "git config user.name", "git config --get user.name", "git config list",
     "git show --abbrev -- f", "git cat-file --batch -- x",
 ]
+
+
+#: PowerShell: the same commands with the first unquoted ``--`` dropped write or run a program.
+PWSH_DROPPED = [
+    "git log -- --output=f", "git diff -- --output=f", "git show -- --output=f", "git blame -- --output=f x",
+    "rg -- --pre=sh x", "fd -- -x rm", "man -- -P sh ls", "git grep x -- -Osh", "tree -- -o f",
+]
+#: ... and stay read-only when ``--`` is quoted (passed on by every version) or harmless either way.
+PWSH_KEPT = ["git log '--' --output=f", 'git log "--" f', "git log -- f", "git diff --stat -- f", "grep -- -x f"]
+
+
+def test_pwsh_reads_a_native_program_with_and_without_its_dashdash() -> None:
+    assert [c for c in PWSH_DROPPED if analyze(c, shell="powershell").read_only] == []
+    assert [c for c in PWSH_KEPT if not analyze(c, shell="powershell").read_only] == []
 
 
 def test_a_dashdash_value_or_a_config_verb_is_not_read_only() -> None:

@@ -551,8 +551,16 @@ def _native(name: str, shown: str, args: list[_Token], out: _Result) -> None:
         else:
             out.reasons.append(f"{shown}: argument {token.text!r} is not static")
             return
+    reasons = check_program(name, values)
+    bare = [i for i, token in enumerate(args) if token.kind == "param" and token.text == "--"]
+    if bare and not reasons:
+        # pwsh 7.2 and Windows PowerShell drop the first unquoted `--` given to a native program (PowerShell#16592):
+        # `git log -- --output=f` wrote f there. Both readings must be read-only (round 32).
+        dropped = values[: bare[0]] + values[bare[0] + 1 :]
+        reasons = [f"{reason} (pwsh 7.2 and Windows PowerShell drop an unquoted `--` given to a program; quote it: '--')"
+                   for reason in check_program(name, dropped)]
     out.reasons.extend(f"{reason} (on Linux and macOS pwsh runs the program {name})" if name in _UNIX_NATIVE
-                       else reason for reason in check_program(name, values))
+                       else reason for reason in reasons)
 
 
 def _argument(cmdlet: str, token: _Token, depth: int, out: _Result) -> None:
