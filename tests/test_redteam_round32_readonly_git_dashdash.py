@@ -7,7 +7,8 @@ writing (the log goes there), ``git blame --contents -- --output=f x`` truncates
 were judged read-only, so they ran unasked in default mode. Also ``git config edit`` (git 2.46's
 verb: it opens an editor) was read as a lookup of the key ``edit``. And in PowerShell, pwsh 7.2 and
 Windows PowerShell drop an unquoted ``--`` given to a native program (PowerShell#16592), so
-``git log -- --output=f`` there is ``git log --output=f``: both readings must be read-only. Decisions only (the analysis
+``git log -- --output=f`` there is ``git log --output=f`` (they drop empty arguments too): every
+reading must be read-only. Decisions only (the analysis
 and the real engine), the same for root and non-root callers and on every backend; one real git
 run shows the write is real.
 """
@@ -63,9 +64,12 @@ KEPT = [
 PWSH_DROPPED = [
     "git log -- --output=f", "git diff -- --output=f", "git show -- --output=f", "git blame -- --output=f x",
     "rg -- --pre=sh x", "fd -- -x rm", "man -- -P sh ls", "git grep x -- -Osh", "tree -- -o f",
+    # ... and every empty argument: the `--` after it becomes the option's value again
+    "git log --decorate-refs '' '--' --output=f", 'git blame --contents "" \'--\' --output=f x',
 ]
 #: ... and stay read-only when ``--`` is quoted (passed on by every version) or harmless either way.
-PWSH_KEPT = ["git log '--' --output=f", 'git log "--" f', "git log -- f", "git diff --stat -- f", "grep -- -x f"]
+PWSH_KEPT = ["git log '--' --output=f", 'git log "--" f', "git log -- f", "git diff --stat -- f", "grep -- -x f",
+             "git log '' -n 1"]
 
 
 def test_pwsh_reads_a_native_program_with_and_without_its_dashdash() -> None:
