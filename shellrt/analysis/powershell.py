@@ -551,8 +551,37 @@ def _native(name: str, shown: str, args: list[_Token], out: _Result) -> None:
         else:
             out.reasons.append(f"{shown}: argument {token.text!r} is not static")
             return
+    reasons = check_program(name, values)
+    for reading, why in _older_readings(args, values):
+        if reasons:
+            break
+        reasons = [f"{reason} ({why})" for reason in check_program(name, reading)]
     out.reasons.extend(f"{reason} (on Linux and macOS pwsh runs the program {name})" if name in _UNIX_NATIVE
-                       else reason for reason in check_program(name, values))
+                       else reason for reason in reasons)
+
+
+def _older_readings(args: list[_Token], values: list[str]) -> list[tuple[list[str], str]]:
+    """Other argument lists older PowerShells give a native program for the same words (round 32).
+
+    pwsh 7.2 and Windows PowerShell (and ``$PSNativeCommandArgumentPassing = 'Legacy'``) drop the first
+    unquoted ``--`` (PowerShell#16592) and every empty argument (``''``): ``git log -- --output=f`` and
+    ``git log --decorate-refs '' '--' --output=f`` write ``f`` there. Each reading must be read-only."""
+    bare = next((i for i, token in enumerate(args) if token.kind == "param" and token.text == "--"), -1)
+    empty = any(token.kind == "string" and not token.inner for token in args)
+    if bare < 0 and not empty:
+        return []
+    out: list[tuple[list[str], str]] = []
+    if bare >= 0:
+        out.append((values[:bare] + values[bare + 1 :], "pwsh 7.2 and Windows PowerShell drop an unquoted `--` "
+                    "given to a program; quote it: '--'"))
+    if empty:
+        kept = [value for value, token in zip(values, args, strict=True) if not (token.kind == "string" and not token.inner)]
+        if bare >= 0:
+            kept = [value for index, (value, token) in enumerate(zip(values, args, strict=True))
+                    if index != bare and not (token.kind == "string" and not token.inner)]
+        out.append((kept, "pwsh 7.2 and Windows PowerShell drop empty arguments (and an unquoted `--`) given "
+                    "to a program"))
+    return out
 
 
 def _argument(cmdlet: str, token: _Token, depth: int, out: _Result) -> None:

@@ -14,6 +14,17 @@ from typing import Final
 
 from .spec import ARG, OPTARG, ParsedArgs, ProgramSpec, longs, parse_args
 
+#: Options git reads with an optional value, attached only (``--stat[=N]``, ``-M[N]``): the word after
+#: them is never their value, so a ``--`` there ends the options for git as for the model. Any other
+#: option that may take a value gives git's parser the next word, ``--`` included (see :func:`_parsed`).
+_OPTIONAL_LONG: Final = frozenset(longs(
+    "stat dirstat dirstat-by-file submodule color color-moved word-diff color-words abbrev break-rewrites "
+    "find-renames find-copies relative ignore-submodules pretty expand-tabs notes show-notes decorate "
+    "show-linear-break no-walk branches tags remotes ancestry-path untracked-files ignored porcelain column "
+    "batch batch-check hash exclude-existing dirty broken"
+))
+_OPTIONAL_SHORT: Final = frozenset("MCBuwn")
+
 __all__ = ["check_git", "git_file_values", "git_subcommand"]
 
 _GLOBAL_OK: Final = frozenset(
@@ -85,6 +96,42 @@ def _spec(name: str, short: str = "", short_arg: str = "", short_opt: str = "", 
                        numeric=numeric, forbidden=_FORBIDDEN)
 
 
+def _parsed(spec: ProgramSpec, args: list[str]) -> ParsedArgs:
+    """``parse_args`` plus git's reading of ``--`` after an option that may take a value.
+
+    git's parser gives a required value the next word whatever it is: ``git log --decorate-refs --
+    --output=f`` takes ``--`` as the pattern and then writes the log to ``f``; ``git blame --contents
+    -- --output=f x`` truncates ``f``. The model reads such options attached-only and ``--`` as the
+    end of options, so every ``--`` must follow a word that cannot take it (round 32)."""
+    parsed = parse_args(spec, args)
+    for at in range(1, len(args)):
+        if args[at] == "--" and _may_take_next(spec, args[at - 1]):
+            parsed.reasons.append(
+                f"{spec.name}: git may read `--` as the value of {args[at - 1]} (the words after it are then "
+                "options); attach the value (`--opt=value`) or drop the `--`"
+            )
+            break
+    return parsed
+
+
+def _may_take_next(spec: ProgramSpec, word: str) -> bool:
+    """True when git may take the word after ``word`` as its value while the model does not."""
+    if word[:1] != "-" or word == "-" or word == "--" or "=" in word:
+        return False
+    if word[:2] == "--":
+        name = word[2:]
+        return spec.long.get(name) == OPTARG and name not in _OPTIONAL_LONG
+    body = word[1:]
+    for index, ch in enumerate(body):
+        if ch in spec.short_arg:
+            return False  # the model gives it the next word (or the rest of this one) as git does
+        if ch in spec.short_opt:
+            return index == len(body) - 1 and ch not in _OPTIONAL_SHORT
+        if ch not in spec.short:
+            return False  # a number (``-5``) or an option the model refuses anyway
+    return False
+
+
 _LOG: Final = _spec("log", _LOG_SHORT, "n", _DIFF_OPT + "L", base=_GIT_LOG, numeric=True)
 _SPECS: Final[dict[str, ProgramSpec]] = {
     "status": _spec("status", "sbvz", short_opt="u", long=(
@@ -153,7 +200,7 @@ def _branch(args: list[str]) -> list[str]:
     spec = _spec("branch", "arvlqi", "", "", long=(
         "all remotes verbose list show-current merged=? no-merged=? contains=? no-contains=? points-at=? "
         "sort=? format=? color=? no-color column=? no-column ignore-case abbrev=? no-abbrev omit-empty"))
-    parsed = parse_args(spec, args)
+    parsed = _parsed(spec, args)
     reasons = list(parsed.reasons)
     if parsed.positionals and not parsed.has("-l", "--list"):
         reasons.append("git branch NAME creates a branch (only listing is read-only)")
@@ -164,7 +211,7 @@ def _tag(args: list[str]) -> list[str]:
     spec = _spec("tag", "li", "", "n", long=(
         "list sort=? contains=? no-contains=? merged=? no-merged=? points-at=? format=? column=? no-column "
         "ignore-case omit-empty color=?"))
-    parsed = parse_args(spec, args)
+    parsed = _parsed(spec, args)
     reasons = list(parsed.reasons)
     if parsed.positionals and not parsed.has("-l", "--list"):
         reasons.append("git tag NAME creates a tag (only listing is read-only)")
@@ -184,7 +231,7 @@ def _config_args(args: list[str]) -> list[str]:
 
 
 def _config(args: list[str]) -> list[str]:
-    parsed = parse_args(_CONFIG, _config_args(args))
+    parsed = _parsed(_CONFIG, _config_args(args))
     reasons = list(parsed.reasons)
     if parsed.has("--list", "-l"):
         if parsed.positionals:
@@ -194,6 +241,11 @@ def _config(args: list[str]) -> list[str]:
             reasons.append("git config: too many operands")
     elif len(parsed.positionals) != 1:
         reasons.append("git config NAME VALUE sets configuration (only reading is read-only)")
+    elif "." not in parsed.positionals[0]:
+        # A key always has a section (`user.name`); git 2.46 reads a bare word as its subcommand
+        # (`git config edit` opens an editor on the file, creating a global one).
+        reasons.append(f"git config {parsed.positionals[0]}: git 2.46 reads a word without a dot as a "
+                       "subcommand, not a key (write `git config get SECTION.KEY`)")
     return reasons
 
 
@@ -213,7 +265,7 @@ def _sub_only(name: str, allowed: dict[str | None, ProgramSpec | None]) -> Calla
         if action not in allowed or action is None:
             return [f"git {name} {action or ''}".rstrip() + " is not a read-only form"]
         spec = allowed[action]
-        return parse_args(spec, args[1:]).reasons if spec is not None else []
+        return _parsed(spec, args[1:]).reasons if spec is not None else []
 
     return check
 
@@ -285,11 +337,11 @@ def check_git(args: list[str]) -> list[str]:
     if sub in _CUSTOM:
         return _CUSTOM[sub](rest)
     if sub == "symbolic-ref":
-        parsed = parse_args(_spec("symbolic-ref", "q", long="short quiet no-recurse"), rest)
+        parsed = _parsed(_spec("symbolic-ref", "q", long="short quiet no-recurse"), rest)
         return parsed.reasons + _positional_limit(1, "symbolic-ref NAME REF writes a ref")(parsed)
     spec = _SPECS.get(sub)
     if spec is None:
         return [f"git {sub} is not a known read-only git subcommand"]
     if spec.free_form:
         return []
-    return parse_args(spec, rest).reasons
+    return _parsed(spec, rest).reasons
