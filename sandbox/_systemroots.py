@@ -54,7 +54,7 @@ def refuse_system_roots(roots: Iterable[str]) -> None:
             raise SandboxPolicyError(
                 f"the writable root {root} {what} the system directory {place}, where shellrt keeps "
                 "what other sessions and processes rely on (the docker backend's I/O directories, the "
-                "registry of live sessions' roots): use a directory of its own as the workspace or "
+                "registry of live sessions' roots). Fix: use a directory of its own as the workspace or "
                 f"writable root (e.g. mkdir {place.rstrip('/')}/work-$USER and use that, or a "
                 "project directory)"
             )
