@@ -23,17 +23,21 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from functools import lru_cache
 
-__all__ = ["GlobMatcher", "GlobTimeoutError", "compile_glob", "compile_matcher", "glob_matches", "glob_regex"]
+__all__ = [
+    "GlobMatcher", "GlobTimeoutError", "compile_glob", "compile_matcher", "glob_matches", "glob_regex", "reversed_range",
+]
 
 
 class GlobTimeoutError(TimeoutError):
     """Raised by `GlobMatcher.fullmatch` when its ``deadline`` passed during a match."""
 
 
-def _class_to_regex(glob: str, i: int) -> tuple[str, int] | None:
-    """Translate ``[...]`` starting at ``glob[i] == '['``; None if it never closes (then ``[`` is literal)."""
+def _class_span(glob: str, i: int) -> tuple[bool, str, int] | None:
+    """The class ``[...]`` starting at ``glob[i] == '['``: (negated, its members' text, the index after
+    it); None if it never closes (then ``[`` is literal)."""
     j = i + 1
     negate = j < len(glob) and glob[j] in "!^"
     if negate:
@@ -45,8 +49,58 @@ def _class_to_regex(glob: str, i: int) -> tuple[str, int] | None:
         j += 1
     if j >= len(glob):
         return None
-    body = glob[start:j].replace("\\", "\\\\").replace("^", "\\^").replace("[", "\\[")
-    return ("[^" if negate else "[") + body + "]", j + 1
+    return negate, glob[start:j], j + 1
+
+
+def _class_members(text: str) -> Iterator[tuple[str, str]]:
+    """A class's members as (low, high) ranges, a single character as (c, c)."""
+    i = 0
+    while i < len(text):
+        if i + 2 < len(text) and text[i + 1] == "-":
+            yield text[i], text[i + 2]
+            i += 3
+        else:
+            yield text[i], text[i]
+            i += 1
+
+
+def _class_to_regex(glob: str, i: int) -> tuple[str, int] | None:
+    """Translate ``[...]`` starting at ``glob[i] == '['``; None if it never closes (then ``[`` is literal).
+
+    Member by member, each escaped; a reversed range (``z-a``) is left out, as bash and fnmatch read
+    it, where ``re`` refused the whole rule (red team round 32: a repository's ``Read(./[z-a]/**)``
+    raised ``re.error`` from every Read's permission check). A class of only such matches nothing."""
+    span = _class_span(glob, i)
+    if span is None:
+        return None
+    negate, text, end = span
+    body = "".join(
+        re.escape(low) if low == high else f"{re.escape(low)}-{re.escape(high)}"
+        for low, high in _class_members(text)
+        if low <= high
+    )
+    if not body:
+        return ("[^/]" if negate else "(?!)"), end
+    return ("[^" if negate else "[") + body + "]", end
+
+
+def reversed_range(glob: str) -> str | None:
+    """The first reversed class range of ``glob`` (``z-a``), which ripgrep's dialect refuses (the
+    tools' globs, `shellrt.tools._gitignore`); None when it has none."""
+    i = 0
+    while i < len(glob):
+        if glob[i] == "\\":
+            i += 2
+            continue
+        span = _class_span(glob, i) if glob[i] == "[" else None
+        if span is None:
+            i += 1
+            continue
+        for low, high in _class_members(span[1]):
+            if low > high:
+                return f"{low}-{high}"
+        i = span[2]
+    return None
 
 
 def _glob_body(glob: str, *, in_alternate: bool = False) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from sandbox._hostread import read_regular
-from shellrt.permissions.globs import GlobMatcher, GlobTimeoutError, compile_matcher
+from shellrt.permissions.globs import GlobMatcher, GlobTimeoutError, compile_matcher, reversed_range
 
 __all__ = [
     "FILE_TYPES",
@@ -142,6 +142,9 @@ def compile_glob(glob: str) -> GlobMatcher:
 
     Raises `GlobSyntaxError`: a class ``re`` refuses escaped as a bare ``re.error`` and crashed
     the call (round 32)."""
+    bad = reversed_range(glob)
+    if bad is not None:
+        raise GlobSyntaxError(f"invalid glob {glob!r}: the class range {bad} is reversed (write it low-high)")
     try:
         return compile_matcher(glob)
     except re.error as exc:
