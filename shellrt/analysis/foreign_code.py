@@ -53,6 +53,9 @@ _DATA_SHORT: dict[str, frozenset[str]] = {
     **dict.fromkeys(("go", "dotnet", "swift"), frozenset("ce")),  # test -c, list -e; -c configuration
     **dict.fromkeys(("ffmpeg", "ffprobe", "openssl"), frozenset("ceE")),  # codec; encrypt, engine file
 }
+#: A word that starts with an expansion (``$E``, ``"${E}"``, ``$(…)``, a backquote): it may become any
+#: option, ``-e`` among them (red team round 32: ``E=-e; kotlin $E exit`` passed as a plain operand).
+_RUNTIME_WORD = re.compile(r'"?[$`]')
 #: Standard input files that hold no code.
 _EMPTY_INPUTS = frozenset({"/dev/null", "/dev/zero"})
 _STDIN_NAME = re.compile(r"/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+")
@@ -94,6 +97,8 @@ def foreign_code(name: str, argv: Sequence[str], stdin: Sequence[str]) -> str:
     for word in words:
         if "$'" in word:  # an ANSI-C string keeps its source text here: ``$'-e'`` may be any option
             return f"{name} is given {word}, a word spelled with $'…' that is not read here"
+        if _RUNTIME_WORD.match(word):  # ``E=-e; kotlin $E '…'``: the option is known only at run time
+            return f"{name} is given {word}, which may be any option (-e, --eval) at run time"
         option = word.partition("=")[0]
         if option in _CODE_OPTIONS:
             return f"{name} {option} runs the code in its value"

@@ -111,6 +111,8 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
         return _interpreter(lang, name, words)[0]
     if lang in _SHELL_MODES:
         return _shell_mode(lang, argv)
+    if lang == "enable" and any(w[:1] == "-" and w[:2] != "--" and "f" in w[1:] for w in words):
+        return "enable -f loads a shared object into the shell: its code runs there"
     if lang in _SHELL_NAMES:
         inline, script = _shell(words)
         return "" if inline or script else f"{name} reads its program from standard input"
