@@ -6,10 +6,13 @@ programs) out of the roots this process's sessions write, but another shellrt pr
 know: a ``CC`` or ``PATH`` entry there passed, and the host ran a file that session's commands write
 (red team rounds 15, 30 and 31, mend). Each registration is now also published: one file per
 registration in a per-uid directory only this uid (root: only root) can write, holding the real
-root paths, created under a temporary name, locked (``flock`` exclusive, held until withdrawn or
-the process is gone) and then renamed into place, so a file under its final name is locked while
-its process lives. A reader takes every file whose lock it cannot get as live; a file it can lock
-was left by a dead process and is removed. The directory is fixed (not from ``TMPDIR`` or
+root paths, written under a temporary name and renamed into place. Whether its process lives is
+told by one file per process (``p-…``), locked (``flock`` exclusive) for the process's life before
+any registration of it is published; a registration (``s-<p-name>-<n>``) names it. A reader takes a
+registration as live while its process file is locked; one whose process file it can lock (or that
+is gone) was left by a dead process and is removed, with the process file. One descriptor a
+process, however many backends it made (CI80: one locked file a registration held 784 descriptors
+in a test worker until the collector freed the backends). The directory is fixed (not from ``TMPDIR`` or
 ``XDG_RUNTIME_DIR``, which differ between processes): ``/run/shellrt-roots`` for root,
 ``/run/user/UID/shellrt-roots`` (systemd's private runtime dir) else ``/tmp/shellrt-roots-UID``
 for other users. A directory another user made or others can write is not used (logged once):
@@ -34,8 +37,11 @@ logger = logging.getLogger(__name__)
 #: Bytes of one registration file read at most (a session has a handful of roots).
 _MAX_FILE = 1 << 20
 _PREFIX = "s-"
-#: token -> (locked fd, file name, publishing pid) of this process's published registrations.
-_mine: dict[int, tuple[int, str, int]] = {}
+_PROCESS = "p-"
+#: token -> (file name, publishing pid) of this process's published registrations.
+_mine: dict[int, tuple[str, int]] = {}
+#: This process's locked process file: (fd, name, pid); a forked child makes its own.
+_alive: list[tuple[int, str, int]] = []
 _warned: list[str] = []
 #: name -> roots of the other processes' files read so far (a file never changes after its rename)
 #: and when each was last seen locked; a file is read once, and its lock is looked at again after
@@ -112,20 +118,21 @@ def publish(token: int, roots: Iterable[str]) -> None:
     if dfd is None:
         return
     try:
+        process = _process_file(dfd)
         tmp = f"t-{os.getpid()}-{secrets.token_hex(8)}"
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd
         )
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
             os.write(fd, "\0".join(roots).encode("utf-8", "surrogateescape"))
-            name = _PREFIX + tmp[2:]
+            name = f"{_PREFIX}{process}-{secrets.token_hex(6)}"
             os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
-            os.close(fd)
             os.unlink(tmp, dir_fd=dfd)
             raise
-        _mine[token] = (fd, name, os.getpid())
+        finally:
+            os.close(fd)
+        _mine[token] = (name, os.getpid())
     except OSError as exc:
         _warn(
             f"cannot publish writable roots in {registry_dir()} ({exc.strerror}): other processes will not know them"
@@ -134,15 +141,33 @@ def publish(token: int, roots: Iterable[str]) -> None:
         os.close(dfd)
 
 
+def _process_file(dfd: int) -> str:
+    """This process's locked process file's name (``p-PID-HEX``), made and locked on first use."""
+    if _alive and _alive[0][2] == os.getpid():
+        return _alive[0][1]
+    _alive.clear()  # a forked child: the parent's lock is not its own
+    tmp = f"t-{os.getpid()}-{secrets.token_hex(8)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        name = f"{_PROCESS}{os.getpid()}-{secrets.token_hex(8)}"
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)  # locked before any reader can see it
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp, dir_fd=dfd)
+        raise
+    _alive.append((fd, name, os.getpid()))
+    return name
+
+
 def withdraw(token: int) -> None:
     """Forget ``token``'s published roots; never waits for a lock (a `weakref.finalize` runs it).
-    A forked child only closes its copy of the descriptor: the file and its lock stay its parent's."""
+    A forked child only forgets it: the file stays its parent's."""
     found = _mine.pop(token, None)
     if found is None:
         return
-    fd, name, pid = found
+    name, pid = found
     if pid != os.getpid():
-        os.close(fd)
         return
     try:
         dfd = _open_dir(create=False)
@@ -152,9 +177,7 @@ def withdraw(token: int) -> None:
             finally:
                 os.close(dfd)
     except OSError:
-        pass  # gone already; a reader drops it once the lock is released
-    finally:
-        os.close(fd)
+        pass  # gone already
 
 
 def live_roots() -> list[str]:
@@ -164,11 +187,13 @@ def live_roots() -> list[str]:
     dfd = _open_dir(create=False)
     if dfd is None:
         return []
-    mine = {name for _fd, name, _pid in list(_mine.values())}
+    mine = {name for name, _pid in list(_mine.values())}
     now = time.monotonic()
     found: list[str] = []
     try:
-        names = [n for n in os.listdir(dfd) if n.startswith(_PREFIX) and n not in mine]
+        listed = os.listdir(dfd)
+        names = [n for n in listed if n.startswith(_PREFIX) and n not in mine]
+        _sweep_processes(dfd, [n for n in listed if n.startswith(_PROCESS)], now)
         for name in list(_seen):
             if name not in names:
                 _seen.pop(name, None)
@@ -186,8 +211,38 @@ def live_roots() -> list[str]:
     return found
 
 
+#: Process files looked at (name -> when), so a live one's lock is tried once per `_RECHECK_S`.
+_processes_seen: dict[str, float] = {}
+
+
+def _sweep_processes(dfd: int, processes: list[str], now: float) -> None:
+    """Remove the process files of dead processes that left no registration (all were withdrawn)."""
+    own = _alive[0][1] if _alive else ""
+    for name in list(_processes_seen):
+        if name not in processes:
+            _processes_seen.pop(name, None)
+    for name in processes:
+        if name == own or now - _processes_seen.get(name, -_RECHECK_S - 1.0) <= _RECHECK_S:
+            continue
+        _processes_seen[name] = now
+        if not _locked(dfd, name):
+            try:
+                os.unlink(name, dir_fd=dfd)
+            except OSError:
+                pass
+
+
 def _read_live(dfd: int, name: str) -> list[str] | None:
-    """The roots in ``name`` if its process lives (None: it does not); a stale file is removed."""
+    """The roots in ``name`` if its process lives (None: it does not); a stale file is removed,
+    with its process file."""
+    process = name[len(_PREFIX) :].rsplit("-", 1)[0]
+    if not process.startswith(_PROCESS) or not _locked(dfd, process):
+        for stale in (name, process):
+            try:
+                os.unlink(stale, dir_fd=dfd)
+            except OSError:
+                pass
+        return None
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
     except OSError:
@@ -196,15 +251,26 @@ def _read_live(dfd: int, name: str) -> list[str] | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
             return None
+        data = os.read(fd, _MAX_FILE).decode("utf-8", "surrogateescape")
+        return [r for r in data.split("\0") if r.startswith("/")]
+    finally:
+        os.close(fd)
+
+
+def _locked(dfd: int, process: str) -> bool:
+    """Whether process file ``process`` is held locked (its process lives)."""
+    try:
+        fd = os.open(process, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return False
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            data = os.read(fd, _MAX_FILE).decode("utf-8", "surrogateescape")
-            return [r for r in data.split("\0") if r.startswith("/")]
-        try:  # stale: its process is gone
-            os.unlink(name, dir_fd=dfd)
-        except OSError:
-            pass
-        return None
+            return True
+        return False
     finally:
         os.close(fd)

@@ -441,7 +441,10 @@ async def test_commands_hold_no_fd_beyond_stdio(kind: str, tmp_path: Path) -> No
     async with box(kind, tmp_path) as b:
         code, out = await b.sh("ls /proc/$$/fd; ls /proc/$$/task/*/fd")
     fds = {line for line in out.split() if line.isdigit()}
-    assert code == 0 and fds == {"0", "1", "2"}, out
+    # docker's one documented descriptor: fd 6, the command's own write-only cwd report file in its
+    # own TMPDIR slot (round 32 dockerexit; `test_redteam_round16_analysis2_fds.py` checks its target).
+    documented = {"6"} if kind == "docker" else set()
+    assert code == 0 and {"0", "1", "2"} <= fds <= {"0", "1", "2"} | documented, out
 
 
 @pytest.mark.anyio
