@@ -22,7 +22,7 @@ from shellrt.analysis.awk_code import awk_runs
 from shellrt.analysis.foreign_code import foreign_code
 from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
-from shellrt.analysis.programs.wrappers import unwrap
+from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
 
 __all__ = ["made_here", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
@@ -75,11 +75,9 @@ CODE_READERS = frozenset(
 
 #: Wrappers that start the user's shell (which runs what standard input holds) when one of their
 #: options asks for it and no command follows (``sudo -s <<<'rm x'``): (the shell's short option
-#: letters, the letters that take a value and end a cluster, the long options; red team, round 31).
-_SHELL_MODES: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "sudo": ("si", "ughpCDrtTU", ("--shell", "--login")),
-    "doas": ("s", "uC", ()),
-}
+#: letters and long options; the letters that take a value, ending a cluster, are the wrapper
+#: table's; red team, round 31).
+_SHELL_MODES: dict[str, tuple[str, tuple[str, ...]]] = {"sudo": ("si", ("--shell", "--login")), "doas": ("s", ())}
 
 
 def modelled(name: str) -> bool:
@@ -140,7 +138,8 @@ def _shell_mode(lang: str, argv: Sequence[str]) -> str:
     found = unwrap([lang, *argv[1:]])
     if found.start is not None or found.script is not None:
         return ""  # the command it runs is a part of its own, judged as such
-    letters, valued, longs = _SHELL_MODES[lang]
+    letters, longs = _SHELL_MODES[lang]
+    valued = {option[1] for option in WRAPPERS[lang].value_opts if len(option) == 2}
     for word in argv[1:]:
         if word == "--":
             break

@@ -18,7 +18,7 @@ import functools
 import re
 import unicodedata
 
-from shellrt.protocol.textchars import ANSI, DROPPED_CATEGORIES, LINE_BREAKS
+from shellrt.protocol.textchars import ANSI, DROPPED_CATEGORIES, ESCAPE_INTRODUCER, LINE_BREAKS
 
 __all__ = [
     "NOTE_MARK",
@@ -125,11 +125,9 @@ def reads_as_note(line: str) -> bool:
     (round 31: ``ESC[shellrt] …`` is a CSI ending in ``s`` to a terminal, ``[shellrt]`` to a model)."""
     if _reads_as_note(line):
         return True
-    return "\x1b" in line and _reads_as_note(_INTRODUCER.sub("", line))
+    return "\x1b" in line and _reads_as_note(ESCAPE_INTRODUCER.sub("", line))
 
 
-#: An escape's introducer: ``ESC`` and the character naming its kind (``[``, ``]``, ``P`` …).
-_INTRODUCER = re.compile("\x1b[\x20-\x7e]?")
 
 
 def _reads_as_note(line: str) -> bool:

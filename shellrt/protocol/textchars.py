@@ -25,7 +25,7 @@ from shellrt.protocol.escapes import (
     char_class,
 )
 
-__all__ = ["ANSI", "DROPPED_CATEGORIES", "INLINE_BREAK_MARKS", "LINE_BREAKS", "unseen"]
+__all__ = ["ANSI", "DROPPED_CATEGORIES", "ESCAPE_INTRODUCER", "INLINE_BREAK_MARKS", "LINE_BREAKS", "unseen"]
 
 
 def _escapes_unseen() -> re.Pattern[str]:
@@ -45,6 +45,10 @@ def _escapes_unseen() -> re.Pattern[str]:
 
 #: A terminal escape (CSI, OSC up to its terminator, or a two-character escape): a reader sees none.
 ANSI = _escapes_unseen()
+#: An escape's introducer: ``ESC`` and the character naming its kind (``[``, ``]``, ``P`` ...). Dropped,
+#: it leaves a line as a model reads it (``ESC[shellrt]`` is a CSI to a terminal, ``[shellrt]`` to a
+#: model; red team round 31).
+ESCAPE_INTRODUCER = re.compile("\x1b[\x20-\x7e]?")
 #: Unicode categories a reader does not see before a line's first letter: format characters,
 #: combining marks, controls, blanks and the line and paragraph separators.
 DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from shellrt.protocol.textchars import ANSI, DROPPED_CATEGORIES, LINE_BREAKS
+from shellrt.protocol.textchars import ANSI, DROPPED_CATEGORIES, ESCAPE_INTRODUCER, LINE_BREAKS
 
 __all__ = ["NOTEBOOK_CUT", "NOTEBOOK_FRAMING", "NOTEBOOK_LABELS", "PDF_FRAMING", "unframed"]
 
@@ -40,8 +40,6 @@ _BREAKS = LINE_BREAKS
 _CANDIDATE = re.compile(f"(?:^|[{_BREAKS}])[ \t]*[^A-Za-z0-9 \t{_BREAKS}]")
 _BREAK = re.compile(f"[{_BREAKS}]")
 _JUDGED_CHARS = 160
-#: An escape's introducer: ``ESC`` and the character naming its kind (``[``, ``]``, ``P`` ...).
-_INTRODUCER = re.compile("\x1b[\x20-\x7e]?")
 _ENTITIES = {"<": "&lt;", "[": "&#91;"}
 
 
@@ -80,7 +78,7 @@ def _shown(line: str, openings: tuple[str, ...], labels: re.Pattern[str] | None)
     if _reads_as(line, openings, labels):
         return _escaped(line)
     if "\x1b" in line:
-        bare = _INTRODUCER.sub("", line)
+        bare = ESCAPE_INTRODUCER.sub("", line)
         if _reads_as(bare, openings, labels):
             return _escaped(bare)
     return None
