@@ -14,12 +14,39 @@ import re
 #: The characters ``surrogateescape`` makes of bytes that are not UTF-8 (a name from the disk).
 _UNDECODED = re.compile("[\udc80-\udcff]")
 
-__all__ = ["safe_decode", "shown_name", "trim_partial_utf8"]
+__all__ = ["safe_decode", "settled", "shown_name", "trim_partial_utf8"]
+
+#: A C1 control (U+0080-U+009F): the 8-bit forms of ESC [ and ESC ] among them.
+_C1 = re.compile("[\x80-\x9f]")
 
 
 def safe_decode(data: bytes) -> str:
     """Decode ``data`` as UTF-8, replacing invalid bytes and making NUL visible."""
     return data.decode("utf-8", "replace").replace("\x00", "\\0")
+
+
+def settled(text: str) -> str:
+    """``text`` with an escape sequence it ends inside (opened, never finished) shown as escapes.
+
+    Whatever shellrt writes after a command's text -- a note, the stderr label, a cut's note --
+    would otherwise be read by a terminal rendering the result as the rest of that sequence: an
+    OSC takes it into the window title, a CSI eats its first characters (red team round 33; the
+    spool's own cut drops such a sequence instead, round 26). Text without ESC or a C1 control
+    costs two scans.
+    """
+    if "\x1b" not in text and _C1.search(text) is None:
+        return text
+    # Imported here: most output holds no escape (the lean `shellrt run` start-up budget).
+    from shellrt.protocol.control_escape import escape_controls
+    from shellrt.supervisor._escape_cut import open_sequence_start
+
+    raw = text.encode("utf-8", "surrogateescape")
+    start = open_sequence_start(raw)
+    if start is None:
+        return text
+    return raw[:start].decode("utf-8", "surrogateescape") + escape_controls(
+        raw[start:].decode("utf-8", "surrogateescape")
+    )
 
 
 def trim_partial_utf8(data: bytes, *, at_start: bool) -> bytes:

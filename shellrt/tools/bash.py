@@ -57,7 +57,7 @@ from shellrt.supervisor import (
     exit_meaning,
 )
 from shellrt.supervisor.tasks import max_background_tasks
-from shellrt.supervisor.text import sendable, shown_name
+from shellrt.supervisor.text import sendable, settled, shown_name
 from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
 from shellrt.tools._pathfree import memoised_parts, names_no_path
@@ -629,8 +629,11 @@ def format_output(output: BashOutput, tool_name: str) -> str:
         err, err_forged = (output.stderr, 0) if output.stderr_truncated else neutralize_output(output.stderr)
         forged += err_forged
         # A note of ours: stdout printing the label is marked like any forged note.
+        # No sequence the output left open may take in what we write after it (round 33).
+        body = settled(body)
         body = (body + "\n" if body and not body.endswith("\n") else body) + _STDERR_LABEL + err
     body, cut_forged = _bound(body, MODEL_OUTPUT_CHARS)
+    body = settled(body)
     forged += cut_forged
     if body.strip():
         parts.append(body.rstrip("\n"))
@@ -712,7 +715,7 @@ def _bound(text: str, limit: int) -> tuple[str, int]:
     marked = starts_mid_line_as_note(text, end)
     if marked:
         tail = OUTPUT_MARK + tail
-    return "\n".join([text[:half], *kept, omitted, tail]), int(marked)
+    return "\n".join([settled(text[:half]), *kept, omitted, tail]), int(marked)
 
 
 @dataclass(frozen=True)
