@@ -14,7 +14,7 @@ import re
 #: The characters ``surrogateescape`` makes of bytes that are not UTF-8 (a name from the disk).
 _UNDECODED = re.compile("[\udc80-\udcff]")
 
-__all__ = ["safe_decode", "settled", "shown_name", "trim_partial_utf8"]
+__all__ = ["safe_decode", "settled", "shown_dir", "shown_name", "trim_partial_utf8"]
 
 #: A C1 control (U+0080-U+009F): the 8-bit forms of ESC [ and ESC ] among them.
 _C1 = re.compile("[\x80-\x9f]")
@@ -89,6 +89,21 @@ def shown_name(path: str) -> str | None:
     """
     if not _UNDECODED.search(path):
         return None
+    return _dollar_quoted(path)
+
+
+def shown_dir(path: str) -> str:
+    """A directory a command chose, for a note of ours: as it is, or bash's ``$'...'`` when it
+    holds bytes that are not UTF-8 or a character a reader cannot see.
+
+    A name with ESC opened a sequence inside our note that took in the notes after it; a bidi
+    override turned the note's line around; a newline began a line of its own (red team
+    round 33). ``$'...'`` names it exactly, on one line, in a form Bash takes back.
+    """
+    return path if path.isprintable() else _dollar_quoted(path)
+
+
+def _dollar_quoted(path: str) -> str:
     out = []
     for byte in os.fsencode(path):
         char = chr(byte)

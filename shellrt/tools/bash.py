@@ -57,7 +57,7 @@ from shellrt.supervisor import (
     exit_meaning,
 )
 from shellrt.supervisor.tasks import max_background_tasks
-from shellrt.supervisor.text import sendable, settled, shown_name
+from shellrt.supervisor.text import sendable, settled, shown_dir
 from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
 from shellrt.tools._pathfree import memoised_parts, names_no_path
@@ -683,7 +683,7 @@ def _notes(output: BashOutput) -> list[str]:
         meaning = exit_meaning(output.command, output.exit_code)
         parts.append(f"Exit code {output.exit_code}" + (f" ({meaning}; not an error)" if meaning else ""))
     if output.cwd_changed and output.cwd:
-        parts.append(f"Working directory is now {shown_name(output.cwd) or output.cwd}")
+        parts.append(f"Working directory is now {shown_dir(output.cwd)}")
     if output.cwd_note:
         parts.append(output.cwd_note)
     parts.extend(output.notes)
