@@ -38,6 +38,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol import ProgressEvent as ToolProgressEvent
+from shellrt.protocol.control_escape import escape_controls
 from shellrt.protocol.notes import (
     NOTE_MARK,
     OUTPUT_MARK,
@@ -639,7 +640,9 @@ def format_output(output: BashOutput, tool_name: str) -> str:
         parts.append(body.rstrip("\n"))
     elif not (output.timed_out or output.interrupted or output.output_lost or output.sandbox_failure):
         parts.append(f"({tool_name} completed with no output)")
-    parts.extend(note(sendable(text)) for text in _notes(output))
+    # A note may quote names a command chose (its cwd, a reverted file): their controls, bidi and
+    # zero-width characters are shown as escapes, never run by a terminal (round 33).
+    parts.extend(note(escape_controls(sendable(text))) for text in _notes(output))
     if forged:
         parts.append(neutralized_note(forged))
     return "\n".join(parts)
