@@ -17,7 +17,7 @@ import anyio
 
 from sandbox import ExecRequest, ExitStatus, SandboxBackend, SandboxExecError, UnsupportedRequestError
 from shellrt.supervisor.errors import WorkingDirectoryError
-from shellrt.supervisor.text import safe_decode, shown_name
+from shellrt.supervisor.text import safe_decode, shown_dir
 
 __all__ = ["probe_cwd", "unenterable"]
 
@@ -66,7 +66,7 @@ async def probe_cwd(backend: SandboxBackend, path: str, *, env: dict[str, str], 
             or (f"exit status {status.exit_code}")
         )
         raise WorkingDirectoryError(
-            f"cwd {shown_name(path) or path} cannot be used in the sandbox ({why}); create it first or "
+            f"cwd {shown_dir(path)} cannot be used in the sandbox ({why}); create it first or "
             "pass a directory the sandbox can see"
         )
 

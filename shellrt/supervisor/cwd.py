@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from sandbox import SandboxBackend
 from shellrt.supervisor.errors import WorkingDirectoryError
 from shellrt.supervisor.shells import REPORT_END
-from shellrt.supervisor.text import shown_name
+from shellrt.supervisor.text import shown_dir
 
 __all__ = ["CwdTracker"]
 
@@ -241,8 +241,9 @@ class CwdTracker:
 
 
 def _shown(path: str) -> str:
-    """A directory the sandbox reported, for a note: bash's ``$'...'`` when it is not UTF-8."""
-    return shown_name(path) or path
+    """A directory the sandbox reported, for a note: bash's ``$'...'`` when it is not UTF-8 or holds
+    a character a reader cannot see (`shown_dir`)."""
+    return shown_dir(path)
 
 
 def _contained(path: str, roots: Iterable[object]) -> bool:

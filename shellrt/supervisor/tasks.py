@@ -23,7 +23,7 @@ import anyio
 from shellrt.supervisor.errors import TaskNotFoundError
 from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import OOM_NOTE, BackgroundTask, TaskOutputChunk, TaskStatus
-from shellrt.supervisor.text import safe_decode, trim_partial_utf8
+from shellrt.supervisor.text import safe_decode, settled, trim_partial_utf8
 
 __all__ = [
     "DEFAULT_MAX_BACKGROUND_TASKS",
@@ -264,6 +264,10 @@ class TaskManager:
             text = "".join(line + "\n" for line in kept)
         else:
             text = safe_decode(data)
+        if finished and not more:
+            # The output's own end: a sequence it left open would take in the caller's notes after
+            # the chunk (round 33). A read inside one sequence is left whole for the next (round 26).
+            text = settled(text)
         return TaskOutputChunk(
             task=self._snapshot(task),
             text=text,

@@ -14,12 +14,39 @@ import re
 #: The characters ``surrogateescape`` makes of bytes that are not UTF-8 (a name from the disk).
 _UNDECODED = re.compile("[\udc80-\udcff]")
 
-__all__ = ["safe_decode", "shown_name", "trim_partial_utf8"]
+__all__ = ["safe_decode", "settled", "shown_dir", "shown_name", "trim_partial_utf8"]
+
+#: A C1 control (U+0080-U+009F): the 8-bit forms of ESC [ and ESC ] among them.
+_C1 = re.compile("[\x80-\x9f]")
 
 
 def safe_decode(data: bytes) -> str:
     """Decode ``data`` as UTF-8, replacing invalid bytes and making NUL visible."""
     return data.decode("utf-8", "replace").replace("\x00", "\\0")
+
+
+def settled(text: str) -> str:
+    """``text`` with an escape sequence it ends inside (opened, never finished) shown as escapes.
+
+    Whatever shellrt writes after a command's text -- a note, the stderr label, a cut's note --
+    would otherwise be read by a terminal rendering the result as the rest of that sequence: an
+    OSC takes it into the window title, a CSI eats its first characters (red team round 33; the
+    spool's own cut drops such a sequence instead, round 26). Text without ESC or a C1 control
+    costs two scans.
+    """
+    if "\x1b" not in text and _C1.search(text) is None:
+        return text
+    # Imported here: most output holds no escape (the lean `shellrt run` start-up budget).
+    from shellrt.protocol.control_escape import escape_controls
+    from shellrt.supervisor._escape_cut import open_sequence_start
+
+    raw = text.encode("utf-8", "surrogateescape")
+    start = open_sequence_start(raw)
+    if start is None:
+        return text
+    return raw[:start].decode("utf-8", "surrogateescape") + escape_controls(
+        raw[start:].decode("utf-8", "surrogateescape")
+    )
 
 
 def trim_partial_utf8(data: bytes, *, at_start: bool) -> bytes:
@@ -62,6 +89,21 @@ def shown_name(path: str) -> str | None:
     """
     if not _UNDECODED.search(path):
         return None
+    return _dollar_quoted(path)
+
+
+def shown_dir(path: str) -> str:
+    """A directory a command chose, for a note of ours: as it is, or bash's ``$'...'`` when it
+    holds bytes that are not UTF-8 or a character a reader cannot see.
+
+    A name with ESC opened a sequence inside our note that took in the notes after it; a bidi
+    override turned the note's line around; a newline began a line of its own (red team
+    round 33). ``$'...'`` names it exactly, on one line, in a form Bash takes back.
+    """
+    return path if path.isprintable() else _dollar_quoted(path)
+
+
+def _dollar_quoted(path: str) -> str:
     out = []
     for byte in os.fsencode(path):
         char = chr(byte)

@@ -38,6 +38,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol import ProgressEvent as ToolProgressEvent
+from shellrt.protocol.control_escape import escape_controls
 from shellrt.protocol.notes import (
     NOTE_MARK,
     OUTPUT_MARK,
@@ -57,7 +58,7 @@ from shellrt.supervisor import (
     exit_meaning,
 )
 from shellrt.supervisor.tasks import max_background_tasks
-from shellrt.supervisor.text import sendable, shown_name
+from shellrt.supervisor.text import sendable, settled, shown_dir
 from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
 from shellrt.tools._pathfree import memoised_parts, names_no_path
@@ -629,14 +630,19 @@ def format_output(output: BashOutput, tool_name: str) -> str:
         err, err_forged = (output.stderr, 0) if output.stderr_truncated else neutralize_output(output.stderr)
         forged += err_forged
         # A note of ours: stdout printing the label is marked like any forged note.
+        # No sequence the output left open may take in what we write after it (round 33).
+        body = settled(body)
         body = (body + "\n" if body and not body.endswith("\n") else body) + _STDERR_LABEL + err
     body, cut_forged = _bound(body, MODEL_OUTPUT_CHARS)
+    body = settled(body)
     forged += cut_forged
     if body.strip():
         parts.append(body.rstrip("\n"))
     elif not (output.timed_out or output.interrupted or output.output_lost or output.sandbox_failure):
         parts.append(f"({tool_name} completed with no output)")
-    parts.extend(note(sendable(text)) for text in _notes(output))
+    # A note may quote names a command chose (its cwd, a reverted file): their controls, bidi and
+    # zero-width characters are shown as escapes, never run by a terminal (round 33).
+    parts.extend(note(escape_controls(sendable(text))) for text in _notes(output))
     if forged:
         parts.append(neutralized_note(forged))
     return "\n".join(parts)
@@ -680,7 +686,7 @@ def _notes(output: BashOutput) -> list[str]:
         meaning = exit_meaning(output.command, output.exit_code)
         parts.append(f"Exit code {output.exit_code}" + (f" ({meaning}; not an error)" if meaning else ""))
     if output.cwd_changed and output.cwd:
-        parts.append(f"Working directory is now {shown_name(output.cwd) or output.cwd}")
+        parts.append(f"Working directory is now {shown_dir(output.cwd)}")
     if output.cwd_note:
         parts.append(output.cwd_note)
     parts.extend(output.notes)
@@ -712,7 +718,7 @@ def _bound(text: str, limit: int) -> tuple[str, int]:
     marked = starts_mid_line_as_note(text, end)
     if marked:
         tail = OUTPUT_MARK + tail
-    return "\n".join([text[:half], *kept, omitted, tail]), int(marked)
+    return "\n".join([settled(text[:half]), *kept, omitted, tail]), int(marked)
 
 
 @dataclass(frozen=True)
