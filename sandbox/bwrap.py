@@ -123,6 +123,7 @@ from sandbox._bwrap_unseen import unseen
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
+from sandbox._devtree import PTY_OPTIONS
 from sandbox._frozen import frozen_args
 from sandbox._hostcode import checked_host_code_places
 from sandbox._hostmem import default_memory_ceiling
@@ -970,6 +971,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "pool": self.warm_pool,
             "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
             "tmpfs": {"/dev/shm": (SHM_BYTES, inode_cap(SHM_BYTES))},  # round 25: bwrap's has no nr_inodes
+            "devpts": PTY_OPTIONS,  # round 33: bwrap's has no max= (the host's pty pool is shared)
             # Round 29 (bwrapabs): each command scoped for abstract sockets too, but under `network:
             # host`, which promises the host's abstract sockets (docs/security.md).
             "scope_abstract": not self._host_network(),
