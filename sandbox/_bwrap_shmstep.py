@@ -1,4 +1,4 @@
-"""``python3 -I -S _bwrap_shmstep.py DIR OPTIONS COMMAND [ARG...]``: ``zinit shm`` without the C starter.
+"""``python3 -I -S _bwrap_shmstep.py DIR OPTIONS PTS PTS_OPTIONS COMMAND [ARG...]``: ``zinit shm`` without the C starter.
 
 Before a non-root caller's one bwrap per command, on the host side (`sandbox._bwrap_shm`): a user and
 mount namespace of the caller's own (its uid and gid mapped to themselves, nothing else), a tmpfs of
@@ -20,6 +20,7 @@ _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
 _MS_NOSUID = 2
 _MS_NODEV = 4
+_MS_NOEXEC = 8
 
 
 def _put(path: str, text: str) -> None:
@@ -28,10 +29,10 @@ def _put(path: str, text: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 4:
-        sys.stderr.write("usage: _bwrap_shmstep.py DIR OPTIONS COMMAND [ARG...]\n")
+    if len(argv) < 6:
+        sys.stderr.write("usage: _bwrap_shmstep.py DIR OPTIONS PTS PTS_OPTIONS COMMAND [ARG...]\n")
         return 2
-    where, options, command = argv[1], argv[2], argv[3:]
+    where, options, pts, pts_options, command = argv[1], argv[2], argv[3], argv[4], argv[5:]
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.getuid(), os.getgid()
     step = "unshare"
@@ -47,6 +48,10 @@ def main(argv: list[str]) -> int:
         step = "mount"
         flags = _MS_NOSUID | _MS_NODEV
         if libc.mount(b"tmpfs", os.fsencode(where), b"tmpfs", flags, os.fsencode(options)) < 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        step = "devpts"
+        pts_flags = _MS_NOSUID | _MS_NOEXEC
+        if libc.mount(b"devpts", os.fsencode(pts), b"devpts", pts_flags, os.fsencode(pts_options)) < 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         step = command[0]
         if not os.path.isabs(command[0]):  # no PATH lookup on the host: the caller names bwrap by path

@@ -11,7 +11,7 @@ command, that was the largest part of a bwrap start. Here the same tree is made
 once per session at TARGET: a tmpfs holding ``null zero full random urandom tty``
 (character devices made with the host's numbers and modes: two mounts in all, as
 every bwrap copies each mount of the namespace it starts in), ``pts`` (a devpts instance of its own, not the
-host's), ``shm`` (an empty mount point: each command gets a fresh tmpfs there),
+host's, of at most `PTY_MAX` ptys), ``shm`` (an empty mount point: each command gets a fresh tmpfs there),
 and the ``ptmx fd stdin stdout stderr core`` symlinks; then the tmpfs is made
 read-only, so no command can leave anything in it for the next. Each bwrap binds
 it with ``--dev-bind`` (one bind). The commands of a session share its pty
@@ -41,6 +41,14 @@ LINKS = {
     "stderr": "/proc/self/fd/2",
     "core": "/proc/kcore",
 }
+
+#: ptys one devpts instance gives out at once (its ``max=``). The kernel's pool is host-wide:
+#: ``kernel.pty.max`` (4096) less ``kernel.pty.reserve`` (1024, the host's own devpts) for every other
+#: instance together -- each sandbox's, each container's. Without it one command held all 3071 and
+#: every other sandbox on the host got "out of pty devices" (red team round 33).
+PTY_MAX = 64
+#: bubblewrap's ``--dev`` devpts options, with the cap: the sandbox's own instance.
+PTY_OPTIONS = f"newinstance,ptmxmode=0666,mode=620,max={PTY_MAX}"
 
 _MS_RDONLY = 1
 _MS_NOSUID = 2
@@ -79,7 +87,7 @@ def build(target: str) -> None:
         os.path.join(target, "pts"),
         "devpts",
         _MS_NOSUID | _MS_NOEXEC,
-        "newinstance,ptmxmode=0666,mode=620",
+        PTY_OPTIONS,
     )
     for name, link in LINKS.items():
         os.symlink(link, os.path.join(target, name))

@@ -2,7 +2,8 @@
 
 In the spirit of Docker's default profile, but as a deny list: the calls below
 fail with EPERM (``clone3`` with ENOSYS, so libc falls back to ``clone``,
-whose flags a filter can read). Everything else is allowed. Why each is
+whose flags a filter can read; ``io_setup`` with ENOSYS too: its events count against one
+host-wide budget, ``fs.aio-max-nr``, round 33). Everything else is allowed. Why each is
 denied: kernel keyrings (``keyctl``/``add_key``/``request_key``: host root's
 keys), other processes' memory and files (``ptrace``, ``process_vm_*``, and what Docker also
 gives only with CAP_SYS_PTRACE: ``kcmp``, ``pidfd_getfd``, ``process_madvise``), the mount
@@ -137,8 +138,13 @@ DENIED: dict[str, tuple[int, int | None]] = {
     "uselib": (134, None),
     "_sysctl": (156, None),
 }
-#: Refused with ENOSYS: libc then uses the older call, whose arguments the filter can check.
-ENOSYS_CALLS: dict[str, tuple[int, int | None]] = {"clone3": (435, 435), "openat2": (437, 437)}
+#: Refused with ENOSYS: libc then uses the older call, whose arguments the filter can check. And
+#: ``io_setup`` (Linux native AIO, round 33): every context reserves its events against
+#: ``fs.aio-max-nr``, one counter for the whole host that no namespace, cgroup or uid divides; one
+#: ``io_setup(65536)`` took it all and every host process's ``io_setup`` failed with EAGAIN. ENOSYS
+#: is a kernel built without AIO: libaio users fall back to threads (the other ``io_*`` calls
+#: need a context, so they fail with EINVAL).
+ENOSYS_CALLS: dict[str, tuple[int, int | None]] = {"clone3": (435, 435), "openat2": (437, 437), "io_setup": (206, 0)}
 #: Allowed only without CLONE_NEWUSER in their flags (first argument).
 _NEWUSER_CHECKED: dict[str, tuple[int, int | None]] = {"clone": (56, 220), "unshare": (272, 97)}
 CLONE_NEWUSER = 0x10000000

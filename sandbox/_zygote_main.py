@@ -1336,6 +1336,16 @@ def sized_tmpfs(mounts: dict[str, tuple[int, int]]) -> None:
             _move_mount(tree, point)
 
 
+def capped_devpts(options: str | None) -> None:
+    """A devpts instance of the session's own at /dev/pts, over bubblewrap's: its ``--dev`` mounts
+    one with no ``max=``, and the kernel's pty pool is host-wide (red team round 33: one command
+    held every pty other sandboxes and containers could get). ``options`` (`sandbox._devtree`'s
+    ``PTY_OPTIONS``) None: none asked for. Raises `OSError` (no zygote: fail closed)."""
+    if options is None:
+        return
+    _mount("devpts", "/dev/pts", "devpts", _MS_NOSUID | _MS_NOEXEC, options)
+
+
 def _unescape(field: str) -> str:
     """A mountinfo path: the kernel writes space, tab, newline and backslash as ``\\ooo``."""
     out, i = [], 0
@@ -1410,6 +1420,7 @@ def main() -> None:
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     setup(config["setup"])
     sized_tmpfs(config.get("tmpfs") or {})
+    capped_devpts(config.get("devpts"))
     lower_ceilings(config.get("sysctls") or {}, config.get("rlimits") or [])
     held: list[int] = []  # what the host keeps of this sandbox's network (`sandbox._bwrap_netns`)
     if config.get("netns"):

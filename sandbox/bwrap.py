@@ -123,6 +123,7 @@ from sandbox._bwrap_unseen import unseen
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
+from sandbox._devtree import PTY_OPTIONS
 from sandbox._frozen import frozen_args
 from sandbox._hostcode import checked_host_code_places
 from sandbox._hostmem import default_memory_ceiling
@@ -446,6 +447,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: Non-root, one bwrap per command: whether the starter can mount its capped /dev/shm here.
         self._shm_cap = ShmCap(SHM_BYTES)
         self._shm_where: str | None = None  # its mount point, made at start
+        self._pts_where: str | None = None  # and its capped devpts' (round 33)
         #: The meeting places and static caches to mask, looked at again only when they changed.
         # Through a weak reference: callbacks holding ``self`` made every backend a reference cycle,
         # alive (its roots registered in `sandbox._hostpath`) until a collection ran (round 29).
@@ -628,6 +630,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 shm_mount = self._tmp_owner.path / "shm"
                 shm_mount.mkdir(mode=0o700)
                 self._shm_where = str(shm_mount)
+                pts_mount = self._tmp_owner.path / "pts"
+                pts_mount.mkdir(mode=0o700)
+                self._pts_where = str(pts_mount)
             if as_root:  # one bwrap per command's /dev/shm (a zygote's fallback too): before the holder
                 self._shm_pool = ShmPool(
                     self._tmp_owner.path / SHM_POOL_NAME, SHM_BYTES, inode_cap(SHM_BYTES)
@@ -970,6 +975,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "pool": self.warm_pool,
             "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
             "tmpfs": {"/dev/shm": (SHM_BYTES, inode_cap(SHM_BYTES))},  # round 25: bwrap's has no nr_inodes
+            "devpts": PTY_OPTIONS,  # round 33: bwrap's has no max= (the host's pty pool is shared)
             # Round 29 (bwrapabs): each command scoped for abstract sockets too, but under `network:
             # host`, which promises the host's abstract sockets (docs/security.md).
             "scope_abstract": not self._host_network(),
@@ -1243,6 +1249,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         masks: StartMasks | None = None,
         pin_fds: PinFds | None = None,
         shm: Path | None = None,
+        pts: Path | None = None,
         joined_net: bool = False,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
@@ -1262,7 +1269,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         command while none runs): bound by path.
         ``shm``: per command, bound at /dev/shm instead of bwrap's uncapped tmpfs: a root caller's
         own directory of the capped pool (`sandbox._shmpool`), a non-root caller's tmpfs that the
-        starter mounted before bwrap (`sandbox._bwrap_shm`).
+        starter mounted before bwrap (`sandbox._bwrap_shm`). ``pts``: the devpts of at most
+        `sandbox._devtree.PTY_MAX` ptys it mounted too, bound over bwrap's at /dev/pts.
         ``joined_net``: a zygote started in the session's network namespace (`sandbox._bwrap_netns`):
         no ``--unshare-net``.
         """
@@ -1295,8 +1303,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             shm_args = ["--bind", str(shm), "/dev/shm"]
         if as_user and self._devtree is not None:  # the session's /dev (sandbox._devtree), one bind
             args += ["--dev-bind", str(self._devtree), "/dev", *shm_args]
-        else:  # bwrap's own /dev
+        else:  # bwrap's own /dev; ``pts``: a capped devpts over its uncapped one (round 33)
             args += ["--dev", "/dev", *([] if zygote else shm_args)]
+            if pts is not None and not zygote:
+                args += ["--dev-bind", str(pts), "/dev/pts"]
         args += ["--proc", "/proc"]
         args += sys_args(self._cgroup.points if self._cgroup is not None else ())  # `sandbox._sysview`
         # Only what the sandbox shows is masked: a path below its own /tmp (or another place it fills)
@@ -1396,7 +1406,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             assert self._bwrap is not None  # started
             program = [self._bwrap, "--version"]  # absolute (`host_which`): what the wrapper execs
             await anyio.to_thread.run_sync(
-                self._shm_cap.decide, self._starter.fd(), self._shm_where, self._budget_prefix(), program
+                self._shm_cap.decide,
+                self._starter.fd(),
+                self._shm_where,
+                self._pts_where,
+                self._budget_prefix(),
+                program,
             )
 
         # The first attempt masks the kinds just recorded for the run (one stat pass, not two); a
@@ -1519,7 +1534,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             pins = PinFds(self._pin_root())
             starter = self._starter.fd()  # passed at its own number (``pass_fds``)
             capped = (
-                self._shm_cap.argv(starter, self._shm_where)
+                self._shm_cap.argv(starter, self._shm_where, self._pts_where)
                 if shm is None and not self._ns_user_prefix
                 else []
             )
@@ -1532,6 +1547,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     masks=masks,
                     pin_fds=pins,
                     shm=Path(self._shm_where) if capped and self._shm_where else shm,
+                    pts=Path(self._pts_where) if capped and self._pts_where else None,
                     denied=denied,
                 )
                 argv = [

@@ -542,13 +542,15 @@ static int put(const char *path, const char *text) {
     return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/* `zinit shm DIR OPTIONS COMMAND [ARG...]`: before a non-root caller's one bwrap per command
+/* `zinit shm DIR OPTIONS PTS PTS_OPTIONS COMMAND [ARG...]`: before a non-root caller's one bwrap per command
  * (sandbox/_bwrap_shm.py), on the host side of bwrap: a user and mount namespace of its own (the
  * caller's uid and gid mapped to themselves, nothing else), a tmpfs of OPTIONS (size, nr_inodes)
  * mounted on DIR there, then COMMAND (bwrap, which binds DIR at the sandbox's /dev/shm). bwrap
  * 0.8's --tmpfs takes no nr_inodes: a command's /dev/shm held the tmpfs default, ~3 M inodes (red
  * team round 27). Its capabilities end at the exec (a non-zero uid in the namespace); the
- * namespace, with the tmpfs, ends with the sandbox. A failure is said and nothing runs (exit 125). */
+ * namespace, with the tmpfs, ends with the sandbox. And a devpts instance of PTS_OPTIONS (a max=) on
+ * PTS, which bwrap binds at /dev/pts: its --dev devpts has no cap, and the kernel's pty pool is
+ * host-wide (red team round 33). A failure is said and nothing runs (exit 125). */
 static int shm_main(char **argv) {
     char map[64];
     unsigned uid = (unsigned)getuid(), gid = (unsigned)getgid();
@@ -564,8 +566,10 @@ static int shm_main(char **argv) {
     if (put("/proc/self/gid_map", map) < 0) goto fail;
     step = "mount";
     if (mount("tmpfs", argv[2], "tmpfs", MS_NOSUID | MS_NODEV, argv[3]) < 0) goto fail;
-    execvp(argv[4], argv + 4);
-    step = argv[4];
+    step = "devpts";
+    if (mount("devpts", argv[4], "devpts", MS_NOSUID | MS_NOEXEC, argv[5]) < 0) goto fail;
+    execvp(argv[6], argv + 6);
+    step = argv[6];
 fail:;
     char what[512];
     snprintf(what, sizeof what, "cannot make the command's capped /dev/shm (%s): ", step);
@@ -575,7 +579,7 @@ fail:;
 
 int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "enter") == 0) return enter_main(argv);
-    if (argc >= 5 && strcmp(argv[1], "shm") == 0) return shm_main(argv);
+    if (argc >= 7 && strcmp(argv[1], "shm") == 0) return shm_main(argv);
     if (argc != 3 || strcmp(argv[1], "server") != 0) {
         fprintf(stderr, "shellrt-init: started by the bwrap zygote only\n");
         return 2;

@@ -104,11 +104,11 @@ def test_a_refused_namespace_leaves_commands_uncapped_not_failing(
         cap = _bwrap_shm.ShmCap(64 << 20)
         refusing = ["/bin/sh", "-c", "echo 'unshare: Operation not permitted' >&2; exit 125", "sh"]
         with caplog.at_level("WARNING", logger="sandbox._bwrap_shm"):
-            cap.decide(fd, str(tmp_path), refusing, ["/bin/true"])
-        assert cap.decided and cap.argv(fd, str(tmp_path)) == []
+            cap.decide(fd, str(tmp_path), str(tmp_path), refusing, ["/bin/true"])
+        assert cap.decided and cap.argv(fd, str(tmp_path), str(tmp_path)) == []
         assert "uncapped /dev/shm" in caplog.text and "Operation not permitted" in caplog.text
         works = _bwrap_shm.ShmCap(64 << 20)
-        works.decide(fd, str(tmp_path), ["/bin/sh", "-c", "exit 0", "sh"], ["/bin/true"])
-        assert works.argv(fd, str(tmp_path))[1:3] == ["shm", str(tmp_path)]
+        works.decide(fd, str(tmp_path), str(tmp_path), ["/bin/sh", "-c", "exit 0", "sh"], ["/bin/true"])
+        assert works.argv(fd, str(tmp_path), str(tmp_path))[1:3] == ["shm", str(tmp_path)]
     finally:
         os.close(fd)
