@@ -244,22 +244,42 @@ def _unchanged(
 ) -> bool:
     """Whether this range was read before and nothing (Edit, Write, another process) changed the file since.
 
-    Stat'ed through the confinement view (anchored, no symlink followed), like the read itself. The
-    same inode and change time are required besides size and mtime, which a command can put back.
+    Opened through the confinement view (anchored, no symlink followed), like the read itself. The
+    same inode and change time are required besides size and mtime, which a command can put back;
+    then the same bytes: a write through a shared mapping (``mmap(MAP_SHARED)``) moves no time once
+    its page is dirty, so a command that dirtied it before the model's Read changed the file
+    unseen and the model was told it was unchanged (red team round 33). The bytes cost what the
+    Read they stand for would: the short answer saves the model's context, not the disk.
     """
     if seen is None or current is not seen or stamp is None:
         return False
     try:
-        with view.resolve(where) as r:
-            if r.missing or r.name is None:
-                return False
-            st = os.stat(r.name, dir_fd=r.dir_fd, follow_symlinks=False)
+        fd, _ = confine.open_file(view, where)
     except OSError:
         return False
-    # A partial read records the bytes it scanned, not the file size: then the mtime alone decides.
-    same_size = seen.partial or st.st_size == seen.size
-    same_inode = (st.st_dev, st.st_ino, st.st_ctime_ns) == stamp
-    return stat.S_ISREG(st.st_mode) and st.st_mtime_ns == seen.mtime_ns and same_size and same_inode
+    try:
+        st = os.fstat(fd)
+        # Only a read cut at `MAX_SCAN_BYTES` recorded fewer bytes than the file held.
+        same_size = st.st_size == seen.size or (seen.size >= MAX_SCAN_BYTES and st.st_size > seen.size)
+        same_inode = (st.st_dev, st.st_ino, st.st_ctime_ns) == stamp
+        if not (stat.S_ISREG(st.st_mode) and st.st_mtime_ns == seen.mtime_ns and same_size and same_inode):
+            return False
+        return _digest_of(fd, seen.size) == seen.sha256
+    finally:
+        os.close(fd)
+
+
+def _digest_of(fd: int, size: int) -> str | None:
+    """SHA-256 of the first ``size`` bytes of ``fd`` (as a Read's record hashed them), or None when
+    the file now holds fewer."""
+    digest, done = hashlib.sha256(), 0
+    while done < size:
+        chunk = os.pread(fd, min(_CHUNK, size - done), done)
+        if not chunk:
+            return None
+        digest.update(chunk)
+        done += len(chunk)
+    return digest.hexdigest()
 
 
 # --- dispatch -----------------------------------------------------------------
