@@ -14,11 +14,15 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
+import pytest
 
-from shellrt.protocol import ToolContext
+from sandbox import confine
+from shellrt.protocol import ToolContext, ToolExecutionError
 from shellrt.tools.read import ReadTool
+from tests.test_tools_edit import edit
 
 #: The command's side: map the file shared, dirty its page (the times move now), wait for the
 #: model's Read, then rewrite the start of the same dirty page (no time moves).
@@ -83,6 +87,54 @@ def test_a_change_through_a_shared_mapping_is_not_answered_unchanged(tmp_path: P
         assert evil in again and "unchanged" not in again, again
         # Read again, unchanged now: the short answer is back.
         assert "File unchanged since last read" in _read(ctx, target)
+    finally:
+        if writer.stdin is not None:
+            writer.stdin.close()
+        writer.wait(timeout=10)
+
+
+def test_a_write_through_a_shared_mapping_while_edit_replaces_the_file_is_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Edit holds the file it replaces and puts a command's write made meanwhile back (round 26),
+    judged by size and mtime: a write through a dirty shared page moved neither, and was lost
+    while Edit said its change was made. The window is opened here at the replace itself."""
+    root = tmp_path.resolve()
+    (root / ".session").mkdir()
+    ctx = ToolContext(
+        session_id="s", session_dir=root / ".session", workspace=root, cwd=str(root), allowed_roots=(root,)
+    )
+    target = root / "notes.txt"
+    target.write_bytes(b"mode = safe \n" + b"#" * 4000 + b"\n")
+    command = "mode = sh   "  # the command's version of the first line (same length)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(target), command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    real = confine.write_file
+    opened: list[bool] = []
+
+    def write_file(*args: Any, **kwargs: Any) -> Any:
+        if not opened:  # the first replace: the command writes the file being replaced, now
+            opened.append(True)
+            assert writer.stdin is not None and writer.stdout is not None
+            writer.stdin.write("\n")
+            writer.stdin.flush()
+            assert writer.stdout.readline().strip() == "changed"
+        return real(*args, **kwargs)
+
+    try:
+        assert writer.stdout is not None
+        assert writer.stdout.readline().strip() == "dirty"
+        _read(ctx, target)
+        monkeypatch.setattr(confine, "write_file", write_file)
+        with pytest.raises(ToolExecutionError, match="changed while this write replaced it"):
+            edit(ctx, file_path=str(target), old_string="#\n", new_string="edited\n")
+        assert opened
+        assert target.read_bytes().startswith(command.encode())  # the command's write is kept
+        assert b"edited" not in target.read_bytes()
     finally:
         if writer.stdin is not None:
             writer.stdin.close()
