@@ -80,9 +80,9 @@ def test_a_change_through_a_shared_mapping_is_not_answered_unchanged(tmp_path: P
         assert writer.stdout.readline().strip() == "changed"
         after = target.stat()
         assert target.read_bytes().startswith(evil.encode())
-        # The attack's premise on this kernel: nothing Read's stamp holds has moved.
-        same = (after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_ino)
-        assert same == (before.st_size, before.st_mtime_ns, before.st_ctime_ns, before.st_ino)
+        # The attack's premise: nothing Read's stamp holds has moved (unless writeback cleaned the
+        # page in between, under heavy load: then the times moved and the answer must hold anyway).
+        assert (after.st_size, after.st_ino) == (before.st_size, before.st_ino)
         again = _read(ctx, target)
         assert evil in again and "unchanged" not in again, again
         # Read again, unchanged now: the short answer is back.
@@ -130,7 +130,9 @@ def test_a_write_through_a_shared_mapping_while_edit_replaces_the_file_is_not_lo
         assert writer.stdout.readline().strip() == "dirty"
         _read(ctx, target)
         monkeypatch.setattr(confine, "write_file", write_file)
-        with pytest.raises(ToolExecutionError, match="changed while this write replaced it"):
+        # Seen during the replace (put back), or, when writeback cleaned the page meanwhile so the
+        # times moved, before it: either way this change is not made over the command's.
+        with pytest.raises(ToolExecutionError, match="changed while this write replaced it|changed after it was read"):
             edit(ctx, file_path=str(target), old_string="#\n", new_string="edited\n")
         assert opened
         assert target.read_bytes().startswith(command.encode())  # the command's write is kept
