@@ -107,7 +107,7 @@ def test_the_pdf_child_sends_at_most_what_read_shows(tmp_path: Path, monkeypatch
         sent.append(len(done.stdout))
         return done
 
-    monkeypatch.setattr(read.subprocess, "run", run)
+    monkeypatch.setattr(subprocess, "run", run)
     root = tmp_path.resolve()
     ctx = _ctx(root)
     wide = root / "wide.pdf"
