@@ -268,7 +268,7 @@ def write_confined(
             base=over.stamp if over is not None else None,
             exclusive=over is None,
         )
-        if held is not None and over is not None and written_meanwhile(held, over.stamp):
+        if held is not None and over is not None and written_meanwhile(held, over.stamp, over.data):
             put_back(view, held, outcome.path, data, MAX_EDIT_BYTES, shown_path(outcome.path))
     finally:
         if held is not None:

@@ -4,8 +4,8 @@ Why: `sandbox.confine.write_file` replaces a file by renaming a new one over it,
 checking that the old one is still what the tool read. A command's write to the old file between
 that check and the rename (or after it, through a file the command holds open) went to a file no
 name leads to any more, and the tool said the change was made (round 25, "Left"). The old file is
-held open across the replace (`hold`); afterwards its size and modification time must still be
-what was read (`written_meanwhile`; its change time moves with the rename itself). If they are
+held open across the replace (`hold`); afterwards its size, modification time and bytes must
+still be what was read (`written_meanwhile`; its change time moves with the rename itself). If they are
 not, the command's content is put back and the tool's change is not kept (`put_back`), unless
 the replaced file or the new one changed again, which is then said instead. Where the filesystem
 can exchange (``renameat2(RENAME_EXCHANGE)``), confine itself refuses a write made before the
@@ -41,10 +41,14 @@ def hold(view: View, path: str, base: Stamp, *, expect: str | None, expect_id: I
     return fd
 
 
-def written_meanwhile(fd: int, base: Stamp) -> bool:
-    """Whether the held file was written since it was read (its size or modification time)."""
+def written_meanwhile(fd: int, base: Stamp, was: bytes | None = None) -> bool:
+    """Whether the held file was written since it was read: its size or modification time, and,
+    given ``was`` (the bytes read), its bytes. A write through a shared mapping (``mmap``) whose
+    page was already dirty moves no time (red team round 33: such a write was lost unseen)."""
     st = os.fstat(fd)
-    return (st.st_size, st.st_mtime_ns) != (base.size, base.mtime_ns)
+    if (st.st_size, st.st_mtime_ns) != (base.size, base.mtime_ns):
+        return True
+    return was is not None and _read_all(fd, len(was)) != was
 
 
 def put_back(view: View, fd: int, landed: str, data: bytes, limit: int, shown: str) -> NoReturn:

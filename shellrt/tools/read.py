@@ -48,6 +48,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
+from shellrt.tools import _offloop
 from shellrt.tools._bidi import isolated
 from shellrt.tools._framing import PDF_FRAMING, unframed
 from shellrt.tools._notebook import NotebookError
@@ -244,22 +245,42 @@ def _unchanged(
 ) -> bool:
     """Whether this range was read before and nothing (Edit, Write, another process) changed the file since.
 
-    Stat'ed through the confinement view (anchored, no symlink followed), like the read itself. The
-    same inode and change time are required besides size and mtime, which a command can put back.
+    Opened through the confinement view (anchored, no symlink followed), like the read itself. The
+    same inode and change time are required besides size and mtime, which a command can put back;
+    then the same bytes: a write through a shared mapping (``mmap(MAP_SHARED)``) moves no time once
+    its page is dirty, so a command that dirtied it before the model's Read changed the file
+    unseen and the model was told it was unchanged (red team round 33). The bytes cost what the
+    Read they stand for would: the short answer saves the model's context, not the disk.
     """
     if seen is None or current is not seen or stamp is None:
         return False
     try:
-        with view.resolve(where) as r:
-            if r.missing or r.name is None:
-                return False
-            st = os.stat(r.name, dir_fd=r.dir_fd, follow_symlinks=False)
+        fd, _ = confine.open_file(view, where)
     except OSError:
         return False
-    # A partial read records the bytes it scanned, not the file size: then the mtime alone decides.
-    same_size = seen.partial or st.st_size == seen.size
-    same_inode = (st.st_dev, st.st_ino, st.st_ctime_ns) == stamp
-    return stat.S_ISREG(st.st_mode) and st.st_mtime_ns == seen.mtime_ns and same_size and same_inode
+    try:
+        st = os.fstat(fd)
+        # Only a read cut at `MAX_SCAN_BYTES` recorded fewer bytes than the file held.
+        same_size = st.st_size == seen.size or (seen.size >= MAX_SCAN_BYTES and st.st_size > seen.size)
+        same_inode = (st.st_dev, st.st_ino, st.st_ctime_ns) == stamp
+        if not (stat.S_ISREG(st.st_mode) and st.st_mtime_ns == seen.mtime_ns and same_size and same_inode):
+            return False
+        return _digest_of(fd, seen.size) == seen.sha256
+    finally:
+        os.close(fd)
+
+
+def _digest_of(fd: int, size: int) -> str | None:
+    """SHA-256 of the first ``size`` bytes of ``fd`` (as a Read's record hashed them), or None when
+    the file now holds fewer."""
+    digest, done = hashlib.sha256(), 0
+    while done < size:
+        chunk = os.pread(fd, min(_CHUNK, size - done), done)
+        if not chunk:
+            return None
+        digest.update(chunk)
+        done += len(chunk)
+    return digest.hexdigest()
 
 
 # --- dispatch -----------------------------------------------------------------
@@ -704,16 +725,22 @@ def _marked(text: str, source: str) -> str:
     return body + "\n\n" + untrusted_note(forged, source) if forged else text
 
 
+def notebook_deadline() -> float:
+    """Seconds the notebook child may take: `NOTEBOOK_TIMEOUT_S`, within `off_loop`'s deadline."""
+    return _offloop.inner_deadline(NOTEBOOK_TIMEOUT_S)
+
+
 def _render_in_child(data: bytes, label: str) -> str:
     tools = os.path.dirname(os.path.abspath(__file__))
     argv = [sys.executable, "-I", "-S", "-c", _NOTEBOOK_CHILD, os.path.dirname(tools)]
     argv += [str(NOTEBOOK_MEMORY_BYTES), label, str(MAX_OUTPUT_CHARS)]
+    deadline = notebook_deadline()
     try:
-        done = subprocess.run(argv, input=data, capture_output=True, timeout=NOTEBOOK_TIMEOUT_S, check=False)
+        done = subprocess.run(argv, input=data, capture_output=True, timeout=deadline, check=False)
         answer = json.loads(done.stdout)
     except subprocess.TimeoutExpired:
         raise ToolExecutionError(
-            f"{label} took longer than {NOTEBOOK_TIMEOUT_S:g} s to parse; look at it with Bash instead "
+            f"{label} took longer than {deadline:g} s to parse; look at it with Bash instead "
             f"(e.g. `jq '.cells[0]' {label}`)."
         ) from None
     except ValueError:  # the process died (its memory bound) or printed nothing
@@ -752,7 +779,7 @@ PDF_MEMORY_BYTES = 2 << 30
 _PDF_CHILD = """
 import io, json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))
-first, last = int(sys.argv[2]), int(sys.argv[3])
+first, last, cap = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 import pypdf
 data = sys.stdin.buffer.read()
 try:
@@ -764,7 +791,7 @@ except Exception as exc:
 texts, failed = {}, {}
 for number in range(first, min(last, total) + 1):
     try:
-        texts[number] = reader.pages[number - 1].extract_text() or ""
+        texts[number] = (reader.pages[number - 1].extract_text() or "").strip()[:cap]
     except Exception as exc:
         failed[number] = f"{type(exc).__name__}: {exc}"
 json.dump({"total": total, "texts": texts, "failed": failed}, sys.stdout)
@@ -775,15 +802,24 @@ def _has_pdf_library() -> bool:
     return importlib.util.find_spec("pypdf") is not None
 
 
+def pdf_deadline() -> float:
+    """Seconds the PDF child may take: `PDF_TIMEOUT_S`, within `off_loop`'s deadline."""
+    return _offloop.inner_deadline(PDF_TIMEOUT_S)
+
+
 def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> PdfText:
     """The `PdfText` of the pages of ``want``, from pypdf in a child process, cut off at
     `PDF_TIMEOUT_S` and `PDF_MEMORY_BYTES`: the host's threads and memory never pay for a PDF."""
+    # Each page's text is cut in the child to what Read can show: the host keeps `MAX_OUTPUT_CHARS`
+    # of all of them (a 10 KB PDF's pages sent 20 MB of text, round 33).
     argv = [sys.executable, "-I", "-c", _PDF_CHILD, str(PDF_MEMORY_BYTES), str(want[0]), str(want[1])]
+    argv.append(str(MAX_OUTPUT_CHARS + 1))
+    deadline = pdf_deadline()
     try:
-        done = subprocess.run(argv, input=data, capture_output=True, timeout=PDF_TIMEOUT_S, check=False)
+        done = subprocess.run(argv, input=data, capture_output=True, timeout=deadline, check=False)
     except subprocess.TimeoutExpired:
         raise ToolExecutionError(
-            f"{label} took longer than {PDF_TIMEOUT_S:g} s to parse; extract its text with Bash instead "
+            f"{label} took longer than {deadline:g} s to parse; extract its text with Bash instead "
             f"(e.g. `pdftotext -f 1 -l 5 {label} -`)."
         ) from None
     try:
