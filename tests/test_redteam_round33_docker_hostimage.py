@@ -1,0 +1,91 @@
+"""Red team round 33, docker: a hostile image's executor left set-id and foreign-owned files on the host.
+
+The executor is a script the image's own ``/bin/sh`` interprets, as ``EXECUTOR_UID`` with the
+executor's ambient capabilities (``CHOWN``, ``DAC_OVERRIDE``, ``FOWNER``, ``SETUID``, ...) in the
+host's user namespace. Earlier rounds said such an image "only has its own tasks at its mercy".
+Not so in bind mode: before the host idmapped the workspace (after the hello) the image's shell
+held the plain bind of the caller's directory (and kept it as its cwd afterwards), and it made a
+set-uid-root copy of a program there, a root-owned directory the owner cannot empty and files of
+the executor's uid, all on the host. Now the executor shell starts only once the host has set the
+container up (the idmap included) and outside the workspace, and runs under the set-id filter.
+
+The same window held ``network: bridge`` before its firewall (documented as "a few ms, only the
+image's own /bin/sh"): that shell reached a service on the docker host's gateway address.
+
+Real containers of a locally built busybox image (FAIL, not skip, under CI=true).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sandbox.docker import DockerBackend
+from tests._docker_support import config, policy, run_argv
+from tests._http_server import serve
+from tests._rt11_hostile import build_hostile
+from tests.conftest import require
+
+pytestmark = [pytest.mark.anyio, pytest.mark.docker]
+
+#: What the image's shell tries before it runs the real executor, through its cwd (the workspace
+#: mount it started in) and by the workspace's path; every failure is ignored.
+_PLANT = r"""
+for d in . /workspace; do
+  t=$d/rt33-$(echo "$d" | /bin/busybox tr -dc a-z)
+  /bin/busybox cp /bin/busybox "$t-suid"; /bin/busybox chmod 4755 "$t-suid"
+  /bin/busybox cp /bin/busybox "$t-rootsuid"; /bin/busybox chown 0:0 "$t-rootsuid"; /bin/busybox chmod 6755 "$t-rootsuid"
+  /bin/busybox mkdir "$t-rootdir"; /bin/busybox touch "$t-rootdir/f"; /bin/busybox chown -R 0:0 "$t-rootdir"
+  /bin/busybox mkdir "$t-own"; /bin/busybox touch "$t-own/f"
+done 2>/dev/null
+# After the idmap the executor's own uid creates nothing there, but FOWNER and DAC_OVERRIDE still
+# reach the owner's files: a program written over one and made set-uid (the owner's, on the host).
+/bin/busybox cp /bin/busybox /workspace/kept.txt 2>/dev/null; /bin/busybox chmod 4755 /workspace/kept.txt 2>/dev/null
+"""
+
+_OWNER = (4321, 4321)
+
+
+async def test_a_hostile_image_leaves_no_set_id_or_foreign_file_in_a_bind_workspace(tmp_path: Path) -> None:
+    require(os.geteuid() == 0, "bind mode idmaps the workspace only on a root host")
+    image = build_hostile("shellrt-test-rt33-plant", pre=_PLANT)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kept.txt").write_text("mine\n")
+    for path in (ws, ws / "kept.txt"):
+        os.chown(path, *_OWNER)
+    ws.chmod(0o755)
+    async with DockerBackend(config(image, workspace_mode="bind"), policy(ws)) as backend:
+        # No command needs to run: the executor's own start is the attack. One proves it started.
+        assert (await run_argv(backend, "/bin/busybox", "echo", "up")).strip() == "up"
+    found = {}
+    for path in [ws, *sorted(ws.rglob("*"))]:
+        st = path.lstat()
+        if st.st_mode & 0o6000 or (st.st_uid, st.st_gid) != _OWNER:
+            found[str(path.relative_to(tmp_path))] = (oct(st.st_mode), st.st_uid, st.st_gid)
+    assert found == {}, f"the image's executor left on the host (mode, uid, gid): {found}"
+
+
+#: The image's shell, at its start: an HTTP GET to the host and port the workspace names, its answer
+#: kept in /tmp for a command to show.
+_REACH = r"""
+read -r h p </workspace/rt33-target 2>/dev/null
+[ -n "$p" ] && printf 'GET / HTTP/1.0\r\n\r\n' | /bin/busybox nc -w 2 "$h" "$p" >/tmp/rt33-net 2>&1
+"""
+
+
+async def test_a_hostile_image_reaches_no_host_service_before_the_bridge_firewall(tmp_path: Path) -> None:
+    require(os.geteuid() == 0, "network 'bridge' needs a root host")
+    image = build_hostile("shellrt-test-rt33-reach", pre=_REACH)
+    gateway = subprocess.run(
+        ["docker", "network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}"],
+        capture_output=True, text=True, timeout=30, check=True,
+    ).stdout.strip()  # fmt: skip
+    with serve({"/": (200, {"Content-Type": "text/plain"}, b"host-service-secret")}, host="0.0.0.0") as server:
+        (tmp_path / "rt33-target").write_text(f"{gateway} {server.server_address[1]}\n")
+        async with DockerBackend(config(image), policy(tmp_path, network="bridge")) as backend:
+            seen = await run_argv(backend, "/bin/busybox", "cat", "/tmp/rt33-net")
+    assert "host-service-secret" not in seen, f"the image's shell reached the host before the firewall: {seen!r}"
