@@ -4,7 +4,8 @@ The executor is a script the image's own ``/bin/sh`` interprets, as ``EXECUTOR_U
 executor's ambient capabilities (``CHOWN``, ``DAC_OVERRIDE``, ``FOWNER``, ``SETUID``, ...) in the
 host's user namespace. Earlier rounds said such an image "only has its own tasks at its mercy".
 Not so in bind mode: before the host idmapped the workspace (after the hello) the image's shell
-held the plain bind of the caller's directory (and kept it as its cwd afterwards), and it made a
+held the plain bind of the caller's directory (and kept it as its cwd afterwards): it read another
+host user's 0600 file there (commands get its "other" bits only) and made a
 set-uid-root copy of a program there, a root-owned directory the owner cannot empty and files of
 the executor's uid, all on the host. Now the executor shell starts only once the host has set the
 container up (the idmap included) and outside the workspace, and runs under the set-id filter.
@@ -44,6 +45,8 @@ done 2>/dev/null
 # After the idmap the executor's own uid creates nothing there, but FOWNER and DAC_OVERRIDE still
 # reach the owner's files: a program written over one and made set-uid (the owner's, on the host).
 /bin/busybox cp /bin/busybox /workspace/kept.txt 2>/dev/null; /bin/busybox chmod 4755 /workspace/kept.txt 2>/dev/null
+# Another host user's 0600 file in the workspace (commands get its "other" bits only), kept in /tmp.
+/bin/busybox cat ./theirs.txt /workspace/theirs.txt >/tmp/rt33-theirs 2>/dev/null; /bin/busybox chmod 644 /tmp/rt33-theirs
 """
 
 _OWNER = (4321, 4321)
@@ -58,11 +61,18 @@ async def test_a_hostile_image_leaves_no_set_id_or_foreign_file_in_a_bind_worksp
     for path in (ws, ws / "kept.txt"):
         os.chown(path, *_OWNER)
     ws.chmod(0o755)
+    theirs = ws / "theirs.txt"
+    theirs.write_text("their-secret\n")
+    os.chown(theirs, 999, 999)
+    theirs.chmod(0o600)
     async with DockerBackend(config(image, workspace_mode="bind"), policy(ws)) as backend:
-        # No command needs to run: the executor's own start is the attack. One proves it started.
-        assert (await run_argv(backend, "/bin/busybox", "echo", "up")).strip() == "up"
+        # No command needs to run: the executor's own start is the attack. This one shows what it read.
+        read = await run_argv(backend, "/bin/busybox", "cat", "/tmp/rt33-theirs")
+    assert "their-secret" not in read, f"the image's executor read another host user's file: {read!r}"
+    st = theirs.lstat()
+    assert (st.st_uid, st.st_mode) == (999, 0o100600), (st.st_uid, oct(st.st_mode))
     found = {}
-    for path in [ws, *sorted(ws.rglob("*"))]:
+    for path in [ws, *sorted(p for p in ws.rglob("*") if p != theirs)]:
         st = path.lstat()
         if st.st_mode & 0o6000 or (st.st_uid, st.st_gid) != _OWNER:
             found[str(path.relative_to(tmp_path))] = (oct(st.st_mode), st.st_uid, st.st_gid)
@@ -84,8 +94,12 @@ async def test_a_hostile_image_reaches_no_host_service_before_the_bridge_firewal
         ["docker", "network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}"],
         capture_output=True, text=True, timeout=30, check=True,
     ).stdout.strip()  # fmt: skip
-    with serve({"/": (200, {"Content-Type": "text/plain"}, b"host-service-secret")}, host="0.0.0.0") as server:
+    with serve(
+        {"/": (200, {"Content-Type": "text/plain"}, b"host-service-secret")}, host="0.0.0.0"
+    ) as server:
         (tmp_path / "rt33-target").write_text(f"{gateway} {server.server_address[1]}\n")
         async with DockerBackend(config(image), policy(tmp_path, network="bridge")) as backend:
             seen = await run_argv(backend, "/bin/busybox", "cat", "/tmp/rt33-net")
-    assert "host-service-secret" not in seen, f"the image's shell reached the host before the firewall: {seen!r}"
+    assert "host-service-secret" not in seen, (
+        f"the image's shell reached the host before the firewall: {seen!r}"
+    )
