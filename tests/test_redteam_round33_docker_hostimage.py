@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 #: What the image's shell tries before it runs the real executor, through its cwd (the workspace
 #: mount it started in) and by the workspace's path; every failure is ignored.
 _PLANT = r"""
-for d in . /workspace; do
+for d in . /workspace /proc/1/cwd; do
   t=$d/rt33-$(echo "$d" | /bin/busybox tr -dc a-z)
   /bin/busybox cp /bin/busybox "$t-suid"; /bin/busybox chmod 4755 "$t-suid"
   /bin/busybox cp /bin/busybox "$t-rootsuid"; /bin/busybox chown 0:0 "$t-rootsuid"; /bin/busybox chmod 6755 "$t-rootsuid"
@@ -46,7 +46,7 @@ done 2>/dev/null
 # reach the owner's files: a program written over one and made set-uid (the owner's, on the host).
 /bin/busybox cp /bin/busybox /workspace/kept.txt 2>/dev/null; /bin/busybox chmod 4755 /workspace/kept.txt 2>/dev/null
 # Another host user's 0600 file in the workspace (commands get its "other" bits only), kept in /tmp.
-/bin/busybox cat ./theirs.txt /workspace/theirs.txt >/tmp/rt33-theirs 2>/dev/null; /bin/busybox chmod 644 /tmp/rt33-theirs
+/bin/busybox cat ./theirs.txt /workspace/theirs.txt /proc/1/cwd/theirs.txt >/tmp/rt33-theirs 2>/dev/null; /bin/busybox chmod 644 /tmp/rt33-theirs
 """
 
 _OWNER = (4321, 4321)

@@ -943,7 +943,10 @@ class DockerBackend(SandboxBackend):
                 detach=False,
                 stdin_open=True,
                 user="0:0",
-                working_dir=cw,
+                # Not the workspace: docker-init keeps its start cwd for good, and in bind mode that
+                # is the workspace's mount from before the idmap, open to the executor (SYS_PTRACE)
+                # as /proc/1/cwd (red team round 33). Commands get their cwd from each request.
+                working_dir="/",
                 environment={"PATH": _PATH},
                 # An image's HEALTHCHECK would be a `docker exec` as container root with the
                 # executor's capabilities, outside `priv drop`, cwd the workspace: never run one.

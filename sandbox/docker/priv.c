@@ -164,9 +164,10 @@ static void setid_filter(void) {
 
 /* boot (the container's main process): nothing of the image runs before the host has set the
  * container up (the workspace's idmap, the bridge firewall, the pins' check): it sends "G" on the
- * channel (our stdin) when done. Read a byte at a time: what follows is the executor's. Then leave
- * the cwd docker gave us, the workspace's mount from before the idmap (round 33: the image's shell
- * kept it and wrote there as the executor's uid). */
+ * channel (our stdin) when done. Read a byte at a time: what follows is the executor's. Then run
+ * from / whatever cwd docker gave us: the workspace's, in bind mode its mount from before the
+ * idmap, was the image's shell's to write as the executor's uid (round 33; the host now asks docker
+ * for /, which docker-init keeps, whose /proc/1/cwd the executor could follow). */
 static void wait_for_go(void) {
     char line[4];
     size_t n = 0;
