@@ -10,6 +10,10 @@ set-uid-root copy of a program there, a root-owned directory the owner cannot em
 the executor's uid, all on the host. Now the executor shell starts only once the host has set the
 container up (the idmap included) and outside the workspace, and runs under the set-id filter.
 
+Before any of that, docker (runc) makes shellrt's mount points as root through the image's own
+symbolic links: ``/.shellrt-tmp`` linked to ``/workspace/deep/er`` made ``deep/er/0``-``15``,
+root's, in the caller's directory. Such an image is refused before its start now.
+
 The same window held ``network: bridge`` before its firewall (documented as "a few ms, only the
 image's own /bin/sh"): that shell reached a service on the docker host's gateway address.
 
@@ -24,8 +28,9 @@ from pathlib import Path
 
 import pytest
 
+from sandbox import BackendUnavailableError
 from sandbox.docker import DockerBackend
-from tests._docker_support import config, policy, run_argv
+from tests._docker_support import BUSYBOX, build_image, config, managed_container_ids, policy, run_argv
 from tests._http_server import serve
 from tests._rt11_hostile import build_hostile
 from tests.conftest import require
@@ -103,3 +108,24 @@ async def test_a_hostile_image_reaches_no_host_service_before_the_bridge_firewal
     assert "host-service-secret" not in seen, (
         f"the image's shell reached the host before the firewall: {seen!r}"
     )
+
+
+async def test_a_hostile_image_links_no_mount_point_into_a_bind_workspace(tmp_path: Path) -> None:
+    require(os.geteuid() == 0, "bind mode idmaps the workspace only on a root host")
+    image = build_image(
+        "shellrt-test-rt33-slotlink",
+        f'FROM {BUSYBOX}\nRUN ["/bin/busybox", "ash", "-c", "rm -rf /.shellrt-tmp; ln -s /workspace/deep/er /.shellrt-tmp"]\n',
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.chown(ws, *_OWNER)
+    before = managed_container_ids(owner_pid=os.getpid())
+    backend = DockerBackend(config(image, workspace_mode="bind"), policy(ws))
+    try:
+        with pytest.raises(BackendUnavailableError, match="/.shellrt-tmp is a symbolic link"):
+            await backend.start()
+    finally:
+        await backend.close()
+    # Before: deep/er/0..15, root's, which uid 4321 cannot remove.
+    assert [(p.name, p.lstat().st_uid) for p in ws.rglob("*")] == []
+    assert managed_container_ids(owner_pid=os.getpid()) <= before

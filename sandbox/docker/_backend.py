@@ -109,6 +109,7 @@ from sandbox.docker._isolation import (
 )
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
+from sandbox.docker._mountlinks import check_mount_points
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
@@ -966,6 +967,9 @@ class DockerBackend(SandboxBackend):
                 )
             try:
                 check_user_db(client, cid, image)  # the daemon's start would block on a FIFO for ever
+                # runc makes each mount point as root through the image's links (round 33).
+                points = [*host_kwargs["tmpfs"], *(str(m["Target"]) for m in mounts), *volumes]
+                check_mount_points(client, cid, image, points, cw)
             except BaseException:
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_container(cid, force=True, v=True)  # its image VOLUMEs too (round 20)
