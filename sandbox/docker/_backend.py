@@ -957,7 +957,8 @@ class DockerBackend(SandboxBackend):
             cid = str(response["Id"])
             # Before the start (a daemon that ignores the field never runs the container); the
             # running container's pid and network need the second inspect, in `_launch`.
-            kept = client.api.inspect_container(cid)["HostConfig"].get("ReadonlyPaths") or []
+            created = client.api.inspect_container(cid)
+            kept = created["HostConfig"].get("ReadonlyPaths") or []
             if not set(readonly) <= set(kept):  # a daemon that ignores the field: fail closed
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_container(cid, force=True, v=True)  # its image VOLUMEs too (round 20)
@@ -969,7 +970,7 @@ class DockerBackend(SandboxBackend):
                 check_user_db(client, cid, image)  # the daemon's start would block on a FIFO for ever
                 # runc makes each mount point as root through the image's links (round 33).
                 points = [*host_kwargs["tmpfs"], *(str(m["Target"]) for m in mounts), *volumes]
-                check_mount_points(client, cid, image, points, cw)
+                check_mount_points(client, cid, image, str(created.get("Image") or ""), points, cw)
             except BaseException:
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_container(cid, force=True, v=True)  # its image VOLUMEs too (round 20)
