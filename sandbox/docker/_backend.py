@@ -109,6 +109,7 @@ from sandbox.docker._isolation import (
 )
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
+from sandbox.docker._mountlinks import check_mount_points
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
@@ -170,7 +171,7 @@ _EXECUTOR_CAP_NAMES = [
 ]
 _EXECUTOR_ARGV = [
     f"{IO_MOUNT}/priv",
-    "exec",
+    "boot",  # the image's shell starts only on the host's go (`_GO`), once the container is set up
     str(EXECUTOR_UID),
     str(EXECUTOR_UID),
     "--",
@@ -180,6 +181,10 @@ _EXECUTOR_ARGV = [
     PRIV_DIR,
     str(EXECUTOR_UID),
 ]
+#: The line ``priv boot`` waits for before it runs the image's shell (red team round 33: that shell,
+#: the image's code with the executor's capabilities, had the plain bind of a bind-mode workspace
+#: until the idmap, and the bridge's network until its firewall).
+_GO = "G"
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
 #: The executor's own tmpfs (slot locks, kernel-cwd files; `PRIV_MODE`: only the executor creates there): capped in count
 #: too, its inodes being kernel memory its 1 MiB does not bound (red team round 25).
@@ -939,7 +944,10 @@ class DockerBackend(SandboxBackend):
                 detach=False,
                 stdin_open=True,
                 user="0:0",
-                working_dir=cw,
+                # Not the workspace: docker-init keeps its start cwd for good, and in bind mode that
+                # is the workspace's mount from before the idmap, open to the executor (SYS_PTRACE)
+                # as /proc/1/cwd (red team round 33). Commands get their cwd from each request.
+                working_dir="/",
                 environment={"PATH": _PATH},
                 # An image's HEALTHCHECK would be a `docker exec` as container root with the
                 # executor's capabilities, outside `priv drop`, cwd the workspace: never run one.
@@ -949,7 +957,8 @@ class DockerBackend(SandboxBackend):
             cid = str(response["Id"])
             # Before the start (a daemon that ignores the field never runs the container); the
             # running container's pid and network need the second inspect, in `_launch`.
-            kept = client.api.inspect_container(cid)["HostConfig"].get("ReadonlyPaths") or []
+            created = client.api.inspect_container(cid)
+            kept = created["HostConfig"].get("ReadonlyPaths") or []
             if not set(readonly) <= set(kept):  # a daemon that ignores the field: fail closed
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_container(cid, force=True, v=True)  # its image VOLUMEs too (round 20)
@@ -959,6 +968,9 @@ class DockerBackend(SandboxBackend):
                 )
             try:
                 check_user_db(client, cid, image)  # the daemon's start would block on a FIFO for ever
+                # runc makes each mount point as root through the image's links (round 33).
+                points = [*host_kwargs["tmpfs"], *(str(m["Target"]) for m in mounts), *volumes]
+                check_mount_points(client, cid, image, str(created.get("Image") or ""), points, cw)
             except BaseException:
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_container(cid, force=True, v=True)  # its image VOLUMEs too (round 20)
@@ -999,6 +1011,26 @@ class DockerBackend(SandboxBackend):
         """Create and start a container and wait for its executor's hello (event-driven, no polling)."""
         cid, fd = await thread(self._create_container)
         channel = ControlChannel(fd)
+        client = self._client
+        assert client is not None
+        try:
+            # Set up before anything of the image runs (`_GO`). One inspect serves every step: the
+            # container's init pid and its network exist only once it runs (the create's inspect
+            # saw neither), and nothing restarts it (no restart policy; if it dies, the channel sees
+            # EOF and the pid's namespaces are gone with it).
+            info = await thread(lambda: client.api.inspect_container(cid))
+            init = int(info["State"]["Pid"] or 0)
+            if init > 0:  # else it already ended: the wait for the hello says why
+                await self._verify_pins(init)
+                await self._commands_cgroup(init)
+                await self._idmap_workspace(init)
+                await self._firewall_bridge(cid, info)
+                await channel.send(_GO)
+        except ExecutorGoneError:
+            pass  # the wait for the hello below reports the start failure
+        except BaseException:
+            channel.close()  # priv reads EOF and exits; the daemon removes the container
+            raise
         try:
             with anyio.fail_after(_START_TIMEOUT):
                 event = await channel.wait("H", EXECUTOR_PROTOCOL_VERSION)
@@ -1018,20 +1050,9 @@ class DockerBackend(SandboxBackend):
         except BaseException:
             channel.close()
             raise
-        client = self._client
-        assert client is not None
         try:
-            # One inspect after the hello serves every step below: the container's init pid and
-            # its network exist only once it runs (the create's inspect, before the start, saw
-            # neither), and nothing restarts it in between (no restart policy; if it dies, the
-            # channel sees EOF and the pid's namespaces are gone with it).
-            info = await thread(lambda: client.api.inspect_container(cid))
-            init = int(info["State"]["Pid"])
-            await self._verify_pins(init)
-            await self._commands_cgroup(init)
-            await self._idmap_workspace(init)
+            # After the hello: the executor opened the I/O directory as fd 8 first.
             await self._detach_io(init)
-            await self._firewall_bridge(cid, info)
         except BaseException:
             channel.close()  # the executor reads EOF and exits; the daemon removes the container
             raise

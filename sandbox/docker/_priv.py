@@ -29,9 +29,13 @@ def _source() -> bytes:
     """priv.c, preceded by the seccomp filter it loads for every command: bwrap's whole deny list
     (`sandbox._seccomp`). Docker's own profile lets a command set S_ISUID on a workspace file (on a
     bind mount, a set-id program on the host) and, before docker 23, use io_uring (file and socket
-    operations no filter sees); the deny list covers both, whatever the daemon's version."""
-    words = ", ".join(f"0x{b:02x}" for b in _seccomp.filter_bytes())
-    head = f"static const unsigned char shellrt_command_filter[] __attribute__((aligned(8))) = {{{words}}};\n"
+    operations no filter sees); the deny list covers both, whatever the daemon's version. Its set-id
+    rules alone (``shellrt_setid_filter``) bind the executor too, whose shell is the image's (round 33)."""
+    head = "".join(
+        f"static const unsigned char {name}[] __attribute__((aligned(8))) = "
+        f"{{{', '.join(f'0x{b:02x}' for b in _seccomp.filter_bytes(setid_only))}}};\n"
+        for name, setid_only in (("shellrt_command_filter", False), ("shellrt_setid_filter", True))
+    )
     return head.encode() + resources.files("sandbox.docker").joinpath("priv.c").read_bytes()
 
 

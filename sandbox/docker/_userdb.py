@@ -19,17 +19,17 @@ import docker.utils
 
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["check_user_db"]
+__all__ = ["SYMLINK", "check_user_db", "path_stat"]
 
 USER_DB = ("/etc/passwd", "/etc/group")
 
 #: Go's os.FileMode type bits (what the daemon's path stat reports): dir, symlink, device, named
 #: pipe, socket, char device, irregular. A regular file has none.
-_SYMLINK = 1 << 27
-_NOT_REGULAR = (1 << 31) | _SYMLINK | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
+SYMLINK = 1 << 27
+_NOT_REGULAR = (1 << 31) | SYMLINK | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
 
 
-def _stat(client: Any, cid: str, path: str) -> dict[str, Any] | None:
+def path_stat(client: Any, cid: str, path: str) -> dict[str, Any] | None:
     """The daemon's stat of ``path`` in the created container (not followed), None when absent."""
     res = client.api.head(client.api._url("/containers/{0}/archive", cid), params={"path": path})
     if res.status_code == 404:
@@ -45,10 +45,10 @@ def _stat(client: Any, cid: str, path: str) -> dict[str, Any] | None:
 def check_user_db(client: Any, cid: str, image: str) -> None:
     """Refuse the image (before its start) unless its user database is absent or regular files."""
     for path in USER_DB:
-        st = _stat(client, cid, path)
-        if st is not None and int(st.get("mode", 0)) & _SYMLINK:
+        st = path_stat(client, cid, path)
+        if st is not None and int(st.get("mode", 0)) & SYMLINK:
             target = str(st.get("linkTarget") or "")  # resolved inside the container's root
-            st = _stat(client, cid, target) if target.startswith("/") else {"mode": _SYMLINK}
+            st = path_stat(client, cid, target) if target.startswith("/") else {"mode": SYMLINK}
         if st is not None and int(st.get("mode", 0)) & _NOT_REGULAR:
             raise BackendUnavailableError(
                 f"image {image!r}: {path} is not a regular file (mode {int(st.get('mode', 0)):#x}); the "

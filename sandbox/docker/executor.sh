@@ -2,7 +2,8 @@
 #
 # The container's main process (under docker-init, which reaps orphans), so
 # starting it costs no `docker exec`. Started by the host as
-#     IO/priv exec EUID EGID -- /bin/sh IO/executor.sh IO PRIV EUID
+#     IO/priv boot EUID EGID -- /bin/sh IO/executor.sh IO PRIV EUID
+# (boot: once the host has set the container up and said so, from /; see priv.c)
 # i.e. under its own uid EUID, which no command ever has, holding the few
 # capabilities it needs to start commands as others (setuid, setgid), end
 # them (kill), find their escaped children (sys_ptrace: reading environ) and

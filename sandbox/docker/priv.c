@@ -10,6 +10,10 @@
  *       probe failed; probe_isolation): docker merges the image's ENV
  *       into the container's, and none of it may preset an executor variable
  *       or a command's SHELLRT_E<n> (red team round 8).
+ *       Under the set-id part of the command filter (setid_filter), as everything it starts.
+ *   priv boot EUID EGID -- PROG ARGS...
+ *       exec as the container's main process: PROG (the image's /bin/sh) runs only once the host
+ *       said "G" on stdin, from / (wait_for_go).
  *   priv drop UID GID GROUPS -- PROG ARGS...
  *       Run by the executor's runner for each command. It starts a new session
  *       (its pid is the session and process group id the kill path uses),
@@ -143,6 +147,49 @@ static void set_caps3(unsigned long long perm, unsigned long long inh) {
 }
 
 static void set_caps(unsigned long long mask) { set_caps3(mask, mask); }
+
+/* exec and boot: the executor runs the image's /bin/sh, which is the image's code, holding
+ * CHOWN, FOWNER and DAC_OVERRIDE in the host's user namespace over the bind-mounted workspace: a
+ * hostile shell made a set-uid-root program there, on the host (red team round 33). It, and
+ * everything it starts, runs under the command filter's set-id rules (`shellrt_setid_filter`,
+ * prepended by _priv.py): no call sets S_ISUID or S_ISGID. Commands add the whole list. */
+static void setid_filter(void) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
+    struct sock_fprog setid = {
+        .len = (unsigned short)(sizeof shellrt_setid_filter / sizeof(struct sock_filter)),
+        .filter = (struct sock_filter *)(void *)shellrt_setid_filter,
+    };
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &setid, 0, 0) != 0) die("seccomp setid");
+}
+
+/* boot (the container's main process): nothing of the image runs before the host has set the
+ * container up (the workspace's idmap, the bridge firewall, the pins' check): it sends "G" on the
+ * channel (our stdin) when done. Read a byte at a time: what follows is the executor's. Then run
+ * from / whatever cwd docker gave us: the workspace's, in bind mode its mount from before the
+ * idmap, was the image's shell's to write as the executor's uid (round 33; the host now asks docker
+ * for /, which docker-init keeps, whose /proc/1/cwd the executor could follow). */
+static void wait_for_go(void) {
+    char line[4];
+    size_t n = 0;
+    for (;;) {
+        char c;
+        ssize_t r = read(0, &c, 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            fprintf(stderr, "shellrt-priv: the host ended the channel before the start\n");
+            _exit(126);
+        }
+        if (c == '\n') break;
+        if (n + 1 >= sizeof line) break;
+        line[n++] = c;
+    }
+    line[n] = 0;
+    if (strcmp(line, "G") != 0) {
+        fprintf(stderr, "shellrt-priv: the host's first line was not the start\n");
+        _exit(126);
+    }
+    if (chdir("/") != 0) die("chdir /");
+}
 
 /* Close every descriptor in [lo, hi]: the executor's own (its I/O directory above all) never
  * reach a command. */
@@ -950,7 +997,7 @@ int main(int argc, char **argv) {
     int drop = admin || own || (argc >= 2 && strcmp(argv[1], "drop") == 0);
     int sep = drop ? 5 : 4;
     if (argc < sep + 2 || strcmp(argv[sep], "--") != 0) {
-        fprintf(stderr, "usage: priv exec UID GID -- PROG ARGS... | priv drop|own|admin UID GID GROUPS -- PROG ARGS...\n");
+        fprintf(stderr, "usage: priv exec|boot UID GID -- PROG ARGS... | priv drop|own|admin UID GID GROUPS -- PROG ARGS...\n");
         return 126;
     }
     uid_t uid = (uid_t)parse_id(argv[2]);
@@ -958,7 +1005,8 @@ int main(int argc, char **argv) {
     unsigned long long mask = 0;
     for (unsigned i = 0; i < NKEEP; i++) mask |= 1ULL << keep[i];
     int last = CAP_LAST_CAP;
-    if (strcmp(argv[1], "exec") == 0) {
+    int boot = strcmp(argv[1], "boot") == 0;
+    if (boot || strcmp(argv[1], "exec") == 0) {
         for (int c = 0; c <= last + 8; c++)
             if (!(mask & (1ULL << c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL) die("bounding");
         if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) die("keepcaps");
@@ -969,6 +1017,8 @@ int main(int argc, char **argv) {
         for (unsigned i = 0; i < NKEEP; i++)
             if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, keep[i], 0, 0) != 0) die("ambient");
         environ = executor_environment(probe_isolation());
+        setid_filter();
+        if (boot) wait_for_go();
     } else if (drop) {
         /* Never the executor's own identity: a command under it could signal and trace it. */
         uid_t own_uid = getuid();
