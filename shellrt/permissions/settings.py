@@ -10,11 +10,9 @@ the unreadable file may have held the deny rule that mattered.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.modes import PermissionMode, parse_mode
 from shellrt.permissions.rules import PermissionRule, RuleKind, RuleOrigin, parse_rule
+from shellrt.permissions.settings_bytes import MAX_SETTINGS_BYTES, read_settings_bytes
 
 __all__ = [
     "GUARD_EVENTS",
@@ -41,9 +40,6 @@ __all__ = [
     "settings_root",
 ]
 
-#: A settings file larger than this is not read (a hostile workspace's ``settings.json ->
-#: /dev/zero`` or a multi-gigabyte file must not exhaust memory at session start).
-MAX_SETTINGS_BYTES = 4 << 20
 
 HookEvent = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"]
 HOOK_EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")
@@ -140,66 +136,6 @@ class FileSettings:
     digest: str | None = None
 
 
-def read_settings_bytes(path: Path, inside: Path | None = None) -> bytes:
-    """The bytes of a settings file, read without blocking and bounded.
-
-    Why: settings files in a workspace are attacker-controlled, and git stores symlinks —
-    ``.claude/settings.json -> /dev/zero`` (endless), a FIFO (blocks forever on open) or a
-    device must not stop a session from starting. Only a regular file of at most
-    `MAX_SETTINGS_BYTES` is read; anything else raises `OSError` saying what it is.
-    Raises `FileNotFoundError` when it does not exist.
-
-    ``inside``: the workspace a workspace settings file must stay in. A symlink out of it
-    (``.shellrt/settings.json -> /etc/…``) would read a host file the repository chose, on the
-    host, and print its keys in diagnostics: the file actually opened is checked, so a link
-    swapped in after a check is caught too.
-    """
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise OSError(errno.EINVAL, "not a regular file (a device, FIFO, socket or directory)", str(path))
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        if inside is not None:
-            _check_inside(fd, path, inside)
-        # swapped between the stat and the open: not a regular file any more
-        return read_settings_fd(fd, path, "not a regular file (it changed while being opened)")
-    finally:
-        os.close(fd)
-
-
-def _check_inside(fd: int, path: Path, inside: Path) -> None:
-    """Raise `OSError` when the open file ``fd`` is not below ``inside`` (both resolved)."""
-    try:
-        real = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        real = os.path.realpath(path)
-    root = os.path.realpath(inside)
-    if os.path.commonpath([real, root]) != root:
-        raise OSError(
-            errno.EXDEV,
-            f"a symlink out of the workspace (to {real}), not read; copy the file into the workspace "
-            "or pass it with --settings",
-            str(path),
-        )
-
-
-def read_settings_fd(
-    fd: int, path: Path, not_regular: str = "not a regular file (a device, FIFO, socket or directory)"
-) -> bytes:
-    """The bytes of the open settings file ``fd`` (named ``path`` in errors): a regular file of at
-    most `MAX_SETTINGS_BYTES`, else `OSError` saying what it is."""
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        raise OSError(errno.EINVAL, not_regular, str(path))
-    chunks: list[bytes] = []
-    total = 0
-    while chunk := os.read(fd, 1 << 16):
-        total += len(chunk)
-        if total > MAX_SETTINGS_BYTES:
-            raise OSError(errno.EFBIG, f"larger than {MAX_SETTINGS_BYTES} bytes", str(path))
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def settings_digest(data: bytes) -> str:
     """``sha256:<hex>`` of a settings file's bytes (what the trust store records)."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
@@ -259,6 +195,14 @@ def load_settings_file(
         out.broken = out.unread = True
         out.diagnostics.append(
             f"{path}: JSON nested too deeply to read; allow rules and bypass mode are disabled until it is fixed"
+        )
+        return out
+    except ValueError as exc:  # an integer of more than 4300 digits: a ValueError, not a JSONDecodeError
+        # A workspace's file so crashed every session's start and `shellrt trust add` (red team round 33).
+        out.broken = out.unread = True
+        out.diagnostics.append(
+            f"{path}: a number Python cannot read ({str(exc).split(';')[0]}); write a shorter number; "
+            "allow rules and bypass mode are disabled until it is fixed"
         )
         return out
     if not isinstance(data, dict):
