@@ -63,6 +63,9 @@ _RANK = {"allow": 1, "ask": 2, "deny": 3}
 _GUARD_EVENTS = GUARD_EVENTS
 #: Rewrites of one input by PreToolUse hooks before it must settle (each runs every hook again).
 _MAX_PRE_REWRITES = 3
+#: Longest tool name a regex matcher is run on (model APIs take 64 characters; MCP names are the
+#: server's choice). Longer names match every regex matcher.
+_MAX_REGEX_MATCHED_NAME = 256
 
 
 def matcher_matches(matcher: str, tool_name: str) -> bool:
@@ -80,6 +83,12 @@ def matcher_matches(matcher: str, tool_name: str) -> bool:
     if _NAMES_ONLY.match(m):
         words = m.split("|")
         return any(name in words for name in names) or any(_names_server(w, tool_name) for w in words)
+    if len(tool_name) > _MAX_REGEX_MATCHED_NAME:
+        # Python's backtracking ``re`` on the event loop: ``mcp__.*__.*_write`` (two repeats, not
+        # refused at load) costs the square of the name's length, and an MCP server names its tools
+        # (300,000 characters: minutes, every call). No model API takes such a name; the hook runs
+        # and judges the call itself, which is the safe side for a guard (red team round 33).
+        return True
     return any(re.fullmatch(m, name) is not None for name in names)
 
 
