@@ -32,11 +32,11 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel
 
+from shellrt.permissions.hook_env import hook_env
 from shellrt.permissions.hook_files import WHOLE_WORKSPACE, HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.hook_matchers import NAMES_ONLY, matcher_problem
 from shellrt.permissions.hook_rewrites import observed
 from shellrt.permissions.hookproc import MAX_HOOK_OUTPUT, run_hook_process
-from shellrt.permissions.host_path import host_env
 from shellrt.permissions.interfaces import (
     HookNotice,
     HookRunner,
@@ -380,7 +380,7 @@ class CommandHookRunner(HookRunner):
         answers: list[_Answer | None] = [None] * len(specs)
         # A hook runs on the host and looks its own programs up (``jq`` in a guard script,
         # ``python3``): never through a PATH entry commands write (round 16).
-        env = host_env(os.environ, also=self.writable_roots)
+        env = hook_env(os.environ, self.writable_roots)  # and PYTHONPATH, LD_LIBRARY_PATH… (round 33)
         env.update(
             SHELLRT_PROJECT_DIR=str(self.workspace),
             CLAUDE_PROJECT_DIR=str(self.workspace),
