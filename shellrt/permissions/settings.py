@@ -242,11 +242,40 @@ def load_settings_file(
         out.sandbox = sandbox
     elif sandbox is not None:
         out.diagnostics.append(f"{path}:{locator.key_line('sandbox')}: sandbox must be an object; ignored")
-    out.managed_rules_only = data.get("allowManagedPermissionRulesOnly") is True
-    out.managed_hooks_only = data.get("allowManagedHooksOnly") is True
-    if data.get("disableBypassPermissionsMode") == "disable":
+    out.managed_rules_only = _restriction(data, "allowManagedPermissionRulesOnly", True, out, locator)
+    out.managed_hooks_only = _restriction(data, "allowManagedHooksOnly", True, out, locator)
+    if _restriction(data, "disableBypassPermissionsMode", "disable", out, locator):
         out.disable_bypass = True
     return out
+
+
+#: What each restricting key is "off" with, besides being absent.
+_RESTRICTION_OFF: dict[str, tuple[object, ...]] = {
+    "allowManagedPermissionRulesOnly": (False, None),
+    "allowManagedHooksOnly": (False, None),
+    "disableBypassPermissionsMode": (False, None),
+}
+
+
+def _restriction(section: dict[str, Any], key: str, on: object, out: FileSettings, locator: _Locator) -> bool:
+    """Whether the restricting ``key`` of ``section`` is on. Only narrowing, so any value but ``on``
+    and the plain "off" ones (``"true"``, ``1``, ``"Disable"``, ``true`` for ``"disable"``) is
+    taken as on, and said: read as off, an administrator's typo silently allowed bypass mode or
+    every source's allow rules (red team round 33)."""
+    if key not in section:
+        return False
+    value = section[key]
+    if value == on and type(value) is type(on):
+        return True
+    if out.source != "managed":  # only the managed file's are obeyed (`shellrt.permissions.sources`)
+        return False
+    if any(value is off or (value == off and type(value) is type(off)) for off in _RESTRICTION_OFF[key]):
+        return False
+    out.diagnostics.append(
+        f"{out.path}:{locator.key_line(key)}: {key} is {json.dumps(value)}, not {json.dumps(on)}; "
+        f"taken as {json.dumps(on)} (it only narrows): write {json.dumps(on)} or remove the key"
+    )
+    return True
 
 
 def _load_permissions(
@@ -310,7 +339,7 @@ def _load_permissions(
                 )
     elif dirs is not None:
         out.diagnostics.append(f"{path}:{locator.key_line('additionalDirectories')}: must be a list; ignored")
-    if section.get("disableBypassPermissionsMode") == "disable":
+    if _restriction(section, "disableBypassPermissionsMode", "disable", out, locator):
         out.disable_bypass = True
 
 
