@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shellrt.permissions.errors import RuleSyntaxError
+from shellrt.permissions.json_lines import JsonLocator
 from shellrt.permissions.modes import PermissionMode, parse_mode
 from shellrt.permissions.rules import PermissionRule, RuleKind, RuleOrigin, parse_rule
 from shellrt.permissions.settings_bytes import MAX_SETTINGS_BYTES, read_settings_bytes
@@ -211,12 +212,11 @@ def load_settings_file(
             f"{path}:1: settings must be a JSON object; allow rules and bypass mode are disabled"
         )
         return out
-    locator = _Locator(text)
+    locator = JsonLocator(text)
     base = root if root is not None else settings_root(path)
     origin_base = RuleOrigin(source, path, None, base)
-    for key in data:
-        if key not in _TOP_LEVEL_KEYS and path.parent.name != ".claude":
-            out.diagnostics.append(f"{path}:{locator.key_line(key)}: unknown key {key!r} ignored")
+    if path.parent.name != ".claude":
+        _unknown_keys(out, locator, [key for key in data if key not in _TOP_LEVEL_KEYS], "")
     _load_permissions(data.get("permissions"), out, locator, origin_base, home)
     _load_hooks(data.get("hooks"), out, locator, origin_base)
     servers = data.get("mcpServers")
@@ -249,6 +249,19 @@ def load_settings_file(
     return out
 
 
+#: Unknown keys of one section named one by one; the rest are counted (a file of 80,000 of them).
+_MAX_NAMED_UNKNOWN = 20
+
+
+def _unknown_keys(out: FileSettings, locator: JsonLocator, keys: list[str], prefix: str) -> None:
+    """One diagnostic per unknown key, up to `_MAX_NAMED_UNKNOWN`, then one for the rest."""
+    for key in keys[:_MAX_NAMED_UNKNOWN]:
+        name = f"{prefix}{key}" if prefix else repr(key)
+        out.diagnostics.append(f"{out.path}:{locator.key_line(key)}: unknown key {name} ignored")
+    if len(keys) > _MAX_NAMED_UNKNOWN:
+        out.diagnostics.append(f"{out.path}: {len(keys) - _MAX_NAMED_UNKNOWN} more unknown keys ignored")
+
+
 #: What each restricting key is "off" with, besides being absent.
 _RESTRICTION_OFF: dict[str, tuple[object, ...]] = {
     "allowManagedPermissionRulesOnly": (False, None),
@@ -257,7 +270,7 @@ _RESTRICTION_OFF: dict[str, tuple[object, ...]] = {
 }
 
 
-def _restriction(section: dict[str, Any], key: str, on: object, out: FileSettings, locator: _Locator) -> bool:
+def _restriction(section: dict[str, Any], key: str, on: object, out: FileSettings, locator: JsonLocator) -> bool:
     """Whether the restricting ``key`` of ``section`` is on. Only narrowing, so any value but ``on``
     and the plain "off" ones (``"true"``, ``1``, ``"Disable"``, ``true`` for ``"disable"``) is
     taken as on, and said: read as off, an administrator's typo silently allowed bypass mode or
@@ -279,7 +292,7 @@ def _restriction(section: dict[str, Any], key: str, on: object, out: FileSetting
 
 
 def _load_permissions(
-    section: object, out: FileSettings, locator: _Locator, origin: RuleOrigin, home: Path
+    section: object, out: FileSettings, locator: JsonLocator, origin: RuleOrigin, home: Path
 ) -> None:
     path = out.path
     if section is None:
@@ -291,9 +304,7 @@ def _load_permissions(
             "bypass mode are disabled until it is fixed"
         )
         return
-    for key in section:
-        if key not in _PERMISSION_KEYS:
-            out.diagnostics.append(f"{path}:{locator.key_line(key)}: unknown key permissions.{key} ignored")
+    _unknown_keys(out, locator, [key for key in section if key not in _PERMISSION_KEYS], "permissions.")
     for kind in ("deny", "ask", "allow"):
         values = section.get(kind)
         if values is None:
@@ -343,7 +354,7 @@ def _load_permissions(
         out.disable_bypass = True
 
 
-def _load_hooks(section: object, out: FileSettings, locator: _Locator, origin: RuleOrigin) -> None:
+def _load_hooks(section: object, out: FileSettings, locator: JsonLocator, origin: RuleOrigin) -> None:
     path = out.path
     if section is None:
         return
@@ -441,31 +452,3 @@ def _expand_dir(value: str, root: Path, home: Path) -> Path:
     else:
         expanded = root / value
     return Path(os.path.normpath(expanded))
-
-
-class _Locator:
-    """Finds line numbers of keys and values in the raw JSON text (best effort: first occurrence
-    at or after a cursor), so diagnostics can say ``file:line``."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def line_at(self, offset: int) -> int:
-        return self.text.count("\n", 0, max(offset, 0)) + 1
-
-    def key_offset(self, key: str) -> int:
-        found = self.text.find(json.dumps(key) + ":")
-        if found == -1:
-            found = self.text.find(json.dumps(key))
-        return max(found, 0)
-
-    def key_line(self, key: str) -> int:
-        return self.line_at(self.key_offset(key))
-
-    def find_value(self, value: object, start: int) -> int:
-        try:
-            needle = json.dumps(value, ensure_ascii=False)
-        except (TypeError, ValueError):
-            return start
-        found = self.text.find(needle, start)
-        return found if found != -1 else start
