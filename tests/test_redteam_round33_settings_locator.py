@@ -34,3 +34,15 @@ def test_many_hooks_and_unknown_keys_load_in_linear_time(tmp_path: Path) -> None
     assert any(r.text == "Bash(curl:*)" and r.kind == "deny" for r in settings.rules.rules)
     unknown = [d for d in settings.diagnostics if "unknown key" in d]
     assert len(unknown) <= 21 and "29980 more unknown keys ignored" in unknown[-1], unknown[-2:]
+
+
+def test_a_file_of_too_many_rules_is_unread_and_degrades(tmp_path: Path) -> None:
+    """50,000 deny rules of an untrusted repository cost 0.9 s a call (2.2 s for ``a && b | c``),
+    every rule judged on the event loop; such a file is now read as one too large to read."""
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    rules = [f"Bash(x{i}:*)" for i in range(20_000)]
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": rules}}))
+    settings = load_settings(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json")
+    assert len(settings.rules.rules) < 100, len(settings.rules.rules)
+    assert settings.degraded and any("20000 permission rules" in d for d in settings.diagnostics)
