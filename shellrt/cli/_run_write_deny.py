@@ -43,10 +43,13 @@ def candidate_files(workspace: Path) -> list[Path]:
 
 def may_name_write_deny(workspace: Path) -> bool:
     """True when a settings file names an ``Edit``/``Write`` deny rule, or cannot be judged here."""
+    from shellrt.permissions.settings_bytes import read_settings_bytes  # no pydantic: stays lean
+
     for path in candidate_files(workspace):
         try:
-            with open(path, "rb") as fh:
-                raw = fh.read(_MAX_SCAN_BYTES + 1)
+            # As sessions read them (round 33): a FIFO, or a link to one or to /dev/tty, blocked the
+            # event loop in open() forever, deaf to SIGTERM and Ctrl-C; a device was read.
+            raw = read_settings_bytes(path)
         except FileNotFoundError:
             continue
         except OSError:

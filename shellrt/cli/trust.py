@@ -195,7 +195,8 @@ def _what_is_trusted(loaded_files: dict[str, Any], workspace: Path) -> list[str]
         if loaded.default_mode and not rel.endswith(".mcp.json"):
             lines.append(f"{rel}: defaultMode {loaded.default_mode}")
         lines += [f"{rel}: {line}" for line in _server_lines(loaded.mcp_servers, workspace)]
-        lines += [f"{rel}: {line}" for line in _widening_lines(loaded)]
+        if not rel.endswith(".mcp.json"):  # sessions read its mcpServers only
+            lines += [f"{rel}: {line}" for line in _widening_lines(loaded)]
     return lines
 
 

@@ -32,11 +32,11 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel
 
+from shellrt.permissions.hook_env import hook_env
 from shellrt.permissions.hook_files import WHOLE_WORKSPACE, HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.hook_matchers import NAMES_ONLY, matcher_problem
 from shellrt.permissions.hook_rewrites import observed
 from shellrt.permissions.hookproc import MAX_HOOK_OUTPUT, run_hook_process
-from shellrt.permissions.host_path import host_env
 from shellrt.permissions.interfaces import (
     HookNotice,
     HookRunner,
@@ -63,6 +63,9 @@ _RANK = {"allow": 1, "ask": 2, "deny": 3}
 _GUARD_EVENTS = GUARD_EVENTS
 #: Rewrites of one input by PreToolUse hooks before it must settle (each runs every hook again).
 _MAX_PRE_REWRITES = 3
+#: Longest tool name a regex matcher is run on (model APIs take 64 characters; MCP names are the
+#: server's choice). Longer names match every regex matcher.
+_MAX_REGEX_MATCHED_NAME = 256
 
 
 def matcher_matches(matcher: str, tool_name: str) -> bool:
@@ -80,6 +83,12 @@ def matcher_matches(matcher: str, tool_name: str) -> bool:
     if _NAMES_ONLY.match(m):
         words = m.split("|")
         return any(name in words for name in names) or any(_names_server(w, tool_name) for w in words)
+    if len(tool_name) > _MAX_REGEX_MATCHED_NAME:
+        # Python's backtracking ``re`` on the event loop: ``mcp__.*__.*_write`` (two repeats, not
+        # refused at load) costs the square of the name's length, and an MCP server names its tools
+        # (300,000 characters: minutes, every call). No model API takes such a name; the hook runs
+        # and judges the call itself, which is the safe side for a guard (red team round 33).
+        return True
     return any(re.fullmatch(m, name) is not None for name in names)
 
 
@@ -371,7 +380,7 @@ class CommandHookRunner(HookRunner):
         answers: list[_Answer | None] = [None] * len(specs)
         # A hook runs on the host and looks its own programs up (``jq`` in a guard script,
         # ``python3``): never through a PATH entry commands write (round 16).
-        env = host_env(os.environ, also=self.writable_roots)
+        env = hook_env(os.environ, self.writable_roots)  # and PYTHONPATH, LD_LIBRARY_PATH… (round 33)
         env.update(
             SHELLRT_PROJECT_DIR=str(self.workspace),
             CLAUDE_PROJECT_DIR=str(self.workspace),

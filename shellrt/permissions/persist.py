@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.errors import SettingsWriteError
-from shellrt.permissions.settings import read_settings_fd, settings_digest
+from shellrt.permissions.settings import settings_digest
+from shellrt.permissions.settings_bytes import read_settings_fd
 
 __all__ = ["UNCHECKED", "save_allow_rules"]
 
@@ -74,6 +75,8 @@ def _save_at(
             loaded = json.loads(text)
         except json.JSONDecodeError as exc:
             raise SettingsWriteError(f"{path} is not valid JSON; not overwriting it ({exc.msg})") from exc
+        except (ValueError, RecursionError) as exc:  # a 4301-digit number, nesting past the limit (round 33)
+            raise SettingsWriteError(f"{path} cannot be read as JSON; not overwriting it ({type(exc).__name__})") from exc
         if not isinstance(loaded, dict):
             raise SettingsWriteError(f"{path} is not a JSON object; not overwriting it")
         data = loaded

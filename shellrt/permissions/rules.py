@@ -35,6 +35,7 @@ from typing import Literal
 
 from sandbox._namefold import fold_path
 from sandbox.confine import relative_to
+from shellrt.permissions.command_rule_typos import inert_command_rule
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
 from shellrt.permissions.hosts import address_entry, address_matches, canonical_host, rule_host, rule_network
@@ -365,6 +366,8 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
             raise RuleSyntaxError(f"':*' may only end a command rule, got {spec!r}")
         if normalized.endswith(":*") and not normalized[:-2].strip():
             raise RuleSyntaxError(f"command rule {raw!r} has an empty prefix")
+        if kind != "allow" and tool == "Bash" and (inert := inert_command_rule(normalized)) is not None:
+            raise RuleSyntaxError(f"{kind} rule {raw!r}: {inert}")  # it would deny nothing (round 33)
         return PermissionRule(kind, tool, normalized, "command", origin)
     if len(spec) >= 2 and spec[0] == spec[-1] and spec[0] in "'\"":
         raise RuleSyntaxError(

@@ -10,11 +10,9 @@ the unreadable file may have held the deny rule that mattered.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,12 +20,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shellrt.permissions.errors import RuleSyntaxError
+from shellrt.permissions.json_lines import JsonLocator
 from shellrt.permissions.modes import PermissionMode, parse_mode
 from shellrt.permissions.rules import PermissionRule, RuleKind, RuleOrigin, parse_rule
+from shellrt.permissions.settings_bytes import MAX_SETTINGS_BYTES, read_settings_bytes
 
 __all__ = [
     "GUARD_EVENTS",
     "HOOK_EVENTS",
+    "MAX_RULES_PER_FILE",
     "MAX_SETTINGS_BYTES",
     "FileSettings",
     "HookCommandConfig",
@@ -41,9 +42,9 @@ __all__ = [
     "settings_root",
 ]
 
-#: A settings file larger than this is not read (a hostile workspace's ``settings.json ->
-#: /dev/zero`` or a multi-gigabyte file must not exhaust memory at session start).
-MAX_SETTINGS_BYTES = 4 << 20
+
+#: Rules one settings file may hold (each is judged on every call); a file with more is unread.
+MAX_RULES_PER_FILE = 4096
 
 HookEvent = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"]
 HOOK_EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")
@@ -140,66 +141,6 @@ class FileSettings:
     digest: str | None = None
 
 
-def read_settings_bytes(path: Path, inside: Path | None = None) -> bytes:
-    """The bytes of a settings file, read without blocking and bounded.
-
-    Why: settings files in a workspace are attacker-controlled, and git stores symlinks —
-    ``.claude/settings.json -> /dev/zero`` (endless), a FIFO (blocks forever on open) or a
-    device must not stop a session from starting. Only a regular file of at most
-    `MAX_SETTINGS_BYTES` is read; anything else raises `OSError` saying what it is.
-    Raises `FileNotFoundError` when it does not exist.
-
-    ``inside``: the workspace a workspace settings file must stay in. A symlink out of it
-    (``.shellrt/settings.json -> /etc/…``) would read a host file the repository chose, on the
-    host, and print its keys in diagnostics: the file actually opened is checked, so a link
-    swapped in after a check is caught too.
-    """
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise OSError(errno.EINVAL, "not a regular file (a device, FIFO, socket or directory)", str(path))
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        if inside is not None:
-            _check_inside(fd, path, inside)
-        # swapped between the stat and the open: not a regular file any more
-        return read_settings_fd(fd, path, "not a regular file (it changed while being opened)")
-    finally:
-        os.close(fd)
-
-
-def _check_inside(fd: int, path: Path, inside: Path) -> None:
-    """Raise `OSError` when the open file ``fd`` is not below ``inside`` (both resolved)."""
-    try:
-        real = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        real = os.path.realpath(path)
-    root = os.path.realpath(inside)
-    if os.path.commonpath([real, root]) != root:
-        raise OSError(
-            errno.EXDEV,
-            f"a symlink out of the workspace (to {real}), not read; copy the file into the workspace "
-            "or pass it with --settings",
-            str(path),
-        )
-
-
-def read_settings_fd(
-    fd: int, path: Path, not_regular: str = "not a regular file (a device, FIFO, socket or directory)"
-) -> bytes:
-    """The bytes of the open settings file ``fd`` (named ``path`` in errors): a regular file of at
-    most `MAX_SETTINGS_BYTES`, else `OSError` saying what it is."""
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        raise OSError(errno.EINVAL, not_regular, str(path))
-    chunks: list[bytes] = []
-    total = 0
-    while chunk := os.read(fd, 1 << 16):
-        total += len(chunk)
-        if total > MAX_SETTINGS_BYTES:
-            raise OSError(errno.EFBIG, f"larger than {MAX_SETTINGS_BYTES} bytes", str(path))
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def settings_digest(data: bytes) -> str:
     """``sha256:<hex>`` of a settings file's bytes (what the trust store records)."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
@@ -261,18 +202,25 @@ def load_settings_file(
             f"{path}: JSON nested too deeply to read; allow rules and bypass mode are disabled until it is fixed"
         )
         return out
+    except ValueError as exc:  # an integer of more than 4300 digits: a ValueError, not a JSONDecodeError
+        # A workspace's file so crashed every session's start and `shellrt trust add` (red team round 33).
+        out.broken = out.unread = True
+        out.diagnostics.append(
+            f"{path}: a number Python cannot read ({str(exc).split(';')[0]}); write a shorter number; "
+            "allow rules and bypass mode are disabled until it is fixed"
+        )
+        return out
     if not isinstance(data, dict):
         out.broken = out.unread = True
         out.diagnostics.append(
             f"{path}:1: settings must be a JSON object; allow rules and bypass mode are disabled"
         )
         return out
-    locator = _Locator(text)
+    locator = JsonLocator(text)
     base = root if root is not None else settings_root(path)
     origin_base = RuleOrigin(source, path, None, base)
-    for key in data:
-        if key not in _TOP_LEVEL_KEYS and path.parent.name != ".claude":
-            out.diagnostics.append(f"{path}:{locator.key_line(key)}: unknown key {key!r} ignored")
+    if path.parent.name != ".claude":
+        _unknown_keys(out, locator, [key for key in data if key not in _TOP_LEVEL_KEYS], "")
     _load_permissions(data.get("permissions"), out, locator, origin_base, home)
     _load_hooks(data.get("hooks"), out, locator, origin_base)
     servers = data.get("mcpServers")
@@ -298,15 +246,57 @@ def load_settings_file(
         out.sandbox = sandbox
     elif sandbox is not None:
         out.diagnostics.append(f"{path}:{locator.key_line('sandbox')}: sandbox must be an object; ignored")
-    out.managed_rules_only = data.get("allowManagedPermissionRulesOnly") is True
-    out.managed_hooks_only = data.get("allowManagedHooksOnly") is True
-    if data.get("disableBypassPermissionsMode") == "disable":
+    out.managed_rules_only = _restriction(data, "allowManagedPermissionRulesOnly", True, out, locator)
+    out.managed_hooks_only = _restriction(data, "allowManagedHooksOnly", True, out, locator)
+    if _restriction(data, "disableBypassPermissionsMode", "disable", out, locator):
         out.disable_bypass = True
     return out
 
 
+#: Unknown keys of one section named one by one; the rest are counted (a file of 80,000 of them).
+_MAX_NAMED_UNKNOWN = 20
+
+
+def _unknown_keys(out: FileSettings, locator: JsonLocator, keys: list[str], prefix: str) -> None:
+    """One diagnostic per unknown key, up to `_MAX_NAMED_UNKNOWN`, then one for the rest."""
+    for key in keys[:_MAX_NAMED_UNKNOWN]:
+        name = f"{prefix}{key}" if prefix else repr(key)
+        out.diagnostics.append(f"{out.path}:{locator.key_line(key)}: unknown key {name} ignored")
+    if len(keys) > _MAX_NAMED_UNKNOWN:
+        out.diagnostics.append(f"{out.path}: {len(keys) - _MAX_NAMED_UNKNOWN} more unknown keys ignored")
+
+
+#: What each restricting key is "off" with, besides being absent.
+_RESTRICTION_OFF: dict[str, tuple[object, ...]] = {
+    "allowManagedPermissionRulesOnly": (False, None),
+    "allowManagedHooksOnly": (False, None),
+    "disableBypassPermissionsMode": (False, None),
+}
+
+
+def _restriction(section: dict[str, Any], key: str, on: object, out: FileSettings, locator: JsonLocator) -> bool:
+    """Whether the restricting ``key`` of ``section`` is on. Only narrowing, so any value but ``on``
+    and the plain "off" ones (``"true"``, ``1``, ``"Disable"``, ``true`` for ``"disable"``) is
+    taken as on, and said: read as off, an administrator's typo silently allowed bypass mode or
+    every source's allow rules (red team round 33)."""
+    if key not in section:
+        return False
+    value = section[key]
+    if value == on and type(value) is type(on):
+        return True
+    if out.source != "managed":  # only the managed file's are obeyed (`shellrt.permissions.sources`)
+        return False
+    if any(value is off or (value == off and type(value) is type(off)) for off in _RESTRICTION_OFF[key]):
+        return False
+    out.diagnostics.append(
+        f"{out.path}:{locator.key_line(key)}: {key} is {json.dumps(value)}, not {json.dumps(on)}; "
+        f"taken as {json.dumps(on)} (it only narrows): write {json.dumps(on)} or remove the key"
+    )
+    return True
+
+
 def _load_permissions(
-    section: object, out: FileSettings, locator: _Locator, origin: RuleOrigin, home: Path
+    section: object, out: FileSettings, locator: JsonLocator, origin: RuleOrigin, home: Path
 ) -> None:
     path = out.path
     if section is None:
@@ -318,9 +308,18 @@ def _load_permissions(
             "bypass mode are disabled until it is fixed"
         )
         return
-    for key in section:
-        if key not in _PERMISSION_KEYS:
-            out.diagnostics.append(f"{path}:{locator.key_line(key)}: unknown key permissions.{key} ignored")
+    _unknown_keys(out, locator, [key for key in section if key not in _PERMISSION_KEYS], "permissions.")
+    count = sum(len(v) for v in (section.get(k) for k in ("deny", "ask", "allow")) if isinstance(v, list))
+    if count > MAX_RULES_PER_FILE:
+        # Every rule is judged on every call, on the event loop: 50,000 deny rules of an untrusted
+        # repository cost 0.9 s a call (2.2 s for `a && b | c`). Read as a file too large to read.
+        out.broken = out.unread = True
+        out.diagnostics.append(
+            f"{path}:{locator.key_line('permissions')}: {count} permission rules, more than "
+            f"{MAX_RULES_PER_FILE}; none of them read, and allow rules and bypass mode are disabled: "
+            "keep fewer, broader rules (Bash(npm run:*), Read(./secrets/**))"
+        )
+        return
     for kind in ("deny", "ask", "allow"):
         values = section.get(kind)
         if values is None:
@@ -366,11 +365,11 @@ def _load_permissions(
                 )
     elif dirs is not None:
         out.diagnostics.append(f"{path}:{locator.key_line('additionalDirectories')}: must be a list; ignored")
-    if section.get("disableBypassPermissionsMode") == "disable":
+    if _restriction(section, "disableBypassPermissionsMode", "disable", out, locator):
         out.disable_bypass = True
 
 
-def _load_hooks(section: object, out: FileSettings, locator: _Locator, origin: RuleOrigin) -> None:
+def _load_hooks(section: object, out: FileSettings, locator: JsonLocator, origin: RuleOrigin) -> None:
     path = out.path
     if section is None:
         return
@@ -468,31 +467,3 @@ def _expand_dir(value: str, root: Path, home: Path) -> Path:
     else:
         expanded = root / value
     return Path(os.path.normpath(expanded))
-
-
-class _Locator:
-    """Finds line numbers of keys and values in the raw JSON text (best effort: first occurrence
-    at or after a cursor), so diagnostics can say ``file:line``."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def line_at(self, offset: int) -> int:
-        return self.text.count("\n", 0, max(offset, 0)) + 1
-
-    def key_offset(self, key: str) -> int:
-        found = self.text.find(json.dumps(key) + ":")
-        if found == -1:
-            found = self.text.find(json.dumps(key))
-        return max(found, 0)
-
-    def key_line(self, key: str) -> int:
-        return self.line_at(self.key_offset(key))
-
-    def find_value(self, value: object, start: int) -> int:
-        try:
-            needle = json.dumps(value, ensure_ascii=False)
-        except (TypeError, ValueError):
-            return start
-        found = self.text.find(needle, start)
-        return found if found != -1 else start

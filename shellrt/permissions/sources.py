@@ -528,9 +528,11 @@ def _managed_only_sandbox(loaded: FileSettings, diagnostics: list[str]) -> None:
 
 
 def _only_mcp_servers(loaded: FileSettings) -> None:
-    """``.mcp.json`` configures MCP servers only (as in Claude Code)."""
+    """``.mcp.json`` configures MCP servers only (as in Claude Code). Its ``sandbox`` section too was
+    obeyed: once trusted, ``allowedDomains`` and ``unmaskDefaults`` there opened the network and the
+    operator's secrets from a file people read as a server list (red team round 33)."""
     loaded.rules, loaded.hooks, loaded.default_mode = [], [], None
-    loaded.additional_directories, loaded.web_fetch = [], {}
+    loaded.additional_directories, loaded.web_fetch, loaded.sandbox = [], {}, {}
     loaded.diagnostics = [d for d in loaded.diagnostics if "unknown key" not in d]
 
 
