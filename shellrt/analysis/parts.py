@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from .arith_flow import hidden_arithmetic
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
 from .programs.paths import (
@@ -144,6 +145,12 @@ def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False
         for text in dict.fromkeys(texts):
             if not any(text != other and text in other for other in texts):
                 out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
+    # `v=$'b[\x24(…)]'; (( v ))`: a value built at run time, evaluated as arithmetic, runs code no
+    # part shows (round 33): the evaluation is a part no rule matches.
+    hidden = hidden_arithmetic(plan)
+    if hidden:
+        text = f"arithmetic on a value built at run time: {hidden}"
+        out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
     return out
