@@ -20,6 +20,7 @@ from .programs.paths import (
     program_reads,
     program_writes,
 )
+from .translated import translated_word
 
 __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
 
@@ -150,6 +151,11 @@ def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False
     hidden = hidden_arithmetic(plan)
     if hidden:
         text = f"arithmetic on a value built at run time: {hidden}"
+        out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
+    # `echo $"hello"`: bash may expand a translation from a catalog the command chose (round 33).
+    translated = translated_word(plan)
+    if translated:
+        text = f"translated by a message catalog, then expanded: {translated}"
         out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
