@@ -7,7 +7,9 @@ bash evaluates a variable named in arithmetic as an expression, and a subscript 
 the value can also come from ``$'…'``, pieces joined (``"${d}(${r}m x)"``), ``$_``,
 ``BASH_REMATCH``, a loop, ``set --``, a computed nameref. With ``Bash(rm:*)`` denied in
 ``bypassPermissions`` mode, 123 of 225 source-and-sink pairs bash runs were allowed before
-(this file's 31 forms: 29 of 31; the other two asked). Decisions of the real engine, the same for every caller and
+(this file's 31 forms: 29 of 31; the other two asked). A glob may give the name itself:
+``test -v *`` beside a file named ``a[$(rm x)]`` runs it (5 of 5 allowed, and ``Bash(test:*)`` allowed
+it in default mode). Decisions of the real engine, the same for every caller and
 backend; the marker forms run in real bash in a temporary directory.
 """
 
@@ -39,6 +41,8 @@ FORMS = [
     "v=${zz:-VAL}; (( v ))", "w=VAL; v=w; (( v ))", "set -- VAL; (( $1 ))", "declare -i n; n=VAL",
     "declare -n r=$'a[\\x24(\\xHIDE)]'; echo $r", "v=VAL; trap '(( v ))' EXIT", "v=VAL; mapfile -C '(( v )); :' -c 1 a <<< x",
 ]
+#: A glob gives the name: a repository file named ``a[$(rm x)]`` is the subscript (no binding needed).
+GLOBBED = ["test -v *", "unset *", "read * < /dev/null", "printf -v * x", "test -v a?*"]
 #: Loops and tests whose values are all written in the command, or never evaluated: as before.
 KEPT = [
     "i=0; for f in *.txt; do (( i++ )); done; echo $i", "for i in 1 2 3; do (( i > 1 )) && echo $i; done",
@@ -53,7 +57,7 @@ def _spell(form: str, command: str) -> str:
 
 
 async def test_values_built_at_run_time_meet_deny_rules_in_arithmetic(tmp_path: Path) -> None:
-    attacks = [_spell(f, "\\x72m x") for f in FORMS]
+    attacks = [_spell(f, "\\x72m x") for f in FORMS] + GLOBBED
     got = await decide(tmp_path, Bash(), attacks + KEPT, "bypassPermissions", deny=["Bash(rm:*)"])
     assert [c for c, d in zip(attacks, got[: len(attacks)], strict=True) if d == "allow"] == []
     assert [c for c, d in zip(KEPT, got[len(attacks) :], strict=True) if d != "allow"] == []
@@ -61,6 +65,9 @@ async def test_values_built_at_run_time_meet_deny_rules_in_arithmetic(tmp_path: 
     part = analyze(attacks[0]).subcommands[-1]
     assert part.name == "" and part.text == "arithmetic on a value built at run time: (( v ))"
     assert not any(analyze(c).read_only for c in attacks)
+    # An allow rule for the builtin no longer covers a name the repository's files give it.
+    assert await decide(tmp_path, Bash(), ["test -v *", "test -f *"], "default", allow=["Bash(test:*)"]) == [
+        "ask", "allow"]
 
 
 def test_bash_runs_the_hidden_command(tmp_path: Path) -> None:
@@ -74,3 +81,7 @@ def test_bash_runs_the_hidden_command(tmp_path: Path) -> None:
     script = "\n".join(f"( {_spell(f, touch + str(i))} ) 2>/dev/null" for i, f in enumerate(forms))
     subprocess.run([bash, "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout=30, check=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"m{i}" for i in range(len(forms))]
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "a[$(touch mg)]").touch()
+    subprocess.run([bash, "-c", "a=(1); test -v *"], cwd=tmp_path / "g", env={"PATH": "/usr/bin:/bin"}, timeout=30)
+    assert (tmp_path / "g" / "mg").exists()

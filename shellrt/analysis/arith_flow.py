@@ -22,7 +22,7 @@ from typing import Final
 
 from .nodes import CommandPlan, PlanCommand, Word
 
-__all__ = ["hidden_arithmetic", "plan_words"]
+__all__ = ["ANY_NAME", "dynamic_names", "hidden_arithmetic", "plan_words"]
 
 #: Constructs whose text is evaluated as arithmetic.
 _ARITH_CONSTRUCTS: Final = frozenset({"arithmetic", "c_for", "test_arithmetic"})
@@ -42,9 +42,12 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _EVALUATED_PART = re.compile(r"\[([^\]]*[A-Za-z_$`][^\]]*)\]|\$\{[^}:]*:(?![-=?+])([^}]*)")
 #: A declaration word that names its variable literally (``v=$'…'``, ``a[i]+=…``).
 _ASSIGNED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+_DEFAULTED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")
 _TRAILING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _POSITIONAL = re.compile(r"\$\{?[0-9@*]")
 _ANY = ""
+#: In :func:`dynamic_names`: a name computed at run time, which may be any.
+ANY_NAME: Final = _ANY
 #: Arithmetic that names something: a variable or an expansion (``(( v ))``, ``(( $1 ))``).
 _NAMED = re.compile(r"[A-Za-z_$`]")
 #: Word features whose value is the text as written, rearranged (``{1..3}``, ``a{b,c}``).
@@ -55,9 +58,9 @@ def hidden_arithmetic(plan: CommandPlan) -> str:
     """The text of an arithmetic evaluation (or nameref) that may run code no rule sees ("" if none)."""
     plans = [plan, *_code_plans(plan)]
     for each in plans:
-        nameref = _computed_nameref(each)
-        if nameref:
-            return nameref
+        named = _computed_nameref(each) or _globbed_name(each)
+        if named:
+            return named
     sinks: list[tuple[str, set[str]]] = []
     integer = ""
     for each in plans:
@@ -69,7 +72,7 @@ def hidden_arithmetic(plan: CommandPlan) -> str:
     bound: set[str] = set()
     static: dict[str, list[str]] = {}
     for each in plans:
-        bound |= _dynamic_names(each)
+        bound |= dynamic_names(each)
         for name, values in _static_values(each).items():
             static.setdefault(name, []).extend(values)
     if not bound:
@@ -249,6 +252,18 @@ def _name_operands(name: str, words: list[Word]) -> list[Word]:
     return out
 
 
+def _globbed_name(plan: CommandPlan) -> str:
+    """A variable name a glob gives (``unset *``, ``test -v *``): a file of the repository named
+    ``a[$(rm x)]`` is a subscript bash evaluates, no binding needed."""
+    for command in plan.commands:
+        name = command.name
+        if name in _NAME_BUILTINS and name != "let":
+            operands = _name_operands(name or "", command.argv[1:])
+            if any("glob" in w.features or "flag_glob" in w.features for w in operands):
+                return command.text
+    return ""
+
+
 def _has_flag(command: PlanCommand, letter: str) -> bool:
     for word in command.argv[1:]:
         value = word.value
@@ -278,7 +293,7 @@ def _dynamic(word: Word) -> bool:
     return not features or not features <= _SHOWN
 
 
-def _dynamic_names(plan: CommandPlan) -> set[str]:
+def dynamic_names(plan: CommandPlan) -> set[str]:
     """Names the command may bind to a value it cannot read; ``_ANY`` when a name is computed."""
     bound: set[str] = set()
     anything = False
@@ -294,6 +309,9 @@ def _dynamic_names(plan: CommandPlan) -> set[str]:
             anything = True
         if "=~" in construct.operators:
             bound.add("BASH_REMATCH")
+    for word in plan_words(plan):
+        if "complex_parameter" in word.features:
+            bound.update(_DEFAULTED.findall(word.raw))  # `: ${GIT_EDITOR:=…}` assigns the name
     for command in plan.commands:
         argv = command.argv
         if any(_dynamic(w) for w in argv):
@@ -302,7 +320,7 @@ def _dynamic_names(plan: CommandPlan) -> set[str]:
         binder = _BINDERS.get(name or "")
         if binder is not None and (not binder or any(w.value == binder for w in argv[1:])):
             bound.update(_bound_by(argv[1:]))
-        elif name in _DECLARATIONS and any(w.value is None and "=" not in w.raw for w in argv[1:]):
+        elif name in _DECLARATIONS and any(_dynamic(w) and "=" not in w.raw for w in argv[1:]):
             bound.add(_ANY)  # `declare "$n=…"`: a name known only at run time
     if anything or bound:
         bound.update(_IMPLICIT)

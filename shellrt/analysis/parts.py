@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from .arith_flow import hidden_arithmetic
+from .code_vars import computed_code_variable
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
 from .programs.paths import (
@@ -151,6 +152,11 @@ def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False
     hidden = hidden_arithmetic(plan)
     if hidden:
         text = f"arithmetic on a value built at run time: {hidden}"
+        out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
+    # `printf -v PS4 %b '\x24(…)'; set -x; :`: a variable whose value runs, set at run time (round 33).
+    code_variable = computed_code_variable(plan)
+    if code_variable:
+        text = f"a variable whose value runs as code, set at run time: {code_variable}"
         out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
     # `echo $"hello"`: bash may expand a translation from a catalog the command chose (round 33).
     translated = translated_word(plan)

@@ -1,0 +1,51 @@
+"""Red team, round 33 (analysis): a variable that holds code, set by a binding that is not ``NAME=``.
+
+``PS4`` is expanded before each traced command, ``GIT_SSH_COMMAND`` (``…PAGER``, ``…EDITOR``) is a
+command line git hands to ``sh -c``. ``PS4=$…`` was refused under command rules, but ``printf -v PS4
+%b '\\x24(\\x72m x)'; set -x; :``, ``read``, ``mapfile``, a ``for`` loop, a nameref and ``printf -v
+GIT_SSH_COMMAND … git ls-remote ssh://…``, ``: ${GIT_EDITOR:=…}`` set it with no assignment in the
+text: 9 of 9 were allowed past ``Bash(rm:*)`` in ``bypassPermissions`` mode (8 ran ``rm`` in real
+bash, one is run below; git starts the editor only with a terminal).
+Decisions of the real engine, the same for every caller and backend.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shellrt.tools.bash import Bash
+from tests.conftest import require
+from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
+
+pytestmark = pytest.mark.anyio
+
+VAL = "$'\\x24(\\x72m x)'"
+ATTACKS = [
+    "printf -v PS4 %b '\\x24(\\x72m x)'; set -x; :", f"read -r PS4 <<< {VAL}; set -x; :",
+    f"for PS4 in {VAL}; do set -x; :; done", f"declare -n r=PS4; r={VAL}; set -x; :",
+    f"v={VAL}; declare -n r=PS4; r=$v; set -x; :", f"mapfile -t PS4 <<< {VAL}; set -x; :",
+    f"IFS= read PS4 <<< {VAL}; set -o xtrace; :",
+    "printf -v GIT_SSH_COMMAND %b '\\x24(\\x72m x)'; export GIT_SSH_COMMAND; git ls-remote ssh://h/r",
+    f": ${{GIT_EDITOR:={VAL}}}; export GIT_EDITOR; git commit --allow-empty",
+]
+KEPT = ["read -r line < f; echo \"$line\"", "for f in *; do echo \"$f\"; done", "printf -v x %s 1; echo $x",
+        "export EDITOR=vim; git status", "declare -n r=x; r=1", "for PS4 in '+ '; do set -x; :; done"]
+
+
+async def test_code_variables_set_at_run_time_meet_deny_rules(tmp_path: Path) -> None:
+    got = await decide(tmp_path, Bash(), ATTACKS + KEPT, "bypassPermissions", deny=["Bash(rm:*)"])
+    assert [c for c, d in zip(ATTACKS, got[: len(ATTACKS)], strict=True) if d == "allow"] == []
+    assert [c for c, d in zip(KEPT, got[len(ATTACKS) :], strict=True) if d != "allow"] == []
+
+
+def test_bash_runs_ps4_set_by_printf(tmp_path: Path) -> None:
+    bash = shutil.which("bash")
+    require(bash is not None, "bash not installed")
+    assert bash is not None
+    script = "printf -v PS4 %b '\\x24(\\x74ouch m)'; set -x; :"
+    subprocess.run([bash, "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout=30, capture_output=True)
+    assert (tmp_path / "m").exists()
