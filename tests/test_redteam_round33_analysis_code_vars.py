@@ -5,7 +5,9 @@ command line git hands to ``sh -c``. ``PS4=$…`` was refused under command rule
 %b '\\x24(\\x72m x)'; set -x; :``, ``read``, ``mapfile``, a ``for`` loop, a nameref and ``printf -v
 GIT_SSH_COMMAND … git ls-remote ssh://…``, ``: ${GIT_EDITOR:=…}`` set it with no assignment in the
 text: 9 of 9 were allowed past ``Bash(rm:*)`` in ``bypassPermissions`` mode (8 ran ``rm`` in real
-bash, one is run below; git starts the editor only with a terminal).
+bash, one is run below; git starts the editor only with a terminal). A nameref hides the name
+the same way: ``declare -n r='BASH_CMDS[ls]'; r=$'/usr/bin/\\x72m'; ls x`` runs rm (2 of 2 table forms
+allowed before, and ``declare -n r=PATH; r=.`` too); any nameref is now a part no rule matches.
 Decisions of the real engine, the same for every caller and backend.
 """
 
@@ -31,9 +33,12 @@ ATTACKS = [
     f"IFS= read PS4 <<< {VAL}; set -o xtrace; :",
     "printf -v GIT_SSH_COMMAND %b '\\x24(\\x72m x)'; export GIT_SSH_COMMAND; git ls-remote ssh://h/r",
     f": ${{GIT_EDITOR:={VAL}}}; export GIT_EDITOR; git commit --allow-empty",
+    # A nameref to bash's command table or alias table: the write names neither.
+    "declare -n r='BASH_CMDS[ls]'; r=$'/usr/bin/\\x72m'; ls x",
+    "shopt -s expand_aliases; declare -n r=BASH_ALIASES; r[ls]=$'\\x72m'\nls x", "declare -n r=PATH; r=.; ls x",
 ]
 KEPT = ["read -r line < f; echo \"$line\"", "for f in *; do echo \"$f\"; done", "printf -v x %s 1; echo $x",
-        "export EDITOR=vim; git status", "declare -n r=x; r=1", "for PS4 in '+ '; do set -x; :; done"]
+        "export EDITOR=vim; git status", "for PS4 in '+ '; do set -x; :; done"]
 
 
 async def test_code_variables_set_at_run_time_meet_deny_rules(tmp_path: Path) -> None:

@@ -20,35 +20,35 @@ __all__ = ["computed_code_variable"]
 
 #: What bash itself runs: prompts (``PS4`` under ``set -x``), start-up files of a child shell.
 _SHELL_CODE: Final = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "BASH_ENV", "ENV"})
-_DECLARATIONS: Final = frozenset({"declare", "typeset", "local", "readonly", "export"})
-_NAMEREF = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=([A-Za-z_][A-Za-z0-9_]*)")
+#: Builtins whose ``-n`` makes a nameref (``export -n`` only unexports).
+_NAMEREF_BUILTINS: Final = frozenset({"declare", "typeset", "local"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def computed_code_variable(plan: CommandPlan) -> str:
-    """A variable that holds code, bound to a value the command cannot read ("" when none is)."""
+    """A variable that holds code, bound to a value the command cannot read ("" when none is), or a
+    nameref: every name check reads ``r=…`` as setting ``r``, which sets ``BASH_CMDS[ls]``, ``PATH``,
+    ``PS4``… whatever it refers to (``declare -n r='BASH_CMDS[ls]'; r=$'/bin/\\x72m'; ls x``)."""
+    namerefs = _nameref_targets(plan)
+    if namerefs:
+        return f"a nameref ({namerefs[0]})"
     bound = dynamic_names(plan)
     if not bound:
         return ""
-    targets = _nameref_targets(plan)
-    for name in list(bound):
-        bound |= targets.get(name, set())
     for name in sorted(bound):
         if name == ANY_NAME or name in _SHELL_CODE or is_command_variable(name):
             return name or "a variable named at run time"
     return ""
 
 
-def _nameref_targets(plan: CommandPlan) -> dict[str, set[str]]:
-    """``declare -n r=PS4``: r -> {PS4} (a target written at run time is refused elsewhere)."""
-    targets: dict[str, set[str]] = {}
+def _nameref_targets(plan: CommandPlan) -> list[str]:
+    """The names ``declare -n``/``local -n`` makes namerefs (``declare -n r=PS4`` -> ["r"])."""
+    names: list[str] = []
     for command in plan.commands:
-        if command.name not in _DECLARATIONS:
+        if command.name not in _NAMEREF_BUILTINS:
             continue
-        values = [w.value or "" for w in command.argv[1:]]
-        if not any(v[:1] in ("-", "+") and "n" in v[1:] and not v.startswith("--") for v in values):
-            continue
-        for value in values:
-            found = _NAMEREF.fullmatch(value)
-            if found is not None:
-                targets.setdefault(found.group(1), set()).add(found.group(2))
-    return targets
+        values = [w.value if w.value is not None else w.raw for w in command.argv[1:]]
+        if any(v[:1] in ("-", "+") and "n" in v[1:] and not v.startswith("--") for v in values):
+            found = [m.group(0) for v in values if v[:1] not in ("-", "+") and (m := _NAME.match(v))]
+            names += found or ["?"]
+    return names
