@@ -22,7 +22,7 @@ from typing import Final
 
 from .nodes import CommandPlan, PlanCommand, Word
 
-__all__ = ["ANY_NAME", "dynamic_names", "hidden_arithmetic", "plan_words"]
+__all__ = ["ANY_NAME", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"]
 
 #: Constructs whose text is evaluated as arithmetic.
 _ARITH_CONSTRUCTS: Final = frozenset({"arithmetic", "c_for", "test_arithmetic"})
@@ -52,6 +52,14 @@ ANY_NAME: Final = _ANY
 _NAMED = re.compile(r"[A-Za-z_$`]")
 #: Word features whose value is the text as written, rearranged (``{1..3}``, ``a{b,c}``).
 _SHOWN: Final = frozenset({"brace", "brace_char", "quoted", "dq_whole", "backslash", "tilde"})
+
+
+def may_hide_code(plan: CommandPlan) -> bool:
+    """A cheap first look: whether anything below can find a part in ``plan`` (most commands are
+    static words of programs that bind and evaluate nothing)."""
+    if plan.dynamic or plan.constructs or plan.assignments:
+        return True
+    return any(command.name in _LOOKED_AT for command in plan.commands)
 
 
 def hidden_arithmetic(plan: CommandPlan) -> str:
@@ -87,6 +95,8 @@ def hidden_arithmetic(plan: CommandPlan) -> str:
 
 #: Builtins given code as a string the plan does not hold: ``trap CODE SIG``, ``mapfile -C CODE``.
 _CODE_OPTIONS: Final = {"mapfile": "-C", "readarray": "-C", "compgen": "-C", "complete": "-C"}
+#: Commands :func:`may_hide_code` looks at even when their words are static.
+_LOOKED_AT: Final = _NAME_BUILTINS | frozenset(_BINDERS) | frozenset(_CODE_OPTIONS) | {"trap"}
 
 
 def _code_plans(plan: CommandPlan) -> list[CommandPlan]:

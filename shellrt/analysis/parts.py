@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .arith_flow import hidden_arithmetic
+from .arith_flow import hidden_arithmetic, may_hide_code
 from .code_vars import computed_code_variable
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
@@ -147,25 +147,26 @@ def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False
         for text in dict.fromkeys(texts):
             if not any(text != other and text in other for other in texts):
                 out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
-    # `v=$'b[\x24(…)]'; (( v ))`: a value built at run time, evaluated as arithmetic, runs code no
-    # part shows (round 33): the evaluation is a part no rule matches.
-    hidden = hidden_arithmetic(plan)
-    if hidden:
-        text = f"arithmetic on a value built at run time: {hidden}"
-        out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
-    # `printf -v PS4 %b '\x24(…)'; set -x; :`: a variable whose value runs, set at run time (round 33).
-    code_variable = computed_code_variable(plan)
-    if code_variable:
-        text = f"a variable whose value runs as code, set at run time: {code_variable}"
-        out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
-    # `echo $"hello"`: bash may expand a translation from a catalog the command chose (round 33).
-    translated = translated_word(plan)
-    if translated:
-        text = f"translated by a message catalog, then expanded: {translated}"
-        out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
+    if may_hide_code(plan):
+        out.extend(_hidden_code(plan))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
     return out
+
+
+def _hidden_code(plan: CommandPlan) -> list[Subcommand]:
+    """Parts for code bash runs that no part shows (round 33): no rule can match them.
+
+    ``v=$'b[\\x24(…)]'; (( v ))`` (a value built at run time, evaluated as arithmetic), ``printf -v
+    PS4 %b '\\x24(…)'; set -x; :`` (a variable whose value runs, set at run time; a nameref),
+    ``echo $"hello"`` (a translation from a catalog the command chose, expanded)."""
+    found = [
+        ("arithmetic on a value built at run time", hidden_arithmetic(plan)),
+        ("a variable whose value runs as code, set at run time", computed_code_variable(plan)),
+        ("translated by a message catalog, then expanded", translated_word(plan)),
+    ]
+    texts = [f"{what}: {where}" for what, where in found if where]
+    return [Subcommand(text, [text], "", False, [], False, [], [], False, "") for text in texts]
 
 
 def _same(a: Subcommand, b: Subcommand) -> bool:
