@@ -96,7 +96,9 @@ def hidden_arithmetic(plan: CommandPlan) -> str:
 #: Builtins given code as a string the plan does not hold: ``trap CODE SIG``, ``mapfile -C CODE``.
 _CODE_OPTIONS: Final = {"mapfile": "-C", "readarray": "-C", "compgen": "-C", "complete": "-C"}
 #: Commands :func:`may_hide_code` looks at even when their words are static.
-_LOOKED_AT: Final = _NAME_BUILTINS | frozenset(_BINDERS) | frozenset(_CODE_OPTIONS) | {"trap"}
+_LOOKED_AT: Final = (
+    _NAME_BUILTINS | frozenset(_BINDERS) | frozenset(_CODE_OPTIONS) | {"trap", "set", "shopt", "bash", "sh", "env"}
+)
 
 
 def _code_plans(plan: CommandPlan) -> list[CommandPlan]:
