@@ -97,7 +97,7 @@ def hidden_arithmetic(plan: CommandPlan) -> str:
 _CODE_OPTIONS: Final = {"mapfile": "-C", "readarray": "-C", "compgen": "-C", "complete": "-C"}
 #: Commands :func:`may_hide_code` looks at even when their words are static.
 _LOOKED_AT: Final = (
-    _NAME_BUILTINS | frozenset(_BINDERS) | frozenset(_CODE_OPTIONS) | {"trap", "set", "shopt", "bash", "sh", "env"}
+    _NAME_BUILTINS | frozenset(_BINDERS) | frozenset(_CODE_OPTIONS) | {"trap", "set", "shopt", "bash", "sh", "env", "fc"}
 )
 
 

@@ -12,6 +12,7 @@ from typing import Final
 
 from .arith_flow import hidden_arithmetic, may_hide_code
 from .code_vars import computed_code_variable
+from .history_runs import history_rerun
 from .keyword_mode import keyword_switch
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
@@ -161,12 +162,13 @@ def _hidden_code(plan: CommandPlan) -> list[Subcommand]:
     ``v=$'b[\\x24(…)]'; (( v ))`` (a value built at run time, evaluated as arithmetic), ``printf -v
     PS4 %b '\\x24(…)'; set -x; :`` (a variable whose value runs, set at run time; a nameref),
     ``echo $"hello"`` (a translation from a catalog the command chose, expanded), ``set -k; ls
-    LD_PRELOAD=./x.so`` (arguments that set the environment)."""
+    LD_PRELOAD=./x.so`` (arguments that set the environment), ``fc -s`` (a history entry)."""
     found = [
         ("arithmetic on a value built at run time", hidden_arithmetic(plan)),
         ("a variable whose value runs as code, set at run time", computed_code_variable(plan)),
         ("translated by a message catalog, then expanded", translated_word(plan)),
         ("keyword mode: NAME=VALUE arguments set the environment", keyword_switch(plan)),
+        ("fc runs a history entry, text no part shows", history_rerun(plan)),
     ]
     texts = [f"{what}: {where}" for what, where in found if where]
     return [Subcommand(text, [text], "", False, [], False, [], [], False, "") for text in texts]

@@ -1,0 +1,43 @@
+"""Red team, round 33 (analysis): ``fc`` runs a history entry the command put there.
+
+With ``set -o history`` a non-interactive bash keeps a history list; ``history -s $'\\x72m x'``
+(or ``history -r FILE``, a file of the repository) adds a line no rule reads, and ``fc -s`` (``fc
+-e ed``, a bare ``fc``) runs it. With ``Bash(rm:*)`` denied in ``bypassPermissions`` mode, 4 of 5
+such forms were allowed (``fc -e`` asked). Any ``fc`` but ``fc -l`` is now a part no rule matches. Decisions of the
+real engine, the same for every caller and backend; one form runs in real bash below.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shellrt.tools.bash import Bash
+from tests.conftest import require
+from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
+
+pytestmark = pytest.mark.anyio
+
+ATTACKS = [
+    "set -o history\nhistory -s $'\\x72m x'\nfc -s", "set -o history; history -s \"$(printf '\\x72m x')\"; fc -s",
+    "set -o history\nhistory -r h.txt\nfc -s", "set -o history\nhistory -s $'\\x72m x'\nfc -e true", "fc",
+]
+KEPT = ["fc -l", "fc -ln -5", "history"]
+
+
+async def test_history_reruns_meet_deny_rules(tmp_path: Path) -> None:
+    got = await decide(tmp_path, Bash(), ATTACKS + KEPT, "bypassPermissions", deny=["Bash(rm:*)"])
+    assert [c for c, d in zip(ATTACKS, got[: len(ATTACKS)], strict=True) if d == "allow"] == []
+    assert [c for c, d in zip(KEPT, got[len(ATTACKS) :], strict=True) if d != "allow"] == []
+
+
+def test_bash_runs_the_history_entry(tmp_path: Path) -> None:
+    bash = shutil.which("bash")
+    require(bash is not None, "bash not installed")
+    assert bash is not None
+    script = "set -o history\nhistory -s $'\\x74ouch marker'\nfc -s"
+    subprocess.run([bash, "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout=30, capture_output=True)
+    assert (tmp_path / "marker").exists()
