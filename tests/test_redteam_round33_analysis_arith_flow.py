@@ -15,15 +15,13 @@ backend; the marker forms run in real bash in a temporary directory.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from shellrt.analysis import analyze
 from shellrt.tools.bash import Bash
-from tests.conftest import require
+from tests._hidden_code import rule_misses, run_bash
 from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
 
 pytestmark = pytest.mark.anyio
@@ -58,9 +56,7 @@ def _spell(form: str, command: str) -> str:
 
 async def test_values_built_at_run_time_meet_deny_rules_in_arithmetic(tmp_path: Path) -> None:
     attacks = [_spell(f, "\\x72m x") for f in FORMS] + GLOBBED
-    got = await decide(tmp_path, Bash(), attacks + KEPT, "bypassPermissions", deny=["Bash(rm:*)"])
-    assert [c for c, d in zip(attacks, got[: len(attacks)], strict=True) if d == "allow"] == []
-    assert [c for c, d in zip(KEPT, got[len(attacks) :], strict=True) if d != "allow"] == []
+    assert await rule_misses(tmp_path, attacks, KEPT) == ([], [])
     # The part says why (no rule can match it), and a read-only verdict never carries one.
     part = analyze(attacks[0]).subcommands[-1]
     assert part.name == "" and part.text == "arithmetic on a value built at run time: (( v ))"
@@ -72,16 +68,13 @@ async def test_values_built_at_run_time_meet_deny_rules_in_arithmetic(tmp_path: 
 
 def test_bash_runs_the_hidden_command(tmp_path: Path) -> None:
     """Not a model of bash: these forms really run the command the text hides (bash 5.x)."""
-    bash = shutil.which("bash")
-    require(bash is not None, "bash not installed")
-    assert bash is not None
     forms = ["v=VAL; (( v ))", "v=VAL; [[ v -eq 1 ]]", "for v in VAL; do a[v]=1; done", ": VAL; (( _ ))",
              "v=VAL; declare -n r=a[v]; echo $r", "v=VAL; trap '(( v ))' EXIT"]
     touch = "\\x74ouch m"  # `touch mN`, hidden as the attacks hide `rm`
     script = "\n".join(f"( {_spell(f, touch + str(i))} ) 2>/dev/null" for i, f in enumerate(forms))
-    subprocess.run([bash, "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout=30, check=False)
+    run_bash(tmp_path, script)
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"m{i}" for i in range(len(forms))]
     (tmp_path / "g").mkdir()
     (tmp_path / "g" / "a[$(touch mg)]").touch()
-    subprocess.run([bash, "-c", "a=(1); test -v *"], cwd=tmp_path / "g", env={"PATH": "/usr/bin:/bin"}, timeout=30)
+    run_bash(tmp_path / "g", "a=(1); test -v *")
     assert (tmp_path / "g" / "mg").exists()

@@ -13,15 +13,11 @@ Decisions of the real engine, the same for every caller and backend.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from shellrt.tools.bash import Bash
-from tests.conftest import require
-from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
+from tests._hidden_code import rule_misses, run_bash
 
 pytestmark = pytest.mark.anyio
 
@@ -42,15 +38,10 @@ KEPT = ["read -r line < f; echo \"$line\"", "for f in *; do echo \"$f\"; done", 
 
 
 async def test_code_variables_set_at_run_time_meet_deny_rules(tmp_path: Path) -> None:
-    got = await decide(tmp_path, Bash(), ATTACKS + KEPT, "bypassPermissions", deny=["Bash(rm:*)"])
-    assert [c for c, d in zip(ATTACKS, got[: len(ATTACKS)], strict=True) if d == "allow"] == []
-    assert [c for c, d in zip(KEPT, got[len(ATTACKS) :], strict=True) if d != "allow"] == []
+    assert await rule_misses(tmp_path, ATTACKS, KEPT) == ([], [])
 
 
 def test_bash_runs_ps4_set_by_printf(tmp_path: Path) -> None:
-    bash = shutil.which("bash")
-    require(bash is not None, "bash not installed")
-    assert bash is not None
     script = "printf -v PS4 %b '\\x24(\\x74ouch m)'; set -x; :"
-    subprocess.run([bash, "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout=30, capture_output=True)
+    run_bash(tmp_path, script)
     assert (tmp_path / "m").exists()

@@ -13,15 +13,11 @@ caller and backend; the start-up form runs in real bash below.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from shellrt.tools.bash import Bash
-from tests.conftest import require
-from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
+from tests._hidden_code import rule_misses, run_bash
 
 pytestmark = pytest.mark.anyio
 
@@ -36,16 +32,10 @@ KEPT = ["set -e; ls", "set -euo pipefail; ls", "sort -k 2 f", "bash -c 'ls'", "l
 
 
 async def test_keyword_mode_meets_deny_rules(tmp_path: Path) -> None:
-    got = await decide(tmp_path, Bash(), ATTACKS + KEPT, "bypassPermissions", deny=["Bash(rm:*)"])
-    assert [c for c, d in zip(ATTACKS, got[: len(ATTACKS)], strict=True) if d == "allow"] == []
-    assert [c for c, d in zip(KEPT, got[len(ATTACKS) :], strict=True) if d != "allow"] == []
+    assert await rule_misses(tmp_path, ATTACKS, KEPT) == ([], [])
 
 
 def test_bash_passes_keyword_arguments_as_environment(tmp_path: Path) -> None:
-    bash = shutil.which("bash")
-    require(bash is not None, "bash not installed")
-    assert bash is not None
     (tmp_path / "k.sh").write_text("touch marker\n")
-    subprocess.run([bash, "-c", "set -k; bash -c : BASH_ENV=./k.sh"], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
-                   timeout=30, capture_output=True)
+    run_bash(tmp_path, "set -k; bash -c : BASH_ENV=./k.sh")
     assert (tmp_path / "marker").exists()

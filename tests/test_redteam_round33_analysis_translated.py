@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from shellrt.analysis import analyze
-from shellrt.tools.bash import Bash
-from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
+from tests._hidden_code import rule_misses
 
 pytestmark = pytest.mark.anyio
 
@@ -30,8 +29,6 @@ KEPT = ["echo \"hello\"", "echo '$\"hello\"'", "echo \"$\"", "echo hello"]
 
 
 async def test_translated_strings_meet_deny_rules(tmp_path: Path) -> None:
-    got = await decide(tmp_path, Bash(), ATTACKS + KEPT, "bypassPermissions", deny=["Bash(rm:*)"])
-    assert [c for c, d in zip(ATTACKS, got[: len(ATTACKS)], strict=True) if d == "allow"] == []
-    assert [c for c, d in zip(KEPT, got[len(ATTACKS) :], strict=True) if d != "allow"] == []
+    assert await rule_misses(tmp_path, ATTACKS, KEPT) == ([], [])
     part = analyze("echo $\"hello\"").subcommands[-1]
     assert part.name == "" and part.text.startswith("translated by a message catalog, then expanded: $")
