@@ -59,7 +59,7 @@ def may_hide_code(plan: CommandPlan) -> bool:
     static words of programs that bind and evaluate nothing)."""
     if plan.dynamic or plan.constructs or plan.assignments:
         return True
-    return any(command.name in _LOOKED_AT for command in plan.commands)
+    return any((command.name or "").rpartition("/")[2] in _LOOKED_AT for command in plan.commands)
 
 
 def hidden_arithmetic(plan: CommandPlan) -> str:
