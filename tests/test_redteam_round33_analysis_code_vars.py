@@ -8,6 +8,8 @@ text: 9 of 9 were allowed past ``Bash(rm:*)`` in ``bypassPermissions`` mode (8 r
 bash, one is run below; git starts the editor only with a terminal). A nameref hides the name
 the same way: ``declare -n r='BASH_CMDS[ls]'; r=$'/usr/bin/\\x72m'; ls x`` runs rm (2 of 2 table forms
 allowed before, and ``declare -n r=PATH; r=.`` too); any nameref is now a part no rule matches.
+Inside a ``trap`` string (or a ``-C`` callback) the same forms were allowed too (2 of 2, checked
+in bash); those strings are read now.
 Decisions of the real engine, the same for every caller and backend.
 """
 
@@ -32,8 +34,11 @@ ATTACKS = [
     # A nameref to bash's command table or alias table: the write names neither.
     "declare -n r='BASH_CMDS[ls]'; r=$'/usr/bin/\\x72m'; ls x",
     "shopt -s expand_aliases; declare -n r=BASH_ALIASES; r[ls]=$'\\x72m'\nls x", "declare -n r=PATH; r=.; ls x",
+    # The same inside code bash keeps as a string: a trap, a mapfile callback.
+    "trap 'printf -v PS4 %b \"\\x24(\\x72m x)\"; set -x; :' EXIT", "trap 'declare -n r=PS4; r=1' EXIT",
 ]
-KEPT = ["read -r line < f; echo \"$line\"", "for f in *; do echo \"$f\"; done", "printf -v x %s 1; echo $x",
+KEPT = ["trap 'echo done' EXIT; ls", "read -r line < f; echo \"$line\"", "for f in *; do echo \"$f\"; done",
+        "printf -v x %s 1; echo $x",
         "export EDITOR=vim; git status", "for PS4 in '+ '; do set -x; :; done"]
 
 

@@ -4,7 +4,8 @@ Round 30 asked for ``LD_PRELOAD=./x.so ls`` and ``printf … > k.sh; BASH_ENV=./
 command rules. Keyword mode (``set -k``, ``set -o keyword``, ``shopt -so keyword``, ``bash -k``,
 ``SHELLOPTS=keyword``) spells the same as arguments: ``set -k; ls LD_PRELOAD=./x.so``,
 ``printf '\\x72m x' > k.sh; set -k; bash -c : BASH_ENV=./k.sh`` (runs rm), ``set -k; git diff
-GIT_EXTERNAL_DIFF=./d``, ``/bin/bash -kc``: 13 of 14 forms were allowed under ``Bash(rm:*)`` in ``bypassPermissions``
+GIT_EXTERNAL_DIFF=./d``, ``/bin/bash -kc``, inside a ``trap`` string: 15 of 16 forms were allowed under
+``Bash(rm:*)`` in ``bypassPermissions``
 mode. Its switch is now a part no rule matches. ``set`` itself runs no code: ``set -e; ls`` and
 ``set -euo pipefail; …`` asked beside any command rule (round 31's "program with no model given
 -e"), and are allowed again. Decisions of the real engine, the same for every
@@ -27,7 +28,8 @@ ATTACKS = [
     "set -k; git diff GIT_EXTERNAL_DIFF=./x.sh", "set -k; git log -p GIT_EXTERNAL_DIFF=./x.sh", "set -k; cat PATH=. f",
     "SHELLOPTS=keyword bash -c 'ls LD_PRELOAD=./x.so'", "env SHELLOPTS=keyword bash -c 'ls LD_PRELOAD=./x.so'",
     "set -k; git status GIT_CONFIG_GLOBAL=./g", "/bin/bash -kc 'ls LD_PRELOAD=./x.so'",
-    "/usr/bin/env SHELLOPTS=keyword bash -c 'ls LD_PRELOAD=./x.so'",
+    "/usr/bin/env SHELLOPTS=keyword bash -c 'ls LD_PRELOAD=./x.so'", "trap 'set -k; ls LD_PRELOAD=./x.so' EXIT",
+    "mapfile -C 'set -k; ls LD_PRELOAD=./x.so;:' -c 1 a <<< x",
 ]
 KEPT = ["set -e; ls", "set -euo pipefail; ls", "sort -k 2 f", "bash -c 'ls'", "ls LD_PRELOAD=x"]
 

@@ -22,7 +22,7 @@ from typing import Final
 
 from .nodes import CommandPlan, PlanCommand, Word
 
-__all__ = ["ANY_NAME", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"]
+__all__ = ["ANY_NAME", "code_plans", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"]
 
 #: Constructs whose text is evaluated as arithmetic.
 _ARITH_CONSTRUCTS: Final = frozenset({"arithmetic", "c_for", "test_arithmetic"})
@@ -64,7 +64,7 @@ def may_hide_code(plan: CommandPlan) -> bool:
 
 def hidden_arithmetic(plan: CommandPlan) -> str:
     """The text of an arithmetic evaluation (or nameref) that may run code no rule sees ("" if none)."""
-    plans = [plan, *_code_plans(plan)]
+    plans = [plan, *code_plans(plan)]
     for each in plans:
         named = _computed_nameref(each) or _globbed_name(each)
         if named:
@@ -101,7 +101,7 @@ _LOOKED_AT: Final = (
 )
 
 
-def _code_plans(plan: CommandPlan) -> list[CommandPlan]:
+def code_plans(plan: CommandPlan) -> list[CommandPlan]:
     """Plans of the code strings ``trap`` and the ``-C`` callbacks run (one level deep)."""
     codes: list[str] = []
     for command in plan.commands:

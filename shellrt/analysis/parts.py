@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .arith_flow import hidden_arithmetic, may_hide_code
+from .arith_flow import code_plans, hidden_arithmetic, may_hide_code
 from .code_vars import computed_code_variable
 from .history_runs import history_rerun
 from .keyword_mode import keyword_switch
@@ -163,13 +163,14 @@ def _hidden_code(plan: CommandPlan) -> list[Subcommand]:
     PS4 %b '\\x24(…)'; set -x; :`` (a variable whose value runs, set at run time; a nameref),
     ``echo $"hello"`` (a translation from a catalog the command chose, expanded), ``set -k; ls
     LD_PRELOAD=./x.so`` (arguments that set the environment), ``fc -s`` (a history entry)."""
-    found = [
-        ("arithmetic on a value built at run time", hidden_arithmetic(plan)),
-        ("a variable whose value runs as code, set at run time", computed_code_variable(plan)),
-        ("translated by a message catalog, then expanded", translated_word(plan)),
-        ("keyword mode: NAME=VALUE arguments set the environment", keyword_switch(plan)),
-        ("fc runs a history entry, text no part shows", history_rerun(plan)),
-    ]
+    found = [("arithmetic on a value built at run time", hidden_arithmetic(plan))]
+    for each in [plan, *code_plans(plan)]:  # `trap 'set -k; …' EXIT`: code strings too
+        found += [
+            ("a variable whose value runs as code, set at run time", computed_code_variable(each)),
+            ("translated by a message catalog, then expanded", translated_word(each)),
+            ("keyword mode: NAME=VALUE arguments set the environment", keyword_switch(each)),
+            ("fc runs a history entry, text no part shows", history_rerun(each)),
+        ]
     texts = [f"{what}: {where}" for what, where in found if where]
     return [Subcommand(text, [text], "", False, [], False, [], [], False, "") for text in texts]
 
