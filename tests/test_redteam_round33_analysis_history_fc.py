@@ -3,7 +3,7 @@
 With ``set -o history`` a non-interactive bash keeps a history list; ``history -s $'\\x72m x'``
 (or ``history -r FILE``, a file of the repository) adds a line no rule reads, and ``fc -s`` (``fc
 -e ed``, a bare ``fc``) runs it. With ``Bash(rm:*)`` denied in ``bypassPermissions`` mode, 4 of 5
-such forms were allowed (``fc -e`` asked). Any ``fc`` but ``fc -l`` is now a part no rule matches. Decisions of the
+such forms were allowed (``fc -e`` asked), and ``fc -s`` in an alias's body (1 of 1). Any ``fc`` but ``fc -l`` is now a part no rule matches. Decisions of the
 real engine, the same for every caller and backend; one form runs in real bash below.
 """
 
@@ -20,6 +20,7 @@ pytestmark = pytest.mark.anyio
 ATTACKS = [
     "set -o history\nhistory -s $'\\x72m x'\nfc -s", "set -o history; history -s \"$(printf '\\x72m x')\"; fc -s",
     "set -o history\nhistory -r h.txt\nfc -s", "set -o history\nhistory -s $'\\x72m x'\nfc -e true", "fc",
+    "shopt -s expand_aliases\nalias h='fc -s'\nset -o history\nhistory -s $'\\x72m x'\nh",
 ]
 KEPT = ["fc -l", "fc -ln -5", "history"]
 

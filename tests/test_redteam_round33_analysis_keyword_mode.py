@@ -4,7 +4,7 @@ Round 30 asked for ``LD_PRELOAD=./x.so ls`` and ``printf … > k.sh; BASH_ENV=./
 command rules. Keyword mode (``set -k``, ``set -o keyword``, ``shopt -so keyword``, ``bash -k``,
 ``SHELLOPTS=keyword``) spells the same as arguments: ``set -k; ls LD_PRELOAD=./x.so``,
 ``printf '\\x72m x' > k.sh; set -k; bash -c : BASH_ENV=./k.sh`` (runs rm), ``set -k; git diff
-GIT_EXTERNAL_DIFF=./d``, ``/bin/bash -kc``, inside a ``trap`` string: 15 of 16 forms were allowed under
+GIT_EXTERNAL_DIFF=./d``, ``/bin/bash -kc``, inside a ``trap`` string or an alias: 16 of 17 forms were allowed under
 ``Bash(rm:*)`` in ``bypassPermissions``
 mode. Its switch is now a part no rule matches. ``set`` itself runs no code: ``set -e; ls`` and
 ``set -euo pipefail; …`` asked beside any command rule (round 31's "program with no model given
@@ -30,8 +30,9 @@ ATTACKS = [
     "set -k; git status GIT_CONFIG_GLOBAL=./g", "/bin/bash -kc 'ls LD_PRELOAD=./x.so'",
     "/usr/bin/env SHELLOPTS=keyword bash -c 'ls LD_PRELOAD=./x.so'", "trap 'set -k; ls LD_PRELOAD=./x.so' EXIT",
     "mapfile -C 'set -k; ls LD_PRELOAD=./x.so;:' -c 1 a <<< x",
+    "shopt -s expand_aliases\nalias k='set -k'\nk\nls LD_PRELOAD=./x.so",
 ]
-KEPT = ["set -e; ls", "set -euo pipefail; ls", "sort -k 2 f", "bash -c 'ls'", "ls LD_PRELOAD=x"]
+KEPT = ["alias ll='ls -la'; ll", "set -e; ls", "set -euo pipefail; ls", "sort -k 2 f", "bash -c 'ls'", "ls LD_PRELOAD=x"]
 
 
 async def test_keyword_mode_meets_deny_rules(tmp_path: Path) -> None:

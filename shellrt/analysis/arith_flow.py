@@ -93,16 +93,17 @@ def hidden_arithmetic(plan: CommandPlan) -> str:
     return ""
 
 
-#: Builtins given code as a string the plan does not hold: ``trap CODE SIG``, ``mapfile -C CODE``.
+#: Builtins given code as a string the plan does not hold: ``trap CODE SIG``, ``mapfile -C CODE``
+#: (and ``alias NAME=CODE``).
 _CODE_OPTIONS: Final = {"mapfile": "-C", "readarray": "-C", "compgen": "-C", "complete": "-C"}
 #: Commands :func:`may_hide_code` looks at even when their words are static.
 _LOOKED_AT: Final = (
-    _NAME_BUILTINS | frozenset(_BINDERS) | frozenset(_CODE_OPTIONS) | {"trap", "set", "shopt", "bash", "sh", "env", "fc"}
+    _NAME_BUILTINS | frozenset(_BINDERS) | frozenset(_CODE_OPTIONS) | {"trap", "set", "shopt", "bash", "sh", "env", "fc", "alias"}
 )
 
 
 def code_plans(plan: CommandPlan) -> list[CommandPlan]:
-    """Plans of the code strings ``trap`` and the ``-C`` callbacks run (one level deep)."""
+    """Plans of the code strings ``trap``, ``alias`` and the ``-C`` callbacks run (one level deep)."""
     codes: list[str] = []
     for command in plan.commands:
         name = command.name
@@ -110,6 +111,8 @@ def code_plans(plan: CommandPlan) -> list[CommandPlan]:
         if name == "trap":
             operands = [v for v in values if v is None or not v.startswith("-")]
             codes += [v for v in operands[:1] if v]
+        elif name == "alias":  # `alias k='set -k'`: the body runs where `k` is a command word
+            codes += [v.partition("=")[2] for v in values if v and "=" in v and not v.startswith("-")]
         elif name in _CODE_OPTIONS:
             option = _CODE_OPTIONS[name or ""]
             codes += [v for i, v in enumerate(values) if v and i and values[i - 1] == option]
