@@ -9,7 +9,7 @@ the value can also come from ``$'…'``, pieces joined (``"${d}(${r}m x)"``), ``
 ``bypassPermissions`` mode, 123 of 225 source-and-sink pairs bash runs were allowed before
 (this file's 31 forms: 29 of 31; the other two asked). A glob may give the name itself:
 ``test -v *`` beside a file named ``a[$(rm x)]`` runs it (5 of 5 allowed, and ``Bash(test:*)`` allowed
-it in default mode). Decisions of the real engine, the same for every caller and
+it in default mode), and so may a directory's: ``cd b*; (( ${PWD##*/} ))`` (2 of 2 allowed). Decisions of the real engine, the same for every caller and
 backend; the marker forms run in real bash in a temporary directory.
 """
 
@@ -40,7 +40,9 @@ FORMS = [
     "declare -n r=$'a[\\x24(\\xHIDE)]'; echo $r", "v=VAL; trap '(( v ))' EXIT", "v=VAL; mapfile -C '(( v )); :' -c 1 a <<< x",
 ]
 #: A glob gives the name: a repository file named ``a[$(rm x)]`` is the subscript (no binding needed).
-GLOBBED = ["test -v *", "unset *", "read * < /dev/null", "printf -v * x", "test -v a?*"]
+GLOBBED = ["test -v *", "unset *", "read * < /dev/null", "printf -v * x", "test -v a?*",
+           # A directory of the repository named `b[$(rm x)]` (PWD, OLDPWD, DIRSTACK: always counted).
+           "cd b*; (( ${PWD##*/} ))", "mkdir $'b[\\x24(\\x72m x)]'; cd b*; (( ${PWD##*/} ))"]
 #: Loops and tests whose values are all written in the command, or never evaluated: as before.
 KEPT = [
     "i=0; for f in *.txt; do (( i++ )); done; echo $i", "for i in 1 2 3; do (( i > 1 )) && echo $i; done",

@@ -37,6 +37,9 @@ _BINDERS: Final = {"read": "", "mapfile": "", "readarray": "", "getopts": "", "p
 #: What a dynamic word may bind besides its own variable: ``$_`` (the last argument), the
 #: positional parameters (``set --``, a function's arguments), ``BASH_REMATCH`` (``=~``).
 _IMPLICIT: Final = ("_", "@", "BASH_REMATCH", "BASH_ARGV", "REPLY", "MAPFILE", "OPTARG")
+#: Names the directory sets: a repository's directory may be named ``b[$(rm x)]`` (``cd b*; ((
+#: ${PWD##*/} ))``), whatever this command binds. Counted as bound always.
+_PLACES: Final = ("PWD", "OLDPWD", "DIRSTACK")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: A subscript naming something, or a substring offset (``${x:v}``, not ``${x:-v}``).
 _EVALUATED_PART = re.compile(r"\[([^\]]*[A-Za-z_$`][^\]]*)\]|\$\{[^}:]*:(?![-=?+])([^}]*)")
@@ -83,9 +86,7 @@ def hidden_arithmetic(plan: CommandPlan) -> str:
         bound |= dynamic_names(each)
         for name, values in _static_values(each).items():
             static.setdefault(name, []).extend(values)
-    if not bound:
-        return ""
-    if integer:
+    if integer and not bound <= set(_PLACES):  # `declare -i n; read n`: the data is evaluated
         return integer
     for text, names in sinks:
         if _ANY in bound or _ANY in names or _reaches(names, bound, static):
@@ -225,7 +226,7 @@ def _sinks(plan: CommandPlan) -> tuple[list[tuple[str, set[str]]], str]:
             sinks.append((text, _names(text)))
             continue
         operands = _name_operands(name, command.argv[1:])
-        if any(w.value is None and _ASSIGNED.match(w.raw) is None for w in operands):
+        if any(_dynamic(w) and _ASSIGNED.match(w.raw) is None for w in operands):
             sinks.append((text, {_ANY}))  # `unset "$n"`: the name, and its subscript, are computed
         else:
             # A nameref's target is a name too (``declare -n r=a[v]``: each use of r evaluates v).
@@ -339,6 +340,7 @@ def dynamic_names(plan: CommandPlan) -> set[str]:
             bound.add(_ANY)  # `declare "$n=…"`: a name known only at run time
     if anything or bound:
         bound.update(_IMPLICIT)
+    bound.update(_PLACES)
     return bound
 
 
