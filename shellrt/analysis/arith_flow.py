@@ -309,8 +309,22 @@ def _dynamic(word: Word) -> bool:
     return not features or not features <= _SHOWN
 
 
-def dynamic_names(plan: CommandPlan) -> set[str]:
-    """Names the command may bind to a value it cannot read; ``_ANY`` when a name is computed."""
+def dynamic_names(plan: CommandPlan) -> frozenset[str]:
+    """Names the command may bind to a value it cannot read; ``_ANY`` when a name is computed.
+    The last plan's answer is kept: both readers of a plan ask for it, one after the other."""
+    last = _LAST_BOUND[0]
+    if last[0] is plan:
+        return last[1]
+    found = frozenset(_dynamic_names(plan))
+    _LAST_BOUND[0] = (plan, found)
+    return found
+
+
+#: (plan, its dynamic names): one entry, replaced whole (a reader in another thread sees either).
+_LAST_BOUND: list[tuple[CommandPlan | None, frozenset[str]]] = [(None, frozenset())]
+
+
+def _dynamic_names(plan: CommandPlan) -> set[str]:
     bound: set[str] = set()
     anything = False
     for assignment in [*plan.assignments, *[a for c in plan.commands for a in c.assignments]]:

@@ -32,13 +32,12 @@ def computed_code_variable(plan: CommandPlan) -> str:
     namerefs = _nameref_targets(plan)
     if namerefs:
         return f"a nameref ({namerefs[0]})"
-    bound = dynamic_names(plan)
-    if not bound:
-        return ""
-    for name in sorted(bound):
-        if name == ANY_NAME or name in _SHELL_CODE or is_command_variable(name):
-            return name or "a variable named at run time"
-    return ""
+    found = [
+        name
+        for name in dynamic_names(plan)
+        if name == ANY_NAME or (name.isupper() and (name in _SHELL_CODE or is_command_variable(name)))
+    ]
+    return (min(found) or "a variable named at run time") if found else ""
 
 
 def _nameref_targets(plan: CommandPlan) -> list[str]:
