@@ -9,7 +9,7 @@ bash, one is run below; git starts the editor only with a terminal). A nameref h
 the same way: ``declare -n r='BASH_CMDS[ls]'; r=$'/usr/bin/\\x72m'; ls x`` runs rm (2 of 2 table forms
 allowed before, and ``declare -n r=PATH; r=.`` too); any nameref is now a part no rule matches.
 Inside a ``trap`` string (or a ``-C`` callback) the same forms were allowed too (2 of 2, checked
-in bash); those strings are read now.
+in bash), and so were ``watch`` strings (2 of 2); those strings are read now.
 Decisions of the real engine, the same for every caller and backend.
 """
 
@@ -36,8 +36,11 @@ ATTACKS = [
     "shopt -s expand_aliases; declare -n r=BASH_ALIASES; r[ls]=$'\\x72m'\nls x", "declare -n r=PATH; r=.; ls x",
     # The same inside code bash keeps as a string: a trap, a mapfile callback.
     "trap 'printf -v PS4 %b \"\\x24(\\x72m x)\"; set -x; :' EXIT", "trap 'declare -n r=PS4; r=1' EXIT",
+    # watch hands its words to sh -c (bash where sh is bash); a nested bash -c is read anyway.
+    "watch -n1 'bash -c \"printf -v PS4 %b \\\"\\\\x24(\\\\x72m x)\\\"; set -x; :\"'",
+    "watch -n1 'declare -n r=PS4; r=1'",
 ]
-KEPT = ["trap 'echo done' EXIT; ls", "read -r line < f; echo \"$line\"", "for f in *; do echo \"$f\"; done",
+KEPT = ["watch -n1 'ls -la'", "trap 'echo done' EXIT; ls", "read -r line < f; echo \"$line\"", "for f in *; do echo \"$f\"; done",
         "printf -v x %s 1; echo $x",
         "export EDITOR=vim; git status", "for PS4 in '+ '; do set -x; :; done"]
 

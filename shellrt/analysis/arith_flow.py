@@ -99,8 +99,23 @@ def hidden_arithmetic(plan: CommandPlan) -> str:
 _CODE_OPTIONS: Final = {"mapfile": "-C", "readarray": "-C", "compgen": "-C", "complete": "-C"}
 #: Commands :func:`may_hide_code` looks at even when their words are static.
 _LOOKED_AT: Final = (
-    _NAME_BUILTINS | frozenset(_BINDERS) | frozenset(_CODE_OPTIONS) | {"trap", "set", "shopt", "bash", "sh", "env", "fc", "alias"}
+    _NAME_BUILTINS | frozenset(_BINDERS) | frozenset(_CODE_OPTIONS) | {"trap", "set", "shopt", "bash", "sh", "env", "fc", "alias", "watch"}
 )
+
+
+_WATCH_VALUED: Final = frozenset({"-n", "--interval", "-q", "--equexit"})
+
+
+def _watched(values: list[str | None]) -> list[str]:
+    """The shell command ``watch`` runs: its words after the options, joined ([] under ``-x``)."""
+    i = 0
+    while i < len(values) and (values[i] or "").startswith("-"):
+        word = values[i] or ""
+        if word in ("-x", "--exec") or (word[1:2] != "-" and "x" in word[1:] and word[1:].isalpha()):
+            return []
+        i += 2 if word in _WATCH_VALUED else 1
+    rest = [v for v in values[i:] if v is not None]
+    return [" ".join(rest)] if rest and len(rest) == len(values) - i else []
 
 
 def code_plans(plan: CommandPlan) -> list[CommandPlan]:
@@ -112,6 +127,8 @@ def code_plans(plan: CommandPlan) -> list[CommandPlan]:
         if name == "trap":
             operands = [v for v in values if v is None or not v.startswith("-")]
             codes += [v for v in operands[:1] if v]
+        elif name == "watch":  # `watch 'cmd'`: sh -c runs the words joined (not with -x)
+            codes += _watched(values)
         elif name == "alias":  # `alias k='set -k'`: the body runs where `k` is a command word
             codes += [v.partition("=")[2] for v in values if v and "=" in v and not v.startswith("-")]
         elif name in _CODE_OPTIONS:
