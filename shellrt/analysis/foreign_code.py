@@ -77,7 +77,7 @@ _NOT_PROGRAMS = frozenset({
     "type", "hash", "help", "jobs", "wait", "umask", "ulimit", "times", "bind", "complete", "compgen", "shopt",
     "caller", "enable", "disown", "suspend", "logout", "exit", "return", "break", "continue", "getopts", "let",
     "command", "builtin", "nice", "nohup", "timeout", "stdbuf", "time", "env", "sudo", "doas", "ionice",
-    "chrt", "taskset", "setsid", "unbuffer", "xargs", "watch", "exec",
+    "chrt", "taskset", "setsid", "unbuffer", "xargs", "watch", "exec", "set",
 })
 
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Final
 
+from .arith_flow import code_plans, hidden_arithmetic, may_hide_code
+from .code_vars import computed_code_variable
+from .history_runs import history_rerun
+from .keyword_mode import keyword_switch
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
 from .programs.paths import (
@@ -19,6 +23,7 @@ from .programs.paths import (
     program_reads,
     program_writes,
 )
+from .translated import translated_word
 
 __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
 
@@ -144,9 +149,30 @@ def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False
         for text in dict.fromkeys(texts):
             if not any(text != other and text in other for other in texts):
                 out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
+    if may_hide_code(plan):
+        out.extend(_hidden_code(plan))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
     return out
+
+
+def _hidden_code(plan: CommandPlan) -> list[Subcommand]:
+    """Parts for code bash runs that no part shows (round 33): no rule can match them.
+
+    ``v=$'b[\\x24(…)]'; (( v ))`` (a value built at run time, evaluated as arithmetic), ``printf -v
+    PS4 %b '\\x24(…)'; set -x; :`` (a variable whose value runs, set at run time; a nameref),
+    ``echo $"hello"`` (a translation from a catalog the command chose, expanded), ``set -k; ls
+    LD_PRELOAD=./x.so`` (arguments that set the environment), ``fc -s`` (a history entry)."""
+    found = [("arithmetic on a value built at run time", hidden_arithmetic(plan))]
+    for each in [plan, *code_plans(plan)]:  # `trap 'set -k; …' EXIT`: code strings too
+        found += [
+            ("a variable whose value runs as code, set at run time", computed_code_variable(each)),
+            ("translated by a message catalog, then expanded", translated_word(each)),
+            ("keyword mode: NAME=VALUE arguments set the environment", keyword_switch(each)),
+            ("fc runs a history entry, text no part shows", history_rerun(each)),
+        ]
+    texts = [f"{what}: {where}" for what, where in found if where]
+    return [Subcommand(text, [text], "", False, [], False, [], [], False, "") for text in texts]
 
 
 def _same(a: Subcommand, b: Subcommand) -> bool:

@@ -24,7 +24,7 @@ from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
 
-__all__ = ["made_here", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
+__all__ = ["is_command_variable", "made_here", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
 #: Program names that mean standard input or another descriptor the command opened (``3<<'EOF'``,
 #: ``<(…)``): code made by the command itself, which no rule reads.
@@ -421,6 +421,11 @@ def value_code(value: str, name: str | None = None) -> str:
         return ""
     piped = name is None or "PAGER" in name or "SSH" in name or bool(_PIPED_PREFIX.match(value.strip(" '\"")))
     return _command_value(value, text, piped)
+
+
+def is_command_variable(name: str) -> bool:
+    """Whether a variable named ``name`` holds a command line a program runs (``GIT_PAGER``)."""
+    return _COMMAND_VARIABLE.fullmatch(name) is not None
 
 
 #: Variables whose value is a command line (``GIT_PAGER``, ``LESSOPEN``, ``GIT_SSH_COMMAND``, ``EDITOR``).
