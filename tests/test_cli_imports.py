@@ -188,8 +188,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 round 29: shellrt.cli._stderr (every command's standard error escapes control characters:
     # usage errors, tracebacks and warnings quote others' text; stdlib `re` only); +3 round 30: its
     # escape moved to shellrt.protocol.control_escape (with the lazy package's __init__ and _lazy),
-    # shared with the MCP tools' relay of an external server's stderr (tools may not import the CLI)
-    ("classify", "ls"): 62,
+    # shared with the MCP tools' relay of an external server's stderr (tools may not import the CLI);
+    # +1 round 33: analysis.arith_flow, the cheap gate every plan's parts pass (the readers of code
+    # no part shows load only when a plan passes it)
+    ("classify", "ls"): 63,
     # +3 round 17, each a check every run makes: supervisor._host_obeyed (the table of files a host
     # program obeys, for the protected-files check), supervisor._watch_budget (the uid's shared
     # inotify ceiling) and supervisor._output_account (the session's output quota across reopens);

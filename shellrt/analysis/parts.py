@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .arith_flow import code_plans, hidden_arithmetic, may_hide_code
-from .code_vars import computed_code_variable
-from .history_runs import history_rerun
-from .keyword_mode import keyword_switch
+from .arith_flow import may_hide_code
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
 from .programs.paths import (
@@ -23,7 +20,6 @@ from .programs.paths import (
     program_reads,
     program_writes,
 )
-from .translated import translated_word
 
 __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
 
@@ -163,6 +159,13 @@ def _hidden_code(plan: CommandPlan) -> list[Subcommand]:
     PS4 %b '\\x24(…)'; set -x; :`` (a variable whose value runs, set at run time; a nameref),
     ``echo $"hello"`` (a translation from a catalog the command chose, expanded), ``set -k; ls
     LD_PRELOAD=./x.so`` (arguments that set the environment), ``fc -s`` (a history entry)."""
+    # Imported here: most plans never pass `may_hide_code` (`shellrt classify ls` loads none of them).
+    from .arith_flow import code_plans, hidden_arithmetic
+    from .code_vars import computed_code_variable
+    from .history_runs import history_rerun
+    from .keyword_mode import keyword_switch
+    from .translated import translated_word
+
     found = [("arithmetic on a value built at run time", hidden_arithmetic(plan))]
     for each in [plan, *code_plans(plan)]:  # `trap 'set -k; …' EXIT`: code strings too
         found += [

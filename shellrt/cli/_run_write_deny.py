@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,17 +44,13 @@ def candidate_files(workspace: Path) -> list[Path]:
 
 def may_name_write_deny(workspace: Path) -> bool:
     """True when a settings file names an ``Edit``/``Write`` deny rule, or cannot be judged here."""
-    from shellrt.permissions.settings_bytes import read_settings_bytes  # no pydantic: stays lean
-
     for path in candidate_files(workspace):
         try:
-            # As sessions read them (round 33): a FIFO, or a link to one or to /dev/tty, blocked the
-            # event loop in open() forever, deaf to SIGTERM and Ctrl-C; a device was read.
-            raw = read_settings_bytes(path)
+            raw = _read_without_blocking(path)
         except FileNotFoundError:
             continue
         except OSError:
-            return True  # unreadable: the real loader says what it makes of it
+            return True  # unreadable, or no regular file: the real loader says what it makes of it
         if len(raw) > _MAX_SCAN_BYTES:
             return True
         try:
@@ -63,6 +60,26 @@ def may_name_write_deny(workspace: Path) -> bool:
         if _names_write_deny(data):
             return True
     return False
+
+
+def _read_without_blocking(path: Path) -> bytes:
+    """Up to ``_MAX_SCAN_BYTES + 1`` bytes of the regular file ``path``, else `OSError`.
+
+    As `shellrt.permissions.settings_bytes` reads them (not imported: the lean path loads no
+    ``shellrt.permissions``): a FIFO, or a link to one or to ``/dev/tty``, blocked the event loop in
+    ``open()`` forever, deaf to SIGTERM and Ctrl-C, and a device was read (red team, round 33)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        chunks: list[bytes] = []
+        left = _MAX_SCAN_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _names_write_deny(data: Any) -> bool:
