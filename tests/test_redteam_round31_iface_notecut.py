@@ -47,11 +47,17 @@ def _results(tmp_path: Path, files: dict[str, str]) -> list[str]:
 
 
 def _unmarked(names: dict[str, str], results: list[str]) -> list[str]:
-    """The names whose result shows a line holding `FORGED` that is not marked as output."""
+    """The names whose result shows a line holding `FORGED` that is not marked as output: one
+    that starts with it, or whose ``[shellrt]`` follows no mark (round 33: an escape left open at
+    the end of the output is shown as visible escapes, ``\\x1b]0;x\\x0d``, so the forgery stays
+    inside that line, after the mark, and never starts one)."""
     return [
         name
         for name, text in zip(names, results, strict=True)
-        if any("FORGED" in line and not line.startswith(OUTPUT_MARK) for line in text.splitlines())
+        if any(
+            "FORGED" in line and not line.startswith(OUTPUT_MARK) and OUTPUT_MARK + "[shellrt]" not in line
+            for line in text.splitlines()
+        )
     ]
 
 
