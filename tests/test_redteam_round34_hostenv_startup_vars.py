@@ -98,6 +98,8 @@ def test_what_is_kept_and_what_is_dropped(tmp_path: Path) -> None:
         "LD_PRELOAD": "libjemalloc.so.2 /usr/lib/x.so",
         "BASH_ENV": "/usr/share/x",
         "GIT_CONFIG_GLOBAL": "/dev/null",
+        "EDITOR": "vim -u NONE",
+        "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -i /etc/ssh/key",
     }
     drop = {
         "NODE_OPTIONS": [
@@ -121,8 +123,15 @@ def test_what_is_kept_and_what_is_dropped(tmp_path: Path) -> None:
         "GIT_CONFIG_GLOBAL": ["gitconfig"],
         "XDG_CONFIG_HOME": [f"{ws}/.config"],
         "PERL_USE_UNSAFE_INC": ["1"],
+        # Commands git, ssh and sudo start: a program named by a relative or workspace path.
+        "GIT_SSH_COMMAND": ["./ssh", "ssh -F .ssh/config", "ssh -i ~/k"],
+        "GIT_ASKPASS": ["bin/askpass"],
+        "SSH_ASKPASS": [f"{ws}/askpass"],
+        "EDITOR": ["./ed"],
+        "GIT_EXTERNAL_DIFF": ["tools/diff"],
     }
     assert {k: v for k, v in hook_env(keep, [ws]).items() if k != "PATH"} == keep
+    assert "GIT_SSH_COMMAND" in hook_env({"GIT_SSH_COMMAND": "ssh -i ~/k", "HOME": "/root"}, [ws])
     for name, values in drop.items():
         for value in values:
             assert name not in hook_env({name: value}, [ws]), (name, value)

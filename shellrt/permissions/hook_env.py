@@ -53,6 +53,7 @@ def hook_env(environ: Mapping[str, str], roots: Iterable[os.PathLike[str] | str]
         else:
             del env[name]
     named = [os.fspath(r) for r in roots]
-    for name in [name for name, value in env.items() if names_writable(name, value, named)]:
+    home = env.get("HOME")
+    for name in [name for name, value in env.items() if names_writable(name, value, named, home)]:
         del env[name]  # BASH_ENV=.bashenv, NODE_OPTIONS=--require ./x.js, LD_PRELOAD… (round 34)
     return env

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from shellrt.permissions.host_path import host_path
 
 __all__ = [
+    "COMMAND_VARIABLES",
     "LIBRARY_LIST_VARIABLES",
     "OPTION_VARIABLES",
     "PATH_VARIABLES",
@@ -57,6 +58,24 @@ OPTION_VARIABLES: tuple[str, ...] = (
     "_JAVA_OPTIONS",
     "JDK_JAVA_OPTIONS",
 )
+#: A command line a program runs (git, ssh, sudo, editors): its words that are paths.
+COMMAND_VARIABLES: tuple[str, ...] = (
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "GIT_PAGER",
+    "MANPAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PROXY_COMMAND",
+    "BROWSER",
+)
 #: Put the cwd on a search path whatever their value (Perl's ``.`` in ``@INC``).
 UNSAFE_VARIABLES: tuple[str, ...] = ("PERL_USE_UNSAFE_INC",)
 
@@ -82,9 +101,13 @@ _PATH_OPTIONS = (
 _SEPARATORS = re.compile(r"[=:,]")
 
 
-def names_writable(name: str, value: str, roots: Sequence[str]) -> bool:
-    """Whether variable ``name`` set to ``value`` can make a program load something that is not
-    an absolute path outside ``roots`` (False for variables this module does not know)."""
+def names_writable(name: str, value: str, roots: Sequence[str], home: str | None = None) -> bool:
+    """Whether variable ``name`` set to ``value`` can make a program load or run something that is
+    not an absolute path outside ``roots`` (False for variables this module does not know).
+    ``home``: what ``~/`` in a command variable means (unknown: such a word fails closed)."""
+    if name in COMMAND_VARIABLES:  # a bare program name is looked up on the cleaned PATH
+        words = [home + word[1:] if home and word.startswith("~/") else word for word in value.split()]
+        return any(_path_like(word) and not _safe(word, roots) for word in words)
     if name in UNSAFE_VARIABLES:
         return True
     if name in PATH_VARIABLES:
