@@ -12,7 +12,6 @@ shellrt's cwd; the ``git --list-cmds`` query) inherited them too.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import pytest
 from sandbox._hostpath import register_writable, unregister_writable
 from shellrt.permissions import build_governance, embedded, hookproc
 from shellrt.permissions.hook_env import hook_env
+from tests.conftest import require
 
 from .test_permissions_support import make_ctx
 
@@ -40,10 +40,8 @@ _SHOWN = (
 
 def _tool(name: str) -> str:
     found = shutil.which(name)
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{name} is missing on this CI machine; install it")
-        pytest.skip(f"needs {name}")
+    require(found is not None, f"needs {name} on the host")
+    assert found is not None
     return found
 
 
