@@ -379,8 +379,10 @@ def _git_commands() -> frozenset[str]:
     git = shutil.which("git", path=path)
     if git is None:
         return frozenset()
+    from shellrt.permissions.hook_env import hook_env  # only when git is asked: import budget
+
     env = {
-        **os.environ,
+        **hook_env(os.environ, ()),  # no LD_PRELOAD or GIT_CONFIG_GLOBAL a command wrote (round 34)
         "PATH": path,
         "GIT_DIR": "/nonexistent/.git",
         "GIT_CONFIG_NOSYSTEM": "1",

@@ -29,6 +29,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from sandbox._proctree import MARKER_VAR, ProcessTree
+from shellrt.permissions.hook_env import hook_env
 
 __all__ = ["MAX_HOOK_OUTPUT", "SYSTEM_PATH", "HookProcessResult", "run_hook_process"]
 
@@ -56,7 +57,11 @@ async def _pid_namespace_prefix() -> list[str]:
         return []
     if _pid_namespace_works is None:
         try:
-            probe = await anyio.run_process([unshare, *_PID_NAMESPACE, "/bin/true"], check=False)
+            # From ``/`` with the cleaned environment: shellrt's own cwd is often the workspace, and
+            # an inherited ``LD_PRELOAD=./x.so`` or ``LD_LIBRARY_PATH=:`` loads from it (round 34).
+            probe = await anyio.run_process(
+                [unshare, *_PID_NAMESPACE, "/bin/true"], check=False, cwd="/", env=hook_env(os.environ, ())
+            )
             _pid_namespace_works = probe.returncode == 0
         except OSError:
             _pid_namespace_works = False
