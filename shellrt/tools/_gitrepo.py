@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox._hostpath import host_path
 from sandbox._hostread import read_regular
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
 from shellrt.tools._gitfiles import unsafe_git_files
@@ -101,8 +100,12 @@ def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subpro
     """Runs one host git query: output captured, bounded in time and heap, no stdin (the
     host's may be a protocol stream), exit status left to the caller."""
     command = list(argv)
-    # Never a git (or a git-* helper) a sandboxed command wrote: it runs on the host (round 15).
-    env = {**env, "PATH": host_path(env.get("PATH", os.defpath))}
+    # Never a git (or a git-* helper) a sandboxed command wrote: it runs on the host (round 15); nor
+    # a library or start-up file the repository holds (`LD_PRELOAD=./x.so`, an empty
+    # `LD_LIBRARY_PATH` entry: the cwd is the repository; round 34, lead).
+    from shellrt.permissions.hook_env import hook_env
+
+    env = hook_env({**env, "PATH": env.get("PATH", os.defpath)}, [cwd])  # PATH: `host_path`'s
     program = shutil.which(command[0], path=env["PATH"])
     if program is None:  # as without the shell: a missing git is an OSError, which fails closed
         raise FileNotFoundError(errno.ENOENT, "no such program", command[0])

@@ -165,7 +165,9 @@ async def _run_rg(
         return code, out, err
     where = str(cwd) if cwd_fd is None else f"/proc/self/fd/{cwd_fd}"
     passed = () if cwd_fd is None else (cwd_fd,)
-    process = await anyio.open_process(args, cwd=where, stdin=subprocess.DEVNULL, pass_fds=passed)
+    process = await anyio.open_process(
+        args, cwd=where, stdin=subprocess.DEVNULL, pass_fds=passed, env=_host_child_env(cwd)
+    )
     try:
         with anyio.move_on_after(_TIMEOUT_S) as scope:
             out, err = await drain_output(process.stdout, process.stderr, sink, _killer(process))
@@ -506,13 +508,27 @@ async def python_search_process(query: GrepQuery, deadline_s: float | None = Non
     return decode_results(out)
 
 
+def _host_child_env(searched: Path) -> dict[str, str]:
+    """The environment of a host process started over the searched tree: the operator's, without
+    what would load code from that tree or any sandbox's writable root (``LD_PRELOAD=./x.so``,
+    ``LD_LIBRARY_PATH=:/opt/lib`` -- an empty entry is the cwd, the workspace), as hooks get it
+    (`shellrt.permissions.hook_env`; red team round 34, lead)."""
+    from shellrt.permissions.hook_env import hook_env
+
+    return hook_env(os.environ, [searched])
+
+
 async def _walker_process(
     request: bytes, fds: tuple[int, ...], limit: float, root: Path, too_slow: str
 ) -> bytes:
     """Run `_grep_python.serve` on ``request`` (its fds passed under the same numbers); its stdout.
     Killed at ``limit`` seconds (then ``too_slow`` is the error) or when the call is cancelled."""
     process = await anyio.open_process(
-        [sys.executable, "-I", "-c", _BOOTSTRAP, *_PACKAGE_DIRS], pass_fds=fds, start_new_session=True
+        [sys.executable, "-I", "-c", _BOOTSTRAP, *_PACKAGE_DIRS],
+        pass_fds=fds,
+        start_new_session=True,
+        cwd="/",  # it works on the fds it is given: never from shellrt's cwd (often the workspace)
+        env=_host_child_env(root),
     )
     try:
         out = b""
