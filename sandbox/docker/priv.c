@@ -247,16 +247,19 @@ static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden, uid
 #ifndef __NR_inotify_init
 #define __NR_inotify_init (-1) /* aarch64 has only inotify_init1 */
 #endif
+/* A filter's start: allow every call of another ABI, else load the call's number. */
+#define NATIVE_NR_LOADED                                                        \
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),   \
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),                    \
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                               \
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
 /* Jump `skip` instructions ahead (to the ENOSYS return) when the number is `nr`. */
 #define ENOSYS_IF(nr, skip) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(nr), skip, 0)
 /* A command whose uid the host shares (every mode but `own`): no inotify or fanotify instance,
  * whose count the kernel keeps per host uid. Other architectures and x32 numbers: the deny list
  * kills them. */
 static const struct sock_filter shared_uid_filter[] = {
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    NATIVE_NR_LOADED,
     ENOSYS_IF(__NR_inotify_init1, 3),
     ENOSYS_IF(__NR_inotify_init, 2),
     ENOSYS_IF(__NR_fanotify_init, 1),
@@ -270,10 +273,7 @@ static const struct sock_filter shared_uid_filter[] = {
  * without AIO says, for the executor and all it starts (commands had it from the deny list). The
  * native ABI only: the set-id rules kill every other (i386's int 0x80, x32 numbers). */
 static const struct sock_filter host_budget_filter[] = {
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    NATIVE_NR_LOADED,
     ENOSYS_IF(__NR_io_setup, 1),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
