@@ -122,6 +122,7 @@ from sandbox.docker._protocol import (
     parse_number,
     render_request,
 )
+from sandbox.docker._ptys import cap_ptys
 from sandbox.docker._recycle import (
     EXECUTOR_CAPS,
     EXECUTOR_UID,
@@ -1023,6 +1024,7 @@ class DockerBackend(SandboxBackend):
             if init > 0:  # else it already ended: the wait for the hello says why
                 await self._verify_pins(init)
                 await self._commands_cgroup(init)
+                await self._cap_ptys(init)
                 await self._idmap_workspace(init)
                 await self._firewall_bridge(cid, info)
                 await channel.send(_GO)
@@ -1096,6 +1098,13 @@ class DockerBackend(SandboxBackend):
                 f"could not make the commands' memory cgroup in {parent}: {exc}"
             ) from exc
         await thread(lambda: mount_commands_cgroup(init, child))
+
+    async def _cap_ptys(self, init: int) -> None:
+        """A root host: the container's ptys from a devpts of at most 64 (`_ptys`), not the host's
+        pool; before anything of the image runs. A non-root host cannot join its mount namespace."""
+        if os.geteuid() != 0:
+            return
+        await thread(lambda: cap_ptys(init))
 
     async def _detach_io(self, init: int) -> None:
         """root_can_administer: no path in the container names the I/O directory (`_detach`)."""

@@ -10,7 +10,8 @@
  *       probe failed; probe_isolation): docker merges the image's ENV
  *       into the container's, and none of it may preset an executor variable
  *       or a command's SHELLRT_E<n> (red team round 8).
- *       Under the set-id part of the command filter (setid_filter), as everything it starts.
+ *       Under the set-id part of the command filter (setid_filter), as everything it starts,
+ *       and without io_setup (host_budget_filter: the host's AIO budget, round 34).
  *   priv boot EUID EGID -- PROG ARGS...
  *       exec as the container's main process: PROG (the image's /bin/sh) runs only once the host
  *       said "G" on stdin, from / (wait_for_go).
@@ -246,22 +247,45 @@ static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden, uid
 #ifndef __NR_inotify_init
 #define __NR_inotify_init (-1) /* aarch64 has only inotify_init1 */
 #endif
+/* A filter's start: allow every call of another ABI, else load the call's number. */
+#define NATIVE_NR_LOADED                                                        \
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),   \
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),                    \
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                               \
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
 /* Jump `skip` instructions ahead (to the ENOSYS return) when the number is `nr`. */
 #define ENOSYS_IF(nr, skip) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(nr), skip, 0)
 /* A command whose uid the host shares (every mode but `own`): no inotify or fanotify instance,
  * whose count the kernel keeps per host uid. Other architectures and x32 numbers: the deny list
  * kills them. */
 static const struct sock_filter shared_uid_filter[] = {
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    NATIVE_NR_LOADED,
     ENOSYS_IF(__NR_inotify_init1, 3),
     ENOSYS_IF(__NR_inotify_init, 2),
     ENOSYS_IF(__NR_fanotify_init, 1),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
 };
+
+/* exec and boot: io_setup reserves events against fs.aio-max-nr, one counter for the whole host;
+ * one io_setup(65536) of the executor's shell (the image's own /bin/sh, under docker's profile
+ * and the set-id rules alone) took all of it (red team round 34). ENOSYS, as a kernel built
+ * without AIO says, for the executor and all it starts (commands had it from the deny list). The
+ * native ABI only: the set-id rules kill every other (i386's int 0x80, x32 numbers). */
+static const struct sock_filter host_budget_filter[] = {
+    NATIVE_NR_LOADED,
+    ENOSYS_IF(__NR_io_setup, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+};
+
+static void load_host_budget_filter(void) {
+    struct sock_fprog budget = {
+        .len = (unsigned short)(sizeof host_budget_filter / sizeof host_budget_filter[0]),
+        .filter = (struct sock_filter *)host_budget_filter,
+    };
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &budget, 0, 0) != 0) die("seccomp budget");
+}
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -1018,6 +1042,7 @@ int main(int argc, char **argv) {
             if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, keep[i], 0, 0) != 0) die("ambient");
         environ = executor_environment(probe_isolation());
         setid_filter();
+        load_host_budget_filter();
         if (boot) wait_for_go();
     } else if (drop) {
         /* Never the executor's own identity: a command under it could signal and trace it. */

@@ -1,0 +1,54 @@
+"""The container's ptys: a devpts of at most `PTY_MAX` over docker's (red team round 34).
+
+The kernel counts ptys for the whole host: ``kernel.pty.max`` less ``kernel.pty.reserve`` (3071 of
+4096 by default) for every devpts instance but the host's own, each container's and each sandbox's
+together. Docker (runc) mounts a container's ``/dev/pts`` with no ``max=``, so one command opening
+``/dev/ptmx`` until it failed held every pty of every other container and sandbox on the host.
+
+On a root host the host mounts a new devpts instance with ``max=`` (`sandbox._devtree.PTY_OPTIONS`,
+bwrap's since round 33, and runc's ``gid=5``) over the container's ``/dev/pts`` before anything of
+the image runs (the start gate): ``/dev/ptmx`` is runc's link to ``pts/ptmx``, so every process of
+the container, the executor's shell and every command, draws on those 64. A non-root host cannot
+join the container's mount namespace: its containers keep docker's devpts (docs/security.md).
+"""
+
+from __future__ import annotations
+
+from sandbox._devtree import PTY_MAX, PTY_OPTIONS
+from sandbox.docker._detach import run_child
+from sandbox.errors import BackendUnavailableError
+
+__all__ = ["cap_ptys"]
+
+_PTS = "/dev/pts"
+
+#: Joins ``/proc/<pid>/ns/mnt`` (root and cwd become the container's) and mounts a devpts there.
+_CHILD = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+ns = os.open(sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
+if libc.setns(ns, 0x00020000) != 0:  # CLONE_NEWNS
+    sys.exit("setns: " + os.strerror(ctypes.get_errno()))
+# MS_NOSUID | MS_NOEXEC, as runc's
+if libc.mount(b"devpts", sys.argv[2].encode(), b"devpts", 2 | 8, sys.argv[3].encode()) != 0:
+    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+"""
+
+
+def cap_ptys(pid: int) -> None:
+    """Mount a devpts of at most `PTY_MAX` ptys at ``/dev/pts`` in the mount namespace of ``pid``,
+    then check from outside that it is the one there (fail closed)."""
+    proc = run_child(_CHILD, f"/proc/{pid}/ns/mnt", _PTS, f"{PTY_OPTIONS},gid=5")
+    if proc.returncode != 0:
+        raise BackendUnavailableError(
+            f"could not cap the container's ptys (a devpts with max={PTY_MAX} at {_PTS}): "
+            f"{proc.stderr.strip()[-300:]}"
+        )
+    with open(f"/proc/{pid}/mountinfo", encoding="utf-8", errors="replace") as fh:
+        last = [
+            line.split(" - ", 1)[1].split() for line in fh if line.split()[4:5] == [_PTS] and " - " in line
+        ]
+    if not last or last[-1][0] != "devpts" or f"max={PTY_MAX}" not in last[-1][-1].split(","):
+        raise BackendUnavailableError(
+            f"{_PTS} in the container is not the capped devpts after mounting it ({last[-1:]})"
+        )
