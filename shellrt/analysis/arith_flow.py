@@ -22,7 +22,9 @@ from typing import Final
 
 from .nodes import CommandPlan, PlanCommand, Word
 
-__all__ = ["ANY_NAME", "code_plans", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"]
+__all__ = [
+    "ANY_NAME", "bound_reached", "code_plans", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"
+]
 
 #: Constructs whose text is evaluated as arithmetic.
 _ARITH_CONSTRUCTS: Final = frozenset({"arithmetic", "c_for", "test_arithmetic"})
@@ -92,6 +94,18 @@ def hidden_arithmetic(plan: CommandPlan) -> str:
         if _ANY in bound or _ANY in names or _reaches(names, bound, static):
             return text
     return ""
+
+
+def bound_reached(plans: list[CommandPlan], names: set[str]) -> bool:
+    """Whether a name in ``names`` (or one their static values name) may hold a value ``plans`` bind at
+    run time: what :func:`hidden_arithmetic` asks of its sinks, for other readers' sinks."""
+    bound: set[str] = set()
+    static: dict[str, list[str]] = {}
+    for each in plans:
+        bound |= dynamic_names(each)
+        for name, values in _static_values(each).items():
+            static.setdefault(name, []).extend(values)
+    return _ANY in bound or _ANY in names or _reaches(names, bound, static)
 
 
 #: Builtins given code as a string the plan does not hold: ``trap CODE SIG``, ``mapfile -C CODE``
