@@ -22,7 +22,9 @@ from typing import Final
 
 from .nodes import CommandPlan, PlanCommand, Word
 
-__all__ = ["ANY_NAME", "code_plans", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"]
+__all__ = [
+    "ANY_NAME", "bound_reached", "code_plans", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"
+]
 
 #: Constructs whose text is evaluated as arithmetic.
 _ARITH_CONSTRUCTS: Final = frozenset({"arithmetic", "c_for", "test_arithmetic"})
@@ -80,18 +82,31 @@ def hidden_arithmetic(plan: CommandPlan) -> str:
         integer = integer or declared
     if not sinks and not integer:
         return ""
-    bound: set[str] = set()
-    static: dict[str, list[str]] = {}
-    for each in plans:
-        bound |= dynamic_names(each)
-        for name, values in _static_values(each).items():
-            static.setdefault(name, []).extend(values)
+    bound, static = _bindings(plans)
     if integer and not bound <= set(_PLACES):  # `declare -i n; read n`: the data is evaluated
         return integer
     for text, names in sinks:
         if _ANY in bound or _ANY in names or _reaches(names, bound, static):
             return text
     return ""
+
+
+def _bindings(plans: list[CommandPlan]) -> tuple[set[str], dict[str, list[str]]]:
+    """(names ``plans`` may bind at run time, each name's static values)."""
+    bound: set[str] = set()
+    static: dict[str, list[str]] = {}
+    for each in plans:
+        bound |= dynamic_names(each)
+        for name, values in _static_values(each).items():
+            static.setdefault(name, []).extend(values)
+    return bound, static
+
+
+def bound_reached(plans: list[CommandPlan], names: set[str]) -> bool:
+    """Whether a name in ``names`` (or one their static values name) may hold a value ``plans`` bind at
+    run time: what :func:`hidden_arithmetic` asks of its sinks, for other readers' sinks."""
+    bound, static = _bindings(plans)
+    return _ANY in bound or _ANY in names or _reaches(names, bound, static)
 
 
 #: Builtins given code as a string the plan does not hold: ``trap CODE SIG``, ``mapfile -C CODE``

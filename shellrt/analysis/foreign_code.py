@@ -34,7 +34,7 @@ _SHORT_CODE = frozenset("ceE")
 #: ``-c'(code)'``: what follows the letters may be an attached value).
 _SHORT_WORD = re.compile(r"-([A-Za-z][A-Za-z0-9]*)")
 #: Single-dash words that are whole options everywhere (no cluster of ``-c``/``-e``).
-_WHOLE_WORDS = frozenset({"-help", "-version", "-verbose", "-quiet"})
+_WHOLE_WORDS = frozenset({"-help", "-version", "-verbose", "-quiet", "-classpath", "-encoding"})
 _COMPILERS = frozenset("cE")  # -c: compile only; -E: preprocess only
 #: Programs whose ``-c``/``-e``/``-E`` take data, not code: the only ones such options leave alone.
 _DATA_SHORT: dict[str, frozenset[str]] = {
@@ -127,17 +127,17 @@ def foreign_code(name: str, argv: Sequence[str], stdin: Sequence[str]) -> str:
 def _short_code(name: str, word: str) -> str:
     """The code-taking short option (``c``, ``e``, ``E``) in ``word`` that ``name``'s `_DATA_SHORT`
     entry does not call data ("" for none): ``-e``, ``-e=exit``, ``-c'(code)'`` (a value attached
-    after the letter), or a cluster of at most three letters (``-ve``, ``-nE``, ``-cx``; letters after
-    one that takes a value may be that value: fail closed). A longer word of letters alone, or with
-    an ``=`` value, is a single-dash long option (``-count=1``, ``-chdir=x``, ``-timeout``): an
-    all-letter value attached to ``-e`` (``-eexit``) reads so too, and code needs more than letters."""
+    after the letter, letters alone too: ``mysql -eshutdown`` is ``-e shutdown``, round 34), or a
+    cluster of at most three letters (``-ve``, ``-nE``, ``-cx``; letters after one that takes a value
+    may be that value: fail closed). A word with an ``=`` value (``-chdir=x``, ``-count=1``), a longer
+    one led by another letter (``-timeout``) and `_WHOLE_WORDS` are single-dash long options."""
     match = _SHORT_WORD.match(word)
     if match is None or word in _WHOLE_WORDS:
         return ""
     letters = match.group(1)
     data = _DATA_SHORT.get(os.path.basename(name), frozenset())
     rest = word[1 + len(letters) :]
-    attached = len(letters) == 1 or (bool(rest) and not rest.startswith("="))  # -c'(x)', not -chdir=x
+    attached = not rest.startswith("=")  # -c'(x)', -eexit; not -chdir=x
     if letters[0] in _SHORT_CODE and attached and letters[0] not in data:
         return letters[0]
     if len(letters) > _MAX_CLUSTER:

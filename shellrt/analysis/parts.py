@@ -165,8 +165,12 @@ def _hidden_code(plan: CommandPlan) -> list[Subcommand]:
     from .history_runs import history_rerun
     from .keyword_mode import keyword_switch
     from .translated import translated_word
+    from .value_expansion import expanded_value
 
-    found = [("arithmetic on a value built at run time", hidden_arithmetic(plan))]
+    found = [
+        ("arithmetic on a value built at run time", hidden_arithmetic(plan)),
+        ("a value built at run time, expanded as a prompt or a name", expanded_value(plan)),
+    ]
     for each in [plan, *code_plans(plan)]:  # `trap 'set -k; …' EXIT`: code strings too
         found += [
             ("a variable whose value runs as code, set at run time", computed_code_variable(each)),

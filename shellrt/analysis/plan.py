@@ -1057,6 +1057,7 @@ class Planner:
         self._construct("function", node, name=name)
         self.context.append(f"function:{name}")
         redirects: list[Redirect] = []
+        start = len(self.commands)
         try:
             for child in node.children:
                 if kind_of(child) in _REDIRECT_KINDS:
@@ -1064,7 +1065,10 @@ class Planner:
                 elif child.is_named and kind_of(child) != "word":
                     self.visit(child)
             if redirects:
-                # `f() { :; } > keep.txt`: every call of the function opens the file (a part of its own).
+                # Every call runs the body with them, as a group's (`f() { psql db; } < s.sql; f`:
+                # psql reads the file; round 34), and opens the files (a part of its own too).
+                for command in self.commands[start:]:
+                    command.redirects = command.redirects + redirects
                 self.commands.append(PlanCommand([], [], redirects, list(self.context), None))
         finally:
             self.context.pop()

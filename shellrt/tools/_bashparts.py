@@ -61,51 +61,6 @@ _RISKY_FEATURES = frozenset(
 )
 
 
-_BOUNDARY = r"(?:^|[\s;&|(`{!])"
-#: Expansions that run a variable's *value* as code: prompt expansion (``${x@P}``), a shell
-#: reading a command's output as a script (``source <(...)``), assignment to a dynamic name
-#: (``printf -v "$n"``: a name ``a[$(cmd)]`` is an arithmetic subscript) and indirection.
-_EVALUATES_ALWAYS = re.compile(
-    r"@P\}|\$\{!|"
-    + _BOUNDARY
-    + r"(?:source|\.|bash|sh|dash|zsh|ksh|eval)\s+(?:-\S+\s+)*<\(|"
-    + _BOUNDARY
-    + r"(?:printf\s+-v|declare|typeset|local|export|readonly|read|mapfile|readarray|unset)"
-    r"\s+(?:-\S+\s+)*[\"']?\$|-v\s+[\"']?\$"
-)
-#: Arithmetic contexts: a variable's value is evaluated again as an expression, so a value
-#: ``a[$(cmd)]`` runs cmd (``$((x))``, ``(( x ))``, ``let``, ``[[ x -eq 1 ]]``, ``${a[x]}``).
-_ARITHMETIC = re.compile(
-    r"\$\(\(|\(\(|\$\[|" + _BOUNDARY + r"let\s|\[\[.*-(?:eq|ne|lt|le|gt|ge)\b|"
-    r"[A-Za-z_][A-Za-z0-9_]*\[[^\]]*[A-Za-z_$]"
-)
-#: Where a value not written in the command comes from.
-_DYNAMIC_VALUE = re.compile(
-    r"\$\((?!\()|`|<\(|" + _BOUNDARY + r"(?:read|mapfile|readarray|getopts|printf\s+-v)\s"
-)
-
-
-#: A variable whose value a program or the shell runs as a command, set to a run-time value.
-_CODE_VARIABLE = re.compile(
-    r"\b(?:PROMPT_COMMAND|BASH_ENV|ENV|PS[0-4]|[A-Z0-9_]*(?:PAGER|EDITOR|VISUAL|COMMAND|CMD|SSH|SHELL|"
-    r"OPEN|CLOSE|PROGRAM|HELPER|EXTERNAL_DIFF|ASKPASS|DIFF|PROXY|FILTER)[A-Z0-9_]*)\+?=[\"']?[$`]"
-)
-
-
-def evaluated_code(command: str) -> str:
-    """Why ``command`` runs a value it computes as code ("" when it does not): the stored
-    command is unknown to every rule (a static stored one is searched by deny rules)."""
-    if _EVALUATES_ALWAYS.search(command):
-        return "it expands a value as code (${x@P}, ${!x}, source <(...), a dynamic variable name)"
-    if _CODE_VARIABLE.search(command):
-        return (
-            "it sets a variable that names a command (PAGER, GIT_SSH_COMMAND, BASH_ENV…) to a run-time value"
-        )
-    if _ARITHMETIC.search(command) and _DYNAMIC_VALUE.search(command):
-        return "arithmetic evaluates a value computed at run time as an expression (a[$(cmd)] runs cmd)"
-    return ""
-
-
 def _stdin(plan: CommandPlan | None, argv: tuple[str, ...], source: str) -> tuple[str, ...]:
     """Where the part's standard input may come from (`CommandPart.stdin`): every plan command whose
     words end with the part's (a wrapper's too) counts, so a part named twice gets both (fail closed).
@@ -363,10 +318,6 @@ def command_parts(
                 stdin=_stdin(plan, argv, a.command),
             )
         )
-    evaluated = evaluated_code(a.command)
-    if evaluated:
-        # What runs is decided by a value at run time: an unknown part (no static program name).
-        out.append(CommandPart(text=a.command, argv=(), why_not=evaluated, hazard=evaluated, reads=("",)))
     return out
 
 
