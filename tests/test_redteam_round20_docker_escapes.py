@@ -118,9 +118,9 @@ async def test_classic_escapes_are_refused(tmp_path: Path, user: str | None) -> 
 
 async def test_an_image_workdir_into_a_leaked_fd_is_not_obeyed(tmp_path: Path) -> None:
     """The "Leaky Vessels" escape (CVE-2024-21626) through the image: ``WORKDIR /proc/self/fd/7`` made runc
-    start the container's process in a descriptor of the host's cgroup tree. The create names the
-    workspace as the working directory (the image's is never used), and a command's shell, root or
-    leased, starts with exactly the descriptors the executor chose: 0 (``/dev/null``), 1 and 2 (its
+    start the container's process in a descriptor of the host's cgroup tree. The create names ``/``
+    as the working directory (the image's is never used; commands start in the workspace), and a
+    command's shell, root or leased, starts with exactly the descriptors the executor chose: 0 (``/dev/null``), 1 and 2 (its
     output FIFO in the I/O directory). Listed by a child (``ls``) while the shell waits, not by the
     shell's own glob or ``$(...)``: those list the shell's own directory descriptor and both ends of
     its command-substitution pipe (fds 3 and 4 seen when the child ran before the shell closed the
@@ -145,7 +145,9 @@ async def test_an_image_workdir_into_a_leaked_fd_is_not_obeyed(tmp_path: Path) -
                 timeout=30,
                 check=True,
             )
-            assert info.stdout.strip() == "/workspace", info.stdout
+            # "/" since round 33 (the image's own WORKDIR is never used; the container's start cwd is
+            # no longer the workspace, whose pre-idmap mount /proc/1/cwd led the executor to)
+            assert info.stdout.strip() == "/", info.stdout
             for user in ("root", None):
                 with anyio.fail_after(30):
                     rc, out = await run_sh(b, "pwd; ls -l /proc/$$/fd; echo end", user=user)

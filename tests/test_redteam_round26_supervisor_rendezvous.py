@@ -269,7 +269,7 @@ def test_a_home_others_may_write_or_own_is_never_used(
     _end(process)
     assert said.isdigit(), said
     assert os.listdir(home) == [], "the caller made its rendezvous in a home others control"
-    assert sorted(os.listdir(shared_tmp / "shellrt-budget-65534")) == [f"{name}.lock"]
+    assert _left_in(shared_tmp / "shellrt-budget-65534") == [f"{name}.lock"]
 
 
 def test_a_start_as_the_serving_holder_ends_joins_the_survivor(nobody: _nonroot.NonRootRun, shared_tmp: Path) -> None:
