@@ -23,6 +23,8 @@ import functools
 import os
 import select
 import struct
+import threading
+import weakref
 from dataclasses import dataclass, field
 
 from shellrt.supervisor._watch_budget import STEP, uid_ceiling, uid_watches
@@ -101,6 +103,13 @@ class InotifyEvents:
     full_scan: bool = False
 
 
+#: This process's instances, and the lock their grants are taken under: the kernel counts the watches
+#: a guard holds, not the room granted to it and not yet used, so two guards of one process counting
+#: at once could each be granted the same room (round 17's ceiling passed by 537 under load, CI84).
+_INSTANCES: weakref.WeakSet[Inotify] = weakref.WeakSet()
+_GRANTING = threading.Lock()
+
+
 class Inotify:
     """One inotify instance watching directories by path."""
 
@@ -116,6 +125,7 @@ class Inotify:
         #: syscall itself.
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN)
+        _INSTANCES.add(self)
 
     @classmethod
     def open(cls) -> Inotify | None:
@@ -148,14 +158,18 @@ class Inotify:
         """Take the next step of watches if the uid's guards stay under their shared ceiling
         (`shellrt.supervisor._watch_budget`); False (the caller scans in full) if not."""
         ceiling = uid_ceiling()
-        try:
-            others = uid_watches() - held  # every guard and program of the uid, this one excepted
-        except OSError:
-            return False
-        step = min(max(STEP, held // 2), self._cap - held, ceiling - others - held)
-        if step <= 0:
-            return False
-        self._granted = held + step
+        with _GRANTING:
+            try:
+                others = uid_watches() - held  # every guard and program of the uid, this one excepted
+            except OSError:
+                return False
+            # the room this process's other guards were granted and have not used yet
+            live = [i for i in list(_INSTANCES) if i is not self and i.fd >= 0]
+            promised = sum(max(0, i._granted - len(i._paths)) for i in live)
+            step = min(max(STEP, held // 2), self._cap - held, ceiling - others - held - promised)
+            if step <= 0:
+                return False
+            self._granted = held + step
         return True
 
     def drain(self) -> InotifyEvents:
