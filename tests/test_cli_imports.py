@@ -201,8 +201,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # 26: shellrt.supervisor.mark_owner (the mark names its owner process, so a killed run's mark ends);
     # +1 round 27: sandbox._namefold (the after-command check judges names as a case-folding
     # filesystem reads them; its unicodedata is imported only for a non-ASCII name); +1 round 29:
-    # shellrt.cli._stderr (as classify); +3 round 30: shellrt.protocol.control_escape (as classify)
-    ("run", "--sandbox", "local", "--", "true"): 93,
+    # shellrt.cli._stderr (as classify); +3 round 30: shellrt.protocol.control_escape (as classify);
+    # +1 round 35: sandbox._hostread (the settings pre-scan reads with the host's one bounded,
+    # non-blocking reader, which sessions' settings loader uses too, instead of a twin of it)
+    ("run", "--sandbox", "local", "--", "true"): 94,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
