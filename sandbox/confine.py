@@ -47,6 +47,7 @@ from types import TracebackType
 
 from sandbox._maskaliases import denied_inodes
 from sandbox._namefold import fold_path
+from sandbox._realpath import settled_realpath as _realpath
 from sandbox.errors import SandboxExecError
 
 __all__ = [
@@ -164,13 +165,6 @@ def contained(paths: Iterable[str], roots: Iterable[object], *, resolve: bool) -
         if judged is None or not within_any(judged, forms):
             return False
     return True
-
-
-def _realpath(path: str) -> str | None:
-    try:
-        return os.path.realpath(path)
-    except OSError:
-        return None
 
 
 # --- openat2 ----------------------------------------------------------------------------------
