@@ -47,6 +47,7 @@ from types import TracebackType
 
 from sandbox._maskaliases import denied_inodes
 from sandbox._namefold import fold_path
+from sandbox._realpath import settled_realpath as _realpath
 from sandbox.errors import SandboxExecError
 
 __all__ = [
@@ -164,13 +165,6 @@ def contained(paths: Iterable[str], roots: Iterable[object], *, resolve: bool) -
         if judged is None or not within_any(judged, forms):
             return False
     return True
-
-
-def _realpath(path: str) -> str | None:
-    try:
-        return os.path.realpath(path)
-    except OSError:
-        return None
 
 
 # --- openat2 ----------------------------------------------------------------------------------
@@ -1342,6 +1336,37 @@ def _refuse_locked_file(parent: int, name: bytes, shown: str) -> None:
     )
 
 
+def _drop_inherited_acl(fd: int) -> None:
+    """Remove the access ACL a temp file inherited from its directory's default ACL.
+
+    The file it replaces has none (the tools refuse a file with one: round 14), so the new inode
+    must not carry a named user's entry it never had (round 35: the next Edit refused the file)."""
+    try:
+        os.removexattr(fd, "system.posix_acl_access")
+    except OSError as exc:
+        if exc.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
+
+
+def _owned_as_wanted(fd: int, owner: tuple[int, int] | None, mode: int) -> int:
+    """Give the temp file ``fd`` the ``owner`` it should have; the mode to set then.
+
+    Compared with the temp file's own ids, not the process's: a file created in a setgid directory
+    has the directory's group, and root's ``0640 root:root`` file replaced there became readable by
+    that group (round 35). Where the group cannot be given (not root, not a member), the group's
+    bits go: the file is never more readable than the one it replaces."""
+    if owner is None:
+        return mode
+    st = os.fstat(fd)
+    if (st.st_uid, st.st_gid) != owner:
+        try:
+            os.fchown(fd, *owner)
+        except PermissionError:
+            pass  # not root: the file is the caller's, as any file it writes
+        st = os.fstat(fd)
+    return mode & ~0o070 if st.st_gid != owner[1] else mode
+
+
 def _replace_in(
     parent: int,
     name: str,
@@ -1388,11 +1413,9 @@ def _replace_in(
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            if owner is not None and owner != (os.geteuid(), os.getegid()):
-                try:
-                    os.fchown(fd, *owner)
-                except PermissionError:
-                    pass  # not root: the file is the caller's, as any file it writes
+            if not created:
+                _drop_inherited_acl(fd)
+            mode = _owned_as_wanted(fd, owner, mode)
             os.fchmod(fd, mode)
             os.fsync(fd)
         finally:

@@ -173,7 +173,9 @@ FORBIDDEN: dict[tuple[str, ...], tuple[str, ...]] = {
 BUDGET: dict[tuple[str, ...], float] = {
     ("--help",): 0.9,
     ("classify", "ls"): 1.0,
-    ("run", "--sandbox", "local", "--", "true"): 1.2,
+    # 1.2 until round 35: measured 1.17x alone and 1.21-1.28x at load 12-16 with unchanged code, so
+    # it failed whenever CI shared the machine; 1.35 still stays under the goal's 1.5x
+    ("run", "--sandbox", "local", "--", "true"): 1.35,
 }
 
 #: Command line -> the most modules it may import beyond those of the baseline
@@ -201,8 +203,11 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # 26: shellrt.supervisor.mark_owner (the mark names its owner process, so a killed run's mark ends);
     # +1 round 27: sandbox._namefold (the after-command check judges names as a case-folding
     # filesystem reads them; its unicodedata is imported only for a non-ASCII name); +1 round 29:
-    # shellrt.cli._stderr (as classify); +3 round 30: shellrt.protocol.control_escape (as classify)
-    ("run", "--sandbox", "local", "--", "true"): 93,
+    # shellrt.cli._stderr (as classify); +3 round 30: shellrt.protocol.control_escape (as classify);
+    # +1 round 35: sandbox._hostread (the settings pre-scan reads with the host's one bounded,
+    # non-blocking reader, which sessions' settings loader uses too, instead of a twin of it); +1
+    # round 35: sandbox._realpath (the home check's retrying realpath, shared with confine's judge)
+    ("run", "--sandbox", "local", "--", "true"): 95,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
@@ -217,8 +222,9 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # round 27: sandbox._namefold (as the lean path); +1 round 29: shellrt.cli._stderr (as classify);
     # +1 round 30: shellrt.protocol.control_escape (the package is imported here already); +2
     # round 31: sandbox._liveroots (a backend's roots are published to every shellrt process of the
-    # uid, and theirs read) and sandbox._systemroots (no root may be or hold /tmp, /dev/shm, ...)
-    FULL_RUN: 210,
+    # uid, and theirs read) and sandbox._systemroots (no root may be or hold /tmp, /dev/shm, ...);
+    # +1 round 35: sandbox._realpath (as the lean path)
+    FULL_RUN: 211,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import Any
+
+from sandbox._hostread import read_regular_bytes
 
 __all__ = ["candidate_files", "may_name_write_deny", "write_deny_for_backend", "write_deny_for_run"]
 
@@ -46,7 +47,10 @@ def may_name_write_deny(workspace: Path) -> bool:
     """True when a settings file names an ``Edit``/``Write`` deny rule, or cannot be judged here."""
     for path in candidate_files(workspace):
         try:
-            raw = _read_without_blocking(path)
+            # a FIFO, or a link to one or to ``/dev/tty``, blocked the event loop in ``open()``
+            # forever, deaf to SIGTERM and Ctrl-C, and a device was read (round 33): the host's
+            # one bounded reader, as the settings loader reads them
+            raw = read_regular_bytes(path, _MAX_SCAN_BYTES)
         except FileNotFoundError:
             continue
         except OSError:
@@ -60,26 +64,6 @@ def may_name_write_deny(workspace: Path) -> bool:
         if _names_write_deny(data):
             return True
     return False
-
-
-def _read_without_blocking(path: Path) -> bytes:
-    """Up to ``_MAX_SCAN_BYTES + 1`` bytes of the regular file ``path``, else `OSError`.
-
-    As `shellrt.permissions.settings_bytes` reads them (not imported: the lean path loads no
-    ``shellrt.permissions``): a FIFO, or a link to one or to ``/dev/tty``, blocked the event loop in
-    ``open()`` forever, deaf to SIGTERM and Ctrl-C, and a device was read (red team, round 33)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path}: not a regular file")
-        chunks: list[bytes] = []
-        left = _MAX_SCAN_BYTES + 1
-        while left > 0 and (chunk := os.read(fd, left)):
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _names_write_deny(data: Any) -> bool:

@@ -14,6 +14,8 @@ import os
 import stat
 from pathlib import Path
 
+from sandbox._hostread import NOT_REGULAR, open_without_blocking, read_open_regular
+
 __all__ = ["MAX_SETTINGS_BYTES", "read_settings_bytes", "read_settings_fd"]
 
 #: A settings file larger than this is not read (a hostile workspace's ``settings.json ->
@@ -37,8 +39,8 @@ def read_settings_bytes(path: Path, inside: Path | None = None) -> bytes:
     """
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
-        raise OSError(errno.EINVAL, "not a regular file (a device, FIFO, socket or directory)", str(path))
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        raise OSError(errno.EINVAL, NOT_REGULAR, str(path))
+    fd = open_without_blocking(path)
     try:
         if inside is not None:
             _check_inside(fd, path, inside)
@@ -64,18 +66,10 @@ def _check_inside(fd: int, path: Path, inside: Path) -> None:
         )
 
 
-def read_settings_fd(
-    fd: int, path: Path, not_regular: str = "not a regular file (a device, FIFO, socket or directory)"
-) -> bytes:
+def read_settings_fd(fd: int, path: Path, not_regular: str = NOT_REGULAR) -> bytes:
     """The bytes of the open settings file ``fd`` (named ``path`` in errors): a regular file of at
-    most `MAX_SETTINGS_BYTES`, else `OSError` saying what it is."""
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        raise OSError(errno.EINVAL, not_regular, str(path))
-    chunks: list[bytes] = []
-    total = 0
-    while chunk := os.read(fd, 1 << 16):
-        total += len(chunk)
-        if total > MAX_SETTINGS_BYTES:
-            raise OSError(errno.EFBIG, f"larger than {MAX_SETTINGS_BYTES} bytes", str(path))
-        chunks.append(chunk)
-    return b"".join(chunks)
+    most `MAX_SETTINGS_BYTES`, else `OSError` saying what it is (`sandbox._hostread` reads it)."""
+    data = read_open_regular(fd, MAX_SETTINGS_BYTES, path, not_regular=not_regular)
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_SETTINGS_BYTES} bytes", str(path))
+    return data

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from sandbox._namefold import fold_name, fold_path
+from sandbox._realpath import settled_realpath as _resolved
 
 __all__ = ["HOME_FILES", "HOME_TREES", "HomeNames", "home_reason", "linked_places"]
 
@@ -302,25 +303,6 @@ class HomeNames:
     def protects(rel_dir: str, name: str, is_link: bool) -> bool:
         """Whether entry ``name`` (a file or symlink) of home-relative ``rel_dir`` is protected."""
         return _protects(rel_dir, name, is_link)
-
-
-#: Reads of a path before `_resolved` gives up (each a few microseconds; a command swapping a link
-#: and a directory in a loop made 3 tries fail 1 write in ~2,400 under the confinement race test).
-_RESOLVE_TRIES = 50
-
-
-def _resolved(path: str) -> str | None:
-    """``os.path.realpath(path)``, or None when a link on the way kept changing while it was read.
-
-    Why: realpath reads a link it has just seen (``lstat``, then ``readlink``); a command that swaps
-    a link and a directory in between makes ``readlink`` fail with EINVAL, and the file tools'
-    permission check failed as a whole (round 31 CI: the symlink swap race of `test_confinement_tools`)."""
-    for _ in range(_RESOLVE_TRIES):
-        try:
-            return os.path.realpath(path)
-        except OSError:
-            continue
-    return None
 
 
 def home_reason(path: str | Path) -> str | None:
