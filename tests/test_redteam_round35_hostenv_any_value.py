@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from shellrt.analysis.git_env import git_hardening_env
 from shellrt.permissions import build_governance
 from shellrt.permissions.hook_env import hook_env
 from tests.conftest import require
@@ -114,6 +115,8 @@ def test_any_value_naming_a_writable_place_is_dropped_and_the_rest_kept(tmp_path
     }
     got = hook_env(keep, [ws])
     assert {k: v for k, v in got.items() if k != "PATH"} == keep
+    hardening = git_hardening_env()  # the host git queries' own overrides pass whole
+    assert {k: v for k, v in hook_env(hardening, [ws]).items() if k != "PATH"} == hardening
     for name, values in drop.items():
         for value in values:
             env = {name: value}

@@ -105,7 +105,9 @@ def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subpro
     # `LD_LIBRARY_PATH` entry: the cwd is the repository; round 34, lead).
     from shellrt.permissions.hook_env import hook_env
 
+    hardened = {k: v for k, v in git_hardening_env().items() if env.get(k) == v}
     env = hook_env({**env, "PATH": env.get("PATH", os.defpath)}, [cwd])  # PATH: `host_path`'s
+    env.update(hardened)  # never lost with an operator's GIT_CONFIG_* entry hook_env drops (round 35)
     program = shutil.which(command[0], path=env["PATH"])
     if program is None:  # as without the shell: a missing git is an OSError, which fails closed
         raise FileNotFoundError(errno.ENOENT, "no such program", command[0])
