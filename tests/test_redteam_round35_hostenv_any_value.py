@@ -92,6 +92,7 @@ def test_any_value_naming_a_writable_place_is_dropped_and_the_rest_kept(tmp_path
         "GIT_CONFIG_VALUE_0": "A B",
         "LUA_INIT": "@/etc/lua/init.lua",
         "TCLLIBPATH": "/usr/share/tcl",
+        "TMPDIR": "/tmp",
     }
     drop = {
         # Any variable, known or not: a relative path, or an absolute one in a writable root.
@@ -101,6 +102,7 @@ def test_any_value_naming_a_writable_place_is_dropped_and_the_rest_kept(tmp_path
         "R_PROFILE_USER": [".Rprofile"],
         "TCLLIBPATH": ["lib", f"/usr/share/tcl {ws}/lib"],
         "VIRTUAL_ENV": [f"{ws}/.venv"],
+        "TMPDIR": ["tmp", f"{ws}/tmp"],
         "HOME": [str(ws), "home"],
         "SOME_TOOL_PLUGIN": ["./plugin.so", f"load={ws}/x", "a/b"],
         "JAVA_TOOL_OPTIONS": ["-Djava.library.path=lib"],

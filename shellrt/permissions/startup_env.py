@@ -96,6 +96,11 @@ PATH_VARIABLES: tuple[str, ...] = (
     "npm_config_userconfig",
     "npm_config_globalconfig",
     "YARN_RC_FILENAME",
+    # Where a hook and git make temporary files: a relative one is a directory commands write.
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "TEMPDIR",
 )
 #: Blank-separated directories (a Tcl list): ``TCLLIBPATH=lib`` is the cwd's ``lib``.
 WORD_LIST_VARIABLES: tuple[str, ...] = ("TCLLIBPATH",)
