@@ -103,6 +103,7 @@ def test_any_value_naming_a_writable_place_is_dropped_and_the_rest_kept(tmp_path
         "TCLLIBPATH": ["lib", f"/usr/share/tcl {ws}/lib"],
         "VIRTUAL_ENV": [f"{ws}/.venv"],
         "TMPDIR": ["tmp", f"{ws}/tmp"],
+        "TZ": [f"{ws}/zone", f":{ws}/zone", "../ws/zone", "./zone"],
         "HOME": [str(ws), "home"],
         "SOME_TOOL_PLUGIN": ["./plugin.so", f"load={ws}/x", "a/b"],
         "JAVA_TOOL_OPTIONS": ["-Djava.library.path=lib"],

@@ -22,15 +22,19 @@ from sandbox._hostpath import inside, others_write, registered_roots
 __all__ = ["NOT_LOADED", "Roots", "every_root", "names_a_writable_place", "safe_path"]
 
 #: Variables no program loads anything from by value: kept whatever they name. ``PWD``/``OLDPWD``
-#: are shellrt's own cwd (often the workspace; a shell resets them); ``TZ`` names a zone under
-#: ``TZDIR`` (itself judged), not a path from the cwd.
-NOT_LOADED: frozenset[str] = frozenset({"PWD", "OLDPWD", "_", "TZ"})
+#: are shellrt's own cwd (often the workspace; a shell resets them).
+NOT_LOADED: frozenset[str] = frozenset({"PWD", "OLDPWD", "_"})
 _PIECES = re.compile(r"[\s:;,=@'\"()]+")
+#: ``TZ=Europe/Berlin`` (or ``:Europe/Berlin``) names a file under ``TZDIR`` (itself judged), not one
+#: from the cwd; ``TZ=/path``, ``./x`` or ``../x`` is judged as any other value.
+_ZONE_NAME = re.compile(r":?[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*")
 
 
-def names_a_writable_place(value: str, roots: Sequence[str], home: str | None) -> bool:
+def names_a_writable_place(value: str, roots: Sequence[str], home: str | None, name: str = "") -> bool:
     """Whether ``value`` holds a path-like piece that is not an absolute path outside ``roots``
     (`every_root`'s list; ``~/x`` read under ``home``; no ``home``: unsafe)."""
+    if _ZONE_NAME.fullmatch(value) and name == "TZ":
+        return False
     for piece in _PIECES.split(value):
         if piece.startswith("~"):
             if not home or not (piece == "~" or piece.startswith("~/")):

@@ -101,4 +101,4 @@ def _dropped(name: str, value: str, roots: Roots, home: str | None) -> bool:
     whose value has a path-like piece that is not a kept absolute path (`env_values`, round 35)."""
     if name in _CLEANED or name in NOT_LOADED:
         return False
-    return names_writable(name, value, roots, home) or names_a_writable_place(value, roots, home)
+    return names_writable(name, value, roots, home) or names_a_writable_place(value, roots, home, name)
