@@ -36,7 +36,7 @@ def is_git_env_config(name: str) -> bool:
 
 def unsafe_git_env_config(env: Mapping[str, str], roots: Sequence[str], home: str | None) -> bool:
     """Whether some configuration entry of ``env`` may run or read what commands wrote (or cannot
-    be read: fails closed)."""
+    be read: fails closed). ``roots``: `env_values.every_root`'s."""
     entries = _entries(env)
     return entries is None or any(_unsafe(key, value, roots, home) for key, value in entries)
 

@@ -168,7 +168,9 @@ _PATH_PROPERTY = re.compile(r"(?i)(path|dirs?|home)$")
 def names_writable(name: str, value: str, roots: Sequence[str], home: str | None = None) -> bool:
     """Whether variable ``name`` set to ``value`` can make a program load or run something that is
     not an absolute path outside ``roots`` (False for variables this module does not know).
-    ``home``: what ``~/`` in a command variable means (unknown: such a word fails closed)."""
+    ``roots``: real paths of every writable root, every live session's included (pass
+    `env_values.every_root`'s). ``home``: what ``~/`` in a command variable means (unknown: such a
+    word fails closed)."""
     if name in COMMAND_VARIABLES:  # a bare program name is looked up on the cleaned PATH
         words = [home + word[1:] if home and word.startswith("~/") else word for word in value.split()]
         return any(_path_like(word) and not _safe(word, roots) for word in words)
