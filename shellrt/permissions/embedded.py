@@ -21,7 +21,15 @@ from collections.abc import Sequence
 
 from shellrt.permissions.host_path import host_path
 
-__all__ = ["INTERPRETERS", "command_options", "is_dynamic", "reads_anything", "unknown_code"]
+__all__ = [
+    "GIT_COMMAND_KEYS",
+    "GIT_SAFE_KEYS",
+    "INTERPRETERS",
+    "command_options",
+    "is_dynamic",
+    "reads_anything",
+    "unknown_code",
+]
 
 #: Options whose value a program runs as a command (long options also match ``--opt=value``;
 #: a short option also matches its value attached, ``-Icmd``).
@@ -77,6 +85,10 @@ _GIT_COMMAND_KEYS = re.compile(
     r"(?i)(alias\..*|core\.(pager|editor|sshcommand|askpass|gitproxy)|pager\..*|sequence\.editor|"
     r"diff\.external|gpg(\..*)?\.program|.*\.(command|cmd|textconv|clean|smudge|process|driver))"
 )
+
+#: Public names for the judging of git configuration given in the environment (`git_env_config`).
+GIT_SAFE_KEYS = _GIT_SAFE_KEYS
+GIT_COMMAND_KEYS = _GIT_COMMAND_KEYS
 
 #: Programs whose program text decides what they open (a path rule cannot see it).
 INTERPRETERS = re.compile(

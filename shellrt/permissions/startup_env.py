@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from shellrt.permissions.host_path import host_path
+from shellrt.permissions.env_values import safe_path as _safe
 
 __all__ = [
     "COMMAND_VARIABLES",
@@ -23,6 +23,7 @@ __all__ = [
     "OPTION_VARIABLES",
     "PATH_VARIABLES",
     "UNSAFE_VARIABLES",
+    "WORD_LIST_VARIABLES",
     "names_writable",
 ]
 
@@ -46,7 +47,67 @@ PATH_VARIABLES: tuple[str, ...] = (
     "PIP_CONFIG_FILE",
     "CARGO_HOME",
     "GOENV",
+    # Round 35: the home and XDG directories (git reads ~/.gitconfig, bash ~/.bashrc), git's
+    # repository variables, and other runtimes' start-up files and library directories.
+    "HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_DIRS",
+    "XDG_DATA_DIRS",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "R_PROFILE",
+    "R_PROFILE_USER",
+    "R_ENVIRON",
+    "R_ENVIRON_USER",
+    "R_LIBS",
+    "R_LIBS_USER",
+    "R_LIBS_SITE",
+    "TCL_LIBRARY",
+    "TK_LIBRARY",
+    "DOTNET_STARTUP_HOOKS",
+    "DOTNET_ADDITIONAL_DEPS",
+    "DOTNET_ROOT",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "INPUTRC",
+    "GNUPGHOME",
+    "IRBRC",
+    "PHPRC",
+    "PHP_INI_SCAN_DIR",
+    "JULIA_DEPOT_PATH",
+    "JULIA_LOAD_PATH",
+    "GUILE_LOAD_PATH",
+    "GUILE_LOAD_COMPILED_PATH",
+    "ERL_LIBS",
+    "OCAMLPATH",
+    "CURL_HOME",
+    "WGETRC",
+    "LESSKEY",
+    "PSQLRC",
+    "MYSQL_HOME",
+    "MYVIMRC",
+    "NPM_CONFIG_GLOBALCONFIG",
+    "npm_config_userconfig",
+    "npm_config_globalconfig",
+    "YARN_RC_FILENAME",
+    # Where a hook and git make temporary files: a relative one is a directory commands write.
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "TEMPDIR",
 )
+#: Blank-separated directories (a Tcl list): ``TCLLIBPATH=lib`` is the cwd's ``lib``.
+WORD_LIST_VARIABLES: tuple[str, ...] = ("TCLLIBPATH",)
+#: Lua's ``;``-separated templates; an empty entry (``;;``) is the default, which has ``./?.lua``.
+_LUA_PATHS = re.compile(r"LUA_C?PATH(_5_[0-9])?")
+#: Lua code or ``@file`` run at start: kept only as ``@`` and a kept absolute path.
+_LUA_INIT = re.compile(r"LUA_INIT(_5_[0-9])?")
 #: Libraries ``ld.so`` loads into every program: a name with a ``/`` is opened as written.
 LIBRARY_LIST_VARIABLES: tuple[str, ...] = ("LD_PRELOAD", "LD_AUDIT")
 #: Command-line options a runtime reads at start; some name a file or module to load.
@@ -99,12 +160,17 @@ _PATH_OPTIONS = (
     "-Xbootclasspath",
 )
 _SEPARATORS = re.compile(r"[=:,]")
+#: A Java system property naming directories searched (``java.library.path``, ``java.ext.dirs``);
+#: ``-Dfile.encoding`` is not one.
+_PATH_PROPERTY = re.compile(r"(?i)(path|dirs?|home)$")
 
 
 def names_writable(name: str, value: str, roots: Sequence[str], home: str | None = None) -> bool:
     """Whether variable ``name`` set to ``value`` can make a program load or run something that is
     not an absolute path outside ``roots`` (False for variables this module does not know).
-    ``home``: what ``~/`` in a command variable means (unknown: such a word fails closed)."""
+    ``roots``: real paths of every writable root, every live session's included (pass
+    `env_values.every_root`'s). ``home``: what ``~/`` in a command variable means (unknown: such a
+    word fails closed)."""
     if name in COMMAND_VARIABLES:  # a bare program name is looked up on the cleaned PATH
         words = [home + word[1:] if home and word.startswith("~/") else word for word in value.split()]
         return any(_path_like(word) and not _safe(word, roots) for word in words)
@@ -112,6 +178,12 @@ def names_writable(name: str, value: str, roots: Sequence[str], home: str | None
         return True
     if name in PATH_VARIABLES:
         return any(not _safe(entry, roots) for entry in value.split(os.pathsep))
+    if name in WORD_LIST_VARIABLES:
+        return any(not _safe(entry, roots) for entry in value.split() or [""])
+    if _LUA_PATHS.fullmatch(name):
+        return any(not _safe(entry, roots) for entry in value.split(";"))
+    if _LUA_INIT.fullmatch(name):
+        return not (value.startswith("@") and _safe(value[1:], roots))
     if name in LIBRARY_LIST_VARIABLES:
         return any("/" in lib and not _safe(lib, roots) for lib in re.split(r"[\s:]+", value) if lib)
     if name in OPTION_VARIABLES:
@@ -140,6 +212,10 @@ def _options_name_writable(words: list[str], roots: Sequence[str]) -> bool:
             return True
         if word.startswith(("-Mlib=", "-mlib=")) and not all(_safe(d, roots) for d in word[6:].split(",")):
             return True  # Perl's ``use lib`` from the command line
+        prop, equals, setting = word.partition("=")
+        path_property = equals and prop.startswith("-D") and _PATH_PROPERTY.search(prop)
+        if path_property and not all(_safe(entry, roots) for entry in setting.split(os.pathsep)):
+            return True  # -Djava.library.path=lib: searched from the cwd (round 35)
         pieces = _SEPARATORS.split(word)
         if re.match(r"-[A-Za-z]", word):  # a one-letter option's attached argument (-r./x, -Mlib)
             pieces.append(word[2:])
@@ -150,8 +226,3 @@ def _options_name_writable(words: list[str], roots: Sequence[str]) -> bool:
 
 def _path_like(piece: str) -> bool:
     return not piece.startswith("-") and ("/" in piece or piece in (".", ".."))
-
-
-def _safe(entry: str, roots: Sequence[str]) -> bool:
-    """An absolute path `host_path` keeps (outside every writable root, not writable by others)."""
-    return entry == os.devnull or (entry.startswith("/") and host_path(entry, roots) == entry)

@@ -96,6 +96,23 @@ _DATA_LIMIT_KIB = 512 << 10
 _SH = "/bin/sh"
 
 
+#: The operator's git variables a query keeps: which global and system files git reads (the same
+#: ones `_trusted_files` trusts).
+_KEPT_GIT_VARIABLES = frozenset({"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM"})
+
+
+def _query_env() -> dict[str, str]:
+    """shellrt's environment for a query, with the hardening overrides and without the operator's
+    other ``GIT_*`` variables. The queries describe the repository at their cwd as the sandboxed
+    git sees it (its environment is shellrt's own): ``GIT_DIR``/``GIT_WORK_TREE`` pointed them
+    at another repository, ``GIT_CONFIG`` made ``git config`` list one file instead of the
+    repository's scopes, and ``GIT_CONFIG_PARAMETERS`` beats the hardening's ``GIT_CONFIG_COUNT``
+    entries: the repository's ``core.fsmonitor`` and hooks went unreported (red team round 35)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEPT_GIT_VARIABLES}
+    env.update(git_hardening_env())
+    return env
+
+
 def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[bytes]:
     """Runs one host git query: output captured, bounded in time and heap, no stdin (the
     host's may be a protocol stream), exit status left to the caller."""
@@ -105,7 +122,9 @@ def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subpro
     # `LD_LIBRARY_PATH` entry: the cwd is the repository; round 34, lead).
     from shellrt.permissions.hook_env import hook_env
 
+    hardened = {k: v for k, v in git_hardening_env().items() if env.get(k) == v}
     env = hook_env({**env, "PATH": env.get("PATH", os.defpath)}, [cwd])  # PATH: `host_path`'s
+    env.update(hardened)  # never lost with an operator's GIT_CONFIG_* entry hook_env drops (round 35)
     program = shutil.which(command[0], path=env["PATH"])
     if program is None:  # as without the shell: a missing git is an OSError, which fails closed
         raise FileNotFoundError(errno.ENOENT, "no such program", command[0])
@@ -194,8 +213,7 @@ def _populated_submodules(cwd: str, extra_env: Mapping[str, str] | None) -> list
     unsafe = unsafe_git_files(cwd)
     if unsafe:
         return f"the repository's submodules could not be listed ({unsafe})"
-    env = dict(os.environ)
-    env.update(git_hardening_env())
+    env = _query_env()
     if extra_env:
         env.update(extra_env)
     env["GIT_OPTIONAL_LOCKS"] = "0"
@@ -227,8 +245,7 @@ def _own_code_keys(
     unsafe = unsafe_git_files(cwd)
     if unsafe:
         return [f"the repository configuration could not be read ({unsafe})"]
-    env = dict(os.environ)
-    env.update(git_hardening_env())
+    env = _query_env()
     if extra_env:
         env.update(extra_env)
     env["GIT_CONFIG_COUNT"] = "0"  # see the repository's own keys, not our overrides
@@ -383,8 +400,7 @@ def changed_paths(cwd: str) -> list[str]:
     entry is racily clean, counts as changed."""
     if unsafe_git_files(cwd):
         return [""]
-    env = dict(os.environ)
-    env.update(git_hardening_env())
+    env = _query_env()
     env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
         top = _git(["git", "rev-parse", "--show-toplevel", "--git-path", "index"], cwd, env)
@@ -482,8 +498,7 @@ def active_hooks(cwd: str) -> list[str]:
     unsafe = unsafe_git_files(cwd)
     if unsafe:
         return [f"the repository hooks could not be listed ({unsafe})"]
-    env = dict(os.environ)
-    env.update(git_hardening_env())
+    env = _query_env()
     env["GIT_CONFIG_COUNT"] = "0"  # the repository's own hooksPath, not our /dev/null
     try:
         proc = _git(["git", "rev-parse", "--git-path", "hooks"], cwd, env)
