@@ -9,83 +9,49 @@ started meanwhile, so A could stop and read B's task, and A's session ending kil
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 import anyio
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests._serve_cli import start_http_serve
-from tests.test_mcp_server import _free_port, _wait_for_port
+from tests._mcp_http_sessions import http_session, served, text_of
 from tests.test_server_jsonl import marker_pids
 
 _TOKEN = "round35-task-owner-token-0123456789"
 
 
-def _text(result: Any) -> str:
-    return "\n".join(getattr(c, "text", "") for c in result.content)
-
-
 def test_a_concurrent_call_does_not_take_another_sessions_task(tmp_path: Path) -> None:
     """Failed before: A's TaskOutput read B's task (B's output reached A) while A's slow call overlapped."""
-    port = _free_port()
     marker = f"r35-owner-{time.time_ns()}"
-    server = start_http_serve(tmp_path, port, _TOKEN)
-    seen: dict[str, str] = {}
 
-    async def scenario() -> None:
-        await _wait_for_port(port)
-        url = f"http://127.0.0.1:{port}/mcp"
-        headers = {"Authorization": f"Bearer {_TOKEN}"}
-        async with (
-            create_mcp_http_client(headers=headers) as http_b,
-            streamable_http_client(url, http_client=http_b) as (read_b, write_b),
-            ClientSession(read_b, write_b) as b,
-        ):
-            await b.initialize()
-            async with (
-                create_mcp_http_client(headers=headers) as http_a,
-                streamable_http_client(url, http_client=http_a) as (read_a, write_a),
-                ClientSession(read_a, write_a) as a,
-            ):
-                await a.initialize()
+    async def scenario(port: int) -> None:
+        async with http_session(port, _TOKEN) as b:
+            async with http_session(port, _TOKEN) as a:
                 task_id = ""
 
                 async def slow_a() -> None:
-                    seen["slow"] = _text(await a.call_tool("Bash", {"command": "sleep 1.5"}))
+                    await a.call_tool("Bash", {"command": "sleep 1.5"})
 
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(slow_a)
                     await anyio.sleep(0.3)
-                    started = await b.call_tool(
-                        "Bash", {"command": f"echo secret-b; sleep 1000 # {marker}", "run_in_background": True}
-                    )
-                    found = re.search(r"task id (\w+)", _text(started))
-                    assert found, _text(started)
+                    command = f"echo secret-b; sleep 1000 # {marker}"
+                    started = await b.call_tool("Bash", {"command": command, "run_in_background": True})
+                    found = re.search(r"task id (\w+)", text_of(started))
+                    assert found, text_of(started)
                     task_id = found.group(1)
                 await anyio.sleep(0.3)
                 for name in ("TaskOutput", "TaskStop"):
                     other = await a.call_tool(name, {"task_id": task_id})
-                    seen[name] = _text(other)
-                    assert other.is_error and "another MCP session" in seen[name], (name, seen[name])
+                    assert other.is_error and "another MCP session" in text_of(other), (name, text_of(other))
                 assert marker_pids(marker), "session A stopped session B's task"
             # A's session ended (DELETE): B's task must live on.
             await anyio.sleep(2.5)
             assert marker_pids(marker), "session A's end killed session B's task"
             own = await b.call_tool("TaskOutput", {"task_id": task_id})
-            assert not own.is_error and "secret-b" in _text(own), _text(own)
+            assert not own.is_error and "secret-b" in text_of(own), text_of(own)
             assert not (await b.call_tool("TaskStop", {"task_id": task_id})).is_error
 
-    try:
-        anyio.run(scenario)
-    finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+    with served(tmp_path, _TOKEN) as port:
+        anyio.run(scenario, port)
     assert not marker_pids(marker)
