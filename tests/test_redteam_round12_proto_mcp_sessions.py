@@ -11,7 +11,6 @@ id is answered with the ids of the caller's own session only.
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests._serve_cli import start_http_serve
-from tests.test_mcp_server import _free_port, _wait_for_port
+from tests._mcp_http_sessions import served
+from tests.test_mcp_server import _wait_for_port
 from tests.test_server_jsonl import marker_pids
 
 _TOKEN = "round12-sessions-token-0123456789"
@@ -35,12 +34,10 @@ def _text(result: Any) -> str:
 def test_another_sessions_task_cannot_be_stopped_or_read(tmp_path: Path) -> None:
     """Failed on the old code: session B's TaskStop killed session A's task, and B's call with a
     bogus id listed A's task id."""
-    port = _free_port()
     marker = f"r12-mcp-owner-{time.time_ns()}"
-    server = start_http_serve(tmp_path, port, _TOKEN)
     seen: dict[str, str] = {}
 
-    async def scenario() -> None:
+    async def scenario(port: int) -> None:
         await _wait_for_port(port)
         url = f"http://127.0.0.1:{port}/mcp"
         headers = {"Authorization": f"Bearer {_TOKEN}"}
@@ -77,12 +74,6 @@ def test_another_sessions_task_cannot_be_stopped_or_read(tmp_path: Path) -> None
             assert not (await b.call_tool("TaskStop", {"task_id": b_id.group(1)})).is_error
             assert not (await a.call_tool("TaskStop", {"task_id": task_id})).is_error
 
-    try:
-        anyio.run(scenario)
-    finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+    with served(tmp_path, _TOKEN) as port:
+        anyio.run(scenario, port)
     assert not marker_pids(marker)

@@ -23,6 +23,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shellrt.protocol._one_line import one_line
+
 __all__ = [
     "CommandOutcome",
     "ResultWriter",
@@ -136,7 +138,7 @@ class ResultWriter:
     def write(self, result: TaskResult) -> None:
         """Append one line and make it durable before returning; raises `ResultsWriteError` (the
         part of the line that fitted taken back out) when the file refuses it."""
-        data = result.model_dump_json().encode("utf-8") + b"\n"
+        data = one_line(result.model_dump_json()).encode("utf-8") + b"\n"  # a command's U+2028: round 35
         before = self._fh.tell()
         try:
             self._fh.write(data)

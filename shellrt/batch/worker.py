@@ -48,6 +48,7 @@ from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
 from shellrt.batch.artifacts_dir import claim_artifacts_dir
 from shellrt.batch.ceilings import with_default_limits
+from shellrt.batch.checked import checked_task
 from shellrt.batch.dataset_masks import unmaskable, with_dataset_masks
 from shellrt.batch.output_budget import RunOutputBudget, TaskQuota
 from shellrt.batch.pool import Lease, SandboxPool
@@ -196,6 +197,12 @@ class TaskRun:
         """Copy the workspace in and start the sandbox; failures become ``self.error``."""
         self.started_at = time.time()
         self._t0 = time.monotonic()
+        try:
+            self.task = checked_task(self.task)  # built by model_construct? (round 35)
+        except ValueError as exc:
+            self.error = str(exc)
+            self.setup_s = time.monotonic() - self._t0
+            return
         try:
             await self._prepare()
         except Exception as exc:

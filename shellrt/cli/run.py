@@ -359,6 +359,7 @@ async def _execute(
     if result.output_lost:
         print(f"shellrt run: output lost: {result.output_lost}", file=sys.stderr)
         code = EXIT_OUTPUT_LOST
+    from shellrt.protocol._one_line import one_line
     from shellrt.tools.bash import bash_output, format_output  # --json only: the tool's own formatting
 
     output = bash_output(result, None if math.isinf(timeout_s) else timeout_s).model_copy(
@@ -394,7 +395,7 @@ async def _execute(
         "notes": list(result.notes),
     }
     try:
-        print(json.dumps(report, ensure_ascii=False), flush=True)
+        print(one_line(json.dumps(report, ensure_ascii=False)), flush=True)  # a command's U+2028: round 35
     except BrokenPipeError:  # our reader went away (``| head -c 100``): end like a pipeline does
         silence_stdout()
         return EXIT_STDOUT_CLOSED, persisted

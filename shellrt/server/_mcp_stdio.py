@@ -34,9 +34,9 @@ import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
+from shellrt.protocol._one_line import one_line
 from shellrt.server._line_budget import over_budget, parse_off_loop
 from shellrt.server._lines import TOO_LONG, LineReader
-from shellrt.server._one_line import one_line
 from shellrt.server._request_ids import InFlight, bad_id_reason, bad_token_reason, lenient_loads
 from shellrt.server._shallow_id import leading_id, top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads

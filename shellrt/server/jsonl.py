@@ -36,10 +36,10 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.abc
 
+from shellrt.protocol._one_line import one_line
 from shellrt.runtime import MessageFormatError, Runtime
 from shellrt.server._line_budget import INLINE_BYTES, over_budget, parse_off_loop
 from shellrt.server._lines import TOO_LONG, LineReader
-from shellrt.server._one_line import one_line
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["handle_line", "serve_jsonl"]

@@ -45,6 +45,7 @@ from shellrt.protocol import ProgressEvent, ResultEnvelope, TextBlock, Tool, Too
 from shellrt.runtime import Runtime
 from shellrt.runtime.orchestration import CallSlots, max_parallel_calls
 from shellrt.server._mcp_stdio import stdio_wire
+from shellrt.server._task_owner import collecting_started_tasks, watch_task_manager
 from shellrt.server.mcp_approval import current_request, elicitation_approver
 from shellrt.server.mcp_semantics import DEPENDS, semantics_of
 
@@ -321,9 +322,21 @@ class McpToolServer:
         foreign = self._foreign_task(session_key, params.name, arguments)
         if foreign is not None:
             return _error_result(foreign)
-        tasks_before = (
-            {t.id for t in supervisor.tasks.list()} if supervisor is not None and session_key else set()
-        )
+        if supervisor is not None:
+            watch_task_manager(supervisor.tasks)  # a task is credited to the call that registers it
+        owned = self._session_tasks.setdefault(session_key, set()) if isinstance(session_key, str) else set()
+        with collecting_started_tasks(owned) as started:
+            envelopes = await self._run_collected(ctx, block, wants_progress)
+        if isinstance(session_key, str) and started:  # again: the session may have ended meanwhile
+            self._session_tasks.setdefault(session_key, set()).update(started)
+        if [t.name for t in self.runtime.visible_tools()] != before:
+            await ctx.session.send_tool_list_changed()
+        if not envelopes:
+            return _error_result(f"shellrt produced no result for {params.name}; try again.")
+        return to_call_tool_result(envelopes[0])
+
+    async def _run_collected(self, ctx: Any, block: ToolUseBlock, wants_progress: bool) -> list[ResultEnvelope]:
+        """The call through the runtime, its progress forwarded when the client asked for it."""
         async with anyio.create_task_group() as tg:
             if wants_progress:
                 send, receive = anyio.create_memory_object_stream[ProgressEvent](_PROGRESS_BUFFER)
@@ -343,15 +356,7 @@ class McpToolServer:
                 stream = self._progress.pop(block.id, None)
                 if stream is not None:
                     stream.close()
-        if supervisor is not None and isinstance(session_key, str):
-            started = {t.id for t in supervisor.tasks.list()} - tasks_before
-            if started:
-                self._session_tasks.setdefault(session_key, set()).update(started)
-        if [t.name for t in self.runtime.visible_tools()] != before:
-            await ctx.session.send_tool_list_changed()
-        if not envelopes:
-            return _error_result(f"shellrt produced no result for {params.name}; try again.")
-        return to_call_tool_result(envelopes[0])
+        return envelopes
 
     def _foreign_task(self, session_key: str | None, name: str, arguments: dict[str, Any]) -> str | None:
         """Why an HTTP session may not read or stop the task it names, or None (it may).

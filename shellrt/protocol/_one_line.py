@@ -1,11 +1,11 @@
-"""Answer lines that stay one line however a client splits its input.
+"""JSON lines that stay one line however a reader splits them.
 
-Both wires (the JSONL protocol, MCP over stdio) send one JSON value per line, with text kept as
-UTF-8 where it can be. JSON leaves U+2028, U+2029 and U+0085 (NEL) raw inside strings, but
+Both wires (the JSONL protocol, MCP over stdio), ``shellrt run --json`` and a batch run's results
+file write one JSON value per line, with text kept as UTF-8 where it can be. JSON leaves U+2028, U+2029 and U+0085 (NEL) raw inside strings, but
 Python's ``str.splitlines()`` and other Unicode line splitters break lines there: a command
 printing one of them then a JSON object made such a client read a second answer the command
 wrote whole (red team round 8). They can only occur inside JSON strings, where ``\\u`` escapes
-mean the same text, so they are escaped.
+mean the same text, so they are escaped (round 35: the report and the results file too).
 """
 
 from __future__ import annotations
