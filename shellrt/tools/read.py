@@ -54,6 +54,7 @@ from shellrt.tools._framing import PDF_FRAMING, unframed
 from shellrt.tools._notebook import NotebookError
 from shellrt.tools._notebook import render as render_notebook
 from shellrt.tools._offloop import off_loop
+from shellrt.tools._parse_slots import parse_slot
 from shellrt.tools._paths import (
     PathInput,
     canonical_path,
@@ -736,7 +737,8 @@ def _render_in_child(data: bytes, label: str) -> str:
     argv += [str(NOTEBOOK_MEMORY_BYTES), label, str(MAX_OUTPUT_CHARS)]
     deadline = notebook_deadline()
     try:
-        done = subprocess.run(argv, input=data, capture_output=True, timeout=deadline, check=False)
+        with parse_slot(deadline, label, f"jq '.cells[0]' {label}") as left:
+            done = subprocess.run(argv, input=data, capture_output=True, timeout=left, check=False)
         answer = json.loads(done.stdout)
     except subprocess.TimeoutExpired:
         raise ToolExecutionError(
@@ -816,7 +818,8 @@ def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> PdfText:
     argv.append(str(MAX_OUTPUT_CHARS + 1))
     deadline = pdf_deadline()
     try:
-        done = subprocess.run(argv, input=data, capture_output=True, timeout=deadline, check=False)
+        with parse_slot(deadline, label, f"pdftotext -f 1 -l 5 {label} -") as left:
+            done = subprocess.run(argv, input=data, capture_output=True, timeout=left, check=False)
     except subprocess.TimeoutExpired:
         raise ToolExecutionError(
             f"{label} took longer than {deadline:g} s to parse; extract its text with Bash instead "
