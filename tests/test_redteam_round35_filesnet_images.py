@@ -99,6 +99,7 @@ def test_read_sends_only_images_the_model_can_take(tmp_path: Path) -> None:
         "cut.png": _png(64, 64)[:40],
         "zero.png": _png(1, 1).replace(struct.pack(">II", 1, 1), struct.pack(">II", 0, 1), 1),
         "magic.jpg": b"\xff\xd8\xff\xe0" + b"\x00" * 2_000,
+        "noscan.jpg": _jpeg(8, 8).split(b"\xff\xda")[0] + b"\xff\xd9",
         "tall.jpg": _jpeg(8, 9_000),
         "huge.gif": GIF_1PX[:6] + struct.pack("<HH", 65_535, 65_535) + GIF_1PX[10:],
         "screen.gif": b"GIF89a",
@@ -107,6 +108,9 @@ def test_read_sends_only_images_the_model_can_take(tmp_path: Path) -> None:
     }
     fine = {"ok.png": _png(100, 80), "ok.jpg": _jpeg(16, 8), "ok.gif": GIF_1PX, "ok.webp": WEBP_1PX}
     fine["edge.png"] = _png(8_000, 2)
+    # Tolerated as decoders tolerate them: stray bytes before a JPEG marker, bytes after a GIF's frame.
+    fine["stray.jpg"] = _jpeg(8, 8).replace(b"\xff\xc0", b"\x00\x00\xff\xc0", 1)
+    fine["tail.gif"] = GIF_1PX[:-1] + b"\x00garbage"
     sent: list[str] = []
     for name, data in refused.items():
         (root / name).write_bytes(data)

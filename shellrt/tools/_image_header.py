@@ -100,8 +100,10 @@ def _jpeg(data: bytes) -> tuple[int, int]:
     pos, size, step = 2, None, _steps()
     while True:
         step()
-        if data[pos] != 0xFF:
-            raise ValueError("a segment does not start with a marker")
+        if data[pos] != 0xFF:  # extraneous bytes before a marker: skipped, as libjpeg does
+            pos = data.find(b"\xff", pos)
+            if pos < 0:
+                raise ValueError("it ends before its first scan")
         while data[pos + 1] == 0xFF:  # fill bytes
             step()
             pos += 1
@@ -144,8 +146,10 @@ def _gif(data: bytes) -> tuple[int, int]:
             pos += 10 + (3 << ((frame_flags & 7) + 1) if frame_flags & 0x80 else 0)
             pos = _gif_sub_blocks(data, pos + 1, step)
             images += 1
+        elif images:
+            break  # bytes after the last frame, as a missing trailer: decoders stop there
         else:
-            raise ValueError(f"an unknown block 0x{block:02X}")
+            raise ValueError(f"an unknown block 0x{block:02X} before any frame")
     if not images:
         raise ValueError("it holds no image")
     return width, height
