@@ -5,7 +5,7 @@ Read parses a PDF (pypdf) and a notebook over 256 KB in a child process held to 
 address space of 2 GiB (PDF) or 1 GiB (notebook). Read is concurrency safe: a session runs 10 at
 once, and every session of a ``serve`` process more. A 68 KB PDF whose page shows one 70 MB string
 made pypdf hold 871 MB and a core for 42 s (cut at 20 s): ten such Reads asked the host for ~9 GB
-and ten cores, two sessions for more memory than this machine has. Now at most
+and ten cores, three sessions more memory than this 23 GB machine has. Now at most
 `_parse_slots.MAX_PARSING` parse children run at once in the process (as WebFetch's converter,
 `MAX_BUSY`); a Read waits for a slot at most half its child's deadline, then says what to do.
 """
