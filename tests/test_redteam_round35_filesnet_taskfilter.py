@@ -2,7 +2,7 @@
 
 TaskOutput matches its ``filter`` in a child process killed at `FILTER_TIMEOUT_S` (10 s; round 12:
 backtracking), and TaskOutput is concurrency safe: a model (or the text steering it) sending ten
-calls with ``^(a+)+$`` over a task's ``aaaa…!`` lines held ten cores for 10 s, every turn. The
+calls with ``^(a+)+$`` over a task's ``aaaa…!`` lines would hold ten cores for 10 s, every turn. The
 same class as Read's parse children (`_parse_slots`): now at most `MAX_FILTERING` filter children
 run at once per event loop (one for a ``serve`` process); a call waits for a slot at most half the
 filter's deadline, before it reads (so a refused call consumes nothing), then says what to do.

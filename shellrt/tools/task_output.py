@@ -122,8 +122,8 @@ class TaskOutput(Tool[TaskOutputInput, TaskOutputChunk]):
 
 
 #: Filter children running at once per event loop (a ``serve`` process has one): each may take a
-#: core for `FILTER_TIMEOUT_S`, and TaskOutput is concurrency safe (red team, round 35: ten calls
-#: with ``^(a+)+$`` held ten cores). Read's parse children have the same kind of bound (`_parse_slots`).
+#: core for `FILTER_TIMEOUT_S`, and TaskOutput is concurrency safe (red team, round 35: four calls
+#: with ``^(a+)+$`` ran four children at once). Read's parse children have the same kind of bound (`_parse_slots`).
 MAX_FILTERING = 2
 _FILTERS: RunVar[anyio.CapacityLimiter] = RunVar("shellrt_task_output_filters")
 
