@@ -13,7 +13,6 @@ and ten cores, three sessions more memory than this 23 GB machine has. Now at mo
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 from shellrt.protocol import ToolContext
 from shellrt.tools import _offloop
 from shellrt.tools.read import ReadTool
+from tests._child_procs import count_children
 from tests.conftest import require
 from tests.test_redteam_round33_files_pdfdeadline import _slow_pdf
 
@@ -32,22 +32,8 @@ _MARKS = (b"import pypdf", b"from shellrt.tools._notebook import serve")
 
 
 def _parse_children() -> int:
-    """Processes of this test's process whose command line is a Read parse child."""
-    me, count = os.getpid(), 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
-            if ppid != me:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmdline = fh.read()
-        except (OSError, ValueError, IndexError):
-            continue
-        count += any(mark in cmdline for mark in _MARKS)
-    return count
+    """This process's Read parse children running now."""
+    return count_children(_MARKS)
 
 
 def _notebook(cells: int) -> bytes:

@@ -10,22 +10,19 @@ filter's deadline, before it reads (so a refused call consumes nothing), then sa
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import anyio
 import pytest
 
-from sandbox import LocalConfig, SandboxPolicy
-from sandbox.local import LocalBackend
 from shellrt.protocol import ToolContext, ToolExecutionError
 from shellrt.supervisor import Supervisor
 from shellrt.tools import task_output
 from shellrt.tools.bash import Bash, BashInput
 from shellrt.tools.task_output import TaskOutput, TaskOutputInput
+from tests import test_tools_bash
+from tests._child_procs import count_children
 
 pytestmark = pytest.mark.anyio
 
@@ -33,41 +30,11 @@ _MARK = b"rx = re.compile(req['pattern'])"
 
 
 def _filter_children() -> int:
-    me, count = os.getpid(), 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
-            if ppid != me:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                count += _MARK in fh.read()
-        except (OSError, ValueError, IndexError):
-            continue
-    return count
+    return count_children((_MARK,))
 
 
-@pytest.fixture
-async def ctx(tmp_path: Path) -> AsyncIterator[ToolContext]:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    backend = LocalBackend(LocalConfig(), SandboxPolicy(workspace=ws))
-    await backend.start()
-    sup = Supervisor(backend, session_dir=tmp_path / "session", progress_interval_s=0.1)
-    try:
-        yield ToolContext(
-            session_id="t",
-            session_dir=tmp_path / "session",
-            workspace=ws,
-            cwd=sup.cwd,
-            allowed_roots=(ws,),
-            services={Supervisor: sup},
-        )
-    finally:
-        await sup.close()
-        await backend.close()
+#: A real supervisor over the local backend, as TaskOutput's own tests use.
+ctx = test_tools_bash.ctx
 
 
 async def test_parallel_filters_run_a_bounded_number_of_children(
