@@ -51,9 +51,11 @@ from shellrt.protocol.notes import neutralize_output, note, untrusted_note
 from shellrt.tools import _offloop
 from shellrt.tools._bidi import isolated
 from shellrt.tools._framing import PDF_FRAMING, unframed
+from shellrt.tools._image_header import MAX_MODEL_IMAGE_SIDE, image_size
 from shellrt.tools._notebook import NotebookError
 from shellrt.tools._notebook import render as render_notebook
 from shellrt.tools._offloop import off_loop
+from shellrt.tools._parse_slots import parse_slot
 from shellrt.tools._paths import (
     PathInput,
     canonical_path,
@@ -671,10 +673,32 @@ def _read_image(fd: int, path: Path, label: str, st: os.stat_result) -> tuple[Re
         raise ToolExecutionError(
             f"{label} has an image extension but is not a PNG, JPEG, GIF or WebP image; check it with Bash `file {label}`."
         )
+    width, height = _model_image_size(data, media_type, label, path.suffix)
     block = ImageBlock(source=ImageSource(media_type=media_type, data=base64.b64encode(data).decode("ascii")))
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    text = f"Image {label} ({media_type}, {len(data):,} bytes):"
+    text = f"Image {label} ({media_type}, {width:,} x {height:,} pixels, {len(data):,} bytes):"
     return ReadOutput("image", os.fspath(path), text, image=block), record
+
+
+def _model_image_size(data: bytes, media_type: str, label: str, suffix: str) -> tuple[int, int]:
+    """The image's (width, height), or a refusal: an image the model's API cannot take would stay in
+    the conversation and fail every later turn (red team round 35: a garbage PNG, a 20,000 px bomb)."""
+    smaller = f"`convert {label} -resize 2000x2000 /tmp/small{suffix}`"
+    try:
+        width, height = image_size(data, media_type)
+    except ValueError as exc:
+        raise ToolExecutionError(
+            f"{label} starts like a {media_type} image but is not a well-formed one ({exc}); the model's API "
+            f"would refuse it, and with it every later turn of the conversation. Check it with Bash "
+            f"(`file {label}`), or make a clean copy (e.g. {smaller}) and Read that."
+        ) from None
+    if not (0 < width <= MAX_MODEL_IMAGE_SIDE and 0 < height <= MAX_MODEL_IMAGE_SIDE):
+        raise ToolExecutionError(
+            f"{label} is an image of {width:,} x {height:,} pixels; the model takes at most "
+            f"{MAX_MODEL_IMAGE_SIDE:,} a side (and none of 0). Make a smaller copy with Bash (e.g. {smaller}) "
+            "and Read that."
+        )
+    return width, height
 
 
 # --- notebooks --------------------------------------------------------------------
@@ -736,7 +760,8 @@ def _render_in_child(data: bytes, label: str) -> str:
     argv += [str(NOTEBOOK_MEMORY_BYTES), label, str(MAX_OUTPUT_CHARS)]
     deadline = notebook_deadline()
     try:
-        done = subprocess.run(argv, input=data, capture_output=True, timeout=deadline, check=False)
+        with parse_slot(deadline, label, f"jq '.cells[0]' {label}") as left:
+            done = subprocess.run(argv, input=data, capture_output=True, timeout=left, check=False)
         answer = json.loads(done.stdout)
     except subprocess.TimeoutExpired:
         raise ToolExecutionError(
@@ -816,7 +841,8 @@ def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> PdfText:
     argv.append(str(MAX_OUTPUT_CHARS + 1))
     deadline = pdf_deadline()
     try:
-        done = subprocess.run(argv, input=data, capture_output=True, timeout=deadline, check=False)
+        with parse_slot(deadline, label, f"pdftotext -f 1 -l 5 {label} -") as left:
+            done = subprocess.run(argv, input=data, capture_output=True, timeout=left, check=False)
     except subprocess.TimeoutExpired:
         raise ToolExecutionError(
             f"{label} took longer than {deadline:g} s to parse; extract its text with Bash instead "

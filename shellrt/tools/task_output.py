@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import anyio
+from anyio.lowlevel import RunVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from shellrt.protocol import (
@@ -106,15 +109,47 @@ class TaskOutput(Tool[TaskOutputInput, TaskOutputChunk]):
             if tool_input.wait_ms:
                 with anyio.move_on_after(tool_input.wait_ms / 1000):
                     await tasks.wait(tool_input.task_id)
-            chunk = await tasks.read_new(tool_input.task_id)
+            if not tool_input.filter:
+                return ToolOutput(await tasks.read_new(tool_input.task_id))
+            async with _filter_slot(tool_input.filter):  # before the read: a refusal consumes nothing
+                chunk = await tasks.read_new(tool_input.task_id)
+                return ToolOutput(await _filtered(chunk, tool_input.filter))
         except TaskNotFoundError as exc:
             raise ToolExecutionError(str(exc)) from exc
-        if tool_input.filter:
-            chunk = await _filtered(chunk, tool_input.filter)
-        return ToolOutput(chunk)
 
     def to_model_content(self, output: TaskOutputChunk) -> str:
         return format_task_output(output)
+
+
+#: Filter children running at once per event loop (a ``serve`` process has one): each may take a
+#: core for `FILTER_TIMEOUT_S`, and TaskOutput is concurrency safe (red team, round 35: four calls
+#: with ``^(a+)+$`` ran four children at once). Read's parse children have the same kind of bound (`_parse_slots`).
+MAX_FILTERING = 2
+_FILTERS: RunVar[anyio.CapacityLimiter] = RunVar("shellrt_task_output_filters")
+
+
+@asynccontextmanager
+async def _filter_slot(pattern: str) -> AsyncIterator[None]:
+    """Hold one of the loop's `MAX_FILTERING` filter slots; wait at most half `FILTER_TIMEOUT_S`."""
+    try:
+        limiter = _FILTERS.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(MAX_FILTERING)
+        _FILTERS.set(limiter)
+    acquired = False
+    with anyio.move_on_after(FILTER_TIMEOUT_S / 2):
+        await limiter.acquire()
+        acquired = True
+    if not acquired:
+        raise ToolExecutionError(
+            f"{MAX_FILTERING} other TaskOutput filters kept running for {FILTER_TIMEOUT_S / 2:g} s, so the "
+            f"filter {pattern!r} was not run and nothing was read. Call TaskOutput again when they are done, "
+            "or without filter (and search the lines yourself)."
+        )
+    try:
+        yield
+    finally:
+        limiter.release()
 
 
 async def _filtered(chunk: TaskOutputChunk, pattern: str) -> TaskOutputChunk:
