@@ -1,0 +1,139 @@
+"""Red team, round 35 (docker): the host's BPF JIT budget reached from a container.
+
+Every classic BPF program is JIT-compiled and its image charged to ``net.core.bpf_jit_limit``, one
+counter for the whole host (528,482,304 bytes here, ``CONFIG_BPF_JIT_ALWAYS_ON``). Once it is spent,
+a process without ``CAP_BPF``/``CAP_SYS_ADMIN`` in the host's user namespace loads no filter at all:
+not a socket filter and not a seccomp filter -- so every docker session's ``priv`` (nine
+capabilities, not those) fails to load the command filter and every command of every session on the
+host fails, and so do a non-root caller's bwrap sandboxes. Round 33 bwrap measured it; round 34
+docker2 named it for containers, whose memory ceiling (17 GB by default here) charges a program's
+kernel copy but not its JIT image. A command reached it with two calls docker's profile allows:
+``SO_ATTACH_FILTER`` (and ``SO_ATTACH_REUSEPORT_CBPF``) on its own sockets, and a nested seccomp
+filter; the executor's shell (the image's own ``/bin/sh``) through the socket options.
+
+Real containers of the test images and a static probe built here with gcc (FAIL, not skip, under
+CI=true). The probe attaches a few filters only: never run to exhaustion on a shared machine.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sandbox.docker import DockerBackend
+from tests._docker_support import config, policy, require_docker, run_sh
+from tests._rt11_hostile import build_hostile
+from tests.conftest import require
+
+pytestmark = [pytest.mark.anyio, pytest.mark.docker]
+
+#: ``sock``: a 1,024-instruction filter attached to 8 unix sockets, and
+#: once as a reuseport program. ``nest``: an allow-all seccomp filter through both calls.
+_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define N 1024 /* its converted program fits net.core.optmem_max (128 KiB): held, not refused */
+static struct sock_filter big[N];
+static const char *said(long r) { return r == 0 ? "ok" : strerrorname_np(errno); }
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    if (!strcmp(argv[1], "sock")) {
+        for (int i = 0; i < N - 1; i++) big[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+        big[N - 1] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffff);
+        struct sock_fprog prog = {N, big};
+        int ok = 0;
+        const char *why = "none";
+        for (int i = 0; i < 8; i++) {
+            int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+            long r = setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog);
+            if (r == 0) ok++; else why = said(r);
+        }
+        printf("ATTACHED %d\nWHY %s\n", ok, why);
+        int one = 1, u = socket(AF_INET, SOCK_DGRAM, 0);
+        setsockopt(u, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+        struct sock_filter small[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
+        struct sock_fprog sp = {1, small};
+        printf("REUSEPORT %s\n", said(setsockopt(u, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &sp, sizeof sp)));
+        return 0;
+    }
+    if (!strcmp(argv[1], "nest")) {
+        struct sock_filter allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+        struct sock_fprog prog = {1, allow};
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        printf("SECCOMP %s\n", said(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)));
+        printf("PRCTL %s\n", said(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0)));
+        unsigned action = SECCOMP_RET_KILL_PROCESS;
+        printf("AVAIL %s\n", said(syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action)));
+        printf("MODE %d\n", prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
+        return 0;
+    }
+    return 2;
+}
+"""
+
+#: The executor's shell (the image's own) runs the probe before the real executor and keeps what
+#: it said in /tmp for a command to show.
+_PRE = "[ -e /tmp/rt35-sock ] || /workspace/probe sock >/tmp/rt35-sock 2>&1"
+
+
+def _probe_in(tmp_path: Path) -> Path:
+    """A workspace holding the probe, built statically (it runs in busybox and debian alike)."""
+    gcc = shutil.which("gcc")
+    require(gcc is not None, "gcc builds the static probe (apt-get install gcc libc6-dev)")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    source = tmp_path / "probe.c"
+    source.write_text(_PROBE)
+    made = subprocess.run([str(gcc), "-O1", "-static", "-o", str(ws / "probe"), str(source)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return ws
+
+
+def _lines(out: str) -> dict[str, str]:
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+
+def _assert_no_socket_filter(out: str) -> None:
+    said = _lines(out)
+    assert said.get("ATTACHED") == "0", out
+    assert said.get("WHY") == "ENOPROTOOPT", out
+    assert said.get("REUSEPORT") == "ENOPROTOOPT", out
+
+
+async def test_a_command_compiles_no_filter_of_its_own(tmp_path: Path) -> None:
+    """Failed before: ATTACHED 8 (35 KB of JIT image each, none charged to the container),
+    REUSEPORT ok, SECCOMP ok and PRCTL ok, as the session's user and as a per-call root command."""
+    require_docker()
+    ws = _probe_in(tmp_path)
+    async with DockerBackend(config(), policy(ws)) as backend:
+        for user in (None, "root"):
+            code, out = await run_sh(backend, "./probe sock; ./probe nest", user=user)
+            assert code == 0, out
+            _assert_no_socket_filter(out)
+            said = _lines(out)
+            # What a kernel built without seccomp filters answers; the other seccomp operations
+            # (no program) still work, and the command is still under its filters (mode 2).
+            assert (said.get("SECCOMP"), said.get("PRCTL")) == ("EINVAL", "EINVAL"), out
+            assert (said.get("AVAIL"), said.get("MODE")) == ("ok", "2"), out
+
+
+async def test_a_hostile_images_shell_attaches_no_socket_filter(tmp_path: Path) -> None:
+    """Failed before: ATTACHED 8 and REUSEPORT ok from the executor's shell."""
+    image = build_hostile("shellrt-test-rt35-bpfjit", pre=_PRE)
+    ws = _probe_in(tmp_path)
+    async with DockerBackend(config(image), policy(ws)) as backend:
+        code, out = await run_sh(backend, "cat /tmp/rt35-sock")
+    assert code == 0, out
+    _assert_no_socket_filter(out)
