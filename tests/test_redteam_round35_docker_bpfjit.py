@@ -87,13 +87,15 @@ int main(int argc, char **argv) {
 _PRE = "[ -e /tmp/rt35-sock ] || /workspace/probe sock >/tmp/rt35-sock 2>&1"
 
 
-def _probe_in(tmp_path: Path) -> Path:
-    """A workspace holding the probe, built statically (it runs in busybox and debian alike)."""
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workspace holding the probe, built once, statically (it runs in busybox and debian alike)."""
     gcc = shutil.which("gcc")
     require(gcc is not None, "gcc builds the static probe (apt-get install gcc libc6-dev)")
-    ws = tmp_path / "ws"
+    base = tmp_path_factory.mktemp("rt35-bpfjit")
+    ws = base / "ws"
     ws.mkdir()
-    source = tmp_path / "probe.c"
+    source = base / "probe.c"
     source.write_text(_PROBE)
     made = subprocess.run([str(gcc), "-O1", "-static", "-o", str(ws / "probe"), str(source)],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
@@ -112,11 +114,10 @@ def _assert_no_socket_filter(out: str) -> None:
     assert said.get("REUSEPORT") == "ENOPROTOOPT", out
 
 
-async def test_a_command_compiles_no_filter_of_its_own(tmp_path: Path) -> None:
+async def test_a_command_compiles_no_filter_of_its_own(ws: Path) -> None:
     """Failed before: ATTACHED 8 (35 KB of JIT image each, none charged to the container),
     REUSEPORT ok, SECCOMP ok and PRCTL ok, as the session's user and as a per-call root command."""
     require_docker()
-    ws = _probe_in(tmp_path)
     async with DockerBackend(config(), policy(ws)) as backend:
         for user in (None, "root"):
             code, out = await run_sh(backend, "./probe sock; ./probe nest", user=user)
@@ -129,10 +130,9 @@ async def test_a_command_compiles_no_filter_of_its_own(tmp_path: Path) -> None:
             assert (said.get("AVAIL"), said.get("MODE")) == ("ok", "2"), out
 
 
-async def test_a_hostile_images_shell_attaches_no_socket_filter(tmp_path: Path) -> None:
+async def test_a_hostile_images_shell_attaches_no_socket_filter(ws: Path) -> None:
     """Failed before: ATTACHED 8 and REUSEPORT ok from the executor's shell."""
     image = build_hostile("shellrt-test-rt35-bpfjit", pre=_PRE)
-    ws = _probe_in(tmp_path)
     async with DockerBackend(config(image), policy(ws)) as backend:
         code, out = await run_sh(backend, "cat /tmp/rt35-sock")
     assert code == 0, out
