@@ -11,8 +11,8 @@
  *       into the container's, and none of it may preset an executor variable
  *       or a command's SHELLRT_E<n> (red team round 8).
  *       Under the set-id part of the command filter (setid_filter), as everything it starts,
- *       without io_setup (host_budget_filter: the host's AIO budget, round 34) and without
- *       socket filters (the host's BPF JIT budget, round 35).
+ *       without io_setup (host_budget_filter: the host's AIO budget, round 34), socket
+ *       filters (the host's BPF JIT budget) and huge pages (the host's hugetlb pool, round 35).
  *   priv boot EUID EGID -- PROG ARGS...
  *       exec as the container's main process: PROG (the image's /bin/sh) runs only once the host
  *       said "G" on stdin, from / (wait_for_go).
@@ -93,10 +93,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -273,9 +275,13 @@ static const struct sock_filter shared_uid_filter[] = {
 #define ARG_HIGH(i) (ARG_LOW(i) + 4)
 #define LOAD(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
 #define JEQ(k, t, f) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(k), (t), (f))
+#define JSET(k, t, f) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (unsigned)(k), (t), (f))
 #define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
 #ifndef SO_ATTACH_REUSEPORT_CBPF
 #define SO_ATTACH_REUSEPORT_CBPF 51
+#endif
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB 4U
 #endif
 
 /* exec and boot: budgets counted once for the whole host, for the executor and all it starts.
@@ -288,19 +294,34 @@ static const struct sock_filter shared_uid_filter[] = {
  *   image). Spent, it leaves every process without CAP_BPF/CAP_SYS_ADMIN unable to load any
  *   filter: every priv of every session (its command filter), a non-root caller's bwrap. Socket
  *   filters (SO_ATTACH_FILTER, SO_ATTACH_REUSEPORT_CBPF) get ENOPROTOOPT (red team round 35);
- *   eBPF ones need bpf(), which nothing here may call. Nested seccomp: nest_filter. */
+ *   eBPF ones need bpf(), which nothing here may call. Nested seccomp: nest_filter.
+ * - Huge pages (MAP_HUGETLB, SHM_HUGETLB, MFD_HUGETLB) come from the host's one hugetlb pool
+ *   (vm.nr_hugepages), which no memory cgroup of v1 counts and docker bounds for nobody: ENOMEM,
+ *   as an empty pool says (programs fall back to small pages; transparent huge pages stay), and
+ *   EINVAL for memfd_create, as a kernel before 4.14 says (round 35). */
 static const struct sock_filter host_budget_filter[] = {
     NATIVE_NR_LOADED,                          /* 0-3 */
-    JEQ(__NR_io_setup, 7, 0),                  /* 4: ENOSYS */
-    JEQ(__NR_setsockopt, 0, 5),                /* 5 */
+    JEQ(__NR_io_setup, 16, 0),                 /* 4: -> 21 ENOSYS */
+    JEQ(__NR_setsockopt, 0, 5),                /* 5: else -> 11 */
     LOAD(ARG_LOW(1)),                          /* 6: level (an int) */
-    JEQ(SOL_SOCKET, 0, 3),                     /* 7 */
+    JEQ(SOL_SOCKET, 0, 12),                    /* 7: else -> 20 */
     LOAD(ARG_LOW(2)),                          /* 8: optname (an int) */
-    JEQ(SO_ATTACH_FILTER, 3, 0),               /* 9: ENOPROTOOPT */
-    JEQ(SO_ATTACH_REUSEPORT_CBPF, 2, 0),       /* 10: ENOPROTOOPT */
-    RET(SECCOMP_RET_ALLOW),                    /* 11 */
-    RET(SECCOMP_RET_ERRNO | ENOSYS),           /* 12 */
-    RET(SECCOMP_RET_ERRNO | ENOPROTOOPT),      /* 13 */
+    JEQ(SO_ATTACH_FILTER, 12, 0),              /* 9: -> 22 ENOPROTOOPT */
+    JEQ(SO_ATTACH_REUSEPORT_CBPF, 11, 9),      /* 10: -> 22, else -> 20 */
+    JEQ(__NR_mmap, 0, 2),                      /* 11: else -> 14 */
+    LOAD(ARG_LOW(3)),                          /* 12: flags (an int) */
+    JSET(MAP_HUGETLB, 9, 6),                   /* 13: -> 23 ENOMEM, else -> 20 */
+    JEQ(__NR_shmget, 0, 2),                    /* 14: else -> 17 */
+    LOAD(ARG_LOW(2)),                          /* 15: shmflg (an int) */
+    JSET(SHM_HUGETLB, 6, 3),                   /* 16: -> 23 ENOMEM, else -> 20 */
+    JEQ(__NR_memfd_create, 0, 2),              /* 17: else -> 20 */
+    LOAD(ARG_LOW(1)),                          /* 18: flags (an unsigned int) */
+    JSET(MFD_HUGETLB, 4, 0),                   /* 19: -> 24 EINVAL */
+    RET(SECCOMP_RET_ALLOW),                    /* 20 */
+    RET(SECCOMP_RET_ERRNO | ENOSYS),           /* 21 */
+    RET(SECCOMP_RET_ERRNO | ENOPROTOOPT),      /* 22 */
+    RET(SECCOMP_RET_ERRNO | ENOMEM),           /* 23 */
+    RET(SECCOMP_RET_ERRNO | EINVAL),           /* 24 */
 };
 
 /* drop (every command, last of its filters): no seccomp filter of its own. Each is JIT-compiled

@@ -1,4 +1,4 @@
-"""Red team, round 35 (docker): the host's BPF JIT budget reached from a container.
+"""Red team, round 35 (docker): the host's BPF JIT budget and hugetlb pool reached from a container.
 
 Every classic BPF program is JIT-compiled and its image charged to ``net.core.bpf_jit_limit``, one
 counter for the whole host (528,482,304 bytes here, ``CONFIG_BPF_JIT_ALWAYS_ON``). Once it is spent,
@@ -10,6 +10,11 @@ docker2 named it for containers, whose memory ceiling (17 GB by default here) ch
 kernel copy but not its JIT image. A command reached it with two calls docker's profile allows:
 ``SO_ATTACH_FILTER`` (and ``SO_ATTACH_REUSEPORT_CBPF``) on its own sockets, and a nested seccomp
 filter; the executor's shell (the image's own ``/bin/sh``) through the socket options.
+
+Huge pages (``MAP_HUGETLB``, ``SHM_HUGETLB``, ``MFD_HUGETLB``) come from the host's one hugetlb
+pool (``vm.nr_hugepages``), which no v1 memory cgroup counts and docker bounds for nobody. This
+host's pool is empty, so only ``memfd_create(MFD_HUGETLB)`` shows the way in (it reserves nothing
+until mapped); the others said ENOMEM before too.
 
 Real containers of the test images and a static probe built here with gcc (FAIL, not skip, under
 CI=true). The probe attaches a few filters only: never run to exhaustion on a shared machine.
@@ -32,6 +37,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
 #: ``sock``: a 1,024-instruction filter attached to 8 unix sockets, and
 #: once as a reuseport program. ``nest``: an allow-all seccomp filter through both calls.
+#: ``huge``: each way to the hugetlb pool, and the same call without it.
 _PROBE = r"""
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,13 +45,15 @@ _PROBE = r"""
 #include <linux/seccomp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #define N 1024 /* its converted program fits net.core.optmem_max (128 KiB): held, not refused */
 static struct sock_filter big[N];
-static const char *said(long r) { return r == 0 ? "ok" : strerrorname_np(errno); }
+static const char *said(long r) { return r >= 0 ? "ok" : strerrorname_np(errno); }
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     if (!strcmp(argv[1], "sock")) {
@@ -65,6 +73,23 @@ int main(int argc, char **argv) {
         struct sock_filter small[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
         struct sock_fprog sp = {1, small};
         printf("REUSEPORT %s\n", said(setsockopt(u, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &sp, sizeof sp)));
+        int size = 65536;
+        printf("RCVBUF %s\n", said(setsockopt(u, SOL_SOCKET, SO_RCVBUF, &size, sizeof size)));
+        return 0;
+    }
+    if (!strcmp(argv[1], "huge")) {
+        const size_t two = 2 << 20;
+        void *p = mmap(0, two, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+        printf("HMMAP %s\n", p == MAP_FAILED ? strerrorname_np(errno) : "ok");
+        p = mmap(0, two, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        printf("MMAP %s\n", p == MAP_FAILED ? strerrorname_np(errno) : "ok");
+        int id = shmget(IPC_PRIVATE, two, IPC_CREAT | SHM_HUGETLB | 0600);
+        printf("HSHM %s\n", said(id));
+        id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+        printf("SHM %s\n", said(id));
+        if (id >= 0) shmctl(id, IPC_RMID, 0);
+        printf("HMEMFD %s\n", said(memfd_create("h", MFD_HUGETLB)));
+        printf("MEMFD %s\n", said(memfd_create("s", 0)));
         return 0;
     }
     if (!strcmp(argv[1], "nest")) {
@@ -84,7 +109,7 @@ int main(int argc, char **argv) {
 
 #: The executor's shell (the image's own) runs the probe before the real executor and keeps what
 #: it said in /tmp for a command to show.
-_PRE = "[ -e /tmp/rt35-sock ] || /workspace/probe sock >/tmp/rt35-sock 2>&1"
+_PRE = "[ -e /tmp/rt35 ] || { /workspace/probe sock >/tmp/rt35 2>&1; /workspace/probe huge >>/tmp/rt35 2>&1; }"
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +117,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A workspace holding the probe, built once, statically (it runs in busybox and debian alike)."""
     gcc = shutil.which("gcc")
     require(gcc is not None, "gcc builds the static probe (apt-get install gcc libc6-dev)")
-    base = tmp_path_factory.mktemp("rt35-bpfjit")
+    base = tmp_path_factory.mktemp("rt35-budgets")
     ws = base / "ws"
     ws.mkdir()
     source = base / "probe.c"
@@ -112,17 +137,25 @@ def _assert_no_socket_filter(out: str) -> None:
     assert said.get("ATTACHED") == "0", out
     assert said.get("WHY") == "ENOPROTOOPT", out
     assert said.get("REUSEPORT") == "ENOPROTOOPT", out
+    assert said.get("RCVBUF") == "ok", out  # other socket options pass
 
 
-async def test_a_command_compiles_no_filter_of_its_own(ws: Path) -> None:
-    """Failed before: ATTACHED 8 (35 KB of JIT image each, none charged to the container),
-    REUSEPORT ok, SECCOMP ok and PRCTL ok, as the session's user and as a per-call root command."""
+def _assert_no_huge_pages(out: str) -> None:
+    said = _lines(out)
+    assert (said.get("HMMAP"), said.get("HSHM"), said.get("HMEMFD")) == ("ENOMEM", "ENOMEM", "EINVAL"), out
+    assert (said.get("MMAP"), said.get("SHM"), said.get("MEMFD")) == ("ok", "ok", "ok"), out
+
+
+async def test_a_command_takes_neither_budget(ws: Path) -> None:
+    """Failed before: ATTACHED 8 (~52 KB of JIT image each, charged to no cgroup), REUSEPORT ok,
+    SECCOMP ok and PRCTL ok, and HMEMFD ok, as the session's user and as a per-call root command."""
     require_docker()
     async with DockerBackend(config(), policy(ws)) as backend:
         for user in (None, "root"):
-            code, out = await run_sh(backend, "./probe sock; ./probe nest", user=user)
+            code, out = await run_sh(backend, "./probe sock; ./probe nest; ./probe huge", user=user)
             assert code == 0, out
             _assert_no_socket_filter(out)
+            _assert_no_huge_pages(out)
             said = _lines(out)
             # What a kernel built without seccomp filters answers; the other seccomp operations
             # (no program) still work, and the command is still under its filters (mode 2).
@@ -130,10 +163,11 @@ async def test_a_command_compiles_no_filter_of_its_own(ws: Path) -> None:
             assert (said.get("AVAIL"), said.get("MODE")) == ("ok", "2"), out
 
 
-async def test_a_hostile_images_shell_attaches_no_socket_filter(ws: Path) -> None:
-    """Failed before: ATTACHED 8 and REUSEPORT ok from the executor's shell."""
-    image = build_hostile("shellrt-test-rt35-bpfjit", pre=_PRE)
+async def test_a_hostile_images_shell_takes_neither_budget(ws: Path) -> None:
+    """Failed before: ATTACHED 8, REUSEPORT ok and HMEMFD ok from the executor's shell."""
+    image = build_hostile("shellrt-test-rt35-budgets", pre=_PRE)
     async with DockerBackend(config(image), policy(ws)) as backend:
-        code, out = await run_sh(backend, "cat /tmp/rt35-sock")
+        code, out = await run_sh(backend, "cat /tmp/rt35")
     assert code == 0, out
     _assert_no_socket_filter(out)
+    _assert_no_huge_pages(out)
