@@ -22,6 +22,8 @@ CI=true). The probe attaches a few filters only: never run to exhaustion on a sh
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -29,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.docker import DockerBackend
+from sandbox.docker._tcpmem import socket_memory_cap
 from tests._docker_support import config, policy, require_docker, run_sh
 from tests._rt11_hostile import build_hostile
 from tests.conftest import require
@@ -45,12 +48,16 @@ _PROBE = r"""
 #include <linux/seccomp.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#define CONNS 96 /* connections whose reader never reads */
 #define N 1024 /* its converted program fits net.core.optmem_max (128 KiB): held, not refused */
 static struct sock_filter big[N];
 static const char *said(long r) { return r >= 0 ? "ok" : strerrorname_np(errno); }
@@ -75,6 +82,25 @@ int main(int argc, char **argv) {
         printf("REUSEPORT %s\n", said(setsockopt(u, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &sp, sizeof sp)));
         int size = 65536;
         printf("RCVBUF %s\n", said(setsockopt(u, SOL_SOCKET, SO_RCVBUF, &size, sizeof size)));
+        return 0;
+    }
+    if (!strcmp(argv[1], "tcp")) {
+        struct rlimit rl;
+        getrlimit(RLIMIT_NOFILE, &rl);
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        int l = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t n = sizeof a;
+        if (bind(l, (void *)&a, sizeof a) || listen(l, 16) || getsockname(l, (void *)&a, &n)) return 3;
+        static char buf[1 << 16];
+        long long total = 0;
+        for (int i = 0; i < CONNS; i++) {
+            int c = socket(AF_INET, SOCK_STREAM, 0);
+            if (c < 0 || connect(c, (void *)&a, sizeof a) || accept(l, 0, 0) < 0) return 4;
+            for (ssize_t w; (w = send(c, buf, sizeof buf, MSG_DONTWAIT)) > 0;) total += w;
+        }
+        printf("QUEUED %lld\n", total >> 20);
         return 0;
     }
     if (!strcmp(argv[1], "huge")) {
@@ -109,7 +135,10 @@ int main(int argc, char **argv) {
 
 #: The executor's shell (the image's own) runs the probe before the real executor and keeps what
 #: it said in /tmp for a command to show.
-_PRE = "[ -e /tmp/rt35 ] || { /workspace/probe sock >/tmp/rt35 2>&1; /workspace/probe huge >>/tmp/rt35 2>&1; }"
+_PRE = (
+    "[ -e /tmp/rt35 ] || { /workspace/probe sock >/tmp/rt35 2>&1; /workspace/probe huge >>/tmp/rt35 2>&1; "
+    "/workspace/probe tcp >>/tmp/rt35 2>&1; }"
+)
 
 
 @pytest.fixture(scope="module")
@@ -117,19 +146,17 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A workspace holding the probe, built once, statically (it runs in busybox and debian alike)."""
     gcc = shutil.which("gcc")
     require(gcc is not None, "gcc builds the static probe (apt-get install gcc libc6-dev)")
-    base = tmp_path_factory.mktemp("rt35-budgets")
-    ws = base / "ws"
+    ws = tmp_path_factory.mktemp("rt35-budgets") / "ws"
     ws.mkdir()
-    source = base / "probe.c"
-    source.write_text(_PROBE)
-    made = subprocess.run([str(gcc), "-O1", "-static", "-o", str(ws / "probe"), str(source)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    build = [str(gcc), "-O1", "-static", "-x", "c", "-o", str(ws / "probe"), "-"]  # the source on stdin
+    made = subprocess.run(build, input=_PROBE, capture_output=True, text=True, timeout=120)
     assert made.returncode == 0, made.stderr
     return ws
 
 
 def _lines(out: str) -> dict[str, str]:
-    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    """The probe's ``NAME value`` lines."""
+    return dict(re.findall(r"^([A-Z]+) (.*)$", out, re.MULTILINE))
 
 
 def _assert_no_socket_filter(out: str) -> None:
@@ -140,6 +167,13 @@ def _assert_no_socket_filter(out: str) -> None:
     assert said.get("RCVBUF") == "ok", out  # other socket options pass
 
 
+def _assert_socket_memory_capped(out: str) -> None:
+    """A root host with cgroup v1: at most the container's share of tcp_mem, plus what each
+    connection may force past the cap (one skb each). 358 MiB before."""
+    if os.geteuid() == 0 and os.path.isfile("/sys/fs/cgroup/memory/memory.kmem.tcp.limit_in_bytes"):
+        assert int(_lines(out)["QUEUED"]) <= (socket_memory_cap() >> 20) + 16, out
+
+
 def _assert_no_huge_pages(out: str) -> None:
     said = _lines(out)
     assert (said.get("HMMAP"), said.get("HSHM"), said.get("HMEMFD")) == ("ENOMEM", "ENOMEM", "EINVAL"), out
@@ -148,14 +182,16 @@ def _assert_no_huge_pages(out: str) -> None:
 
 async def test_a_command_takes_neither_budget(ws: Path) -> None:
     """Failed before: ATTACHED 8 (~52 KB of JIT image each, charged to no cgroup), REUSEPORT ok,
-    SECCOMP ok and PRCTL ok, and HMEMFD ok, as the session's user and as a per-call root command."""
+    SECCOMP ok and PRCTL ok, HMEMFD ok and QUEUED 358 (MiB), as the session's user and as a
+    per-call root command."""
     require_docker()
     async with DockerBackend(config(), policy(ws)) as backend:
         for user in (None, "root"):
-            code, out = await run_sh(backend, "./probe sock; ./probe nest; ./probe huge", user=user)
+            code, out = await run_sh(backend, "./probe sock; ./probe nest; ./probe huge; ./probe tcp", user=user)
             assert code == 0, out
             _assert_no_socket_filter(out)
             _assert_no_huge_pages(out)
+            _assert_socket_memory_capped(out)
             said = _lines(out)
             # What a kernel built without seccomp filters answers; the other seccomp operations
             # (no program) still work, and the command is still under its filters (mode 2).
@@ -164,10 +200,11 @@ async def test_a_command_takes_neither_budget(ws: Path) -> None:
 
 
 async def test_a_hostile_images_shell_takes_neither_budget(ws: Path) -> None:
-    """Failed before: ATTACHED 8, REUSEPORT ok and HMEMFD ok from the executor's shell."""
+    """Failed before: ATTACHED 8, REUSEPORT ok, HMEMFD ok and QUEUED 358 from the executor's shell."""
     image = build_hostile("shellrt-test-rt35-budgets", pre=_PRE)
     async with DockerBackend(config(image), policy(ws)) as backend:
         code, out = await run_sh(backend, "cat /tmp/rt35")
     assert code == 0, out
     _assert_no_socket_filter(out)
     _assert_no_huge_pages(out)
+    _assert_socket_memory_capped(out)
