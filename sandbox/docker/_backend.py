@@ -1100,7 +1100,7 @@ class DockerBackend(SandboxBackend):
             await thread(lambda: cap_socket_memory((parent, child), socket_memory_cap()))
         except OSError as exc:
             raise BackendUnavailableError(
-                f"could not make the commands' memory cgroup in {parent}: {exc}"
+                f"could not make the commands' memory cgroup or cap the container's socket buffers in {parent}: {exc}"
             ) from exc
         await thread(lambda: mount_commands_cgroup(init, child))
 

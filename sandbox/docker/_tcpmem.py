@@ -46,6 +46,6 @@ def cap_socket_memory(cgroups: Iterable[str], limit: int) -> None:
         with open(path, "w", encoding="ascii") as fh:
             fh.write(str(limit))
         with open(path, encoding="ascii") as fh:
-            kept = int(fh.read())
-        if kept > limit:
-            raise OSError(f"{path} kept {kept}, not {limit}")
+            kept = fh.read().strip()
+        if not kept.isdigit() or int(kept) > limit:
+            raise OSError(f"{path} kept {kept!r}, not {limit}")
