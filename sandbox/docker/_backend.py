@@ -141,6 +141,7 @@ from sandbox.docker._reset import (
 from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
+from sandbox.docker._tcpmem import cap_socket_memory, socket_memory_cap
 from sandbox.docker._tmpslots import TMP_SLOTS, TMP_SLOTS_DIR, reserved_ids, slot_mounts
 from sandbox.docker._userdb import check_user_db
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
@@ -1086,16 +1087,20 @@ class DockerBackend(SandboxBackend):
 
     async def _commands_cgroup(self, init: int) -> None:
         """Commands' memory in a cgroup of their own, the executor's reserve outside it (`_cmdcg`),
-        before any command runs. Where the host has no v1 memory hierarchy or is not root: none."""
+        and the container's socket buffers capped (`_tcpmem`), before any command runs. Where the
+        host has no v1 memory hierarchy or is not root: none."""
         parent = await thread(lambda: container_memory_cgroup(init))
         if parent is None:
             return
         limit = self._memory - reserve_bytes(self._memory)
         try:
             child = await thread(lambda: make_commands_cgroup(parent, limit, EXECUTOR_UID))
+            # Socket buffers too (`_tcpmem`): the container's cgroup bounds the executor's and,
+            # hierarchically, the commands' (whose own file the executor's uid owns).
+            await thread(lambda: cap_socket_memory((parent, child), socket_memory_cap()))
         except OSError as exc:
             raise BackendUnavailableError(
-                f"could not make the commands' memory cgroup in {parent}: {exc}"
+                f"could not make the commands' memory cgroup or cap the container's socket buffers in {parent}: {exc}"
             ) from exc
         await thread(lambda: mount_commands_cgroup(init, child))
 

@@ -11,7 +11,8 @@
  *       into the container's, and none of it may preset an executor variable
  *       or a command's SHELLRT_E<n> (red team round 8).
  *       Under the set-id part of the command filter (setid_filter), as everything it starts,
- *       and without io_setup (host_budget_filter: the host's AIO budget, round 34).
+ *       without io_setup (host_budget_filter: the host's AIO budget, round 34), socket
+ *       filters (the host's BPF JIT budget) and huge pages (the host's hugetlb pool, round 35).
  *   priv boot EUID EGID -- PROG ARGS...
  *       exec as the container's main process: PROG (the image's /bin/sh) runs only once the host
  *       said "G" on stdin, from / (wait_for_go).
@@ -31,7 +32,8 @@
  *         runs under bwrap's seccomp deny list (`shellrt_command_filter`,
  *         generated from sandbox/_seccomp.py and prepended by _priv.py: no
  *         keyrings, ptrace, mounts, user namespaces, bpf, io_uring..., no
- *         call sets S_ISUID/S_ISGID) and with a core-size limit of 1 byte, soft
+ *         call sets S_ISUID/S_ISGID), with no seccomp filter of its own
+ *         (nest_filter) and with a core-size limit of 1 byte, soft
  *         and hard (no core dump reaches the host's core_pattern handler: 0 would).
  *       - the parent keeps the executor's identity (so no command can signal,
  *         trace or open it), reaps, and once the child has exited kills every
@@ -91,10 +93,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -267,16 +271,76 @@ static const struct sock_filter shared_uid_filter[] = {
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
 };
 
-/* exec and boot: io_setup reserves events against fs.aio-max-nr, one counter for the whole host;
- * one io_setup(65536) of the executor's shell (the image's own /bin/sh, under docker's profile
- * and the set-id rules alone) took all of it (red team round 34). ENOSYS, as a kernel built
- * without AIO says, for the executor and all it starts (commands had it from the deny list). The
- * native ABI only: the set-id rules kill every other (i386's int 0x80, x32 numbers). */
+#define ARG_LOW(i) ((unsigned)(offsetof(struct seccomp_data, args) + 8 * (i)))
+#define ARG_HIGH(i) (ARG_LOW(i) + 4)
+#define LOAD(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
+#define JEQ(k, t, f) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(k), (t), (f))
+#define JSET(k, t, f) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (unsigned)(k), (t), (f))
+#define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
+#ifndef SO_ATTACH_REUSEPORT_CBPF
+#define SO_ATTACH_REUSEPORT_CBPF 51
+#endif
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB 4U
+#endif
+
+/* exec and boot: budgets counted once for the whole host, for the executor and all it starts.
+ * The native ABI only: the set-id rules kill every other (i386's int 0x80, x32 numbers).
+ * - io_setup reserves events against fs.aio-max-nr; one io_setup(65536) of the executor's shell
+ *   (the image's own /bin/sh, under docker's profile and the set-id rules alone) took all of it
+ *   (red team round 34). ENOSYS, as a kernel built without AIO says (commands had it already).
+ * - A classic BPF program is JIT-compiled into net.core.bpf_jit_limit, one host budget that no
+ *   cgroup charges (the container's memory ceiling counts the program's kernel copy, ~2x the
+ *   image). Spent, it leaves every process without CAP_BPF/CAP_SYS_ADMIN unable to load any
+ *   filter: every priv of every session (its command filter), a non-root caller's bwrap. Socket
+ *   filters (SO_ATTACH_FILTER, SO_ATTACH_REUSEPORT_CBPF) get ENOPROTOOPT (red team round 35);
+ *   eBPF ones need bpf(), which nothing here may call. Nested seccomp: nest_filter.
+ * - Huge pages (MAP_HUGETLB, SHM_HUGETLB, MFD_HUGETLB) come from the host's one hugetlb pool
+ *   (vm.nr_hugepages), which no memory cgroup of v1 counts and docker bounds for nobody: ENOMEM,
+ *   as an empty pool says (programs fall back to small pages; transparent huge pages stay), and
+ *   EINVAL for memfd_create, as a kernel before 4.14 says (round 35). */
 static const struct sock_filter host_budget_filter[] = {
-    NATIVE_NR_LOADED,
-    ENOSYS_IF(__NR_io_setup, 1),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+    NATIVE_NR_LOADED,                          /* 0-3 */
+    JEQ(__NR_io_setup, 16, 0),                 /* 4: -> 21 ENOSYS */
+    JEQ(__NR_setsockopt, 0, 5),                /* 5: else -> 11 */
+    LOAD(ARG_LOW(1)),                          /* 6: level (an int) */
+    JEQ(SOL_SOCKET, 0, 12),                    /* 7: else -> 20 */
+    LOAD(ARG_LOW(2)),                          /* 8: optname (an int) */
+    JEQ(SO_ATTACH_FILTER, 12, 0),              /* 9: -> 22 ENOPROTOOPT */
+    JEQ(SO_ATTACH_REUSEPORT_CBPF, 11, 9),      /* 10: -> 22, else -> 20 */
+    JEQ(__NR_mmap, 0, 2),                      /* 11: else -> 14 */
+    LOAD(ARG_LOW(3)),                          /* 12: flags (an int) */
+    JSET(MAP_HUGETLB, 9, 6),                   /* 13: -> 23 ENOMEM, else -> 20 */
+    JEQ(__NR_shmget, 0, 2),                    /* 14: else -> 17 */
+    LOAD(ARG_LOW(2)),                          /* 15: shmflg (an int) */
+    JSET(SHM_HUGETLB, 6, 3),                   /* 16: -> 23 ENOMEM, else -> 20 */
+    JEQ(__NR_memfd_create, 0, 2),              /* 17: else -> 20 */
+    LOAD(ARG_LOW(1)),                          /* 18: flags (an unsigned int) */
+    JSET(MFD_HUGETLB, 4, 0),                   /* 19: -> 24 EINVAL */
+    RET(SECCOMP_RET_ALLOW),                    /* 20 */
+    RET(SECCOMP_RET_ERRNO | ENOSYS),           /* 21 */
+    RET(SECCOMP_RET_ERRNO | ENOPROTOOPT),      /* 22 */
+    RET(SECCOMP_RET_ERRNO | ENOMEM),           /* 23 */
+    RET(SECCOMP_RET_ERRNO | EINVAL),           /* 24 */
+};
+
+/* drop (every command, last of its filters): no seccomp filter of its own. Each is JIT-compiled
+ * into the same host budget (up to 32,768 instructions a process, for every process a command
+ * forks). EINVAL, as a kernel built without seccomp filters says; strict mode and the operations
+ * that load no program (SECCOMP_GET_ACTION_AVAIL, ...) stay. Not for the executor's shell: priv
+ * drop, its child, loads the command's filters (round 35's Left). */
+static const struct sock_filter nest_filter[] = {
+    NATIVE_NR_LOADED,                          /* 0-3 */
+    JEQ(__NR_seccomp, 0, 2),                   /* 4 */
+    LOAD(ARG_LOW(0)),                          /* 5: operation (an unsigned int) */
+    JEQ(SECCOMP_SET_MODE_FILTER, 6, 5),        /* 6 */
+    JEQ(__NR_prctl, 0, 4),                     /* 7 */
+    LOAD(ARG_LOW(0)),                          /* 8: option (an int) */
+    JEQ(PR_SET_SECCOMP, 0, 2),                 /* 9 */
+    LOAD(ARG_LOW(1)),                          /* 10: mode (another high half is EINVAL anyway) */
+    JEQ(SECCOMP_MODE_FILTER, 1, 0),            /* 11 */
+    RET(SECCOMP_RET_ALLOW),                    /* 12 */
+    RET(SECCOMP_RET_ERRNO | EINVAL),           /* 13 */
 };
 
 static void load_host_budget_filter(void) {
@@ -779,9 +843,6 @@ static void xproc_label(int label) { xproc_at[label] = xproc_n; }
 static unsigned char xproc_fix(unsigned char t, unsigned at) {
     return t >= XP_MARK ? (unsigned char)(xproc_at[t - XP_MARK] - at - 1) : t;
 }
-#define ARG_LOW(i) ((unsigned)(offsetof(struct seccomp_data, args) + 8 * (i)))
-#define ARG_HIGH(i) (ARG_LOW(i) + 4)
-
 static struct sock_fprog xproc_build(void) {
     static const int by_pid[] = {__NR_sched_setaffinity, __NR_sched_setscheduler, __NR_sched_setparam,
                                  __NR_sched_setattr};
@@ -1177,6 +1238,11 @@ int main(int argc, char **argv) {
         if (!own && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &shared, 0, 0) != 0) die("seccomp shared");
         struct sock_fprog others = xproc_build();
         if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &others, 0, 0) != 0) die("seccomp others");
+        struct sock_fprog nest = {
+            .len = (unsigned short)(sizeof nest_filter / sizeof nest_filter[0]),
+            .filter = (struct sock_filter *)nest_filter,
+        };
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &nest, 0, 0) != 0) die("seccomp nest");
         /* The executor ignores the signals docker-init forwards; commands start with defaults. */
         sigset_t none;
         sigemptyset(&none);
