@@ -48,10 +48,12 @@ if TYPE_CHECKING:  # stdlib only at run time: the module also runs standalone (t
 
 __all__ = [
     "CGROUP_PREFIX",
+    "SOCKET_SHARE_MAX",
     "CgroupUnavailableError",
     "LimitAspect",
     "SessionCgroup",
     "cgroup_unavailable_reasons",
+    "socket_share",
     "sweep_orphans",
 ]
 
@@ -244,6 +246,22 @@ def cgroup_unavailable_reasons() -> dict[LimitAspect, str]:
     return reasons
 
 
+#: cgroup v1's socket memory ceiling (red team round 35): the kernel counts socket buffers against
+#: ``net.ipv4.tcp_mem``/``udp_mem``, one budget for the whole host (a sandbox's own network namespace
+#: included; past its hard limit every TCP socket of the host fails to allocate), and v1 charges
+#: them to a cgroup only once this is set (v2 charges them to ``memory.max`` by itself).
+_V1_SOCKETS = "memory.kmem.tcp.limit_in_bytes"
+#: What a session's sockets (TCP and UDP) may queue together: a quarter of its memory ceiling, 64
+#: MiB at most. Builds and downloads need a few MiB; past it the kernel shrinks the session's
+#: socket buffers (memory pressure), and a send waits or says EAGAIN.
+SOCKET_SHARE_MAX = 64 << 20
+
+
+def socket_share(memory_bytes: int) -> int:
+    """The socket memory a session with the memory ceiling ``memory_bytes`` may hold (`SOCKET_SHARE_MAX`)."""
+    return min(memory_bytes // 4, SOCKET_SHARE_MAX)
+
+
 def _wanted(limits: ResourceLimits) -> list[LimitAspect]:
     wanted: list[LimitAspect] = []
     if limits.memory_bytes is not None:
@@ -273,6 +291,8 @@ def _settings(
             pairs = [("memory.limit_in_bytes", value)]
             if (directory / "memory.memsw.limit_in_bytes").exists():
                 pairs.append(("memory.memsw.limit_in_bytes", value))
+            if (directory / _V1_SOCKETS).exists():  # before any process joins: sockets made later count
+                pairs.append((_V1_SOCKETS, str(socket_share(limits.memory_bytes))))
             return pairs
         pairs = [("memory.max", value)]
         if (directory / "memory.swap.max").exists():

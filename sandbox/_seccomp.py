@@ -42,6 +42,9 @@ sockets, namespaces, pidfds) or by number (reading a file's flags, extents and f
 clones) and fails with ENOTTY otherwise (`IOCTL_TYPES`, `IOCTL_ALLOWED`; round 20). Syscall
 numbers the tables do not know yet (`FIRST_UNKNOWN` and up) fail with ENOSYS: a newer kernel's
 calls are not let through by a deny list written before them.
+Calls that draw on a pool the whole host shares (round 35) are refused too: classic BPF programs
+(socket filters, nested seccomp filters: the BPF JIT budget every later sandbox's own filter
+needs; `SOCKET_FILTER_OPTIONS`) and huge pages from the hugetlb pool (`MAP_HUGETLB`, `MFD_HUGETLB`).
 Changing ``RLIMIT_CORE`` (``setrlimit``, and ``prlimit64`` with a new value) fails with EPERM:
 commands start with it at 1 (soft and hard), the one value at which the kernel neither writes a
 core file nor runs a ``core_pattern`` pipe handler (as host root) for a crash; at 0, which a hard
@@ -73,11 +76,14 @@ __all__ = [
     "IOCTL_ALLOWED",
     "IOCTL_TYPES",
     "MACHINES",
+    "MAP_HUGETLB",
+    "MFD_HUGETLB",
     "NETLINK_PROTOCOLS",
     "RLIMIT_CORE",
     "SAFE_PERSONALITIES",
     "SETID_MODE_CHECKED",
     "SOCKET_FAMILIES",
+    "SOCKET_FILTER_OPTIONS",
     "S_ISID",
     "filter_bytes",
 ]
@@ -265,6 +271,37 @@ CORE_LIMIT = 1
 #: Linux 6.17) fail with ENOSYS. A deny list lets every call newer than itself through, with
 #: whatever the kernel attached to it; libc treats ENOSYS as "old kernel" and falls back.
 FIRST_UNKNOWN = 470
+#: Classic BPF a command could load, refused (round 35): every program is JIT-compiled and its
+#: image charged to ``net.core.bpf_jit_limit``, one budget for the whole host that no namespace,
+#: cgroup or uid divides; once a process without CAP_BPF in the host's user namespace has spent it,
+#: no such process can load one, not even a seccomp filter: every later sandbox fails to start (it
+#: fails closed) and browsers' sandboxes with it. ``setsockopt(SOL_SOCKET, SO_ATTACH_FILTER or
+#: SO_ATTACH_REUSEPORT_CBPF)`` on a command's own sockets (one program per socket, up to
+#: `RLIMIT_NOFILE` of them per process) fails with EPERM, what a locked filter says; the eBPF ones
+#: need a ``bpf()`` program fd (``bpf`` is refused).
+_SETSOCKOPT = (54, 208)
+_SOL_SOCKET = 1
+SOCKET_FILTER_OPTIONS = (26, 51)
+#: A nested seccomp filter (``seccomp(SECCOMP_SET_MODE_FILTER)``, ``prctl(PR_SET_SECCOMP,
+#: SECCOMP_MODE_FILTER)``; up to 32,768 instructions per process, in any number of processes) fails
+#: with EINVAL, what a kernel without ``CONFIG_SECCOMP_FILTER`` says: man-db, sshd and Firefox fall
+#: back to running without one. Strict mode and the queries (``SECCOMP_GET_*``, ``PR_GET_SECCOMP``)
+#: still work. Only in a `program` that is ``final`` (bwrap's commands: nothing of the sandbox's
+#: own loads a filter after it; docker's helper loads two more after its copy).
+_SECCOMP_CALL = (317, 277)
+_SECCOMP_SET_MODE_FILTER = 1
+_PRCTL = (157, 167)
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+#: Huge pages from the hugetlb pool (``vm.nr_hugepages`` and ``nr_overcommit_hugepages``): one
+#: pool for the host, outside every memory cgroup, which DPDK, databases and VMs reserve for
+#: themselves. ``mmap(MAP_HUGETLB)`` and ``memfd_create(MFD_HUGETLB)`` need no privilege; both
+#: fail with ENOMEM, what an empty pool says (programs fall back to ordinary pages; transparent
+#: huge pages are not from the pool and still work). ``shmget(SHM_HUGETLB)`` needs CAP_IPC_LOCK.
+_MMAP = (9, 222)
+MAP_HUGETLB = 0x40000
+_MEMFD_CREATE = (319, 279)
+MFD_HUGETLB = 4
 #: PER_LINUX, PER_LINUX32, UNAME26 (and with PER_LINUX32), and 0xffffffff (query): Docker's list.
 SAFE_PERSONALITIES = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
 
@@ -302,14 +339,14 @@ def _load(offset: int) -> _Insn:
     return (_LD_W_ABS, 0, 0, offset)
 
 
-def _table(arch: int, setid_only: bool = False) -> list[_Insn]:
+def _table(arch: int, setid_only: bool = False, final: bool = False) -> list[_Insn]:
     """The rules for one architecture (0: x86_64, 1: aarch64), the syscall number already loaded.
 
     x32 calls on x86_64 (same audit arch, numbers with bit 30 set) are killed; numbers from
     `FIRST_UNKNOWN` fail with ENOSYS (not in ``setid_only``: docker's own profile decides those).
     """
     return _dispatch(
-        _rules(arch, setid_only),
+        _rules(arch, setid_only, final),
         kill_from=_X32_SYSCALL_BIT if arch == 0 else None,
         enosys_from=None if setid_only else FIRST_UNKNOWN,
     )
@@ -325,6 +362,8 @@ _EPERM: _Target = ("ret", _RET_ERRNO | errno.EPERM)
 _EAFNOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EAFNOSUPPORT)
 _EPROTONOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EPROTONOSUPPORT)
 _EOPNOTSUPP: _Target = ("ret", _RET_ERRNO | errno.EOPNOTSUPP)
+_EINVAL: _Target = ("ret", _RET_ERRNO | errno.EINVAL)
+_ENOMEM: _Target = ("ret", _RET_ERRNO | errno.ENOMEM)
 _ALLOW: _Target = ("ret", _RET_ALLOW)
 
 
@@ -402,7 +441,7 @@ def _resolve(code: list[_Sym]) -> list[_Insn]:
     return [*out, *(_ret(value) for value in values)]
 
 
-def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
+def _rules(arch: int, setid_only: bool, final: bool = False) -> list[tuple[int, list[_Sym]]]:
     """(syscall number, its block) for one architecture, by number; a block never falls
     through: it ends in a return or jumps to a shared one (`_EPERM`, `_ALLOW`)."""
     rules: dict[int, list[_Sym]] = {}
@@ -438,6 +477,8 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
                 (_JEQ_K, _ALLOW, _EPERM, 0),
             ],
         )
+        for nr, block in _pool_rules(arch, final):
+            add(nr, block)
     for nr, block in _setid_rules(arch):
         add(nr, block)
     return sorted(rules.items())
@@ -498,6 +539,39 @@ def _socketpair_block() -> list[_Sym]:
     return [*block, (_JEQ_K, _EOPNOTSUPP, _EAFNOSUPPORT, SOCKET_FAMILIES[-1])]
 
 
+def _pool_rules(arch: int, final: bool) -> list[tuple[int, list[_Sym]]]:
+    """The calls that draw on a host-wide pool no namespace divides (round 35): classic BPF
+    programs (the JIT budget) and huge pages (the hugetlb pool). (number, block). A nested seccomp
+    filter only when ``final`` (no filter of the sandbox's own comes after this one)."""
+    nested: list[tuple[int, list[_Sym]]] = [
+        (_SECCOMP_CALL[arch], [_load(_OFF_ARG0_LOW), (_JEQ_K, _EINVAL, _ALLOW, _SECCOMP_SET_MODE_FILTER)]),
+        (
+            _PRCTL[arch],
+            [
+                _load(_OFF_ARG0_LOW),
+                (_JEQ_K, 0, _ALLOW, _PR_SET_SECCOMP),
+                _load(_arg_low(1)),
+                (_JEQ_K, _EINVAL, _ALLOW, _SECCOMP_MODE_FILTER),
+            ],
+        ),
+    ]
+    return [
+        *(nested if final else []),
+        (
+            _SETSOCKOPT[arch],
+            [
+                _load(_arg_low(1)),
+                (_JEQ_K, 0, _ALLOW, _SOL_SOCKET),
+                _load(_arg_low(2)),
+                *[(_JEQ_K, _EPERM, 0, option) for option in SOCKET_FILTER_OPTIONS[:-1]],
+                (_JEQ_K, _EPERM, _ALLOW, SOCKET_FILTER_OPTIONS[-1]),
+            ],
+        ),
+        (_MMAP[arch], [_load(_arg_low(3)), (_JSET_K, _ENOMEM, _ALLOW, MAP_HUGETLB)]),
+        (_MEMFD_CREATE[arch], [_load(_arg_low(1)), (_JSET_K, _ENOMEM, _ALLOW, MFD_HUGETLB)]),
+    ]
+
+
 def _setid_rules(arch: int) -> list[tuple[int, list[_Sym]]]:
     """EPERM for a call that would set S_ISUID/S_ISGID (`SETID_MODE_CHECKED`): (number, block)."""
     rules: list[tuple[int, list[_Sym]]] = [(437, [_ret(_RET_ERRNO | errno.ENOSYS)])]  # openat2:
@@ -519,7 +593,7 @@ MACHINES = {"x86_64": 0, "aarch64": 1}
 _AUDIT_ARCHES = (_AUDIT_ARCH_X86_64, _AUDIT_ARCH_AARCH64)
 
 
-def program(setid_only: bool = False, *, machine: str | None = None) -> list[_Insn]:
+def program(setid_only: bool = False, *, machine: str | None = None, final: bool = False) -> list[_Insn]:
     """The whole filter: the architecture check, then the matching table.
 
     ``setid_only``: just the set-id rules, for sandboxes that already have a filter of their
@@ -527,13 +601,15 @@ def program(setid_only: bool = False, *, machine: str | None = None) -> list[_In
     ``machine``: only that architecture's table (`MACHINES`), every other one killed -- what
     a process on this machine can use (no call ever arrives with another's audit arch);
     half the program for the kernel to check and compile each time it is loaded.
+    ``final``: no filter of the sandbox's own is loaded after this one (bwrap's commands), so a
+    nested seccomp filter is refused (round 35); docker's helper loads more after it.
     """
     if machine is not None:
-        table = _table(MACHINES[machine], setid_only)
+        table = _table(MACHINES[machine], setid_only, final)
         head = [_load(_OFF_ARCH), (_JEQ_K, 1, 0, _AUDIT_ARCHES[MACHINES[machine]]), _ret(_RET_KILL_PROCESS)]
         prog = [*head, _load(_OFF_NR), *table]
     else:
-        x86, arm = _table(0, setid_only), _table(1, setid_only)
+        x86, arm = _table(0, setid_only, final), _table(1, setid_only, final)
         head = [
             _load(_OFF_ARCH),
             (_JEQ_K, 2, 0, _AUDIT_ARCH_X86_64),
@@ -549,6 +625,6 @@ def program(setid_only: bool = False, *, machine: str | None = None) -> list[_In
     return prog
 
 
-def filter_bytes(setid_only: bool = False, *, machine: str | None = None) -> bytes:
+def filter_bytes(setid_only: bool = False, *, machine: str | None = None, final: bool = False) -> bytes:
     """``struct sock_filter[]`` (u16 code, u8 jt, u8 jf, u32 k, native order) of `program`."""
-    return b"".join(struct.pack("=HBBI", *insn) for insn in program(setid_only, machine=machine))
+    return b"".join(struct.pack("=HBBI", *insn) for insn in program(setid_only, machine=machine, final=final))

@@ -230,7 +230,8 @@ _CAP_NUMBERS = {
 }
 #: The seccomp program (``sandbox._seccomp``), built once: this machine's table only.
 _MACHINE = os.uname().machine
-_SECCOMP = _seccomp.filter_bytes(machine=_MACHINE if _MACHINE in _seccomp.MACHINES else None)
+#: ``final``: nothing loads a filter after it, so a command's nested one is refused (round 35).
+_SECCOMP = _seccomp.filter_bytes(machine=_MACHINE if _MACHINE in _seccomp.MACHINES else None, final=True)
 
 
 #: /dev/shm's size (docker's default). bwrap's tmpfs default is half the host's RAM, pages the OOM

@@ -53,6 +53,10 @@ EPROTONOSUPPORT = 0x00050000 | errno.EPROTONOSUPPORT
 EOPNOTSUPP = 0x00050000 | errno.EOPNOTSUPP
 SOCKETPAIR = (53, 199)
 SETRLIMIT, PRLIMIT64, RLIMIT_CORE = (160, 164), (302, 261), 4
+#: Round 35: classic BPF programs (the JIT budget) and huge pages (the hugetlb pool).
+SETSOCKOPT, SECCOMP, PRCTL, MMAP, MEMFD_CREATE = (54, 208), (317, 277), (157, 167), (9, 222), (319, 279)
+EINVAL = 0x00050000 | errno.EINVAL
+ENOMEM = 0x00050000 | errno.ENOMEM
 #: Argument vectors that take each rule's branches (the same value in all six arguments).
 ARGS = [0, 0xFFFFFFFF, CLONE_NEWUSER, O_CREAT | 0o4000, O_CREAT | 0o2000, O_CREAT, 0o4000, 0x8, 0x0400000]
 ARGS += [1, 2, 10, 16, 40, F_SETLEASE]  # socket families; fcntl's F_SETLEASE
@@ -84,7 +88,7 @@ def run(prog: bytes, nr: int, arch: int, arg: int | tuple[int, ...]) -> tuple[in
             raise AssertionError(f"unexpected opcode {code:#x}")
 
 
-def expected(arch: int, nr: int, arg: int, *, machine: str | None, setid_only: bool) -> int:
+def expected(arch: int, nr: int, arg: int, *, machine: str | None, setid_only: bool, final: bool = False) -> int:
     """What the tables say about one call."""
     arches = [AUDIT[machine]] if machine else [X86_64, AARCH64]
     if arch not in arches:
@@ -119,11 +123,50 @@ def expected(arch: int, nr: int, arg: int, *, machine: str | None, setid_only: b
         return EPERM if arg & 0xFFFFFFFF == RLIMIT_CORE and arg else ALLOW
     if nr == FCNTL[index]:
         return EPERM if arg == F_SETLEASE else ALLOW
+    pooled = expected_pooled(index, nr, (arg,) * 6, final=final)
+    if pooled is not None:
+        return pooled
     if nr == IOCTL[index]:  # the kernel reads the request as an unsigned int: its low 32 bits
         return expected_ioctl(arg)
     if nr >= FIRST_UNKNOWN:
         return ENOSYS
     return ALLOW
+
+
+def expected_pooled(index: int, nr: int, args: tuple[int, ...], *, final: bool) -> int | None:
+    """Round 35's calls (None: not one of them): socket filters EPERM, a nested seccomp filter
+    EINVAL (``final`` programs only: docker's helper loads filters after its copy), huge pages
+    ENOMEM; everything else they do, allowed."""
+    low = [a & 0xFFFFFFFF for a in (*args, *[0] * (6 - len(args)))]
+    if nr == SETSOCKOPT[index]:
+        return EPERM if low[1] == 1 and low[2] in (26, 51) else ALLOW
+    if nr == SECCOMP[index]:
+        return EINVAL if final and low[0] == 1 else ALLOW
+    if nr == PRCTL[index]:
+        return EINVAL if final and low[0] == 22 and low[1] == 2 else ALLOW
+    if nr == MMAP[index]:
+        return ENOMEM if low[3] & 0x40000 else ALLOW
+    if nr == MEMFD_CREATE[index]:
+        return ENOMEM if low[1] & 4 else ALLOW
+    return None
+
+
+def test_host_pool_calls_are_refused() -> None:
+    """Round 35: classic BPF a command loads (socket filters, nested seccomp filters) and
+    hugetlb pages; the same calls with other arguments are allowed."""
+    cases = [(1, 1, 26, 0, 16), (1, 1, 51, 0, 16), (1, 0x1_0000_0001, 26), (1, 1, 50), (1, 6, 26), (1, 1, 2)]
+    cases += [(1, 0, 0), (0, 0, 0), (2, 0, 0), (22, 2, 1), (22, 1), (21, 0), (0x1_0000_0016, 2)]
+    cases += [(0, 2 << 20, 3, 0x22 | 0x40000, -1 & 0xFFFFFFFF), (0, 4096, 3, 0x22, 0), (0, 4096, 3, 0x1_0000_0022)]
+    cases += [(0, 4), (0, 1), (0, 0x5 | 26 << 26)]
+    for machine, final in ((m, f) for m in MACHINES for f in (False, True)):
+        prog, index, arch = _seccomp.filter_bytes(machine=machine, final=final), MACHINES[machine], AUDIT[machine]
+        for nr in (SETSOCKOPT[index], SECCOMP[index], PRCTL[index], MMAP[index], MEMFD_CREATE[index]):
+            for args in cases:
+                got = run(prog, nr, arch, args)[0]
+                assert got == expected_pooled(index, nr, args, final=final), (machine, nr, args, hex(got))
+        assert run(prog, SETSOCKOPT[index], arch, (3, 1, 26))[0] == EPERM
+        assert run(prog, PRCTL[index], arch, (22, 2))[0] == (EINVAL if final else ALLOW)
+        assert run(prog, MEMFD_CREATE[index], arch, (0, 5))[0] == ENOMEM
 
 
 def expected_ioctl(request: int) -> int:
@@ -200,15 +243,17 @@ def test_inode_flag_ioctls_are_refused() -> None:
             assert (got == EPERM) == refused, (machine, hex(request), hex(got))
 
 
-def variants() -> Iterator[tuple[str | None, bool]]:
+def variants() -> Iterator[tuple[str | None, bool, bool]]:
+    """What is loaded: docker's helper both architectures' tables (its command filter not
+    ``final``), bwrap its machine's ``final`` one; and the set-id rules alone for each."""
     for machine in (None, *MACHINES):
-        for setid_only in (False, True):
-            yield machine, setid_only
+        yield machine, False, machine is not None
+        yield machine, True, False
 
 
-@pytest.mark.parametrize(("machine", "setid_only"), list(variants()))
-def test_every_call_is_decided_as_the_tables_say(machine: str | None, setid_only: bool) -> None:
-    prog = _seccomp.filter_bytes(setid_only, machine=machine)
+@pytest.mark.parametrize(("machine", "setid_only", "final"), list(variants()))
+def test_every_call_is_decided_as_the_tables_say(machine: str | None, setid_only: bool, final: bool) -> None:
+    prog = _seccomp.filter_bytes(setid_only, machine=machine, final=final)
     numbers = [*range(0, FIRST_UNKNOWN + 30), 1000, X32 - 1, X32, X32 + 2, X32 + 59, 0xFFFFFFFF]
     wrong = [
         (hex(arch), nr, hex(arg), hex(got))
@@ -216,7 +261,7 @@ def test_every_call_is_decided_as_the_tables_say(machine: str | None, setid_only
         for nr in numbers
         for arg in ARGS
         if (got := run(prog, nr, arch, arg)[0])
-        != expected(arch, nr, arg, machine=machine, setid_only=setid_only)
+        != expected(arch, nr, arg, machine=machine, setid_only=setid_only, final=final)
     ]
     assert not wrong, wrong[:10]
 
@@ -240,6 +285,7 @@ def test_the_program_is_short() -> None:
     with round 10's terminal ioctls, ptrace-like calls and unknown numbers; 148 with round 14's
     socket protocols and TIOCSETD, 156 with its socketpair rule, 160 with its inode flags, 170
     with its core limit; 174 with round 19's inode and filesystem state ioctls, aarch64 156; 226
-    with round 20's ioctl allow-list, aarch64 208)."""
-    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 228
-    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 210
+    with round 20's ioctl allow-list, aarch64 208; 252 with round 35's JIT and hugetlb rules,
+    aarch64 235)."""
+    assert len(_seccomp.filter_bytes(machine="x86_64", final=True)) // 8 <= 252
+    assert len(_seccomp.filter_bytes(machine="aarch64", final=True)) // 8 <= 235
