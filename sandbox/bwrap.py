@@ -137,6 +137,7 @@ from sandbox._nestedroots import nested_root_args
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
+from sandbox._realpath import settled_realpath
 from sandbox._scratch import OwnedDir
 from sandbox._shmpool import ShmPool
 from sandbox._static_build import cache_dirs
@@ -1795,12 +1796,11 @@ def _not_below(covers: list[str], dirs: list[Path]) -> list[str]:
 
 
 def _resolved(path: Path) -> Path | None:
-    """``path`` with its symlinks resolved; None when that fails (a command renaming a directory
-    on its way between a ``lstat`` and a ``readlink`` makes ``realpath`` raise ``EINVAL``)."""
-    try:
-        return Path(os.path.realpath(path))
-    except (OSError, ValueError):
-        return None
+    """``path`` with its symlinks resolved; None when that keeps failing (a command renaming a
+    directory on its way between a ``lstat`` and a ``readlink`` makes ``realpath`` raise
+    ``EINVAL``: read again, `settled_realpath`)."""
+    real = settled_realpath(str(path))
+    return None if real is None else Path(real)
 
 
 def _skeletons(paths: list[Path]) -> list[Path]:
