@@ -162,8 +162,10 @@ def _lines(out: str) -> dict[str, str]:
 def _assert_no_socket_filter(out: str) -> None:
     said = _lines(out)
     assert said.get("ATTACHED") == "0", out
-    assert said.get("WHY") == "ENOPROTOOPT", out
-    assert said.get("REUSEPORT") == "ENOPROTOOPT", out
+    # priv.c's filter answers ENOPROTOOPT; a command is also under bwrap's copy of shellrt's
+    # filter (round 35 bwrap: EPERM), and the most recently loaded filter's answer is the one seen
+    assert said.get("WHY") in ("ENOPROTOOPT", "EPERM"), out
+    assert said.get("REUSEPORT") in ("ENOPROTOOPT", "EPERM"), out
     assert said.get("RCVBUF") == "ok", out  # other socket options pass
 
 
@@ -176,7 +178,8 @@ def _assert_socket_memory_capped(out: str) -> None:
 
 def _assert_no_huge_pages(out: str) -> None:
     said = _lines(out)
-    assert (said.get("HMMAP"), said.get("HSHM"), said.get("HMEMFD")) == ("ENOMEM", "ENOMEM", "EINVAL"), out
+    assert (said.get("HMMAP"), said.get("HSHM")) == ("ENOMEM", "ENOMEM"), out
+    assert said.get("HMEMFD") in ("EINVAL", "ENOMEM"), out  # priv.c's answer, or shellrt's filter's
     assert (said.get("MMAP"), said.get("SHM"), said.get("MEMFD")) == ("ok", "ok", "ok"), out
 
 
