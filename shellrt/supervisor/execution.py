@@ -300,6 +300,11 @@ async def _pipe_to_eof_within(
     pipe is readable, and whatever it returned is in the spool.
     """
     deadline = loop.time() + seconds
+    fd = stream.fileno()
+    if fd is not None and not await _readable_within(loop, fd, seconds):
+        # Waited first: a command just started has written nothing yet, and a read before the
+        # wait was one failed system call (EAGAIN) and its exception on every call (round 35).
+        return False
     while True:
         try:
             data = stream.receive_nowait(_READ_SIZE)
