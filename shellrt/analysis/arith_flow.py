@@ -23,7 +23,7 @@ from typing import Final
 from .nodes import CommandPlan, PlanCommand, Word
 
 __all__ = [
-    "ANY_NAME", "bound_reached", "code_plans", "code_texts", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"
+    "ANY_NAME", "RUNTIME_BOUND", "bound_reached", "code_plans", "code_texts", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"
 ]
 
 #: Constructs whose text is evaluated as arithmetic.
@@ -41,7 +41,13 @@ _BINDERS: Final = {"read": "", "mapfile": "", "readarray": "", "getopts": "", "p
 _IMPLICIT: Final = ("_", "@", "BASH_REMATCH", "BASH_ARGV", "REPLY", "MAPFILE", "OPTARG")
 #: Names the directory sets: a repository's directory may be named ``b[$(rm x)]`` (``cd b*; ((
 #: ${PWD##*/} ))``), whatever this command binds. Counted as bound always.
-_PLACES: Final = ("PWD", "OLDPWD", "DIRSTACK")
+#: Variables a fresh shell has whose values hold text the command (or an earlier call) chose: shellrt's
+#: runner keeps the command text in ``__shellrt_c`` while it runs (``eval "$__shellrt_c"``) and the
+#: start directory in ``__shellrt_d``; ``BASH_EXECUTION_STRING`` holds the text given in argv;
+#: ``BASH_COMMAND`` a running command's. ``echo '$(…)' "${__shellrt_c@P}"`` runs the quoted ``$(…)``
+#: (red team, round 35). Counted as bound always, as the directory names are.
+RUNTIME_BOUND: Final = ("__shellrt_c", "__shellrt_d", "BASH_EXECUTION_STRING", "BASH_COMMAND")
+_PLACES: Final = ("PWD", "OLDPWD", "DIRSTACK", *RUNTIME_BOUND)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: A subscript naming something, or a substring offset (``${x:v}``, not ``${x:-v}``).
 _EVALUATED_PART = re.compile(r"\[([^\]]*[A-Za-z_$`][^\]]*)\]|\$\{[^}:]*:(?![-=?+])([^}]*)")
