@@ -73,6 +73,8 @@ WRAPPERS: Final[dict[str, _Wrapper]] = {
     "parallel": _w(),
     "npx": _w(),
     "uvx": _w(),
+    # bash's `jobs -x COMMAND`: runs COMMAND (job specs in it replaced); read by `_jobs`.
+    "jobs": _w(),
 }
 
 #: Programs that take a shell script string with ``-c``.
@@ -109,6 +111,8 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
         return Unwrapped(script=" ".join(a for a in argv[1:] if a is not None))
     if name in SHELLS:
         return _shell(argv)
+    if name == "jobs":
+        return _jobs(argv)
     spec = WRAPPERS.get(name)
     if spec is None:
         return Unwrapped()
@@ -163,6 +167,28 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
         return Unwrapped(unknown=True)  # `timeout * ls`: the duration may be several words
     i += spec.skip
     if i >= len(argv):
+        return Unwrapped()
+    return Unwrapped(start=i)
+
+
+def _jobs(argv: list[str | None]) -> Unwrapped:
+    """``jobs [-lnprs] [-x] COMMAND``: with ``-x`` in the options (alone or clustered: ``-xl``, ``-x
+    -l``, ``-rx``) bash runs the first operand with the rest as its words (red team, round 35). A
+    dynamic option may be ``-x``: unknown."""
+    i = 1
+    execute = False
+    while i < len(argv):
+        arg = argv[i]
+        if arg is None:
+            return Unwrapped(unknown=True)
+        if arg == "--":
+            i += 1
+            break
+        if arg[:1] != "-" or arg == "-":
+            break
+        execute = execute or "x" in arg[1:]
+        i += 1
+    if not execute or i >= len(argv):
         return Unwrapped()
     return Unwrapped(start=i)
 
