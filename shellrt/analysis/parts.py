@@ -148,6 +148,8 @@ def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False
     if may_hide_code(plan):
         out.extend(_hidden_code(plan))
         out.extend(part for part in _code_string_parts(plan) if not any(_same(part, o) for o in seen.get(part.text, ())))
+    if any((c.name or "") in _OPTION_RUNNERS for c in plan.commands):  # a glob is no dynamic word: not gated
+        out.extend(_run_time_programs(plan))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
     return out
@@ -181,6 +183,22 @@ def _hidden_code(plan: CommandPlan) -> list[Subcommand]:
         ]
     texts = [f"{what}: {where}" for what, where in found if where]
     return [Subcommand(text, [text], "", False, [], False, [], [], False, "") for text in texts]
+
+
+#: `option_programs.RUNNERS`' names (that module loads only for them).
+_OPTION_RUNNERS: Final = frozenset({"rg", "fd", "fdfind"})
+
+
+def _run_time_programs(plan: CommandPlan) -> list[Subcommand]:
+    """Parts for a program named at run time that ``rg --pre``/``fd -x`` run (round 35)."""
+    from .option_programs import RUNNERS, run_time_program
+
+    texts = [run_time_program(c) for c in plan.commands if (c.name or "") in RUNNERS]
+    return [
+        Subcommand(f"a program named at run time, run by an option: {t}", [t], "", False, [], False, [], [], False, "")
+        for t in texts
+        if t
+    ]
 
 
 def _code_string_parts(plan: CommandPlan) -> list[Subcommand]:
