@@ -5,7 +5,8 @@ expands every word of ``compgen -W``'s list (``$(…)`` included). Round 33 read
 its hidden-code checks only, so the commands inside were no parts: with the program's name built
 at run time (``x=$(printf '\\x72m'); $x y``) the engine's word search found nothing and ``Bash(rm:*)``
 denied nothing in ``bypassPermissions`` mode; clustered options (``-tC``, ``-fC``) and ``-W`` were
-not read at all. Now the parts of every code string bash keeps are parts of the command.
+not read at all (11 of 11 allowed), nor a value known only at run time (3 of 3 allowed, added
+later). Now the parts of every code string bash keeps are parts of the command, an unknown one nameless.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ ATTACKS = [
     f"compgen -C '{HIDE}' z", f"compgen -fC '{HIDE}' z", f"complete -C '{HIDE}' z",
     f"compgen -W '$({HIDE})' z", f"compgen -fW '$({HIDE})' z", f"compgen -W'$({HIDE})' z",
     f"compgen -W '${{v:=$({HIDE})}}' z", f"compgen -o default -W '`{HIDE}`' z",
+    # A value known only at run time: the callback, or a list bash expands once more.
+    "x=$(printf '\\x72m'); compgen -C \"$x y\" z", "x=$(printf '\\x72m'); compgen -fC \"$x y\" z",
+    f"v='$({HIDE})'; compgen -W \"$v\" z",
 ]
 KEPT = ["compgen -W 'start stop status' st", "mapfile -t a < f", "compgen -c ls", "compgen -A function",
         "mapfile -C 'echo' -c 1 < f", "compgen -W 'a b' -- a"]

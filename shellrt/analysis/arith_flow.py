@@ -144,11 +144,15 @@ def _watched(values: list[str | None]) -> list[str]:
     return [" ".join(rest)] if rest and len(rest) == len(values) - i else []
 
 
+#: A code string known only at run time, as a command whose name is not known: a nameless part.
+UNKNOWN_CODE: Final = '"$__shellrt_unknown_code"'
+
+
 def _option_code(values: list[str | None], valued: str, code: str) -> list[str]:
     """The values of the options in ``code`` among ``values`` (a builtin's words), read as bash's
     getopt reads them: clustered (``-tC CODE``), attached (``-CCODE``) or the next word, up to the
     first operand or ``--``; ``-W``'s list as the words of a command (``: LIST``). A value that is
-    not static is left to the other readers (a dynamic word is a part of its own)."""
+    not static is `UNKNOWN_CODE`."""
     found: list[str] = []
     i = 0
     while i < len(values):
@@ -160,11 +164,13 @@ def _option_code(values: list[str | None], valued: str, code: str) -> list[str]:
             letter = word[index]
             if letter not in valued:
                 continue
-            value = word[index + 1 :]
+            value: str | None = word[index + 1 :]
             if not value and i < len(values):
-                value = values[i] or ""
+                value = values[i]
                 i += 1
-            if letter in code and value:
+            if letter in code and value is None:
+                found.append(UNKNOWN_CODE)  # `compgen -C "$c"`, `-W "$v"`: expanded (again) when it runs
+            elif letter in code and value:
                 found.append(": " + value if letter == "W" else value)
             break
     return found

@@ -206,9 +206,16 @@ def _code_string_parts(plan: CommandPlan) -> list[Subcommand]:
     ``compgen -C CODE``, ``compgen -W LIST``, an alias body): a command built there at run time
     (``x=$(printf '\\x72m'); $x y``) is a nameless part no rule matches (red team, round 35)."""
     from .analyze import analyze  # the analyser calls this module: import on first use
-    from .arith_flow import code_texts
+    from .arith_flow import UNKNOWN_CODE, code_texts
 
-    return [part for code in code_texts(plan) for part in analyze(code).subcommands]
+    out: list[Subcommand] = []
+    for code in code_texts(plan):
+        if code == UNKNOWN_CODE:  # `compgen -C "$c"`: no rule can read what runs
+            text = "a code string known only at run time (mapfile/compgen -C, compgen -W)"
+            out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
+        else:
+            out.extend(analyze(code).subcommands)
+    return out
 
 
 def _same(a: Subcommand, b: Subcommand) -> bool:
