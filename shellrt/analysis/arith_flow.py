@@ -23,7 +23,7 @@ from typing import Final
 from .nodes import CommandPlan, PlanCommand, Word
 
 __all__ = [
-    "ANY_NAME", "bound_reached", "code_plans", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"
+    "ANY_NAME", "RUNTIME_BOUND", "bound_reached", "code_plans", "code_texts", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"
 ]
 
 #: Constructs whose text is evaluated as arithmetic.
@@ -41,7 +41,13 @@ _BINDERS: Final = {"read": "", "mapfile": "", "readarray": "", "getopts": "", "p
 _IMPLICIT: Final = ("_", "@", "BASH_REMATCH", "BASH_ARGV", "REPLY", "MAPFILE", "OPTARG")
 #: Names the directory sets: a repository's directory may be named ``b[$(rm x)]`` (``cd b*; ((
 #: ${PWD##*/} ))``), whatever this command binds. Counted as bound always.
-_PLACES: Final = ("PWD", "OLDPWD", "DIRSTACK")
+#: Variables a fresh shell has whose values hold text the command (or an earlier call) chose: shellrt's
+#: runner keeps the command text in ``__shellrt_c`` while it runs (``eval "$__shellrt_c"``) and the
+#: start directory in ``__shellrt_d``; ``BASH_EXECUTION_STRING`` holds the text given in argv;
+#: ``BASH_COMMAND`` a running command's. ``echo '$(…)' "${__shellrt_c@P}"`` runs the quoted ``$(…)``
+#: (red team, round 35). Counted as bound always, as the directory names are.
+RUNTIME_BOUND: Final = ("__shellrt_c", "__shellrt_d", "BASH_EXECUTION_STRING", "BASH_COMMAND")
+_PLACES: Final = ("PWD", "OLDPWD", "DIRSTACK", *RUNTIME_BOUND)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: A subscript naming something, or a substring offset (``${x:v}``, not ``${x:-v}``).
 _EVALUATED_PART = re.compile(r"\[([^\]]*[A-Za-z_$`][^\]]*)\]|\$\{[^}:]*:(?![-=?+])([^}]*)")
@@ -110,8 +116,13 @@ def bound_reached(plans: list[CommandPlan], names: set[str]) -> bool:
 
 
 #: Builtins given code as a string the plan does not hold: ``trap CODE SIG``, ``mapfile -C CODE``
-#: (and ``alias NAME=CODE``).
-_CODE_OPTIONS: Final = {"mapfile": "-C", "readarray": "-C", "compgen": "-C", "complete": "-C"}
+#: (and ``alias NAME=CODE``): (the letters of their options that take a value, as bash's getopt reads
+#: them, clustered or not; those whose value is code). ``compgen -W LIST`` expands each word of LIST
+#: (``$(…)`` runs), so its list is read as the words of a command (red team, round 35).
+_CODE_OPTIONS: Final = {
+    "mapfile": ("dnOsuCc", "C"), "readarray": ("dnOsuCc", "C"),
+    "compgen": ("oAGWFCXPSV", "CW"), "complete": ("oAGWFCXPSV", "CW"),
+}
 #: Commands :func:`may_hide_code` looks at even when their words are static.
 _LOOKED_AT: Final = (
     _NAME_BUILTINS | frozenset(_BINDERS) | frozenset(_CODE_OPTIONS) | {"trap", "set", "shopt", "bash", "sh", "env", "fc", "alias", "watch"}
@@ -133,23 +144,60 @@ def _watched(values: list[str | None]) -> list[str]:
     return [" ".join(rest)] if rest and len(rest) == len(values) - i else []
 
 
-def code_plans(plan: CommandPlan) -> list[CommandPlan]:
-    """Plans of the code strings ``trap``, ``alias`` and the ``-C`` callbacks run (one level deep)."""
+#: A code string known only at run time, as a command whose name is not known: a nameless part.
+UNKNOWN_CODE: Final = '"$__shellrt_unknown_code"'
+
+
+def _option_code(values: list[str | None], valued: str, code: str) -> list[str]:
+    """The values of the options in ``code`` among ``values`` (a builtin's words), read as bash's
+    getopt reads them: clustered (``-tC CODE``), attached (``-CCODE``) or the next word, up to the
+    first operand or ``--``; ``-W``'s list as the words of a command (``: LIST``). A value that is
+    not static is `UNKNOWN_CODE`."""
+    found: list[str] = []
+    i = 0
+    while i < len(values):
+        word = values[i]
+        i += 1
+        if word is None or word == "--" or word[:1] != "-" or len(word) < 2:
+            break
+        for index in range(1, len(word)):
+            letter = word[index]
+            if letter not in valued:
+                continue
+            value: str | None = word[index + 1 :]
+            if not value and i < len(values):
+                value = values[i]
+                i += 1
+            if letter in code and value is None:
+                found.append(UNKNOWN_CODE)  # `compgen -C "$c"`, `-W "$v"`: expanded (again) when it runs
+            elif letter in code and value:
+                found.append(": " + value if letter == "W" else value)
+            break
+    return found
+
+
+def code_texts(plan: CommandPlan) -> list[str]:
+    """The code strings ``trap``, ``alias``, ``watch``, the ``-C`` callbacks and ``compgen -W`` run."""
     codes: list[str] = []
     for command in plan.commands:
         name = command.name
         values = [w.value for w in command.argv[1:]]
         if name == "trap":
             operands = [v for v in values if v is None or not v.startswith("-")]
-            codes += [v for v in operands[:1] if v]
+            codes += [v for v in operands[:1] if v and len(operands) > 1]  # `trap INT` resets INT
         elif name == "watch":  # `watch 'cmd'`: sh -c runs the words joined (not with -x)
             codes += _watched(values)
         elif name == "alias":  # `alias k='set -k'`: the body runs where `k` is a command word
             codes += [v.partition("=")[2] for v in values if v and "=" in v and not v.startswith("-")]
         elif name in _CODE_OPTIONS:
-            option = _CODE_OPTIONS[name or ""]
-            codes += [v for i, v in enumerate(values) if v and i and values[i - 1] == option]
-            codes += [v[2:] for v in values if v and v.startswith(option) and len(v) > 2]
+            valued, code = _CODE_OPTIONS[name or ""]
+            codes += _option_code(values, valued, code)
+    return codes
+
+
+def code_plans(plan: CommandPlan) -> list[CommandPlan]:
+    """Plans of the code strings ``trap``, ``alias`` and the ``-C`` callbacks run (one level deep)."""
+    codes = code_texts(plan)
     if not codes:
         return []
     from .analyze import analyze  # the analyser calls this module: import on first use

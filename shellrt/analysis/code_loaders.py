@@ -6,7 +6,8 @@ wrote. A ``Bash(rm:*)`` deny rule reads program names and words, none of which s
 team, round 30). Three classes, from the most to the least reach:
 
 - native loaders (the dynamic linker's, iconv's, OpenSSL's modules): code in every program, read-only
-  ones too; always counted;
+  ones too; always counted; so are ``BASH_FUNC_NAME%%`` functions, which every bash started below
+  defines (round 35);
 - ``PATH`` (and ``GIT_EXEC_PATH``): an entry that is relative or empty (the working directory,
   which the repository fills), not static, or a directory the command writes a program in, makes a
   program name mean a file there;
@@ -75,6 +76,8 @@ def loader_code(
     for name, value in variables.items():
         if name in _NATIVE:
             return f"{name} loads native code into the programs it runs"
+        if name.startswith("BASH_FUNC_"):  # not a shell assignment: only `env`-like words set it
+            return f"{name} defines a function in every bash the part starts: its body runs under that name"
         if name == "PATH" or name.endswith("EXEC_PATH"):  # GIT_EXEC_PATH: where git finds git-<cmd>
             why = _path_entries(name, value, dirs, others)
             if why:

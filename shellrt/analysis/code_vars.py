@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .arith_flow import ANY_NAME, dynamic_names
+from .arith_flow import ANY_NAME, RUNTIME_BOUND, dynamic_names
 from .nodes import CommandPlan
 from .unread_code import is_command_variable
 
@@ -35,7 +35,8 @@ def computed_code_variable(plan: CommandPlan) -> str:
     found = [
         name
         for name in dynamic_names(plan)
-        if name == ANY_NAME or (name.isupper() and (name in _SHELL_CODE or is_command_variable(name)))
+        if name == ANY_NAME
+        or (name.isupper() and name not in RUNTIME_BOUND and (name in _SHELL_CODE or is_command_variable(name)))
     ]
     return (min(found) or "a variable named at run time") if found else ""
 

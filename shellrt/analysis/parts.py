@@ -147,6 +147,9 @@ def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False
                 out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
     if may_hide_code(plan):
         out.extend(_hidden_code(plan))
+        out.extend(part for part in _code_string_parts(plan) if not any(_same(part, o) for o in seen.get(part.text, ())))
+    if any((c.name or "") in _OPTION_RUNNERS for c in plan.commands):  # a glob is no dynamic word: not gated
+        out.extend(_run_time_programs(plan))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
     return out
@@ -180,6 +183,39 @@ def _hidden_code(plan: CommandPlan) -> list[Subcommand]:
         ]
     texts = [f"{what}: {where}" for what, where in found if where]
     return [Subcommand(text, [text], "", False, [], False, [], [], False, "") for text in texts]
+
+
+#: `option_programs.RUNNERS`' names (that module loads only for them).
+_OPTION_RUNNERS: Final = frozenset({"rg", "fd", "fdfind"})
+
+
+def _run_time_programs(plan: CommandPlan) -> list[Subcommand]:
+    """Parts for a program named at run time that ``rg --pre``/``fd -x`` run (round 35)."""
+    from .option_programs import RUNNERS, run_time_program
+
+    texts = [run_time_program(c) for c in plan.commands if (c.name or "") in RUNNERS]
+    return [
+        Subcommand(f"a program named at run time, run by an option: {t}", [t], "", False, [], False, [], [], False, "")
+        for t in texts
+        if t
+    ]
+
+
+def _code_string_parts(plan: CommandPlan) -> list[Subcommand]:
+    """The parts of the code strings bash keeps and runs (``trap CODE SIG``, ``mapfile -C CODE``,
+    ``compgen -C CODE``, ``compgen -W LIST``, an alias body): a command built there at run time
+    (``x=$(printf '\\x72m'); $x y``) is a nameless part no rule matches (red team, round 35)."""
+    from .analyze import analyze  # the analyser calls this module: import on first use
+    from .arith_flow import UNKNOWN_CODE, code_texts
+
+    out: list[Subcommand] = []
+    for code in code_texts(plan):
+        if code == UNKNOWN_CODE:  # `compgen -C "$c"`: no rule can read what runs
+            text = "a code string known only at run time (mapfile/compgen -C, compgen -W)"
+            out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
+        else:
+            out.extend(analyze(code).subcommands)
+    return out
 
 
 def _same(a: Subcommand, b: Subcommand) -> bool:

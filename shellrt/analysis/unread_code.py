@@ -109,8 +109,8 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
         return _interpreter(lang, name, words)[0]
     if lang in _SHELL_MODES:
         return _shell_mode(lang, argv)
-    if lang == "enable" and any(w[:1] == "-" and w[:2] != "--" and "f" in w[1:] for w in words):
-        return "enable -f loads a shared object into the shell: its code runs there"
+    if lang == "enable":
+        return _enable(words)
     if lang in _SHELL_NAMES:
         inline, script = _shell(words)
         return "" if inline or script else f"{name} reads its program from standard input"
@@ -130,6 +130,40 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
         return "gdb reads its commands (shell runs programs) from standard input"
     if lang == "ssh" and _ssh_reads_stdin(words):
         return "ssh without a command runs commands read from standard input"
+    return ""
+
+
+#: bash 5.2's builtins (``enable -a``): ``enable NAME`` of any other name loads a shared object.
+_BASH_BUILTINS = frozenset({
+    ".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen", "complete",
+    "compopt", "continue", "declare", "dirs", "disown", "echo", "enable", "eval", "exec", "exit", "export",
+    "false", "fc", "fg", "getopts", "hash", "help", "history", "jobs", "kill", "let", "local", "logout",
+    "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray", "readonly", "return", "set", "shift",
+    "shopt", "source", "suspend", "test", "times", "trap", "true", "type", "typeset", "ulimit", "umask",
+    "unalias", "unset", "wait",
+})
+
+
+def _enable(words: Sequence[str]) -> str:
+    """Why ``enable`` loads a shared object ("" when it only turns builtins on or off, or lists them).
+
+    ``-f FILE`` loads FILE; and bash 5.2 loads a NAME that is not a builtin from ``BASH_LOADABLES_PATH``
+    without ``-f`` (whatever the other options: ``-n``, ``-a``, ``-s``), a path whose default ends in
+    ``.``: ``enable x`` runs the repository's ``x`` (red team, round 35). A word that is not static
+    (``$n``, ``x*``) keeps its source text here, which is no builtin's name: fails closed.
+    """
+    options = True
+    for word in words:
+        if options and word == "--":
+            options = False
+        elif options and word[:1] == "-" and len(word) > 1:
+            if "f" in word[1:]:
+                return "enable -f loads a shared object into the shell: its code runs there"
+        else:
+            options = False  # bash's getopt stops at the first operand
+            if word not in _BASH_BUILTINS:
+                return (f"enable {word}: a name that is not a bash builtin is loaded as a shared object "
+                        "(BASH_LOADABLES_PATH holds `.`): its code runs in the shell")
     return ""
 
 

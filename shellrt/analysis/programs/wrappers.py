@@ -25,11 +25,14 @@ class _Wrapper:
     script_opts: frozenset[str] = frozenset()
     #: Options after which no command is run (``command -v``).
     no_command_opts: frozenset[str] = frozenset()
+    #: Short option letters one of which must be given for a command to run (``jobs -x``).
+    runs_with: str = ""
 
 
-def _w(values: str = "", skip: int = 0, assignments: bool = False, script: str = "", none: str = "") -> _Wrapper:
+def _w(values: str = "", skip: int = 0, assignments: bool = False, script: str = "", none: str = "",
+       runs_with: str = "") -> _Wrapper:
     return _Wrapper(frozenset(values.split()), skip, assignments, frozenset(script.split()),
-                    frozenset(none.split()))
+                    frozenset(none.split()), runs_with)
 
 
 WRAPPERS: Final[dict[str, _Wrapper]] = {
@@ -73,6 +76,9 @@ WRAPPERS: Final[dict[str, _Wrapper]] = {
     "parallel": _w(),
     "npx": _w(),
     "uvx": _w(),
+    # bash's `jobs -x COMMAND` (also `-xl`, `-x -l`, `-rx`): runs COMMAND, job specs in it replaced;
+    # without -x it runs nothing (red team, round 35).
+    "jobs": _w(runs_with="x"),
 }
 
 #: Programs that take a shell script string with ``-c``.
@@ -113,6 +119,7 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
     if spec is None:
         return Unwrapped()
     i = 1
+    given = ""  # the short option letters seen
     while i < len(argv):
         arg = argv[i]
         if arg is None:
@@ -145,6 +152,7 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
         # of the word, or the next word (`env -iu NAME cmd`, `timeout -vs 9 5 cmd`, `env -vS'cmd'`).
         consumed = 1
         body = arg[1:]
+        given += body
         for index, char in enumerate(body):
             rest = body[index + 1 :]
             if "-" + char in spec.script_opts:
@@ -162,7 +170,7 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
     if any(word is None for word in argv[i : i + spec.skip]):
         return Unwrapped(unknown=True)  # `timeout * ls`: the duration may be several words
     i += spec.skip
-    if i >= len(argv):
+    if i >= len(argv) or (spec.runs_with and not any(letter in given for letter in spec.runs_with)):
         return Unwrapped()
     return Unwrapped(start=i)
 
