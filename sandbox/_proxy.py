@@ -857,6 +857,25 @@ _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _DIGITS = re.compile(r"[0-9]+")
 #: RFC 3986 authority characters (userinfo, host, IPv6 brackets, port).
 _AUTHORITY = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@\[\]%-]*$")
+#: A byte no header value may hold (RFC 9110 5.5): controls but HTAB, and DEL. Servers differ on
+#: them (NUL ends a C string; VT, FF, FS-RS and NEL break a line for ``str.splitlines``), so a value
+#: holding one need not be one header upstream (red team, round 35).
+_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85]")
+#: A byte no request target may hold (RFC 9112 3.2): controls, whitespace, DEL.
+_BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
+#: A non-ASCII byte of a target (latin-1): sent percent-encoded, as the URL means it.
+_NON_ASCII = re.compile(r"[\x80-\xff]")
+
+
+def _vetted_target(target: str) -> str:
+    """``target`` with its non-ASCII bytes percent-encoded; raises `_BadRequest` for a control or
+    whitespace byte (a lenient server splits the request line on it: round 35)."""
+    bad = _BAD_TARGET.search(target)
+    if bad is not None:
+        raise _BadRequest(
+            400, f"byte {bad.group()!r} in the request target; percent-encode it (%{ord(bad.group()):02X})"
+        )
+    return _NON_ASCII.sub(lambda m: f"%{ord(m.group()):02X}", target)
 
 
 @dataclass(frozen=True)
@@ -890,12 +909,17 @@ def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Reque
     if len(parts) != 3 or not _TOKEN.match(parts[0]) or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
         raise _BadRequest(400, "not an HTTP proxy request")
     method, target, version = parts
+    if method != "CONNECT":  # a CONNECT target is a host, judged (and a refusal recorded) by `decide`
+        target = _vetted_target(target)
     headers: list[str] = []
     lengths: list[str] = []
     for line in lines[1:]:
         name, colon, value = line.partition(":")
         if not colon or not _TOKEN.match(name):  # folded (leading space) or malformed
             raise _BadRequest(400, f"malformed header line {line[:80]!r}")
+        bad = _BAD_VALUE.search(value)
+        if bad is not None:
+            raise _BadRequest(400, f"control byte {bad.group()!r} in the value of header {name[:80]!r}")
         key = name.lower()
         if key == "transfer-encoding":
             raise _BadRequest(501, "request bodies in chunks are not forwarded over plain http; use https")

@@ -1,0 +1,83 @@
+"""Red team round 35 (net): bytes no HTTP message may hold, forwarded by the filtering proxy.
+
+The proxy re-frames each plain-HTTP request (forwarded, or the opening of a CONNECT tunnel) for
+the vetted host, and what it forwards is what the upstream parses: a NUL or another control byte
+in a header value, or whitespace and controls in the request target, are read differently by
+different servers (RFC 9110 5.5: a recipient MUST reject or replace CR, LF and NUL; RFC 9112 3.2:
+the target holds no whitespace), so the proxy's view (one request, the vetted Host) need not be the
+upstream's. They are refused (400) before anything is sent; non-ASCII bytes of the target are
+percent-encoded. A real recording server on 127.0.0.1 (``localhost`` is listed).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests._proxy_client import proxy_talk, running_proxy, tunnel_talk
+from tests._tcp_server import tcp_server
+
+
+@pytest.fixture
+def upstream() -> Iterator[tuple[int, list[bytes]]]:
+    """A server on 127.0.0.1 that records every byte a connection sent it and answers 200."""
+    received: list[bytes] = []
+
+    def answer(conn: socket.socket) -> None:
+        conn.settimeout(1)
+        data = b""
+        try:
+            while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
+                data += chunk
+            if data:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        except OSError:
+            pass
+        received.append(data)
+
+    with tcp_server(answer) as port:
+        yield port, received
+
+
+def _settled(received: list[bytes], count: int) -> list[bytes]:
+    """``received`` once the server has recorded ``count`` connections (its one thread lags)."""
+    deadline = time.monotonic() + 3
+    while len(received) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return received
+
+
+def test_control_bytes_in_a_forwarded_request_are_refused(
+    tmp_path: Path, upstream: tuple[int, list[bytes]]
+) -> None:
+    port, received = upstream
+    url = f"http://localhost:{port}"
+    bad_heads = [
+        f"GET {url}/ HTTP/1.1\r\nX-A: a\x00smuggle\r\n\r\n",  # NUL in a value
+        f"GET {url}/ HTTP/1.1\r\nX-A: a\x0bHost: smuggle.test\r\n\r\n",  # a line break to str.splitlines
+        f"GET {url}/ HTTP/1.1\r\nX-A: a\x0cHost: smuggle.test\r\n\r\n",
+        f"GET {url}/ HTTP/1.1\r\nX-A: a\x01smuggle\x7f\r\n\r\n",  # other controls, DEL
+        f"GET {url}/a\x00smuggle HTTP/1.1\r\n\r\n",  # NUL in the target
+        f"GET {url}/a\tHTTP/1.1\x0bHost:smuggle.test HTTP/1.1\r\n\r\n",  # whitespace in the target
+    ]
+    tunnel_openings = [
+        b"GET / HTTP/1.1\r\nX-A: a\x00smuggle\r\n\r\n",
+        b"GET /a\x0bHTTP/1.1\x0bHost:smuggle.test HTTP/1.1\r\n\r\n",
+    ]
+    with running_proxy(tmp_path, "localhost", head_timeout=5) as p:
+        answers = [proxy_talk(p, head.encode("latin-1")) for head in bad_heads]
+        answers += [tunnel_talk(p, opening, port) for opening in tunnel_openings]
+        # Controls: a clean request and one with non-ASCII in its target still go through.
+        clean = proxy_talk(p, f"GET {url}/ok HTTP/1.1\r\nX-A: caf\xe9\tok\r\n\r\n".encode("latin-1"))
+        utf8 = proxy_talk(p, f"GET {url}/caf\xc3\xa9 HTTP/1.1\r\n\r\n".encode("latin-1"))
+    forwarded = [a for a in answers if not a.startswith(b"HTTP/1.1 400")]
+    assert not forwarded, f"{len(forwarded)} of {len(answers)} bad requests were not refused: {forwarded}"
+    seen = _settled(received, len(tunnel_openings) + 2)
+    assert not any(b"smuggle" in data for data in seen), seen
+    assert clean.endswith(b"ok") and utf8.endswith(b"ok"), (clean, utf8)
+    assert any(data.startswith(b"GET /ok HTTP/1.1\r\n") and b"X-A: caf\xe9\tok\r\n" in data for data in seen)
+    assert any(data.startswith(b"GET /caf%C3%A9 HTTP/1.1\r\n") for data in seen), seen
