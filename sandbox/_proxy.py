@@ -63,7 +63,7 @@ import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from sandbox._addrdeny import address_denied
@@ -768,6 +768,9 @@ class FilteringProxy:
             await _reply(writer, 403, opened.message())
             return None
         up_reader, up_writer = opened
+        # The Host sent is the vetted name as a tunnel sends it, not the client's spelling of it
+        # (``ALLOWED.example..``, which a shared front may route elsewhere; round 35).
+        request = replace(request, authority=_authority(normalize_domain(request.host), request.port))
 
         async def forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             if request.method == "CONNECT":

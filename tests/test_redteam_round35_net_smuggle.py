@@ -81,3 +81,16 @@ def test_control_bytes_in_a_forwarded_request_are_refused(
     assert clean.endswith(b"ok") and utf8.endswith(b"ok"), (clean, utf8)
     assert any(data.startswith(b"GET /ok HTTP/1.1\r\n") and b"X-A: caf\xe9\tok\r\n" in data for data in seen)
     assert any(data.startswith(b"GET /caf%C3%A9 HTTP/1.1\r\n") for data in seen), seen
+
+
+def test_a_forwarded_request_carries_the_vetted_host(tmp_path: Path, upstream: tuple[int, list[bytes]]) -> None:
+    """The Host sent upstream is the name the proxy vetted, in its canonical spelling, as inside
+    a tunnel (round 17): not the client's (``LOCALHOST..``, a trailing dot, userinfo), which a
+    shared front may route to a site of its own (another tenant, its default site)."""
+    port, received = upstream
+    spellings = [f"LOCALHOST..:{port}", f"user@LocalHost.:{port}", f"localhost:{port}"]
+    with running_proxy(tmp_path, "localhost", head_timeout=5) as p:
+        answers = [proxy_talk(p, f"GET http://{a}/x HTTP/1.1\r\nHost: a\r\n\r\n".encode()) for a in spellings]
+    assert all(a.endswith(b"ok") for a in answers), answers
+    hosts = [line for data in _settled(received, 3) for line in data.split(b"\r\n") if line.startswith(b"Host:")]
+    assert hosts == [f"Host: localhost:{port}".encode()] * 3, hosts
