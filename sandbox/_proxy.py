@@ -924,6 +924,10 @@ def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Reque
         if bad is not None:
             raise _BadRequest(400, f"control byte {bad.group()!r} in the value of header {name[:80]!r}")
         key = name.lower()
+        folded = key.replace("_", "-")
+        if folded != key and folded in ("content-length", "transfer-encoding", *_DROPPED):
+            # CGI, WSGI and some servers read '_' as '-': a second, unseen framing (round 35).
+            raise _BadRequest(400, f"header {name[:80]!r}: write it with '-', not '_'")
         if key == "transfer-encoding":
             raise _BadRequest(501, "request bodies in chunks are not forwarded over plain http; use https")
         if key == "content-length":
