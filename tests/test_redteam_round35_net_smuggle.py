@@ -6,41 +6,16 @@ in a header value, or whitespace and controls in the request target, are read di
 different servers (RFC 9110 5.5: a recipient MUST reject or replace CR, LF and NUL; RFC 9112 3.2:
 the target holds no whitespace), so the proxy's view (one request, the vetted Host) need not be the
 upstream's. They are refused (400) before anything is sent; non-ASCII bytes of the target are
-percent-encoded. A real recording server on 127.0.0.1 (``localhost`` is listed).
+percent-encoded. A real recording server on 127.0.0.1 (round 27's; ``localhost`` is listed).
 """
 
 from __future__ import annotations
 
-import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests._proxy_client import proxy_talk, running_proxy, tunnel_talk
-from tests._tcp_server import tcp_server
-
-
-@pytest.fixture
-def upstream() -> Iterator[tuple[int, list[bytes]]]:
-    """A server on 127.0.0.1 that records every byte a connection sent it and answers 200."""
-    received: list[bytes] = []
-
-    def answer(conn: socket.socket) -> None:
-        conn.settimeout(1)
-        data = b""
-        try:
-            while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
-                data += chunk
-            if data:
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-        except OSError:
-            pass
-        received.append(data)
-
-    with tcp_server(answer) as port:
-        yield port, received
+from tests.test_redteam_round27_net_proxy import upstream  # noqa: F401 (the recording server fixture)
 
 
 def _settled(received: list[bytes], count: int) -> list[bytes]:
@@ -52,7 +27,8 @@ def _settled(received: list[bytes], count: int) -> list[bytes]:
 
 
 def test_control_bytes_in_a_forwarded_request_are_refused(
-    tmp_path: Path, upstream: tuple[int, list[bytes]]
+    tmp_path: Path,
+    upstream: tuple[int, list[bytes]],  # noqa: F811 (the imported fixture)
 ) -> None:
     port, received = upstream
     url = f"http://localhost:{port}"
@@ -86,7 +62,10 @@ def test_control_bytes_in_a_forwarded_request_are_refused(
     assert any(data.startswith(b"GET /caf%C3%A9 HTTP/1.1\r\n") for data in seen), seen
 
 
-def test_a_forwarded_request_carries_the_vetted_host(tmp_path: Path, upstream: tuple[int, list[bytes]]) -> None:
+def test_a_forwarded_request_carries_the_vetted_host(
+    tmp_path: Path,
+    upstream: tuple[int, list[bytes]],  # noqa: F811 (the imported fixture)
+) -> None:
     """The Host sent upstream is the name the proxy vetted, in its canonical spelling, as inside
     a tunnel (round 17): not the client's (``LOCALHOST..``, a trailing dot, userinfo), which a
     shared front may route to a site of its own (another tenant, its default site)."""
@@ -95,5 +74,7 @@ def test_a_forwarded_request_carries_the_vetted_host(tmp_path: Path, upstream: t
     with running_proxy(tmp_path, "localhost", head_timeout=5) as p:
         answers = [proxy_talk(p, f"GET http://{a}/x HTTP/1.1\r\nHost: a\r\n\r\n".encode()) for a in spellings]
     assert all(a.endswith(b"ok") for a in answers), answers
-    hosts = [line for data in _settled(received, 3) for line in data.split(b"\r\n") if line.startswith(b"Host:")]
+    hosts = [
+        line for data in _settled(received, 3) for line in data.split(b"\r\n") if line.startswith(b"Host:")
+    ]
     assert hosts == [f"Host: localhost:{port}".encode()] * 3, hosts
