@@ -3,7 +3,8 @@ sandbox meets it: raw bytes written to the bridge (127.0.0.1:3128) with bash's `
 
 A NUL in a header value is refused (400) and never reaches the server; a clean request goes,
 with the vetted name as its Host whatever the client spelt (`test_redteam_round35_net_smuggle`
-has the cases; the proxy runs on the host, the same code for root and non-root callers).
+has the cases; the proxy runs on the host, the same code for root and non-root callers; the test
+runs for both).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 
 from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend, _reachable
+from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
 from tests.conftest import require
 from tests.test_redteam_round27_net_proxy import upstream  # noqa: F401 (the recording server fixture)
@@ -48,3 +50,9 @@ async def test_a_command_behind_the_bridge_cannot_send_control_bytes_or_its_own_
     received = _settled(received, 1)
     assert len(received) == 1 and b"smuggle" not in received[0], received
     assert received[0].startswith(b"GET /ok HTTP/1.1\r\nHost: localhost:%d\r\n" % port), received
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    _nonroot.held_as_nobody(
+        __file__, "test_a_command_behind_the_bridge_cannot_send_control_bytes_or_its_own_host"
+    )
