@@ -861,9 +861,10 @@ _DIGITS = re.compile(r"[0-9]+")
 #: RFC 3986 authority characters (userinfo, host, IPv6 brackets, port).
 _AUTHORITY = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@\[\]%-]*$")
 #: A byte no header value may hold (RFC 9110 5.5): controls but HTAB, and DEL. Servers differ on
-#: them (NUL ends a C string; VT, FF, FS-RS and NEL break a line for ``str.splitlines``), so a value
-#: holding one need not be one header upstream (red team, round 35).
-_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85]")
+#: them (NUL ends a C string; VT, FF and FS-RS break a line for ``str.splitlines``), so a value
+#: holding one need not be one header upstream (red team, round 35). Bytes 0x80-0xFF (obs-text)
+#: pass: UTF-8 text holds them (``Å`` is C3 85, where a latin-1 reading sees NEL).
+_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: A byte no request target may hold (RFC 9112 3.2): controls, whitespace, DEL.
 _BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
 #: A non-ASCII byte of a target (latin-1): sent percent-encoded, as the URL means it.
