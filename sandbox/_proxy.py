@@ -63,7 +63,7 @@ import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from sandbox._addrdeny import address_denied
@@ -768,6 +768,9 @@ class FilteringProxy:
             await _reply(writer, 403, opened.message())
             return None
         up_reader, up_writer = opened
+        # The Host sent is the vetted name as a tunnel sends it, not the client's spelling of it
+        # (``ALLOWED.example..``, which a shared front may route elsewhere; round 35).
+        request = replace(request, authority=_authority(normalize_domain(request.host), request.port))
 
         async def forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             if request.method == "CONNECT":
@@ -857,6 +860,26 @@ _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _DIGITS = re.compile(r"[0-9]+")
 #: RFC 3986 authority characters (userinfo, host, IPv6 brackets, port).
 _AUTHORITY = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@\[\]%-]*$")
+#: A byte no header value may hold (RFC 9110 5.5): controls but HTAB, and DEL. Servers differ on
+#: them (NUL ends a C string; VT, FF and FS-RS break a line for ``str.splitlines``), so a value
+#: holding one need not be one header upstream (red team, round 35). Bytes 0x80-0xFF (obs-text)
+#: pass: UTF-8 text holds them (``Å`` is C3 85, where a latin-1 reading sees NEL).
+_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+#: A byte no request target may hold (RFC 9112 3.2): controls, whitespace, DEL.
+_BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
+#: A non-ASCII byte of a target (latin-1): sent percent-encoded, as the URL means it.
+_NON_ASCII = re.compile(r"[\x80-\xff]")
+
+
+def _vetted_target(target: str) -> str:
+    """``target`` with its non-ASCII bytes percent-encoded; raises `_BadRequest` for a control or
+    whitespace byte (a lenient server splits the request line on it: round 35)."""
+    bad = _BAD_TARGET.search(target)
+    if bad is not None:
+        raise _BadRequest(
+            400, f"byte {bad.group()!r} in the request target; percent-encode it (%{ord(bad.group()):02X})"
+        )
+    return _NON_ASCII.sub(lambda m: f"%{ord(m.group()):02X}", target)
 
 
 @dataclass(frozen=True)
@@ -890,13 +913,22 @@ def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Reque
     if len(parts) != 3 or not _TOKEN.match(parts[0]) or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
         raise _BadRequest(400, "not an HTTP proxy request")
     method, target, version = parts
+    if method != "CONNECT":  # a CONNECT target is a host, judged (and a refusal recorded) by `decide`
+        target = _vetted_target(target)
     headers: list[str] = []
     lengths: list[str] = []
     for line in lines[1:]:
         name, colon, value = line.partition(":")
         if not colon or not _TOKEN.match(name):  # folded (leading space) or malformed
             raise _BadRequest(400, f"malformed header line {line[:80]!r}")
+        bad = _BAD_VALUE.search(value)
+        if bad is not None:
+            raise _BadRequest(400, f"control byte {bad.group()!r} in the value of header {name[:80]!r}")
         key = name.lower()
+        folded = key.replace("_", "-")
+        if folded != key and folded in ("content-length", "transfer-encoding", *_DROPPED):
+            # CGI, WSGI and some servers read '_' as '-': a second, unseen framing (round 35).
+            raise _BadRequest(400, f"header {name[:80]!r}: write it with '-', not '_'")
         if key == "transfer-encoding":
             raise _BadRequest(501, "request bodies in chunks are not forwarded over plain http; use https")
         if key == "content-length":
