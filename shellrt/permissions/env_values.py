@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from sandbox._hostpath import inside, others_write, registered_roots
 
-__all__ = ["NOT_LOADED", "Roots", "every_root", "names_a_writable_place", "safe_path"]
+__all__ = ["NOT_LOADED", "Roots", "every_root", "names_a_writable_place", "per_process", "safe_path"]
 
 #: Variables no program loads anything from by value: kept whatever they name. ``PWD``/``OLDPWD``
 #: are shellrt's own cwd (often the workspace; a shell resets them).
@@ -28,6 +28,9 @@ _PIECES = re.compile(r"[\s:;,=@'\"()]+")
 #: ``TZ=Europe/Berlin`` (or ``:Europe/Berlin``) names a file under ``TZDIR`` (itself judged), not one
 #: from the cwd; ``TZ=/path``, ``./x`` or ``../x`` is judged as any other value.
 _ZONE_NAME = re.compile(r":?[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*")
+#: Where the kernel resolves a path per process: ``/proc/self/cwd`` is shellrt's cwd when judged
+#: and the workspace for a hook started there (review of round 35).
+_PER_PROCESS = re.compile(r"/proc(/.*)?|/dev/(fd|stdin|stdout|stderr)(/.*)?")
 
 
 def names_a_writable_place(value: str, roots: Sequence[str], home: str | None, name: str = "") -> bool:
@@ -69,10 +72,16 @@ def safe_path(entry: str, roots: Sequence[str]) -> bool:
     return judged[entry]
 
 
+def per_process(entry: str) -> bool:
+    """Whether absolute ``entry`` goes through ``/proc`` or ``/dev/fd`` (or ``/dev/std*``): it names
+    another file in the program that reads it than in shellrt, so no judgement here holds."""
+    return any(_PER_PROCESS.fullmatch(p) for p in (os.path.normpath(entry), os.path.realpath(entry)))
+
+
 def _safe(entry: str, roots: Sequence[str]) -> bool:
     if entry == os.devnull:
         return True
-    if not entry.startswith("/"):
+    if not entry.startswith("/") or per_process(entry):
         return False
     if inside(os.path.normpath(entry), roots) or inside(os.path.realpath(entry), roots):
         return False

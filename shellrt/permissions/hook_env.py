@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 
-from shellrt.permissions.env_values import NOT_LOADED, Roots, every_root, names_a_writable_place
+from shellrt.permissions.env_values import NOT_LOADED, Roots, every_root, names_a_writable_place, per_process
 from shellrt.permissions.git_env_config import is_git_env_config, unsafe_git_env_config
 from shellrt.permissions.host_path import host_env, host_path
 from shellrt.permissions.startup_env import names_writable
@@ -77,10 +77,11 @@ def hook_env(environ: Mapping[str, str], roots: Iterable[os.PathLike[str] | str]
 def _cleaned(environ: Mapping[str, str], named: Roots) -> dict[str, str]:
     """`hook_env`'s result, computed (``named``: `every_root`'s list)."""
     env = host_env(environ, also=named)
+    env["PATH"] = _same_for_every_process(env["PATH"])
     for name in SEARCH_PATH_VARIABLES:
         if name not in env:
             continue
-        kept = host_path(env[name], named)
+        kept = _same_for_every_process(host_path(env[name], named))
         if kept:
             env[name] = kept
         else:
@@ -94,6 +95,12 @@ def _cleaned(environ: Mapping[str, str], named: Roots) -> dict[str, str]:
         for name in [name for name in env if is_git_env_config(name)]:
             del env[name]  # GIT_CONFIG_PARAMETERS="'core.fsmonitor'='<ws>/x'" (round 35)
     return env
+
+
+def _same_for_every_process(kept: str) -> str:
+    """`host_path`'s result without the entries through ``/proc`` or ``/dev/fd`` (`per_process`):
+    ``/proc/self/cwd/bin`` is the workspace's for a hook (review of round 35)."""
+    return os.pathsep.join(entry for entry in kept.split(os.pathsep) if entry and not per_process(entry))
 
 
 def _dropped(name: str, value: str, roots: Roots, home: str | None) -> bool:
