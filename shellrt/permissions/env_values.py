@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from sandbox._hostpath import inside, others_write, registered_roots
 
-__all__ = ["NOT_LOADED", "Roots", "every_root", "names_a_writable_place", "per_process", "safe_path"]
+__all__ = ["NAME_VALUED", "NOT_LOADED", "Roots", "every_root", "names_a_writable_place", "per_process", "safe_path"]
 
 #: Variables no program loads anything from by value: kept whatever they name. ``PWD``/``OLDPWD``
 #: are shellrt's own cwd (often the workspace; a shell resets them).
@@ -28,6 +28,54 @@ _PIECES = re.compile(r"[\s:;,=@'\"()]+")
 #: ``TZ=Europe/Berlin`` (or ``:Europe/Berlin``) names a file under ``TZDIR`` (itself judged), not one
 #: from the cwd; ``TZ=/path``, ``./x`` or ``../x`` is judged as any other value.
 _ZONE_NAME = re.compile(r":?[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*")
+#: CI variables whose value is a repository or ref name (``owner/name``, ``refs/heads/main``): no
+#: program reads one as a file from the cwd, and a CI hook needs them (``gh`` reads ``GH_REPO``).
+#: Kept when `_REF_NAME` has the value; any other shape is judged as a path (review of round 35).
+NAME_VALUED: frozenset[str] = frozenset(
+    {
+        "GITHUB_REPOSITORY",
+        "GITHUB_REF",
+        "GITHUB_REF_NAME",
+        "GITHUB_HEAD_REF",
+        "GITHUB_BASE_REF",
+        "GITHUB_WORKFLOW_REF",
+        "GITHUB_ACTION_REPOSITORY",
+        "GITHUB_ACTION_REF",
+        "GH_REPO",
+        "CI_PROJECT_PATH",
+        "CI_PROJECT_NAMESPACE",
+        "CI_COMMIT_REF_NAME",
+        "CI_COMMIT_BRANCH",
+        "CI_COMMIT_TAG",
+        "CI_DEFAULT_BRANCH",
+        "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
+        "CI_MERGE_REQUEST_TARGET_BRANCH_NAME",
+        "CI_MERGE_REQUEST_PROJECT_PATH",
+        "BUILD_SOURCEBRANCH",
+        "BUILD_SOURCEBRANCHNAME",
+        "BUILD_REPOSITORY_NAME",
+        "SYSTEM_PULLREQUEST_SOURCEBRANCH",
+        "SYSTEM_PULLREQUEST_TARGETBRANCH",
+        "BUILDKITE_BRANCH",
+        "BUILDKITE_PULL_REQUEST_BASE_BRANCH",
+        "CIRCLE_BRANCH",
+        "TRAVIS_REPO_SLUG",
+        "TRAVIS_BRANCH",
+        "TRAVIS_PULL_REQUEST_BRANCH",
+        "BITBUCKET_BRANCH",
+        "BITBUCKET_REPO_FULL_NAME",
+        "DRONE_REPO",
+        "DRONE_BRANCH",
+        "DRONE_COMMIT_REF",
+        "GIT_BRANCH",
+        "BRANCH_NAME",
+        "CHANGE_BRANCH",
+        "CHANGE_TARGET",
+    }
+)
+#: A ref's shape (git check-ref-format's characters): no blank, no ``:`` ``\`` ``~`` ``^`` ``?`` ``*``
+#: ``[``, no empty, ``.`` or ``..`` component, so neither absolute nor climbing.
+_REF_NAME = re.compile(r"(?!\.\.?(/|@|$))[^\s/\\:~^?*\[]+(/(?!\.\.?(/|@|$))[^\s/\\:~^?*\[]+)*")
 #: Where the kernel resolves a path per process: ``/proc/self/cwd`` is shellrt's cwd when judged
 #: and the workspace for a hook started there (review of round 35).
 _PER_PROCESS = re.compile(r"/proc(/.*)?|/dev/(fd|stdin|stdout|stderr)(/.*)?")
@@ -37,6 +85,8 @@ def names_a_writable_place(value: str, roots: Sequence[str], home: str | None, n
     """Whether ``value`` holds a path-like piece that is not an absolute path outside ``roots``
     (`every_root`'s list; ``~/x`` read under ``home``; no ``home``: unsafe)."""
     if _ZONE_NAME.fullmatch(value) and name == "TZ":
+        return False
+    if name in NAME_VALUED and _REF_NAME.fullmatch(value):
         return False
     for piece in _PIECES.split(value):
         if piece.startswith("~"):
