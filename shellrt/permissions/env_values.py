@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from sandbox._hostpath import inside, others_write, registered_roots
 
-__all__ = ["NAME_VALUED", "NOT_LOADED", "Roots", "every_root", "names_a_writable_place", "per_process", "safe_path"]
+__all__ = ["NAME_VALUED", "NOT_LOADED", "Roots", "every_root", "names_a_writable_place", "resolved_elsewhere", "safe_path"]
 
 #: Variables no program loads anything from by value: kept whatever they name. ``PWD``/``OLDPWD``
 #: are shellrt's own cwd (often the workspace; a shell resets them).
@@ -122,16 +122,26 @@ def safe_path(entry: str, roots: Sequence[str]) -> bool:
     return judged[entry]
 
 
-def per_process(entry: str) -> bool:
-    """Whether absolute ``entry`` goes through ``/proc`` or ``/dev/fd`` (or ``/dev/std*``): it names
-    another file in the program that reads it than in shellrt, so no judgement here holds."""
-    return any(_PER_PROCESS.fullmatch(p) for p in (os.path.normpath(entry), os.path.realpath(entry)))
+def resolved_elsewhere(entry: str, roots: Sequence[str]) -> bool:
+    """Whether absolute ``entry`` may name another file for the program that reads it than the one
+    judged here (review of round 35): through ``/proc`` or ``/dev/fd`` (``/dev/std*``), per process;
+    or with a ``..`` after a directory inside ``roots``, which a command can make a link (the
+    kernel resolves ``<ws>/tools/../../x`` through it) after the judgement, even between two calls
+    of one cached `hook_env`."""
+    if any(_PER_PROCESS.fullmatch(p) for p in (os.path.normpath(entry), os.path.realpath(entry))):
+        return True
+    parts = entry.split("/")
+    for at in (i for i, part in enumerate(parts) if part == ".."):
+        prefix = "/".join(parts[:at]) or "/"
+        if inside(os.path.normpath(prefix), roots) or inside(os.path.realpath(prefix), roots):
+            return True
+    return False
 
 
 def _safe(entry: str, roots: Sequence[str]) -> bool:
     if entry == os.devnull:
         return True
-    if not entry.startswith("/") or per_process(entry):
+    if not entry.startswith("/") or resolved_elsewhere(entry, roots):
         return False
     if inside(os.path.normpath(entry), roots) or inside(os.path.realpath(entry), roots):
         return False

@@ -21,7 +21,13 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 
-from shellrt.permissions.env_values import NOT_LOADED, Roots, every_root, names_a_writable_place, per_process
+from shellrt.permissions.env_values import (
+    NOT_LOADED,
+    Roots,
+    every_root,
+    names_a_writable_place,
+    resolved_elsewhere,
+)
 from shellrt.permissions.git_env_config import is_git_env_config, unsafe_git_env_config
 from shellrt.permissions.host_path import host_env, host_path
 from shellrt.permissions.startup_env import names_writable
@@ -77,11 +83,11 @@ def hook_env(environ: Mapping[str, str], roots: Iterable[os.PathLike[str] | str]
 def _cleaned(environ: Mapping[str, str], named: Roots) -> dict[str, str]:
     """`hook_env`'s result, computed (``named``: `every_root`'s list)."""
     env = host_env(environ, also=named)
-    env["PATH"] = _same_for_every_process(env["PATH"])
+    env["PATH"] = _as_judged(env["PATH"], named)
     for name in SEARCH_PATH_VARIABLES:
         if name not in env:
             continue
-        kept = _same_for_every_process(host_path(env[name], named))
+        kept = _as_judged(host_path(env[name], named), named)
         if kept:
             env[name] = kept
         else:
@@ -97,10 +103,11 @@ def _cleaned(environ: Mapping[str, str], named: Roots) -> dict[str, str]:
     return env
 
 
-def _same_for_every_process(kept: str) -> str:
-    """`host_path`'s result without the entries through ``/proc`` or ``/dev/fd`` (`per_process`):
-    ``/proc/self/cwd/bin`` is the workspace's for a hook (review of round 35)."""
-    return os.pathsep.join(entry for entry in kept.split(os.pathsep) if entry and not per_process(entry))
+def _as_judged(kept: str, roots: Roots) -> str:
+    """`host_path`'s result without the entries a hook may resolve to another directory
+    (`resolved_elsewhere`: ``/proc/self/cwd/bin``, ``<ws>/tools/../../bin``; review of round 35)."""
+    entries = kept.split(os.pathsep)
+    return os.pathsep.join(entry for entry in entries if entry and not resolved_elsewhere(entry, roots))
 
 
 def _dropped(name: str, value: str, roots: Roots, home: str | None) -> bool:
