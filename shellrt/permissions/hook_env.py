@@ -16,6 +16,7 @@ Every host program of the permissions area gets this environment: hooks, the hoo
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -55,6 +56,9 @@ CACHE_S = 2.0
 _CACHE_ENTRIES = 32
 _lock = threading.Lock()  # git queries ask from worker threads
 _cache: dict[tuple[object, ...], tuple[float, dict[str, str]]] = {}
+#: Names already reported as removed (`_report_removed`): once per process, not once per call.
+_reported: set[str] = set()
+log = logging.getLogger("shellrt.hooks")
 
 
 def hook_env(environ: Mapping[str, str], roots: Iterable[os.PathLike[str] | str]) -> dict[str, str]:
@@ -73,11 +77,28 @@ def hook_env(environ: Mapping[str, str], roots: Iterable[os.PathLike[str] | str]
     if hit is not None and now - hit[0] < CACHE_S:
         return dict(hit[1])
     env = _cleaned(environ, named)
+    _report_removed([name for name in environ if name not in env])
     with _lock:
         if len(_cache) >= _CACHE_ENTRIES:
             _cache.clear()
         _cache[key] = (now, env)
     return dict(env)
+
+
+def _report_removed(names: list[str]) -> None:
+    """Tell the operator, once per name, which inherited variables host programs no longer get:
+    a hook missing one otherwise fails with nothing saying why (review of round 35). Names only:
+    values hold tokens."""
+    with _lock:
+        new = [name for name in names if name not in _reported]
+        _reported.update(new)
+    if new:
+        log.warning(
+            "hooks, host git and host search do not inherit %s: the value names a place sandboxed commands "
+            "can write, a relative path, or a path resolved per process; a hook that needs one can set it "
+            "in the hook's own command (NAME=/absolute/path command), outside every workspace",
+            ", ".join(sorted(new)),
+        )
 
 
 def _cleaned(environ: Mapping[str, str], named: Roots) -> dict[str, str]:
