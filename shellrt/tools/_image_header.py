@@ -82,6 +82,8 @@ def _png(data: bytes) -> tuple[int, int]:
             if depth not in _PNG_DEPTHS.get(colour, ()) or method or filtering or interlace > 1:
                 raise ValueError("its IHDR chunk names no valid PNG layout")
             size = (width, height)
+        elif kind == b"IHDR":  # libpng refuses one out of place; another decoder may take it
+            raise ValueError("it has a second IHDR chunk")
         seen_data = seen_data or kind == b"IDAT"
         if kind == b"IEND":
             if not seen_data:
@@ -117,6 +119,8 @@ def _jpeg(data: bytes) -> tuple[int, int]:
         if length < 2 or pos + 2 + length > len(data):
             raise ValueError(f"segment 0x{marker:02X} has a bad length")
         if marker in _JPEG_FRAMES:
+            if size is not None:  # libjpeg refuses a second one; which would another decoder take?
+                raise ValueError("it has a second frame header before its first scan")
             height, width = struct.unpack_from(">HH", data, pos + 5)
             size = (width, height)
         elif marker == 0xDA:  # start of scan: the header is complete
@@ -143,6 +147,8 @@ def _gif(data: bytes) -> tuple[int, int]:
             frame_w, frame_h, frame_flags = struct.unpack_from("<HHB", data, pos + 5)
             if not frame_w or not frame_h:
                 raise ValueError("a frame has no pixels")
+            if max(frame_w, frame_h) > MAX_MODEL_IMAGE_SIDE:  # its pixels are decoded, whatever the screen
+                raise ValueError(f"a frame of {frame_w:,} x {frame_h:,} pixels")
             pos += 10 + (3 << ((frame_flags & 7) + 1) if frame_flags & 0x80 else 0)
             pos = _gif_sub_blocks(data, pos + 1, step)
             images += 1
