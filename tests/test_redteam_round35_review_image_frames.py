@@ -10,6 +10,7 @@ an IHDR out of place. Now each is refused.
 
 from __future__ import annotations
 
+import base64
 import struct
 import zlib
 
@@ -38,6 +39,20 @@ def _gif(screen: int, frame: int) -> bytes:
     return head + descriptor + b"\x02" + b"\x02\x4c\x01\x00" + b"\x3b"
 
 
+#: A 1 x 1 lossless WebP (round 35 filesnet's); its VP8L header rewritten to any size below.
+_WEBP_1PX = base64.b64decode("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==")
+
+
+def _webp(canvas: int, image: int) -> bytes:
+    """A still extended WebP: a VP8X canvas of ``canvas`` a side, then a VP8L saying ``image``."""
+    vp8l = bytearray(_WEBP_1PX[12:])
+    bits = struct.unpack_from("<I", vp8l, 9)[0] & ~0x0FFFFFFF | (image - 1) | (image - 1) << 14
+    struct.pack_into("<I", vp8l, 9, bits)
+    body = b"\x00\x00\x00\x00" + (canvas - 1).to_bytes(3, "little") * 2
+    chunk = b"VP8X" + struct.pack("<I", len(body)) + body + bytes(vp8l)
+    return b"RIFF" + struct.pack("<I", 4 + len(chunk)) + b"WEBP" + chunk
+
+
 def test_every_frame_header_is_judged() -> None:
     sos = _segment(0xDA, b"\x01\x01\x00\x00\x3f\x00") + b"\x00\xff\xd9"
     idat = _chunk(b"IDAT", zlib.compress(b"\x00\x00" * 100)) + _chunk(b"IEND", b"")
@@ -45,11 +60,13 @@ def test_every_frame_header_is_judged() -> None:
         "jpeg two frame headers": (b"\xff\xd8" + _sof(20_000, 20_000) + _sof(100, 100) + sos, "image/jpeg"),
         "png second IHDR": (b"\x89PNG\r\n\x1a\n" + _ihdr(100, 100) + _ihdr(20_000, 20_000) + idat, "image/png"),
         "gif frame past the side limit": (_gif(100, 30_000), "image/gif"),
+        "webp canvas over another bitstream": (_webp(100, 16_000), "image/webp"),
     }
     # The well-formed versions still pass.
     assert image_size(b"\xff\xd8" + _sof(100, 100) + sos, "image/jpeg") == (100, 100)
     assert image_size(b"\x89PNG\r\n\x1a\n" + _ihdr(100, 100) + idat, "image/png") == (100, 100)
     assert image_size(_gif(100, 100), "image/gif") == image_size(_gif(100, 8_000), "image/gif") == (100, 100)
+    assert image_size(_webp(100, 100), "image/webp") == (100, 100)
     sent = {}
     for name, (data, media_type) in files.items():
         try:

@@ -190,8 +190,28 @@ def _webp(data: bytes) -> tuple[int, int]:
     if kind == b"VP8X":
         if len(body) < 10 or 20 + chunk_size >= riff_size + 8:
             raise ValueError("its VP8X header is cut or no image follows it")
-        return int.from_bytes(body[4:7], "little") + 1, int.from_bytes(body[7:10], "little") + 1
+        canvas = int.from_bytes(body[4:7], "little") + 1, int.from_bytes(body[7:10], "little") + 1
+        if not body[0] & _WEBP_ANIMATED and _webp_still_size(data, 20 + chunk_size, riff_size + 8) != canvas:
+            raise ValueError("its image is not the size of its VP8X canvas")  # libwebp refuses it too
+        return canvas
     raise ValueError(f"its first chunk {kind!r} is not VP8, VP8L or VP8X")
+
+
+#: VP8X's flag for an animation (ANMF frames, placed on the canvas) rather than one still image.
+_WEBP_ANIMATED = 0x02
+
+
+def _webp_still_size(data: bytes, pos: int, end: int) -> tuple[int, int] | None:
+    """The size a still extended WebP's VP8/VP8L chunk says (after ICCP, ALPH...), or None if none:
+    a decoder takes that bitstream, and refuses one whose size is not the canvas's (review of round 35)."""
+    step = _steps()
+    while pos + 8 <= end:
+        step()
+        kind, (size,) = data[pos : pos + 4], struct.unpack_from("<I", data, pos + 4)
+        if kind in (b"VP8 ", b"VP8L"):
+            return _webp(b"RIFF" + struct.pack("<I", 4 + 8 + size) + b"WEBP" + data[pos : pos + 8 + size])
+        pos += 8 + size + (size & 1)
+    return None
 
 
 _READERS: dict[str, Callable[[bytes], tuple[int, int]]] = {
