@@ -28,8 +28,11 @@ def test_per_process_paths_are_not_kept_for_a_hook(tmp_path: Path, monkeypatch: 
     tool.write_text(f"#!/bin/sh\necho path >> {planted}\n")
     tool.chmod(0o755)
     monkeypatch.chdir(elsewhere)  # shellrt's cwd is not the workspace
+    link = tmp_path / "link"  # the operator's own link, outside every root, into /proc
+    link.symlink_to("/proc/self/cwd")
     environ = {
-        "PATH": "/proc/self/cwd/bin:/usr/bin:/bin",
+        "PATH": f"/proc/self/cwd/bin:{link}/bin:/usr/bin:/bin",
+        "ENV": f"{link}/.bashenv",
         "BASH_ENV": "/proc/self/cwd/.bashenv",
         "PYTHONPATH": "/dev/fd/../../proc/self/cwd",
         "NODE_OPTIONS": "--require /proc/thread-self/cwd/x.js",
