@@ -53,6 +53,18 @@ def _webp(canvas: int, image: int) -> bytes:
     return b"RIFF" + struct.pack("<I", 4 + len(chunk)) + b"WEBP" + chunk
 
 
+def _animated(canvas: int, frame: int, offset: int = 0) -> bytes:
+    """An animated WebP: a ``canvas`` px VP8X, ANIM, one ANMF of ``frame`` px at ``offset``."""
+    still = _webp(frame, frame)
+    vp8l = still[12 + 18 :]  # the VP8L chunk after the VP8X chunk (8 + 10 bytes)
+    header = (offset // 2).to_bytes(3, "little") * 2 + (frame - 1).to_bytes(3, "little") * 2 + b"\x64\x00\x00\x00"
+    anmf = b"ANMF" + struct.pack("<I", len(header) + len(vp8l)) + header + vp8l
+    anim = b"ANIM" + struct.pack("<I", 6) + b"\x00" * 6
+    body = b"\x02\x00\x00\x00" + (canvas - 1).to_bytes(3, "little") * 2
+    chunk = b"VP8X" + struct.pack("<I", len(body)) + body + anim + anmf
+    return b"RIFF" + struct.pack("<I", 4 + len(chunk)) + b"WEBP" + chunk
+
+
 def test_every_frame_header_is_judged() -> None:
     sos = _segment(0xDA, b"\x01\x01\x00\x00\x3f\x00") + b"\x00\xff\xd9"
     idat = _chunk(b"IDAT", zlib.compress(b"\x00\x00" * 100)) + _chunk(b"IEND", b"")
@@ -61,12 +73,14 @@ def test_every_frame_header_is_judged() -> None:
         "png second IHDR": (b"\x89PNG\r\n\x1a\n" + _ihdr(100, 100) + _ihdr(20_000, 20_000) + idat, "image/png"),
         "gif frame past the side limit": (_gif(100, 30_000), "image/gif"),
         "webp canvas over another bitstream": (_webp(100, 16_000), "image/webp"),
+        "webp frame past its canvas": (_animated(100, 16_000), "image/webp"),
+        "webp frame placed past its canvas": (_animated(100, 60, offset=50), "image/webp"),
     }
     # The well-formed versions still pass.
     assert image_size(b"\xff\xd8" + _sof(100, 100) + sos, "image/jpeg") == (100, 100)
     assert image_size(b"\x89PNG\r\n\x1a\n" + _ihdr(100, 100) + idat, "image/png") == (100, 100)
     assert image_size(_gif(100, 100), "image/gif") == image_size(_gif(100, 8_000), "image/gif") == (100, 100)
-    assert image_size(_webp(100, 100), "image/webp") == (100, 100)
+    assert image_size(_webp(100, 100), "image/webp") == image_size(_animated(100, 50, 50), "image/webp") == (100, 100)
     sent = {}
     for name, (data, media_type) in files.items():
         try:

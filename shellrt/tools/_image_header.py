@@ -191,7 +191,9 @@ def _webp(data: bytes) -> tuple[int, int]:
         if len(body) < 10 or 20 + chunk_size >= riff_size + 8:
             raise ValueError("its VP8X header is cut or no image follows it")
         canvas = int.from_bytes(body[4:7], "little") + 1, int.from_bytes(body[7:10], "little") + 1
-        if not body[0] & _WEBP_ANIMATED and _webp_still_size(data, 20 + chunk_size, riff_size + 8) != canvas:
+        if body[0] & _WEBP_ANIMATED:
+            _webp_frames_fit(data, 20 + chunk_size, riff_size + 8, canvas)
+        elif _webp_still_size(data, 20 + chunk_size, riff_size + 8) != canvas:
             raise ValueError("its image is not the size of its VP8X canvas")  # libwebp refuses it too
         return canvas
     raise ValueError(f"its first chunk {kind!r} is not VP8, VP8L or VP8X")
@@ -199,6 +201,27 @@ def _webp(data: bytes) -> tuple[int, int]:
 
 #: VP8X's flag for an animation (ANMF frames, placed on the canvas) rather than one still image.
 _WEBP_ANIMATED = 0x02
+
+
+def _webp_frames_fit(data: bytes, pos: int, end: int, canvas: tuple[int, int]) -> None:
+    """`ValueError` unless an animated WebP has a frame (ANMF) and each lies on the canvas with a
+    bitstream of its own stated size, as libwebp's demuxer requires (review of round 35)."""
+    frames, step = 0, _steps()
+    while pos + 8 <= end:
+        step()
+        kind, (size,) = data[pos : pos + 4], struct.unpack_from("<I", data, pos + 4)
+        if kind == b"ANMF":
+            at = pos + 8
+            x, y = 2 * int.from_bytes(data[at : at + 3], "little"), 2 * int.from_bytes(data[at + 3 : at + 6], "little")
+            w, h = int.from_bytes(data[at + 6 : at + 9], "little") + 1, int.from_bytes(data[at + 9 : at + 12], "little") + 1
+            if size < 16 or x + w > canvas[0] or y + h > canvas[1]:
+                raise ValueError(f"a frame of {w:,} x {h:,} pixels at ({x:,}, {y:,}) does not lie on its canvas")
+            if _webp_still_size(data, at + 16, min(end, at + size)) != (w, h):
+                raise ValueError("a frame's image is not the size its frame header says")
+            frames += 1
+        pos += 8 + size + (size & 1)
+    if not frames:
+        raise ValueError("it is marked animated but has no frame")
 
 
 def _webp_still_size(data: bytes, pos: int, end: int) -> tuple[int, int] | None:
