@@ -67,7 +67,10 @@ WEBP_1PX = base64.b64decode("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==")
 
 def _vp8x(width: int, height: int) -> bytes:
     body = b"\x00\x00\x00\x00" + (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
-    chunk = b"VP8X" + struct.pack("<I", len(body)) + body + WEBP_1PX[12:]  # then a VP8L image
+    vp8l = bytearray(WEBP_1PX[12:])  # then a VP8L image saying the canvas's size (libwebp checks)
+    bits = struct.unpack_from("<I", vp8l, 9)[0] & ~0x0FFFFFFF | (width - 1) & 0x3FFF | ((height - 1) & 0x3FFF) << 14
+    struct.pack_into("<I", vp8l, 9, bits)
+    chunk = b"VP8X" + struct.pack("<I", len(body)) + body + bytes(vp8l)
     return b"RIFF" + struct.pack("<I", 4 + len(chunk)) + b"WEBP" + chunk
 
 

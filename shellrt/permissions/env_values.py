@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from sandbox._hostpath import inside, others_write, registered_roots
 
-__all__ = ["NOT_LOADED", "Roots", "every_root", "names_a_writable_place", "safe_path"]
+__all__ = ["NAME_VALUED", "NOT_LOADED", "Roots", "every_root", "names_a_writable_place", "resolved_elsewhere", "safe_path"]
 
 #: Variables no program loads anything from by value: kept whatever they name. ``PWD``/``OLDPWD``
 #: are shellrt's own cwd (often the workspace; a shell resets them).
@@ -28,12 +28,65 @@ _PIECES = re.compile(r"[\s:;,=@'\"()]+")
 #: ``TZ=Europe/Berlin`` (or ``:Europe/Berlin``) names a file under ``TZDIR`` (itself judged), not one
 #: from the cwd; ``TZ=/path``, ``./x`` or ``../x`` is judged as any other value.
 _ZONE_NAME = re.compile(r":?[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*")
+#: CI variables whose value is a repository or ref name (``owner/name``, ``refs/heads/main``): no
+#: program reads one as a file from the cwd, and a CI hook needs them (``gh`` reads ``GH_REPO``).
+#: Kept when `_REF_NAME` has the value; any other shape is judged as a path (review of round 35).
+NAME_VALUED: frozenset[str] = frozenset(
+    {
+        "GITHUB_REPOSITORY",
+        "GITHUB_REF",
+        "GITHUB_REF_NAME",
+        "GITHUB_HEAD_REF",
+        "GITHUB_BASE_REF",
+        "GITHUB_WORKFLOW_REF",
+        "GITHUB_ACTION_REPOSITORY",
+        "GITHUB_ACTION_REF",
+        "GH_REPO",
+        "CI_PROJECT_PATH",
+        "CI_PROJECT_NAMESPACE",
+        "CI_COMMIT_REF_NAME",
+        "CI_COMMIT_BRANCH",
+        "CI_COMMIT_TAG",
+        "CI_DEFAULT_BRANCH",
+        "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
+        "CI_MERGE_REQUEST_TARGET_BRANCH_NAME",
+        "CI_MERGE_REQUEST_PROJECT_PATH",
+        "BUILD_SOURCEBRANCH",
+        "BUILD_SOURCEBRANCHNAME",
+        "BUILD_REPOSITORY_NAME",
+        "SYSTEM_PULLREQUEST_SOURCEBRANCH",
+        "SYSTEM_PULLREQUEST_TARGETBRANCH",
+        "BUILDKITE_BRANCH",
+        "BUILDKITE_PULL_REQUEST_BASE_BRANCH",
+        "CIRCLE_BRANCH",
+        "TRAVIS_REPO_SLUG",
+        "TRAVIS_BRANCH",
+        "TRAVIS_PULL_REQUEST_BRANCH",
+        "BITBUCKET_BRANCH",
+        "BITBUCKET_REPO_FULL_NAME",
+        "DRONE_REPO",
+        "DRONE_BRANCH",
+        "DRONE_COMMIT_REF",
+        "GIT_BRANCH",
+        "BRANCH_NAME",
+        "CHANGE_BRANCH",
+        "CHANGE_TARGET",
+    }
+)
+#: A ref's shape (git check-ref-format's characters): no blank, no ``:`` ``\`` ``~`` ``^`` ``?`` ``*``
+#: ``[``, no empty, ``.`` or ``..`` component, so neither absolute nor climbing.
+_REF_NAME = re.compile(r"(?!\.\.?(/|@|$))[^\s/\\:~^?*\[]+(/(?!\.\.?(/|@|$))[^\s/\\:~^?*\[]+)*")
+#: Where the kernel resolves a path per process: ``/proc/self/cwd`` is shellrt's cwd when judged
+#: and the workspace for a hook started there (review of round 35).
+_PER_PROCESS = re.compile(r"/proc(/.*)?|/dev/(fd|stdin|stdout|stderr)(/.*)?")
 
 
 def names_a_writable_place(value: str, roots: Sequence[str], home: str | None, name: str = "") -> bool:
     """Whether ``value`` holds a path-like piece that is not an absolute path outside ``roots``
     (`every_root`'s list; ``~/x`` read under ``home``; no ``home``: unsafe)."""
     if _ZONE_NAME.fullmatch(value) and name == "TZ":
+        return False
+    if name in NAME_VALUED and _REF_NAME.fullmatch(value):
         return False
     for piece in _PIECES.split(value):
         if piece.startswith("~"):
@@ -69,10 +122,56 @@ def safe_path(entry: str, roots: Sequence[str]) -> bool:
     return judged[entry]
 
 
+def resolved_elsewhere(entry: str, roots: Sequence[str]) -> bool:
+    """Whether absolute ``entry`` may name another file for the program that reads it than the one
+    judged here (review of round 35): through ``/proc`` or ``/dev/fd`` (``/dev/std*``), per process;
+    or with a ``..`` after a directory inside ``roots``, which a command can make a link (the
+    kernel resolves ``<ws>/tools/../../x`` through it) after the judgement, even between two calls
+    of one cached `hook_env`."""
+    if _PER_PROCESS.fullmatch(os.path.normpath(entry)) or _links_through_proc(entry):
+        return True
+    parts = entry.split("/")
+    for at in (i for i, part in enumerate(parts) if part == ".."):
+        prefix = "/".join(parts[:at]) or "/"
+        if inside(os.path.normpath(prefix), roots) or inside(os.path.realpath(prefix), roots):
+            return True
+    return False
+
+
+def _links_through_proc(entry: str) -> bool:
+    """Whether resolving absolute ``entry`` passes through `_PER_PROCESS` at any step (a link of
+    the operator's to ``/proc/self/cwd``: ``realpath`` shows only where it ends in shellrt), or
+    takes more than 40 links (fail closed)."""
+    parts, current, links = entry.split("/"), "/", 0
+    while parts:
+        part = parts.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        step = os.path.join(current, part)
+        if _PER_PROCESS.fullmatch(step):
+            return True
+        if not os.path.islink(step):
+            current = step
+            continue
+        links += 1
+        try:
+            target = os.readlink(step)
+        except OSError:
+            return True  # a link that changed under us: not judged
+        if links > 40:
+            return True
+        current = "/" if target.startswith("/") else current
+        parts = target.split("/") + parts
+    return False
+
+
 def _safe(entry: str, roots: Sequence[str]) -> bool:
     if entry == os.devnull:
         return True
-    if not entry.startswith("/"):
+    if not entry.startswith("/") or resolved_elsewhere(entry, roots):
         return False
     if inside(os.path.normpath(entry), roots) or inside(os.path.realpath(entry), roots):
         return False

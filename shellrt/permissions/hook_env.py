@@ -16,12 +16,19 @@ Every host program of the permissions area gets this environment: hooks, the hoo
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
 
-from shellrt.permissions.env_values import NOT_LOADED, Roots, every_root, names_a_writable_place
+from shellrt.permissions.env_values import (
+    NOT_LOADED,
+    Roots,
+    every_root,
+    names_a_writable_place,
+    resolved_elsewhere,
+)
 from shellrt.permissions.git_env_config import is_git_env_config, unsafe_git_env_config
 from shellrt.permissions.host_path import host_env, host_path
 from shellrt.permissions.startup_env import names_writable
@@ -49,6 +56,9 @@ CACHE_S = 2.0
 _CACHE_ENTRIES = 32
 _lock = threading.Lock()  # git queries ask from worker threads
 _cache: dict[tuple[object, ...], tuple[float, dict[str, str]]] = {}
+#: Names already reported as removed (`_report_removed`): once per process, not once per call.
+_reported: set[str] = set()
+log = logging.getLogger("shellrt.hooks")
 
 
 def hook_env(environ: Mapping[str, str], roots: Iterable[os.PathLike[str] | str]) -> dict[str, str]:
@@ -67,6 +77,7 @@ def hook_env(environ: Mapping[str, str], roots: Iterable[os.PathLike[str] | str]
     if hit is not None and now - hit[0] < CACHE_S:
         return dict(hit[1])
     env = _cleaned(environ, named)
+    _report_removed([name for name in environ if name not in env])
     with _lock:
         if len(_cache) >= _CACHE_ENTRIES:
             _cache.clear()
@@ -74,13 +85,30 @@ def hook_env(environ: Mapping[str, str], roots: Iterable[os.PathLike[str] | str]
     return dict(env)
 
 
+def _report_removed(names: list[str]) -> None:
+    """Tell the operator, once per name, which inherited variables host programs no longer get:
+    a hook missing one otherwise fails with nothing saying why (review of round 35). Names only:
+    values hold tokens."""
+    with _lock:
+        new = [name for name in names if name not in _reported]
+        _reported.update(new)
+    if new:
+        log.warning(
+            "hooks, host git and host search do not inherit %s: the value names a place sandboxed commands "
+            "can write, a relative path, or a path resolved per process; a hook that needs one can set it "
+            "in the hook's own command (NAME=/absolute/path command), outside every workspace",
+            ", ".join(sorted(new)),
+        )
+
+
 def _cleaned(environ: Mapping[str, str], named: Roots) -> dict[str, str]:
     """`hook_env`'s result, computed (``named``: `every_root`'s list)."""
     env = host_env(environ, also=named)
+    env["PATH"] = _as_judged(env["PATH"], named)
     for name in SEARCH_PATH_VARIABLES:
         if name not in env:
             continue
-        kept = host_path(env[name], named)
+        kept = _as_judged(host_path(env[name], named), named)
         if kept:
             env[name] = kept
         else:
@@ -94,6 +122,13 @@ def _cleaned(environ: Mapping[str, str], named: Roots) -> dict[str, str]:
         for name in [name for name in env if is_git_env_config(name)]:
             del env[name]  # GIT_CONFIG_PARAMETERS="'core.fsmonitor'='<ws>/x'" (round 35)
     return env
+
+
+def _as_judged(kept: str, roots: Roots) -> str:
+    """`host_path`'s result without the entries a hook may resolve to another directory
+    (`resolved_elsewhere`: ``/proc/self/cwd/bin``, ``<ws>/tools/../../bin``; review of round 35)."""
+    entries = kept.split(os.pathsep)
+    return os.pathsep.join(entry for entry in entries if entry and not resolved_elsewhere(entry, roots))
 
 
 def _dropped(name: str, value: str, roots: Roots, home: str | None) -> bool:

@@ -19,6 +19,7 @@ from shellrt.permissions.env_values import safe_path as _safe
 
 __all__ = [
     "COMMAND_VARIABLES",
+    "EXPANDED_VARIABLES",
     "LIBRARY_LIST_VARIABLES",
     "OPTION_VARIABLES",
     "PATH_VARIABLES",
@@ -102,6 +103,10 @@ PATH_VARIABLES: tuple[str, ...] = (
     "TEMP",
     "TEMPDIR",
 )
+#: Start-up files the shell expands before reading (parameter expansion, command substitution):
+#: ``BASH_ENV=/$(sh x.sh)`` runs ``x.sh`` from the cwd whatever path the pieces look like (review
+#: of round 35). A ``$`` or a backquote drops them.
+EXPANDED_VARIABLES: tuple[str, ...] = ("BASH_ENV", "ENV")
 #: Blank-separated directories (a Tcl list): ``TCLLIBPATH=lib`` is the cwd's ``lib``.
 WORD_LIST_VARIABLES: tuple[str, ...] = ("TCLLIBPATH",)
 #: Lua's ``;``-separated templates; an empty entry (``;;``) is the default, which has ``./?.lua``.
@@ -175,6 +180,8 @@ def names_writable(name: str, value: str, roots: Sequence[str], home: str | None
         words = [home + word[1:] if home and word.startswith("~/") else word for word in value.split()]
         return any(_path_like(word) and not _safe(word, roots) for word in words)
     if name in UNSAFE_VARIABLES:
+        return True
+    if name in EXPANDED_VARIABLES and ("$" in value or "`" in value):
         return True
     if name in PATH_VARIABLES:
         return any(not _safe(entry, roots) for entry in value.split(os.pathsep))

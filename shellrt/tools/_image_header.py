@@ -82,6 +82,8 @@ def _png(data: bytes) -> tuple[int, int]:
             if depth not in _PNG_DEPTHS.get(colour, ()) or method or filtering or interlace > 1:
                 raise ValueError("its IHDR chunk names no valid PNG layout")
             size = (width, height)
+        elif kind == b"IHDR":  # libpng refuses one out of place; another decoder may take it
+            raise ValueError("it has a second IHDR chunk")
         seen_data = seen_data or kind == b"IDAT"
         if kind == b"IEND":
             if not seen_data:
@@ -117,6 +119,8 @@ def _jpeg(data: bytes) -> tuple[int, int]:
         if length < 2 or pos + 2 + length > len(data):
             raise ValueError(f"segment 0x{marker:02X} has a bad length")
         if marker in _JPEG_FRAMES:
+            if size is not None:  # libjpeg refuses a second one; which would another decoder take?
+                raise ValueError("it has a second frame header before its first scan")
             height, width = struct.unpack_from(">HH", data, pos + 5)
             size = (width, height)
         elif marker == 0xDA:  # start of scan: the header is complete
@@ -143,6 +147,8 @@ def _gif(data: bytes) -> tuple[int, int]:
             frame_w, frame_h, frame_flags = struct.unpack_from("<HHB", data, pos + 5)
             if not frame_w or not frame_h:
                 raise ValueError("a frame has no pixels")
+            if max(frame_w, frame_h) > MAX_MODEL_IMAGE_SIDE:  # its pixels are decoded, whatever the screen
+                raise ValueError(f"a frame of {frame_w:,} x {frame_h:,} pixels")
             pos += 10 + (3 << ((frame_flags & 7) + 1) if frame_flags & 0x80 else 0)
             pos = _gif_sub_blocks(data, pos + 1, step)
             images += 1
@@ -184,8 +190,51 @@ def _webp(data: bytes) -> tuple[int, int]:
     if kind == b"VP8X":
         if len(body) < 10 or 20 + chunk_size >= riff_size + 8:
             raise ValueError("its VP8X header is cut or no image follows it")
-        return int.from_bytes(body[4:7], "little") + 1, int.from_bytes(body[7:10], "little") + 1
+        canvas = int.from_bytes(body[4:7], "little") + 1, int.from_bytes(body[7:10], "little") + 1
+        if body[0] & _WEBP_ANIMATED:
+            _webp_frames_fit(data, 20 + chunk_size, riff_size + 8, canvas)
+        elif _webp_still_size(data, 20 + chunk_size, riff_size + 8) != canvas:
+            raise ValueError("its image is not the size of its VP8X canvas")  # libwebp refuses it too
+        return canvas
     raise ValueError(f"its first chunk {kind!r} is not VP8, VP8L or VP8X")
+
+
+#: VP8X's flag for an animation (ANMF frames, placed on the canvas) rather than one still image.
+_WEBP_ANIMATED = 0x02
+
+
+def _webp_frames_fit(data: bytes, pos: int, end: int, canvas: tuple[int, int]) -> None:
+    """`ValueError` unless an animated WebP has a frame (ANMF) and each lies on the canvas with a
+    bitstream of its own stated size, as libwebp's demuxer requires (review of round 35)."""
+    frames, step = 0, _steps()
+    while pos + 8 <= end:
+        step()
+        kind, (size,) = data[pos : pos + 4], struct.unpack_from("<I", data, pos + 4)
+        if kind == b"ANMF":
+            at = pos + 8
+            x, y = 2 * int.from_bytes(data[at : at + 3], "little"), 2 * int.from_bytes(data[at + 3 : at + 6], "little")
+            w, h = int.from_bytes(data[at + 6 : at + 9], "little") + 1, int.from_bytes(data[at + 9 : at + 12], "little") + 1
+            if size < 16 or x + w > canvas[0] or y + h > canvas[1]:
+                raise ValueError(f"a frame of {w:,} x {h:,} pixels at ({x:,}, {y:,}) does not lie on its canvas")
+            if _webp_still_size(data, at + 16, min(end, at + size)) != (w, h):
+                raise ValueError("a frame's image is not the size its frame header says")
+            frames += 1
+        pos += 8 + size + (size & 1)
+    if not frames:
+        raise ValueError("it is marked animated but has no frame")
+
+
+def _webp_still_size(data: bytes, pos: int, end: int) -> tuple[int, int] | None:
+    """The size a still extended WebP's VP8/VP8L chunk says (after ICCP, ALPH...), or None if none:
+    a decoder takes that bitstream, and refuses one whose size is not the canvas's (review of round 35)."""
+    step = _steps()
+    while pos + 8 <= end:
+        step()
+        kind, (size,) = data[pos : pos + 4], struct.unpack_from("<I", data, pos + 4)
+        if kind in (b"VP8 ", b"VP8L"):
+            return _webp(b"RIFF" + struct.pack("<I", 4 + 8 + size) + b"WEBP" + data[pos : pos + 8 + size])
+        pos += 8 + size + (size & 1)
+    return None
 
 
 _READERS: dict[str, Callable[[bytes], tuple[int, int]]] = {
