@@ -20,9 +20,10 @@ from mcp.server.stdio import stdio_server
 
 PNG_1x1 = base64.b64encode(
     bytes.fromhex(
-        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-        "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201a5f8b6"
-        "4f0000000049454e44ae426082"
+        # well-formed (checksums included: MCP images are walked as the API decodes them)
+        "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+        "0000000d49444154789c63f8cfc0f01f00050001ff89993d1d"
+        "0000000049454e44ae426082"
     )
 ).decode()
 

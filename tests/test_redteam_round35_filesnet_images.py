@@ -136,7 +136,7 @@ def test_read_sends_only_images_the_model_can_take(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("side", [1, 7_999])
 def test_sizes_are_read_from_the_header(side: int) -> None:
-    from shellrt.tools._image_header import image_size
+    from shellrt.protocol.image_header import image_size
 
     assert image_size(_png(side, 1, rows=1), "image/png") == (side, 1)
     assert image_size(_jpeg(8, side), "image/jpeg") == (8, side)

@@ -1,6 +1,6 @@
 """Review of round 35 (filesnet): the image header walker judged one frame header and sent another.
 
-`_image_header.image_size` took a JPEG's size from its LAST frame header before the scan, a PNG's
+`image_header.image_size` took a JPEG's size from its LAST frame header before the scan, a PNG's
 from its first IHDR whatever followed, and a GIF's from its logical screen alone. A JPEG with a
 20,000 px frame header and then a 100 px one, a PNG with a second 20,000 px IHDR, and a 100 px GIF
 whose frame says 30,000 x 30,000 (LZW data the model's side decodes: the bomb of round 35 by
@@ -14,7 +14,7 @@ import base64
 import struct
 import zlib
 
-from shellrt.tools._image_header import image_size
+from shellrt.protocol.image_header import image_size
 
 
 def _segment(marker: int, body: bytes) -> bytes:

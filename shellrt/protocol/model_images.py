@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 
+from shellrt.protocol.image_header import MAX_MODEL_IMAGE_SIDE, image_size
 from shellrt.protocol.messages import ImageBlock, ImageSource, TextBlock
 
 __all__ = ["MAX_MODEL_IMAGE_BYTES", "MODEL_IMAGE_TYPES", "image_for_model"]
@@ -31,9 +32,19 @@ def image_for_model(media_type: str, data: str, *, origin: str) -> ImageBlock | 
     if size > MAX_MODEL_IMAGE_BYTES + 3:
         return _left_out(origin, f"it is about {size:,} bytes, over the model's {MAX_MODEL_IMAGE_BYTES:,}")
     try:
-        base64.b64decode(data, validate=True)
+        raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return _left_out(origin, "its data is not valid base64")
+    # The API also refuses an image it cannot decode or one too large a side (round 35): walked
+    # as Read walks a file's, without decoding a pixel.
+    try:
+        width, height = image_size(raw, kind)
+    except ValueError as exc:
+        return _left_out(origin, f"its data is not a well-formed {kind} image ({exc})")
+    if not (0 < width <= MAX_MODEL_IMAGE_SIDE and 0 < height <= MAX_MODEL_IMAGE_SIDE):
+        return _left_out(
+            origin, f"it is {width:,} x {height:,} pixels; the model takes at most {MAX_MODEL_IMAGE_SIDE:,} a side"
+        )
     return ImageBlock(source=ImageSource(media_type=kind, data=data))
 
 

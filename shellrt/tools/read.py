@@ -47,11 +47,11 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.protocol.image_header import MAX_MODEL_IMAGE_SIDE, image_size
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
 from shellrt.tools import _offloop
 from shellrt.tools._bidi import isolated
 from shellrt.tools._framing import PDF_FRAMING, unframed
-from shellrt.tools._image_header import MAX_MODEL_IMAGE_SIDE, image_size
 from shellrt.tools._notebook import NotebookError
 from shellrt.tools._notebook import render as render_notebook
 from shellrt.tools._offloop import off_loop

@@ -1,7 +1,7 @@
 """An image's size in pixels, read from its header, and whether the file is laid out as its format says.
 
 Why: Read sends a PNG, JPEG, GIF or WebP file to the model as it is, and the file is the
-repository's. The Messages API refuses a request holding an image it cannot decode or one over
+repository's (an external MCP server's images are walked too: `model_images`). The Messages API refuses a request holding an image it cannot decode or one over
 `MAX_MODEL_IMAGE_SIDE` pixels a side, and the tool result stays in every later request: one such
 file (the PNG signature then garbage; a 50 KB PNG of 20,000 x 20,000 zeros, a decompression bomb)
 made the rest of the conversation fail (red team, round 35; round 8 found the same for MCP images).
@@ -29,7 +29,7 @@ def image_size(data: bytes, media_type: str) -> tuple[int, int]:
     the file is not laid out as that format says (cut short, a bad checksum, no image data)."""
     reader = _READERS.get(media_type)
     if reader is None:
-        raise ValueError(f"{media_type} is not an image type Read sends")
+        raise ValueError(f"{media_type} is not an image type the model takes")
     try:
         return reader(data)
     except (struct.error, IndexError):
