@@ -11,7 +11,6 @@ sandboxed command wrote, on the host.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,18 +19,11 @@ import pytest
 from shellrt.analysis.git_env import git_hardening_env
 from shellrt.permissions import build_governance
 from shellrt.permissions.hook_env import hook_env
-from tests.conftest import require
 
 from .test_permissions_support import make_ctx
+from .test_redteam_round34_hostenv_startup_vars import _tool
 
 pytestmark = pytest.mark.anyio
-
-
-def _tool(name: str) -> str:
-    found = shutil.which(name)
-    require(found is not None, f"needs {name} on the host")
-    assert found is not None
-    return found
 
 
 async def test_a_hooks_git_and_tclsh_load_nothing_any_variable_names(
