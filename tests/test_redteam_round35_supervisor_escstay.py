@@ -11,14 +11,16 @@ Now those bytes keep the escape open, as on a terminal, and it is shown as escap
 
 from __future__ import annotations
 
-from pathlib import Path
+import pytest
 
-import anyio
+from shellrt.protocol import ToolContext
+from shellrt.tools.bash import Bash, BashInput
+from tests import test_tools_bash
 
-import shellrt
-from shellrt.protocol import ToolUseBlock
-from shellrt.tools.bash import Bash
-from tests._governance import envelope_text
+pytestmark = pytest.mark.anyio
+
+#: A real supervisor over the local backend, as the Bash tool's own tests use.
+ctx = test_tools_bash.ctx
 
 #: (command, what the text must show, escaped, before our note)
 _BASH = [
@@ -28,22 +30,10 @@ _BASH = [
 ]
 
 
-def test_an_escape_held_open_by_a_control_is_shown_escaped(tmp_path: Path) -> None:
+async def test_an_escape_held_open_by_a_control_is_shown_escaped(ctx: ToolContext) -> None:
     """Failed before (3 of 3): the raw ESC stood before "[shellrt] Exit code N"."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-
-    async def main() -> list[str]:
-        async with shellrt.Runtime(
-            ws, "local", session_dir=tmp_path / "s", tools=[Bash()], mode="bypassPermissions"
-        ) as rt:
-            blocks = [
-                ToolUseBlock(id=f"r35e{i}", name="Bash", input={"command": c})
-                for i, (c, _) in enumerate(_BASH)
-            ]
-            return [envelope_text(e) for e in await rt.run_envelopes(blocks)]
-
-    texts = anyio.run(main)
+    bash = Bash()
+    texts = [bash.to_model_content((await bash.call(BashInput(command=c), ctx)).data) for c, _ in _BASH]
     raw_before_note = [
         (c[:30], "\x1b" in t[: t.index("[shellrt] Exit code")])
         for (c, _), t in zip(_BASH, texts, strict=True)
