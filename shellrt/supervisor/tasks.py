@@ -23,7 +23,7 @@ import anyio
 from shellrt.supervisor.errors import TaskNotFoundError
 from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import OOM_NOTE, BackgroundTask, TaskOutputChunk, TaskStatus
-from shellrt.supervisor.text import safe_decode, settled, trim_partial_utf8
+from shellrt.supervisor.text import safe_decode, settled, settled_lines, trim_partial_utf8
 
 __all__ = [
     "DEFAULT_MAX_BACKGROUND_TASKS",
@@ -261,7 +261,9 @@ class TaskManager:
             decoded = [safe_decode(line) for line in lines]
             kept = [line for line in decoded if regex.search(line)]
             scanned, matched = len(decoded), len(kept)
-            text = "".join(line + "\n" for line in kept)
+            # Each kept line settled on its own: a sequence a kept line opens and a dropped one
+            # closed would take in the kept lines after it and the caller's notes (round 35).
+            text = settled_lines("".join(line + "\n" for line in kept))
         else:
             text = safe_decode(data)
         if finished and not more:

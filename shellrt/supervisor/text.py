@@ -14,7 +14,7 @@ import re
 #: The characters ``surrogateescape`` makes of bytes that are not UTF-8 (a name from the disk).
 _UNDECODED = re.compile("[\udc80-\udcff]")
 
-__all__ = ["safe_decode", "settled", "shown_dir", "shown_name", "trim_partial_utf8"]
+__all__ = ["safe_decode", "settled", "settled_lines", "shown_dir", "shown_name", "trim_partial_utf8"]
 
 #: A C1 control (U+0080-U+009F): the 8-bit forms of ESC [ and ESC ] among them.
 _C1 = re.compile("[\x80-\x9f]")
@@ -47,6 +47,24 @@ def settled(text: str) -> str:
     return raw[:start].decode("utf-8", "surrogateescape") + escape_controls(
         raw[start:].decode("utf-8", "surrogateescape")
     )
+
+
+def settled_lines(text: str) -> str:
+    """``text`` with each line `settled` on its own: no line ends inside an escape sequence.
+
+    For text a reader may take only some lines of (TaskOutput's ``filter``): a sequence one line
+    opens and a later line closes is closed in the whole, but left open by the kept lines alone,
+    and takes in whatever follows them (red team round 35). A sequence spanning lines is shown as
+    escapes (fails closed). Text without ESC or a C1 control costs two scans, with only
+    sequences that end on their line one pass more.
+    """
+    if "\x1b" not in text and _C1.search(text) is None:
+        return text
+    from shellrt.supervisor._escape_cut import crosses_a_line
+
+    if not crosses_a_line(text.encode("utf-8", "surrogateescape")):
+        return text  # every sequence ends on its own line (colours): one pass
+    return "\n".join(map(settled, text.split("\n")))
 
 
 def trim_partial_utf8(data: bytes, *, at_start: bool) -> bytes:
