@@ -22,6 +22,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.notes import neutralize_output, neutralized_note, note
 from shellrt.supervisor import Supervisor, TaskNotFoundError, TaskOutputChunk, TaskStatus
+from shellrt.supervisor.text import settled_lines
 from shellrt.tools._search import drain_after_send
 
 __all__ = ["TaskOutput", "TaskOutputInput", "format_task_output"]
@@ -179,7 +180,9 @@ async def _filtered(chunk: TaskOutputChunk, pattern: str) -> TaskOutputChunk:
                 process.kill()
                 with anyio.CancelScope(shield=True):
                     await process.wait()
-    text = "".join(lines[i] + "\n" for i in kept)
+    # each kept line settled on its own: a sequence one line opens and a skipped one closes would
+    # otherwise stay open over every later line and shellrt's own notes (round 35 supervisor)
+    text = settled_lines("".join(lines[i] + "\n" for i in kept))
     return chunk.model_copy(update={"text": text, "matched_lines": len(kept), "scanned_lines": len(lines)})
 
 
