@@ -64,6 +64,9 @@ _COMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "runuser": frozenset({"-c", "--command", "--session-command"}),
     "flock": frozenset({"-c", "--command"}),
     "sg": frozenset({"-c"}),
+    "rg": frozenset({"--pre", "--hostname-bin"}),
+    "fd": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
+    "fdfind": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
     "git": frozenset(
         {"--upload-pack", "--receive-pack", "--exec", "--extcmd", "--config-env", "--exec-path"}
     ),
