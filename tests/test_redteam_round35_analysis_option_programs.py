@@ -24,7 +24,9 @@ ATTACKS = [H + f for f in [
     'rg --pre "$x" y .', "rg --pre=$x y .", "rg -i --pre $x y", 'rg --hostname-bin "$x" --hyperlink-format default y',
     "fd -x $x y", "fd -X $x", "fd --exec $x", "fd --exec=$x", "fd -Hx $x", "fdfind -x $x",
 ]] + ["rg --pre * y .", "fd -x ./*"]
-KEPT = ['rg -n "$HOME" .', "rg --pre ./pre.sh y .", "fd -e py -x wc -l", 'fd "$p" -E "$e"', "rg -e $x ."]
+# Wave 3: a run-time operand may itself be an option (`rg "$p" .`), and a repository script given to
+# `--pre` is code no rule reads (as `sort --compress-program ./x`): both ask now under a deny rule.
+KEPT = ['rg -n -e "$HOME" .', "rg --pre cat y .", "fd -e py -x wc -l", 'fd -E "$e" -- "$p"', "rg -e $x ."]
 
 
 async def test_run_time_programs_of_options_are_parts(tmp_path: Path) -> None:

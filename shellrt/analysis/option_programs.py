@@ -9,12 +9,13 @@ a glob (``fd -x ./*``) there is a part no rule matches. A static name is a word 
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from .globwords import expanded_by_bash
 from .nodes import PlanCommand, Word
 
-__all__ = ["RUNNERS", "run_time_program"]
+__all__ = ["OPTION_PROGRAMS", "RUNNERS", "run_time_option", "run_time_program"]
 
 #: Programs and their options whose value (with fd, the words after it) is a program they run.
 RUNNERS: Final[dict[str, frozenset[str]]] = {
@@ -22,8 +23,57 @@ RUNNERS: Final[dict[str, frozenset[str]]] = {
     "fd": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
     "fdfind": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
 }
+#: Programs with an option whose value they run: `RUNNERS` and the permission engine's table
+#: (``permissions/embedded.command_options``). A word of theirs known only at run time may be that option.
+OPTION_PROGRAMS: Final[frozenset[str]] = frozenset(
+    {*RUNNERS, "zip", "tar", "rsync", "sort", "env", "find", "scp", "sftp", "ssh", "man", "sdiff", "diff3",
+     "less", "script", "su", "runuser", "flock", "sg", "git"}
+)  # fmt: skip
+#: fd's options whose value is the next word (see `_VALUED`).
+_FD_VALUES: Final = frozenset(
+    {"-e", "--extension", "-E", "--exclude", "-t", "--type", "-d", "--max-depth", "--min-depth", "--exact-depth",
+     "-S", "--size", "-c", "--color", "-j", "--threads", "--changed-within", "--changed-before", "-o", "--owner",
+     "--base-directory", "--search-path", "--ignore-file", "--max-results", "--path-separator"}
+)  # fmt: skip
+#: Options whose value is the next word, whatever it holds (getopt's rule): that word is no option.
+#: An option not listed counts as a flag, so the word after it may be an option (fail closed).
+_VALUED: Final[dict[str, frozenset[str]]] = {
+    "rg": frozenset({"-e", "--regexp", "-f", "--file", "-g", "--glob", "--iglob", "-t", "--type", "-T",
+                     "--type-not", "-m", "--max-count", "-A", "-B", "-C", "--after-context", "--before-context",
+                     "--context", "-M", "--max-columns", "-j", "--threads", "-r", "--replace", "-E", "--encoding",
+                     "-d", "--max-depth", "--ignore-file", "--type-add", "--sort", "--sortr", "--color",
+                     "--colors", "--max-filesize", "--path-separator", "--pre-glob"}),
+    "fd": _FD_VALUES,
+    "fdfind": _FD_VALUES,
+    "find": frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+                       "-lname", "-ilname", "-type", "-xtype", "-maxdepth", "-mindepth", "-newer", "-mtime",
+                       "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-perm", "-user", "-group", "-uid",
+                       "-gid", "-links", "-inum", "-samefile", "-printf", "-regextype", "-fstype", "-used"}),
+    "sort": frozenset({"-k", "--key", "-t", "--field-separator", "-o", "--output", "-S", "--buffer-size", "-T",
+                       "--temporary-directory", "--parallel"}),
+    "git": frozenset({"-m", "--message", "-C", "-b", "-B", "--author", "--format", "--pretty", "--since",
+                      "--until", "--grep", "-n", "--max-count"}),
+    "tar": frozenset({"-f", "--file", "-C", "--directory"}),
+    "ssh": frozenset({"-p", "-i", "-l", "-F", "-J"}),
+}  # fmt: skip
+#: Programs that read options up to their first operand only (BSD getopt, a ``+`` optstring).
+_STOP_AT_OPERAND: Final = frozenset({"ssh", "scp", "sftp", "env", "flock", "sg"})
+#: git's options before the subcommand that take the next word, and the subcommands with an option
+#: that runs a program (``--upload-pack``, ``--exec``, ``-x``, ``--extcmd``, ``-O``…): a run-time word
+#: elsewhere (``git add "$f"``, ``git log "$r"``) is no such option.
+_GIT_GLOBAL_VALUED: Final = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source"}
+)
+_GIT_RUNNERS: Final = frozenset(
+    {"fetch", "pull", "clone", "ls-remote", "push", "archive", "difftool", "mergetool", "rebase", "submodule",
+     "bisect", "send-email", "filter-branch", "grep", "request-pull", "remote", "fetch-pack", "send-pack"}
+)  # fmt: skip
+#: find's actions whose words up to ``;`` or ``+`` are a command (its own part), no find option.
+_FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 #: fd's short options that take a value: in a cluster the rest of the word is that value.
 _FD_VALUED: Final = "dEtecSjo"
+#: A long option's name written out (``--regexp`` of ``--regexp="$p"``): the option is known.
+_STATIC_NAME: Final = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*")
 
 
 def _unknown(word: Word) -> bool:
@@ -64,3 +114,55 @@ def _fd_cluster_runs(text: str) -> bool:
         if letter in _FD_VALUED:
             return False
     return False
+
+
+def run_time_option(command: PlanCommand) -> str:
+    """The command's text when a program of `OPTION_PROGRAMS` is given a word that may be an option
+    no rule read: a value known only at run time (``p="--pre=$x"; rg "$p" y .``, a variable an earlier
+    call set, ``$p`` split into ``-exec rm {} ;``) or a glob whose first name may begin with ``-`` (a file
+    ``--pre=./x``). Known non-options: words after ``--``, an option's value, a word whose first
+    character is static and no ``-``/``+`` (``"./$f"``, ``x$p``, ``src/*``)."""
+    name = command.name or ""
+    if name not in OPTION_PROGRAMS:
+        return ""
+    valued = _VALUED.get(name, frozenset())
+    words = command.argv[1:]
+    i = 0
+    while i < len(words):
+        word = words[i]
+        text = word.value
+        i += 1
+        if text is None or expanded_by_bash(word):
+            if _may_be_option(word):
+                return " ".join(w.raw for w in command.argv)
+            continue
+        if text == "--" and name != "find":  # find reads its expression after `--` too
+            break
+        if name == "git" and text[:1] != "-":
+            if text not in _GIT_RUNNERS:
+                break  # the subcommand, with no option that runs a program
+            name = "git " + text  # from here on, the subcommand's options
+        elif name == "git" and text in _GIT_GLOBAL_VALUED:
+            i += 1
+        elif name == "find" and text in _FIND_EXEC:
+            while i < len(words) and words[i].value not in (";", "+"):
+                i += 1
+            i += 1
+        elif name in RUNNERS and name != "rg" and (text.partition("=")[0] in RUNNERS[name] or _fd_cluster_runs(text)):
+            break  # the rest is fd's command: `run_time_program` reads it
+        elif text in valued:
+            i += 1
+        elif name in _STOP_AT_OPERAND and text[:1] not in ("-", "+"):
+            break
+    return ""
+
+
+def _may_be_option(word: Word) -> bool:
+    """Whether a run-time or globbed word may begin with ``-``/``+``: its first character is not a
+    static one (quotes aside), or is ``-``/``+`` without a static long option name (``--regexp=$p``)."""
+    raw = word.raw.lstrip("\"'")
+    first = raw[:1]
+    if first in ("-", "+"):
+        head = raw.split("=", 1)[0]
+        return not (raw.startswith("--") and "=" in raw and _STATIC_NAME.fullmatch(head) is not None)
+    return first == "" or not (first.isalnum() or first in "./_,:@%^")

@@ -148,7 +148,7 @@ def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False
     if may_hide_code(plan):
         out.extend(_hidden_code(plan))
         out.extend(part for part in _code_string_parts(plan) if not any(_same(part, o) for o in seen.get(part.text, ())))
-    if any((c.name or "") in _OPTION_RUNNERS for c in plan.commands):  # a glob is no dynamic word: not gated
+    if any((c.name or "") in _OPTION_PROGRAMS for c in plan.commands):  # a glob is no dynamic word: not gated
         out.extend(_run_time_programs(plan))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
@@ -187,18 +187,23 @@ def _hidden_code(plan: CommandPlan) -> list[Subcommand]:
 
 #: `option_programs.RUNNERS`' names (that module loads only for them).
 _OPTION_RUNNERS: Final = frozenset({"rg", "fd", "fdfind"})
+#: `option_programs.OPTION_PROGRAMS`: a run-time word of theirs may be an option that runs a program.
+_OPTION_PROGRAMS: Final = _OPTION_RUNNERS | frozenset(
+    {"zip", "tar", "rsync", "sort", "env", "find", "scp", "sftp", "ssh", "man", "sdiff", "diff3", "less",
+     "script", "su", "runuser", "flock", "sg", "git"}
+)  # fmt: skip
 
 
 def _run_time_programs(plan: CommandPlan) -> list[Subcommand]:
-    """Parts for a program named at run time that ``rg --pre``/``fd -x`` run (round 35)."""
-    from .option_programs import RUNNERS, run_time_program
+    """Parts for a program named at run time that ``rg --pre``/``fd -x`` run, and for a run-time word
+    that may be such an option (``rg "$p" y .``, round 35)."""
+    from .option_programs import RUNNERS, run_time_option, run_time_program
 
-    texts = [run_time_program(c) for c in plan.commands if (c.name or "") in RUNNERS]
-    return [
-        Subcommand(f"a program named at run time, run by an option: {t}", [t], "", False, [], False, [], [], False, "")
-        for t in texts
-        if t
-    ]
+    found = [("a program named at run time, run by an option", run_time_program(c))
+             for c in plan.commands if (c.name or "") in RUNNERS]  # fmt: skip
+    found += [("a word known only at run time may be an option that runs a program", run_time_option(c))
+              for c in plan.commands]  # fmt: skip
+    return [Subcommand(f"{what}: {t}", [t], "", False, [], False, [], [], False, "") for what, t in found if t]
 
 
 def _code_string_parts(plan: CommandPlan) -> list[Subcommand]:

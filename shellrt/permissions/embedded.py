@@ -64,6 +64,9 @@ _COMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "runuser": frozenset({"-c", "--command", "--session-command"}),
     "flock": frozenset({"-c", "--command"}),
     "sg": frozenset({"-c"}),
+    "rg": frozenset({"--pre", "--hostname-bin"}),
+    "fd": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
+    "fdfind": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
     "git": frozenset(
         {"--upload-pack", "--receive-pack", "--exec", "--extcmd", "--config-env", "--exec-path"}
     ),
@@ -155,6 +158,8 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
                 found.append((option, following))
             elif option.startswith("--") and word.startswith(option + "="):
                 found.append((option, word[len(option) + 1 :]))
+            elif _abbreviates(name, word.partition("=")[0], option):  # getopt_long: `tar --to-com=CMD`
+                found.append((option, word.partition("=")[2] if "=" in word else following))
             elif (
                 option.startswith("-")
                 and not option.startswith("--")
@@ -167,6 +172,23 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
                 if at > 0:  # a cluster: ``script -qc CMD``, ``tar -cIzstd``, ``ssh -vo ProxyCommand=CMD``
                     found.append((option, word[at + 1 :] or following))
     return found
+
+
+#: Long options that are a prefix of a program-running one yet options of their own (an exact name wins).
+_OWN_PREFIXES: dict[str, frozenset[str]] = {"tar": frozenset({"--checkpoint"})}
+
+
+def _abbreviates(name: str, given: str, option: str) -> bool:
+    """Whether ``given`` (``--to-com``) is a shortened ``option`` (``--to-command``): GNU getopt_long,
+    argp and git's parse-options take any unambiguous prefix. Over-inclusive: a prefix of two
+    options counts for both (it only keeps allow rules off, or asks when the value is unknown)."""
+    return (
+        option.startswith("--")
+        and len(given) > 3
+        and given != option
+        and option.startswith(given)
+        and given not in _OWN_PREFIXES.get(name, frozenset())
+    )
 
 
 #: git subcommands whose arguments are a command (``git submodule foreach CMD``, ``git bisect run
