@@ -107,7 +107,11 @@ async def test_a_hook_script_in_an_extra_writable_root_is_not_run_once_rewritten
 async def test_a_hook_named_through_home_in_a_writable_home_is_tracked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], spelling: str
 ) -> None:
-    """Failed on the old code: ``$HOME/...`` was untrackable, the planted script ran on the host."""
+    """Failed on the old code: ``$HOME/...`` was untrackable, the planted script ran on the host.
+
+    Since round 35 (hostenv) a hook is not given a ``HOME`` inside a writable root (git and shells
+    read their start-up files there): ``$HOME/hooks/fmt.sh`` then names no script and the hook does
+    not run at all, which the operator is told once. Either way the planted script never runs."""
     require_bwrap()
     env = trust_env(tmp_path, monkeypatch)
     home = Path(env["HOME"])
@@ -123,7 +127,7 @@ async def test_a_hook_named_through_home_in_a_writable_home_is_tracked(
         out = await _run(rt, "true", _plant(script, planted), "true")
     assert script.read_text() != planted, out  # round 17: reverted (a file a hook runs is protected)
     assert not marker.exists(), "a hook named through $HOME ran a script a sandboxed command wrote"
-    assert set(log.read_text().split()) == {"ok"}, (log.read_text(), capfd.readouterr().err)
+    assert not log.exists() or set(log.read_text().split()) == {"ok"}, log.read_text()
 
 
 async def test_a_file_beside_the_script_in_an_extra_root_is_watched(
