@@ -51,6 +51,7 @@ from shellrt.runtime.messages import (
     MISSING_RESULT,
     HistoryRepair,
     MessageFormatError,
+    checked_block,
     parse_tool_uses,
     repair_history,
 )
@@ -670,6 +671,7 @@ class Runtime:
 
         ``run_slot``: for a single block, the caller's say over its final input (the MCP server's
         `CallSlots`, shared across requests); a message of several blocks has its own slots."""
+        blocks = [checked_block(block) for block in blocks]  # built by model_construct? (round 35)
         if len(blocks) == 1 and self._replay(blocks[0]) is None:
             results = [await self._run_alone(blocks[0], interrupted=interrupted, run_slot=run_slot)]
         else:
@@ -694,6 +696,7 @@ class Runtime:
         Calls with a recorded result are answered from it; the others run
         (none does when ``interrupted``: the message was interrupted before it started).
         """
+        blocks = [checked_block(block) for block in blocks]  # built by model_construct? (round 35)
         if len(blocks) == 1 and self._replay(blocks[0]) is None:
             yield await self._run_alone(blocks[0], interrupted=interrupted)
             return
@@ -1004,8 +1007,8 @@ class Runtime:
         The line is what `_transcribe` makes of ``{"type": "start", "tool_use_id": …,
         "tool_name": …, "input": …}``, put together from its encoded pieces.
         """
+        call = _call_fields(block)  # first: nothing is noted "running" for a call that never starts
         self._starting(block)
-        call = _call_fields(block)
         self._append_line('{"ts": ' + repr(time.time()) + ', "type": "start", ' + call + "}\n")
         return call
 
@@ -1119,8 +1122,18 @@ def _call_fields(block: ToolUseBlock) -> str:
         + ', "tool_name": '
         + _json_str(block.name)
         + ', "input": '
-        + _input_json(block.input)
+        + _carried_input_json(block.input)
     )
+
+
+def _carried_input_json(value: Any) -> str:
+    """`_input_json`, or a JSON string naming why no JSON can carry ``value`` (nested past the
+    recursion limit, cyclic, a key that is not a scalar, an int past 4,300 digits): the start line
+    encoded it before the executor refused the one call, and the whole message ended (round 35)."""
+    try:
+        return _input_json(value)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return _json_str(f"<an input no JSON can carry: {type(exc).__name__}>")
 
 
 #: How `_TRANSCRIPT_LINE` writes a value of exactly this type (a subclass may override ``repr``).
@@ -1272,9 +1285,12 @@ def _result_model(block: dict[str, Any]) -> ToolResultBlock:
 
 def _same_input(recorded: Any, given: Any) -> bool:
     """Whether two inputs are the same JSON: Python's ``1 == 1.0 == True`` is not (a server tells them apart)."""
-    if recorded != given:
+    try:
+        if recorded != given:
+            return False
+        return bool(_CANONICAL(recorded) == _CANONICAL(given))
+    except (ValueError, TypeError, RecursionError):  # no JSON carries one: never the same call (round 35)
         return False
-    return bool(_CANONICAL(recorded) == _CANONICAL(given))
 
 
 #: Inputs as JSON text with sorted keys, for `_same_input` (``1``, ``1.0`` and ``true`` stay apart).
