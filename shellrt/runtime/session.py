@@ -251,10 +251,15 @@ class Runtime:
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
+        from shellrt.runtime.revalidated import revalidated
         from shellrt.runtime.sandbox_policy import derive_policy
         from shellrt.runtime.session_mask import own_state_masks
 
-        base = policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
+        base = (  # built by model_construct or model_copy(update=...)? validated again (round 35)
+            SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
+            if policy is None
+            else revalidated(policy, (SandboxPolicy,), "sandbox policy")
+        )
         if allowed_domains and self.governance is not None and not self.governance.settings.may_widen("cli"):
             self.diagnostics.append(
                 f"--allow-domain {', '.join(allowed_domains)} ignored: managed policy "
