@@ -77,7 +77,9 @@ async def resolve_sandbox(
     else:  # built by model_construct or model_copy(update=...)? validated again (round 35)
         from sandbox import DockerConfig
 
-        config = revalidated(sandbox, (LocalConfig, BwrapConfig, DockerConfig), "sandbox config")
+        checked = revalidated(sandbox, (LocalConfig, BwrapConfig, DockerConfig), "sandbox config")
+        assert isinstance(checked, (LocalConfig, BwrapConfig, DockerConfig))  # one of the kinds asked for
+        config = checked
     backend = create_backend(config, policy)
     await backend.start()
     return backend, [*warnings, *_isolation_warnings(backend)]
