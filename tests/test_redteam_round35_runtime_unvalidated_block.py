@@ -7,6 +7,7 @@ a ``TypeError`` from the transcript's encoder, with the earlier calls' ids left 
 (every resend refused). An input no JSON can carry (nested past the interpreter's recursion limit,
 cyclic, a tuple key, a 5,000-digit int) did the same even through a validated block: the
 transcript's start line encoded it before the executor's own checks could refuse the one call.
+``Runtime.restore`` of such a result raised pydantic's serialization error: now a malformed history.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import anyio
 import pytest
 
 import shellrt
-from shellrt.protocol import ToolUseBlock
+from shellrt.protocol import ToolResultBlock, ToolUseBlock
 from shellrt.runtime.messages import MessageFormatError
 from tests._bwrap_session import require_bwrap
 
@@ -100,6 +101,12 @@ def test_unvalidated_blocks_are_refused_and_bad_inputs_fail_one_call(tmp_path: P
             )  # fmt: skip
             assert out["content"][0]["is_error"] and "nest" in out["content"][0]["content"], out
             assert not out["content"][1]["is_error"], out
+            # restore: a constructed result no JSON holds is refused as a malformed history
+            with pytest.raises(MessageFormatError, match="model_validate"):
+                rt.restore([
+                    {"role": "assistant", "content": [good.model_copy(update={"id": "r1"})]},
+                    {"role": "user", "content": [ToolResultBlock.model_construct(tool_use_id="r1", content=object())]},
+                ])  # fmt: skip
             # nothing was left "running": the good call runs under its id
             is_error, text = await _text(rt, good)
             assert not is_error and "hi" in text, text

@@ -183,7 +183,14 @@ def _plain(obj: Any, copied: Iterator[int]) -> Any:
     if isinstance(obj, (BaseModel, dict, list)) and next(copied) >= MAX_HISTORY_ITEMS:
         raise MessageFormatError(_TOO_BIG)
     if isinstance(obj, BaseModel):
-        return obj.model_dump(mode="json", exclude_none=True)
+        try:
+            return obj.model_dump(mode="json", exclude_none=True, warnings=False)
+        except (ValueError, TypeError) as exc:  # built by model_construct: a field no JSON holds (round 35)
+            raise MessageFormatError(
+                f"a {type(obj).__name__} of the history holds a value no JSON can carry ({type(exc).__name__}); "
+                "build blocks with their class(...) or model_validate, not model_construct or "
+                "model_copy(update=...), which skip the checks. Nothing was restored"
+            ) from None
     if isinstance(obj, dict):
         return {k: _plain(v, copied) for k, v in obj.items()}
     if isinstance(obj, list):
