@@ -215,10 +215,12 @@ class Runtime:
         self._tools = tools
         if approver is not None:  # a prompt names paths and input: no lone surrogate reaches a client
             from shellrt.permissions.approvers import one_ask_at_a_time
+            from shellrt.runtime.approver_answers import checked_answers
             from shellrt.tools._sendable import sendable_approver
 
             # Calls that run side by side ask at once: a person answers one at a time (round 20).
-            approver = sendable_approver(one_ask_at_a_time(approver))
+            # Each answer validated again: a constructed "no" ran the call (round 35).
+            approver = sendable_approver(one_ask_at_a_time(checked_answers(approver)))
         self.approver = approver
         self.diagnostics: list[str] = []
         self._settings = dict(settings or {})
