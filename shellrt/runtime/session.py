@@ -55,6 +55,7 @@ from shellrt.runtime.messages import (
     parse_tool_uses,
     repair_history,
 )
+from shellrt.runtime.option_lists import refuse_bare_strings
 from shellrt.runtime.orchestration import StreamingExecution, run_single
 from shellrt.runtime.registry import ToolRegistry
 from shellrt.runtime.sandbox_choice import SandboxChoice, resolve_sandbox
@@ -196,6 +197,14 @@ class Runtime:
         allowed_domains: Sequence[str] = (),
         denied_domains: Sequence[str] = (),
     ) -> None:
+        refuse_bare_strings(  # deny="Bash" was the rules B, a, s, h (round 35)
+            settings_files=settings_files,
+            allow=allow,
+            deny=deny,
+            masked_paths=masked_paths,
+            allowed_domains=allowed_domains,
+            denied_domains=denied_domains,
+        )
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise FileNotFoundError(
