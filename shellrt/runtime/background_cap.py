@@ -29,12 +29,14 @@ def background_refusal(tool_input: BaseModel, ctx: ToolContext) -> str | None:
     except ValueError as exc:
         return f"Not started: {exc}. The operator must fix this setting before background tasks can start."
     tasks: Any = ctx.service(Supervisor).tasks
-    running = [t.id for t in tasks.list() if t.status is TaskStatus.RUNNING]
-    if len(running) < cap:
+    running = sum(1 for t in tasks.list() if t.status is TaskStatus.RUNNING)
+    if running < cap:
         return None
-    shown = ", ".join(running[:10]) + (", …" if len(running) > 10 else "")
+    # No task ids: a served runtime holds every MCP session's tasks, and the refusal listed all of
+    # them, another client's too (red team round 35); the caller's own calls returned its ids.
     return (
-        f"Not started: {len(running)} background tasks are already running in this session, the most at once "
-        f"({TASK_CAP_ENV}={cap}). Stop one you no longer need with TaskStop (running: {shown}), or wait for one to end "
-        "(TaskOutput with wait_ms), then call again; or run this command in the foreground."
+        f"Not started: {running} background tasks are already running in this session, the most at once "
+        f"({TASK_CAP_ENV}={cap}). Stop one you no longer need with TaskStop (the task ids your Bash calls "
+        "returned), or wait for one to end (TaskOutput with wait_ms), then call again; or run this command in "
+        "the foreground."
     )

@@ -35,6 +35,7 @@ from pydantic import BaseModel
 from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
 from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
 from shellrt.runtime.interrupts import InterruptWatch
+from shellrt.runtime.messages import checked_block
 from shellrt.tools._sendable import sendable_envelope
 
 __all__ = [
@@ -277,6 +278,7 @@ class StreamingExecution:
         """Schedule one block; safe blocks start at once when nothing unsafe precedes them."""
         if self._closed.is_set():
             raise RuntimeError("cannot add tool_use blocks after close()")
+        block = checked_block(block)  # built by model_construct? (round 35)
         safe, parsed = _classify(self.executor, block)
         index = len(self._entries)
         if not safe or not self._entries or not self._entries[-1].safe:

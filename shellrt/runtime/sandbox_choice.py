@@ -18,6 +18,7 @@ from sandbox import (
     SandboxPolicyError,
 )
 from sandbox.factory import create_backend
+from shellrt.runtime.revalidated import revalidated
 
 __all__ = ["SandboxChoice", "resolve_sandbox"]
 
@@ -73,8 +74,12 @@ async def resolve_sandbox(
             config = DockerConfig()
         else:
             raise ValueError(f"unknown sandbox {sandbox!r}; use one of auto, local, none, bwrap, docker")
-    else:
-        config = sandbox
+    else:  # built by model_construct or model_copy(update=...)? validated again (round 35)
+        from sandbox import DockerConfig
+
+        checked = revalidated(sandbox, (LocalConfig, BwrapConfig, DockerConfig), "sandbox config")
+        assert isinstance(checked, (LocalConfig, BwrapConfig, DockerConfig))  # one of the kinds asked for
+        config = checked
     backend = create_backend(config, policy)
     await backend.start()
     return backend, [*warnings, *_isolation_warnings(backend)]

@@ -51,9 +51,11 @@ from shellrt.runtime.messages import (
     MISSING_RESULT,
     HistoryRepair,
     MessageFormatError,
+    checked_block,
     parse_tool_uses,
     repair_history,
 )
+from shellrt.runtime.option_lists import refuse_bare_strings
 from shellrt.runtime.orchestration import StreamingExecution, run_single
 from shellrt.runtime.registry import ToolRegistry
 from shellrt.runtime.sandbox_choice import SandboxChoice, resolve_sandbox
@@ -195,6 +197,14 @@ class Runtime:
         allowed_domains: Sequence[str] = (),
         denied_domains: Sequence[str] = (),
     ) -> None:
+        refuse_bare_strings(  # deny="Bash" was the rules B, a, s, h (round 35)
+            settings_files=settings_files,
+            allow=allow,
+            deny=deny,
+            masked_paths=masked_paths,
+            allowed_domains=allowed_domains,
+            denied_domains=denied_domains,
+        )
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise FileNotFoundError(
@@ -214,10 +224,12 @@ class Runtime:
         self._tools = tools
         if approver is not None:  # a prompt names paths and input: no lone surrogate reaches a client
             from shellrt.permissions.approvers import one_ask_at_a_time
+            from shellrt.runtime.approver_answers import checked_answers
             from shellrt.tools._sendable import sendable_approver
 
             # Calls that run side by side ask at once: a person answers one at a time (round 20).
-            approver = sendable_approver(one_ask_at_a_time(approver))
+            # Each answer validated again: a constructed "no" ran the call (round 35).
+            approver = sendable_approver(one_ask_at_a_time(checked_answers(approver)))
         self.approver = approver
         self.diagnostics: list[str] = []
         self._settings = dict(settings or {})
@@ -250,10 +262,15 @@ class Runtime:
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
+        from shellrt.runtime.revalidated import revalidated
         from shellrt.runtime.sandbox_policy import derive_policy
         from shellrt.runtime.session_mask import own_state_masks
 
-        base = policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
+        base = (  # built by model_construct or model_copy(update=...)? validated again (round 35)
+            SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
+            if policy is None
+            else revalidated(policy, (SandboxPolicy,), "sandbox policy")
+        )
         if allowed_domains and self.governance is not None and not self.governance.settings.may_widen("cli"):
             self.diagnostics.append(
                 f"--allow-domain {', '.join(allowed_domains)} ignored: managed policy "
@@ -670,6 +687,7 @@ class Runtime:
 
         ``run_slot``: for a single block, the caller's say over its final input (the MCP server's
         `CallSlots`, shared across requests); a message of several blocks has its own slots."""
+        blocks = [checked_block(block) for block in blocks]  # built by model_construct? (round 35)
         if len(blocks) == 1 and self._replay(blocks[0]) is None:
             results = [await self._run_alone(blocks[0], interrupted=interrupted, run_slot=run_slot)]
         else:
@@ -694,6 +712,7 @@ class Runtime:
         Calls with a recorded result are answered from it; the others run
         (none does when ``interrupted``: the message was interrupted before it started).
         """
+        blocks = [checked_block(block) for block in blocks]  # built by model_construct? (round 35)
         if len(blocks) == 1 and self._replay(blocks[0]) is None:
             yield await self._run_alone(blocks[0], interrupted=interrupted)
             return
@@ -1004,8 +1023,8 @@ class Runtime:
         The line is what `_transcribe` makes of ``{"type": "start", "tool_use_id": …,
         "tool_name": …, "input": …}``, put together from its encoded pieces.
         """
+        call = _call_fields(block)  # first: nothing is noted "running" for a call that never starts
         self._starting(block)
-        call = _call_fields(block)
         self._append_line('{"ts": ' + repr(time.time()) + ', "type": "start", ' + call + "}\n")
         return call
 
@@ -1119,8 +1138,18 @@ def _call_fields(block: ToolUseBlock) -> str:
         + ', "tool_name": '
         + _json_str(block.name)
         + ', "input": '
-        + _input_json(block.input)
+        + _carried_input_json(block.input)
     )
+
+
+def _carried_input_json(value: Any) -> str:
+    """`_input_json`, or a JSON string naming why no JSON can carry ``value`` (nested past the
+    recursion limit, cyclic, a key that is not a scalar, an int past 4,300 digits): the start line
+    encoded it before the executor refused the one call, and the whole message ended (round 35)."""
+    try:
+        return _input_json(value)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return _json_str(f"<an input no JSON can carry: {type(exc).__name__}>")
 
 
 #: How `_TRANSCRIPT_LINE` writes a value of exactly this type (a subclass may override ``repr``).
@@ -1272,9 +1301,12 @@ def _result_model(block: dict[str, Any]) -> ToolResultBlock:
 
 def _same_input(recorded: Any, given: Any) -> bool:
     """Whether two inputs are the same JSON: Python's ``1 == 1.0 == True`` is not (a server tells them apart)."""
-    if recorded != given:
+    try:
+        if recorded != given:
+            return False
+        return bool(_CANONICAL(recorded) == _CANONICAL(given))
+    except (ValueError, TypeError, RecursionError):  # no JSON carries one: never the same call (round 35)
         return False
-    return bool(_CANONICAL(recorded) == _CANONICAL(given))
 
 
 #: Inputs as JSON text with sorted keys, for `_same_input` (``1``, ``1.0`` and ``true`` stay apart).
