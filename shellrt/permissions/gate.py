@@ -159,6 +159,9 @@ class RulesGate(PermissionGate):
             )
             if not isinstance(answer, ApprovalResponse):
                 raise TypeError(f"approver returned {type(answer).__name__}, not ApprovalResponse")
+            # Validated again: `model_construct` / `model_copy(update=...)` skip it, and a ``behavior``
+            # of "no" or False was an allow below, a ``remember`` outside its values a scope (round 35).
+            answer = ApprovalResponse.model_validate(answer.model_dump(warnings=False))
         except Exception as exc:
             chain.append(f"approver: failed ({type(exc).__name__}: {exc}) -> deny")
             return _decision(
