@@ -28,8 +28,8 @@ pytestmark = pytest.mark.anyio
 @pytest.mark.parametrize(
     "answer",
     [
-        ApprovalResponse.model_construct(behavior="no"),
-        ApprovalResponse.model_construct(behavior=False),
+        ApprovalResponse.model_construct(behavior="no"),  # type: ignore[arg-type]
+        ApprovalResponse.model_construct(behavior=False),  # type: ignore[arg-type]
         ApprovalResponse(behavior="allow").model_copy(update={"behavior": "Deny"}),
         ApprovalResponse(behavior="allow").model_copy(update={"remember": "forever"}),
     ],
