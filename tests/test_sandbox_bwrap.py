@@ -315,7 +315,11 @@ async def test_a_command_start_looks_at_the_denied_paths_once_an_attempt(
     real = shutil.which("bwrap")
     require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     fake = tools / "flaky-bwrap"
-    fake.write_text(FLAKY_BWRAP.format(counter=tools / "count", real=real, fail_at=3))
+    # The start to fail is chosen right before the command that should meet it (a file the fake
+    # reads): a real mount race in the first command under load took an absolute "start 3" (CI89).
+    fail_at = tools / "fail-at"
+    fail_at.write_text("0")
+    fake.write_text(FLAKY_BWRAP.format(counter=tools / "count", real=real, fail_at=f'"$(cat {fail_at})"'))
     fake.chmod(0o755)
     policy = SandboxPolicy(workspace=dirs["ws"], read_denied=[dirs["ws"] / "secret.txt"])
     backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake), persistent=False), policy)
@@ -331,8 +335,9 @@ async def test_a_command_start_looks_at_the_denied_paths_once_an_attempt(
     try:
         for command, injected in (("cat secret.txt; echo end", False), ("echo again", True)):
             before, looked = starts(), len(looks)
+            fail_at.write_text(str(before + 1) if injected else "0")
             result = await s.run(command, timeout_s=20)
-            attempts = starts() - before  # start 3 fails as a race does: retried (a real race adds one)
+            attempts = starts() - before  # its first start fails as a race does: retried (a real race adds one)
             assert attempts >= (2 if injected else 1), attempts
             assert len(looks) - looked == attempts, (command, attempts, len(looks) - looked)
             assert "top secret" not in result.preview and result.preview.endswith(("end\n", "again\n"))
