@@ -228,8 +228,11 @@ class Runtime:
             from shellrt.tools._sendable import sendable_approver
 
             # Calls that run side by side ask at once: a person answers one at a time (round 20).
-            # Each answer validated again: a constructed "no" ran the call (round 35).
-            approver = sendable_approver(one_ask_at_a_time(checked_answers(approver)))
+            # Each answer validated again: a constructed "no" ran the call (round 35). Outside
+            # `one_ask_at_a_time`, so an approver marked as answering concurrently (MCP elicitation)
+            # stays itself, its `can_ask` seen by the gate (a wrapper inside made it one at a time and
+            # hid `can_ask`: unpinned MCP allow rules then asked a client that cannot answer).
+            approver = sendable_approver(checked_answers(one_ask_at_a_time(approver)))
         self.approver = approver
         self.diagnostics: list[str] = []
         self._settings = dict(settings or {})
