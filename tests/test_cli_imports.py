@@ -223,7 +223,7 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 round 30: shellrt.protocol.control_escape (the package is imported here already); +2
     # round 31: sandbox._liveroots (a backend's roots are published to every shellrt process of the
     # uid, and theirs read) and sandbox._systemroots (no root may be or hold /tmp, /dev/shm, ...);
-    # +1 round 35: sandbox._realpath (as the lean path); +1 round 35 runtime: runtime.revalidated
+    # +1 round 35: sandbox._realpath (as the lean path); +1 round 35 runtime: protocol.revalidated
     # (a policy or config a caller built unvalidated is validated again before a backend takes it)
     FULL_RUN: 212,
 }

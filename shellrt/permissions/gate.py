@@ -32,6 +32,7 @@ from shellrt.permissions.rule_anchors import ANCHORED_TOOLS, record_anchors
 from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.permissions.suggest import suggest_rules
 from shellrt.protocol import PermissionSubject, Tool, ToolContext
+from shellrt.protocol.revalidated import revalidated
 
 __all__ = ["RulesGate"]
 
@@ -157,11 +158,9 @@ class RulesGate(PermissionGate):
                     cwd=ctx.cwd,
                 )
             )
-            if not isinstance(answer, ApprovalResponse):
-                raise TypeError(f"approver returned {type(answer).__name__}, not ApprovalResponse")
             # Validated again: `model_construct` / `model_copy(update=...)` skip it, and a ``behavior``
             # of "no" or False was an allow below, a ``remember`` outside its values a scope (round 35).
-            answer = ApprovalResponse.model_validate(answer.model_dump(warnings=False))
+            answer = revalidated(answer, (ApprovalResponse,), "approver answer")
         except Exception as exc:
             chain.append(f"approver: failed ({type(exc).__name__}: {exc}) -> deny")
             return _decision(

@@ -18,7 +18,7 @@ from sandbox import (
     SandboxPolicyError,
 )
 from sandbox.factory import create_backend
-from shellrt.runtime.revalidated import revalidated
+from shellrt.protocol.revalidated import revalidated
 
 __all__ = ["SandboxChoice", "resolve_sandbox"]
 

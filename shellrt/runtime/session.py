@@ -224,15 +224,11 @@ class Runtime:
         self._tools = tools
         if approver is not None:  # a prompt names paths and input: no lone surrogate reaches a client
             from shellrt.permissions.approvers import one_ask_at_a_time
-            from shellrt.runtime.approver_answers import checked_answers
             from shellrt.tools._sendable import sendable_approver
 
             # Calls that run side by side ask at once: a person answers one at a time (round 20).
-            # Each answer validated again: a constructed "no" ran the call (round 35). Outside
-            # `one_ask_at_a_time`, so an approver marked as answering concurrently (MCP elicitation)
-            # stays itself, its `can_ask` seen by the gate (a wrapper inside made it one at a time and
-            # hid `can_ask`: unpinned MCP allow rules then asked a client that cannot answer).
-            approver = sendable_approver(checked_answers(one_ask_at_a_time(approver)))
+            # Each answer is validated again by the gate that takes it (`RulesGate`, round 35).
+            approver = sendable_approver(one_ask_at_a_time(approver))
         self.approver = approver
         self.diagnostics: list[str] = []
         self._settings = dict(settings or {})
@@ -265,7 +261,7 @@ class Runtime:
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
-        from shellrt.runtime.revalidated import revalidated
+        from shellrt.protocol.revalidated import revalidated
         from shellrt.runtime.sandbox_policy import derive_policy
         from shellrt.runtime.session_mask import own_state_masks
 
