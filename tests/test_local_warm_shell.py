@@ -339,5 +339,10 @@ async def test_a_leftover_dies_when_its_command_ends_with_a_shell_waiting(tmp_pa
         with anyio.fail_after(10):
             while _cmdlines_with(f"30{token}"):
                 await anyio.sleep(0.02)
-        await _prime(sup)  # and the pool warms up again
-        assert pool.idle == 2
+        # And the pool warms up again. Not always at the first two commands: the leftover's cmdline
+        # goes when it dies, but the reaper (or cgroup) lists it, a zombie, until it is reaped, and
+        # a command ending while it is listed "may have left something" and starts no warm shell
+        # (`LocalRunner.after_exit`); a loaded machine delays that reap (CI91: idle 0 after one prime).
+        with anyio.fail_after(20):
+            while pool.idle != 2:
+                await _prime(sup)
