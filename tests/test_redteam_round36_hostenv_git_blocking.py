@@ -152,3 +152,17 @@ def test_a_link_into_proc_is_judged_as_git_would_open_it(tmp_path: Path) -> None
         assert os.path.isfile(ref)
         why = unsafe_git_files(str(ws))
     assert "/proc" in why, why
+
+
+def test_a_directory_listed_clean_is_listed_again_once_changed(tmp_path: Path) -> None:
+    """Clean directories are remembered by inode, mtime and ctime: a FIFO made later, its
+    directory's mtime set back (``touch -d``), is still found (the ctime moved)."""
+    require(shutil.which("git") is not None, "needs git on the host")
+    ws = repo_with_change(tmp_path, "a.txt", "a\n", "changed\n")
+    time.sleep(2.2)  # past _SETTLED_S: the directories are remembered as clean
+    assert unsafe_git_files(str(ws)) == ""
+    ref = _branch_ref(ws / ".git")
+    before = os.stat(ref.parent)
+    _replace_with_fifo(ref)
+    os.utime(ref.parent, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert "not a regular file" in unsafe_git_files(str(ws))
