@@ -166,3 +166,13 @@ def test_a_directory_listed_clean_is_listed_again_once_changed(tmp_path: Path) -
     _replace_with_fifo(ref)
     os.utime(ref.parent, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert "not a regular file" in unsafe_git_files(str(ws))
+
+
+def test_a_gitfile_naming_a_directory_that_is_no_repository_is_not_walked(tmp_path: Path) -> None:
+    """``gitdir: /`` (or any directory without HEAD, objects and refs): git refuses it without
+    opening more, so the check does not walk the host's file system behind it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").write_text("gitdir: /\n")
+    took, why = _timed(lambda: unsafe_git_files(str(ws)))
+    assert why == "" and took < QUICK_S, (took, why)

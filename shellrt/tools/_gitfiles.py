@@ -142,6 +142,8 @@ def _check_gitdir(gitdir: str) -> str:
         why = _includes(config, 0)
         if why:
             return why
+    if not all(os.path.lexists(p) for p in (f"{gitdir}/HEAD", f"{common}/objects", f"{common}/refs")):
+        return ""  # not a git directory (``gitdir: /``): git stops here, and so does the walk
     budget = [MAX_GIT_ENTRIES]
     seen: set[tuple[int, int]] = set()
     for base in dict.fromkeys((gitdir, common)):
