@@ -232,9 +232,25 @@ def _populated_submodules(cwd: str, extra_env: Mapping[str, str] | None) -> list
         head, _, path = record.partition("\t")
         if head.startswith("160000 ") and path:
             work = os.path.join(root, path)
+            if _leaves(root, path):
+                return (
+                    f"the submodule path {path!r} leaves the repository (a crafted index); "
+                    "inspect the repository before running git here"
+                )
             if os.path.lexists(os.path.join(work, ".git")):
                 subs.append(work)
     return subs
+
+
+def _leaves(root: str, path: str) -> bool:
+    """Whether an index path leads outside the work tree at ``root``: absolute, a ``..``/``.``/
+    empty component (git refuses to write them, a crafted index holds them), or a symlink on the
+    way out. Host git would run in a directory the repository chose (red team round 36)."""
+    parts = path.split("/")
+    if path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        return True
+    top = os.path.realpath(root)
+    return os.path.commonpath([top, os.path.realpath(os.path.join(root, path))]) != top
 
 
 def _own_code_keys(
