@@ -198,6 +198,10 @@ class _SchedAttr(ctypes.Structure):
 
 _SYS_SCHED_SETATTR = {"x86_64": 314, "aarch64": 274}[os.uname().machine]
 _SCHED_FLAG_RESET_ON_FORK = 1
+#: ``ioprio_get``/``ioprio_set`` (`calm_scheduling`): the real-time I/O class is not passed on.
+_SYS_IOPRIO_GET, _SYS_IOPRIO_SET = {"x86_64": (252, 251), "aarch64": (31, 30)}[os.uname().machine]
+_IOPRIO_WHO_PROCESS = 1
+_IOPRIO_CLASS_RT = 1
 #: The slice an init asks for while it waits and runs its command (the kernel's minimum custom
 #: slice): see `Zygote.__init__`.
 _INIT_SLICE_NS = 100_000
@@ -1409,11 +1413,14 @@ def lower_ceilings(sysctls: dict[str, int], rlimits: list[tuple[int, int]]) -> N
 def calm_scheduling() -> None:
     """Give up the caller's scheduling priority before anything of a command can inherit it
     (`sandbox._bwrap_sched`, red team round 36): SCHED_OTHER unless OTHER, BATCH or IDLE already,
-    a nice of 0 or more, ``RLIMIT_RTPRIO`` and ``RLIMIT_NICE`` 0:0 (no command raises either
+    a nice of 0 or more, no real-time I/O class, ``RLIMIT_RTPRIO`` and ``RLIMIT_NICE`` 0:0 (no command raises either
     again). A real-time command's busy loop took up to 95% of a CPU from the host's processes,
     past any cgroup CPU limit. Each step needs no privilege; a failure stops the start."""
     for limit in (resource.RLIMIT_RTPRIO, resource.RLIMIT_NICE):
         resource.setrlimit(limit, (0, 0))
+    ioprio = _libc.syscall(_SYS_IOPRIO_GET, _IOPRIO_WHO_PROCESS, 0)
+    if ioprio < 0 or ioprio >> 13 == _IOPRIO_CLASS_RT:  # real-time I/O: back to "none" (from its nice)
+        _check(_libc.syscall(_SYS_IOPRIO_SET, _IOPRIO_WHO_PROCESS, 0, 0), "ioprio_set")
     if os.sched_getscheduler(0) not in (os.SCHED_OTHER, os.SCHED_BATCH, os.SCHED_IDLE):
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     if os.getpriority(os.PRIO_PROCESS, 0) < 0:

@@ -6,15 +6,19 @@ SCHED_RR, and one at a negative nice (a harness that keeps its own supervision r
 load, ``Nice=-5``) gave each command that nice. A real-time busy loop takes up to 95% of a CPU
 from every ordinary process of the host, and no cgroup CPU limit (``--cpus``: CFS quota) counts
 it; a negative nice outweighs the host's own processes. ``RLIMIT_RTPRIO`` and ``RLIMIT_NICE``
-(which let an unprivileged process raise its own priority) were inherited the same way.
+(which let an unprivileged process raise its own priority) were inherited the same way, and so
+was a root caller's real-time I/O class (``ionice -c 1``).
 
-Now every command starts under SCHED_OTHER, at a nice of 0 or more, with both rlimits 0:0
+Now every command starts under SCHED_OTHER, at a nice of 0 or more, outside the real-time I/O
+class, with both rlimits 0:0
 (`sandbox._bwrap_sched`). Root (commands as the leased uid) and uid 65534, session and per command.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import platform
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +32,9 @@ from tests._bwrap_session import probe_lines, require_bwrap
 pytestmark = pytest.mark.bwrap
 
 _PROBE = r"""
-import errno, os, resource
+import ctypes, errno, os, platform, resource
+get = {"x86_64": 252, "aarch64": 31}[platform.machine()]
+print("IOCLASS", ctypes.CDLL(None).syscall(get, 1, 0) >> 13)
 print("POLICY", os.sched_getscheduler(0))
 print("NICE", os.getpriority(os.PRIO_PROCESS, 0))
 print("RLIMITS", *resource.getrlimit(resource.RLIMIT_RTPRIO), *resource.getrlimit(resource.RLIMIT_NICE))
@@ -40,6 +46,9 @@ except OSError as exc:
 """
 
 _CALM_NICE = 0
+_libc = ctypes.CDLL(None, use_errno=True)
+#: ioprio_get, ioprio_set
+_IOPRIO = {"x86_64": (252, 251), "aarch64": (31, 30)}[platform.machine()]
 _CALLER_NICE = -5
 
 
@@ -49,6 +58,7 @@ def _caller_priority(kind: str) -> Iterator[None]:
     set here and put back after, as uid 65534 inherited from the root wrapper (asserted)."""
     nice = os.getpriority(os.PRIO_PROCESS, 0)
     policy = os.sched_getscheduler(0)
+    ioprio = _libc.syscall(_IOPRIO[0], 1, 0)
     if os.geteuid() != 0:
         from tests.conftest import require
 
@@ -58,12 +68,15 @@ def _caller_priority(kind: str) -> Iterator[None]:
     try:
         if kind == "nice":
             os.setpriority(os.PRIO_PROCESS, 0, _CALLER_NICE)
+        elif kind == "io":
+            assert _libc.syscall(_IOPRIO[1], 1, 0, (1 << 13) | 4) == 0, "ionice -c 1 -n 4 on itself"
         else:
             os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
         yield
     finally:
         os.sched_setscheduler(0, policy, os.sched_param(0))
         os.setpriority(os.PRIO_PROCESS, 0, nice)
+        _libc.syscall(_IOPRIO[1], 1, 0, max(ioprio, 0))
 
 
 def _probe(tmp_path: Path, persistent: bool, kind: str) -> None:
@@ -74,6 +87,7 @@ def _probe(tmp_path: Path, persistent: bool, kind: str) -> None:
         said, out = probe_lines(ws, tmp_path / "s", _PROBE, persistent=persistent)
     assert said.get("POLICY") == str(os.SCHED_OTHER), out
     assert int(said.get("NICE", "-99")) >= _CALM_NICE, out
+    assert said.get("IOCLASS") in ("0", "2", "3"), out  # never 1, real time
     assert said.get("RLIMITS") == "0 0 0 0", out
     assert said.get("RAISE") == "EPERM", out
 
@@ -121,6 +135,17 @@ def test_a_real_time_callers_cpu_limited_session_runs_its_commands(tmp_path: Pat
         )
     assert said.get("POLICY") == str(os.SCHED_OTHER), out
     assert float(said.get("SHARE", "9")) <= 0.5, out
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["session", "per-command"])
+def test_a_command_does_not_inherit_its_callers_real_time_io_class(tmp_path: Path, persistent: bool) -> None:
+    """A root caller under ``ionice -c 1``: its commands' disk requests were served before every
+    ordinary process's (``IOCLASS 1``). Failed before: root 2 of 2. Root only (the class needs
+    CAP_SYS_ADMIN or CAP_SYS_NICE to set)."""
+    from tests.conftest import require
+
+    require(os.geteuid() == 0, "setting the real-time I/O class on the caller needs root")
+    _probe(tmp_path, persistent, "io")
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
