@@ -19,6 +19,7 @@ themselves (`sandbox._zygote_main`); one bwrap per command through ``prlimit`` s
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import shutil
 
@@ -38,13 +39,18 @@ _IOPRIO_GET = {"x86_64": 252, "aarch64": 31}
 _IOPRIO_WHO_PROCESS = 1
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def io_class() -> int:
     """The calling thread's I/O scheduling class (0 none: from its nice, 1 real time, 2 best
     effort, 3 idle); -1 where it cannot be read (an unknown machine), which counts as real time."""
     number = _IOPRIO_GET.get(os.uname().machine)
     if number is None:
         return -1
-    value = int(ctypes.CDLL(None, use_errno=True).syscall(number, _IOPRIO_WHO_PROCESS, 0))
+    value = int(_libc().syscall(number, _IOPRIO_WHO_PROCESS, 0))
     return -1 if value < 0 else value >> 13
 
 
