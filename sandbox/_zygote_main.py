@@ -198,6 +198,10 @@ class _SchedAttr(ctypes.Structure):
 
 _SYS_SCHED_SETATTR = {"x86_64": 314, "aarch64": 274}[os.uname().machine]
 _SCHED_FLAG_RESET_ON_FORK = 1
+#: ``ioprio_get``/``ioprio_set`` (`calm_scheduling`): the real-time I/O class is not passed on.
+_SYS_IOPRIO_GET, _SYS_IOPRIO_SET = {"x86_64": (252, 251), "aarch64": (31, 30)}[os.uname().machine]
+_IOPRIO_WHO_PROCESS = 1
+_IOPRIO_CLASS_RT = 1
 #: The slice an init asks for while it waits and runs its command (the kernel's minimum custom
 #: slice): see `Zygote.__init__`.
 _INIT_SLICE_NS = 100_000
@@ -471,13 +475,14 @@ class Zygote:
         # out its ~1.4 ms slice; measured, docs/performance.md). Its weight -- its share of the
         # CPU -- is unchanged, and so is its nice. The command must not keep the short slice:
         # SCHED_RESET_ON_FORK gives it the default one from its fork on. That flag would also
-        # reset a negative nice to 0, so an init whose caller runs at a negative nice does
-        # without it and resets the command's slice right after its exec instead (a process
-        # the command starts before that keeps the short slice: latency only, never more CPU).
+        # reset a negative nice to 0, so an init at a negative nice would do without it and
+        # reset the command's slice right after its exec instead (a process the command starts
+        # before that keeps the short slice: latency only, never more CPU); since round 36 the
+        # zygote never runs at one (`calm_scheduling`), so that path is a fallback only.
         # Not resetting its own slice around the spawn: the init, its deadline pushed back,
-        # then waited as long as before (measured). Only for SCHED_OTHER: a caller run under
-        # another policy (chrt) keeps it, untouched. No privilege needed; a kernel without
-        # custom slices (< 6.12) ignores the value.
+        # then waited as long as before (measured). Only for SCHED_OTHER: SCHED_BATCH and
+        # SCHED_IDLE (the only others `calm_scheduling` keeps) stay untouched. No privilege
+        # needed; a kernel without custom slices (< 6.12) ignores the value.
         self._short_slice: Any = None
         #: The command's slice, reset after its exec (a negative nice: no SCHED_RESET_ON_FORK).
         self._command_slice: Any = None
@@ -1405,11 +1410,29 @@ def lower_ceilings(sysctls: dict[str, int], rlimits: list[tuple[int, int]]) -> N
         raise OSError(code, f"cannot set the session's ceilings in /proc/sys/user ({why})")
 
 
+def calm_scheduling() -> None:
+    """Give up the caller's scheduling priority before anything of a command can inherit it
+    (`sandbox._bwrap_sched`, red team round 36): SCHED_OTHER unless OTHER, BATCH or IDLE already,
+    a nice of 0 or more, no real-time I/O class, ``RLIMIT_RTPRIO`` and ``RLIMIT_NICE`` 0:0 (no command raises either
+    again). A real-time command's busy loop took up to 95% of a CPU from the host's processes,
+    past any cgroup CPU limit. Each step needs no privilege; a failure stops the start."""
+    for limit in (resource.RLIMIT_RTPRIO, resource.RLIMIT_NICE):
+        resource.setrlimit(limit, (0, 0))
+    ioprio = _libc.syscall(_SYS_IOPRIO_GET, _IOPRIO_WHO_PROCESS, 0)
+    if ioprio < 0 or ioprio >> 13 == _IOPRIO_CLASS_RT:  # real-time I/O: back to "none" (from its nice)
+        _check(_libc.syscall(_SYS_IOPRIO_SET, _IOPRIO_WHO_PROCESS, 0, 0), "ioprio_set")
+    if os.sched_getscheduler(0) not in (os.SCHED_OTHER, os.SCHED_BATCH, os.SCHED_IDLE):
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    if os.getpriority(os.PRIO_PROCESS, 0) < 0:
+        os.setpriority(os.PRIO_PROCESS, 0, 0)
+
+
 def main() -> None:
     fd = int(sys.argv[1])
     os.set_inheritable(fd, False)  # inherited from bwrap; no command may ever hold it
     sock = _socket.socket(fileno=fd)
     config = marshal.loads(bytes.fromhex(sys.argv[2]))
+    calm_scheduling()  # the holder, the root spawner and the zygote alike: first, single-threaded
     if config.get("hold"):
         hold(sock, config["setup"])
     if config.get("spawner"):

@@ -115,6 +115,7 @@ from sandbox._bwrap_linkmask import mask_at, root_holders
 from sandbox._bwrap_netns import SessionNet, joined, warn_once
 from sandbox._bwrap_owncache import OwnMaskCache
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
+from sandbox._bwrap_sched import RLIMIT_FLAGS, calm_prefix
 from sandbox._bwrap_scope import BwrapIsolation, isolation_refusal, warn_if_unscoped
 from sandbox._bwrap_shm import ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
@@ -782,7 +783,19 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         limit = _seccomp.CORE_LIMIT
         # A non-root caller's per-uid budgets: the command may hold only its share (`sandbox._ucounts`).
         shares = prlimit_flags() if os.geteuid() != 0 else []
-        return [prlimit, f"--core={limit}:{limit}", *shares, "--"]
+        # Nor the caller's scheduling priority (`sandbox._bwrap_sched`, round 36).
+        return [*self._calm_prefix(), prlimit, f"--core={limit}:{limit}", *RLIMIT_FLAGS, *shares, "--"]
+
+    @staticmethod
+    def _calm_prefix() -> list[str]:
+        """`sandbox._bwrap_sched.calm_prefix` for a process started from this thread: a zygote, a
+        spawner or one bwrap start without the caller's real-time policy or negative nice (which
+        also kept a real-time caller's zygote out of a CPU-limited session cgroup). Empty for an
+        ordinary caller."""
+        try:
+            return calm_prefix()
+        except FileNotFoundError as exc:
+            raise SandboxExecError(str(exc)) from exc
 
     def _budget_prefix(self) -> list[str]:
         """A non-root caller: ``nsenter`` into the process's budget namespace before bwrap
@@ -1019,7 +1032,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     argv, budget = self._joined_prefix(argv, budget, net)
                 config.update(self._net_config(net))
                 passed = (*pins.fds, *([net.listener] if net is not None and net.listener is not None else []))
-                await zygote.start(self.cgroup_argv([*shares, *budget, *argv]), python, config, passed)
+                start = [*self._calm_prefix(), *self.cgroup_argv([*shares, *budget, *argv])]
+                await zygote.start(start, python, config, passed)
                 await self._check_mounts(zygote, argv)
             except ZygoteGoneError as exc:
                 said = str(exc).encode("utf-8", "replace")
@@ -1727,7 +1741,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         }
         try:
             # limits: the spawner joins the session cgroup
-            await spawner.start(self.cgroup_argv(self._ns_prefix[:-1]), sys.executable, config)
+            start = [*self._calm_prefix(), *self.cgroup_argv(self._ns_prefix[:-1])]
+            await spawner.start(start, sys.executable, config)
         except SandboxExecError as exc:  # ZygoteGoneError included
             _log.warning("bwrap: starting each command with nsenter (%s)", exc)
             return

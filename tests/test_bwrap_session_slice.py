@@ -3,7 +3,8 @@
 A ready init asks the kernel for a short slice (`sandbox._zygote_main._INIT_SLICE_NS`) so that
 on a busy machine it runs as soon as its command arrives: latency only, its weight and nice are
 unchanged. The command must not keep it: it runs with the default slice and the caller's own
-nice and policy, as a raw spawn would. Checked as root and as uid 65534. FAILS, not skips,
+positive nice and ordinary policy, as a raw spawn would (a negative nice or a real-time policy it
+does not get: red team round 36, `tests/test_redteam_round36_bwrap_sched.py`). Checked as root and as uid 65534. FAILS, not skips,
 under CI=true (bwrap); a kernel without custom slices (Linux < 6.12) skips the slice checks.
 """
 
@@ -134,16 +135,16 @@ _OWNER = textwrap.dedent(
     ("prefix", "said"),
     [
         (["nice", "-n", "5"], "5|pid 2's current scheduling policy: SCHED_OTHER"),
-        (["nice", "-n", "-5"], "-5|pid 2's current scheduling policy: SCHED_OTHER"),
+        (["nice", "-n", "-5"], "0|pid 2's current scheduling policy: SCHED_OTHER"),  # round 36: not passed on
         (["chrt", "--batch", "0"], "0|pid 2's current scheduling policy: SCHED_BATCH"),
     ],
 )
 async def test_the_callers_nice_and_policy_reach_the_command(
     tmp_path: Path, prefix: list[str], said: str
 ) -> None:
-    """A session started at nice 5 (or -5: no SCHED_RESET_ON_FORK then, which would reset it to 0)
-    runs its commands at that nice; one started under another policy (SCHED_BATCH here) runs
-    them under it: the slice request changes neither."""
+    """A session started at nice 5 runs its commands at that nice; one started under another
+    ordinary policy (SCHED_BATCH here) runs them under it: the slice request changes neither. One
+    started at nice -5 runs them at 0 (round 36: a command never outweighs the host's processes)."""
     require_bwrap()
     if prefix[-1].startswith("-") and os.geteuid() != 0:
         pytest.skip("only root may start a process at a negative nice")

@@ -1,0 +1,81 @@
+"""A command's scheduling is the sandbox's own, never its caller's.
+
+A process inherits its parent's scheduling policy, nice and the two rlimits that let an
+unprivileged process raise its own priority (``RLIMIT_RTPRIO``, ``RLIMIT_NICE``). shellrt run
+under a real-time policy (``chrt -r``, a unit's ``CPUSchedulingPolicy=``) or at a negative nice
+(a harness keeping its supervision responsive under load) gave every command the same: a
+real-time busy loop takes up to 95% of a CPU from every ordinary process of the host and no
+cgroup CPU limit (CFS quota) counts it; a negative nice outweighs the host's processes (red team
+round 36). The same for the I/O class: a caller under ``ionice -c 1`` (real time, root's) gave
+every command requests served before every ordinary process's. Every bwrap sandbox therefore
+starts under SCHED_OTHER (BATCH and IDLE, which only lower a priority, are kept), at a nice of 0
+or more (a positive one is kept), outside the real-time I/O class (back to "none": from its nice),
+with both rlimits 0:0, so no command can raise either again (the real-time I/O class needs
+CAP_SYS_ADMIN or CAP_SYS_NICE, which no command holds). The zygote, its holder and its root spawner do this to
+themselves (`sandbox._zygote_main`); one bwrap per command through ``prlimit`` starts under
+`calm_prefix` and `RLIMIT_FLAGS`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+
+__all__ = ["CALM_POLICIES", "IOPRIO_CLASS_RT", "RLIMIT_FLAGS", "calm_prefix", "io_class"]
+
+#: Policies a command may inherit: none of them runs before an ordinary process.
+CALM_POLICIES = (os.SCHED_OTHER, os.SCHED_BATCH, os.SCHED_IDLE)
+#: ``prlimit`` flags: neither limit lets a command raise its priority (0: no real-time priority,
+#: no nice below 0 -- what an unprivileged process gets by default).
+RLIMIT_FLAGS = ("--nice=0:0", "--rtprio=0:0")
+
+
+#: The real-time I/O class: served before every best-effort request of the host's disks.
+IOPRIO_CLASS_RT = 1
+#: ``ioprio_get`` by machine (``os`` has no wrapper).
+_IOPRIO_GET = {"x86_64": 252, "aarch64": 31}
+_IOPRIO_WHO_PROCESS = 1
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def io_class() -> int:
+    """The calling thread's I/O scheduling class (0 none: from its nice, 1 real time, 2 best
+    effort, 3 idle); -1 where it cannot be read (an unknown machine), which counts as real time."""
+    number = _IOPRIO_GET.get(os.uname().machine)
+    if number is None:
+        return -1
+    value = int(_libc().syscall(number, _IOPRIO_WHO_PROCESS, 0))
+    return -1 if value < 0 else value >> 13
+
+
+def _program(name: str) -> str:
+    path = shutil.which(name, path=os.defpath + ":/usr/sbin:/sbin")
+    if path is None:
+        raise FileNotFoundError(
+            f"bwrap needs {name} to start a command without its caller's scheduling priority "
+            "(apt-get install util-linux coreutils), or run shellrt under SCHED_OTHER at nice 0"
+        )
+    return path
+
+
+def calm_prefix() -> list[str]:
+    """Programs to put before a process the calling thread starts, so that it starts under a
+    `CALM_POLICIES` policy at a nice of 0 or more and outside the real-time I/O class: ``ionice -c
+    0`` for a caller in that class, ``chrt --other 0`` for a real-time or deadline caller, ``nice
+    -n N`` for one at nice -N. Empty (no exec) for an ordinary caller.
+    Raises `FileNotFoundError` (with what to do) when one is needed and missing."""
+    prefix: list[str] = []
+    if io_class() in (IOPRIO_CLASS_RT, -1):
+        prefix += [_program("ionice"), "-c", "0"]
+    if os.sched_getscheduler(0) not in CALM_POLICIES:
+        prefix += [_program("chrt"), "--other", "0"]
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    if nice < 0:
+        prefix += [_program("nice"), "-n", str(-nice)]
+    return prefix
