@@ -13,7 +13,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -57,9 +57,10 @@ from shellrt.tools._render import (
     people_listing,
     shown_file,
 )
-from shellrt.tools._search import search, stream_has_nul
+from shellrt.tools._search import RgRunner, list_files, search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
+from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
 
@@ -138,6 +139,8 @@ class GrepOutput:
     cut: tuple[str, ...] = ()
     #: ``lines`` for people: each name and matched line `isolated` (round 26).
     people: tuple[str, ...] = ()
+    #: Files git tracks that the tree's ignore files name, searched anyway (round 36).
+    unignored: int = 0
 
 
 class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
@@ -250,6 +253,9 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             )
             use_rg, runner = ripgrep_options(ctx, view, target, None if single else fd)
             hits = await search(query, use_rg=use_rg, runner=None if single else runner)
+            unignored = 0
+            if not single:
+                hits, unignored = await _with_tracked(query, hits, view, target, fd, use_rg, runner, what)
         finally:
             os.close(fd)
         # In a worker thread: up to a million hits (names a command made), each judged in Python.
@@ -265,7 +271,7 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         output = await anyio.to_thread.run_sync(
             _format, tool_input, found, absolute, short, before or after, mtime_order(view)
         )
-        return ToolOutput(output)
+        return ToolOutput(replace(output, unignored=unignored))
 
     def to_model_content(self, output: GrepOutput) -> str | list[ContentBlock]:
         if output.total_entries == 0:
@@ -297,6 +303,8 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         if output.broken:
             lines = "lines" if output.broken != 1 else "line"
             notes.append(note(f"{output.broken} shown {lines} {BREAKS_NOTE}"))
+        if output.unignored:
+            notes.append(note(UNIGNORED_NOTE.format(count=output.unignored, verb="searched")))
         if output.cut:
             named = ", ".join(output.cut[:_CUT_NAMED])
             more = f" and {len(output.cut) - _CUT_NAMED:,} more" if len(output.cut) > _CUT_NAMED else ""
@@ -316,6 +324,31 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             else f"Found {output.files} files"
         )
         return people_listing(head, output.people)
+
+
+async def _with_tracked(
+    query: GrepQuery,
+    hits: dict[str, FileHits],
+    view: View,
+    target: str,
+    fd: int,
+    use_rg: bool,
+    runner: tuple[RgRunner, str] | None,
+    what: str,
+) -> tuple[dict[str, FileHits], int]:
+    """``hits``, or when the tree's ignore files hide files git tracks (`shellrt.tools._tracked`),
+    the hits of a search that does not obey them, kept to the files listed and those tracked ones;
+    and how many such files there were."""
+    tracked = await off_loop(tracked_in_view, view, target, what=what)
+    if not tracked:
+        return hits, 0
+    listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner)
+    hidden = await off_loop(hidden_tracked, fd, tracked, listed, what=what)
+    if not hidden:
+        return hits, 0
+    keep = set(listed).union(hidden)
+    every = await search(replace(query, obey_ignores=False), use_rg=use_rg, runner=runner)
+    return {p: h for p, h in every.items() if p in keep}, len(hidden)
 
 
 def _visible(
