@@ -168,3 +168,14 @@ async def test_a_bwrap_command_cannot_hide_a_tracked_file_from_the_model(tmp_pat
         glob = await one_call(rt, "Glob", pattern="**/*.py")
     assert "src/evil.py:1:eval(input())" in str(grep["content"]) and _NOTE in str(grep["content"]), grep
     assert str(root / "src/evil.py") in str(glob["content"]) and _NOTE in str(glob["content"]), glob
+
+
+def test_a_sparse_or_special_index_is_not_read(tmp_path: Path) -> None:
+    """The command can write ``.git/index``: a 10 GB sparse one, or a FIFO, costs nothing."""
+    root = _repo(tmp_path)
+    os.truncate(root / ".git/index", 10 << 30)
+    assert tracked_under(root, root) is None
+    (root / ".git/index").unlink()
+    os.mkfifo(root / ".git/index")
+    assert tracked_under(root, root) is None
+    assert "src/evil.py" in _run(GrepTool(), make_ctx(root), {"pattern": "eval", "output_mode": "content"})
