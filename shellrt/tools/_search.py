@@ -295,8 +295,12 @@ def has_nul(path: str, root_fd: int | None = None) -> bool:
 
 
 def stream_has_nul(fh: BinaryIO) -> bool:
-    """Whether what is left to read of ``fh`` holds a NUL byte (read in 1 MiB chunks)."""
-    while chunk := fh.read(1 << 20):
+    """Whether what is left to read of ``fh``, up to its size now, holds a NUL byte (read in 1 MiB
+    chunks). Only up to the size now, as Read never reads past what it judged: a command appending
+    faster than the check reads kept it reading, with no deadline (red team, round 36)."""
+    left = os.fstat(fh.fileno()).st_size - fh.tell()
+    while left > 0 and (chunk := fh.read(min(1 << 20, left))):
+        left -= len(chunk)
         if b"\x00" in chunk:
             return True
     return False
