@@ -31,7 +31,7 @@ from tests.conftest import require
 from tests.test_tools_edit import make_ctx
 
 _IGNORES = (".rgignore", ".ignore", ".gitignore", ".git/info/exclude", "src/.gitignore")
-_NOTE = "that git tracks are named in this tree's ignore files"
+_NOTE = "shown are tracked by git but named in this tree's ignore files"
 
 
 def _git(root: Path, *argv: str) -> None:
@@ -84,6 +84,7 @@ def test_an_ignore_file_does_not_hide_a_tracked_file(
     assert _NOTE in content and "1 file(s)" in content
     names = _run(GrepTool(), ctx, {"pattern": "eval", "path": str(root / "src")})
     assert str(root / "src/evil.py") in names and _NOTE in names
+    assert _NOTE not in _run(GrepTool(), ctx, {"pattern": "print"})  # no hit in the tracked one: no note
     listing = _run(GlobTool(), ctx, {"pattern": "**/*.py"})
     assert str(root / "src/evil.py") in listing and str(root / "build/out.py") not in listing
     assert _NOTE in listing

@@ -31,8 +31,9 @@ _MAX_CHECKED = 100_000
 _REGULAR = 0o100000
 #: The note Glob and Grep add (``count``, ``verb``): the model learns the ignore files were overruled.
 UNIGNORED_NOTE = (
-    "{count} file(s) that git tracks are named in this tree's ignore files (.gitignore/.ignore/"
-    ".rgignore/.git/info/exclude) and were {verb} anyway: an ignore file never hides a tracked file."
+    "{count} file(s) shown are tracked by git but named in this tree's ignore files (.gitignore/"
+    ".ignore/.rgignore/.git/info/exclude), and were {verb} anyway: an ignore file never hides a "
+    "tracked file."
 )
 
 

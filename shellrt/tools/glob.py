@@ -89,7 +89,7 @@ class GlobOutput:
     root: str
     files: list[str]
     total: int
-    #: Files git tracks that the tree's ignore files name, listed anyway (round 36).
+    #: Files shown that git tracks and the tree's ignore files name (round 36).
     unignored: int = 0
 
 
@@ -205,8 +205,8 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
         files = await off_loop(
             _matching_newest_first, root, [*listed, *hidden], matcher, ctx, view, what=f"Listing {root}"
         )
-        unignored = _count_unignored(root, files, hidden)
-        return ToolOutput(GlobOutput(root, files[: tool_input.limit], len(files), unignored))
+        shown = files[: tool_input.limit]
+        return ToolOutput(GlobOutput(root, shown, len(files), _count_unignored(root, shown, hidden)))
 
     def to_model_content(self, output: GlobOutput) -> str | list[ContentBlock]:
         if not output.files:

@@ -139,7 +139,7 @@ class GrepOutput:
     cut: tuple[str, ...] = ()
     #: ``lines`` for people: each name and matched line `isolated` (round 26).
     people: tuple[str, ...] = ()
-    #: Files git tracks that the tree's ignore files name, searched anyway (round 36).
+    #: Files with hits that git tracks and the tree's ignore files name (round 36).
     unignored: int = 0
 
 
@@ -338,7 +338,7 @@ async def _with_tracked(
 ) -> tuple[dict[str, FileHits], int]:
     """``hits``, or when the tree's ignore files hide files git tracks (`shellrt.tools._tracked`),
     the hits of a search that does not obey them, kept to the files listed and those tracked ones;
-    and how many such files there were."""
+    and how many such files hold hits."""
     tracked = await off_loop(tracked_in_view, view, target, what=what)
     if not tracked:
         return hits, 0
@@ -348,7 +348,8 @@ async def _with_tracked(
         return hits, 0
     keep = set(listed).union(hidden)
     every = await search(replace(query, obey_ignores=False), use_rg=use_rg, runner=runner)
-    return {p: h for p, h in every.items() if p in keep}, len(hidden)
+    found = {p: h for p, h in every.items() if p in keep}
+    return found, len(set(hidden).intersection(found))
 
 
 def _visible(
