@@ -23,6 +23,7 @@ import pytest
 import shellrt
 from shellrt.protocol import Tool, ToolContext
 from shellrt.tools import _search
+from shellrt.tools._search_types import MAX_HIT_LINES
 from shellrt.tools._tracked import tracked_under
 from shellrt.tools.glob import GlobTool
 from shellrt.tools.grep import GrepTool
@@ -100,6 +101,24 @@ def test_nothing_changes_without_hidden_tracked_files(tmp_path: Path) -> None:
     assert "src/evil.py" in content and "build/out.py" not in content and _NOTE not in content
     listing = _run(GlobTool(), ctx, {"pattern": "**/*.py"})
     assert "build/out.py" not in listing and _NOTE not in listing
+
+
+@pytest.mark.parametrize("walker", ["ripgrep", "python"])
+def test_a_search_too_large_without_the_ignore_files_says_what_it_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walker: str
+) -> None:
+    """An ignored, untracked ``build/`` the search cannot hold without its ignore file: the
+    ignore-obeying hits stand and a note says the tracked file was NOT searched (never silent)."""
+    root = _repo(tmp_path)
+    (root / ".ignore").write_text("evil.py\nbuild/\n")
+    (root / "build").mkdir()
+    (root / "build/big.txt").write_text("MARK\n" * (MAX_HIT_LINES + 1))
+    ctx = _ctx(root, walker, monkeypatch)
+    content = _run(GrepTool(), ctx, {"pattern": "MARK", "output_mode": "content"})
+    assert "src/ok.py" in content and "build/big.txt" not in content
+    assert "1 file(s) tracked by git but named in this tree's ignore files were NOT searched" in content
+    narrower = _run(GrepTool(), ctx, {"pattern": "MARK", "output_mode": "content", "glob": "*.py"})
+    assert "src/evil.py:1:eval" in narrower and "NOT searched" not in narrower  # the glob keeps it small
 
 
 @pytest.mark.parametrize("walker", ["ripgrep", "python"])
