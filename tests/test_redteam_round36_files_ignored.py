@@ -27,6 +27,7 @@ from shellrt.tools._search_types import MAX_HIT_LINES
 from shellrt.tools._tracked import tracked_under
 from shellrt.tools.glob import GlobTool
 from shellrt.tools.grep import GrepTool
+from tests import _nonroot
 from tests._calls import one_call
 from tests.conftest import require
 from tests.test_tools_edit import make_ctx
@@ -199,3 +200,14 @@ def test_a_sparse_or_special_index_is_not_read(tmp_path: Path) -> None:
     os.mkfifo(root / ".git/index")
     assert tracked_under(root, root) is None
     assert "src/evil.py" in _run(GrepTool(), make_ctx(root), {"pattern": "eval", "output_mode": "content"})
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The same checks as uid 65534 (its own files, its own repository): the index and the walk
+    act as the caller, whoever it is."""
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_an_ignore_file_does_not_hide_a_tracked_file",
+        "test_a_tracked_name_behind_a_symlink_adds_nothing",
+        "test_a_sparse_or_special_index_is_not_read",
+    )
