@@ -324,6 +324,11 @@ def _load_dir_rules(directory: str, dir_fd: int | None = None) -> _DirRules:
     return _DirRules(directory, by_kind, exclude if exclude and exclude.rules else None, has_git)
 
 
+def _no_rules(directory: str, dir_fd: int | None = None) -> _DirRules:
+    """A directory's rules when ignore files are not obeyed: none."""
+    return _DirRules(directory, {}, None)
+
+
 class _RuleBudget:
     """Counts the ignore rules one walk has loaded; raises past `MAX_IGNORE_RULES`."""
 
@@ -409,6 +414,7 @@ def walk_entries(
     types: TypeFilter | None = None,
     root_fd: int | None = None,
     deadline: float | None = None,
+    obey_ignores: bool = True,
 ) -> Iterator[tuple[str, int, str]]:
     """``(relative path, parent dir fd, name)`` of the regular files ripgrep would list under ``root``.
 
@@ -423,15 +429,17 @@ def walk_entries(
     item is requested. Ignore files are the repository's: each is read up to
     `_MAX_IGNORE_BYTES`, and past `MAX_IGNORE_RULES` rules in all the walk raises
     `TooManyIgnoreRulesError`. Past ``deadline`` (`time.monotonic`) it raises `WalkTimeoutError`.
+    ``obey_ignores=False``: no ignore file is read (ripgrep's ``--no-ignore``; `shellrt.tools._tracked`).
     """
     root_s = str(root)
     budget = _RuleBudget(root_s)
     ancestors = [str(p) for p in reversed(root.parents)]
-    base_chain = [budget.charge(_load_dir_rules(a)) for a in ancestors]
+    load = _load_dir_rules if obey_ignores else _no_rules
+    base_chain = [budget.charge(load(a)) for a in ancestors]
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
     top = os.dup(root_fd) if root_fd is not None else os.open(root_s, flags & ~os.O_NOFOLLOW)
     try:
-        chain = [*base_chain, budget.charge(_load_dir_rules(root_s, top))]
+        chain = [*base_chain, budget.charge(load(root_s, top))]
     except BaseException:
         os.close(top)
         raise
@@ -455,7 +463,7 @@ def walk_entries(
                 continue
             abs_path, rel = os.path.join(directory, name), f"{rel_dir}{name}/"
             path.append((child, abs_path, rel, chain, []))
-            child_chain = [*chain, budget.charge(_load_dir_rules(abs_path, child))]
+            child_chain = [*chain, budget.charge(load(abs_path, child))]
             files, grandchildren = _list_dir(child, abs_path, rel, child_chain, overrides, types, deadline)
             path[-1] = (child, abs_path, rel, child_chain, grandchildren)
             for file_name in files:
@@ -522,7 +530,11 @@ def walk_files(
     types: TypeFilter | None = None,
     root_fd: int | None = None,
     deadline: float | None = None,
+    obey_ignores: bool = True,
 ) -> Iterator[str]:
     """Relative POSIX paths of the regular files ripgrep would list under ``root`` (unsorted)."""
-    for rel, _, _ in walk_entries(root, overrides=overrides, types=types, root_fd=root_fd, deadline=deadline):
+    entries = walk_entries(
+        root, overrides=overrides, types=types, root_fd=root_fd, deadline=deadline, obey_ignores=obey_ignores
+    )
+    for rel, _, _ in entries:
         yield rel

@@ -66,14 +66,21 @@ class TooManyFilesError(TooManyHitsError):
 
 
 def python_list_files(
-    root: Path, root_fd: int | None = None, max_files: int | None = None, deadline: float | None = None
+    root: Path,
+    root_fd: int | None = None,
+    max_files: int | None = None,
+    deadline: float | None = None,
+    obey_ignores: bool = True,
 ) -> list[str]:
     """What ``rg --files`` (with our flags) lists under ``root`` (anchored at ``root_fd`` when given);
     raises `TooManyHitsError` past ``max_files`` (default `MAX_LISTED_FILES`) paths and
     `WalkTimeoutError` past ``deadline`` (`time.monotonic`)."""
     bound = _search_types.MAX_LISTED_FILES if max_files is None else max_files
     listed: list[str] = []
-    for path in walk_files(root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd, deadline=deadline):
+    overrides = GlobList.parse(["!.git"])
+    for path in walk_files(
+        root, overrides=overrides, root_fd=root_fd, deadline=deadline, obey_ignores=obey_ignores
+    ):
         listed.append(path)
         if len(listed) > bound:
             raise TooManyHitsError(len(listed))
@@ -205,7 +212,7 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
     types = TypeFilter.for_type(query.file_type) if query.file_type else None
     kept = 0
     for rel, dir_fd, name in walk_entries(
-        query.root, overrides=overrides, types=types, root_fd=query.root_fd
+        query.root, overrides=overrides, types=types, root_fd=query.root_fd, obey_ignores=query.obey_ignores
     ):
         found = _search_file(_read_at(name, dir_fd), rx, query, MAX_HIT_LINES - kept)
         if found is not None:
@@ -258,7 +265,12 @@ def serve() -> None:
     try:
         if "list" in request:  # Glob's listing: ``{"list": {"root": ..., "root_fd": ..., "max_files": ...}}``
             listing = request["list"]
-            encoded = python_list_files(Path(listing["root"]), listing["root_fd"], listing["max_files"])
+            encoded = python_list_files(
+                Path(listing["root"]),
+                listing["root_fd"],
+                listing["max_files"],
+                obey_ignores=listing.get("obey_ignores", True),
+            )
         else:
             hits = python_search(_decode_query(request["query"]))
             encoded = {

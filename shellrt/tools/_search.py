@@ -295,8 +295,12 @@ def has_nul(path: str, root_fd: int | None = None) -> bool:
 
 
 def stream_has_nul(fh: BinaryIO) -> bool:
-    """Whether what is left to read of ``fh`` holds a NUL byte (read in 1 MiB chunks)."""
-    while chunk := fh.read(1 << 20):
+    """Whether what is left to read of ``fh``, up to its size now, holds a NUL byte (read in 1 MiB
+    chunks). Only up to the size now, as Read never reads past what it judged: a command appending
+    faster than the check reads kept it reading, with no deadline (red team, round 36)."""
+    left = os.fstat(fh.fileno()).st_size - fh.tell()
+    while left > 0 and (chunk := fh.read(min(1 << 20, left))):
+        left -= len(chunk)
         if b"\x00" in chunk:
             return True
     return False
@@ -308,6 +312,7 @@ async def list_files(
     *,
     use_rg: bool = True,
     runner: tuple[RgRunner, str] | None = None,
+    obey_ignores: bool = True,
 ) -> list[str]:
     """Relative paths of the non-ignored regular files under ``root`` (unsorted).
 
@@ -316,19 +321,24 @@ async def list_files(
     swapped mid-walk could lead it elsewhere: callers use it only where that
     reaches nothing the sandbox could not read anyway). ``runner``: run ripgrep
     there instead (inside the sandbox, in the sandbox path given), where it sees
-    exactly what commands see.
+    exactly what commands see. ``obey_ignores=False``: ignore files are not obeyed (``--no-ignore``).
     """
     rg = ripgrep_binary() if use_rg else None
     if rg is None:
-        return await _python_list(root, root_fd)
+        return await _python_list(root, root_fd, obey_ignores)
+    ignores = () if obey_ignores else ("--no-ignore",)
     names = _NulNames()
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
     try:
         code, _, err = await _run_rg(
-            [rg, "--files", *_COMMON, "--null", "-g", "!.git", "--", "./"], root, root_fd, runner, names.feed
+            [rg, "--files", *_COMMON, *ignores, "--null", "-g", "!.git", "--", "./"],
+            root,
+            root_fd,
+            runner,
+            names.feed,
         )
     except _RgUnavailable:
-        return await _python_list(root, root_fd)
+        return await _python_list(root, root_fd, obey_ignores)
     if names.overflow:
         raise ToolExecutionError(too_many_files(root))
     if code not in (0, 1) and err.strip():
@@ -341,13 +351,13 @@ async def list_files(
 IN_PROCESS_LIST_S = 2.0
 
 
-async def _python_list(root: Path, root_fd: int | None) -> list[str]:
+async def _python_list(root: Path, root_fd: int | None, obey_ignores: bool = True) -> list[str]:
     """`python_list_files`: in a worker thread for `IN_PROCESS_LIST_S`, then in the walker's child
     process. The tree and its ignore files are the sandbox's to shape: a listing that takes longer
     gets the search's deadline and memory bound (in a thread it had neither, and held the host)."""
     deadline = time.monotonic() + IN_PROCESS_LIST_S
     try:
-        return await anyio.to_thread.run_sync(python_list_files, root, root_fd, None, deadline)
+        return await anyio.to_thread.run_sync(python_list_files, root, root_fd, None, deadline, obey_ignores)
     except TooManyHitsError:
         raise ToolExecutionError(too_many_files(root)) from None
     except TooManyIgnoreRulesError as exc:
@@ -356,7 +366,12 @@ async def _python_list(root: Path, root_fd: int | None) -> list[str]:
         pass
     request = json.dumps(
         {
-            "list": {"root": str(root), "root_fd": root_fd, "max_files": _search_types.MAX_LISTED_FILES},
+            "list": {
+                "root": str(root),
+                "root_fd": root_fd,
+                "max_files": _search_types.MAX_LISTED_FILES,
+                "obey_ignores": obey_ignores,
+            },
             "deadline_s": PYTHON_SEARCH_TIMEOUT_S,
         }
     )
@@ -402,6 +417,8 @@ async def _rg_search(
     rg: str, query: GrepQuery, runner: tuple[RgRunner, str] | None = None
 ) -> dict[str, FileHits]:
     args = [rg, *_COMMON]
+    if not query.obey_ignores:
+        args.append("--no-ignore")
     if query.ignore_case:
         args.append("--ignore-case")
     else:

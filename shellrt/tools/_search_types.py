@@ -68,6 +68,8 @@ class GrepQuery:
     root_fd: int | None = None
     #: Open fd of ``single_file`` (opened through `sandbox.confine`; not owned by the query).
     file_fd: int | None = None
+    #: Obey the tree's ignore files (False: they hid files git tracks; `shellrt.tools._tracked`).
+    obey_ignores: bool = True
 
 
 @dataclass

@@ -49,6 +49,7 @@ from shellrt.tools._paths import (
 from shellrt.tools._render import marked_listing, people_listing, shown_file
 from shellrt.tools._search import list_files
 from shellrt.tools._sendable import SendableText
+from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
 
 __all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
 
@@ -88,6 +89,8 @@ class GlobOutput:
     root: str
     files: list[str]
     total: int
+    #: Files shown that git tracks and the tree's ignore files name (round 36).
+    unignored: int = 0
 
 
 def split_pattern(pattern: str, base: str | None) -> tuple[str | None, str]:
@@ -191,20 +194,27 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
             host = Path(view.to_host(root) or root)
             use_rg, runner = ripgrep_options(ctx, view, root, fd)
             listed = await list_files(host, fd, use_rg=use_rg, runner=runner)
+            tracked = await off_loop(tracked_in_view, view, root, what=f"Listing {root}")
+            hidden = (
+                await off_loop(hidden_tracked, fd, tracked, listed, what=f"Listing {root}") if tracked else []
+            )
         finally:
             os.close(fd)
         # In the worker thread: the listing is the tree's (up to a million names a command made),
         # and the matcher is Python (~50 µs a name): in the event loop it froze every session.
         files = await off_loop(
-            _matching_newest_first, root, listed, matcher, ctx, view, what=f"Listing {root}"
+            _matching_newest_first, root, [*listed, *hidden], matcher, ctx, view, what=f"Listing {root}"
         )
-        return ToolOutput(GlobOutput(root, files[: tool_input.limit], len(files)))
+        shown = files[: tool_input.limit]
+        return ToolOutput(GlobOutput(root, shown, len(files), _count_unignored(root, shown, hidden)))
 
     def to_model_content(self, output: GlobOutput) -> str | list[ContentBlock]:
         if not output.files:
             return f"No files found under {output.root}."
         text = "\n".join(shown_file(f) for f in output.files)
         notes: list[str] = []
+        if output.unignored:
+            notes.append(note(UNIGNORED_NOTE.format(count=output.unignored, verb="listed")))
         if output.total > len(output.files):
             notes.append(
                 note(
@@ -232,6 +242,11 @@ def _check_directory(view: View, where: str, shown: str) -> ValidationResult:
         return ValidationResult.success()  # unreachable or denied: the permission check says why
     os.close(fd)
     return ValidationResult.success()
+
+
+def _count_unignored(root: str, files: list[str], hidden: list[str]) -> int:
+    """How many of the files found are tracked ones the ignore files named (`shellrt.tools._tracked`)."""
+    return len({os.path.join(root, h) for h in hidden}.intersection(files)) if hidden else 0
 
 
 def _matching_newest_first(

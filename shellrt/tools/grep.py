@@ -13,7 +13,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -57,9 +57,10 @@ from shellrt.tools._render import (
     people_listing,
     shown_file,
 )
-from shellrt.tools._search import search, stream_has_nul
+from shellrt.tools._search import RgRunner, list_files, search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
+from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
 
@@ -138,6 +139,10 @@ class GrepOutput:
     cut: tuple[str, ...] = ()
     #: ``lines`` for people: each name and matched line `isolated` (round 26).
     people: tuple[str, ...] = ()
+    #: Files with hits that git tracks and the tree's ignore files name (round 36).
+    unignored: int = 0
+    #: Such files that could not be searched (the search without ignore files failed).
+    unsearched: int = 0
 
 
 class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
@@ -250,6 +255,11 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             )
             use_rg, runner = ripgrep_options(ctx, view, target, None if single else fd)
             hits = await search(query, use_rg=use_rg, runner=None if single else runner)
+            unignored = unsearched = 0
+            if not single:
+                hits, unignored, unsearched = await _with_tracked(
+                    query, hits, view, target, fd, use_rg, runner, what
+                )
         finally:
             os.close(fd)
         # In a worker thread: up to a million hits (names a command made), each judged in Python.
@@ -265,11 +275,12 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         output = await anyio.to_thread.run_sync(
             _format, tool_input, found, absolute, short, before or after, mtime_order(view)
         )
-        return ToolOutput(output)
+        return ToolOutput(replace(output, unignored=unignored, unsearched=unsearched))
 
     def to_model_content(self, output: GrepOutput) -> str | list[ContentBlock]:
         if output.total_entries == 0:
-            return "No matches found." if output.mode != "files_with_matches" else "No files found."
+            none = "No matches found." if output.mode != "files_with_matches" else "No files found."
+            return f"{none}\n{note(_unsearched(output.unsearched))}" if output.unsearched else none
         shown = len(output.lines)
         if output.mode == "files_with_matches":
             head = f"Found {output.files} file{'s' if output.files != 1 else ''}"
@@ -297,6 +308,10 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         if output.broken:
             lines = "lines" if output.broken != 1 else "line"
             notes.append(note(f"{output.broken} shown {lines} {BREAKS_NOTE}"))
+        if output.unignored:
+            notes.append(note(UNIGNORED_NOTE.format(count=output.unignored, verb="searched")))
+        if output.unsearched:
+            notes.append(note(_unsearched(output.unsearched)))
         if output.cut:
             named = ", ".join(output.cut[:_CUT_NAMED])
             more = f" and {len(output.cut) - _CUT_NAMED:,} more" if len(output.cut) > _CUT_NAMED else ""
@@ -316,6 +331,45 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             else f"Found {output.files} files"
         )
         return people_listing(head, output.people)
+
+
+def _unsearched(count: int) -> str:
+    """The note for tracked files the ignore files name that could not be searched (`_with_tracked`)."""
+    return (
+        f"{count} file(s) tracked by git but named in this tree's ignore files were NOT searched (a "
+        "search without the ignore files found too much or took too long): Grep them by `path`, or "
+        "use Bash (`git grep PATTERN`)."
+    )
+
+
+async def _with_tracked(
+    query: GrepQuery,
+    hits: dict[str, FileHits],
+    view: View,
+    target: str,
+    fd: int,
+    use_rg: bool,
+    runner: tuple[RgRunner, str] | None,
+    what: str,
+) -> tuple[dict[str, FileHits], int, int]:
+    """``hits``, or when the tree's ignore files hide files git tracks (`shellrt.tools._tracked`),
+    the hits of a search that does not obey them, kept to the files listed and those tracked ones;
+    how many such files hold hits; and how many could not be searched (that search failed: too
+    many hits or too slow without the ignore files; ``hits`` then stand, and the note says so)."""
+    tracked = await off_loop(tracked_in_view, view, target, what=what)
+    if not tracked:
+        return hits, 0, 0
+    listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner)
+    hidden = await off_loop(hidden_tracked, fd, tracked, listed, what=what)
+    if not hidden:
+        return hits, 0, 0
+    keep = set(listed).union(hidden)
+    try:
+        every = await search(replace(query, obey_ignores=False), use_rg=use_rg, runner=runner)
+    except ToolExecutionError:
+        return hits, 0, len(hidden)
+    found = {p: h for p, h in every.items() if p in keep}
+    return found, len(set(hidden).intersection(found)), 0
 
 
 def _visible(

@@ -1,0 +1,176 @@
+"""Files git tracks that a tree's ignore files hide from Glob and Grep.
+
+Why this exists: Glob and Grep obey ``.gitignore``, ``.ignore``, ``.rgignore`` and
+``.git/info/exclude``, as ripgrep does. Git never ignores a file it tracks, but ripgrep
+does: a repository (or a command before the call) that adds ``backdoor.py`` to an
+ignore file made a tracked ``src/backdoor.py`` vanish from every Glob and Grep, so a
+model auditing the code was told "No matches" (red team, round 36). The index is
+read here, without running git (a hostile repository configures git), bounded, and
+a tracked name counts only when it is a regular file reached from the search root
+without following a symlink.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+from collections.abc import Iterable
+from pathlib import Path
+
+from sandbox._hostread import read_regular
+from sandbox.confine import View
+
+__all__ = ["MAX_INDEX_BYTES", "UNIGNORED_NOTE", "hidden_tracked", "tracked_in_view", "tracked_under"]
+
+#: The index of a repository of ~500,000 files (the Linux kernel's, 80,000 files: ~8 MB); past this
+#: nothing is added. Read whole on the host per call: the bound is what a command can make it cost.
+MAX_INDEX_BYTES = 64 << 20
+#: Names checked for presence in one call (each costs a few ``openat``); the rest are not added.
+_MAX_CHECKED = 100_000
+_REGULAR = 0o100000
+#: The note Glob and Grep add (``count``, ``verb``): the model learns the ignore files were overruled.
+UNIGNORED_NOTE = (
+    "{count} file(s) shown are tracked by git but named in this tree's ignore files (.gitignore/"
+    ".ignore/.rgignore/.git/info/exclude), and were {verb} anyway: an ignore file never hides a "
+    "tracked file."
+)
+
+
+def tracked_under(root: Path, top_bound: Path) -> list[str] | None:
+    """Paths relative to ``root`` of the regular files the index of the repository holding
+    ``root`` tracks (``root`` and its parents up to ``top_bound`` are looked at for a ``.git``
+    directory). None when there is no such repository or its index cannot be read (a ``.git``
+    file, a split index, a bad or oversized index): nothing is added then."""
+    top = _repository_top(root, top_bound)
+    if top is None:
+        return None
+    index = top / ".git" / "index"
+    try:
+        st = os.lstat(index)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_INDEX_BYTES:
+        return None  # a sparse 10 GB index costs no read (the read below is bounded as well)
+    data = read_regular(index, MAX_INDEX_BYTES, follow=False)
+    if data is None or len(data) > MAX_INDEX_BYTES:
+        return None
+    names = _index_names(data)
+    if names is None:
+        return None
+    prefix = "" if top == root else root.relative_to(top).as_posix() + "/"
+    return [n[len(prefix) :] for n in names if n.startswith(prefix) and len(n) > len(prefix)]
+
+
+def hidden_tracked(root_fd: int, tracked: Iterable[str], listed: Iterable[str]) -> list[str]:
+    """The names of ``tracked`` the listing left out that are regular files under ``root_fd``
+    now, each reached without following a symlink (sorted; the first `_MAX_CHECKED` looked at)."""
+    seen = set(listed)
+    missing = sorted(t for t in tracked if t not in seen)
+    return [t for t in missing[:_MAX_CHECKED] if _regular_below(root_fd, t)]
+
+
+def _repository_top(root: Path, top_bound: Path) -> Path | None:
+    here = root
+    while True:
+        try:
+            if stat.S_ISDIR(os.lstat(here / ".git").st_mode):
+                return here
+        except OSError:
+            pass
+        if here == top_bound or here.parent == here or top_bound not in here.parents:
+            return None
+        here = here.parent
+
+
+def _regular_below(root_fd: int, rel: str) -> bool:
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return False
+    fd = os.dup(root_fd)
+    try:
+        for part in parts[:-1]:
+            nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        return stat.S_ISREG(os.stat(parts[-1], dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _index_names(data: bytes) -> list[str] | None:
+    """The paths of regular-file entries of a git index (versions 2-4), or None when it is not
+    one this reads (a split index keeps its entries in another file: None)."""
+    if len(data) < 12 or data[:4] != b"DIRC":
+        return None
+    version, count = struct.unpack(">II", data[4:12])
+    if version not in (2, 3, 4):
+        return None
+    pos, previous, names = 12, b"", []
+    for _ in range(count):
+        start = pos
+        if pos + 62 > len(data):
+            return None
+        mode = int.from_bytes(data[pos + 24 : pos + 28], "big")
+        flags = int.from_bytes(data[pos + 60 : pos + 62], "big")
+        pos += 62
+        if flags & 0x4000:
+            if version < 3:
+                return None
+            pos += 2
+        if version == 4:
+            strip, pos = _varint(data, pos)
+            end = data.find(b"\0", pos)
+            if end < 0 or strip > len(previous):
+                return None
+            name = previous[: len(previous) - strip] + data[pos:end]
+            pos = end + 1
+        else:
+            end = data.find(b"\0", pos)
+            if end < 0:
+                return None
+            name = data[pos:end]
+            pos = start + ((end - start + 8) & ~7)
+        previous = name
+        if mode & 0o170000 == _REGULAR:  # a conflicted file's stages name it more than once
+            names.append(name.decode("utf-8", "surrogateescape"))
+    if _has_extension(data, pos, b"link"):
+        return None
+    return list(dict.fromkeys(names))
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """Git's offset varint (``decode_varint``)."""
+    if pos >= len(data):
+        return 1 << 62, pos
+    c = data[pos]
+    pos += 1
+    value = c & 127
+    while c & 128:
+        if pos >= len(data) or value > 1 << 40:
+            return 1 << 62, pos
+        c = data[pos]
+        pos += 1
+        value = ((value + 1) << 7) + (c & 127)
+    return value, pos
+
+
+def _has_extension(data: bytes, pos: int, signature: bytes) -> bool:
+    end = len(data) - 20  # the trailing checksum
+    while pos + 8 <= end:
+        if data[pos : pos + 4] == signature:
+            return True
+        pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "big")
+    return False
+
+
+def tracked_in_view(view: View, root: str) -> list[str] | None:
+    """`tracked_under` for the sandbox directory ``root``, looking for the repository no higher
+    than the top of the mount that backs it; None when it has no host path."""
+    mount = view.mount_of(root)
+    host = view.to_host(root)
+    if mount is None or host is None:
+        return None
+    return tracked_under(Path(host), Path(mount.host))
