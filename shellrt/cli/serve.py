@@ -276,7 +276,7 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token
 
             server = McpToolServer(runtime)
             if listen is None:
-                await server.serve_stdio()
+                return await server.serve_stdio()
             else:
                 url = f"http://{_fmt_host(listen[0])}:{listen[1]}/mcp"
                 if token is None:

@@ -15,6 +15,9 @@ SIGINT cannot interrupt. This transport:
 - answers a response the SDK cannot serialise with ``-32603`` instead of
   dying;
 - reads stdin through the event loop (`LineReader`), so cancellation stops it;
+- notices at once that nobody reads stdout any more (`_reader_gone`: a killed client left its
+  call in flight running to its timeout, and the next answer's write ended the server with an
+  exception-group traceback, round 36): the session ends as at EOF, status 1;
 - while serving, points fd 0 at /dev/null and fd 1 at stderr, so nothing a
   child prints can corrupt the wire (like the SDK does).
 """
@@ -37,6 +40,7 @@ from mcp.shared.message import SessionMessage
 from shellrt.protocol._one_line import one_line
 from shellrt.server._line_budget import over_budget, parse_off_loop
 from shellrt.server._lines import TOO_LONG, LineReader
+from shellrt.server._reader_gone import wait_reader_gone
 from shellrt.server._request_ids import InFlight, bad_id_reason, bad_token_reason, lenient_loads
 from shellrt.server._shallow_id import leading_id, top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads
@@ -59,23 +63,44 @@ class StdioWire:
         self.write_fd = write_fd
         self._write_lock = anyio.Lock()
         self._pollable = True
-        #: Set when stdin reached EOF (the client closed its end or died).
+        #: Set when stdin reached EOF or nobody reads stdout any more (the client closed an end or died).
         self.disconnected = anyio.Event()
+        #: Set when nobody reads stdout any more: answers are dropped, the server ends with status 1.
+        self.reader_gone = False
         #: The client's requests not answered (or cancelled) yet.
         self._in_flight = InFlight()
 
     async def write_line(self, data: bytes) -> None:
-        """Write one whole line; a pipe is written in PIPE_BUF pieces as it drains (never blocks the loop)."""
+        """Write one whole line; a pipe is written in PIPE_BUF pieces as it drains (never blocks the loop).
+
+        Once nobody reads (a broken pipe, a reset socket) the line is dropped and the wire disconnects."""
         async with self._write_lock:
+            if self.reader_gone:
+                return
             view = memoryview(data)
-            while view:
-                if self._pollable:
-                    try:
-                        await anyio.wait_writable(self.write_fd)
-                    except (OSError, ValueError, NotImplementedError):
-                        self._pollable = False  # a regular file: writes do not block
-                piece = view[:_PIPE_BUF] if self._pollable else view
-                view = view[os.write(self.write_fd, piece) :]
+            try:
+                while view:
+                    if self._pollable:
+                        try:
+                            await anyio.wait_writable(self.write_fd)
+                        except (OSError, ValueError, NotImplementedError):
+                            self._pollable = False  # a regular file: writes do not block
+                    piece = view[:_PIPE_BUF] if self._pollable else view
+                    view = view[os.write(self.write_fd, piece) :]
+            except (BrokenPipeError, ConnectionResetError):
+                self.lost_reader()
+
+    def lost_reader(self) -> None:
+        """Nobody reads the answers any more: end the session (its calls cancelled, as at EOF)."""
+        if not self.reader_gone:
+            self.reader_gone = True
+            print("shellrt serve: stdout was closed by the client; stopping", file=sys.stderr)
+        self.disconnected.set()
+
+    async def watch_reader(self) -> None:
+        """Disconnect as soon as stdout has no reader, without waiting for an answer to fail."""
+        await wait_reader_gone(self.write_fd)
+        self.lost_reader()
 
     async def send_error(self, msg_id: Any, code: int, message: str) -> None:
         if not (msg_id is None or (isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool))):
@@ -219,6 +244,7 @@ async def stdio_wire() -> AsyncIterator[tuple[StdioWire, Any, Any]]:
         async with anyio.create_task_group() as tg:
             tg.start_soon(wire.reader, read_writer)
             tg.start_soon(wire.writer, write_reader)
+            tg.start_soon(wire.watch_reader)
             yield wire, read_stream, write_stream
             tg.cancel_scope.cancel()
     finally:

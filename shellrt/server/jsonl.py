@@ -21,7 +21,8 @@ A malformed line gets ``{"type": "error", "error": "..."}`` and the server
 keeps serving. Session state (cwd, read state, background tasks) persists
 across lines; EOF stops every process of the session and returns (its background tasks as soon
 as every line read is handled, before the last answers are written: a client that never reads
-does not hold them).
+does not hold them). A stdout nobody reads any more (the client died or closed it) stops
+everything at once, status 1, without waiting for an answer's write to fail (round 36).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from shellrt.protocol._one_line import one_line
 from shellrt.runtime import MessageFormatError, Runtime
 from shellrt.server._line_budget import INLINE_BYTES, over_budget, parse_off_loop
 from shellrt.server._lines import TOO_LONG, LineReader
+from shellrt.server._reader_gone import wait_reader_gone
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["handle_line", "serve_jsonl"]
@@ -248,6 +250,11 @@ class _StdoutWriter:
         except (AttributeError, OSError, ValueError):
             self._fd = None
 
+    @property
+    def fd(self) -> int | None:
+        """The descriptor written (watched for a reader gone), None for a stream without one."""
+        return self._fd
+
     async def __call__(self, data: bytes) -> None:
         if self._fd is None:
             self._out.write(data)
@@ -308,7 +315,7 @@ async def serve_jsonl(
         async with write_lock:
             try:
                 await emit(data)
-            except BrokenPipeError:
+            except (BrokenPipeError, ConnectionResetError):
                 print(
                     f"shellrt serve: stdout was closed by the client at line {line_number}; stopping",
                     file=sys.stderr,
@@ -422,10 +429,22 @@ async def serve_jsonl(
                     tg.cancel_scope.cancel()
                     return
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(read_lines, tg)
-        tg.start_soon(handle_lines, tg)
-        tg.start_soon(write_answers, tg)
+    async def stop_when_unread(tg: anyio.abc.TaskGroup, fd: int) -> None:
+        """Nobody reads stdout any more: the running calls are cancelled (their trees killed) at once."""
+        await wait_reader_gone(fd)
+        if status[0] == 0:
+            print("shellrt serve: stdout was closed by the client; stopping", file=sys.stderr)
+        status[0] = 1
+        tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as outer:
+        async with anyio.create_task_group() as tg:
+            if isinstance(emit, _StdoutWriter) and emit.fd is not None:
+                outer.start_soon(stop_when_unread, tg, emit.fd)
+            tg.start_soon(read_lines, tg)
+            tg.start_soon(handle_lines, tg)
+            tg.start_soon(write_answers, tg)
+        outer.cancel_scope.cancel()  # the watcher: served to the end
     return status[0]
 
 

@@ -148,13 +148,14 @@ class McpToolServer:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     # --- transports ----------------------------------------------------------------------
-    async def serve_stdio(self) -> None:
-        """Serve on stdin/stdout until the client closes stdin.
+    async def serve_stdio(self) -> int:
+        """Serve on stdin/stdout until the client closes stdin or stops reading stdout.
 
-        stdin at EOF means the client is gone: its calls still running are
+        Either means the client is gone: its calls still running are
         cancelled at once (their process trees killed), and the caller closing
         the runtime stops its background tasks. Every line gets an answer:
-        malformed ones a JSON-RPC error (see `_mcp_stdio`).
+        malformed ones a JSON-RPC error (see `_mcp_stdio`). Returns 0, or 1
+        when nobody read stdout any more (answers were lost).
         """
         async with stdio_wire() as (wire, read, write), anyio.create_task_group() as tg:
 
@@ -165,6 +166,7 @@ class McpToolServer:
             tg.start_soon(stop_when_disconnected)
             await self.server.run(read, write, self.initialization_options())
             tg.cancel_scope.cancel()
+        return 1 if wire.reader_gone else 0
 
     async def serve_http(
         self,
