@@ -32,10 +32,17 @@ from collections import OrderedDict
 
 import anyio
 
-from sandbox.docker._protocol import Event, LineSplitter, parse_event
+from sandbox.docker._protocol import EVENT_LINE_MAX, Event, LineSplitter, parse_event
 from sandbox.docker._shown import shown
 
-__all__ = ["MAX_PENDING_EVENTS", "ChannelTimeoutError", "ControlChannel", "ExecutorGoneError", "FrameDecoder"]
+__all__ = [
+    "MAX_PENDING_BYTES",
+    "MAX_PENDING_EVENTS",
+    "ChannelTimeoutError",
+    "ControlChannel",
+    "ExecutorGoneError",
+    "FrameDecoder",
+]
 
 _log = logging.getLogger("sandbox.docker")
 _STDERR_KEEP = 8192
@@ -44,10 +51,19 @@ _STDERR_KEEP = 8192
 #: writes this channel, and one that sends events nobody asked for must not grow the host's
 #: memory without end (red team round 11): past this the session fails.
 MAX_PENDING_EVENTS = 65536
+#: Bytes of those events (id and text after it). The count alone left each event as long as a line
+#: may be: 65,536 of them at 4 KiB are 256 MiB (red team round 36). An honest executor's pending
+#: events are a few short lines per running command: past this the session fails.
+MAX_PENDING_BYTES = 8 << 20
 #: Events already taken (or discarded) that are remembered, so that the same event sent again is
 #: seen as the forgery it is (red team round 13). The oldest are forgotten past this: one sent
 #: again after that is an event nobody asked for (filed, and counted by `MAX_PENDING_EVENTS`).
 RECENT_TAKEN = 65536
+
+
+def _size(event: Event) -> int:
+    """What a filed event counts against `MAX_PENDING_BYTES`: its id and its text."""
+    return len(event.id) + len(event.rest)
 
 
 class ExecutorGoneError(Exception):
@@ -97,8 +113,10 @@ class ControlChannel:
         os.set_blocking(fd, False)
         self._fd: int | None = fd
         self._frames = FrameDecoder()
-        self._lines = LineSplitter()
+        self._lines = LineSplitter(max_line=EVENT_LINE_MAX)
         self._mail: dict[tuple[str, str], Event] = {}
+        #: `_size` of the events in ``_mail`` (at most `MAX_PENDING_BYTES`).
+        self._mail_bytes = 0
         self._discard: set[tuple[str, str]] = set()
         #: Keys of events taken or discarded, most recent last (at most `RECENT_TAKEN`).
         self._taken: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -149,6 +167,7 @@ class ControlChannel:
     def _pop(self, key: tuple[str, str]) -> Event | None:
         event = self._mail.pop(key, None)
         if event is not None:
+            self._mail_bytes -= _size(event)
             self._remember(key)
         return event
 
@@ -161,6 +180,7 @@ class ControlChannel:
     def drop_mail(self) -> None:
         """Forget every filed event (a recycled container starts with a clean mailbox)."""
         self._mail.clear()
+        self._mail_bytes = 0
         self._discard.clear()
 
     async def wait(self, kinds: str, task_id: str, *, within: float | None = None) -> Event:
@@ -254,13 +274,22 @@ class ControlChannel:
                         "use an image with a plain POSIX shell"
                     )
                     return
+                if self._mail_bytes + _size(event) > MAX_PENDING_BYTES:
+                    self._fail(
+                        f"the container's executor sent more than {MAX_PENDING_BYTES >> 20} MiB of events nobody "
+                        "asked for (the image's /bin/sh writes the control channel): the session is closed; "
+                        "use an image with a plain POSIX shell"
+                    )
+                    return
                 self._mail[key] = event
+                self._mail_bytes += _size(event)
 
     def _fail(self, reason: str) -> None:
         """Close the channel for what the executor sent: every waiter gets ``reason``."""
         _log.warning("%s", reason)
         self.failure = reason
         self._mail.clear()
+        self._mail_bytes = 0
         self._mark_closed()
 
     def _mark_closed(self) -> None:
