@@ -15,12 +15,16 @@ Real containers of a hostile image built from busybox (FAIL, not skip, under CI=
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import struct
 import tracemalloc
 from pathlib import Path
 
+import anyio
 import pytest
 
-from sandbox import BackendUnavailableError
+from sandbox import BackendUnavailableError, ExecRequest, SandboxError
 from sandbox.docker import DockerBackend, _channel, _protocol
 from sandbox.docker._protocol import LineSplitter, parse_event
 from tests._docker_support import config, policy, run_sh
@@ -91,3 +95,66 @@ def test_an_event_splits_its_fields_only_when_read() -> None:
     assert not hasattr(event, "__dict__") and "fields" not in type(event).__slots__
     assert len(event.fields) == 1001 and event.fields[0] == "ab"
     assert _channel.MAX_PENDING_BYTES <= 16 << 20
+
+
+#: Noise on the channel (lines that are no event) for ~4 s, beside the real executor.
+_NOISE = "timeout 4 yes n &"
+
+
+async def _longest_gap(during: float) -> float:
+    """The longest the event loop went without running this task, ticking every 10 ms for ``during`` s."""
+    longest, last = 0.0, anyio.current_time()
+    end = last + during
+    while anyio.current_time() < end:
+        await anyio.sleep(0.01)
+        now = anyio.current_time()
+        longest, last = max(longest, now - last), now
+    return longest
+
+
+async def test_noise_on_the_channel_never_stalls_the_host_loop(tmp_path: Path) -> None:
+    image = build_hostile("shellrt-test-rt36-noise", pre=_NOISE)
+    gaps: list[float] = []
+
+    async def watch() -> None:
+        gaps.append(await _longest_gap(6.0))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        backend = DockerBackend(config(image), policy(tmp_path))
+        try:
+            # The session may fail closed on the noise (`MAX_NOISE_BYTES`): what counts is the loop.
+            with anyio.move_on_after(8), contextlib.suppress(SandboxError):
+                await backend.start()
+                await (await backend.exec(ExecRequest(argv=("sleep", "5"), cwd="/workspace"))).wait()
+        finally:
+            await backend.close()
+    assert gaps and gaps[0] < 1.0, f"the host's event loop stalled {gaps[0]:.1f}s reading channel noise"
+
+
+def _frame(payload: bytes) -> bytes:
+    return b"\x01\x00\x00\x00" + struct.pack(">I", len(payload)) + payload
+
+
+async def test_a_channel_full_of_noise_fails_closed() -> None:
+    host, image = socket.socketpair()
+    channel = _channel.ControlChannel(host.detach())
+    chunk = _frame(b"noise\n" * 10_000) + _frame(b"x" * 60_000)  # lines that are no event, a runaway one
+    total = _channel.MAX_NOISE_BYTES + 2 * len(chunk)
+
+    def flood() -> None:
+        sent = 0
+        with contextlib.suppress(OSError):
+            while sent < total:
+                image.sendall(chunk)
+                sent += len(chunk)
+            image.sendall(_frame(b"P x\n"))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, flood)
+            with pytest.raises(_channel.ExecutorGoneError, match="MiB that were no event"):
+                await channel.wait("P", "x", within=60)
+            image.close()
+    finally:
+        channel.close()

@@ -57,6 +57,8 @@ class LineSplitter:
         #: Inside a runaway line: everything up to its newline is dropped too (its tail is
         #: no line of its own, whatever it looks like).
         self._skipping = False
+        #: Bytes dropped so far as parts of runaway lines (their newlines included).
+        self.dropped = 0
 
     def feed(self, data: bytes) -> list[str]:
         """Add bytes; return the complete lines they finish, decoded as UTF-8 (replacing errors)."""
@@ -68,11 +70,14 @@ class LineSplitter:
                 self._skipping = True
             if nl < 0:
                 if len(self._buf) > self._max:  # a runaway line: drop it rather than grow forever
+                    self.dropped += len(self._buf)
                     self._buf.clear()
                     self._skipping = True
                 return lines
             if not self._skipping:
                 lines.append(self._buf[:nl].decode("utf-8", "replace"))
+            else:
+                self.dropped += nl + 1
             self._skipping = False
             del self._buf[: nl + 1]
 
