@@ -31,11 +31,20 @@ import struct
 from collections import OrderedDict
 
 import anyio
+import anyio.lowlevel
 
-from sandbox.docker._protocol import Event, LineSplitter, parse_event
+from sandbox.docker._protocol import EVENT_LINE_MAX, Event, LineSplitter, parse_event
 from sandbox.docker._shown import shown
 
-__all__ = ["MAX_PENDING_EVENTS", "ChannelTimeoutError", "ControlChannel", "ExecutorGoneError", "FrameDecoder"]
+__all__ = [
+    "MAX_NOISE_BYTES",
+    "MAX_PENDING_BYTES",
+    "MAX_PENDING_EVENTS",
+    "ChannelTimeoutError",
+    "ControlChannel",
+    "ExecutorGoneError",
+    "FrameDecoder",
+]
 
 _log = logging.getLogger("sandbox.docker")
 _STDERR_KEEP = 8192
@@ -44,10 +53,24 @@ _STDERR_KEEP = 8192
 #: writes this channel, and one that sends events nobody asked for must not grow the host's
 #: memory without end (red team round 11): past this the session fails.
 MAX_PENDING_EVENTS = 65536
+#: Bytes of those events (id and text after it). The count alone left each event as long as a line
+#: may be: 65,536 of them at 4 KiB are 256 MiB (red team round 36). An honest executor's pending
+#: events are a few short lines per running command: past this the session fails.
+MAX_PENDING_BYTES = 8 << 20
+#: Bytes on the events' stream that were no event (other lines, runaway lines), over the session.
+#: The executor writes nothing else there (its shell's complaints go to stderr); the image's
+#: ``/bin/sh`` that floods it keeps the host parsing for as long as it likes (round 36): past
+#: this the session fails.
+MAX_NOISE_BYTES = 16 << 20
 #: Events already taken (or discarded) that are remembered, so that the same event sent again is
 #: seen as the forgery it is (red team round 13). The oldest are forgotten past this: one sent
 #: again after that is an event nobody asked for (filed, and counted by `MAX_PENDING_EVENTS`).
 RECENT_TAKEN = 65536
+
+
+def _size(event: Event) -> int:
+    """What a filed event counts against `MAX_PENDING_BYTES`: its id and its text."""
+    return len(event.id) + len(event.rest)
 
 
 class ExecutorGoneError(Exception):
@@ -97,8 +120,12 @@ class ControlChannel:
         os.set_blocking(fd, False)
         self._fd: int | None = fd
         self._frames = FrameDecoder()
-        self._lines = LineSplitter()
+        self._lines = LineSplitter(max_line=EVENT_LINE_MAX)
         self._mail: dict[tuple[str, str], Event] = {}
+        #: `_size` of the events in ``_mail`` (at most `MAX_PENDING_BYTES`).
+        self._mail_bytes = 0
+        #: Bytes of lines that were no event (the runaway ones are `LineSplitter.dropped`).
+        self._noise = 0
         self._discard: set[tuple[str, str]] = set()
         #: Keys of events taken or discarded, most recent last (at most `RECENT_TAKEN`).
         self._taken: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -149,6 +176,7 @@ class ControlChannel:
     def _pop(self, key: tuple[str, str]) -> Event | None:
         event = self._mail.pop(key, None)
         if event is not None:
+            self._mail_bytes -= _size(event)
             self._remember(key)
         return event
 
@@ -161,6 +189,9 @@ class ControlChannel:
     def drop_mail(self) -> None:
         """Forget every filed event (a recycled container starts with a clean mailbox)."""
         self._mail.clear()
+        self._mail_bytes = 0
+        #: Bytes of lines that were no event (the runaway ones are `LineSplitter.dropped`).
+        self._noise = 0
         self._discard.clear()
 
     async def wait(self, kinds: str, task_id: str, *, within: float | None = None) -> Event:
@@ -230,7 +261,8 @@ class ControlChannel:
             for line in self._lines.feed(payload):
                 event = parse_event(line)
                 if event is None:
-                    _log.debug("executor noise: %r", line)
+                    _log.debug("executor noise: %r", line[:200])
+                    self._noise += len(line) + 1
                     continue
                 key = (event.kind, event.id)
                 if key in self._mail or key in self._taken:
@@ -254,13 +286,33 @@ class ControlChannel:
                         "use an image with a plain POSIX shell"
                     )
                     return
+                if self._mail_bytes + _size(event) > MAX_PENDING_BYTES:
+                    self._fail(
+                        f"the container's executor sent more than {MAX_PENDING_BYTES >> 20} MiB of events nobody "
+                        "asked for (the image's /bin/sh writes the control channel): the session is closed; "
+                        "use an image with a plain POSIX shell"
+                    )
+                    return
                 self._mail[key] = event
+                self._mail_bytes += _size(event)
+        if self._noise + self._lines.dropped > MAX_NOISE_BYTES:
+            self._fail(
+                f"the container's executor wrote more than {MAX_NOISE_BYTES >> 20} MiB that were no event "
+                "on the control channel (the image's /bin/sh writes it): the session is closed; use an "
+                "image with a plain POSIX shell"
+            )
+            return
+        # A checkpoint per read: with data always ready (an image that floods the channel) no read
+        # would ever wait, and this loop held the host's event loop, every other session, timer
+        # and deadline (the hello's too) with it, for as long as the flood lasted (round 36).
+        await anyio.lowlevel.checkpoint()
 
     def _fail(self, reason: str) -> None:
         """Close the channel for what the executor sent: every waiter gets ``reason``."""
         _log.warning("%s", reason)
         self.failure = reason
         self._mail.clear()
+        self._mail_bytes = 0
         self._mark_closed()
 
     def _mark_closed(self) -> None:

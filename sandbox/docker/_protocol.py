@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 __all__ = [
+    "EVENT_LINE_MAX",
     "EXECUTOR_PROTOCOL_VERSION",
     "EXECUTOR_SHELLS",
     "Event",
@@ -33,6 +34,11 @@ EXECUTOR_PROTOCOL_VERSION = "2"
 #: image's ``/bin/sh`` writes the hello, so any other word is a lie the host must not carry into
 #: an argv, a log or a command line an operator runs (red team round 11).
 EXECUTOR_SHELLS = frozenset(("/bin/sh", "/bin/bash", "/usr/bin/bash"))
+#: Longest event line the host reads (its newline excluded): ``PIPE_BUF``. The executor writes each
+#: line in one ``write`` below it (its longest, an exit with a 1,000-byte cwd, is ~1,040 bytes), so
+#: a longer one is the image's ``/bin/sh``'s and is dropped unread: at 1 MiB each, a few hundred
+#: held gigabytes of the host's memory (red team round 36).
+EVENT_LINE_MAX = 4096
 #: Largest pid the kernel hands out (``PID_MAX_LIMIT`` on 64-bit).
 PID_MAX = 1 << 22
 
@@ -51,6 +57,8 @@ class LineSplitter:
         #: Inside a runaway line: everything up to its newline is dropped too (its tail is
         #: no line of its own, whatever it looks like).
         self._skipping = False
+        #: Bytes dropped so far as parts of runaway lines (their newlines included).
+        self.dropped = 0
 
     def feed(self, data: bytes) -> list[str]:
         """Add bytes; return the complete lines they finish, decoded as UTF-8 (replacing errors)."""
@@ -58,13 +66,18 @@ class LineSplitter:
         lines: list[str] = []
         while True:
             nl = self._buf.find(b"\n")
+            if nl > self._max:  # a whole runaway line in one piece: dropped as well
+                self._skipping = True
             if nl < 0:
                 if len(self._buf) > self._max:  # a runaway line: drop it rather than grow forever
+                    self.dropped += len(self._buf)
                     self._buf.clear()
                     self._skipping = True
                 return lines
             if not self._skipping:
                 lines.append(self._buf[:nl].decode("utf-8", "replace"))
+            else:
+                self.dropped += nl + 1
             self._skipping = False
             del self._buf[: nl + 1]
 
@@ -75,9 +88,14 @@ class Event:
 
     kind: str
     id: str
-    fields: tuple[str, ...]
     #: Everything after the id, unsplit (a final cwd may contain spaces).
     rest: str
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The words of `rest`, split when asked for: a filed event holds one string, never one per
+        word (a line of ``ab ab ...`` held ~25 bytes of the host's memory per byte; round 36)."""
+        return tuple(self.rest.split(" ")) if self.rest else ()
 
 
 def parse_event(line: str) -> Event | None:
@@ -86,7 +104,7 @@ def parse_event(line: str) -> Event | None:
     if not parts or parts[0] not in {"H", "S", "E", "X", "K", "P", "Z"} or len(parts) < 2:
         return None
     rest = parts[2] if len(parts) > 2 else ""
-    return Event(kind=parts[0], id=parts[1], fields=tuple(rest.split(" ")) if rest else (), rest=rest)
+    return Event(kind=parts[0], id=parts[1], rest=rest)
 
 
 def parse_number(text: str, high: int, *, low: int = 0) -> int | None:
