@@ -860,7 +860,11 @@ class WorkspaceGuard:
                         values += _configured_hooks(real)[0]
                     elif target not in included:
                         included[target] = base
-            if path not in self._included and not _user_gitconfig(os.path.dirname(path), os.path.basename(path)):
+            # The session's user-config names, as the walk uses them: looked up afresh, two
+            # `realpath`s of the home's links cost ~25 us a scan in a git repository (round 36).
+            if path not in self._included and not _user_gitconfig(
+                os.path.dirname(path), os.path.basename(path), self._env_gitconfigs
+            ):
                 if "operator" not in lazy:
                     lazy["operator"] = operator_hooks_paths()
                 values += lazy["operator"]  # the operator's own value applies in every repository
