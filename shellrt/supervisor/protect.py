@@ -847,7 +847,9 @@ class WorkspaceGuard:
         for path, record in self._files.items():
             if record.kind != "gitconfig" or (record.active is not None and not isinstance(record.active, frozenset)):
                 continue
-            base = self._included[path] if path in self._included else _work_tree(os.path.dirname(path))
+            # Where its hooks run: read only when a value needs it (a plain `git init` has none:
+            # ~5 us a scan saved, round 36).
+            base = self._included.get(path)
             values = [v for k, v in (record.active or ()) if k == "core.hookspath" and v.strip()]
             for key, value in record.active or ():
                 if key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")):
@@ -859,18 +861,23 @@ class WorkspaceGuard:
                     if target is None:
                         values += _configured_hooks(real)[0]
                     elif target not in included:
+                        if base is None:
+                            base = _work_tree(os.path.dirname(path))
                         included[target] = base
-            # The session's user-config names, as the walk uses them: looked up afresh, two
-            # `realpath`s of the home's links cost ~25 us a scan in a git repository (round 36).
-            if path not in self._included and not _user_gitconfig(
-                os.path.dirname(path), os.path.basename(path), self._env_gitconfigs
-            ):
+            if path not in self._included:
                 if "operator" not in lazy:
                     lazy["operator"] = operator_hooks_paths()
-                values += lazy["operator"]  # the operator's own value applies in every repository
+                # The session's user-config names, as the walk uses them: looked up afresh, two
+                # `realpath`s of the home's links cost ~25 us a scan in a git repository (round 36).
+                if lazy["operator"] and not _user_gitconfig(
+                    os.path.dirname(path), os.path.basename(path), self._env_gitconfigs
+                ):
+                    values += lazy["operator"]  # the operator's own value applies in every repository
             # A repository's config applies in its linked worktrees too (round 17): each runs hooks
             # from its own top, so a relative value names a directory in each of them.
-            bases = [base, *_linked_work_trees(os.path.dirname(path))] if values else []
+            if values and base is None:
+                base = _work_tree(os.path.dirname(path))
+            bases = [base, *_linked_work_trees(os.path.dirname(path))] if base is not None and values else []
             for value in values:
                 for where in bases:
                     # Resolved on every scan (~50 us with one such key; nothing without): a symlink
