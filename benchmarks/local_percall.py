@@ -186,9 +186,12 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchmarks.local_percall", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--git", action="store_true", help="each workspace a fresh git repository")
     parser.add_argument("--burst", type=int, default=40)
     parser.add_argument("--only", nargs="*", help="paths besides raw (sup-warm sup-cold rt-warm rt-cold)")
     args = parser.parse_args(argv)
+    if args.git:
+        os.environ["SHELLRT_BENCH_GIT_WORKSPACE"] = "1"
     return anyio.run(_run, args.rounds, args.burst, args.only)
 
 

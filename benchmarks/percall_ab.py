@@ -1,6 +1,6 @@
 """Before/after in one run: `benchmarks.local_percall` on two source trees, taking turns.
 
-``PYTHONPATH=. python3 -m benchmarks.percall_ab [--base main] [--turns 4] [--rounds 2] [--burst 30]``
+``PYTHONPATH=. python3 -m benchmarks.percall_ab [--base main] [--turns 4] [--rounds 2] [--burst 30] [--git]``
 
 The machine is shared and its load moves: figures of two runs minutes apart do not compare, so
 this alternates short runs of the same measurement (the current tree's `benchmarks` package)
@@ -66,9 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--base", default="main", help="the git revision to compare against (default: main)")
     parser.add_argument("--turns", type=int, default=4)
+    parser.add_argument("--git", action="store_true", help="each workspace a fresh git repository")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--burst", type=int, default=30)
     args = parser.parse_args(argv)
+    if args.git:  # the children inherit it (`benchmarks.peers.ours.GIT_WORKSPACE`)
+        os.environ["SHELLRT_BENCH_GIT_WORKSPACE"] = "1"
     with tempfile.TemporaryDirectory(prefix="shellrt-percall-ab-") as tmp:
         base = Path(tmp)
         _export(args.base, base)

@@ -160,9 +160,12 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchmarks.percall_layers", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--git", action="store_true", help="each workspace a fresh git repository")
     parser.add_argument("--burst", type=int, default=200)
     parser.add_argument("--warm-shells", type=int, default=0)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.git:
+        os.environ["SHELLRT_BENCH_GIT_WORKSPACE"] = "1"
     anyio.run(_run, args.rounds, args.burst, args.warm_shells)
     return 0
 

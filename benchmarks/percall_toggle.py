@@ -131,9 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--set", action="append", default=[], metavar="MODULE:NAME=VALUE")
     parser.add_argument("--rounds", type=int, default=16)
+    parser.add_argument("--git", action="store_true", help="each workspace a fresh git repository")
     parser.add_argument("--burst", type=int, default=40)
     parser.add_argument("--paths", nargs="*", choices=_PATHS, default=["rt-cold", "rt-warm"])
     args = parser.parse_args(argv)
+    if args.git:
+        os.environ["SHELLRT_BENCH_GIT_WORKSPACE"] = "1"
     if args.rounds < 2:
         parser.error("--rounds must be at least 2 (the variants take turns)")
     settings = [_setting(text) for text in args.set]

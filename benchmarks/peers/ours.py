@@ -10,8 +10,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -27,6 +29,10 @@ __all__ = ["DOCKER_IMAGE", "ShellrtRuntime", "ShellrtSupervisor"]
 
 Kind = Literal["local", "bwrap", "docker"]
 
+#: Set to "1": each throwaway workspace is a fresh ``git init`` (the protected-files check then
+#: watches ``.git/config``, hooks and the rest, as in an agent's repository; round 36).
+GIT_WORKSPACE = "SHELLRT_BENCH_GIT_WORKSPACE"
+
 #: The registry-free image built by scripts/build-test-images.sh (has bash and coreutils).
 DOCKER_IMAGE = "shellrt-test-debian"
 
@@ -40,6 +46,8 @@ class _Workspace:
         self.session_dir = self.root / "session"
         self.workspace.mkdir()
         self.session_dir.mkdir()
+        if os.environ.get(GIT_WORKSPACE) == "1":  # as agents mostly run: in a repository
+            subprocess.run(["git", "init", "-q", str(self.workspace)], check=True)
 
     def cleanup(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)

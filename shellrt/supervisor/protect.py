@@ -310,6 +310,31 @@ class WorkspaceGuard:
     def _rules_changed(self) -> bool:
         return self._deny is not None and self._deny.version() != self._deny_version
 
+    def unchanged(self) -> bool:
+        """Whether inotify saw nothing in the tree since the last scan and nothing else asks for
+        one (rules, a due full scan, a stash): then a scan that only accepts changes would find
+        none it could see. One ``poll`` instead of a scan; events found go to the next scan's stash.
+
+        What inotify does not report (a write through a shared mapping or a hard link from
+        outside, the operator's own git config outside the tree) is then judged by the next
+        reverting scan instead of being accepted: fail closed (round 36)."""
+        with self._thread_lock:
+            if (
+                self._watch is None
+                or self._force_full
+                or not self._baselined
+                or self._stash is not None
+                or self._widened
+                or self._unlocked
+                or self._rules_changed()
+            ):
+                return False
+            events = self._watch.drain()
+            if events.full_scan or events.new_dirs or events.dirs:
+                self._stash = events
+                return False
+            return True
+
     def scan(
         self, *, revert: bool, culprit: str = "this command", reread: bool = False, just_drained: bool = False
     ) -> list[str]:
@@ -822,7 +847,9 @@ class WorkspaceGuard:
         for path, record in self._files.items():
             if record.kind != "gitconfig" or (record.active is not None and not isinstance(record.active, frozenset)):
                 continue
-            base = self._included[path] if path in self._included else _work_tree(os.path.dirname(path))
+            # Where its hooks run: read only when a value needs it (a plain `git init` has none:
+            # ~5 us a scan saved, round 36).
+            base = self._included.get(path)
             values = [v for k, v in (record.active or ()) if k == "core.hookspath" and v.strip()]
             for key, value in record.active or ():
                 if key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")):
@@ -834,14 +861,23 @@ class WorkspaceGuard:
                     if target is None:
                         values += _configured_hooks(real)[0]
                     elif target not in included:
+                        if base is None:
+                            base = _work_tree(os.path.dirname(path))
                         included[target] = base
-            if path not in self._included and not _user_gitconfig(os.path.dirname(path), os.path.basename(path)):
+            if path not in self._included:
                 if "operator" not in lazy:
                     lazy["operator"] = operator_hooks_paths()
-                values += lazy["operator"]  # the operator's own value applies in every repository
+                # The session's user-config names, as the walk uses them: looked up afresh, two
+                # `realpath`s of the home's links cost ~25 us a scan in a git repository (round 36).
+                if lazy["operator"] and not _user_gitconfig(
+                    os.path.dirname(path), os.path.basename(path), self._env_gitconfigs
+                ):
+                    values += lazy["operator"]  # the operator's own value applies in every repository
             # A repository's config applies in its linked worktrees too (round 17): each runs hooks
             # from its own top, so a relative value names a directory in each of them.
-            bases = [base, *_linked_work_trees(os.path.dirname(path))] if values else []
+            if values and base is None:
+                base = _work_tree(os.path.dirname(path))
+            bases = [base, *_linked_work_trees(os.path.dirname(path))] if base is not None and values else []
             for value in values:
                 for where in bases:
                     # Resolved on every scan (~50 us with one such key; nothing without): a symlink
@@ -1162,9 +1198,10 @@ class CommandGuard:
     """The supervisor's side: when to scan, and whether changes are the operator's or a command's.
 
     Before a command, when nothing of the session ran since the last check,
-    changes are accepted (the operator's own edits between commands); otherwise
-    (a command or background task ran, or runs now) they are reverted. After
-    every foreground command, and when the session closes, changes are reverted.
+    changes are accepted (the operator's own edits between commands; none looked
+    for when inotify reported none: the check after judges what it did not see);
+    otherwise (a command or background task ran, or runs now) they are reverted.
+    After every foreground command, and when the session closes, changes are reverted.
     """
 
     def __init__(self, guard: WorkspaceGuard) -> None:
@@ -1195,7 +1232,12 @@ class CommandGuard:
         """Check before a command starts (``background``: a background task)."""
         if not self._recovered:
             await self._recover()
-        await self._scan(revert=self.guard.dirty or busy, culprit=_EARLIER, reread=self._mapped or busy)
+        revert, reread = self.guard.dirty or busy, self._mapped or busy
+        # Nothing of the session ran since the last check and inotify saw nothing: the scan
+        # could only accept what it cannot see, and the check after the command judges that
+        # (reverting it) instead. ~45 us of a call with a git repository's hooks (round 36).
+        if revert or reread or self._lock.locked() or not self.guard.unchanged():
+            await self._scan(revert=revert, culprit=_EARLIER, reread=reread)
         self._mapped = busy or background
         self._pending += self.guard.command_starts(self._record)
 
