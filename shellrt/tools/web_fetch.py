@@ -47,6 +47,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
+from sandbox._lookup import LookupsBusy, lookup
 from shellrt.permissions.hosts import canonical_host
 from shellrt.protocol import (
     ContentBlock,
@@ -61,7 +62,6 @@ from shellrt.protocol.notes import neutralize_output, note, untrusted_note
 from shellrt.protocol.textchars import unseen
 from shellrt.tools._fetch_denies import Barred, barred_for
 from shellrt.tools._http_body import ACCEPT_ENCODING, BodyDecodeError, BoundedBody
-from shellrt.tools._lookup import LookupsBusy, lookup
 from shellrt.tools._web_text import NotText, body_to_text
 
 if TYPE_CHECKING:

@@ -1,14 +1,16 @@
-"""WebFetch's host-name lookups: each in a thread of its own, bounded per session and per process.
+"""Host-name lookups of every host-side fetch (the filtering proxy, WebFetch): each in a thread of
+its own, bounded per session and per process.
 
-Why: a lookup cannot be cancelled. ``anyio.getaddrinfo`` ran it in the event loop's default
-executor, ``min(32, cpus + 4)`` threads shared by the whole process (6 on 2 cores), and a
-call's deadline ended the wait, not the thread: fetches of names whose name server never
-answers filled that pool for the resolver's whole timeout, and every later fetch in the process,
-another session's and an IP literal's included, queued behind them (red team, round 36). Here an
-IP literal needs no lookup, a name is resolved in a thread no other lookup waits for, and the
-lookups still running -- abandoned ones included, until the resolver gives up -- are counted:
-past `PER_SESSION` for one session, or `PER_PROCESS` in all, a fetch is refused at once (a clear
-error) instead of starting one more thread.
+Why: a lookup cannot be cancelled. WebFetch ran it in the event loop's default executor
+(``anyio.getaddrinfo``), ``min(32, cpus + 4)`` threads shared by the whole process (6 on 2
+cores), the proxy in its own loop's; a deadline ended the wait, not the thread. Fetches of names
+whose name server never answers filled that pool for the resolver's whole timeout: every later
+fetch of the process (another session's, an IP literal's) queued behind them, and a proxy's
+close waited for them (red team, round 36). Here an IP literal needs no lookup, a name is
+resolved in a thread no other lookup waits for, and the lookups still running -- abandoned ones
+included, until the resolver gives up -- are counted: past `PER_SESSION` for one key (a
+session, a proxy), or `PER_PROCESS` in all, a fetch is refused at once (a clear error) instead
+of starting one more thread.
 """
 
 from __future__ import annotations
