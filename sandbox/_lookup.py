@@ -23,13 +23,13 @@ from typing import Any
 
 import anyio
 
-__all__ = ["PER_PROCESS", "PER_SESSION", "LookupsBusy", "lookup", "running"]
+__all__ = ["PER_PROCESS", "PER_SESSION", "LookupsBusy", "lookup"]
 
 #: Lookups one session may have running (a session runs at most 10 calls at once).
 PER_SESSION = 8
-#: Lookups the process may have running, every session together: threads a name server that
-#: never answers can hold.
-PER_PROCESS = 64
+#: Lookups the process may have running, every session and proxy together: threads name servers
+#: that never answer can hold (a batch process runs many sessions: 32 of them at their bound).
+PER_PROCESS = 256
 
 _lock = threading.Lock()
 _running: Counter[str] = Counter()
@@ -55,12 +55,6 @@ class _Ticket:
             _running[self.session] -= 1
             if _running[self.session] <= 0:
                 del _running[self.session]
-
-
-def running(session: str | None = None) -> int:
-    """Lookups running now: of ``session``, or of the process."""
-    with _lock:
-        return _running[session] if session is not None else sum(_running.values())
 
 
 def _admit(session: str) -> _Ticket:
