@@ -91,6 +91,8 @@ async def lookup(host: str, port: int, session: str) -> list[Any]:
             ticket.started = True
         try:
             return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except UnicodeError as exc:  # a label the IDNA codec refuses: a resolver error like any other
+            raise OSError(f"not a host name a resolver takes ({exc})") from None
         finally:
             with _lock:
                 ticket.release()
