@@ -54,6 +54,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import itertools
 import json
 import os
 import re
@@ -71,6 +72,7 @@ from sandbox._addrforms import carried_ipv4, parse, unmapped
 from sandbox._denynames import DeniedNames
 from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
+from sandbox._lookup import lookup
 from sandbox._tunnel import (
     MAX_HELLO_BYTES,
     HeadScan,
@@ -227,6 +229,8 @@ def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str 
 
 
 _SITE_LOCAL = ipaddress.ip_network("fec0::/10")
+#: Numbers the proxies of this process (their keys in `sandbox._lookup`'s count).
+_PROXY_NUMBERS = itertools.count(1)
 
 
 def is_global_address(address: str) -> bool:
@@ -292,6 +296,8 @@ class FilteringProxy:
         self._tasks: set[asyncio.Task[None]] = set()
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
+        #: This proxy's key in `sandbox._lookup`'s count of running lookups (its bound is per key).
+        self._lookups = f"proxy-{next(_PROXY_NUMBERS)}"
 
     # -- life cycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -424,9 +430,10 @@ class FilteringProxy:
             return self._refuse(host, port, reason)
         name = normalize_domain(host)
         explicit = name in self.allowed  # listed by name, not through a wildcard
-        loop = asyncio.get_running_loop()
         try:
-            infos = await loop.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+            # Not loop.getaddrinfo: its small shared pool, held past the deadline (and the proxy's
+            # close) by a name server that never answers (red team, round 36; `_lookup`).
+            infos = await lookup(name, port, self._lookups)
         except OSError as exc:
             return self._refuse(host, port, f"cannot resolve it ({exc})")
         addresses = [str(info[4][0]) for info in infos]

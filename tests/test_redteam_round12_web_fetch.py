@@ -185,16 +185,16 @@ def test_the_connection_goes_to_the_address_that_was_checked(
         try:
             evil.settimeout(0.1)
             answers = ["127.0.0.1"]
-            real = anyio.getaddrinfo
+            real = socket.getaddrinfo
 
-            async def hook(host: Any, port_: Any, **kwargs: Any) -> Any:
+            def hook(host: Any, port_: Any, *args: Any, **kwargs: Any) -> Any:
                 # The resolver hook: DNS is outside the machine. First answer checked, then rebinds.
-                if host == "rebind.test":
+                if host in ("rebind.test", b"rebind.test"):
                     address = answers.pop(0) if answers else "127.0.0.2"
                     return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, int(port_)))]
-                return await real(host, port_, **kwargs)
+                return real(host, port_, *args, **kwargs)
 
-            monkeypatch.setattr(anyio, "getaddrinfo", hook)
+            monkeypatch.setattr(socket, "getaddrinfo", hook)
             try:
                 out = _fetch(tmp_path, f"http://rebind.test:{port}/", allow=("127.0.0.1/32",))
             except ToolExecutionError as exc:

@@ -37,7 +37,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import ipaddress
-import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -48,6 +47,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
+from sandbox._lookup import LookupsBusy, lookup
 from shellrt.permissions.hosts import canonical_host
 from shellrt.protocol import (
     ContentBlock,
@@ -215,9 +215,13 @@ def _allowed_host(
     return named and is_loopback_name(host.lower()) and loopback
 
 
-async def _resolve(host: str, port: int) -> list[str]:
+async def _resolve(host: str, port: int, session: str = "") -> list[str]:
+    # Not anyio.getaddrinfo: the loop's small shared pool, held past the deadline by a name server
+    # that never answers (red team, round 36; `_lookup`).
     try:
-        infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = await lookup(host, port, session)
+    except LookupsBusy as exc:
+        raise ToolExecutionError(f"Could not resolve host {host!r}: {exc}.") from None
     except OSError as exc:
         raise ToolExecutionError(f"Could not resolve host {host!r}: {exc}. Check the URL.") from None
     seen: list[str] = []
@@ -237,7 +241,11 @@ _NOTHING_BARRED = Barred()
 
 
 async def _checked_addresses(
-    url: str, allow: bool | tuple[str, ...], ports: tuple[int, ...] = (), barred: Barred = _NOTHING_BARRED
+    url: str,
+    allow: bool | tuple[str, ...],
+    ports: tuple[int, ...] = (),
+    barred: Barred = _NOTHING_BARRED,
+    session: str = "",
 ) -> list[str]:
     """Resolve the URL's host; refuse if it or any address is denied (``barred``: the session's
     deny rules and deny-list), any address is non-public and not allowed, or public and the port
@@ -250,7 +258,7 @@ async def _checked_addresses(
     if why is not None:  # before the lookup: a denied name is not even sent to DNS
         raise _Refused(f"Refused to fetch {url}: {why}.")
     barred = await barred.resolved()  # a denied name's addresses, now (round 28, net2)
-    addresses = await _resolve(host, port)
+    addresses = await _resolve(host, port, session)
     for address in addresses:
         why = barred.address_refusal(host, address)
         if why is not None:
@@ -460,7 +468,11 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         if cached is not None and now - cached[0] < CACHE_TTL_SECONDS:
             # The cache never widens access: this session must be allowed to reach the host itself.
             await _checked_addresses(
-                cached[1].final_url, settings.allow_private, settings.allow_ports, barred_for(self.name, ctx)
+                cached[1].final_url,
+                settings.allow_private,
+                settings.allow_ports,
+                barred_for(self.name, ctx),
+                ctx.session_id,
             )
             return ToolOutput(replace(cached[1], prompt=tool_input.prompt, from_cache=True))
         started = time.monotonic()
@@ -472,7 +484,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             with anyio.fail_after(settings.timeout_s):
                 deadline = started + settings.timeout_s - _CONVERSION_MARGIN_S
                 output = await self._fetch(
-                    httpx, url, tool_input, settings, deadline, barred_for(self.name, ctx)
+                    httpx, url, tool_input, settings, deadline, barred_for(self.name, ctx), ctx.session_id
                 )
         except TimeoutError:
             raise ToolExecutionError(
@@ -500,6 +512,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         settings: _Settings,
         deadline: float,
         barred: Barred,
+        session: str = "",
     ) -> WebFetchOutput:
         timeout = httpx_mod.Timeout(settings.timeout_s, connect=min(settings.timeout_s, 10.0))
         current = url
@@ -513,7 +526,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             for _hop in range(settings.max_redirects + 1):
                 # Every hop: a same-host redirect's lookup may answer otherwise (DNS rebinding).
                 addresses = await _checked_addresses(
-                    current, settings.allow_private, settings.allow_ports, barred
+                    current, settings.allow_private, settings.allow_ports, barred, session
                 )
                 response_info = await self._get_once(httpx_mod, client, current, addresses, settings, budget)
                 status, headers, body, truncated = response_info
