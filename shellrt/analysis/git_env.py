@@ -73,6 +73,9 @@ GIT_CONFIG_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     # GIT_OPTIONAL_LOCKS=0 covers `git status` only: git diff's quiet refresh takes index.lock and
     # rewrites .git/index when a file's stat data changed and its content did not (round 20).
     ("diff.autoRefreshIndex", "false", "git diff would rewrite .git/index (a stat refresh under index.lock)"),
+    # git's default; a repository's `remerge` made `git log -m` write a temporary object directory in
+    # .git/objects and run the merge machinery (red team, round 36).
+    ("log.diffMerges", "separate", "remerge writes in .git/objects"),
 )
 
 #: Plain environment variables (why in the comments).

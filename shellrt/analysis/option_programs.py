@@ -27,8 +27,13 @@ RUNNERS: Final[dict[str, frozenset[str]]] = {
 #: (``permissions/embedded.command_options``). A word of theirs known only at run time may be that option.
 OPTION_PROGRAMS: Final[frozenset[str]] = frozenset(
     {*RUNNERS, "zip", "tar", "rsync", "sort", "env", "find", "scp", "sftp", "ssh", "man", "sdiff", "diff3",
-     "less", "script", "su", "runuser", "flock", "sg", "git"}
+     "less", "script", "su", "runuser", "flock", "sg", "git",
+     # round 36: split --filter, wget --use-askpass, pandoc --filter, gcc -wrapper, vim +CMD/--cmd
+     "split", "wget", "pandoc", "gcc", "g++", "cc", "c++", "gfortran", "cpp", "vi", "vim", "nvim", "gvim", "view",
+     "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim", "gview", "vimx", "mvim", "nvi"}
 )  # fmt: skip
+_GCC_VALUES: Final = frozenset({"-o", "-x", "-I", "-L", "-D", "-U", "-include", "-MF", "-MT", "-MQ", "-isystem"})
+_VIM_VALUES: Final = frozenset({"-u", "-U", "-i", "-S", "-T", "-s", "-w", "-W", "-t", "-q"})
 #: fd's options whose value is the next word (see `_VALUED`).
 _FD_VALUES: Final = frozenset(
     {"-e", "--extension", "-E", "--exclude", "-t", "--type", "-d", "--max-depth", "--min-depth", "--exact-depth",
@@ -55,6 +60,15 @@ _VALUED: Final[dict[str, frozenset[str]]] = {
                       "--until", "--grep", "-n", "--max-count"}),
     "tar": frozenset({"-f", "--file", "-C", "--directory"}),
     "ssh": frozenset({"-p", "-i", "-l", "-F", "-J"}),
+    "split": frozenset({"-l", "-b", "-C", "-n", "-a", "-t", "--lines", "--bytes", "--line-bytes", "--number",
+                        "--suffix-length", "--additional-suffix", "--separator"}),
+    "wget": frozenset({"-O", "--output-document", "-o", "--output-file", "-P", "--directory-prefix", "-U",
+                       "--user-agent", "--header", "-t", "--tries", "-T", "--timeout"}),
+    "pandoc": frozenset({"-o", "--output", "-f", "--from", "-t", "--to", "-r", "-w", "-M", "--metadata", "-V",
+                         "--variable", "--template", "--resource-path"}),
+    **dict.fromkeys(("gcc", "g++", "cc", "c++", "gfortran", "cpp"), _GCC_VALUES),
+    **dict.fromkeys(("vi", "vim", "nvim", "gvim", "view", "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim",
+                     "gview", "vimx", "mvim", "nvi"), _VIM_VALUES),
 }  # fmt: skip
 #: Programs that read options up to their first operand only (BSD getopt, a ``+`` optstring).
 _STOP_AT_OPERAND: Final = frozenset({"ssh", "scp", "sftp", "env", "flock", "sg"})

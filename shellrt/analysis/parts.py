@@ -190,7 +190,9 @@ _OPTION_RUNNERS: Final = frozenset({"rg", "fd", "fdfind"})
 #: `option_programs.OPTION_PROGRAMS`: a run-time word of theirs may be an option that runs a program.
 _OPTION_PROGRAMS: Final = _OPTION_RUNNERS | frozenset(
     {"zip", "tar", "rsync", "sort", "env", "find", "scp", "sftp", "ssh", "man", "sdiff", "diff3", "less",
-     "script", "su", "runuser", "flock", "sg", "git"}
+     "script", "su", "runuser", "flock", "sg", "git", "split", "wget", "pandoc", "gcc", "g++", "cc", "c++",
+     "gfortran", "cpp", "vi", "vim", "nvim", "gvim", "view", "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim",
+     "gview", "vimx", "mvim", "nvi"}
 )  # fmt: skip
 
 

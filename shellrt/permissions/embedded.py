@@ -70,7 +70,20 @@ _COMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "git": frozenset(
         {"--upload-pack", "--receive-pack", "--exec", "--extcmd", "--config-env", "--exec-path"}
     ),
+    # Round 36: GNU split pipes each piece to `sh -c FILTER`; wget runs its askpass program; pandoc
+    # runs each filter program; gcc runs every tool it drives as `WRAPPER,ARGS… tool` (commas are blanks).
+    "split": frozenset({"--filter"}),
+    "wget": frozenset({"--use-askpass"}),
+    "pandoc": frozenset({"--filter", "-F"}),
+    **dict.fromkeys(("gcc", "g++", "cc", "c++", "gfortran", "cpp"), frozenset({"-wrapper"})),
 }
+
+#: vi-family editors: ``+CMD`` and ``--cmd CMD`` are Ex commands (``+'!rm f'`` runs a shell command,
+#: ``+'call system(…)'`` any); ``+N`` only moves to a line (round 36).
+_EX_EDITORS = frozenset(
+    {"vi", "vim", "nvim", "gvim", "view", "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim", "gview", "vimx",
+     "mvim", "nvi"}
+)  # fmt: skip
 
 #: ``git -c KEY=VALUE`` keys that run nothing (anything else may name a program: aliases with ``!``,
 #: ``core.pager``, ``*.command``, filters, ``include.path`` loading another config…).
@@ -135,6 +148,10 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
     options = _COMMAND_OPTIONS.get(name, frozenset())
     if name == "git" and {"rebase", "difftool"} & set(argv):
         options = options | {"-x"}  # git rebase -x CMD, git difftool -x CMD
+    if name == "git" and "grep" in argv:
+        options = options | {"-O", "--open-files-in-pager"}  # git grep -Orm x: `rm` on every file found
+    if name in _EX_EDITORS or name == "less":
+        found += _plus_commands(name, argv)
     if name == "git":
         found += _git_subcommand_runs(argv)
     words = list(argv[1:])
@@ -171,6 +188,87 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
                 at = word.find(option[1], 1)
                 if at > 0:  # a cluster: ``script -qc CMD``, ``tar -cIzstd``, ``ssh -vo ProxyCommand=CMD``
                     found.append((option, word[at + 1 :] or following))
+    if name in _GCC_WRAPPED:
+        found = [(o, v.replace(",", " ") if o == "-wrapper" else v) for o, v in found]
+    return found + _named_runners(name, words)
+
+
+#: The end of an option's or a setting's name that says its value is a program to run
+#: (``--pager``, ``--photo-viewer``, ``ui.editor``, ``diff-cmd``, ``--run_under``, ``-toolexec``).
+_RUNS_NAME = re.compile(
+    r"(?i)(?:cmd|command|exec|pager|editor|shell|viewer|browser|httpd|preview|invoke|runner|run[-_]under|"
+    r"askpass|helper|wrapper|sendmail|prepipe|rsh)[:'\"]*$"
+)
+#: Text before a run-time value that runs it whatever the option: socat's ``EXEC:``/``SYSTEM:``
+#: addresses, fzf's ``execute(…)``.
+_RUNS_TEXT = re.compile(r"(?i)(?:^|[^a-z])(?:(?:exec|system):|(?:execute(?:-silent)?|become)\()")
+
+
+#: Builtins whose words are data: a value there runs nothing.
+_DATA_BUILTINS = frozenset({"echo", "printf", ":", "true", "false", "test", "[", "printenv"})
+
+
+def _run_time_at(word: str) -> int | None:
+    """Where bash expands something in ``word`` as written (a ``$`` or backquote outside single
+    quotes), or None: ``'$x'`` is text."""
+    single = double = False
+    for at, char in enumerate(word):
+        if char == "'" and not double:
+            single = not single
+        elif char == '"' and not single:
+            double = not double
+        elif char in "$`" and not single:
+            return at
+    return None
+
+
+def _named_runners(name: str, words: Sequence[str]) -> list[tuple[str, str]]:
+    """Options of any program whose run-time value (``$``, a backquote) is by its name a program it
+    runs: ``tig --pager="$x"``, ``gpg --photo-viewer "$x"``, ``hg --config ui.editor="$x"``, ``socat -
+    "EXEC:$x y"`` (red team, round 36). No table lists every such option; a static value is a word the
+    deny rules read already (``--pager='rm x'``), so only a run-time one is reported (as unknown)."""
+    found: list[tuple[str, str]] = []
+    if name in _DATA_BUILTINS:
+        return found  # `echo "EDITOR=$EDITOR"` prints (round 34)
+    for i, word in enumerate(words):
+        at = _run_time_at(word)
+        if at is None:
+            if name == "socat" and _RUNS_TEXT.match(word.lstrip("'\"")):
+                found.append(("EXEC:", word.partition(":")[2].split(",")[0].strip("'\"")))
+            continue
+        head = word[:at]
+        if _RUNS_TEXT.search(head):
+            found.append((head, word))
+        elif "=" in head:
+            if _RUNS_NAME.search(head.rsplit("=", 1)[0]):
+                found.append((head.rsplit("=", 1)[0], word))
+        elif i > 0 and words[i - 1].startswith("-") and "=" not in words[i - 1] and _RUNS_NAME.search(words[i - 1]):
+            found.append((words[i - 1], word))
+    return found
+
+
+_GCC_WRAPPED = frozenset({"gcc", "g++", "cc", "c++", "gfortran", "cpp"})
+
+
+def _plus_commands(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
+    """What ``vim +CMD``/``--cmd CMD`` and ``less +CMD`` run: a shell command after ``!`` (as
+    written), else Ex code no rule can read (a ``$`` value: unknown); ``+N`` and less's other
+    commands (``+G``, ``+/pattern``) run nothing."""
+    found: list[tuple[str, str]] = []
+    words = list(argv[1:])
+    for i, word in enumerate(words):
+        if word == "--cmd" and name in _EX_EDITORS:
+            body = words[i + 1] if i + 1 < len(words) else ""
+        elif word[:1] == "+" and word != "--":
+            body = word.lstrip("+")
+        else:
+            continue
+        if not body or body.isdigit():
+            continue
+        if body.startswith("!") and not is_dynamic(body[1:]) and "|" not in body:
+            found.append(("+", body[1:]))
+        elif name in _EX_EDITORS or "!" in body or "|" in body:
+            found.append(("+", "$" + body))
     return found
 
 

@@ -46,7 +46,10 @@ _FORBIDDEN: Final = {
     "-O": "runs a pager", "--open-files-in-pager": "runs a pager", "--exec": "runs a program",
     "--upload-pack": "runs a program", "--receive-pack": "runs a program", "--edit": "opens an editor",
     "--dirty": "refreshes the index (rewrites .git/index)", "--broken": "refreshes the index (rewrites .git/index)",
+    "--remerge-diff": "writes a temporary object directory in .git/objects (and runs merge drivers)",
 }
+#: ``--diff-merges=`` values that remerge (as ``--remerge-diff`` does).
+_REMERGE: Final = frozenset({"r", "remerge"})
 
 _DIFF_LONG: Final = (
     "patch no-patch unified=? output= output-indicator-new= output-indicator-old= output-indicator-context= "
@@ -104,6 +107,10 @@ def _parsed(spec: ProgramSpec, args: list[str]) -> ParsedArgs:
     -- --output=f x`` truncates ``f``. The model reads such options attached-only and ``--`` as the
     end of options, so every ``--`` must follow a word that cannot take it (round 32)."""
     parsed = parse_args(spec, args)
+    # git also takes the value as the next word (`--diff-merges r`), which the model reads as an operand.
+    spaced = any(args[at - 1] == "--diff-merges" and args[at] in _REMERGE for at in range(1, len(args)))
+    if spaced or any(key == "--diff-merges" and value in _REMERGE for key, value in parsed.options):
+        parsed.reasons.append(f"{spec.name} --diff-merges=remerge: {_FORBIDDEN['--remerge-diff']}")
     for at in range(1, len(args)):
         if args[at] == "--" and _may_take_next(spec, args[at - 1]):
             parsed.reasons.append(

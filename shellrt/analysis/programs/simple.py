@@ -218,6 +218,9 @@ _SPECS: Final[list[ProgramSpec]] = [
         "mime-encoding keep-going list dereference no-dereference magic-file= no-pad no-buffer "
         "preserve-date raw special-files uncompress uncompress-noreport print0 help version apple"),
                 forbidden={"-C": "compiles a magic file (writes)", "--compile": "writes a magic file",
+                           "-p": "sets each file's times back (a write: mtime loses its nanoseconds, ctime moves)",
+                           "--preserve-date": "sets each file's times back (a write: mtime loses its nanoseconds, "
+                                              "ctime moves)",
                            "-z": "runs decompression programs found on PATH",
                            "--uncompress": "runs decompression programs found on PATH",
                            "--uncompress-noreport": "runs decompression programs found on PATH"}),
