@@ -232,6 +232,8 @@ def _linked_places() -> dict[str, str]:
                     break
         for real in _ssh_included(home):
             found.setdefault(real, _SSH_INCLUDED)
+        for real, rc in _rc_sourced(home):
+            found.setdefault(real, rc)
     # The XDG config directory stands for `~/.config` wherever it is (systemd, autostart, fish,
     # git and the agents above read it there).
     xdg = os.environ.get("XDG_CONFIG_HOME", "")
@@ -292,6 +294,48 @@ def _ssh_included(home: str) -> list[str]:
                     found.append(os.path.realpath(target))
                     if depth < _SSH_INCLUDE_DEPTH:
                         todo.append((target, depth + 1))
+    return found
+
+
+#: ``source FILE`` / ``. FILE`` in a shell start-up file (after a line start, ``;``, ``&&``, ``||``,
+#: ``{``, ``(``, ``then``, ``do``, ``else``): the file's word.
+_SOURCED = re.compile(
+    r"""(?:^|[;&|{(]|\b(?:then|do|else)\b)\s*(?:source|\.)\s+("[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)""", re.MULTILINE
+)
+_HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
+#: How deep sourced files are followed (a file sourcing a file …).
+_SOURCE_DEPTH = 8
+
+
+def _rc_sourced(home: str) -> list[tuple[str, str]]:
+    """(real path, the start-up file's name) of each file a shell start-up file of ``home`` sources
+    by a literal path (``~/``, ``$HOME/``, ``${HOME}/`` or absolute; nested), read as the shell
+    reads it. Why (red team round 36: trust): ``. ~/dotfiles/aliases.sh`` in ``~/.bashrc``, with
+    the dotfiles repository as the workspace, ran a command's plant in the operator's next shell."""
+    from shellrt.supervisor.protect import SHELL_STARTUP_FILES  # it imports this module
+
+    found: list[tuple[str, str]] = []
+    todo = [(os.path.join(home, rc), rc, 0) for rc in sorted(SHELL_STARTUP_FILES) if rc not in (".envrc", ".env.rc")]
+    seen: set[str] = set()
+    while todo:
+        path, rc, depth = todo.pop()
+        real = os.path.realpath(path)
+        if real in seen:
+            continue
+        seen.add(real)
+        content = read_regular(path, 1 << 20)
+        if content is None:
+            continue
+        for match in _SOURCED.finditer(content.decode("utf-8", "replace")):
+            word = match.group(1)
+            if word[:1] in "\"'":
+                word = word[1:-1]
+            word = _HOME_VAR.sub(lambda _m: home, word)
+            if not word.startswith("/") or "$" in word or "`" in word:
+                continue  # built from another variable, or relative to wherever the shell starts
+            found.append((os.path.realpath(word), rc))
+            if depth < _SOURCE_DEPTH:
+                todo.append((word, rc, depth + 1))
     return found
 
 
