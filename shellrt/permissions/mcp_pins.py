@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from shellrt.permissions.private_json import write_private_json
+from shellrt.permissions.private_json import UnusableStore, read_private_json, write_private_json
 from shellrt.permissions.rules import PermissionRule
 from shellrt.permissions.shown import model_claim
 from shellrt.permissions.trust_paths import trust_store_path
@@ -129,7 +129,7 @@ class McpPins:
         if self.store_refused is not None:
             return self.store_refused
         try:
-            saved = dict(self._read())
+            saved = dict(self._read(strict=True))
             saved[key] = dict(listing)
             _write(self.store, saved)
         except OSError as exc:
@@ -142,13 +142,17 @@ class McpPins:
             self._saved = {} if self.store_refused is not None else self._read()
         return self._saved
 
-    def _read(self) -> dict[str, dict[str, str]]:
-        """The store's pins; a missing or broken file holds none (every rule then asks)."""
+    def _read(self, *, strict: bool = False) -> dict[str, dict[str, str]]:
+        """The store's pins; a missing or unusable file holds none (every rule then asks). Read as
+        the trust store is (`read_private_json`: never through a link, only the operator's own,
+        never blocking). ``strict``: an unusable one raises `OSError` (a save must not replace it)."""
         try:
-            data = json.loads(self.store.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_private_json(self.store)
+        except UnusableStore as exc:
+            if strict:
+                raise OSError(f"it {exc}; not replaced") from exc
             return {}
-        pins = data.get("pins") if isinstance(data, dict) else None
+        pins = data.get("pins") if data else None
         if not isinstance(pins, dict):
             return {}
         return {

@@ -18,16 +18,14 @@ every such rule asks).
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.content_anchor import Fingerprint
-from shellrt.permissions.private_json import write_private_json
+from shellrt.permissions.private_json import UnusableStore, read_private_json, write_private_json
 from shellrt.permissions.rules import PermissionRule
 from shellrt.permissions.trust_paths import rule_anchors_path
 
@@ -129,29 +127,13 @@ def _entry(data: dict[str, Any] | None, workspace: Path, settings_rel: str) -> d
 
 def _read(path: Path, workspace: Path) -> dict[str, Any] | None:
     """The store's JSON; None when absent or not to be used (inside the workspace, a link, not
-    owned by us, writable by others, too big, not a JSON object)."""
+    owned by us, writable by others, too big, nested too deeply, not a JSON object)."""
     if _inside(path, workspace):
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        return read_private_json(path, _MAX_BYTES)
+    except UnusableStore:
         return None
-    try:
-        st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-            or st.st_uid != os.geteuid()
-            or st.st_size > _MAX_BYTES
-        ):
-            return None
-        raw = os.read(fd, _MAX_BYTES + 1)
-        data = json.loads(raw)
-    except (OSError, ValueError):
-        return None
-    finally:
-        os.close(fd)
-    return data if isinstance(data, dict) else None
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

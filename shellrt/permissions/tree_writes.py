@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
 import stat
 import time
@@ -24,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from shellrt.permissions.private_json import write_private_json
+from shellrt.permissions.private_json import UnusableStore, read_private_json, write_private_json
 from shellrt.permissions.start_digests import fresh
 from shellrt.permissions.tree_marks import (
     fold_unmarked,
@@ -243,28 +242,9 @@ def _read() -> tuple[dict[str, Any], str | None]:
     path = tree_writes_path()
     try:
         # Never blocks: a FIFO put there hung every guarded start holding the lock (round 26).
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return {}, None
-    except OSError as exc:
-        return {}, f"{path} cannot be read ({exc})"
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return {}, f"{path} is not a regular file (move it away)"
-        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or st.st_uid != os.geteuid():
-            return {}, f"{path} is writable by others or not yours (fix: chmod 600 {path})"
-        with os.fdopen(fd, "r", encoding="utf-8") as fh:
-            fd = -1
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        return {}, f"{path} is not valid ({exc}; move it away)"
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    if not isinstance(data, dict):
-        return {}, f"{path} is not a JSON object (move it away)"
-    return data, None
+        return read_private_json(path) or {}, None
+    except UnusableStore as exc:
+        return {}, f"{path} {exc} (move it away)"
 
 
 def _write(data: dict[str, Any]) -> None:

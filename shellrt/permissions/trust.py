@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
-from shellrt.permissions.private_json import write_private_json
+from shellrt.permissions.private_json import UnusableStore, read_private_json, write_private_json
 from shellrt.permissions.server_lines import host_commands
 from shellrt.permissions.settings import read_settings_bytes, settings_digest
 from shellrt.permissions.shown import shell_word
@@ -497,30 +496,11 @@ def _recorded_hooks(store: Path, workspace: Path) -> dict[str, HookFiles | None]
 
 
 def _read(store: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """The store's JSON, or a reason it is not used (never an exception)."""
+    """The store's JSON, or a reason it is not used (never an exception, never blocks)."""
     try:
-        fd = os.open(store, os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, f"trust store {store} cannot be read ({exc}); workspace settings stay untrusted"
-    try:
-        st = os.fstat(fd)
-        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or st.st_uid != os.geteuid():
-            return None, (
-                f"trust store {store} is writable by others or not yours; not used (fix: chmod 600 {store})"
-            )
-        with os.fdopen(fd, "r", encoding="utf-8") as fh:
-            fd = -1
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        return None, f"trust store {store} is not valid ({exc}); workspace settings stay untrusted"
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    if not isinstance(data, dict):
-        return None, f"trust store {store} is not a JSON object; workspace settings stay untrusted"
-    return data, None
+        return read_private_json(store), None
+    except UnusableStore as exc:
+        return None, f"trust store {store} {exc}; workspace settings stay untrusted"
 
 
 def _load_for_update(store: Path) -> dict[str, Any]:

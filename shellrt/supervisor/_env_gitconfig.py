@@ -1,11 +1,14 @@
-"""The operator's git config files that the environment, not the home directory, names.
+"""The operator's git config files that the environment, not the home directory, names, and the
+files the operator's own configs include.
 
 Why: every later ``git`` on the host obeys ``$XDG_CONFIG_HOME/git/config`` and
 ``$GIT_CONFIG_GLOBAL`` (``core.fsmonitor``, ``core.pager``, aliases with ``!``: programs it runs
 in every repository). The after-command check knew them only as ``~/.config/git/config`` and
 ``~/.gitconfig``; with ``XDG_CONFIG_HOME`` inside a writable root (a dotfiles repository as the
 workspace, its ``config/`` the operator's XDG directory) a command planted one unseen (red team
-round 18). The files are guarded as git config (only code-running keys count).
+round 18). So did a file those configs include (``[include] path = ~/dotfiles/git/extra.inc``, a
+common way to keep settings in a dotfiles repository): git reads it as more of the operator's own
+config (red team round 36: trust). The files are guarded as git config (only code-running keys count).
 """
 
 from __future__ import annotations
@@ -15,12 +18,19 @@ import os
 
 __all__ = ["env_gitconfigs"]
 
+#: The configs looked at -> (the versions of those and of the files they include, those files'
+#: spellings) of the last look (`_included`).
+_included_cache: dict[tuple[str, ...], tuple[tuple[object, ...], tuple[str, ...], frozenset[str]]] = {}
+
 
 def env_gitconfigs() -> frozenset[str]:
-    """The env-named user git configs, spelled as the check's walk spells paths (the directory
-    resolved, the name kept) and as given."""
+    """The env-named user git configs, and the files the operator's user and system configs
+    include, spelled as the check's walk spells paths (the directory resolved, the name kept)
+    and as given."""
     env = os.environ.get
-    return _named(env("XDG_CONFIG_HOME") or "", env("GIT_CONFIG_GLOBAL") or "") | _linked(env("HOME") or "")
+    home = env("HOME") or ""
+    xdg, global_file = env("XDG_CONFIG_HOME") or "", env("GIT_CONFIG_GLOBAL") or ""
+    return _named(xdg, global_file) | _linked(home) | _included(home, xdg, global_file, env("GIT_CONFIG_SYSTEM") or "")
 
 
 @functools.lru_cache(maxsize=8)
@@ -29,9 +39,17 @@ def _named(xdg: str, global_file: str) -> frozenset[str]:
     for path in (os.path.join(xdg, "git", "config") if os.path.isabs(xdg) else "", global_file):
         if not path or not os.path.isabs(path):  # git ignores a relative XDG_CONFIG_HOME
             continue
-        found.add(os.path.normpath(path))
-        found.add(os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)))
+        found |= _spellings(path)
     return frozenset(found)
+
+
+def _spellings(path: str) -> set[str]:
+    """``path`` as given (normalised), with its directory resolved, and resolved whole."""
+    return {
+        os.path.normpath(path),
+        os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)),
+        os.path.realpath(path),
+    }
 
 
 def _linked(home: str) -> frozenset[str]:
@@ -46,3 +64,39 @@ def _linked(home: str) -> frozenset[str]:
         if real != path:
             found.add(real)
     return frozenset(found)
+
+
+def _included(home: str, xdg: str, global_file: str, system_file: str) -> frozenset[str]:
+    """Every file the operator's own git configs include (``include.path``, ``includeIf.*.path``:
+    each condition taken as met, ten deep, relative to the including file, ``~`` expanded), also
+    those that do not exist yet (a command may create one). Read once per version of them all."""
+    from shellrt.supervisor.protect import config_hooks_and_includes  # it imports this module
+
+    tops = [
+        os.path.join(home, ".gitconfig") if os.path.isabs(home) else "",
+        os.path.join(xdg if os.path.isabs(xdg) else os.path.join(home, ".config"), "git", "config"),
+        global_file,
+        "/etc/gitconfig",
+        system_file,
+    ]
+    tops = [t for t in dict.fromkeys(tops) if t and os.path.isabs(t)]
+    key = tuple(tops)
+    cached = _included_cache.get(key)
+    if cached is not None and cached[0] == tuple(_version(f) for f in (*tops, *cached[1])):
+        return cached[2]
+    included: list[str] = []
+    for top in tops:
+        included += config_hooks_and_includes(top)[1]
+    files = tuple(dict.fromkeys(included))
+    result = frozenset(spelling for path in files for spelling in _spellings(path))
+    _included_cache.clear()  # one environment at a time: the operator's
+    _included_cache[key] = (tuple(_version(f) for f in (*tops, *files)), files, result)
+    return result
+
+
+def _version(path: str) -> object:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)

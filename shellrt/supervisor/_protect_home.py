@@ -27,9 +27,11 @@ import functools
 import os
 import pwd
 import re
+import shlex
 import time
 from pathlib import Path
 
+from sandbox._hostread import read_regular
 from sandbox._namefold import fold_name, fold_path
 from sandbox._realpath import settled_realpath as _resolved
 
@@ -158,6 +160,9 @@ _USER_SITE = re.compile(r"^\.local/lib/python[0-9.]+/site-packages$")
 _SITE_HOOKS = frozenset({"usercustomize.py", "sitecustomize.py"})
 
 
+_SSH_INCLUDED_FOLDED = fold_path(".ssh/(included by ssh config)")
+
+
 def _homes() -> list[str]:
     """``$HOME`` and the password database's home (CI points HOME elsewhere), real paths."""
     found = [os.environ.get("HOME", "")]
@@ -181,6 +186,8 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
     rel = f"{rel_dir}/{name}" if rel_dir else name
     if rel in HOME_FILES or rel in _linked_files() or (is_link and rel in _ANCESTORS):
         return True
+    if rel == _SSH_INCLUDED_FOLDED or rel_dir == _SSH_INCLUDED_FOLDED or rel_dir.startswith(_SSH_INCLUDED_FOLDED + "/"):
+        return True  # ssh config ``~/.ssh/config`` includes (a file, or every file below a pattern's directory)
     if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES | _LINKED_TREES):
         return True
     return bool(_USER_SITE.match(rel_dir)) and (name.endswith(".pth") or name in _SITE_HOOKS)
@@ -223,11 +230,112 @@ def _linked_places() -> dict[str, str]:
                     if real != place and real not in found:
                         found[real] = "/".join(parts[:index])
                     break
+        for real in _ssh_included(home):
+            found.setdefault(real, _SSH_INCLUDED)
+        for real, rc in _rc_sourced(home):
+            found.setdefault(real, rc)
     # The XDG config directory stands for `~/.config` wherever it is (systemd, autostart, fish,
     # git and the agents above read it there).
     xdg = os.environ.get("XDG_CONFIG_HOME", "")
     if os.path.isabs(xdg):
         found.setdefault(os.path.realpath(xdg), ".config")
+    return found
+
+
+#: The home-relative name the files ``~/.ssh/config`` includes stand for: a tree of ssh's config.
+_SSH_INCLUDED = ".ssh/(included by ssh config)"
+#: ssh's own limit on nested ``Include``.
+_SSH_INCLUDE_DEPTH = 16
+_GLOB_MAGIC = re.compile(r"[*?\[]")
+_SSH_INCLUDE = re.compile(r"^\s*include(?:\s*=\s*|\s+)(.+)$", re.IGNORECASE)
+
+
+def _ssh_included(home: str) -> list[str]:
+    """Real paths ``~/.ssh/config`` includes (``Include``: relative to ``~/.ssh``, ``~`` expanded,
+    nested), each as ssh reads it; a pattern (``~/dotfiles/ssh.d/*``) gives its literal directory,
+    whose every file then counts (one created later is read too). Why (red team round 36: trust):
+    with a dotfiles repository as the workspace, a command wrote ``ProxyCommand`` into an included
+    file, and the operator's next ``ssh`` (a ``git push``) ran it."""
+    found: list[str] = []
+    todo = [(os.path.join(home, ".ssh", "config"), 0)]
+    seen: set[str] = set()
+    while todo:
+        path, depth = todo.pop()
+        real = os.path.realpath(path)
+        if real in seen:
+            continue
+        seen.add(real)
+        content = read_regular(path, 1 << 20)
+        if content is None:
+            continue
+        for line in content.decode("utf-8", "replace").splitlines():
+            match = _SSH_INCLUDE.match(line)
+            if match is None:
+                continue
+            try:
+                words = shlex.split(match.group(1), comments=True)
+            except ValueError:
+                words = match.group(1).split()
+            for word in words:
+                if word == "~" or word.startswith("~/"):
+                    target = os.path.join(home, word[2:])
+                elif word.startswith("~"):  # ~user/…
+                    target = os.path.expanduser(word)
+                else:  # relative to ~/.ssh (an absolute word stays itself)
+                    target = os.path.join(home, ".ssh", word)
+                if _GLOB_MAGIC.search(target):  # its literal directory: a file created there later is read too
+                    literal = _GLOB_MAGIC.split(target, maxsplit=1)[0]
+                    found.append(os.path.realpath(literal if literal.endswith("/") else os.path.dirname(literal)))
+                    if depth < _SSH_INCLUDE_DEPTH:
+                        import glob  # rare: not on `shellrt run`'s import path
+
+                        todo += [(match, depth + 1) for match in sorted(glob.glob(target))[:256]]
+                else:
+                    found.append(os.path.realpath(target))
+                    if depth < _SSH_INCLUDE_DEPTH:
+                        todo.append((target, depth + 1))
+    return found
+
+
+#: ``source FILE`` / ``. FILE`` in a shell start-up file (after a line start, ``;``, ``&&``, ``||``,
+#: ``{``, ``(``, ``then``, ``do``, ``else``): the file's word.
+_SOURCED = re.compile(
+    r"""(?:^|[;&|{(]|\b(?:then|do|else)\b)\s*(?:source|\.)\s+("[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)""", re.MULTILINE
+)
+_HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
+#: How deep sourced files are followed (a file sourcing a file …).
+_SOURCE_DEPTH = 8
+
+
+def _rc_sourced(home: str) -> list[tuple[str, str]]:
+    """(real path, the start-up file's name) of each file a shell start-up file of ``home`` sources
+    by a literal path (``~/``, ``$HOME/``, ``${HOME}/`` or absolute; nested), read as the shell
+    reads it. Why (red team round 36: trust): ``. ~/dotfiles/aliases.sh`` in ``~/.bashrc``, with
+    the dotfiles repository as the workspace, ran a command's plant in the operator's next shell."""
+    from shellrt.supervisor.protect import SHELL_STARTUP_FILES  # it imports this module
+
+    found: list[tuple[str, str]] = []
+    todo = [(os.path.join(home, rc), rc, 0) for rc in sorted(SHELL_STARTUP_FILES) if rc not in (".envrc", ".env.rc")]
+    seen: set[str] = set()
+    while todo:
+        path, rc, depth = todo.pop()
+        real = os.path.realpath(path)
+        if real in seen:
+            continue
+        seen.add(real)
+        content = read_regular(path, 1 << 20)
+        if content is None:
+            continue
+        for match in _SOURCED.finditer(content.decode("utf-8", "replace")):
+            word = match.group(1)
+            if word[:1] in "\"'":
+                word = word[1:-1]
+            word = _HOME_VAR.sub(lambda _m: home, word)
+            if not word.startswith("/") or "$" in word or "`" in word:
+                continue  # built from another variable, or relative to wherever the shell starts
+            found.append((os.path.realpath(word), rc))
+            if depth < _SOURCE_DEPTH:
+                todo.append((word, rc, depth + 1))
     return found
 
 
