@@ -69,3 +69,16 @@ def test_a_git_command_is_judged_quickly_in_that_repository(tmp_path: Path) -> N
     elapsed = time.monotonic() - started
     assert elapsed < QUICK_S, f"judging took {elapsed:.1f} s"
     assert paths == [""]
+
+
+def test_an_alternates_file_naming_one_directory_many_times(tmp_path: Path) -> None:
+    """``objects/info/alternates`` (1 MiB, the bound it is read to) naming ``/usr/lib`` 100,000
+    times: each line's object directory was listed again, uncounted (no entry budget, no time
+    bound): ~15 ms a 100 lines here, over 10 s a check. Git itself drops the repeats. Now every
+    listing counts against the check's bounds: it fails closed within them."""
+    ws = repo_with_change(tmp_path, "f.txt", "a\n", "b\n")
+    line = "/usr/lib\n"
+    (ws / ".git" / "objects" / "info" / "alternates").write_text(line * ((1 << 20) // len(line)))
+    elapsed, why = _timed(ws)
+    assert elapsed < QUICK_S, f"one check took {elapsed:.1f} s"
+    assert why, "passed"

@@ -267,10 +267,13 @@ def _objects_kind(objects: str, budget: _Budget, seen: set[tuple[int, int]]) -> 
     """`_tree_kind` of the parts of an alternate object directory git opens. An alternate names
     any directory (``/usr``): walked whole, 100,000 entries took 0.5-4 s a check."""
     try:
-        names = sorted(e.name for e in os.scandir(objects) if _OBJECT_DIR_NAMES.fullmatch(e.name))
+        listed = [e.name for e in os.scandir(objects)]
     except OSError:
         return ""  # not a directory git can list either: it finds no objects there
-    for name in names:
+    why = budget.spend(len(listed), objects)  # every listing counts (an alternate named 100,000 times)
+    if why:
+        return why
+    for name in sorted(n for n in listed if _OBJECT_DIR_NAMES.fullmatch(n)):
         why = _tree_kind(os.path.join(objects, name), budget, seen)
         if why:
             return why
@@ -291,6 +294,9 @@ def _alternates_kind(objects: str, depth: int, budget: _Budget, seen: set[tuple[
         if line.startswith('"'):
             return f"{objects}/info/alternates: a quoted entry, which is not checked"
         target = os.path.join(objects, line)  # relative entries are relative to ``objects``
+        why = budget.spend(1, objects)  # each line costs a resolution, even one git drops as a repeat
+        if why:
+            return why
         why = _kind(target, MAX_CONFIG_BYTES, directory_ok=True) or _objects_kind(target, budget, seen)
         why = why or _alternates_kind(target, depth + 1, budget, seen)
         if why:
