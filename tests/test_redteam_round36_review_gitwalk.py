@@ -82,3 +82,16 @@ def test_an_alternates_file_naming_one_directory_many_times(tmp_path: Path) -> N
     elapsed, why = _timed(ws)
     assert elapsed < QUICK_S, f"one check took {elapsed:.1f} s"
     assert why, "passed"
+
+
+def test_a_judgement_pays_for_the_bound_once(tmp_path: Path) -> None:
+    """A git command's judgement checks 4-5 times (code keys, submodules, hooks, changed paths):
+    with the time bound alone each check ran to it, ~8-10 s a judgement. A verdict past the
+    bounds is kept a few seconds: the later checks answer at once, still failing closed."""
+    ws = repo_with_change(tmp_path, "f.txt", "a\n", "b\n")
+    _plant_links(ws, 20_000, 100)
+    started = time.monotonic()
+    whys = [unsafe_git_files(str(ws)) for _ in range(4)]
+    elapsed = time.monotonic() - started
+    assert elapsed < QUICK_S, f"four checks took {elapsed:.1f} s"
+    assert all("took over 2 s" in why for why in whys), whys

@@ -59,12 +59,30 @@ def unsafe_git_files(cwd: str) -> str:
     """Why host git must not run in ``cwd`` ("" when the files it opens are all regular
     and bounded, or there is no repository). Never raises."""
     try:
-        return _check(os.path.realpath(cwd))
+        where = os.path.realpath(cwd)
+        kept = _over_budget.get(where)
+        if kept is not None and time.monotonic() - kept[0] < _KEEP_OVER_BUDGET_S:
+            return kept[1]
+        budget = _Budget()
+        why = _check(where, budget)
+        if why and budget.exhausted:
+            if len(_over_budget) >= _MAX_CLEAN_DIRS:
+                _over_budget.clear()
+            _over_budget[where] = (time.monotonic(), why)
+        return why
     except (OSError, ValueError, RecursionError) as exc:
         return f"the repository's git files could not be checked ({exc})"
 
 
-def _check(cwd: str) -> str:
+#: Verdicts that ran out of the check's bounds, by directory: ``(when, why)``, kept
+#: `_KEEP_OVER_BUDGET_S`. A git command's judgement checks 4-5 times, and each such check costs
+#: the whole `MAX_CHECK_S`: kept, one judgement costs it once. Only a refusal is kept (more
+#: asking for a few seconds after the repository is cleaned, never less).
+_over_budget: dict[str, tuple[float, str]] = {}
+_KEEP_OVER_BUDGET_S = 10.0
+
+
+def _check(cwd: str, budget: _Budget) -> str:
     current = cwd
     while True:
         dot_git = os.path.join(current, ".git")
@@ -73,10 +91,10 @@ def _check(cwd: str) -> str:
             if why:
                 return why
             if os.path.isdir(dot_git):
-                return _check_gitdir(dot_git)
-            return _check_gitfile(dot_git)
+                return _check_gitdir(dot_git, budget)
+            return _check_gitfile(dot_git, budget)
         if _looks_bare(current):
-            return _check_gitdir(current)
+            return _check_gitdir(current, budget)
         parent = os.path.dirname(current)
         if parent == current:
             return ""
@@ -87,7 +105,7 @@ def _looks_bare(directory: str) -> bool:
     return all(os.path.lexists(os.path.join(directory, n)) for n in ("HEAD", "objects", "refs"))
 
 
-def _check_gitfile(path: str) -> str:
+def _check_gitfile(path: str, budget: _Budget) -> str:
     """A ``.git`` file (``gitdir: <path>``, a worktree or submodule)."""
     data = read_regular(path, MAX_CONFIG_BYTES)
     if data is None:
@@ -98,7 +116,7 @@ def _check_gitfile(path: str) -> str:
     target = os.path.join(os.path.dirname(path), text[len("gitdir:") :].strip())
     if not os.path.isdir(target):
         return _kind(target, MAX_CONFIG_BYTES, directory_ok=True)
-    return _check_gitdir(target)
+    return _check_gitdir(target, budget)
 
 
 #: (name, size bound) of the files of a git directory that host git opens.
@@ -131,7 +149,7 @@ def _first_kind(base: str, files: tuple[tuple[str, int], ...]) -> str:
     return ""
 
 
-def _check_gitdir(gitdir: str) -> str:
+def _check_gitdir(gitdir: str, budget: _Budget) -> str:
     """The files of one git directory (and its common directory) that host git opens."""
     why = _first_kind(gitdir, _GITDIR_FILES)
     if why:
@@ -149,7 +167,6 @@ def _check_gitdir(gitdir: str) -> str:
             return why
     if not all(os.path.lexists(p) for p in (f"{gitdir}/HEAD", f"{common}/objects", f"{common}/refs")):
         return ""  # not a git directory (``gitdir: /``): git stops here, and so does the walk
-    budget = _Budget()
     seen: set[tuple[int, int]] = set()
     for base in dict.fromkeys((gitdir, common)):
         why = _tree_kind(base, budget, seen)
@@ -175,6 +192,8 @@ class _Budget:
     def __init__(self) -> None:
         self.entries = MAX_GIT_ENTRIES
         self.deadline = time.monotonic() + MAX_CHECK_S
+        #: Set when a bound was passed (the verdict is kept: `unsafe_git_files`).
+        self.exhausted = False
 
     def late(self) -> bool:
         return time.monotonic() > self.deadline
@@ -182,6 +201,7 @@ class _Budget:
     def spend(self, count: int, where: str) -> str:
         """Take ``count`` entries: why the check stops here ("" while within both bounds)."""
         self.entries -= count
+        self.exhausted = self.entries < 0 or self.late()
         if self.entries < 0:
             return (
                 f"the git directory {where} has more than {MAX_GIT_ENTRIES} entries to check "
