@@ -13,7 +13,9 @@ or more (a positive one is kept), outside the real-time I/O class (back to "none
 with both rlimits 0:0, so no command can raise either again (the real-time I/O class needs
 CAP_SYS_ADMIN or CAP_SYS_NICE, which no command holds). The zygote, its holder and its root spawner do this to
 themselves (`sandbox._zygote_main`); one bwrap per command through ``prlimit`` starts under
-`calm_prefix` and `RLIMIT_FLAGS`.
+`calm_prefix` and `RLIMIT_FLAGS`. The local backend's commands (fresh starts, warm shells, those
+its reaper starts) start under ``calm_prefix(limits=True)`` (review of round 36: they still had
+the caller's policy and nice).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import resource
 import shutil
 
 __all__ = ["CALM_POLICIES", "IOPRIO_CLASS_RT", "RLIMIT_FLAGS", "calm_prefix", "io_class"]
@@ -58,17 +61,19 @@ def _program(name: str) -> str:
     path = shutil.which(name, path=os.defpath + ":/usr/sbin:/sbin")
     if path is None:
         raise FileNotFoundError(
-            f"bwrap needs {name} to start a command without its caller's scheduling priority "
+            f"shellrt needs {name} to start a command without its caller's scheduling priority "
             "(apt-get install util-linux coreutils), or run shellrt under SCHED_OTHER at nice 0"
         )
     return path
 
 
-def calm_prefix() -> list[str]:
+def calm_prefix(*, limits: bool = False) -> list[str]:
     """Programs to put before a process the calling thread starts, so that it starts under a
     `CALM_POLICIES` policy at a nice of 0 or more and outside the real-time I/O class: ``ionice -c
     0`` for a caller in that class, ``chrt --other 0`` for a real-time or deadline caller, ``nice
-    -n N`` for one at nice -N. Empty (no exec) for an ordinary caller.
+    -n N`` for one at nice -N; with ``limits`` (a start that has no ``prlimit`` of its own: the
+    local backend), ``prlimit`` `RLIMIT_FLAGS` for a caller whose ``RLIMIT_RTPRIO`` or
+    ``RLIMIT_NICE`` is not 0. Empty (no exec) for an ordinary caller.
     Raises `FileNotFoundError` (with what to do) when one is needed and missing."""
     prefix: list[str] = []
     if io_class() in (IOPRIO_CLASS_RT, -1):
@@ -78,4 +83,6 @@ def calm_prefix() -> list[str]:
     nice = os.getpriority(os.PRIO_PROCESS, 0)
     if nice < 0:
         prefix += [_program("nice"), "-n", str(-nice)]
+    if limits and any(any(resource.getrlimit(r)) for r in (resource.RLIMIT_RTPRIO, resource.RLIMIT_NICE)):
+        prefix += [_program("prlimit"), *RLIMIT_FLAGS, "--"]
     return prefix

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from sandbox._bwrap_sched import calm_prefix
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
 from sandbox._hostread import read_regular
 from sandbox._proctree import (
@@ -189,6 +190,9 @@ class HostRunner:
         self.session_cgroup: SessionCgroup | None = None
         #: Set by the local backend: its pre-spawned shells (`sandbox._warm`); never for bwrap.
         self.warm: WarmPool | None = None
+        #: Set by the local backend: each process starts without the caller's scheduling priority
+        #: (`sandbox._bwrap_sched`; bwrap's starts do that themselves, with their own ``prlimit``).
+        self.calm = False
         self.closed = False
 
     def start(self) -> None:
@@ -244,6 +248,8 @@ class HostRunner:
         Never awaits (a start blocks as a vfork would): the warm shells start from `wait`.
         """
         env = child_env(request, env_extra, marker)
+        if self.calm:
+            argv = [*self._calm_prefix(), *argv]
         pipes = StdioPipes.open(request)
         try:
             popen: Child | subprocess.Popen[bytes] | ReapedChild | None = None
@@ -294,6 +300,16 @@ class HostRunner:
         if not warm_idle:
             self.command_started()
         return handle
+
+    @staticmethod
+    def _calm_prefix() -> list[str]:
+        """`calm_prefix` with the rlimits (the local start has no ``prlimit``): empty for an
+        ordinary caller. A real-time or negative-nice caller gave every local command its policy
+        and nice, warm shells and the reaper's starts too (review of round 36)."""
+        try:
+            return calm_prefix(limits=True)
+        except FileNotFoundError as exc:
+            raise SandboxExecError(str(exc)) from exc
 
     def _resolve(self, name: str, path: str | None) -> str | None:
         """``name`` looked up on ``path`` once (cached), so the child execs it at the first try.

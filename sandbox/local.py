@@ -44,6 +44,7 @@ class LocalBackend(SandboxBackend):
         super().__init__(policy)
         self.config = config or LocalConfig()
         self._runner = HostRunner("local", marker_token=owner_marker_token())
+        self._runner.calm = True  # nothing of the caller's scheduling priority (`sandbox._bwrap_sched`)
 
     async def start(self) -> None:
         if not self.policy.workspace.is_dir():

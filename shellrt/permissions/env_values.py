@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from sandbox._hostpath import inside, others_write, registered_roots
+from sandbox._proclinks import PER_PROCESS, through_proc
 
 __all__ = ["NAME_VALUED", "NOT_LOADED", "Roots", "every_root", "names_a_writable_place", "resolved_elsewhere", "safe_path"]
 
@@ -76,9 +77,6 @@ NAME_VALUED: frozenset[str] = frozenset(
 #: A ref's shape (git check-ref-format's characters): no blank, no ``:`` ``\`` ``~`` ``^`` ``?`` ``*``
 #: ``[``, no empty, ``.`` or ``..`` component, so neither absolute nor climbing.
 _REF_NAME = re.compile(r"(?!\.\.?(/|@|$))[^\s/\\:~^?*\[]+(/(?!\.\.?(/|@|$))[^\s/\\:~^?*\[]+)*")
-#: Where the kernel resolves a path per process: ``/proc/self/cwd`` is shellrt's cwd when judged
-#: and the workspace for a hook started there (review of round 35).
-_PER_PROCESS = re.compile(r"/proc(/.*)?|/dev/(fd|stdin|stdout|stderr)(/.*)?")
 
 
 def names_a_writable_place(value: str, roots: Sequence[str], home: str | None, name: str = "") -> bool:
@@ -128,43 +126,13 @@ def resolved_elsewhere(entry: str, roots: Sequence[str]) -> bool:
     or with a ``..`` after a directory inside ``roots``, which a command can make a link (the
     kernel resolves ``<ws>/tools/../../x`` through it) after the judgement, even between two calls
     of one cached `hook_env`."""
-    if _PER_PROCESS.fullmatch(os.path.normpath(entry)) or _links_through_proc(entry):
+    if PER_PROCESS.fullmatch(os.path.normpath(entry)) or through_proc(entry):
         return True
     parts = entry.split("/")
     for at in (i for i, part in enumerate(parts) if part == ".."):
         prefix = "/".join(parts[:at]) or "/"
         if inside(os.path.normpath(prefix), roots) or inside(os.path.realpath(prefix), roots):
             return True
-    return False
-
-
-def _links_through_proc(entry: str) -> bool:
-    """Whether resolving absolute ``entry`` passes through `_PER_PROCESS` at any step (a link of
-    the operator's to ``/proc/self/cwd``: ``realpath`` shows only where it ends in shellrt), or
-    takes more than 40 links (fail closed)."""
-    parts, current, links = entry.split("/"), "/", 0
-    while parts:
-        part = parts.pop(0)
-        if part in ("", "."):
-            continue
-        if part == "..":
-            current = os.path.dirname(current)
-            continue
-        step = os.path.join(current, part)
-        if _PER_PROCESS.fullmatch(step):
-            return True
-        if not os.path.islink(step):
-            current = step
-            continue
-        links += 1
-        try:
-            target = os.readlink(step)
-        except OSError:
-            return True  # a link that changed under us: not judged
-        if links > 40:
-            return True
-        current = "/" if target.startswith("/") else current
-        parts = target.split("/") + parts
     return False
 
 

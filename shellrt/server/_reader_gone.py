@@ -35,9 +35,10 @@ def reader_gone(fd: int) -> bool:
 
 
 async def wait_reader_gone(fd: int) -> None:
-    """Return once ``fd`` has no reader (see `reader_gone`); wait for ever otherwise.
-
-    Polled: a pipe's write end with room in its buffer is always writable, so no readiness wait
-    (an `anyio.Event` has nobody to set it) says when its reader went; one `poll` every `CHECK_S`."""
-    while not reader_gone(fd):  # noqa: ASYNC110
+    """Return once ``fd`` has no reader (see `reader_gone`); wait for ever otherwise. Polled: the
+    kernel raises no event for a reader gone that anyio can wait on without asking for POLLOUT
+    (which a pipe with room answers at once)."""
+    while True:
+        if reader_gone(fd):
+            return
         await anyio.sleep(CHECK_S)

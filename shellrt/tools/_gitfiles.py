@@ -27,8 +27,9 @@ import sys
 import time
 
 from sandbox._hostread import read_regular
+from sandbox._proclinks import through_proc
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_GIT_ENTRIES", "MAX_INDEX_BYTES", "unsafe_git_files"]
+__all__ = ["MAX_CHECK_S", "MAX_CONFIG_BYTES", "MAX_GIT_ENTRIES", "MAX_INDEX_BYTES", "unsafe_git_files"]
 
 #: Configuration-like files (config, HEAD, commondir, a ``.git`` file, included files).
 MAX_CONFIG_BYTES = 1 << 20
@@ -38,6 +39,10 @@ MAX_INDEX_BYTES = 1 << 30
 #: (fails closed). A packed repository has a few hundred; ``gc.auto`` packs loose objects
 #: past 6,700. Measured: 5,300 entries (3,000 loose objects, 2,000 loose tags) in 11-27 ms at load 15.
 MAX_GIT_ENTRIES = 100_000
+#: Seconds one check may take before it fails closed. Entries alone did not bound it: each link's
+#: target is resolved step by step (`through_proc`, `realpath`), and 5,000 links whose targets
+#: walk ``d/..`` a hundred times took ~8 s a check, 4-5 checks a git command (review of round 36).
+MAX_CHECK_S = 2.0
 #: git follows alternates of alternates to depth 5 (``link_alt_odb_entry``).
 _MAX_ALTERNATE_DEPTH = 5
 #: Directories of a git directory that host git queries never open: another repository's
@@ -54,12 +59,30 @@ def unsafe_git_files(cwd: str) -> str:
     """Why host git must not run in ``cwd`` ("" when the files it opens are all regular
     and bounded, or there is no repository). Never raises."""
     try:
-        return _check(os.path.realpath(cwd))
+        where = os.path.realpath(cwd)
+        kept = _over_budget.get(where)
+        if kept is not None and time.monotonic() - kept[0] < _KEEP_OVER_BUDGET_S:
+            return kept[1]
+        budget = _Budget()
+        why = _check(where, budget)
+        if why and budget.exhausted:
+            if len(_over_budget) >= _MAX_CLEAN_DIRS:
+                _over_budget.clear()
+            _over_budget[where] = (time.monotonic(), why)
+        return why
     except (OSError, ValueError, RecursionError) as exc:
         return f"the repository's git files could not be checked ({exc})"
 
 
-def _check(cwd: str) -> str:
+#: Verdicts that ran out of the check's bounds, by directory: ``(when, why)``, kept
+#: `_KEEP_OVER_BUDGET_S`. A git command's judgement checks 4-5 times, and each such check costs
+#: the whole `MAX_CHECK_S`: kept, one judgement costs it once. Only a refusal is kept (more
+#: asking for a few seconds after the repository is cleaned, never less).
+_over_budget: dict[str, tuple[float, str]] = {}
+_KEEP_OVER_BUDGET_S = 10.0
+
+
+def _check(cwd: str, budget: _Budget) -> str:
     current = cwd
     while True:
         dot_git = os.path.join(current, ".git")
@@ -68,10 +91,10 @@ def _check(cwd: str) -> str:
             if why:
                 return why
             if os.path.isdir(dot_git):
-                return _check_gitdir(dot_git)
-            return _check_gitfile(dot_git)
+                return _check_gitdir(dot_git, budget)
+            return _check_gitfile(dot_git, budget)
         if _looks_bare(current):
-            return _check_gitdir(current)
+            return _check_gitdir(current, budget)
         parent = os.path.dirname(current)
         if parent == current:
             return ""
@@ -82,7 +105,7 @@ def _looks_bare(directory: str) -> bool:
     return all(os.path.lexists(os.path.join(directory, n)) for n in ("HEAD", "objects", "refs"))
 
 
-def _check_gitfile(path: str) -> str:
+def _check_gitfile(path: str, budget: _Budget) -> str:
     """A ``.git`` file (``gitdir: <path>``, a worktree or submodule)."""
     data = read_regular(path, MAX_CONFIG_BYTES)
     if data is None:
@@ -93,7 +116,7 @@ def _check_gitfile(path: str) -> str:
     target = os.path.join(os.path.dirname(path), text[len("gitdir:") :].strip())
     if not os.path.isdir(target):
         return _kind(target, MAX_CONFIG_BYTES, directory_ok=True)
-    return _check_gitdir(target)
+    return _check_gitdir(target, budget)
 
 
 #: (name, size bound) of the files of a git directory that host git opens.
@@ -126,7 +149,7 @@ def _first_kind(base: str, files: tuple[tuple[str, int], ...]) -> str:
     return ""
 
 
-def _check_gitdir(gitdir: str) -> str:
+def _check_gitdir(gitdir: str, budget: _Budget) -> str:
     """The files of one git directory (and its common directory) that host git opens."""
     why = _first_kind(gitdir, _GITDIR_FILES)
     if why:
@@ -144,7 +167,6 @@ def _check_gitdir(gitdir: str) -> str:
             return why
     if not all(os.path.lexists(p) for p in (f"{gitdir}/HEAD", f"{common}/objects", f"{common}/refs")):
         return ""  # not a git directory (``gitdir: /``): git stops here, and so does the walk
-    budget = [MAX_GIT_ENTRIES]
     seen: set[tuple[int, int]] = set()
     for base in dict.fromkeys((gitdir, common)):
         why = _tree_kind(base, budget, seen)
@@ -164,7 +186,36 @@ _SETTLED_S = 2.0
 _MAX_CLEAN_DIRS = 20_000
 
 
-def _tree_kind(top: str, budget: list[int], seen: set[tuple[int, int]]) -> str:
+class _Budget:
+    """What one check may still spend: `MAX_GIT_ENTRIES` entries and `MAX_CHECK_S` seconds."""
+
+    def __init__(self) -> None:
+        self.entries = MAX_GIT_ENTRIES
+        self.deadline = time.monotonic() + MAX_CHECK_S
+        #: Set when a bound was passed (the verdict is kept: `unsafe_git_files`).
+        self.exhausted = False
+
+    def late(self) -> bool:
+        return time.monotonic() > self.deadline
+
+    def spend(self, count: int, where: str) -> str:
+        """Take ``count`` entries: why the check stops here ("" while within both bounds)."""
+        self.entries -= count
+        self.exhausted = self.entries < 0 or self.late()
+        if self.entries < 0:
+            return (
+                f"the git directory {where} has more than {MAX_GIT_ENTRIES} entries to check "
+                "(run `git gc` to pack loose objects, or run this git command yourself)"
+            )
+        if self.late():
+            return (
+                f"checking the git directory took over {MAX_CHECK_S:g} s (at {where}: many links or "
+                "entries); remove what a command planted there, or run this git command yourself"
+            )
+        return ""
+
+
+def _tree_kind(top: str, budget: _Budget, seen: set[tuple[int, int]]) -> str:
     """Why an entry below ``top`` may block git ("" when each is a regular file or a directory
     after symlinks, or absent). Symlinked directories are walked where they lead, once each;
     past ``budget`` entries: fails closed."""
@@ -184,24 +235,21 @@ def _tree_kind(top: str, budget: list[int], seen: set[tuple[int, int]]) -> str:
             count, subdirs, why = cached[1], cached[2], ""
         else:
             listed = time.time_ns()
-            count, subdirs, why, settled = _list_kinds(directory)
+            count, subdirs, why, settled = _list_kinds(directory, budget)
             if settled and listed - max(st.st_mtime_ns, st.st_ctime_ns) > _SETTLED_S * 1e9:
                 if len(_clean_dirs) >= _MAX_CLEAN_DIRS:
                     _clean_dirs.clear()
                 _clean_dirs[directory] = (key, count, subdirs)
-        budget[0] -= count
-        if budget[0] < 0:
-            return (
-                f"the git directory {top} has more than {MAX_GIT_ENTRIES} entries to check "
-                "(run `git gc` to pack loose objects, or run this git command yourself)"
-            )
+        if why:
+            return why
+        why = budget.spend(count, top)
         if why:
             return why
         pending.extend(d for d in subdirs if directory != top or os.path.basename(d) not in _SKIPPED_DIRS)
     return ""
 
 
-def _list_kinds(directory: str) -> tuple[int, tuple[str, ...], str, bool]:
+def _list_kinds(directory: str, budget: _Budget) -> tuple[int, tuple[str, ...], str, bool]:
     """``(entry count, directories to walk, why an entry may block git, whether the answer
     stays true while the directory is unchanged)`` of one directory. A symlink's target is
     checked (a linked directory walked) where it leads, which may change without the
@@ -213,6 +261,8 @@ def _list_kinds(directory: str) -> tuple[int, tuple[str, ...], str, bool]:
     subdirs: list[str] = []
     settled = True
     for entry in entries:
+        if budget.late():
+            return len(entries), (), budget.spend(0, directory), False
         if entry.is_dir(follow_symlinks=False):
             subdirs.append(entry.path)
             continue
@@ -233,21 +283,24 @@ def _list_kinds(directory: str) -> tuple[int, tuple[str, ...], str, bool]:
 _OBJECT_DIR_NAMES = re.compile(r"[0-9a-f]{2}|pack|info")
 
 
-def _objects_kind(objects: str, budget: list[int], seen: set[tuple[int, int]]) -> str:
+def _objects_kind(objects: str, budget: _Budget, seen: set[tuple[int, int]]) -> str:
     """`_tree_kind` of the parts of an alternate object directory git opens. An alternate names
     any directory (``/usr``): walked whole, 100,000 entries took 0.5-4 s a check."""
     try:
-        names = sorted(e.name for e in os.scandir(objects) if _OBJECT_DIR_NAMES.fullmatch(e.name))
+        listed = [e.name for e in os.scandir(objects)]
     except OSError:
         return ""  # not a directory git can list either: it finds no objects there
-    for name in names:
+    why = budget.spend(len(listed), objects)  # every listing counts (an alternate named 100,000 times)
+    if why:
+        return why
+    for name in sorted(n for n in listed if _OBJECT_DIR_NAMES.fullmatch(n)):
         why = _tree_kind(os.path.join(objects, name), budget, seen)
         if why:
             return why
     return ""
 
 
-def _alternates_kind(objects: str, depth: int, budget: list[int], seen: set[tuple[int, int]]) -> str:
+def _alternates_kind(objects: str, depth: int, budget: _Budget, seen: set[tuple[int, int]]) -> str:
     """`_tree_kind` of every object directory ``objects/info/alternates`` names, recursively."""
     data = read_regular(os.path.join(objects, "info", "alternates"), MAX_CONFIG_BYTES)
     if not data:
@@ -261,6 +314,9 @@ def _alternates_kind(objects: str, depth: int, budget: list[int], seen: set[tupl
         if line.startswith('"'):
             return f"{objects}/info/alternates: a quoted entry, which is not checked"
         target = os.path.join(objects, line)  # relative entries are relative to ``objects``
+        why = budget.spend(1, objects)  # each line costs a resolution, even one git drops as a repeat
+        if why:
+            return why
         why = _kind(target, MAX_CONFIG_BYTES, directory_ok=True) or _objects_kind(target, budget, seen)
         why = why or _alternates_kind(target, depth + 1, budget, seen)
         if why:
@@ -272,9 +328,13 @@ def _kind(path: str, bound: int, *, directory_ok: bool = False) -> str:
     """Why ``path`` may not be opened by git ("" when it is absent, or a regular file
     within ``bound``). Symlinks are followed, as git follows them. A path that leads into
     ``/proc`` (``/proc/self/fd/1``, ``/dev/stdin``) names another file in git than here: git's
-    own stdout is the pipe it writes and would block reading (red team round 36)."""
-    if _through_proc(path):
-        return f"{path} leads into /proc, which names another file in git's process than here"
+    own stdout is the pipe it writes and would block reading (red team round 36); so does one
+    resolved through too many links or steps (`sandbox._proclinks`)."""
+    if through_proc(path):
+        return (
+            f"{path} leads into /proc (another file in git's process than here) or through more "
+            "links or steps than are followed"
+        )
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -290,35 +350,6 @@ def _kind(path: str, bound: int, *, directory_ok: bool = False) -> str:
     if st.st_size > bound:
         return f"{path} is larger than {bound} bytes"
     return ""
-
-
-def _through_proc(path: str) -> bool:
-    """Whether resolving ``path`` (symlinks followed one by one) enters ``/proc``. Not
-    ``realpath``: it resolves ``/proc/self/fd/N`` in this process, to this process's file."""
-    parts = os.path.abspath(path).split("/")
-    current = "/"
-    hops = 40  # the kernel's own bound (ELOOP)
-    while parts:
-        name = parts.pop(0)
-        if name in ("", "."):
-            continue
-        if name == "..":
-            current = os.path.dirname(current)
-            continue
-        candidate = os.path.join(current, name)
-        if candidate == "/proc":
-            return True
-        if not os.path.islink(candidate):
-            current = candidate
-            continue
-        hops -= 1
-        if hops < 0:
-            return True  # a loop: git fails on it, but fail closed here
-        target = os.readlink(candidate)
-        if os.path.isabs(target):
-            current = "/"
-        parts = target.split("/") + parts
-    return False
 
 
 def _includes(config: str, depth: int) -> str:
