@@ -135,6 +135,7 @@ from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._maskaliases import ALIAS, AliasFinder, stats_of
 from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._nestedroots import nested_root_args
+from sandbox._oomscore import oom_prefix
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
@@ -792,8 +793,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         spawner or one bwrap start without the caller's real-time policy or negative nice (which
         also kept a real-time caller's zygote out of a CPU-limited session cgroup). Empty for an
         ordinary caller."""
-        try:
-            return calm_prefix()
+        try:  # and at the highest OOM score, whatever the caller's (`sandbox._oomscore`, round 36)
+            return [*calm_prefix(), *oom_prefix()]
         except FileNotFoundError as exc:
             raise SandboxExecError(str(exc)) from exc
 
