@@ -202,6 +202,8 @@ _SCHED_FLAG_RESET_ON_FORK = 1
 _SYS_IOPRIO_GET, _SYS_IOPRIO_SET = {"x86_64": (252, 251), "aarch64": (31, 30)}[os.uname().machine]
 _IOPRIO_WHO_PROCESS = 1
 _IOPRIO_CLASS_RT = 1
+#: The umask of every process of a sandbox (an ordinary login's); the host's own is the caller's.
+SANDBOX_UMASK = 0o022
 #: `sandbox._oomscore.OOM_SCORE_ADJ` (this module imports nothing of ``sandbox``; a test pins both).
 OOM_SCORE_ADJ = 1000
 #: The slice an init asks for while it waits and runs its command (the kernel's minimum custom
@@ -1449,6 +1451,9 @@ def main() -> None:
     sock = _socket.socket(fileno=fd)
     config = marshal.loads(bytes.fromhex(sys.argv[2]))
     calm_scheduling()  # the holder, the root spawner and the zygote alike: first, single-threaded
+    # Modes made here (the holder's skeleton, 0711) and every session command's files: never the
+    # caller's umask (a hardened root's 027 left the sandbox uid no way to its roots; round 36 bwrap2).
+    os.umask(SANDBOX_UMASK)
     if config.get("hold"):
         hold(sock, config["setup"])
     if config.get("spawner"):

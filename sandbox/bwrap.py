@@ -1129,6 +1129,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 for part in path.relative_to("/tmp").parts:
                     inner = inner / part
                     inner.mkdir(mode=0o711, exist_ok=True)
+                    inner.chmod(0o711)  # whatever the caller's umask (027: not crossable)
         # A per-command bwrap runs as the sandbox uid, which cannot cross the 0700 parents of
         # what it binds (/root, the session tmp's owner dir). In the holder's namespace only,
         # that owner dir becomes a 0711 skeleton holding the session tmp and a copy of each
