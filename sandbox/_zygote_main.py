@@ -1445,6 +1445,18 @@ def raise_oom_score() -> None:
         os.close(fd)
 
 
+def clean_signals() -> None:
+    """No signal blocked, none ignored that the caller ignored (``nohup``: SIGHUP; a shell's ``&``:
+    SIGINT and SIGQUIT): both survive exec, so every command inherited them (red team round 36
+    bwrap2). Python's own SIGPIPE and SIGXFSZ stay ignored here: every spawn resets those two."""
+    _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
+    for sig in range(1, 32):
+        if sig in (_signal.SIGKILL, _signal.SIGSTOP, _signal.SIGPIPE, _signal.SIGXFSZ):
+            continue
+        if _signal.getsignal(sig) == _signal.SIG_IGN:
+            _signal.signal(sig, _signal.SIG_DFL)
+
+
 def main() -> None:
     fd = int(sys.argv[1])
     os.set_inheritable(fd, False)  # inherited from bwrap; no command may ever hold it
@@ -1454,6 +1466,7 @@ def main() -> None:
     # Modes made here (the holder's skeleton, 0711) and every session command's files: never the
     # caller's umask (a hardened root's 027 left the sandbox uid no way to its roots; round 36 bwrap2).
     os.umask(SANDBOX_UMASK)
+    clean_signals()
     if config.get("hold"):
         hold(sock, config["setup"])
     if config.get("spawner"):
