@@ -202,6 +202,10 @@ _SCHED_FLAG_RESET_ON_FORK = 1
 _SYS_IOPRIO_GET, _SYS_IOPRIO_SET = {"x86_64": (252, 251), "aarch64": (31, 30)}[os.uname().machine]
 _IOPRIO_WHO_PROCESS = 1
 _IOPRIO_CLASS_RT = 1
+#: The umask of every process of a sandbox (an ordinary login's); the host's own is the caller's.
+SANDBOX_UMASK = 0o022
+#: `sandbox._oomscore.OOM_SCORE_ADJ` (this module imports nothing of ``sandbox``; a test pins both).
+OOM_SCORE_ADJ = 1000
 #: The slice an init asks for while it waits and runs its command (the kernel's minimum custom
 #: slice): see `Zygote.__init__`.
 _INIT_SLICE_NS = 100_000
@@ -1414,8 +1418,9 @@ def calm_scheduling() -> None:
     """Give up the caller's scheduling priority before anything of a command can inherit it
     (`sandbox._bwrap_sched`, red team round 36): SCHED_OTHER unless OTHER, BATCH or IDLE already,
     a nice of 0 or more, no real-time I/O class, ``RLIMIT_RTPRIO`` and ``RLIMIT_NICE`` 0:0 (no command raises either
-    again). A real-time command's busy loop took up to 95% of a CPU from the host's processes,
-    past any cgroup CPU limit. Each step needs no privilege; a failure stops the start."""
+    again), and the highest OOM score (`raise_oom_score`). A real-time command's busy loop took up
+    to 95% of a CPU from the host's processes, past any cgroup CPU limit. Each step needs no
+    privilege; a failure stops the start."""
     for limit in (resource.RLIMIT_RTPRIO, resource.RLIMIT_NICE):
         resource.setrlimit(limit, (0, 0))
     ioprio = _libc.syscall(_SYS_IOPRIO_GET, _IOPRIO_WHO_PROCESS, 0)
@@ -1425,6 +1430,31 @@ def calm_scheduling() -> None:
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     if os.getpriority(os.PRIO_PROCESS, 0) < 0:
         os.setpriority(os.PRIO_PROCESS, 0, 0)
+    raise_oom_score()
+
+
+def raise_oom_score() -> None:
+    """Run at `OOM_SCORE_ADJ` (`sandbox._oomscore`, red team round 36 bwrap2): every command is the
+    first process the kernel's OOM killer picks, never its caller's equal. The host starts this
+    process under ``choom`` already; this holds where a start missed it. Raising needs no privilege."""
+    fd = os.open("/proc/self/oom_score_adj", os.O_RDWR | os.O_CLOEXEC)
+    try:
+        if int(os.pread(fd, 16, 0) or b"-1000") < OOM_SCORE_ADJ:
+            os.write(fd, str(OOM_SCORE_ADJ).encode())
+    finally:
+        os.close(fd)
+
+
+def clean_signals() -> None:
+    """No signal blocked, none ignored that the caller ignored (``nohup``: SIGHUP; a shell's ``&``:
+    SIGINT and SIGQUIT): both survive exec, so every command inherited them (red team round 36
+    bwrap2). Python's own SIGPIPE and SIGXFSZ stay ignored here: every spawn resets those two."""
+    _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
+    for sig in range(1, 32):
+        if sig in (_signal.SIGKILL, _signal.SIGSTOP, _signal.SIGPIPE, _signal.SIGXFSZ):
+            continue
+        if _signal.getsignal(sig) == _signal.SIG_IGN:
+            _signal.signal(sig, _signal.SIG_DFL)
 
 
 def main() -> None:
@@ -1433,6 +1463,10 @@ def main() -> None:
     sock = _socket.socket(fileno=fd)
     config = marshal.loads(bytes.fromhex(sys.argv[2]))
     calm_scheduling()  # the holder, the root spawner and the zygote alike: first, single-threaded
+    # Modes made here (the holder's skeleton, 0711) and every session command's files: never the
+    # caller's umask (a hardened root's 027 left the sandbox uid no way to its roots; round 36 bwrap2).
+    os.umask(SANDBOX_UMASK)
+    clean_signals()
     if config.get("hold"):
         hold(sock, config["setup"])
     if config.get("spawner"):

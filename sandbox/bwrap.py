@@ -135,6 +135,7 @@ from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._maskaliases import ALIAS, AliasFinder, stats_of
 from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._nestedroots import nested_root_args
+from sandbox._oomscore import oom_prefix
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
@@ -792,8 +793,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         spawner or one bwrap start without the caller's real-time policy or negative nice (which
         also kept a real-time caller's zygote out of a CPU-limited session cgroup). Empty for an
         ordinary caller."""
-        try:
-            return calm_prefix()
+        try:  # and at the highest OOM score, whatever the caller's (`sandbox._oomscore`, round 36)
+            return [*calm_prefix(), *oom_prefix()]
         except FileNotFoundError as exc:
             raise SandboxExecError(str(exc)) from exc
 
@@ -1128,6 +1129,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 for part in path.relative_to("/tmp").parts:
                     inner = inner / part
                     inner.mkdir(mode=0o711, exist_ok=True)
+                    inner.chmod(0o711)  # whatever the caller's umask (027: not crossable)
         # A per-command bwrap runs as the sandbox uid, which cannot cross the 0700 parents of
         # what it binds (/root, the session tmp's owner dir). In the holder's namespace only,
         # that owner dir becomes a 0711 skeleton holding the session tmp and a copy of each
