@@ -35,12 +35,25 @@ def _owned_containers(pid: int) -> list[str]:
     return out.stdout.split()
 
 
+def _runs(container: str, command: str) -> bool:
+    """Whether a process of ``container`` has ``command`` as its command line (`docker top`)."""
+    top = subprocess.run(["docker", "top", container, "-o", "pid,args"], capture_output=True, text=True, timeout=60)
+    return any(line.split(None, 1)[1:] == [command] for line in top.stdout.splitlines()[1:])
+
+
 async def _kill_when_running(pid: int) -> None:
     """``docker kill`` the container owned by ``pid`` once it exists (after the command started)."""
     for _ in range(300):
         ids = _owned_containers(pid)
         if ids:
-            await anyio.sleep(1.0)  # let `sleep 30` start inside it
+            # Once `sleep 30` runs inside it (a fixed second was too short under load in CI92: the
+            # kill came before the command started, and shellrt rightly ran it in a new container).
+            for _ in range(600):
+                if any(_runs(cid, "sleep 30") for cid in ids):
+                    break
+                await anyio.sleep(0.1)
+            else:
+                raise AssertionError("the command never started in its container")
             subprocess.run(["docker", "kill", *ids], capture_output=True, timeout=60)
             return
         await anyio.sleep(0.1)
