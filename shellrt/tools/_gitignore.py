@@ -403,6 +403,17 @@ def _skip(
     return types is not None and types.matched(name, is_dir) == "ignore"
 
 
+def selected(rel: str, overrides: GlobList | None, types: TypeFilter | None) -> bool:
+    """Whether the walk's globs and type (not ignore files) let it reach the file ``rel``: each
+    parent directory, then the file, judged as `walk_entries` judges them."""
+    parts = rel.split("/")
+    for depth in range(1, len(parts) + 1):
+        is_dir = depth < len(parts)
+        if _skip("", "/".join(parts[:depth]), parts[depth - 1], is_dir, (), overrides, types):
+            return False
+    return True
+
+
 #: Levels of directories the walk descends (it holds one fd per level of its current path).
 MAX_WALK_DEPTH = 512
 

@@ -15,6 +15,9 @@ from __future__ import annotations
 import os
 import stat
 import struct
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,6 +32,14 @@ MAX_INDEX_BYTES = 64 << 20
 #: Names checked for presence in one call (each costs a few ``openat``); the rest are not added.
 _MAX_CHECKED = 100_000
 _REGULAR = 0o100000
+#: Parsed indexes kept (most recently used last), and the largest index kept (~8 MB: 80,000 files).
+_CACHE_ENTRIES = 8
+_CACHED_MAX_BYTES = 16 << 20
+#: How old an index's ctime must be before its parse is kept: a file system's timestamps may be a
+#: clock tick (a few ms) coarse, so a rewrite of the same size within one tick could look unchanged.
+_SETTLED_NS = 2_000_000_000
+_CACHE: OrderedDict[tuple[object, ...], tuple[str, ...]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
 #: The note Glob and Grep add (``count``, ``verb``): the model learns the ignore files were overruled.
 UNIGNORED_NOTE = (
     "{count} file(s) shown are tracked by git but named in this tree's ignore files (.gitignore/"
@@ -45,21 +56,52 @@ def tracked_under(root: Path, top_bound: Path) -> list[str] | None:
     top = _repository_top(root, top_bound)
     if top is None:
         return None
-    index = top / ".git" / "index"
+    names = _index_names_cached(top / ".git" / "index")
+    if names is None:
+        return None
+    prefix = "" if top == root else root.relative_to(top).as_posix() + "/"
+    return [n[len(prefix) :] for n in names if n.startswith(prefix) and len(n) > len(prefix)]
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _index_names_cached(index: Path) -> tuple[str, ...] | None:
+    """`_index_names` of the index file, from `_CACHE` when its identity (device, inode, size,
+    mtime, ctime) is the one it was read with. Only an index whose ctime was at least
+    `_SETTLED_NS` old when read, and unchanged across the read, is kept: any write after that
+    sets a new ctime (a command cannot set ctime back), so a kept entry is never stale."""
     try:
         st = os.lstat(index)
     except OSError:
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_INDEX_BYTES:
         return None  # a sparse 10 GB index costs no read (the read below is bounded as well)
+    key = (str(index), *_identity(st))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
     data = read_regular(index, MAX_INDEX_BYTES, follow=False)
     if data is None or len(data) > MAX_INDEX_BYTES:
         return None
-    names = _index_names(data)
-    if names is None:
+    parsed = _index_names(data)
+    if parsed is None:
         return None
-    prefix = "" if top == root else root.relative_to(top).as_posix() + "/"
-    return [n[len(prefix) :] for n in names if n.startswith(prefix) and len(n) > len(prefix)]
+    names = tuple(parsed)
+    try:
+        after = os.lstat(index)
+    except OSError:
+        return names
+    settled = time.time_ns() - st.st_ctime_ns >= _SETTLED_NS
+    if settled and _identity(after) == _identity(st) and len(data) == st.st_size <= _CACHED_MAX_BYTES:
+        with _CACHE_LOCK:
+            _CACHE[key] = names
+            while len(_CACHE) > _CACHE_ENTRIES:
+                _CACHE.popitem(last=False)
+    return names
 
 
 def hidden_tracked(root_fd: int, tracked: Iterable[str], listed: Iterable[str]) -> list[str]:
