@@ -34,7 +34,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.notes import note
 from shellrt.tools._bidi import isolated
-from shellrt.tools._gitignore import FILE_TYPES, GlobSyntaxError, compile_glob
+from shellrt.tools._gitignore import FILE_TYPES, GlobSyntaxError, compile_glob, rules_along
 from shellrt.tools._hidden_search import MAX_HIDDEN_SEARCHED, chosen, search_hidden
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
@@ -356,8 +356,8 @@ async def _search_with_tracked(
     """The hits of ``query``, plus those of the files git tracks that the tree's ignore files hid
     (`shellrt.tools._tracked`), each searched by its own path (`shellrt.tools._hidden_search`);
     how many such files hold hits; and how many could not be searched (too many, too many hits,
-    too slow: the other hits stand, and the note says so). The listing that finds them runs
-    beside the search, not after it."""
+    too slow: the other hits stand, and the note says so). Finding them (the index, cached; a
+    listing only when an ignore rule lies on the way to a tracked file) runs beside the search."""
     hits: dict[str, FileHits] = {}
     hidden: list[str] = []
 
@@ -366,9 +366,12 @@ async def _search_with_tracked(
 
     async def find_hidden() -> None:
         tracked = await off_loop(tracked_in_view, view, target, what=what)
-        if tracked:
-            listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner)
-            hidden.extend(await off_loop(hidden_tracked, fd, tracked, listed, what=what))
+        if not tracked:
+            return
+        if not await off_loop(rules_along, query.root, fd, tracked, what=what):
+            return  # no ignore rule on the way to any tracked file: none is hidden, no listing
+        listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner)
+        hidden.extend(await off_loop(hidden_tracked, fd, tracked, listed, what=what))
 
     try:
         async with anyio.create_task_group() as tg:
