@@ -208,6 +208,8 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
         if found is not None:
             results[str(query.single_file)] = found
         return results
+    if query.only is not None:
+        return _search_only(query, rx)
     overrides = GlobList.parse([*query.globs, "!.git"])
     types = TypeFilter.for_type(query.file_type) if query.file_type else None
     kept = 0
@@ -222,6 +224,26 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
             kept += len(found.lines)
             if kept > MAX_HIT_LINES:
                 raise TooManyHitsError(kept)
+    return results
+
+
+def _search_only(query: GrepQuery, rx: re.Pattern[str]) -> dict[str, FileHits]:
+    """`python_search` of the paths ``query.only`` alone, each opened below the anchored root
+    without following a symlink (`confine.open_beneath`)."""
+    results: dict[str, FileHits] = {}
+    kept = 0
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    top = os.dup(query.root_fd) if query.root_fd is not None else os.open(str(query.root), flags)
+    try:
+        for rel in query.only or ():
+            found = _search_file(_read_at(rel, top), rx, query, MAX_HIT_LINES - kept)
+            if found is not None:
+                results[rel] = found
+                kept += len(found.lines)
+                if kept > MAX_HIT_LINES:
+                    raise TooManyHitsError(kept)
+    finally:
+        os.close(top)
     return results
 
 
@@ -240,6 +262,8 @@ def _decode_query(raw: dict[str, Any]) -> GrepQuery:
     if fields["single_file"] is not None:
         fields["single_file"] = Path(fields["single_file"])
     fields["globs"] = tuple(fields["globs"])
+    if fields.get("only") is not None:
+        fields["only"] = tuple(fields["only"])
     return GrepQuery(**fields)
 
 

@@ -10,19 +10,18 @@ WebFetch's converter has the same kind of bound (`_convert_worker.MAX_BUSY`).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from shellrt.protocol import ToolExecutionError
+from shellrt.tools._child_slots import ChildSlots
 
 __all__ = ["MAX_PARSING", "parse_slot"]
 
 #: Parse children running at once in this process, whatever the number of sessions.
 MAX_PARSING = 2
 
-_slots = threading.BoundedSemaphore(MAX_PARSING)
+_slots = ChildSlots("shellrt_parse_slots", MAX_PARSING)
 
 
 @contextmanager
@@ -33,13 +32,13 @@ def parse_slot(deadline: float, label: str, instead: str) -> Iterator[float]:
     so a child that starts always has the other half; past that the Read is refused with what to
     do (``instead``: the Bash command that reads the file)."""
     started = time.monotonic()
-    if not _slots.acquire(timeout=deadline / 2):
-        raise ToolExecutionError(
+
+    def refusal() -> str:
+        return (
             f"{label} was not parsed: {MAX_PARSING} other PDF or notebook parses of this process kept "
             f"running for {deadline / 2:g} s (slow or very large files). Read it again when they are "
             f"done, read fewer of them at once, or use Bash instead (e.g. `{instead}`)."
         )
-    try:
+
+    with _slots.held(deadline / 2, refusal):
         yield deadline - (time.monotonic() - started)
-    finally:
-        _slots.release()

@@ -442,7 +442,10 @@ async def _rg_search(
         args += ["--after-context", str(query.after), "--before-context", str(query.before)]
     args += ["--regexp", query.pattern]
     cwd = query.root
-    args += ["--", str(query.single_file) if query.single_file is not None else "./"]
+    if query.only is not None:  # named paths are searched whatever the ignore files say
+        args += ["--", *query.only]
+    else:
+        args += ["--", str(query.single_file) if query.single_file is not None else "./"]
     lines = None if query.files_only else _LineHits()
     names = _NulNames() if query.files_only else None
     code, _, err = await _run_rg(

@@ -70,6 +70,9 @@ class GrepQuery:
     file_fd: int | None = None
     #: Obey the tree's ignore files (False: they hid files git tracks; `shellrt.tools._tracked`).
     obey_ignores: bool = True
+    #: Search only these paths below ``root`` (already chosen by globs and type), not the tree:
+    #: the tracked files the ignore files hid (`shellrt.tools._hidden_search`).
+    only: tuple[str, ...] | None = None
 
 
 @dataclass

@@ -15,6 +15,9 @@ from __future__ import annotations
 import os
 import stat
 import struct
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,6 +32,14 @@ MAX_INDEX_BYTES = 64 << 20
 #: Names checked for presence in one call (each costs a few ``openat``); the rest are not added.
 _MAX_CHECKED = 100_000
 _REGULAR = 0o100000
+#: Parsed indexes kept (most recently used last), and the largest index kept (~8 MB: 80,000 files).
+_CACHE_ENTRIES = 8
+_CACHED_MAX_BYTES = 16 << 20
+#: How old an index's ctime must be before its parse is kept: a file system's timestamps may be a
+#: clock tick (a few ms) coarse, so a rewrite of the same size within one tick could look unchanged.
+_SETTLED_NS = 2_000_000_000
+_CACHE: OrderedDict[tuple[object, ...], tuple[str, ...]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
 #: The note Glob and Grep add (``count``, ``verb``): the model learns the ignore files were overruled.
 UNIGNORED_NOTE = (
     "{count} file(s) shown are tracked by git but named in this tree's ignore files (.gitignore/"
@@ -42,24 +53,66 @@ def tracked_under(root: Path, top_bound: Path) -> list[str] | None:
     ``root`` tracks (``root`` and its parents up to ``top_bound`` are looked at for a ``.git``
     directory). None when there is no such repository or its index cannot be read (a ``.git``
     file, a split index, a bad or oversized index): nothing is added then."""
-    top = _repository_top(root, top_bound)
+    top = _repository_top(root)
     if top is None:
         return None
-    index = top / ".git" / "index"
+    gitdir = _gitdir(top, top_bound)
+    if gitdir is None:
+        return None
+    names = _index_names_cached(gitdir / "index", gitdir)
+    if names is None:
+        return None
+    prefix = "" if top == root else root.relative_to(top).as_posix() + "/"
+    return [n[len(prefix) :] for n in names if n.startswith(prefix) and len(n) > len(prefix)]
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _index_names_cached(index: Path, gitdir: Path, shared: bool = False) -> tuple[str, ...] | None:
+    """`_index_names` of the index file, from `_CACHE` when its identity (device, inode, size,
+    mtime, ctime) is the one it was read with. Only an index whose ctime was at least
+    `_SETTLED_NS` old when read, and unchanged across the read, is kept: any write after that
+    sets a new ctime (a command cannot set ctime back), so a kept entry is never stale."""
     try:
         st = os.lstat(index)
     except OSError:
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_INDEX_BYTES:
         return None  # a sparse 10 GB index costs no read (the read below is bounded as well)
+    key = (str(index), *_identity(st))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
     data = read_regular(index, MAX_INDEX_BYTES, follow=False)
     if data is None or len(data) > MAX_INDEX_BYTES:
         return None
-    names = _index_names(data)
-    if names is None:
+    parsed = _index_names(data)
+    if parsed is None:
         return None
-    prefix = "" if top == root else root.relative_to(top).as_posix() + "/"
-    return [n[len(prefix) :] for n in names if n.startswith(prefix) and len(n) > len(prefix)]
+    entries, link = parsed
+    if link is not None:  # a split index: its entries and its shared index's (a superset: safe)
+        if shared:
+            return None
+        base = _index_names_cached(gitdir / f"sharedindex.{link}", gitdir, shared=True)
+        if base is None:
+            return None
+        entries = [*base, *entries]
+    names = tuple(dict.fromkeys(n for n in entries if n))
+    try:
+        after = os.lstat(index)
+    except OSError:
+        return names
+    settled = time.time_ns() - st.st_ctime_ns >= _SETTLED_NS
+    if settled and _identity(after) == _identity(st) and len(data) == st.st_size <= _CACHED_MAX_BYTES:
+        with _CACHE_LOCK:
+            _CACHE[key] = names
+            while len(_CACHE) > _CACHE_ENTRIES:
+                _CACHE.popitem(last=False)
+    return names
 
 
 def hidden_tracked(root_fd: int, tracked: Iterable[str], listed: Iterable[str]) -> list[str]:
@@ -70,17 +123,55 @@ def hidden_tracked(root_fd: int, tracked: Iterable[str], listed: Iterable[str]) 
     return [t for t in missing[:_MAX_CHECKED] if _regular_below(root_fd, t)]
 
 
-def _repository_top(root: Path, top_bound: Path) -> Path | None:
-    here = root
-    while True:
+def _repository_top(root: Path) -> Path | None:
+    """The nearest directory at or above ``root`` holding a ``.git`` (directory or file), as git
+    finds it. Above the workspace's mount it is the operator's (a command cannot write there):
+    a workspace below its repository's top is covered (round 36, files2)."""
+    for here in (root, *root.parents):
         try:
-            if stat.S_ISDIR(os.lstat(here / ".git").st_mode):
-                return here
+            mode = os.lstat(here / ".git").st_mode
         except OSError:
-            pass
-        if here == top_bound or here.parent == here or top_bound not in here.parents:
-            return None
-        here = here.parent
+            continue
+        return here if stat.S_ISDIR(mode) or stat.S_ISREG(mode) else None
+    return None
+
+
+#: A ``.git`` file (``gitdir: <path>``) of a worktree or submodule is a line; past this it is not read.
+_MAX_GITFILE_BYTES = 4096
+
+
+def _gitdir(top: Path, top_bound: Path) -> Path | None:
+    """The git directory of the repository at ``top``: ``.git`` itself, or the one a ``.git`` file
+    names (a linked worktree's, a submodule's). The file is the repository's: read as a regular
+    file, bounded, without following a symlink, and the directory it names counts only inside the
+    workspace's mount when the file is (it may name any host path): else None, nothing added."""
+    dotgit = top / ".git"
+    try:
+        if stat.S_ISDIR(os.lstat(dotgit).st_mode):
+            return dotgit
+    except OSError:
+        return None
+    data = read_regular(dotgit, _MAX_GITFILE_BYTES, follow=False)
+    if data is None or len(data) > _MAX_GITFILE_BYTES or not data.startswith(b"gitdir: "):
+        return None
+    try:
+        named = data[len(b"gitdir: ") :].splitlines()[0].decode("utf-8")
+    except (IndexError, UnicodeDecodeError):
+        return None
+    if not named or "\0" in named:
+        return None
+    target = Path(os.path.realpath(top / named))
+    inside = top == top_bound or top_bound in top.parents
+    if inside and target != top_bound and top_bound not in target.parents:
+        return None
+    return target if stat.S_ISDIR(_lstat_mode(target)) else None
+
+
+def _lstat_mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
 
 
 def _regular_below(root_fd: int, rel: str) -> bool:
@@ -100,9 +191,10 @@ def _regular_below(root_fd: int, rel: str) -> bool:
         os.close(fd)
 
 
-def _index_names(data: bytes) -> list[str] | None:
-    """The paths of regular-file entries of a git index (versions 2-4), or None when it is not
-    one this reads (a split index keeps its entries in another file: None)."""
+def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
+    """The paths of regular-file entries of a git index (versions 2-4), and the hex name of its
+    shared index when it is split (``link`` extension: its entries there, replaced ones here with
+    empty names); None when it is not one this reads."""
     if len(data) < 12 or data[:4] != b"DIRC":
         return None
     version, count = struct.unpack(">II", data[4:12])
@@ -136,9 +228,12 @@ def _index_names(data: bytes) -> list[str] | None:
         previous = name
         if mode & 0o170000 == _REGULAR:  # a conflicted file's stages name it more than once
             names.append(name.decode("utf-8", "surrogateescape"))
-    if _has_extension(data, pos, b"link"):
-        return None
-    return list(dict.fromkeys(names))
+    link = _extension(data, pos, b"link")
+    if link is not None:
+        if len(link) < 20:
+            return None
+        return names, link[:20].hex()
+    return list(dict.fromkeys(names)), None
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -157,13 +252,14 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
     return value, pos
 
 
-def _has_extension(data: bytes, pos: int, signature: bytes) -> bool:
+def _extension(data: bytes, pos: int, signature: bytes) -> bytes | None:
     end = len(data) - 20  # the trailing checksum
     while pos + 8 <= end:
+        size = int.from_bytes(data[pos + 4 : pos + 8], "big")
         if data[pos : pos + 4] == signature:
-            return True
-        pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "big")
-    return False
+            return data[pos + 8 : min(pos + 8 + size, end)]
+        pos += 8 + size
+    return None
 
 
 def tracked_in_view(view: View, root: str) -> list[str] | None:

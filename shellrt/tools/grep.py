@@ -34,7 +34,8 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.notes import note
 from shellrt.tools._bidi import isolated
-from shellrt.tools._gitignore import FILE_TYPES, GlobSyntaxError, compile_glob
+from shellrt.tools._gitignore import FILE_TYPES, GlobSyntaxError, compile_glob, rules_along
+from shellrt.tools._hidden_search import MAX_HIDDEN_SEARCHED, chosen, search_hidden
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
@@ -254,11 +255,12 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 file_fd=fd if single else None,
             )
             use_rg, runner = ripgrep_options(ctx, view, target, None if single else fd)
-            hits = await search(query, use_rg=use_rg, runner=None if single else runner)
             unignored = unsearched = 0
-            if not single:
-                hits, unignored, unsearched = await _with_tracked(
-                    query, hits, view, target, fd, use_rg, runner, what
+            if single:
+                hits = await search(query, use_rg=use_rg, runner=None)
+            else:
+                hits, unignored, unsearched = await _search_with_tracked(
+                    query, view, target, fd, use_rg, runner, what
                 )
         finally:
             os.close(fd)
@@ -337,14 +339,13 @@ def _unsearched(count: int) -> str:
     """The note for tracked files the ignore files name that could not be searched (`_with_tracked`)."""
     return (
         f"{count} file(s) tracked by git but named in this tree's ignore files were NOT searched (a "
-        "search without the ignore files found too much or took too long): Grep them by `path`, or "
+        "search of them found too much or took too long, or there were too many): Grep them by `path`, or "
         "use Bash (`git grep PATTERN`)."
     )
 
 
-async def _with_tracked(
+async def _search_with_tracked(
     query: GrepQuery,
-    hits: dict[str, FileHits],
     view: View,
     target: str,
     fd: int,
@@ -352,24 +353,49 @@ async def _with_tracked(
     runner: tuple[RgRunner, str] | None,
     what: str,
 ) -> tuple[dict[str, FileHits], int, int]:
-    """``hits``, or when the tree's ignore files hide files git tracks (`shellrt.tools._tracked`),
-    the hits of a search that does not obey them, kept to the files listed and those tracked ones;
-    how many such files hold hits; and how many could not be searched (that search failed: too
-    many hits or too slow without the ignore files; ``hits`` then stand, and the note says so)."""
-    tracked = await off_loop(tracked_in_view, view, target, what=what)
-    if not tracked:
-        return hits, 0, 0
-    listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner)
-    hidden = await off_loop(hidden_tracked, fd, tracked, listed, what=what)
+    """The hits of ``query``, plus those of the files git tracks that the tree's ignore files hid
+    (`shellrt.tools._tracked`), each searched by its own path (`shellrt.tools._hidden_search`);
+    how many such files hold hits; and how many could not be searched (too many, too many hits,
+    too slow: the other hits stand, and the note says so). Finding them (the index, cached; a
+    listing only when an ignore rule lies on the way to a tracked file) runs beside the search."""
+    hits: dict[str, FileHits] = {}
+    hidden: list[str] = []
+
+    async def main() -> None:
+        hits.update(await search(query, use_rg=use_rg, runner=runner))
+
+    async def find_hidden() -> None:
+        tracked = await off_loop(tracked_in_view, view, target, what=what)
+        if not tracked:
+            return
+        if not await off_loop(rules_along, query.root, fd, tracked, what=what):
+            return  # no ignore rule on the way to any tracked file: none is hidden, no listing
+        listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner)
+        hidden.extend(await off_loop(hidden_tracked, fd, tracked, listed, what=what))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(main)
+            tg.start_soon(find_hidden)
+    except ExceptionGroup as group:  # the search's own error, as it was before it ran beside the listing
+        failed = group.subgroup(ToolExecutionError)
+        if failed is None or failed.split(ToolExecutionError)[1] is not None:
+            raise
+        raise _first(failed) from None
     if not hidden:
         return hits, 0, 0
-    keep = set(listed).union(hidden)
+    paths = await off_loop(chosen, query, hidden, what=what)
+    searched = paths[:MAX_HIDDEN_SEARCHED]
     try:
-        every = await search(replace(query, obey_ignores=False), use_rg=use_rg, runner=runner)
+        extra = await search_hidden(query, searched, use_rg, runner)
     except ToolExecutionError:
-        return hits, 0, len(hidden)
-    found = {p: h for p, h in every.items() if p in keep}
-    return found, len(set(hidden).intersection(found)), 0
+        return hits, 0, len(paths)
+    return {**hits, **extra}, len(extra), len(paths) - len(searched)
+
+
+def _first(group: BaseExceptionGroup[ToolExecutionError]) -> ToolExecutionError:
+    leaf = group.exceptions[0]
+    return leaf if isinstance(leaf, ToolExecutionError) else _first(leaf)
 
 
 def _visible(

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
-from anyio.lowlevel import RunVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from shellrt.protocol import (
@@ -23,6 +22,7 @@ from shellrt.protocol import (
 from shellrt.protocol.notes import neutralize_output, neutralized_note, note
 from shellrt.supervisor import Supervisor, TaskNotFoundError, TaskOutputChunk, TaskStatus
 from shellrt.supervisor.text import settled_lines
+from shellrt.tools._child_slots import ChildSlots
 from shellrt.tools._search import drain_after_send
 
 __all__ = ["TaskOutput", "TaskOutputInput", "format_task_output"]
@@ -126,31 +126,22 @@ class TaskOutput(Tool[TaskOutputInput, TaskOutputChunk]):
 #: core for `FILTER_TIMEOUT_S`, and TaskOutput is concurrency safe (red team, round 35: four calls
 #: with ``^(a+)+$`` ran four children at once). Read's parse children have the same kind of bound (`_parse_slots`).
 MAX_FILTERING = 2
-_FILTERS: RunVar[anyio.CapacityLimiter] = RunVar("shellrt_task_output_filters")
+_FILTERS = ChildSlots("shellrt_task_output_filters", MAX_FILTERING)
 
 
 @asynccontextmanager
 async def _filter_slot(pattern: str) -> AsyncIterator[None]:
     """Hold one of the loop's `MAX_FILTERING` filter slots; wait at most half `FILTER_TIMEOUT_S`."""
-    try:
-        limiter = _FILTERS.get()
-    except LookupError:
-        limiter = anyio.CapacityLimiter(MAX_FILTERING)
-        _FILTERS.set(limiter)
-    acquired = False
-    with anyio.move_on_after(FILTER_TIMEOUT_S / 2):
-        await limiter.acquire()
-        acquired = True
-    if not acquired:
-        raise ToolExecutionError(
+
+    def refusal() -> str:
+        return (
             f"{MAX_FILTERING} other TaskOutput filters kept running for {FILTER_TIMEOUT_S / 2:g} s, so the "
             f"filter {pattern!r} was not run and nothing was read. Call TaskOutput again when they are done, "
             "or without filter (and search the lines yourself)."
         )
-    try:
+
+    async with _FILTERS.held_async(FILTER_TIMEOUT_S / 2, refusal):
         yield
-    finally:
-        limiter.release()
 
 
 async def _filtered(chunk: TaskOutputChunk, pattern: str) -> TaskOutputChunk:
