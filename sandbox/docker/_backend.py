@@ -84,7 +84,7 @@ from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
 from sandbox.docker import _connect
 from sandbox.docker._bridge import firewall_bridge
-from sandbox.docker._channel import ControlChannel, ExecutorGoneError
+from sandbox.docker._channel import ControlChannel, ExecutorGoneError, ExecutorStalledError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._cmdcg import (
     COMMANDS_CGROUP,
@@ -1245,6 +1245,9 @@ class DockerBackend(SandboxBackend):
         session = await self._ensure_session()
         try:
             return await self._exec(session, request)
+        except ExecutorStalledError as exc:
+            # The image's shell does not read its requests: another container of it would not either.
+            raise SandboxExecError(f"{exc} (starting {request.argv[0]!r})") from exc
         except ExecutorGoneError:
             # The executor went away while starting this command (container killed):
             # say so once in `recoveries`, replace the container and retry once.
