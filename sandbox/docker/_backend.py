@@ -133,6 +133,7 @@ from sandbox.docker._recycle import (
 )
 from sandbox.docker._request import check_call_user, check_exec_size, container_cwd
 from sandbox.docker._reset import (
+    NETNS_SYSCTLS,
     PRIV_MODE,
     ResetError,
     parse_reset_reply,
@@ -906,7 +907,7 @@ class DockerBackend(SandboxBackend):
             "cap_add": _EXECUTOR_CAP_NAMES,
             "security_opt": ["no-new-privileges"],
             "pids_limit": limits.pids or _DEFAULT_PIDS,
-            "sysctls": split.sysctls,
+            "sysctls": {**split.sysctls, **NETNS_SYSCTLS},
             # The host's user namespace: queue bytes and queued signals are charged to the command's
             # host uid (host root's, for user="root"), checked against these; the daemon's own are
             # that uid's whole budget. Half of each, as a non-root caller's bwrap sandboxes (round 21).

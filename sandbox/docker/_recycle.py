@@ -111,7 +111,12 @@ def verify_pristine(
     problems.extend(f"the workspace root: {why}" for why in kept)
     ipc = sysv_ipc_objects(host, remove=True)
     problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
-    problems.extend(open_sockets(host))
+    sockets = open_sockets(host)
+    settle = time.monotonic() + 1.0
+    while sockets and time.monotonic() < settle:
+        time.sleep(0.02)  # a killed task's connections on the loopback end in microseconds
+        sockets = open_sockets(host)
+    problems.extend(sockets)
     expected = dict(EXECUTOR_ENV) if isolation_word is None else {**EXECUTOR_ENV, "SHELLRT_ISO": isolation_word}
     problems.extend(environment_problems(host, expected))
     client, cid = view.client, view.container_id
