@@ -8,8 +8,10 @@ both ports of each connection on the loopback (a ``bind`` before its ``connect``
 carried 32 bits of its choosing to the next task: a storage channel, as round 9's xattrs were
 (answers, a dataset's labels), in a namespace a fresh container would not share.
 
-Now the container's network namespace keeps no TIME_WAIT entry (``net.ipv4.tcp_max_tw_buckets``
-0: a closed connection is gone at once) and a reset refuses any TCP socket left in any state.
+And the namespace's counters (the loopback's packets and bytes, the protocol statistics) carried
+an exact number to the next task: 1,234 datagrams sent, 1,234 read. No reset can zero them. Now a
+reset refuses a container whose network counters moved during the task (`_netcounters`; a fresh
+one starts them again) and any TCP socket left in any state.
 
 A real container (FAIL, not skip, under CI=true), as root: recycling needs a root host.
 """
@@ -22,7 +24,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox.docker import DockerBackend
+from sandbox.docker import DockerBackend, ResetError
 from sandbox.docker._reset import open_sockets
 from tests._docker_support import config, policy, require_docker, run_sh
 from tests.conftest import require
@@ -53,8 +55,12 @@ async def test_a_task_leaves_no_tcp_entry_for_the_next_one(tmp_path: Path) -> No
         await backend.protect_executor()
         code, said = await run_sh(backend, _LEAVE)
         assert (code, said) == (0, "sent\n"), said
-        with anyio.fail_after(30):
-            await backend.reset()
+        try:
+            with anyio.fail_after(30):
+                await backend.reset()
+        except ResetError as exc:  # refused: the next task gets a fresh container
+            assert "counters moved" in str(exc) or ":7A69" in str(exc), exc
+            return
         await backend.reuse_for(policy(second))
         _, seen = await run_sh(backend, _SEEN)
         assert ":7A69" not in seen, f"the next task read the previous task's connection: {seen!r}"
@@ -80,3 +86,41 @@ def test_any_tcp_socket_left_fails_the_reset(tmp_path: Path) -> None:
         left = [line for line in fh.read().splitlines()[1:] if f":{port:04X} " in line]
     if left:  # the host keeps TIME_WAIT entries: the reset must see this one
         assert any(f":{port:04X}" in f for f in found), (left, found)
+
+
+#: 1,234 datagrams to the loopback (port 9: no listener; the counters move all the same).
+_COUNT = (
+    "perl -MIO::Socket::INET -e '"
+    '$s = IO::Socket::INET->new(Proto => "udp", PeerAddr => "127.0.0.1:9") or die "socket: $!";'
+    ' $s->send("x") for 1 .. 1234; print "sent\\n";\''
+)
+_COUNTED = "cat /sys/class/net/lo/statistics/rx_packets"
+
+
+async def test_a_task_that_used_the_network_leaves_its_counters_to_no_other(tmp_path: Path) -> None:
+    """The loopback's counters carried an exact number (here 1,234) to the next task: such a
+    container is refused by the reset (a fresh one starts its counters at 0); one whose task
+    used no socket is still recycled."""
+    require_docker()
+    require(os.geteuid() == 0, "recycling needs a root host")
+    first, second, third = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for path in (first, second, third):
+        path.mkdir()
+    async with DockerBackend(config(), policy(first)) as backend:
+        await backend.protect_executor()
+        assert await run_sh(backend, "echo quiet") == (0, "quiet\n")
+        with anyio.fail_after(30):
+            await backend.reset()  # no socket used: recycled
+        await backend.reuse_for(policy(second))
+        assert await run_sh(backend, _COUNT) == (0, "sent\n")
+        refused: ResetError | None = None
+        try:
+            with anyio.fail_after(30):
+                await backend.reset()
+        except ResetError as exc:
+            refused = exc
+        else:
+            await backend.reuse_for(policy(third))
+            _, seen = await run_sh(backend, _COUNTED)
+            assert "1234" not in seen, f"the next task read the previous task's count: {seen!r}"
+        assert refused is not None and "counters moved" in str(refused), refused

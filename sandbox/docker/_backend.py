@@ -110,6 +110,7 @@ from sandbox.docker._isolation import (
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
+from sandbox.docker._netcounters import NetCounters, read_counters
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
@@ -133,7 +134,6 @@ from sandbox.docker._recycle import (
 )
 from sandbox.docker._request import check_call_user, check_exec_size, container_cwd
 from sandbox.docker._reset import (
-    NETNS_SYSCTLS,
     PRIV_MODE,
     ResetError,
     parse_reset_reply,
@@ -372,6 +372,8 @@ class DockerBackend(SandboxBackend):
         self._protected = False
         #: Copy mode: the workspace root's inode as made, before any copy-in (`_root_inode`).
         self._workspace_inode: InodeState | None = None
+        #: The network namespace's counters when the executor was protected (`_netcounters`).
+        self._net_counters: NetCounters | None = None
         #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
         self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
@@ -907,7 +909,7 @@ class DockerBackend(SandboxBackend):
             "cap_add": _EXECUTOR_CAP_NAMES,
             "security_opt": ["no-new-privileges"],
             "pids_limit": limits.pids or _DEFAULT_PIDS,
-            "sysctls": {**split.sysctls, **NETNS_SYSCTLS},
+            "sysctls": split.sysctls,
             # The host's user namespace: queue bytes and queued signals are charged to the command's
             # host uid (host root's, for user="root"), checked against these; the daemon's own are
             # that uid's whole budget. Half of each, as a non-root caller's bwrap sandboxes (round 21).
@@ -1490,6 +1492,8 @@ class DockerBackend(SandboxBackend):
             who = parse_status(fh.read())
         if set(who.uids) != {EXECUTOR_UID} or who.cap_prm != EXECUTOR_CAPS:
             raise ResetError(f"the executor does not run as uid {EXECUTOR_UID} with its own capabilities")
+        # Before any command: each reset compares (`_netcounters`).
+        self._net_counters = read_counters(host)
 
     async def reset(self, timeout_s: float = _RESET_TIMEOUT) -> None:
         """Return the container to a pristine state for another task, or raise `ResetError`.
@@ -1570,6 +1574,7 @@ class DockerBackend(SandboxBackend):
             command_user=self.command_ids,
             still_the_executor=self._executor_host_pid,
             isolation_word=hello_word(self._isolation),
+            net_counters=self._net_counters,
         )
         if self._net is not None:
             self._net.resume()

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 
 import docker
 
+from sandbox.docker._netcounters import NetCounters, counter_problems, read_counters
 from sandbox.docker._reset import (
     ResetError,
     diff_problems,
@@ -74,6 +75,7 @@ def verify_pristine(
     command_user: tuple[int, int],
     still_the_executor: Callable[[], object],
     isolation_word: str | None,
+    net_counters: NetCounters | None,
 ) -> None:
     """Wait out the reaping, empty the workspace, inspect from outside; `ResetError` on any doubt.
 
@@ -81,7 +83,8 @@ def verify_pristine(
     returns it there). ``still_the_executor`` raises when the executor's host process
     is gone (checked last, so what was read was the container's). ``isolation_word``: the
     ``SHELLRT_ISO`` the executor announced at start (``priv exec`` sets it; None: not known, so
-    any such entry is unexpected).
+    any such entry is unexpected). ``net_counters``: the network namespace's counters when the
+    executor was protected (`_netcounters`; None: not recorded, so the container is refused).
     """
     host = view.host_pid
     root = Path(f"/proc/{host}/root")
@@ -117,6 +120,7 @@ def verify_pristine(
         time.sleep(0.02)  # a killed task's connections on the loopback end in microseconds
         sockets = open_sockets(host)
     problems.extend(sockets)
+    problems.extend(counter_problems(net_counters, read_counters(host)))
     expected = dict(EXECUTOR_ENV) if isolation_word is None else {**EXECUTOR_ENV, "SHELLRT_ISO": isolation_word}
     problems.extend(environment_problems(host, expected))
     client, cid = view.client, view.container_id

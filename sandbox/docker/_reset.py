@@ -38,7 +38,6 @@ from sandbox.docker._tmpslots import TMP_SLOTS_DIR
 from sandbox.errors import SandboxError
 
 __all__ = [
-    "NETNS_SYSCTLS",
     "PRIV_MODE",
     "WIPED_MOUNTS",
     "Identity",
@@ -70,11 +69,6 @@ WIPED_MOUNTS: dict[str, frozenset[str]] = {
     "/dev/shm": frozenset({"tmpfs"}),
     "/dev/mqueue": frozenset({"mqueue"}),
 }
-#: Set in every container's network namespace: no TIME_WAIT entry is kept, so a closed connection
-#: leaves nothing (its ports) in ``/proc/net/tcp`` for the next task of a recycled container (red
-#: team round 36, docker2). Loopback and the bridge alike: a new connection reusing a just-closed
-#: pair of ports may then see a late segment of the old one, which a reset container never hands on.
-NETNS_SYSCTLS: dict[str, str] = {"net.ipv4.tcp_max_tw_buckets": "0"}
 #: Pseudo file systems whose writable state belongs to processes (gone once they are).
 _PROCESS_STATE_FS = frozenset({"proc", "devpts"})
 
@@ -251,8 +245,7 @@ def open_sockets(host_pid: int) -> list[str]:
     connection in a closing state counts too: its entry (both ports, chosen by
     a task that binds before it connects) stayed readable by the next task in
     ``/proc/net/tcp``, 32 bits of the task's choosing each, for TIME_WAIT's
-    60 s (red team round 36, docker2). The container keeps no TIME_WAIT entry
-    (`NETNS_SYSCTLS`), so the caller waits briefly for the other closing
+    60 s (red team round 36, docker2); the caller waits briefly for closing
     states to end, then refuses the container.
     """
     found: list[str] = []
