@@ -303,6 +303,15 @@ def _parse_hello(event: Event) -> _Hello:
     return _Hello(pid=pid, setsid=fields[1] == "1", shell=fields[2], isolation=isolation)
 
 
+
+def _counters_of(init_host_pid: int) -> NetCounters | None:
+    """The counters of the network namespace of the container whose init is ``init_host_pid``
+    (None when the host may not read them: such a container is never recycled)."""
+    try:
+        return read_counters(init_host_pid)
+    except OSError:
+        return None
+
 class DockerBackend(SandboxBackend):
     """A hardened container per session with a persistent in-container executor.
 
@@ -372,7 +381,7 @@ class DockerBackend(SandboxBackend):
         self._protected = False
         #: Copy mode: the workspace root's inode as made, before any copy-in (`_root_inode`).
         self._workspace_inode: InodeState | None = None
-        #: The network namespace's counters when the executor was protected (`_netcounters`).
+        #: The network namespace's counters before the image ran (`_netcounters`; None: unreadable).
         self._net_counters: NetCounters | None = None
         #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
         self._call_users: set[str] = set()
@@ -1031,6 +1040,8 @@ class DockerBackend(SandboxBackend):
                 await self._cap_ptys(init)
                 await self._idmap_workspace(init)
                 await self._firewall_bridge(cid, info)
+                # Before anything of the image runs: each reset compares (`_netcounters`).
+                self._net_counters = _counters_of(init)
                 await channel.send(_GO)
         except ExecutorGoneError:
             pass  # the wait for the hello below reports the start failure
@@ -1492,8 +1503,6 @@ class DockerBackend(SandboxBackend):
             who = parse_status(fh.read())
         if set(who.uids) != {EXECUTOR_UID} or who.cap_prm != EXECUTOR_CAPS:
             raise ResetError(f"the executor does not run as uid {EXECUTOR_UID} with its own capabilities")
-        # Before any command: each reset compares (`_netcounters`).
-        self._net_counters = read_counters(host)
 
     async def reset(self, timeout_s: float = _RESET_TIMEOUT) -> None:
         """Return the container to a pristine state for another task, or raise `ResetError`.

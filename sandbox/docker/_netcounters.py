@@ -7,7 +7,7 @@ reads them, and a task sets them exactly: 1,234 datagrams to the loopback and th
 1,234 (red team round 36, docker2). A fresh container's namespace starts them again; the
 executor never uses the network. So a container whose counters moved during a task (the task
 used a socket, or its network saw traffic) is not reused: the host reads them from outside
-(``/proc/<executor>/net``), once when the executor is protected and again at each reset.
+(``/proc/<pid>/net``), once before anything of the image runs and again at each reset.
 """
 
 from __future__ import annotations

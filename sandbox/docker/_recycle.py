@@ -83,8 +83,8 @@ def verify_pristine(
     returns it there). ``still_the_executor`` raises when the executor's host process
     is gone (checked last, so what was read was the container's). ``isolation_word``: the
     ``SHELLRT_ISO`` the executor announced at start (``priv exec`` sets it; None: not known, so
-    any such entry is unexpected). ``net_counters``: the network namespace's counters when the
-    executor was protected (`_netcounters`; None: not recorded, so the container is refused).
+    any such entry is unexpected). ``net_counters``: the network namespace's counters before the
+    image ran (`_netcounters`; None: not recorded, so the container is refused).
     """
     host = view.host_pid
     root = Path(f"/proc/{host}/root")
