@@ -124,3 +124,30 @@ async def test_a_task_that_used_the_network_leaves_its_counters_to_no_other(tmp_
             _, seen = await run_sh(backend, _COUNTED)
             assert "1234" not in seen, f"the next task read the previous task's count: {seen!r}"
         assert refused is not None and "counters moved" in str(refused), refused
+
+
+async def test_the_next_tasks_pids_tell_nothing_of_the_last_ones_forks(tmp_path: Path) -> None:
+    """Pids are handed out in order in the container's pid namespace: after a task that forked
+    500 processes the next task's first pid was 500 higher than after a quiet one."""
+    require_docker()
+    require(os.geteuid() == 0, "recycling needs a root host")
+    spaces = [tmp_path / name for name in ("a", "b", "c")]
+    for path in spaces:
+        path.mkdir()
+    async with DockerBackend(config(), policy(spaces[0])) as backend:
+        await backend.protect_executor()
+        assert (await run_sh(backend, "echo quiet"))[0] == 0
+        with anyio.fail_after(30):
+            await backend.reset()
+        await backend.reuse_for(policy(spaces[1]))
+        code, after_quiet = await run_sh(
+            backend, 'echo $$; i=0; while [ "$i" -lt 500 ]; do /bin/true; i=$((i + 1)); done'
+        )
+        assert code == 0, after_quiet
+        with anyio.fail_after(30):
+            await backend.reset()
+        await backend.reuse_for(policy(spaces[2]))
+        _, after_forks = await run_sh(backend, "echo $$")
+        assert after_forks == after_quiet, (
+            f"first pid {after_quiet.strip()} after a quiet task, {after_forks.strip()} after 500 forks"
+        )

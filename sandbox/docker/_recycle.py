@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 import docker
 
 from sandbox.docker._netcounters import NetCounters, counter_problems, read_counters
+from sandbox.docker._pidrewind import rewind_pids
 from sandbox.docker._reset import (
     ResetError,
     diff_problems,
@@ -136,3 +137,6 @@ def verify_pristine(
     still_the_executor()  # still the same process: what we read was the container's
     if problems:
         raise ResetError("; ".join(problems))
+    # Only docker-init and the executor are left: the next task's pids start where every task's do.
+    rewind_pids(host)
+    still_the_executor()
