@@ -84,7 +84,7 @@ from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
 from sandbox.docker import _connect
 from sandbox.docker._bridge import firewall_bridge
-from sandbox.docker._channel import ControlChannel, ExecutorGoneError
+from sandbox.docker._channel import ControlChannel, ExecutorGoneError, ExecutorStalledError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._cmdcg import (
     COMMANDS_CGROUP,
@@ -110,6 +110,7 @@ from sandbox.docker._isolation import (
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
+from sandbox.docker._netcounters import NetCounters, read_counters
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
@@ -302,6 +303,15 @@ def _parse_hello(event: Event) -> _Hello:
     return _Hello(pid=pid, setsid=fields[1] == "1", shell=fields[2], isolation=isolation)
 
 
+
+def _counters_of(init_host_pid: int) -> NetCounters | None:
+    """The counters of the network namespace of the container whose init is ``init_host_pid``
+    (None when the host may not read them: such a container is never recycled)."""
+    try:
+        return read_counters(init_host_pid)
+    except OSError:
+        return None
+
 class DockerBackend(SandboxBackend):
     """A hardened container per session with a persistent in-container executor.
 
@@ -371,6 +381,8 @@ class DockerBackend(SandboxBackend):
         self._protected = False
         #: Copy mode: the workspace root's inode as made, before any copy-in (`_root_inode`).
         self._workspace_inode: InodeState | None = None
+        #: The network namespace's counters before the image ran (`_netcounters`; None: unreadable).
+        self._net_counters: NetCounters | None = None
         #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
         self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
@@ -1028,6 +1040,8 @@ class DockerBackend(SandboxBackend):
                 await self._cap_ptys(init)
                 await self._idmap_workspace(init)
                 await self._firewall_bridge(cid, info)
+                # Before anything of the image runs: each reset compares (`_netcounters`).
+                self._net_counters = _counters_of(init)
                 await channel.send(_GO)
         except ExecutorGoneError:
             pass  # the wait for the hello below reports the start failure
@@ -1245,6 +1259,9 @@ class DockerBackend(SandboxBackend):
         session = await self._ensure_session()
         try:
             return await self._exec(session, request)
+        except ExecutorStalledError as exc:
+            # The image's shell does not read its requests: another container of it would not either.
+            raise SandboxExecError(f"{exc} (starting {request.argv[0]!r})") from exc
         except ExecutorGoneError:
             # The executor went away while starting this command (container killed):
             # say so once in `recoveries`, replace the container and retry once.
@@ -1566,6 +1583,7 @@ class DockerBackend(SandboxBackend):
             command_user=self.command_ids,
             still_the_executor=self._executor_host_pid,
             isolation_word=hello_word(self._isolation),
+            net_counters=self._net_counters,
         )
         if self._net is not None:
             self._net.resume()

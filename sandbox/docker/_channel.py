@@ -40,9 +40,11 @@ __all__ = [
     "MAX_NOISE_BYTES",
     "MAX_PENDING_BYTES",
     "MAX_PENDING_EVENTS",
+    "SEND_TIMEOUT",
     "ChannelTimeoutError",
     "ControlChannel",
     "ExecutorGoneError",
+    "ExecutorStalledError",
     "FrameDecoder",
 ]
 
@@ -62,6 +64,11 @@ MAX_PENDING_BYTES = 8 << 20
 #: ``/bin/sh`` that floods it keeps the host parsing for as long as it likes (round 36): past
 #: this the session fails.
 MAX_NOISE_BYTES = 16 << 20
+#: Seconds one request may wait for room on the executor's stdin. The honest executor reads a line
+#: per loop turn (at most ~1 s for a pid, `executor.sh`), and the attach buffers hold thousands of
+#: requests before a write waits at all; an image whose ``/bin/sh`` never reads held every later
+#: request of the session for ever (red team round 36, docker2): past this the session fails.
+SEND_TIMEOUT = 10.0
 #: Events already taken (or discarded) that are remembered, so that the same event sent again is
 #: seen as the forgery it is (red team round 13). The oldest are forgotten past this: one sent
 #: again after that is an event nobody asked for (filed, and counted by `MAX_PENDING_EVENTS`).
@@ -75,6 +82,11 @@ def _size(event: Event) -> int:
 
 class ExecutorGoneError(Exception):
     """Raised to waiters when the executor's session ended (EOF, connection error, container gone)."""
+
+
+class ExecutorStalledError(ExecutorGoneError):
+    """Raised by `ControlChannel.send` when the executor read no request for `SEND_TIMEOUT` (the
+    channel is closed; a new container of the same image would stall the same way)."""
 
 
 class ChannelTimeoutError(TimeoutError):
@@ -146,22 +158,45 @@ class ControlChannel:
 
     # --- requests ------------------------------------------------------------
     async def send(self, line: str) -> None:
-        """Send one request line (must not contain a newline)."""
+        """Send one request line (must not contain a newline) within `SEND_TIMEOUT`.
+
+        Past the deadline, or when the send is cancelled after part of its line went out (the
+        next line would be glued to that part), the channel fails closed: `ExecutorGoneError`.
+        """
         data = memoryview((line + "\n").encode())
+        size = len(data)
         async with self._send_lock:
-            while data:
-                fd = self._fd
-                if self.closed or fd is None:
-                    raise ExecutorGoneError("executor session is closed")
-                try:
-                    n = os.write(fd, data)
-                except BlockingIOError:
-                    await anyio.wait_writable(fd)
-                    continue
-                except OSError as exc:
-                    self._mark_closed()
-                    raise ExecutorGoneError(f"executor connection failed: {exc}") from exc
-                data = data[n:]
+            deadline = anyio.current_time() + SEND_TIMEOUT
+            try:
+                while data:
+                    fd = self._fd
+                    if self.closed or fd is None:
+                        raise ExecutorGoneError(self.failure or "executor session is closed")
+                    try:
+                        n = os.write(fd, data)
+                    except BlockingIOError:
+                        if anyio.current_time() >= deadline:
+                            self._fail(
+                                f"the container's executor did not read its requests for {SEND_TIMEOUT:g}s (the "
+                                "image's /bin/sh does not read the control channel): the session is closed; use "
+                                "an image with a plain POSIX shell"
+                            )
+                            raise ExecutorStalledError(self.failure or "executor session is closed") from None
+                        with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
+                            await anyio.wait_writable(fd)
+                        continue
+                    except OSError as exc:
+                        self._mark_closed()
+                        raise ExecutorGoneError(f"executor connection failed: {exc}") from exc
+                    data = data[n:]
+            except anyio.ClosedResourceError as exc:  # closed while waiting for room
+                raise ExecutorGoneError(self.failure or "executor session is closed") from exc
+            except BaseException:
+                if 0 < len(data) < size and not self.closed:
+                    self._fail(
+                        "a request to the container's executor was cut off halfway: the session is closed"
+                    )
+                raise
 
     # --- events --------------------------------------------------------------
     def take(self, kind: str, task_id: str) -> Event | None:

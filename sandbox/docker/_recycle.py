@@ -15,6 +15,8 @@ from pathlib import Path, PurePosixPath
 
 import docker
 
+from sandbox.docker._netcounters import NetCounters, counter_problems, read_counters
+from sandbox.docker._pidrewind import rewind_pids
 from sandbox.docker._reset import (
     ResetError,
     diff_problems,
@@ -74,6 +76,7 @@ def verify_pristine(
     command_user: tuple[int, int],
     still_the_executor: Callable[[], object],
     isolation_word: str | None,
+    net_counters: NetCounters | None,
 ) -> None:
     """Wait out the reaping, empty the workspace, inspect from outside; `ResetError` on any doubt.
 
@@ -81,7 +84,8 @@ def verify_pristine(
     returns it there). ``still_the_executor`` raises when the executor's host process
     is gone (checked last, so what was read was the container's). ``isolation_word``: the
     ``SHELLRT_ISO`` the executor announced at start (``priv exec`` sets it; None: not known, so
-    any such entry is unexpected).
+    any such entry is unexpected). ``net_counters``: the network namespace's counters before the
+    image ran (`_netcounters`; None: not recorded, so the container is refused).
     """
     host = view.host_pid
     root = Path(f"/proc/{host}/root")
@@ -111,7 +115,13 @@ def verify_pristine(
     problems.extend(f"the workspace root: {why}" for why in kept)
     ipc = sysv_ipc_objects(host, remove=True)
     problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
-    problems.extend(open_sockets(host))
+    sockets = open_sockets(host)
+    settle = time.monotonic() + 1.0
+    while sockets and time.monotonic() < settle:
+        time.sleep(0.02)  # a killed task's connections on the loopback end in microseconds
+        sockets = open_sockets(host)
+    problems.extend(sockets)
+    problems.extend(counter_problems(net_counters, read_counters(host)))
     expected = dict(EXECUTOR_ENV) if isolation_word is None else {**EXECUTOR_ENV, "SHELLRT_ISO": isolation_word}
     problems.extend(environment_problems(host, expected))
     client, cid = view.client, view.container_id
@@ -127,3 +137,6 @@ def verify_pristine(
     still_the_executor()  # still the same process: what we read was the container's
     if problems:
         raise ResetError("; ".join(problems))
+    # Only docker-init and the executor are left: the next task's pids start where every task's do.
+    rewind_pids(host)
+    still_the_executor()
