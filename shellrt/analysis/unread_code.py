@@ -465,7 +465,13 @@ def is_command_variable(name: str) -> bool:
 #: Variables whose value is a command line (``GIT_PAGER``, ``LESSOPEN``, ``GIT_SSH_COMMAND``, ``EDITOR``).
 _COMMAND_VARIABLE = re.compile(
     r"[A-Z0-9_]*(?:PAGER|EDITOR|VISUAL|COMMAND|CMD|SSH|SHELL|OPEN|CLOSE|PROGRAM|HELPER|EXTERNAL_DIFF|ASKPASS|"
-    r"DIFF|PROXY|FILTER)[A-Z0-9_]*"
+    r"DIFF|PROXY|FILTER|"
+    # Round 36 (analysis2): programs named without saying "run": `RUSTC_WRAPPER`, cmake's
+    # `CMAKE_C_COMPILER_LAUNCHER`, `CARGO_TARGET_…_RUNNER`, `…_LINKER`.
+    r"WRAPPER|LAUNCHER|COMPILER|LINKER|RUNNER)[A-Z0-9_]*"
+    # Build tools' program variables, whole or after a prefix (`CC`, `HOST_CXX`, `RUSTC`; never `ACCESS`).
+    r"|(?:[A-Z0-9_]*_)?(?:CC|CXX|CPP|LD|AR|AS|FC|F77|NM|RANLIB|STRIP|OBJCOPY|OBJDUMP|RUSTC|RUSTDOC|GCC|CLANG|"
+    r"MAKE|NINJA|CMAKE)"
 )
 #: What marks a value as a command before its words: git's alias ``!``, ``LESSOPEN``'s ``|``, ``||``, ``|-``.
 _VALUE_PREFIX = re.compile(r"^(?:!|\|+-?)")
