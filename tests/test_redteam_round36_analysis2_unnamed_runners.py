@@ -35,10 +35,16 @@ ATTACKS = [H + f for f in [
     'perf record "-o|$x" true', 'perf record -o"|$x" true', 'CC="$x" cmake .', 'CXX="$x" meson setup b',
     'CMAKE_C_COMPILER_LAUNCHER="$x" cmake .', 'RUSTC_WRAPPER="$x" cargo build', 'RUSTC="$x" cargo build',
     'CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$x" cargo run', 'export CC="$x"; cmake .',
+    'GOFLAGS="-toolexec=$x" go build', 'CFLAGS="-O2 -fuse-ld=$x" make', 'RUSTFLAGS="-C linker=$x" cargo build',
+    'export GOFLAGS="-toolexec $x"; go build', 'hyperfine --prepare="$x" true', 'lldb --one-line="$x"',
+    'nano --speller="$x" f', 'git difftool --tool="$x"', 'docker run --entrypoint="$x" img',
+    'mvn -Dexec.executable="$x" exec:exec', 'gpg --exec-path "$x" --recv-keys k', 'git config core.pager "$x"',
+    'git config --global alias.st "!$x"', 'git config set core.sshCommand "$x y"',
 ]]
 KEPT = ["clang -fuse-ld=lld a.c", 'cmake -DCMAKE_BUILD_TYPE="$t" .', 'python3 -m pytest -x', 'python3 -m "pytest"',
         'perf record -o perf.data true', 'grep -e "|$x" f',
-        'echo "-m $x"', 'CCACHE_DIR="$d" ls', 'ACCESS="$a" ls', 'cmake -DCMAKE_BUILD_TYPE:STRING="$t" .']
+        'echo "-m $x"', 'CCACHE_DIR="$d" ls', 'ACCESS="$a" ls', 'cmake -DCMAKE_BUILD_TYPE:STRING="$t" .',
+        'CFLAGS="-O2 $extra" make', 'git config user.name "$n"', 'git config --global user.email "$e"']
 SPELLINGS = ["python3 -mpip install x", "python3 -I -m pip install x", "python3 -Im pip install x",
              "python3 -u -mpip install x", "python3 -W ignore -m pip install x"]
 

@@ -23,6 +23,7 @@ from shellrt.analysis.foreign_code import foreign_code
 from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
+from shellrt.analysis.runner_names import OPTIONS_VARIABLE, RUNS_NAME
 
 __all__ = ["is_command_variable", "made_here", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
@@ -437,6 +438,10 @@ def value_code(value: str, name: str | None = None) -> str:
     (a hostile repository's commit messages for git's pager). ``name``: the variable the value is
     assigned to (None for an option's value); for an option or a variable that names a command
     (`_COMMAND_VARIABLE`) the value is read as a command line too (`_command_value`)."""
+    if name is not None and OPTIONS_VARIABLE.fullmatch(name):
+        runner = _run_time_runner(value)
+        if runner:
+            return f"{name} gives {runner!r} a value known only at run time: a program no rule can read"
     text = value.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1]  # one pair of quotes around the value; inner quotes are the command's
@@ -455,6 +460,19 @@ def value_code(value: str, name: str | None = None) -> str:
         return ""
     piped = name is None or "PAGER" in name or "SSH" in name or bool(_PIPED_PREFIX.match(value.strip(" '\"")))
     return _command_value(value, text, piped)
+
+
+def _run_time_runner(value: str) -> str:
+    """The option in an options variable's value (``-toolexec=$x``, ``-C linker=$x``) whose name says it
+    names a program and whose value is known only at run time ("" when none is): round 36 (analysis2)."""
+    pieces = value.replace("'", " ").replace('"', " ").split()
+    for i, piece in enumerate(pieces):
+        option, eq, given = piece.partition("=")
+        if not eq:
+            option, given = (pieces[i - 1] if i > 0 else ""), piece
+        if given[:1] in ("$", "`") and RUNS_NAME.search(option):
+            return option
+    return ""
 
 
 def is_command_variable(name: str) -> bool:

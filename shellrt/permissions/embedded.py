@@ -19,6 +19,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
+from shellrt.analysis.runner_names import RUNS_NAME
 from shellrt.permissions.host_path import host_path
 
 __all__ = [
@@ -153,7 +154,7 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
     if name in _EX_EDITORS or name == "less":
         found += _plus_commands(name, argv)
     if name == "git":
-        found += _git_subcommand_runs(argv)
+        found += _git_subcommand_runs(argv) + _git_config_set(argv)
     words = list(argv[1:])
     for i, word in enumerate(words):
         following = words[i + 1] if i + 1 < len(words) else ""
@@ -233,16 +234,7 @@ def python_module(name: str, argv: Sequence[str]) -> tuple[str, list[str]] | Non
     return None
 
 
-#: The end of an option's or a setting's name that says its value is a program to run
-#: (``--pager``, ``--photo-viewer``, ``ui.editor``, ``diff-cmd``, ``--run_under``, ``-toolexec``).
-_RUNS_NAME = re.compile(
-    r"(?i)(?:cmd|command|exec|pager|editor|shell|viewer|browser|httpd|preview|invoke|runner|run[-_]under|"
-    r"askpass|helper|wrapper|sendmail|prepipe|rsh|"
-    # Round 36 (analysis2): names that say "a program" without saying "run" (`clang -fuse-ld=`,
-    # `--ld-path=`, cmake's `CMAKE_C_COMPILER`, `…_LAUNCHER`, `CMAKE_MAKE_PROGRAM`, `CMAKE_LINKER`,
-    # pytest's `--pdbcls` (a module it imports)).
-    r"compiler|launcher|linker|fuse-ld|ld-path|program|pdbcls)[:'\"]*$"
-)
+_RUNS_NAME = RUNS_NAME
 #: Output options whose value, when it starts with ``|``, is a command the program pipes into
 #: (``perf record -o "|CMD"``, ``valgrind --log-file="|CMD"``, ``strace -o "|CMD"``).
 _PIPE_OUTPUT = re.compile(r"(?i)-(?:o|output(?:-file)?|out(?:file)?|log(?:-?file)?)")
@@ -370,6 +362,34 @@ _GIT_COMMAND_VALUES = frozenset(
         "--smtp-server",
     }
 )
+
+
+#: ``git config`` options that take the next word as their value.
+_GIT_CONFIG_VALUED = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment", "--value"})
+
+
+def _git_config_set(argv: Sequence[str]) -> list[tuple[str, str]]:
+    """``git config [set] KEY VALUE`` whose key runs its value (``core.pager``, ``alias.*``) and whose value
+    is known only at run time: a later git (of this command or the next) runs a program no rule reads
+    (round 36, analysis2). A static value is a word the deny rules read already."""
+    rest, _ = git_subcommand(argv)
+    if rest[:1] != ["config"]:
+        return []
+    words: list[str] = []
+    skip = False
+    for word in rest[1:]:
+        if skip:
+            skip = False
+        elif word in _GIT_CONFIG_VALUED:
+            skip = True
+        elif not word.startswith("-") and not (not words and word in ("set", "--add")):
+            words.append(word)
+    if len(words) < 2:
+        return []
+    key = words[0].strip("'\"")
+    if _GIT_SAFE_KEYS.fullmatch(key) or _run_time_at(" ".join(words[1:])) is None:
+        return []
+    return [(f"config {key}", "$" + " ".join(words[1:]))]
 
 
 def _git_subcommand_runs(argv: Sequence[str]) -> list[tuple[str, str]]:
