@@ -3,12 +3,12 @@
 The first wave's name rule (``permissions/embedded._named_runners``) reads a run-time value of an
 option whose name ends in ``cmd``, ``pager``, ``shell``… as a command no rule reads. Its Left: options
 that name a program without saying so. With ``x=$(printf '\\x72m')``, ``clang -fuse-ld="$x"`` links with
-the program ``$x``, ``cmake -DCMAKE_C_COMPILER="$x" .`` runs it to test the compiler, ``perf record -o
-"|$x"``/``valgrind --log-file="|$x"`` open a pipe to it, ``python3 -m "$x"`` runs a module no rule
-names (``pip``, ``webbrowser``), and ``pytest --pdbcls="$x:y"`` imports one: all passed
-``Bash(rm:*)`` in ``bypassPermissions``. And ``python3 -mpip``/``-I -m pip`` passed
-``Bash(python3 -m pip:*)`` (the rule's words are not the command's spelling).
-"""
+the program ``$x``, ``cmake -DCMAKE_C_COMPILER[:FILEPATH]="$x" .`` runs it to test the compiler, ``perf
+record -o "|$x"`` opens a pipe to it, ``python3 -m "$x"`` runs a module no rule names (``pip``,
+``webbrowser``), ``pytest --pdbcls="$x:y"`` imports one, ``CC="$x" cmake .``, ``RUSTC_WRAPPER="$x"``,
+``GOFLAGS="-toolexec=$x"`` (a program inside an options variable), ``git config core.pager "$x"`` (a
+later git runs it): 35 of these 43 forms passed ``Bash(rm:*)`` in ``bypassPermissions``. And ``python3 -mpip``, ``-I -m
+pip`` and ``-m pip.__main__`` passed ``Bash(python3 -m pip:*)`` (the rule's words are not the spelling)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ KEPT = ["clang -fuse-ld=lld a.c", 'cmake -DCMAKE_BUILD_TYPE="$t" .', 'python3 -m
         'echo "-m $x"', 'CCACHE_DIR="$d" ls', 'ACCESS="$a" ls', 'cmake -DCMAKE_BUILD_TYPE:STRING="$t" .',
         'CFLAGS="-O2 $extra" make', 'git config user.name "$n"', 'git config --global user.email "$e"']
 SPELLINGS = ["python3 -mpip install x", "python3 -I -m pip install x", "python3 -Im pip install x",
-             "python3 -u -mpip install x", "python3 -W ignore -m pip install x"]
+             "python3 -u -mpip install x", "python3 -W ignore -m pip install x", "python3 -m pip.__main__ install x",
+             "python3 -Im pip._internal.cli.main install x", "env python3 -Wignore -mpip install x"]
 
 
 async def test_run_time_programs_in_unnamed_options_meet_deny_rules(tmp_path: Path) -> None:
@@ -63,3 +64,4 @@ def test_a_static_module_is_no_command_option() -> None:
     # Static: the module is a word a rule reads; an allow rule for `python3 -m pytest` still matches.
     assert embedded.command_options("python3", ["python3", "-m", "pytest"]) == []
     assert embedded.command_options("python3", ["python3", "-m", "$m"]) == [("-m", "$m")]
+

@@ -648,8 +648,9 @@ def subcommand_forms(name: str, argv: Sequence[str]) -> list[str]:
     forms: list[str] = []
     module = python_module(name, argv)
     if module is not None and (static := _STATIC_MODULE.fullmatch(module[0])) is not None:
-        given = next(g for g in static.groups() if g)
-        forms.append(" ".join([name, "-m", given, *module[1]]))  # `python3 -Im pip` runs `python3 -m pip`
+        given = next(g for g in static.groups() if g).split(".")
+        for depth in range(len(given), 0, -1):  # `-m pip.__main__` runs pip: a package's modules are it
+            forms.append(" ".join([name, "-m", ".".join(given[:depth]), *module[1]]))  # `-Im pip` too
     i = 0
     after_option = False
     while i < len(words):
