@@ -23,6 +23,7 @@ from shellrt.analysis.foreign_code import foreign_code
 from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
+from shellrt.analysis.runner_names import OPTIONS_VARIABLE, RUNS_NAME
 
 __all__ = ["is_command_variable", "made_here", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
@@ -437,6 +438,10 @@ def value_code(value: str, name: str | None = None) -> str:
     (a hostile repository's commit messages for git's pager). ``name``: the variable the value is
     assigned to (None for an option's value); for an option or a variable that names a command
     (`_COMMAND_VARIABLE`) the value is read as a command line too (`_command_value`)."""
+    if name is not None and OPTIONS_VARIABLE.fullmatch(name):
+        runner = _run_time_runner(value)
+        if runner:
+            return f"{name} gives {runner!r} a value known only at run time: a program no rule can read"
     text = value.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1]  # one pair of quotes around the value; inner quotes are the command's
@@ -457,6 +462,19 @@ def value_code(value: str, name: str | None = None) -> str:
     return _command_value(value, text, piped)
 
 
+def _run_time_runner(value: str) -> str:
+    """The option in an options variable's value (``-toolexec=$x``, ``-C linker=$x``) whose name says it
+    names a program and whose value is known only at run time ("" when none is): round 36 (analysis2)."""
+    pieces = value.replace("'", " ").replace('"', " ").split()
+    for i, piece in enumerate(pieces):
+        option, eq, given = piece.partition("=")
+        if not eq:
+            option, given = (pieces[i - 1] if i > 0 else ""), piece
+        if given[:1] in ("$", "`") and RUNS_NAME.search(option):
+            return option
+    return ""
+
+
 def is_command_variable(name: str) -> bool:
     """Whether a variable named ``name`` holds a command line a program runs (``GIT_PAGER``)."""
     return _COMMAND_VARIABLE.fullmatch(name) is not None
@@ -465,7 +483,13 @@ def is_command_variable(name: str) -> bool:
 #: Variables whose value is a command line (``GIT_PAGER``, ``LESSOPEN``, ``GIT_SSH_COMMAND``, ``EDITOR``).
 _COMMAND_VARIABLE = re.compile(
     r"[A-Z0-9_]*(?:PAGER|EDITOR|VISUAL|COMMAND|CMD|SSH|SHELL|OPEN|CLOSE|PROGRAM|HELPER|EXTERNAL_DIFF|ASKPASS|"
-    r"DIFF|PROXY|FILTER)[A-Z0-9_]*"
+    r"DIFF|PROXY|FILTER|"
+    # Round 36 (analysis2): programs named without saying "run": `RUSTC_WRAPPER`, cmake's
+    # `CMAKE_C_COMPILER_LAUNCHER`, `CARGO_TARGET_…_RUNNER`, `…_LINKER`.
+    r"WRAPPER|LAUNCHER|COMPILER|LINKER|RUNNER)[A-Z0-9_]*"
+    # Build tools' program variables, whole or after a prefix (`CC`, `HOST_CXX`, `RUSTC`; never `ACCESS`).
+    r"|(?:[A-Z0-9_]*_)?(?:CC|CXX|CPP|LD|AR|AS|FC|F77|NM|RANLIB|STRIP|OBJCOPY|OBJDUMP|RUSTC|RUSTDOC|GCC|CLANG|"
+    r"MAKE|NINJA|CMAKE)"
 )
 #: What marks a value as a command before its words: git's alias ``!``, ``LESSOPEN``'s ``|``, ``||``, ``|-``.
 _VALUE_PREFIX = re.compile(r"^(?:!|\|+-?)")

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
+from shellrt.analysis.runner_names import RUNS_NAME
 from shellrt.permissions.host_path import host_path
 
 __all__ = [
@@ -153,7 +154,7 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
     if name in _EX_EDITORS or name == "less":
         found += _plus_commands(name, argv)
     if name == "git":
-        found += _git_subcommand_runs(argv)
+        found += _git_subcommand_runs(argv) + _git_config_set(argv)
     words = list(argv[1:])
     for i, word in enumerate(words):
         following = words[i + 1] if i + 1 < len(words) else ""
@@ -190,15 +191,57 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
                     found.append((option, word[at + 1 :] or following))
     if name in _GCC_WRAPPED:
         found = [(o, v.replace(",", " ") if o == "-wrapper" else v) for o, v in found]
+    module = python_module(name, argv)
+    if module is not None and _STATIC_MODULE.fullmatch(module[0]) is None:
+        found.append(("-m", module[0]))  # `python3 -m "$x"`: a module (pip, webbrowser) no rule names
     return found + _named_runners(name, words)
 
 
-#: The end of an option's or a setting's name that says its value is a program to run
-#: (``--pager``, ``--photo-viewer``, ``ui.editor``, ``diff-cmd``, ``--run_under``, ``-toolexec``).
-_RUNS_NAME = re.compile(
-    r"(?i)(?:cmd|command|exec|pager|editor|shell|viewer|browser|httpd|preview|invoke|runner|run[-_]under|"
-    r"askpass|helper|wrapper|sendmail|prepipe|rsh)[:'\"]*$"
-)
+_PYTHONS = re.compile(r"(?i)(python|pypy)[0-9.]*")
+#: A module name as a rule reads it (a dotted name, quoted or not); anything else is not static.
+_STATIC_MODULE = re.compile(r"([\w.]+)|'([\w.]+)'|\"([\w.]+)\"")
+
+
+def python_module(name: str, argv: Sequence[str]) -> tuple[str, list[str]] | None:
+    """(the module as written, the words after it) when a Python interpreter runs ``-m MODULE``,
+    however getopt lets it be spelled (``-mpip``, ``-Im pip``, ``-I -W x -m pip``), else None.
+
+    Why: a rule names ``python3 -m pip``, and the module is the command (round 36, analysis2)."""
+    if _PYTHONS.fullmatch(name) is None:
+        return None
+    words = list(argv[1:])
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--check-hash-based-pycs":
+            i += 2
+            continue
+        if not word.startswith("-") or word in ("-", "--") or word.startswith("--"):
+            return None  # a script, stdin, or an option no module follows
+        for at in range(1, len(word)):
+            flag = word[at]
+            if flag == "c":
+                return None
+            if flag in "WX":
+                i += 0 if word[at + 1 :] else 1
+                break
+            if flag == "m":
+                rest = word[at + 1 :]
+                if rest:
+                    return rest, words[i + 1 :]
+                return (words[i + 1], words[i + 2 :]) if i + 1 < len(words) else None
+        i += 1
+    return None
+
+
+_RUNS_NAME = RUNS_NAME
+#: Output options whose value, when it starts with ``|``, is a command the program pipes into
+#: (``perf record -o "|CMD"``, ``valgrind --log-file="|CMD"``, ``strace -o "|CMD"``).
+_PIPE_OUTPUT = re.compile(r"(?i)-(?:o|output(?:-file)?|out(?:file)?|log(?:-?file)?)")
+#: ``-o|CMD`` (the short output option with its value attached).
+_ATTACHED_PIPE = re.compile(r"(-o)(\|.*)", re.DOTALL)
+#: A cmake cache entry's type after its name (``-DNAME:FILEPATH=``).
+_CMAKE_TYPE = re.compile(r"(?i):(?:filepath|path|string|bool|internal|static|uninitialized)['\"]*$")
 #: Text before a run-time value that runs it whatever the option: socat's ``EXEC:``/``SYSTEM:``
 #: addresses, fzf's ``execute(…)``.
 _RUNS_TEXT = re.compile(r"(?i)(?:^|[^a-z])(?:(?:exec|system):|(?:execute(?:-silent)?|become)\()")
@@ -237,10 +280,20 @@ def _named_runners(name: str, words: Sequence[str]) -> list[tuple[str, str]]:
                 found.append(("EXEC:", word.partition(":")[2].split(",")[0].strip("'\"")))
             continue
         head = word[:at]
-        if _RUNS_TEXT.search(head):
+        flat = head.replace("'", "").replace('"', "")
+        option, eq, start = flat.partition("=")
+        attached = _ATTACHED_PIPE.match(flat)
+        if attached is not None:
+            option, start = attached.group(1), attached.group(2)
+        elif not eq:
+            option, start = (words[i - 1] if i > 0 else ""), flat
+        if _PIPE_OUTPUT.fullmatch(option) and start.startswith("|"):
+            found.append((option, word))  # `perf record -o "|$x"`: a pipe to a program known at run time
+        elif _RUNS_TEXT.search(head):
             found.append((head, word))
         elif "=" in head:
-            if _RUNS_NAME.search(head.rsplit("=", 1)[0]):
+            # cmake's typed `-DCMAKE_C_COMPILER:FILEPATH=` names the same setting as the untyped one.
+            if _RUNS_NAME.search(_CMAKE_TYPE.sub("", head.rsplit("=", 1)[0])):
                 found.append((head.rsplit("=", 1)[0], word))
         elif i > 0 and words[i - 1].startswith("-") and "=" not in words[i - 1] and _RUNS_NAME.search(words[i - 1]):
             found.append((words[i - 1], word))
@@ -309,6 +362,34 @@ _GIT_COMMAND_VALUES = frozenset(
         "--smtp-server",
     }
 )
+
+
+#: ``git config`` options that take the next word as their value.
+_GIT_CONFIG_VALUED = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment", "--value"})
+
+
+def _git_config_set(argv: Sequence[str]) -> list[tuple[str, str]]:
+    """``git config [set] KEY VALUE`` whose key runs its value (``core.pager``, ``alias.*``) and whose value
+    is known only at run time: a later git (of this command or the next) runs a program no rule reads
+    (round 36, analysis2). A static value is a word the deny rules read already."""
+    rest, _ = git_subcommand(argv)
+    if rest[:1] != ["config"]:
+        return []
+    words: list[str] = []
+    skip = False
+    for word in rest[1:]:
+        if skip:
+            skip = False
+        elif word in _GIT_CONFIG_VALUED:
+            skip = True
+        elif not word.startswith("-") and not (not words and word in ("set", "--add")):
+            words.append(word)
+    if len(words) < 2:
+        return []
+    key = words[0].strip("'\"")
+    if _GIT_SAFE_KEYS.fullmatch(key) or _run_time_at(" ".join(words[1:])) is None:
+        return []
+    return [(f"config {key}", "$" + " ".join(words[1:]))]
 
 
 def _git_subcommand_runs(argv: Sequence[str]) -> list[tuple[str, str]]:
@@ -565,6 +646,11 @@ def subcommand_forms(name: str, argv: Sequence[str]) -> list[str]:
         return []
     words = list(argv[1:])
     forms: list[str] = []
+    module = python_module(name, argv)
+    if module is not None and (static := _STATIC_MODULE.fullmatch(module[0])) is not None:
+        given = next(g for g in static.groups() if g).split(".")
+        for depth in range(len(given), 0, -1):  # `-m pip.__main__` runs pip: a package's modules are it
+            forms.append(" ".join([name, "-m", ".".join(given[:depth]), *module[1]]))  # `-Im pip` too
     i = 0
     after_option = False
     while i < len(words):
