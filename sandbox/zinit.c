@@ -508,13 +508,36 @@ static void answer(long said) {
     }
 }
 
+/* The umask every command starts at, whatever its caller's (sandbox._zygote_main.SANDBOX_UMASK). */
+#define SANDBOX_UMASK 022
+
+/* What a process inherits through fork and exec and bwrap 0.8 never resets (no --umask): its
+ * caller's umask, ignored signals and its starting thread's blocked ones (red team round 36,
+ * bwrap3). A non-root caller's one bwrap per command, and a root caller's nsenter fallback, are
+ * started from the caller's own thread: under nohup or a shell's `&` every command ignored
+ * SIGHUP/SIGINT/SIGQUIT, a blocked SIGTERM stayed blocked, a umask of 077 or 000 reached every
+ * file it wrote. The command's first process in the sandbox starts it as the zygote's do. */
+static void clean_start(void) {
+    umask(SANDBOX_UMASK);
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction was;
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &was) < 0) continue;
+        if (was.sa_handler == SIG_IGN) signal(sig, SIG_DFL);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 /* `zinit enter CWD COMMAND [ARG...]`: the starter of one bwrap per command (sandbox/_bwrap_starter.py),
  * run from a sealed memfd as bwrap's command, after bwrap's set-up and under its seccomp filter.
  * bwrap's --chdir follows a symbolic link a command of the session swapped in after the host's
- * check (red team round 26); this walks CWD as a session's init does (enter_physical), marks every
+ * check (red team round 26); this resets what the caller's thread passed on (clean_start), walks
+ * CWD as a session's init does (enter_physical), marks every
  * fd but 0-2 close-on-exec (its own memfd included: the command gets stdio only, as before), then
  * execs the command there, or refuses with the init's words (exit 1: never run). */
 static int enter_main(char **argv) {
+    clean_start();
     if (syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC, Linux 5.11 */) < 0) {
         for (int fd = 3; fd < 4096; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
     }

@@ -206,8 +206,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # shellrt.cli._stderr (as classify); +3 round 30: shellrt.protocol.control_escape (as classify);
     # +1 round 35: sandbox._hostread (the settings pre-scan reads with the host's one bounded,
     # non-blocking reader, which sessions' settings loader uses too, instead of a twin of it); +1
-    # round 35: sandbox._realpath (the home check's retrying realpath, shared with confine's judge)
-    ("run", "--sandbox", "local", "--", "true"): 95,
+    # round 35: sandbox._realpath (the home check's retrying realpath, shared with confine's judge);
+    # +2 round 36 bwrap3: sandbox._bwrap_sched and its stdlib `resource` (as the full path: the lean
+    # run's command starts without its caller's real-time policy, negative nice or rtprio/nice limits)
+    ("run", "--sandbox", "local", "--", "true"): 97,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program

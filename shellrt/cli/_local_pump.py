@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from sandbox._bwrap_sched import calm_prefix
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, process_table
 from sandbox._subreaper import reap_adopted
 from shellrt.supervisor.spool import OutputSpool
@@ -104,9 +105,10 @@ class LocalPump:
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
         devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         try:
+            command, executable = _calmed(argv, _resolve(argv[0], child_env.get("PATH")))
             self._popen = subprocess.Popen(
-                list(argv),
-                executable=_resolve(argv[0], child_env.get("PATH")),
+                command,
+                executable=executable,
                 stdin=devnull,
                 stdout=out_w,
                 stderr=err_w,
@@ -296,6 +298,21 @@ def _drain_wakeups(fd: int) -> None:
     with contextlib.suppress(BlockingIOError):
         while os.read(fd, 512):
             pass
+
+
+def _calmed(argv: Sequence[str], executable: str | None) -> tuple[list[str], str | None]:
+    """``argv`` (and what to exec) started without this thread's raised scheduling priority: a
+    real-time policy, a negative nice, the real-time I/O class or non-zero nice/rtprio limits
+    (`sandbox._bwrap_sched.calm_prefix`, as the local backend's starts: red team round 36, bwrap3).
+    Unchanged, no exec more, for an ordinary caller. Raises `StartError` when a program it needs
+    is missing."""
+    try:
+        prefix = calm_prefix(limits=True)
+    except FileNotFoundError as exc:
+        raise StartError(str(exc)) from exc
+    if not prefix:
+        return list(argv), executable
+    return [*prefix, *argv], prefix[0]  # each execs the next by the child's PATH, as Popen would
 
 
 def _resolve(name: str, path: str | None) -> str | None:

@@ -13,6 +13,12 @@ Those nets miss a process that leaves the group, scrubs its environment
 therefore runs as pid 1 of its own pid namespace (``unshare --pid --fork``):
 when its shell ends, the kernel kills everything left in it. Without root (a
 user namespace would change what the hook may do) the three nets are all.
+
+A hook starts without its caller's raised scheduling priority (a real-time policy, a negative
+nice, the real-time I/O class: `sandbox._bwrap_sched.calm_prefix`, red team round 36 bwrap3):
+the caller raised it for shellrt's own supervision, and a hook works on a model's input for up to
+its timeout. Its umask and signal state stay the caller's: a hook is the operator's program and
+writes the operator's files, as the operator's own shell would run it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from sandbox._bwrap_sched import calm_prefix
 from sandbox._proctree import MARKER_VAR, ProcessTree
 from shellrt.permissions.hook_env import hook_env
 
@@ -94,8 +101,12 @@ async def run_hook_process(
     """Run ``command`` with ``payload`` on stdin; kill its whole tree on exit or timeout."""
     marker = f"shellrt-hook-{uuid.uuid4().hex}"
     try:
+        calm = calm_prefix(limits=True)  # from this thread, which starts the hook
+    except FileNotFoundError as exc:
+        return HookProcessResult(None, "", "", error=f"cannot start: {exc}")
+    try:
         process = await anyio.open_process(
-            [*await _pid_namespace_prefix(), "/bin/sh", "-c", command],
+            [*calm, *await _pid_namespace_prefix(), "/bin/sh", "-c", command],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
