@@ -18,7 +18,10 @@ tokenizer here cannot read with certainty (substitutions, compound commands)
 gets no exception: a non-zero exit then counts as a failure (fail closed). Nor does
 a name that may run another program than the system's: a path outside ``/bin`` and
 ``/usr/bin`` (a repository's ``./test``), or a command that sets ``PATH``, sources a
-file, defines a function or an alias, or hashes a path (round 31).
+file, defines a function or an alias, or hashes a path (round 31). Nor when the last program may
+not have set the status: it follows ``&&`` (a failure before it skips it), or a builtin before it
+ends the shell or changes how its status forms (``exit``, ``set -e``/``-o pipefail``, ``trap``,
+``exec``: round 36).
 Used by the Bash tool, ``shellrt run --json``, the batch runner and (through
 ``is_error``) sibling cancellation, MCP and JSONL.
 """
@@ -79,6 +82,10 @@ _REBINDS = frozenset({"function", "hash", "alias", "enable", "source", ".", "eva
 #: Where a program named by its path is still the system's one the table describes (``./test`` or
 #: ``bin/grep`` is the repository's: round 31).
 _SYSTEM_DIRS = frozenset({"/bin", "/usr/bin"})
+#: Builtins that end the shell or change how its status forms, so that a later program's status may
+#: not be the command's (``exit 1; grep``, ``set -o pipefail``, ``trap 'exit 1' EXIT``, ``exec``;
+#: ``builtin`` may call any of them): anywhere before the last program, no meaning (round 36).
+_STATUS_SETTERS = frozenset({"exit", "logout", "return", "exec", "set", "shopt", "trap", "builtin"})
 #: Builtins that may set ``PATH`` for the commands after them.
 _DECLARES = frozenset({"export", "declare", "typeset", "readonly", "local"})
 _PATH_SET = ("PATH=", "PATH+=")
@@ -90,21 +97,22 @@ def last_program(command: str) -> str | None:
         return None
     # Descriptor duplications are not separators: ``2>&1``, ``>&2``, ``&>file``.
     command = _DUP.sub(" ", command).replace("&>", ">")
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:
+    tokens = _tokens(command)
+    if tokens is None:
         return None
     segments: list[list[str]] = [[]]
+    before_last = ""
     for token in tokens:
         if token in _SEPARATORS:
             segments.append([])
+            before_last = token
         elif set(token) <= set(";&|()"):
             return None  # a subshell or an operator we do not model
         else:
             segments[-1].append(token)
-    if any(_rebinds(words) for words in segments):
+    if before_last == "&&":
+        return None  # the left side's failure skips the last program and is the status (round 36)
+    if any(_rebinds(words) or _sets_status(words) for words in segments[:-1]) or _rebinds(segments[-1]):
         return None
     words, _ = _command_words(segments[-1])
     if not words or words[0] in _KEYWORDS:
@@ -112,6 +120,40 @@ def last_program(command: str) -> str | None:
     if "/" in words[0] and os.path.dirname(words[0]) not in _SYSTEM_DIRS:
         return None  # a repository's program named like one of the table's
     return os.path.basename(words[0])
+
+
+def _tokens(command: str) -> list[str] | None:
+    """The words and operators of ``command`` as bash splits them, or None when unsure.
+
+    ``shlex`` starts a comment at a ``#`` inside a word, bash only at a word's start: ``grep x f#;
+    ./build.sh`` is two commands to bash and ``grep x f`` to ``shlex`` (round 36). So the text is
+    split twice, with and without comments; the split with comments must be the other's words up
+    to one that starts with ``#`` (a real comment), else None.
+    """
+    splits: list[list[str]] = []
+    for commenters in ("#", ""):
+        try:
+            lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
+            lexer.whitespace_split = True
+            lexer.commenters = commenters
+            splits.append(list(lexer))
+        except ValueError:
+            return None
+    tokens, whole = splits
+    if tokens == whole:
+        return tokens
+    if whole[: len(tokens)] == tokens and whole[len(tokens)].startswith("#"):
+        return tokens
+    return None
+
+
+def _sets_status(words: list[str]) -> bool:
+    """Whether the simple command ``words`` may end the shell or change how its status forms
+    (`_STATUS_SETTERS`)."""
+    while words and words[0] in _KEYWORDS - _REBINDS:
+        words = words[1:]  # ``{ exit 1; }``, ``then exit 1``
+    words, _ = _command_words(words)
+    return bool(words) and words[0] in _STATUS_SETTERS
 
 
 def _command_words(words: list[str]) -> tuple[list[str], bool]:
