@@ -127,11 +127,11 @@ def _tokens(command: str) -> list[str] | None:
 
     ``shlex`` starts a comment at a ``#`` inside a word, bash only at a word's start: ``grep x f#;
     ./build.sh`` is two commands to bash and ``grep x f`` to ``shlex`` (round 36). So the text is
-    split twice, with and without comments; the split with comments must be the other's words up
-    to one that starts with ``#`` (a real comment), else None.
+    split twice (when it holds a ``#``), with and without comments; the split with comments must be
+    the other's words up to one that starts with ``#`` (a real comment), else None.
     """
     splits: list[list[str]] = []
-    for commenters in ("#", ""):
+    for commenters in ("#", "") if "#" in command else ("",):
         try:
             lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
             lexer.whitespace_split = True
@@ -139,7 +139,7 @@ def _tokens(command: str) -> list[str] | None:
             splits.append(list(lexer))
         except ValueError:
             return None
-    tokens, whole = splits
+    tokens, whole = splits * 2 if len(splits) == 1 else splits
     if tokens == whole:
         return tokens
     if whole[: len(tokens)] == tokens and whole[len(tokens)].startswith("#"):
