@@ -43,6 +43,8 @@ _NOT_THE_LAST = [
     "builtin exit 1; grep x f",
     "return 1 2>/dev/null; grep x f",
     "exec ./build.sh; grep x f",
+    "./build.sh && cat log | grep ok",  # `a && (b | grep)`: the pipe binds tighter
+    "./build.sh && cat log |& grep ok",
     "grep x f#; ./build.sh",  # bash: `f#` is a word; the tokenizer read a comment
     "grep x f#c; ./build.sh",
 ]
@@ -50,7 +52,7 @@ _NOT_THE_LAST = [
 
 @pytest.mark.parametrize("command", _NOT_THE_LAST)
 def test_no_meaning_when_the_last_program_written_may_not_set_the_status(command: str) -> None:
-    """Failed before: 19 of 19 read exit 1 as "no match" / "files differ" (not an error)."""
+    """Failed before: 21 of 21 read exit 1 as "no match" / "files differ" (not an error)."""
     assert exit_meaning(command, 1) is None
     assert exit_is_error(command, 1)
 
@@ -60,6 +62,8 @@ def test_no_meaning_when_the_last_program_written_may_not_set_the_status(command
     [
         ("grep x f", "no match"),
         ("cat f | grep x", "no match"),
+        ("./build.sh; cat log | grep ok", "no match"),
+        ("./build.sh || cat log | grep ok", "no match"),
         ("make; grep x f", "no match"),
         ("grep a f || grep b f", "no match"),  # the last runs whenever the first failed
         ("grep '#include' f", "no match"),

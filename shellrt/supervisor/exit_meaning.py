@@ -51,6 +51,7 @@ NON_ERROR_EXITS: Mapping[str, Mapping[int, str]] = {
 
 _DUP = re.compile(r"\d*[<>]&(?:\d+|-)")
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", "\n"})
+_PIPES = frozenset({"|", "|&"})
 #: Tokens that mean the last word is not simply "the program that ran last".
 _OPAQUE = ("$(", "`", "<(", ">(")
 _KEYWORDS = frozenset(
@@ -101,17 +102,18 @@ def last_program(command: str) -> str | None:
     if tokens is None:
         return None
     segments: list[list[str]] = [[]]
-    before_last = ""
+    before_last = ""  # the list operator before the last pipeline (a pipe binds tighter)
     for token in tokens:
         if token in _SEPARATORS:
             segments.append([])
-            before_last = token
+            if token not in _PIPES:
+                before_last = token
         elif set(token) <= set(";&|()"):
             return None  # a subshell or an operator we do not model
         else:
             segments[-1].append(token)
     if before_last == "&&":
-        return None  # the left side's failure skips the last program and is the status (round 36)
+        return None  # the left side's failure skips the last pipeline and is the status (round 36)
     if any(_rebinds(words) or _sets_status(words) for words in segments[:-1]) or _rebinds(segments[-1]):
         return None
     words, _ = _command_words(segments[-1])
