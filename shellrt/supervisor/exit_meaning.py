@@ -50,6 +50,9 @@ NON_ERROR_EXITS: Mapping[str, Mapping[int, str]] = {
 }
 
 _DUP = re.compile(r"\d*[<>]&(?:\d+|-)")
+#: Redirections spelt with a separator's character: ``>| file`` (past noclobber), ``>& file`` and
+#: ``<& file`` (a word, not a descriptor): the file's name is no command (``a >| grep``: round 36).
+_REDIRECT_OPS = re.compile(r"(>)\||([<>])&")
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", "\n"})
 _PIPES = frozenset({"|", "|&"})
 #: Tokens that mean the last word is not simply "the program that ran last".
@@ -98,6 +101,7 @@ def last_program(command: str) -> str | None:
         return None
     # Descriptor duplications are not separators: ``2>&1``, ``>&2``, ``&>file``.
     command = _DUP.sub(" ", command).replace("&>", ">")
+    command = _REDIRECT_OPS.sub(lambda m: (m.group(1) or m.group(2)) + " ", command)
     tokens = _tokens(command)
     if tokens is None:
         return None
