@@ -55,8 +55,10 @@ _DUP = re.compile(r"\d*[<>]&(?:\d+|-)")
 _REDIRECT_OPS = re.compile(r"(>)\||([<>])&")
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", "\n"})
 _PIPES = frozenset({"|", "|&"})
-#: Tokens that mean the last word is not simply "the program that ran last".
-_OPAQUE = ("$(", "`", "<(", ">(")
+#: Tokens that mean the last word is not simply "the program that ran last". ``$'...'`` (ANSI-C
+#: quoting) takes ``\'`` as a quote inside it, where ``shlex`` ends the string: the two then split
+#: the rest differently (round 36).
+_OPAQUE = ("$(", "`", "<(", ">(", "$'")
 _KEYWORDS = frozenset(
     {
         "if",
@@ -86,6 +88,8 @@ _REBINDS = frozenset({"function", "hash", "alias", "enable", "source", ".", "eva
 #: Where a program named by its path is still the system's one the table describes (``./test`` or
 #: ``bin/grep`` is the repository's: round 31).
 _SYSTEM_DIRS = frozenset({"/bin", "/usr/bin"})
+#: Characters that make ``shlex`` split a ``${...}`` that bash reads as one expansion.
+_IN_EXPANSION = frozenset(";&|()<>#'\"`\\ \t\n")
 #: Builtins that end the shell or change how its status forms, so that a later program's status may
 #: not be the command's (``exit 1; grep``, ``set -o pipefail``, ``trap 'exit 1' EXIT``, ``exec``;
 #: ``builtin`` may call any of them): anywhere before the last program, no meaning (round 36).
@@ -98,6 +102,8 @@ _PATH_SET = ("PATH=", "PATH+=")
 def last_program(command: str) -> str | None:
     """The program whose exit status is the command's, when that is plain to see (else None)."""
     if any(mark in command for mark in _OPAQUE) or "\n" in command.strip():
+        return None
+    if "${" in command and not _plain_expansions(command):
         return None
     # Descriptor duplications are not separators: ``2>&1``, ``>&2``, ``&>file``.
     command = _DUP.sub(" ", command).replace("&>", ">")
@@ -126,6 +132,32 @@ def last_program(command: str) -> str | None:
     if "/" in words[0] and os.path.dirname(words[0]) not in _SYSTEM_DIRS:
         return None  # a repository's program named like one of the table's
     return os.path.basename(words[0])
+
+
+def _plain_expansions(command: str) -> bool:
+    """Whether every ``${...}`` of ``command`` is closed and holds none of `_IN_EXPANSION`.
+
+    Bash reads a parameter expansion whole, ``shlex`` splits it at an operator or a blank:
+    ``./build.sh ${y:-;grep x f}`` runs build.sh only, but tokenizes as ``...; grep x f}``
+    (round 36).
+    """
+    start = command.find("${")
+    while start != -1:
+        depth = 0
+        for end in range(start + 1, len(command)):
+            char = command[end]
+            if char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif char in _IN_EXPANSION:
+                return False
+        else:
+            return False  # never closed
+        start = command.find("${", end)
+    return True
 
 
 def _tokens(command: str) -> list[str] | None:
