@@ -88,6 +88,8 @@ _REBINDS = frozenset({"function", "hash", "alias", "enable", "source", ".", "eva
 #: Where a program named by its path is still the system's one the table describes (``./test`` or
 #: ``bin/grep`` is the repository's: round 31).
 _SYSTEM_DIRS = frozenset({"/bin", "/usr/bin"})
+#: Characters that split words (an operator's, a comment's), plain word characters when quoted.
+_SPLIT = frozenset(";&|()<>#")
 #: Characters that make ``shlex`` split a ``${...}`` that bash reads as one expansion.
 _IN_EXPANSION = frozenset(";&|()<>#'\"`\\ \t\n")
 #: Builtins that end the shell or change how its status forms, so that a later program's status may
@@ -105,8 +107,11 @@ def last_program(command: str) -> str | None:
         return None
     if "${" in command and not _plain_expansions(command):
         return None
+    words_only = _quoted_as_words(command)
+    if words_only is None:
+        return None
     # Descriptor duplications are not separators: ``2>&1``, ``>&2``, ``&>file``.
-    command = _DUP.sub(" ", command).replace("&>", ">")
+    command = _DUP.sub(" ", words_only).replace("&>", ">")
     command = _REDIRECT_OPS.sub(lambda m: (m.group(1) or m.group(2)) + " ", command)
     tokens = _tokens(command)
     if tokens is None:
@@ -158,6 +163,36 @@ def _plain_expansions(command: str) -> bool:
             return False  # never closed
         start = command.find("${", end)
     return True
+
+
+def _quoted_as_words(command: str) -> str | None:
+    """``command`` with every quoted or escaped `_SPLIT` character made a plain word character
+    (``_``), or None when a quote is never closed.
+
+    ``shlex`` hands ``\\;``, ``';'`` and ``"|"`` back as the bare ``;`` and ``|`` an operator
+    is, so ``./build.sh ';' grep x f`` (one command to bash) read as ``...; grep x f``
+    (round 36). Only the characters change, never where a word starts or ends.
+    """
+    out: list[str] = []
+    quote = ""
+    index, length = 0, len(command)
+    while index < length:
+        char = command[index]
+        if char == "\\" and quote != "'" and index + 1 < length:
+            escaped = command[index + 1]
+            out += ["\\", "_" if escaped in _SPLIT else escaped]
+            index += 2
+            continue
+        if quote:
+            if char == quote:
+                quote = ""
+            elif char in _SPLIT:
+                char = "_"
+        elif char in "'\"":
+            quote = char
+        out.append(char)
+        index += 1
+    return None if quote else "".join(out)
 
 
 def _tokens(command: str) -> list[str] | None:
