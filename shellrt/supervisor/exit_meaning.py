@@ -90,6 +90,12 @@ _REBINDS = frozenset({"function", "hash", "alias", "enable", "source", ".", "eva
 _SYSTEM_DIRS = frozenset({"/bin", "/usr/bin"})
 #: Characters that split words (an operator's, a comment's), plain word characters when quoted.
 _SPLIT = frozenset(";&|()<>#")
+#: The ``${...}`` bodies that cannot fail (a variable's name, its length, a default): another can end
+#: the shell with 1 before the program runs (``${1:=x}``: "cannot assign", ``${!x}``: "invalid
+#: indirect expansion", a bad substitution; round 36).
+_EXPANSION = re.compile(r"#[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]*(?::?[-+][^${}]*)?")
+#: A redirection in a word (the operator, then its target if glued to it).
+_REDIRECT = re.compile(r"(<<<|<>|>>|<|>)(.*)")
 #: Characters that make ``shlex`` split a ``${...}`` that bash reads as one expansion.
 _IN_EXPANSION = frozenset(";&|()<>#'\"`\\ \t\n")
 #: Builtins that end the shell or change how its status forms, so that a later program's status may
@@ -131,6 +137,8 @@ def last_program(command: str) -> str | None:
         return None  # the left side's failure skips the last pipeline and is the status (round 36)
     if any(_rebinds(words) or _sets_status(words) for words in segments[:-1]) or _rebinds(segments[-1]):
         return None
+    if _may_fail_to_redirect(segments[-1]):
+        return None
     words, _ = _command_words(segments[-1])
     if not words or words[0] in _KEYWORDS:
         return None
@@ -139,8 +147,23 @@ def last_program(command: str) -> str | None:
     return os.path.basename(words[0])
 
 
+def _may_fail_to_redirect(words: list[str]) -> bool:
+    """Whether the last command redirects to or from a file other than ``/dev/null``: a redirection
+    that fails (a missing input, an output that is a directory) sets status 1 and the program never
+    runs (``grep x < missing.txt``: round 36). Descriptor duplications were taken out before."""
+    for index, word in enumerate(words):
+        found = _REDIRECT.search(word)
+        if found is None or found.group(1) == "<<<":
+            continue
+        target = found.group(2) or (words[index + 1] if index + 1 < len(words) else "")
+        if target != "/dev/null":
+            return True
+    return False
+
+
 def _plain_expansions(command: str) -> bool:
-    """Whether every ``${...}`` of ``command`` is closed and holds none of `_IN_EXPANSION`.
+    """Whether every ``${...}`` of ``command`` is closed, holds none of `_IN_EXPANSION` and is one
+    that cannot fail (`_EXPANSION`).
 
     Bash reads a parameter expansion whole, ``shlex`` splits it at an operator or a blank:
     ``./build.sh ${y:-;grep x f}`` runs build.sh only, but tokenizes as ``...; grep x f}``
@@ -161,6 +184,8 @@ def _plain_expansions(command: str) -> bool:
                 return False
         else:
             return False  # never closed
+        if not _EXPANSION.fullmatch(command[start + 2 : end]):
+            return False
         start = command.find("${", end)
     return True
 
