@@ -85,6 +85,7 @@ def test_no_meaning_when_the_last_program_written_may_not_set_the_status(command
         ("grep a f || grep b f", "no match"),  # the last runs whenever the first failed
         ("grep '#include' f", "no match"),
         ("grep x f # a comment", "no match"),
+        ("grep x f # it's a comment", "no match"),
         ("grep 'x#y' f", "no match"),
         ("grep x f 2>/dev/null", "no match"),
         ("grep x f &>/dev/null", "no match"),

@@ -88,6 +88,8 @@ _REBINDS = frozenset({"function", "hash", "alias", "enable", "source", ".", "eva
 #: Where a program named by its path is still the system's one the table describes (``./test`` or
 #: ``bin/grep`` is the repository's: round 31).
 _SYSTEM_DIRS = frozenset({"/bin", "/usr/bin"})
+#: What a ``#`` that starts a comment follows (else it is part of a word).
+_COMMENT_AFTER = frozenset(" \t;&|()<>")
 #: Characters that split words (an operator's, a comment's), plain word characters when quoted.
 _SPLIT = frozenset(";&|()<>#")
 #: The ``${...}`` bodies that cannot fail (a variable's name, its length, a default): another can end
@@ -215,6 +217,8 @@ def _quoted_as_words(command: str) -> str | None:
                 char = "_"
         elif char in "'\"":
             quote = char
+        elif char == "#" and (not index or command[index - 1] in _COMMENT_AFTER):
+            break  # a comment: bash reads nothing after it (an apostrophe in it opens nothing)
         out.append(char)
         index += 1
     return None if quote else "".join(out)
