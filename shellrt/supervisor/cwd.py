@@ -128,6 +128,8 @@ class CwdTracker:
         host's ``isdir`` into the host's /tmp, which the sandbox cannot see -- an oracle on host
         paths, and an adopted cwd no command could start in (every later command failed).
         """
+        if not plain_path(path):
+            return False  # judged normalised, entered as written: ``ws/link/../b`` (round 36)
         root = self._root_of(path)
         if root is None:
             return os.path.isdir(path) if self._host_paths else True
@@ -158,7 +160,7 @@ class CwdTracker:
     def set(self, path: str) -> None:
         """Adopt ``path`` as the session cwd if it is inside the roots and not read-denied (else keep
         the current one)."""
-        if self.inside_roots(path) and not self._hidden(path):
+        if self.inside_roots(path) and plain_path(path) and not self._hidden(path):
             self.cwd = path
 
     def start_dir(self, requested: str | None = None) -> tuple[str, str | None]:
@@ -222,6 +224,13 @@ class CwdTracker:
                 self.cwd = self.workspace
                 return before != self.workspace, self._vanished(before)
             return False, None
+        if not plain_path(reported):
+            self.cwd = self.workspace
+            return before != self.workspace, (
+                f"The command reported the working directory {_shown(reported)}, which is not a plain "
+                "physical path (`pwd -P` never prints `.`, `..`, doubled or trailing slashes); the shell "
+                f"stays at the workspace root {self.workspace}."
+            )
         if not self.inside_roots(reported):
             self.cwd = self.workspace
             return before != self.workspace, (
@@ -238,6 +247,17 @@ class CwdTracker:
             return before != self.workspace, self._masked(reported, moved=True)
         self.cwd = reported
         return True, None
+
+
+def plain_path(path: str) -> bool:
+    """Whether ``path`` is absolute and already normal: no ``.`` or ``..`` component, no doubled or
+    trailing slash (``/`` itself is plain), as ``pwd -P`` prints a directory.
+
+    The host judges a path lexically (normalised), the kernel enters it as written, resolving a
+    link before the ``..`` after it: ``ws/a/../b`` with ``a -> /elsewhere`` is ``ws/b`` to the
+    host's checks and ``/b`` to ``chdir`` (red team round 36). Only a plain path is both.
+    """
+    return path.startswith("/") and posixpath.normpath(path) == path and not path.startswith("//")
 
 
 def _shown(path: str) -> str:

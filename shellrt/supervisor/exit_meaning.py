@@ -18,7 +18,10 @@ tokenizer here cannot read with certainty (substitutions, compound commands)
 gets no exception: a non-zero exit then counts as a failure (fail closed). Nor does
 a name that may run another program than the system's: a path outside ``/bin`` and
 ``/usr/bin`` (a repository's ``./test``), or a command that sets ``PATH``, sources a
-file, defines a function or an alias, or hashes a path (round 31).
+file, defines a function or an alias, or hashes a path (round 31). Nor when the last program may
+not have set the status: it follows ``&&`` (a failure before it skips it), or a builtin before it
+ends the shell or changes how its status forms (``exit``, ``set -e``/``-o pipefail``, ``trap``,
+``exec``: round 36).
 Used by the Bash tool, ``shellrt run --json``, the batch runner and (through
 ``is_error``) sibling cancellation, MCP and JSONL.
 """
@@ -47,9 +50,15 @@ NON_ERROR_EXITS: Mapping[str, Mapping[int, str]] = {
 }
 
 _DUP = re.compile(r"\d*[<>]&(?:\d+|-)")
+#: Redirections spelt with a separator's character: ``>| file`` (past noclobber), ``>& file`` and
+#: ``<& file`` (a word, not a descriptor): the file's name is no command (``a >| grep``: round 36).
+_REDIRECT_OPS = re.compile(r"(>)\||([<>])&")
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", "\n"})
-#: Tokens that mean the last word is not simply "the program that ran last".
-_OPAQUE = ("$(", "`", "<(", ">(")
+_PIPES = frozenset({"|", "|&"})
+#: Tokens that mean the last word is not simply "the program that ran last". ``$'...'`` (ANSI-C
+#: quoting) takes ``\'`` as a quote inside it, where ``shlex`` ends the string: the two then split
+#: the rest differently (round 36).
+_OPAQUE = ("$(", "`", "<(", ">(", "$'")
 _KEYWORDS = frozenset(
     {
         "if",
@@ -79,6 +88,22 @@ _REBINDS = frozenset({"function", "hash", "alias", "enable", "source", ".", "eva
 #: Where a program named by its path is still the system's one the table describes (``./test`` or
 #: ``bin/grep`` is the repository's: round 31).
 _SYSTEM_DIRS = frozenset({"/bin", "/usr/bin"})
+#: What a ``#`` that starts a comment follows (else it is part of a word).
+_COMMENT_AFTER = frozenset(" \t;&|()<>")
+#: Characters that split words (an operator's, a comment's), plain word characters when quoted.
+_SPLIT = frozenset(";&|()<>#")
+#: The ``${...}`` bodies that cannot fail (a variable's name, its length, a default): another can end
+#: the shell with 1 before the program runs (``${1:=x}``: "cannot assign", ``${!x}``: "invalid
+#: indirect expansion", a bad substitution; round 36).
+_EXPANSION = re.compile(r"#[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]*(?::?[-+][^${}]*)?")
+#: A redirection in a word (the operator, then its target if glued to it).
+_REDIRECT = re.compile(r"(<<<|<>|>>|<|>)(.*)")
+#: Characters that make ``shlex`` split a ``${...}`` that bash reads as one expansion.
+_IN_EXPANSION = frozenset(";&|()<>#'\"`\\ \t\n")
+#: Builtins that end the shell or change how its status forms, so that a later program's status may
+#: not be the command's (``exit 1; grep``, ``set -o pipefail``, ``trap 'exit 1' EXIT``, ``exec``;
+#: ``builtin`` may call any of them): anywhere before the last program, no meaning (round 36).
+_STATUS_SETTERS = frozenset({"exit", "logout", "return", "exec", "set", "shopt", "trap", "builtin"})
 #: Builtins that may set ``PATH`` for the commands after them.
 _DECLARES = frozenset({"export", "declare", "typeset", "readonly", "local"})
 _PATH_SET = ("PATH=", "PATH+=")
@@ -88,23 +113,33 @@ def last_program(command: str) -> str | None:
     """The program whose exit status is the command's, when that is plain to see (else None)."""
     if any(mark in command for mark in _OPAQUE) or "\n" in command.strip():
         return None
+    if "${" in command and not _plain_expansions(command):
+        return None
+    words_only = _quoted_as_words(command)
+    if words_only is None:
+        return None
     # Descriptor duplications are not separators: ``2>&1``, ``>&2``, ``&>file``.
-    command = _DUP.sub(" ", command).replace("&>", ">")
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:
+    command = _DUP.sub(" ", words_only).replace("&>", ">")
+    command = _REDIRECT_OPS.sub(lambda m: (m.group(1) or m.group(2)) + " ", command)
+    tokens = _tokens(command)
+    if tokens is None:
         return None
     segments: list[list[str]] = [[]]
+    before_last = ""  # the list operator before the last pipeline (a pipe binds tighter)
     for token in tokens:
         if token in _SEPARATORS:
             segments.append([])
+            if token not in _PIPES:
+                before_last = token
         elif set(token) <= set(";&|()"):
             return None  # a subshell or an operator we do not model
         else:
             segments[-1].append(token)
-    if any(_rebinds(words) for words in segments):
+    if before_last == "&&":
+        return None  # the left side's failure skips the last pipeline and is the status (round 36)
+    if any(_rebinds(words) or _sets_status(words) for words in segments[:-1]) or _rebinds(segments[-1]):
+        return None
+    if _may_fail_to_redirect(segments[-1]):
         return None
     words, _ = _command_words(segments[-1])
     if not words or words[0] in _KEYWORDS:
@@ -112,6 +147,115 @@ def last_program(command: str) -> str | None:
     if "/" in words[0] and os.path.dirname(words[0]) not in _SYSTEM_DIRS:
         return None  # a repository's program named like one of the table's
     return os.path.basename(words[0])
+
+
+def _may_fail_to_redirect(words: list[str]) -> bool:
+    """Whether the last command redirects to or from a file other than ``/dev/null``: a redirection
+    that fails (a missing input, an output that is a directory) sets status 1 and the program never
+    runs (``grep x < missing.txt``: round 36). Descriptor duplications were taken out before."""
+    for index, word in enumerate(words):
+        found = _REDIRECT.search(word)
+        if found is None or found.group(1) == "<<<":
+            continue
+        target = found.group(2) or (words[index + 1] if index + 1 < len(words) else "")
+        if target != "/dev/null":
+            return True
+    return False
+
+
+def _plain_expansions(command: str) -> bool:
+    """Whether every ``${...}`` of ``command`` is closed, holds none of `_IN_EXPANSION` and is one
+    that cannot fail (`_EXPANSION`).
+
+    Bash reads a parameter expansion whole, ``shlex`` splits it at an operator or a blank:
+    ``./build.sh ${y:-;grep x f}`` runs build.sh only, but tokenizes as ``...; grep x f}``
+    (round 36).
+    """
+    start = command.find("${")
+    while start != -1:
+        depth = 0
+        for end in range(start + 1, len(command)):
+            char = command[end]
+            if char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif char in _IN_EXPANSION:
+                return False
+        else:
+            return False  # never closed
+        if not _EXPANSION.fullmatch(command[start + 2 : end]):
+            return False
+        start = command.find("${", end)
+    return True
+
+
+def _quoted_as_words(command: str) -> str | None:
+    """``command`` with every quoted or escaped `_SPLIT` character made a plain word character
+    (``_``), or None when a quote is never closed.
+
+    ``shlex`` hands ``\\;``, ``';'`` and ``"|"`` back as the bare ``;`` and ``|`` an operator
+    is, so ``./build.sh ';' grep x f`` (one command to bash) read as ``...; grep x f``
+    (round 36). Only the characters change, never where a word starts or ends.
+    """
+    out: list[str] = []
+    quote = ""
+    index, length = 0, len(command)
+    while index < length:
+        char = command[index]
+        if char == "\\" and quote != "'" and index + 1 < length:
+            escaped = command[index + 1]
+            out += ["\\", "_" if escaped in _SPLIT else escaped]
+            index += 2
+            continue
+        if quote:
+            if char == quote:
+                quote = ""
+            elif char in _SPLIT:
+                char = "_"
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (not index or command[index - 1] in _COMMENT_AFTER):
+            break  # a comment: bash reads nothing after it (an apostrophe in it opens nothing)
+        out.append(char)
+        index += 1
+    return None if quote else "".join(out)
+
+
+def _tokens(command: str) -> list[str] | None:
+    """The words and operators of ``command`` as bash splits them, or None when unsure.
+
+    ``shlex`` starts a comment at a ``#`` inside a word, bash only at a word's start: ``grep x f#;
+    ./build.sh`` is two commands to bash and ``grep x f`` to ``shlex`` (round 36). So the text is
+    split twice (when it holds a ``#``), with and without comments; the split with comments must be
+    the other's words up to one that starts with ``#`` (a real comment), else None.
+    """
+    splits: list[list[str]] = []
+    for commenters in ("#", "") if "#" in command else ("",):
+        try:
+            lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
+            lexer.whitespace_split = True
+            lexer.commenters = commenters
+            splits.append(list(lexer))
+        except ValueError:
+            return None
+    tokens, whole = splits * 2 if len(splits) == 1 else splits
+    if tokens == whole:
+        return tokens
+    if whole[: len(tokens)] == tokens and whole[len(tokens)].startswith("#"):
+        return tokens
+    return None
+
+
+def _sets_status(words: list[str]) -> bool:
+    """Whether the simple command ``words`` may end the shell or change how its status forms
+    (`_STATUS_SETTERS`)."""
+    while words and words[0] in _KEYWORDS - _REBINDS:
+        words = words[1:]  # ``{ exit 1; }``, ``then exit 1``
+    words, _ = _command_words(words)
+    return bool(words) and words[0] in _STATUS_SETTERS
 
 
 def _command_words(words: list[str]) -> tuple[list[str], bool]:
