@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 
 from shellrt.tools._convert_child import UNCONFINED_STATUS
+from shellrt.tools._hostchild import calm_argv
 
 __all__ = ["MAX_BUSY", "MAX_IDLE", "WORKER_MEMORY_BYTES", "Outcome", "convert_html", "prestart", "shutdown"]
 
@@ -84,7 +85,7 @@ class _Worker:
             "from shellrt.tools._convert_child import main; main()"
         )
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", boot, str(WORKER_MEMORY_BYTES), json.dumps(paths)],
+            calm_argv([sys.executable, "-I", "-c", boot, str(WORKER_MEMORY_BYTES), json.dumps(paths)]),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -31,6 +31,7 @@ from pathlib import Path
 from sandbox._hostread import read_regular
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
 from shellrt.tools._gitfiles import unsafe_git_files
+from shellrt.tools._hostchild import calm_argv
 
 __all__ = ["CODE_RUNNING_KEYS", "active_hooks", "changed_paths", "repo_code_keys"]
 
@@ -142,7 +143,7 @@ def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subpro
         # A shell without ``ulimit -d`` still runs git: the file check above remains.
         command = [_SH, "-c", f'ulimit -d {_DATA_LIMIT_KIB} 2>/dev/null; exec "$0" "$@"', *command]
     return subprocess.run(
-        command,
+        calm_argv(command),  # this worker thread's priority is the caller's (round 36, sched)
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,

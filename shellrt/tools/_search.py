@@ -41,6 +41,7 @@ from shellrt.tools._grep_python import (
     encode_query,
     python_list_files,
 )
+from shellrt.tools._hostchild import calm_argv
 from shellrt.tools._search_types import (
     KEPT_LINE_CHARS,
     MAX_HIT_LINES,
@@ -166,7 +167,7 @@ async def _run_rg(
     where = str(cwd) if cwd_fd is None else f"/proc/self/fd/{cwd_fd}"
     passed = () if cwd_fd is None else (cwd_fd,)
     process = await anyio.open_process(
-        args, cwd=where, stdin=subprocess.DEVNULL, pass_fds=passed, env=_host_child_env(cwd)
+        calm_argv(args), cwd=where, stdin=subprocess.DEVNULL, pass_fds=passed, env=_host_child_env(cwd)
     )
     try:
         with anyio.move_on_after(_TIMEOUT_S) as scope:
@@ -544,7 +545,7 @@ async def _walker_process(
     """Run `_grep_python.serve` on ``request`` (its fds passed under the same numbers); its stdout.
     Killed at ``limit`` seconds (then ``too_slow`` is the error) or when the call is cancelled."""
     process = await anyio.open_process(
-        [sys.executable, "-I", "-c", _BOOTSTRAP, *_PACKAGE_DIRS],
+        calm_argv([sys.executable, "-I", "-c", _BOOTSTRAP, *_PACKAGE_DIRS]),
         pass_fds=fds,
         start_new_session=True,
         cwd="/",  # it works on the fds it is given: never from shellrt's cwd (often the workspace)

@@ -52,6 +52,7 @@ from shellrt.protocol.notes import neutralize_output, note, untrusted_note
 from shellrt.tools import _offloop
 from shellrt.tools._bidi import isolated
 from shellrt.tools._framing import PDF_FRAMING, unframed
+from shellrt.tools._hostchild import calm_argv
 from shellrt.tools._notebook import NotebookError
 from shellrt.tools._notebook import render as render_notebook
 from shellrt.tools._offloop import off_loop
@@ -761,7 +762,7 @@ def _render_in_child(data: bytes, label: str) -> str:
     deadline = notebook_deadline()
     try:
         with parse_slot(deadline, label, f"jq '.cells[0]' {label}") as left:
-            done = subprocess.run(argv, input=data, capture_output=True, timeout=left, check=False)
+            done = subprocess.run(calm_argv(argv), input=data, capture_output=True, timeout=left, check=False)
         answer = json.loads(done.stdout)
     except subprocess.TimeoutExpired:
         raise ToolExecutionError(
@@ -842,7 +843,7 @@ def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> PdfText:
     deadline = pdf_deadline()
     try:
         with parse_slot(deadline, label, f"pdftotext -f 1 -l 5 {label} -") as left:
-            done = subprocess.run(argv, input=data, capture_output=True, timeout=left, check=False)
+            done = subprocess.run(calm_argv(argv), input=data, capture_output=True, timeout=left, check=False)
     except subprocess.TimeoutExpired:
         raise ToolExecutionError(
             f"{label} took longer than {deadline:g} s to parse; extract its text with Bash instead "

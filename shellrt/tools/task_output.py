@@ -23,6 +23,7 @@ from shellrt.protocol.notes import neutralize_output, neutralized_note, note
 from shellrt.supervisor import Supervisor, TaskNotFoundError, TaskOutputChunk, TaskStatus
 from shellrt.supervisor.text import settled_lines
 from shellrt.tools._child_slots import ChildSlots
+from shellrt.tools._hostchild import calm_argv
 from shellrt.tools._search import drain_after_send
 
 __all__ = ["TaskOutput", "TaskOutputInput", "format_task_output"]
@@ -153,7 +154,7 @@ async def _filtered(chunk: TaskOutputChunk, pattern: str) -> TaskOutputChunk:
     kept: list[int] = []
     if lines:
         request = json.dumps({"pattern": pattern, "lines": lines}).encode()
-        process = await anyio.open_process([sys.executable, "-I", "-S", "-c", _FILTER_CHILD])
+        process = await anyio.open_process(calm_argv([sys.executable, "-I", "-S", "-c", _FILTER_CHILD]))
         try:
             out = b""
             with anyio.move_on_after(FILTER_TIMEOUT_S):

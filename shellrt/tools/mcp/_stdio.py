@@ -11,6 +11,7 @@ process group terminated, then killed) with the SDK's own tree kill.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -22,6 +23,8 @@ import mcp.types as mt
 from mcp.client.stdio import get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
+
+from shellrt.tools._hostchild import calm_argv
 
 __all__ = ["MAX_LINE_BYTES", "LineTooLong", "bounded_stdio_client"]
 
@@ -54,9 +57,10 @@ async def bounded_stdio_client(
 
     ``refused`` receives the `LineTooLong` that ended the connection, for the caller's message.
     """
+    child_env = get_default_environment() | (env or {})
     process = await anyio.open_process(
-        [command, *args],
-        env=get_default_environment() | (env or {}),
+        calm_argv([command, *args], child_env.get("PATH", os.defpath)),
+        env=child_env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=errlog,
