@@ -13,7 +13,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
+
+from shellrt.supervisor import _protect_home
 
 
 def _linked_places(home: Path, timeout: float) -> str:
@@ -52,3 +57,26 @@ def test_an_include_pattern_over_the_whole_host_is_bounded(tmp_path: Path) -> No
     (home / ".ssh" / "config").write_text("Include conf.d/*\nInclude /*/*/*/*/*/*/*/*\n")
     out = _linked_places(home, timeout=20)
     assert str(home / ".ssh" / "conf.d") in out, out  # the ordinary pattern's directory, still guarded
+
+
+def test_an_included_file_naming_tens_of_thousands_is_read_quickly_and_the_operators_names_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    hostile = tmp_path / "dotfiles" / "ssh" / "b"  # in the workspace: a command wrote it
+    hostile.parent.mkdir(parents=True)
+    hostile.write_text("".join(f"Include {tmp_path}/nx/a{i}\n" for i in range(50_000)))  # 1.4 MB
+    nested = tmp_path / "other" / "c"
+    (home / ".ssh" / "a").write_text(f"Include {nested}\n")  # the operator's own, named first
+    (home / ".ssh" / "config").write_text(f"Include a\nInclude {hostile}\n")
+    sourced = hostile.parent / "aliases.sh"  # the same, for the rc reader
+    sourced.write_text("".join(f". {tmp_path}/nx/s{i}\n" for i in range(50_000)))
+    (home / ".bashrc").write_text(f". {sourced}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", "")
+    started = time.monotonic()
+    found = _protect_home._linked_places()
+    took = time.monotonic() - started
+    assert took < 0.5, f"{took:.1f} s a read"
+    assert str(nested) in found and str(hostile) in found and str(sourced) in found, sorted(found)[:5]

@@ -1482,7 +1482,7 @@ def config_hooks_and_includes(config: str) -> tuple[tuple[str, ...], tuple[str, 
     seen: set[str] = set()
     budget = _READ_LIMIT
     while todo:
-        path, depth = todo.pop()
+        path, depth = todo.pop(0)  # breadth first: at the bound, the files named nearest the top are kept
         real = os.path.realpath(path)
         if real in seen:
             continue
