@@ -1420,7 +1420,7 @@ def hooks_dir_reason(path: str | Path) -> str | None:
                 more, also, complete = _configured_hooks(config)
                 if not complete:  # what it names past the bound is unknown: fail closed
                     return (
-                        f"in a repository whose git config ({config}) includes more than {_MAX_INCLUDES} "
+                        f"a file of a repository whose git config ({config}) includes more than {_MAX_INCLUDES} "
                         "files (or too many bytes): cannot tell what git runs from it; trim its include paths"
                     )
                 values += tuple(v for v in more if v not in values)
