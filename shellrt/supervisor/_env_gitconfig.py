@@ -68,7 +68,7 @@ def _linked(home: str) -> frozenset[str]:
 
 def _included(home: str, xdg: str, global_file: str, system_file: str) -> frozenset[str]:
     """Every file the operator's own git configs include (``include.path``, ``includeIf.*.path``:
-    each condition taken as met, ten deep, relative to the including file, ``~`` expanded), also
+    each condition taken as met, ten deep, at most 256 files a config, relative to the including file, ``~`` expanded), also
     those that do not exist yet (a command may create one). Read once per version of them all."""
     from shellrt.supervisor.protect import config_hooks_and_includes  # it imports this module
 
@@ -86,6 +86,8 @@ def _included(home: str, xdg: str, global_file: str, system_file: str) -> frozen
         return cached[2]
     included: list[str] = []
     for top in tops:
+        # Past the walk's bound (a file of 100 000 includes: round 36 review2) the first files named
+        # are guarded; the file that named the rest is guarded git config itself (it is one of these).
         included += config_hooks_and_includes(top)[1]
     files = tuple(dict.fromkeys(included))
     result = frozenset(spelling for path in files for spelling in _spellings(path))

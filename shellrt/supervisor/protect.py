@@ -1390,10 +1390,13 @@ def _protected_as_spelt(path: str | Path) -> str | None:
 
 #: Most parent directories `hooks_dir_reason` walks up looking for a ``.git/config``.
 _MAX_HOOKS_WALK = 64
-#: config path -> (the versions of every file read, its core.hooksPath values, the files it includes).
-_hooks_values: dict[str, tuple[tuple[object, ...], tuple[str, ...], tuple[str, ...]]] = {}
+#: config path -> (the versions of every file read, its core.hooksPath values, the files it includes,
+#: whether those are all: `config_hooks_and_includes`).
+_hooks_values: dict[str, tuple[tuple[object, ...], tuple[str, ...], tuple[str, ...], bool]] = {}
 #: git's own limit on nested includes.
 _MAX_INCLUDE_DEPTH = 10
+#: Most files one config's includes may name (git has no such bound; a real config names a few).
+_MAX_INCLUDES = 256
 
 
 def hooks_dir_reason(path: str | Path) -> str | None:
@@ -1414,7 +1417,12 @@ def hooks_dir_reason(path: str | Path) -> str | None:
             values: tuple[str, ...] = ()
             included: tuple[str, ...] = ()
             for config in _configs_of(base):
-                more, also = _configured_hooks(config)
+                more, also, complete = _configured_hooks(config)
+                if not complete:  # what it names past the bound is unknown: fail closed
+                    return (
+                        f"a file of a repository whose git config ({config}) includes more than {_MAX_INCLUDES} "
+                        "files (or too many bytes): cannot tell what git runs from it; trim its include paths"
+                    )
                 values += tuple(v for v in more if v not in values)
                 included += also
             values += tuple(v for v in operator_hooks_paths() if v not in values)
@@ -1447,31 +1455,34 @@ def _version(path: str) -> object:
     return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
 
 
-def _configured_hooks(config: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _configured_hooks(config: str) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
     """(``core.hooksPath`` values of a repository's git config file and every file it includes,
-    the real paths of those included files); nothing when it cannot be read. Parsed once per
-    version of all of them."""
+    the real paths of those included files, whether those are all of them); nothing when it
+    cannot be read. Parsed once per version of all of them."""
     found = _hooks_values.get(config)
     if found is not None and found[0] == tuple(_version(f) for f in (config, *found[2])):
-        return found[1], found[2]
-    values, included = config_hooks_and_includes(config)
+        return found[1], found[2], found[3]
+    values, included, complete = config_hooks_and_includes(config)
     if len(_hooks_values) >= 256:
         _hooks_values.clear()
-    _hooks_values[config] = (tuple(_version(f) for f in (config, *included)), values, included)
-    return values, included
+    _hooks_values[config] = (tuple(_version(f) for f in (config, *included)), values, included, complete)
+    return values, included, complete
 
 
-def config_hooks_and_includes(config: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def config_hooks_and_includes(config: str) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
     """Follow ``include.path`` and ``includeIf.*.path`` from ``config`` as git does (relative to the
     including file, ``~`` expanded, at most ten deep; every condition taken as met: fail closed).
-    Returns the ``core.hooksPath`` values found and the real paths of the included files (also
-    those that do not exist yet: a command may create one)."""
+    Returns the ``core.hooksPath`` values found, the real paths of the included files (also
+    those that do not exist yet: a command may create one), and whether the walk saw them all: it
+    stops at `_MAX_INCLUDES` files named or `_READ_LIMIT` bytes read (red team round 36 review2:
+    100 000 ``path =`` lines took minutes), and a caller must then fail closed."""
     values: list[str] = []
-    included: list[str] = []
+    included: dict[str, int] = {}  # real path -> the least depth it was named at
     todo = [(config, 0)]
     seen: set[str] = set()
+    budget = _READ_LIMIT
     while todo:
-        path, depth = todo.pop()
+        path, depth = todo.pop(0)  # breadth first: at the bound, the files named nearest the top are kept
         real = os.path.realpath(path)
         if real in seen:
             continue
@@ -1479,17 +1490,22 @@ def config_hooks_and_includes(config: str) -> tuple[tuple[str, ...], tuple[str, 
         content = _read_regular(path)
         if content is None:
             continue
+        budget -= len(content)
+        if budget < 0:
+            return tuple(values), tuple(included), False
         for key, value in code_running_git_keys(content.decode("utf-8", "replace")):
             if key == "core.hookspath" and value.strip() and value.strip() not in values:
                 values.append(value.strip())
             elif (key == "include.path" or (key.startswith("includeif.") and key.endswith(".path"))) and value:
+                if len(included) >= _MAX_INCLUDES:
+                    return tuple(values), tuple(included), False
                 target = os.path.join(os.path.dirname(path), os.path.expanduser(value.strip()))
                 target = os.path.realpath(target)
-                if target not in included:
-                    included.append(target)
-                if depth < _MAX_INCLUDE_DEPTH:
-                    todo.append((target, depth + 1))
-    return tuple(values), tuple(included)
+                if depth + 1 < included.get(target, _MAX_INCLUDE_DEPTH + 2):
+                    included[target] = depth + 1
+                    if depth < _MAX_INCLUDE_DEPTH:
+                        todo.append((target, depth + 1))
+    return tuple(values), tuple(included), True
 
 
 def _configs_of(top: str) -> list[str]:
@@ -1920,7 +1936,14 @@ def _is_code_key(section: str, sub: str | None, name: str, value: str) -> bool:
     return (section, name) in _CODE_SUBSECTION
 
 
+#: Longest git config text parsed (~2 s of parsing); a longer one is unparseable: every caller then
+#: fails closed (round 36 review2: 64 MB, the read bound, took 33 s a parse).
+_MAX_GIT_CONFIG = 4 << 20
+
+
 def _parse_git_config(text: str) -> list[tuple[str, str | None, str, str]] | None:
+    if len(text) > _MAX_GIT_CONFIG:
+        return None
     out: list[tuple[str, str | None, str, str]] = []
     section: str | None = None
     sub: str | None = None
@@ -1929,9 +1952,15 @@ def _parse_git_config(text: str) -> list[tuple[str, str | None, str, str]] | Non
     while i < len(lines):
         line = lines[i]
         i += 1
-        while line.rstrip().endswith("\\") and not line.rstrip().endswith("\\\\") and i < len(lines):
-            line = line.rstrip()[:-1] + lines[i]
+        # Continued lines are joined once (round 36 review2: joining each onto the whole so far was
+        # quadratic: 880 KB of them took 5 s, 64 MB hours).
+        parts: list[str] = []
+        while (tail := line.rstrip()).endswith("\\") and not tail.endswith("\\\\") and i < len(lines):
+            parts.append(tail[:-1])
+            line = lines[i]
             i += 1
+        if parts:
+            line = "".join(parts) + line
         stripped = line.strip()
         if not stripped or stripped[0] in "#;":
             continue
