@@ -32,6 +32,12 @@ MAX_INDEX_BYTES = 64 << 20
 #: Names checked for presence in one call (each costs a few ``openat``); the rest are not added.
 _MAX_CHECKED = 100_000
 _REGULAR = 0o100000
+#: A path longer than Linux's ``PATH_MAX`` names no file; and all names together hold at most
+#: `_NAMES_PER_INDEX_BYTE` times the index's size (a real one: about 1) and `MAX_INDEX_BYTES`:
+#: version 4 grows each name from the last, so n entries of 65 bytes held n²/2 bytes of names (a
+#: 1 MB index: 128 MB of the host's memory; round 36, review3). Past either the index is refused.
+_MAX_NAME_BYTES = 4096
+_NAMES_PER_INDEX_BYTE = 4
 #: Parsed indexes kept (most recently used last), and the largest index kept (~8 MB: 80,000 files).
 _CACHE_ENTRIES = 8
 _CACHED_MAX_BYTES = 16 << 20
@@ -200,7 +206,8 @@ def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
     version, count = struct.unpack(">II", data[4:12])
     if version not in (2, 3, 4):
         return None
-    pos, previous, names = 12, b"", []
+    pos, previous, names, total = 12, b"", [], 0
+    most = min(_NAMES_PER_INDEX_BYTE * len(data), MAX_INDEX_BYTES)
     for _ in range(count):
         start = pos
         if pos + 62 > len(data):
@@ -215,7 +222,7 @@ def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
         if version == 4:
             strip, pos = _varint(data, pos)
             end = data.find(b"\0", pos)
-            if end < 0 or strip > len(previous):
+            if end < 0 or strip > len(previous) or len(previous) - strip + end - pos > _MAX_NAME_BYTES:
                 return None
             name = previous[: len(previous) - strip] + data[pos:end]
             pos = end + 1
@@ -226,6 +233,9 @@ def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
             name = data[pos:end]
             pos = start + ((end - start + 8) & ~7)
         previous = name
+        total += len(name)
+        if len(name) > _MAX_NAME_BYTES or total > most:
+            return None
         if mode & 0o170000 == _REGULAR:  # a conflicted file's stages name it more than once
             names.append(name.decode("utf-8", "surrogateescape"))
     link = _extension(data, pos, b"link")
