@@ -23,6 +23,7 @@ from pathlib import Path
 
 from sandbox._hostread import read_regular
 from sandbox.confine import View
+from shellrt.tools._dirs_below import DirsBelow, plain_relative
 
 __all__ = ["MAX_INDEX_BYTES", "UNIGNORED_NOTE", "hidden_tracked", "tracked_in_view", "tracked_under"]
 
@@ -31,6 +32,9 @@ __all__ = ["MAX_INDEX_BYTES", "UNIGNORED_NOTE", "hidden_tracked", "tracked_in_vi
 MAX_INDEX_BYTES = 64 << 20
 #: Names checked for presence in one call (each costs a few ``openat``); the rest are not added.
 _MAX_CHECKED = 100_000
+#: Distinct directories opened to check them (each once: `DirsBelow`); past this the rest are not
+#: added. The Linux kernel's tree holds ~5,000.
+_MAX_DIRS_OPENED = 100_000
 _REGULAR = 0o100000
 #: A path longer than Linux's ``PATH_MAX`` names no file; and all names together hold at most
 #: `_NAMES_PER_INDEX_BYTE` times the index's size (a real one: about 1) and `MAX_INDEX_BYTES`:
@@ -123,10 +127,30 @@ def _index_names_cached(index: Path, gitdir: Path, shared: bool = False) -> tupl
 
 def hidden_tracked(root_fd: int, tracked: Iterable[str], listed: Iterable[str]) -> list[str]:
     """The names of ``tracked`` the listing left out that are regular files under ``root_fd``
-    now, each reached without following a symlink (sorted; the first `_MAX_CHECKED` looked at)."""
+    now, each reached without following a symlink (sorted; the first `_MAX_CHECKED` looked at,
+    in at most `_MAX_DIRS_OPENED` directories: round 36, review3)."""
     seen = set(listed)
     missing = sorted(t for t in tracked if t not in seen)
-    return [t for t in missing[:_MAX_CHECKED] if _regular_below(root_fd, t)]
+    found: list[str] = []
+    dirs = DirsBelow(root_fd, _MAX_DIRS_OPENED)
+    try:
+        for name in missing[:_MAX_CHECKED]:
+            if not plain_relative(name):
+                continue
+            parts = name.split("/")
+            fd = dirs.enter(parts[:-1])
+            if fd is None:
+                if dirs.spent:
+                    break
+                continue
+            try:
+                if stat.S_ISREG(os.stat(parts[-1], dir_fd=fd, follow_symlinks=False).st_mode):
+                    found.append(name)
+            except OSError:
+                continue
+    finally:
+        dirs.close()
+    return found
 
 
 def _repository_top(root: Path) -> Path | None:
@@ -178,23 +202,6 @@ def _lstat_mode(path: Path) -> int:
         return os.lstat(path).st_mode
     except OSError:
         return 0
-
-
-def _regular_below(root_fd: int, rel: str) -> bool:
-    parts = rel.split("/")
-    if any(p in ("", ".", "..") for p in parts):
-        return False
-    fd = os.dup(root_fd)
-    try:
-        for part in parts[:-1]:
-            nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-            os.close(fd)
-            fd = nfd
-        return stat.S_ISREG(os.stat(parts[-1], dir_fd=fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
