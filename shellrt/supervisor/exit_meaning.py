@@ -33,7 +33,7 @@ import re
 import shlex
 from collections.abc import Mapping
 
-__all__ = ["NON_ERROR_EXITS", "exit_is_error", "exit_meaning", "last_program"]
+__all__ = ["MAX_READ_CHARS", "NON_ERROR_EXITS", "exit_is_error", "exit_meaning", "last_program"]
 
 #: program -> {exit code: meaning} of exits that are answers, not failures.
 NON_ERROR_EXITS: Mapping[str, Mapping[int, str]] = {
@@ -49,7 +49,12 @@ NON_ERROR_EXITS: Mapping[str, Mapping[int, str]] = {
     "[[": {1: "condition is false"},
 }
 
-_DUP = re.compile(r"\d*[<>]&(?:\d+|-)")
+#: Not after a digit: a match starts where its digits do, so a run of digits is scanned once, not
+#: from each of its places (``\d*`` from each: quadratic, 100,000 digits ~66 s; round 36, review3).
+_DUP = re.compile(r"(?<!\d)\d*[<>]&(?:\d+|-)")
+#: Past this a command gets no meaning (fail closed): what the tokenizer costs is bounded whatever
+#: the text (``shlex`` reads ~1 MB/s; round 36, review3).
+MAX_READ_CHARS = 20_000
 #: Redirections spelt with a separator's character: ``>| file`` (past noclobber), ``>& file`` and
 #: ``<& file`` (a word, not a descriptor): the file's name is no command (``a >| grep``: round 36).
 _REDIRECT_OPS = re.compile(r"(>)\||([<>])&")
@@ -80,7 +85,12 @@ _KEYWORDS = frozenset(
     }
 )
 #: Wrappers whose status is the wrapped command's.
-_WRAPPERS = frozenset({"command", "nice", "nohup", "stdbuf", "time", "env", "sudo"})
+#: Not ``sudo``: its own failure (no password, not permitted) is exit 1 (round 36, review3); the
+#: others fail with 125-127.
+_WRAPPERS = frozenset({"command", "nice", "nohup", "stdbuf", "time", "env"})
+#: ``[[`` evaluates these operands arithmetically: an error (``08``, ``1+``) exits 1 as a false
+#: condition does (``test`` and ``[`` exit 2), so such a ``[[`` gets no meaning (round 36, review3).
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 #: Words after which a name may run another program than the system's: a function (defined here, in
 #: a sourced file such as a repository's ``activate`` script, or through ``eval``), an alias, a
 #: hashed path, a loaded builtin. Any of them anywhere in the command: no meaning (round 31).
@@ -111,7 +121,7 @@ _PATH_SET = ("PATH=", "PATH+=")
 
 def last_program(command: str) -> str | None:
     """The program whose exit status is the command's, when that is plain to see (else None)."""
-    if any(mark in command for mark in _OPAQUE) or "\n" in command.strip():
+    if len(command) > MAX_READ_CHARS or any(mark in command for mark in _OPAQUE) or "\n" in command.strip():
         return None
     if "${" in command and not _plain_expansions(command):
         return None
@@ -146,6 +156,8 @@ def last_program(command: str) -> str | None:
         return None
     if "/" in words[0] and os.path.dirname(words[0]) not in _SYSTEM_DIRS:
         return None  # a repository's program named like one of the table's
+    if words[0] == "[[" and _ARITHMETIC_TESTS.intersection(words):
+        return None
     return os.path.basename(words[0])
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from sandbox._hostread import read_regular
 from sandbox.confine import View
+from shellrt.tools._dirs_below import DirsBelow, plain_relative
 
 __all__ = ["MAX_INDEX_BYTES", "UNIGNORED_NOTE", "hidden_tracked", "tracked_in_view", "tracked_under"]
 
@@ -31,7 +32,16 @@ __all__ = ["MAX_INDEX_BYTES", "UNIGNORED_NOTE", "hidden_tracked", "tracked_in_vi
 MAX_INDEX_BYTES = 64 << 20
 #: Names checked for presence in one call (each costs a few ``openat``); the rest are not added.
 _MAX_CHECKED = 100_000
+#: Distinct directories opened to check them (each once: `DirsBelow`); past this the rest are not
+#: added. The Linux kernel's tree holds ~5,000.
+_MAX_DIRS_OPENED = 100_000
 _REGULAR = 0o100000
+#: A path longer than Linux's ``PATH_MAX`` names no file; and all names together hold at most
+#: `_NAMES_PER_INDEX_BYTE` times the index's size (a real one: about 1) and `MAX_INDEX_BYTES`:
+#: version 4 grows each name from the last, so n entries of 65 bytes held n²/2 bytes of names (a
+#: 1 MB index: 128 MB of the host's memory; round 36, review3). Past either the index is refused.
+_MAX_NAME_BYTES = 4096
+_NAMES_PER_INDEX_BYTE = 4
 #: Parsed indexes kept (most recently used last), and the largest index kept (~8 MB: 80,000 files).
 _CACHE_ENTRIES = 8
 _CACHED_MAX_BYTES = 16 << 20
@@ -117,10 +127,30 @@ def _index_names_cached(index: Path, gitdir: Path, shared: bool = False) -> tupl
 
 def hidden_tracked(root_fd: int, tracked: Iterable[str], listed: Iterable[str]) -> list[str]:
     """The names of ``tracked`` the listing left out that are regular files under ``root_fd``
-    now, each reached without following a symlink (sorted; the first `_MAX_CHECKED` looked at)."""
+    now, each reached without following a symlink (sorted; the first `_MAX_CHECKED` looked at,
+    in at most `_MAX_DIRS_OPENED` directories: round 36, review3)."""
     seen = set(listed)
     missing = sorted(t for t in tracked if t not in seen)
-    return [t for t in missing[:_MAX_CHECKED] if _regular_below(root_fd, t)]
+    found: list[str] = []
+    dirs = DirsBelow(root_fd, _MAX_DIRS_OPENED)
+    try:
+        for name in missing[:_MAX_CHECKED]:
+            if not plain_relative(name):
+                continue
+            parts = name.split("/")
+            fd = dirs.enter(parts[:-1])
+            if fd is None:
+                if dirs.spent:
+                    break
+                continue
+            try:
+                if stat.S_ISREG(os.stat(parts[-1], dir_fd=fd, follow_symlinks=False).st_mode):
+                    found.append(name)
+            except OSError:
+                continue
+    finally:
+        dirs.close()
+    return found
 
 
 def _repository_top(root: Path) -> Path | None:
@@ -174,23 +204,6 @@ def _lstat_mode(path: Path) -> int:
         return 0
 
 
-def _regular_below(root_fd: int, rel: str) -> bool:
-    parts = rel.split("/")
-    if any(p in ("", ".", "..") for p in parts):
-        return False
-    fd = os.dup(root_fd)
-    try:
-        for part in parts[:-1]:
-            nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-            os.close(fd)
-            fd = nfd
-        return stat.S_ISREG(os.stat(parts[-1], dir_fd=fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
 def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
     """The paths of regular-file entries of a git index (versions 2-4), and the hex name of its
     shared index when it is split (``link`` extension: its entries there, replaced ones here with
@@ -200,7 +213,8 @@ def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
     version, count = struct.unpack(">II", data[4:12])
     if version not in (2, 3, 4):
         return None
-    pos, previous, names = 12, b"", []
+    pos, previous, names, total = 12, b"", [], 0
+    most = min(_NAMES_PER_INDEX_BYTE * len(data), MAX_INDEX_BYTES)
     for _ in range(count):
         start = pos
         if pos + 62 > len(data):
@@ -215,7 +229,7 @@ def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
         if version == 4:
             strip, pos = _varint(data, pos)
             end = data.find(b"\0", pos)
-            if end < 0 or strip > len(previous):
+            if end < 0 or strip > len(previous) or len(previous) - strip + end - pos > _MAX_NAME_BYTES:
                 return None
             name = previous[: len(previous) - strip] + data[pos:end]
             pos = end + 1
@@ -226,6 +240,9 @@ def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
             name = data[pos:end]
             pos = start + ((end - start + 8) & ~7)
         previous = name
+        total += len(name)
+        if len(name) > _MAX_NAME_BYTES or total > most:
+            return None
         if mode & 0o170000 == _REGULAR:  # a conflicted file's stages name it more than once
             names.append(name.decode("utf-8", "surrogateescape"))
     link = _extension(data, pos, b"link")
