@@ -138,5 +138,5 @@ def verify_pristine(
     if problems:
         raise ResetError("; ".join(problems))
     # Only docker-init and the executor are left: the next task's pids start where every task's do.
-    rewind_pids(host)
+    rewind_pids(host, still_the_executor)
     still_the_executor()
