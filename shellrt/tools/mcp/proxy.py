@@ -20,7 +20,7 @@ import mcp.types as mt
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from shellrt.permissions.shown import model_claim
+from shellrt.permissions.shown import for_person, model_claim
 from shellrt.protocol import (
     ContentBlock,
     ImageBlock,
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DESCRIPTION_CHARS",
+    "TITLE_CHARS",
     "McpCallOutput",
     "McpInput",
     "McpProxyTool",
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+#: Characters of a server's tool title shown to people (in the tool's name for them).
+TITLE_CHARS = 120
 
 
 def proxy_tool_name(server: str, tool: str) -> str:
@@ -183,6 +186,14 @@ def _has_regex(schema: Any, depth: int = 0) -> bool:
     if isinstance(schema, list):
         return any(_has_regex(v, depth + 1) for v in schema)
     return False
+
+
+def _shown_title(title: str) -> str:
+    """``title`` for a person: escaped (`for_person`), one line, blanks collapsed, cut."""
+    shown = " ".join(for_person(title[: 4 * TITLE_CHARS], one_line=True).split())
+    if len(shown) > TITLE_CHARS or len(title) > 4 * TITLE_CHARS:
+        shown = f"{shown[:TITLE_CHARS]}... [cut by shellrt]"
+    return shown
 
 
 class McpProxyTool(Tool[McpInput, McpCallOutput]):
@@ -356,4 +367,7 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         return f"{self.name}({self.classifier_input(tool_input)}){claim}"
 
     def user_facing_name(self) -> str:
-        return f"{self.server} - {self.spec.title or self.remote_name} (MCP)"
+        """The name people see (and ``shellrt serve``'s client lists as the title): the server's
+        title as one escaped line of at most `TITLE_CHARS` characters; it came raw, escapes,
+        newlines and a megabyte included (red team round 36)."""
+        return f"{self.server} - {_shown_title(self.spec.title or self.remote_name)} (MCP)"
