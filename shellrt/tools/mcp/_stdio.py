@@ -141,7 +141,8 @@ def _parse(line: bytes) -> SessionMessage | Exception:
 async def _shutdown(
     process: anyio.abc.Process, read_stream: Any, write_stream: Any, writer_done: anyio.Event
 ) -> None:
-    """The SDK's order: stop traffic, flush, close stdin, wait, then end the process group."""
+    """The SDK's order: stop traffic, flush, close stdin, wait, then end the process group (also
+    when its leader exited: what it started in the group goes with it)."""
     read_stream.close()
     write_stream.close()
     with anyio.move_on_after(_FLUSH):
@@ -149,9 +150,11 @@ async def _shutdown(
     assert process.stdin is not None and process.stdout is not None
     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await process.stdin.aclose()
-    if not await _exited(process, _EXIT_GRACE):
-        await terminate_posix_process_tree(process, _EXIT_GRACE)
-        await _exited(process, _EXIT_GRACE)
+    await _exited(process, _EXIT_GRACE)
+    # Always, not only when the leader is still running: a server that exits at end of input left
+    # the children of its group running (red team round 36); a gone group costs one killpg.
+    await terminate_posix_process_tree(process, _EXIT_GRACE)
+    await _exited(process, _EXIT_GRACE)
     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await process.stdout.aclose()
 

@@ -32,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 from shellrt.permissions.hook_files import WHOLE_WORKSPACE
 from shellrt.tools.mcp._http_client import mcp_http_client
 from shellrt.tools.mcp._launch import launch_cwd, launch_env
+from shellrt.tools.mcp._listing_bounds import MAX_TOOLS_PER_SERVER
 from shellrt.tools.mcp._restart_guard import ServerFiles, server_files, why_not_restart
 from shellrt.tools.mcp._stderr_log import CappedLog
 from shellrt.tools.mcp._stderr_tty import EscapedStderr
@@ -308,14 +309,16 @@ class McpServerConnection:
 
     @staticmethod
     async def _all_tools(session: ClientSession) -> list[mt.Tool]:
+        """Every page, up to one tool past `MAX_TOOLS_PER_SERVER` (so a cut can be said): a server
+        paging 50,000 tools is not read to the end (`_listing_bounds`)."""
         tools: list[mt.Tool] = []
         cursor: str | None = None
         for _page in range(100):
             params = mt.PaginatedRequestParams(cursor=cursor) if cursor else None
             result = await session.list_tools(params=params)
-            tools.extend(result.tools)
+            tools.extend(result.tools[: MAX_TOOLS_PER_SERVER + 1 - len(tools)])
             cursor = result.next_cursor
-            if not cursor:
+            if not cursor or len(tools) > MAX_TOOLS_PER_SERVER:
                 break
         return tools
 

@@ -22,6 +22,7 @@ import anyio.abc
 
 from shellrt.permissions.tree_guard import TreeGuard
 from shellrt.protocol import Tool
+from shellrt.tools.mcp._listing_bounds import MAX_TOOLS_PER_SERVER, listing_cut, schema_too_large
 from shellrt.tools.mcp.config import McpServerConfig, parse_servers
 from shellrt.tools.mcp.connection import McpServerConnection, McpServerError
 from shellrt.tools.mcp.proxy import McpProxyTool
@@ -122,7 +123,12 @@ class McpConnections:
             always = connection.config.always_load
             tools: list[Tool[Any, Any]] = []
             seen: set[str] = set()
-            for spec in specs:
+            if (cut := listing_cut(name, len(specs))) is not None:
+                self.diagnostics.append(cut)
+            for spec in specs[:MAX_TOOLS_PER_SERVER]:
+                if (too_large := schema_too_large(name, spec)) is not None:
+                    self.diagnostics.append(too_large)
+                    continue
                 tool = McpProxyTool(name, spec, connection, always_load=always)
                 if tool.name in seen:
                     self.diagnostics.append(

@@ -20,7 +20,7 @@ import mcp.types as mt
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from shellrt.permissions.shown import model_claim
+from shellrt.permissions.shown import for_person, model_claim
 from shellrt.protocol import (
     ContentBlock,
     ImageBlock,
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DESCRIPTION_CHARS",
+    "TITLE_CHARS",
     "McpCallOutput",
     "McpInput",
     "McpProxyTool",
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+#: Characters of a server's tool title shown to people (in the tool's name for them).
+TITLE_CHARS = 120
 
 
 def proxy_tool_name(server: str, tool: str) -> str:
@@ -185,6 +188,14 @@ def _has_regex(schema: Any, depth: int = 0) -> bool:
     return False
 
 
+def _shown_title(title: str) -> str:
+    """``title`` for a person: escaped (`for_person`), one line, blanks collapsed, cut."""
+    shown = " ".join(for_person(title[: 4 * TITLE_CHARS], one_line=True).split())
+    if len(shown) > TITLE_CHARS or len(title) > 4 * TITLE_CHARS:
+        shown = f"{shown[:TITLE_CHARS]}... [cut by shellrt]"
+    return shown
+
+
 class McpProxyTool(Tool[McpInput, McpCallOutput]):
     """One tool of one external MCP server."""
 
@@ -227,7 +238,13 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
             return McpInput.model_validate(raw)  # raises the usual "expected an object"
         validator = self._get_validator()
         if validator is not None:
-            errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
+            try:
+                errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
+            except Exception:
+                # A ``$ref`` loop (``{"$ref": "#"}``: RecursionError) or one that names nothing it
+                # has (Unresolvable) left here and no paired result came (red team round 36).
+                self._validator = False  # a schema the checker cannot finish: the server judges
+                errors = []
             if errors:
                 details: list[InitErrorDetails] = [
                     {
@@ -356,4 +373,7 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         return f"{self.name}({self.classifier_input(tool_input)}){claim}"
 
     def user_facing_name(self) -> str:
-        return f"{self.server} - {self.spec.title or self.remote_name} (MCP)"
+        """The name people see (and ``shellrt serve``'s client lists as the title): the server's
+        title as one escaped line of at most `TITLE_CHARS` characters; it came raw, escapes,
+        newlines and a megabyte included (red team round 36)."""
+        return f"{self.server} - {_shown_title(self.spec.title or self.remote_name)} (MCP)"
