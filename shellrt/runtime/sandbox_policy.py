@@ -217,7 +217,13 @@ def rule_masks(
     base, pattern = split
     static, anchored, whole = _static_part(pattern)
     if whole and anchored:
-        return _spellings(Path(os.path.normpath(base.joinpath(*static)))), []
+        named, _ = _per_process(Path(os.path.normpath(base.joinpath(*static))))
+        if named is None:
+            raise _per_process_error(rule.describe(), base.joinpath(*static))
+        return _spellings(named), []
+    if _per_process(Path(os.path.normpath(base.joinpath(*static))))[1]:
+        # a glob below /proc/<pid> or /dev/fd would expand to shellrt's own processes' entries
+        raise _per_process_error(rule.describe(), base.joinpath(*static))
     start = Path(os.path.normpath(base.joinpath(*static))) if anchored else base
     if visits is not None and visits.left <= 0:
         return [], [
@@ -278,6 +284,40 @@ def check_rule_syntax(rule: PermissionRule) -> None:
             i += 2
             continue
         i += 1
+
+
+#: Names that lead somewhere else in every process: the host's ``realpath`` would resolve them in
+#: shellrt's own process (``/dev/fd/3`` -> ``/proc/<shellrt pid>/fd/3``), never as a command sees them.
+_PER_PROCESS_DEV = frozenset({"/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+
+
+def _per_process(path: Path) -> tuple[Path | None, bool]:
+    """(the path a per-process spelling stands for, whether ``path`` was one).
+
+    ``/proc/self/root/X`` and ``/proc/thread-self/root/X`` are ``/X`` in every process of the
+    sandbox (its root is the sandbox's); every other entry of ``/proc/self``, ``/proc/thread-self``,
+    ``/proc/<pid>`` and ``/dev/fd``, ``/dev/std*`` names a different file in each process: None."""
+    text = os.path.normpath(path)
+    for dev in _PER_PROCESS_DEV:
+        if text == dev or text.startswith(dev + "/"):
+            return None, True
+    parts = Path(text).parts
+    if len(parts) < 3 or parts[1] != "proc":
+        return path, False
+    if parts[2] in ("self", "thread-self"):
+        if len(parts) >= 4 and parts[3] == "root":
+            return Path("/", *parts[4:]), True
+        return None, True
+    if parts[2].isdigit():
+        return None, True
+    return path, False
+
+
+def _per_process_error(what: str, path: Path) -> PolicyError:
+    return PolicyError(
+        f"{what}: {path} differs in every process (a /proc/<pid>, /proc/self or /dev/fd name); the sandbox "
+        "cannot mask it as the commands see it. Name the file itself (//abs/path, ./rel, ~/home)"
+    )
 
 
 def _nfc(text: str) -> str:
@@ -689,6 +729,11 @@ def derive_policy(
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     masked: dict[Path, None] = {}
     for path, why in wanted:
+        named, _ = _per_process(path)
+        if named is None:  # an operator's rule refused above; a setting's or a glob's match is skipped
+            notes.append(str(_per_process_error(why, path)))
+            continue
+        path = named
         # A symlink on the way: hidden where it leads, which hides it under every name (bwrap could
         # not mount through an absolute link into the new root: ``ws/link -> /elsewhere`` made the
         # sandbox fail to start, a repository's way to stop every session of an operator's rule).
