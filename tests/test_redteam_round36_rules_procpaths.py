@@ -100,7 +100,10 @@ def test_a_repository_fd_rule_keeps_the_session_sandbox_and_the_own_root_rule_hi
     session.mkdir()
     with caplog.at_level(logging.WARNING, logger="sandbox"):
         out = anyio.run(
-            run_in, create_backend(BwrapConfig(persistent=persistent), policy), ws, session,
+            run_in,
+            create_backend(BwrapConfig(persistent=persistent), policy),
+            ws,
+            session,
             "cat secret.txt; echo rc=$?",
         )
     assert "TOPSECRET" not in out, out

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sandbox import SandboxPolicy
+from sandbox._maskaliases import mount_aliases
 from sandbox.policy import normalize_deny_entry, normalize_domain
 from shellrt.permissions.globs import glob_matches
 
@@ -748,6 +749,15 @@ def derive_policy(
                     )
                 continue
             masked.setdefault(form, None)
+    # The same files through another mount of their file system (a bind mount of the workspace).
+    for alias in mount_aliases([p for p in masked if p not in unmasked]):
+        root = _covers(alias, roots)
+        if root is not None:
+            notes.append(
+                f"{alias}: another mount of a masked path, is or contains the writable root {root}; not masked"
+            )
+            continue
+        masked.setdefault(alias, None)
     # A path under another masked path is already hidden: one mount fewer.
     kept = tuple(p for p in masked if not any(q in p.parents for q in masked))
     unwritable, write_notes = _write_denies(base, rules, home, roots, kept, workspace_visits)
