@@ -129,3 +129,36 @@ def test_a_denied_file_mounted_into_the_workspace_stays_hidden(
     backend = create_backend(config, policy)  # type: ignore[arg-type]
     out = anyio.run(run_in, backend, ws, ws.parent / "session", "cat mnt/secret.txt; echo done", 120)
     assert "done" in out and "TOPSECRET" not in out, out
+
+
+@pytest.mark.parametrize("persistent", [False, True], ids=["per-command", "session"])
+def test_a_command_writes_no_edit_denied_file_through_another_mount(tmp_path: Path, persistent: bool) -> None:
+    """``Edit(./conf/app.ini)`` with ``ws/mnt`` a bind mount of ``ws/conf``: ``echo > mnt/app.ini``
+    rewrote the protected file (only ``conf/app.ini`` was bound read-only)."""
+    require(os.geteuid() == 0, "making a bind mount needs root")
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    base = Path(tempfile.mkdtemp(prefix="rt36-bindalias-", dir="/var/tmp"))
+    base.chmod(0o755)
+    ws = base / "ws"
+    (ws / "conf").mkdir(parents=True)
+    (ws / "mnt").mkdir()
+    for d in (ws, ws / "conf"):
+        d.chmod(0o777)
+    (ws / "conf" / "app.ini").write_text("original\n")
+    (ws / "conf" / "app.ini").chmod(0o666)
+    subprocess.run(["mount", "--bind", str(ws / "conf"), str(ws / "mnt")], check=True)
+    try:
+        policy = deny_policy(ws, "Edit(./conf/app.ini)")
+        assert ws / "mnt" / "app.ini" in policy.write_denied, policy.write_denied
+        backend = create_backend(BwrapConfig(persistent=persistent), policy)
+        anyio.run(
+            run_in,
+            backend,
+            ws,
+            tmp_path / "s",
+            "echo pwned > mnt/app.ini; echo pwned >> mnt/app.ini; echo done",
+        )
+        assert (ws / "conf" / "app.ini").read_text() == "original\n"
+    finally:
+        subprocess.run(["umount", str(ws / "mnt")], check=False)
+        shutil.rmtree(base, ignore_errors=True)

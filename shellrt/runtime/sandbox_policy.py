@@ -437,6 +437,16 @@ def _write_denies(
             "directory instead, or remove the rule"
         )
         notes.append(_repository_rule(refusal, operator))
+    # The same files through another mount of their file system inside a writable root (a bind
+    # mount of a directory of the workspace at another name): bound read-only there too.
+    for alias in mount_aliases(list(wanted)):
+        root = _covers(alias, roots)
+        if root is not None:
+            notes.append(
+                f"{alias}: another mount of a write-denied path, is or holds the writable root {root}"
+            )
+        elif any(r in alias.parents for r in roots):
+            wanted.setdefault(alias, None)
     # Below a mask it is hidden (a read-only bind there would show it again); below another bound
     # directory it is read-only already: one mount fewer.
     kept = [p for p in wanted if not covered(p, hidden)]
