@@ -111,16 +111,16 @@ def inside() -> Iterator[tuple[Path, Path]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.mark.parametrize("backend_name", ["bwrap", "docker"])
+@pytest.mark.parametrize("backend_name", ["bwrap", "docker-bind", "docker-copy"])
 def test_a_denied_file_mounted_into_the_workspace_stays_hidden(
     inside: tuple[Path, Path], backend_name: str
 ) -> None:
     from tests import _docker_support as dk
 
     ws, outside = inside
-    if backend_name == "docker":
+    if backend_name.startswith("docker"):
         dk.require_docker()
-        config: object = dk.config(workspace_mode="bind")
+        config: object = dk.config(workspace_mode=backend_name.removeprefix("docker-"))
     else:
         require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
         config = BwrapConfig(persistent=False)
