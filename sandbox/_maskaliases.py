@@ -18,13 +18,14 @@ the command is refused (fail closed), naming the file and how to find its links.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from sandbox.errors import SandboxExecError
 
-__all__ = ["ALIAS", "MAX_ENTRIES", "AliasFinder", "denied_inodes", "stats_of"]
+__all__ = ["ALIAS", "MAX_ENTRIES", "AliasFinder", "denied_inodes", "mount_aliases", "stats_of"]
 
 #: How `sandbox.bwrap.BwrapBackend._denied_kinds` lists an alias after the denied paths' kinds
 #: (``alias:<path>``): the whole mask plan stays one comparable tuple.
@@ -143,6 +144,80 @@ def denied_inodes(denied: Sequence[tuple[str, str]], roots: Sequence[str]) -> di
                         shown, os.path.relpath(below, host)
                     )
     return found
+
+
+_ESCAPE = re.compile(r"\\([0-7]{3})")
+
+
+def _mounts(mountinfo: str) -> list[tuple[str, str, str]]:
+    """(device ``major:minor``, the mount's root inside its file system, mount point) of each line."""
+    found: list[tuple[str, str, str]] = []
+    for line in mountinfo.splitlines():
+        fields = line.split(" ", 5)
+        if len(fields) < 5:
+            continue
+        root, point = (
+            _ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), f) if "\\" in f else f for f in fields[3:5]
+        )
+        found.append((fields[2], root, point))
+    return found
+
+
+def _below(path: str, top: str) -> str | None:
+    """``path`` relative to ``top`` ("" for ``top`` itself), None when it is not at or below it."""
+    if path == top:
+        return ""
+    if top == "/":
+        return path[1:]
+    return path[len(top) + 1 :] if path.startswith(top + "/") else None
+
+
+def mount_aliases(paths: Sequence[Path], mountinfo: str | None = None) -> list[Path]:
+    """Other names of each of ``paths`` (canonical, existing) through another mount of the same
+    file system: a bind mount of a directory above it, or the file system mounted twice.
+
+    A mask hides a path, not the file: bwrap's recursive bind of ``/`` brings every host mount
+    into the sandbox, so ``/alias/secret`` showed what the mask of ``/ws/secret`` hid. Each
+    candidate is checked to be the same file (device and inode), so a name shadowed by another
+    mount is not taken. ``mountinfo``: the text of ``/proc/self/mountinfo`` (read when None)."""
+    if mountinfo is None:
+        try:
+            mountinfo = Path("/proc/self/mountinfo").read_text()
+        except OSError:
+            return []
+    mounts = _mounts(mountinfo)
+    devices = [dev for dev, _root, _point in mounts]
+    twice = {dev for dev in devices if devices.count(dev) > 1}
+    if not twice:
+        return []  # each file system mounted once: no other names
+    found: list[Path] = []
+    for path in paths:
+        text = os.fspath(path)
+        holder: tuple[str, str, str] | None = None
+        for mount in mounts:  # the deepest mount point holding the path; the last of equals is on top
+            if _below(text, mount[2]) is not None and (holder is None or len(mount[2]) >= len(holder[2])):
+                holder = mount
+        if holder is None or holder[0] not in twice:
+            continue
+        dev, root, point = holder
+        rest = _below(text, point) or ""
+        inner = root if not rest else (root.rstrip("/") + "/" + rest)
+        st: os.stat_result | None = None
+        for other_dev, other_root, other_point in mounts:
+            tail = _below(inner, other_root) if other_dev == dev else None
+            if tail is None:
+                continue
+            alias = other_point if not tail else other_point.rstrip("/") + "/" + tail
+            if alias == text:
+                continue
+            try:
+                st = st or os.stat(text)
+                other = os.stat(alias)
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                found.append(Path(alias))
+    return list(dict.fromkeys(found))
 
 
 class _Budget:

@@ -228,8 +228,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 round 35: sandbox._realpath (as the lean path); +1 round 35 runtime: protocol.revalidated
     # (a policy or config a caller built unvalidated is validated again before a backend takes it);
     # +2 round 36 review: sandbox._bwrap_sched and its stdlib `resource` (a local command starts
-    # without its caller's real-time policy, negative nice or rtprio/nice limits: the check reads them)
-    FULL_RUN: 214,
+    # without its caller's real-time policy, negative nice or rtprio/nice limits: the check reads them);
+    # +1 round 36 rules: sandbox._maskaliases (a masked path's other names through another mount of
+    # its file system are masked too: `derive_policy` reads the mount table)
+    FULL_RUN: 215,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

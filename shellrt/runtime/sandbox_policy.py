@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sandbox import SandboxPolicy
+from sandbox._maskaliases import mount_aliases
 from sandbox.policy import normalize_deny_entry, normalize_domain
 from shellrt.permissions.globs import glob_matches
 
@@ -217,7 +218,13 @@ def rule_masks(
     base, pattern = split
     static, anchored, whole = _static_part(pattern)
     if whole and anchored:
-        return _spellings(Path(os.path.normpath(base.joinpath(*static)))), []
+        named, _ = _per_process(Path(os.path.normpath(base.joinpath(*static))))
+        if named is None:
+            raise _per_process_error(rule.describe(), base.joinpath(*static))
+        return _spellings(named), []
+    if _per_process(Path(os.path.normpath(base.joinpath(*static))))[1]:
+        # a glob below /proc/<pid> or /dev/fd would expand to shellrt's own processes' entries
+        raise _per_process_error(rule.describe(), base.joinpath(*static))
     start = Path(os.path.normpath(base.joinpath(*static))) if anchored else base
     if visits is not None and visits.left <= 0:
         return [], [
@@ -278,6 +285,40 @@ def check_rule_syntax(rule: PermissionRule) -> None:
             i += 2
             continue
         i += 1
+
+
+#: Names that lead somewhere else in every process: the host's ``realpath`` would resolve them in
+#: shellrt's own process (``/dev/fd/3`` -> ``/proc/<shellrt pid>/fd/3``), never as a command sees them.
+_PER_PROCESS_DEV = frozenset({"/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+
+
+def _per_process(path: Path) -> tuple[Path | None, bool]:
+    """(the path a per-process spelling stands for, whether ``path`` was one).
+
+    ``/proc/self/root/X`` and ``/proc/thread-self/root/X`` are ``/X`` in every process of the
+    sandbox (its root is the sandbox's); every other entry of ``/proc/self``, ``/proc/thread-self``,
+    ``/proc/<pid>`` and ``/dev/fd``, ``/dev/std*`` names a different file in each process: None."""
+    text = os.path.normpath(path)
+    for dev in _PER_PROCESS_DEV:
+        if text == dev or text.startswith(dev + "/"):
+            return None, True
+    parts = Path(text).parts
+    if len(parts) < 3 or parts[1] != "proc":
+        return path, False
+    if parts[2] in ("self", "thread-self"):
+        if len(parts) >= 4 and parts[3] == "root":
+            return Path("/", *parts[4:]), True
+        return None, True
+    if parts[2].isdigit():
+        return None, True
+    return path, False
+
+
+def _per_process_error(what: str, path: Path) -> PolicyError:
+    return PolicyError(
+        f"{what}: {path} differs in every process (a /proc/<pid>, /proc/self or /dev/fd name); the sandbox "
+        "cannot mask it as the commands see it. Name the file itself (//abs/path, ./rel, ~/home)"
+    )
 
 
 def _nfc(text: str) -> str:
@@ -396,6 +437,16 @@ def _write_denies(
             "directory instead, or remove the rule"
         )
         notes.append(_repository_rule(refusal, operator))
+    # The same files through another mount of their file system inside a writable root (a bind
+    # mount of a directory of the workspace at another name): bound read-only there too.
+    for alias in mount_aliases(list(wanted)):
+        root = _covers(alias, roots)
+        if root is not None:
+            notes.append(
+                f"{alias}: another mount of a write-denied path, is or holds the writable root {root}"
+            )
+        elif any(r in alias.parents for r in roots):
+            wanted.setdefault(alias, None)
     # Below a mask it is hidden (a read-only bind there would show it again); below another bound
     # directory it is read-only already: one mount fewer.
     kept = [p for p in wanted if not covered(p, hidden)]
@@ -689,6 +740,11 @@ def derive_policy(
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     masked: dict[Path, None] = {}
     for path, why in wanted:
+        named, _ = _per_process(path)
+        if named is None:  # an operator's rule refused above; a setting's or a glob's match is skipped
+            notes.append(str(_per_process_error(why, path)))
+            continue
+        path = named
         # A symlink on the way: hidden where it leads, which hides it under every name (bwrap could
         # not mount through an absolute link into the new root: ``ws/link -> /elsewhere`` made the
         # sandbox fail to start, a repository's way to stop every session of an operator's rule).
@@ -703,6 +759,15 @@ def derive_policy(
                     )
                 continue
             masked.setdefault(form, None)
+    # The same files through another mount of their file system (a bind mount of the workspace).
+    for alias in mount_aliases([p for p in masked if p not in unmasked]):
+        root = _covers(alias, roots)
+        if root is not None:
+            notes.append(
+                f"{alias}: another mount of a masked path, is or contains the writable root {root}; not masked"
+            )
+            continue
+        masked.setdefault(alias, None)
     # A path under another masked path is already hidden: one mount fewer.
     kept = tuple(p for p in masked if not any(q in p.parents for q in masked))
     unwritable, write_notes = _write_denies(base, rules, home, roots, kept, workspace_visits)
