@@ -16,7 +16,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["NOT_REGULAR", "open_without_blocking", "read_open_regular", "read_regular", "read_regular_bytes"]
+__all__ = ["NOT_REGULAR", "open_without_blocking", "read_bounded", "read_open_regular", "read_regular", "read_regular_bytes"]
 
 #: Why a name that is no regular file is not read (the errors' text).
 NOT_REGULAR = "not a regular file (a device, FIFO, socket or directory)"
@@ -40,6 +40,12 @@ def read_open_regular(
         raise OSError(errno.EINVAL, not_regular, str(name))
     if one_link and st.st_nlink != 1:
         raise OSError(errno.EMLINK, "a file with another hard link (perhaps a host file's)", str(name))
+    return read_bounded(fd, limit)
+
+
+def read_bounded(fd: int, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of ``fd`` from where it stands (more than ``limit``: the file is
+    larger than the caller's bound), read in pieces of at most 1 MiB."""
     chunks: list[bytes] = []
     left = limit + 1
     while left > 0:

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from sandbox._hostread import open_without_blocking, read_bounded
+
 __all__ = ["MAX_STORE_BYTES", "UnusableStore", "read_private_json", "write_private_json"]
 
 #: A store larger than this is not read (tens of thousands of trusted workspaces fit).
@@ -36,7 +38,7 @@ def read_private_json(path: Path, limit: int = MAX_STORE_BYTES) -> dict[str, Any
     JSON, nested too deeply, or not an object. Never blocks (a FIFO, a device).
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = open_without_blocking(path, follow=False)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -49,7 +51,7 @@ def read_private_json(path: Path, limit: int = MAX_STORE_BYTES) -> dict[str, Any
             raise UnusableStore("is not a regular file (a FIFO, device or directory)")
         if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or st.st_uid != os.geteuid():
             raise UnusableStore(f"is writable by others or not yours (fix: chmod 600 {path})")
-        raw = _read_bounded(fd, limit)
+        raw = read_bounded(fd, limit)
     finally:
         os.close(fd)
     if len(raw) > limit:
@@ -63,18 +65,6 @@ def read_private_json(path: Path, limit: int = MAX_STORE_BYTES) -> dict[str, Any
     if not isinstance(data, dict):
         raise UnusableStore("is not a JSON object")
     return data
-
-
-def _read_bounded(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    left = limit + 1
-    while left > 0:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
 
 
 def write_private_json(path: Path, data: dict[str, Any], *, indent: int = 1) -> None:
