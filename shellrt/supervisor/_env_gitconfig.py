@@ -82,7 +82,7 @@ def _included(home: str, xdg: str, global_file: str, system_file: str) -> frozen
     tops = [t for t in dict.fromkeys(tops) if t and os.path.isabs(t)]
     key = tuple(tops)
     cached = _included_cache.get(key)
-    if cached is not None and cached[0] == tuple(_version(f) for f in (*tops, *cached[1])):
+    if cached is not None and cached[0] == tuple(file_version(f) for f in (*tops, *cached[1])):
         return cached[2]
     included: list[str] = []
     for top in tops:
@@ -92,11 +92,12 @@ def _included(home: str, xdg: str, global_file: str, system_file: str) -> frozen
     files = tuple(dict.fromkeys(included))
     result = frozenset(spelling for path in files for spelling in _spellings(path))
     _included_cache.clear()  # one environment at a time: the operator's
-    _included_cache[key] = (tuple(_version(f) for f in (*tops, *files)), files, result)
+    _included_cache[key] = (tuple(file_version(f) for f in (*tops, *files)), files, result)
     return result
 
 
-def _version(path: str) -> object:
+def file_version(path: str) -> object:
+    """What tells a config file changed (size, mtime, inode, ctime; None when missing): a cache's key."""
     try:
         st = os.stat(path)
     except OSError:

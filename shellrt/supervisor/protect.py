@@ -52,6 +52,7 @@ import anyio
 from sandbox._namefold import fold_name, fold_path
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
 from shellrt.supervisor._env_gitconfig import env_gitconfigs
+from shellrt.supervisor._env_gitconfig import file_version as _version
 from shellrt.supervisor._host_obeyed import (
     OBEYED_ANYWHERE,
     OBEYED_DIRS,
@@ -1445,14 +1446,6 @@ def hooks_dir_reason(path: str | Path) -> str | None:
             return None
         base = up
     return None
-
-
-def _version(path: str) -> object:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
 
 
 def _configured_hooks(config: str) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
