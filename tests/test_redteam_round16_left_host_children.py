@@ -56,6 +56,8 @@ REVIEWED = {
     "sandbox/docker/_bridge.py:firewall_bridge": "nsenter/nft from host_which, env PATH the system dirs",
     "sandbox/docker/_detach.py:run_child": "sys.executable -I -S, absolute (detach_mount and the cgroup child call it)",
     "sandbox/docker/_idmap_ws.py:idmap_workspace": "sys.executable -I -S, absolute",
+    "sandbox/docker/_pidrewind.py:rewind_pids": "nsenter from the system directories, /bin/sh absolute, "
+    "env PATH the system directories (round 36 docker2)",
 }
 
 
