@@ -219,10 +219,11 @@ def rule_masks(
     static, anchored, whole = _static_part(pattern)
     if whole and anchored:
         named, _ = _per_process(Path(os.path.normpath(base.joinpath(*static))))
-        if named is None:
+        if named is None or _leads_per_process(named):
             raise _per_process_error(rule.describe(), base.joinpath(*static))
         return _spellings(named), []
-    if _per_process(Path(os.path.normpath(base.joinpath(*static))))[1]:
+    static_path = Path(os.path.normpath(base.joinpath(*static)))
+    if _per_process(static_path)[1] or _leads_per_process(static_path):
         # a glob below /proc/<pid> or /dev/fd would expand to shellrt's own processes' entries
         raise _per_process_error(rule.describe(), base.joinpath(*static))
     start = Path(os.path.normpath(base.joinpath(*static))) if anchored else base
@@ -307,11 +308,24 @@ def _per_process(path: Path) -> tuple[Path | None, bool]:
         return path, False
     if parts[2] in ("self", "thread-self"):
         if len(parts) >= 4 and parts[3] == "root":
-            return Path("/", *parts[4:]), True
+            below, _ = _per_process(Path("/", *parts[4:]))  # /proc/self/root/dev/fd/3 is /dev/fd/3
+            return below, True
         return None, True
     if parts[2].isdigit():
         return None, True
     return path, False
+
+
+def _leads_per_process(path: Path) -> bool:
+    """Whether a symlink on the way makes ``path`` a per-process name (``ws/link -> /proc/self/fd``,
+    ``/proc/mounts``, ``/etc/mtab``): the host's ``realpath`` of some leading part of it lands below
+    ``/proc/<pid>`` (shellrt's own process), so resolving it would name shellrt's files, never a
+    command's. Each leading part is resolved: ``/proc/self/fd/0`` itself ends at ``/dev/null``."""
+    parts = path.parts
+    for end in range(2, len(parts) + 1):
+        if _per_process(Path(os.path.realpath(Path(*parts[:end]))))[1]:
+            return True
+    return False
 
 
 def _per_process_error(what: str, path: Path) -> PolicyError:
@@ -749,6 +763,9 @@ def derive_policy(
         # not mount through an absolute link into the new root: ``ws/link -> /elsewhere`` made the
         # sandbox fail to start, a repository's way to stop every session of an operator's rule).
         forms = [Path(os.path.realpath(path))]
+        if _per_process(forms[0])[1]:  # a symlink led into /proc/<shellrt pid>: a glob's match, a setting
+            notes.append(str(_per_process_error(why, path)))
+            continue
         for form in forms:
             root = _covers(form, roots)
             if root is not None:
