@@ -23,16 +23,15 @@ from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.runtime.sandbox_policy import PolicyError, derive_policy
 from tests._rt11_rules import deny_policy
 
-RULES = [
-    "Read(./fdlink/3)",
-    "Read(./selflink/cwd/.env)",
-    "Read(./selflink/environ)",
+PLANTED = ["Read(./fdlink/3)", "Read(./selflink/cwd/.env)", "Read(./selflink/environ)"]
+HOST = [
     "Read(//proc/mounts)",
     "Read(//etc/mtab)",
     "Read(//proc/net/tcp)",
     "Read(//proc/self/root/dev/fd/3)",
     "Read(//proc/self/root/proc/self/cwd/.env)",
 ]
+RULES = PLANTED + HOST
 
 
 @pytest.fixture
@@ -56,12 +55,25 @@ def _host_process(policy: SandboxPolicy) -> list[Path]:
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("rule", HOST)
 def test_an_operator_rule_through_a_symlinked_per_process_name_refuses(ws: Path, rule: str) -> None:
     with pytest.raises(PolicyError, match="differs in every process"):
         policy = deny_policy(ws, rule)
         assert not _host_process(policy), policy.read_denied  # reached only when it did not refuse
         assert policy.read_denied, "nothing masked and no refusal"
+
+
+@pytest.mark.parametrize("rule", PLANTED)
+def test_an_operator_rule_through_a_link_a_command_planted_is_a_note_not_a_refusal(
+    ws: Path, rule: str
+) -> None:
+    """The link is in the workspace: a repository must not stop the operator's session with it."""
+    parsed = parse_rule(rule, "deny", RuleOrigin("cli", None, None, ws))
+    policy, notes = derive_policy(SandboxPolicy(workspace=ws), rules=[parsed], mask_defaults=False)
+    assert not _host_process(policy), policy.read_denied
+    assert any("differs in every process" in n and "symlink inside a writable root" in n for n in notes), (
+        notes
+    )
 
 
 @pytest.mark.parametrize("rule", RULES)

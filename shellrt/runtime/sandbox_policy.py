@@ -219,11 +219,17 @@ def rule_masks(
     static, anchored, whole = _static_part(pattern)
     if whole and anchored:
         named, _ = _per_process(Path(os.path.normpath(base.joinpath(*static))))
-        if named is None or _leads_per_process(named):
+        if named is None:
             raise _per_process_error(rule.describe(), base.joinpath(*static))
+        link = _leads_per_process(named)
+        if link is not None:
+            raise _PerProcessLink(str(_per_process_error(rule.describe(), base.joinpath(*static))), link)
         return _spellings(named), []
     static_path = Path(os.path.normpath(base.joinpath(*static)))
-    if _per_process(static_path)[1] or _leads_per_process(static_path):
+    link = _leads_per_process(static_path)
+    if link is not None:
+        raise _PerProcessLink(str(_per_process_error(rule.describe(), base.joinpath(*static))), link)
+    if _per_process(static_path)[1]:
         # a glob below /proc/<pid> or /dev/fd would expand to shellrt's own processes' entries
         raise _per_process_error(rule.describe(), base.joinpath(*static))
     start = Path(os.path.normpath(base.joinpath(*static))) if anchored else base
@@ -316,7 +322,23 @@ def _per_process(path: Path) -> tuple[Path | None, bool]:
     return path, False
 
 
-def _leads_per_process(path: Path) -> bool:
+class _PerProcessLink(PolicyError):
+    """A rule whose path reaches a per-process name through the symlink ``link`` (or below it)."""
+
+    def __init__(self, message: str, link: Path) -> None:
+        super().__init__(message)
+        self.link = link
+
+
+def _planted_link(exc: PolicyError, roots: Sequence[Path]) -> str | None:
+    """A note instead of a refusal when the symlink that made an operator's rule per-process lies
+    in a writable root: a command (a repository) planted it, and must not stop the session by it."""
+    if not isinstance(exc, _PerProcessLink) or not any(r == exc.link or r in exc.link.parents for r in roots):
+        return None
+    return f"{exc} ({exc.link} is a symlink inside a writable root: not masked, the permission layer still denies it)"
+
+
+def _leads_per_process(path: Path) -> Path | None:
     """Whether a symlink on the way makes ``path`` a per-process name (``ws/link -> /proc/self/fd``,
     ``/proc/mounts``, ``/etc/mtab``): the host's ``realpath`` of some leading part of it lands below
     ``/proc/<pid>`` (shellrt's own process), so resolving it would name shellrt's files, never a
@@ -324,8 +346,8 @@ def _leads_per_process(path: Path) -> bool:
     parts = path.parts
     for end in range(2, len(parts) + 1):
         if _per_process(Path(os.path.realpath(Path(*parts[:end]))))[1]:
-            return True
-    return False
+            return Path(*parts[:end])
+    return None
 
 
 def _per_process_error(what: str, path: Path) -> PolicyError:
@@ -436,7 +458,7 @@ def _write_denies(
                     elif os.path.islink(path) and form == path:
                         notes.append(_link_note(rule.describe(), path))
         except PolicyError as exc:
-            notes.append(_repository_rule(exc, operator))
+            notes.append(_planted_link(exc, roots) or _repository_rule(exc, operator))
     hidden = [Path(os.path.normpath(m)) for m in masked]
 
     def covered(path: Path, by: Iterable[Path]) -> bool:
@@ -737,6 +759,7 @@ def derive_policy(
         wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
+    roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     for rule in rules:
         from shellrt.permissions.rules import READ_RULE_TOOLS  # loaded only when there are rules
 
@@ -746,12 +769,11 @@ def derive_policy(
         try:
             paths, rule_notes = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
         except PolicyError as exc:
-            notes.append(_repository_rule(exc, operator))
+            notes.append(_planted_link(exc, roots) or _repository_rule(exc, operator))
             continue
         notes += rule_notes
         wanted += [(p, rule.text) for p in paths]
 
-    roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     masked: dict[Path, None] = {}
     for path, why in wanted:
         named, _ = _per_process(path)
