@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -152,7 +153,10 @@ _ESCAPE = re.compile(r"\\([0-7]{3})")
 def _mounts(mountinfo: str) -> list[tuple[str, str, str]]:
     """(device ``major:minor``, the mount's root inside its file system, mount point) of each line."""
     found: list[tuple[str, str, str]] = []
-    for line in mountinfo.splitlines():
+    # Only "\n" ends a line: the kernel escapes it (and space, tab, backslash) in a mount point and
+    # nothing else, so ``splitlines`` would cut a point named with U+2028 or \x1c (anyone's FUSE
+    # mount) into a shorter, wrong point that hid the real holder of a masked path.
+    for line in mountinfo.split("\n"):
         fields = line.split(" ", 5)
         if len(fields) < 5:
             continue
@@ -182,12 +186,12 @@ def mount_aliases(paths: Sequence[Path], mountinfo: str | None = None) -> list[P
     mount is not taken. ``mountinfo``: the text of ``/proc/self/mountinfo`` (read when None)."""
     if mountinfo is None:
         try:
-            mountinfo = Path("/proc/self/mountinfo").read_text()
+            # bytes, decoded as paths are: a mount point that is not UTF-8 must not stop the session
+            mountinfo = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
         except OSError:
             return []
     mounts = _mounts(mountinfo)
-    devices = [dev for dev, _root, _point in mounts]
-    twice = {dev for dev in devices if devices.count(dev) > 1}
+    twice = {dev for dev, n in Counter(dev for dev, _root, _point in mounts).items() if n > 1}
     if not twice:
         return []  # each file system mounted once: no other names
     found: list[Path] = []

@@ -221,8 +221,15 @@ def rule_masks(
         named, _ = _per_process(Path(os.path.normpath(base.joinpath(*static))))
         if named is None:
             raise _per_process_error(rule.describe(), base.joinpath(*static))
+        link = _leads_per_process(named)
+        if link is not None:
+            raise _PerProcessLink(str(_per_process_error(rule.describe(), base.joinpath(*static))), link)
         return _spellings(named), []
-    if _per_process(Path(os.path.normpath(base.joinpath(*static))))[1]:
+    static_path = Path(os.path.normpath(base.joinpath(*static)))
+    link = _leads_per_process(static_path)
+    if link is not None:
+        raise _PerProcessLink(str(_per_process_error(rule.describe(), base.joinpath(*static))), link)
+    if _per_process(static_path)[1]:
         # a glob below /proc/<pid> or /dev/fd would expand to shellrt's own processes' entries
         raise _per_process_error(rule.describe(), base.joinpath(*static))
     start = Path(os.path.normpath(base.joinpath(*static))) if anchored else base
@@ -307,11 +314,40 @@ def _per_process(path: Path) -> tuple[Path | None, bool]:
         return path, False
     if parts[2] in ("self", "thread-self"):
         if len(parts) >= 4 and parts[3] == "root":
-            return Path("/", *parts[4:]), True
+            below, _ = _per_process(Path("/", *parts[4:]))  # /proc/self/root/dev/fd/3 is /dev/fd/3
+            return below, True
         return None, True
     if parts[2].isdigit():
         return None, True
     return path, False
+
+
+class _PerProcessLink(PolicyError):
+    """A rule whose path reaches a per-process name through the symlink ``link`` (or below it)."""
+
+    def __init__(self, message: str, link: Path) -> None:
+        super().__init__(message)
+        self.link = link
+
+
+def _planted_link(exc: PolicyError, roots: Sequence[Path]) -> str | None:
+    """A note instead of a refusal when the symlink that made an operator's rule per-process lies
+    in a writable root: a command (a repository) planted it, and must not stop the session by it."""
+    if not isinstance(exc, _PerProcessLink) or not any(r == exc.link or r in exc.link.parents for r in roots):
+        return None
+    return f"{exc} ({exc.link} is a symlink inside a writable root: not masked, the permission layer still denies it)"
+
+
+def _leads_per_process(path: Path) -> Path | None:
+    """Whether a symlink on the way makes ``path`` a per-process name (``ws/link -> /proc/self/fd``,
+    ``/proc/mounts``, ``/etc/mtab``): the host's ``realpath`` of some leading part of it lands below
+    ``/proc/<pid>`` (shellrt's own process), so resolving it would name shellrt's files, never a
+    command's. Each leading part is resolved: ``/proc/self/fd/0`` itself ends at ``/dev/null``."""
+    parts = path.parts
+    for end in range(2, len(parts) + 1):
+        if _per_process(Path(os.path.realpath(Path(*parts[:end]))))[1]:
+            return Path(*parts[:end])
+    return None
 
 
 def _per_process_error(what: str, path: Path) -> PolicyError:
@@ -422,7 +458,7 @@ def _write_denies(
                     elif os.path.islink(path) and form == path:
                         notes.append(_link_note(rule.describe(), path))
         except PolicyError as exc:
-            notes.append(_repository_rule(exc, operator))
+            notes.append(_planted_link(exc, roots) or _repository_rule(exc, operator))
     hidden = [Path(os.path.normpath(m)) for m in masked]
 
     def covered(path: Path, by: Iterable[Path]) -> bool:
@@ -723,6 +759,7 @@ def derive_policy(
         wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
+    roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     for rule in rules:
         from shellrt.permissions.rules import READ_RULE_TOOLS  # loaded only when there are rules
 
@@ -732,12 +769,11 @@ def derive_policy(
         try:
             paths, rule_notes = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
         except PolicyError as exc:
-            notes.append(_repository_rule(exc, operator))
+            notes.append(_planted_link(exc, roots) or _repository_rule(exc, operator))
             continue
         notes += rule_notes
         wanted += [(p, rule.text) for p in paths]
 
-    roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     masked: dict[Path, None] = {}
     for path, why in wanted:
         named, _ = _per_process(path)
@@ -749,6 +785,9 @@ def derive_policy(
         # not mount through an absolute link into the new root: ``ws/link -> /elsewhere`` made the
         # sandbox fail to start, a repository's way to stop every session of an operator's rule).
         forms = [Path(os.path.realpath(path))]
+        if _per_process(forms[0])[1]:  # a symlink led into /proc/<shellrt pid>: a glob's match, a setting
+            notes.append(str(_per_process_error(why, path)))
+            continue
         for form in forms:
             root = _covers(form, roots)
             if root is not None:

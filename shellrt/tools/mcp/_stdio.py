@@ -153,10 +153,29 @@ async def _shutdown(
     await _exited(process, _EXIT_GRACE)
     # Always, not only when the leader is still running: a server that exits at end of input left
     # the children of its group running (red team round 36); a gone group costs one killpg.
-    await terminate_posix_process_tree(process, _EXIT_GRACE)
+    if not _recycled(process):
+        await terminate_posix_process_tree(process, _EXIT_GRACE)
     await _exited(process, _EXIT_GRACE)
     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await process.stdout.aclose()
+
+
+def _recycled(process: anyio.abc.Process) -> bool:
+    """Whether the server's group id now names someone else's group (red team round 36, review4).
+
+    The group id is the leader's pid. While any member of the group lives, the kernel gives that
+    pid to no one; once the leader is reaped (asyncio does it at once) and the group is empty, the
+    pid is free, and a process given it that leads a group (``start_new_session``) would be killed
+    with ours. So a live process with the reaped leader's pid means the group is not ours."""
+    if process.returncode is None:
+        return False  # the leader is ours, unreaped: its pid cannot have been given out
+    try:
+        os.kill(process.pid, 0)
+    except ProcessLookupError:
+        return False  # no such process: the group, if any is left, is the server's orphans
+    except PermissionError:
+        return True  # another user's process has the pid
+    return True
 
 
 async def _exited(process: anyio.abc.Process, within: float) -> bool:

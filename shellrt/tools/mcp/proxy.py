@@ -262,6 +262,12 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
             jsonschema = _jsonschema()
             if jsonschema is None:
                 return None
+            from shellrt.tools.mcp._schema_cost import cheap_to_check  # only once a tool is called
+
+            if not cheap_to_check(self._schema):
+                # a check that could run for days in the event loop (nested anyOf through $refs)
+                self._validator = False
+                return None
             if _has_regex(self._schema):
                 # jsonschema runs them with Python's backtracking ``re`` on the model's strings, in
                 # the event loop (a 40-character e-mail stalled every session): the server judges.
