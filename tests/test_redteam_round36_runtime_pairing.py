@@ -35,6 +35,10 @@ def _boom(stage: str, wanted: str, exc: BaseException) -> None:
         raise exc
 
 
+class _Odd(BaseException):
+    """Not an Exception: a tool's own BaseException subclass."""
+
+
 def _recurse(n: int) -> int:
     return _recurse(n + 1) + 1
 
@@ -55,6 +59,7 @@ class Hostile(Tool[_In, str]):
             _recurse(0)
         _boom(stage or "", "parse", KeyError("no such key"))
         _boom(stage or "", "parse_type", TypeError("validator broke"))
+        _boom(stage or "", "parse_base", _Odd("not an Exception"))
         return super().parse_input(raw)
 
     async def validate(self, tool_input: _In, ctx: ToolContext) -> ValidationResult:
@@ -81,7 +86,17 @@ class Hostile(Tool[_In, str]):
 
     def to_model_content(self, output: str) -> str:
         _boom(output, "to_model_content", ZeroDivisionError("content broke"))
+        if output == "bad_content":
+            return 12345  # type: ignore[return-value]
         return "fine"
+
+    def render_result(self, output: str) -> str:
+        _boom(output, "render_result", OverflowError("render broke"))
+        return output
+
+    def audit_text(self, output: str) -> str:
+        _boom(output, "audit_text", UnicodeError("audit broke"))
+        return output
 
 
 STAGES = [
@@ -94,6 +109,10 @@ STAGES = [
     "permission_subject",
     "call",
     "to_model_content",
+    "bad_content",
+    "render_result",
+    "audit_text",
+    "parse_base",
 ]
 
 

@@ -49,7 +49,7 @@ from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
 from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.registry import ToolRegistry
 
-__all__ = ["CallExecutor", "CallOutcome", "RunSlot", "failed_outcome", "format_validation_error"]
+__all__ = ["CallExecutor", "CallOutcome", "RunSlot", "answerable", "failed_outcome", "format_validation_error"]
 
 
 @dataclass
@@ -93,6 +93,15 @@ def failed_outcome(
     return CallOutcome(
         error_envelope(block.id, block.name, message), tool, notices=notices or [], executed=executed
     )
+
+
+def answerable(exc: BaseException) -> bool:
+    """Whether a call's error result may stand for ``exc``: any exception but a cancellation, the
+    process's own exit or interrupt, and a group that may hold one of those (they propagate)."""
+    if isinstance(exc, Exception):
+        return True
+    passing = (anyio.get_cancelled_exc_class(), KeyboardInterrupt, SystemExit, GeneratorExit, BaseExceptionGroup)
+    return not isinstance(exc, passing)
 
 
 def _quoted(exc: BaseException) -> str:
@@ -185,9 +194,9 @@ class CallExecutor:
         """
         try:
             outcome = await self._execute(block, ctx, parsed, run_slot)
-        except anyio.get_cancelled_exc_class():
-            raise
-        except Exception as exc:  # any stage of any tool (round 36): a paired error, never a lost turn
+        except BaseException as exc:  # any stage of any tool (round 36): a paired error, never a lost turn
+            if not answerable(exc):
+                raise
             outcome = failed_outcome(block, self.registry.get(block.name), exc)
         if outcome.notices:
             _surface(outcome)
@@ -342,9 +351,9 @@ class CallExecutor:
         self.note(block.id, executed_input=json_dump(tool_input), cwd=ctx.cwd)
         try:
             return await self._called(block, tool, tool_input, backfilled, pre_context, notices, ctx)
-        except anyio.get_cancelled_exc_class():
-            raise
-        except Exception as exc:  # the call began: its result is an error, still marked executed
+        except BaseException as exc:  # the call began: its result is an error, still marked executed
+            if not answerable(exc):
+                raise
             return failed_outcome(block, tool, exc, notices=notices, executed=True)
 
     async def _called(

@@ -33,7 +33,7 @@ from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
 from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
-from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot, failed_outcome
+from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot, answerable, failed_outcome
 from shellrt.runtime.interrupts import InterruptWatch
 from shellrt.runtime.messages import checked_block
 from shellrt.tools._sendable import sendable_envelope
@@ -87,7 +87,9 @@ def _classify(executor: CallExecutor, block: ToolUseBlock) -> tuple[bool, BaseMo
         return False, None
     try:
         return bool(tool.is_concurrency_safe(parsed)), parsed
-    except Exception:
+    except BaseException as exc:
+        if not answerable(exc):
+            raise
         return False, parsed
 
 
@@ -98,7 +100,9 @@ def _parsed(tool: Tool[Any, Any] | None, block: ToolUseBlock) -> BaseModel | Non
         return None
     try:
         parsed: BaseModel = tool.parse_input(block.input)
-    except Exception:
+    except BaseException as exc:  # any the executor answers (it parses again and says why)
+        if not answerable(exc):
+            raise
         return None
     return parsed
 
@@ -106,7 +110,9 @@ def _parsed(tool: Tool[Any, Any] | None, block: ToolUseBlock) -> BaseModel | Non
 def _safe_input(tool: Tool[Any, Any], tool_input: BaseModel) -> bool:
     try:
         return bool(tool.is_concurrency_safe(tool_input))
-    except Exception:
+    except BaseException as exc:
+        if not answerable(exc):
+            raise
         return False
 
 
@@ -417,9 +423,9 @@ async def _executed(
     the call's paired error result, not the end of the message: its siblings keep theirs."""
     try:
         return await executor.execute(block, ctx, parsed=parsed, run_slot=run_slot)
-    except anyio.get_cancelled_exc_class():
-        raise
-    except Exception as exc:
+    except BaseException as exc:
+        if not answerable(exc):
+            raise
         return failed_outcome(block, executor.registry.get(block.name), exc)
 
 
