@@ -273,8 +273,10 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
                 name = raw.strip()
                 if not name:
                     continue
-                tool = by_name.get(name) or by_lower.get(name.lower())
                 loaded = catalog.get(name)
+                tool = by_name.get(name)
+                if tool is None and (loaded is None or loaded.is_deferred()):  # Bash is Bash, not a "bash"
+                    tool = by_lower.get(name.lower())
                 if tool is not None:
                     if tool not in found:
                         found.append(tool)
