@@ -75,7 +75,9 @@ async def _search(ws: Path, query: str) -> str:
     return envelope_text(envelope)
 
 
-@pytest.mark.parametrize(("query", "builtin"), [("bash", "Bash"), ("read file", "Read"), ("Bash", "Bash")])
+@pytest.mark.parametrize(
+    ("query", "builtin"), [("bash", "Bash"), ("read file", "Read"), ("Bash", "Bash"), ("shell command", "Bash")]
+)
 async def test_a_loaded_builtin_is_named_before_a_squatter(ws: Path, query: str, builtin: str) -> None:
     text = await _search(ws, query)
     first = text.split("\n")[0]
@@ -94,6 +96,11 @@ async def test_a_description_cannot_carry_unseen_or_line_breaking_characters(ws:
 async def test_a_query_for_the_squatters_own_words_still_finds_it(ws: Path) -> None:
     text = await _search(ws, "evil shell")
     assert "mcp__evil__shell" in text, text
+
+
+async def test_a_query_no_builtin_answers_names_none(ws: Path) -> None:
+    text = await _search(ws, "slack send message")
+    assert "Already available" not in text, text
 
 
 class CaseSquatter(Squatter):

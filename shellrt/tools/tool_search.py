@@ -333,11 +333,22 @@ def _loaded_matches(
 
     Only deferred tools are searched, so for "bash" or "read file" a deferred tool stuffed with
     those words was the only answer and nothing said Bash or Read is there already; these are
-    named first. A tool the gate hides is never named."""
-    loaded = [
-        t for t in catalog.all_tools() if not t.is_deferred() and t.name != TOOL_NAME and t.is_enabled() and shown(t)
-    ]
-    return [t.name for t in search_tools(loaded, query, MAX_LOADED_MATCHES)]
+    named first when the query names one (a keyword is its name or a part of it) or its search
+    hint holds every keyword ("shell command": Bash). Descriptions are not read: a built-in's is
+    long and mentions other tools' words ("slack send message" named Write), and ``prompt()``
+    costs. A tool the gate hides is never named."""
+    terms = [t.lstrip("+") for t in query_terms(query)[:MAX_QUERY_TERMS]]
+    patterns = [re.compile(rf"\b{re.escape(t)}") for t in terms]
+    ranked: list[tuple[int, int, str]] = []
+    for index, tool in enumerate(catalog.all_tools()):
+        if tool.is_deferred() or tool.name == TOOL_NAME or not shown(tool):
+            continue
+        name, tokens, hint = tool.name.lower(), _name_tokens(tool.name), tool.search_hint.lower()
+        named = sum(12 if t == name else 6 for t in terms if t == name or t in tokens)
+        hinted = bool(terms) and all(_word_start(t, hint, p) for t, p in zip(terms, patterns, strict=True))
+        if named or hinted:
+            ranked.append((-(named + hinted), index, tool.name))
+    return [name for _, _, name in sorted(ranked)[:MAX_LOADED_MATCHES]]
 
 
 def _quoted(query: str) -> str:
