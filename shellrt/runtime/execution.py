@@ -32,6 +32,7 @@ from shellrt.protocol import (
     Tool,
     ToolContext,
     ToolExecutionError,
+    ToolOutput,
     ToolResultBlock,
     ToolUseBlock,
     empty_output_text,
@@ -48,7 +49,7 @@ from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
 from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.registry import ToolRegistry
 
-__all__ = ["CallExecutor", "CallOutcome", "RunSlot", "format_validation_error"]
+__all__ = ["CallExecutor", "CallOutcome", "RunSlot", "answerable", "failed_outcome", "format_validation_error"]
 
 
 @dataclass
@@ -68,6 +69,50 @@ class CallOutcome:
     @property
     def is_error(self) -> bool:
         return self.envelope.is_error
+
+
+#: The most of an unexpected exception's text a result quotes (a hostile input may be in it).
+MAX_QUOTED_ERROR = 500
+
+
+def failed_outcome(
+    block: ToolUseBlock,
+    tool: Tool[Any, Any] | None,
+    exc: BaseException,
+    *,
+    notices: list[str] | None = None,
+    executed: bool = False,
+) -> CallOutcome:
+    """The paired error result of a call that raised where no step expected it (a tool's
+    parse_input, validate, permission hooks, to_model_content...): the turn goes on (round 36)."""
+    name = echoed_name(block.name)
+    message = (
+        f"{name} failed unexpectedly: {_quoted(exc)}. This is a fault of the tool, not of the input "
+        "format; do not retry the same call: try another way or report it."
+    )
+    return CallOutcome(
+        error_envelope(block.id, block.name, message), tool, notices=notices or [], executed=executed
+    )
+
+
+def answerable(exc: BaseException) -> bool:
+    """Whether a call's error result may stand for ``exc``: any exception but a cancellation, the
+    process's own exit or interrupt, and a group that may hold one of those (they propagate)."""
+    if isinstance(exc, Exception):
+        return True
+    passing = (anyio.get_cancelled_exc_class(), KeyboardInterrupt, SystemExit, GeneratorExit, BaseExceptionGroup)
+    return not isinstance(exc, passing)
+
+
+def _quoted(exc: BaseException) -> str:
+    """``Type: text`` of ``exc``, cut; an exception whose ``str`` itself raises is named only."""
+    kind = type(exc).__name__
+    try:
+        text = str(exc)
+    except Exception:
+        return kind
+    text = text if len(text) <= MAX_QUOTED_ERROR else text[:MAX_QUOTED_ERROR] + "…"
+    return f"{kind}: {text}" if text else kind
 
 
 #: Problems one invalid input's error lists, and the longest name it echoes: every one was listed
@@ -147,7 +192,12 @@ class CallExecutor:
         Notices (a hook that timed out, crashed, is missing or printed garbage) are
         never silent: they reach the UI and audit faces and stderr, not the model.
         """
-        outcome = await self._execute(block, ctx, parsed, run_slot)
+        try:
+            outcome = await self._execute(block, ctx, parsed, run_slot)
+        except BaseException as exc:  # any stage of any tool (round 36): a paired error, never a lost turn
+            if not answerable(exc):
+                raise
+            outcome = failed_outcome(block, self.registry.get(block.name), exc)
         if outcome.notices:
             _surface(outcome)
         return outcome
@@ -300,6 +350,24 @@ class CallExecutor:
         # Where it ran, too: earlier calls move the session's directory (``./run.sh`` after a ``cd``).
         self.note(block.id, executed_input=json_dump(tool_input), cwd=ctx.cwd)
         try:
+            return await self._called(block, tool, tool_input, backfilled, pre_context, notices, ctx)
+        except BaseException as exc:  # the call began: its result is an error, still marked executed
+            if not answerable(exc):
+                raise
+            return failed_outcome(block, tool, exc, notices=notices, executed=True)
+
+    async def _called(
+        self,
+        block: ToolUseBlock,
+        tool: Tool[Any, Any],
+        tool_input: BaseModel,
+        backfilled: BaseModel,
+        pre_context: list[str],
+        notices: list[str],
+        ctx: ToolContext,
+    ) -> CallOutcome:
+        """The call, its post hooks, its model result (`_call` answers anything these raise)."""
+        try:
             output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:
             failure_extra, _ = await self._post(tool, backfilled, str(exc), ctx, failed=True, notices=notices)
@@ -310,13 +378,26 @@ class CallExecutor:
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
-            error = f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"
+            error = f"{tool.name} failed unexpectedly: {_quoted(exc)}"
             # PostToolUseFailure hooks see the error; their additionalContext reaches the model with it.
             failure_extra, _ = await self._post(tool, backfilled, error, ctx, failed=True, notices=notices)
             message = "\n\n".join([error, *pre_context, *failure_extra])
             return CallOutcome(
                 error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True
             )
+        return await self._finish(block, tool, output, backfilled, pre_context, notices, ctx)
+
+    async def _finish(
+        self,
+        block: ToolUseBlock,
+        tool: Tool[Any, Any],
+        output: ToolOutput[Any],
+        backfilled: BaseModel,
+        pre_context: list[str],
+        notices: list[str],
+        ctx: ToolContext,
+    ) -> CallOutcome:
+        """Steps 7-8 of a call that returned: its post hooks, its model result."""
         # 7. post hooks (a PostToolUse hook may replace an MCP tool's output: updatedMCPToolOutput);
         # none configured for this tool: nothing to build or await
         post_extra: list[str] = []

@@ -33,7 +33,7 @@ from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
 from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
-from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
+from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot, answerable, failed_outcome
 from shellrt.runtime.interrupts import InterruptWatch
 from shellrt.runtime.messages import checked_block
 from shellrt.tools._sendable import sendable_envelope
@@ -87,7 +87,9 @@ def _classify(executor: CallExecutor, block: ToolUseBlock) -> tuple[bool, BaseMo
         return False, None
     try:
         return bool(tool.is_concurrency_safe(parsed)), parsed
-    except Exception:
+    except BaseException as exc:
+        if not answerable(exc):
+            raise
         return False, parsed
 
 
@@ -98,7 +100,9 @@ def _parsed(tool: Tool[Any, Any] | None, block: ToolUseBlock) -> BaseModel | Non
         return None
     try:
         parsed: BaseModel = tool.parse_input(block.input)
-    except Exception:
+    except BaseException as exc:  # any the executor answers (it parses again and says why)
+        if not answerable(exc):
+            raise
         return None
     return parsed
 
@@ -106,7 +110,9 @@ def _parsed(tool: Tool[Any, Any] | None, block: ToolUseBlock) -> BaseModel | Non
 def _safe_input(tool: Tool[Any, Any], tool_input: BaseModel) -> bool:
     try:
         return bool(tool.is_concurrency_safe(tool_input))
-    except Exception:
+    except BaseException as exc:
+        if not answerable(exc):
+            raise
         return False
 
 
@@ -351,9 +357,7 @@ class StreamingExecution:
         ctx = self.ctx.for_call(entry.block.id)
         outcome: CallOutcome | None = None
         with entry.scope:
-            outcome = await self.executor.execute(
-                entry.block, ctx, parsed=entry.parsed, run_slot=self._slots.slot
-            )
+            outcome = await _executed(self.executor, entry.block, ctx, entry.parsed, self._slots.slot)
         if outcome is None:
             reason = entry.cancel_reason or INTERRUPTED
             outcome = CallOutcome(error_envelope(entry.block.id, entry.block.name, reason), entry.tool)
@@ -408,6 +412,23 @@ class StreamingExecution:
                 entry.scope.cancel()
 
 
+async def _executed(
+    executor: CallExecutor,
+    block: ToolUseBlock,
+    ctx: ToolContext,
+    parsed: BaseModel | None,
+    run_slot: RunSlot | None,
+) -> CallOutcome:
+    """``executor.execute``, whose failure (an executor of a caller's, a subclass's own step) is
+    the call's paired error result, not the end of the message: its siblings keep theirs."""
+    try:
+        return await executor.execute(block, ctx, parsed=parsed, run_slot=run_slot)
+    except BaseException as exc:
+        if not answerable(exc):
+            raise
+        return failed_outcome(block, executor.registry.get(block.name), exc)
+
+
 async def run_single(
     executor: CallExecutor,
     ctx: ToolContext,
@@ -433,7 +454,7 @@ async def run_single(
 
     outcome: CallOutcome | None = None
     with interrupts.listening(interrupted), scope:
-        outcome = await executor.execute(block, ctx.for_call(block.id), parsed=parsed, run_slot=run_slot)
+        outcome = await _executed(executor, block, ctx.for_call(block.id), parsed, run_slot)
     if outcome is None:
         return sendable_envelope(error_envelope(block.id, block.name, reason[0] if reason else INTERRUPTED))
     if outcome.context_modifier is not None:

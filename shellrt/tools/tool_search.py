@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -36,6 +37,7 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.protocol.textchars import ANSI, LINE_BREAKS
 from shellrt.tools._history import tool_calls
 
 __all__ = [
@@ -103,9 +105,27 @@ class ToolSearchOutput:
 
 
 def _one_line(tool: Tool[Any, Any]) -> str:
-    text = _prompt(tool).strip()
-    first = text.splitlines()[0] if text else ""
+    """The first line a reader sees of a tool's description, as plain text: an MCP server writes
+    it, and it is shown in ToolSearch's result (round 36: a terminal escape, a bidi override or a
+    ``\r``/U+2028 break went to the model raw, and ``\x1b[2K\r`` made the first line blank)."""
+    text = ANSI.sub("", _prompt(tool))
+    text = "".join(_plain(c) for c in text)
+    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
+    first = " ".join(first.split())
     return first if len(first) <= 200 else first[:197] + "…"
+
+
+def _plain(c: str) -> str:
+    """``c`` as the listing shows it: a line break a newline, a tab a blank, another control or
+    format character nothing."""
+    if c in LINE_BREAKS:
+        return "\n"
+    if c == "\t":
+        return " "
+    return "" if unicodedata.category(c) in _UNSEEN else c
+
+
+_UNSEEN = frozenset({"Cc", "Cf", "Co", "Cs", "Cn"})
 
 
 def _prompt(tool: Tool[Any, Any]) -> str:
@@ -253,8 +273,10 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
                 name = raw.strip()
                 if not name:
                     continue
-                tool = by_name.get(name) or by_lower.get(name.lower())
                 loaded = catalog.get(name)
+                tool = by_name.get(name)
+                if tool is None and (loaded is None or loaded.is_deferred()):  # Bash is Bash, not a "bash"
+                    tool = by_lower.get(name.lower())
                 if tool is not None:
                     if tool not in found:
                         found.append(tool)
@@ -265,6 +287,7 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
         else:
             exact = [t for t in deferred if t.name.lower() == query.lower()]
             found = exact or search_tools(deferred, query, tool_input.max_results)
+            output.already_loaded = _loaded_matches(catalog, shown, query)
         output.matches = [ToolReference(t.name, _one_line(t)) for t in found]
         names = [t.name for t in found]
 
@@ -277,6 +300,8 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
 
     def to_model_content(self, output: ToolSearchOutput) -> str | list[ContentBlock]:
         lines: list[str] = []
+        if output.already_loaded:  # first: a deferred tool stuffed with "bash" is no reason to leave Bash
+            lines.append(f"Already available (call directly): {', '.join(output.already_loaded)}.")
         if output.matches:
             lines.append(
                 f"Found {len(output.matches)} tool{'s' if len(output.matches) != 1 else ''} for "
@@ -288,8 +313,6 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
                 f"No deferred tool matches {_quoted(output.query)} ({output.total_deferred} deferred tools searched). "
                 "Try other or fewer keywords."
             )
-        if output.already_loaded:
-            lines.append(f"Already available (call directly): {', '.join(output.already_loaded)}.")
         if output.unknown:
             unknown = (n if _PLAIN_NAME.fullmatch(n) else _quoted(n) for n in output.unknown)
             lines.append(f"No tool named: {', '.join(unknown)}. Search by keyword to find the right name.")
@@ -297,6 +320,35 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
 
     def render_result(self, output: ToolSearchOutput) -> str:
         return f"Loaded {', '.join(m.name for m in output.matches) or 'no tools'}"
+
+
+#: Most loaded tools a keyword search names as already available.
+MAX_LOADED_MATCHES = 3
+
+
+def _loaded_matches(
+    catalog: ToolCatalog, shown: Callable[[Tool[Any, Any]], bool], query: str
+) -> list[str]:
+    """The loaded tools (in ``tools[]`` already) a keyword query fits, best first (round 36).
+
+    Only deferred tools are searched, so for "bash" or "read file" a deferred tool stuffed with
+    those words was the only answer and nothing said Bash or Read is there already; these are
+    named first when the query names one (a keyword is its name or a part of it) or its search
+    hint holds every keyword ("shell command": Bash). Descriptions are not read: a built-in's is
+    long and mentions other tools' words ("slack send message" named Write), and ``prompt()``
+    costs. A tool the gate hides is never named."""
+    terms = [t.lstrip("+") for t in query_terms(query)[:MAX_QUERY_TERMS]]
+    patterns = [re.compile(rf"\b{re.escape(t)}") for t in terms]
+    ranked: list[tuple[int, int, str]] = []
+    for index, tool in enumerate(catalog.all_tools()):
+        if tool.is_deferred() or tool.name == TOOL_NAME or not shown(tool):
+            continue
+        name, tokens, hint = tool.name.lower(), _name_tokens(tool.name), tool.search_hint.lower()
+        named = sum(12 if t == name else 6 for t in terms if t == name or t in tokens)
+        hinted = bool(terms) and all(_word_start(t, hint, p) for t, p in zip(terms, patterns, strict=True))
+        if named or hinted:
+            ranked.append((-(named + hinted), index, tool.name))
+    return [name for _, _, name in sorted(ranked)[:MAX_LOADED_MATCHES]]
 
 
 def _quoted(query: str) -> str:
