@@ -1,0 +1,114 @@
+"""Red team round 36 (threads): host threads a command's traffic drives, at the caller's priority.
+
+The ``proxied`` network mode's filtering proxy is a thread of shellrt's own process
+(`sandbox._proxy`), and every host-name lookup of the proxy and of WebFetch runs in a thread of
+its own (`sandbox._lookup`). Priority, policy and I/O class are per thread on Linux and a new
+thread inherits its creator's: under a caller at nice -5, under ``chrt -r 1`` or ``ionice -c 1``
+a sandboxed command's connections and names were served at that raised priority (a busy loop of
+requests outran every ordinary process of the host, no cgroup limit counts it). Each case starts
+a child Python under the raised priority (root: lowering needs none, raising needs root) and
+reads the proxy thread's nice and policy from ``/proc/self/task/<tid>/stat`` and a lookup
+thread's from inside the resolver, plus both threads' I/O class.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+_CHILD = r"""
+import json, os, socket, sys, threading
+from pathlib import Path
+import anyio
+from sandbox._bwrap_sched import io_class
+from sandbox import _lookup
+from sandbox._proxy import FilteringProxy
+
+def stat_of(tid):
+    text = Path(f"/proc/self/task/{tid}/stat").read_text()
+    fields = text[text.rindex(")") + 2:].split()
+    return {"nice": int(fields[16]), "policy": int(fields[38])}
+
+def here():
+    tid = threading.get_native_id()
+    return {**stat_of(tid), "io": io_class(), "main": tid == os.getpid()}
+
+seen = {}
+real = socket.getaddrinfo
+def resolver(host, port, *args, **kwargs):
+    seen["lookup"] = here()
+    return real("127.0.0.1", port, *args, **kwargs)
+socket.getaddrinfo = resolver
+
+seen["caller"] = here()
+anyio.run(_lookup.lookup, "name.test", 80, "s")
+
+proxy = FilteringProxy(Path(sys.argv[1]), allowed=("name.test",))
+proxy.start()
+try:
+    import asyncio
+    async def probe():
+        return here()
+    seen["proxy"] = asyncio.run_coroutine_threadsafe(probe(), proxy._loop).result(10)
+    seen["proxy_stat"] = stat_of(proxy._thread.native_id)
+finally:
+    proxy.close()
+print(json.dumps(seen))
+"""
+
+_RAISES = {
+    "nice -5": ["nice", "-n", "-5"],
+    "SCHED_RR": ["chrt", "-r", "1"],
+    "ionice -c 1": ["ionice", "-c", "1", "-n", "0"],
+}
+
+
+def _run_raised(prefix: list[str], tmp_path: Path) -> dict[str, dict[str, int]]:
+    if os.geteuid() != 0:
+        pytest.fail("needs root: only root can start a caller at a raised priority (run as root)")
+    program = shutil.which(prefix[0])
+    if program is None:
+        pytest.fail(f"needs {prefix[0]} (apt-get install util-linux coreutils)")
+    done = subprocess.run(
+        [program, *prefix[1:], sys.executable, "-c", _CHILD, str(tmp_path / "proxy.sock")],
+        cwd=_ROOT,
+        env={**os.environ, "PYTHONPATH": str(_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen: dict[str, dict[str, int]] = json.loads(done.stdout.splitlines()[-1])
+    return seen
+
+
+@pytest.mark.parametrize("raise_name", sorted(_RAISES))
+def test_proxy_and_lookup_threads_run_calm(raise_name: str, tmp_path: Path) -> None:
+    seen = _run_raised(_RAISES[raise_name], tmp_path)
+    caller = seen["caller"]
+    # The attack took: the caller itself runs raised.
+    assert caller["nice"] < 0 or caller["policy"] == os.SCHED_RR or caller["io"] == 1, caller
+    for name in ("lookup", "proxy", "proxy_stat"):
+        thread = seen[name]
+        assert not thread.get("main", False), (name, thread)
+        assert thread["nice"] >= 0, (raise_name, name, thread)
+        assert thread["policy"] in (os.SCHED_OTHER, os.SCHED_BATCH, os.SCHED_IDLE), (raise_name, name, thread)
+        if "io" in thread:
+            assert thread["io"] != 1, (raise_name, name, thread)
+
+
+def test_an_ordinary_caller_keeps_its_own_threads_unchanged(tmp_path: Path) -> None:
+    """A positive nice (the caller's own choice to be lower) is kept, not raised to 0."""
+    seen = _run_raised(["nice", "-n", "5"], tmp_path)
+    for name in ("caller", "lookup", "proxy", "proxy_stat"):
+        assert seen[name]["nice"] == 5, (name, seen[name])
+        assert seen[name]["policy"] == os.SCHED_OTHER, (name, seen[name])
