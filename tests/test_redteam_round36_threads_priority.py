@@ -31,6 +31,15 @@ import anyio
 from sandbox._bwrap_sched import io_class
 from sandbox import _lookup
 from sandbox._proxy import FilteringProxy
+import asyncio, shutil, tempfile
+
+if sys.argv[2] == "nobody":  # everything imported as root; from here on uid 65534 (nice is kept)
+    anyio.run(anyio.to_thread.run_sync, lambda: None)  # lazy imports, while root can read them
+    "name.test".encode("idna")
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+    assert os.geteuid() == 65534
 
 def stat_of(tid):
     text = Path(f"/proc/self/task/{tid}/stat").read_text()
@@ -51,16 +60,17 @@ socket.getaddrinfo = resolver
 seen["caller"] = here()
 anyio.run(_lookup.lookup, "name.test", 80, "s")
 
-proxy = FilteringProxy(Path(sys.argv[1]), allowed=("name.test",))
+home = tempfile.mkdtemp(prefix="shellrt-r36-threads-")
+proxy = FilteringProxy(Path(home) / "proxy.sock", allowed=("name.test",))
 proxy.start()
 try:
-    import asyncio
     async def probe():
         return here()
     seen["proxy"] = asyncio.run_coroutine_threadsafe(probe(), proxy._loop).result(10)
     seen["proxy_stat"] = stat_of(proxy._thread.native_id)
 finally:
     proxy.close()
+    shutil.rmtree(home)
 print(json.dumps(seen))
 """
 
@@ -71,14 +81,14 @@ _RAISES = {
 }
 
 
-def _run_raised(prefix: list[str], tmp_path: Path) -> dict[str, dict[str, int]]:
+def _run_raised(prefix: list[str], user: str = "root") -> dict[str, dict[str, int]]:
     if os.geteuid() != 0:
         pytest.fail("needs root: only root can start a caller at a raised priority (run as root)")
     program = shutil.which(prefix[0])
     if program is None:
         pytest.fail(f"needs {prefix[0]} (apt-get install util-linux coreutils)")
     done = subprocess.run(
-        [program, *prefix[1:], sys.executable, "-c", _CHILD, str(tmp_path / "proxy.sock")],
+        [program, *prefix[1:], sys.executable, "-c", _CHILD, "-", user],
         cwd=_ROOT,
         env={**os.environ, "PYTHONPATH": str(_ROOT)},
         capture_output=True,
@@ -92,8 +102,17 @@ def _run_raised(prefix: list[str], tmp_path: Path) -> dict[str, dict[str, int]]:
 
 
 @pytest.mark.parametrize("raise_name", sorted(_RAISES))
-def test_proxy_and_lookup_threads_run_calm(raise_name: str, tmp_path: Path) -> None:
-    seen = _run_raised(_RAISES[raise_name], tmp_path)
+def test_proxy_and_lookup_threads_run_calm(raise_name: str) -> None:
+    _assert_calm(raise_name, _run_raised(_RAISES[raise_name]))
+
+
+def test_a_non_root_caller_at_nice_minus_5_gets_calm_threads() -> None:
+    """uid 65534 started at nice -5 (by root: it cannot lower its nice itself): it may raise its
+    own nice back, never lower it, and that is all the fix needs."""
+    _assert_calm("nice -5 (uid 65534)", _run_raised(_RAISES["nice -5"], "nobody"))
+
+
+def _assert_calm(raise_name: str, seen: dict[str, dict[str, int]]) -> None:
     caller = seen["caller"]
     # The attack took: the caller itself runs raised.
     assert caller["nice"] < 0 or caller["policy"] == os.SCHED_RR or caller["io"] == 1, caller
@@ -106,9 +125,9 @@ def test_proxy_and_lookup_threads_run_calm(raise_name: str, tmp_path: Path) -> N
             assert thread["io"] != 1, (raise_name, name, thread)
 
 
-def test_an_ordinary_caller_keeps_its_own_threads_unchanged(tmp_path: Path) -> None:
+def test_an_ordinary_caller_keeps_its_own_threads_unchanged() -> None:
     """A positive nice (the caller's own choice to be lower) is kept, not raised to 0."""
-    seen = _run_raised(["nice", "-n", "5"], tmp_path)
+    seen = _run_raised(["nice", "-n", "5"])
     for name in ("caller", "lookup", "proxy", "proxy_stat"):
         assert seen[name]["nice"] == 5, (name, seen[name])
         assert seen[name]["policy"] == os.SCHED_OTHER, (name, seen[name])
