@@ -66,7 +66,10 @@ proxy.start()
 try:
     async def probe():
         return here()
+    async def pooled():  # a thread the proxy's loop starts inherits the proxy thread's priority
+        return await asyncio.get_running_loop().run_in_executor(None, here)
     seen["proxy"] = asyncio.run_coroutine_threadsafe(probe(), proxy._loop).result(10)
+    seen["proxy_pool"] = asyncio.run_coroutine_threadsafe(pooled(), proxy._loop).result(10)
     seen["proxy_stat"] = stat_of(proxy._thread.native_id)
 finally:
     proxy.close()
@@ -116,7 +119,7 @@ def _assert_calm(raise_name: str, seen: dict[str, dict[str, int]]) -> None:
     caller = seen["caller"]
     # The attack took: the caller itself runs raised.
     assert caller["nice"] < 0 or caller["policy"] == os.SCHED_RR or caller["io"] == 1, caller
-    for name in ("lookup", "proxy", "proxy_stat"):
+    for name in ("lookup", "proxy", "proxy_stat", "proxy_pool"):
         thread = seen[name]
         assert not thread.get("main", False), (name, thread)
         assert thread["nice"] >= 0, (raise_name, name, thread)
@@ -128,6 +131,6 @@ def _assert_calm(raise_name: str, seen: dict[str, dict[str, int]]) -> None:
 def test_an_ordinary_caller_keeps_its_own_threads_unchanged() -> None:
     """A positive nice (the caller's own choice to be lower) is kept, not raised to 0."""
     seen = _run_raised(["nice", "-n", "5"])
-    for name in ("caller", "lookup", "proxy", "proxy_stat"):
+    for name in ("caller", "lookup", "proxy", "proxy_stat", "proxy_pool"):
         assert seen[name]["nice"] == 5, (name, seen[name])
         assert seen[name]["policy"] == os.SCHED_OTHER, (name, seen[name])
