@@ -26,6 +26,8 @@ from typing import Any
 
 import anyio
 
+from sandbox._bwrap_sched import calm_this_thread
+
 __all__ = ["PER_PROCESS", "PER_SESSION", "LookupsBusy", "lookup"]
 
 #: Lookups one session may have running (a session runs at most 10 calls at once).
@@ -117,6 +119,7 @@ async def lookup(host: str, port: int, session: str) -> list[Any]:
                 return []
             ticket.started = True
         try:
+            calm_this_thread()  # a command's names drive it: never at its caller's raised priority
             found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except UnicodeError as exc:  # a label the IDNA codec refuses: a resolver error like any other
             error = OSError(f"not a host name a resolver takes ({exc})")

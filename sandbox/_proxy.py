@@ -69,6 +69,7 @@ from pathlib import Path
 
 from sandbox._addrdeny import address_denied
 from sandbox._addrforms import carried_ipv4, parse, unmapped
+from sandbox._bwrap_sched import calm_this_thread
 from sandbox._denynames import DeniedNames
 from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
@@ -306,6 +307,12 @@ class FilteringProxy:
         failure: list[BaseException] = []
 
         async def serve() -> None:
+            try:  # a command's traffic drives this thread: never at its caller's raised priority
+                calm_this_thread()
+            except OSError as exc:
+                failure.append(exc)
+                ready.set()
+                return
             self._loop = asyncio.get_running_loop()
             self._stop = asyncio.Event()
             try:
