@@ -200,6 +200,7 @@ async def test_a_bad_tool_is_left_out_and_refused_the_rest_stand(ws: Path, mode:
     before, hostile, good = envelopes
     assert not before.is_error and "before" in envelope_text(before)
     assert hostile.is_error and bad.calls == 0, envelope_text(hostile)
+    assert "Unknown tool 'Bad'" in envelope_text(hostile)  # refused, never run
     assert not good.is_error and envelope_text(good) == "good ran"
 
 
