@@ -217,3 +217,15 @@ async def test_a_malformed_bound_is_not_strict_and_breaks_nothing(ws: Path) -> N
             [entry] = [e for e in entries if "Bad" in json.dumps(e)]
             assert "strict" not in entry and "strict" not in entry.get("function", {})
             assert _names(entries)[-1] == "Good"
+
+
+def test_unregister_removes_the_names_registered_not_the_names_claimed_now() -> None:
+    """A tool that renames itself to another's name made ``unregister`` drop that other's key."""
+    from shellrt.runtime.registry import ToolRegistry
+
+    bad, good = Bad("name_changes"), Good()
+    registry = ToolRegistry([bad, good])
+    bad.armed = True  # now claims to be "Good"
+    registry.unregister("Bad")
+    assert registry.get("Good") is good and registry.get("Bad") is None
+    assert registry.names() == ["Good"]

@@ -34,6 +34,9 @@ class ToolRegistry(ToolCatalog):
         self._by_name: dict[str, Tool[Any, Any]] = {}
         #: id() of each tool whose own code failed the last listing or check: never callable.
         self._unlisted: dict[int, str] = {}
+        #: id() of each tool -> the name and aliases it was registered under (its own ``name``
+        #: property may answer differently later; removal and lookups use these).
+        self._keys: dict[int, tuple[str, ...]] = {}
         #: One line per tool left out of ``tools[]`` (what it got wrong), for the caller to show.
         self.listing_diagnostics: list[str] = []
         for tool in tools:
@@ -41,14 +44,17 @@ class ToolRegistry(ToolCatalog):
 
     def register(self, tool: Tool[Any, Any]) -> None:
         """Add a tool at the end; names and aliases must be unique."""
-        if not tool.name:
-            raise ValueError(f"{type(tool).__name__} has no name")
-        for key in (tool.name, *tool.aliases):
+        name = tool.name
+        if not name or not isinstance(name, str):
+            raise ValueError(f"{type(tool).__name__} has no name (a non-empty str)")
+        keys = (name, *tool.aliases)
+        for key in keys:
             if key in self._by_name:
                 raise DuplicateToolError(f"tool name {key!r} is already registered")
         self._tools.append(tool)
         self._unlisted.pop(id(tool), None)
-        for key in (tool.name, *tool.aliases):
+        self._keys[id(tool)] = keys
+        for key in keys:
             self._by_name[key] = tool
 
     def unregister(self, name: str) -> None:
@@ -58,7 +64,7 @@ class ToolRegistry(ToolCatalog):
             return
         self._tools.remove(tool)
         self._unlisted.pop(id(tool), None)
-        for key in (tool.name, *tool.aliases):
+        for key in self._keys.pop(id(tool), ()):
             self._by_name.pop(key, None)
 
     # --- ToolCatalog ----------------------------------------------------------
@@ -87,7 +93,7 @@ class ToolRegistry(ToolCatalog):
             _log.warning("%s", line)
 
     def _registered_name(self, tool: Tool[Any, Any]) -> str:
-        return next(key for key, held in self._by_name.items() if held is tool)
+        return self._keys[id(tool)][0]
 
     def _asks(self, tool: Tool[Any, Any], question: Callable[[], Any]) -> bool:
         """``question()`` of the tool's own code; one that raises or answers a non-bool leaves the tool out."""
