@@ -18,7 +18,7 @@ from typing import Any
 
 from shellrt.protocol.tool import Tool
 
-__all__ = ["strict_compatible", "to_anthropic", "to_openai"]
+__all__ = ["anthropic_entry", "openai_entry", "strict_compatible", "to_anthropic", "to_openai"]
 
 
 #: Keywords the Anthropic API refuses in a strict schema (it answers 400 "property ... is not supported").
@@ -50,7 +50,8 @@ def strict_compatible(schema: Any, *, all_required: bool, unsupported: frozenset
             return all(ok(item) for item in node)
         if not isinstance(node, dict):
             return True
-        if unsupported.intersection(node) or node.get("minItems", 0) > 1:
+        min_items = node.get("minItems", 0)
+        if unsupported.intersection(node) or not isinstance(min_items, int) or min_items > 1:
             return False
         if node.get("type") == "object" or "properties" in node:
             if node.get("additionalProperties") is not False:
@@ -76,9 +77,18 @@ def to_anthropic(
     ``defer_loading``: mark a deferred tool for the API's server-side tool search.
     ``strict``: ask for strict input validation where the schema allows it.
     """
-    schema = tool.input_schema()
-    entry: dict[str, Any] = {"name": tool.name, "description": tool.prompt(), "input_schema": schema}
-    if defer_loading and tool.is_deferred():
+    return anthropic_entry(
+        tool.name, tool.prompt(), tool.input_schema(),
+        deferred=defer_loading and tool.is_deferred(), strict=strict,
+    )
+
+
+def anthropic_entry(
+    name: str, description: str, schema: dict[str, Any], *, deferred: bool = False, strict: bool = False
+) -> dict[str, Any]:
+    """The Anthropic entry of values already read from a tool (the registry checks them first)."""
+    entry: dict[str, Any] = {"name": name, "description": description, "input_schema": schema}
+    if deferred:
         entry["defer_loading"] = True
     if strict and strict_compatible(schema, all_required=False, unsupported=_ANTHROPIC_STRICT_UNSUPPORTED):
         entry["strict"] = True
@@ -87,8 +97,12 @@ def to_anthropic(
 
 def to_openai(tool: Tool[Any, Any], *, strict: bool = False) -> dict[str, Any]:
     """OpenAI function-calling ``tools[]`` entry (``strict`` only where every property is required)."""
-    schema = tool.input_schema()
-    function: dict[str, Any] = {"name": tool.name, "description": tool.prompt(), "parameters": schema}
+    return openai_entry(tool.name, tool.prompt(), tool.input_schema(), strict=strict)
+
+
+def openai_entry(name: str, description: str, schema: dict[str, Any], *, strict: bool = False) -> dict[str, Any]:
+    """The OpenAI entry of values already read from a tool (the registry checks them first)."""
+    function: dict[str, Any] = {"name": name, "description": description, "parameters": schema}
     if strict and strict_compatible(schema, all_required=True):
         function["strict"] = True
     return {"type": "function", "function": function}

@@ -9,10 +9,15 @@ every earlier entry keeps its place.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from shellrt.protocol import Tool, ToolCatalog, to_anthropic, to_openai
+from shellrt.protocol import Tool, ToolCatalog
+from shellrt.protocol.definitions import anthropic_entry, openai_entry
+from shellrt.runtime.listing import checked_entry, passes_through, reason
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["DuplicateToolError", "ToolRegistry"]
 
@@ -27,18 +32,29 @@ class ToolRegistry(ToolCatalog):
     def __init__(self, tools: Iterable[Tool[Any, Any]] = ()) -> None:
         self._tools: list[Tool[Any, Any]] = []
         self._by_name: dict[str, Tool[Any, Any]] = {}
+        #: id() of each tool whose own code failed the last listing or check: never callable.
+        self._unlisted: dict[int, str] = {}
+        #: id() of each tool -> the name and aliases it was registered under (its own ``name``
+        #: property may answer differently later; removal and lookups use these).
+        self._keys: dict[int, tuple[str, ...]] = {}
+        #: One line per tool left out of ``tools[]`` (what it got wrong), for the caller to show.
+        self.listing_diagnostics: list[str] = []
         for tool in tools:
             self.register(tool)
 
     def register(self, tool: Tool[Any, Any]) -> None:
         """Add a tool at the end; names and aliases must be unique."""
-        if not tool.name:
-            raise ValueError(f"{type(tool).__name__} has no name")
-        for key in (tool.name, *tool.aliases):
+        name = tool.name
+        if not name or not isinstance(name, str):
+            raise ValueError(f"{type(tool).__name__} has no name (a non-empty str)")
+        keys = (name, *tool.aliases)
+        for key in keys:
             if key in self._by_name:
                 raise DuplicateToolError(f"tool name {key!r} is already registered")
         self._tools.append(tool)
-        for key in (tool.name, *tool.aliases):
+        self._unlisted.pop(id(tool), None)
+        self._keys[id(tool)] = keys
+        for key in keys:
             self._by_name[key] = tool
 
     def unregister(self, name: str) -> None:
@@ -47,16 +63,54 @@ class ToolRegistry(ToolCatalog):
         if tool is None:
             return
         self._tools.remove(tool)
-        for key in (tool.name, *tool.aliases):
+        self._unlisted.pop(id(tool), None)
+        for key in self._keys.pop(id(tool), ()):
             self._by_name.pop(key, None)
 
     # --- ToolCatalog ----------------------------------------------------------
     def all_tools(self) -> list[Tool[Any, Any]]:
-        return [t for t in self._tools if t.is_enabled()]
+        return [t for t in self._tools if id(t) not in self._unlisted and self._asks(t, t.is_enabled)]
 
     def get(self, name: str) -> Tool[Any, Any] | None:
         tool = self._by_name.get(name)
-        return tool if tool is not None and tool.is_enabled() else None
+        if tool is None or id(tool) in self._unlisted:
+            return None  # fail closed: a tool left out of the listing cannot be called either
+        return tool if self._asks(tool, tool.is_enabled) else None
+
+    # --- a tool's own code, answered per tool ---------------------------------------
+    def _left_out(self, tool: Tool[Any, Any], exc: BaseException) -> None:
+        """Mark ``tool`` uncallable and say why (once per reason)."""
+        if passes_through(exc):
+            raise exc
+        try:
+            label = repr(self._registered_name(tool))
+        except Exception:
+            label = type(tool).__name__
+        line = f"tool {label} left out of tools[] and refused: {reason(exc)}"
+        self._unlisted[id(tool)] = line
+        if line not in self.listing_diagnostics:
+            self.listing_diagnostics.append(line)
+            _log.warning("%s", line)
+
+    def _registered_name(self, tool: Tool[Any, Any]) -> str:
+        return self._keys[id(tool)][0]
+
+    def _asks(self, tool: Tool[Any, Any], question: Callable[[], Any]) -> bool:
+        """``question()`` of the tool's own code; one that raises or answers a non-bool leaves the tool out."""
+        try:
+            answer = question()
+            if not isinstance(answer, bool):
+                raise TypeError(f"{getattr(question, '__name__', 'check')}() returned {type(answer).__name__}")
+        except BaseException as exc:
+            self._left_out(tool, exc)
+            return False
+        return answer
+
+    def _deferred(self, tool: Tool[Any, Any]) -> bool:
+        return self._asks(tool, tool.is_deferred) if id(tool) not in self._unlisted else False
+
+    def deferred_tools(self) -> list[Tool[Any, Any]]:
+        return [t for t in self.all_tools() if self._deferred(t)]
 
     def names(self) -> list[str]:
         return [t.name for t in self.all_tools()]
@@ -72,18 +126,43 @@ class ToolRegistry(ToolCatalog):
         Pass ``discovered`` in discovery order; a set (no order) falls back to
         registration order. Tools ``is_visible`` rejects (denied outright) are left out.
         """
-        tools = [t for t in self.all_tools() if is_visible(t)]
-        deferred = {t.name: t for t in tools if t.is_deferred()}
+        tools = [t for t in self.all_tools() if self._asks(t, lambda t=t: is_visible(t))]  # type: ignore[misc]
+        flags = {id(t): self._deferred(t) for t in tools}
+        tools = [t for t in tools if id(t) not in self._unlisted]
+        deferred = {self._registered_name(t): t for t in tools if flags[id(t)]}
         if isinstance(discovered, (set, frozenset)):
             order = [name for name in deferred if name in discovered]
         else:
             order = list(dict.fromkeys(discovered))
-        return [t for t in tools if not t.is_deferred()] + [deferred[n] for n in order if n in deferred]
+        return [t for t in tools if not flags[id(t)]] + [deferred[n] for n in order if n in deferred]
 
     def for_anthropic(
         self, tools: list[Tool[Any, Any]], *, defer_loading: bool = False, strict: bool = False
     ) -> list[dict[str, Any]]:
-        return [to_anthropic(t, defer_loading=defer_loading, strict=strict) for t in tools]
+        """Anthropic entries; a tool whose own code fails is left out (and refused), the rest stand."""
+
+        def build(tool: Tool[Any, Any]) -> Callable[[str, str, dict[str, Any]], dict[str, Any]]:
+            deferred = defer_loading and self._deferred(tool)
+            return lambda n, d, s: anthropic_entry(n, d, s, deferred=deferred, strict=strict)
+
+        return self._entries(tools, build)
 
     def for_openai(self, tools: list[Tool[Any, Any]], *, strict: bool = False) -> list[dict[str, Any]]:
-        return [to_openai(t, strict=strict) for t in tools]
+        """OpenAI entries; a tool whose own code fails is left out (and refused), the rest stand."""
+        return self._entries(tools, lambda _t: lambda n, d, s: openai_entry(n, d, s, strict=strict))
+
+    def _entries(
+        self,
+        tools: list[Tool[Any, Any]],
+        build: Callable[[Tool[Any, Any]], Callable[[str, str, dict[str, Any]], dict[str, Any]]],
+    ) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        for tool in tools:
+            try:
+                entry = checked_entry(tool, self._by_name.get, build(tool))
+            except BaseException as exc:
+                self._left_out(tool, exc)
+                continue
+            if id(tool) not in self._unlisted:
+                entries.append(entry)
+        return entries

@@ -1,0 +1,82 @@
+"""Building one ``tools[]`` entry so that a bad tool is left out, never the whole listing.
+
+A registered tool (an MCP proxy, a plugin, an API caller's tool) runs its own code for
+``name``, ``prompt()``, ``input_schema()`` and ``is_enabled()``/``is_deferred()``. Any of
+them may raise, return the wrong type, or return something huge or not JSON: before, the
+first such tool ended ``tools_for_anthropic``/``tools_for_openai`` for every tool (round 36).
+Here each entry is built and checked alone; a tool that fails is named in a diagnostic and
+the registry refuses calls to it (fail closed: the model cannot call what it was not shown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["MAX_DESCRIPTION_CHARS", "MAX_SCHEMA_CHARS", "UnlistableTool", "checked_entry", "passes_through", "reason"]
+
+#: A description or schema past these is refused, not cut (a cut schema is a different schema);
+#: the largest built-in prompt is far below (Bash's is ~10k characters).
+MAX_DESCRIPTION_CHARS = 100_000
+MAX_SCHEMA_CHARS = 100_000
+_PASSING = (KeyboardInterrupt, SystemExit, GeneratorExit, BaseExceptionGroup, asyncio.CancelledError)
+
+
+class UnlistableTool(ValueError):
+    """A tool's own code gave something that cannot go into ``tools[]``."""
+
+
+def passes_through(exc: BaseException) -> bool:
+    """Whether ``exc`` must propagate (the process's exit or interrupt, a cancellation, a group)."""
+    return isinstance(exc, _PASSING)
+
+
+def reason(exc: BaseException) -> str:
+    """``Type: text`` of ``exc``, cut at 300 characters; an exception whose ``str`` raises is named only."""
+    kind = type(exc).__name__
+    try:
+        text = str(exc)
+    except Exception:
+        return kind
+    text = " ".join(text.split())
+    return f"{kind}: {text[:300]}" if text else kind
+
+
+def _plain_json(value: Any, what: str, limit: int) -> Any:
+    """A plain copy of ``value`` through JSON (strict: no NaN, str keys), refused past ``limit``."""
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UnlistableTool(f"its {what} is not JSON ({reason(exc)})") from None
+    if len(text) > limit:
+        raise UnlistableTool(f"its {what} has {len(text)} characters (the limit is {limit})")
+    return json.loads(text)
+
+
+def checked_entry(
+    tool: Any, registered_as: Callable[[str], Any], build: Callable[[str, str, dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """``build(name, description, schema)`` of values read once from ``tool`` and checked first.
+
+    Each value is read once (a tool cannot pass the check and then answer differently) and the
+    schema is sent as a plain JSON copy. ``registered_as(name)`` is the tool the registry holds
+    under ``name``: a name changed since registration would point the model at another tool.
+    """
+    name = tool.name
+    if not isinstance(name, str) or not name:
+        raise UnlistableTool(f"its name is {type(name).__name__}, not a non-empty str")
+    if registered_as(name) is not tool:
+        raise UnlistableTool(f"its name {name[:100]!r} is not the name it was registered under")
+    description = tool.prompt()
+    if not isinstance(description, str):
+        raise UnlistableTool(f"its prompt() returned {type(description).__name__}, not str")
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise UnlistableTool(
+            f"its prompt() has {len(description)} characters (the limit is {MAX_DESCRIPTION_CHARS})"
+        )
+    schema = tool.input_schema()
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise UnlistableTool('its input_schema() is not a JSON Schema object ({"type": "object", ...})')
+    return build(name, description, _plain_json(schema, "input_schema()", MAX_SCHEMA_CHARS))
