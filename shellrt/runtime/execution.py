@@ -47,9 +47,10 @@ from shellrt.runtime.flat_dump import json_dump
 from shellrt.runtime.input_depth import MAX_INPUT_DEPTH, too_deep
 from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
 from shellrt.runtime.observed_paths import resolve_observed_paths
+from shellrt.runtime.raised import answerable, quoted
 from shellrt.runtime.registry import ToolRegistry
 
-__all__ = ["CallExecutor", "CallOutcome", "RunSlot", "answerable", "failed_outcome", "format_validation_error"]
+__all__ = ["CallExecutor", "CallOutcome", "RunSlot", "failed_outcome", "format_validation_error"]
 
 
 @dataclass
@@ -87,32 +88,12 @@ def failed_outcome(
     parse_input, validate, permission hooks, to_model_content...): the turn goes on (round 36)."""
     name = echoed_name(block.name)
     message = (
-        f"{name} failed unexpectedly: {_quoted(exc)}. This is a fault of the tool, not of the input "
+        f"{name} failed unexpectedly: {quoted(exc, MAX_QUOTED_ERROR)}. This is a fault of the tool, not of the input "
         "format; do not retry the same call: try another way or report it."
     )
     return CallOutcome(
         error_envelope(block.id, block.name, message), tool, notices=notices or [], executed=executed
     )
-
-
-def answerable(exc: BaseException) -> bool:
-    """Whether a call's error result may stand for ``exc``: any exception but a cancellation, the
-    process's own exit or interrupt, and a group that may hold one of those (they propagate)."""
-    if isinstance(exc, Exception):
-        return True
-    passing = (anyio.get_cancelled_exc_class(), KeyboardInterrupt, SystemExit, GeneratorExit, BaseExceptionGroup)
-    return not isinstance(exc, passing)
-
-
-def _quoted(exc: BaseException) -> str:
-    """``Type: text`` of ``exc``, cut; an exception whose ``str`` itself raises is named only."""
-    kind = type(exc).__name__
-    try:
-        text = str(exc)
-    except Exception:
-        return kind
-    text = text if len(text) <= MAX_QUOTED_ERROR else text[:MAX_QUOTED_ERROR] + "…"
-    return f"{kind}: {text}" if text else kind
 
 
 #: Problems one invalid input's error lists, and the longest name it echoes: every one was listed
@@ -378,7 +359,7 @@ class CallExecutor:
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
-            error = f"{tool.name} failed unexpectedly: {_quoted(exc)}"
+            error = f"{tool.name} failed unexpectedly: {quoted(exc, MAX_QUOTED_ERROR)}"
             # PostToolUseFailure hooks see the error; their additionalContext reaches the model with it.
             failure_extra, _ = await self._post(tool, backfilled, error, ctx, failed=True, notices=notices)
             message = "\n\n".join([error, *pre_context, *failure_extra])

@@ -10,38 +10,22 @@ the registry refuses calls to it (fail closed: the model cannot call what it was
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "MAX_SCHEMA_CHARS", "UnlistableTool", "checked_entry", "passes_through", "reason"]
+from shellrt.runtime.raised import quoted
+
+__all__ = ["MAX_DESCRIPTION_CHARS", "MAX_SCHEMA_CHARS", "UnlistableTool", "checked_entry"]
 
 #: A description or schema past these is refused, not cut (a cut schema is a different schema);
 #: the largest built-in prompt is far below (Bash's is ~10k characters).
 MAX_DESCRIPTION_CHARS = 100_000
 MAX_SCHEMA_CHARS = 100_000
-_PASSING = (KeyboardInterrupt, SystemExit, GeneratorExit, BaseExceptionGroup, asyncio.CancelledError)
 
 
 class UnlistableTool(ValueError):
     """A tool's own code gave something that cannot go into ``tools[]``."""
-
-
-def passes_through(exc: BaseException) -> bool:
-    """Whether ``exc`` must propagate (the process's exit or interrupt, a cancellation, a group)."""
-    return isinstance(exc, _PASSING)
-
-
-def reason(exc: BaseException) -> str:
-    """``Type: text`` of ``exc``, cut at 300 characters; an exception whose ``str`` raises is named only."""
-    kind = type(exc).__name__
-    try:
-        text = str(exc)
-    except Exception:
-        return kind
-    text = " ".join(text.split())
-    return f"{kind}: {text[:300]}" if text else kind
 
 
 def _plain_json(value: Any, what: str, limit: int) -> Any:
@@ -49,7 +33,7 @@ def _plain_json(value: Any, what: str, limit: int) -> Any:
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise UnlistableTool(f"its {what} is not JSON ({reason(exc)})") from None
+        raise UnlistableTool(f"its {what} is not JSON ({quoted(exc, 300, one_line=True)})") from None
     if len(text) > limit:
         raise UnlistableTool(f"its {what} has {len(text)} characters (the limit is {limit})")
     return json.loads(text)

@@ -33,9 +33,10 @@ from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
 from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
-from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot, answerable, failed_outcome
+from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot, failed_outcome
 from shellrt.runtime.interrupts import InterruptWatch
 from shellrt.runtime.messages import checked_block
+from shellrt.runtime.raised import answerable
 from shellrt.tools._sendable import sendable_envelope
 
 __all__ = [

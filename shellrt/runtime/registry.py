@@ -15,7 +15,8 @@ from typing import Any
 
 from shellrt.protocol import Tool, ToolCatalog
 from shellrt.protocol.definitions import anthropic_entry, openai_entry
-from shellrt.runtime.listing import checked_entry, passes_through, reason
+from shellrt.runtime.listing import checked_entry
+from shellrt.runtime.raised import answerable, quoted
 
 _log = logging.getLogger(__name__)
 
@@ -80,13 +81,13 @@ class ToolRegistry(ToolCatalog):
     # --- a tool's own code, answered per tool ---------------------------------------
     def _left_out(self, tool: Tool[Any, Any], exc: BaseException) -> None:
         """Mark ``tool`` uncallable and say why (once per reason)."""
-        if passes_through(exc):
+        if not answerable(exc):
             raise exc
         try:
             label = repr(self._registered_name(tool))
         except Exception:
             label = type(tool).__name__
-        line = f"tool {label} left out of tools[] and refused: {reason(exc)}"
+        line = f"tool {label} left out of tools[] and refused: {quoted(exc, 300, one_line=True)}"
         self._unlisted[id(tool)] = line
         if line not in self.listing_diagnostics:
             self.listing_diagnostics.append(line)
