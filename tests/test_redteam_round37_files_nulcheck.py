@@ -10,7 +10,7 @@ skipped a text file over its 256 MiB bound without a word: ``evil.py`` with ``ev
 256 MiB of comment after it was "No files found." (failed before, each test here). Now each inode
 is judged once a call, a file's first 256 MiB at most, a call's checks read 1 GiB in all and then
 a further file's first 64 KiB (what ripgrep itself read of it); the walker searches an oversized
-file's first 256 MiB (cut at a line end) and reads each inode once.
+file's first 256 MiB (cut at a line end; a single-file Grep says so) and reads each inode once.
 """
 
 from __future__ import annotations
@@ -111,7 +111,10 @@ def test_a_text_file_over_the_walkers_bound_is_searched_not_skipped(
     evil = root / "evil.py"
     _big_text(evil, _grep_python.MAX_SEARCH_BYTES + _MIB, first=b"eval(input())\n")
     raw = {"pattern": "eval", "path": str(evil), "output_mode": "content"}
-    assert "eval(input())" in _run(GrepTool(), make_ctx(root), raw)
+    single = _run(GrepTool(), make_ctx(root), raw)
+    assert "eval(input())" in single and "Only the first 256 MiB of this" in single
+    raw["pattern"] = "not there at all"
+    assert "Only the first 256 MiB of this" in _run(GrepTool(), make_ctx(root), raw)  # said, not silent
     monkeypatch.setattr(_search, "ripgrep_binary", lambda: None)
     ctx = make_ctx(root, read_denied=(root / ".env",))
     assert "eval(input())" in _run(GrepTool(), ctx, {"pattern": "eval", "output_mode": "content"})
