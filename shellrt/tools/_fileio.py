@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from sandbox import confine
 from sandbox.confine import Identity, Stamp, View, WriteOutcome, stamp
 from shellrt.protocol import FileReadRecord, ToolExecutionError
+from shellrt.tools._landed import anchor, require_landed
 from shellrt.tools._paths import shown_path
 from shellrt.tools._replaced import hold, put_back, written_meanwhile
 
@@ -257,6 +258,8 @@ def write_confined(
     # Held across the replace: a command's write to it inside confine's check-to-rename window
     # (or later, through a file it holds open) is seen, and put back (round 26).
     held = hold(view, over.path, over.stamp, expect=expect, expect_id=expect_id) if over is not None else None
+    # The directory the write goes below, followed wherever a command moves it (round 37).
+    place = anchor(view, where)
     try:
         outcome = confine.write_file(
             view,
@@ -268,11 +271,15 @@ def write_confined(
             base=over.stamp if over is not None else None,
             exclusive=over is None,
         )
+        if place is not None:
+            require_landed(view, place, outcome.path)
         if held is not None and over is not None and written_meanwhile(held, over.stamp, over.data):
             put_back(view, held, outcome.path, data, MAX_EDIT_BYTES, shown_path(outcome.path))
     finally:
         if held is not None:
             os.close(held)
+        if place is not None:
+            place.close()
     mtime_ns = 0
     try:
         fd, _ = confine.open_file(view, outcome.path)

@@ -103,23 +103,55 @@ def compile_query(query: GrepQuery) -> re.Pattern[str]:
         ) from None
 
 
-def _read_at(name: str, dir_fd: int | None) -> bytes | None:
-    """A regular file's bytes, opened without following a symlink (relative to ``dir_fd`` when given)."""
+def _open_at(name: str, dir_fd: int | None) -> int | None:
+    """A regular file's fd, opened without following a symlink (relative to ``dir_fd`` when given)."""
     try:
         if dir_fd is not None:
-            fd = confine.open_beneath(dir_fd, name)  # never opens a FIFO or device it walked past
-        else:
-            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            return confine.open_beneath(dir_fd, name)  # never opens a FIFO or device it walked past
+        return os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:
         return None
-    return _read_fd(fd)
+
+
+def _read_at(name: str, dir_fd: int | None) -> bytes | None:
+    """A regular file's bytes (`_read_fd`), opened as `_open_at` opens it."""
+    fd = _open_at(name, dir_fd)
+    return None if fd is None else _read_fd(fd)
+
+
+class _Linked:
+    """Hits already found for a file with more than one name (device, inode, size, mtime): its
+    other names are not read again (round 37: 50 links of a 1 GB file were read 50 times)."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[int, int, int, int], FileHits | None] = {}
+
+    def search(self, fd: int | None, rx: re.Pattern[str], query: GrepQuery, room: int) -> FileHits | None:
+        """`_search_file` of the file ``fd`` (consumed), or what a name of it already found."""
+        if fd is None:
+            return None
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            os.close(fd)
+            return None
+        if st.st_nlink < 2 or not stat.S_ISREG(st.st_mode):
+            return _search_file(_read_fd(fd), rx, query, room)
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if key in self._found:
+            os.close(fd)
+            return self._found[key]
+        found = self._found[key] = _search_file(_read_fd(fd), rx, query, room)
+        return found
 
 
 def _read_fd(fd: int) -> bytes | None:
     """Bytes of a regular file fd (consumed); None for anything else.
 
-    Read in chunks: the first NUL byte ends it (binary: skipped, as ripgrep skips it), and so
-    does `MAX_SEARCH_BYTES` -- a sparse file of terabytes costs one chunk, not the host's memory.
+    Read in chunks: the first NUL byte ends it (binary: skipped, as ripgrep skips it). At most
+    `MAX_SEARCH_BYTES` are read -- a sparse file of terabytes costs one chunk, not the host's
+    memory -- and a longer text file is searched in its lines within them: it was skipped whole,
+    so ``eval`` on line 1 of a 257 MiB file was "No matches found." (red team round 37).
     """
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -128,12 +160,17 @@ def _read_fd(fd: int) -> bytes | None:
         size = 0
         with os.fdopen(os.dup(fd), "rb") as fh:
             fh.seek(0)
-            while chunk := fh.read(_CHUNK):
+            while size < MAX_SEARCH_BYTES and (chunk := fh.read(min(_CHUNK, MAX_SEARCH_BYTES - size))):
                 size += len(chunk)
-                if b"\x00" in chunk or size > MAX_SEARCH_BYTES:
+                if b"\x00" in chunk:
                     return None
                 chunks.append(chunk)
-        return b"".join(chunks)
+            cut = size >= MAX_SEARCH_BYTES and fh.read(1) != b""
+        data = b"".join(chunks)
+        if cut:  # the last line may go on past the bound: search whole lines only
+            end = data.rfind(b"\n")
+            data = data[: end + 1] if end >= 0 else data
+        return data
     except OSError:
         return None
     finally:
@@ -213,10 +250,11 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
     overrides = GlobList.parse([*query.globs, "!.git"])
     types = TypeFilter.for_type(query.file_type) if query.file_type else None
     kept = 0
+    linked = _Linked()
     for rel, dir_fd, name in walk_entries(
         query.root, overrides=overrides, types=types, root_fd=query.root_fd, obey_ignores=query.obey_ignores
     ):
-        found = _search_file(_read_at(name, dir_fd), rx, query, MAX_HIT_LINES - kept)
+        found = linked.search(_open_at(name, dir_fd), rx, query, MAX_HIT_LINES - kept)
         if found is not None:
             results[rel] = found
             if len(results) > _search_types.MAX_LISTED_FILES:
@@ -232,11 +270,12 @@ def _search_only(query: GrepQuery, rx: re.Pattern[str]) -> dict[str, FileHits]:
     without following a symlink (`confine.open_beneath`)."""
     results: dict[str, FileHits] = {}
     kept = 0
+    linked = _Linked()
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     top = os.dup(query.root_fd) if query.root_fd is not None else os.open(str(query.root), flags)
     try:
         for rel in query.only or ():
-            found = _search_file(_read_at(rel, top), rx, query, MAX_HIT_LINES - kept)
+            found = linked.search(_open_at(rel, top), rx, query, MAX_HIT_LINES - kept)
             if found is not None:
                 results[rel] = found
                 kept += len(found.lines)

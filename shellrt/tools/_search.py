@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import BinaryIO
 
 import anyio
 
@@ -31,6 +30,7 @@ from sandbox._hostpath import host_which
 from sandbox.errors import SandboxError
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools import _search_types
+from shellrt.tools._binary_judge import NUL_CHECK_CALL_BYTES, BinaryJudge, stream_has_nul
 from shellrt.tools._gitignore import FILE_TYPES, TooManyIgnoreRulesError, WalkTimeoutError
 from shellrt.tools._grep_python import (
     TOO_MANY_FILES_EXIT,
@@ -275,12 +275,13 @@ def newest_first(path: str) -> tuple[int, str]:
         return (0, path)
 
 
-def has_nul(path: str, root_fd: int | None = None) -> bool:
+def has_nul(path: str, root_fd: int | None = None, judge: BinaryJudge | None = None) -> bool:
     """Whether the file holds a NUL byte (binary, as ripgrep judges it); unreadable counts as binary.
 
     ``root_fd``: ``path`` is relative to that anchored directory and opened below it without
     following any symlink. Never blocks: what is not a regular file by now (a FIFO swapped in
-    after ripgrep saw a file there) counts as binary, unopened.
+    after ripgrep saw a file there) counts as binary, unopened. ``judge``: the call's bounds
+    (`shellrt.tools._binary_judge`); without one, the file's first 256 MiB are looked at.
     """
     try:
         if root_fd is not None:
@@ -290,21 +291,9 @@ def has_nul(path: str, root_fd: int | None = None) -> bool:
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return True
-            return stream_has_nul(fh)
+            return judge.has_nul(fh) if judge is not None else stream_has_nul(fh)
     except OSError:
         return True
-
-
-def stream_has_nul(fh: BinaryIO) -> bool:
-    """Whether what is left to read of ``fh``, up to its size now, holds a NUL byte (read in 1 MiB
-    chunks). Only up to the size now, as Read never reads past what it judged: a command appending
-    faster than the check reads kept it reading, with no deadline (red team, round 36)."""
-    left = os.fstat(fh.fileno()).st_size - fh.tell()
-    while left > 0 and (chunk := fh.read(min(1 << 20, left))):
-        left -= len(chunk)
-        if b"\x00" in chunk:
-            return True
-    return False
 
 
 async def list_files(
@@ -477,14 +466,16 @@ async def _rg_search(
 
 
 def _binary_hits(paths: list[str], query: GrepQuery) -> list[str]:
-    """The hits ripgrep reported that hold a NUL byte (judged on the anchored root, in a worker thread)."""
+    """The hits ripgrep reported that hold a NUL byte (judged on the anchored root, in a worker
+    thread, within one `BinaryJudge`'s bounds: round 37)."""
+    judge = BinaryJudge(NUL_CHECK_CALL_BYTES)
 
     def binary(path: str) -> bool:
         if os.path.isabs(path):
-            return has_nul(path)
+            return has_nul(path, judge=judge)
         if query.root_fd is not None:
-            return has_nul(path, query.root_fd)
-        return has_nul(os.path.join(str(query.root), path))
+            return has_nul(path, query.root_fd, judge)
+        return has_nul(os.path.join(str(query.root), path), judge=judge)
 
     return [p for p in paths if binary(p)]
 

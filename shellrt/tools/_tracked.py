@@ -36,6 +36,7 @@ _MAX_CHECKED = 100_000
 #: added. The Linux kernel's tree holds ~5,000.
 _MAX_DIRS_OPENED = 100_000
 _REGULAR = 0o100000
+_GITLINK = 0o160000
 #: A path longer than Linux's ``PATH_MAX`` names no file; and all names together hold at most
 #: `_NAMES_PER_INDEX_BYTE` times the index's size (a real one: about 1) and `MAX_INDEX_BYTES`:
 #: version 4 grows each name from the last, so n entries of 65 bytes held n²/2 bytes of names (a
@@ -69,11 +70,60 @@ def tracked_under(root: Path, top_bound: Path) -> list[str] | None:
     gitdir = _gitdir(top, top_bound)
     if gitdir is None:
         return None
-    names = _index_names_cached(gitdir / "index", gitdir)
+    names = _with_submodules(top, gitdir, top_bound, _Spent(), 0)
     if names is None:
         return None
     prefix = "" if top == root else root.relative_to(top).as_posix() + "/"
     return [n[len(prefix) :] for n in names if n.startswith(prefix) and len(n) > len(prefix)]
+
+
+#: Submodules (gitlinks) whose indexes one call reads, how deep, and their indexes' bytes in all.
+_MAX_SUBMODULES = 64
+_MAX_SUBMODULE_DEPTH = 3
+_MAX_SUBMODULE_INDEX_BYTES = MAX_INDEX_BYTES
+
+
+class _Spent:
+    """What one call's submodule reads have used of their bounds."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.bytes = 0
+
+
+def _with_submodules(top: Path, gitdir: Path, top_bound: Path, spent: _Spent, depth: int) -> list[str] | None:
+    """The regular files the index at ``gitdir`` tracks, and those of the repositories its gitlinks
+    name below ``top`` (submodules, embedded repositories), as paths relative to ``top``.
+
+    Round 37: a submodule's own ignore files hid the files its index tracks, as round 36's did for
+    the top repository's. A gitlink's directory counts only when it is a real directory inside the
+    workspace's mount (no symlink on the way: its index is a path the repository chose) and its
+    ``.git`` as `_gitdir` judges it; bounded by `_MAX_SUBMODULES`, `_MAX_SUBMODULE_DEPTH` and
+    `_MAX_SUBMODULE_INDEX_BYTES` (past them the rest add nothing)."""
+    entries = _index_names_cached(gitdir / "index", gitdir)
+    if entries is None:
+        return None
+    names = [n for n in entries if not n.endswith("/")]
+    if depth >= _MAX_SUBMODULE_DEPTH:
+        return names
+    for link in (n[:-1] for n in entries if n.endswith("/")):
+        if spent.count >= _MAX_SUBMODULES or not plain_relative(link):
+            break
+        sub = top / link
+        real = os.path.join(os.path.realpath(top), link)
+        if os.path.realpath(sub) != real or not stat.S_ISDIR(_lstat_mode(sub)):
+            continue
+        sub_gitdir = _gitdir(sub, top_bound)
+        if sub_gitdir is None:
+            continue
+        size = _regular_size(sub_gitdir / "index")
+        if spent.bytes + size > _MAX_SUBMODULE_INDEX_BYTES:
+            break
+        spent.count += 1
+        spent.bytes += size
+        below = _with_submodules(sub, sub_gitdir, top_bound, spent, depth + 1)
+        names.extend(f"{link}/{n}" for n in below or ())
+    return names
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:
@@ -197,6 +247,15 @@ def _gitdir(top: Path, top_bound: Path) -> Path | None:
     return target if stat.S_ISDIR(_lstat_mode(target)) else None
 
 
+def _regular_size(path: Path) -> int:
+    """The size of the regular file at ``path`` (not followed), else 0."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
 def _lstat_mode(path: Path) -> int:
     try:
         return os.lstat(path).st_mode
@@ -205,7 +264,8 @@ def _lstat_mode(path: Path) -> int:
 
 
 def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
-    """The paths of regular-file entries of a git index (versions 2-4), and the hex name of its
+    """The paths of regular-file entries of a git index (versions 2-4) and of its gitlinks (with a
+    trailing ``/``), and the hex name of its
     shared index when it is split (``link`` extension: its entries there, replaced ones here with
     empty names); None when it is not one this reads."""
     if len(data) < 12 or data[:4] != b"DIRC":
@@ -245,6 +305,8 @@ def _index_names(data: bytes) -> tuple[list[str], str | None] | None:
             return None
         if mode & 0o170000 == _REGULAR:  # a conflicted file's stages name it more than once
             names.append(name.decode("utf-8", "surrogateescape"))
+        elif mode & 0o170000 == _GITLINK:  # a submodule: named with a "/" (no file's name ends so)
+            names.append(name.decode("utf-8", "surrogateescape") + "/")
     link = _extension(data, pos, b"link")
     if link is not None:
         if len(link) < 20:

@@ -35,6 +35,7 @@ from shellrt.protocol import (
 from shellrt.protocol.notes import note
 from shellrt.tools._bidi import isolated
 from shellrt.tools._gitignore import FILE_TYPES, GlobSyntaxError, compile_glob, rules_along
+from shellrt.tools._grep_python import MAX_SEARCH_BYTES
 from shellrt.tools._hidden_search import MAX_HIDDEN_SEARCHED, chosen, search_hidden
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
@@ -144,6 +145,8 @@ class GrepOutput:
     unignored: int = 0
     #: Such files that could not be searched (the search without ignore files failed).
     unsearched: int = 0
+    #: The single file searched is over the walker's bound: only its first part was (round 37).
+    partial_bytes: int = 0
 
 
 class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
@@ -255,9 +258,11 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 file_fd=fd if single else None,
             )
             use_rg, runner = ripgrep_options(ctx, view, target, None if single else fd)
-            unignored = unsearched = 0
+            unignored = unsearched = partial = 0
             if single:
                 hits = await search(query, use_rg=use_rg, runner=None)
+                size = os.fstat(fd).st_size
+                partial = size if size > MAX_SEARCH_BYTES else 0
             else:
                 hits, unignored, unsearched = await _search_with_tracked(
                     query, view, target, fd, use_rg, runner, what
@@ -277,11 +282,13 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         output = await anyio.to_thread.run_sync(
             _format, tool_input, found, absolute, short, before or after, mtime_order(view)
         )
-        return ToolOutput(replace(output, unignored=unignored, unsearched=unsearched))
+        return ToolOutput(replace(output, unignored=unignored, unsearched=unsearched, partial_bytes=partial))
 
     def to_model_content(self, output: GrepOutput) -> str | list[ContentBlock]:
         if output.total_entries == 0:
             none = "No matches found." if output.mode != "files_with_matches" else "No files found."
+            if output.partial_bytes:
+                none += f"\n{note(_partial(output.partial_bytes))}"
             return f"{none}\n{note(_unsearched(output.unsearched))}" if output.unsearched else none
         shown = len(output.lines)
         if output.mode == "files_with_matches":
@@ -314,6 +321,8 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             notes.append(note(UNIGNORED_NOTE.format(count=output.unignored, verb="searched")))
         if output.unsearched:
             notes.append(note(_unsearched(output.unsearched)))
+        if output.partial_bytes:
+            notes.append(note(_partial(output.partial_bytes)))
         if output.cut:
             named = ", ".join(output.cut[:_CUT_NAMED])
             more = f" and {len(output.cut) - _CUT_NAMED:,} more" if len(output.cut) > _CUT_NAMED else ""
@@ -333,6 +342,14 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             else f"Found {output.files} files"
         )
         return people_listing(head, output.people)
+
+
+def _partial(size: int) -> str:
+    """The note for a single file larger than the walker searches (`MAX_SEARCH_BYTES`)."""
+    return (
+        f"Only the first {MAX_SEARCH_BYTES // (1 << 20)} MiB of this {size:,}-byte file were searched. "
+        "Search the rest with Bash (e.g. `grep -n PATTERN FILE`)."
+    )
 
 
 def _unsearched(count: int) -> str:
