@@ -19,6 +19,7 @@ import shlex
 from collections.abc import Sequence
 
 from shellrt.analysis.awk_code import awk_runs
+from shellrt.analysis.config_vars import config_variable_code, is_config_variable
 from shellrt.analysis.foreign_code import foreign_code
 from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
@@ -438,6 +439,8 @@ def value_code(value: str, name: str | None = None) -> str:
     (a hostile repository's commit messages for git's pager). ``name``: the variable the value is
     assigned to (None for an option's value); for an option or a variable that names a command
     (`_COMMAND_VARIABLE`) the value is read as a command line too (`_command_value`)."""
+    if name is not None and (why := config_variable_code(name, value)):
+        return why
     if name is not None and OPTIONS_VARIABLE.fullmatch(name):
         runner = _run_time_runner(value)
         if runner:
@@ -476,14 +479,18 @@ def _run_time_runner(value: str) -> str:
 
 
 def is_command_variable(name: str) -> bool:
-    """Whether a variable named ``name`` holds a command line a program runs (``GIT_PAGER``)."""
-    return _COMMAND_VARIABLE.fullmatch(name) is not None
+    """Whether a variable named ``name`` holds a command line a program runs (``GIT_PAGER``), or
+    configuration that may name one (``GIT_CONFIG_VALUE_0``, ``npm_config_script_shell``)."""
+    return _COMMAND_VARIABLE.fullmatch(name) is not None or is_config_variable(name)
 
 
 #: Variables whose value is a command line (``GIT_PAGER``, ``LESSOPEN``, ``GIT_SSH_COMMAND``, ``EDITOR``).
 _COMMAND_VARIABLE = re.compile(
     r"[A-Z0-9_]*(?:PAGER|EDITOR|VISUAL|COMMAND|CMD|SSH|SHELL|OPEN|CLOSE|PROGRAM|HELPER|EXTERNAL_DIFF|ASKPASS|"
     r"DIFF|PROXY|FILTER|"
+    # Round 37: programs named as what they are (`BROWSER` for `man -H`, git web--browse, python's
+    # webbrowser; `MAILER`, `TERMINAL`, TeX's `TEXEDIT`).
+    r"BROWSER|MAILER|TERMINAL|TEXEDIT|"
     # Round 36 (analysis2): programs named without saying "run": `RUSTC_WRAPPER`, cmake's
     # `CMAKE_C_COMPILER_LAUNCHER`, `CARGO_TARGET_…_RUNNER`, `…_LINKER`.
     r"WRAPPER|LAUNCHER|COMPILER|LINKER|RUNNER)[A-Z0-9_]*"
