@@ -441,8 +441,11 @@ def value_code(value: str, name: str | None = None) -> str:
     (`_COMMAND_VARIABLE`) the value is read as a command line too (`_command_value`)."""
     if name is not None and (why := config_variable_code(name, value)):
         return why
-    if name is not None and OPTIONS_VARIABLE.fullmatch(name):
-        runner = _run_time_runner(value)
+    if name is not None:
+        # An options variable (`GOFLAGS`) gives its program options; any other variable may hold one
+        # given later as a word (`p="--access-hook=$x"; git daemon "$p"`: red team, round 37), so
+        # there only a dashed option counts (`desc="setup $x"` names nothing).
+        runner = _run_time_runner(value, dashed=not OPTIONS_VARIABLE.fullmatch(name))
         if runner:
             return f"{name} gives {runner!r} a value known only at run time: a program no rule can read"
     text = value.strip()
@@ -465,14 +468,17 @@ def value_code(value: str, name: str | None = None) -> str:
     return _command_value(value, text, piped)
 
 
-def _run_time_runner(value: str) -> str:
+def _run_time_runner(value: str, dashed: bool = False) -> str:
     """The option in an options variable's value (``-toolexec=$x``, ``-C linker=$x``) whose name says it
-    names a program and whose value is known only at run time ("" when none is): round 36 (analysis2)."""
-    pieces = value.replace("'", " ").replace('"', " ").split()
+    names a program and whose value is known only at run time ("" when none is): round 36 (analysis2).
+    ``dashed``: only an option spelt with a leading ``-`` counts."""
+    pieces = value.replace("'", " ").replace('"', " ").replace("(", " ").split()
     for i, piece in enumerate(pieces):
         option, eq, given = piece.partition("=")
         if not eq:
             option, given = (pieces[i - 1] if i > 0 else ""), piece
+        if dashed and not option.startswith("-"):
+            continue
         if given[:1] in ("$", "`") and RUNS_NAME.search(option):
             return option
     return ""
