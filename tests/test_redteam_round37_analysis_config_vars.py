@@ -67,3 +67,28 @@ def test_the_value_reader_names_the_variable() -> None:
     assert "MANOPT" in value_code("-a -Pless", "MANOPT")
     assert "-XX:OnError" in value_code('"-XX:OnError=$x"', "JAVA_TOOL_OPTIONS")
     assert value_code("never", "GIT_CONFIG_VALUE_3") == value_code('"$x"', "PATHX") == ""
+
+
+def test_the_runtime_refuses_a_hidden_fsmonitor(tmp_path: Path) -> None:
+    """End to end (local backend, a temporary repository): the Runtime's decision under a deny rule for
+    the hidden program. Before: allowed, and git ran it (``y`` appeared)."""
+    import anyio
+
+    import shellrt
+    from shellrt.protocol import ToolUseBlock
+    from shellrt.tools.bash import Bash
+
+    require(shutil.which("git") is not None, "git is needed")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    command = "x=$(printf 'touc\\x68'); " + FSMONITOR
+
+    async def main() -> bool:
+        async with shellrt.Runtime(ws, "local", session_dir=tmp_path / "s", tools=[Bash()],
+                                   mode="bypassPermissions", deny=["Bash(touch:*)"]) as rt:
+            result = (await rt.run_envelopes([ToolUseBlock(id="r37c", name="Bash", input={"command": command})]))[0]
+            return bool(result.is_error)
+
+    assert anyio.run(main) is True
+    assert not (ws / "y").exists()
