@@ -25,6 +25,7 @@ from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
 from shellrt.analysis.runner_names import OPTIONS_VARIABLE, RUNS_NAME
+from shellrt.analysis.value_programs import option_program_paths
 
 __all__ = ["is_command_variable", "made_here", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
@@ -536,11 +537,16 @@ _ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=.*", re.DOTALL)
 
 def script_files(name: str, argv: Sequence[str]) -> list[str]:
     """The files ``argv`` runs as code, as written: a shell's or an interpreter's script, the file
-    ``source`` reads, ``-f`` programs and makefiles (every operand for the other code readers)."""
+    ``source`` reads, ``-f`` programs and makefiles (every operand for the other code readers), and a
+    program file an option that runs one is given (``--preview=./q``: round 37)."""
+    return _script_files(name, argv) + option_program_paths(argv)
+
+
+def _script_files(name: str, argv: Sequence[str]) -> list[str]:
     words = list(argv[1:])
     lang = _lang(name)
     if lang in ("busybox", "toybox") and words:
-        return script_files(words[0], words)
+        return _script_files(words[0], words)
     if lang in _LANGS:
         return [script for script in _interpreter(lang, name, words)[1:] if script]
     if lang in ("source", "."):
@@ -554,6 +560,8 @@ def script_files(name: str, argv: Sequence[str]) -> list[str]:
         return _option_values(words, "f", ("--file", "--makefile")) or ["GNUmakefile", "makefile", "Makefile"]
     if lang == "java":
         return _java_code(words)
+    if name == "hash":  # `hash -p ./q ls`: `ls` now runs the file (round 37)
+        return _option_values(words, "p", ())
     return [w for w in words if not w.startswith("-")] if lang in CODE_READERS else []
 
 
@@ -570,6 +578,8 @@ def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tupl
     program (``./s``) or a file it runs as code (``sh s``, ``python3 s.py``, ``. ./s``), each relative
     to the directories the part may run in, is among what ``others`` (each another part's text and
     writes; "" for a name not known) write."""
+    # `~+/q` is the working directory's `q` (bash's tilde-plus): round 37.
+    scripts = [script[3:] if script.startswith("~+/") else script for script in scripts]
     candidates = {os.path.normpath(os.path.join(d, script)) for script in scripts for d in dirs or ("",)}
     if not candidates:
         return ""
