@@ -25,9 +25,9 @@ from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
 from shellrt.analysis.runner_names import OPTIONS_VARIABLE, RUNS_NAME
-from shellrt.analysis.value_programs import option_program_paths
+from shellrt.analysis.value_programs import git_hook_paths, option_program_paths
 
-__all__ = ["is_command_variable", "made_here", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
+__all__ = ["is_command_variable", "made_here", "made_hook", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
 #: Program names that mean standard input or another descriptor the command opened (``3<<'EOF'``,
 #: ``<(…)``): code made by the command itself, which no rule reads.
@@ -590,3 +590,13 @@ def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tupl
         if "" in writes:
             return f"it runs a file that {text!r} may write in the same command (its writes are not all known)"
     return ""
+
+
+def made_hook(name: str, argv: Sequence[str], dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Why a git part runs a hook another part of the same command writes by name ("" when it does not):
+    ``cp "$x" .git/hooks/post-checkout; git checkout .``, ``git clone --template=t`` after writing
+    ``t/hooks/post-checkout`` (red team, round 37). Only named writes count: every git command beside a
+    part whose writes are not known would ask otherwise."""
+    if name != "git":
+        return ""
+    return made_here(git_hook_paths(argv), dirs, [(text, [w for w in writes if w]) for text, writes in others])

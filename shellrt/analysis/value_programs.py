@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from typing import Final
 
 from .runner_names import RUNS_NAME
 
-__all__ = ["option_program_paths", "variable_program_paths"]
+__all__ = ["git_hook_paths", "option_program_paths", "variable_program_paths"]
 
 
 def option_program_paths(argv: Sequence[str]) -> list[str]:
@@ -32,6 +33,28 @@ def option_program_paths(argv: Sequence[str]) -> list[str]:
         if option.startswith("-") and RUNS_NAME.search(option):
             found += _paths(value)
     return found
+
+
+#: The hooks git runs (githooks(5)): a command that writes one and then runs git runs what it wrote.
+_GIT_HOOKS: Final = (
+    "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg",
+    "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update",
+    "proc-receive", "post-receive", "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc",
+    "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "post-index-change",
+)  # fmt: skip
+
+
+def git_hook_paths(argv: Sequence[str]) -> list[str]:
+    """The hook files a git command may run, as paths from where it runs: ``.git/hooks/*``, and a
+    ``--template=DIR``'s ``DIR/hooks/*`` (``git clone`` copies them in and runs ``post-checkout``)."""
+    dirs = [".git"]
+    words = [w.strip("'\"") for w in argv[1:]]
+    for i, word in enumerate(words):
+        if word.startswith("--template="):
+            dirs.append(word.partition("=")[2])
+        elif word == "--template" and i + 1 < len(words):
+            dirs.append(words[i + 1])
+    return [f"{d.rstrip('/')}/hooks/{hook}" for d in dirs if d for hook in _GIT_HOOKS]
 
 
 def variable_program_paths(variables: dict[str, str | None], names_program: object) -> list[tuple[str, str]]:
