@@ -73,6 +73,15 @@ def loader_code(
 ) -> str:
     """Why ``variables`` make the part load code no rule reads ("" when they do not); ``others`` are
     the other parts' texts and writes ("" for a write whose path is not known)."""
+    from .unread_code import is_command_variable  # heavier than this module: only when a part sets one
+    from .value_programs import variable_program_paths
+
+    for name, path in variable_program_paths(variables, is_command_variable):
+        places = {os.path.normpath(os.path.join(d, path)) for d in dirs or ("",)}
+        for text, writes in others:
+            made = sorted(places & set(writes))
+            if made:  # `cp "$x" q; CC=./q make`: the program it names is one the command writes (round 37)
+                return f"{name} names the program {made[0]}, which {text!r} writes in the same command"
     for name, value in variables.items():
         if name in _NATIVE:
             return f"{name} loads native code into the programs it runs"

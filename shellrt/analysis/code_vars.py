@@ -36,7 +36,8 @@ def computed_code_variable(plan: CommandPlan) -> str:
         name
         for name in dynamic_names(plan)
         if name == ANY_NAME
-        or (name.isupper() and name not in RUNTIME_BOUND and (name in _SHELL_CODE or is_command_variable(name)))
+        or ((name.isupper() or is_command_variable(name)) and name not in RUNTIME_BOUND
+            and (name in _SHELL_CODE or is_command_variable(name)))
     ]
     return (min(found) or "a variable named at run time") if found else ""
 

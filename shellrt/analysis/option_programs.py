@@ -30,7 +30,13 @@ OPTION_PROGRAMS: Final[frozenset[str]] = frozenset(
      "less", "script", "su", "runuser", "flock", "sg", "git",
      # round 36: split --filter, wget --use-askpass, pandoc --filter, gcc -wrapper, vim +CMD/--cmd
      "split", "wget", "pandoc", "gcc", "g++", "cc", "c++", "gfortran", "cpp", "vi", "vim", "nvim", "gvim", "view",
-     "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim", "gview", "vimx", "mvim", "nvi"}
+     "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim", "gview", "vimx", "mvim", "nvi",
+     # round 37: programs whose options run one and that run no code of the repository's otherwise, named
+     # by round 36's and 37's name rules (`fzf --preview`, `tig --pager`, `gpg --photo-viewer`, `socat
+     # EXEC:`, `latexmk -pdflatex=`, `java -XX:OnError=`): the option's name may be hidden too
+     # (`p=--pager; tig "$p=$x"`), so a run-time word of theirs may be it.
+     "fzf", "tig", "mysql", "psql", "gpg", "gpg2", "svn", "hg", "rclone", "restic", "borg", "socat", "unison",
+     "latexmk", "java", "nano", "dpkg", "apt-get", "apt"}
 )  # fmt: skip
 _GCC_VALUES: Final = frozenset({"-o", "-x", "-I", "-L", "-D", "-U", "-include", "-MF", "-MT", "-MQ", "-isystem"})
 _VIM_VALUES: Final = frozenset({"-u", "-U", "-i", "-S", "-T", "-s", "-w", "-W", "-t", "-q"})
@@ -66,6 +72,11 @@ _VALUED: Final[dict[str, frozenset[str]]] = {
                        "--user-agent", "--header", "-t", "--tries", "-T", "--timeout"}),
     "pandoc": frozenset({"-o", "--output", "-f", "--from", "-t", "--to", "-r", "-w", "-M", "--metadata", "-V",
                          "--variable", "--template", "--resource-path"}),
+    # round 37: their common valued options (psql's `-o` is left out: `-o "|CMD"` pipes to a command)
+    "psql": frozenset({"-c", "--command", "-d", "--dbname", "-h", "--host", "-p", "--port", "-U", "--username",
+                       "-f", "--file", "-v", "--set", "--variable"}),
+    "mysql": frozenset({"-e", "--execute", "-u", "--user", "-h", "--host", "-P", "--port", "-D", "--database"}),
+    "java": frozenset({"-cp", "-classpath", "--class-path", "-p", "--module-path", "-jar"}),
     **dict.fromkeys(("gcc", "g++", "cc", "c++", "gfortran", "cpp"), _GCC_VALUES),
     **dict.fromkeys(("vi", "vim", "nvim", "gvim", "view", "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim",
                      "gview", "vimx", "mvim", "nvi"), _VIM_VALUES),
@@ -80,7 +91,9 @@ _GIT_GLOBAL_VALUED: Final = frozenset(
 )
 _GIT_RUNNERS: Final = frozenset(
     {"fetch", "pull", "clone", "ls-remote", "push", "archive", "difftool", "mergetool", "rebase", "submodule",
-     "bisect", "send-email", "filter-branch", "grep", "request-pull", "remote", "fetch-pack", "send-pack"}
+     "bisect", "send-email", "filter-branch", "grep", "request-pull", "remote", "fetch-pack", "send-pack",
+     # round 37: `--access-hook`, `--httpd`/`--browser`
+     "daemon", "instaweb", "web--browse"}
 )  # fmt: skip
 #: find's actions whose words up to ``;`` or ``+`` are a command (its own part), no find option.
 _FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})

@@ -24,7 +24,10 @@ RUNS_NAME: Final = re.compile(
     # lldb's `--one-line`, nano's `--speller`, git's `difftool --tool`, docker's `--entrypoint`,
     # maven's `exec.executable`, gpg's `--exec-path` (where its helper programs are found).
     r"compiler|launcher|linker|fuse-ld|ld-path|program|pdbcls|prepare|setup|cleanup|one-line|speller|tool|"
-    r"entrypoint|executable|exec-path)[:'\"]*$"
+    r"entrypoint|executable|exec-path|"
+    # Round 37: pandoc's `--pdf-engine`, git daemon's `--access-hook`, the JVM's `-XX:OnError=` and
+    # `-XX:OnOutOfMemoryError=` (also inside `JAVA_TOOL_OPTIONS`), latexmk's `-pdflatex=`, `-dvipdf=`...
+    r"engine|hook|onerror|onoutofmemoryerror|latex|dvipdf|ps2pdf|dvips|makeindex|bibtex|biber)[:'\"]*$"
 )
 #: Variables that hold options for a program (``GOFLAGS``, ``CFLAGS``, ``RUSTFLAGS``, ``MAKEOPTS``).
 OPTIONS_VARIABLE: Final = re.compile(r"[A-Z0-9_]*(?:FLAGS|OPTS|OPTIONS|ARGS)")

@@ -19,13 +19,15 @@ import shlex
 from collections.abc import Sequence
 
 from shellrt.analysis.awk_code import awk_runs
+from shellrt.analysis.config_vars import config_variable_code, is_config_variable
 from shellrt.analysis.foreign_code import foreign_code
 from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
 from shellrt.analysis.runner_names import OPTIONS_VARIABLE, RUNS_NAME
+from shellrt.analysis.value_programs import git_hook_paths, option_program_paths
 
-__all__ = ["is_command_variable", "made_here", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
+__all__ = ["is_command_variable", "made_here", "made_hook", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
 #: Program names that mean standard input or another descriptor the command opened (``3<<'EOF'``,
 #: ``<(…)``): code made by the command itself, which no rule reads.
@@ -438,8 +440,13 @@ def value_code(value: str, name: str | None = None) -> str:
     (a hostile repository's commit messages for git's pager). ``name``: the variable the value is
     assigned to (None for an option's value); for an option or a variable that names a command
     (`_COMMAND_VARIABLE`) the value is read as a command line too (`_command_value`)."""
-    if name is not None and OPTIONS_VARIABLE.fullmatch(name):
-        runner = _run_time_runner(value)
+    if name is not None and (why := config_variable_code(name, value)):
+        return why
+    if name is not None:
+        # An options variable (`GOFLAGS`) gives its program options; any other variable may hold one
+        # given later as a word (`p="--access-hook=$x"; git daemon "$p"`: red team, round 37), so
+        # there only a dashed option counts (`desc="setup $x"` names nothing).
+        runner = _run_time_runner(value, dashed=not OPTIONS_VARIABLE.fullmatch(name))
         if runner:
             return f"{name} gives {runner!r} a value known only at run time: a program no rule can read"
     text = value.strip()
@@ -462,28 +469,35 @@ def value_code(value: str, name: str | None = None) -> str:
     return _command_value(value, text, piped)
 
 
-def _run_time_runner(value: str) -> str:
+def _run_time_runner(value: str, dashed: bool = False) -> str:
     """The option in an options variable's value (``-toolexec=$x``, ``-C linker=$x``) whose name says it
-    names a program and whose value is known only at run time ("" when none is): round 36 (analysis2)."""
-    pieces = value.replace("'", " ").replace('"', " ").split()
+    names a program and whose value is known only at run time ("" when none is): round 36 (analysis2).
+    ``dashed``: only an option spelt with a leading ``-`` counts."""
+    pieces = value.replace("'", " ").replace('"', " ").replace("(", " ").split()
     for i, piece in enumerate(pieces):
         option, eq, given = piece.partition("=")
         if not eq:
             option, given = (pieces[i - 1] if i > 0 else ""), piece
+        if dashed and not option.startswith("-"):
+            continue
         if given[:1] in ("$", "`") and RUNS_NAME.search(option):
             return option
     return ""
 
 
 def is_command_variable(name: str) -> bool:
-    """Whether a variable named ``name`` holds a command line a program runs (``GIT_PAGER``)."""
-    return _COMMAND_VARIABLE.fullmatch(name) is not None
+    """Whether a variable named ``name`` holds a command line a program runs (``GIT_PAGER``), or
+    configuration that may name one (``GIT_CONFIG_VALUE_0``, ``npm_config_script_shell``)."""
+    return _COMMAND_VARIABLE.fullmatch(name) is not None or is_config_variable(name)
 
 
 #: Variables whose value is a command line (``GIT_PAGER``, ``LESSOPEN``, ``GIT_SSH_COMMAND``, ``EDITOR``).
 _COMMAND_VARIABLE = re.compile(
     r"[A-Z0-9_]*(?:PAGER|EDITOR|VISUAL|COMMAND|CMD|SSH|SHELL|OPEN|CLOSE|PROGRAM|HELPER|EXTERNAL_DIFF|ASKPASS|"
     r"DIFF|PROXY|FILTER|"
+    # Round 37: programs named as what they are (`BROWSER` for `man -H`, git web--browse, python's
+    # webbrowser; `MAILER`, `TERMINAL`, TeX's `TEXEDIT`).
+    r"BROWSER|MAILER|TERMINAL|TEXEDIT|"
     # Round 36 (analysis2): programs named without saying "run": `RUSTC_WRAPPER`, cmake's
     # `CMAKE_C_COMPILER_LAUNCHER`, `CARGO_TARGET_…_RUNNER`, `…_LINKER`.
     r"WRAPPER|LAUNCHER|COMPILER|LINKER|RUNNER)[A-Z0-9_]*"
@@ -523,11 +537,16 @@ _ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=.*", re.DOTALL)
 
 def script_files(name: str, argv: Sequence[str]) -> list[str]:
     """The files ``argv`` runs as code, as written: a shell's or an interpreter's script, the file
-    ``source`` reads, ``-f`` programs and makefiles (every operand for the other code readers)."""
+    ``source`` reads, ``-f`` programs and makefiles (every operand for the other code readers), and a
+    program file an option that runs one is given (``--preview=./q``: round 37)."""
+    return _script_files(name, argv) + option_program_paths(argv)
+
+
+def _script_files(name: str, argv: Sequence[str]) -> list[str]:
     words = list(argv[1:])
     lang = _lang(name)
     if lang in ("busybox", "toybox") and words:
-        return script_files(words[0], words)
+        return _script_files(words[0], words)
     if lang in _LANGS:
         return [script for script in _interpreter(lang, name, words)[1:] if script]
     if lang in ("source", "."):
@@ -541,6 +560,8 @@ def script_files(name: str, argv: Sequence[str]) -> list[str]:
         return _option_values(words, "f", ("--file", "--makefile")) or ["GNUmakefile", "makefile", "Makefile"]
     if lang == "java":
         return _java_code(words)
+    if name == "hash":  # `hash -p ./q ls`: `ls` now runs the file (round 37)
+        return _option_values(words, "p", ())
     return [w for w in words if not w.startswith("-")] if lang in CODE_READERS else []
 
 
@@ -557,6 +578,8 @@ def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tupl
     program (``./s``) or a file it runs as code (``sh s``, ``python3 s.py``, ``. ./s``), each relative
     to the directories the part may run in, is among what ``others`` (each another part's text and
     writes; "" for a name not known) write."""
+    # `~+/q` is the working directory's `q` (bash's tilde-plus): round 37.
+    scripts = [script[3:] if script.startswith("~+/") else script for script in scripts]
     candidates = {os.path.normpath(os.path.join(d, script)) for script in scripts for d in dirs or ("",)}
     if not candidates:
         return ""
@@ -567,3 +590,13 @@ def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tupl
         if "" in writes:
             return f"it runs a file that {text!r} may write in the same command (its writes are not all known)"
     return ""
+
+
+def made_hook(name: str, argv: Sequence[str], dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Why a git part runs a hook another part of the same command writes by name ("" when it does not):
+    ``cp "$x" .git/hooks/post-checkout; git checkout .``, ``git clone --template=t`` after writing
+    ``t/hooks/post-checkout`` (red team, round 37). Only named writes count: every git command beside a
+    part whose writes are not known would ask otherwise."""
+    if name != "git":
+        return ""
+    return made_here(git_hook_paths(argv), dirs, [(text, [w for w in writes if w]) for text, writes in others])

@@ -53,6 +53,7 @@ from shellrt.analysis.code_loaders import assignments, loader_code
 from shellrt.analysis.foreign_code import foreign, foreign_code, foreign_files
 from shellrt.analysis.unread_code import (
     made_here,
+    made_hook,
     modelled,
     script_files,
     unread_code,
@@ -556,6 +557,8 @@ class PermissionEngine:
             if not why:
                 program = part.argv[:1] if "/" in (part.argv[0] if part.argv else "") else []
                 why = made_here([*scripts, *program], part.dirs, others)
+            if not why:
+                why = made_hook(part.name, part.argv, part.dirs, others)  # a hook it writes (round 37)
             if why:
                 return (
                     f"{part.text!r}: {why}, so {tool_name} deny and ask rules cannot be checked against it; "

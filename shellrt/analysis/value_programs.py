@@ -1,0 +1,82 @@
+"""Program files named by a value: an option that runs a program, a variable that names one.
+
+Why: a command that writes a program and runs it through a value (``cp "$x" q; java -XX:OnError=./q``,
+``…; fzf --preview=./q``, ``…; git daemon --access-hook=./q``, ``…; CC=./q make``,
+``…; npm_config_script_shell=./q npm run t``, ``…; GIT_CONFIG_VALUE_0=./q git status``) runs what it
+wrote under a name no rule reads (``x`` held ``/bin/rm``): the engine's "made here" check read a
+program's own path, its scripts and the option table's values, not these (red team, round 37). Only a
+value with a ``/`` is a file here; a bare name is a word the rules read.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import Final
+
+from .runner_names import RUNS_NAME
+
+__all__ = ["git_hook_paths", "option_program_paths", "variable_program_paths"]
+
+
+def option_program_paths(argv: Sequence[str]) -> list[str]:
+    """The files (with a ``/``) that options named as running a program are given (``--preview=./q``,
+    ``-XX:OnError=./q x``, ``--access-hook ./q``), as written."""
+    words = [w.strip("'\"") for w in argv[1:]]
+    found: list[str] = []
+    for i, word in enumerate(words):
+        option, eq, value = word.partition("=")
+        if not eq:
+            option, value = (words[i - 1] if i > 0 else ""), word
+            if "=" in option:
+                continue
+        if option.startswith("-") and RUNS_NAME.search(option):
+            found += _paths(value)
+    return found
+
+
+#: The hooks git runs (githooks(5)): a command that writes one and then runs git runs what it wrote.
+_GIT_HOOKS: Final = (
+    "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg",
+    "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update",
+    "proc-receive", "post-receive", "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc",
+    "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "post-index-change",
+)  # fmt: skip
+
+
+def git_hook_paths(argv: Sequence[str]) -> list[str]:
+    """The hook files a git command may run, as paths from where it runs: ``.git/hooks/*``, and a
+    ``--template=DIR``'s ``DIR/hooks/*`` (``git clone`` copies them in and runs ``post-checkout``)."""
+    dirs = [".git"]
+    words = [w.strip("'\"") for w in argv[1:]]
+    for i, word in enumerate(words):
+        if word.startswith("--template="):
+            dirs.append(word.partition("=")[2])
+        elif word == "--template" and i + 1 < len(words):
+            dirs.append(words[i + 1])
+    return [f"{d.rstrip('/')}/hooks/{hook}" for d in dirs if d for hook in _GIT_HOOKS]
+
+
+def variable_program_paths(variables: dict[str, str | None], names_program: object) -> list[tuple[str, str]]:
+    """(name, file) for each variable ``names_program(name)`` says names a program (``CC``,
+    ``GIT_PAGER``, ``npm_config_script_shell``, ``MANOPT``) whose static value holds a file with a ``/``."""
+    check = names_program if callable(names_program) else None
+    if check is None:
+        return []
+    return [(name, path) for name, value in variables.items() if value and check(name) for path in _paths(value)]
+
+
+def _paths(value: str) -> list[str]:
+    """Words of a command line or options value that are files: ``./q``, ``!./q x``, ``-P./q``, ``|./q``."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        words = value.split()
+    found = []
+    for word in words:
+        word = word.lstrip("!|")
+        if word.startswith("-"):
+            word = word.partition("=")[2] if "=" in word else word[2:]
+        if "/" in word and "$" not in word and "`" not in word:
+            found.append(word)
+    return found
