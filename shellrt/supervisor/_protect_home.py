@@ -140,6 +140,9 @@ HOME_TREES = frozenset(
         ".vim",
         ".config/opencode",  # round 31: opencode's user config, plugins and commands
         ".gradle/init.d",  # round 31: run before every Gradle build
+        # round 37: node's global folders, searched by every later `require` no node_modules answers
+        ".node_modules",
+        ".node_libraries",
     }
 )
 #: Agents' user settings protected anywhere by their directory's name, which a link from the home
@@ -155,9 +158,16 @@ _ANCESTORS = frozenset(
     for parts in [rel.split("/")]
     for i in range(1, len(parts) + 1)
 )
-#: The user site-packages: its ``.pth`` files and ``usercustomize`` run in every later Python.
-_USER_SITE = re.compile(r"^\.local/lib/python[0-9.]+/site-packages$")
-_SITE_HOOKS = frozenset({"usercustomize.py", "sitecustomize.py"})
+#: The user site-packages, and every directory below it: Python puts it on ``sys.path`` before the
+#: system's and the interpreter's own site-packages whenever it exists, so any module there
+#: (``anyio/__init__.py``) is what every later Python -- shellrt's next start included -- imports,
+#: besides its ``.pth`` files and ``usercustomize`` (round 37: only those were guarded). Folded
+#: names (lower case): macOS's ``~/Library/Python/X.Y/lib/python/site-packages`` too.
+_USER_SITE = re.compile(
+    r"^(?:\.local/lib/python[0-9.]+|library/python/[0-9.]+/lib/python)/site-packages(?:/|$)"
+)
+#: Directories on the way to it: a symlink at one redirects what Python imports.
+_USER_SITE_WAY = re.compile(r"^(?:\.local/lib(?:/python[0-9.]+)?|library(?:/python(?:/[0-9.]+(?:/lib(?:/python)?)?)?)?)$")
 
 
 _SSH_INCLUDED_FOLDED = fold_path(".ssh/(included by ssh config)")
@@ -190,7 +200,9 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         return True  # ssh config ``~/.ssh/config`` includes (a file, or every file below a pattern's directory)
     if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES | _LINKED_TREES):
         return True
-    return bool(_USER_SITE.match(rel_dir)) and (name.endswith(".pth") or name in _SITE_HOOKS)
+    if is_link and (_USER_SITE_WAY.match(rel) or _USER_SITE.match(rel + "/")):
+        return True
+    return bool(_USER_SITE.match(rel_dir + "/"))
 
 
 #: `linked_places` as last read (monotonic time, HOME and XDG_CONFIG_HOME then, the map): the file
@@ -202,7 +214,8 @@ _LINKED_TTL_S = 1.0
 def linked_places() -> dict[str, str]:
     """`_linked_places`, read again at most once a second (about 1 ms a read)."""
     now = time.monotonic()
-    home, xdg = os.environ.get("HOME", ""), os.environ.get("XDG_CONFIG_HOME", "")
+    home = os.environ.get("HOME", "")
+    xdg = os.environ.get("XDG_CONFIG_HOME", "") + "\0" + os.environ.get("PYTHONUSERBASE", "")
     if _LINKED_CACHE and now - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _LINKED_CACHE[0][1:3] == (home, xdg):
         return _LINKED_CACHE[0][3]
     found = _linked_places()
@@ -239,6 +252,12 @@ def _linked_places() -> dict[str, str]:
     xdg = os.environ.get("XDG_CONFIG_HOME", "")
     if os.path.isabs(xdg):
         found.setdefault(os.path.realpath(xdg), ".config")
+    # The operator's Python user base stands for `~/.local` (round 37): its site-packages is on
+    # every later Python's `sys.path` (shellrt's own), its bin/ where `pip install --user` puts
+    # programs. Whether it exists yet or not: created later, it is imported from at the next start.
+    userbase = os.environ.get("PYTHONUSERBASE", "")
+    if os.path.isabs(userbase):
+        found.setdefault(os.path.realpath(userbase), ".local")
     return found
 
 
@@ -477,7 +496,7 @@ def home_reason(path: str | Path) -> str | None:
         if rest is not None:
             rel_dir, _, name = rest.rpartition("/")
             if _protects(rel_dir, name, is_link=False):
-                return "a file in the home directory that a later program runs or obeys (PATH, login, ssh, autostart)"
+                return "a file in the home directory that a later program runs, imports or obeys (PATH, login, ssh, autostart, the user site-packages)"
     real = _resolved(normal)
     if real is None:  # fail closed: what it leads to is not known
         return "a path a link on whose way changed while it was resolved (it may lead to a home file)"
