@@ -171,6 +171,7 @@ _USER_SITE_WAY = re.compile(r"^(?:\.local/lib(?:/python[0-9.]+)?|library(?:/pyth
 
 
 _SSH_INCLUDED_FOLDED = fold_path(".ssh/(included by ssh config)")
+_GIT_TEMPLATE_FOLDED = fold_path(".git-template (init.templateDir)")
 
 
 def _homes() -> list[str]:
@@ -198,6 +199,8 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         return True
     if rel == _SSH_INCLUDED_FOLDED or rel_dir == _SSH_INCLUDED_FOLDED or rel_dir.startswith(_SSH_INCLUDED_FOLDED + "/"):
         return True  # ssh config ``~/.ssh/config`` includes (a file, or every file below a pattern's directory)
+    if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
+        return True  # the operator's git template: copied into every new repository (round 37)
     if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES | _LINKED_TREES):
         return True
     if is_link and (_USER_SITE_WAY.match(rel) or _USER_SITE.match(rel + "/")):
@@ -215,7 +218,7 @@ def linked_places() -> dict[str, str]:
     """`_linked_places`, read again at most once a second (about 1 ms a read)."""
     now = time.monotonic()
     home = os.environ.get("HOME", "")
-    xdg = os.environ.get("XDG_CONFIG_HOME", "") + "\0" + os.environ.get("PYTHONUSERBASE", "")
+    xdg = "\0".join(os.environ.get(k, "") for k in ("XDG_CONFIG_HOME", "PYTHONUSERBASE", "GIT_TEMPLATE_DIR"))
     if _LINKED_CACHE and now - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _LINKED_CACHE[0][1:3] == (home, xdg):
         return _LINKED_CACHE[0][3]
     found = _linked_places()
@@ -258,7 +261,17 @@ def _linked_places() -> dict[str, str]:
     userbase = os.environ.get("PYTHONUSERBASE", "")
     if os.path.isabs(userbase):
         found.setdefault(os.path.realpath(userbase), ".local")
+    from shellrt.supervisor._env_gitconfig import operator_template_dirs
+
+    for template in operator_template_dirs():  # every file is copied into the next clone (round 37)
+        found.setdefault(os.path.realpath(template), _GIT_TEMPLATE)
     return found
+
+
+#: The home-relative name the operator's git template directory stands for: every file below it
+#: is copied into each repository the operator's next ``git init``/``git clone`` makes (hooks,
+#: config), wherever it lies (`protect.operator_template_dirs`).
+_GIT_TEMPLATE = ".git-template (init.templateDir)"
 
 
 #: The home-relative name the files ``~/.ssh/config`` includes stand for: a tree of ssh's config.
@@ -503,6 +516,11 @@ def home_reason(path: str | Path) -> str | None:
     linked = _linked_rel(real, linked_places())
     if linked is not None:
         rel_dir, _, name = linked.rpartition("/")
+        if linked == _GIT_TEMPLATE or linked.startswith(_GIT_TEMPLATE + "/"):
+            return (
+                "a file of your git template directory (init.templateDir or $GIT_TEMPLATE_DIR): your next "
+                "git init or git clone copies it into the new repository (its hooks run, its config applies)"
+            )
         if _protects(rel_dir, name, is_link=False):
             return (
                 f"~/{linked} by a link from the home directory: a file a later program runs or obeys "
