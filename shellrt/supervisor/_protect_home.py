@@ -17,7 +17,7 @@ install`` without ``-g``), or run them yourself outside the agent.
 
 Names below the home are compared folded (`sandbox._namefold`, red team round 27 fold2): with a
 home on a folding filesystem (macOS), ``~/.SSH/authorized_keys`` is the operator's file; elsewhere
-such a file is guarded too (fails closed). The tables are lower-case ASCII: folded as they are.
+such a file is guarded too (fails closed). The tables are compared folded (`_HOME_FILES_F`).
 """
 
 from __future__ import annotations
@@ -121,6 +121,22 @@ HOME_FILES = frozenset(
         ".lldbinit",
         ".wezterm.lua",
         ".config/wezterm/wezterm.lua",
+        # round 37: editors' user settings (a terminal profile's program, an interpreter path run when
+        # a folder opens), the VS Code server's start-up script (sourced at every remote connect),
+        # psql's start-up file (`\!` runs a shell command), mailcap (commands that open files), and
+        # terminals' configs (the shell program, kitty's start-up session)
+        ".config/Code/User/settings.json",
+        ".config/Code/User/tasks.json",
+        ".config/Code - Insiders/User/settings.json",
+        ".config/VSCodium/User/settings.json",
+        ".config/Cursor/User/settings.json",
+        ".vscode-server/data/Machine/settings.json",
+        ".vscode-server/server-env-setup",
+        ".psqlrc",
+        ".mailcap",
+        ".config/kitty/kitty.conf",
+        ".config/alacritty/alacritty.toml",
+        ".config/alacritty/alacritty.yml",
     }
 )
 #: Home-relative directories whose every file (at any depth) is protected.
@@ -143,8 +159,41 @@ HOME_TREES = frozenset(
         # round 37: node's global folders, searched by every later `require` no node_modules answers
         ".node_modules",
         ".node_libraries",
+        # round 37: code a program loads from the home at every start -- editor extensions and
+        # plug-ins (VS Code and its forks load every extension below these; neovim's data directory
+        # holds `site/` on its runtimepath and lazy.nvim's and mason's plug-ins and servers; Emacs
+        # activates every installed package's autoloads), IPython's and Jupyter's start-up and
+        # config files (`profile_*/startup/*.py` run at every IPython start), and shell and tmux
+        # frameworks a start-up file sources by a variable (`source $ZSH/oh-my-zsh.sh`; tpm's plug-ins)
+        ".vscode/extensions",
+        ".vscode-insiders/extensions",
+        ".vscode-oss/extensions",
+        ".cursor/extensions",
+        ".windsurf/extensions",
+        ".vscode-server/extensions",
+        ".vscode-server/bin",
+        ".vscode-server/cli",
+        ".local/share/nvim",
+        ".emacs.d/elpa",
+        ".emacs.d/straight",
+        ".config/emacs/elpa",
+        ".config/emacs/straight",
+        ".ipython",
+        ".jupyter",
+        ".oh-my-zsh",
+        ".zprezto",
+        ".zplug",
+        ".zinit",
+        ".local/share/zinit",
+        ".antigen",
+        ".zsh",
+        ".bash_it",
+        ".tmux/plugins",
+        ".config/tmux/plugins",
     }
 )
+#: Files a tree's own program writes as it is used (no code): not protected below that tree.
+_TREE_DATA = {".ipython": ("history.sqlite",)}
 #: Agents' user settings protected anywhere by their directory's name, which a link from the home
 #: can give another name in a workspace (``~/.codex -> ~/dotfiles/codex``; round 31).
 _LINKED_AGENT_FILES = frozenset(
@@ -152,9 +201,13 @@ _LINKED_AGENT_FILES = frozenset(
 )
 _LINKED_TREES = frozenset({".claude", ".shellrt", ".config/zsh", ".oh-my-zsh/custom"})
 #: A symlink at one of these redirects what is obeyed below it (``ln -s ~/evil ~/.config``).
+#: The tables folded (`fold_path`): what `_protects` compares a folded name with. The tables keep
+#: the names' real case (``.config/Code/User``) for the paths built from them (links, binds).
+_HOME_FILES_F = frozenset(fold_path(rel) for rel in HOME_FILES)
+_HOME_TREES_F = frozenset(fold_path(rel) for rel in HOME_TREES)
 _ANCESTORS = frozenset(
     "/".join(parts[:i])
-    for rel in HOME_FILES | HOME_TREES
+    for rel in _HOME_FILES_F | _HOME_TREES_F
     for parts in [rel.split("/")]
     for i in range(1, len(parts) + 1)
 )
@@ -195,14 +248,15 @@ def _linked_files() -> frozenset[str]:
 def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
     rel_dir, name = fold_path(rel_dir), fold_name(name)
     rel = f"{rel_dir}/{name}" if rel_dir else name
-    if rel in HOME_FILES or rel in _linked_files() or (is_link and rel in _ANCESTORS):
+    if rel in _HOME_FILES_F or rel in _linked_files() or (is_link and rel in _ANCESTORS):
         return True
     if rel == _SSH_INCLUDED_FOLDED or rel_dir == _SSH_INCLUDED_FOLDED or rel_dir.startswith(_SSH_INCLUDED_FOLDED + "/"):
         return True  # ssh config ``~/.ssh/config`` includes (a file, or every file below a pattern's directory)
     if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
         return True  # the operator's git template: copied into every new repository (round 37)
-    if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES | _LINKED_TREES):
-        return True
+    tree = next((t for t in _HOME_TREES_F | _LINKED_TREES if rel_dir == t or rel_dir.startswith(t + "/")), None)
+    if tree is not None:
+        return not name.startswith(_TREE_DATA.get(tree, ()))
     if is_link and (_USER_SITE_WAY.match(rel) or _USER_SITE.match(rel + "/")):
         return True
     return bool(_USER_SITE.match(rel_dir + "/"))
