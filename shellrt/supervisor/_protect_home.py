@@ -28,7 +28,9 @@ import os
 import pwd
 import re
 import shlex
+import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from sandbox._hostread import read_regular
@@ -252,6 +254,11 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         return True
     if rel == _SSH_INCLUDED_FOLDED or rel_dir == _SSH_INCLUDED_FOLDED or rel_dir.startswith(_SSH_INCLUDED_FOLDED + "/"):
         return True  # ssh config ``~/.ssh/config`` includes (a file, or every file below a pattern's directory)
+    if rel_dir.startswith(_SOURCED_GLOB_FOLDED + "/"):  # a file a start-up file's pattern sources (round 37)
+        import fnmatch  # rare: not on `shellrt run`'s import path unless such a pattern is read
+
+        pattern = rel_dir[len(_SOURCED_GLOB_FOLDED) + 1 :]
+        return "/" not in pattern and fnmatch.fnmatchcase(name, pattern)
     if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
         return True  # the operator's git template: copied into every new repository (round 37)
     tree = next((t for t in _HOME_TREES_F | _LINKED_TREES if rel_dir == t or rel_dir.startswith(t + "/")), None)
@@ -291,11 +298,23 @@ def _linked_places() -> dict[str, str]:
     per guard (a few ``lstat`` per name); a link made later is seen by the next guard."""
     found: dict[str, str] = {}
     for home in _homes():
+        # One lstat a place (names share their directories: ``.config/…``); below a missing or
+        # linked place nothing more is looked at (round 37: 150 names cost 2.5 lstat each before).
+        kinds: dict[str, str] = {}
         for rel in sorted(HOME_FILES | HOME_TREES | _linked_files() | _LINKED_TREES):
             parts = rel.split("/")
             for index in range(1, len(parts) + 1):
-                place = os.path.join(home, *parts[:index])
-                if os.path.islink(place):
+                place = home + "/" + "/".join(parts[:index])
+                kind = kinds.get(place)
+                if kind is None:
+                    try:
+                        kind = "link" if stat.S_ISLNK(os.lstat(place).st_mode) else "other"
+                    except OSError:
+                        kind = "missing"
+                    kinds[place] = kind
+                if kind == "missing":
+                    break
+                if kind == "link":
                     real = os.path.realpath(place)
                     if real != place and real not in found:
                         found[real] = "/".join(parts[:index])
@@ -434,40 +453,152 @@ _SOURCED = re.compile(
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
 #: How deep sourced files are followed (a file sourcing a file …).
 _SOURCE_DEPTH = 8
+#: A start-up file's own variables (round 37): ``NAME=value``, ``export NAME=value`` at a line start.
+_ASSIGN = re.compile(
+    r"""^[ \t]*(?:(?:export|readonly|local|declare(?:[ \t]+-\w+)*)[ \t]+)?([A-Za-z_]\w*)="""
+    r"""("[^"\n]*"|'[^'\n]*'|[^\s;&|)]*)""",
+    re.MULTILINE,
+)
+#: ``for NAME in WORDS`` (bash, zsh, fish): the files a ``source "$NAME"`` in its body loads (round 37).
+_FOR = re.compile(r"(?:^|[;&|{(]|\b(?:then|do|else)\b)[ \t]*for[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]+([^;\n]*)", re.MULTILINE)
+_VAR = re.compile(r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)")
+#: tmux's ``source-file [-Fnqv] PATH…`` (``source`` too) and vim's ``:source FILE`` (``:so``…).
+_TMUX_SOURCE = re.compile(r"^[ \t]*source(?:-file)?((?:[ \t]+-[A-Za-z]+)*)[ \t]+([^\n]+)$", re.MULTILINE)
+_VIM_SOURCE = re.compile(r"^[ \t]*:?so(?:u(?:r(?:ce?)?)?)?!?[ \t]+([^|\n]+?)[ \t]*(?:\||$)", re.MULTILINE)
+#: Home start-up files read for what they source, by the syntax of their program (round 37: tmux,
+#: vim and fish besides the shells' of round 36).
+_OTHER_TOPS = {
+    ".config/fish/config.fish": "sh",
+    ".tmux.conf": "tmux",
+    ".config/tmux/tmux.conf": "tmux",
+    ".vimrc": "vim",
+    ".gvimrc": "vim",
+    ".exrc": "vim",
+    ".config/vim/vimrc": "vim",
+    ".config/nvim/init.vim": "vim",
+}
+#: The home-relative name a directory a start-up file sources by a pattern stands for; the pattern
+#: (its last name: ``*.sh``) follows it, and only the files it matches count.
+_SOURCED_GLOB = ".(sourced by a start-up file)"
+_SOURCED_GLOB_FOLDED = fold_path(_SOURCED_GLOB)
 
 
 def _rc_sourced(home: str) -> list[tuple[str, str]]:
-    """(real path, the start-up file's name) of each file a shell start-up file of ``home`` sources
-    by a literal path (``~/``, ``$HOME/``, ``${HOME}/`` or absolute; nested), read as the shell
-    reads it. Why (red team round 36: trust): ``. ~/dotfiles/aliases.sh`` in ``~/.bashrc``, with
-    the dotfiles repository as the workspace, ran a command's plant in the operator's next shell."""
+    """(real path, the start-up file's name) of each file a start-up file of ``home`` sources by a
+    path known without running it (nested), read as its program reads it: a shell's ``source`` /
+    ``.`` of a literal path (``~/``, ``$HOME/``, absolute), of the file's own variables
+    (``DOTFILES=~/dotfiles``, then ``. "$DOTFILES/x"``) or of a ``for`` loop's words (``for f in
+    ~/dotfiles/bash.d/*.sh; do . "$f"; done``); tmux's ``source-file``; vim's ``:source``. A pattern
+    gives its directory, standing for `_SOURCED_GLOB` and the pattern (a file a command adds there
+    is loaded too); a pattern in a directory's name gives the literal directory above it whole.
+
+    Why (red team round 36: trust): ``. ~/dotfiles/aliases.sh`` in ``~/.bashrc``, with the dotfiles
+    repository as the workspace, ran a command's plant in the operator's next shell; round 37: the
+    same through a variable, a loop, tmux, vim and fish."""
     from shellrt.supervisor.protect import SHELL_STARTUP_FILES  # it imports this module
 
     found: list[tuple[str, str]] = []
-    todo = [(os.path.join(home, rc), rc, 0) for rc in sorted(SHELL_STARTUP_FILES) if rc not in (".envrc", ".env.rc")]
+    todo = [
+        (os.path.join(home, rc), rc, "sh", 0) for rc in sorted(SHELL_STARTUP_FILES) if rc not in (".envrc", ".env.rc")
+    ]
+    todo += [(os.path.join(home, rc), rc, kind, 0) for rc, kind in _OTHER_TOPS.items()]
     seen: set[str] = set()
     while todo:
-        path, rc, depth = todo.pop(0)  # breadth first: the operator's own names before what they name
+        path, rc, kind, depth = todo.pop(0)  # breadth first: the operator's own names before what they name
+        content = read_regular(path, 1 << 20)  # first: most of the names do not exist
+        if content is None:
+            continue
         real = os.path.realpath(path)
         if real in seen:
             continue
         seen.add(real)
-        content = read_regular(path, 1 << 20)
-        if content is None:
-            continue
-        for match in _SOURCED.finditer(content.decode("utf-8", "replace")):
-            word = match.group(1)
-            if word[:1] in "\"'":
-                word = word[1:-1]
+        for word in _sourced_words(content.decode("utf-8", "replace"), kind, home):
             if len(found) >= _NAMED_FILES:  # the file naming more is guarded itself (round 36 review2)
                 return found
-            word = _HOME_VAR.sub(lambda _m: home, word)
-            if not word.startswith("/") or "$" in word or "`" in word:
-                continue  # built from another variable, or relative to wherever the shell starts
-            found.append((os.path.realpath(word), rc))
+            if not _GLOB_MAGIC.search(word):
+                found.append((os.path.realpath(word), rc))
+                if depth < _SOURCE_DEPTH:
+                    todo.append((word, rc, kind, depth + 1))
+                continue
+            directory, pattern = os.path.split(word)
+            if _GLOB_MAGIC.search(directory):  # the literal directory above it, whole
+                literal = _GLOB_MAGIC.split(directory, maxsplit=1)[0]
+                found.append((os.path.realpath(literal if literal.endswith("/") else os.path.dirname(literal)), ".bashrc.d"))
+            else:
+                found.append((os.path.realpath(directory), f"{_SOURCED_GLOB}/{pattern}"))
             if depth < _SOURCE_DEPTH:
-                todo.append((word, rc, depth + 1))
+                todo += [(match, rc, kind, depth + 1) for match in _bounded_glob(word)]
     return found
+
+
+def _sourced_words(text: str, kind: str, home: str) -> Iterator[str]:
+    """The absolute paths (patterns kept) a start-up file of ``kind`` (``sh``, ``tmux``, ``vim``)
+    sources, each expanded as far as the file itself says (``~``, ``$HOME``, its own variables).
+    Lazily, in the file's order: the caller stops at its bound (round 36 review2)."""
+    known: dict[str, str] = {"HOME": home}
+    loops: dict[str, list[str]] = {}
+    if kind == "tmux":
+        for match in _TMUX_SOURCE.finditer(text):
+            yield from (w for w in (_expand(w, known) for w in _split(match.group(2))) if w)
+        return
+    if kind == "vim":
+        yield from (w for w in (_expand(m.group(1).strip(), known) for m in _VIM_SOURCE.finditer(text)) if w)
+        return
+    streams = (_ASSIGN.finditer(text), _FOR.finditer(text), _SOURCED.finditer(text))
+    for match in _in_order(streams):
+        if match.re is _ASSIGN:
+            value = _expand(match.group(2), known, absolute=False)
+            if value is None:
+                known.pop(match.group(1), None)  # no longer known: a later use is not followed
+            else:
+                known[match.group(1)] = value
+        elif match.re is _FOR:
+            loops[match.group(1)] = [w for w in (_expand(w, known) for w in _split(match.group(2))) if w]
+        else:
+            word = _unquote(match.group(1))
+            loop = _VAR.fullmatch(word)
+            if loop is not None and (loop.group(1) or loop.group(2)) in loops:
+                yield from loops[loop.group(1) or loop.group(2)]
+                continue
+            expanded = _expand(word, known)
+            if expanded:
+                yield expanded
+
+
+def _in_order(streams: tuple[Iterator[re.Match[str]], ...]) -> Iterator[re.Match[str]]:
+    """The matches of several ``finditer`` streams by their position, lazily (``heapq.merge``
+    without its import on `shellrt run`'s path)."""
+    heads = [next(stream, None) for stream in streams]
+    while True:
+        live = [(head.start(), i, head) for i, head in enumerate(heads) if head is not None]
+        if not live:
+            return
+        _, index, head = min(live, key=lambda item: item[:2])
+        yield head
+        heads[index] = next(streams[index], None)
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError:
+        return text.split()
+
+
+def _unquote(word: str) -> str:
+    return word[1:-1] if len(word) > 1 and word[0] == word[-1] and word[0] in "\"'" else word
+
+
+def _expand(word: str, known: dict[str, str], *, absolute: bool = True) -> str | None:
+    """``word`` with ``~`` and the known variables replaced; None when something else is left (a
+    command substitution, another variable) or, with ``absolute``, when it is not an absolute path."""
+    word = _unquote(word)
+    if word == "~" or word.startswith("~/"):
+        word = known["HOME"] + word[1:]
+    word = _VAR.sub(lambda m: known.get(m.group(1) or m.group(2), "\0"), word)
+    if "\0" in word or "$" in word or "`" in word:
+        return None
+    return word if not absolute or word.startswith("/") else None
 
 
 def _linked_rel(real: str, linked: dict[str, str]) -> str | None:
@@ -570,6 +701,11 @@ def home_reason(path: str | Path) -> str | None:
     linked = _linked_rel(real, linked_places())
     if linked is not None:
         rel_dir, _, name = linked.rpartition("/")
+        if linked.startswith(_SOURCED_GLOB + "/") and _protects(rel_dir, name, is_link=False):
+            return (
+                "a file your shell's, tmux's or vim's start-up file sources by a pattern or a loop (a file "
+                "added there runs in your next shell too)"
+            )
         if linked == _GIT_TEMPLATE or linked.startswith(_GIT_TEMPLATE + "/"):
             return (
                 "a file of your git template directory (init.templateDir or $GIT_TEMPLATE_DIR): your next "
