@@ -49,6 +49,7 @@ PLANTS = [
     ".config/Code/User/settings.json",
     ".psqlrc",
     ".mailcap",
+    ".config/git/ignore",
 ]
 #: Written too, and kept: what these programs write as they are used, and ordinary files.
 KEPT = [".ipython/profile_default/history.sqlite", ".local/share/tool/state.json", "notes.md"]

@@ -139,6 +139,9 @@ HOME_FILES = frozenset(
         ".config/kitty/kitty.conf",
         ".config/alacritty/alacritty.toml",
         ".config/alacritty/alacritty.yml",
+        # git's per-user ignore file (used with no core.excludesFile): a rule there hides a later
+        # plant (a conftest.py, a .pth) from every repository's `git status` (round 17's class)
+        ".config/git/ignore",
     }
 )
 #: Home-relative directories whose every file (at any depth) is protected.
