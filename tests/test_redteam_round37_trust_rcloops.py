@@ -36,6 +36,12 @@ _CASES = {
         "bash.d/50-new.sh",  # a file added to the directory, none there before
         "touch {marker}\n",
     ),
+    "nested": (
+        ".bashrc",
+        'for f in ~/../dotfiles/*/init.sh; do . "$f"; done\n',  # a pattern in a directory's name
+        "plugins/init.sh",
+        "touch {marker}\n",
+    ),
     "tmux": (".tmux.conf", "source-file -q ~/../dotfiles/tmux/extra.conf\n", "tmux/extra.conf", 'run-shell "touch {marker}"\n'),
     "vim": (".vimrc", "source ~/../dotfiles/vim/extra.vim\n", "vim/extra.vim", "call system('touch {marker}')\n"),
     "fish": (
@@ -49,7 +55,15 @@ _CASES = {
 
 @pytest.mark.parametrize(
     ("how", "backend"),
-    [("variable", "local"), ("loop", "local"), ("tmux", "local"), ("vim", "local"), ("fish", "local"), ("loop", "bwrap")],
+    [
+        ("variable", "local"),
+        ("loop", "local"),
+        ("nested", "local"),
+        ("tmux", "local"),
+        ("vim", "local"),
+        ("fish", "local"),
+        ("loop", "bwrap"),
+    ],
 )
 def test_what_a_start_up_file_sources_indirectly_is_guarded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, backend: str
@@ -73,7 +87,10 @@ def test_what_a_start_up_file_sources_indirectly_is_guarded(
     marker = tmp_path / "ran-on-the-host"
     body = line.format(marker=marker)
     # Written by a program (no path in the command's words): the after-command guard decides.
-    command = f"python3 - <<'EOF' && echo planted\nopen({rel[:2]!r} + {rel[2:]!r}, 'a').write({body!r})\nEOF"
+    command = (
+        f"python3 - <<'EOF' && echo planted\nopen({rel[:2]!r} + {rel[2:]!r}, 'a').write({body!r})\n"
+        "open('plugins-notes.txt', 'w').write('kept')\nEOF"  # what the patterns do not match stays
+    )
 
     async def main() -> list[dict[str, Any]]:
         async with Runtime(ws, backend, mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
@@ -89,3 +106,5 @@ def test_what_a_start_up_file_sources_indirectly_is_guarded(
         assert not marker.exists(), f"the operator's next shell ran the planted line ({shown})"
     assert "touch" not in ((ws / rel).read_text() if (ws / rel).exists() else ""), f"kept ({shown})"
     assert protected_reason(ws / rel), "the file tools must ask too"
+    assert (ws / "plugins-notes.txt").exists(), f"an ordinary file was reverted ({shown})"
+    assert not protected_reason(ws / "plugins-notes.txt")

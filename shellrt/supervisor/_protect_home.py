@@ -205,11 +205,13 @@ _LINKED_AGENT_FILES = frozenset(
     {".codex/config.toml", ".gemini/settings.json", ".cursor/mcp.json", ".cursor/hooks.json", ".qwen/settings.json"}
 )
 _LINKED_TREES = frozenset({".claude", ".shellrt", ".config/zsh", ".oh-my-zsh/custom"})
-#: A symlink at one of these redirects what is obeyed below it (``ln -s ~/evil ~/.config``).
 #: The tables folded (`fold_path`): what `_protects` compares a folded name with. The tables keep
 #: the names' real case (``.config/Code/User``) for the paths built from them (links, binds).
 _HOME_FILES_F = frozenset(fold_path(rel) for rel in HOME_FILES)
 _HOME_TREES_F = frozenset(fold_path(rel) for rel in HOME_TREES)
+#: Every tree `_protects` looks a directory up in (folded), built once.
+_ALL_TREES_F = _HOME_TREES_F | _LINKED_TREES
+#: A symlink at one of these redirects what is obeyed below it (``ln -s ~/evil ~/.config``).
 _ANCESTORS = frozenset(
     "/".join(parts[:i])
     for rel in _HOME_FILES_F | _HOME_TREES_F
@@ -260,11 +262,13 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
     if rel_dir.startswith(_SOURCED_GLOB_FOLDED + "/"):  # a file a start-up file's pattern sources (round 37)
         import fnmatch  # rare: not on `shellrt run`'s import path unless such a pattern is read
 
-        pattern = rel_dir[len(_SOURCED_GLOB_FOLDED) + 1 :]
-        return "/" not in pattern and fnmatch.fnmatchcase(name, pattern)
+        pattern, _, below = rel_dir[len(_SOURCED_GLOB_FOLDED) + 1 :].partition("/")
+        names = [*(below.split("/") if below else ()), name]
+        components = pattern.split(_PATTERN_SEP)
+        return len(names) == len(components) and all(map(fnmatch.fnmatchcase, names, components))
     if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
         return True  # the operator's git template: copied into every new repository (round 37)
-    tree = next((t for t in _HOME_TREES_F | _LINKED_TREES if rel_dir == t or rel_dir.startswith(t + "/")), None)
+    tree = next((t for t in _ALL_TREES_F if rel_dir == t or rel_dir.startswith(t + "/")), None)
     if tree is not None:
         return not name.startswith(_TREE_DATA.get(tree, ()))
     if is_link and (_USER_SITE_WAY.match(rel) or _USER_SITE.match(rel + "/")):
@@ -481,9 +485,11 @@ _OTHER_TOPS = {
     ".config/nvim/init.vim": "vim",
 }
 #: The home-relative name a directory a start-up file sources by a pattern stands for; the pattern
-#: (its last name: ``*.sh``) follows it, and only the files it matches count.
+#: (its components below that directory, joined by `_PATTERN_SEP`) follows it: only what it matches counts.
 _SOURCED_GLOB = ".(sourced by a start-up file)"
 _SOURCED_GLOB_FOLDED = fold_path(_SOURCED_GLOB)
+#: Joins a pattern's components in that name (``*/init.sh``): a name no path holds, never opened.
+_PATTERN_SEP = "\0"
 
 
 def _rc_sourced(home: str) -> list[tuple[str, str]]:
@@ -492,8 +498,8 @@ def _rc_sourced(home: str) -> list[tuple[str, str]]:
     ``.`` of a literal path (``~/``, ``$HOME/``, absolute), of the file's own variables
     (``DOTFILES=~/dotfiles``, then ``. "$DOTFILES/x"``) or of a ``for`` loop's words (``for f in
     ~/dotfiles/bash.d/*.sh; do . "$f"; done``); tmux's ``source-file``; vim's ``:source``. A pattern
-    gives its directory, standing for `_SOURCED_GLOB` and the pattern (a file a command adds there
-    is loaded too); a pattern in a directory's name gives the literal directory above it whole.
+    gives its literal directory, standing for `_SOURCED_GLOB` and the pattern's components below it
+    (``*/init.sh``): a file a command adds there that the pattern matches is loaded too.
 
     Why (red team round 36: trust): ``. ~/dotfiles/aliases.sh`` in ``~/.bashrc``, with the dotfiles
     repository as the workspace, ran a command's plant in the operator's next shell; round 37: the
@@ -523,12 +529,11 @@ def _rc_sourced(home: str) -> list[tuple[str, str]]:
                 if depth < _SOURCE_DEPTH:
                     todo.append((word, rc, kind, depth + 1))
                 continue
-            directory, pattern = os.path.split(word)
-            if _GLOB_MAGIC.search(directory):  # the literal directory above it, whole
-                literal = _GLOB_MAGIC.split(directory, maxsplit=1)[0]
-                found.append((os.path.realpath(literal if literal.endswith("/") else os.path.dirname(literal)), ".bashrc.d"))
-            else:
-                found.append((os.path.realpath(directory), f"{_SOURCED_GLOB}/{pattern}"))
+            # The literal directory, standing for the pattern's names below it (one a component).
+            parts = word.split("/")
+            index = next(i for i, part in enumerate(parts) if _GLOB_MAGIC.search(part))
+            literal = "/".join(parts[:index]) or "/"
+            found.append((os.path.realpath(literal), f"{_SOURCED_GLOB}/{_PATTERN_SEP.join(parts[index:])}"))
             if depth < _SOURCE_DEPTH:
                 todo += [(match, rc, kind, depth + 1) for match in _bounded_glob(word)]
     return found
