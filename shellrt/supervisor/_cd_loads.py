@@ -193,14 +193,45 @@ def _config_root(directory: str) -> str:
     return directory
 
 
+#: Yarn's configs (round 37): ``yarnPath`` / ``yarn-path`` names the file every yarn command there
+#: runs instead of yarn, ``plugins`` the files it loads; a release outside ``.yarn/releases``
+#: (guarded whole since round 17) was not guarded.
+_YARN_CONFIGS: Final = frozenset({".yarnrc.yml", ".yarnrc"})
+_YARN_PATH: Final = re.compile(r"""^(?:yarnPath:|yarn-path[ \t])[ \t]*["']?([^"'#\n]+?)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
+_YARN_PLUGIN: Final = re.compile(r"""^[ \t]+(?:-[ \t]+)?(?:path:[ \t]*)?["']?([^"'#\n:]+?)["']?[ \t]*(?:#.*)?$""")
+
+
+def yarn_loads(directory: str, text: str) -> frozenset[str]:
+    """The files a Yarn config in ``directory`` has every ``yarn`` command there run or load: its
+    ``yarnPath`` (``.yarnrc.yml``) or ``yarn-path`` (``.yarnrc``, Yarn 1), and its ``plugins``'
+    paths, each relative to the config's directory as Yarn resolves them."""
+    found: set[str] = set()
+    for match in _YARN_PATH.finditer(text):
+        _add_known(found, directory, match.group(1).strip())
+    in_plugins = False
+    for line in text.splitlines():
+        if line[:1] not in ("", " ", "\t", "#"):  # a top-level key
+            in_plugins = line.split(":", 1)[0].strip() == "plugins"
+            continue
+        if not in_plugins:
+            continue
+        plugin = _YARN_PLUGIN.match(line)
+        value = plugin.group(1).strip() if plugin else ""
+        if value.endswith((".js", ".cjs", ".mjs")):  # `spec:` lines name a URL or a package: not files here
+            _add_known(found, directory, value)
+    return frozenset(found)
+
+
 def loads_at_cd(path: str) -> Callable[[str, str], frozenset[str]] | None:
     """The reader of the files ``path`` loads at ``cd`` (an ``.envrc``, a mise config), or at any
-    ``hg``/``sl`` command (a repository's ``.hg/hgrc``), or None."""
+    ``hg``/``sl`` command (a repository's ``.hg/hgrc``) or ``yarn`` command (a Yarn config), or None."""
     # Names folded (`sandbox._namefold`, red team round 27 fold2): ``.ENVRC`` or ``.Mise.TOML`` is
     # the file direnv or mise reads on a folding filesystem (elsewhere judged so too: fails closed).
     name = fold_name(os.path.basename(path))
     if name == ENVRC:
         return envrc_loads
+    if name in _YARN_CONFIGS:
+        return yarn_loads
     if is_hg_config(path):  # not at cd: at every hg command (`_hgrc_loads`)
         return hgrc_loads
     parents = tuple(p for p in os.path.dirname(path).split("/") if p)
@@ -277,6 +308,8 @@ _CONFIGS: Final = (
     ".hg/hgrc",
     ".hg/hgrc-not-shared",
     ".sl/config",
+    ".yarnrc.yml",
+    ".yarnrc",
 )
 #: mise's drop-in directories (round 20: every ``*.toml`` there is a config, read like mise.toml).
 _CONF_D: Final = ("mise/conf.d", ".config/mise/conf.d")
@@ -297,7 +330,7 @@ def cd_loaded_reason(path: str | os.PathLike[str]) -> str | None:
             if not loads:
                 continue
             if text in loads or on_path_obeys(loads, text) or _folded_loads(loads, folded):
-                return f"a file {config} has the host load (direnv or mise at every cd, hg at every command)"
+                return f"a file {config} has the host load (direnv or mise at every cd, hg or yarn at every command)"
         parent = os.path.dirname(directory)
         if parent == directory:
             break

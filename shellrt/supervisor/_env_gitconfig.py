@@ -9,6 +9,8 @@ workspace, its ``config/`` the operator's XDG directory) a command planted one u
 round 18). So did a file those configs include (``[include] path = ~/dotfiles/git/extra.inc``, a
 common way to keep settings in a dotfiles repository): git reads it as more of the operator's own
 config (red team round 36: trust). The files are guarded as git config (only code-running keys count).
+And the directory they name as ``init.templateDir`` (or ``$GIT_TEMPLATE_DIR``): every file of it is
+copied into each repository the operator's next ``git init``/``git clone`` makes (round 37).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 
-__all__ = ["env_gitconfigs"]
+__all__ = ["env_gitconfigs", "operator_template_dirs"]
 
 #: The configs looked at -> (the versions of those and of the files they include, those files'
 #: spellings) of the last look (`_included`).
@@ -94,6 +96,59 @@ def _included(home: str, xdg: str, global_file: str, system_file: str) -> frozen
     _included_cache.clear()  # one environment at a time: the operator's
     _included_cache[key] = (tuple(file_version(f) for f in (*tops, *files)), files, result)
     return result
+
+
+#: (the configs and their versions) -> the ``init.templateDir`` values of the last look.
+_template_cache: dict[tuple[object, ...], tuple[str, ...]] = {}
+
+
+def operator_template_dirs() -> tuple[str, ...]:
+    """The git template directories the operator's next ``git init``/``git clone`` copies into the
+    new repository (absolute, ``~`` expanded): ``$GIT_TEMPLATE_DIR`` and every ``init.templateDir``
+    of the operator's own configs and the files they include (each condition taken as met, every
+    value kept, not only git's last: fails closed). Why (red team round 37: trust): the template's
+    ``hooks/`` become the clone's hooks (``post-checkout`` runs during the clone) and its ``config``
+    the clone's config; one kept in a dotfiles repository is the workspace's to write. Read without
+    running git, once per version of those files. A relative value (resolved from wherever git
+    runs) is not followed."""
+    from shellrt.supervisor.protect import code_running_git_keys, config_hooks_and_includes
+
+    env = os.environ.get
+    home, xdg = env("HOME") or "", env("XDG_CONFIG_HOME") or ""
+    tops = [
+        os.path.join(home, ".gitconfig") if os.path.isabs(home) else "",
+        os.path.join(xdg if os.path.isabs(xdg) else os.path.join(home, ".config"), "git", "config"),
+        env("GIT_CONFIG_GLOBAL") or "",
+        "/etc/gitconfig",
+        env("GIT_CONFIG_SYSTEM") or "",
+    ]
+    tops = [t for t in dict.fromkeys(tops) if t and os.path.isabs(t)]
+    files = list(tops)
+    for top in tops:
+        files += config_hooks_and_includes(top)[1]  # bounded (round 36 review2)
+    files = list(dict.fromkeys(files))
+    key = (*files, *(file_version(f) for f in files))
+    values = _template_cache.get(key)
+    if values is None:
+        found: list[str] = []
+        for path in files:
+            content = _read(path)
+            for name, value in code_running_git_keys(content) if content else ():
+                if name == "init.templatedir" and value.strip():
+                    found.append(os.path.expanduser(value.strip()))
+        values = tuple(found)
+        _template_cache.clear()
+        _template_cache[key] = values
+    named = [os.path.expanduser(env("GIT_TEMPLATE_DIR") or ""), *values]
+    return tuple(dict.fromkeys(v for v in named if os.path.isabs(v)))
+
+
+def _read(path: str) -> str | None:
+    """A config's text, never blocking (a FIFO), at most 1 MiB."""
+    from sandbox._hostread import read_regular
+
+    content = read_regular(path, 1 << 20)
+    return None if content is None else content.decode("utf-8", "replace")
 
 
 def file_version(path: str) -> object:

@@ -17,7 +17,7 @@ install`` without ``-g``), or run them yourself outside the agent.
 
 Names below the home are compared folded (`sandbox._namefold`, red team round 27 fold2): with a
 home on a folding filesystem (macOS), ``~/.SSH/authorized_keys`` is the operator's file; elsewhere
-such a file is guarded too (fails closed). The tables are lower-case ASCII: folded as they are.
+such a file is guarded too (fails closed). The tables are compared folded (`_HOME_FILES_F`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ import os
 import pwd
 import re
 import shlex
+import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from sandbox._hostread import read_regular
@@ -121,6 +123,25 @@ HOME_FILES = frozenset(
         ".lldbinit",
         ".wezterm.lua",
         ".config/wezterm/wezterm.lua",
+        # round 37: editors' user settings (a terminal profile's program, an interpreter path run when
+        # a folder opens), the VS Code server's start-up script (sourced at every remote connect),
+        # psql's start-up file (`\!` runs a shell command), mailcap (commands that open files), and
+        # terminals' configs (the shell program, kitty's start-up session)
+        ".config/Code/User/settings.json",
+        ".config/Code/User/tasks.json",
+        ".config/Code - Insiders/User/settings.json",
+        ".config/VSCodium/User/settings.json",
+        ".config/Cursor/User/settings.json",
+        ".vscode-server/data/Machine/settings.json",
+        ".vscode-server/server-env-setup",
+        ".psqlrc",
+        ".mailcap",
+        ".config/kitty/kitty.conf",
+        ".config/alacritty/alacritty.toml",
+        ".config/alacritty/alacritty.yml",
+        # git's per-user ignore file (used with no core.excludesFile): a rule there hides a later
+        # plant (a conftest.py, a .pth) from every repository's `git status` (round 17's class)
+        ".config/git/ignore",
     }
 )
 #: Home-relative directories whose every file (at any depth) is protected.
@@ -140,27 +161,77 @@ HOME_TREES = frozenset(
         ".vim",
         ".config/opencode",  # round 31: opencode's user config, plugins and commands
         ".gradle/init.d",  # round 31: run before every Gradle build
+        # round 37: node's global folders, searched by every later `require` no node_modules answers
+        ".node_modules",
+        ".node_libraries",
+        # round 37: code a program loads from the home at every start -- editor extensions and
+        # plug-ins (VS Code and its forks load every extension below these; neovim's data directory
+        # holds `site/` on its runtimepath and lazy.nvim's and mason's plug-ins and servers; Emacs
+        # activates every installed package's autoloads), IPython's and Jupyter's start-up and
+        # config files (`profile_*/startup/*.py` run at every IPython start), and shell and tmux
+        # frameworks a start-up file sources by a variable (`source $ZSH/oh-my-zsh.sh`; tpm's plug-ins)
+        ".vscode/extensions",
+        ".vscode-insiders/extensions",
+        ".vscode-oss/extensions",
+        ".cursor/extensions",
+        ".windsurf/extensions",
+        ".vscode-server/extensions",
+        ".vscode-server/bin",
+        ".vscode-server/cli",
+        ".local/share/nvim",
+        ".emacs.d/elpa",
+        ".emacs.d/straight",
+        ".config/emacs/elpa",
+        ".config/emacs/straight",
+        ".ipython",
+        ".jupyter",
+        ".oh-my-zsh",
+        ".zprezto",
+        ".zplug",
+        ".zinit",
+        ".local/share/zinit",
+        ".antigen",
+        ".zsh",
+        ".bash_it",
+        ".tmux/plugins",
+        ".config/tmux/plugins",
     }
 )
+#: Files a tree's own program writes as it is used (no code): not protected below that tree.
+_TREE_DATA = {".ipython": ("history.sqlite",)}
 #: Agents' user settings protected anywhere by their directory's name, which a link from the home
 #: can give another name in a workspace (``~/.codex -> ~/dotfiles/codex``; round 31).
 _LINKED_AGENT_FILES = frozenset(
     {".codex/config.toml", ".gemini/settings.json", ".cursor/mcp.json", ".cursor/hooks.json", ".qwen/settings.json"}
 )
 _LINKED_TREES = frozenset({".claude", ".shellrt", ".config/zsh", ".oh-my-zsh/custom"})
+#: The tables folded (`fold_path`): what `_protects` compares a folded name with. The tables keep
+#: the names' real case (``.config/Code/User``) for the paths built from them (links, binds).
+_HOME_FILES_F = frozenset(fold_path(rel) for rel in HOME_FILES)
+_HOME_TREES_F = frozenset(fold_path(rel) for rel in HOME_TREES)
+#: Every tree `_protects` looks a directory up in (folded), built once.
+_ALL_TREES_F = _HOME_TREES_F | _LINKED_TREES
 #: A symlink at one of these redirects what is obeyed below it (``ln -s ~/evil ~/.config``).
 _ANCESTORS = frozenset(
     "/".join(parts[:i])
-    for rel in HOME_FILES | HOME_TREES
+    for rel in _HOME_FILES_F | _HOME_TREES_F
     for parts in [rel.split("/")]
     for i in range(1, len(parts) + 1)
 )
-#: The user site-packages: its ``.pth`` files and ``usercustomize`` run in every later Python.
-_USER_SITE = re.compile(r"^\.local/lib/python[0-9.]+/site-packages$")
-_SITE_HOOKS = frozenset({"usercustomize.py", "sitecustomize.py"})
+#: The user site-packages, and every directory below it: Python puts it on ``sys.path`` before the
+#: system's and the interpreter's own site-packages whenever it exists, so any module there
+#: (``anyio/__init__.py``) is what every later Python -- shellrt's next start included -- imports,
+#: besides its ``.pth`` files and ``usercustomize`` (round 37: only those were guarded). Folded
+#: names (lower case): macOS's ``~/Library/Python/X.Y/lib/python/site-packages`` too.
+_USER_SITE = re.compile(
+    r"^(?:\.local/lib/python[0-9.]+|library/python/[0-9.]+/lib/python)/site-packages(?:/|$)"
+)
+#: Directories on the way to it: a symlink at one redirects what Python imports.
+_USER_SITE_WAY = re.compile(r"^(?:\.local/lib(?:/python[0-9.]+)?|library(?:/python(?:/[0-9.]+(?:/lib(?:/python)?)?)?)?)$")
 
 
 _SSH_INCLUDED_FOLDED = fold_path(".ssh/(included by ssh config)")
+_GIT_TEMPLATE_FOLDED = fold_path(".git-template (init.templateDir)")
 
 
 def _homes() -> list[str]:
@@ -184,13 +255,25 @@ def _linked_files() -> frozenset[str]:
 def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
     rel_dir, name = fold_path(rel_dir), fold_name(name)
     rel = f"{rel_dir}/{name}" if rel_dir else name
-    if rel in HOME_FILES or rel in _linked_files() or (is_link and rel in _ANCESTORS):
+    if rel in _HOME_FILES_F or rel in _linked_files() or (is_link and rel in _ANCESTORS):
         return True
     if rel == _SSH_INCLUDED_FOLDED or rel_dir == _SSH_INCLUDED_FOLDED or rel_dir.startswith(_SSH_INCLUDED_FOLDED + "/"):
         return True  # ssh config ``~/.ssh/config`` includes (a file, or every file below a pattern's directory)
-    if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES | _LINKED_TREES):
+    if rel_dir.startswith(_SOURCED_GLOB_FOLDED + "/"):  # a file a start-up file's pattern sources (round 37)
+        import fnmatch  # rare: not on `shellrt run`'s import path unless such a pattern is read
+
+        pattern, _, below = rel_dir[len(_SOURCED_GLOB_FOLDED) + 1 :].partition("/")
+        names = [*(below.split("/") if below else ()), name]
+        components = pattern.split(_PATTERN_SEP)
+        return len(names) == len(components) and all(map(fnmatch.fnmatchcase, names, components))
+    if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
+        return True  # the operator's git template: copied into every new repository (round 37)
+    tree = next((t for t in _ALL_TREES_F if rel_dir == t or rel_dir.startswith(t + "/")), None)
+    if tree is not None:
+        return not name.startswith(_TREE_DATA.get(tree, ()))
+    if is_link and (_USER_SITE_WAY.match(rel) or _USER_SITE.match(rel + "/")):
         return True
-    return bool(_USER_SITE.match(rel_dir)) and (name.endswith(".pth") or name in _SITE_HOOKS)
+    return bool(_USER_SITE.match(rel_dir + "/"))
 
 
 #: `linked_places` as last read (monotonic time, HOME and XDG_CONFIG_HOME then, the map): the file
@@ -202,7 +285,8 @@ _LINKED_TTL_S = 1.0
 def linked_places() -> dict[str, str]:
     """`_linked_places`, read again at most once a second (about 1 ms a read)."""
     now = time.monotonic()
-    home, xdg = os.environ.get("HOME", ""), os.environ.get("XDG_CONFIG_HOME", "")
+    home = os.environ.get("HOME", "")
+    xdg = "\0".join(os.environ.get(k, "") for k in ("XDG_CONFIG_HOME", "PYTHONUSERBASE", "GIT_TEMPLATE_DIR"))
     if _LINKED_CACHE and now - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _LINKED_CACHE[0][1:3] == (home, xdg):
         return _LINKED_CACHE[0][3]
     found = _linked_places()
@@ -221,11 +305,23 @@ def _linked_places() -> dict[str, str]:
     per guard (a few ``lstat`` per name); a link made later is seen by the next guard."""
     found: dict[str, str] = {}
     for home in _homes():
+        # One lstat a place (names share their directories: ``.config/…``); below a missing or
+        # linked place nothing more is looked at (round 37: 150 names cost 2.5 lstat each before).
+        kinds: dict[str, str] = {}
         for rel in sorted(HOME_FILES | HOME_TREES | _linked_files() | _LINKED_TREES):
             parts = rel.split("/")
             for index in range(1, len(parts) + 1):
-                place = os.path.join(home, *parts[:index])
-                if os.path.islink(place):
+                place = home + "/" + "/".join(parts[:index])
+                kind = kinds.get(place)
+                if kind is None:
+                    try:
+                        kind = "link" if stat.S_ISLNK(os.lstat(place).st_mode) else "other"
+                    except OSError:
+                        kind = "missing"
+                    kinds[place] = kind
+                if kind == "missing":
+                    break
+                if kind == "link":
                     real = os.path.realpath(place)
                     if real != place and real not in found:
                         found[real] = "/".join(parts[:index])
@@ -239,7 +335,23 @@ def _linked_places() -> dict[str, str]:
     xdg = os.environ.get("XDG_CONFIG_HOME", "")
     if os.path.isabs(xdg):
         found.setdefault(os.path.realpath(xdg), ".config")
+    # The operator's Python user base stands for `~/.local` (round 37): its site-packages is on
+    # every later Python's `sys.path` (shellrt's own), its bin/ where `pip install --user` puts
+    # programs. Whether it exists yet or not: created later, it is imported from at the next start.
+    userbase = os.environ.get("PYTHONUSERBASE", "")
+    if os.path.isabs(userbase):
+        found.setdefault(os.path.realpath(userbase), ".local")
+    from shellrt.supervisor._env_gitconfig import operator_template_dirs
+
+    for template in operator_template_dirs():  # every file is copied into the next clone (round 37)
+        found.setdefault(os.path.realpath(template), _GIT_TEMPLATE)
     return found
+
+
+#: The home-relative name the operator's git template directory stands for: every file below it
+#: is copied into each repository the operator's next ``git init``/``git clone`` makes (hooks,
+#: config), wherever it lies (`protect.operator_template_dirs`).
+_GIT_TEMPLATE = ".git-template (init.templateDir)"
 
 
 #: The home-relative name the files ``~/.ssh/config`` includes stand for: a tree of ssh's config.
@@ -348,40 +460,153 @@ _SOURCED = re.compile(
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
 #: How deep sourced files are followed (a file sourcing a file …).
 _SOURCE_DEPTH = 8
+#: A start-up file's own variables (round 37): ``NAME=value``, ``export NAME=value`` at a line start.
+_ASSIGN = re.compile(
+    r"""^[ \t]*(?:(?:export|readonly|local|declare(?:[ \t]+-\w+)*)[ \t]+)?([A-Za-z_]\w*)="""
+    r"""("[^"\n]*"|'[^'\n]*'|[^\s;&|)]*)""",
+    re.MULTILINE,
+)
+#: ``for NAME in WORDS`` (bash, zsh, fish): the files a ``source "$NAME"`` in its body loads (round 37).
+_FOR = re.compile(r"(?:^|[;&|{(]|\b(?:then|do|else)\b)[ \t]*for[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]+([^;\n]*)", re.MULTILINE)
+_VAR = re.compile(r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)")
+#: tmux's ``source-file [-Fnqv] PATH…`` (``source`` too) and vim's ``:source FILE`` (``:so``…).
+_TMUX_SOURCE = re.compile(r"^[ \t]*source(?:-file)?((?:[ \t]+-[A-Za-z]+)*)[ \t]+([^\n]+)$", re.MULTILINE)
+_VIM_SOURCE = re.compile(r"^[ \t]*:?so(?:u(?:r(?:ce?)?)?)?!?[ \t]+([^|\n]+?)[ \t]*(?:\||$)", re.MULTILINE)
+#: Home start-up files read for what they source, by the syntax of their program (round 37: tmux,
+#: vim and fish besides the shells' of round 36).
+_OTHER_TOPS = {
+    ".config/fish/config.fish": "sh",
+    ".tmux.conf": "tmux",
+    ".config/tmux/tmux.conf": "tmux",
+    ".vimrc": "vim",
+    ".gvimrc": "vim",
+    ".exrc": "vim",
+    ".config/vim/vimrc": "vim",
+    ".config/nvim/init.vim": "vim",
+}
+#: The home-relative name a directory a start-up file sources by a pattern stands for; the pattern
+#: (its components below that directory, joined by `_PATTERN_SEP`) follows it: only what it matches counts.
+_SOURCED_GLOB = ".(sourced by a start-up file)"
+_SOURCED_GLOB_FOLDED = fold_path(_SOURCED_GLOB)
+#: Joins a pattern's components in that name (``*/init.sh``): a name no path holds, never opened.
+_PATTERN_SEP = "\0"
 
 
 def _rc_sourced(home: str) -> list[tuple[str, str]]:
-    """(real path, the start-up file's name) of each file a shell start-up file of ``home`` sources
-    by a literal path (``~/``, ``$HOME/``, ``${HOME}/`` or absolute; nested), read as the shell
-    reads it. Why (red team round 36: trust): ``. ~/dotfiles/aliases.sh`` in ``~/.bashrc``, with
-    the dotfiles repository as the workspace, ran a command's plant in the operator's next shell."""
+    """(real path, the start-up file's name) of each file a start-up file of ``home`` sources by a
+    path known without running it (nested), read as its program reads it: a shell's ``source`` /
+    ``.`` of a literal path (``~/``, ``$HOME/``, absolute), of the file's own variables
+    (``DOTFILES=~/dotfiles``, then ``. "$DOTFILES/x"``) or of a ``for`` loop's words (``for f in
+    ~/dotfiles/bash.d/*.sh; do . "$f"; done``); tmux's ``source-file``; vim's ``:source``. A pattern
+    gives its literal directory, standing for `_SOURCED_GLOB` and the pattern's components below it
+    (``*/init.sh``): a file a command adds there that the pattern matches is loaded too.
+
+    Why (red team round 36: trust): ``. ~/dotfiles/aliases.sh`` in ``~/.bashrc``, with the dotfiles
+    repository as the workspace, ran a command's plant in the operator's next shell; round 37: the
+    same through a variable, a loop, tmux, vim and fish."""
     from shellrt.supervisor.protect import SHELL_STARTUP_FILES  # it imports this module
 
     found: list[tuple[str, str]] = []
-    todo = [(os.path.join(home, rc), rc, 0) for rc in sorted(SHELL_STARTUP_FILES) if rc not in (".envrc", ".env.rc")]
+    todo = [
+        (os.path.join(home, rc), rc, "sh", 0) for rc in sorted(SHELL_STARTUP_FILES) if rc not in (".envrc", ".env.rc")
+    ]
+    todo += [(os.path.join(home, rc), rc, kind, 0) for rc, kind in _OTHER_TOPS.items()]
     seen: set[str] = set()
     while todo:
-        path, rc, depth = todo.pop(0)  # breadth first: the operator's own names before what they name
+        path, rc, kind, depth = todo.pop(0)  # breadth first: the operator's own names before what they name
+        content = read_regular(path, 1 << 20)  # first: most of the names do not exist
+        if content is None:
+            continue
         real = os.path.realpath(path)
         if real in seen:
             continue
         seen.add(real)
-        content = read_regular(path, 1 << 20)
-        if content is None:
-            continue
-        for match in _SOURCED.finditer(content.decode("utf-8", "replace")):
-            word = match.group(1)
-            if word[:1] in "\"'":
-                word = word[1:-1]
+        for word in _sourced_words(content.decode("utf-8", "replace"), kind, home):
             if len(found) >= _NAMED_FILES:  # the file naming more is guarded itself (round 36 review2)
                 return found
-            word = _HOME_VAR.sub(lambda _m: home, word)
-            if not word.startswith("/") or "$" in word or "`" in word:
-                continue  # built from another variable, or relative to wherever the shell starts
-            found.append((os.path.realpath(word), rc))
+            if not _GLOB_MAGIC.search(word):
+                found.append((os.path.realpath(word), rc))
+                if depth < _SOURCE_DEPTH:
+                    todo.append((word, rc, kind, depth + 1))
+                continue
+            # The literal directory, standing for the pattern's names below it (one a component).
+            parts = word.split("/")
+            index = next(i for i, part in enumerate(parts) if _GLOB_MAGIC.search(part))
+            literal = "/".join(parts[:index]) or "/"
+            found.append((os.path.realpath(literal), f"{_SOURCED_GLOB}/{_PATTERN_SEP.join(parts[index:])}"))
             if depth < _SOURCE_DEPTH:
-                todo.append((word, rc, depth + 1))
+                todo += [(match, rc, kind, depth + 1) for match in _bounded_glob(word)]
     return found
+
+
+def _sourced_words(text: str, kind: str, home: str) -> Iterator[str]:
+    """The absolute paths (patterns kept) a start-up file of ``kind`` (``sh``, ``tmux``, ``vim``)
+    sources, each expanded as far as the file itself says (``~``, ``$HOME``, its own variables).
+    Lazily, in the file's order: the caller stops at its bound (round 36 review2)."""
+    known: dict[str, str] = {"HOME": home}
+    loops: dict[str, list[str]] = {}
+    if kind == "tmux":
+        for match in _TMUX_SOURCE.finditer(text):
+            yield from (w for w in (_expand(w, known) for w in _split(match.group(2))) if w)
+        return
+    if kind == "vim":
+        yield from (w for w in (_expand(m.group(1).strip(), known) for m in _VIM_SOURCE.finditer(text)) if w)
+        return
+    streams = (_ASSIGN.finditer(text), _FOR.finditer(text), _SOURCED.finditer(text))
+    for match in _in_order(streams):
+        if match.re is _ASSIGN:
+            value = _expand(match.group(2), known, absolute=False)
+            if value is None:
+                known.pop(match.group(1), None)  # no longer known: a later use is not followed
+            else:
+                known[match.group(1)] = value
+        elif match.re is _FOR:
+            loops[match.group(1)] = [w for w in (_expand(w, known) for w in _split(match.group(2))) if w]
+        else:
+            word = _unquote(match.group(1))
+            loop = _VAR.fullmatch(word)
+            if loop is not None and (loop.group(1) or loop.group(2)) in loops:
+                yield from loops[loop.group(1) or loop.group(2)]
+                continue
+            expanded = _expand(word, known)
+            if expanded:
+                yield expanded
+
+
+def _in_order(streams: tuple[Iterator[re.Match[str]], ...]) -> Iterator[re.Match[str]]:
+    """The matches of several ``finditer`` streams by their position, lazily (``heapq.merge``
+    without its import on `shellrt run`'s path)."""
+    heads = [next(stream, None) for stream in streams]
+    while True:
+        live = [(head.start(), i, head) for i, head in enumerate(heads) if head is not None]
+        if not live:
+            return
+        _, index, head = min(live, key=lambda item: item[:2])
+        yield head
+        heads[index] = next(streams[index], None)
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError:
+        return text.split()
+
+
+def _unquote(word: str) -> str:
+    return word[1:-1] if len(word) > 1 and word[0] == word[-1] and word[0] in "\"'" else word
+
+
+def _expand(word: str, known: dict[str, str], *, absolute: bool = True) -> str | None:
+    """``word`` with ``~`` and the known variables replaced; None when something else is left (a
+    command substitution, another variable) or, with ``absolute``, when it is not an absolute path."""
+    word = _unquote(word)
+    if word == "~" or word.startswith("~/"):
+        word = known["HOME"] + word[1:]
+    word = _VAR.sub(lambda m: known.get(m.group(1) or m.group(2), "\0"), word)
+    if "\0" in word or "$" in word or "`" in word:
+        return None
+    return word if not absolute or word.startswith("/") else None
 
 
 def _linked_rel(real: str, linked: dict[str, str]) -> str | None:
@@ -477,13 +702,23 @@ def home_reason(path: str | Path) -> str | None:
         if rest is not None:
             rel_dir, _, name = rest.rpartition("/")
             if _protects(rel_dir, name, is_link=False):
-                return "a file in the home directory that a later program runs or obeys (PATH, login, ssh, autostart)"
+                return "a file in the home directory that a later program runs, imports or obeys (PATH, login, ssh, autostart, the user site-packages)"
     real = _resolved(normal)
     if real is None:  # fail closed: what it leads to is not known
         return "a path a link on whose way changed while it was resolved (it may lead to a home file)"
     linked = _linked_rel(real, linked_places())
     if linked is not None:
         rel_dir, _, name = linked.rpartition("/")
+        if linked.startswith(_SOURCED_GLOB + "/") and _protects(rel_dir, name, is_link=False):
+            return (
+                "a file your shell's, tmux's or vim's start-up file sources by a pattern or a loop (a file "
+                "added there runs in your next shell too)"
+            )
+        if linked == _GIT_TEMPLATE or linked.startswith(_GIT_TEMPLATE + "/"):
+            return (
+                "a file of your git template directory (init.templateDir or $GIT_TEMPLATE_DIR): your next "
+                "git init or git clone copies it into the new repository (its hooks run, its config applies)"
+            )
         if _protects(rel_dir, name, is_link=False):
             return (
                 f"~/{linked} by a link from the home directory: a file a later program runs or obeys "
