@@ -81,6 +81,7 @@ from sandbox._tunnel import (
     looks_like_tls,
     server_hello_retry,
 )
+from sandbox._wildnames import WildcardNames
 from sandbox.policy import domain_matches, normalize_deny_entry, normalize_domain
 
 __all__ = [
@@ -272,6 +273,8 @@ class FilteringProxy:
         self.denied = tuple(normalize_deny_entry(d) for d in denied)
         #: What the exact names of ``denied`` resolve to: their addresses are refused too (round 29).
         self._denied_names = DeniedNames(self.denied)
+        #: Names resolved only through a wildcard: bounded, as each goes to the zone's name server (round 37).
+        self._wild_names = WildcardNames(self.allowed)
         self.log_path = log_path
         self.sandbox = sandbox
         self.refusals: list[Refusal] = []
@@ -437,6 +440,9 @@ class FilteringProxy:
             return self._refuse(host, port, reason)
         name = normalize_domain(host)
         explicit = name in self.allowed  # listed by name, not through a wildcard
+        wild = self._wild_names.refusal(name)
+        if wild is not None:  # before the lookup: the name is what would leave (round 37)
+            return self._refuse(host, port, wild, allow=name)
         try:
             # Not loop.getaddrinfo: its small shared pool, held past the deadline (and the proxy's
             # close) by a name server that never answers (red team, round 36; `_lookup`).
