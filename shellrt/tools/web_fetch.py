@@ -257,7 +257,7 @@ async def _checked_addresses(
     why = barred.name_refusal(host)
     if why is not None:  # before the lookup: a denied name is not even sent to DNS
         raise _Refused(f"Refused to fetch {url}: {why}.")
-    barred = await barred.resolved()  # a denied name's addresses, now (round 28, net2)
+    barred = await barred.resolved(session)  # a denied name's addresses, now (round 28, net2)
     addresses = await _resolve(host, port, session)
     for address in addresses:
         why = barred.address_refusal(host, address)
