@@ -561,6 +561,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     current,
                     deadline=deadline,
                     max_chars=MAX_CONVERTED_CHARS,
+                    session=session,
                 )
                 note = ""
                 try:
