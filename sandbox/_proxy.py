@@ -74,6 +74,7 @@ from sandbox._denynames import DeniedNames
 from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._lookup import lookup
+from sandbox._namekinds import FirstKinds
 from sandbox._tunnel import (
     MAX_HELLO_BYTES,
     HeadScan,
@@ -275,6 +276,8 @@ class FilteringProxy:
         self._denied_names = DeniedNames(self.denied)
         #: Names resolved only through a wildcard: bounded, as each goes to the zone's name server (round 37).
         self._wild_names = WildcardNames(self.allowed)
+        #: Whether each listed name first answered public addresses: then a private answer is rebinding.
+        self._first_kinds = FirstKinds()
         self.log_path = log_path
         self.sandbox = sandbox
         self.refusals: list[Refusal] = []
@@ -464,6 +467,11 @@ class FilteringProxy:
                 "leads to it; deny the address or range itself for what must never be reached)"
             )  # fmt: skip
         public = all(is_global_address(a) for a in addresses)
+        rebound = self._first_kinds.refusal(name, public) if explicit else None
+        if rebound is not None and not all(
+            address_listed(a, (x for x in self.allowed if _literal(x))) for a in addresses if not is_global_address(a)
+        ):
+            return self._refuse(host, port, rebound)
         if not explicit and not public:
             return self._refuse(
                 host, port, "it resolves to a loopback, link-local or private address; only a name listed "
