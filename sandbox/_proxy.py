@@ -929,6 +929,24 @@ class _Request:
         return ("\r\n".join([*lines, "Connection: close", "", ""])).encode("latin-1")
 
 
+def _named_by_connection(lines: list[str]) -> frozenset[str]:
+    """The header names the ``Connection`` fields of ``lines`` name: this hop's, never forwarded
+    (RFC 9110 7.6.1; round 37). Naming a header the proxy frames or names the request by is 400."""
+    named = {
+        token.strip().lower().replace("_", "-")
+        for line in lines
+        if line.partition(":")[0].strip().lower() == "connection"
+        for token in line.partition(":")[2].split(",")
+        if token.strip()
+    }
+    framing = named & {"content-length", "transfer-encoding", "host"}
+    if framing:
+        raise _BadRequest(
+            400, f"the Connection header names {sorted(framing)[0]}, which the proxy sets itself; leave it out"
+        )
+    return frozenset(named)
+
+
 def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Request:
     """Vet a proxy request head (ends with an empty line); raises `_BadRequest`.
 
@@ -945,6 +963,7 @@ def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Reque
         target = _vetted_target(target)
     headers: list[str] = []
     lengths: list[str] = []
+    hop = _named_by_connection(lines[1:])
     for line in lines[1:]:
         name, colon, value = line.partition(":")
         if not colon or not _TOKEN.match(name):  # folded (leading space) or malformed
@@ -961,7 +980,12 @@ def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Reque
             raise _BadRequest(501, "request bodies in chunks are not forwarded over plain http; use https")
         if key == "content-length":
             lengths.append(value.strip())
-        elif key not in _DROPPED and not key.replace("_", "-").startswith("proxy-") and not _routing_header(key):
+        elif (
+            key not in _DROPPED
+            and folded not in hop
+            and not key.replace("_", "-").startswith("proxy-")
+            and not _routing_header(key)
+        ):
             headers.append(line)
     if tunnel is not None:
         if method == "CONNECT" or not target.startswith("/"):
