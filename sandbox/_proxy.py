@@ -468,10 +468,13 @@ class FilteringProxy:
             )  # fmt: skip
         public = all(is_global_address(a) for a in addresses)
         rebound = self._first_kinds.refusal(name, public) if explicit else None
-        if rebound is not None and not all(
-            address_listed(a, (x for x in self.allowed if _literal(x))) for a in addresses if not is_global_address(a)
-        ):
-            return self._refuse(host, port, rebound)
+        if rebound is not None:  # only its public answers (and addresses listed as such) are reached
+            listed = tuple(a for a in self.allowed if _literal(a))
+            infos = [i for i in infos if is_global_address(str(i[4][0])) or address_listed(str(i[4][0]), listed)]
+            if not infos:
+                return self._refuse(host, port, rebound)
+            addresses = [str(info[4][0]) for info in infos]
+            public = all(is_global_address(a) for a in addresses)
         if not explicit and not public:
             return self._refuse(
                 host, port, "it resolves to a loopback, link-local or private address; only a name listed "

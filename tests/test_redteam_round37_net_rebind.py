@@ -26,8 +26,8 @@ def _flipping(monkeypatch: pytest.MonkeyPatch, answers: dict[str, list[str]]) ->
     def resolver(host: object, port: object, *args: object, **kwargs: object) -> object:
         name = host.decode() if isinstance(host, bytes) else str(host)
         if name in answers:
-            address = answers[name].pop(0) if len(answers[name]) > 1 else answers[name][0]
-            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, int(port)))]  # type: ignore[call-overload]
+            answer = answers[name].pop(0) if len(answers[name]) > 1 else answers[name][0]
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, int(port))) for a in answer.split(",")]  # type: ignore[call-overload]
         return real(host, port, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(socket, "getaddrinfo", resolver)
@@ -37,13 +37,17 @@ def _flipping(monkeypatch: pytest.MonkeyPatch, answers: dict[str, list[str]]) ->
 def test_a_listed_public_name_does_not_rebind_to_a_private_address(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _flipping(monkeypatch, {"svc.flip.test": ["93.184.216.34", "10.1.2.3", "93.184.216.34"]})
+    _flipping(
+        monkeypatch, {"svc.flip.test": ["93.184.216.34", "10.1.2.3", "93.184.216.34,10.1.2.3", "93.184.216.34"]}
+    )
     with running_proxy(tmp_path, "svc.flip.test") as p:
         first = proxy_talk(p, b"CONNECT svc.flip.test:443 HTTP/1.1\r\n\r\n")  # public
         flipped = proxy_talk(p, b"CONNECT svc.flip.test:22 HTTP/1.1\r\n\r\n")  # now 10.1.2.3
+        mixed = proxy_talk(p, b"CONNECT svc.flip.test:22 HTTP/1.1\r\n\r\n")  # both: the public one only
         again = proxy_talk(p, b"CONNECT svc.flip.test:22 HTTP/1.1\r\n\r\n")  # public again: port 22 refused
         reasons = [r.reason for r in p.refusals]
     assert b"rebinding" not in first, first[:300]
+    assert b"ports 80 and 443" in mixed, mixed[:300]  # 10.1.2.3 left out: a public host's port 22
     assert b"ports 80 and 443" in again, again[:300]
     assert flipped.startswith(b"HTTP/1.1 403") and b"rebinding" in flipped, (flipped[:300], reasons)
 
