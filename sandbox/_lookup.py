@@ -9,8 +9,8 @@ fetch of the process (another session's, an IP literal's) queued behind them, an
 close waited for them (red team, round 36). Here an IP literal needs no lookup, a name is
 resolved in a thread no other lookup waits for, and the lookups still running -- abandoned ones
 included, until the resolver gives up -- are counted: past `PER_SESSION` for one key (a
-session, a proxy), or `PER_PROCESS` in all, a fetch is refused at once (a clear error) instead
-of starting one more thread. Lookups of one name by one key at once share one thread (and one
+session, a proxy), or `PER_PROCESS` in all for a key already holding its `FLOOR`, a fetch is
+refused at once (a clear error) instead of starting one more thread. Lookups of one name by one key at once share one thread (and one
 count): 24 parallel requests of a build for one host were 24 lookups, and past the 8th refused
 while each was healthy (a loaded machine, CI).
 """
@@ -28,13 +28,17 @@ import anyio
 
 from sandbox._bwrap_sched import calm_this_thread
 
-__all__ = ["PER_PROCESS", "PER_SESSION", "LookupsBusy", "lookup"]
+__all__ = ["FLOOR", "PER_PROCESS", "PER_SESSION", "LookupsBusy", "lookup"]
 
 #: Lookups one session may have running (a session runs at most 10 calls at once).
 PER_SESSION = 8
 #: Lookups the process may have running, every session and proxy together: threads name servers
 #: that never answer can hold (a batch process runs many sessions: 32 of them at their bound).
 PER_PROCESS = 256
+#: Lookups every session keeps whatever the others hold: one below it is admitted past
+#: `PER_PROCESS`, so hostile sessions filling the process refuse no other's (round 37). Threads:
+#: at most ``PER_PROCESS + FLOOR`` x the sessions (each one a sandbox or a WebFetch session).
+FLOOR = 2
 
 _lock = threading.Lock()
 _running: Counter[str] = Counter()
@@ -77,7 +81,7 @@ def _admit_locked(session: str) -> _Ticket:
             f"{PER_SESSION} host-name lookups of this session are still waiting for a name server "
             "that does not answer; wait for them to time out, then retry (or fetch another host)"
         )
-    if sum(_running.values()) >= PER_PROCESS:
+    if _running[session] >= FLOOR and sum(_running.values()) >= PER_PROCESS:
         raise LookupsBusy(
             f"{PER_PROCESS} host-name lookups are still waiting for name servers that do not answer; "
             "wait for them to time out, then retry"

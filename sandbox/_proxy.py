@@ -74,6 +74,7 @@ from sandbox._denynames import DeniedNames
 from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._lookup import lookup
+from sandbox._namekinds import FirstKinds
 from sandbox._tunnel import (
     MAX_HELLO_BYTES,
     HeadScan,
@@ -81,6 +82,7 @@ from sandbox._tunnel import (
     looks_like_tls,
     server_hello_retry,
 )
+from sandbox._wildnames import WildcardNames
 from sandbox.policy import domain_matches, normalize_deny_entry, normalize_domain
 
 __all__ = [
@@ -272,6 +274,10 @@ class FilteringProxy:
         self.denied = tuple(normalize_deny_entry(d) for d in denied)
         #: What the exact names of ``denied`` resolve to: their addresses are refused too (round 29).
         self._denied_names = DeniedNames(self.denied)
+        #: Names resolved only through a wildcard: bounded, as each goes to the zone's name server (round 37).
+        self._wild_names = WildcardNames(self.allowed)
+        #: Whether each listed name first answered public addresses: then a private answer is rebinding.
+        self._first_kinds = FirstKinds()
         self.log_path = log_path
         self.sandbox = sandbox
         self.refusals: list[Refusal] = []
@@ -437,6 +443,9 @@ class FilteringProxy:
             return self._refuse(host, port, reason)
         name = normalize_domain(host)
         explicit = name in self.allowed  # listed by name, not through a wildcard
+        wild = self._wild_names.refusal(name)
+        if wild is not None:  # before the lookup: the name is what would leave (round 37)
+            return self._refuse(host, port, wild, allow=name)
         try:
             # Not loop.getaddrinfo: its small shared pool, held past the deadline (and the proxy's
             # close) by a name server that never answers (red team, round 36; `_lookup`).
@@ -458,6 +467,14 @@ class FilteringProxy:
                 "leads to it; deny the address or range itself for what must never be reached)"
             )  # fmt: skip
         public = all(is_global_address(a) for a in addresses)
+        rebound = self._first_kinds.refusal(name, public) if explicit else None
+        if rebound is not None:  # only its public answers (and addresses listed as such) are reached
+            listed = tuple(a for a in self.allowed if _literal(a))
+            infos = [i for i in infos if is_global_address(str(i[4][0])) or address_listed(str(i[4][0]), listed)]
+            if not infos:
+                return self._refuse(host, port, rebound)
+            addresses = [str(info[4][0]) for info in infos]
+            public = all(is_global_address(a) for a in addresses)
         if not explicit and not public:
             return self._refuse(
                 host, port, "it resolves to a loopback, link-local or private address; only a name listed "
@@ -915,6 +932,24 @@ class _Request:
         return ("\r\n".join([*lines, "Connection: close", "", ""])).encode("latin-1")
 
 
+def _named_by_connection(lines: list[str]) -> frozenset[str]:
+    """The header names the ``Connection`` fields of ``lines`` name: this hop's, never forwarded
+    (RFC 9110 7.6.1; round 37). Naming a header the proxy frames or names the request by is 400."""
+    named = {
+        token.strip().lower().replace("_", "-")
+        for line in lines
+        if line.partition(":")[0].strip().lower() == "connection"
+        for token in line.partition(":")[2].split(",")
+        if token.strip()
+    }
+    framing = named & {"content-length", "transfer-encoding", "host"}
+    if framing:
+        raise _BadRequest(
+            400, f"the Connection header names {sorted(framing)[0]}, which the proxy sets itself; leave it out"
+        )
+    return frozenset(named)
+
+
 def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Request:
     """Vet a proxy request head (ends with an empty line); raises `_BadRequest`.
 
@@ -931,6 +966,7 @@ def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Reque
         target = _vetted_target(target)
     headers: list[str] = []
     lengths: list[str] = []
+    hop = _named_by_connection(lines[1:])
     for line in lines[1:]:
         name, colon, value = line.partition(":")
         if not colon or not _TOKEN.match(name):  # folded (leading space) or malformed
@@ -947,7 +983,12 @@ def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Reque
             raise _BadRequest(501, "request bodies in chunks are not forwarded over plain http; use https")
         if key == "content-length":
             lengths.append(value.strip())
-        elif key not in _DROPPED and not key.replace("_", "-").startswith("proxy-") and not _routing_header(key):
+        elif (
+            key not in _DROPPED
+            and folded not in hop
+            and not key.replace("_", "-").startswith("proxy-")
+            and not _routing_header(key)
+        ):
             headers.append(line)
     if tunnel is not None:
         if method == "CONNECT" or not target.startswith("/"):

@@ -29,9 +29,20 @@ import time
 from dataclasses import dataclass
 
 from shellrt.tools._convert_child import UNCONFINED_STATUS
+from shellrt.tools._fair_slots import FairSlots
 from shellrt.tools._hostchild import calm_argv
 
-__all__ = ["MAX_BUSY", "MAX_IDLE", "WORKER_MEMORY_BYTES", "Outcome", "convert_html", "prestart", "shutdown"]
+__all__ = [
+    "MAX_BUSY",
+    "MAX_IDLE",
+    "PER_SESSION_BUSY",
+    "SLOT_SECONDS",
+    "WORKER_MEMORY_BYTES",
+    "Outcome",
+    "convert_html",
+    "prestart",
+    "shutdown",
+]
 
 #: Address space of one worker (`RLIMIT_AS`): a page's text is at most a few tens of MB (10 MB
 #: pages of text, tags, one attribute, CJK convert under it; measured round 20).
@@ -41,6 +52,12 @@ MAX_IDLE = 2
 #: Workers converting at once in this process, whatever the number of sessions (each may take
 #: `WORKER_MEMORY_BYTES`); a page waits for one within its own deadline.
 MAX_BUSY = 4
+#: Workers one session may hold at once (its tool runs at most 2 conversions too).
+PER_SESSION_BUSY = 2
+#: Seconds one page may hold a worker: with slots handed to the waiting session that holds the
+#: fewest (`_fair_slots`), no session waits much longer than this for one, whatever others fetch
+#: (round 37). Ordinary pages take well under a second: the converter stops at ``max_chars``.
+SLOT_SECONDS = 10.0
 #: Seconds past the deadline a worker may take to send what it converted before it is killed
 #: (it checks the deadline itself between slices and answers then).
 KILL_GRACE_S = 0.2
@@ -56,7 +73,8 @@ _UNCONFINED = (
 
 @dataclass(frozen=True)
 class Outcome:
-    """A worker's answer: the text and note, or ``error`` (``memory``, ``deadline``, ``busy``, ``failed``)."""
+    """A worker's answer: the text and note, or ``error`` (``memory``, ``deadline``, ``slot``,
+    ``busy``, ``failed``)."""
 
     text: str = ""
     note: str = ""
@@ -179,7 +197,7 @@ class _Worker:
 
 _lock = threading.Lock()
 _idle: list[_Worker] = []
-_busy = threading.BoundedSemaphore(MAX_BUSY)
+_slots = FairSlots(MAX_BUSY, PER_SESSION_BUSY)
 _starting = 0
 
 
@@ -225,16 +243,22 @@ def prestart() -> None:
     threading.Thread(target=start, name="shellrt-convert-start", daemon=True).start()
 
 
-def convert_html(html: str, url: str, *, deadline: float, max_chars: int) -> Outcome:
+def convert_html(html: str, url: str, *, deadline: float, max_chars: int, session: str = "") -> Outcome:
     """Convert ``html`` in a worker; blocking (call it from a worker thread).
 
-    Never runs past ``deadline`` by more than `KILL_GRACE_S` (and the time a kill takes)."""
-    if not _busy.acquire(timeout=max(0.0, deadline - time.monotonic())):
+    Waits for a worker of the process's `MAX_BUSY` as ``session``'s (fairly: `_fair_slots`), and
+    holds it at most `SLOT_SECONDS`. Never runs past ``deadline`` by more than `KILL_GRACE_S`
+    (and the time a kill takes)."""
+    if not _slots.acquire(session, deadline - time.monotonic()):
         return Outcome(error="busy")
     try:
+        slot_end = time.monotonic() + SLOT_SECONDS
+        if slot_end < deadline:
+            outcome = _convert(html, url, slot_end, max_chars)
+            return Outcome(error="slot") if outcome.error == "deadline" else outcome
         return _convert(html, url, deadline, max_chars)
     finally:
-        _busy.release()
+        _slots.release(session)
 
 
 def _convert(html: str, url: str, deadline: float, max_chars: int) -> Outcome:

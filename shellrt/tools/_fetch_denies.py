@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import anyio
 
 from sandbox._addrdeny import address_denied
-from sandbox._denynames import MOST_NAMES, NAME_LOOKUP_SECONDS, answers_of
+from sandbox._denynames import MOST_NAMES, NAME_LOOKUP_SECONDS
+from sandbox._lookup import lookup
 from sandbox.base import SandboxBackend
 from sandbox.policy import domain_matches
 from shellrt.permissions.hosts import address_entry
@@ -61,11 +62,16 @@ class Barred:
         shown = address.partition("%")[0]
         return f"{host} resolves to {shown}, denied by {why} (a denied address is denied whatever name leads to it)"
 
-    async def resolved(self) -> Barred:
+    async def resolved(self, session: str = "") -> Barred:
         """These entries and the addresses each exact name a deny names resolves to now, so a URL
         whose answers include one is refused as that name would be (ask rules: the name was asked
         about, not its address; wildcards: no name to look up). A name that does not resolve adds
-        nothing."""
+        nothing.
+
+        The lookups are ``session``'s, counted apart from its fetches' (`sandbox._lookup`: one
+        thread per name however many calls ask, at most its `PER_SESSION` running; past it a name is
+        judged by name only, as one not answered in time): whoever runs a denied name's zone can
+        stall them, and every hop of every call started 8 threads that outlived it (round 37)."""
         names = [
             (e, w)
             for e, w, asked in self.entries
@@ -74,12 +80,14 @@ class Barred:
         if not names:
             return self
         found: list[tuple[str, str, bool]] = []
-
-        limiter = anyio.CapacityLimiter(8)  # not the default pool the fetch itself resolves in
+        key = f"{session}\x00denied-names"
 
         async def look_up(name: str, why: str) -> None:
-            answers = await anyio.to_thread.run_sync(answers_of, name, abandon_on_cancel=True, limiter=limiter)
-            for address in answers:
+            try:
+                infos = await lookup(name, 80, key)
+            except OSError:  # no answer, or the session's lookups of denied names are all waiting
+                return
+            for address in dict.fromkeys(str(info[4][0]).partition("%")[0] for info in infos):
                 found.append((address, f"{why}, as {name} resolves to {address} now", False))
 
         # A stalled resolver bounds the wait: past it the name is judged by name only (documented).

@@ -79,7 +79,9 @@ def _decodes(name: str) -> bool:
     return True
 
 
-def body_to_text(body: bytes, content_type: str, url: str, *, deadline: float, max_chars: int) -> Converted:
+def body_to_text(
+    body: bytes, content_type: str, url: str, *, deadline: float, max_chars: int, session: str = ""
+) -> Converted:
     """``body`` as text (HTML as markdown); blocking: run it in a worker thread.
 
     Stops at ``deadline`` (``time.monotonic``) or once ``max_chars`` are produced,
@@ -88,7 +90,7 @@ def body_to_text(body: bytes, content_type: str, url: str, *, deadline: float, m
     media = content_type.split(";", 1)[0].strip().lower()
     text = body.decode(charset_of(content_type), errors="replace")
     if media in ("text/html", "application/xhtml+xml") or (not media and "<html" in text[:2000].lower()):
-        return _in_worker(text, url, deadline=deadline, max_chars=max_chars)
+        return _in_worker(text, url, deadline=deadline, max_chars=max_chars, session=session)
     if not media or _TEXTUAL.match(media):
         if len(text) > max_chars:
             # Kept (in the result and the cache) no longer than what the model can be shown.
@@ -100,18 +102,23 @@ def body_to_text(body: bytes, content_type: str, url: str, *, deadline: float, m
     raise NotText(media)
 
 
-def _in_worker(html: str, url: str, *, deadline: float, max_chars: int) -> Converted:
+def _in_worker(html: str, url: str, *, deadline: float, max_chars: int, session: str = "") -> Converted:
     """`html_to_markdown` in a worker process: what it costs is the worker's (memory limit), and
     it ends at the deadline, whatever one step of it would have taken (red team, round 20)."""
     if importlib.util.find_spec("html2text") is None:
         raise ToolExecutionError(_MISSING_EXTRA)
-    from shellrt.tools._convert_worker import WORKER_MEMORY_BYTES, convert_html
+    from shellrt.tools._convert_worker import SLOT_SECONDS, WORKER_MEMORY_BYTES, convert_html
 
-    done = convert_html(html, url, deadline=deadline, max_chars=max_chars)
+    done = convert_html(html, url, deadline=deadline, max_chars=max_chars, session=session)
     if done.error == "deadline":
         note = (
             "Converting the page to text took too long and was stopped at the call's deadline; "
             "nothing of it is shown."
+        )
+    elif done.error == "slot":
+        note = (
+            f"Converting the page to text took more than {SLOT_SECONDS:g} s, the most one page may hold "
+            "a converter process (others wait for them), and was stopped; nothing of it is shown."
         )
     elif done.error == "busy":
         note = (

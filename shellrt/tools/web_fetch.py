@@ -257,7 +257,7 @@ async def _checked_addresses(
     why = barred.name_refusal(host)
     if why is not None:  # before the lookup: a denied name is not even sent to DNS
         raise _Refused(f"Refused to fetch {url}: {why}.")
-    barred = await barred.resolved()  # a denied name's addresses, now (round 28, net2)
+    barred = await barred.resolved(session)  # a denied name's addresses, now (round 28, net2)
     addresses = await _resolve(host, port, session)
     for address in addresses:
         why = barred.address_refusal(host, address)
@@ -363,17 +363,32 @@ def _upgrade(url: str, settings: _Settings) -> str:
     return url
 
 
+#: Where `_keep_location` keeps a response's Location, out of httpx's sight.
+_LOCATION = "shellrt_location"
+
+
+async def _keep_location(response: Any) -> None:
+    """Take the Location out of httpx's sight (a response hook): httpx builds the next request of
+    every redirect though none is followed, and a Location it cannot parse (``data:…``) raised
+    its own ``InvalidURL``, no ``HTTPError``, out of the tool (red team, round 37). WebFetch judges
+    the Location itself: followed on the same host, else handed back as written."""
+    location = response.headers.get("location")
+    if location is not None:
+        del response.headers["location"]
+        response.extensions[_LOCATION] = location
+
+
 def _same_host(a: str, b: str) -> bool:
-    pa, pb = urlsplit(a), urlsplit(b)
-    if (pa.hostname or "").lower() != (pb.hostname or "").lower():
-        return False
     try:
+        pa, pb = urlsplit(a), urlsplit(b)
+        if (pa.hostname or "").lower() != (pb.hostname or "").lower():
+            return False
         if pa.scheme == pb.scheme:
             return _port(pa) == _port(pb)
         # http -> https on the same host is an upgrade, not a new destination; https -> http is not followed.
         return pa.scheme == "http" and pb.scheme == "https" and pb.port in (None, 443)
     except ValueError:
-        return False  # the server's Location has no valid port: not followed, the model gets it back
+        return False  # the server's Location is no URL or has no valid port: not followed, the model gets it back
 
 
 # --- the tool -----------------------------------------------------------------------------
@@ -521,7 +536,11 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         budget = HeadBudget()
         transport = bounded_transport(httpx_mod, budget)
         async with httpx_mod.AsyncClient(
-            timeout=timeout, follow_redirects=False, trust_env=False, transport=transport
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=False,
+            transport=transport,
+            event_hooks={"response": [_keep_location]},
         ) as client:
             for _hop in range(settings.max_redirects + 1):
                 # Every hop: a same-host redirect's lookup may answer otherwise (DNS rebinding).
@@ -531,7 +550,10 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                 response_info = await self._get_once(httpx_mod, client, current, addresses, settings, budget)
                 status, headers, body, truncated = response_info
                 if status in _REDIRECT_CODES and headers.get("location"):
-                    target = urljoin(current, headers["location"])
+                    try:
+                        target = urljoin(current, headers["location"])
+                    except ValueError:  # not a URL (``http://[::1``): not followed, handed back as written
+                        target = headers["location"]
                     try:
                         target = canonical_url(target)
                     except ValueError:
@@ -561,6 +583,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     current,
                     deadline=deadline,
                     max_chars=MAX_CONVERTED_CHARS,
+                    session=session,
                 )
                 note = ""
                 try:
@@ -653,6 +676,9 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             finally:
                 await response.aclose()
             headers = {k.lower(): v for k, v in response.headers.items()}
+            location = response.extensions.get(_LOCATION)
+            if isinstance(location, str):
+                headers["location"] = location
             return response.status_code, headers, body.body(), body.truncated
         raise ToolExecutionError(f"Could not connect to {shown} ({', '.join(addresses)}): {last_error}")
 
