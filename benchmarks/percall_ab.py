@@ -34,10 +34,20 @@ def _export(rev: str, into: Path) -> None:
     shutil.copytree(_ROOT / "benchmarks", into / "benchmarks", ignore=shutil.ignore_patterns("results"))
 
 
-def _one(tree: Path, rounds: int, burst: int) -> dict[str, list[float]]:
+def _one(tree: Path, rounds: int, burst: int, only: tuple[str, ...] = ()) -> dict[str, list[float]]:
+    """One `benchmarks.local_percall` run on ``tree`` (``only``: those paths besides raw)."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.local_percall", "--rounds", str(rounds), "--burst", str(burst)],
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.local_percall",
+            "--rounds",
+            str(rounds),
+            "--burst",
+            str(burst),
+            *(["--only", *only] if only else []),
+        ],
         cwd=tree,
         env=env,
         check=True,
