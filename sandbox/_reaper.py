@@ -85,6 +85,12 @@ def send(msg, fds=()):
 if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
     send({"error": "prctl(PR_SET_CHILD_SUBREAPER): " + os.strerror(ctypes.get_errno())})
     sys.exit(1)
+# A command of the caller's uid may raise this process's priority (the kernel checks the caller's
+# limits, which it has): every child starts under SCHED_OTHER at nice >= 0 all the same (round 37).
+try:
+    os.sched_setscheduler(0, os.sched_getscheduler(0) | os.SCHED_RESET_ON_FORK, os.sched_getparam(0))
+except OSError:
+    pass
 # No signal is ignored here: an ignored signal stays ignored across exec, in every command. The
 # reaper leads its own session without a terminal, so no terminal's SIGINT/SIGHUP reaches it.
 wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from sandbox._proctree import kill_listed
+from sandbox._resetfork import reset_on_fork
 
 __all__ = ["SessionCgroup", "open_session_cgroup"]
 
@@ -157,6 +158,7 @@ class SessionCgroup:
             self._done.release()
             return
         self._tid = threading.get_native_id()
+        reset_on_fork()  # what a command does to this thread's priority reaches no later command
         self._outcome = (True, None)
         self._done.release()
         while True:
