@@ -200,6 +200,7 @@ class McpToolServer:
         import uvicorn
 
         from shellrt.server._http_auth import BearerAuthMiddleware
+        from shellrt.server._http_era import SessionEraMiddleware
         from shellrt.server._http_framing import FramingCheckMiddleware
         from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
         from shellrt.server._http_sessions import MAX_SESSIONS, SESSION_IDLE_S, SessionCapMiddleware
@@ -226,6 +227,7 @@ class McpToolServer:
             max_per_peer=max_sessions_per_peer,
             owns_tasks=lambda key: bool(self._session_tasks.get(key)),
         )
+        app = SessionEraMiddleware(app)  # sessions only: no sessionless single-exchange requests
         # Read as the stdio wires read (inside the token check), the body within its own deadline.
         app = StrictJsonBodyMiddleware(app, body_timeout=BODY_TIMEOUT_FACTOR * header_timeout)
         if token is not None:
@@ -389,17 +391,17 @@ class McpToolServer:
         """
         tool = self.runtime.registry.get(name)
         task_id = arguments.get("task_id")
-        if not isinstance(session_key, str) or tool is None or not isinstance(task_id, str):
-            return None
-        if tool.name not in _TASK_TOOLS:
+        if tool is None or not isinstance(task_id, str) or tool.name not in _TASK_TOOLS:
             return None
         owners = {key for key, ids in self._session_tasks.items() if task_id in ids}
-        if owners and session_key not in owners:
+        if owners and session_key not in owners:  # a request of no session too (round 37)
             return (
                 f"Task {task_id!r} belongs to another MCP session of this server: only the session that "
                 f"started it may read or stop it. Use the task ids your own calls returned "
-                f"({_listed(self._session_tasks.get(session_key, set()))})."
+                f"({_listed(self._session_tasks.get(session_key or '', set()))})."
             )
+        if not isinstance(session_key, str):
+            return None
         supervisor = getattr(self.runtime, "supervisor", None)
         if not owners and supervisor is not None and supervisor.tasks.find(task_id) is None:
             # The tool's own error names every known id, other sessions' too: answered here instead.
