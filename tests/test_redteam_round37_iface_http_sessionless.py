@@ -14,6 +14,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
 from tests.test_mcp_http_auth import _INITIALIZE, TOKEN, Served, _post, served
 from tests.test_server_jsonl import marker_pids
 
@@ -68,3 +74,20 @@ def test_a_sessionless_call_neither_reads_nor_stops_a_sessions_task(tmp_path: Pa
         status, answer = _sessionless(srv.url, "Bash", {"command": f"touch {ran}"})
         assert status == 400 and not ran.exists(), answer
     assert not marker_pids(marker)
+
+
+def test_the_sdks_default_client_gets_a_session(tmp_path: Path) -> None:
+    """The SDK's `Client` (``mode="auto"``) probed ``server/discover`` and, answered, ran every call
+    sessionless. Failed before: it settled on 2026-07-28. Now it falls back to ``initialize``."""
+    async def call(url: str) -> tuple[str, str]:
+        async with (
+            create_mcp_http_client(headers=_AUTH) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            result = await client.call_tool("Bash", {"command": "echo auto-ok"})
+            return str(getattr(result.content[0], "text", "")), str(client.protocol_version)
+
+    with _served(tmp_path) as srv:
+        text, version = anyio.run(call, srv.url)
+    assert "auto-ok" in text
+    assert version in HANDSHAKE_PROTOCOL_VERSIONS, version
