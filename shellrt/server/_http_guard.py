@@ -27,6 +27,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from shellrt.server._http_head import ambiguous_head
+from shellrt.server._http_pipeline import PIPELINE_LIMIT, HeldFlow, buffered
 
 __all__ = ["HEADER_TIMEOUT_S", "MAX_CONNECTIONS", "MAX_PER_PEER", "guarded_protocol"]
 
@@ -66,6 +67,7 @@ def guarded_protocol(
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            self.flow = HeldFlow(transport, self._holding_too_much)
             peername = transport.get_extra_info("peername")
             self._peer = str(peername[0]) if isinstance(peername, tuple) and peername else str(peername)
             self._arm()
@@ -82,6 +84,11 @@ def guarded_protocol(
             self._disarm()
             super().connection_lost(exc)
 
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._holding_too_much():
+                self.flow.pause_reading()  # resumed once events drained it (`handle_events`)
+
         def handle_events(self) -> None:
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 refused = ambiguous_head(self.conn.trailing_data[0][:_HEAD_SCAN])
@@ -90,7 +97,13 @@ def guarded_protocol(
                     self._disarm()
                     self.send_400_response(f"Invalid HTTP request: {refused}.")
                     return
+            held = self.flow.read_paused and self._holding_too_much()
             super().handle_events()
+            if held and not self._holding_too_much() and not self.transport.is_closing():
+                self.flow.resume_reading()  # our hold only: uvicorn's own pauses it resumes itself
+
+        def _holding_too_much(self) -> bool:
+            return buffered(self.conn) > PIPELINE_LIMIT
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
