@@ -80,10 +80,31 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     try:
-        return func(args)
+        code = func(args)
+        sys.stdout.flush()  # here, not at exit: a reader gone is then a broken pipe caught below
+        return code
     except KeyboardInterrupt:
         print("shellrt: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _stdout_closed()
+
+
+def _stdout_closed() -> int:
+    """Our reader went away (``shellrt tools | head -1``): end as a pipeline's writer does, status
+    141 and no traceback (round 37: every sub-command without its own handling printed one). A
+    broken pipe of anything else is re-raised."""
+    from shellrt.cli._stdout import silence_stdout
+    from shellrt.server._reader_gone import reader_gone
+
+    try:
+        gone = reader_gone(sys.stdout.fileno())
+    except (OSError, ValueError):
+        gone = False
+    if not gone:
+        raise
+    silence_stdout()
+    return 141
 
 
 def _chosen_commands(words: Sequence[str]) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import math
 import os
 import sys
 from pathlib import Path
@@ -100,6 +101,23 @@ def register(subparsers: Any) -> None:
         help="with --http: at most N open connections from one client address (default 64, or "
         "--max-connections if lower); one client cannot take every slot. Behind a reverse proxy "
         "all clients are one address",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        metavar="N",
+        type=int,
+        default=None,
+        help="with --http: at most N open MCP sessions (default 512, at most 128 of one client address); "
+        "when full, the session idle the longest is ended for a newcomer (one with a request in flight "
+        "never is) and its id answers 404",
+    )
+    parser.add_argument(
+        "--session-idle-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="with --http: end an MCP session (and stop its background tasks) after SECONDS without a "
+        "request (default 1800)",
     )
     parser.add_argument(
         "--session",
@@ -183,9 +201,23 @@ def _check_per_peer(per_peer: int | None, total: int | None) -> None:
 def _check_auth_flags(args: argparse.Namespace) -> None:
     if (args.no_auth or args.token_file is not None) and not args.http:
         raise ValueError("--no-auth and --token-file only apply to --http")
-    bounds = (args.header_timeout, args.max_connections, args.max_connections_per_peer)
+    bounds = (
+        args.header_timeout,
+        args.max_connections,
+        args.max_connections_per_peer,
+        args.max_sessions,
+        args.session_idle_timeout,
+    )
     if any(b is not None for b in bounds) and not args.http:
-        raise ValueError("--header-timeout and --max-connections(-per-peer) only apply to --http")
+        raise ValueError(
+            "--header-timeout, --max-connections(-per-peer), --max-sessions and --session-idle-timeout "
+            "only apply to --http"
+        )
+    if args.max_sessions is not None and not 1 <= args.max_sessions <= 100_000:
+        raise ValueError(f"--max-sessions {args.max_sessions}: give a number from 1 to 100000")
+    idle = args.session_idle_timeout
+    if idle is not None and not (math.isfinite(idle) and 0 < idle <= 86_400):
+        raise ValueError(f"--session-idle-timeout {idle:g}: give a number of seconds above 0, at most 86400")
     if args.header_timeout is not None and not 0 < args.header_timeout <= 3600:
         raise ValueError(
             f"--header-timeout {args.header_timeout:g}: give a number of seconds above 0, at most 3600"
@@ -299,6 +331,8 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token
                     header_timeout=args.header_timeout,
                     max_connections=args.max_connections,
                     max_per_peer=args.max_connections_per_peer,
+                    max_sessions=args.max_sessions,
+                    session_idle_timeout=args.session_idle_timeout,
                 )
             return 0
     except BackendUnavailableError as exc:

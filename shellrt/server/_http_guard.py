@@ -26,6 +26,9 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from shellrt.server._http_head import ambiguous_head
+from shellrt.server._http_pipeline import PIPELINE_LIMIT, HeldFlow, buffered
+
 __all__ = ["HEADER_TIMEOUT_S", "MAX_CONNECTIONS", "MAX_PER_PEER", "guarded_protocol"]
 
 log = logging.getLogger("shellrt.server")
@@ -34,6 +37,8 @@ log = logging.getLogger("shellrt.server")
 HEADER_TIMEOUT_S = 10.0
 #: Open connections at most; beyond, the longest-idle one is closed (or the newcomer, if none is idle).
 MAX_CONNECTIONS = 256
+#: Bytes of a request head looked at for ambiguous line ends (h11 refuses a longer head: 16 KiB).
+_HEAD_SCAN = 64 * 1024
 #: Open connections of one peer address at most (behind a reverse proxy all clients are one peer).
 MAX_PER_PEER = 64
 
@@ -62,6 +67,7 @@ def guarded_protocol(
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            self.flow = HeldFlow(transport, self._holding_too_much)
             peername = transport.get_extra_info("peername")
             self._peer = str(peername[0]) if isinstance(peername, tuple) and peername else str(peername)
             self._arm()
@@ -77,6 +83,27 @@ def guarded_protocol(
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._holding_too_much():
+                self.flow.pause_reading()  # resumed once events drained it (`handle_events`)
+
+        def handle_events(self) -> None:
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                refused = ambiguous_head(self.conn.trailing_data[0][:_HEAD_SCAN])
+                if refused is not None:
+                    log.warning("HTTP request refused: %s", refused)
+                    self._disarm()
+                    self.send_400_response(f"Invalid HTTP request: {refused}.")
+                    return
+            held = self.flow.read_paused and self._holding_too_much()
+            super().handle_events()
+            if held and not self._holding_too_much() and not self.transport.is_closing():
+                self.flow.resume_reading()  # our hold only: uvicorn's own pauses it resumes itself
+
+        def _holding_too_much(self) -> bool:
+            return buffered(self.conn) > PIPELINE_LIMIT
 
         def on_response_complete(self) -> None:
             super().on_response_complete()

@@ -12,6 +12,10 @@ SIGINT cannot interrupt. This transport:
 - answers a request whose id is not a string or an integer, and one reusing the id of a
   request still running, with ``-32600`` (the SDK dropped the first and let the second take the
   running call's cancel: `_request_ids`, round 25);
+- answers a request beyond `MAX_REQUESTS_IN_FLIGHT` unanswered ones with ``-32600`` at once, on
+  the reader's own turn: a client that sent requests and never read the answers grew the server
+  without bound (~3 MB/s of pending ``tools/list`` answers, round 37); now, once its answers fill
+  the pipe, the refusal's write waits and stdin is no longer read;
 - answers a response the SDK cannot serialise with ``-32603`` instead of
   dying;
 - reads stdin through the event loop (`LineReader`), so cancellation stops it;
@@ -51,6 +55,8 @@ log = logging.getLogger("shellrt.mcp")
 
 #: Longest accepted JSON-RPC line; longer ones are answered with -32600 and skipped.
 MAX_LINE_BYTES = 64 * 1024 * 1024
+#: Requests of the client not answered yet at most; one more is refused (written inline: back-pressure).
+MAX_REQUESTS_IN_FLIGHT = 256
 #: Bytes a pipe that polls writable accepts without blocking.
 _PIPE_BUF = 4096
 
@@ -156,6 +162,13 @@ class StdioWire:
         if reason is not None and isinstance(message, types.JSONRPCRequest):
             return message.id, types.INVALID_PARAMS, reason
         if isinstance(message, types.JSONRPCRequest):
+            if len(self._in_flight) >= MAX_REQUESTS_IN_FLIGHT:
+                return (
+                    message.id,
+                    types.INVALID_REQUEST,
+                    f"Invalid Request: {len(self._in_flight)} requests are waiting for their answers (at most "
+                    f"{MAX_REQUESTS_IN_FLIGHT}); this one was not run. Read the answers before sending more",
+                )
             if not self._in_flight.claim(message.id):
                 return message.id, types.INVALID_REQUEST, InFlight.reuse_message(message.id)
         elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":

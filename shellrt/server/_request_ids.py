@@ -104,6 +104,9 @@ class InFlight:
     def __bool__(self) -> bool:
         return bool(self._ids)
 
+    def __len__(self) -> int:
+        return len(self._ids)
+
     def release(self, msg_id: Any) -> None:
         """The request is answered, or the client cancelled it: its id may name a new one."""
         if is_plain_id(msg_id):

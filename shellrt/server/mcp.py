@@ -179,6 +179,9 @@ class McpToolServer:
         header_timeout: float | None = None,
         max_connections: int | None = None,
         max_per_peer: int | None = None,
+        max_sessions: int | None = None,
+        max_sessions_per_peer: int | None = None,
+        session_idle_timeout: float | None = None,
     ) -> None:
         """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
@@ -189,31 +192,49 @@ class McpToolServer:
         checks) is on for every loopback host either way (`_http_hosts`). A connection must send a request's headers
         within ``header_timeout`` seconds, at most ``max_connections`` are open at once and
         ``max_per_peer`` of one peer address; a full server closes its longest-idle connection
-        (`shellrt.server._http_guard`; None: its defaults).
+        (`shellrt.server._http_guard`; None: its defaults). At most ``max_sessions`` MCP sessions
+        are open, ``max_sessions_per_peer`` of one peer address, each ending after
+        ``session_idle_timeout`` seconds without a request; a newcomer ends the longest-idle
+        session when full (`shellrt.server._http_sessions`; None: its defaults).
         """
         import uvicorn
 
         from shellrt.server._http_auth import BearerAuthMiddleware
+        from shellrt.server._http_era import SessionEraMiddleware
         from shellrt.server._http_framing import FramingCheckMiddleware
         from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
+        from shellrt.server._http_sessions import MAX_SESSIONS, SESSION_IDLE_S, SessionCapMiddleware
         from shellrt.server._http_strict import BODY_TIMEOUT_FACTOR, StrictJsonBodyMiddleware
 
         header_timeout = HEADER_TIMEOUT_S if header_timeout is None else header_timeout
         security = loopback_security(host, port)  # origins: this server's own (round 29)
+        connections = MAX_CONNECTIONS if max_connections is None else max_connections
+        sessions = MAX_SESSIONS if max_sessions is None else max_sessions
         app: Any = self.server.streamable_http_app(
-            streamable_http_path=path, host=host, transport_security=security
+            streamable_http_path=path,
+            host=host,
+            transport_security=security,
+            session_idle_timeout=SESSION_IDLE_S if session_idle_timeout is None else session_idle_timeout,
+            # The SDK's own cap only backs ours up: sessions being opened are bounded by connections.
+            max_sessions=sessions + connections,
         )
+        # Innermost: only an authorised, well-formed request for the endpoint makes room (round 37).
+        app = SessionCapMiddleware(
+            app,
+            self.server.session_manager,
+            path=path,
+            max_sessions=sessions,
+            max_per_peer=max_sessions_per_peer,
+            owns_tasks=lambda key: bool(self._session_tasks.get(key)),
+        )
+        app = SessionEraMiddleware(app)  # sessions only: no sessionless single-exchange requests
         # Read as the stdio wires read (inside the token check), the body within its own deadline.
         app = StrictJsonBodyMiddleware(app, body_timeout=BODY_TIMEOUT_FACTOR * header_timeout)
         if token is not None:
             app = BearerAuthMiddleware(app, token, where=token_where or "the token you were given")
         app = FramingCheckMiddleware(app)  # outermost: a smuggling attempt needs no token to be refused
 
-        protocol = guarded_protocol(
-            header_timeout,
-            MAX_CONNECTIONS if max_connections is None else max_connections,
-            max_per_peer,
-        )
+        protocol = guarded_protocol(header_timeout, connections, max_per_peer)
         # No log_config: uvicorn's loggers propagate to the root logger, whose handler the CLI makes
         # escape what a client sent (`cli._terminal.escape_log_lines`), instead of uvicorn's raw one.
         config = uvicorn.Config(
@@ -370,17 +391,17 @@ class McpToolServer:
         """
         tool = self.runtime.registry.get(name)
         task_id = arguments.get("task_id")
-        if not isinstance(session_key, str) or tool is None or not isinstance(task_id, str):
-            return None
-        if tool.name not in _TASK_TOOLS:
+        if tool is None or not isinstance(task_id, str) or tool.name not in _TASK_TOOLS:
             return None
         owners = {key for key, ids in self._session_tasks.items() if task_id in ids}
-        if owners and session_key not in owners:
+        if owners and session_key not in owners:  # a request of no session too (round 37)
             return (
                 f"Task {task_id!r} belongs to another MCP session of this server: only the session that "
                 f"started it may read or stop it. Use the task ids your own calls returned "
-                f"({_listed(self._session_tasks.get(session_key, set()))})."
+                f"({_listed(self._session_tasks.get(session_key or '', set()))})."
             )
+        if not isinstance(session_key, str):
+            return None
         supervisor = getattr(self.runtime, "supervisor", None)
         if not owners and supervisor is not None and supervisor.tasks.find(task_id) is None:
             # The tool's own error names every known id, other sessions' too: answered here instead.
