@@ -243,6 +243,9 @@ SHM_BYTES = 64 << 20
 _SHM_SIZE = ("--size", str(SHM_BYTES))
 #: Where the proxy's socket directory appears inside the sandbox.
 PROXY_DIR_INSIDE = "/run/shellrt-proxy"
+#: Where a session's zygote puts together each command's lock view (`sandbox._zygote_main.lock_view`,
+#: which keeps its own copy of the name: it imports nothing of ``sandbox``; a test pins both).
+LOCK_VIEW_DIR = "/dev/.shellrt-lockview"
 
 
 def _prlimit() -> str:
@@ -992,6 +995,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
             "tmpfs": {"/dev/shm": (SHM_BYTES, inode_cap(SHM_BYTES))},  # round 25: bwrap's has no nr_inodes
             "devpts": PTY_OPTIONS,  # round 33: bwrap's has no max= (the host's pty pool is shared)
+            # Round 37 (locks): each command's own overlay over the host's read-only directories, so
+            # its locks on host files it can read stay off the host's inodes.
+            "lockview": True,
             # Round 29 (bwrapabs): each command scoped for abstract sockets too, but under `network:
             # host`, which promises the host's abstract sockets (docs/security.md).
             "scope_abstract": not self._host_network(),
@@ -1347,6 +1353,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         )
         if zygote:  # bwrap's /dev/shm is root's 0755 here: POSIX shm/semaphores (multiprocessing) failed
             args += ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]
+            args += ["--perms", "0755", "--dir", LOCK_VIEW_DIR]  # the zygote's lock view (round 37)
         args += self._host_masks(state_dir, as_user=as_user, zygote=zygote, masks=masks)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
