@@ -1436,13 +1436,14 @@ def _plan_lock_view(report: int) -> None:
     done: list[str] = []
     tries = 0
     calls = 0
-
-    def walk(path: str, depth: int) -> None:
-        nonlocal tries, calls
+    # Breadth first: a deep tree of host mounts (a container engine's) spends the bounds last.
+    queue: list[tuple[str, int]] = [("/", 1)]
+    while queue:
+        path, depth = queue.pop(0)
         try:
             entries = sorted(e.name for e in os.scandir(path) if e.is_dir(follow_symlinks=False))
         except OSError:
-            return
+            continue
         for name in entries:
             if path == "/" and name in _LOCK_VIEW_SKIP:
                 continue
@@ -1451,16 +1452,15 @@ def _plan_lock_view(report: int) -> None:
             if writable or fstype in _LOCK_VIEW_NOT_HOST or any(c in full for c in ",:\\=\n"):
                 continue  # a writable root, the sandbox's own, or a name an option string cannot carry
             if tries >= _LOCK_VIEW_TRIES:
-                return
+                break
             tries += 1
-            points = _top_mounts_below(full)
-            planned = _lock_view_calls(full, points)
+            planned = _lock_view_calls(full, _top_mounts_below(full))
             if calls + len(planned) > _LOCK_VIEW_CALLS:
-                return
+                continue
             first, *rest = planned
             if _libc.mount(*first) < 0:
                 if ctypes.get_errno() == errno.EINVAL and depth < _LOCK_VIEW_DEPTH:
-                    walk(full, depth + 1)  # a host mount below: each directory of it on its own
+                    queue.append((full, depth + 1))  # a host mount below: each directory of it on its own
                 continue
             if all(_libc.mount(*call) >= 0 for call in rest):
                 done.append(full)
@@ -1468,7 +1468,6 @@ def _plan_lock_view(report: int) -> None:
             else:  # not seen here; undone so the next one finds ``h`` empty
                 _libc.umount2(LOCK_VIEW_DIR.encode() + b"/h", _MNT_DETACH)
 
-    walk("/", 1)
     _write_all(report, "".join(p + "\n" for p in done).encode("utf-8", "surrogateescape"))
 
 
