@@ -167,7 +167,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 #: function on its first use (dlsym through every loaded library, a new function object) and only
 #: then keeps it, so a first use in an init was repeated by every init (capset alone: ~0.2 ms of
 #: each init's CPU, measured). Every ``_libc.<name>`` this module calls must be listed.
-_LIBC_FUNCTIONS = ("capset", "malloc_trim", "mount", "prctl", "syscall", "unshare")
+_LIBC_FUNCTIONS = ("capset", "malloc_trim", "mount", "prctl", "syscall", "umount2", "unshare")
 for _name in _LIBC_FUNCTIONS:
     getattr(_libc, _name)
 #: clone(2) called with the GIL held (a PyDLL function): the child resumes this very
@@ -421,7 +421,9 @@ class Zygote:
     closes its sockets to the ready inits) when the policy changes.
     """
 
-    def __init__(self, config: dict[str, Any], sock: _socket.socket) -> None:
+    def __init__(
+        self, config: dict[str, Any], sock: _socket.socket, view: list[MountCall] | None = None
+    ) -> None:
         self.sock = sock
         #: Network ``proxied``: the fds that stop its bridge (`stop_bridge`), once it is retired.
         self.bridge: tuple[int, int] | None = None
@@ -457,7 +459,8 @@ class Zygote:
         self._bounding = [cap for cap in range(64) if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1]
         # What every init does is worked out here, once: an init is a copy of this process, and
         # each Python object it makes or touches costs it a page copied from the zygote.
-        self._proc_mounts = _proc_mounts()
+        # ``view``: each init's own overlays over the host's read-only directories (`lock_view`).
+        self._proc_mounts = _proc_mounts() + (view or [])
         #: Signals with a Python handler (SIGINT's, the zygote's SIGCHLD), back to default in an init.
         handled = {sig for sig in _signal.valid_signals() if callable(_signal.getsignal(sig))}
         self._handled = sorted(handled | {_signal.SIGCHLD})
@@ -1376,6 +1379,140 @@ def _top_mounts_below(path: str) -> list[str]:
     return [p for p in points if not any(p.startswith(q.rstrip("/") + "/") for q in points if q != p)]
 
 
+#: Where each init's lock view (`lock_view`) is assembled: bwrap makes the directory (``--dir``),
+#: the zygote mounts a small read-only tmpfs there holding ``e`` (the empty bottom layer an
+#: overlay without an upper layer needs) and ``h`` (where an overlay is put together before it is
+#: moved over its directory). Commands see two empty read-only directories.
+LOCK_VIEW_DIR = "/dev/.shellrt-lockview"
+_MS_MOVE = 8192
+_MNT_DETACH = 2
+#: Not walked from /: the sandbox's own (its /proc, /sys, /dev, /tmp, /run are not host files).
+_LOCK_VIEW_SKIP = frozenset(("proc", "sys", "dev", "tmp", "run"))
+#: File systems that hold no host file a host program locks (or cannot be an overlay's layer).
+_LOCK_VIEW_NOT_HOST = frozenset((
+    "proc", "sysfs", "tmpfs", "devtmpfs", "devpts", "mqueue", "cgroup", "cgroup2", "ramfs", "nsfs",
+    "securityfs", "debugfs", "tracefs", "bpf", "fusectl", "configfs", "pstore", "hugetlbfs",
+    "binfmt_misc", "autofs", "efivarfs",
+))  # fmt: skip
+#: Bounds on the walk (a zygote's start) and on each init's mount calls (`zinit.c`'s MAX_MOUNTS).
+_LOCK_VIEW_DEPTH = 4
+_LOCK_VIEW_TRIES = 96
+_LOCK_VIEW_CALLS = 400
+
+
+def _mount_table() -> dict[str, tuple[str, bool]]:
+    """Mount point -> (file system type, writable) of the mount seen there (the last one listed)."""
+    table: dict[str, tuple[str, bool]] = {}
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
+        for line in fh:
+            fields = line.split(" ")
+            sep = fields.index("-")
+            table[_unescape(fields[4])] = (fields[sep + 1], fields[5].split(",")[0] == "rw")
+    return table
+
+
+def _lock_view_calls(path: str, points: list[str]) -> list[MountCall]:
+    """The mount calls that put an overlay of its own over the directory ``path``: the overlay is
+    made at ``h`` (``path`` over the empty ``e``: no upper layer, read-only), every mount that was below
+    ``path`` (``points``, outermost only, each with its subtree) is moved to the same place in it,
+    and then the whole is moved over ``path``."""
+    hold = LOCK_VIEW_DIR + "/h"
+    flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+    # ``path`` on top: the overlay's root takes its owner and mode from the top layer (``e`` on top
+    # showed a 0700 /root as ``e``'s 0755 to every uid).
+    calls = [_mount_call("overlay", hold, "overlay", flags, f"lowerdir={path}:{LOCK_VIEW_DIR}/e")]
+    calls += [_mount_call(point, hold + point[len(path) :], None, _MS_MOVE) for point in points]
+    calls.append(_mount_call(hold, path, None, _MS_MOVE))
+    return calls
+
+
+def _plan_lock_view(report: int) -> None:
+    """In a throwaway child (its own mount namespace): cover every read-only host directory it
+    can, walking down from / where a directory cannot be covered whole (a host mount below it:
+    the kernel refuses an overlay layer that would uncover a locked mount), and write the covered
+    directories to ``report``, one a line."""
+    _check(_libc.unshare(_CLONE_NEWNS), "unshare")
+    table = _mount_table()
+    done: list[str] = []
+    tries = 0
+    calls = 0
+    # Breadth first: a deep tree of host mounts (a container engine's) spends the bounds last.
+    queue: list[tuple[str, int]] = [("/", 1)]
+    while queue:
+        path, depth = queue.pop(0)
+        try:
+            entries = sorted(e.name for e in os.scandir(path) if e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+        for name in entries:
+            if path == "/" and name in _LOCK_VIEW_SKIP:
+                continue
+            full = path.rstrip("/") + "/" + name
+            fstype, writable = table.get(full, ("", False))
+            if writable or fstype in _LOCK_VIEW_NOT_HOST or any(c in full for c in ",:\\=\n"):
+                continue  # a writable root, the sandbox's own, or a name an option string cannot carry
+            if tries >= _LOCK_VIEW_TRIES:
+                break
+            tries += 1
+            planned = _lock_view_calls(full, _top_mounts_below(full))
+            if calls + len(planned) > _LOCK_VIEW_CALLS:
+                continue
+            first, *rest = planned
+            if _libc.mount(*first) < 0:
+                if ctypes.get_errno() == errno.EINVAL and depth < _LOCK_VIEW_DEPTH:
+                    queue.append((full, depth + 1))  # a host mount below: each directory of it on its own
+                continue
+            if all(_libc.mount(*call) >= 0 for call in rest):
+                done.append(full)
+                calls += len(planned)
+            else:  # not seen here; undone so the next one finds ``h`` empty
+                _libc.umount2(LOCK_VIEW_DIR.encode() + b"/h", _MNT_DETACH)
+
+    _write_all(report, "".join(p + "\n" for p in done).encode("utf-8", "surrogateescape"))
+
+
+def lock_view(enabled: bool) -> list[MountCall]:
+    """The mount calls that give each init an overlay of its own over every read-only host
+    directory the session shows (red team round 37, locks). Locks live on the inode: through a
+    bind mount a command that could read a host file could ``flock`` it, or take a POSIX or
+    open-file-description read lock, and a host program locking it (apt's debconf database, a
+    package cache, an sqlite database) waited or failed. An open through an overlay gives the
+    overlay's inode, so the command's locks (and inotify watches) stay on it. One overlay per
+    init (made ahead, in the pool), not one per session: an overlay caches what it looked up,
+    and the host's later changes below it would not show; a command sees them as of its start.
+    Worked out here once, in a child that tries it (`_plan_lock_view`); empty when not ``enabled``.
+    Raises `OSError` (no zygote: fail closed) when the place it needs cannot be made."""
+    if not enabled:
+        return []
+    opts = "mode=0755,size=4k,nr_inodes=8"
+    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    _mount("tmpfs", LOCK_VIEW_DIR, "tmpfs", flags, opts)
+    os.mkdir(LOCK_VIEW_DIR + "/e", 0o755)
+    os.mkdir(LOCK_VIEW_DIR + "/h", 0o755)
+    _mount(None, LOCK_VIEW_DIR, None, _MS_REMOUNT | _MS_RDONLY | flags, opts)
+    read, write = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            _plan_lock_view(write)
+            os._exit(0)
+        finally:
+            os._exit(1)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 65536):
+        chunks.append(chunk)
+    os.close(read)
+    _pid, status = os.waitpid(pid, 0)
+    if status != 0:
+        raise OSError(errno.EIO, "the lock view could not be planned")
+    calls: list[MountCall] = []
+    for path in bytes(b"".join(chunks)).decode("utf-8", "surrogateescape").splitlines():
+        calls += _lock_view_calls(path, _top_mounts_below(path))
+    return calls
+
+
 def lower_ceilings(sysctls: dict[str, int], rlimits: list[tuple[int, int]]) -> None:
     """A non-root caller's session: ceilings of its own on the caller's per-uid kernel budgets.
 
@@ -1478,6 +1615,7 @@ def main() -> None:
     setup(config["setup"])
     sized_tmpfs(config.get("tmpfs") or {})
     capped_devpts(config.get("devpts"))
+    view = lock_view(bool(config.get("lockview")))
     lower_ceilings(config.get("sysctls") or {}, config.get("rlimits") or [])
     held: list[int] = []  # what the host keeps of this sandbox's network (`sandbox._bwrap_netns`)
     if config.get("netns"):
@@ -1497,7 +1635,7 @@ def main() -> None:
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
-    zygote = Zygote(config, sock)  # after the handlers: it notes which ones its inits reset
+    zygote = Zygote(config, sock, view)  # after the handlers: it notes which ones its inits reset
     zygote.bridge = stops
     os.chdir("/")
     # Every init is a clone of this process: what it owns now is shared copy-on-write with each

@@ -243,6 +243,9 @@ SHM_BYTES = 64 << 20
 _SHM_SIZE = ("--size", str(SHM_BYTES))
 #: Where the proxy's socket directory appears inside the sandbox.
 PROXY_DIR_INSIDE = "/run/shellrt-proxy"
+#: Where a session's zygote puts together each command's lock view (`sandbox._zygote_main.lock_view`,
+#: which keeps its own copy of the name: it imports nothing of ``sandbox``; a test pins both).
+LOCK_VIEW_DIR = "/dev/.shellrt-lockview"
 
 
 def _prlimit() -> str:
@@ -383,6 +386,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     #: waits ~1.8 ms here): with two, a third of the commands run back to back under load found
     #: their init still setting up; with three, 1 in 20 (measured, docs/performance.md).
     warm_pool = 3
+    #: Each session command sees the host's read-only directories through overlays of its own
+    #: (`sandbox._zygote_main.lock_view`, red team round 37): its locks and watches on host files
+    #: stay off the host's inodes. Costs each init one overlay per directory (off the command's path
+    #: while the pool keeps up); False only to measure that cost.
+    lock_view = True
 
     def __init__(self, config: BwrapConfig | None = None, policy: SandboxPolicy | None = None) -> None:
         if policy is None:
@@ -992,6 +1000,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
             "tmpfs": {"/dev/shm": (SHM_BYTES, inode_cap(SHM_BYTES))},  # round 25: bwrap's has no nr_inodes
             "devpts": PTY_OPTIONS,  # round 33: bwrap's has no max= (the host's pty pool is shared)
+            # Round 37 (locks): each command's own overlay over the host's read-only directories, so
+            # its locks on host files it can read stay off the host's inodes.
+            "lockview": self.lock_view,
             # Round 29 (bwrapabs): each command scoped for abstract sockets too, but under `network:
             # host`, which promises the host's abstract sockets (docs/security.md).
             "scope_abstract": not self._host_network(),
@@ -1347,6 +1358,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         )
         if zygote:  # bwrap's /dev/shm is root's 0755 here: POSIX shm/semaphores (multiprocessing) failed
             args += ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]
+            if self.lock_view:  # where the zygote puts each command's lock view together (round 37)
+                args += ["--perms", "0755", "--dir", LOCK_VIEW_DIR]
         args += self._host_masks(state_dir, as_user=as_user, zygote=zygote, masks=masks)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]

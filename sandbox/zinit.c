@@ -68,7 +68,7 @@
 #define FD_STATUS 7
 /* A command that could not start: the wait status of `exit 1`. */
 #define FAILED (1 << 8)
-#define MAX_MOUNTS 64
+#define MAX_MOUNTS 512
 #define MAX_CAPS 64
 #define MAX_ARGS 65536
 
@@ -97,7 +97,7 @@ static struct {
     struct sock_filter filter[4096];
     unsigned short nfilter;
 } cfg;
-static char cfg_text[1 << 16];
+static char cfg_text[1 << 18];
 
 /* Why the set-up failed (said to the command that would have run), or "" when it did not. */
 static char failure[512];
