@@ -389,7 +389,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     #: Each session command sees the host's read-only directories through overlays of its own
     #: (`sandbox._zygote_main.lock_view`, red team round 37): its locks and watches on host files
     #: stay off the host's inodes. Costs each init one overlay per directory (off the command's path
-    #: while the pool keeps up); False only to measure that cost.
+    #: while the pool keeps up); `BwrapConfig.lock_view` False (or this, to measure) turns it off.
     lock_view = True
 
     def __init__(self, config: BwrapConfig | None = None, policy: SandboxPolicy | None = None) -> None:
@@ -397,6 +397,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             raise TypeError("BwrapBackend needs a SandboxPolicy (at least the workspace)")
         super().__init__(policy)
         self.config = config or BwrapConfig()
+        if not self.config.lock_view:  # the operator's choice (`BwrapConfig.lock_view`)
+            self.lock_view = False
         self.default_pids = self.config.default_pids  # limits: the session's cap when the policy sets none
         memory = self.config.default_memory_bytes  # and its memory ceiling (`sandbox._hostmem`)
         self.default_memory = default_memory_ceiling() if memory == "auto" else memory

@@ -132,7 +132,7 @@ def _host_tries(host: Path) -> dict[str, str]:
     return got
 
 
-def _run(tmp_path: Path, persistent: bool) -> tuple[dict[str, str], str]:
+def _run(tmp_path: Path, persistent: bool, *, lock_view: bool = True) -> tuple[dict[str, str], str]:
     require_bwrap()
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -143,7 +143,8 @@ def _run(tmp_path: Path, persistent: bool) -> tuple[dict[str, str], str]:
         out: list[str] = []
 
         async def main() -> None:
-            backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
+            config = BwrapConfig(persistent=persistent, lock_view=lock_view)
+            backend = BwrapBackend(config, SandboxPolicy(workspace=ws))
             async with supervised(backend, tmp_path / "s") as sup:
 
                 async def command() -> None:
@@ -181,6 +182,15 @@ def test_a_commands_lock_on_a_read_only_host_file_does_not_hold_the_host(
     # Its watch on a host file it reads sees its own view only: not when the host writes the file.
     assert "WATCH quiet" in text, text
     assert "FANWATCH saw the host" not in text, text  # a fanotify inode mark: the same
+
+
+def test_the_operator_can_turn_the_view_off(tmp_path: Path) -> None:
+    """`BwrapConfig.lock_view` False (the operator's choice, documented as such) reaches the zygote:
+    the command's locks are the host's again. Checks the switch does what it says, so that the
+    default (on) is what the test above measures."""
+    assert BwrapConfig().lock_view is True
+    got, text = _run(tmp_path, True, lock_view=False)
+    assert got["flock"] != "ok" and got["sqlite"] != "ok", (got, text)
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:

@@ -182,6 +182,9 @@ class TaskFloor:
             # The host's daemon fetches the image: a network request the task chooses (any registry,
             # any name: a channel out), made outside every sandbox network policy.
             keys.append(f"pull: {backend.pull}")
+        if isinstance(backend, BwrapConfig) and not backend.lock_view:
+            # The task's commands would share the host's inodes: their locks hold up host programs.
+            keys.append("lock_view: false")
         users = task.user is not None or any(
             isinstance(c, CommandSpec) and c.user is not None for c in task.commands
         )
