@@ -75,3 +75,28 @@ async def test_the_honest_executor_writes_next_to_nothing_to_stderr(tmp_path: Pa
         await proc.wait()
         await run_sh(backend, "echo end")
         assert session.channel._stderr_seen < 4096, session.channel.stderr_text
+
+
+async def test_a_session_closed_for_its_image_starts_no_second_container(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the channel failed for what the image's shell wrote, the next exec got a new container
+    of the same image (one `recoveries` entry each), with fresh budgets and a fresh 30 s start
+    deadline: the image did it again, a session at a time for ever. Now the session refuses."""
+    monkeypatch.setattr(_channel, "MAX_STDERR_BYTES", 1 << 20)
+    image = build_hostile("shellrt-test-rt37-stderr2", pre=_FLOOD)
+    async with DockerBackend(config(image), policy(tmp_path)) as backend:
+        first = backend.container_id
+        with anyio.move_on_after(60):
+            while backend._session is not None and backend._session.alive:
+                try:
+                    proc = await backend.exec(ExecRequest(argv=("sleep", "2"), cwd="/workspace"))
+                except SandboxError:  # the failure met while this one started
+                    break
+                await read_to_end(proc.stdout)
+                await proc.wait()
+        assert backend._session is not None and not backend._session.alive, "no failure in 60 s"
+        with anyio.fail_after(20), pytest.raises(SandboxError, match="stderr") as caught:
+            await backend.exec(ExecRequest(argv=("true",), cwd="/workspace"))
+        assert "no new container" in str(caught.value), caught.value
+        assert backend.recoveries == [] and backend.container_id == first, backend.recoveries

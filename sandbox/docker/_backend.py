@@ -1169,6 +1169,14 @@ class DockerBackend(SandboxBackend):
         if session is not None and session.alive and not appeared:
             return session
         async with self._executor_lock:
+            if self._session is not None and not self._session.alive and self._session.channel.failure:
+                # The channel was closed for what the image's /bin/sh wrote on it (floods, forged or
+                # duplicate events, requests never read): a new container of the same image would do
+                # it again, each with a fresh budget and start deadline (red team round 37).
+                raise SandboxExecError(
+                    f"{self._session.channel.failure} (no new container of {self.config.image!r} is "
+                    "started for this session: close it)"
+                )
             if self._session is None or not self._session.alive:
                 reason = (
                     (self._session.ended or self._session.channel.failure) if self._session else None
