@@ -1008,10 +1008,7 @@ class DockerBackend(SandboxBackend):
         self.container_id = self._cid = cid
         with translate(self.config.docker_host, f"start a container from {image!r}"):
             sock = client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
-            raw = getattr(sock, "_sock", sock)
-            fd = os.dup(raw.fileno())
-            with contextlib.suppress(Exception):
-                sock.close()
+            fd = _own_socket(sock)
             try:
                 client.api.start(cid)
             except BaseException:
@@ -1172,6 +1169,14 @@ class DockerBackend(SandboxBackend):
         if session is not None and session.alive and not appeared:
             return session
         async with self._executor_lock:
+            if self._session is not None and not self._session.alive and self._session.channel.failure:
+                # The channel was closed for what the image's /bin/sh wrote on it (floods, forged or
+                # duplicate events, requests never read): a new container of the same image would do
+                # it again, each with a fresh budget and start deadline (red team round 37).
+                raise SandboxExecError(
+                    f"{self._session.channel.failure} (no new container of {self.config.image!r} is "
+                    "started for this session: close it)"
+                )
             if self._session is None or not self._session.alive:
                 reason = (
                     (self._session.ended or self._session.channel.failure) if self._session else None
@@ -1676,6 +1681,27 @@ def _gone_within(client: docker.DockerClient, cid: str, seconds: float) -> bool:
         pause = min(pause * 2, 0.25)
 
 
+def _own_socket(sock: object) -> int:
+    """The attach connection's descriptor, taken from the SDK's socket object: the channel's alone.
+
+    A ``dup`` left the SDK's own descriptor open until the garbage collector found its response
+    object: closing the channel then ended nothing (the executor never read EOF) and, once an image
+    had filled the connection's buffers (a stderr flood), dockerd's forced removal waited on it for
+    minutes and ``close()`` raised a read timeout (red team round 37). ``detach`` hands the
+    descriptor over and leaves the SDK's object closed (its later collection closes nothing)."""
+    raw = getattr(sock, "_sock", sock)
+    detach = getattr(raw, "detach", None)
+    if detach is None:  # not a socket object: the old way, closed when the SDK's object is
+        fd = os.dup(raw.fileno())  # type: ignore[attr-defined]
+        with contextlib.suppress(Exception):
+            sock.close()  # type: ignore[attr-defined]
+        return fd
+    fd = int(detach())
+    with contextlib.suppress(Exception):
+        sock.close()  # type: ignore[attr-defined]
+    return fd
+
+
 def _remove(client: docker.DockerClient | None, cid: str | None, *host_dirs: OwnedDir) -> bool:
     """Force-remove a container (one call: kills at once, drops its volumes) and host directories;
     whether the container is known gone (its processes with it)."""
@@ -1697,6 +1723,9 @@ def _remove(client: docker.DockerClient | None, cid: str | None, *host_dirs: Own
         except requests.exceptions.ConnectionError as exc:
             gone = False
             _log.warning("could not remove container %s (daemon gone): %s", cid[:12], exc)
+        except requests.exceptions.RequestException as exc:  # a read timeout: the daemon is stuck
+            gone = False
+            _log.warning("could not remove container %s (the daemon did not answer): %s", cid[:12], exc)
     for host_dir in host_dirs:
         host_dir.remove()
     return gone

@@ -40,6 +40,7 @@ __all__ = [
     "MAX_NOISE_BYTES",
     "MAX_PENDING_BYTES",
     "MAX_PENDING_EVENTS",
+    "MAX_STDERR_BYTES",
     "SEND_TIMEOUT",
     "ChannelTimeoutError",
     "ControlChannel",
@@ -64,6 +65,11 @@ MAX_PENDING_BYTES = 8 << 20
 #: ``/bin/sh`` that floods it keeps the host parsing for as long as it likes (round 36): past
 #: this the session fails.
 MAX_NOISE_BYTES = 16 << 20
+#: Bytes on the executor's stderr (its shell's and docker-init's complaints), over the session. The
+#: honest executor sends every fork's and removal's complaints to /dev/null: a few lines at most.
+#: Read as fast as they came and only the last 8 KiB kept, a flood there kept a host core busy for
+#: every running command's life (round 36's Left, round 37): past this the session fails.
+MAX_STDERR_BYTES = 16 << 20
 #: Seconds one request may wait for room on the executor's stdin. The honest executor reads a line
 #: per loop turn (at most ~1 s for a pid, `executor.sh`), and the attach buffers hold thousands of
 #: requests before a write waits at all; an image whose ``/bin/sh`` never reads held every later
@@ -138,6 +144,8 @@ class ControlChannel:
         self._mail_bytes = 0
         #: Bytes of lines that were no event (the runaway ones are `LineSplitter.dropped`).
         self._noise = 0
+        #: Bytes the executor wrote to stderr (at most `MAX_STDERR_BYTES`).
+        self._stderr_seen = 0
         self._discard: set[tuple[str, str]] = set()
         #: Keys of events taken or discarded, most recent last (at most `RECENT_TAKEN`).
         self._taken: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -227,6 +235,7 @@ class ControlChannel:
         self._mail_bytes = 0
         #: Bytes of lines that were no event (the runaway ones are `LineSplitter.dropped`).
         self._noise = 0
+        self._stderr_seen = 0
         self._discard.clear()
 
     async def wait(self, kinds: str, task_id: str, *, within: float | None = None) -> Event:
@@ -292,6 +301,7 @@ class ControlChannel:
             if stream != 1:
                 self._stderr += payload
                 del self._stderr[:-_STDERR_KEEP]
+                self._stderr_seen += len(payload)
                 continue
             for line in self._lines.feed(payload):
                 event = parse_event(line)
@@ -335,6 +345,13 @@ class ControlChannel:
                 f"the container's executor wrote more than {MAX_NOISE_BYTES >> 20} MiB that were no event "
                 "on the control channel (the image's /bin/sh writes it): the session is closed; use an "
                 "image with a plain POSIX shell"
+            )
+            return
+        if self._stderr_seen > MAX_STDERR_BYTES:
+            self._fail(
+                f"the container's executor wrote more than {MAX_STDERR_BYTES >> 20} MiB to its stderr (the "
+                "image's /bin/sh or docker-init complains without end): the session is closed; use an image "
+                "with a plain POSIX shell"
             )
             return
         # A checkpoint per read: with data always ready (an image that floods the channel) no read

@@ -125,6 +125,8 @@ static const int admin_caps[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER};
 /* Every command's OOM score adjustment: the most, so the OOM killer takes a command's process, not
  * the executor, a runner or a helper (which keep the container's own, lower, score). */
 #define COMMAND_OOM "1000"
+/* A command's umask: an ordinary login's (bwrap's SANDBOX_UMASK), never the executor's 077 (round 37). */
+#define COMMAND_UMASK 022
 /* The commands' memory cgroup as the host mounted it (sandbox/docker/_cmdcg.py), its name, and
  * cgroupfs's magic: an empty read-only directory where the host made none. */
 #define COMMANDS_CGROUP "/.shellrt-cmds"
@@ -1249,6 +1251,10 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         for (int s = 1; s < NSIG; s++)
             if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL); /* 32, 33: EINVAL, harmless */
+        /* An ordinary login's umask, as bwrap and local give: the executor's 077 (its locks and
+         * cwd reports) made every file a command wrote 0600, a bind-mounted workspace's too (red
+         * team round 37). Only now: the helper's own files above are made at 077. */
+        umask(COMMAND_UMASK);
         environ = command_environment(tmpdir);
     } else {
         fprintf(stderr, "shellrt-priv: unknown mode %s\n", argv[1]);
