@@ -656,6 +656,11 @@ def sandbox_runner(ctx: ToolContext, expect: tuple[int, int] | None = None) -> R
             with anyio.CancelScope(shield=True):
                 await process.kill()
             raise
+        finally:  # a read end is closed only by its owner: two descriptors a search otherwise (round 37)
+            with anyio.CancelScope(shield=True):
+                for stream in (process.stdout, process.stderr):
+                    if stream is not None:
+                        await stream.aclose()
         if expect is not None and status.exit_code == 125 and _CWD_CHANGED.encode() in err:
             raise ToolExecutionError(
                 f"{cwd} changed since it was checked (a command renamed or replaced it); try again."
