@@ -49,7 +49,7 @@ from sandbox.factory import create_backend
 from shellrt.batch.artifacts_dir import claim_artifacts_dir
 from shellrt.batch.ceilings import with_default_limits
 from shellrt.batch.checked import checked_task
-from shellrt.batch.dataset_masks import unmaskable, with_dataset_masks
+from shellrt.batch.dataset_masks import unmaskable_source, with_dataset_masks
 from shellrt.batch.output_budget import RunOutputBudget, TaskQuota
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
@@ -230,7 +230,7 @@ class TaskRun:
         claim_artifacts_dir(self.settings.artifacts_dir)  # not another user's (red team round 27)
         own = self._own_files()
         if task.workspace is not None and self.settings.dataset_paths:
-            why = unmaskable(task.workspace, scratch)
+            why = unmaskable_source(task.workspace, scratch)
             if why is not None:
                 raise PermissionError(f"workspace {why}")
         policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
