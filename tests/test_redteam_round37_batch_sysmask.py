@@ -39,6 +39,13 @@ def test_what_sandboxes_run_on_is_never_a_data_mask(path: str) -> None:
     assert dataset_masks([Path(path)]) == ()
 
 
+def test_a_toolchain_on_path_is_never_a_data_mask(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "opt" / "tool" / "bin").mkdir(parents=True)
+    monkeypatch.setenv("PATH", f"{tmp_path}/opt/tool/bin:/usr/bin:/bin")
+    assert unmaskable_source(tmp_path / "opt") is not None
+    assert dataset_masks([tmp_path / "opt" / "tool"]) == ()
+
+
 def test_a_dataset_of_its_own_is_still_masked(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
     assert unmaskable_source(tmp_path / "data") is None

@@ -75,12 +75,15 @@ def _inside_runtime(real: Path, shown: object) -> str | None:
 
 def _runs_on() -> tuple[Path, ...]:
     """What every sandbox runs on: the system directories (as named and resolved), the host
-    interpreter's prefixes and shellrt's own packages."""
+    interpreter's prefixes, shellrt's own packages and the directories on ``PATH`` (commands find
+    their programs there: a toolchain in ``/opt``)."""
     import sandbox
     import shellrt
 
+    on_path = [d for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(d)]
     named = [
         *_SYSTEM,
+        *on_path,
         sys.prefix,
         sys.base_prefix,
         sys.exec_prefix,
