@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from inspect_ai._util.error import PrerequisiteError
 
 from sandbox._hostmem import default_memory_ceiling
 from sandbox.config import DEFAULT_BWRAP_PIDS, DEFAULT_BWRAP_TMP_BYTES
@@ -71,8 +72,6 @@ def test_lower_limits_and_the_task_s_code_still_choose(tmp_path: Path, monkeypat
 
 def test_a_sample_with_such_a_file_does_not_start(tmp_path: Path) -> None:
     require_bwrap()
-    from inspect_ai._util.error import PrerequisiteError
-
     from shellrt.integrations.inspect import ShellrtSandboxEnvironment
 
     path = tmp_path / "cfg.yaml"

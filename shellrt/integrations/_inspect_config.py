@@ -250,12 +250,16 @@ def _limits_above_defaults(settings: ShellrtSandboxConfig) -> list[str]:
     from sandbox._hostmem import default_memory_ceiling
     from sandbox.config import DEFAULT_BWRAP_PIDS, DEFAULT_BWRAP_TMP_BYTES
 
-    pids, tmp = DEFAULT_BWRAP_PIDS, DEFAULT_BWRAP_TMP_BYTES
-    if settings.sandbox == "docker":
-        from sandbox.docker._backend import _DEFAULT_PIDS, _DEFAULT_TMP_BYTES
-
-        pids, tmp = _DEFAULT_PIDS, _DEFAULT_TMP_BYTES
-    ceilings = {"pids": pids, "memory_bytes": default_memory_ceiling(), "tmp_bytes": tmp}
+    ceilings: dict[str, int] = {"memory_bytes": default_memory_ceiling()}
+    if settings.sandbox != "docker":
+        ceilings.update(pids=DEFAULT_BWRAP_PIDS, tmp_bytes=DEFAULT_BWRAP_TMP_BYTES)
+    else:
+        try:
+            from sandbox.docker._backend import _DEFAULT_PIDS, _DEFAULT_TMP_BYTES
+        except ImportError:  # no docker SDK: no docker sandbox starts here either (it says why)
+            pass
+        else:
+            ceilings.update(pids=_DEFAULT_PIDS, tmp_bytes=_DEFAULT_TMP_BYTES)
     asked = settings.limits.model_dump(exclude_none=True)
     return [
         f"limits.{key}: {asked[key]} (above the {settings.sandbox} sandbox's own ceiling of {most}, which "
