@@ -160,10 +160,11 @@ class BatchRun:
                             task = self._floor.apply(task)
                         else:  # it walks the workspace source once (`TaskFloor._check_workspace`)
                             task = await anyio.to_thread.run_sync(self._floor.apply, task)
-                    except TaskRefused as exc:
-                        self.refused[task.id] = str(exc)
+                    except (OSError, RuntimeError, ValueError) as exc:  # TaskRefused is a ValueError
+                        refusal = exc if isinstance(exc, TaskRefused) else _unjudged(task, exc)
+                        self.refused[task.id] = str(refusal)
                         if self._on_refused is not None:
-                            self._on_refused(task, exc)
+                            self._on_refused(task, refusal)
                         continue
                 yield task
 
@@ -310,3 +311,12 @@ def run_sync(
         return collected
 
     return anyio.run(main)
+
+
+def _unjudged(task: Task, exc: Exception) -> TaskRefused:
+    """The refusal of a task the floor could not judge (its workspace: a NUL byte, a loop): it
+    raised out of the run's task groups and stopped every task (red team round 37). Fail closed."""
+    return TaskRefused(
+        f"task {task.id}: its workspace {task.workspace} could not be judged on this host "
+        f"({type(exc).__name__}: {exc}); name a directory of this task's files"
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,7 +22,14 @@ from sandbox import SandboxPolicy
 from shellrt.batch.loader import decode_line, lines
 from shellrt.batch.tasks import Task
 
-__all__ = ["dataset_masks", "scan_task_file", "unmaskable", "with_dataset_masks", "workspace_sources"]
+__all__ = [
+    "dataset_masks",
+    "scan_task_file",
+    "unmaskable",
+    "unmaskable_source",
+    "with_dataset_masks",
+    "workspace_sources",
+]
 
 #: Host directories every sandbox reads (programs, libraries, configuration, devices).
 _SYSTEM = (
@@ -43,6 +51,48 @@ _SYSTEM = (
 def unmaskable(path: str | os.PathLike[str], scratch: Path | None = None) -> str | None:
     """Why ``path`` cannot be masked from a sandbox (it is or contains what one needs), or None."""
     return _unmaskable(Path(os.path.realpath(path)), _needed(scratch), path)
+
+
+def unmaskable_source(path: str | os.PathLike[str], scratch: Path | None = None) -> str | None:
+    """Why the dataset source ``path`` cannot be masked in every sandbox, or None: as `unmaskable`,
+    and also when it lies *inside* what sandboxes run on (a system directory, the host interpreter
+    bwrap's zygote runs, shellrt's code). One line of a task file (an invalid one too: every line is
+    scanned) naming ``/usr/lib/x86_64-linux-gnu`` hid libc from every other task (red team round 37)."""
+    real = Path(os.path.realpath(path))
+    why = _unmaskable(real, _needed(scratch), path)
+    return why if why is not None else _inside_runtime(real, path)
+
+
+def _inside_runtime(real: Path, shown: object) -> str | None:
+    for place in _runs_on():
+        if real == place or place in real.parents or real in place.parents:
+            return (
+                f"{shown} is, holds or lies inside {place}, which every task's sandbox needs; it cannot be "
+                "hidden from the other tasks: use a directory holding only this task's files as its workspace"
+            )
+    return None
+
+
+def _runs_on() -> tuple[Path, ...]:
+    """What every sandbox runs on: the system directories (as named and resolved), the host
+    interpreter's prefixes, shellrt's own packages and the directories on ``PATH`` (commands find
+    their programs there: a toolchain in ``/opt``)."""
+    import sandbox
+    import shellrt
+
+    on_path = [d for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(d)]
+    named = [
+        *_SYSTEM,
+        *on_path,
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(os.path.abspath(sandbox.__file__)),
+        os.path.dirname(os.path.abspath(shellrt.__file__)),
+    ]
+    places = {Path(p) for p in named} | {Path(os.path.realpath(p)) for p in named}
+    return tuple(sorted(p for p in places if p != Path("/")))
 
 
 def _needed(scratch: Path | None) -> tuple[Path, ...]:
@@ -93,7 +143,7 @@ def dataset_masks(
     when a source lies under it (a dataset keeps its answers there), minus unmaskable ones and
     those inside another (one mount covers them)."""
     needed = _needed(scratch)
-    paths = {p for p in sources if _unmaskable(p, needed, p) is None}  # resolved already
+    paths = {p for p in sources if _unmaskable(p, needed, p) is None and _inside_runtime(p, p) is None}
     if task_file is not None:
         tree = Path(os.path.realpath(task_file)).parent
         if any(tree == p or tree in p.parents for p in paths) and _unmaskable(tree, needed, tree) is None:

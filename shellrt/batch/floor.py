@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from sandbox import BwrapConfig, DockerConfig, LocalConfig, ResourceLimits
 from sandbox._private_source import first_private
 from sandbox.policy import domain_matches, normalize_domain
-from shellrt.batch.dataset_masks import unmaskable
+from shellrt.batch.dataset_masks import unmaskable_source
 from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.permissions.modes import PERMISSION_MODES
 from shellrt.permissions.rules import parse_rule
@@ -198,7 +198,7 @@ class TaskFloor:
     def _check_workspace(self, task: Task) -> None:
         if task.workspace is None or os.geteuid() != 0:
             return  # a non-root host copies with the rights its sandbox user has anyway
-        if unmaskable(task.workspace) is not None:
+        if unmaskable_source(task.workspace) is not None:
             return  # the worker refuses it (`shellrt.batch.dataset_masks`), saying why
         top = str(task._task_dir) if task._task_dir is not None else None
         key = (os.path.realpath(task.workspace), top)

@@ -92,13 +92,32 @@ def iter_tasks(
                     error = TaskLineError(path, number, f"duplicate task id {task.id!r}", task.id)
                 else:
                     seen.add(task.id)
-                    if task.workspace is not None and not task.workspace.is_absolute():
-                        task = task.model_copy(update={"workspace": (base / task.workspace).resolve()})
-                    task._task_dir = task_dir
-                    yield task
-                    continue
+                    try:
+                        task = _resolved(task, base)
+                    except TaskLineError as exc:
+                        error = TaskLineError(path, number, exc.message, task.id)
+                    else:
+                        task._task_dir = task_dir
+                        yield task
+                        continue
             if on_error is not None:
                 on_error(error)
+
+
+def _resolved(task: Task, base: Path) -> Task:
+    """``task`` with a relative workspace made absolute from ``base``; `TaskLineError` (its
+    ``message`` only) when the host cannot resolve it: a symlink loop the dataset ships beside its
+    task file (``ws -> ws``) raised RuntimeError out of this generator and stopped the whole run
+    (red team round 37)."""
+    if task.workspace is None or task.workspace.is_absolute():
+        return task
+    try:
+        return task.model_copy(update={"workspace": (base / task.workspace).resolve()})
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise TaskLineError(
+            base, 0, f"workspace {str(task.workspace)!r} cannot be resolved from {base} ({exc}); "
+            "name a directory of this task's files", task.id
+        ) from None
 
 
 def decode_line(raw: bytes) -> str:

@@ -41,6 +41,16 @@ DEFAULT_COMMAND_TIMEOUT_S = 600.0
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
 
 
+def _refuse_nul(field: str, *texts: str | Path | None) -> None:
+    """ValueError naming ``field`` when a text the host hands to the OS (a path, an environment entry,
+    a command) holds a NUL byte: no system call takes one, and the task failed only while it ran,
+    its earlier commands run, or (a workspace) it stopped the whole run (red team round 37)."""
+    for text in texts:
+        if text is not None and "\0" in str(text):
+            raise ValueError(f"{field} holds a NUL byte (\\u0000), which no path, environment entry or "
+                             "command can hold: remove it from the task")
+
+
 class TaskSandbox(BaseModel):
     """Which backend runs the task, and its network and resource limits.
 
@@ -121,6 +131,11 @@ class CommandSpec(BaseModel):
     def _one_command(self) -> CommandSpec:
         if (self.run is None) == (self.argv is None):
             raise ValueError('a command object needs exactly one of "run" (shell text) or "argv" (a list)')
+        _refuse_nul("run", self.run)
+        _refuse_nul("argv", *(self.argv or ()))
+        _refuse_nul("cwd", self.cwd)
+        _refuse_nul("user", self.user)
+        _refuse_nul("env", *self.env, *self.env.values())
         return self
 
     @property
@@ -156,6 +171,7 @@ class CollectSpec(BaseModel):
     @classmethod
     def _relative(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for pattern in value:
+            _refuse_nul("collect.files", pattern)
             parts = Path(pattern).parts
             if not pattern or Path(pattern).is_absolute() or ".." in parts:
                 raise ValueError(
@@ -256,6 +272,15 @@ class Task(BaseModel):
                         f"tool_use id {c.id!r} is used twice in this task: give each tool_use its own id"
                     )
                 seen.add(c.id)
+        return self
+
+    @model_validator(mode="after")
+    def _os_can_take(self) -> Task:
+        _refuse_nul("workspace", self.workspace)
+        _refuse_nul("cwd", self.cwd)
+        _refuse_nul("user", self.user)
+        _refuse_nul("env", *self.env, *self.env.values())
+        _refuse_nul("commands", *(c for c in self.commands if isinstance(c, str)))
         return self
 
     @model_validator(mode="after")

@@ -49,7 +49,7 @@ from sandbox.factory import create_backend
 from shellrt.batch.artifacts_dir import claim_artifacts_dir
 from shellrt.batch.ceilings import with_default_limits
 from shellrt.batch.checked import checked_task
-from shellrt.batch.dataset_masks import unmaskable, with_dataset_masks
+from shellrt.batch.dataset_masks import unmaskable_source, with_dataset_masks
 from shellrt.batch.output_budget import RunOutputBudget, TaskQuota
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
@@ -230,7 +230,7 @@ class TaskRun:
         claim_artifacts_dir(self.settings.artifacts_dir)  # not another user's (red team round 27)
         own = self._own_files()
         if task.workspace is not None and self.settings.dataset_paths:
-            why = unmaskable(task.workspace, scratch)
+            why = unmaskable_source(task.workspace, scratch)
             if why is not None:
                 raise PermissionError(f"workspace {why}")
         policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
@@ -704,6 +704,29 @@ _MAX_COLLECT_LISTED = 4_000_000
 _INODE_COST = 16_384
 
 
+#: Bytes of names one collection may hold: the names are the task's commands' choice (255 bytes a
+#: part, 4,095 a path), each is kept in the harness and written into the task's results line
+#: (``files``). 60,000 hard links under a 3,800-byte directory chain made a 208 MB line and held it
+#: twice in the harness; the count cap allowed a million (red team round 37). As `RESULT_PREVIEW_BYTES`.
+COLLECT_NAME_BYTES = 16 << 20
+
+
+class _NameBytes:
+    """How many more bytes of names a collection may hold; past it `CollectTooLargeError`."""
+
+    def __init__(self, what: str) -> None:
+        self.left = COLLECT_NAME_BYTES
+        self.what = what
+
+    def hold(self, name: str) -> None:
+        self.left -= len(name.encode("utf-8", "surrogateescape"))
+        if self.left < 0:
+            raise CollectTooLargeError(
+                f"collect.files {self.what} names of more than {COLLECT_NAME_BYTES:,} bytes in all (each "
+                "is kept in the results line); narrow the patterns, or collect a directory as one archive"
+            )
+
+
 class _Listings:
     """How many more names a collection may list; past it `CollectTooLargeError`."""
 
@@ -840,10 +863,13 @@ def _copy_matches(
     names: set[str] = set()
     too_many = f"collect.files matches more than {_MAX_COLLECT_NAMES:,} files; narrow the patterns"
     listings = _Listings()  # every directory listed, by the patterns and the walks below, counts
+    held = _NameBytes("finds files of")  # what the results line lists (and this process holds)
     for pattern in patterns:
         matches: list[str] = []
+        matched = _NameBytes(f"pattern {pattern!r} matches")
         for rel in _expand(root, "", pattern.split("/"), listings):
             matches.append(rel)
+            matched.hold(rel)
             if len(matches) > _MAX_COLLECT_NAMES:
                 raise CollectTooLargeError(too_many)
         # Each directory below one already walked is skipped: ``out/**`` matches every directory
@@ -857,10 +883,14 @@ def _copy_matches(
             if match.is_dir() and not match.is_symlink():
                 walked = rel.rstrip("/")
                 for name in _files_below(root, walked, listings):  # links not followed (round 11)
+                    if name not in names:
+                        held.hold(name)
                     names.add(name)
                     if len(names) > _MAX_COLLECT_NAMES:
                         raise CollectTooLargeError(too_many)
             else:
+                if rel not in names:
+                    held.hold(rel)
                 names.add(rel)
             if len(names) > _MAX_COLLECT_NAMES:
                 raise CollectTooLargeError(too_many)

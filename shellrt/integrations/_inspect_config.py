@@ -218,6 +218,7 @@ def _file_floor(settings: ShellrtSandboxConfig, path: Path | None) -> None:
             f"allowed_domains: {', '.join(extra)} (a file only narrows what you allow: list them in "
             f"{ALLOWED_DOMAINS_ENV})"
         )
+    wide.extend(_limits_above_defaults(settings))
     if settings.workspace is not None and os.geteuid() == 0:
         private = first_private(settings.workspace, reached_from=path.parent if path else None)
         if private is not None:
@@ -239,6 +240,33 @@ def _file_floor(settings: ShellrtSandboxConfig, path: Path | None) -> None:
 
 
 _DEFAULT_IMAGE = ShellrtSandboxConfig.model_fields["image"].default
+
+
+def _limits_above_defaults(settings: ShellrtSandboxConfig) -> list[str]:
+    """The ``limits`` a config file sets above what its backend gives a sandbox naming none. Those
+    ceilings are what keeps a fork bomb or an allocation off the host: a dataset's file with
+    ``pids: 4000000`` and ``memory_bytes: 1e15`` gave its samples exactly that (red team round 37).
+    A file may lower them; ``cpus`` has no default ceiling, so any value only lowers it."""
+    from sandbox._hostmem import default_memory_ceiling
+    from sandbox.config import DEFAULT_BWRAP_PIDS, DEFAULT_BWRAP_TMP_BYTES
+
+    ceilings: dict[str, int] = {"memory_bytes": default_memory_ceiling()}
+    if settings.sandbox != "docker":
+        ceilings.update(pids=DEFAULT_BWRAP_PIDS, tmp_bytes=DEFAULT_BWRAP_TMP_BYTES)
+    else:
+        try:
+            from sandbox.docker._backend import _DEFAULT_PIDS, _DEFAULT_TMP_BYTES
+        except ImportError:  # no docker SDK: no docker sandbox starts here either (it says why)
+            pass
+        else:
+            ceilings.update(pids=_DEFAULT_PIDS, tmp_bytes=_DEFAULT_TMP_BYTES)
+    asked = settings.limits.model_dump(exclude_none=True)
+    return [
+        f"limits.{key}: {asked[key]} (above the {settings.sandbox} sandbox's own ceiling of {most}, which "
+        "keeps a sample off the host's processes and memory; a file may only lower it)"
+        for key, most in ceilings.items()
+        if key in asked and asked[key] > most
+    ]
 
 
 def _env_list(name: str) -> tuple[str, ...]:
