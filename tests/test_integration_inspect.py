@@ -120,14 +120,20 @@ def test_bad_config_files_say_what_is_wrong(tmp_path: Path) -> None:
         load_config(str(tmp_path / "c.yaml"))
 
 
-async def test_unusable_backend_is_a_prerequisite_error_before_any_sample() -> None:
+async def test_unusable_backend_is_a_prerequisite_error_before_any_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     require_docker()
+    # This process's temp dir only: a sample another test makes meanwhile (another worker) is not ours.
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     settings = ShellrtSandboxConfig(sandbox="docker", image="shellrt-no-such-image:never")
-    before = _sample_dirs()
+    before = _sample_dirs(private)
     with pytest.raises(PrerequisiteError) as info:
         await ShellrtSandboxEnvironment.task_init(TASK, settings)
     assert "shellrt-no-such-image" in str(info.value.message)
-    assert _sample_dirs() <= before
+    assert _sample_dirs(private) <= before
 
 
 # --- exec semantics -------------------------------------------------------------------
