@@ -49,18 +49,22 @@ def checked_entry(
     under ``name``: a name changed since registration would point the model at another tool.
     """
     name = tool.name
-    if not isinstance(name, str) or not name:
-        raise UnlistableTool(f"its name is {type(name).__name__}, not a non-empty str")
+    if type(name) is not str or not name:  # a str subclass may compare as one name, be sent as another
+        raise UnlistableTool(f"its name is a {type(name).__name__}, not a non-empty str")
     if registered_as(name) is not tool:
         raise UnlistableTool(f"its name {name[:100]!r} is not the name it was registered under")
     description = tool.prompt()
     if not isinstance(description, str):
         raise UnlistableTool(f"its prompt() returned {type(description).__name__}, not str")
+    description = str.__str__(description)  # a plain copy: a subclass's own len() is not asked
     if len(description) > MAX_DESCRIPTION_CHARS:
         raise UnlistableTool(
             f"its prompt() has {len(description)} characters (the limit is {MAX_DESCRIPTION_CHARS})"
         )
     schema = tool.input_schema()
-    if not isinstance(schema, dict) or schema.get("type") != "object":
+    if not isinstance(schema, dict):
         raise UnlistableTool('its input_schema() is not a JSON Schema object ({"type": "object", ...})')
-    return build(name, description, _plain_json(schema, "input_schema()", MAX_SCHEMA_CHARS))
+    sent = _plain_json(schema, "input_schema()", MAX_SCHEMA_CHARS)
+    if sent.get("type") != "object":  # judged on the copy sent, not on what the tool's dict answers
+        raise UnlistableTool('its input_schema() is not a JSON Schema object ({"type": "object", ...})')
+    return build(name, description, sent)
