@@ -32,9 +32,30 @@ def answerable(exc: BaseException) -> bool:
     return not isinstance(exc, cancelled)
 
 
+#: Groups nested deeper than this are quoted as the group they are (no reader needs more).
+_MAX_GROUP_DEPTH = 16
+
+
 def quoted(exc: BaseException, limit: int, *, one_line: bool = False) -> str:
     """``Type: text`` of ``exc``, cut at ``limit`` characters (``one_line``: its blanks collapsed);
-    an exception whose ``str`` itself raises is named only."""
+    an exception whose ``str`` itself raises is named only. A group (a task group's failure) is
+    quoted by its first leaf, with how many others it held: its own text ("unhandled errors in a
+    TaskGroup") says nothing of what failed or what to do (round 37: a missing ``nice`` read so)."""
+    more = 0
+    for _ in range(_MAX_GROUP_DEPTH):
+        try:
+            inner = tuple(exc.exceptions) if isinstance(exc, BaseExceptionGroup) else ()
+        except Exception:  # a subclass's own ``exceptions`` that raises: quoted as the group
+            inner = ()
+        if not inner or not isinstance(inner[0], BaseException):
+            break
+        more += len(inner) - 1
+        exc = inner[0]
+    text = _quoted_one(exc, limit, one_line=one_line)
+    return f"{text} (and {more} more)" if more else text
+
+
+def _quoted_one(exc: BaseException, limit: int, *, one_line: bool) -> str:
     kind = type(exc).__name__
     try:
         text = str(exc)
