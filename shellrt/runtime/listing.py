@@ -1,7 +1,7 @@
 """Building one ``tools[]`` entry so that a bad tool is left out, never the whole listing.
 
 A registered tool (an MCP proxy, a plugin, an API caller's tool) runs its own code for
-``name``, ``prompt()``, ``input_schema()`` and ``is_enabled()``/``is_deferred()``. Any of
+``name``, ``prompt()``, ``input_schema()``, ``search_hint`` and ``is_enabled()``/``is_deferred()``. Any of
 them may raise, return the wrong type, or return something huge or not JSON: before, the
 first such tool ended ``tools_for_anthropic``/``tools_for_openai`` for every tool (round 36).
 Here each entry is built and checked alone; a tool that fails is named in a diagnostic and
@@ -64,6 +64,9 @@ def checked_entry(
     schema = tool.input_schema()
     if not isinstance(schema, dict):
         raise UnlistableTool('its input_schema() is not a JSON Schema object ({"type": "object", ...})')
+    hint = tool.search_hint  # ToolSearch reads it (and the prompt) of tools the listing vouched for
+    if not isinstance(hint, str) or len(hint) > MAX_DESCRIPTION_CHARS:
+        raise UnlistableTool(f"its search_hint is a {type(hint).__name__} (a str is needed)")
     sent = _plain_json(schema, "input_schema()", MAX_SCHEMA_CHARS)
     if sent.get("type") != "object":  # judged on the copy sent, not on what the tool's dict answers
         raise UnlistableTool('its input_schema() is not a JSON Schema object ({"type": "object", ...})')

@@ -50,6 +50,10 @@ def _registered_keys(tool: Tool[Any, Any]) -> tuple[str, ...]:
     return (name, *aliases)
 
 
+def _checked_only(_tool: Tool[Any, Any]) -> Callable[[str, str, dict[str, Any]], dict[str, Any]]:
+    return lambda _n, _d, _s: {}
+
+
 class ToolRegistry(ToolCatalog):
     """Ordered tool lookup by name or alias."""
 
@@ -156,7 +160,9 @@ class ToolRegistry(ToolCatalog):
         return self._asks(tool, tool.is_deferred) if id(tool) not in self._unlisted else False
 
     def deferred_tools(self) -> list[Tool[Any, Any]]:
-        return [t for t in self.all_tools() if self._deferred(t)]
+        """Deferred tools whose entry checks: ToolSearch reads their prompt, hint and name, and a
+        deferred tool is in no ``tools[]`` (so never checked) until it is found (round 37)."""
+        return [t for t in self.all_tools() if self._deferred(t) and self._entries([t], _checked_only)]
 
     def names(self) -> list[str]:
         """The registered names of the callable tools (never a tool's answer of the moment)."""
