@@ -310,3 +310,34 @@ async def test_a_tool_renamed_to_bash_does_not_exempt_bash_from_the_budget(ws: P
     assert bad.calls == 1
     whole = "z" * 6000 in envelope_text(envelopes[1])
     assert not whole, "Bash's result was exempted by another tool's name"
+
+
+# --- what the registry keeps about failures ------------------------------------------------------
+
+
+def test_failure_lines_are_bounded_whatever_a_flapping_tool_says() -> None:
+    """Each distinct failure line was kept (and searched, linearly, at every new one): a tool
+    re-registered on every reconnect that fails with a new text each time grew the list, and the
+    cost of each failure, without end."""
+    import time
+
+    from shellrt.runtime.registry import ToolRegistry
+
+    class Flapping(Good):
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def prompt(self) -> str:
+            raise RuntimeError(f"failure number {self.n}")
+
+    registry = ToolRegistry([Good()])
+    started = time.monotonic()
+    for n in range(5_000):
+        tool = Flapping(n)
+        tool.name = "Flap"  # type: ignore[misc]
+        registry.register(tool)
+        registry.for_openai(registry.all_tools())
+        registry.unregister("Flap")
+    assert len(registry.listing_diagnostics) <= 1_000, len(registry.listing_diagnostics)
+    assert "failure number 4999" in registry.listing_diagnostics[-1]
+    assert time.monotonic() - started < 20

@@ -21,7 +21,10 @@ from shellrt.runtime.raised import answerable, quoted
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["DuplicateToolError", "ToolRegistrationError", "ToolRegistry"]
+__all__ = ["MAX_LISTING_DIAGNOSTICS", "DuplicateToolError", "ToolRegistrationError", "ToolRegistry"]
+
+#: Failure lines kept (the newest): a tool re-registered at every reconnect may fail anew each time.
+MAX_LISTING_DIAGNOSTICS = 256
 
 T = TypeVar("T")
 
@@ -67,6 +70,7 @@ class ToolRegistry(ToolCatalog):
         self._keys: dict[int, tuple[str, ...]] = {}
         #: One line per tool left out of ``tools[]`` (what it got wrong), for the caller to show.
         self.listing_diagnostics: list[str] = []
+        self._said: set[str] = set()  # the lines of ``listing_diagnostics``, for a constant-time check
         for tool in tools:
             self.register(tool)
 
@@ -138,9 +142,12 @@ class ToolRegistry(ToolCatalog):
             label = type(tool).__name__
         line = f"tool {label} left out of tools[] and refused: {quoted(exc, 300, one_line=True)}"
         self._unlisted[id(tool)] = line
-        if line not in self.listing_diagnostics:
+        if line not in self._said:
+            self._said.add(line)
             self.listing_diagnostics.append(line)
             _log.warning("%s", line)
+            if len(self.listing_diagnostics) > MAX_LISTING_DIAGNOSTICS:
+                self._said.discard(self.listing_diagnostics.pop(0))
 
     def _registered_name(self, tool: Tool[Any, Any]) -> str:
         return self._keys[id(tool)][0]
