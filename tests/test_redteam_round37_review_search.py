@@ -4,7 +4,8 @@
 ``search_hint``, ``name`` and ``aliases`` itself. The registry handed it every deferred tool,
 whether or not that tool could be listed (round 36 runtime2 checked tools only when ``tools[]``
 was built, and a deferred tool is not in it until found): one deferred tool whose ``prompt()``
-answered a non-str or whose ``search_hint`` was not a str made every keyword search fail, so no
+answered a non-str, whose ``search_hint`` was not a str, or whose ``aliases`` changed to a
+non-str since registration made every search fail, so no
 deferred tool (every MCP tool of a session with many) could be found. Now the registry hands
 out only deferred tools whose entry checks (and whose hint is a str); the bad one is left out
 and refused, the others are found. Real Runtime, real local sandbox.
@@ -55,6 +56,10 @@ class Deferred(Tool[_In, str]):
     def search_hint(self) -> Any:
         return None if self.armed and self.mode == "hint_not_str" else "weather"
 
+    @property  # type: ignore[override]
+    def aliases(self) -> Any:
+        return (7,) if self.armed and self.mode == "aliases_changed" else ()
+
     async def check_permissions(self, tool_input: _In, ctx: ToolContext) -> PermissionResult:
         return PermissionResult.allow()
 
@@ -65,9 +70,10 @@ class Deferred(Tool[_In, str]):
         return output
 
 
-@pytest.mark.parametrize("mode", ["prompt_not_str", "hint_not_str"])
+@pytest.mark.parametrize("query", ["weather report", "select:GoodWeather,BadWeather"])
+@pytest.mark.parametrize("mode", ["prompt_not_str", "hint_not_str", "aliases_changed"])
 async def test_one_bad_deferred_tool_does_not_hide_every_other(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, query: str
 ) -> None:
     ws = isolated_workspace(tmp_path, monkeypatch)
     bad, good = Deferred("BadWeather", mode), Deferred("GoodWeather")
@@ -78,10 +84,10 @@ async def test_one_bad_deferred_tool_does_not_hide_every_other(
     async with runtime as rt:
         bad.armed = True
         [found] = await rt.run_envelopes(
-            [ToolUseBlock(id=f"r37s{next(_ids)}", name="ToolSearch", input={"query": "weather report"})]
+            [ToolUseBlock(id=f"r37s{next(_ids)}", name="ToolSearch", input={"query": query})]
         )
         [called] = await rt.run_envelopes([ToolUseBlock(id=f"r37c{next(_ids)}", name="BadWeather", input={})])
     text = envelope_text(found)
     assert not found.is_error and "GoodWeather" in text, text
-    assert "BadWeather" not in text, text
+    assert "- BadWeather" not in text, text  # not found (the query itself may name it)
     assert called.is_error and "Unknown tool" in envelope_text(called)

@@ -124,11 +124,19 @@ class ToolRegistry(ToolCatalog):
         return self._asks(tool, lambda: self._named(tool)) and self._asks(tool, tool.is_enabled)
 
     def _named(self, tool: Tool[Any, Any]) -> bool:
+        """Its name and aliases are still those it was registered under (ToolSearch reads both)."""
         name = tool.name
         registered = self._registered_name(tool)
         if type(name) is not str or name != registered:
             shown = repr(name[:100]) if type(name) is str else f"a {type(name).__name__}"
             raise UnlistableTool(f"its name is now {shown}, not {registered!r} it was registered under")
+        aliases = tool.aliases
+        if (
+            not isinstance(aliases, (tuple, list))
+            or any(type(alias) is not str for alias in aliases)
+            or tuple(aliases) != self._keys[id(tool)][1:]
+        ):
+            raise UnlistableTool("its aliases are not those it was registered under")
         return True
 
     # --- a tool's own code, answered per tool ---------------------------------------
