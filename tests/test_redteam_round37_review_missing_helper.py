@@ -83,4 +83,4 @@ def test_a_group_is_quoted_by_what_failed_in_it() -> None:
         def exceptions(self) -> tuple[BaseException, ...]:  # type: ignore[override]
             raise RuntimeError("no")
 
-    assert quoted(Odd("odd", [leaf]), 500) == "Odd: odd (1 sub-exception)"
+    assert quoted(Odd("odd", [leaf]), 500) == f"FileNotFoundError: {leaf}"  # what it holds, not shows
