@@ -65,7 +65,7 @@ def checked_entry(
     if not isinstance(schema, dict):
         raise UnlistableTool('its input_schema() is not a JSON Schema object ({"type": "object", ...})')
     hint = tool.search_hint  # ToolSearch reads it (and the prompt) of tools the listing vouched for
-    if not isinstance(hint, str) or len(hint) > MAX_DESCRIPTION_CHARS:
+    if not isinstance(hint, str) or len(str.__str__(hint)) > MAX_DESCRIPTION_CHARS:
         raise UnlistableTool(f"its search_hint is a {type(hint).__name__} (a str is needed)")
     sent = _plain_json(schema, "input_schema()", MAX_SCHEMA_CHARS)
     if sent.get("type") != "object":  # judged on the copy sent, not on what the tool's dict answers
