@@ -56,12 +56,20 @@ async def _collect(args: argparse.Namespace) -> list[dict[str, Any]]:
     for line in runtime.diagnostics:
         print(f"shellrt tools: settings: {shown(line)}", file=sys.stderr)
     async with runtime:
-        rows = []
-        for tool in runtime.registry.all_tools():
+        registry, gate = runtime.registry, runtime.gate
+
+        def row_of(tool: Any) -> dict[str, Any]:  # the tool's own code: asked through the registry's guard
             row = semantics_of(tool).as_dict()
-            row["hidden_by_rule"] = not runtime.gate.is_visible(tool)
-            row["description"] = _first_line(tool.prompt())
-            rows.append(row)
+            row["hidden_by_rule"] = not gate.is_visible(tool)
+            description = tool.prompt()
+            if not isinstance(description, str):
+                raise TypeError(f"prompt() returned {type(description).__name__}, not str")
+            row["description"] = _first_line(str.__str__(description))
+            return row
+
+        rows = [row for tool in registry.all_tools() if (row := registry.asked(tool, lambda t=tool: row_of(t)))]
+        for line in registry.listing_diagnostics:  # a tool that failed is named, never a traceback
+            print(f"shellrt tools: {shown(line)}", file=sys.stderr)
         return rows
 
 

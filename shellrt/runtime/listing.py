@@ -1,7 +1,7 @@
 """Building one ``tools[]`` entry so that a bad tool is left out, never the whole listing.
 
 A registered tool (an MCP proxy, a plugin, an API caller's tool) runs its own code for
-``name``, ``prompt()``, ``input_schema()`` and ``is_enabled()``/``is_deferred()``. Any of
+``name``, ``prompt()``, ``input_schema()``, ``search_hint`` and ``is_enabled()``/``is_deferred()``. Any of
 them may raise, return the wrong type, or return something huge or not JSON: before, the
 first such tool ended ``tools_for_anthropic``/``tools_for_openai`` for every tool (round 36).
 Here each entry is built and checked alone; a tool that fails is named in a diagnostic and
@@ -49,18 +49,25 @@ def checked_entry(
     under ``name``: a name changed since registration would point the model at another tool.
     """
     name = tool.name
-    if not isinstance(name, str) or not name:
-        raise UnlistableTool(f"its name is {type(name).__name__}, not a non-empty str")
+    if type(name) is not str or not name:  # a str subclass may compare as one name, be sent as another
+        raise UnlistableTool(f"its name is a {type(name).__name__}, not a non-empty str")
     if registered_as(name) is not tool:
         raise UnlistableTool(f"its name {name[:100]!r} is not the name it was registered under")
     description = tool.prompt()
     if not isinstance(description, str):
         raise UnlistableTool(f"its prompt() returned {type(description).__name__}, not str")
+    description = str.__str__(description)  # a plain copy: a subclass's own len() is not asked
     if len(description) > MAX_DESCRIPTION_CHARS:
         raise UnlistableTool(
             f"its prompt() has {len(description)} characters (the limit is {MAX_DESCRIPTION_CHARS})"
         )
     schema = tool.input_schema()
-    if not isinstance(schema, dict) or schema.get("type") != "object":
+    if not isinstance(schema, dict):
         raise UnlistableTool('its input_schema() is not a JSON Schema object ({"type": "object", ...})')
-    return build(name, description, _plain_json(schema, "input_schema()", MAX_SCHEMA_CHARS))
+    hint = tool.search_hint  # ToolSearch reads it (and the prompt) of tools the listing vouched for
+    if not isinstance(hint, str) or len(str.__str__(hint)) > MAX_DESCRIPTION_CHARS:
+        raise UnlistableTool(f"its search_hint is a {type(hint).__name__} (a str is needed)")
+    sent = _plain_json(schema, "input_schema()", MAX_SCHEMA_CHARS)
+    if sent.get("type") != "object":  # judged on the copy sent, not on what the tool's dict answers
+        raise UnlistableTool('its input_schema() is not a JSON Schema object ({"type": "object", ...})')
+    return build(name, description, sent)

@@ -14,15 +14,23 @@ import anyio
 
 __all__ = ["answerable", "quoted"]
 
-_PASSING = (KeyboardInterrupt, SystemExit, GeneratorExit, BaseExceptionGroup, asyncio.CancelledError)
+_PASSING = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
+
+
+#: Groups nested deeper than this are not read: quoted as the group, and propagated.
+_MAX_GROUP_DEPTH = 16
 
 
 def answerable(exc: BaseException) -> bool:
     """Whether ``exc``, raised by a tool's own code, is answered (an error result, a tool left out)
     rather than propagated: anything but a cancellation, the process's own exit or interrupt, and
-    a group that may hold one of those."""
+    a group holding one of those (or nested past `_MAX_GROUP_DEPTH`, or too large to read). A
+    group of the tool's own exceptions is answered (round 37: it ended the whole message)."""
     if isinstance(exc, Exception):
         return True
+    if isinstance(exc, BaseExceptionGroup):
+        leaves = _leaves(exc)
+        return leaves is not None and all(answerable(leaf) for leaf in leaves)
     if isinstance(exc, _PASSING):
         return False
     try:
@@ -32,9 +40,52 @@ def answerable(exc: BaseException) -> bool:
     return not isinstance(exc, cancelled)
 
 
+#: The exceptions a group really holds (the C field: a subclass's own ``exceptions`` may show others).
+_HELD = BaseExceptionGroup.__dict__["exceptions"]
+#: A group holding more than this (all levels) is not read: it propagates.
+_MAX_GROUP_LEAVES = 1000
+
+
+def _held(group: BaseExceptionGroup[BaseException]) -> tuple[BaseException, ...]:
+    return tuple(_HELD.__get__(group, BaseExceptionGroup))
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException] | None:
+    """Every non-group exception in ``group``; None past the depth or size read."""
+    leaves: list[BaseException] = []
+    level: list[BaseException] = [group]
+    for _ in range(_MAX_GROUP_DEPTH):
+        nested: list[BaseException] = []
+        for exc in level:
+            if isinstance(exc, BaseExceptionGroup):
+                nested.extend(_held(exc))
+            else:
+                leaves.append(exc)
+            if len(leaves) + len(nested) > _MAX_GROUP_LEAVES:
+                return None
+        if not nested:
+            return leaves
+        level = nested
+    return None
+
+
 def quoted(exc: BaseException, limit: int, *, one_line: bool = False) -> str:
     """``Type: text`` of ``exc``, cut at ``limit`` characters (``one_line``: its blanks collapsed);
-    an exception whose ``str`` itself raises is named only."""
+    an exception whose ``str`` itself raises is named only. A group (a task group's failure) is
+    quoted by its first leaf, with how many others it held: its own text ("unhandled errors in a
+    TaskGroup") says nothing of what failed or what to do (round 37: a missing ``nice`` read so)."""
+    more = 0
+    for _ in range(_MAX_GROUP_DEPTH):
+        inner = _held(exc) if isinstance(exc, BaseExceptionGroup) else ()
+        if not inner:
+            break
+        more += len(inner) - 1
+        exc = inner[0]
+    text = _quoted_one(exc, limit, one_line=one_line)
+    return f"{text} (and {more} more)" if more else text
+
+
+def _quoted_one(exc: BaseException, limit: int, *, one_line: bool) -> str:
     kind = type(exc).__name__
     try:
         text = str(exc)

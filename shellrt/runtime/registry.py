@@ -9,22 +9,52 @@ every earlier entry keeps its place.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from shellrt.protocol import Tool, ToolCatalog
 from shellrt.protocol.definitions import anthropic_entry, openai_entry
-from shellrt.runtime.listing import checked_entry
+from shellrt.runtime.listing import UnlistableTool, checked_entry
 from shellrt.runtime.raised import answerable, quoted
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["DuplicateToolError", "ToolRegistry"]
+__all__ = ["MAX_LISTING_DIAGNOSTICS", "DuplicateToolError", "ToolRegistrationError", "ToolRegistry"]
+
+#: Failure lines kept (the newest): a tool re-registered at every reconnect may fail anew each time.
+MAX_LISTING_DIAGNOSTICS = 256
+
+T = TypeVar("T")
 
 
 class DuplicateToolError(ValueError):
     """Raised when two tools claim the same name or alias."""
+
+
+class ToolRegistrationError(ValueError):
+    """Raised by `ToolRegistry.register` (so by a Runtime's start) when a tool's own ``name`` or
+    ``aliases`` raise or are not plain strings; the message names the tool's class."""
+
+
+def _registered_keys(tool: Tool[Any, Any]) -> tuple[str, ...]:
+    """The tool's name and aliases, read once, each a plain non-empty ``str`` (a ``str`` subclass
+    may compare or hash as another name than it is sent as; a ``str`` of aliases is one per letter)."""
+    name = tool.name
+    if type(name) is not str or not name:
+        raise TypeError(f"its name is {name!r:.100}: a non-empty str is needed")
+    aliases = tool.aliases
+    if not isinstance(aliases, (tuple, list)):
+        raise TypeError(f"its aliases are a {type(aliases).__name__}: a tuple of str is needed")
+    for alias in aliases:
+        if type(alias) is not str or not alias:
+            raise TypeError(f"its alias {alias!r:.100} is not a non-empty str")
+    return (name, *aliases)
+
+
+def _checked_only(_tool: Tool[Any, Any]) -> Callable[[str, str, dict[str, Any]], dict[str, Any]]:
+    return lambda _n, _d, _s: {}
 
 
 class ToolRegistry(ToolCatalog):
@@ -40,15 +70,21 @@ class ToolRegistry(ToolCatalog):
         self._keys: dict[int, tuple[str, ...]] = {}
         #: One line per tool left out of ``tools[]`` (what it got wrong), for the caller to show.
         self.listing_diagnostics: list[str] = []
+        self._said: set[str] = set()  # the lines of ``listing_diagnostics``, for a constant-time check
         for tool in tools:
             self.register(tool)
 
     def register(self, tool: Tool[Any, Any]) -> None:
-        """Add a tool at the end; names and aliases must be unique."""
-        name = tool.name
-        if not name or not isinstance(name, str):
-            raise ValueError(f"{type(tool).__name__} has no name (a non-empty str)")
-        keys = (name, *tool.aliases)
+        """Add a tool at the end; names and aliases must be unique plain strings."""
+        try:
+            keys = _registered_keys(tool)
+        except BaseException as exc:
+            if not answerable(exc):
+                raise
+            raise ToolRegistrationError(
+                f"tool {type(tool).__module__}.{type(tool).__qualname__} cannot be registered: "
+                f"{quoted(exc, 300, one_line=True)}. Fix the tool, or leave it out of tools=[...]"
+            ) from None
         for key in keys:
             if key in self._by_name:
                 raise DuplicateToolError(f"tool name {key!r} is already registered")
@@ -70,13 +106,38 @@ class ToolRegistry(ToolCatalog):
 
     # --- ToolCatalog ----------------------------------------------------------
     def all_tools(self) -> list[Tool[Any, Any]]:
-        return [t for t in self._tools if id(t) not in self._unlisted and self._asks(t, t.is_enabled)]
+        return [t for t in self._tools if self._callable(t)]
 
     def get(self, name: str) -> Tool[Any, Any] | None:
         tool = self._by_name.get(name)
-        if tool is None or id(tool) in self._unlisted:
-            return None  # fail closed: a tool left out of the listing cannot be called either
-        return tool if self._asks(tool, tool.is_enabled) else None
+        return tool if tool is not None and self._callable(tool) else None
+
+    def _callable(self, tool: Tool[Any, Any]) -> bool:
+        """Not left out, still answering the name it was registered under, and enabled.
+
+        Rules, hooks and the listing judge a tool by its ``name``: one answering another name
+        than it was registered (and listed, and called) under would be judged as that other
+        tool (round 37: a tool denied outright ran as "Other"). Fail closed: left out for good.
+        """
+        if id(tool) in self._unlisted:
+            return False  # a tool left out of the listing cannot be called either
+        return self._asks(tool, lambda: self._named(tool)) and self._asks(tool, tool.is_enabled)
+
+    def _named(self, tool: Tool[Any, Any]) -> bool:
+        """Its name and aliases are still those it was registered under (ToolSearch reads both)."""
+        name = tool.name
+        registered = self._registered_name(tool)
+        if type(name) is not str or name != registered:
+            shown = repr(name[:100]) if type(name) is str else f"a {type(name).__name__}"
+            raise UnlistableTool(f"its name is now {shown}, not {registered!r} it was registered under")
+        aliases = tool.aliases
+        if (
+            not isinstance(aliases, (tuple, list))
+            or any(type(alias) is not str for alias in aliases)
+            or tuple(aliases) != self._keys[id(tool)][1:]
+        ):
+            raise UnlistableTool("its aliases are not those it was registered under")
+        return True
 
     # --- a tool's own code, answered per tool ---------------------------------------
     def _left_out(self, tool: Tool[Any, Any], exc: BaseException) -> None:
@@ -89,9 +150,12 @@ class ToolRegistry(ToolCatalog):
             label = type(tool).__name__
         line = f"tool {label} left out of tools[] and refused: {quoted(exc, 300, one_line=True)}"
         self._unlisted[id(tool)] = line
-        if line not in self.listing_diagnostics:
+        if line not in self._said:
+            self._said.add(line)
             self.listing_diagnostics.append(line)
             _log.warning("%s", line)
+            if len(self.listing_diagnostics) > MAX_LISTING_DIAGNOSTICS:
+                self._said.discard(self.listing_diagnostics.pop(0))
 
     def _registered_name(self, tool: Tool[Any, Any]) -> str:
         return self._keys[id(tool)][0]
@@ -111,10 +175,36 @@ class ToolRegistry(ToolCatalog):
         return self._asks(tool, tool.is_deferred) if id(tool) not in self._unlisted else False
 
     def deferred_tools(self) -> list[Tool[Any, Any]]:
-        return [t for t in self.all_tools() if self._deferred(t)]
+        """Deferred tools whose entry checks: ToolSearch reads their prompt, hint and name, and a
+        deferred tool is in no ``tools[]`` (so never checked) until it is found (round 37)."""
+        return [t for t in self.all_tools() if self._deferred(t) and self._entries([t], _checked_only)]
 
     def names(self) -> list[str]:
-        return [t.name for t in self.all_tools()]
+        """The registered names of the callable tools (never a tool's answer of the moment)."""
+        return [self._registered_name(t) for t in self.all_tools()]
+
+    def names_where(self, question: Callable[[Tool[Any, Any]], Any]) -> frozenset[str]:
+        """Registered names of the callable tools for which ``question(tool)`` (which reads the
+        tool's own members) is true; a tool for which it raises is left out and not named."""
+        def truth(tool: Tool[Any, Any]) -> bool:
+            return bool(question(tool))  # its own __bool__ too is the tool's code
+
+        return frozenset(
+            self._registered_name(t) for t in self.all_tools() if self.asked(t, functools.partial(truth, t))
+        )
+
+    def asked(self, tool: Tool[Any, Any], question: Callable[[], T]) -> T | None:
+        """``question()`` of the tool's own code; None (the tool left out of every listing, and
+        refused) when it raises. For callers that read a tool's members beyond the listing's."""
+        try:
+            return question()
+        except BaseException as exc:
+            self._left_out(tool, exc)
+            return None
+
+    def shown(self, is_visible: Callable[[Tool[Any, Any]], bool]) -> list[Tool[Any, Any]]:
+        """The callable tools ``is_visible`` keeps (deferred ones included, in registration order)."""
+        return [t for t in self.all_tools() if self._asks(t, lambda t=t: is_visible(t))]  # type: ignore[misc]
 
     # --- what the model sees ------------------------------------------------------
     def visible(

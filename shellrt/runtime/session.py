@@ -545,10 +545,8 @@ class Runtime:
         sent, deferred ones marked ``"defer_loading": true``. ``strict=True`` marks the
         tools whose schemas allow strict input validation.
         """
-        if defer_loading:
-            tools = [t for t in self.registry.all_tools() if self.gate.is_visible(t)]
-        else:
-            tools = self.visible_tools()
+        # Every visible tool for the API's search (a tool whose own code raises is left out, not the listing).
+        tools = self.registry.shown(self.gate.is_visible) if defer_loading else self.visible_tools()
         return self.registry.for_anthropic(tools, defer_loading=defer_loading, strict=strict)
 
     def tools_for_openai(self, *, strict: bool = False) -> list[dict[str, Any]]:
@@ -698,9 +696,7 @@ class Runtime:
             self.session_dir,
             self.message_budget_chars,
             exempt=self._persistence_exempt(),
-            seen_by_commands=frozenset(
-                t.name for t in self.registry.all_tools() if t.results_seen_by_commands
-            ),
+            seen_by_commands=self.registry.names_where(lambda t: t.results_seen_by_commands),
         )
 
     async def stream(
@@ -1063,7 +1059,8 @@ class Runtime:
         self.context.abort.set()
 
     def _persistence_exempt(self) -> frozenset[str]:
-        return frozenset(t.name for t in self.registry.all_tools() if t.max_result_chars is None)
+        # Registered names, each tool asked guardedly: the calls have run, their results must stand.
+        return self.registry.names_where(lambda t: t.max_result_chars is None)
 
 
 #: A transcript line's JSON (what ``json.dumps(..., ensure_ascii=True, default=str)`` makes),

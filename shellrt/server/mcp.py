@@ -286,11 +286,12 @@ class McpToolServer:
     # --- handlers --------------------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
         tools: list[mt.Tool] = []
+        registry = self.runtime.registry
         for tool in self.runtime.visible_tools():
-            try:
-                tools.append(to_mcp_tool(tool))
-            except Exception as exc:  # one broken tool must not hide the others
-                log.warning("tool %s cannot be listed over MCP: %r", tool.name, exc)
+            # One broken tool must not hide the others; it is left out and refused (registry, round 37).
+            listed = registry.asked(tool, lambda t=tool: to_mcp_tool(t))  # type: ignore[misc]
+            if listed is not None:
+                tools.append(listed)
         return mt.ListToolsResult(tools=tools)
 
     async def _call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
