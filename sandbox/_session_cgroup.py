@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from sandbox._proctree import kill_listed
-from sandbox._resetfork import reset_on_fork
 
 __all__ = ["SessionCgroup", "open_session_cgroup"]
 
@@ -50,6 +49,22 @@ __all__ = ["SessionCgroup", "open_session_cgroup"]
 _KILL_DEADLINE_S = 5.0
 #: How long the spawner thread may take to join the cgroup.
 _JOIN_TIMEOUT_S = 10.0
+
+
+def _reset_on_fork() -> None:
+    """``SCHED_RESET_ON_FORK`` on the calling (spawner) thread, keeping its policy and priority.
+
+    A command of the caller's uid may raise this thread's priority (the kernel checks the target's
+    ``RLIMIT_RTPRIO``/``RLIMIT_NICE``: the caller's), and every later command it forks inherited a
+    real-time policy or a negative nice that `calm_prefix` (which reads the loop's thread) never
+    saw (red team round 37, lead). With the flag each child starts under SCHED_OTHER at nice >= 0;
+    without ``CAP_SYS_NICE`` nobody can drop it (the kernel refuses a change that does). The
+    session's reaper (`sandbox._reaper`) sets it on itself the same way. Where the kernel refuses,
+    the loop-side prefix still covers the caller's own state."""
+    policy = os.sched_getscheduler(0)
+    if not policy & os.SCHED_RESET_ON_FORK:
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, policy | os.SCHED_RESET_ON_FORK, os.sched_getparam(0))
 
 
 class _HasPid(Protocol):
@@ -158,7 +173,7 @@ class SessionCgroup:
             self._done.release()
             return
         self._tid = threading.get_native_id()
-        reset_on_fork()  # what a command does to this thread's priority reaches no later command
+        _reset_on_fork()  # what a command does to this thread's priority reaches no later command
         self._outcome = (True, None)
         self._done.release()
         while True:
@@ -331,7 +346,9 @@ def _owner_is_subreaper() -> bool:
     import ctypes
 
     flag = ctypes.c_int(0)
-    if ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(flag), 0, 0, 0) != 0:  # PR_GET_CHILD_SUBREAPER
+    if (
+        ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(flag), 0, 0, 0) != 0
+    ):  # PR_GET_CHILD_SUBREAPER
         return True  # cannot tell: the reaper is the safe side
     return flag.value != 0
 
