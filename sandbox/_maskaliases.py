@@ -13,6 +13,9 @@ Only files with more than one link are looked for (``st_nlink``), so an ordinary
 pays one ``stat`` per read-denied path, which it makes anyway. A read-denied directory is
 searched for such files once each time it changes. The search is bounded; past the bound
 the command is refused (fail closed), naming the file and how to find its links.
+
+Other mounts too (`mount_aliases`): a bind mount of a directory above a denied path (round 36) and,
+for a path in an overlay, the same place in each of its layers (round 37).
 """
 
 from __future__ import annotations
@@ -26,7 +29,10 @@ from pathlib import Path
 
 from sandbox.errors import SandboxExecError
 
-__all__ = ["ALIAS", "MAX_ENTRIES", "AliasFinder", "denied_inodes", "mount_aliases", "stats_of"]
+__all__ = [
+    "ALIAS", "MAX_ENTRIES", "AliasFinder", "denied_inodes", "mount_aliases", "overlay_aliases", "overlay_layers",
+    "stats_of",
+]
 
 #: How `sandbox.bwrap.BwrapBackend._denied_kinds` lists an alias after the denied paths' kinds
 #: (``alias:<path>``): the whole mask plan stays one comparable tuple.
@@ -183,19 +189,22 @@ def mount_aliases(paths: Sequence[Path], mountinfo: str | None = None) -> list[P
     A mask hides a path, not the file: bwrap's recursive bind of ``/`` brings every host mount
     into the sandbox, so ``/alias/secret`` showed what the mask of ``/ws/secret`` hid. Each
     candidate is checked to be the same file (device and inode), so a name shadowed by another
-    mount is not taken. ``mountinfo``: the text of ``/proc/self/mountinfo`` (read when None)."""
+    mount is not taken. A path in an overlay also has a name in each of its layers
+    (`overlay_aliases`, round 37), and those names' own other mounts are looked for too.
+    ``mountinfo``: the text of ``/proc/self/mountinfo`` (read when None)."""
     if mountinfo is None:
         try:
             # bytes, decoded as paths are: a mount point that is not UTF-8 must not stop the session
             mountinfo = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
         except OSError:
             return []
+    layered = overlay_aliases(paths, mountinfo)
     mounts = _mounts(mountinfo)
     twice = {dev for dev, n in Counter(dev for dev, _root, _point in mounts).items() if n > 1}
     if not twice:
-        return []  # each file system mounted once: no other names
-    found: list[Path] = []
-    for path in paths:
+        return layered  # each file system mounted once: no other names but an overlay's layers
+    found: list[Path] = list(layered)
+    for path in [*paths, *layered]:
         text = os.fspath(path)
         holder: tuple[str, str, str] | None = None
         for mount in mounts:  # the deepest mount point holding the path; the last of equals is on top
@@ -222,6 +231,102 @@ def mount_aliases(paths: Sequence[Path], mountinfo: str | None = None) -> list[P
             if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
                 found.append(Path(alias))
     return list(dict.fromkeys(found))
+
+
+# --- overlays (round 37) -------------------------------------------------------------------------
+# An overlay mount is a device of its own whose files live in its layers, plain directories of the
+# file systems below (``upperdir=``, ``lowerdir=``, ``lowerdir+=``, ``datadir+=``). bwrap's recursive
+# bind of ``/`` shows those directories at their host paths, so a mask of ``<merged>/secret`` left
+# ``<lower>/secret`` readable. Each layer's entry at the denied path's place is another name of it:
+# masked too (a symlink there: where it leads). Not compared by inode: what a layer holds there is
+# what the overlay shows at the denied name, or what it hides (a whiteout's victim, a copied-up
+# original). Layers named by a relative path (the mounter's cwd, unknown here) are not found. Kept
+# in this module: `shellrt run` imports it already (tests/test_cli_imports.py budget).
+
+#: A layer list's separator: a ``:`` not escaped by a backslash (``lo\:2`` is one layer).
+_LAYER_SPLIT = re.compile(r"(?<!\\):")
+_UNESCAPE = re.compile(r"\\(.)")
+#: Nested overlays (a layer inside another overlay): followed this deep at most.
+_MAX_DEPTH = 8
+
+
+def _octal(text: str) -> str:
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), text) if "\\" in text else text
+
+
+def overlay_layers(mountinfo: str) -> list[tuple[str, str, list[str]]]:
+    """(mount point, its root inside the overlay, its layer directories: upper first) of each overlay
+    line of ``/proc/self/mountinfo`` text."""
+    return [(point, root, layers) for point, root, layers in _ov_mounts(mountinfo) if layers is not None]
+
+
+def _ov_mounts(mountinfo: str) -> list[tuple[str, str, list[str] | None]]:
+    """(mount point, root, the layers of an overlay or None) of each line, in the table's order."""
+    found: list[tuple[str, str, list[str] | None]] = []
+    for line in mountinfo.split("\n"):
+        head, sep, tail = line.partition(" - ")
+        fields = head.split(" ")
+        if not sep or len(fields) < 5:
+            continue
+        post = tail.split(" ")
+        point, root = _octal(fields[4]), _octal(fields[3])
+        if len(post) < 3 or post[0] != "overlay":
+            found.append((point, root, None))
+            continue
+        layers: list[str] = []
+        upper: list[str] = []
+        for option in post[2].split(","):  # a comma inside a value is escaped (\054)
+            key, eq, value = _octal(option).partition("=")
+            if not eq:
+                continue
+            if key == "upperdir":
+                upper.append(value)
+            elif key == "lowerdir":
+                layers += [_UNESCAPE.sub(r"\1", v) for v in _LAYER_SPLIT.split(value) if v]
+            elif key in ("lowerdir+", "datadir+"):
+                layers.append(value)
+        found.append((point, root, [*upper, *layers]))
+    return found
+
+
+def _ov_holder(path: str, mounts: Sequence[tuple[str, str, list[str] | None]]) -> int | None:
+    """Index of the mount holding ``path``: the deepest point, the last of equals (it is on top)."""
+    best: int | None = None
+    for i, (point, _root, _layers) in enumerate(mounts):
+        if _below(path, point) is not None and (best is None or len(point) >= len(mounts[best][0])):
+            best = i
+    return best
+
+
+def overlay_aliases(paths: Sequence[Path], mountinfo: str) -> list[Path]:
+    """The layer entries behind each of ``paths`` that lies in an overlay (existing ones only),
+    through nested overlays too; ``mountinfo``: the text of ``/proc/self/mountinfo``."""
+    mounts = _ov_mounts(mountinfo)
+    if all(layers is None for _point, _root, layers in mounts):
+        return []  # the usual host: nothing to look for
+    found: dict[str, None] = {}
+    work = [(os.fspath(p), 0) for p in paths]
+    while work:
+        text, depth = work.pop()
+        index = _ov_holder(text, mounts)
+        if index is None or depth >= _MAX_DEPTH:
+            continue
+        point, root, layers = mounts[index]
+        if layers is None:
+            continue  # not on an overlay (or on one another file system is mounted over)
+        rest = _below(text, point) or ""
+        inner = (root.rstrip("/") + "/" + rest).strip("/")
+        for layer in layers:
+            if not layer.startswith("/"):
+                continue
+            alias = os.path.normpath(layer + "/" + inner) if inner else os.path.normpath(layer)
+            if alias in found or alias == text or not os.path.lexists(alias):
+                continue
+            found[alias] = None
+            real = os.path.realpath(alias)  # a link in a layer: hidden where it leads, as any mask
+            found.setdefault(real, None)
+            work.append((real, depth + 1))
+    return [Path(a) for a in found]
 
 
 class _Budget:
