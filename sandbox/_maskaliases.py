@@ -64,12 +64,50 @@ class AliasFinder:
         self._signature: _Signature | None = None
         self._aliases: tuple[Path, ...] = ()
         self._refused: SandboxExecError | None = None
+        #: (the mount table and the denied paths it was read for, their other mounts' names)
+        self._mounted: tuple[tuple[str, tuple[Path, ...]], tuple[Path, ...]] | None = None
 
     def aliases(
-        self, denied: Sequence[Path], found: Sequence[os.stat_result | None], roots: Sequence[Path]
+        self,
+        denied: Sequence[Path],
+        found: Sequence[os.stat_result | None],
+        roots: Sequence[Path],
+        *,
+        live_mounts: bool = False,
     ) -> tuple[Path, ...]:
         """Names inside ``roots`` of the files ``denied`` shows (``found``: their ``os.stat``),
-        other than the denied paths and what lies below a denied directory."""
+        other than the denied paths and what lies below a denied directory. ``live_mounts``: the
+        sandbox starts in the host's mount namespace (a non-root caller's bwrap), so a mount made
+        after the policy was derived shows there: its names of a denied path too (`mount_aliases`
+        of the table as it is now; red team, round 37)."""
+        links = self._links(denied, found, roots)
+        if not live_mounts:
+            return links
+        return (*links, *(p for p in self._live(denied, found) if p not in links))
+
+    def _live(self, denied: Sequence[Path], found: Sequence[os.stat_result | None]) -> tuple[Path, ...]:
+        """Other mounts' names of the existing ``denied`` paths, per the mount table now: read again
+        each time (~30 µs), worked out again only when it or the paths changed."""
+        try:
+            table = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
+        except OSError:
+            return ()
+        present = tuple(path for path, st in zip(denied, found, strict=True) if st is not None)
+        key = (table, present)
+        if self._mounted is not None and self._mounted[0] == key:
+            return self._mounted[1]
+        hidden = set(denied)
+        names = tuple(
+            alias
+            for alias in mount_aliases(present, table)
+            if alias not in hidden and not any(h in alias.parents for h in hidden)
+        )
+        self._mounted = key, names
+        return names
+
+    def _links(
+        self, denied: Sequence[Path], found: Sequence[os.stat_result | None], roots: Sequence[Path]
+    ) -> tuple[Path, ...]:
         prefixes = [str(root) for root in roots]
         inside = [  # what can have other names (several links, or a directory's files) in a root
             (path, st)
