@@ -31,7 +31,7 @@ from sandbox.errors import SandboxExecError
 
 __all__ = [
     "ALIAS", "MAX_ENTRIES", "AliasFinder", "denied_inodes", "mount_aliases", "overlay_aliases", "overlay_layers",
-    "stats_of",
+    "stats_of", "unseen_links",
 ]
 
 #: How `sandbox.bwrap.BwrapBackend._denied_kinds` lists an alias after the denied paths' kinds
@@ -269,6 +269,41 @@ def mount_aliases(paths: Sequence[Path], mountinfo: str | None = None) -> list[P
             if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
                 found.append(Path(alias))
     return list(dict.fromkeys(found))
+
+
+def unseen_links(masked: Sequence[Path], roots: Sequence[Path]) -> list[tuple[Path, int, int]]:
+    """(path, names found, ``st_nlink``) of each masked regular file whose link count is more than
+    the names the masks and the writable roots hold (red team, round 37): another link outside the
+    roots (made before the session: a command cannot make one there) shows its bytes unmasked, and
+    the whole host is not searched at every start. A name is (its directory's device and inode,
+    its last component): two mounts of one directory give one name, not two. Past the search's
+    bound every such file is listed (fail closed)."""
+    targets: dict[tuple[int, int], tuple[Path, int]] = {}
+    for path, st in zip(masked, stats_of(masked), strict=True):
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            targets.setdefault((st.st_dev, st.st_ino), (path, st.st_nlink))
+    if not targets:
+        return []  # the usual case: one stat per mask
+    names: dict[tuple[int, int], set[tuple[int, int, str]]] = {key: set() for key in targets}
+    candidates: list[Path] = list(masked)
+    try:
+        budget = _Budget()
+        inodes = {ino for _dev, ino in targets}
+        devices = {dev for dev, _ino in targets}
+        for root in roots:
+            if _device(root) in devices:
+                candidates += [name for name, _st in _walk(root, budget, inodes)]
+    except SandboxExecError:
+        return [(path, 0, count) for path, count in targets.values()]
+    for name in candidates:
+        try:
+            st, parent = os.stat(name), os.stat(name.parent)
+        except OSError:
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in names:
+            names[key].add((parent.st_dev, parent.st_ino, name.name))
+    return [(path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count]
 
 
 # --- overlays (round 37) -------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sandbox import SandboxPolicy
-from sandbox._maskaliases import mount_aliases
+from sandbox._maskaliases import mount_aliases, unseen_links
 from sandbox.policy import normalize_deny_entry, normalize_domain
 from shellrt.permissions.globs import glob_matches
 
@@ -489,6 +489,26 @@ def _write_denies(
     return tuple(p for p in kept if not any(q in p.parents for q in kept)), notes
 
 
+def _hard_links(
+    kept: Sequence[Path], roots: Sequence[Path], origin: Mapping[Path, str], operator_rules: set[str]
+) -> list[str]:
+    """A masked file with hard links neither masked nor in a writable root (made before the
+    session, outside the roots: red team, round 37): a commands reads it there. `PolicyError` for
+    the operator's rule; a note for a repository's rule, a default or a setting."""
+    notes: list[str] = []
+    for path, found, count in unseen_links(kept, roots):
+        why = origin.get(path, str(path))
+        problem = PolicyError(
+            f"{why}: {path} has {count} hard links and only {found} of its names are masked or inside a "
+            "writable root; a command can read it at the others. Find them (find / -xdev -samefile "
+            f"{path}) and deny them too, or remove them"
+        )
+        if why in operator_rules:
+            raise problem
+        notes.append(f"{problem} (not a refusal: not the operator's own rule)")
+    return notes
+
+
 def _below(path: Path, masks: Sequence[Path]) -> bool:
     """Whether ``path`` is or lies below one of ``masks`` (hidden already: nothing to make)."""
     normal = Path(os.path.normpath(path))
@@ -759,6 +779,7 @@ def derive_policy(
         wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
+    operator_rules: set[str] = set()  # the texts of the operator's Read denies (`_hard_links`)
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     for rule in rules:
         from shellrt.permissions.rules import READ_RULE_TOOLS  # loaded only when there are rules
@@ -773,8 +794,11 @@ def derive_policy(
             continue
         notes += rule_notes
         wanted += [(p, rule.text) for p in paths]
+        if operator:
+            operator_rules.add(rule.text)
 
     masked: dict[Path, None] = {}
+    origin: dict[Path, str] = {}  # which rule or source each mask came from first
     for path, why in wanted:
         named, _ = _per_process(path)
         if named is None:  # an operator's rule refused above; a setting's or a glob's match is skipped
@@ -798,6 +822,7 @@ def derive_policy(
                     )
                 continue
             masked.setdefault(form, None)
+            origin.setdefault(form, why)
     # The same files through another mount of their file system (a bind mount of the workspace).
     for alias in mount_aliases([p for p in masked if p not in unmasked]):
         root = _covers(alias, roots)
@@ -809,6 +834,7 @@ def derive_policy(
         masked.setdefault(alias, None)
     # A path under another masked path is already hidden: one mount fewer.
     kept = tuple(p for p in masked if not any(q in p.parents for q in masked))
+    notes += _hard_links(kept, roots, origin, operator_rules)
     unwritable, write_notes = _write_denies(base, rules, home, roots, kept, workspace_visits)
     notes += write_notes
     policy, net_notes = derive_network(
