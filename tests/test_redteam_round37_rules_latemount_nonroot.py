@@ -1,7 +1,8 @@
 """Red team round 37 (rules), the non-root caller: a mount the operator makes after the session
 started. A non-root caller's bwrap runs in the host's mount namespace; bwrap makes its mounts slaves
 of the host's, so a bind mount of the workspace made mid-session showed up in the next command (one
-bwrap per command) or in every later one (the session sandbox), and the mask derived at the start
+bwrap per command) or in the session sandbox once it was replaced (a denied path appeared), and the
+mask derived at the start
 (round 36: other mounts of a denied file, found when the session started) did not cover the new
 name: ``cat /alias/secret.txt /alias/keys/id`` printed what ``Read(./secret.txt)`` and
 ``Read(./keys/**)`` hide. Run by uid 65534 (the
@@ -32,7 +33,7 @@ from sandbox.factory import create_backend
 from shellrt.supervisor import Supervisor
 from tests._rt11_rules import deny_policy
 ws, alias, session, persistent = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4] == "1"
-policy = deny_policy(ws, "Read(./secret.txt)", "Read(./keys/**)")
+policy = deny_policy(ws, "Read(./secret.txt)", "Read(./keys/**)", "Read(./later.txt)")
 
 async def main():
     backend = create_backend(BwrapConfig(persistent=persistent), policy)
@@ -86,13 +87,17 @@ def test_a_mount_made_mid_session_shows_no_denied_file_to_a_non_root_caller(pers
             if (session / "ready").exists():
                 subprocess.run(["mount", "--bind", str(ws), str(alias)], check=True)
                 mounted = True
+                # A denied path appears too: the session sandbox is replaced, and its new one starts
+                # in the host's namespace as it is now, the mount included.
+                (ws / "later.txt").write_text("LATER\n")
+                os.chown(ws / "later.txt", _nonroot.NOBODY, _nonroot.NOBODY)
                 (session / "mounted").write_text("")
             try:
                 out, _ = proc.communicate(timeout=180)
             finally:
                 proc.kill()
         assert proc.returncode == 0 and "one" in out and "two" in out, out
-        assert "TOPSECRET" not in out and "KEYDATA" not in out, out
+        assert "TOPSECRET" not in out and "KEYDATA" not in out and "LATER" not in out, out
     finally:
         if mounted:
             subprocess.run(["umount", str(alias)], check=False)
