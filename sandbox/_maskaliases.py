@@ -83,11 +83,14 @@ class AliasFinder:
         links = self._links(denied, found, roots)
         if not live_mounts:
             return links
-        return (*links, *(p for p in self._live(denied, found) if p not in links))
+        return (*links, *(p for p in self._live(denied, found, roots) if p not in links))
 
-    def _live(self, denied: Sequence[Path], found: Sequence[os.stat_result | None]) -> tuple[Path, ...]:
+    def _live(
+        self, denied: Sequence[Path], found: Sequence[os.stat_result | None], roots: Sequence[Path]
+    ) -> tuple[Path, ...]:
         """Other mounts' names of the existing ``denied`` paths, per the mount table now: read again
-        each time (~30 µs), worked out again only when it or the paths changed."""
+        each time (~30 µs), worked out again only when it or the paths changed. A name that is or
+        holds a writable root is left out, as `derive_policy` leaves it (it would hide the root)."""
         try:
             table = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
         except OSError:
@@ -100,7 +103,9 @@ class AliasFinder:
         names = tuple(
             alias
             for alias in mount_aliases(present, table)
-            if alias not in hidden and not any(h in alias.parents for h in hidden)
+            if alias not in hidden
+            and not any(h in alias.parents for h in hidden)
+            and not any(r == alias or alias in r.parents for r in roots)
         )
         self._mounted = key, names
         return names

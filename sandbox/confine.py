@@ -429,7 +429,10 @@ class View:
         if self._mounted is None:
             same = [Path(m) for m in self.masked if self.to_host(m) == m]
             found = mount_aliases(same) if same else []
-            self._mounted = tuple(a for a in map(os.fspath, found) if a not in self.masked)
+            roots = self.writable_roots()  # a name holding one is not refused (`derive_policy` skips it)
+            self._mounted = tuple(
+                a for a in map(os.fspath, found) if a not in self.masked and not any(is_within(r, a) for r in roots)
+            )
         return self._mounted
 
     def alias_of(self, st: os.stat_result) -> str | None:
