@@ -30,8 +30,16 @@ from pathlib import Path
 from sandbox.errors import SandboxExecError
 
 __all__ = [
-    "ALIAS", "MAX_ENTRIES", "AliasFinder", "denied_inodes", "mount_aliases", "overlay_aliases", "overlay_layers",
-    "stats_of", "unseen_links",
+    "ALIAS",
+    "MAX_BELOW",
+    "MAX_ENTRIES",
+    "AliasFinder",
+    "denied_inodes",
+    "mount_aliases",
+    "overlay_aliases",
+    "overlay_layers",
+    "stats_of",
+    "unseen_links",
 ]
 
 #: How `sandbox.bwrap.BwrapBackend._denied_kinds` lists an alias after the denied paths' kinds
@@ -276,21 +284,38 @@ def mount_aliases(paths: Sequence[Path], mountinfo: str | None = None) -> list[P
     return list(dict.fromkeys(found))
 
 
-def unseen_links(masked: Sequence[Path], roots: Sequence[Path]) -> list[tuple[Path, int, int]]:
+#: Entries the files below the operator's denied directories may cost `unseen_links` together.
+MAX_BELOW = 50_000
+
+
+def unseen_links(
+    masked: Sequence[Path], roots: Sequence[Path], directories: Sequence[Path] = ()
+) -> tuple[list[tuple[Path, int, int]], list[Path]]:
     """(path, names found, ``st_nlink``) of each masked regular file whose link count is more than
     the names the masks and the writable roots hold (red team, round 37): another link outside the
     roots (made before the session: a command cannot make one there) shows its bytes unmasked, and
     the whole host is not searched at every start. A name is (its directory's device and inode,
     its last component): two mounts of one directory give one name, not two. Past the search's
-    bound every such file is listed (fail closed)."""
+    bound every such file is listed (fail closed). ``directories``: denied directories whose files
+    are counted too (the operator's; `MAX_BELOW` entries in all); second: those not walked whole."""
     targets: dict[tuple[int, int], tuple[Path, int]] = {}
+    candidates: list[Path] = list(masked)
     for path, st in zip(masked, stats_of(masked), strict=True):
         if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
             targets.setdefault((st.st_dev, st.st_ino), (path, st.st_nlink))
+    below = _Budget(MAX_BELOW)
+    cut: list[Path] = []
+    for directory in directories:
+        try:
+            for name, st in _walk(directory, below):
+                if st.st_nlink > 1:
+                    targets.setdefault((st.st_dev, st.st_ino), (name, st.st_nlink))
+                    candidates.append(name)
+        except SandboxExecError:
+            cut.append(directory)
     if not targets:
-        return []  # the usual case: one stat per mask
+        return [], cut  # the usual case: one stat per mask
     names: dict[tuple[int, int], set[tuple[int, int, str]]] = {key: set() for key in targets}
-    candidates: list[Path] = list(masked)
     try:
         budget = _Budget()
         inodes = {ino for _dev, ino in targets}
@@ -299,7 +324,7 @@ def unseen_links(masked: Sequence[Path], roots: Sequence[Path]) -> list[tuple[Pa
             if _device(root) in devices:
                 candidates += [name for name, _st in _walk(root, budget, inodes)]
     except SandboxExecError:
-        return [(path, 0, count) for path, count in targets.values()]
+        return [(path, 0, count) for path, count in targets.values()], cut
     for name in candidates:
         try:
             st, parent = os.stat(name), os.stat(name.parent)
@@ -308,7 +333,8 @@ def unseen_links(masked: Sequence[Path], roots: Sequence[Path]) -> list[tuple[Pa
         key = (st.st_dev, st.st_ino)
         if key in names:
             names[key].add((parent.st_dev, parent.st_ino, name.name))
-    return [(path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count]
+    unseen = [(path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count]
+    return unseen, cut
 
 
 # --- overlays (round 37) -------------------------------------------------------------------------
@@ -410,8 +436,8 @@ def overlay_aliases(paths: Sequence[Path], mountinfo: str) -> list[Path]:
 class _Budget:
     """Entries left for one search; past them the command is refused."""
 
-    def __init__(self) -> None:
-        self.left = MAX_ENTRIES
+    def __init__(self, left: int | None = None) -> None:
+        self.left = MAX_ENTRIES if left is None else left  # read now: a test lowers the bound
 
     def spend(self, where: Path) -> None:
         self.left -= 1

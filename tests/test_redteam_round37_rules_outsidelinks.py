@@ -85,3 +85,36 @@ def test_no_command_reads_the_denied_file_at_its_outside_link(linked: tuple[Path
         run_in, create_backend(BwrapConfig(persistent=persistent), policy), ws, ws.parent / "s", f"cat {copy}; echo done"
     )
     assert "TOPSECRET" not in out, out
+
+
+def test_a_file_below_an_operator_directory_rule_with_an_outside_link_refuses(linked: tuple[Path, Path]) -> None:
+    """``Read(./keys/**)`` with ``keys/id`` linked outside the roots: counted too."""
+    ws, copy = linked
+    (ws / "keys").mkdir()
+    os.link(copy, ws / "keys" / "id")
+    (ws / "secret.txt").unlink()  # left: keys/id and the outside copy
+    with pytest.raises(PolicyError, match="hard link"):
+        deny_policy(ws, "Read(./keys/**)")
+    os.link(ws / "keys" / "id", ws / "keys" / "id2")  # a second name below the mask still misses one
+    with pytest.raises(PolicyError, match="hard link"):
+        deny_policy(ws, "Read(./keys/**)")
+    copy.unlink()  # both names below the mask: nothing outside
+    deny_policy(ws, "Read(./keys/**)")
+
+
+@pytest.mark.parametrize("persistent", [False, True], ids=["per-command", "session"])
+def test_no_command_reads_a_denied_directory_file_at_its_outside_link(
+    linked: tuple[Path, Path], persistent: bool
+) -> None:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws, copy = linked
+    (ws / "keys").mkdir()
+    (ws / "secret.txt").rename(ws / "keys" / "id")
+    try:
+        policy = deny_policy(ws, "Read(./keys/**)")
+    except PolicyError:
+        return  # refused: nothing runs
+    out = anyio.run(
+        run_in, create_backend(BwrapConfig(persistent=persistent), policy), ws, ws.parent / "s", f"cat {copy}; echo done"
+    )
+    assert "TOPSECRET" not in out, out

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sandbox import SandboxPolicy
-from sandbox._maskaliases import mount_aliases, unseen_links
+from sandbox._maskaliases import MAX_BELOW, mount_aliases, unseen_links
 from sandbox.policy import normalize_deny_entry, normalize_domain
 from shellrt.permissions.globs import glob_matches
 
@@ -492,12 +492,16 @@ def _write_denies(
 def _hard_links(
     kept: Sequence[Path], roots: Sequence[Path], origin: Mapping[Path, str], operator_rules: set[str]
 ) -> list[str]:
-    """A masked file with hard links neither masked nor in a writable root (made before the
-    session, outside the roots: red team, round 37): a commands reads it there. `PolicyError` for
-    the operator's rule; a note for a repository's rule, a default or a setting."""
+    """A masked file (or one below an operator's masked directory) with hard links neither masked
+    nor in a writable root (made before the session, outside the roots: red team, round 37): a
+    command reads it there. `PolicyError` for the operator's rule; a note for a repository's rule,
+    a default or a setting, and for an operator's directory too large to count its files."""
     notes: list[str] = []
-    for path, found, count in unseen_links(kept, roots):
-        why = origin.get(path, str(path))
+    directories = [p for p in kept if origin.get(p) in operator_rules and os.path.isdir(p)]
+    unseen, cut = unseen_links(kept, roots, directories)
+    for path, found, count in unseen:
+        holder = next((m for m in (path, *path.parents) if m in origin), path)
+        why = origin.get(holder, str(path))
         problem = PolicyError(
             f"{why}: {path} has {count} hard links and only {found} of its names are masked or inside a "
             "writable root; a command can read it at the others. Find them (find / -xdev -samefile "
@@ -506,6 +510,11 @@ def _hard_links(
         if why in operator_rules:
             raise problem
         notes.append(f"{problem} (not a refusal: not the operator's own rule)")
+    notes += [
+        f"{origin.get(d, d)}: {d} holds too many files (over {MAX_BELOW:,} with the other denied directories) "
+        "to count their hard links; a link of one of them outside the writable roots is not masked"
+        for d in cut
+    ]
     return notes
 
 
