@@ -13,6 +13,9 @@ Only files with more than one link are looked for (``st_nlink``), so an ordinary
 pays one ``stat`` per read-denied path, which it makes anyway. A read-denied directory is
 searched for such files once each time it changes. The search is bounded; past the bound
 the command is refused (fail closed), naming the file and how to find its links.
+
+Other mounts too (`mount_aliases`): a bind mount of a directory above a denied path (round 36) and,
+for a path in an overlay, the same place in each of its layers (round 37).
 """
 
 from __future__ import annotations
@@ -26,7 +29,18 @@ from pathlib import Path
 
 from sandbox.errors import SandboxExecError
 
-__all__ = ["ALIAS", "MAX_ENTRIES", "AliasFinder", "denied_inodes", "mount_aliases", "stats_of"]
+__all__ = [
+    "ALIAS",
+    "MAX_BELOW",
+    "MAX_ENTRIES",
+    "AliasFinder",
+    "denied_inodes",
+    "mount_aliases",
+    "overlay_aliases",
+    "overlay_layers",
+    "stats_of",
+    "unseen_links",
+]
 
 #: How `sandbox.bwrap.BwrapBackend._denied_kinds` lists an alias after the denied paths' kinds
 #: (``alias:<path>``): the whole mask plan stays one comparable tuple.
@@ -58,12 +72,55 @@ class AliasFinder:
         self._signature: _Signature | None = None
         self._aliases: tuple[Path, ...] = ()
         self._refused: SandboxExecError | None = None
+        #: (the mount table and the denied paths it was read for, their other mounts' names)
+        self._mounted: tuple[tuple[str, tuple[Path, ...]], tuple[Path, ...]] | None = None
 
     def aliases(
-        self, denied: Sequence[Path], found: Sequence[os.stat_result | None], roots: Sequence[Path]
+        self,
+        denied: Sequence[Path],
+        found: Sequence[os.stat_result | None],
+        roots: Sequence[Path],
+        *,
+        live_mounts: bool = False,
     ) -> tuple[Path, ...]:
         """Names inside ``roots`` of the files ``denied`` shows (``found``: their ``os.stat``),
-        other than the denied paths and what lies below a denied directory."""
+        other than the denied paths and what lies below a denied directory. ``live_mounts``: the
+        sandbox starts in the host's mount namespace (a non-root caller's bwrap), so a mount made
+        after the policy was derived shows there: its names of a denied path too (`mount_aliases`
+        of the table as it is now; red team, round 37)."""
+        links = self._links(denied, found, roots)
+        if not live_mounts:
+            return links
+        return (*links, *(p for p in self._live(denied, found, roots) if p not in links))
+
+    def _live(
+        self, denied: Sequence[Path], found: Sequence[os.stat_result | None], roots: Sequence[Path]
+    ) -> tuple[Path, ...]:
+        """Other mounts' names of the existing ``denied`` paths, per the mount table now: read again
+        each time (~30 µs), worked out again only when it or the paths changed. A name that is or
+        holds a writable root is left out, as `derive_policy` leaves it (it would hide the root)."""
+        try:
+            table = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
+        except OSError:
+            return ()
+        present = tuple(path for path, st in zip(denied, found, strict=True) if st is not None)
+        key = (table, present)
+        if self._mounted is not None and self._mounted[0] == key:
+            return self._mounted[1]
+        hidden = set(denied)
+        names = tuple(
+            alias
+            for alias in mount_aliases(present, table)
+            if alias not in hidden
+            and not any(h in alias.parents for h in hidden)
+            and not any(r == alias or alias in r.parents for r in roots)
+        )
+        self._mounted = key, names
+        return names
+
+    def _links(
+        self, denied: Sequence[Path], found: Sequence[os.stat_result | None], roots: Sequence[Path]
+    ) -> tuple[Path, ...]:
         prefixes = [str(root) for root in roots]
         inside = [  # what can have other names (several links, or a directory's files) in a root
             (path, st)
@@ -183,19 +240,22 @@ def mount_aliases(paths: Sequence[Path], mountinfo: str | None = None) -> list[P
     A mask hides a path, not the file: bwrap's recursive bind of ``/`` brings every host mount
     into the sandbox, so ``/alias/secret`` showed what the mask of ``/ws/secret`` hid. Each
     candidate is checked to be the same file (device and inode), so a name shadowed by another
-    mount is not taken. ``mountinfo``: the text of ``/proc/self/mountinfo`` (read when None)."""
+    mount is not taken. A path in an overlay also has a name in each of its layers
+    (`overlay_aliases`, round 37), and those names' own other mounts are looked for too.
+    ``mountinfo``: the text of ``/proc/self/mountinfo`` (read when None)."""
     if mountinfo is None:
         try:
             # bytes, decoded as paths are: a mount point that is not UTF-8 must not stop the session
             mountinfo = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
         except OSError:
             return []
+    layered = overlay_aliases(paths, mountinfo)
     mounts = _mounts(mountinfo)
     twice = {dev for dev, n in Counter(dev for dev, _root, _point in mounts).items() if n > 1}
     if not twice:
-        return []  # each file system mounted once: no other names
-    found: list[Path] = []
-    for path in paths:
+        return layered  # each file system mounted once: no other names but an overlay's layers
+    found: list[Path] = list(layered)
+    for path in [*paths, *layered]:
         text = os.fspath(path)
         holder: tuple[str, str, str] | None = None
         for mount in mounts:  # the deepest mount point holding the path; the last of equals is on top
@@ -224,11 +284,160 @@ def mount_aliases(paths: Sequence[Path], mountinfo: str | None = None) -> list[P
     return list(dict.fromkeys(found))
 
 
+#: Entries the files below the operator's denied directories may cost `unseen_links` together.
+MAX_BELOW = 20_000  # ~17 µs an entry here: ~0.35 s of a session start at the bound
+
+
+def unseen_links(
+    masked: Sequence[Path], roots: Sequence[Path], directories: Sequence[Path] = ()
+) -> tuple[list[tuple[Path, int, int]], list[Path]]:
+    """(path, names found, ``st_nlink``) of each masked regular file whose link count is more than
+    the names the masks and the writable roots hold (red team, round 37): another link outside the
+    roots (made before the session: a command cannot make one there) shows its bytes unmasked, and
+    the whole host is not searched at every start. A name is (its directory's device and inode,
+    its last component): two mounts of one directory give one name, not two. Past the search's
+    bound every such file is listed (fail closed). ``directories``: denied directories whose files
+    are counted too (the operator's; `MAX_BELOW` entries in all); second: those not walked whole."""
+    targets: dict[tuple[int, int], tuple[Path, int]] = {}
+    candidates: list[Path] = list(masked)
+    for path, st in zip(masked, stats_of(masked), strict=True):
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            targets.setdefault((st.st_dev, st.st_ino), (path, st.st_nlink))
+    below = _Budget(MAX_BELOW)
+    cut: list[Path] = []
+    for directory in directories:
+        try:
+            for name, st in _walk(directory, below):
+                if st.st_nlink > 1:
+                    targets.setdefault((st.st_dev, st.st_ino), (name, st.st_nlink))
+                    candidates.append(name)
+        except SandboxExecError:
+            cut.append(directory)
+    if not targets:
+        return [], cut  # the usual case: one stat per mask
+    names: dict[tuple[int, int], set[tuple[int, int, str]]] = {key: set() for key in targets}
+    try:
+        budget = _Budget()
+        inodes = {ino for _dev, ino in targets}
+        devices = {dev for dev, _ino in targets}
+        for root in roots:
+            if _device(root) in devices:
+                candidates += [name for name, _st in _walk(root, budget, inodes)]
+    except SandboxExecError:
+        return [(path, 0, count) for path, count in targets.values()], cut
+    for name in candidates:
+        try:
+            st, parent = os.stat(name), os.stat(name.parent)
+        except OSError:
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in names:
+            names[key].add((parent.st_dev, parent.st_ino, name.name))
+    unseen = [(path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count]
+    return unseen, cut
+
+
+# --- overlays (round 37) -------------------------------------------------------------------------
+# An overlay mount is a device of its own whose files live in its layers, plain directories of the
+# file systems below (``upperdir=``, ``lowerdir=``, ``lowerdir+=``, ``datadir+=``). bwrap's recursive
+# bind of ``/`` shows those directories at their host paths, so a mask of ``<merged>/secret`` left
+# ``<lower>/secret`` readable. Each layer's entry at the denied path's place is another name of it:
+# masked too (a symlink there: where it leads). Not compared by inode: what a layer holds there is
+# what the overlay shows at the denied name, or what it hides (a whiteout's victim, a copied-up
+# original). Layers named by a relative path (the mounter's cwd, unknown here) are not found. Kept
+# in this module: `shellrt run` imports it already (tests/test_cli_imports.py budget).
+
+#: A layer list's separator: a ``:`` not escaped by a backslash (``lo\:2`` is one layer).
+_LAYER_SPLIT = re.compile(r"(?<!\\):")
+_UNESCAPE = re.compile(r"\\(.)")
+#: Nested overlays (a layer inside another overlay): followed this deep at most.
+_MAX_DEPTH = 8
+
+
+def _octal(text: str) -> str:
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), text) if "\\" in text else text
+
+
+def overlay_layers(mountinfo: str) -> list[tuple[str, str, list[str]]]:
+    """(mount point, its root inside the overlay, its layer directories: upper first) of each overlay
+    line of ``/proc/self/mountinfo`` text."""
+    return [(point, root, layers) for point, root, layers in _ov_mounts(mountinfo) if layers is not None]
+
+
+def _ov_mounts(mountinfo: str) -> list[tuple[str, str, list[str] | None]]:
+    """(mount point, root, the layers of an overlay or None) of each line, in the table's order."""
+    found: list[tuple[str, str, list[str] | None]] = []
+    for line in mountinfo.split("\n"):
+        head, sep, tail = line.partition(" - ")
+        fields = head.split(" ")
+        if not sep or len(fields) < 5:
+            continue
+        post = tail.split(" ")
+        point, root = _octal(fields[4]), _octal(fields[3])
+        if len(post) < 3 or post[0] != "overlay":
+            found.append((point, root, None))
+            continue
+        layers: list[str] = []
+        upper: list[str] = []
+        for option in post[2].split(","):  # a comma inside a value is escaped (\054)
+            key, eq, value = _octal(option).partition("=")
+            if not eq:
+                continue
+            if key == "upperdir":
+                upper.append(value)
+            elif key == "lowerdir":
+                layers += [_UNESCAPE.sub(r"\1", v) for v in _LAYER_SPLIT.split(value) if v]
+            elif key in ("lowerdir+", "datadir+"):
+                layers.append(value)
+        found.append((point, root, [*upper, *layers]))
+    return found
+
+
+def _ov_holder(path: str, mounts: Sequence[tuple[str, str, list[str] | None]]) -> int | None:
+    """Index of the mount holding ``path``: the deepest point, the last of equals (it is on top)."""
+    best: int | None = None
+    for i, (point, _root, _layers) in enumerate(mounts):
+        if _below(path, point) is not None and (best is None or len(point) >= len(mounts[best][0])):
+            best = i
+    return best
+
+
+def overlay_aliases(paths: Sequence[Path], mountinfo: str) -> list[Path]:
+    """The layer entries behind each of ``paths`` that lies in an overlay (existing ones only),
+    through nested overlays too; ``mountinfo``: the text of ``/proc/self/mountinfo``."""
+    mounts = _ov_mounts(mountinfo)
+    if all(layers is None for _point, _root, layers in mounts):
+        return []  # the usual host: nothing to look for
+    found: dict[str, None] = {}
+    work = [(os.fspath(p), 0) for p in paths]
+    while work:
+        text, depth = work.pop()
+        index = _ov_holder(text, mounts)
+        if index is None or depth >= _MAX_DEPTH:
+            continue
+        point, root, layers = mounts[index]
+        if layers is None:
+            continue  # not on an overlay (or on one another file system is mounted over)
+        rest = _below(text, point) or ""
+        inner = (root.rstrip("/") + "/" + rest).strip("/")
+        for layer in layers:
+            if not layer.startswith("/"):
+                continue
+            alias = os.path.normpath(layer + "/" + inner) if inner else os.path.normpath(layer)
+            if alias in found or alias == text or not os.path.lexists(alias):
+                continue
+            found[alias] = None
+            real = os.path.realpath(alias)  # a link in a layer: hidden where it leads, as any mask
+            found.setdefault(real, None)
+            work.append((real, depth + 1))
+    return [Path(a) for a in found]
+
+
 class _Budget:
     """Entries left for one search; past them the command is refused."""
 
-    def __init__(self) -> None:
-        self.left = MAX_ENTRIES
+    def __init__(self, left: int | None = None) -> None:
+        self.left = MAX_ENTRIES if left is None else left  # read now: a test lowers the bound
 
     def spend(self, where: Path) -> None:
         self.left -= 1

@@ -880,7 +880,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         kinds: list[str | None] = [
             None if st is None else "dir" if stat.S_ISDIR(st.st_mode) else "file" for st in found
         ]
-        aliases = self._aliases.aliases(self.policy.read_denied, found, self.policy.allowed_roots())
+        aliases = self._aliases.aliases(  # a non-root caller's bwrap sees later host mounts (round 37)
+            self.policy.read_denied, found, self.policy.allowed_roots(), live_mounts=not self._switches_uid()
+        )
         denied = {Path(os.path.realpath(path)) for path in self.policy.read_denied}
         meeting = [path for path in self._own.masks() if path not in denied]
         return (*kinds, *(f"{ALIAS}{path}" for path in aliases), *(f"{_MEET}{path}" for path in meeting))
@@ -899,7 +901,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """(path, kind) of each mask that `_denied_kinds` worked out."""
         paths = [*zip(self.policy.read_denied, kinds, strict=False)]
         extra = [k for k in kinds[len(self.policy.read_denied) :] if k is not None]
-        paths += [(Path(k[len(ALIAS) :]), "file") for k in extra if k.startswith(ALIAS)]
+        # a hard link is a file; another mount's name of a denied directory a directory (round 37)
+        aliased = [k[len(ALIAS) :] for k in extra if k.startswith(ALIAS)]
+        paths += [(Path(p), "dir" if os.path.isdir(p) else "file") for p in aliased]
         return paths + [(Path(k[len(_MEET) :]), "dir") for k in extra if k.startswith(_MEET)]
 
     async def _start_zygote(self) -> None:

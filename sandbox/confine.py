@@ -43,9 +43,10 @@ import secrets
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 
-from sandbox._maskaliases import denied_inodes
+from sandbox._maskaliases import denied_inodes, mount_aliases
 from sandbox._namefold import fold_path
 from sandbox._realpath import settled_realpath as _realpath
 from sandbox.errors import SandboxExecError
@@ -360,6 +361,8 @@ class View:
     #: the host's are not what commands see there, so the tools reach nothing below them.
     private: Sequence[str] = ()
     _by_path: dict[str, Mount] = field(init=False, repr=False)
+    #: `mounted_aliases`' table, made at its first use.
+    _mounted: tuple[str, ...] | None = field(default=None, init=False, repr=False)
     #: `alias_of`'s table, made at its first use (a view lives for one call).
     _denied_inodes: dict[tuple[int, int], str] | None = field(default=None, init=False, repr=False)
     #: ``(folded mask, mask)`` pairs for `masked_by`: all of them, and those the fold changes
@@ -408,6 +411,9 @@ class View:
         hit = next((m for m in self.masked if is_within(path, m)), None)
         if hit is not None or not self.masked:
             return hit
+        hit = next((a for a in self.mounted_aliases() if is_within(path, a)), None)
+        if hit is not None:
+            return hit
         if self._folded_masks is None:
             pairs = tuple((fold_path(m), m) for m in self.masked)
             self._folded_masks = (pairs, tuple(p for p in pairs if p[0] != p[1]))
@@ -415,6 +421,19 @@ class View:
         # A path and mask that fold to themselves were compared above: only the rest again.
         pairs = self._folded_masks[0] if folded != path else self._folded_masks[1]
         return next((m for f, m in pairs if is_within(folded, f)), None)
+
+    def mounted_aliases(self) -> tuple[str, ...]:
+        """Other names of the masks shown at a host path (local, bwrap): through another mount of
+        their file system or an overlay's layer, per the mount table now, worked out once per view:
+        a mount the operator made after the session started is not in the policy (round 37)."""
+        if self._mounted is None:
+            same = [Path(m) for m in self.masked if self.to_host(m) == m]
+            found = mount_aliases(same) if same else []
+            roots = self.writable_roots()  # a name holding one is not refused (`derive_policy` skips it)
+            self._mounted = tuple(
+                a for a in map(os.fspath, found) if a not in self.masked and not any(is_within(r, a) for r in roots)
+            )
+        return self._mounted
 
     def alias_of(self, st: os.stat_result) -> str | None:
         """The masked path whose file ``st`` is, when ``st`` is another name (a hard link) of it.

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sandbox import SandboxPolicy
-from sandbox._maskaliases import mount_aliases
+from sandbox._maskaliases import MAX_BELOW, mount_aliases, unseen_links
 from sandbox.policy import normalize_deny_entry, normalize_domain
 from shellrt.permissions.globs import glob_matches
 
@@ -489,6 +489,35 @@ def _write_denies(
     return tuple(p for p in kept if not any(q in p.parents for q in kept)), notes
 
 
+def _hard_links(
+    kept: Sequence[Path], roots: Sequence[Path], origin: Mapping[Path, str], operator_rules: set[str]
+) -> list[str]:
+    """A masked file (or one below an operator's masked directory) with hard links neither masked
+    nor in a writable root (made before the session, outside the roots: red team, round 37): a
+    command reads it there. `PolicyError` for the operator's rule; a note for a repository's rule,
+    a default or a setting, and for an operator's directory too large to count its files."""
+    notes: list[str] = []
+    directories = [p for p in kept if origin.get(p) in operator_rules and os.path.isdir(p)]
+    unseen, cut = unseen_links(kept, roots, directories)
+    for path, found, count in unseen:
+        holder = next((m for m in (path, *path.parents) if m in origin), path)
+        why = origin.get(holder, str(path))
+        problem = PolicyError(
+            f"{why}: {path} has {count} hard links and only {found} of its names are masked or inside a "
+            "writable root; a command can read it at the others. Find them (find / -xdev -samefile "
+            f"{path}) and deny them too, or remove them"
+        )
+        if why in operator_rules:
+            raise problem
+        notes.append(f"{problem} (not a refusal: not the operator's own rule)")
+    notes += [
+        f"{origin.get(d, d)}: {d} holds too many files (over {MAX_BELOW:,} with the other denied directories) "
+        "to count their hard links; a link of one of them outside the writable roots is not masked"
+        for d in cut
+    ]
+    return notes
+
+
 def _below(path: Path, masks: Sequence[Path]) -> bool:
     """Whether ``path`` is or lies below one of ``masks`` (hidden already: nothing to make)."""
     normal = Path(os.path.normpath(path))
@@ -759,6 +788,7 @@ def derive_policy(
         wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
+    operator_rules: set[str] = set()  # the texts of the operator's Read denies (`_hard_links`)
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     for rule in rules:
         from shellrt.permissions.rules import READ_RULE_TOOLS  # loaded only when there are rules
@@ -773,8 +803,11 @@ def derive_policy(
             continue
         notes += rule_notes
         wanted += [(p, rule.text) for p in paths]
+        if operator:
+            operator_rules.add(rule.text)
 
     masked: dict[Path, None] = {}
+    origin: dict[Path, str] = {}  # which rule or source each mask came from first
     for path, why in wanted:
         named, _ = _per_process(path)
         if named is None:  # an operator's rule refused above; a setting's or a glob's match is skipped
@@ -798,6 +831,7 @@ def derive_policy(
                     )
                 continue
             masked.setdefault(form, None)
+            origin.setdefault(form, why)
     # The same files through another mount of their file system (a bind mount of the workspace).
     for alias in mount_aliases([p for p in masked if p not in unmasked]):
         root = _covers(alias, roots)
@@ -809,6 +843,7 @@ def derive_policy(
         masked.setdefault(alias, None)
     # A path under another masked path is already hidden: one mount fewer.
     kept = tuple(p for p in masked if not any(q in p.parents for q in masked))
+    notes += _hard_links(kept, roots, origin, operator_rules)
     unwritable, write_notes = _write_denies(base, rules, home, roots, kept, workspace_visits)
     notes += write_notes
     policy, net_notes = derive_network(
