@@ -284,6 +284,11 @@ class Runtime:
                     "denied_domains": (*base.denied_domains, *denied_domains),
                 }
             )
+        #: The deny rules the sandbox policy is compiled from (masks, read-only paths): one added
+        #: later is the engine's only, so every call is refused until a new session (round 37, lead).
+        self._compiled_denies = _sandbox_denies(
+            self.governance.settings.rules.rules if self.governance else ()
+        )
         self.policy, policy_notes = derive_policy(
             base,
             rules=self.governance.settings.rules.rules if self.governance is not None else (),
@@ -431,7 +436,11 @@ class Runtime:
                 session_dir=self.session_dir,
                 # --settings files, the trust store, a managed file in a writable root: protected
                 # like the workspace's own (a later session obeys them; round 17).
-                settings_files=[*with_link_targets(self._given_settings), *later_session_files(), *self._run_files],
+                settings_files=[
+                    *with_link_targets(self._given_settings),
+                    *later_session_files(),
+                    *self._run_files,
+                ],
                 # A new file an Edit/Write deny glob names: reverted after the command.
                 write_deny=self._write_deny(),
                 tree_session=self.tree_guard.session,  # its own mark does not refuse its guard (round 25)
@@ -500,12 +509,32 @@ class Runtime:
         self._interrupts = InterruptWatch(self._ctx)
         self._task_watchers.start_soon(self._interrupts.run)
         self._executor = _RecordingExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
+        if self.governance is not None:
+            self._executor.policy_gap = self._policy_gap
         backend = self.backend
         if getattr(backend, "network_refusals", None) is not None:  # network 'proxied' (docs/network.md)
             self._executor.network_refusals = lambda: list(backend.network_refusals)
         if self._reopen:
             self._load_state()
         self._save_state()
+
+    def _policy_gap(self) -> str | None:
+        """Why no call may run: a deny rule the sandbox policy was not compiled from (None: none)."""
+        rules = self.governance.settings.rules.rules
+        if not rules:
+            return None
+        late = [
+            r.text
+            for r in rules
+            if _compiles_as_deny(r) and (r.tool, r.specifier) not in self._compiled_denies
+        ]
+        if not late:
+            return None
+        return (
+            f"Not run: the deny rule(s) {', '.join(late[:5])} were added after this session's sandbox was "
+            "built from its rules, so commands and file tools could still reach what they deny. Start a new "
+            "session (a new Runtime) with the rule to apply it; every call of this one is refused until then."
+        )
 
     async def close(self) -> None:
         """Stop every process of the session and release the sandbox. Idempotent."""
@@ -1228,6 +1257,16 @@ def _widening_check(settings: Any, workspace: Path) -> Callable[[str, Path | Non
     return lambda source, file: bool(settings.may_widen(source, file)) and trusted(source, file)
 
 
+def _compiles_as_deny(rule: Any) -> bool:
+    """A ``Read`` deny rule: `derive_policy` turns it into a masked path once, at the start. (An
+    ``Edit``/``Write`` deny added later is live: the after-command check reverts what it names.)"""
+    return bool(rule.kind == "deny" and rule.tool == "Read")
+
+
+def _sandbox_denies(rules: Any) -> frozenset[tuple[str, str | None]]:
+    return frozenset((r.tool, r.specifier) for r in rules if _compiles_as_deny(r))
+
+
 class _RecordingExecutor(CallExecutor):
     """Notes which tool_use ids actually ran, so only their results are replayed for a resent call."""
 
@@ -1238,6 +1277,8 @@ class _RecordingExecutor(CallExecutor):
         self.facts: dict[str, dict[str, Any]] = {}
         #: The sandbox's network refusals so far (network 'proxied'); None: not that mode.
         self.network_refusals: Callable[[], list[Any]] | None = None
+        #: Why no call may run now (a deny rule the sandbox was not built from), else None.
+        self.policy_gap: Callable[[], str | None] | None = None
 
     def note(self, tool_use_id: str, **facts: Any) -> None:
         self.facts.setdefault(tool_use_id, {}).update(facts)
@@ -1252,6 +1293,8 @@ class _RecordingExecutor(CallExecutor):
         parsed: BaseModel | None = None,
         run_slot: RunSlot | None = None,
     ) -> CallOutcome:
+        if self.policy_gap is not None and (gap := self.policy_gap()) is not None:
+            return CallOutcome(error_envelope(block.id, block.name, gap), self.registry.get(block.name))
         seen = len(self.network_refusals()) if self.network_refusals is not None else 0
         outcome = await super().execute(block, ctx, parsed=parsed, run_slot=run_slot)
         if outcome.executed:
