@@ -25,7 +25,12 @@ from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
 from shellrt.analysis.runner_names import OPTIONS_VARIABLE, RUNS_NAME
-from shellrt.analysis.value_programs import git_hook_paths, option_program_paths
+from shellrt.analysis.value_programs import (
+    git_code_write,
+    git_config_paths,
+    git_hook_paths,
+    option_program_paths,
+)
 
 __all__ = ["is_command_variable", "made_here", "made_hook", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
@@ -595,8 +600,21 @@ def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tupl
 def made_hook(name: str, argv: Sequence[str], dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]) -> str:
     """Why a git part runs a hook another part of the same command writes by name ("" when it does not):
     ``cp "$x" .git/hooks/post-checkout; git checkout .``, ``git clone --template=t`` after writing
-    ``t/hooks/post-checkout`` (red team, round 37). Only named writes count: every git command beside a
-    part whose writes are not known would ask otherwise."""
+    ``t/hooks/post-checkout`` (red team, round 37), a file ``git config`` stores as a program
+    (``git config core.fsmonitor ./q``), a hook or git directory written anywhere (`git_code_write`).
+    Only named writes count: every git command beside a part whose writes are not known would ask
+    otherwise."""
     if name != "git":
         return ""
-    return made_here(git_hook_paths(argv), dirs, [(text, [w for w in writes if w]) for text, writes in others])
+    named = [(text, [w for w in writes if w]) for text, writes in others]
+    why = made_here([*git_hook_paths(argv), *git_config_paths(argv)], dirs, named)
+    if why:
+        return why
+    # Where git finds its repository is not read here (`GIT_DIR`, `--git-dir`, `-C`, a worktree's main
+    # repository, a submodule, `core.hooksPath`, a subdirectory): a hook's name, a `hooks` directory or a
+    # git directory written anywhere counts (red team, round 37, review3).
+    for text, writes in named:
+        code = next((w for w in writes if git_code_write(w)), "")
+        if code:
+            return f"git may run {code} (a hook or a git directory), which {text!r} writes in the same command"
+    return ""

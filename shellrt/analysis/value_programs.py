@@ -10,13 +10,14 @@ value with a ``/`` is a file here; a bare name is a word the rules read.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Sequence
 from typing import Final
 
 from .runner_names import RUNS_NAME
 
-__all__ = ["git_hook_paths", "option_program_paths", "variable_program_paths"]
+__all__ = ["git_code_write", "git_config_paths", "git_hook_paths", "option_program_paths", "variable_program_paths"]
 
 
 def option_program_paths(argv: Sequence[str]) -> list[str]:
@@ -55,6 +56,37 @@ def git_hook_paths(argv: Sequence[str]) -> list[str]:
         elif word == "--template" and i + 1 < len(words):
             dirs.append(words[i + 1])
     return [f"{d.rstrip('/')}/hooks/{hook}" for d in dirs if d for hook in _GIT_HOOKS]
+
+
+def git_code_write(path: str) -> bool:
+    """Whether a file a command writes may be code or configuration git runs, wherever git looks for its
+    repository: a hook's name in any directory (``g/hooks/pre-commit`` under ``GIT_DIR=g``,
+    ``--git-dir``, ``-C dir``, the main repository of a worktree, a submodule's ``.git/modules/m/hooks``,
+    a ``core.hooksPath`` or template directory), a ``hooks`` directory written whole, or anything in a
+    git directory (``.git/hooks/``, ``.git/config``, a ``.git`` file naming another one, ``repo.git/``).
+    Why: round 37 read only ``.git/hooks/<hook>`` from where git runs, so a hook written anywhere else
+    git takes its repository from ran under a name no rule reads (red team, round 37, review3)."""
+    parts = [p for p in os.path.normpath(path).split("/") if p not in ("", ".")]
+    if not parts:
+        return False
+    return (
+        parts[-1] in _GIT_HOOKS
+        or parts[-1] == "hooks"
+        or any(p == ".git" or (p.endswith(".git") and len(p) > 4) for p in parts)
+    )
+
+
+def git_config_paths(argv: Sequence[str]) -> list[str]:
+    """The files (with a ``/``) ``git config`` stores as values (``git config core.fsmonitor ./q``,
+    ``alias.x '!./q'``): a later git command of the same command line runs them."""
+    words = [w.strip("'\"") for w in argv[1:]]
+    if "config" not in words:
+        return []
+    found: list[str] = []
+    for word in words[words.index("config") + 1 :]:
+        if not word.startswith("-"):
+            found += _paths(word)
+    return found
 
 
 def variable_program_paths(variables: dict[str, str | None], names_program: object) -> list[tuple[str, str]]:
