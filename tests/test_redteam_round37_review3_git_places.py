@@ -6,9 +6,10 @@ rule reads (``x`` held ``/bin/rm``, so no word says ``rm``), reading ``.git/hook
 git runs and a ``--template`` directory. git finds its hooks elsewhere too: ``GIT_DIR``,
 ``--git-dir``, ``-C dir``, the main repository of a worktree, a submodule's ``.git/modules/m/hooks``,
 ``core.hooksPath`` (set by ``git config`` or ``GIT_CONFIG_*``), ``GIT_TEMPLATE_DIR``; and ``git
-config core.fsmonitor ./q`` (or ``core.editor``, ``core.sshCommand``, ``alias.x '!./q'``) makes the
-next git command run the copy. Each passed ``Bash(rm:*)`` in ``bypassPermissions``. Real git ran the
-copy for the ``--git-dir``, worktree and ``git config`` forms (below, with ``touch`` for ``rm``).
+config core.fsmonitor ./q`` (or ``core.editor``, ``core.sshCommand``, ``alias.x '!./q'``, or
+``include.path ../c`` naming a file that sets one) makes the next git command run the copy. Each
+passed ``Bash(rm:*)`` in ``bypassPermissions``. Real git ran the copy for the ``--git-dir``,
+worktree, ``core.hooksPath``, alias and include forms (below, with ``touch`` for ``rm``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ CONFIG = [H + f for f in [
     "git config core.fsmonitor ./q; git status", "git config --global core.fsmonitor ./q; git status",
     "git config core.editor ./q; git commit", "git config alias.st '!./q'; git st",
     "git config core.sshCommand ./q; git fetch",
+    "printf '[core]\\n\\tfsmonitor = ./q\\n' > c; git config include.path ../c; git status",
 ]]
 KEPT = ["cp a b; git status", "echo x > f; git add f; git commit -m x", "git clone --template=t u d",
         "mkdir -p src/hooks/auth; echo x > src/hooks/auth/use.ts; git add src; git commit -m x",
@@ -69,6 +71,7 @@ def _git(cwd: Path, script: str) -> None:
     "git init -q r; cd r; git commit -q --allow-empty -m i; git worktree add -q ../w; cp ../q .git/hooks/pre-commit; cd ..; git -C w commit -q --allow-empty -m x",
     "git init -q r; cd r; git config core.hooksPath ../h; mkdir ../h; cp ../q ../h/pre-commit; git commit -q --allow-empty -m x",
     "git init -q r; cd r; git config alias.st '!../q'; git st",
+    "git init -q r; cd r; printf '[core]\\n\\tfsmonitor = ../q\\n' > c; git config include.path ../c; git status",
 ])
 def test_real_git_runs_the_copy(tmp_path: Path, run: str) -> None:
     """The premise: git runs the copied program (``touch``, which leaves a file named like its first argument)."""

@@ -78,14 +78,17 @@ def git_code_write(path: str) -> bool:
 
 def git_config_paths(argv: Sequence[str]) -> list[str]:
     """The files (with a ``/``) ``git config`` stores as values (``git config core.fsmonitor ./q``,
-    ``alias.x '!./q'``): a later git command of the same command line runs them."""
+    ``alias.x '!./q'``): a later git command of the same command line runs them. A relative
+    ``include.path`` is read from the configuration file's directory (``../c`` in ``.git/config``
+    is ``c``), and may hold any setting, so each value is also taken from ``.git/``."""
     words = [w.strip("'\"") for w in argv[1:]]
     if "config" not in words:
         return []
     found: list[str] = []
     for word in words[words.index("config") + 1 :]:
         if not word.startswith("-"):
-            found += _paths(word)
+            paths = _paths(word) or ([word] if "$" not in word and "`" not in word else [])
+            found += [*_paths(word), *(f".git/{p}" for p in paths if not p.startswith(("/", "~")))]
     return found
 
 
