@@ -5,7 +5,8 @@ Round 37 (analysis) made ``cp "$x" q; cp q .git/hooks/post-checkout; git checkou
 rule reads (``x`` held ``/bin/rm``, so no word says ``rm``), reading ``.git/hooks/<hook>`` from where
 git runs and a ``--template`` directory. git finds its hooks elsewhere too: ``GIT_DIR``,
 ``--git-dir``, ``-C dir``, the main repository of a worktree, a submodule's ``.git/modules/m/hooks``,
-``core.hooksPath`` (set by ``git config`` or ``GIT_CONFIG_*``), ``GIT_TEMPLATE_DIR``; and ``git
+``core.hooksPath`` (set by ``git config`` or ``GIT_CONFIG_*``), ``GIT_TEMPLATE_DIR``, an archive
+unpacked there (``tar xf t.tar -C .git``, ``unzip -d .git/hooks``); and ``git
 config core.fsmonitor ./q`` (or ``core.editor``, ``core.sshCommand``, ``alias.x '!./q'``, or
 ``include.path ../c`` naming a file that sets one) makes the next git command run the copy. Each
 passed ``Bash(rm:*)`` in ``bypassPermissions``. Real git ran the copy for the ``--git-dir``,
@@ -37,6 +38,8 @@ HOOKS = [H + f for f in [
     "cp q .git/modules/sub/hooks/post-checkout; git submodule update",
     "cp q .git/hooks/pre-commit; git -C w commit -m x", "mkdir d; cp q d/pre-commit; cp -r d .git/hooks; git commit -m x",
     "printf 'gitdir: g\\n' > .git; cp q g/hooks/pre-commit; git commit -m x",
+    "tar cf t.tar q --transform s,q,hooks/pre-commit,; tar xf t.tar -C .git; git commit -m x",
+    "zip -q z.zip q; unzip -o z.zip -d .git/hooks; git commit -m x", "rsync -a d/ .git/hooks/; git commit -m x",
 ]]
 CONFIG = [H + f for f in [
     "git config core.fsmonitor ./q; git status", "git config --global core.fsmonitor ./q; git status",
@@ -52,6 +55,15 @@ KEPT = ["cp a b; git status", "echo x > f; git add f; git commit -m x", "git clo
 
 async def test_a_hook_written_where_git_finds_it_is_asked(tmp_path: Path) -> None:
     assert await rule_misses(tmp_path, HOOKS, KEPT) == ([], [])
+
+
+def test_a_workspace_in_a_directory_named_like_a_bare_repository_is_no_git_directory() -> None:
+    """Writes are judged below the directories the git part runs in: ``~/dots.git/ws/f`` is ``f``."""
+    from shellrt.analysis.unread_code import made_hook
+
+    ws = "/home/u/dots.git/ws"
+    assert made_hook("git", ["git", "commit"], [ws], [("echo x > f", [f"{ws}/f"])]) == ""
+    assert made_hook("git", ["git", "commit"], [ws], [("cp q h", [f"{ws}/.git/hooks/pre-commit"])]) != ""
 
 
 async def test_a_program_git_config_stores_is_asked(tmp_path: Path) -> None:
