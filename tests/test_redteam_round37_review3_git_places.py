@@ -40,6 +40,7 @@ HOOKS = [H + f for f in [
     "printf 'gitdir: g\\n' > .git; cp q g/hooks/pre-commit; git commit -m x",
     "tar cf t.tar q --transform s,q,hooks/pre-commit,; tar xf t.tar -C .git; git commit -m x",
     "zip -q z.zip q; unzip -o z.zip -d .git/hooks; git commit -m x", "rsync -a d/ .git/hooks/; git commit -m x",
+    "mkdir -p g/hooks; cp q g/hooks/p4-pre-submit; GIT_DIR=g git p4 submit",
 ]]
 CONFIG = [H + f for f in [
     "git config core.fsmonitor ./q; git status", "git config --global core.fsmonitor ./q; git status",
