@@ -8,7 +8,8 @@ git runs and a ``--template`` directory. git finds its hooks elsewhere too: ``GI
 ``core.hooksPath`` (set by ``git config`` or ``GIT_CONFIG_*``), ``GIT_TEMPLATE_DIR``, an archive
 unpacked there (``tar xf t.tar -C .git``, ``unzip -d .git/hooks``); and ``git
 config core.fsmonitor ./q`` (or ``core.editor``, ``core.sshCommand``, ``alias.x '!./q'``, or
-``include.path ../c`` naming a file that sets one) makes the next git command run the copy. Each
+``include.path ../c`` naming a file that sets one) makes the next git command run the copy, and
+``git --exec-path=. x`` runs a written ``./git-x``. Each
 passed ``Bash(rm:*)`` in ``bypassPermissions``. Real git ran the copy for the ``--git-dir``,
 worktree, ``core.hooksPath``, alias and include forms (below, with ``touch`` for ``rm``).
 """
@@ -41,6 +42,7 @@ HOOKS = [H + f for f in [
     "tar cf t.tar q --transform s,q,hooks/pre-commit,; tar xf t.tar -C .git; git commit -m x",
     "zip -q z.zip q; unzip -o z.zip -d .git/hooks; git commit -m x", "rsync -a d/ .git/hooks/; git commit -m x",
     "mkdir -p g/hooks; cp q g/hooks/p4-pre-submit; GIT_DIR=g git p4 submit",
+    "cp q git-lfs; git --exec-path=. lfs pull", "mkdir b; cp q b/git-x; git --exec-path=b x",
 ]]
 CONFIG = [H + f for f in [
     "git config core.fsmonitor ./q; git status", "git config --global core.fsmonitor ./q; git status",
@@ -85,6 +87,7 @@ def _git(cwd: Path, script: str) -> None:
     "git init -q r; cd r; git config core.hooksPath ../h; mkdir ../h; cp ../q ../h/pre-commit; git commit -q --allow-empty -m x",
     "git init -q r; cd r; git config alias.st '!../q'; git st",
     "git init -q r; cd r; printf '[core]\\n\\tfsmonitor = ../q\\n' > c; git config include.path ../c; git status",
+    "git init -q r; cd r; cp ../q git-x; git --exec-path=. x",
 ])
 def test_real_git_runs_the_copy(tmp_path: Path, run: str) -> None:
     """The premise: git runs the copied program (``touch``, which leaves a file named like its first argument)."""

@@ -614,8 +614,13 @@ def made_hook(name: str, argv: Sequence[str], dirs: Sequence[str], others: Seque
     # repository, a submodule, `core.hooksPath`, a subdirectory): a hook's name, a `hooks` directory or a
     # git directory written anywhere counts, below the directories the part runs in (a workspace in a
     # directory named `x.git` is not one) (red team, round 37, review3).
+    # `git --exec-path=.` runs `./git-<name>` for a subcommand git does not build in (`git lfs`).
+    exec_path = any(w.startswith("--exec-path=") for w in argv[1:])
     for text, writes in named:
-        code = next((w for w in writes if git_code_write(_below(w, dirs))), "")
+        code = next(
+            (w for w in writes if git_code_write(_below(w, dirs)) or (exec_path and os.path.basename(w).startswith("git-"))),
+            "",
+        )
         if code:
             return f"git may run {code} (a hook or a git directory), which {text!r} writes in the same command"
     # An archive or a tree unpacked into such a place (`tar xf t.tar -C .git`, `unzip -d .git/hooks`,
