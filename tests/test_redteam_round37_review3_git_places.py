@@ -53,7 +53,7 @@ CONFIG = [H + f for f in [
 KEPT = ["cp a b; git status", "echo x > f; git add f; git commit -m x", "git clone --template=t u d",
         "mkdir -p src/hooks/auth; echo x > src/hooks/auth/use.ts; git add src; git commit -m x",
         "cp a b; git config core.editor vim; git commit", "git config user.name me; git commit -m x",
-        "git config core.fsmonitor ./existing.sh; git status"]
+        "git config core.fsmonitor ./existing.sh; git status", "cp a src/x.py; git add config src/x.py"]
 
 
 async def test_a_hook_written_where_git_finds_it_is_asked(tmp_path: Path) -> None:

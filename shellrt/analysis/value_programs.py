@@ -83,14 +83,33 @@ def git_config_paths(argv: Sequence[str]) -> list[str]:
     ``include.path`` is read from the configuration file's directory (``../c`` in ``.git/config``
     is ``c``), and may hold any setting, so each value is also taken from ``.git/``."""
     words = [w.strip("'\"") for w in argv[1:]]
-    if "config" not in words:
+    at = _subcommand_at(words)
+    if at is None or words[at] != "config":
         return []
     found: list[str] = []
-    for word in words[words.index("config") + 1 :]:
+    for word in words[at + 1 :]:
         if not word.startswith("-"):
             paths = _paths(word) or ([word] if "$" not in word and "`" not in word else [])
             found += [*_paths(word), *(f".git/{p}" for p in paths if not p.startswith(("/", "~")))]
     return found
+
+
+#: git's options before the subcommand that take the next word as their value.
+_GIT_VALUED: Final = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
+                                "--config-env", "--list-cmds", "--attr-source"})
+
+
+def _subcommand_at(words: Sequence[str]) -> int | None:
+    """The index of git's subcommand among ``words`` (its arguments), None when there is none."""
+    i = 0
+    while i < len(words):
+        if words[i] in _GIT_VALUED:
+            i += 2
+        elif words[i].startswith("-"):
+            i += 1
+        else:
+            return i
+    return None
 
 
 def variable_program_paths(variables: dict[str, str | None], names_program: object) -> list[tuple[str, str]]:
