@@ -428,7 +428,7 @@ def _dynamic_names(plan: CommandPlan) -> set[str]:
             anything = True
         name = command.name
         binder = _BINDERS.get(name or "")
-        if binder is not None and (not binder or any(w.value == binder for w in argv[1:])):
+        if binder is not None and (not binder or _binds(argv[1:], binder)):
             bound.update(_bound_by(argv[1:]))
         elif name in _DECLARATIONS and any(_dynamic(w) and "=" not in w.raw for w in argv[1:]):
             bound.add(_ANY)  # `declare "$n=…"`: a name known only at run time
@@ -438,8 +438,24 @@ def _dynamic_names(plan: CommandPlan) -> set[str]:
     return bound
 
 
+def _binds(words: list[Word], option: str) -> bool:
+    """Whether the builtin's options may hold its naming ``option`` (``printf -v``, ``wait -p``): spelt
+    alone, glued to its name (``-vNAME``), among other letters (``wait -np``), or a word known only at
+    run time where options are read (``v=-v; printf $v NAME``: red team, round 37, review3)."""
+    for word in words:
+        value = word.value
+        if value is None:
+            return True
+        if value == "--" or not value.startswith("-") or value == "-":
+            return False
+        if not value.startswith("--") and option[1] in value[1:]:
+            return True
+    return False
+
+
 def _bound_by(words: list[Word]) -> set[str]:
-    """Names a binding builtin sets (``_ANY`` for a dynamic one); every operand counts (fail closed)."""
+    """Names a binding builtin sets (``_ANY`` for a dynamic one); every operand counts, and a name glued
+    to a naming option (``printf -vNAME``, ``read -raNAME``, ``wait -pNAME``) too (fail closed)."""
     out: set[str] = set()
     for word in words:
         value = word.value
@@ -447,6 +463,11 @@ def _bound_by(words: list[Word]) -> set[str]:
             out.add(_ANY)
         elif not value.startswith("-"):
             out.add(value.partition("[")[0])
+        elif not value.startswith("--"):
+            at = next((i for i, c in enumerate(value) if c in "avp"), -1)
+            glued = value[at + 1 :] if at > 0 else ""
+            if glued:
+                out.add(glued.partition("[")[0])
     out.update(("REPLY", "MAPFILE", "OPTARG"))
     return out
 

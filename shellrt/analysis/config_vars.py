@@ -24,7 +24,8 @@ _CONFIG_VARIABLE: Final = re.compile(
     r"GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_(?:KEY|VALUE)_[0-9]+"
     # Package managers and build tools that read any of their settings from the environment, some of
     # which name a program (npm's `script-shell`, `git`, `node-gyp`; uv's `UV_PYTHON`; cargo's aliases).
-    r"|(?i:npm_config_[A-Za-z0-9_]+)|YARN_[A-Z0-9_]+|UV_[A-Z0-9_]+"
+    # yarn 1 reads `yarn_*` in any case, as npm does `npm_config_*` (round 37, review3).
+    r"|(?i:npm_config_[A-Za-z0-9_]+)|(?i:yarn_[A-Za-z0-9_]+)|UV_[A-Z0-9_]+"
     r"|CARGO_(?:ALIAS|BUILD|TARGET|HOST|REGISTRIES|SOURCE|NET|HTTP)_[A-Z0-9_]+"
     # Programs whose options come from a variable; toolchains a wrapper runs.
     r"|MANOPT|LESS|MORE|LESSKEYIN|LESSKEY|RUSTUP_TOOLCHAIN|GOTOOLCHAIN|GOROOT|GOENV"

@@ -25,7 +25,12 @@ from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
 from shellrt.analysis.runner_names import OPTIONS_VARIABLE, RUNS_NAME
-from shellrt.analysis.value_programs import git_hook_paths, option_program_paths
+from shellrt.analysis.value_programs import (
+    git_code_write,
+    git_config_paths,
+    git_hook_paths,
+    option_program_paths,
+)
 
 __all__ = ["is_command_variable", "made_here", "made_hook", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
@@ -595,8 +600,61 @@ def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tupl
 def made_hook(name: str, argv: Sequence[str], dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]) -> str:
     """Why a git part runs a hook another part of the same command writes by name ("" when it does not):
     ``cp "$x" .git/hooks/post-checkout; git checkout .``, ``git clone --template=t`` after writing
-    ``t/hooks/post-checkout`` (red team, round 37). Only named writes count: every git command beside a
-    part whose writes are not known would ask otherwise."""
+    ``t/hooks/post-checkout`` (red team, round 37), a file ``git config`` stores as a program
+    (``git config core.fsmonitor ./q``), a hook or git directory written anywhere (`git_code_write`).
+    Only named writes count: every git command beside a part whose writes are not known would ask
+    otherwise."""
     if name != "git":
         return ""
-    return made_here(git_hook_paths(argv), dirs, [(text, [w for w in writes if w]) for text, writes in others])
+    named = [(text, [w for w in writes if w]) for text, writes in others]
+    why = made_here([*git_hook_paths(argv), *git_config_paths(argv)], dirs, named)
+    if why:
+        return why
+    # Where git finds its repository is not read here (`GIT_DIR`, `--git-dir`, `-C`, a worktree's main
+    # repository, a submodule, `core.hooksPath`, a subdirectory): a hook's name, a `hooks` directory or a
+    # git directory written anywhere counts, below the directories the part runs in (a workspace in a
+    # directory named `x.git` is not one) (red team, round 37, review3).
+    # `git --exec-path=.` runs `./git-<name>` for a subcommand git does not build in (`git lfs`).
+    exec_path = any(w.startswith("--exec-path=") for w in argv[1:])
+    for text, writes in named:
+        code = next(
+            (w for w in writes if git_code_write(_below(w, dirs)) or (exec_path and os.path.basename(w).startswith("git-"))),
+            "",
+        )
+        if code:
+            return f"git may run {code} (a hook or a git directory), which {text!r} writes in the same command"
+    # An archive or a tree unpacked into such a place (`tar xf t.tar -C .git`, `unzip -d .git/hooks`,
+    # `rsync -a d/ .git/hooks/`): what it writes there is not known, where is.
+    for text, _writes in others:
+        code = _unpacked_git_place(text)
+        if code:
+            return f"git may run what {text!r} unpacks into {code} (a hook or a git directory) in the same command"
+    return ""
+
+
+#: Programs that write files an archive or another tree names, into a directory their words name.
+_UNPACKERS = frozenset({"tar", "bsdtar", "gtar", "unzip", "7z", "7za", "7zr", "cpio", "pax", "rsync", "ar", "busybox"})
+
+
+def _below(path: str, dirs: Sequence[str]) -> str:
+    """``path`` relative to the first of ``dirs`` it lies in (as given when in none)."""
+    for d in dirs:
+        if d and os.path.isabs(path) and os.path.isabs(d) and (path == d or path.startswith(d.rstrip("/") + "/")):
+            return os.path.relpath(path, d)
+    return path
+
+
+def _unpacked_git_place(text: str) -> str:
+    """A word (or an option's ``=`` value) naming a hook or git directory, of a part whose program
+    unpacks files there (`_UNPACKERS`; "" for any other part or none)."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return ""
+    if not words or os.path.basename(words[0]) not in _UNPACKERS:
+        return ""
+    for word in words[1:]:
+        place = word.partition("=")[2] if word.startswith("-") else word
+        if place and git_code_write(place):
+            return place
+    return ""

@@ -10,13 +10,14 @@ value with a ``/`` is a file here; a bare name is a word the rules read.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Sequence
 from typing import Final
 
 from .runner_names import RUNS_NAME
 
-__all__ = ["git_hook_paths", "option_program_paths", "variable_program_paths"]
+__all__ = ["git_code_write", "git_config_paths", "git_hook_paths", "option_program_paths", "variable_program_paths"]
 
 
 def option_program_paths(argv: Sequence[str]) -> list[str]:
@@ -40,7 +41,8 @@ _GIT_HOOKS: Final = (
     "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg",
     "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update",
     "proc-receive", "post-receive", "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc",
-    "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "post-index-change",
+    "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "post-index-change", "p4-changelist",
+    "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit",
 )  # fmt: skip
 
 
@@ -55,6 +57,59 @@ def git_hook_paths(argv: Sequence[str]) -> list[str]:
         elif word == "--template" and i + 1 < len(words):
             dirs.append(words[i + 1])
     return [f"{d.rstrip('/')}/hooks/{hook}" for d in dirs if d for hook in _GIT_HOOKS]
+
+
+def git_code_write(path: str) -> bool:
+    """Whether a file a command writes may be code or configuration git runs, wherever git looks for its
+    repository: a hook's name in any directory (``g/hooks/pre-commit`` under ``GIT_DIR=g``,
+    ``--git-dir``, ``-C dir``, the main repository of a worktree, a submodule's ``.git/modules/m/hooks``,
+    a ``core.hooksPath`` or template directory), a ``hooks`` directory written whole, or anything in a
+    git directory (``.git/hooks/``, ``.git/config``, a ``.git`` file naming another one, ``repo.git/``).
+    Why: round 37 read only ``.git/hooks/<hook>`` from where git runs, so a hook written anywhere else
+    git takes its repository from ran under a name no rule reads (red team, round 37, review3)."""
+    parts = [p for p in os.path.normpath(path).split("/") if p not in ("", ".")]
+    if not parts:
+        return False
+    return (
+        parts[-1] in _GIT_HOOKS
+        or parts[-1] == "hooks"
+        or any(p == ".git" or (p.endswith(".git") and len(p) > 4) for p in parts)
+    )
+
+
+def git_config_paths(argv: Sequence[str]) -> list[str]:
+    """The files (with a ``/``) ``git config`` stores as values (``git config core.fsmonitor ./q``,
+    ``alias.x '!./q'``): a later git command of the same command line runs them. A relative
+    ``include.path`` is read from the configuration file's directory (``../c`` in ``.git/config``
+    is ``c``), and may hold any setting, so each value is also taken from ``.git/``."""
+    words = [w.strip("'\"") for w in argv[1:]]
+    at = _subcommand_at(words)
+    if at is None or words[at] != "config":
+        return []
+    found: list[str] = []
+    for word in words[at + 1 :]:
+        if not word.startswith("-"):
+            paths = _paths(word) or ([word] if "$" not in word and "`" not in word else [])
+            found += [*_paths(word), *(f".git/{p}" for p in paths if not p.startswith(("/", "~")))]
+    return found
+
+
+#: git's options before the subcommand that take the next word as their value.
+_GIT_VALUED: Final = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
+                                "--config-env", "--list-cmds", "--attr-source"})
+
+
+def _subcommand_at(words: Sequence[str]) -> int | None:
+    """The index of git's subcommand among ``words`` (its arguments), None when there is none."""
+    i = 0
+    while i < len(words):
+        if words[i] in _GIT_VALUED:
+            i += 2
+        elif words[i].startswith("-"):
+            i += 1
+        else:
+            return i
+    return None
 
 
 def variable_program_paths(variables: dict[str, str | None], names_program: object) -> list[tuple[str, str]]:

@@ -28,6 +28,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from shellrt.server._http_head import ambiguous_head
 from shellrt.server._http_pipeline import PIPELINE_LIMIT, HeldFlow, buffered
+from shellrt.server._http_sessions import peer_key
 
 __all__ = ["HEADER_TIMEOUT_S", "MAX_CONNECTIONS", "MAX_PER_PEER", "guarded_protocol"]
 
@@ -69,7 +70,8 @@ def guarded_protocol(
             super().connection_made(transport)
             self.flow = HeldFlow(transport, self._holding_too_much)
             peername = transport.get_extra_info("peername")
-            self._peer = str(peername[0]) if isinstance(peername, tuple) and peername else str(peername)
+            host = str(peername[0]) if isinstance(peername, tuple) and peername else str(peername)
+            self._peer = peer_key(host)  # an IPv6 client's /64 is one peer (round 37, review3)
             self._arm()
             if not self._make_room():
                 log.warning(

@@ -7,9 +7,9 @@ new ``initialize`` 503. One token holder opened 1,000 sessions in 6.5 s (~37 KB 
 fill the table in about a minute and lock every other client out for half an hour (red team,
 round 36 Left). All loopback clients are one peer address and share one token, so neither
 separates them alone: as for connections (`shellrt.server._http_guard`), the table is capped
-(`MAX_SESSIONS`), one peer address holds at most `MAX_SESSIONS_PER_PEER`, and a newcomer makes
-room by ending the session idle the longest, the full peer's own first and sessions that own
-background tasks last. A session with a request in flight (a running call, an open GET stream)
+(`MAX_SESSIONS`), one peer address (an IPv6 peer's /64: `peer_key`) holds at most
+`MAX_SESSIONS_PER_PEER`, and a newcomer makes room by ending the session idle the longest, the
+full peer's own first and sessions that own background tasks last. A session with a request in flight (a running call, an open GET stream)
 is never ended for a newcomer; with none idle, the newcomer gets 503 saying so. An ended
 session's id answers 404 saying why, and the client initializes again (as MCP says on 404).
 """
@@ -17,6 +17,7 @@ session's id answers 404 saying why, and the client initializes again (as MCP sa
 from __future__ import annotations
 
 import collections
+import ipaddress
 import json
 import logging
 import math
@@ -27,7 +28,7 @@ import anyio
 
 from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
 
-__all__ = ["MAX_SESSIONS", "MAX_SESSIONS_PER_PEER", "SESSION_IDLE_S", "SessionCapMiddleware"]
+__all__ = ["MAX_SESSIONS", "MAX_SESSIONS_PER_PEER", "SESSION_IDLE_S", "SessionCapMiddleware", "peer_key"]
 
 log = logging.getLogger("shellrt.server")
 
@@ -206,8 +207,26 @@ def _session_of(scope: Scope) -> str | None:
 def _peer_of(scope: Scope) -> str:
     client = scope.get("client")
     if isinstance(client, list | tuple) and client:
-        return str(client[0])
+        return peer_key(str(client[0]))
     return ""
+
+
+def peer_key(host: str) -> str:
+    """The share a client address counts against: an IPv4 address (also spelt IPv4-mapped,
+    ``::ffff:a.b.c.d``, as a dual-stack socket shows it), or an IPv6 address's /64.
+
+    Why: one IPv6 host is routinely given a whole /64 (2^64 addresses), so per address a client
+    with ``--allow-remote`` took a fresh share of the caps from each, filled the table and ended
+    the other clients' idle sessions (red team, round 37, review3)."""
+    try:
+        address = ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 async def _answer(send: Send, status: int, message: str) -> None:
