@@ -8,11 +8,12 @@ starts and kills processes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -384,6 +385,32 @@ class Supervisor:
         background task's plant would otherwise wait for the next command's check (protect.py)."""
         if self._guard is not None:
             await self._guard.sweep(self._busy())
+
+    @contextlib.asynccontextmanager
+    async def quiet_for_host(self) -> AsyncIterator[str | None]:
+        """While shellrt runs a program of its own on the host (a hook): the session's running
+        commands and background tasks stopped, then the protected files swept (a task looping
+        over ``.git/config`` planted again between the sweep and the hook's ``git``: red team
+        round 37). Yields why they could not all be stopped (None: all still)."""
+        from shellrt.supervisor._host_pause import Paused, pause, resume  # only with hooks
+
+        processes = [e.process for e in self._live] + [
+            e.process
+            for t in self.tasks.list()
+            if (e := self.tasks.execution(t.id)) is not None and not e.done.is_set()
+        ]
+        paused: Paused | None = None
+        if processes:
+            paused = await anyio.to_thread.run_sync(
+                lambda: pause(pid for pid in (p.pid for p in processes) if pid is not None)
+            )
+        try:
+            await self.sweep_protected()
+            yield None if paused is None else paused.failure
+        finally:
+            if paused is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(resume, paused)
 
     def accept_protected(self, path: Path) -> None:
         """Keep ``path`` as it is: shellrt or the operator (not a command) wrote it (protect.py)."""
