@@ -19,18 +19,21 @@ from pathlib import Path
 import pytest
 
 import shellrt
+from sandbox.config import DockerConfig
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap
 from tests._calls import block_text, one_call
+from tests._docker_support import DEBIAN, require_docker
 
 pytestmark = pytest.mark.anyio
 
 #: A background task's loop: a repository whose config names the workspace's program as fsmonitor,
 #: written again and again (a rename: no moment without it), counting its rounds.
 _LOOP = (
-    'git init -q . 2>/dev/null; n=0; while :; do n=$((n+1)); echo $n > rounds.txt; '
-    'printf "[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = %s/evil.sh\\n" "$PWD" > .git/config.t '
-    '2>/dev/null; mv -f .git/config.t .git/config 2>/dev/null || { mkdir -p .git; git init -q . 2>/dev/null; }; done'
+    "n=0; while :; do n=$((n+1)); echo $n > rounds.txt; mkdir -p .git/objects .git/refs; "
+    "[ -f .git/HEAD ] || echo 'ref: refs/heads/main' > .git/HEAD; "
+    'printf "[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = %s/evil.sh\\n" "$HOSTWS" > .git/config.t '
+    "2>/dev/null; mv -f .git/config.t .git/config 2>/dev/null; done"
 )
 
 
@@ -44,7 +47,7 @@ def _rounds(ws: Path) -> int:
     raise AssertionError("the loop stopped counting")
 
 
-async def _race(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str) -> None:
+async def _race(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str | DockerConfig) -> None:
     home, ws, out = tmp_path / "home", tmp_path / "ws", tmp_path / "out"
     for d in (home / ".shellrt", ws, out):
         d.mkdir(parents=True)
@@ -60,7 +63,7 @@ async def _race(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str) -
     (home / ".shellrt" / "settings.json").write_text(json.dumps(settings))
     (ws / "evil.sh").write_text(f"#!/bin/sh\nid > {out}/PWNED\n")
     os.chmod(ws / "evil.sh", 0o755)
-    (ws / "plant.sh").write_text(_LOOP)
+    (ws / "plant.sh").write_text(f"HOSTWS={ws}\n{_LOOP}")
     async with shellrt.Runtime(ws, backend, session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
         started = await one_call(rt, "Bash", command="sh plant.sh", run_in_background=True)
         assert not started.get("is_error"), block_text(started)
@@ -83,6 +86,12 @@ async def test_a_looping_plant_never_reaches_a_hook_bwrap(tmp_path: Path, monkey
     """Failed before: the hook's git ran the task's fsmonitor on the host at the first call."""
     require_bwrap()
     await _race(tmp_path, monkeypatch, "bwrap")
+
+
+async def test_a_looping_plant_never_reaches_a_hook_docker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failed before (bind mode: the container's root writes the host's workspace)."""
+    require_docker()
+    await _race(tmp_path, monkeypatch, DockerConfig(image=DEBIAN, workspace_mode="bind"))
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
