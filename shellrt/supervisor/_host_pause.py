@@ -71,6 +71,12 @@ def _members(table: dict[int, tuple[int, str]], seeds: Iterable[int], own: str |
     children: dict[int, list[int]] = {}
     for pid, (ppid, _) in table.items():
         children.setdefault(ppid, []).append(pid)
+    spaces: dict[int, str | None] = {}
+
+    def ns(pid: int) -> str | None:  # one readlink a process a pass
+        if pid not in spaces:
+            spaces[pid] = _ns(pid)
+        return spaces[pid]
 
     def below(roots: Iterable[int]) -> set[int]:
         seen: set[int] = set()
@@ -82,11 +88,11 @@ def _members(table: dict[int, tuple[int, str]], seeds: Iterable[int], own: str |
                 todo.extend(children.get(pid, ()))
         return seen
 
-    spaces = {ns for pid in below(seeds) if (ns := _ns(pid)) is not None and ns != own}
-    if not spaces:
+    theirs = {space for pid in below(seeds) if (space := ns(pid)) is not None and space != own}
+    if not theirs:
         return set()
-    inside = {pid for pid in table if _ns(pid) in spaces}
-    return {pid for pid in below(inside) if _ns(pid) != own}
+    inside = {pid for pid in table if ns(pid) in theirs}
+    return {pid for pid in below(inside) if ns(pid) != own}
 
 
 def pause(seeds: Iterable[int]) -> Paused:
