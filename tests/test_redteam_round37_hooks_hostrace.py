@@ -38,9 +38,12 @@ _LOOP = (
 
 
 def _rounds(ws: Path) -> int:
-    """The loop's count (read again while the loop has the file truncated)."""
-    for _ in range(1000):
-        text = (ws / "rounds.txt").read_text().strip()
+    """The loop's count (read again while the loop has not started or has the file truncated)."""
+    for _ in range(5000):
+        try:
+            text = (ws / "rounds.txt").read_text().strip()
+        except FileNotFoundError:  # not started yet
+            text = ""
         if text.isdigit():
             return int(text)
         time.sleep(0.001)
@@ -94,5 +97,45 @@ async def test_a_looping_plant_never_reaches_a_hook_docker(tmp_path: Path, monke
     await _race(tmp_path, monkeypatch, DockerConfig(image=DEBIAN, workspace_mode="bind"))
 
 
+async def test_overlapping_hooks_keep_the_task_paused_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two read-only calls run together, each with its hook: the quick hook's end must not let the
+    task run under the slow one's ``git`` (failed before the pauses were shared)."""
+    require_bwrap()
+    home, ws, out = tmp_path / "home", tmp_path / "ws", tmp_path / "out"
+    for d in (home / ".shellrt", ws, out):
+        d.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+    hook = home / "hook.sh"
+    hook.write_text(
+        "#!/bin/sh\nif grep -q slow; then sleep 1; fi\n"
+        'cd "$CLAUDE_PROJECT_DIR" && git status --short >/dev/null 2>&1\nexit 0\n'
+    )
+    os.chmod(hook, 0o755)
+    settings = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(hook)}]}]}}
+    (home / ".shellrt" / "settings.json").write_text(json.dumps(settings))
+    (ws / "evil.sh").write_text(f"#!/bin/sh\nid > {out}/PWNED\n")
+    os.chmod(ws / "evil.sh", 0o755)
+    (ws / "plant.sh").write_text(f"HOSTWS={ws}\n{_LOOP}")
+    (ws / "a.txt").write_text("a\n")
+    async with shellrt.Runtime(ws, "bwrap", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
+        started = await one_call(rt, "Bash", command="sh plant.sh", run_in_background=True)
+        assert not started.get("is_error"), block_text(started)
+        _rounds(ws)
+        for round_ in range(2):
+            uses = [
+                {"type": "tool_use", "id": f"q{round_}", "name": "Bash", "input": {"command": "cat a.txt"}},
+                {"type": "tool_use", "id": f"s{round_}", "name": "Bash", "input": {"command": "cat a.txt # slow"}},
+            ]
+            reply = await rt.run({"role": "assistant", "content": uses})
+            assert all(not block.get("is_error") for block in reply["content"]), reply
+            assert not (out / "PWNED").exists(), (out / "PWNED").read_text()
+    assert not (out / "PWNED").exists()
+
+
 def test_it_holds_for_an_unprivileged_caller() -> None:
-    _nonroot.held_as_nobody(__file__, "test_a_looping_plant_never_reaches_a_hook_bwrap")
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_a_looping_plant_never_reaches_a_hook_bwrap",
+        "test_overlapping_hooks_keep_the_task_paused_bwrap",
+    )

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["Paused", "pause", "resume"]
+__all__ = ["HostQuiet", "Paused", "pause", "resume"]
 
 #: Passes over ``/proc`` before giving up on a tree that keeps starting processes.
 _MAX_PASSES = 64
@@ -37,6 +37,24 @@ class Paused:
 
     fds: dict[int, int] = field(default_factory=dict)
     failure: str | None = None
+
+
+class HostQuiet:
+    """Pauses shared by host programs that overlap (two calls' hooks at once): what each stopped is
+    continued only when the last of them ends, or the first to end let the tree run under the other's
+    hook. Entered before its pause is awaited and left with no await, so none slips between."""
+
+    def __init__(self) -> None:
+        self.holders = 0
+        self.paused: list[Paused] = []
+
+    def leave(self) -> None:
+        """One holder less; the last continues everything (a few syscalls: no thread, no await)."""
+        self.holders -= 1
+        if self.holders == 0:
+            held, self.paused = self.paused, []
+            for paused in held:
+                resume(paused)
 
 
 def _ns(pid: int | str) -> str | None:
