@@ -121,12 +121,21 @@ def pause(seeds: Iterable[int]) -> Paused:
     if own is None or not seeds:
         return paused
     skip: set[int] = set()  # stopped by the command itself, or gone: not ours to continue
+    settled = False
     for _ in range(_MAX_PASSES):
         table = _table()
         fresh = [pid for pid in _members(table, seeds, own) if pid not in paused.fds and pid not in skip]
         if not fresh:
+            # Done when a scan after every stop landed finds none: a process stopped inside ``clone``
+            # may have made a child after the scan that found nothing.
+            if settled:
+                return paused
             paused.failure = _settle(paused)
-            return paused
+            if paused.failure is not None:
+                return paused
+            settled = True
+            continue
+        settled = False
         for pid in fresh:
             if table[pid][1] in "TtZX":
                 skip.add(pid)
