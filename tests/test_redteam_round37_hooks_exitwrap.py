@@ -94,3 +94,23 @@ async def test_a_repository_script_run_through_env_or_zgrep_is_an_error(ctx: Too
         assert "ok" in out.output, (command, text)  # build.sh ran, not grep
         assert output_is_error(out), (command, text)
         assert "not an error" not in text, (command, text)
+
+
+@pytest.mark.parametrize(
+    ("command", "meaning"),
+    [
+        ("[[ -f a || grep ]]", "condition is false"),  # before: "no match" (`||` split the test)
+        ("[[ -f a || -f b ]]", "condition is false"),  # before: no meaning
+        ("[[ -f a && -f b ]]", "condition is false"),
+        ("./build.sh; [[ -f a || -f b ]]", "condition is false"),
+        ("grep x [[ ; ./build.sh", None),  # `[[` as an argument opens no test
+        ("grep x [[ || ./build.sh ]]", None),
+        ("echo [[ ; ./build.sh", None),
+        ("./build.sh && [[ -f a || -f b ]]", None),
+        ("[[ $n -eq 1 || -f b ]]", None),
+    ],
+)
+def test_a_test_s_own_operators_do_not_split_it(command: str, meaning: str | None) -> None:
+    """Round 36's Left: inside ``[[ ... ]]`` a ``||`` split the command (4 of 9 failed before: one
+    labelled "no match", three false tests read as failures)."""
+    assert exit_meaning(command, 1) == meaning

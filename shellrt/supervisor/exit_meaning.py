@@ -149,7 +149,15 @@ def last_program(command: str) -> str | None:
         return None
     segments: list[list[str]] = [[]]
     before_last = ""  # the list operator before the last pipeline (a pipe binds tighter)
+    in_test = False  # inside ``[[ ... ]]``: its ``&&``/``||`` are the test's own (round 36's Left)
     for token in tokens:
+        if token == "[[" and all(word in _KEYWORDS for word in segments[-1]):
+            in_test = True  # the command word, not an argument (``grep x [[ ; ./build.sh``)
+        elif token == "]]":
+            in_test = False
+        if token in _SEPARATORS and in_test:
+            segments[-1].append(token)  # ``[[ -f a || -f b ]]`` is one command
+            continue
         if token in _SEPARATORS:
             segments.append([])
             if token not in _PIPES:
