@@ -19,6 +19,9 @@ __all__ = ["NAMES_ONLY", "matcher_problem"]
 
 #: A matcher made of plain names only (``Bash``, ``Edit|Write``): compared as names, not as a regex.
 NAMES_ONLY = re.compile(r"^[A-Za-z0-9_\-]+(\|[A-Za-z0-9_\-]+)*$")
+#: Repeats a regex matcher may hold: its cost on a name it misses grows as the name's length to
+#: this power (three: 3 ms on 256 characters; four: 0.3-16 s; red team round 37).
+_MAX_REPEATS = 3
 #: ``Tool(...)``: the form of a permission rule.
 _RULE_FORM = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\s*\((.*)\)", re.DOTALL)
 
@@ -46,6 +49,13 @@ def matcher_problem(matcher: str) -> str | None:
             "can take exponential time on it (a 27-character MCP tool name held the session 8 s), on "
             "every call; name the tools (Edit|Write) or use one repeat (mcp__github__.*)"
         )
+    if _many_repeats(m) > _MAX_REPEATS:
+        return (
+            f"hook matcher {m!r} has more than {_MAX_REPEATS} repeats (*, +, {{n,}}): Python's regex engine "
+            "takes time growing as the tool name's length to that power on a name it does not match "
+            "(`mcp__.*_.*_.*_.*_write` held the session 1.7 s on a 250-character MCP tool name, every call); "
+            "name the tools (Edit|Write) or use fewer repeats (mcp__github__.*)"
+        )
     squeezed = re.sub(r"\s*\|\s*", "|", m)
     if squeezed != m and NAMES_ONLY.match(squeezed):
         return (
@@ -68,6 +78,27 @@ def _matches(pattern: str, name: str) -> bool:
         return re.fullmatch(pattern, name) is not None
     except re.error:
         return False
+
+
+def _many_repeats(pattern: str) -> int:
+    """How many repeats of more than one (``*``, ``+``, ``{2,}``, ``{0,9}``) ``pattern`` holds, at
+    any depth. Read from Python's own parse of the pattern."""
+    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _parser  # type: ignore[attr-defined]
+
+    repeats = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
+
+    def count(value: Any) -> int:
+        found = 0
+        if isinstance(value, (list, tuple, _parser.SubPattern)):
+            items = list(value)
+            if len(items) == 2 and items[0] in repeats:
+                _, high, _sub = items[1]
+                found += high is c.MAXREPEAT or high > 1
+            found += sum(count(item) for item in items)
+        return found
+
+    return count(_parser.parse(pattern))
 
 
 def _nested_repeat(pattern: str) -> bool:

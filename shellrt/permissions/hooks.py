@@ -21,10 +21,11 @@ not answered — never as if it had allowed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -361,7 +362,19 @@ class CommandHookRunner(HookRunner):
         specs = [spec for spec in self.matching(event, tool_name) if spec.command not in skip]
         if not specs:
             return []
-        await _sweep_protected(ctx)
+        async with _quiet_for_host(ctx) as unpaused:
+            if unpaused is not None:  # a command may write what the hook's programs obey: not run
+                why = (
+                    f"{event} hook not run: the session's running commands could not be paused ({unpaused}), "
+                    "and a hook runs on the host, outside the sandbox; stop background tasks with TaskStop"
+                )
+                return [(spec, _unrun(spec, event, why)) for spec in specs]
+            return await self._run_paused(event, tool_name, extra, ctx, specs)
+
+    async def _run_paused(
+        self, event: HookEvent, tool_name: str, extra: dict[str, Any], ctx: ToolContext, specs: list[HookSpec]
+    ) -> list[tuple[HookSpec, _Answer]]:
+        """Run ``specs`` (the session's commands paused and the protected files swept)."""
         payload: dict[str, Any] = {
             "session_id": ctx.session_id,
             "transcript_path": str(
@@ -571,13 +584,27 @@ def _first_given(
     return given[0]
 
 
-async def _sweep_protected(ctx: ToolContext) -> None:
-    """Hooks run on the host: what commands planted for host programs (git config, rc files) is
-    reverted first, not at the next command's check (a background task plants in between)."""
+@contextlib.asynccontextmanager
+async def _quiet_for_host(ctx: ToolContext) -> AsyncIterator[str | None]:
+    """Hooks run on the host: the session's commands are paused and what they planted for host
+    programs (git config, rc files) is reverted first, not at the next command's check, and nothing
+    plants again before the hook's programs read it (a looping background task did: round 37).
+    Yields why the commands could not be paused (None: paused or none running)."""
     from shellrt.supervisor import Supervisor
 
-    if ctx.has_service(Supervisor):
-        await ctx.service(Supervisor).sweep_protected()
+    if not ctx.has_service(Supervisor):
+        yield None
+        return
+    async with ctx.service(Supervisor).quiet_for_host() as unpaused:
+        yield unpaused
+
+
+def _unrun(spec: HookSpec, event: HookEvent, why: str) -> _Answer:
+    """A hook not run for ``why``: a guard event's hook blocks the call (fail closed), others say so."""
+    label = spec.command if len(spec.command) <= 80 else spec.command[:77] + "..."
+    if event in _GUARD_EVENTS:
+        return _Answer(label, decision="deny", reason=f"hook `{label}`: {why}")
+    return _Answer(label, notice=why)
 
 
 def _hook_cwd(workspace: Path) -> Path:

@@ -21,7 +21,8 @@ a name that may run another program than the system's: a path outside ``/bin`` a
 file, defines a function or an alias, or hashes a path (round 31). Nor when the last program may
 not have set the status: it follows ``&&`` (a failure before it skips it), or a builtin before it
 ends the shell or changes how its status forms (``exit``, ``set -e``/``-o pipefail``, ``trap``,
-``exec``: round 36).
+``exec``: round 36). Nor when a wrapper's option or a variable may make the name run another
+program (``env -S./build.sh grep``, ``GREP=./build.sh zgrep``, ``LD_PRELOAD=x.so grep``: round 37).
 Used by the Bash tool, ``shellrt run --json``, the batch runner and (through
 ``is_error``) sibling cancellation, MCP and JSONL.
 """
@@ -84,10 +85,23 @@ _KEYWORDS = frozenset(
         "}",
     }
 )
-#: Wrappers whose status is the wrapped command's.
+#: Wrappers whose status is the wrapped command's, with the options each may take before it: the
+#: flags that take nothing, and those whose value follows (glued or as the next word).
 #: Not ``sudo``: its own failure (no password, not permitted) is exit 1 (round 36, review3); the
-#: others fail with 125-127.
-_WRAPPERS = frozenset({"command", "nice", "nohup", "stdbuf", "time", "env"})
+#: others fail with 125-127. Any other option gives no meaning (round 37): ``env -S./build.sh grep``
+#: (``--split-string``) runs build.sh, and its 1 read as grep's "no match".
+_WRAPPERS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
+    "command": (frozenset({"-p"}), frozenset()),
+    "nice": (frozenset(), frozenset({"-n", "--adjustment"})),
+    "nohup": (frozenset(), frozenset()),
+    "stdbuf": (frozenset(), frozenset({"-i", "-o", "-e", "--input", "--output", "--error"})),
+    "time": (frozenset({"-p"}), frozenset()),
+    "env": (frozenset({"-i", "-", "-0", "--ignore-environment", "--null"}), frozenset({"-u", "--unset"})),
+}
+#: Variables that make a program run or load other code than its name says: ``PATH`` (round 31),
+#: ``zgrep``'s own ``GREP`` (it runs ``$GREP``), the loader's ``LD_*`` (a preloaded library can
+#: exit 1 itself) and ``GCONV_PATH``, the shells' start-up files (round 37).
+_CODE_VARIABLES = frozenset({"PATH", "GREP", "GCONV_PATH", "BASH_ENV", "ENV"})
 #: ``[[`` evaluates these operands arithmetically: an error (``08``, ``1+``) exits 1 as a false
 #: condition does (``test`` and ``[`` exit 2), so such a ``[[`` gets no meaning (round 36, review3).
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
@@ -114,9 +128,8 @@ _IN_EXPANSION = frozenset(";&|()<>#'\"`\\ \t\n")
 #: not be the command's (``exit 1; grep``, ``set -o pipefail``, ``trap 'exit 1' EXIT``, ``exec``;
 #: ``builtin`` may call any of them): anywhere before the last program, no meaning (round 36).
 _STATUS_SETTERS = frozenset({"exit", "logout", "return", "exec", "set", "shopt", "trap", "builtin"})
-#: Builtins that may set ``PATH`` for the commands after them.
+#: Builtins that may export one of `_CODE_VARIABLES` for the commands after them.
 _DECLARES = frozenset({"export", "declare", "typeset", "readonly", "local"})
-_PATH_SET = ("PATH=", "PATH+=")
 
 
 def last_program(command: str) -> str | None:
@@ -136,7 +149,15 @@ def last_program(command: str) -> str | None:
         return None
     segments: list[list[str]] = [[]]
     before_last = ""  # the list operator before the last pipeline (a pipe binds tighter)
+    in_test = False  # inside ``[[ ... ]]``: its ``&&``/``||`` are the test's own (round 36's Left)
     for token in tokens:
+        if token == "[[" and all(word in _KEYWORDS for word in segments[-1]):
+            in_test = True  # the command word, not an argument (``grep x [[ ; ./build.sh``)
+        elif token == "]]":
+            in_test = False
+        if token in _SEPARATORS and in_test:
+            segments[-1].append(token)  # ``[[ -f a || -f b ]]`` is one command
+            continue
         if token in _SEPARATORS:
             segments.append([])
             if token not in _PIPES:
@@ -272,28 +293,70 @@ def _sets_status(words: list[str]) -> bool:
 
 def _command_words(words: list[str]) -> tuple[list[str], bool]:
     """``words`` from the command's own name on (leading assignments and wrappers left out), and
-    whether those assigned ``PATH``."""
-    sets_path = False
+    whether the name may run another program than its own: an assignment of one of
+    `_CODE_VARIABLES` (``PATH=bin``, ``env GREP=x``) or a wrapper option not known to be harmless."""
+    rebinds = False
     while words and "=" in words[0] and not words[0].startswith("="):
-        sets_path = sets_path or words[0].startswith(_PATH_SET)
+        rebinds = rebinds or _assigns_code(words[0])
         words = words[1:]  # leading assignments
     while words and os.path.basename(words[0]) in _WRAPPERS:
+        flags, valued = _WRAPPERS[os.path.basename(words[0])]
         words = words[1:]
-        while words and (words[0].startswith("-") or "=" in words[0]):
-            sets_path = sets_path or words[0].startswith(_PATH_SET)
+        while words and words[0].startswith("-") and words[0] != "--":
+            taken = _option_words(words, flags, valued)
+            if taken is None:
+                return words, True  # an option that may name another program (``env -S``)
+            words = words[taken:]
+        if words and words[0] == "--":
             words = words[1:]
-    return words, sets_path
+        while words and "=" in words[0] and not words[0].startswith("="):
+            rebinds = rebinds or _assigns_code(words[0])
+            words = words[1:]  # ``env NAME=value``
+    return words, rebinds
+
+
+def _option_words(words: list[str], flags: frozenset[str], valued: frozenset[str]) -> int | None:
+    """How many words the wrapper option at ``words[0]`` takes, or None when it is not one of the
+    wrapper's known ``flags`` (alone) or ``valued`` options (value glued, after ``=``, or next)."""
+    word = words[0]
+    if word in flags:
+        return 1
+    if word.startswith("--"):
+        name, eq, _ = word.partition("=")
+        if name not in valued:
+            return None
+        return 1 if eq else 2
+    if re.fullmatch(r"-\d+", word) and "-n" in valued:
+        return 1  # ``nice -5``
+    for index, char in enumerate(word[1:], start=1):
+        if f"-{char}" in valued:
+            return 1 if index + 1 < len(word) else 2  # ``-uNAME`` or ``-u NAME``
+        if f"-{char}" not in flags:
+            return None  # ``-S./build.sh``, ``-iS...``, ``-C dir``, ``-v``
+    return 1
+
+
+def _assigns_code(word: str) -> bool:
+    """Whether the assignment ``word`` (``NAME=value``, ``NAME+=value``) sets one of `_CODE_VARIABLES`."""
+    name = word.partition("=")[0].removesuffix("+")
+    return name in _CODE_VARIABLES or name.startswith("LD_")
 
 
 def _rebinds(words: list[str]) -> bool:
     """Whether the simple command ``words`` may make a later name run another program (`_REBINDS`,
-    or ``PATH`` set: ``PATH=bin``, ``env PATH=bin``, ``export PATH=bin``)."""
+    or one of `_CODE_VARIABLES` set: ``PATH=bin``, ``env PATH=bin``, ``export PATH=bin``)."""
     while words and words[0] in _KEYWORDS - _REBINDS:
         words = words[1:]  # ``{ . ./env.sh; }``, ``if source x; then`` (``function`` is both)
-    words, sets_path = _command_words(words)
-    if sets_path or (words and words[0] in _REBINDS):
+    words, rebinds = _command_words(words)
+    if rebinds or (words and words[0] in _REBINDS):
         return True
-    return bool(words) and words[0] in _DECLARES and any(w.startswith(_PATH_SET) for w in words[1:])
+    # ``export GREP=x``, ``read GREP; export GREP``, ``export $name=x``: any word naming one, or dynamic.
+    return bool(words) and words[0] in _DECLARES and any(_names_code(w) for w in words[1:])
+
+
+def _names_code(word: str) -> bool:
+    """Whether a word of an ``export``-like builtin may name one of `_CODE_VARIABLES`."""
+    return "$" in word or "LD_" in word or any(name in word for name in _CODE_VARIABLES)
 
 
 def exit_meaning(command: str, exit_code: int | None) -> str | None:

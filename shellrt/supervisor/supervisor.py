@@ -8,14 +8,15 @@ starts and kills processes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import anyio
 
@@ -35,6 +36,9 @@ from shellrt.supervisor.protect_roots import RootGuards
 from shellrt.supervisor.shells import Shell, shell_launch
 from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
 from shellrt.supervisor.tasks import TaskManager
+
+if TYPE_CHECKING:
+    from shellrt.supervisor._host_pause import HostQuiet
 
 __all__ = ["OutputCallback", "ProgressCallback", "Supervisor"]
 
@@ -97,6 +101,8 @@ class Supervisor:
         self._cwd = CwdTracker(backend)
         self._spawner = Spawner()
         self._live: set[Execution] = set()
+        #: Shared by overlapping hooks (`quiet_for_host`); made at the first hook.
+        self._host_quiet: HostQuiet | None = None
         #: Starts whose backend ``exec`` has not returned yet: `close` waits for them (see `_start`).
         #: A count, and an event only once `close` waits (an event per start: ~1.4 us hot a command).
         self._starting = 0
@@ -384,6 +390,36 @@ class Supervisor:
         background task's plant would otherwise wait for the next command's check (protect.py)."""
         if self._guard is not None:
             await self._guard.sweep(self._busy())
+
+    @contextlib.asynccontextmanager
+    async def quiet_for_host(self) -> AsyncIterator[str | None]:
+        """While shellrt runs a program of its own on the host (a hook): the session's running
+        commands and background tasks stopped, then the protected files swept (a task looping
+        over ``.git/config`` planted again between the sweep and the hook's ``git``: red team
+        round 37). Yields why they could not all be stopped (None: all still)."""
+        from shellrt.supervisor._host_pause import HostQuiet, pause  # only with hooks
+
+        quiet = self._host_quiet = self._host_quiet or HostQuiet()
+        processes = [e.process for e in self._live] + [
+            e.process
+            for t in self.tasks.list()
+            if (e := self.tasks.execution(t.id)) is not None and not e.done.is_set()
+        ]
+        quiet.holders += 1  # before any await: an overlapping hook's end must not continue the tree
+        try:
+            failure = None
+            if processes:
+
+                def stop() -> str | None:  # recorded in the thread: a cancelled wait still continues it
+                    paused = pause(pid for pid in (p.pid for p in processes) if pid is not None)
+                    quiet.paused.append(paused)
+                    return paused.failure
+
+                failure = await anyio.to_thread.run_sync(stop)
+            await self.sweep_protected()
+            yield failure
+        finally:
+            quiet.leave()
 
     def accept_protected(self, path: Path) -> None:
         """Keep ``path`` as it is: shellrt or the operator (not a command) wrote it (protect.py)."""

@@ -1,0 +1,195 @@
+"""Pause a session's sandboxed processes while shellrt runs a host program of its own (a hook).
+
+Why: hooks run on the host, outside the sandbox, and the programs they run obey workspace files
+(``git status`` runs ``.git/config``'s ``core.fsmonitor``). Before each hook the protected-files
+sweep reverts what commands planted there, but a background task rewriting ``.git/config`` in a
+loop planted it again between the sweep and the hook's ``git``: the operator's hook script ran the
+command's program on the host as the operator (red team round 37: bwrap as root, the first call).
+So every process in the pid namespace of a running command (and below it) is stopped first, the
+sweep runs on a still tree, the hook runs, then they go on.
+
+Only namespaces other than shellrt's own are paused: on the local backend commands share the
+host's namespace (local is no boundary) and stopping "everything in ours" would stop the host.
+Each process is held by a pidfd from the stop to the continue, so a pid reused meanwhile is never
+signalled; a process already stopped (by the command itself) is left stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+__all__ = ["HostQuiet", "Paused", "pause", "resume"]
+
+#: Passes over ``/proc`` before giving up on a tree that keeps starting processes.
+_MAX_PASSES = 64
+#: How long the stops may take to land (a stopped process cannot fork or write).
+_SETTLE_S = 2.0
+
+
+@dataclass
+class Paused:
+    """What `pause` stopped (to continue) and why it could not (None: all still)."""
+
+    fds: dict[int, int] = field(default_factory=dict)
+    failure: str | None = None
+
+
+class HostQuiet:
+    """Pauses shared by host programs that overlap (two calls' hooks at once): what each stopped is
+    continued only when the last of them ends, or the first to end let the tree run under the other's
+    hook. Entered before its pause is awaited and left with no await, so none slips between."""
+
+    def __init__(self) -> None:
+        self.holders = 0
+        self.paused: list[Paused] = []
+
+    def leave(self) -> None:
+        """One holder less; the last continues everything (a few syscalls: no thread, no await)."""
+        self.holders -= 1
+        if self.holders == 0:
+            held, self.paused = self.paused, []
+            for paused in held:
+                resume(paused)
+
+
+def _ns(pid: int | str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def _stat(pid: int) -> tuple[int, str] | None:
+    """``(ppid, state)`` of ``pid`` (None when gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    return (int(fields[1]), fields[0].decode()) if len(fields) > 1 else None
+
+
+def _table() -> dict[int, tuple[int, str]]:
+    table: dict[int, tuple[int, str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (found := _stat(int(entry))) is not None:
+            table[int(entry)] = found
+    return table
+
+
+def _members(table: dict[int, tuple[int, str]], seeds: Iterable[int], own: str | None) -> set[int]:
+    """The processes to stop: every process in a pid namespace (not ours) of a seed or of a seed's
+    descendant, and every descendant of those (a nested namespace's processes)."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    spaces: dict[int, str | None] = {}
+
+    def ns(pid: int) -> str | None:  # one readlink a process a pass
+        if pid not in spaces:
+            spaces[pid] = _ns(pid)
+        return spaces[pid]
+
+    def below(roots: Iterable[int]) -> set[int]:
+        seen: set[int] = set()
+        todo = list(roots)
+        while todo:
+            pid = todo.pop()
+            if pid not in seen:
+                seen.add(pid)
+                todo.extend(children.get(pid, ()))
+        return seen
+
+    theirs = {space for pid in below(seeds) if (space := ns(pid)) is not None and space != own}
+    if not theirs:
+        return set()
+    inside = {pid for pid in table if ns(pid) in theirs}
+    return {pid for pid in below(inside) if ns(pid) != own}
+
+
+def pause(seeds: Iterable[int]) -> Paused:
+    """Stop every process of the running commands ``seeds`` (host pids) started, until `resume`."""
+    paused = Paused()
+    own = _ns("self")
+    seeds = list(seeds)
+    if own is None or not seeds:
+        return paused
+    skip: set[int] = set()  # stopped by the command itself, or gone: not ours to continue
+    settled = False
+    for _ in range(_MAX_PASSES):
+        table = _table()
+        fresh = [pid for pid in _members(table, seeds, own) if pid not in paused.fds and pid not in skip]
+        if not fresh:
+            # Done when a scan after every stop landed finds none: a process stopped inside ``clone``
+            # may have made a child after the scan that found nothing.
+            if settled:
+                return paused
+            paused.failure = _settle(paused)
+            if paused.failure is not None:
+                return paused
+            settled = True
+            continue
+        settled = False
+        for pid in fresh:
+            if table[pid][1] in "TtZX":
+                skip.add(pid)
+                continue
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:
+                skip.add(pid)
+                continue
+            if _ns(pid) in (None, own):  # reused between the scan and the open
+                os.close(fd)
+                skip.add(pid)
+                continue
+            try:
+                signal.pidfd_send_signal(fd, signal.SIGSTOP)
+            except OSError:
+                os.close(fd)
+                skip.add(pid)
+                continue
+            paused.fds[pid] = fd
+    paused.failure = f"its processes kept starting new ones through {_MAX_PASSES} passes"
+    return paused
+
+
+def _settle(paused: Paused) -> str | None:
+    """Wait until each stopped process is seen still (a signal lands asynchronously).
+
+    A shell inside ``vfork`` (``posix_spawn``) whose child we stopped before its ``exec`` waits in
+    the kernel (state ``D``) and takes no signal until the child goes on: it is as still."""
+    deadline = time.monotonic() + _SETTLE_S
+    left = set(paused.fds)
+    while left:
+        states = {pid: _stat(pid) for pid in paused.fds}
+        # The parents of stopped children: one in ``D`` waits for its vfork child.
+        waiting = {found[0] for found in states.values() if found is not None and found[1] in "Tt"}
+        left = {pid for pid in left if not _still(states[pid], pid in waiting)}
+        if not left:
+            return None
+        if time.monotonic() > deadline:
+            return f"{len(left)} of its processes did not stop within {_SETTLE_S:g}s"
+        time.sleep(0.001)
+    return None
+
+
+def _still(found: tuple[int, str] | None, child_stopped: bool) -> bool:
+    """Whether a process (its `_stat`) can do nothing: gone, stopped, dead, or in the kernel's
+    vfork wait for a child we stopped."""
+    return found is None or found[1] in "TtZX" or (found[1] == "D" and child_stopped)
+
+
+def resume(paused: Paused) -> None:
+    """Continue what `pause` stopped (through its pidfds: never a reused pid)."""
+    for fd in paused.fds.values():
+        with contextlib.suppress(OSError):
+            signal.pidfd_send_signal(fd, signal.SIGCONT)
+        os.close(fd)
+    paused.fds.clear()
