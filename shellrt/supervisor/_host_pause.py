@@ -171,6 +171,10 @@ def _settle(paused: Paused) -> str | None:
         states = {pid: _stat(pid) for pid in paused.fds}
         # The parents of stopped children: one in ``D`` waits for its vfork child.
         waiting = {found[0] for found in states.values() if found is not None and found[1] in "Tt"}
+        if any((found := states[pid]) is not None and found[1] == "D" and pid not in waiting for pid in left):
+            # A child another pause stopped (overlapping hooks share the tree, each its own stops):
+            # its vfork parent waits on it just the same.
+            waiting |= {ppid for ppid, state in _table().values() if state in "Tt"}
         left = {pid for pid in left if not _still(states[pid], pid in waiting)}
         if not left:
             return None
