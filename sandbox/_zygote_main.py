@@ -284,11 +284,40 @@ def _proc_mounts() -> list[MountCall]:
     return calls
 
 
+#: Marks on a mount call's flags (never the kernel's: its ``MS_`` flags end at bit 31), for the
+#: lock view's calls, planned at the session's start while host mounts below come and go
+#: (`lock_view`; `zinit.c` reads the same): a move whose source or target is gone (ENOENT) has
+#: nothing to keep on top and is skipped; an overlay the kernel refuses now (EINVAL, ENOENT: a
+#: host mount made below since) is not made, and its calls up to the group's end are skipped
+#: (nothing is put over the directory, so nothing is hidden). Any other failure fails the init.
+_CALL_IF_PRESENT = 1 << 40
+_CALL_GROUP_HEAD = 1 << 41
+_CALL_GROUP_END = 1 << 42
+_CALL_MARKS = _CALL_IF_PRESENT | _CALL_GROUP_HEAD | _CALL_GROUP_END
+
+
+def _mount_unmarked(call: MountCall) -> int:
+    """``mount(2)`` of a call, its marks taken off (the planner tries each call as it is)."""
+    return int(_libc.mount(call[0], call[1], call[2], ctypes.c_ulong(call[3].value & ~_CALL_MARKS), call[4]))
+
+
 def _replay(calls: list[MountCall]) -> None:
     mount = _libc.mount
+    skipping = False
     for call in calls:
+        marks = call[3].value & _CALL_MARKS
+        if skipping:
+            skipping = not marks & _CALL_GROUP_END
+            continue
+        if marks:
+            call = (call[0], call[1], call[2], ctypes.c_ulong(call[3].value & ~_CALL_MARKS), call[4])
         if mount(*call) < 0:
             err = ctypes.get_errno()
+            if marks & _CALL_GROUP_HEAD and err in (errno.EINVAL, errno.ENOENT):
+                skipping = True
+                continue
+            if marks & _CALL_IF_PRESENT and err == errno.ENOENT:
+                continue
             raise OSError(err, f"mount {call[1].decode()}: {os.strerror(err)}")
 
 
@@ -1375,7 +1404,9 @@ def _top_mounts_below(path: str) -> list[str]:
     """Mount points strictly below ``path``, outermost only (each carries its own subtree)."""
     prefix = path.rstrip("/") + "/"
     with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
-        points = sorted({_unescape(line.split(" ")[4]) for line in fh if line.split(" ")[4].startswith(prefix)})
+        points = sorted(
+            {_unescape(line.split(" ")[4]) for line in fh if line.split(" ")[4].startswith(prefix)}
+        )
     return [p for p in points if not any(p.startswith(q.rstrip("/") + "/") for q in points if q != p)]
 
 
@@ -1420,9 +1451,13 @@ def _lock_view_calls(path: str, points: list[str]) -> list[MountCall]:
     flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV
     # ``path`` on top: the overlay's root takes its owner and mode from the top layer (``e`` on top
     # showed a 0700 /root as ``e``'s 0755 to every uid).
-    calls = [_mount_call("overlay", hold, "overlay", flags, f"lowerdir={path}:{LOCK_VIEW_DIR}/e")]
-    calls += [_mount_call(point, hold + point[len(path) :], None, _MS_MOVE) for point in points]
-    calls.append(_mount_call(hold, path, None, _MS_MOVE))
+    # Planned once a session while host mounts below ``path`` come and go: see `_replay`'s marks.
+    head = flags | _CALL_GROUP_HEAD
+    calls = [_mount_call("overlay", hold, "overlay", head, f"lowerdir={path}:{LOCK_VIEW_DIR}/e")]
+    calls += [
+        _mount_call(point, hold + point[len(path) :], None, _MS_MOVE | _CALL_IF_PRESENT) for point in points
+    ]
+    calls.append(_mount_call(hold, path, None, _MS_MOVE | _CALL_GROUP_END))
     return calls
 
 
@@ -1458,11 +1493,11 @@ def _plan_lock_view(report: int) -> None:
             if calls + len(planned) > _LOCK_VIEW_CALLS:
                 continue
             first, *rest = planned
-            if _libc.mount(*first) < 0:
+            if _mount_unmarked(first) < 0:
                 if ctypes.get_errno() == errno.EINVAL and depth < _LOCK_VIEW_DEPTH:
                     queue.append((full, depth + 1))  # a host mount below: each directory of it on its own
                 continue
-            if all(_libc.mount(*call) >= 0 for call in rest):
+            if all(_mount_unmarked(call) >= 0 for call in rest):
                 done.append(full)
                 calls += len(planned)
             else:  # not seen here; undone so the next one finds ``h`` empty

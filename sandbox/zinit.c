@@ -85,6 +85,16 @@ struct mount_call {
     const char *source, *target, *fstype, *data;
     unsigned long flags;
 };
+/* Marks on a mount call's flags (never the kernel's: its MS_ flags end at bit 31), set by the
+ * zygote for the lock view (`_zygote_main.lock_view`), whose calls were planned at the session's
+ * start while host mounts below come and go: IF_PRESENT, a move whose source or target is gone
+ * (ENOENT) has nothing to keep on top: skipped; GROUP_HEAD, an overlay the kernel refuses now
+ * (EINVAL, ENOENT: a host mount made below since) is not made and its calls up to GROUP_END are
+ * skipped (nothing is put over the directory, so nothing is hidden). Any other failure: closed. */
+#define CALL_IF_PRESENT (1UL << 40)
+#define CALL_GROUP_HEAD (1UL << 41)
+#define CALL_GROUP_END (1UL << 42)
+#define CALL_MARKS (CALL_IF_PRESENT | CALL_GROUP_HEAD | CALL_GROUP_END)
 static struct {
     long uid, gid;
     int slice_mode, nice;
@@ -270,9 +280,19 @@ static int lower(void) {
 
 static int set_up(void) {
     if (setsid() < 0) return fail("setsid");
+    int skipping = 0;
     for (int i = 0; i < cfg.nmounts; i++) {
         struct mount_call *c = &cfg.mounts[i];
-        if (mount(c->source, c->target, c->fstype, c->flags, c->data) < 0) {
+        if (skipping) {
+            if (c->flags & CALL_GROUP_END) skipping = 0;
+            continue;
+        }
+        if (mount(c->source, c->target, c->fstype, c->flags & ~CALL_MARKS, c->data) < 0) {
+            if ((c->flags & CALL_GROUP_HEAD) && (errno == EINVAL || errno == ENOENT)) {
+                skipping = 1;
+                continue;
+            }
+            if ((c->flags & CALL_IF_PRESENT) && errno == ENOENT) continue;
             char what[300];
             snprintf(what, sizeof what, "mount %s", c->target);
             return fail(what);
