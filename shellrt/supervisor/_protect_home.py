@@ -343,8 +343,9 @@ def _linked_places() -> dict[str, str]:
         found.setdefault(os.path.realpath(userbase), ".local")
     from shellrt.supervisor._env_gitconfig import operator_template_dirs
 
+    bounds = _Bounds()  # a value of thousands of components: resolved within a bound (round 37 review2)
     for template in operator_template_dirs():  # every file is copied into the next clone (round 37)
-        found.setdefault(os.path.realpath(template), _GIT_TEMPLATE)
+        found.setdefault(bounds.real(template), _GIT_TEMPLATE)
     return found
 
 
