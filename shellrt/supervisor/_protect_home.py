@@ -399,7 +399,7 @@ def _ssh_included(home: str) -> list[str]:
                     literal = _GLOB_MAGIC.split(target, maxsplit=1)[0]
                     found.append(bounds.real(literal if literal.endswith("/") else os.path.dirname(literal)))
                     if depth < _SSH_INCLUDE_DEPTH:
-                        todo += [(match, depth + 1) for match in _bounded_glob(target)]
+                        todo += [(match, depth + 1) for match in _bounded_glob(target, bounds)]
                 elif len(target) < _PATH_MAX:  # a longer path names no file
                     found.append(bounds.real(target))
                     if depth < _SSH_INCLUDE_DEPTH:
@@ -420,6 +420,8 @@ _REALPATH_PARTS = 16_384
 #: expanded): a value doubled forty times (``A=$A$A``) was 2^40 characters, out of memory
 #: (round 37 review2).
 _EXPANDED_CHARS = 1 << 20
+#: Directory entries the pattern expansions of one read look at in all (four patterns' worth).
+_GLOB_READ_ENTRIES = 16_384
 #: Characters of ``for`` loops' word lists, tmux ``source-file`` and ssh ``Include`` lines split in
 #: one read (``shlex``: ~3 s a MiB here).
 _LOOP_TEXT = 64 << 10
@@ -435,6 +437,7 @@ class _Bounds:
         self.left = _REALPATH_PARTS
         self.room = _EXPANDED_CHARS
         self.loop_text = _LOOP_TEXT
+        self.entries = _GLOB_READ_ENTRIES
 
     def real(self, path: str) -> str:
         parts = path.count("/")
@@ -449,36 +452,42 @@ _GLOB_ENTRIES = 4096
 _GLOB_FILES = 256
 
 
-def _bounded_glob(pattern: str) -> list[str]:
+def _bounded_glob(pattern: str, bounds: _Bounds) -> list[str]:
     """``glob.glob(pattern)`` (no hidden names, as ssh's glob), looking at `_GLOB_ENTRIES` entries at
-    most. Why (round 36 review2): ``Include /*/*/*/*/*/*/*`` in an included file a command wrote
-    walked the whole host (58 s a read, every read); what is past the bound lies below the pattern's
-    literal directory, which is guarded whole."""
+    most, and at what is left of the read's `_GLOB_READ_ENTRIES`. Why (round 36 review2): ``Include
+    /*/*/*/*/*/*/*`` in an included file a command wrote walked the whole host (58 s a read, every
+    read); 300 patterns of 4,096 entries each 1.85 s a read (round 37 review2). What is past the
+    bound lies below the pattern's literal directory, which is guarded whole (its matches are not
+    read for what they source)."""
     import fnmatch  # rare: not on `shellrt run`'s import path
 
     parts = pattern.split("/")
     index = next(i for i, part in enumerate(parts) if _GLOB_MAGIC.search(part))
     level = ["/".join(parts[:index]) or "/"]
-    budget = _GLOB_ENTRIES
-    for position, part in enumerate(parts[index:], start=index):
-        last = position == len(parts) - 1
-        found: list[str] = []
-        for directory in level:
-            if not _GLOB_MAGIC.search(part):
-                found.append(os.path.join(directory, part))
-                continue
-            try:
-                with os.scandir(directory) as entries:
-                    for entry in entries:
-                        budget -= 1
-                        if budget < 0:
-                            return sorted(found)[:_GLOB_FILES] if last else []
-                        if not entry.name.startswith(".") and fnmatch.fnmatchcase(entry.name, part):
-                            found.append(entry.path)
-            except OSError:
-                continue
-        level = found
-    return sorted(p for p in level if os.path.lexists(p))[:_GLOB_FILES]
+    allowed = min(_GLOB_ENTRIES, bounds.entries)
+    budget = allowed
+    try:
+        for position, part in enumerate(parts[index:], start=index):
+            last = position == len(parts) - 1
+            found: list[str] = []
+            for directory in level:
+                if not _GLOB_MAGIC.search(part):
+                    found.append(os.path.join(directory, part))
+                    continue
+                try:
+                    with os.scandir(directory) as entries:
+                        for entry in entries:
+                            budget -= 1
+                            if budget < 0:
+                                return sorted(found)[:_GLOB_FILES] if last else []
+                            if not entry.name.startswith(".") and fnmatch.fnmatchcase(entry.name, part):
+                                found.append(entry.path)
+                except OSError:
+                    continue
+            level = found
+        return sorted(p for p in level if os.path.lexists(p))[:_GLOB_FILES]
+    finally:
+        bounds.entries -= allowed - max(budget, 0)  # what this walk looked at
 
 
 #: ``source FILE`` / ``. FILE`` in a shell start-up file (after a line start, ``;``, ``&&``, ``||``,
@@ -568,7 +577,7 @@ def _rc_sourced(home: str) -> list[tuple[str, str]]:
             literal = "/".join(parts[:index]) or "/"
             found.append((bounds.real(literal), f"{_SOURCED_GLOB}/{_PATTERN_SEP.join(parts[index:])}"))
             if depth < _SOURCE_DEPTH:
-                todo += [(match, rc, kind, depth + 1) for match in _bounded_glob(word)]
+                todo += [(match, rc, kind, depth + 1) for match in _bounded_glob(word, bounds)]
     return found
 
 
