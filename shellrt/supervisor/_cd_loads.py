@@ -26,7 +26,7 @@ import os
 import re
 import shlex
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Final
 
 from sandbox._hostread import read_regular
@@ -197,29 +197,79 @@ def _config_root(directory: str) -> str:
 #: runs instead of yarn, ``plugins`` the files it loads; a release outside ``.yarn/releases``
 #: (guarded whole since round 17) was not guarded.
 _YARN_CONFIGS: Final = frozenset({".yarnrc.yml", ".yarnrc"})
-_YARN_PATH: Final = re.compile(r"""^(?:yarnPath:|yarn-path[ \t])[ \t]*["']?([^"'#\n]+?)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
-_YARN_PLUGIN: Final = re.compile(r"""^[ \t]+(?:-[ \t]+)?(?:path:[ \t]*)?["']?([^"'#\n:]+?)["']?[ \t]*(?:#.*)?$""")
+#: A Yarn config's tokens (YAML, or Yarn 1's ``key value`` lines): comments, quoted and plain
+#: scalars, and the punctuation that tells keys, list items and flow collections apart.
+_YARN_TOKEN: Final = re.compile(
+    r"""(?P<comment>(?:^|(?<=\s))\#[^\n]*)"""
+    r"""|"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>(?:[^'\n]|'')*)'"""
+    r"""|(?P<punct>[\[\]{},]|:(?=[\s\[\]{},]|$)|-(?=\s))"""
+    r"""|(?P<plain>(?:[^\s\[\]{},:"'\#]|:(?![\s\[\]{},]|$)|\#)+)""",
+    re.MULTILINE,
+)
+#: The keys naming the release Yarn runs instead of itself (Yarn 2+, Yarn 1).
+_YARN_RELEASE_KEYS: Final = frozenset({"yarnPath", "yarn-path"})
+#: A YAML block scalar's header (``>-``, ``|``): the value follows on the next lines.
+_BLOCK_HEADER: Final = re.compile(r"[>|][-+0-9]*")
 
 
 def yarn_loads(directory: str, text: str) -> frozenset[str]:
     """The files a Yarn config in ``directory`` has every ``yarn`` command there run or load: its
     ``yarnPath`` (``.yarnrc.yml``) or ``yarn-path`` (``.yarnrc``, Yarn 1), and its ``plugins``'
-    paths, each relative to the config's directory as Yarn resolves them."""
+    paths (a list item's string, or its ``path``), each relative to the config's directory as Yarn
+    resolves them. Read by YAML's tokens, not by lines (red team round 37 review2: a quoted key, a
+    space before the colon, the value on the next line, a flow mapping or list -- one-line JSON --
+    and a plugin path not ending in ``.js`` were each Yarn's and unread)."""
+    tokens = list(_yarn_tokens(text))
     found: set[str] = set()
-    for match in _YARN_PATH.finditer(text):
-        _add_known(found, directory, match.group(1).strip())
-    in_plugins = False
-    for line in text.splitlines():
-        if line[:1] not in ("", " ", "\t", "#"):  # a top-level key
-            in_plugins = line.split(":", 1)[0].strip() == "plugins"
+    flow = 0
+    section: tuple[int, int] | None = None  # (flow depth, column) of the ``plugins`` key
+    pending: str | None = None  # the key whose value comes next
+    for index, (kind, value, column) in enumerate(tokens):
+        if kind == "punct":
+            flow += 1 if value in "[{" else -1 if value in "]}" else 0
+            flow = max(flow, 0)
             continue
-        if not in_plugins:
+        follows = tokens[index + 1][1] if index + 1 < len(tokens) and tokens[index + 1][0] == "punct" else ""
+        if follows == ":" or (value in _YARN_RELEASE_KEYS and pending is None):
+            if section is not None and flow <= section[0] and (flow > 0 or column <= section[1]):
+                section = None  # a key of the level ``plugins`` is on: its value has ended
+            if value == "plugins":
+                section = (flow, column)
+            pending = None if value == "plugins" else value  # its items are read as the section's
             continue
-        plugin = _YARN_PLUGIN.match(line)
-        value = plugin.group(1).strip() if plugin else ""
-        if value.endswith((".js", ".cjs", ".mjs")):  # `spec:` lines name a URL or a package: not files here
+        if pending is not None and _BLOCK_HEADER.fullmatch(value):
+            continue  # the value is on the lines below
+        release = pending in _YARN_RELEASE_KEYS
+        plugin = section is not None and pending in (None, "path") and "://" not in value
+        if value and (release or plugin):
+            if len(found) >= _YARN_FILES:
+                break  # the config naming more is guarded itself (round 17)
             _add_known(found, directory, value)
+        pending = None
     return frozenset(found)
+
+
+#: Most files one Yarn config's reading names (a real one: a release and a few plugins).
+_YARN_FILES: Final = 256
+#: Tokens of one Yarn config read (a real one: tens); past it the rest is not read.
+_YARN_TOKENS: Final = 65_536
+
+
+def _yarn_tokens(text: str) -> Iterator[tuple[str, str, int]]:
+    """(``scalar`` or ``punct``, its text, its column) of each token of ``text``, comments left out,
+    at most `_YARN_TOKENS`; columns counted as the tokens come (linear on a one-line file)."""
+    line_start, seen_to = 0, 0
+    for count, match in enumerate(_YARN_TOKEN.finditer(text)):
+        if count >= _YARN_TOKENS:
+            return
+        kind = match.lastgroup or ""
+        start = match.start()
+        newline = text.rfind("\n", seen_to, start)
+        if newline >= 0:
+            line_start = newline + 1
+        seen_to = start
+        if kind != "comment":
+            yield ("scalar" if kind != "punct" else kind, match.group(kind), start - line_start)
 
 
 def loads_at_cd(path: str) -> Callable[[str, str], frozenset[str]] | None:

@@ -343,8 +343,9 @@ def _linked_places() -> dict[str, str]:
         found.setdefault(os.path.realpath(userbase), ".local")
     from shellrt.supervisor._env_gitconfig import operator_template_dirs
 
+    bounds = _Bounds()  # a value of thousands of components: resolved within a bound (round 37 review2)
     for template in operator_template_dirs():  # every file is copied into the next clone (round 37)
-        found.setdefault(os.path.realpath(template), _GIT_TEMPLATE)
+        found.setdefault(bounds.real(template), _GIT_TEMPLATE)
     return found
 
 
@@ -371,9 +372,10 @@ def _ssh_included(home: str) -> list[str]:
     found: list[str] = []
     todo = [(os.path.join(home, ".ssh", "config"), 0)]
     seen: set[str] = set()
+    bounds = _Bounds()
     while todo:
         path, depth = todo.pop(0)  # breadth first: the operator's own names before what they name
-        real = os.path.realpath(path)
+        real = bounds.real(path)
         if real in seen:
             continue
         seen.add(real)
@@ -384,11 +386,7 @@ def _ssh_included(home: str) -> list[str]:
             match = _SSH_INCLUDE.match(line)
             if match is None:
                 continue
-            try:
-                words = shlex.split(match.group(1), comments=True)
-            except ValueError:
-                words = match.group(1).split()
-            for word in words:
+            for word in _split(match.group(1), bounds):
                 if len(found) >= _NAMED_FILES:  # the file naming more is guarded itself (round 36 review2)
                     return found
                 if word == "~" or word.startswith("~/"):
@@ -399,11 +397,11 @@ def _ssh_included(home: str) -> list[str]:
                     target = os.path.join(home, ".ssh", word)
                 if _GLOB_MAGIC.search(target):  # its literal directory: a file created there later is read too
                     literal = _GLOB_MAGIC.split(target, maxsplit=1)[0]
-                    found.append(os.path.realpath(literal if literal.endswith("/") else os.path.dirname(literal)))
+                    found.append(bounds.real(literal if literal.endswith("/") else os.path.dirname(literal)))
                     if depth < _SSH_INCLUDE_DEPTH:
-                        todo += [(match, depth + 1) for match in _bounded_glob(target)]
-                else:
-                    found.append(os.path.realpath(target))
+                        todo += [(match, depth + 1) for match in _bounded_glob(target, bounds)]
+                elif len(target) < _PATH_MAX:  # a longer path names no file
+                    found.append(bounds.real(target))
                     if depth < _SSH_INCLUDE_DEPTH:
                         todo.append((target, depth + 1))
     return found
@@ -412,41 +410,84 @@ def _ssh_included(home: str) -> list[str]:
 #: Most files (or pattern directories) the ssh and rc readers collect a read: 1 MB of ``Include
 #: /x<i>`` lines named 39 000, 2.4 s a read, every guard and every second of file-tool writes.
 _NAMED_FILES = 256
+#: Linux's ``PATH_MAX``: a longer path (or a value making one) names no file, so it is not followed.
+_PATH_MAX = 4096
+#: Path components one read resolves through symlinks (`_Bounds`); past it, paths are kept as
+#: written (``normpath``). ``realpath`` is quadratic in a path's components: a ``. /x/x/x…`` of
+#: 512 KiB took 13 s, 256 of 4,000 characters 2.5-4.4 s, every read (round 37 review2).
+_REALPATH_PARTS = 16_384
+#: Characters the start-up files' variables and loops may hold in one read (values and words, as
+#: expanded): a value doubled forty times (``A=$A$A``) was 2^40 characters, out of memory
+#: (round 37 review2).
+_EXPANDED_CHARS = 1 << 20
+#: Directory entries the pattern expansions of one read look at in all (four patterns' worth).
+_GLOB_READ_ENTRIES = 16_384
+#: Characters of ``for`` loops' word lists, tmux ``source-file`` and ssh ``Include`` lines split in
+#: one read (``shlex``: ~3 s a MiB here).
+_LOOP_TEXT = 64 << 10
+
+
+class _Bounds:
+    """One read's bounds: ``os.path.realpath`` within `_REALPATH_PARTS` components, then
+    ``os.path.normpath`` (the names stay guarded, as written); `_EXPANDED_CHARS` and `_LOOP_TEXT`
+    (``room``, ``loop_text``: past them a variable or loop is unknown). Shared by the files of
+    one read, read breadth first: the operator's own files spend them first."""
+
+    def __init__(self) -> None:
+        self.left = _REALPATH_PARTS
+        self.room = _EXPANDED_CHARS
+        self.loop_text = _LOOP_TEXT
+        self.entries = _GLOB_READ_ENTRIES
+
+    def real(self, path: str) -> str:
+        parts = path.count("/")
+        if parts > self.left:
+            return os.path.normpath(path)
+        self.left -= parts
+        return os.path.realpath(path)
+
+
 #: Most directory entries one ``Include`` pattern's expansion looks at, and most files it follows.
 _GLOB_ENTRIES = 4096
 _GLOB_FILES = 256
 
 
-def _bounded_glob(pattern: str) -> list[str]:
+def _bounded_glob(pattern: str, bounds: _Bounds) -> list[str]:
     """``glob.glob(pattern)`` (no hidden names, as ssh's glob), looking at `_GLOB_ENTRIES` entries at
-    most. Why (round 36 review2): ``Include /*/*/*/*/*/*/*`` in an included file a command wrote
-    walked the whole host (58 s a read, every read); what is past the bound lies below the pattern's
-    literal directory, which is guarded whole."""
+    most, and at what is left of the read's `_GLOB_READ_ENTRIES`. Why (round 36 review2): ``Include
+    /*/*/*/*/*/*/*`` in an included file a command wrote walked the whole host (58 s a read, every
+    read); 300 patterns of 4,096 entries each 1.85 s a read (round 37 review2). What is past the
+    bound lies below the pattern's literal directory, which is guarded whole (its matches are not
+    read for what they source)."""
     import fnmatch  # rare: not on `shellrt run`'s import path
 
     parts = pattern.split("/")
     index = next(i for i, part in enumerate(parts) if _GLOB_MAGIC.search(part))
     level = ["/".join(parts[:index]) or "/"]
-    budget = _GLOB_ENTRIES
-    for position, part in enumerate(parts[index:], start=index):
-        last = position == len(parts) - 1
-        found: list[str] = []
-        for directory in level:
-            if not _GLOB_MAGIC.search(part):
-                found.append(os.path.join(directory, part))
-                continue
-            try:
-                with os.scandir(directory) as entries:
-                    for entry in entries:
-                        budget -= 1
-                        if budget < 0:
-                            return sorted(found)[:_GLOB_FILES] if last else []
-                        if not entry.name.startswith(".") and fnmatch.fnmatchcase(entry.name, part):
-                            found.append(entry.path)
-            except OSError:
-                continue
-        level = found
-    return sorted(p for p in level if os.path.lexists(p))[:_GLOB_FILES]
+    allowed = min(_GLOB_ENTRIES, bounds.entries)
+    budget = allowed
+    try:
+        for position, part in enumerate(parts[index:], start=index):
+            last = position == len(parts) - 1
+            found: list[str] = []
+            for directory in level:
+                if not _GLOB_MAGIC.search(part):
+                    found.append(os.path.join(directory, part))
+                    continue
+                try:
+                    with os.scandir(directory) as entries:
+                        for entry in entries:
+                            budget -= 1
+                            if budget < 0:
+                                return sorted(found)[:_GLOB_FILES] if last else []
+                            if not entry.name.startswith(".") and fnmatch.fnmatchcase(entry.name, part):
+                                found.append(entry.path)
+                except OSError:
+                    continue
+            level = found
+        return sorted(p for p in level if os.path.lexists(p))[:_GLOB_FILES]
+    finally:
+        bounds.entries -= allowed - max(budget, 0)  # what this walk looked at
 
 
 #: ``source FILE`` / ``. FILE`` in a shell start-up file (after a line start, ``;``, ``&&``, ``||``,
@@ -512,20 +553,21 @@ def _rc_sourced(home: str) -> list[tuple[str, str]]:
     ]
     todo += [(os.path.join(home, rc), rc, kind, 0) for rc, kind in _OTHER_TOPS.items()]
     seen: set[str] = set()
+    bounds = _Bounds()
     while todo:
         path, rc, kind, depth = todo.pop(0)  # breadth first: the operator's own names before what they name
         content = read_regular(path, 1 << 20)  # first: most of the names do not exist
         if content is None:
             continue
-        real = os.path.realpath(path)
+        real = bounds.real(path)
         if real in seen:
             continue
         seen.add(real)
-        for word in _sourced_words(content.decode("utf-8", "replace"), kind, home):
+        for word in _sourced_words(content.decode("utf-8", "replace"), kind, home, bounds):
             if len(found) >= _NAMED_FILES:  # the file naming more is guarded itself (round 36 review2)
                 return found
             if not _GLOB_MAGIC.search(word):
-                found.append((os.path.realpath(word), rc))
+                found.append((bounds.real(word), rc))
                 if depth < _SOURCE_DEPTH:
                     todo.append((word, rc, kind, depth + 1))
                 continue
@@ -533,21 +575,23 @@ def _rc_sourced(home: str) -> list[tuple[str, str]]:
             parts = word.split("/")
             index = next(i for i, part in enumerate(parts) if _GLOB_MAGIC.search(part))
             literal = "/".join(parts[:index]) or "/"
-            found.append((os.path.realpath(literal), f"{_SOURCED_GLOB}/{_PATTERN_SEP.join(parts[index:])}"))
+            found.append((bounds.real(literal), f"{_SOURCED_GLOB}/{_PATTERN_SEP.join(parts[index:])}"))
             if depth < _SOURCE_DEPTH:
-                todo += [(match, rc, kind, depth + 1) for match in _bounded_glob(word)]
+                todo += [(match, rc, kind, depth + 1) for match in _bounded_glob(word, bounds)]
     return found
 
 
-def _sourced_words(text: str, kind: str, home: str) -> Iterator[str]:
+def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[str]:
     """The absolute paths (patterns kept) a start-up file of ``kind`` (``sh``, ``tmux``, ``vim``)
     sources, each expanded as far as the file itself says (``~``, ``$HOME``, its own variables).
-    Lazily, in the file's order: the caller stops at its bound (round 36 review2)."""
+    Lazily, in the file's order: the caller stops at its bound (round 36 review2). What its
+    variables and loops hold is bounded (`_EXPANDED_CHARS`, `_PATH_MAX`; round 37 review2): past
+    it a name is unknown, its uses not followed (the file doing so is the command's, guarded itself)."""
     known: dict[str, str] = {"HOME": home}
     loops: dict[str, list[str]] = {}
     if kind == "tmux":
         for match in _TMUX_SOURCE.finditer(text):
-            yield from (w for w in (_expand(w, known) for w in _split(match.group(2))) if w)
+            yield from (w for w in (_expand(w, known) for w in _split(match.group(2), spent)) if w)
         return
     if kind == "vim":
         yield from (w for w in (_expand(m.group(1).strip(), known) for m in _VIM_SOURCE.finditer(text)) if w)
@@ -556,12 +600,27 @@ def _sourced_words(text: str, kind: str, home: str) -> Iterator[str]:
     for match in _in_order(streams):
         if match.re is _ASSIGN:
             value = _expand(match.group(2), known, absolute=False)
-            if value is None:
+            if value is None or len(value) > spent.room:
                 known.pop(match.group(1), None)  # no longer known: a later use is not followed
             else:
+                spent.room -= len(value)
                 known[match.group(1)] = value
         elif match.re is _FOR:
-            loops[match.group(1)] = [w for w in (_expand(w, known) for w in _split(match.group(2))) if w]
+            words: list[str] | None = []
+            for raw in _split(match.group(2), spent):
+                word = _expand(raw, known)
+                if word and len(word) > spent.room:
+                    words = None  # past the room: unknown
+                    break
+                if word and words is not None:
+                    spent.room -= len(word)
+                    words.append(word)
+                if words is not None and len(words) >= _NAMED_FILES:
+                    break  # no more is ever followed
+            if words is None:
+                loops.pop(match.group(1), None)
+            else:
+                loops[match.group(1)] = words
         else:
             word = _unquote(match.group(1))
             loop = _VAR.fullmatch(word)
@@ -586,7 +645,12 @@ def _in_order(streams: tuple[Iterator[re.Match[str]], ...]) -> Iterator[re.Match
         heads[index] = next(streams[index], None)
 
 
-def _split(text: str) -> list[str]:
+def _split(text: str, spent: _Bounds) -> list[str]:
+    """The words of ``text`` as a shell splits them, within the read's `_LOOP_TEXT` (past it none:
+    not followed; ``shlex`` costs ~3 s a MiB, round 37 review2)."""
+    if len(text) > spent.loop_text:
+        return []
+    spent.loop_text -= len(text)
     try:
         return shlex.split(text, comments=True)
     except ValueError:
@@ -603,8 +667,18 @@ def _expand(word: str, known: dict[str, str], *, absolute: bool = True) -> str |
     word = _unquote(word)
     if word == "~" or word.startswith("~/"):
         word = known["HOME"] + word[1:]
-    word = _VAR.sub(lambda m: known.get(m.group(1) or m.group(2), "\0"), word)
-    if "\0" in word or "$" in word or "`" in word:
+    pieces: list[str] = []
+    size = end = 0
+    for m in _VAR.finditer(word):  # each piece counted as it comes: a path is shorter than PATH_MAX
+        value = known.get(m.group(1) or m.group(2))
+        if value is None:
+            return None
+        pieces += [word[end : m.start()], value]
+        size, end = size + m.start() - end + len(value), m.end()
+        if size >= _PATH_MAX:
+            return None  # longer than any path (round 37 review2: values doubled by ``A=$A$A``)
+    word = "".join(pieces) + word[end:]
+    if "$" in word or "`" in word or len(word) >= _PATH_MAX:
         return None
     return word if not absolute or word.startswith("/") else None
 

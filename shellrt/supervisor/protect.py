@@ -1398,6 +1398,12 @@ _hooks_values: dict[str, tuple[tuple[object, ...], tuple[str, ...], tuple[str, .
 _MAX_INCLUDE_DEPTH = 10
 #: Most files one config's includes may name (git has no such bound; a real config names a few).
 _MAX_INCLUDES = 256
+#: Most components of a ``core.hooksPath`` or include path a config may name: resolving one costs
+#: a ``realpath`` per write judged, quadratic in its components (one of 512 KiB of ``/x``: 17-19 s
+#: a Write, 40 s an include; round 37 review2). Past it (or `_MAX_INCLUDES` values) the walk is
+#: incomplete: fail closed. A path of `_PATH_MAX` characters or more names no file: not followed.
+_MAX_PATH_PARTS = 128
+_PATH_MAX = 4096
 
 
 def hooks_dir_reason(path: str | Path) -> str | None:
@@ -1422,7 +1428,9 @@ def hooks_dir_reason(path: str | Path) -> str | None:
                 if not complete:  # what it names past the bound is unknown: fail closed
                     return (
                         f"a file of a repository whose git config ({config}) includes more than {_MAX_INCLUDES} "
-                        "files (or too many bytes): cannot tell what git runs from it; trim its include paths"
+                        f"files (or too many bytes), or names more than {_MAX_INCLUDES} hooks paths or one of "
+                        f"more than {_MAX_PATH_PARTS} components: cannot tell what git runs from it; trim its "
+                        "include and hooks paths"
                     )
                 values += tuple(v for v in more if v not in values)
                 included += also
@@ -1487,7 +1495,14 @@ def config_hooks_and_includes(config: str) -> tuple[tuple[str, ...], tuple[str, 
         if budget < 0:
             return tuple(values), tuple(included), False
         for key, value in code_running_git_keys(content.decode("utf-8", "replace")):
+            if key == "core.hookspath" or key == "include.path" or key.startswith("includeif."):
+                if len(value) >= _PATH_MAX:
+                    continue  # names no file: git opens nothing there either
+                if value.count("/") > _MAX_PATH_PARTS:
+                    return tuple(values), tuple(included), False
             if key == "core.hookspath" and value.strip() and value.strip() not in values:
+                if len(values) >= _MAX_INCLUDES:
+                    return tuple(values), tuple(included), False
                 values.append(value.strip())
             elif (key == "include.path" or (key.startswith("includeif.") and key.endswith(".path"))) and value:
                 if len(included) >= _MAX_INCLUDES:

@@ -259,7 +259,7 @@ def write_confined(
     # (or later, through a file it holds open) is seen, and put back (round 26).
     held = hold(view, over.path, over.stamp, expect=expect, expect_id=expect_id) if over is not None else None
     # The directory the write goes below, followed wherever a command moves it (round 37).
-    place = anchor(view, where)
+    place = anchor(view, where, expect_id)
     try:
         outcome = confine.write_file(
             view,
@@ -267,7 +267,8 @@ def write_confined(
             data,
             make_parents=True,
             expect=expect,
-            expect_id=expect_id,
+            # Pinned to what the anchor found: its check then speaks of the write's own directory.
+            expect_id=expect_id if expect_id is not None or place is None else place.identity,
             base=over.stamp if over is not None else None,
             exclusive=over is None,
         )

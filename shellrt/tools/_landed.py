@@ -11,11 +11,12 @@ directory, and when it does not, says where the content went instead of claiming
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 
 from sandbox import confine
-from sandbox.confine import View
+from sandbox.confine import Identity, View
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools._paths import shown_path
 
@@ -29,6 +30,8 @@ class Anchor:
 
     fd: int
     below: tuple[str, ...]
+    #: What the anchoring resolution found (`confine.identity`): the write is pinned to it.
+    identity: Identity
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -36,15 +39,32 @@ class Anchor:
             self.fd = -1
 
 
-def anchor(view: View, where: str) -> Anchor | None:
+def anchor(view: View, where: str, expect_id: Identity | None = None) -> Anchor | None:
     """The `Anchor` of ``where`` as it resolves now; None when it does not resolve to a file's place
-    (the write itself then refuses it, saying why)."""
+    (the write itself then refuses it, saying why).
+
+    The anchor and the write resolve the path separately: the write must then be pinned to what
+    the anchor found (its ``identity``, the caller's ``expect_id`` when given, which the anchor must
+    match): else a directory swapped in for the anchoring and back for the write made the check
+    compare a look-alike with itself and pass, while the write went wherever the checked directory
+    was moved (red team round 37 review2)."""
     try:
         with view.resolve(where) as r:
             below = r.missing or ((r.name,) if r.name else ())
             if not below:
                 return None
-            return Anchor(os.dup(r.dir_fd), tuple(below))
+            found = confine.identity(r)
+            if expect_id is not None and found != expect_id:
+                raise confine.ConfinementError(
+                    errno.EAGAIN,
+                    f"{where} changed since it was checked (a command renamed or replaced it, or a "
+                    "directory on its way); try again",
+                )
+            return Anchor(os.dup(r.dir_fd), tuple(below), found)
+    except confine.ConfinementError as exc:
+        if exc.errno == errno.EAGAIN:
+            raise
+        return None
     except (OSError, ValueError):
         return None
 

@@ -79,16 +79,31 @@ def tracked_under(root: Path, top_bound: Path) -> list[str] | None:
 
 #: Submodules (gitlinks) whose indexes one call reads, how deep, and their indexes' bytes in all.
 _MAX_SUBMODULES = 64
+#: Gitlinks one call looks at, read or not, and the most components one may have: each costs a
+#: ``realpath`` (quadratic in its components); 2,000 of 2,000 components naming no directory cost
+#: 17 s of every Glob and Grep, uncounted (round 37 review2). A real submodule path has a few.
+_MAX_GITLINKS_LOOKED = 4 * _MAX_SUBMODULES
+_MAX_GITLINK_PARTS = 32
 _MAX_SUBMODULE_DEPTH = 3
 _MAX_SUBMODULE_INDEX_BYTES = MAX_INDEX_BYTES
 
 
 class _Spent:
-    """What one call's submodule reads have used of their bounds."""
+    """What one call's submodule reads have used of their bounds.
+
+    ``chars``: the characters of the names submodules added (each with its gitlink's path), held
+    to `_NAMES_PER_INDEX_BYTE` times the bytes read: a gitlink path of ~3,700 characters over an
+    index of short names made each 72-byte entry a 3,700-character name, ~3 GB of the host's
+    memory from 64 MiB of indexes (red team round 37, review2)."""
 
     def __init__(self) -> None:
         self.count = 0
         self.bytes = 0
+        self.chars = 0
+        self.looked = 0
+
+    def room(self) -> int:
+        return _NAMES_PER_INDEX_BYTE * self.bytes - self.chars
 
 
 def _with_submodules(top: Path, gitdir: Path, top_bound: Path, spent: _Spent, depth: int) -> list[str] | None:
@@ -98,19 +113,24 @@ def _with_submodules(top: Path, gitdir: Path, top_bound: Path, spent: _Spent, de
     Round 37: a submodule's own ignore files hid the files its index tracks, as round 36's did for
     the top repository's. A gitlink's directory counts only when it is a real directory inside the
     workspace's mount (no symlink on the way: its index is a path the repository chose) and its
-    ``.git`` as `_gitdir` judges it; bounded by `_MAX_SUBMODULES`, `_MAX_SUBMODULE_DEPTH` and
-    `_MAX_SUBMODULE_INDEX_BYTES` (past them the rest add nothing)."""
+    ``.git`` as `_gitdir` judges it; bounded by `_MAX_SUBMODULES`, `_MAX_SUBMODULE_DEPTH`,
+    `_MAX_SUBMODULE_INDEX_BYTES`, `_MAX_GITLINKS_LOOKED` and `_MAX_GITLINK_PARTS` (past them the rest
+    add nothing), and what they add by `_Spent.room`."""
     entries = _index_names_cached(gitdir / "index", gitdir)
     if entries is None:
         return None
     names = [n for n in entries if not n.endswith("/")]
     if depth >= _MAX_SUBMODULE_DEPTH:
         return names
+    real_top = os.path.realpath(top)
     for link in (n[:-1] for n in entries if n.endswith("/")):
-        if spent.count >= _MAX_SUBMODULES or not plain_relative(link):
+        spent.looked += 1
+        if spent.count >= _MAX_SUBMODULES or spent.looked > _MAX_GITLINKS_LOOKED or not plain_relative(link):
             break
+        if link.count("/") >= _MAX_GITLINK_PARTS:
+            continue  # adds nothing (past a bound)
         sub = top / link
-        real = os.path.join(os.path.realpath(top), link)
+        real = os.path.join(real_top, link)
         if os.path.realpath(sub) != real or not stat.S_ISDIR(_lstat_mode(sub)):
             continue
         sub_gitdir = _gitdir(sub, top_bound)
@@ -122,7 +142,11 @@ def _with_submodules(top: Path, gitdir: Path, top_bound: Path, spent: _Spent, de
         spent.count += 1
         spent.bytes += size
         below = _with_submodules(sub, sub_gitdir, top_bound, spent, depth + 1)
-        names.extend(f"{link}/{n}" for n in below or ())
+        for name in below or ():
+            if spent.room() < len(link) + 1 + len(name):
+                return names  # past the bound the rest add nothing
+            spent.chars += len(link) + 1 + len(name)
+            names.append(f"{link}/{name}")
     return names
 
 
@@ -218,6 +242,8 @@ def _repository_top(root: Path) -> Path | None:
 
 #: A ``.git`` file (``gitdir: <path>``) of a worktree or submodule is a line; past this it is not read.
 _MAX_GITFILE_BYTES = 4096
+#: Components the directory a ``.git`` file names may have (round 37 review2: ``realpath`` cost).
+_MAX_GITDIR_PARTS = 128
 
 
 def _gitdir(top: Path, top_bound: Path) -> Path | None:
@@ -238,8 +264,8 @@ def _gitdir(top: Path, top_bound: Path) -> Path | None:
         named = data[len(b"gitdir: ") :].splitlines()[0].decode("utf-8")
     except (IndexError, UnicodeDecodeError):
         return None
-    if not named or "\0" in named:
-        return None
+    if not named or "\0" in named or named.count("/") > _MAX_GITDIR_PARTS:
+        return None  # a real one has a few components; each costs realpath quadratic time
     target = Path(os.path.realpath(top / named))
     inside = top == top_bound or top_bound in top.parents
     if inside and target != top_bound and top_bound not in target.parents:
