@@ -632,14 +632,27 @@ def ripgrep_mode(ctx: ToolContext, view: View) -> Literal["host", "sandbox", "py
 
 #: Run in front of ripgrep inside the sandbox: it starts only in the directory the tool opened
 #: (``stat -L`` of its cwd: device and inode, as the host's ``fstat`` of the anchored fd gives).
-_SAME_CWD = '[ "$(stat -L -c %d:%i .)" = "$1" ] || { echo "$2" >&2; exit 125; }; shift 2; exec "$@"'
+#: A read-only host directory a bwrap session shows through its lock view (an overlay per
+#: command, round 37) has the overlay's device and inode: there the real directory's change and
+#: modification times (ns), mode and owner must match instead -- the kernel sets a ctime (a
+#: rename of the directory changes it), so a directory swapped in cannot carry the checked one's.
+_SAME_CWD = (
+    '[ "$(stat -L -c %d:%i .)" = "$1" ] || { [ "$(stat -f -L -c %T .)" = overlayfs ] '
+    '&& [ "$(stat -L -c %.9Z:%.9Y:%f:%u:%g .)" = "$2" ]; } || { echo "$3" >&2; exit 125; }; shift 3; exec "$@"'
+)
 _CWD_CHANGED = "shellrt: the search directory changed since it was checked"
 
 
-def sandbox_runner(ctx: ToolContext, expect: tuple[int, int] | None = None) -> RgRunner:
+def _times(st: os.stat_result) -> str:
+    """``stat -c %.9Z:%.9Y:%f:%u:%g`` of what ``st`` describes (`_SAME_CWD`'s overlay form)."""
+    ctime, mtime = divmod(st.st_ctime_ns, 10**9), divmod(st.st_mtime_ns, 10**9)
+    return f"{ctime[0]}.{ctime[1]:09d}:{mtime[0]}.{mtime[1]:09d}:{st.st_mode:x}:{st.st_uid}:{st.st_gid}"
+
+
+def sandbox_runner(ctx: ToolContext, expect: os.stat_result | None = None) -> RgRunner:
     """Run a program (ripgrep) inside the session's sandbox and collect its output.
 
-    ``expect``: ``(st_dev, st_ino)`` of the directory the tool opened and judged: the program
+    ``expect``: the ``fstat`` of the directory the tool opened and judged: the program
     runs only when its cwd is that directory. The sandbox reaches the cwd by its path, which a
     command may have renamed or exchanged since (red team, round 11); a changed one is refused."""
     backend = _backend(ctx)
@@ -647,7 +660,8 @@ def sandbox_runner(ctx: ToolContext, expect: tuple[int, int] | None = None) -> R
 
     async def run(argv: list[str], cwd: str, sink: OutputSink | None) -> tuple[int, bytes, bytes]:
         if expect is not None:
-            argv = ["/bin/sh", "-c", _SAME_CWD, "sh", f"{expect[0]}:{expect[1]}", _CWD_CHANGED, *argv]
+            identity = f"{expect.st_dev}:{expect.st_ino}"
+            argv = ["/bin/sh", "-c", _SAME_CWD, "sh", identity, _times(expect), _CWD_CHANGED, *argv]
         process = await backend.exec(ExecRequest(argv=tuple(argv), cwd=cwd, env={"PATH": "/usr/bin:/bin"}))
         try:
             out, err = await drain_output(process.stdout, process.stderr, sink, process.kill)
@@ -678,7 +692,7 @@ def ripgrep_options(
     mode = ripgrep_mode(ctx, view)
     if mode == "sandbox":
         st = os.fstat(fd) if fd is not None else None
-        return True, (sandbox_runner(ctx, None if st is None else (st.st_dev, st.st_ino)), where)
+        return True, (sandbox_runner(ctx, st), where)
     return mode == "host", None
 
 
