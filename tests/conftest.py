@@ -188,6 +188,25 @@ def _host_devices_intact() -> Iterator[None]:
         pytest.fail(f"this test replaced host device node(s) {broken}: something wrote outside its sandbox")
 
 
+@pytest.fixture(autouse=True)
+def _shellrt_logger_restored() -> Iterator[None]:
+    """Put the ``shellrt`` logger back as it was: a CLI command run in-process (`escape_log_lines`)
+    stops it propagating, and every later test of that worker then captured none of its warnings
+    (caplog listens at the root: CI98 failed a warning test that way)."""
+    import logging
+
+    logger = logging.getLogger("shellrt")
+    handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
+    root_handlers = list(logging.getLogger().handlers)
+    yield
+    logger.handlers[:] = handlers
+    logger.propagate, logger.level = propagate, level
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if h not in root_handlers]:
+        if type(handler) is logging.StreamHandler:  # the CLI's stderr handler, not pytest's capture
+            root.removeHandler(handler)
+
+
 #: This session's token and its tests' start times (tests/_leftovers.py).
 _SESSION_PROCESSES = _leftovers.SessionProcesses()
 
