@@ -82,7 +82,12 @@ async def test_a_bash_call_validates_the_callers_input_and_the_sandbox_request_o
         for _ in range(calls):
             assert "no output" in block_text(await _one(rt, "Bash", command="true"))
     per_call = {name: n / calls for name, n in counts.items()}
-    assert per_call == EXPECTED, f"validations a call: {per_call}"
+    # A warm shell the pool retires in the background (under load) is reaped with an `ExitStatus`
+    # of its own, off every call's path (CI99: 5 in 4 calls): counted per call, fewer than two
+    # still tells that apart from a second validation on the path (two on every call).
+    status = per_call.pop("ExitStatus", 0)
+    assert 1 <= status < 2, f"ExitStatus validations a call: {status}"
+    assert per_call == {k: v for k, v in EXPECTED.items() if k != "ExitStatus"}, f"validations a call: {per_call}"
 
 
 def test_the_counter_sees_a_validation_added_on_the_path(monkeypatch: pytest.MonkeyPatch) -> None:
