@@ -14,7 +14,6 @@ into a read of some other host file.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -44,8 +43,8 @@ def open_fifo(path: str, flags: int) -> int:
 class FifoReceiveStream(FdReceiveStream):
     """Reads a FIFO's read end without blocking the event loop (EOF -> `anyio.EndOfStream`).
 
-    The read end is closed at EOF (every later read says EOF again) and when the stream is
-    collected: a caller that reads a command to its end, or drops it, without ``aclose()`` (Grep's
+    The read end is closed at EOF (every later read says EOF again) and, as every `FdReceiveStream`,
+    when the stream is collected: a caller that reads a command to its end, or drops it, without ``aclose()`` (Grep's
     sandbox runner, `DockerBackend.run_capture`) left two descriptors open in the host process for
     good, one command after another up to its ``RLIMIT_NOFILE`` (red team round 37)."""
 
@@ -62,9 +61,6 @@ class FifoReceiveStream(FdReceiveStream):
         """Close the read end (synchronously; safe to call twice)."""
         _close_now(self)
 
-    def __del__(self) -> None:
-        _close_collected(self)
-
 
 class FifoSendStream(FdSendStream):
     """Writes a FIFO without blocking the event loop; closing it gives the reader EOF."""
@@ -72,17 +68,6 @@ class FifoSendStream(FdSendStream):
     def close(self) -> None:
         """Close the write end (synchronously; safe to call twice)."""
         _close_now(self)
-
-    def __del__(self) -> None:
-        _close_collected(self)
-
-
-def _close_collected(stream: FdReceiveStream | FdSendStream) -> None:
-    """A collected stream's descriptor: closed (no waiter can hold a stream nothing refers to)."""
-    fd, stream._fd = getattr(stream, "_fd", None), None
-    if fd is not None:
-        with contextlib.suppress(OSError):
-            os.close(fd)
 
 
 def _close_now(stream: FdReceiveStream | FdSendStream) -> None:
