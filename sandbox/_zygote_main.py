@@ -302,16 +302,13 @@ def _mount_unmarked(call: MountCall) -> int:
 
 
 def _replay(calls: list[MountCall]) -> None:
-    mount = _libc.mount
     skipping = False
     for call in calls:
         marks = call[3].value & _CALL_MARKS
         if skipping:
             skipping = not marks & _CALL_GROUP_END
             continue
-        if marks:
-            call = (call[0], call[1], call[2], ctypes.c_ulong(call[3].value & ~_CALL_MARKS), call[4])
-        if mount(*call) < 0:
+        if (_mount_unmarked(call) if marks else _libc.mount(*call)) < 0:
             err = ctypes.get_errno()
             if marks & _CALL_GROUP_HEAD and err in (errno.EINVAL, errno.ENOENT):
                 skipping = True
