@@ -43,6 +43,7 @@ __all__ = [
     "process_table",
     "scan_markers",
     "start_time",
+    "stat_fields",
 ]
 
 #: Environment variable carrying the per-run marker that `pids_with_marker` sweeps for.
@@ -80,6 +81,15 @@ def is_alive(pid: int) -> bool:
     # Format: "pid (comm) S ..." — comm may contain spaces/parens, so split at the last ')'.
     state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
     return state not in (b"Z", b"X", b"x")
+
+
+def stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after ``comm`` (state first), or None when it is gone."""
+    try:
+        stat = _read_proc(f"/proc/{pid}/stat")
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2 :].split()
 
 
 def _parse_stat(stat: bytes) -> tuple[int, int] | None:

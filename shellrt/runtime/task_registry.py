@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox._hostread import read_regular
+from sandbox._proctree import stat_fields
 from shellrt.runtime.leftovers import root_still_there
 from shellrt.supervisor import BackgroundTask, TaskStatus
 from shellrt.supervisor.tasks import TaskManager
@@ -67,16 +68,6 @@ def _boot_id() -> str:
         return ""
 
 
-def _stat_fields(pid: int) -> list[bytes] | None:
-    """The fields of ``/proc/<pid>/stat`` after ``comm`` (state first), or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return None
-    return stat[stat.rfind(b")") + 2 :].split()
-
-
 @dataclass(frozen=True)
 class ProcessIdentity:
     """A process, unmistakably: pid, start time in clock ticks since boot, and which boot."""
@@ -90,7 +81,7 @@ class ProcessIdentity:
         """The identity of the live process ``pid`` now (None when it is gone or unreadable)."""
         if pid is None or pid <= 0:
             return None
-        fields = _stat_fields(pid)
+        fields = stat_fields(pid)
         if fields is None or len(fields) < 20 or fields[0] in (b"Z", b"X", b"x"):
             return None
         try:
@@ -129,7 +120,7 @@ class ProcessIdentity:
         try:
             if not self.alive():
                 return False
-            fields = _stat_fields(self.pid)
+            fields = stat_fields(self.pid)
             if fields is not None and len(fields) > 2 and fields[2] == str(self.pid).encode():
                 with contextlib.suppress(OSError):
                     os.killpg(self.pid, signal.SIGKILL)

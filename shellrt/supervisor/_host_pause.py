@@ -23,6 +23,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from sandbox._proctree import stat_fields
+
 __all__ = ["HostQuiet", "Paused", "pause", "resume"]
 
 #: Passes over ``/proc`` before giving up on a tree that keeps starting processes.
@@ -66,13 +68,8 @@ def _ns(pid: int | str) -> str | None:
 
 def _stat(pid: int) -> tuple[int, str] | None:
     """``(ppid, state)`` of ``pid`` (None when gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    return (int(fields[1]), fields[0].decode()) if len(fields) > 1 else None
+    fields = stat_fields(pid)
+    return (int(fields[1]), fields[0].decode()) if fields is not None and len(fields) > 1 else None
 
 
 def _table() -> dict[int, tuple[int, str]]:

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sandbox._proctree import stat_fields
+
 __all__ = ["InflightRecord", "inflight_dir", "orphaned_records", "session_root", "state_dir"]
 
 #: A record larger than this is not read back (the check then reverts without restoring).
@@ -58,13 +60,8 @@ def _workspace_key(root: Path) -> str:
 
 def _start_time(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    return fields[19].decode() if len(fields) > 19 else None
+    fields = stat_fields(pid)
+    return fields[19].decode() if fields is not None and len(fields) > 19 else None
 
 
 class InflightRecord:
