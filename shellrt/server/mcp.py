@@ -237,8 +237,17 @@ class McpToolServer:
         protocol = guarded_protocol(header_timeout, connections, max_per_peer)
         # No log_config: uvicorn's loggers propagate to the root logger, whose handler the CLI makes
         # escape what a client sent (`cli._terminal.escape_log_lines`), instead of uvicorn's raw one.
+        # proxy_headers off: uvicorn otherwise takes X-Forwarded-For/-Proto from any loopback client
+        # as its address, so each request named its own peer for the caps' shares (round 38).
         config = uvicorn.Config(
-            app, host=host, port=port, log_level="warning", log_config=None, lifespan="on", http=protocol
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            log_config=None,
+            lifespan="on",
+            http=protocol,
+            proxy_headers=False,
         )
         server = uvicorn.Server(config)
         finished = anyio.Event()
