@@ -242,6 +242,16 @@ class ToolRegistry(ToolCatalog):
         """OpenAI entries; a tool whose own code fails is left out (and refused), the rest stand."""
         return self._entries(tools, lambda _t: lambda n, d, s: openai_entry(n, d, s, strict=strict))
 
+    def entries(
+        self,
+        tools: list[Tool[Any, Any]],
+        build: Callable[[Tool[Any, Any]], Callable[[str, str, dict[str, Any]], dict[str, Any]]],
+    ) -> list[dict[str, Any]]:
+        """``build(tool)(name, description, schema)`` of each tool whose entry passes the listing's
+        checks (size, plain JSON, an object schema, its registered name); one that fails, or whose
+        ``build`` raises, is left out and refused. For listings of other formats (``shellrt serve``)."""
+        return self._entries(tools, build)
+
     def _entries(
         self,
         tools: list[Tool[Any, Any]],
