@@ -35,7 +35,7 @@ _SENDABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class DuplicateToolError(ValueError):
-    """Raised when two tools claim the same name or alias."""
+    """Raised when two tools claim the same name or alias, or one tool object is registered twice."""
 
 
 class ToolRegistrationError(ValueError):
@@ -108,6 +108,11 @@ class ToolRegistry(ToolCatalog):
                 f"tool {type(tool).__module__}.{type(tool).__qualname__} cannot be registered: "
                 f"{quoted(exc, 300, one_line=True)}. Fix the tool, or leave it out of tools=[...]"
             ) from None
+        if id(tool) in self._keys:  # its name may answer otherwise now: one object, one registration
+            raise DuplicateToolError(
+                f"tool {keys[0]!r:.100} is registered already (as {self._keys[id(tool)][0]!r}): give each "
+                "tool object once, or unregister it first"
+            )
         for key in keys:
             if key in self._by_name:
                 raise DuplicateToolError(f"tool name {key!r} is already registered")
