@@ -5,11 +5,12 @@
   only the last ("Shown") as its registered name, so a call of "Hidden" found it, passed the
   name check (it answers "Shown", its registered name now) and was judged as "Shown": a
   ``deny: ["Hidden"]`` never applied, and ``tools[]`` held "Shown" twice (a request the APIs refuse).
-- Guard (passed before and after): MCP tools are registered after the built-ins, skipping a name
-  already callable. Two tools of one server whose names reduce to one (``a.b`` and ``a_b`` are both
-  ``mcp__s__a_b``) longer than the APIs take: the first is left out at registration (round 38's
-  name check), so the name is not "callable"; a second registration would raise and stop the
-  Runtime, but the connections already drop a repeated name (``McpConnections``), and this holds.
+- MCP tools are registered after the built-ins, skipping a name already callable. Two tools of one
+  server whose names reduce to one (``a.b`` and ``a_b`` are both ``mcp__s__a_b``) longer than the
+  APIs take. Failed before: the 80-letter name was listed (a request the APIs refuse). Now it is
+  left out at registration, so the name is not "callable"; a second registration would raise and
+  stop the Runtime, but the connections already drop a repeated name (``McpConnections``): the
+  Runtime starts (the guard this test keeps).
 """
 
 from __future__ import annotations
