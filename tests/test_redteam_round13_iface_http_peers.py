@@ -9,7 +9,8 @@ operator's ``initialize`` from 127.0.0.1 was refused (connection closed); with 8
 connections under ``--max-connections 8`` the next client was refused too. Now a full server
 makes room by closing the connection idle the longest (no request in flight), and one peer
 address holds at most ``--max-connections-per-peer`` (default 64) connections. Real server
-process, real sockets; the peers are distinct loopback addresses.
+process, real sockets; the two peers are loopback and one of this host's other addresses (round 38:
+every loopback address is one peer, so 127.0.0.2 and 127.0.0.3 no longer are two).
 """
 
 from __future__ import annotations
@@ -23,6 +24,30 @@ import pytest
 from shellrt.server._http_guard import guarded_protocol
 from tests._http_raw import closed_within, initialize_works, mcp_post_head, serve_refuses, standing_after
 from tests.test_mcp_http_auth import TOKEN, served
+
+
+def _other_peer() -> str:
+    """One of this host's IPv4 addresses outside 127.0.0.0/8: a client of another peer than loopback."""
+    import fcntl
+    import ipaddress
+    import struct
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        for _index, name in socket.if_nameindex():
+            try:
+                raw = fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))  # SIOCGIFADDR
+            except OSError:
+                continue
+            address = socket.inet_ntoa(raw[20:24])
+            if not ipaddress.ip_address(address).is_loopback:
+                return address
+    finally:
+        probe.close()
+    raise AssertionError("this host has no IPv4 address outside 127.0.0.0/8 to be a second peer from")
+
+
+OTHER = _other_peer()
 
 
 def _connect(port: int, source: str) -> socket.socket:
@@ -45,7 +70,7 @@ def _standing(socks: list[socket.socket], wait: float = 0.3) -> list[socket.sock
 def test_stalled_requests_of_one_peer_leave_room_for_others(tmp_path: Path) -> None:
     """Failed on the old code: 256 stalled requests from one address and the next client was refused."""
     with served(tmp_path, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
-        hog = [_stalled_request(s.port, "127.0.0.2") for _ in range(256)]
+        hog = [_stalled_request(s.port, OTHER) for _ in range(256)]
         try:
             # Until the server took them all (at most 64 stand), not a fixed 0.5 s and then 0.05 s
             # for each of the 256 in turn (about 6 s of the test's waiting).
@@ -53,7 +78,7 @@ def test_stalled_requests_of_one_peer_leave_room_for_others(tmp_path: Path) -> N
             while len(kept := standing_after(kept, 0.5)) > 64 and time.monotonic() < deadline:
                 pass
             assert 60 <= len(kept) <= 64, f"{len(kept)} of one peer's 256 stalled requests kept"
-            initialize_works(s.url)  # another peer (127.0.0.1) is served
+            initialize_works(s.url)  # another peer (loopback) is served
             assert standing_after(kept, 1.0) == kept, "a request in flight was cut"
         finally:
             for sock in hog:
@@ -81,7 +106,7 @@ def test_requests_in_flight_are_never_evicted(tmp_path: Path) -> None:
     flags = ("--max-connections", "6", "--max-connections-per-peer", "3")
     with served(tmp_path, *flags, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
         time.sleep(0.3)
-        busy = [_stalled_request(s.port, f"127.0.0.{2 + i % 2}") for i in range(6)]
+        busy = [_stalled_request(s.port, ("127.0.0.2", OTHER)[i % 2]) for i in range(6)]
         try:
             time.sleep(0.5)
             assert len(_standing(busy, 0.05)) == 6
@@ -99,7 +124,7 @@ def test_an_idle_peer_over_its_share_loses_its_own_oldest(tmp_path: Path) -> Non
     flags = ("--header-timeout", "60", "--max-connections", "20", "--max-connections-per-peer", "4")
     with served(tmp_path, *flags, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
         time.sleep(0.3)
-        other = [_connect(s.port, "127.0.0.3") for _ in range(2)]
+        other = [_connect(s.port, OTHER) for _ in range(2)]
         mine = []
         for _ in range(10):
             mine.append(_connect(s.port, "127.0.0.2"))

@@ -90,6 +90,6 @@ def test_peer_keys() -> None:
 
     assert peer_key("2001:db8:2::1") == peer_key("2001:db8:2::ffff:1") == "2001:db8:2::/64"
     assert peer_key("2001:db8:3::1") != peer_key("2001:db8:2::1")
-    assert peer_key("::ffff:127.0.0.1") == peer_key("127.0.0.1") == "127.0.0.1"
+    assert peer_key("::ffff:127.0.0.1") == peer_key("127.0.0.1") == "loopback"  # round 38: one peer
     assert peer_key("fe80::1%eth0") == "fe80::/64"
     assert peer_key("unix-socket") == "unix-socket"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -28,9 +29,13 @@ MAX_LISTING_DIAGNOSTICS = 256
 
 T = TypeVar("T")
 
+#: A name both model APIs take (Anthropic: 1-128 of these; OpenAI: 1-64); one tool outside it
+#: makes the API refuse the whole request, every tool's.
+_SENDABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
 
 class DuplicateToolError(ValueError):
-    """Raised when two tools claim the same name or alias."""
+    """Raised when two tools claim the same name or alias, or one tool object is registered twice."""
 
 
 class ToolRegistrationError(ValueError):
@@ -51,6 +56,24 @@ def _registered_keys(tool: Tool[Any, Any]) -> tuple[str, ...]:
         if type(alias) is not str or not alias:
             raise TypeError(f"its alias {alias!r:.100} is not a non-empty str")
     return (name, *aliases)
+
+
+def _unlistable_name(name: str) -> str | None:
+    """Why ``name`` cannot be listed (None when it can): the APIs refuse it, or no rule can name it."""
+    if not _SENDABLE_NAME.fullmatch(name):
+        return (
+            f"its name {name[:100]!r} is not 1 to 64 of A-Z, a-z, 0-9, _ and - "
+            "(the model APIs refuse the whole request over one such tool): rename it"
+        )
+    from shellrt.permissions.rules import builtin_tool_named
+
+    builtin = builtin_tool_named(name)
+    if builtin is not None and builtin != name:
+        return (
+            f"its name {name!r} is the built-in {builtin!r} in another case, which no permission rule "
+            "can name (rules refuse it as a typo): rename it"
+        )
+    return None
 
 
 def _checked_only(_tool: Tool[Any, Any]) -> Callable[[str, str, dict[str, Any]], dict[str, Any]]:
@@ -85,6 +108,11 @@ class ToolRegistry(ToolCatalog):
                 f"tool {type(tool).__module__}.{type(tool).__qualname__} cannot be registered: "
                 f"{quoted(exc, 300, one_line=True)}. Fix the tool, or leave it out of tools=[...]"
             ) from None
+        if id(tool) in self._keys:  # its name may answer otherwise now: one object, one registration
+            raise DuplicateToolError(
+                f"tool {keys[0]!r:.100} is registered already (as {self._keys[id(tool)][0]!r}): give each "
+                "tool object once, or unregister it first"
+            )
         for key in keys:
             if key in self._by_name:
                 raise DuplicateToolError(f"tool name {key!r} is already registered")
@@ -93,6 +121,9 @@ class ToolRegistry(ToolCatalog):
         self._keys[id(tool)] = keys
         for key in keys:
             self._by_name[key] = tool
+        problem = _unlistable_name(keys[0])
+        if problem is not None:  # registered (its name stays taken) but never listed nor callable
+            self._left_out(tool, UnlistableTool(problem))
 
     def unregister(self, name: str) -> None:
         """Remove a tool (e.g. an MCP server's tools on reconnect)."""
@@ -241,6 +272,16 @@ class ToolRegistry(ToolCatalog):
     def for_openai(self, tools: list[Tool[Any, Any]], *, strict: bool = False) -> list[dict[str, Any]]:
         """OpenAI entries; a tool whose own code fails is left out (and refused), the rest stand."""
         return self._entries(tools, lambda _t: lambda n, d, s: openai_entry(n, d, s, strict=strict))
+
+    def entries(
+        self,
+        tools: list[Tool[Any, Any]],
+        build: Callable[[Tool[Any, Any]], Callable[[str, str, dict[str, Any]], dict[str, Any]]],
+    ) -> list[dict[str, Any]]:
+        """``build(tool)(name, description, schema)`` of each tool whose entry passes the listing's
+        checks (size, plain JSON, an object schema, its registered name); one that fails, or whose
+        ``build`` raises, is left out and refused. For listings of other formats (``shellrt serve``)."""
+        return self._entries(tools, build)
 
     def _entries(
         self,

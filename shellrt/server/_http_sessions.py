@@ -28,7 +28,14 @@ import anyio
 
 from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
 
-__all__ = ["MAX_SESSIONS", "MAX_SESSIONS_PER_PEER", "SESSION_IDLE_S", "SessionCapMiddleware", "peer_key"]
+__all__ = [
+    "LOOPBACK_PEER",
+    "MAX_SESSIONS",
+    "MAX_SESSIONS_PER_PEER",
+    "SESSION_IDLE_S",
+    "SessionCapMiddleware",
+    "peer_key",
+]
 
 log = logging.getLogger("shellrt.server")
 
@@ -40,6 +47,8 @@ MAX_SESSIONS_PER_PEER = 128
 SESSION_IDLE_S = 30 * 60.0
 #: Ids of sessions ended for a newcomer, remembered to say so (oldest forgotten first).
 _EVICTED_REMEMBERED = 4096
+#: The one share of every loopback address (a local client chooses its source address freely).
+LOOPBACK_PEER = "loopback"
 _HEADER = b"mcp-session-id"
 
 
@@ -217,16 +226,25 @@ def peer_key(host: str) -> str:
 
     Why: one IPv6 host is routinely given a whole /64 (2^64 addresses), so per address a client
     with ``--allow-remote`` took a fresh share of the caps from each, filled the table and ended
-    the other clients' idle sessions (red team, round 37, review3)."""
+    the other clients' idle sessions (red team, round 37, review3). Every loopback address
+    (127.0.0.0/8, ::1) is one peer, `LOOPBACK_PEER`: a local client may bind any of 2^24 source
+    addresses, and took a share from each (round 38)."""
     try:
         address = ipaddress.ip_address(host.partition("%")[0])
     except ValueError:
         return host
+    if address.is_loopback or (isinstance(address, ipaddress.IPv6Address) and _mapped_loopback(address)):
+        return LOOPBACK_PEER
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
             return str(address.ipv4_mapped)
         return str(ipaddress.IPv6Network((address, 64), strict=False))
     return str(address)
+
+
+def _mapped_loopback(address: ipaddress.IPv6Address) -> bool:
+    mapped = address.ipv4_mapped
+    return mapped is not None and mapped.is_loopback
 
 
 async def _answer(send: Send, status: int, message: str) -> None:

@@ -30,8 +30,10 @@ large-result persistence all apply — and its ``tool_result`` comes back as a
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -85,6 +87,31 @@ def to_mcp_tool(tool: Tool[Any, Any]) -> mt.Tool:
         input_schema=tool.input_schema(),
         annotations=mcp_annotations(tool),
     )
+
+
+def _mcp_entry(tool: Tool[Any, Any]) -> Callable[[str, str, dict[str, Any]], dict[str, Any]]:
+    """The checked name, description and schema as MCP lists them, judged here by the wire's own
+    check of every protocol version: the SDK runs it on the whole answer, so one tool it refuses
+    failed ``tools/list`` for every tool ("Handler returned an invalid result"; round 38)."""
+
+    def build(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+        listed = mt.Tool(name=name, description=description, input_schema=schema, annotations=mcp_annotations(tool))
+        wire = [listed.model_dump(mode="json", by_alias=True, exclude_none=True)]
+        for check in _wire_tool_checks():
+            check.validate_python(wire, by_name=False)
+        return {"tool": listed}
+
+    return build
+
+
+@functools.cache
+def _wire_tool_checks() -> tuple[Any, ...]:
+    """The wire's check of a ``tools/list`` answer's ``tools``, one per protocol version's model."""
+    from mcp_types.methods import SERVER_RESULTS
+    from pydantic import TypeAdapter
+
+    models = {model for (method, _version), model in SERVER_RESULTS.items() if method == "tools/list"}
+    return tuple(TypeAdapter(model.model_fields["tools"].annotation) for model in models)  # type: ignore[union-attr]
 
 
 def to_call_tool_result(envelope: ResultEnvelope) -> mt.CallToolResult:
@@ -237,8 +264,17 @@ class McpToolServer:
         protocol = guarded_protocol(header_timeout, connections, max_per_peer)
         # No log_config: uvicorn's loggers propagate to the root logger, whose handler the CLI makes
         # escape what a client sent (`cli._terminal.escape_log_lines`), instead of uvicorn's raw one.
+        # proxy_headers off: uvicorn otherwise takes X-Forwarded-For/-Proto from any loopback client
+        # as its address, so each request named its own peer for the caps' shares (round 38).
         config = uvicorn.Config(
-            app, host=host, port=port, log_level="warning", log_config=None, lifespan="on", http=protocol
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            log_config=None,
+            lifespan="on",
+            http=protocol,
+            proxy_headers=False,
         )
         server = uvicorn.Server(config)
         finished = anyio.Event()
@@ -285,14 +321,11 @@ class McpToolServer:
 
     # --- handlers --------------------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
-        tools: list[mt.Tool] = []
-        registry = self.runtime.registry
-        for tool in self.runtime.visible_tools():
-            # One broken tool must not hide the others; it is left out and refused (registry, round 37).
-            listed = registry.asked(tool, lambda t=tool: to_mcp_tool(t))  # type: ignore[misc]
-            if listed is not None:
-                tools.append(listed)
-        return mt.ListToolsResult(tools=tools)
+        # Each entry through the listing's checks (size, plain JSON, an object schema, the registered
+        # name; round 38: an array schema failed the whole answer); one broken tool is left out and
+        # refused, never the listing (registry, round 37).
+        entries = self.runtime.registry.entries(self.runtime.visible_tools(), _mcp_entry)
+        return mt.ListToolsResult(tools=[entry["tool"] for entry in entries])
 
     async def _call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         token = current_request.set(ctx)

@@ -47,6 +47,11 @@ log = logging.getLogger("shellrt.mcp")
 _STDERR_TAIL_CHARS = 1_500
 
 
+
+async def _result_unchecked(name: str, result: mt.CallToolResult) -> None:
+    """Stands in for ``ClientSession.validate_tool_result``: a result is not judged by the server's
+    own ``outputSchema`` (its regexes ran on the server's strings in the event loop)."""
+
 class McpServerError(Exception):
     """Raised by `McpServerConnection` when the server could not be reached, died, or timed out.
 
@@ -260,6 +265,10 @@ class McpServerConnection:
                         message_handler=on_message,
                     )
                 )
+                # The SDK checks a result against the server's outputSchema with jsonschema in the
+                # event loop: a backtracking `pattern` held every session (round 38). The model gets
+                # the result's text; the server's own schema is not ours to enforce.
+                setattr(session, "validate_tool_result", _result_unchecked)  # noqa: B010
                 await session.initialize()
                 gen.tools = await self._all_tools(session)
                 deadline.deadline = math.inf
