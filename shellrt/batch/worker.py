@@ -255,9 +255,11 @@ class TaskRun:
             raise PermissionError(shared)
         policy = with_default_limits(policy, config, self.settings.default_limits)
         if task.workspace is not None:
-            source = task.workspace
+            source, judged = task.workspace, task._source_identity
             try:
-                await anyio.to_thread.run_sync(lambda: copy_workspace(source, workspace, hidden))
+                await anyio.to_thread.run_sync(
+                    lambda: copy_workspace(source, workspace, hidden, identity=judged)
+                )
             except FileNotFoundError as exc:
                 raise FileNotFoundError(f"{exc} on {self.settings.node.hostname}") from exc
         else:
