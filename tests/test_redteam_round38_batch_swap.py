@@ -140,3 +140,55 @@ def test_a_private_source_is_still_refused(shared: Path) -> None:
         default_limits=None,
     )
     assert results == [] and refused and "vault" in refused[0], (results, refused)
+
+
+def _inspect_cat(config: Path, monkeypatch: pytest.MonkeyPatch, swap: tuple[Path, Path], how: str) -> str:
+    """What a sample whose dataset names ``config`` reads from its workspace; the dataset's owner
+    swaps right after the config floor's judgement (the race, won)."""
+    import anyio
+
+    from shellrt.integrations import _inspect_config
+    from shellrt.integrations.inspect import ShellrtSandboxEnvironment
+
+    judge = _inspect_config.first_private
+
+    def judged_then_swapped(*args: object, **kwargs: object) -> str | None:
+        verdict = judge(*args, **kwargs)  # type: ignore[arg-type]
+        (_swap_link if how == "link" else _swap_dir)(*swap)
+        return verdict
+
+    monkeypatch.setattr(_inspect_config, "first_private", judged_then_swapped)
+
+    async def main() -> str:
+        envs = await ShellrtSandboxEnvironment.sample_init("t", str(config), {})
+        try:
+            return (await envs["default"].exec(["cat", "data.txt"])).stdout
+        finally:
+            await ShellrtSandboxEnvironment.sample_cleanup("t", str(config), envs, False)
+
+    return anyio.run(main)
+
+
+def test_an_inspect_config_workspace_swapped_after_the_floor_copies_what_was_judged(
+    shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failed before (1 of 1): the sample read the root-only file."""
+    _require_root()
+    _, inner, ws = _dataset(shared)
+    config = shared / "cfg.json"
+    config.write_text('{"sandbox": "bwrap", "workspace": "ws"}')
+    assert _inspect_cat(config, monkeypatch, (ws, inner), "link") == "public\n"
+
+
+def test_an_inspect_config_workspace_directory_swapped_is_refused(
+    shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failed before (1 of 1): the sample read the root-only file."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    _require_root()
+    public, inner, _ = _dataset(shared)
+    config = shared / "cfg.json"
+    config.write_text('{"sandbox": "bwrap", "workspace": "public"}')
+    with pytest.raises(PrerequisiteError, match="changed while it was judged"):
+        _inspect_cat(config, monkeypatch, (public, inner), "dir")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox import BwrapConfig, DockerConfig, LocalConfig, ResourceLimits
-from sandbox._private_source import first_private
+from sandbox._private_source import SourceChanged, first_private, opened_as
 from sandbox.policy import domain_matches, normalize_domain
 from shellrt.batch.dataset_masks import unmaskable_source
 from shellrt.batch.tasks import CommandSpec, Task
@@ -334,23 +334,16 @@ class TaskFloor:
 
 
 def _opened_as(task: Task, real: str) -> tuple[int, int]:
-    """The (device, inode) of the directory ``real`` opens, or `TaskRefused` when the open went
-    through a link swapped in since ``real`` was resolved (the kernel's own path of what it opened
-    differs) or found no directory."""
+    """`opened_as` of ``real``, its failures a `TaskRefused` saying what to do."""
     try:
-        fd = os.open(real, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        return opened_as(real)
+    except SourceChanged:
+        raise _changed(task) from None
     except OSError as exc:
         raise TaskRefused(
             f"task {task.id}: workspace {task.workspace} cannot be opened as a directory ({exc.strerror}); "
             "name a directory of this task's files"
         ) from None
-    try:
-        if os.readlink(f"/proc/self/fd/{fd}") != real:
-            raise _changed(task)
-        st = os.fstat(fd)
-        return st.st_dev, st.st_ino
-    finally:
-        os.close(fd)
 
 
 def _changed(task: Task) -> TaskRefused:
