@@ -111,3 +111,18 @@ def test_a_lazy_source_repeating_an_id_is_refused_too(tmp_path: Path) -> None:
     results = run_sync(source(), artifacts_dir=tmp_path / "a", concurrency=1, **_OPTIONS)
     assert sorted(r.id for r in results) == ["t", "u"], results
     assert not (tmp_path / "a/t/files/out/two").exists()
+
+
+def test_a_task_directory_holding_anything_else_is_refused_not_emptied(tmp_path: Path) -> None:
+    """Guard of the fix (nothing was removed before it either): ``--artifacts ~`` and a task id
+    ``Documents`` must not cost the operator a directory; the task is ``error``, every file kept."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is needed for batch tasks")
+    artifacts = tmp_path / "home"
+    (artifacts / "Documents" / "files").mkdir(parents=True)
+    (artifacts / "Documents" / "thesis.tex").write_text("years of work\n")
+    (artifacts / "Documents" / "files" / "keep").write_text("keep\n")
+    artifacts.chmod(0o700)
+    [result] = run_sync([_task("Documents", "true")], artifacts_dir=artifacts, **_OPTIONS)
+    assert result.status == "error" and "thesis.tex" in (result.error or ""), result
+    assert (artifacts / "Documents" / "thesis.tex").read_text() == "years of work\n"
+    assert (artifacts / "Documents" / "files" / "keep").read_text() == "keep\n"
