@@ -100,6 +100,7 @@ def copy_tree(
     aliased: Collection[tuple[int, int]] = frozenset(),
     owner: tuple[int, int] | None = None,
     into_existing: bool = False,
+    identity: tuple[int, int] | None = None,
 ) -> None:
     """Copy the directory ``source`` to ``dest`` (made here unless ``into_existing``).
 
@@ -108,10 +109,18 @@ def copy_tree(
     whose (device, inode) is in ``aliased`` (other names of a hidden file: judged again on what
     was opened), everything but regular files, directories and symlinks, and whatever changed
     between its listing and its open. ``owner``: the (uid, gid) every copied name is given.
-    Blocking.
+    ``identity``: the (device, inode) ``source`` must open as (the directory a caller judged), else
+    PermissionError before anything is made. Blocking.
     """
     root = os.path.abspath(source)
     src = os.open(root, _DIR_FLAGS)
+    opened = os.fstat(src)
+    if identity is not None and (opened.st_dev, opened.st_ino) != identity:
+        os.close(src)
+        raise PermissionError(
+            f"workspace {source} changed since it was judged (a directory or link on its way was "
+            "swapped); not copied"
+        )
     try:
         if not into_existing:
             os.mkdir(dest, 0o700)
@@ -339,11 +348,12 @@ def copy_workspace(
     leave_out: Iterable[Path | str],
     *,
     homes: Iterable[Path | str] = ("/root", os.path.expanduser("~")),
+    identity: tuple[int, int] | None = None,
 ) -> None:
     """The workspace copy of Inspect samples and batch tasks (the checks and names left out of `sandbox._workspace_copy`),
     but copied by descriptors (`copy_tree`): the Inspect sample and batch task copies run as the
     host's user too, and a name swapped for a symlink after its listing was followed there as
-    in docker's copy-in (red team round 14). Blocking."""
+    in docker's copy-in (red team round 14). ``identity``: as `copy_tree`'s. Blocking."""
     real = os.path.realpath(source)
     if not os.path.isdir(real):
         raise FileNotFoundError(f"workspace {source} is not a directory")
@@ -362,4 +372,5 @@ def copy_workspace(
         str(dest),
         ignore=lambda directory, names: left_out(directory, names, hidden, aliased),
         aliased=aliased,
+        identity=identity,
     )

@@ -21,9 +21,32 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["first_private"]
+__all__ = ["SourceChanged", "first_private", "opened_as"]
 
 _DIR_NEEDS = stat.S_IROTH | stat.S_IXOTH
+
+
+class SourceChanged(ValueError):
+    """Raised by `opened_as` when ``real`` did not open as itself: a link swapped in on its way."""
+
+
+def opened_as(real: str) -> tuple[int, int]:
+    """The (device, inode) of the directory the real path ``real`` opens: what a caller judges
+    with `first_private` and then copies must be one directory (`copy_tree`'s ``identity``); read
+    before and after the judgement, a path swapped in between (a link, a directory on the way)
+    was copied in place of what was judged (red team round 38). `SourceChanged` when the kernel's
+    path of what it opened is not ``real`` (the open went through a link); OSError when nothing
+    opens as a directory there."""
+    fd = os.open(real, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if os.readlink(f"/proc/self/fd/{fd}") != real:
+            raise SourceChanged(
+                f"{real} changed while it was judged (a link or directory on its way was swapped)"
+            )
+        st = os.fstat(fd)
+        return st.st_dev, st.st_ino
+    finally:
+        os.close(fd)
 
 
 def first_private(

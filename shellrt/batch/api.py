@@ -18,6 +18,7 @@ its new line replacing the old).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -145,12 +146,16 @@ class BatchRun:
 
     # --- machinery -----------------------------------------------------------------------
     def _source(self) -> TaskSource:
-        if not (self._resume and self._out is not None) and self._floor is None:
-            return self._tasks
         done = read_finished_ids(self._out) if self._resume and self._out is not None else set()
+        seen: set[bytes] = set()  # digests: a million 200-character ids held 265 MiB as text, 78 as these
 
         async def remaining() -> AsyncIterator[Task]:
             async for task in aiter_tasks(self._tasks):
+                key = hashlib.blake2b(task.id.encode(), digest_size=16).digest()
+                if key in seen:  # a list or a lazy source: the task file's loader refuses it
+                    self._refuse(task, _repeated(task))
+                    continue
+                seen.add(key)
                 if task.id in done:
                     self.skipped.add(task.id)
                     continue
@@ -163,12 +168,15 @@ class BatchRun:
                     except (OSError, RuntimeError, ValueError) as exc:  # TaskRefused is a ValueError
                         refusal = exc if isinstance(exc, TaskRefused) else _unjudged(task, exc)
                         self.refused[task.id] = str(refusal)
-                        if self._on_refused is not None:
-                            self._on_refused(task, refusal)
+                        self._refuse(task, refusal)
                         continue
                 yield task
 
         return remaining()
+
+    def _refuse(self, task: Task, refusal: TaskRefused) -> None:
+        if self._on_refused is not None:
+            self._on_refused(task, refusal)
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[TaskResult]]:
@@ -311,6 +319,16 @@ def run_sync(
         return collected
 
     return anyio.run(main)
+
+
+def _repeated(task: Task) -> TaskRefused:
+    """The refusal of a second task of one id in one run: both ran at once into one
+    ``<artifacts>/<id>``, each writing over and beside the other's outputs, and the results file held
+    the id twice (``--resume`` then kept either). Only the first runs (red team round 38)."""
+    return TaskRefused(
+        f"task {task.id}: repeats the id of an earlier task of this run, whose outputs go to the same "
+        "place; not run. Give every task its own id"
+    )
 
 
 def _unjudged(task: Task, exc: Exception) -> TaskRefused:

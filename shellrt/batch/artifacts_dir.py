@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
 import stat
 from pathlib import Path
 
-__all__ = ["claim_artifacts_dir"]
+__all__ = ["claim_artifacts_dir", "start_clean"]
 
 
 def claim_artifacts_dir(path: Path) -> None:
@@ -45,3 +47,45 @@ def _why_not_ours(st: os.stat_result, lead: str = "") -> str | None:
     if st.st_mode & 0o022:
         return f"{lead}other users may write (mode {stat.S_IMODE(st.st_mode):o})"
     return None
+
+
+#: What an attempt writes in its task's directory: whole outputs and the collected files' folder.
+_OURS = re.compile(r"cmd-[0-9]+\.(out|err)|files")
+
+
+def start_clean(task_dir: Path) -> None:
+    """Empty ``task_dir`` (``<artifacts>/<task id>``) before an attempt writes there: an earlier
+    attempt's collected files and ``cmd-N.out`` (a ``--resume`` after a crash, an ``error`` line run
+    again) stayed beside the new ones, and the new result's ``artifacts_dir`` named them all as this
+    attempt's (red team round 38). Only what an attempt writes is removed (links unlinked, never
+    followed; `shutil.rmtree` follows none inside): a directory holding anything else (``--artifacts
+    ~`` and a task ``Documents``) is refused whole, never emptied. Raises OSError saying what to do."""
+    try:
+        st = os.lstat(task_dir)
+    except FileNotFoundError:
+        return
+    why = "is a symbolic link" if stat.S_ISLNK(st.st_mode) else _why_not_ours(st)
+    names: list[str] = []
+    if why is None:
+        names = os.listdir(task_dir)
+        foreign = sorted(n for n in names if not _OURS.fullmatch(n))
+        if foreign:
+            why = f"holds {foreign[0]!r}, which no attempt of a task writes"
+    if why is not None:
+        raise PermissionError(
+            f"{task_dir}, where this task's outputs go, {why}; nothing was removed. Move it away, or "
+            "pass --artifacts DIR (artifacts_dir= in Python) naming a directory of the run's own"
+        )
+    for name in names:
+        path = task_dir / name
+        try:
+            if stat.S_ISDIR(os.lstat(path).st_mode):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+        except OSError as exc:
+            raise OSError(
+                exc.errno,
+                f"cannot remove {path}, an earlier attempt's output of this task ({exc.strerror or exc}); "
+                "remove it by hand, then run the task again",
+            ) from exc

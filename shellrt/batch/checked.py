@@ -18,10 +18,11 @@ __all__ = ["checked_task"]
 
 
 def checked_task(task: Any) -> Task:
-    """``task`` validated afresh from its fields (its task-file directory kept); `ValueError`
+    """``task`` validated afresh from its fields (its task-file directory and judged source kept); `ValueError`
     saying what is wrong and how to build a task when it is not a valid one."""
     if not isinstance(task, Task):
         return validated(Task, task, "task")
     fresh = revalidated(task, (Task,), "task")
     fresh._task_dir = task._task_dir
+    fresh._source_identity = task._source_identity  # what the floor judged (round 38)
     return fresh

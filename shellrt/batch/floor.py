@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sandbox import BwrapConfig, DockerConfig, LocalConfig, ResourceLimits
-from sandbox._private_source import first_private
+from sandbox._private_source import SourceChanged, first_private, opened_as
 from sandbox.policy import domain_matches, normalize_domain
 from shellrt.batch.dataset_masks import unmaskable_source
 from shellrt.batch.tasks import CommandSpec, Task
@@ -112,8 +113,9 @@ class TaskFloor:
     #: What every workspace copy leaves out, not judged by that check (the run's own results and
     #: artifacts: `shellrt.batch.api.run` fills it in).
     copy_leaves_out: tuple[str, ...] = ()
-    #: Workspaces judged already (tasks of a dataset often share one): real path -> verdict.
-    _judged: dict[tuple[str, str | None], str | None] = field(
+    #: Workspaces judged already (tasks of a dataset often share one): real path -> verdict and the
+    #: (device, inode) judged (another directory at that path is judged again).
+    _judged: dict[tuple[str, str | None], tuple[str | None, tuple[int, int]]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -155,7 +157,7 @@ class TaskFloor:
             self._check_image(task)
         private_ok = self.allow_private_workspace
         if not (self.allow_backend_keys if private_ok is None else private_ok):
-            self._check_workspace(task)
+            task = self._check_workspace(task)
         task = self._choose_sandbox(task)
         if not self.allow_network:
             self._check_network(task)
@@ -195,16 +197,25 @@ class TaskFloor:
                 "the operator passes --allow-task-backend-keys (allow_backend_keys=True in Python)"
             )
 
-    def _check_workspace(self, task: Task) -> None:
+    def _check_workspace(self, task: Task) -> Task:
+        """``task`` pinned to the directory judged (its real path, its `Task._source_identity`), or
+        `TaskRefused`. The copy resolved the path again later: a link (or a directory on the way)
+        swapped after the judgement handed the task a root-only directory (red team round 38)."""
         if task.workspace is None or os.geteuid() != 0:
-            return  # a non-root host copies with the rights its sandbox user has anyway
+            return task  # a non-root host copies with the rights its sandbox user has anyway
         if unmaskable_source(task.workspace) is not None:
-            return  # the worker refuses it (`shellrt.batch.dataset_masks`), saying why
+            return task  # the worker refuses it (`shellrt.batch.dataset_masks`), saying why
         top = str(task._task_dir) if task._task_dir is not None else None
-        key = (os.path.realpath(task.workspace), top)
-        if key not in self._judged:
-            self._judged[key] = first_private(key[0], reached_from=top, leave_out=self.copy_leaves_out)
-        private = self._judged[key]
+        real = os.path.realpath(task.workspace)
+        key = (real, top)
+        before = _opened_as(task, real)
+        judged = self._judged.get(key)
+        if judged is None or judged[1] != before:
+            verdict = first_private(real, reached_from=top, leave_out=self.copy_leaves_out)
+            if _opened_as(task, real) != before:
+                raise _changed(task)
+            judged = self._judged[key] = (verdict, before)
+        private = judged[0]
         if private is not None:
             raise TaskRefused(
                 f"task {task.id}: workspace {task.workspace} holds {private!r}, which a user other "
@@ -213,6 +224,9 @@ class TaskFloor:
                 "trust, run with --allow-task-backend-keys or --trust-task-file "
                 "(allow_private_workspace=True in Python)"
             )
+        pinned = task.model_copy(update={"workspace": Path(real)})
+        pinned._source_identity = before
+        return pinned
 
     def _check_image(self, task: Task) -> None:
         backend = task.sandbox.backend
@@ -317,6 +331,26 @@ class TaskFloor:
             return task
         limits = ResourceLimits(**merged)
         return task.model_copy(update={"sandbox": task.sandbox.model_copy(update={"limits": limits})})
+
+
+def _opened_as(task: Task, real: str) -> tuple[int, int]:
+    """`opened_as` of ``real``, its failures a `TaskRefused` saying what to do."""
+    try:
+        return opened_as(real)
+    except SourceChanged:
+        raise _changed(task) from None
+    except OSError as exc:
+        raise TaskRefused(
+            f"task {task.id}: workspace {task.workspace} cannot be opened as a directory ({exc.strerror}); "
+            "name a directory of this task's files"
+        ) from None
+
+
+def _changed(task: Task) -> TaskRefused:
+    return TaskRefused(
+        f"task {task.id}: workspace {task.workspace} changed while it was judged (a link or directory "
+        "on its way was swapped); not run. Make the dataset's directories writable by you alone"
+    )
 
 
 _LIMIT_FLAGS = {"memory_bytes": "--memory", "pids": "--pids", "cpus": "--cpus", "tmp_bytes": "--tmp-size"}

@@ -52,7 +52,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from sandbox import ResourceLimits
-from shellrt.batch.artifacts_dir import claim_artifacts_dir
+from shellrt.batch.artifacts_dir import claim_artifacts_dir, start_clean
 from shellrt.batch.ceilings import machine_ceilings
 from shellrt.batch.local import TaskSource, aiter_tasks
 from shellrt.batch.output_budget import RunOutputBudget, machine_output_budget
@@ -700,6 +700,8 @@ class RayRunner:
                     if ref not in node.inflight:
                         continue  # node already declared dead; its tasks were re-queued
                     task, attempt = node.inflight.pop(ref)
+                    if task.id in reported:
+                        continue  # a slow node's second answer: never writes over the first's files
                     try:
                         payload = await anyio.to_thread.run_sync(_get, ref)
                     except _NODE_LOST as exc:
@@ -735,6 +737,12 @@ class RayRunner:
             return _error_result(
                 task, attempt, f"node {node.node_id[:12]} sent no sound answer ({why}); not recorded", node
             )
+        shared = os.path.realpath(self.node_artifacts_dir) == os.path.realpath(self.artifacts_dir)
+        try:  # an earlier attempt's files never pass for this one's (round 38); a shared directory
+            if not shared:  # was emptied by the node's worker before this attempt wrote there
+                start_clean(self.artifacts_dir / result.id)
+        except OSError as exc:
+            return _error_result(task, attempt, str(exc), node)
         if files:
             dest = self.artifacts_dir / result.id / "files"
             try:

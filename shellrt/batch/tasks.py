@@ -231,6 +231,9 @@ class Task(BaseModel):
     #: ``model_copy``, not serialised): the operator chose where it lies, so `TaskFloor` does not
     #: judge a workspace's parents at or above it (red team round 15).
     _task_dir: Path | None = PrivateAttr(default=None)
+    #: The (device, inode) of ``workspace`` when `TaskFloor` judged what it holds (kept by
+    #: ``model_copy``): the copy must open that directory, not what a swapped link names later.
+    _source_identity: tuple[int, int] | None = PrivateAttr(default=None)
 
     @field_validator("id")
     @classmethod

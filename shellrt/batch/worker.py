@@ -46,7 +46,7 @@ from sandbox import (
 from sandbox._anchoredcopy import copy_workspace  # by descriptors (red team round 14)
 from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
-from shellrt.batch.artifacts_dir import claim_artifacts_dir
+from shellrt.batch.artifacts_dir import claim_artifacts_dir, start_clean
 from shellrt.batch.ceilings import with_default_limits
 from shellrt.batch.checked import checked_task
 from shellrt.batch.dataset_masks import unmaskable_source, with_dataset_masks
@@ -228,6 +228,7 @@ class TaskRun:
         workspace = self._tmp / "workspace"
         # Made now, so the sandbox hides it from the start (a mask covers what exists).
         claim_artifacts_dir(self.settings.artifacts_dir)  # not another user's (red team round 27)
+        await anyio.to_thread.run_sync(start_clean, self.artifacts)  # no earlier attempt's (round 38)
         own = self._own_files()
         if task.workspace is not None and self.settings.dataset_paths:
             why = unmaskable_source(task.workspace, scratch)
@@ -254,9 +255,11 @@ class TaskRun:
             raise PermissionError(shared)
         policy = with_default_limits(policy, config, self.settings.default_limits)
         if task.workspace is not None:
-            source = task.workspace
+            source, judged = task.workspace, task._source_identity
             try:
-                await anyio.to_thread.run_sync(lambda: copy_workspace(source, workspace, hidden))
+                await anyio.to_thread.run_sync(
+                    lambda: copy_workspace(source, workspace, hidden, identity=judged)
+                )
             except FileNotFoundError as exc:
                 raise FileNotFoundError(f"{exc} on {self.settings.node.hostname}") from exc
         else:

@@ -12,10 +12,18 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sandbox import BwrapConfig, DockerConfig, LocalConfig, SandboxConfig, SandboxPolicy
-from sandbox._private_source import first_private
+from sandbox._private_source import SourceChanged, first_private, opened_as
 from sandbox.policy import NetworkMode, ResourceLimits, normalize_deny_list, normalize_domain
 
 __all__ = [
@@ -86,6 +94,10 @@ class ShellrtSandboxConfig(BaseModel):
             "else off."
         ),
     )
+
+    #: The (device, inode) of ``workspace`` when the floor judged what it holds (a config file's,
+    #: as root): the copy must open that directory, not what a swapped link names later (round 38).
+    _source_identity: tuple[int, int] | None = PrivateAttr(default=None)
 
     @field_validator("allowed_domains")
     @classmethod
@@ -169,7 +181,7 @@ def load_config(config: object, base_dir: Path | None = None) -> ShellrtSandboxC
         return ShellrtSandboxConfig()
     if isinstance(config, _FromData):
         if os.environ.get(TRUST_CONFIG_FILES_ENV) != "1":
-            _file_floor(config, None)
+            return _file_floor(config, None)
         return config
     if isinstance(config, ShellrtSandboxConfig):
         return config
@@ -187,15 +199,16 @@ def load_config(config: object, base_dir: Path | None = None) -> ShellrtSandboxC
             data["workspace"] = str(path.parent / data["workspace"])  # relative to the file (absolute stays)
         settings = _validate(data, str(path))
         if os.environ.get(TRUST_CONFIG_FILES_ENV) != "1":
-            _file_floor(settings, path)
+            return _file_floor(settings, path)
         return settings
     raise ValueError(
         f"unusable shellrt sandbox config {config!r}: give None, a JSON/YAML file or a ShellrtSandboxConfig"
     )
 
 
-def _file_floor(settings: ShellrtSandboxConfig, path: Path | None) -> None:
-    """ValueError when a config *file* widens the sandbox. A dataset names its samples' config
+def _file_floor(settings: ShellrtSandboxConfig, path: Path | None) -> ShellrtSandboxConfig:
+    """``settings`` (its workspace pinned to the directory judged), or ValueError when a config
+    *file* widens the sandbox. A dataset names its samples' config
     files (``"sandbox": ["shellrt", "cfg.yaml"]``, resolved beside the dataset), and Inspect
     prefers a sample's config to the task's of the same type: without this floor a downloaded
     dataset ran the model's commands on the host (``sandbox: local``), with the host's network
@@ -219,8 +232,9 @@ def _file_floor(settings: ShellrtSandboxConfig, path: Path | None) -> None:
             f"{ALLOWED_DOMAINS_ENV})"
         )
     wide.extend(_limits_above_defaults(settings))
+    pinned = settings
     if settings.workspace is not None and os.geteuid() == 0:
-        private = first_private(settings.workspace, reached_from=path.parent if path else None)
+        pinned, private = _judged(settings, path)
         if private is not None:
             wide.append(
                 f"workspace: {settings.workspace} (it holds {private!r}, which only its owner "
@@ -237,6 +251,33 @@ def _file_floor(settings: ShellrtSandboxConfig, path: Path | None) -> None:
             '(sandbox=("shellrt", ShellrtSandboxConfig(...))), or set '
             f"{TRUST_CONFIG_FILES_ENV}=1 if you trust every config file this eval names"
         )
+    return pinned
+
+
+def _judged(settings: ShellrtSandboxConfig, path: Path | None) -> tuple[ShellrtSandboxConfig, str | None]:
+    """The settings pinned to the workspace directory judged (its real path and `opened_as`
+    identity, the same before and after), and what in it only its owner reads. The copy resolved
+    the path again: a link swapped after the judgement handed the sample a root-only directory
+    (red team round 38). ValueError when it changed while judged."""
+    assert settings.workspace is not None
+    real = os.path.realpath(settings.workspace)
+    top = path.parent if path else None
+    try:
+        before = opened_as(real)
+    except OSError:  # nothing there: judged (and refused) as before, the copy says what is wrong
+        return settings, first_private(real, reached_from=top)
+    private = first_private(real, reached_from=top)
+    try:
+        if opened_as(real) != before:
+            raise SourceChanged(f"{real} changed while it was judged")
+    except (OSError, SourceChanged) as exc:
+        raise ValueError(
+            f"the shellrt sandbox config's workspace {settings.workspace}: {exc}; make the dataset's "
+            "directories writable by you alone"
+        ) from None
+    pinned = settings.model_copy(update={"workspace": Path(real)})
+    pinned._source_identity = before
+    return pinned, private
 
 
 _DEFAULT_IMAGE = ShellrtSandboxConfig.model_fields["image"].default

@@ -44,16 +44,19 @@ class SampleDir:
         self.path = self._owned.path
         self.workspace = self.path / "workspace"
 
-    def prepare(self, source: Path | None, leave_out: Iterable[Path] = ()) -> None:
+    def prepare(
+        self, source: Path | None, leave_out: Iterable[Path] = (), identity: tuple[int, int] | None = None
+    ) -> None:
         """Create the workspace, as a copy of ``source`` when given (symlinks copied as links),
-        without the ``leave_out`` paths (the sandbox's masked ones: see `copy_workspace`)."""
+        without the ``leave_out`` paths (the sandbox's masked ones: see `copy_workspace`); when
+        ``identity`` is given, ``source`` must open as that directory (the one the floor judged)."""
         if source is None:
             self.workspace.mkdir()
             return
         if not source.is_dir():
             raise ValueError(f"workspace {source} is not a directory on this host")
         try:
-            copy_workspace(source, self.workspace, leave_out)
+            copy_workspace(source, self.workspace, leave_out, identity=identity)
         except PermissionError as exc:
             raise ValueError(str(exc)) from exc
 

@@ -273,7 +273,9 @@ async def _start(task_name: str, settings: ShellrtSandboxConfig) -> ShellrtSandb
     sample_dir = SampleDir()
     try:
         policy = settings.policy(sample_dir.workspace)
-        await anyio.to_thread.run_sync(sample_dir.prepare, settings.workspace, policy.read_denied)
+        await anyio.to_thread.run_sync(
+            sample_dir.prepare, settings.workspace, policy.read_denied, settings._source_identity
+        )
         backend = create_backend(settings.backend_config(), policy)
         try:
             await backend.start()
