@@ -361,12 +361,13 @@ def _octal(text: str) -> str:
 def overlay_layers(mountinfo: str) -> list[tuple[str, str, list[str]]]:
     """(mount point, its root inside the overlay, its layer directories: upper first) of each overlay
     line of ``/proc/self/mountinfo`` text."""
-    return [(point, root, layers) for point, root, layers in _ov_mounts(mountinfo) if layers is not None]
+    return [(point, root, layers) for point, root, layers, _x in _ov_mounts(mountinfo) if layers is not None]
 
 
-def _ov_mounts(mountinfo: str) -> list[tuple[str, str, list[str] | None]]:
-    """(mount point, root, the layers of an overlay or None) of each line, in the table's order."""
-    found: list[tuple[str, str, list[str] | None]] = []
+def _ov_mounts(mountinfo: str) -> list[tuple[str, str, list[str] | None, str]]:
+    """(mount point, root, the layers of an overlay or None, the prefix of its ``overlay.*`` xattrs)
+    of each line, in the table's order."""
+    found: list[tuple[str, str, list[str] | None, str]] = []
     for line in mountinfo.split("\n"):
         head, sep, tail = line.partition(" - ")
         fields = head.split(" ")
@@ -375,12 +376,15 @@ def _ov_mounts(mountinfo: str) -> list[tuple[str, str, list[str] | None]]:
         post = tail.split(" ")
         point, root = _octal(fields[4]), _octal(fields[3])
         if len(post) < 3 or post[0] != "overlay":
-            found.append((point, root, None))
+            found.append((point, root, None, ""))
             continue
         layers: list[str] = []
         upper: list[str] = []
+        prefix = "trusted."
         for option in post[2].split(","):  # a comma inside a value is escaped (\054)
             key, eq, value = _octal(option).partition("=")
+            if key == "userxattr":
+                prefix = "user."  # an unprivileged mount's overlay keeps its xattrs there
             if not eq:
                 continue
             if key == "upperdir":
@@ -389,24 +393,69 @@ def _ov_mounts(mountinfo: str) -> list[tuple[str, str, list[str] | None]]:
                 layers += [_UNESCAPE.sub(r"\1", v) for v in _LAYER_SPLIT.split(value) if v]
             elif key in ("lowerdir+", "datadir+"):
                 layers.append(value)
-        found.append((point, root, [*upper, *layers]))
+        found.append((point, root, [*upper, *layers], prefix))
     return found
 
 
-def _ov_holder(path: str, mounts: Sequence[tuple[str, str, list[str] | None]]) -> int | None:
+def _ov_holder(path: str, mounts: Sequence[tuple[str, str, list[str] | None, str]]) -> int | None:
     """Index of the mount holding ``path``: the deepest point, the last of equals (it is on top)."""
     best: int | None = None
-    for i, (point, _root, _layers) in enumerate(mounts):
+    for i, (point, _root, _layers, _x) in enumerate(mounts):
         if _below(path, point) is not None and (best is None or len(point) >= len(mounts[best][0])):
             best = i
     return best
 
 
+#: Ways one denied path may take down an overlay's layers (each redirect adds one): at most.
+_MAX_WAYS = 32
+
+
+def _redirect(entry: str, prefix: str) -> list[str] | None:
+    """Where a layer's ``entry`` continues in the layers below (its ``overlay.redirect`` xattr: a
+    renamed directory, a metacopy file's data): the components of an absolute redirect, one name
+    for a relative one (in the same parent); None without one. A ``..`` is never followed (the
+    kernel refuses it too), so no redirect leads out of the layers."""
+    try:
+        value = os.fsdecode(os.getxattr(entry, prefix + "overlay.redirect", follow_symlinks=False))
+    except OSError:
+        return None
+    parts = [part for part in value.rstrip("\0").split("/") if part]
+    if not parts or any(part in (".", "..") for part in parts):
+        return None
+    return ["/", *parts] if value.startswith("/") else parts[-1:]
+
+
+def _layer_places(layers: Sequence[str], inner: str, prefix: str) -> list[str]:
+    """The entry of each layer at ``inner``'s place (relative to the overlay's root), and where each
+    redirect on the way leads in the layers below it (round 38: ``redirect_dir``, ``metacopy`` and
+    data-only layers keep a file's bytes at another name). The name a redirect replaces is kept too:
+    more masks in the layers, never fewer."""
+    ways: list[list[str]] = [[c for c in inner.split("/") if c]]
+    found: dict[str, None] = {}
+    for layer in layers:
+        if not layer.startswith("/"):
+            continue
+        for way in list(ways):
+            found.setdefault(os.path.normpath("/".join([layer, *way])), None)
+            moved: list[str] = []
+            for depth, name in enumerate(way):
+                target = _redirect("/".join([layer, *way[: depth + 1]]), prefix)
+                if target is None:
+                    moved.append(name)
+                elif target[0] == "/":
+                    moved = target[1:]
+                else:
+                    moved += target
+            if moved != way and moved not in ways and len(ways) < _MAX_WAYS:
+                ways.append(moved)
+    return list(found)
+
+
 def overlay_aliases(paths: Sequence[Path], mountinfo: str) -> list[Path]:
     """The layer entries behind each of ``paths`` that lies in an overlay (existing ones only),
-    through nested overlays too; ``mountinfo``: the text of ``/proc/self/mountinfo``."""
+    where redirects lead too, through nested overlays; ``mountinfo``: ``/proc/self/mountinfo``'s text."""
     mounts = _ov_mounts(mountinfo)
-    if all(layers is None for _point, _root, layers in mounts):
+    if all(layers is None for _point, _root, layers, _x in mounts):
         return []  # the usual host: nothing to look for
     found: dict[str, None] = {}
     work = [(os.fspath(p), 0) for p in paths]
@@ -415,15 +464,12 @@ def overlay_aliases(paths: Sequence[Path], mountinfo: str) -> list[Path]:
         index = _ov_holder(text, mounts)
         if index is None or depth >= _MAX_DEPTH:
             continue
-        point, root, layers = mounts[index]
+        point, root, layers, prefix = mounts[index]
         if layers is None:
             continue  # not on an overlay (or on one another file system is mounted over)
         rest = _below(text, point) or ""
         inner = (root.rstrip("/") + "/" + rest).strip("/")
-        for layer in layers:
-            if not layer.startswith("/"):
-                continue
-            alias = os.path.normpath(layer + "/" + inner) if inner else os.path.normpath(layer)
+        for alias in _layer_places(layers, inner, prefix):
             if alias in found or alias == text or not os.path.lexists(alias):
                 continue
             found[alias] = None
