@@ -347,9 +347,8 @@ def unseen_links(
 # original). Layers named by a relative path (the mounter's cwd, unknown here) are not found. Kept
 # in this module: `shellrt run` imports it already (tests/test_cli_imports.py budget).
 
-#: A layer list's separator: a ``:`` not escaped by a backslash (``lo\:2`` is one layer).
-_LAYER_SPLIT = re.compile(r"(?<!\\):")
-_UNESCAPE = re.compile(r"\\(.)")
+#: A ``lowerdir=`` list's tokens: an escaped character (``\\:``, ``\\\\``), a separator, or any other.
+_LAYER_TOKEN = re.compile(r"\\(.)|(:)|(.)", re.DOTALL)
 #: Nested overlays (a layer inside another overlay): followed this deep at most.
 _MAX_DEPTH = 8
 
@@ -390,11 +389,25 @@ def _ov_mounts(mountinfo: str) -> list[tuple[str, str, list[str] | None, str]]:
             if key == "upperdir":
                 upper.append(value)
             elif key == "lowerdir":
-                layers += [_UNESCAPE.sub(r"\1", v) for v in _LAYER_SPLIT.split(value) if v]
+                layers += _split_layers(value)
             elif key in ("lowerdir+", "datadir+"):
                 layers.append(value)
         found.append((point, root, [*upper, *layers], prefix))
     return found
+
+
+def _split_layers(value: str) -> list[str]:
+    """The layers of a ``lowerdir=`` value, read escape by escape: a backslash takes the next
+    character as it is (a layer named ``l\\`` is shown ``l\\\\``, and the ``:`` after it still
+    separates: round 38), an empty entry (``::``, data-only layers follow) is skipped."""
+    layers, name = [], ""
+    for escaped, separator, char in _LAYER_TOKEN.findall(value):
+        if separator:
+            layers.append(name)
+            name = ""
+        else:
+            name += escaped or char
+    return [layer for layer in [*layers, name] if layer]
 
 
 def _ov_holder(path: str, mounts: Sequence[tuple[str, str, list[str] | None, str]]) -> int | None:
