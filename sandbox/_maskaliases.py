@@ -68,7 +68,13 @@ def stats_of(paths: Sequence[Path]) -> list[os.stat_result | None]:
 class AliasFinder:
     """The other names of the read-denied files, worked out again only when those files change."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, count_outside: bool = False) -> None:
+        """``count_outside``: refuse once a denied file has more links than the names found (masked,
+        or in the roots) and more than it had at the first look (the session's start): a link made
+        since outside the roots, which the sandbox shows (bwrap's read denies; round 38)."""
+        self._count_outside = count_outside
+        #: ``st_nlink`` of each denied regular file at the first look (None: not looked yet)
+        self._start_links: dict[tuple[int, int], int] | None = None
         self._signature: _Signature | None = None
         self._aliases: tuple[Path, ...] = ()
         self._refused: SandboxExecError | None = None
@@ -122,12 +128,19 @@ class AliasFinder:
         self, denied: Sequence[Path], found: Sequence[os.stat_result | None], roots: Sequence[Path]
     ) -> tuple[Path, ...]:
         prefixes = [str(root) for root in roots]
-        inside = [  # what can have other names (several links, or a directory's files) in a root
+        if self._start_links is None:
+            self._start_links = {
+                (st.st_dev, st.st_ino): st.st_nlink for st in found if st is not None and stat.S_ISREG(st.st_mode)
+            }
+        inside = [  # what can have other names in a root: a file with several links wherever it is
+            # (round 38: one outside the roots linked into them), a directory's files inside them
             (path, st)
             for path, st in zip(denied, found, strict=True)
             if st is not None
-            and (st.st_nlink > 1 or stat.S_ISDIR(st.st_mode))
-            and any(str(path) == r or str(path).startswith(r + "/") for r in prefixes)
+            and (
+                (stat.S_ISREG(st.st_mode) and st.st_nlink > 1)
+                or (stat.S_ISDIR(st.st_mode) and any(str(path) == r or str(path).startswith(r + "/") for r in prefixes))
+            )
         ]
         if not inside:
             return ()  # the usual case: one stat per denied path (already made), nothing more
@@ -143,10 +156,29 @@ class AliasFinder:
         self._signature, self._refused = signature, None
         try:
             self._aliases = self._search(inside, roots)
+            if self._count_outside:
+                self._outside(inside, self._aliases)
         except SandboxExecError as exc:
             self._refused = exc
             raise
         return self._aliases
+
+    def _outside(self, inside: list[tuple[Path, os.stat_result]], aliases: Sequence[Path]) -> None:
+        """Refuse when a denied file gained a link since the start that is neither masked nor in the
+        roots: made outside them meanwhile (another process of the caller, the operator), where the
+        sandbox shows it. A count at the start is the session's own decision (`unseen_links`)."""
+        start = self._start_links or {}
+        for path, st in inside:
+            key = (st.st_dev, st.st_ino)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink <= start.get(key, 1):
+                continue
+            names = _names([path, *(p for p, _st in inside), *aliases]).get(key, set())
+            if len(names) < st.st_nlink:
+                raise SandboxExecError(
+                    f"the read-denied file {path} got another hard link outside the writable roots "
+                    f"since the session started ({st.st_nlink} links, {len(names)} masked): a command "
+                    f"could read it there. Find it with `find / -xdev -samefile {path}` and remove it"
+                )
 
     def _search(self, inside: list[tuple[Path, os.stat_result]], roots: Sequence[Path]) -> tuple[Path, ...]:
         budget = _Budget()
@@ -325,16 +357,24 @@ def unseen_links(
                 candidates += [name for name, _st in _walk(root, budget, inodes)]
     except SandboxExecError:
         return [(path, 0, count) for path, count in targets.values()], cut
-    for name in candidates:
+    for key, seen in _names(candidates).items():
+        if key in names:
+            names[key] |= seen
+    unseen = [(path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count]
+    return unseen, cut
+
+
+def _names(paths: Sequence[Path]) -> dict[tuple[int, int], set[tuple[int, int, str]]]:
+    """The names of each file ``paths`` show, by (``st_dev``, ``st_ino``): a name is its directory's
+    device and inode plus its last component, so two mounts of one directory give one name."""
+    names: dict[tuple[int, int], set[tuple[int, int, str]]] = {}
+    for name in paths:
         try:
             st, parent = os.stat(name), os.stat(name.parent)
         except OSError:
             continue
-        key = (st.st_dev, st.st_ino)
-        if key in names:
-            names[key].add((parent.st_dev, parent.st_ino, name.name))
-    unseen = [(path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count]
-    return unseen, cut
+        names.setdefault((st.st_dev, st.st_ino), set()).add((parent.st_dev, parent.st_ino, name.name))
+    return names
 
 
 # --- overlays (round 37) -------------------------------------------------------------------------

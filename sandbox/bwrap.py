@@ -425,7 +425,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: The session's network namespace (network ``none``/``proxied``), kept from its first
         #: zygote: every later one starts in it (`sandbox._bwrap_netns`, red team round 30).
         self._net: SessionNet | None = None
-        self._aliases = AliasFinder()
+        self._aliases = AliasFinder(count_outside=True)  # a link made outside the roots since: refused
         self._write_aliases = AliasFinder()  # the other names of write-denied files (`_unwritable`)
         self._sockets: SocketWatch | None = None
         self._session_tmp: Path | None = None
