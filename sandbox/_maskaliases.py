@@ -322,14 +322,17 @@ MAX_BELOW = 20_000  # ~17 µs an entry here: ~0.35 s of a session start at the b
 
 def unseen_links(
     masked: Sequence[Path], roots: Sequence[Path], directories: Sequence[Path] = ()
-) -> tuple[list[tuple[Path, int, int]], list[Path]]:
+) -> tuple[list[tuple[Path, int, int]], list[Path], list[Path]]:
     """(path, names found, ``st_nlink``) of each masked regular file whose link count is more than
     the names the masks and the writable roots hold (red team, round 37): another link outside the
     roots (made before the session: a command cannot make one there) shows its bytes unmasked, and
     the whole host is not searched at every start. A name is (its directory's device and inode,
     its last component): two mounts of one directory give one name, not two. Past the search's
     bound every such file is listed (fail closed). ``directories``: denied directories whose files
-    are counted too (the operator's; `MAX_BELOW` entries in all); second: those not walked whole."""
+    are counted too (the operator's; `MAX_BELOW` entries in all); second: those not walked whole;
+    third: the names in the roots of the files below those of ``directories`` outside the roots,
+    to mask (the sandbox looks in the roots only for those below denied directories inside them:
+    round 38)."""
     targets: dict[tuple[int, int], tuple[Path, int]] = {}
     candidates: list[Path] = list(masked)
     for path, st in zip(masked, stats_of(masked), strict=True):
@@ -337,31 +340,39 @@ def unseen_links(
             targets.setdefault((st.st_dev, st.st_ino), (path, st.st_nlink))
     below = _Budget(MAX_BELOW)
     cut: list[Path] = []
+    outside: set[tuple[int, int]] = set()  # files below a denied directory outside the roots
     for directory in directories:
+        away = not any(r == directory or r in directory.parents for r in roots)
         try:
             for name, st in _walk(directory, below):
                 if st.st_nlink > 1:
                     targets.setdefault((st.st_dev, st.st_ino), (name, st.st_nlink))
                     candidates.append(name)
+                    if away:
+                        outside.add((st.st_dev, st.st_ino))
         except SandboxExecError:
             cut.append(directory)
     if not targets:
-        return [], cut  # the usual case: one stat per mask
+        return [], cut, []  # the usual case: one stat per mask
     names: dict[tuple[int, int], set[tuple[int, int, str]]] = {key: set() for key in targets}
+    linked: list[Path] = []
     try:
         budget = _Budget()
         inodes = {ino for _dev, ino in targets}
         devices = {dev for dev, _ino in targets}
         for root in roots:
             if _device(root) in devices:
-                candidates += [name for name, _st in _walk(root, budget, inodes)]
+                for name, st in _walk(root, budget, inodes):
+                    candidates.append(name)
+                    if (st.st_dev, st.st_ino) in outside:
+                        linked.append(name)
     except SandboxExecError:
-        return [(path, 0, count) for path, count in targets.values()], cut
+        return [(path, 0, count) for path, count in targets.values()], cut, []
     for key, seen in _names(candidates).items():
         if key in names:
             names[key] |= seen
     unseen = [(path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count]
-    return unseen, cut
+    return unseen, cut, linked
 
 
 def _names(paths: Sequence[Path]) -> dict[tuple[int, int], set[tuple[int, int, str]]]:
