@@ -529,11 +529,13 @@ def overlay_aliases(paths: Sequence[Path], mountinfo: str) -> list[Path]:
         if index is None or depth >= _MAX_DEPTH:
             continue
         point, root, layers, prefix = mounts[index]
-        if layers is None:
-            continue  # not on an overlay (or on one another file system is mounted over)
-        rest = _below(text, point) or ""
-        inner = (root.rstrip("/") + "/" + rest).strip("/")
-        for alias in _layer_places(layers, inner, prefix):
+        places: list[str] = []
+        if layers is not None:  # on an overlay (not on one another file system is mounted over)
+            rest = _below(text, point) or ""
+            inner = (root.rstrip("/") + "/" + rest).strip("/")
+            places += _layer_places(layers, inner, prefix)
+        places += _merged_places(text, mounts)
+        for alias in places:
             if alias in found or alias == text or not os.path.lexists(alias):
                 continue
             found[alias] = None
@@ -541,6 +543,31 @@ def overlay_aliases(paths: Sequence[Path], mountinfo: str) -> list[Path]:
             found.setdefault(real, None)
             work.append((real, depth + 1))
     return [Path(a) for a in found]
+
+
+def _merged_places(path: str, mounts: Sequence[tuple[str, str, list[str] | None, str]]) -> list[str]:
+    """Where each overlay shows ``path`` when it lies in (or holds) one of its layers: the merged
+    directory's name of it (round 38: a workspace that is an overlay's lower layer was readable
+    through the merged directory, a device of its own). A path that holds a layer: the mount's
+    whole point. Not compared by inode: a higher layer may shadow the name, and then the mask hides
+    what it shows instead (more masks, never fewer)."""
+    found: list[str] = []
+    for point, root, layers, _x in mounts:
+        for layer in layers or ():
+            if not layer.startswith("/"):
+                continue
+            rest = _below(path, os.path.normpath(layer))
+            if rest is None:
+                if _below(os.path.normpath(layer), path) is not None:
+                    found.append(point)  # the whole layer is below the denied directory
+                continue
+            inner = "/" + rest if rest else "/"
+            shown = _below(inner, root)
+            if shown is not None:
+                found.append(point if not shown else point.rstrip("/") + "/" + shown)
+            elif _below(root, inner) is not None:
+                found.append(point)  # the mount shows a directory below the denied one
+    return found
 
 
 class _Budget:
