@@ -8,6 +8,9 @@
 - A link made *during* the session, outside the roots, by another process of the caller
   (``ln ws/secret.txt /var/tmp/x/copy.txt`` between two commands): the outside-link count ran once,
   when the session started, so the next command printed it.
+- A link made during the session *inside* the roots to a file below a denied directory
+  (``ln ws/keys/id ws/x`` with ``Read(./keys/**)``): the roots were searched again only when the
+  directory itself changed (its mtime), which a link to a file in it does not change.
 
 Root caller (commands as the leased uid); the links are the host's, made here as root.
 """
@@ -97,5 +100,20 @@ def test_a_link_made_outside_the_roots_during_the_session_shows_nothing(base: Pa
     copy = base / "elsewhere" / "copy.txt"
     out = anyio.run(
         _two, ws, base / "session", persistent, ["Read(./secret.txt)"], lambda: os.link(secret, copy), f"cat {copy}"
+    )
+    assert "one" in out and "TOPSECRET" not in out, out
+
+
+@pytest.mark.parametrize("persistent", [False, True], ids=["per-command", "session"])
+def test_a_link_made_in_the_roots_during_the_session_to_a_file_below_a_denied_directory(
+    base: Path, persistent: bool
+) -> None:
+    ws = base / "ws"
+    (ws / "keys").mkdir(mode=0o755)
+    secret = ws / "keys" / "id"
+    secret.write_text("TOPSECRET\n")
+    secret.chmod(0o644)
+    out = anyio.run(
+        _two, ws, base / "session", persistent, ["Read(./keys/**)"], lambda: os.link(secret, ws / "x"), "cat x"
     )
     assert "one" in out and "TOPSECRET" not in out, out
