@@ -33,6 +33,7 @@ __all__ = [
     "ALIAS",
     "MAX_BELOW",
     "MAX_ENTRIES",
+    "MAX_WATCHED",
     "AliasFinder",
     "denied_inodes",
     "mount_aliases",
@@ -48,6 +49,10 @@ ALIAS = "alias:"
 
 #: Directory entries one search may look at (a million names: ~1-2 s of ``scandir`` here).
 MAX_ENTRIES = 1_000_000
+
+#: Files below the denied directories whose ctime every start looks at (a link made to one since the
+#: last search: round 38); past it such a link is found only when the directory itself changes.
+MAX_WATCHED = 512  # ~11 µs an lstat on this loaded host: ~5.6 ms a start at the bound
 
 #: (path, st_dev, st_ino, st_nlink or st_mtime_ns, st_ctime_ns) of each denied path in a root.
 _Signature = tuple[tuple[str, int, int, int, int], ...]
@@ -68,8 +73,17 @@ def stats_of(paths: Sequence[Path]) -> list[os.stat_result | None]:
 class AliasFinder:
     """The other names of the read-denied files, worked out again only when those files change."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, count_outside: bool = False) -> None:
+        """``count_outside``: refuse once a denied file has more links than the names found (masked,
+        or in the roots) and more than it had at the first look (the session's start): a link made
+        since outside the roots, which the sandbox shows (bwrap's read denies; round 38)."""
+        self._count_outside = count_outside
+        #: ``st_nlink`` of each denied regular file at the first look (None: not looked yet)
+        self._start_links: dict[tuple[int, int], int] | None = None
         self._signature: _Signature | None = None
+        #: (path, ``st_ctime_ns``) of the files below the denied directories at the last search, or
+        #: None past `MAX_WATCHED`: a link made to one changes its ctime, not its directory's mtime
+        self._below: list[tuple[str, int]] | None = []
         self._aliases: tuple[Path, ...] = ()
         self._refused: SandboxExecError | None = None
         #: (the mount table and the denied paths it was read for, their other mounts' names)
@@ -122,12 +136,19 @@ class AliasFinder:
         self, denied: Sequence[Path], found: Sequence[os.stat_result | None], roots: Sequence[Path]
     ) -> tuple[Path, ...]:
         prefixes = [str(root) for root in roots]
-        inside = [  # what can have other names (several links, or a directory's files) in a root
+        if self._start_links is None:
+            self._start_links = {
+                (st.st_dev, st.st_ino): st.st_nlink for st in found if st is not None and stat.S_ISREG(st.st_mode)
+            }
+        inside = [  # what can have other names in a root: a file with several links wherever it is
+            # (round 38: one outside the roots linked into them), a directory's files inside them
             (path, st)
             for path, st in zip(denied, found, strict=True)
             if st is not None
-            and (st.st_nlink > 1 or stat.S_ISDIR(st.st_mode))
-            and any(str(path) == r or str(path).startswith(r + "/") for r in prefixes)
+            and (
+                (stat.S_ISREG(st.st_mode) and st.st_nlink > 1)
+                or (stat.S_ISDIR(st.st_mode) and any(str(path) == r or str(path).startswith(r + "/") for r in prefixes))
+            )
         ]
         if not inside:
             return ()  # the usual case: one stat per denied path (already made), nothing more
@@ -136,28 +157,64 @@ class AliasFinder:
              st.st_ctime_ns)
             for path, st in inside
         )  # fmt: skip
-        if signature == self._signature:
+        if signature == self._signature and not self._below_changed():
             if self._refused is not None:
                 raise self._refused  # not searched again: each search may cost a second
             return self._aliases
         self._signature, self._refused = signature, None
         try:
             self._aliases = self._search(inside, roots)
+            if self._count_outside:
+                self._outside(inside, self._aliases)
         except SandboxExecError as exc:
             self._refused = exc
             raise
         return self._aliases
 
+    def _outside(self, inside: list[tuple[Path, os.stat_result]], aliases: Sequence[Path]) -> None:
+        """Refuse when a denied file gained a link since the start that is neither masked nor in the
+        roots: made outside them meanwhile (another process of the caller, the operator), where the
+        sandbox shows it. A count at the start is the session's own decision (`unseen_links`)."""
+        start = self._start_links or {}
+        for path, st in inside:
+            key = (st.st_dev, st.st_ino)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink <= start.get(key, 1):
+                continue
+            names = _names([path, *(p for p, _st in inside), *aliases]).get(key, set())
+            if len(names) < st.st_nlink:
+                raise SandboxExecError(
+                    f"the read-denied file {path} got another hard link outside the writable roots "
+                    f"since the session started ({st.st_nlink} links, {len(names)} masked): a command "
+                    f"could read it there. Find it with `find / -xdev -samefile {path}` and remove it"
+                )
+
+    def _below_changed(self) -> bool:
+        """Whether a file below a denied directory changed (a link made to it: round 38) since the
+        last search: one ``lstat`` a file, `MAX_WATCHED` at most."""
+        for path, ctime in self._below or ():
+            try:
+                if os.lstat(path).st_ctime_ns != ctime:
+                    return True
+            except OSError:
+                return True
+        return False
+
     def _search(self, inside: list[tuple[Path, os.stat_result]], roots: Sequence[Path]) -> tuple[Path, ...]:
         budget = _Budget()
         targets: dict[tuple[int, int], Path] = {}
+        below: list[tuple[str, int]] | None = []
         for path, st in inside:
             if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
                 targets[st.st_dev, st.st_ino] = path
             elif stat.S_ISDIR(st.st_mode):
-                for below, below_st in _walk(path, budget):
+                for name, below_st in _walk(path, budget):
+                    if below is not None and len(below) < MAX_WATCHED:
+                        below.append((os.fspath(name), below_st.st_ctime_ns))
+                    else:
+                        below = None
                     if stat.S_ISREG(below_st.st_mode) and below_st.st_nlink > 1:
-                        targets[below_st.st_dev, below_st.st_ino] = below
+                        targets[below_st.st_dev, below_st.st_ino] = name
+        self._below = below
         aliases: list[Path] = []
         if targets:
             hidden = [path for path, _st in inside]
@@ -290,14 +347,17 @@ MAX_BELOW = 20_000  # ~17 µs an entry here: ~0.35 s of a session start at the b
 
 def unseen_links(
     masked: Sequence[Path], roots: Sequence[Path], directories: Sequence[Path] = ()
-) -> tuple[list[tuple[Path, int, int]], list[Path]]:
+) -> tuple[list[tuple[Path, int, int]], list[Path], list[Path]]:
     """(path, names found, ``st_nlink``) of each masked regular file whose link count is more than
     the names the masks and the writable roots hold (red team, round 37): another link outside the
     roots (made before the session: a command cannot make one there) shows its bytes unmasked, and
     the whole host is not searched at every start. A name is (its directory's device and inode,
     its last component): two mounts of one directory give one name, not two. Past the search's
     bound every such file is listed (fail closed). ``directories``: denied directories whose files
-    are counted too (the operator's; `MAX_BELOW` entries in all); second: those not walked whole."""
+    are counted too (the operator's; `MAX_BELOW` entries in all); second: those not walked whole;
+    third: the names in the roots of the files below those of ``directories`` outside the roots,
+    to mask (the sandbox looks in the roots only for those below denied directories inside them:
+    round 38)."""
     targets: dict[tuple[int, int], tuple[Path, int]] = {}
     candidates: list[Path] = list(masked)
     for path, st in zip(masked, stats_of(masked), strict=True):
@@ -305,36 +365,52 @@ def unseen_links(
             targets.setdefault((st.st_dev, st.st_ino), (path, st.st_nlink))
     below = _Budget(MAX_BELOW)
     cut: list[Path] = []
+    outside: set[tuple[int, int]] = set()  # files below a denied directory outside the roots
     for directory in directories:
+        away = not any(r == directory or r in directory.parents for r in roots)
         try:
             for name, st in _walk(directory, below):
                 if st.st_nlink > 1:
                     targets.setdefault((st.st_dev, st.st_ino), (name, st.st_nlink))
                     candidates.append(name)
+                    if away:
+                        outside.add((st.st_dev, st.st_ino))
         except SandboxExecError:
             cut.append(directory)
     if not targets:
-        return [], cut  # the usual case: one stat per mask
+        return [], cut, []  # the usual case: one stat per mask
     names: dict[tuple[int, int], set[tuple[int, int, str]]] = {key: set() for key in targets}
+    linked: list[Path] = []
     try:
         budget = _Budget()
         inodes = {ino for _dev, ino in targets}
         devices = {dev for dev, _ino in targets}
         for root in roots:
             if _device(root) in devices:
-                candidates += [name for name, _st in _walk(root, budget, inodes)]
+                for name, st in _walk(root, budget, inodes):
+                    candidates.append(name)
+                    if (st.st_dev, st.st_ino) in outside:
+                        linked.append(name)
     except SandboxExecError:
-        return [(path, 0, count) for path, count in targets.values()], cut
-    for name in candidates:
+        return [(path, 0, count) for path, count in targets.values()], cut, []
+    for key, seen in _names(candidates).items():
+        if key in names:
+            names[key] |= seen
+    unseen = [(path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count]
+    return unseen, cut, linked
+
+
+def _names(paths: Sequence[Path]) -> dict[tuple[int, int], set[tuple[int, int, str]]]:
+    """The names of each file ``paths`` show, by (``st_dev``, ``st_ino``): a name is its directory's
+    device and inode plus its last component, so two mounts of one directory give one name."""
+    names: dict[tuple[int, int], set[tuple[int, int, str]]] = {}
+    for name in paths:
         try:
             st, parent = os.stat(name), os.stat(name.parent)
         except OSError:
             continue
-        key = (st.st_dev, st.st_ino)
-        if key in names:
-            names[key].add((parent.st_dev, parent.st_ino, name.name))
-    unseen = [(path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count]
-    return unseen, cut
+        names.setdefault((st.st_dev, st.st_ino), set()).add((parent.st_dev, parent.st_ino, name.name))
+    return names
 
 
 # --- overlays (round 37) -------------------------------------------------------------------------
@@ -347,9 +423,8 @@ def unseen_links(
 # original). Layers named by a relative path (the mounter's cwd, unknown here) are not found. Kept
 # in this module: `shellrt run` imports it already (tests/test_cli_imports.py budget).
 
-#: A layer list's separator: a ``:`` not escaped by a backslash (``lo\:2`` is one layer).
-_LAYER_SPLIT = re.compile(r"(?<!\\):")
-_UNESCAPE = re.compile(r"\\(.)")
+#: A ``lowerdir=`` list's tokens: an escaped character (``\\:``, ``\\\\``), a separator, or any other.
+_LAYER_TOKEN = re.compile(r"\\(.)|(:)|(.)", re.DOTALL)
 #: Nested overlays (a layer inside another overlay): followed this deep at most.
 _MAX_DEPTH = 8
 
@@ -361,12 +436,13 @@ def _octal(text: str) -> str:
 def overlay_layers(mountinfo: str) -> list[tuple[str, str, list[str]]]:
     """(mount point, its root inside the overlay, its layer directories: upper first) of each overlay
     line of ``/proc/self/mountinfo`` text."""
-    return [(point, root, layers) for point, root, layers in _ov_mounts(mountinfo) if layers is not None]
+    return [(point, root, layers) for point, root, layers, _x in _ov_mounts(mountinfo) if layers is not None]
 
 
-def _ov_mounts(mountinfo: str) -> list[tuple[str, str, list[str] | None]]:
-    """(mount point, root, the layers of an overlay or None) of each line, in the table's order."""
-    found: list[tuple[str, str, list[str] | None]] = []
+def _ov_mounts(mountinfo: str) -> list[tuple[str, str, list[str] | None, str]]:
+    """(mount point, root, the layers of an overlay or None, the prefix of its ``overlay.*`` xattrs)
+    of each line, in the table's order."""
+    found: list[tuple[str, str, list[str] | None, str]] = []
     for line in mountinfo.split("\n"):
         head, sep, tail = line.partition(" - ")
         fields = head.split(" ")
@@ -375,38 +451,100 @@ def _ov_mounts(mountinfo: str) -> list[tuple[str, str, list[str] | None]]:
         post = tail.split(" ")
         point, root = _octal(fields[4]), _octal(fields[3])
         if len(post) < 3 or post[0] != "overlay":
-            found.append((point, root, None))
+            found.append((point, root, None, ""))
             continue
         layers: list[str] = []
         upper: list[str] = []
+        prefix = "trusted."
         for option in post[2].split(","):  # a comma inside a value is escaped (\054)
             key, eq, value = _octal(option).partition("=")
+            if key == "userxattr":
+                prefix = "user."  # an unprivileged mount's overlay keeps its xattrs there
             if not eq:
                 continue
             if key == "upperdir":
                 upper.append(value)
             elif key == "lowerdir":
-                layers += [_UNESCAPE.sub(r"\1", v) for v in _LAYER_SPLIT.split(value) if v]
+                layers += _split_layers(value)
             elif key in ("lowerdir+", "datadir+"):
                 layers.append(value)
-        found.append((point, root, [*upper, *layers]))
+        found.append((point, root, [*upper, *layers], prefix))
     return found
 
 
-def _ov_holder(path: str, mounts: Sequence[tuple[str, str, list[str] | None]]) -> int | None:
+def _split_layers(value: str) -> list[str]:
+    """The layers of a ``lowerdir=`` value, read escape by escape: a backslash takes the next
+    character as it is (a layer named ``l\\`` is shown ``l\\\\``, and the ``:`` after it still
+    separates: round 38), an empty entry (``::``, data-only layers follow) is skipped."""
+    layers, name = [], ""
+    for escaped, separator, char in _LAYER_TOKEN.findall(value):
+        if separator:
+            layers.append(name)
+            name = ""
+        else:
+            name += escaped or char
+    return [layer for layer in [*layers, name] if layer]
+
+
+def _ov_holder(path: str, mounts: Sequence[tuple[str, str, list[str] | None, str]]) -> int | None:
     """Index of the mount holding ``path``: the deepest point, the last of equals (it is on top)."""
     best: int | None = None
-    for i, (point, _root, _layers) in enumerate(mounts):
+    for i, (point, _root, _layers, _x) in enumerate(mounts):
         if _below(path, point) is not None and (best is None or len(point) >= len(mounts[best][0])):
             best = i
     return best
 
 
+#: Ways one denied path may take down an overlay's layers (each redirect adds one): at most.
+_MAX_WAYS = 32
+
+
+def _redirect(entry: str, prefix: str) -> list[str] | None:
+    """Where a layer's ``entry`` continues in the layers below (its ``overlay.redirect`` xattr: a
+    renamed directory, a metacopy file's data): the components of an absolute redirect, one name
+    for a relative one (in the same parent); None without one. A ``..`` is never followed (the
+    kernel refuses it too), so no redirect leads out of the layers."""
+    try:
+        value = os.fsdecode(os.getxattr(entry, prefix + "overlay.redirect", follow_symlinks=False))
+    except OSError:
+        return None
+    parts = [part for part in value.rstrip("\0").split("/") if part]
+    if not parts or any(part in (".", "..") for part in parts):
+        return None
+    return ["/", *parts] if value.startswith("/") else parts[-1:]
+
+
+def _layer_places(layers: Sequence[str], inner: str, prefix: str) -> list[str]:
+    """The entry of each layer at ``inner``'s place (relative to the overlay's root), and where each
+    redirect on the way leads in the layers below it (round 38: ``redirect_dir``, ``metacopy`` and
+    data-only layers keep a file's bytes at another name). The name a redirect replaces is kept too:
+    more masks in the layers, never fewer."""
+    ways: list[list[str]] = [[c for c in inner.split("/") if c]]
+    found: dict[str, None] = {}
+    for layer in layers:
+        if not layer.startswith("/"):
+            continue
+        for way in list(ways):
+            found.setdefault(os.path.normpath("/".join([layer, *way])), None)
+            moved: list[str] = []
+            for depth, name in enumerate(way):
+                target = _redirect("/".join([layer, *way[: depth + 1]]), prefix)
+                if target is None:
+                    moved.append(name)
+                elif target[0] == "/":
+                    moved = target[1:]
+                else:
+                    moved += target
+            if moved != way and moved not in ways and len(ways) < _MAX_WAYS:
+                ways.append(moved)
+    return list(found)
+
+
 def overlay_aliases(paths: Sequence[Path], mountinfo: str) -> list[Path]:
     """The layer entries behind each of ``paths`` that lies in an overlay (existing ones only),
-    through nested overlays too; ``mountinfo``: the text of ``/proc/self/mountinfo``."""
+    where redirects lead too, through nested overlays; ``mountinfo``: ``/proc/self/mountinfo``'s text."""
     mounts = _ov_mounts(mountinfo)
-    if all(layers is None for _point, _root, layers in mounts):
+    if all(layers is None for _point, _root, layers, _x in mounts):
         return []  # the usual host: nothing to look for
     found: dict[str, None] = {}
     work = [(os.fspath(p), 0) for p in paths]
@@ -415,15 +553,14 @@ def overlay_aliases(paths: Sequence[Path], mountinfo: str) -> list[Path]:
         index = _ov_holder(text, mounts)
         if index is None or depth >= _MAX_DEPTH:
             continue
-        point, root, layers = mounts[index]
-        if layers is None:
-            continue  # not on an overlay (or on one another file system is mounted over)
-        rest = _below(text, point) or ""
-        inner = (root.rstrip("/") + "/" + rest).strip("/")
-        for layer in layers:
-            if not layer.startswith("/"):
-                continue
-            alias = os.path.normpath(layer + "/" + inner) if inner else os.path.normpath(layer)
+        point, root, layers, prefix = mounts[index]
+        places: list[str] = []
+        if layers is not None:  # on an overlay (not on one another file system is mounted over)
+            rest = _below(text, point) or ""
+            inner = (root.rstrip("/") + "/" + rest).strip("/")
+            places += _layer_places(layers, inner, prefix)
+        places += _merged_places(text, mounts)
+        for alias in places:
             if alias in found or alias == text or not os.path.lexists(alias):
                 continue
             found[alias] = None
@@ -431,6 +568,31 @@ def overlay_aliases(paths: Sequence[Path], mountinfo: str) -> list[Path]:
             found.setdefault(real, None)
             work.append((real, depth + 1))
     return [Path(a) for a in found]
+
+
+def _merged_places(path: str, mounts: Sequence[tuple[str, str, list[str] | None, str]]) -> list[str]:
+    """Where each overlay shows ``path`` when it lies in (or holds) one of its layers: the merged
+    directory's name of it (round 38: a workspace that is an overlay's lower layer was readable
+    through the merged directory, a device of its own). A path that holds a layer: the mount's
+    whole point. Not compared by inode: a higher layer may shadow the name, and then the mask hides
+    what it shows instead (more masks, never fewer)."""
+    found: list[str] = []
+    for point, root, layers, _x in mounts:
+        for layer in layers or ():
+            if not layer.startswith("/"):
+                continue
+            rest = _below(path, os.path.normpath(layer))
+            if rest is None:
+                if _below(os.path.normpath(layer), path) is not None:
+                    found.append(point)  # the whole layer is below the denied directory
+                continue
+            inner = "/" + rest if rest else "/"
+            shown = _below(inner, root)
+            if shown is not None:
+                found.append(point if not shown else point.rstrip("/") + "/" + shown)
+            elif _below(root, inner) is not None:
+                found.append(point)  # the mount shows a directory below the denied one
+    return found
 
 
 class _Budget:

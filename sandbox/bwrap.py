@@ -325,6 +325,9 @@ def own_places() -> list[str]:
 
 #: Marks one of `own_places` in `BwrapBackend._denied_kinds` (masked as a read-denied directory).
 _MEET = "meet:"
+#: Marks another name of a write-denied file in `BwrapBackend._denied_kinds` (bound read-only by
+#: `_unwritable`; listed so a change replaces the zygote: round 38).
+_UNWRITABLE = "ro:"
 
 
 def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
@@ -422,7 +425,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: The session's network namespace (network ``none``/``proxied``), kept from its first
         #: zygote: every later one starts in it (`sandbox._bwrap_netns`, red team round 30).
         self._net: SessionNet | None = None
-        self._aliases = AliasFinder()
+        self._aliases = AliasFinder(count_outside=True)  # a link made outside the roots since: refused
         self._write_aliases = AliasFinder()  # the other names of write-denied files (`_unwritable`)
         self._sockets: SocketWatch | None = None
         self._session_tmp: Path | None = None
@@ -885,17 +888,25 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         )
         denied = {Path(os.path.realpath(path)) for path in self.policy.read_denied}
         meeting = [path for path in self._own.masks() if path not in denied]
-        return (*kinds, *(f"{ALIAS}{path}" for path in aliases), *(f"{_MEET}{path}" for path in meeting))
+        unwritable = self._unwritable()[len(self.policy.write_denied) :]
+        return (
+            *kinds,
+            *(f"{ALIAS}{path}" for path in aliases),
+            *(f"{_MEET}{path}" for path in meeting),
+            *(f"{_UNWRITABLE}{path}" for path in unwritable),
+        )
 
     def _unwritable(self) -> list[Path]:
         """The write-denied paths (``Edit``/``Write`` deny rules) and every other name in the writable
         roots of the files they hold: a hard link made before the rule (an earlier session) is the
-        same file, and writing it there wrote the denied one (red team, round 11)."""
+        same file, and writing it there wrote the denied one (red team, round 11); a non-root
+        caller's: another mount's name made after the start too (round 38, as for read denies)."""
         denied = list(self.policy.write_denied)
         if not denied:
             return []
         found = stats_of(denied)
-        return [*denied, *self._write_aliases.aliases(denied, found, self.policy.allowed_roots())]
+        live = not self._switches_uid()
+        return [*denied, *self._write_aliases.aliases(denied, found, self.policy.allowed_roots(), live_mounts=live)]
 
     def _denied_paths(self, kinds: tuple[str | None, ...]) -> list[tuple[Path, str | None]]:
         """(path, kind) of each mask that `_denied_kinds` worked out."""

@@ -360,7 +360,14 @@ class View:
     #: Places the sandbox fills with its own content (bwrap: its /proc, its /dev, the emptied /run):
     #: the host's are not what commands see there, so the tools reach nothing below them.
     private: Sequence[str] = ()
+    #: Write-denied paths (``Edit``/``Write`` deny rules, sandbox paths): no write lands at another
+    #: name of one (another mount's, a hard link); the permission layer judges the name itself.
+    unwritable: Sequence[str] = ()
     _by_path: dict[str, Mount] = field(init=False, repr=False)
+    #: `unwritable_by`'s other names and inodes, made at its first use (a view lives for one call).
+    _unwritable_names: tuple[tuple[str, ...], dict[tuple[int, int], str]] | None = field(
+        default=None, init=False, repr=False
+    )
     #: `mounted_aliases`' table, made at its first use.
     _mounted: tuple[str, ...] | None = field(default=None, init=False, repr=False)
     #: `alias_of`'s table, made at its first use (a view lives for one call).
@@ -388,6 +395,7 @@ class View:
             masked += [text] if real is None or real == text else [text, real]
         self.masked = tuple(dict.fromkeys(masked))
         self.private = tuple(dict.fromkeys(normalize(p) for p in self.private))
+        self.unwritable = tuple(dict.fromkeys(normalize(p) for p in self.unwritable))
 
     # --- lexical questions -------------------------------------------------------------------
     def mount_of(self, path: str) -> Mount | None:
@@ -434,6 +442,33 @@ class View:
                 a for a in map(os.fspath, found) if a not in self.masked and not any(is_within(r, a) for r in roots)
             )
         return self._mounted
+
+    def unwritable_by(self, path: str, st: os.stat_result | None) -> str | None:
+        """The write-denied path whose file ``path`` names by another name (``st``: the existing
+        entry's ``lstat``, None when missing): below one as named, below another mount's name of
+        one per the mount table now (a bind mount made before or during the session), or a hard
+        link of a write-denied file (one below a write-denied directory in the roots too). The
+        sandbox binds those read-only for commands; the file tools wrote through them (round 38)."""
+        if not self.unwritable:
+            return None
+        hit = next((u for u in self.unwritable if is_within(path, u)), None)
+        if hit is not None:
+            return hit
+        if self._unwritable_names is None:
+            pairs = [(u, host) for u in self.unwritable if (host := self.to_host(u)) is not None]
+            same = [Path(host) for u, host in pairs if host == u]
+            aliases = tuple(os.fspath(a) for a in mount_aliases(same)) if same else ()
+            roots = [m.host for m in self.mounts if m.writable]
+            try:
+                inodes = denied_inodes(pairs, roots)
+            except SandboxExecError as exc:
+                raise ConfinementError(errno.EACCES, str(exc)) from None
+            self._unwritable_names = aliases, inodes
+        aliases, inodes = self._unwritable_names
+        hit = next((a for a in aliases if is_within(path, a)), None)
+        if hit is None and st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            hit = inodes.get((st.st_dev, st.st_ino))
+        return hit
 
     def alias_of(self, st: os.stat_result) -> str | None:
         """The masked path whose file ``st`` is, when ``st`` is another name (a hard link) of it.
@@ -680,6 +715,25 @@ def _refuse_masked(view: View, path: str) -> None:
     if mask is not None:
         raise ConfinementError(
             errno.EACCES, f"{path} is in a read-denied location of the sandbox policy ({mask})"
+        )
+
+
+def _refuse_write_denied(view: View, r: Resolved, target: str) -> None:
+    """Refuse a write to another name of a write-denied file (`View.unwritable_by`)."""
+    if not view.unwritable:
+        return
+    entry: os.stat_result | None = None
+    if not r.missing and r.name is not None:
+        try:
+            entry = os.stat(r.name, dir_fd=r.dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            entry = None
+    denied = view.unwritable_by(target, entry)
+    if denied is not None:
+        raise ConfinementError(
+            errno.EACCES,
+            f"{target} is another name (another mount of it, or a hard link) of {denied}, which a deny "
+            "rule of the session protects from writes; no tool writes it there either",
         )
 
 
@@ -1078,6 +1132,7 @@ def write_file(
         _refuse_masked(view, target)
         if r.name is None and not r.missing:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", target)
+        _refuse_write_denied(view, r, target)
         _refuse_unwritable(view, r, target)
         mount = view.mount_of(target)
         owner = mount.owner if mount is not None else None

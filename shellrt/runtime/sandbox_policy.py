@@ -491,14 +491,15 @@ def _write_denies(
 
 def _hard_links(
     kept: Sequence[Path], roots: Sequence[Path], origin: Mapping[Path, str], operator_rules: set[str]
-) -> list[str]:
+) -> tuple[list[str], list[Path]]:
     """A masked file (or one below an operator's masked directory) with hard links neither masked
     nor in a writable root (made before the session, outside the roots: red team, round 37): a
     command reads it there. `PolicyError` for the operator's rule; a note for a repository's rule,
-    a default or a setting, and for an operator's directory too large to count its files."""
+    a default or a setting, and for an operator's directory too large to count its files. Second:
+    the names in the roots of files below an operator's directory outside them, to mask (round 38)."""
     notes: list[str] = []
     directories = [p for p in kept if origin.get(p) in operator_rules and os.path.isdir(p)]
-    unseen, cut = unseen_links(kept, roots, directories)
+    unseen, cut, linked = unseen_links(kept, roots, directories)
     for path, found, count in unseen:
         holder = next((m for m in (path, *path.parents) if m in origin), path)
         why = origin.get(holder, str(path))
@@ -515,7 +516,7 @@ def _hard_links(
         "to count their hard links; a link of one of them outside the writable roots is not masked"
         for d in cut
     ]
-    return notes
+    return notes, [name for name in linked if not any(q == name or q in name.parents for q in kept)]
 
 
 def _below(path: Path, masks: Sequence[Path]) -> bool:
@@ -843,7 +844,9 @@ def derive_policy(
         masked.setdefault(alias, None)
     # A path under another masked path is already hidden: one mount fewer.
     kept = tuple(p for p in masked if not any(q in p.parents for q in masked))
-    notes += _hard_links(kept, roots, origin, operator_rules)
+    link_notes, linked = _hard_links(kept, roots, origin, operator_rules)
+    notes += link_notes
+    kept += tuple(dict.fromkeys(linked))
     unwritable, write_notes = _write_denies(base, rules, home, roots, kept, workspace_visits)
     notes += write_notes
     policy, net_notes = derive_network(

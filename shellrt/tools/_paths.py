@@ -284,6 +284,7 @@ def _build_view(ctx: ToolContext) -> View:
     backend = _backend(ctx)
     mounts: list[Mount] = []
     masked: list[str] = [str(p) for p in ctx.read_denied]
+    unwritable: list[str] = []
     private: list[str] = []
     foreign: tuple[str, ...] = ()
     if _identity(backend):
@@ -339,6 +340,8 @@ def _build_view(ctx: ToolContext) -> View:
             inside = backend.to_sandbox_path(Path(denied))
             if inside is not None:
                 masked.append(inside)
+        # Write-denied paths: no tool writes another name of one (`View.unwritable_by`, round 38).
+        unwritable += [str(p) for p in map(backend.to_sandbox_path, backend.policy.write_denied) if p is not None]
     # The session's own directory: the tools see what commands see of it (`shellrt.runtime.read_only_binds`):
     # its result directories (full outputs the model is pointed at), read-only; nothing else of it
     # (transcript, audit log, state, quarantine, other calls' records) -- masked wherever it lies.
@@ -364,6 +367,7 @@ def _build_view(ctx: ToolContext) -> View:
             session_forms=forms,
             shown=forms,
             foreign=foreign,
+            unwritable=unwritable,
         )
     shown: list[str] = []
     for name in (*SESSION_RESULT_DIRS, HOST_RESULTS_DIR):
@@ -378,6 +382,7 @@ def _build_view(ctx: ToolContext) -> View:
         session_forms=forms,
         shown=tuple(shown),
         foreign=foreign,
+        unwritable=unwritable,
     )
 
 
