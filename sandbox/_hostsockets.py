@@ -19,6 +19,9 @@ themselves are hidden:
   (For a root caller the idmapped root shows root's 0600 socket as the sandbox
   uid's own: the uid was no wall there.) With ``network: host`` they stay, as the
   command's own background servers are listed there too.
+* and the pathname sockets of the host's *other* network namespaces (a container's, another
+  session's: `sandbox._netns_sockets`, red team round 38), but those under the kept and covered
+  paths, where this sandbox's own commands bind theirs.
 
 Abstract sockets are cut by the network namespace (``network: none``). For
 a root caller the unprivileged sandbox uid is the second wall: a 0660
@@ -36,6 +39,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sandbox._netns_sockets import other_namespace_lines
 from sandbox._sockreach import MountIndex, Reach, read_mounts, resolve, shown_at
 from sandbox.errors import SandboxExecError
 
@@ -676,7 +680,8 @@ class IpcMasks:
 
     One bwrap per command needs the flags before every command, and working them
     out (resolving and checking each listed socket) cost more than the rest of its
-    argv. Each call reads ``/proc/net/unix`` once: the same table, or the same
+    argv. Each call reads ``/proc/net/unix`` once (and each other network namespace's:
+    `sandbox._netns_sockets`, ~0.4 ms for 131 processes here): the same table, or the same
     (inode, path) pairs in a changed one (a connection came or went), reuse the
     flags; a socket bound since -- at a new path or again at a listed one (a new
     inode) -- or another ``XDG_RUNTIME_DIR`` works them out afresh, so the next
@@ -720,6 +725,7 @@ class IpcMasks:
                 "could be hidden from the sandbox: refusing to start it. Fix: run with /proc mounted "
                 "and readable (procfs of the host's network namespace)"
             )
+        table += self._foreign(other_namespace_lines())
         key = (table, os.environ.get("XDG_RUNTIME_DIR", ""))
         if self._mounts.mounts_changed():
             self._key = None
@@ -740,6 +746,27 @@ class IpcMasks:
     def close(self) -> None:
         """Let go of the mount table's file."""
         self._mounts.close()
+
+    def _foreign(self, lines: bytes) -> bytes:
+        """The sockets of the host's other network namespaces (`sandbox._netns_sockets`: a
+        container's, another session's; red team round 38) but those bound under the kept and
+        covered paths, where this sandbox's own commands bind theirs, each in a network namespace
+        of its own (one bwrap per command): masking those would hide a session's own background
+        servers from its later commands."""
+        own = [*_kept(self._keep), *(os.path.realpath(p) for p in self._cover)]
+        kept = []
+        for line in lines.splitlines(keepends=True):
+            parts = line.split(None, 7)
+            name = parts[7].strip().decode("utf-8", "surrogateescape") if len(parts) == 8 else ""
+            if name and not name.startswith(("/", "@")):  # relative to its binder's cwd
+                found = relative_socket_paths([(parts[6].decode(), name)])
+                name = next(iter(found.values())) or ""  # None: no holder shows it anywhere
+                if not name:
+                    continue
+            if name.startswith("/") and _under(os.path.realpath(name), own):
+                continue
+            kept.append(line)
+        return b"".join(kept)
 
     def inside(self) -> list[str]:
         """The flags covering host sockets in the ``cover`` paths, as of the last `args`."""
