@@ -497,14 +497,17 @@ class SocketWatch:
 
     def _listing(self) -> tuple[bytes, frozenset[tuple[str, str]] | None] | None:
         """The current listing, raw, with its (inode, path) pairs when they came with it (the
-        netlink walk finds them); None when it cannot be had."""
+        netlink walk finds them); None when it cannot be had. The host's namespace's sockets and
+        every other namespace's but those under the kept and covered paths (`_foreign_lines`)."""
+        foreign = _foreign_lines(other_namespace_lines(), [*self._keep, "/tmp", *self._cover])
         if self._diag is not None:
             try:
-                return self._diag.dump()
+                dumped, pairs = self._diag.dump()
             except OSError:
                 return None
+            return dumped + foreign, pairs | _bound(b"\n" + foreign)
         table = _strict_socket_table()
-        return None if table is None else (table, None)
+        return None if table is None else (table + foreign, None)
 
     def _counts(self, pair: tuple[str, str]) -> bool:
         """Whether the socket listed as ``pair`` could be reached by the sandbox's commands and is
@@ -566,6 +569,28 @@ class SocketWatch:
         self._table = table
         self._fine = bound if len(self._fine) > _FINE_MAX else self._fine | bound
         return True
+
+
+def _foreign_lines(lines: bytes, own: list[str]) -> bytes:
+    """The socket lines of the host's other network namespaces (`sandbox._netns_sockets`: a
+    container's, another session's; red team round 38) but those bound under ``own`` (real paths:
+    the kept and covered ones), where a sandbox's own commands bind theirs, in a network namespace
+    of the sandbox's (session) or of each command's own (one bwrap per command): masking those, or
+    counting them as new, would hide a session's own background servers from its later commands.
+    A name relative to its binder's cwd is looked up through its holders (none: left out)."""
+    kept = []
+    for line in lines.splitlines(keepends=True):
+        parts = line.split(None, 7)
+        name = parts[7].strip().decode("utf-8", "surrogateescape") if len(parts) == 8 else ""
+        if name and not name.startswith(("/", "@")):  # relative to its binder's cwd
+            found = relative_socket_paths([(parts[6].decode(), name)])
+            name = next(iter(found.values())) or ""  # None: no holder shows it anywhere
+            if not name:
+                continue
+        if name.startswith("/") and _under(os.path.realpath(name), own):
+            continue
+        kept.append(line)
+    return b"".join(kept)
 
 
 def _strict_socket_table() -> bytes | None:
@@ -748,25 +773,8 @@ class IpcMasks:
         self._mounts.close()
 
     def _foreign(self, lines: bytes) -> bytes:
-        """The sockets of the host's other network namespaces (`sandbox._netns_sockets`: a
-        container's, another session's; red team round 38) but those bound under the kept and
-        covered paths, where this sandbox's own commands bind theirs, each in a network namespace
-        of its own (one bwrap per command): masking those would hide a session's own background
-        servers from its later commands."""
-        own = [*_kept(self._keep), *(os.path.realpath(p) for p in self._cover)]
-        kept = []
-        for line in lines.splitlines(keepends=True):
-            parts = line.split(None, 7)
-            name = parts[7].strip().decode("utf-8", "surrogateescape") if len(parts) == 8 else ""
-            if name and not name.startswith(("/", "@")):  # relative to its binder's cwd
-                found = relative_socket_paths([(parts[6].decode(), name)])
-                name = next(iter(found.values())) or ""  # None: no holder shows it anywhere
-                if not name:
-                    continue
-            if name.startswith("/") and _under(os.path.realpath(name), own):
-                continue
-            kept.append(line)
-        return b"".join(kept)
+        """`_foreign_lines` of this sandbox's kept and covered paths."""
+        return _foreign_lines(lines, [*_kept(self._keep), *(os.path.realpath(p) for p in self._cover)])
 
     def inside(self) -> list[str]:
         """The flags covering host sockets in the ``cover`` paths, as of the last `args`."""
