@@ -31,7 +31,9 @@ from sandbox.bwrap import BwrapBackend
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
 
-pytestmark = pytest.mark.bwrap
+#: Serial: its socket, bound where every session's watch looks, retires other tests' sandboxes and
+#: fails the watch's unit tests that expect no new outside socket meanwhile.
+pytestmark = [pytest.mark.bwrap, pytest.mark.serial]
 
 #: A server in a user and network namespace of its own (any uid may make both), on a host path.
 _SERVER = r"""
