@@ -45,6 +45,10 @@ calls are not let through by a deny list written before them.
 Calls that draw on a pool the whole host shares (round 35) are refused too: classic BPF programs
 (socket filters, nested seccomp filters: the BPF JIT budget every later sandbox's own filter
 needs; `SOCKET_FILTER_OPTIONS`) and huge pages from the hugetlb pool (`MAP_HUGETLB`, `MFD_HUGETLB`).
+The host's page cache (round 38): a command evicting a host file's cached pages
+(``POSIX_FADV_DONTNEED``, ``MADV_PAGEOUT``) gets 0 and nothing happens, and its non-destructive
+probes of what is cached fail (``preadv2`` with ``RWF_NOWAIT``: EOPNOTSUPP; ``cachestat``: ENOSYS):
+together they told which host files others read, and when (`PAGE_CACHE_ADVICE`).
 Changing ``RLIMIT_CORE`` (``setrlimit``, and ``prlimit64`` with a new value) fails with EPERM:
 commands start with it at 1 (soft and hard), the one value at which the kernel neither writes a
 core file nor runs a ``core_pattern`` pipe handler (as host root) for a crash; at 0, which a hard
@@ -79,7 +83,9 @@ __all__ = [
     "MAP_HUGETLB",
     "MFD_HUGETLB",
     "NETLINK_PROTOCOLS",
+    "PAGE_CACHE_ADVICE",
     "RLIMIT_CORE",
+    "RWF_NOWAIT",
     "SAFE_PERSONALITIES",
     "SETID_MODE_CHECKED",
     "SOCKET_FAMILIES",
@@ -150,7 +156,14 @@ DENIED: dict[str, tuple[int, int | None]] = {
 #: ``io_setup(65536)`` took it all and every host process's ``io_setup`` failed with EAGAIN. ENOSYS
 #: is a kernel built without AIO: libaio users fall back to threads (the other ``io_*`` calls
 #: need a context, so they fail with EINVAL).
-ENOSYS_CALLS: dict[str, tuple[int, int | None]] = {"clone3": (435, 435), "openat2": (437, 437), "io_setup": (206, 0)}
+#: And ``cachestat`` (round 38): a count of a file's cached pages (`PAGE_CACHE_ADVICE`); ENOSYS is a
+#: kernel before 6.5, which ``fincore``-like tools expect.
+ENOSYS_CALLS: dict[str, tuple[int, int | None]] = {
+    "clone3": (435, 435),
+    "openat2": (437, 437),
+    "io_setup": (206, 0),
+    "cachestat": (451, 451),
+}
 #: Allowed only without CLONE_NEWUSER in their flags (first argument).
 _NEWUSER_CHECKED: dict[str, tuple[int, int | None]] = {"clone": (56, 220), "unshare": (272, 97)}
 CLONE_NEWUSER = 0x10000000
@@ -300,6 +313,24 @@ _SECCOMP_MODE_FILTER = 2
 #: huge pages are not from the pool and still work). ``shmget(SHM_HUGETLB)`` needs CAP_IPC_LOCK.
 _MMAP = (9, 222)
 MAP_HUGETLB = 0x40000
+#: The host's page cache (round 38): one per host, shared by every namespace, so a command that can
+#: only read a host file could still empty its cached pages for every process (``fadvise64``'s
+#: ``POSIX_FADV_DONTNEED``, no permission needed beyond a read fd; ``madvise``'s ``MADV_PAGEOUT``,
+#: files its uid owns: a non-root caller's) and then ask, without touching them, which pages came
+#: back (``preadv2`` with ``RWF_NOWAIT``: EAGAIN unless cached; ``cachestat``): which host files the
+#: operator, host root or another session read, and when (the page-cache side channel, Gruss et
+#: al. 2019), a covert channel between sessions, and, looped, every host program reading from
+#: disk again. name -> (x86_64 number, aarch64 number, index of the advice argument, the advice):
+#: answered 0 (``SECCOMP_RET_ERRNO`` with errno 0): advice is a hint, a kernel may ignore it, and
+#: ``dd oflag=nocache``, rsync and databases carry on.
+PAGE_CACHE_ADVICE: dict[str, tuple[int, int, int, int]] = {
+    "fadvise64": (221, 223, 3, 4),  # POSIX_FADV_DONTNEED
+    "madvise": (28, 233, 2, 21),  # MADV_PAGEOUT (MADV_DONTNEED, 4, drops the caller's mapping only)
+}
+#: ``preadv2``'s flags (sixth argument): RWF_NOWAIT fails with EOPNOTSUPP, what a file without
+#: non-blocking reads says (callers then read blocking; an overlay's files already said so).
+_PREADV2 = (327, 286)
+RWF_NOWAIT = 0x8
 _MEMFD_CREATE = (319, 279)
 MFD_HUGETLB = 4
 #: PER_LINUX, PER_LINUX32, UNAME26 (and with PER_LINUX32), and 0xffffffff (query): Docker's list.
@@ -364,6 +395,7 @@ _EPROTONOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EPROTONOSUPPORT)
 _EOPNOTSUPP: _Target = ("ret", _RET_ERRNO | errno.EOPNOTSUPP)
 _EINVAL: _Target = ("ret", _RET_ERRNO | errno.EINVAL)
 _ENOMEM: _Target = ("ret", _RET_ERRNO | errno.ENOMEM)
+_NOOP: _Target = ("ret", _RET_ERRNO | 0)  # the call returns 0, the kernel never runs it
 _ALLOW: _Target = ("ret", _RET_ALLOW)
 
 
@@ -479,6 +511,8 @@ def _rules(arch: int, setid_only: bool, final: bool = False) -> list[tuple[int, 
         )
         for nr, block in _pool_rules(arch, final):
             add(nr, block)
+        for nr, block in _cache_rules(arch):
+            add(nr, block)
     for nr, block in _setid_rules(arch):
         add(nr, block)
     return sorted(rules.items())
@@ -570,6 +604,17 @@ def _pool_rules(arch: int, final: bool) -> list[tuple[int, list[_Sym]]]:
         (_MMAP[arch], [_load(_arg_low(3)), (_JSET_K, _ENOMEM, _ALLOW, MAP_HUGETLB)]),
         (_MEMFD_CREATE[arch], [_load(_arg_low(1)), (_JSET_K, _ENOMEM, _ALLOW, MFD_HUGETLB)]),
     ]
+
+
+def _cache_rules(arch: int) -> list[tuple[int, list[_Sym]]]:
+    """The host's page cache (round 38): eviction advice a no-op (`PAGE_CACHE_ADVICE`), ``preadv2``'s
+    RWF_NOWAIT refused. (number, block)."""
+    rules: list[tuple[int, list[_Sym]]] = [
+        (numbers[arch], [_load(_arg_low(index)), (_JEQ_K, _NOOP, _ALLOW, advice)])
+        for *numbers, index, advice in PAGE_CACHE_ADVICE.values()
+    ]
+    rules.append((_PREADV2[arch], [_load(_arg_low(5)), (_JSET_K, _EOPNOTSUPP, _ALLOW, RWF_NOWAIT)]))
+    return rules
 
 
 def _setid_rules(arch: int) -> list[tuple[int, list[_Sym]]]:

@@ -1614,6 +1614,28 @@ def raise_oom_score() -> None:
         os.close(fd)
 
 
+#: ``/proc/self/loginuid`` of a process no login set it for (a daemon's, CI's, a container's).
+_AUDIT_UNSET = b"4294967295"
+
+
+def pin_audit_identity(uid: int) -> None:
+    """Set this process's audit login uid to ``uid`` where no login set it (red team round 38):
+    every init, bwrap and command inherits it, and none can change it (that needs
+    CAP_AUDIT_CONTROL). Unset, a command could set it once, without a capability, to any uid its
+    namespace maps: a root caller's session command wrote 0 and the host's audit log showed its
+    actions as host root's login. No file (a kernel without audit): nothing a command could set
+    either. A failed write stops the start."""
+    try:
+        fd = os.open("/proc/self/loginuid", os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    try:
+        if os.pread(fd, 16, 0).strip() == _AUDIT_UNSET:
+            os.write(fd, str(uid).encode())
+    finally:
+        os.close(fd)
+
+
 def clean_signals() -> None:
     """No signal blocked, none ignored that the caller ignored (``nohup``: SIGHUP; a shell's ``&``:
     SIGINT and SIGQUIT): both survive exec, so every command inherited them (red team round 36
@@ -1638,6 +1660,8 @@ def main() -> None:
     clean_signals()
     if config.get("hold"):
         hold(sock, config["setup"])
+    uid = config.get("uid")
+    pin_audit_identity(os.getuid() if uid is None else uid)  # the spawner's and the zygote's
     if config.get("spawner"):
         spawn_bwraps(sock, config)
     # A mount namespace of the zygote's own, private once: every command's copy inherits
