@@ -94,7 +94,12 @@ struct mount_call {
 #define CALL_IF_PRESENT (1UL << 40)
 #define CALL_GROUP_HEAD (1UL << 41)
 #define CALL_GROUP_END (1UL << 42)
-#define CALL_MARKS (CALL_IF_PRESENT | CALL_GROUP_HEAD | CALL_GROUP_END)
+/* Round 38: UMOUNT, umount2(target, MNT_DETACH) instead of a mount (a shared overlay taken off
+ * its assembly point); OUTER, on a shared overlay's head and end: refused, every directory of it
+ * is skipped (each directory's own calls in it are an inner group). */
+#define CALL_UMOUNT (1UL << 43)
+#define CALL_OUTER (1UL << 44)
+#define CALL_MARKS (CALL_IF_PRESENT | CALL_GROUP_HEAD | CALL_GROUP_END | CALL_UMOUNT | CALL_OUTER)
 static struct {
     long uid, gid;
     int slice_mode, nice;
@@ -280,16 +285,18 @@ static int lower(void) {
 
 static int set_up(void) {
     if (setsid() < 0) return fail("setsid");
-    int skipping = 0;
+    int skipping = 0; /* 1: an inner group's calls, 2: an outer group's */
     for (int i = 0; i < cfg.nmounts; i++) {
         struct mount_call *c = &cfg.mounts[i];
         if (skipping) {
-            if (c->flags & CALL_GROUP_END) skipping = 0;
+            if ((c->flags & CALL_GROUP_END) && (skipping == 2) == ((c->flags & CALL_OUTER) != 0)) skipping = 0;
             continue;
         }
-        if (mount(c->source, c->target, c->fstype, c->flags & ~CALL_MARKS, c->data) < 0) {
+        int done = (c->flags & CALL_UMOUNT) ? umount2(c->target, MNT_DETACH)
+                                            : mount(c->source, c->target, c->fstype, c->flags & ~CALL_MARKS, c->data);
+        if (done < 0) {
             if ((c->flags & CALL_GROUP_HEAD) && (errno == EINVAL || errno == ENOENT)) {
-                skipping = 1;
+                skipping = (c->flags & CALL_OUTER) ? 2 : 1;
                 continue;
             }
             if ((c->flags & CALL_IF_PRESENT) && errno == ENOENT) continue;
