@@ -1501,14 +1501,17 @@ def _lock_view_calls(path: str, points: list[str]) -> list[MountCall]:
     return calls
 
 
-def _shared_view_calls(mount: str, paths: list[str]) -> list[MountCall]:
+def _shared_view_calls(mount: str, paths: list[str], files: list[str]) -> list[MountCall]:
     """One overlay of ``mount`` (the mount point the directories ``paths`` all lie on, none of
     them a mount point itself) for all of them (round 38): made at ``h``; each directory's part
     of it bound at ``s``, the mounts below the directory moved into that, and the whole moved
     over the directory; then the overlay taken off ``h`` (never left where a command could reach
     the mount's whole tree). One overlay's superblock is set up and torn down instead of one a
     directory: each one's teardown waited out an expedited RCU grace period
-    (``ovl_free_fs`` -> ``kern_unmount_array``, measured with perf, docs/performance.md)."""
+    (``ovl_free_fs`` -> ``kern_unmount_array``, measured with perf, docs/performance.md).
+    ``files``: the regular files directly in ``mount``'s own directory (no overlay of a directory
+    covers them: ``/container_info.json``), each bound from the overlay over itself (gone since
+    the plan: skipped)."""
     hold, stage = LOCK_VIEW_DIR + "/h", LOCK_VIEW_DIR + "/s"
     flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV
     outer = _CALL_GROUP_HEAD | _CALL_OUTER
@@ -1522,8 +1525,21 @@ def _shared_view_calls(mount: str, paths: list[str]) -> list[MountCall]:
             for point in _top_mounts_below(path)
         ]
         calls.append(_mount_call(stage, path, None, _MS_MOVE | _CALL_GROUP_END))
+    calls += [_mount_call(hold + path[base:], path, None, _MS_BIND | _CALL_IF_PRESENT) for path in files]
     calls.append(_mount_call(None, hold, None, _CALL_UMOUNT | _CALL_GROUP_END | _CALL_OUTER))
     return calls
+
+
+def _files_in(directory: str, points: Iterable[str]) -> list[str]:
+    """The regular files directly in ``directory`` that are not mount points (a mask over one is
+    a mount: left as it is), by path; none whose name an option string or a line cannot carry."""
+    taken = set(points)
+    try:
+        entries = sorted(e.name for e in os.scandir(directory) if e.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+    paths = [directory.rstrip("/") + "/" + name for name in entries]
+    return [p for p in paths if p not in taken and "\n" not in p]
 
 
 def _mount_of(path: str, points: Iterable[str]) -> str:
@@ -1638,8 +1654,9 @@ def lock_view(enabled: bool) -> list[MountCall]:
         if mount in shared and total + 2 <= _LOCK_VIEW_CALLS:  # 2 calls more than one overlay each
             if mount not in done:
                 done.add(mount)
-                total += 2
-                calls += _shared_view_calls(mount, group)
+                files = _files_in(mount, table)[: max(0, _LOCK_VIEW_CALLS - total - 2)]
+                total += 2 + len(files)
+                calls += _shared_view_calls(mount, group, files)
             continue
         calls += own[path]
     return calls
