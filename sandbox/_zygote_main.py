@@ -299,13 +299,45 @@ _CALL_GROUP_HEAD = 1 << 41
 _CALL_GROUP_END = 1 << 42
 _CALL_UMOUNT = 1 << 43
 _CALL_OUTER = 1 << 44
-_CALL_MARKS = _CALL_IF_PRESENT | _CALL_GROUP_HEAD | _CALL_GROUP_END | _CALL_UMOUNT | _CALL_OUTER
+#: ``_CALL_REST``: bind from the shared overlay (``source``) each entry of the directory ``target``
+#: it does not cover yet (`_cover_rest`); ``data``: that directory's subdirectories at the plan, by
+#: name, "/" between them (those are left as they are: mounts may lie below one).
+_CALL_REST = 1 << 45
+_CALL_MARKS = _CALL_IF_PRESENT | _CALL_GROUP_HEAD | _CALL_GROUP_END | _CALL_UMOUNT | _CALL_OUTER | _CALL_REST
+
+
+def _cover_rest(hold: bytes, directory: bytes, known: bytes | None) -> None:
+    """In an init, the shared overlay of ``directory``'s mount at ``hold``: each regular file
+    directly in ``directory`` and each subdirectory made since the plan (not in ``known``: no
+    mount lies below it, the zygote's namespace is private) bound from the overlay over itself,
+    unless it is a mount point already (covered, or a mask). Round 38, locks: a command's lock on
+    ``/container_info.json`` or on a top-level directory made after the session started was on
+    the host's inode. ``zinit.c`` `cover_rest` alike; raises `OSError` (closed) on a failure but
+    a name gone meanwhile."""
+    names = set((known or b"").split(b"/"))
+    base = directory.rstrip(b"/")
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
+        points = {os.fsencode(_unescape(line.split(" ")[4])) for line in fh}
+    for entry in os.scandir(directory):
+        target = base + b"/" + entry.name
+        if target in points or entry.is_symlink():
+            continue
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if (is_dir and entry.name in names) or not (is_dir or entry.is_file(follow_symlinks=False)):
+            continue
+        if _libc.mount(hold + b"/" + entry.name, target, None, ctypes.c_ulong(_MS_BIND), None) < 0:
+            err = ctypes.get_errno()
+            if err != errno.ENOENT:
+                raise OSError(err, f"mount {os.fsdecode(target)}: {os.strerror(err)}")
 
 
 def _mount_unmarked(call: MountCall) -> int:
     """``mount(2)`` (or ``umount2``) of a call, its marks taken off (the planner tries each call as it is)."""
     if call[3].value & _CALL_UMOUNT:
         return int(_libc.umount2(call[1], _MNT_DETACH))
+    if call[3].value & _CALL_REST:
+        _cover_rest(call[0] or b"", call[1], call[4])
+        return 0
     return int(_libc.mount(call[0], call[1], call[2], ctypes.c_ulong(call[3].value & ~_CALL_MARKS), call[4]))
 
 
@@ -1501,7 +1533,7 @@ def _lock_view_calls(path: str, points: list[str]) -> list[MountCall]:
     return calls
 
 
-def _shared_view_calls(mount: str, paths: list[str], files: list[str]) -> list[MountCall]:
+def _shared_view_calls(mount: str, paths: list[str], known: list[str]) -> list[MountCall]:
     """One overlay of ``mount`` (the mount point the directories ``paths`` all lie on, none of
     them a mount point itself) for all of them (round 38): made at ``h``; each directory's part
     of it bound at ``s``, the mounts below the directory moved into that, and the whole moved
@@ -1509,9 +1541,9 @@ def _shared_view_calls(mount: str, paths: list[str], files: list[str]) -> list[M
     the mount's whole tree). One overlay's superblock is set up and torn down instead of one a
     directory: each one's teardown waited out an expedited RCU grace period
     (``ovl_free_fs`` -> ``kern_unmount_array``, measured with perf, docs/performance.md).
-    ``files``: the regular files directly in ``mount``'s own directory (no overlay of a directory
-    covers them: ``/container_info.json``), each bound from the overlay over itself (gone since
-    the plan: skipped)."""
+    Then what no overlay of a directory covers, in each init as it finds it (`_cover_rest`): the
+    regular files directly in ``mount``'s own directory (``/container_info.json``) and its
+    subdirectories made after the plan (not in ``known``, its subdirectories at the plan)."""
     hold, stage = LOCK_VIEW_DIR + "/h", LOCK_VIEW_DIR + "/s"
     flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV
     outer = _CALL_GROUP_HEAD | _CALL_OUTER
@@ -1525,21 +1557,18 @@ def _shared_view_calls(mount: str, paths: list[str], files: list[str]) -> list[M
             for point in _top_mounts_below(path)
         ]
         calls.append(_mount_call(stage, path, None, _MS_MOVE | _CALL_GROUP_END))
-    calls += [_mount_call(hold + path[base:], path, None, _MS_BIND | _CALL_IF_PRESENT) for path in files]
+    if len(rest := "/".join(known)) < 65536:  # else none: as before round 38
+        calls.append(_mount_call(hold, mount, None, _CALL_REST, rest))
     calls.append(_mount_call(None, hold, None, _CALL_UMOUNT | _CALL_GROUP_END | _CALL_OUTER))
     return calls
 
 
-def _files_in(directory: str, points: Iterable[str]) -> list[str]:
-    """The regular files directly in ``directory`` that are not mount points (a mask over one is
-    a mount: left as it is), by path; none whose name an option string or a line cannot carry."""
-    taken = set(points)
+def _subdirectories(directory: str) -> list[str]:
+    """The names of ``directory``'s subdirectories now (not through a symbolic link)."""
     try:
-        entries = sorted(e.name for e in os.scandir(directory) if e.is_file(follow_symlinks=False))
+        return sorted(e.name for e in os.scandir(directory) if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
-    paths = [directory.rstrip("/") + "/" + name for name in entries]
-    return [p for p in paths if p not in taken and "\n" not in p]
 
 
 def _mount_of(path: str, points: Iterable[str]) -> str:
@@ -1651,12 +1680,11 @@ def lock_view(enabled: bool) -> list[MountCall]:
     for path in covered:
         mount = _mount_of(path, table)
         group = [p for p in covered if _mount_of(p, table) == mount]
-        if mount in shared and total + 2 <= _LOCK_VIEW_CALLS:  # 2 calls more than one overlay each
+        if mount in shared and total + 3 <= _LOCK_VIEW_CALLS:  # 3 calls more than one overlay each
             if mount not in done:
                 done.add(mount)
-                files = _files_in(mount, table)[: max(0, _LOCK_VIEW_CALLS - total - 2)]
-                total += 2 + len(files)
-                calls += _shared_view_calls(mount, group, files)
+                total += 3
+                calls += _shared_view_calls(mount, group, _subdirectories(mount))
             continue
         calls += own[path]
     return calls

@@ -30,6 +30,7 @@
  * A set-up failure is said on the command's stderr once it arrives; the command never runs.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -48,6 +49,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,7 +101,10 @@ struct mount_call {
  * is skipped (each directory's own calls in it are an inner group). */
 #define CALL_UMOUNT (1UL << 43)
 #define CALL_OUTER (1UL << 44)
-#define CALL_MARKS (CALL_IF_PRESENT | CALL_GROUP_HEAD | CALL_GROUP_END | CALL_UMOUNT | CALL_OUTER)
+/* REST: bind from the shared overlay (source) each entry of the directory target it does not cover
+ * yet (`cover_rest`); data: that directory's subdirectories at the plan, "/" between them. */
+#define CALL_REST (1UL << 45)
+#define CALL_MARKS (CALL_IF_PRESENT | CALL_GROUP_HEAD | CALL_GROUP_END | CALL_UMOUNT | CALL_OUTER | CALL_REST)
 static struct {
     long uid, gid;
     int slice_mode, nice;
@@ -283,6 +288,50 @@ static int lower(void) {
     return 0;
 }
 
+/* Whether `name` is one of the "/"-separated names in `list` (NULL: none). */
+static int listed(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (const char *at = list; at != NULL && *at;) {
+        const char *stop = strchrnul(at, '/');
+        if ((size_t)(stop - at) == n && memcmp(at, name, n) == 0) return 1;
+        at = *stop ? stop + 1 : stop;
+    }
+    return 0;
+}
+
+/* Round 38 (the Python init's `_cover_rest`): with the shared overlay of `dir`'s mount at `hold`,
+ * each regular file directly in `dir` (/container_info.json) and each subdirectory made since the
+ * plan (not in `known`: nothing is mounted below one, the zygote's namespace is private) bound
+ * from the overlay over itself, unless it is a mount point already (covered, or a mask). Without
+ * it a command's lock on such a file was on the host's inode. A name gone meanwhile: skipped; a
+ * kernel that cannot say what a mount point is: nothing more (as before); else closed. */
+static int cover_rest(const char *hold, const char *dir, const char *known) {
+    DIR *d = opendir(dir);
+    if (d == NULL) return fail("opendir");
+    const char *base = strcmp(dir, "/") == 0 ? "" : dir;
+    char src[PATH_MAX], dst[PATH_MAX];
+    struct dirent *e;
+    int done = 0;
+    while (done == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (snprintf(dst, sizeof dst, "%s/%s", base, e->d_name) >= (int)sizeof dst) continue;
+        if (snprintf(src, sizeof src, "%s/%s", hold, e->d_name) >= (int)sizeof src) continue;
+        struct statx stx;
+        if (statx(AT_FDCWD, dst, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) < 0) continue;
+        if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) break;
+        if (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) continue;
+        int is_dir = S_ISDIR(stx.stx_mode);
+        if ((is_dir && listed(known, e->d_name)) || !(is_dir || S_ISREG(stx.stx_mode))) continue;
+        if (mount(src, dst, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) {
+            char what[300];
+            snprintf(what, sizeof what, "mount %s", dst);
+            done = fail(what);
+        }
+    }
+    closedir(d);
+    return done;
+}
+
 static int set_up(void) {
     if (setsid() < 0) return fail("setsid");
     int skipping = 0; /* 1: an inner group's calls, 2: an outer group's */
@@ -290,6 +339,10 @@ static int set_up(void) {
         struct mount_call *c = &cfg.mounts[i];
         if (skipping) {
             if ((c->flags & CALL_GROUP_END) && (skipping == 2) == ((c->flags & CALL_OUTER) != 0)) skipping = 0;
+            continue;
+        }
+        if (c->flags & CALL_REST) {
+            if (cover_rest(c->source, c->target, c->data) < 0) return -1;
             continue;
         }
         int done = (c->flags & CALL_UMOUNT) ? umount2(c->target, MNT_DETACH)

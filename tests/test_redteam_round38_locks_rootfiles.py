@@ -2,10 +2,12 @@
 
 Round 37's lock view put an overlay of its own over each read-only host directory below ``/``, so
 a command's locks land on overlay inodes. The regular files directly in ``/`` are in no such
-directory (``/container_info.json`` here): a command could open one read-only and ``flock`` it
-or take an open-file-description read lock, on the host's own inode, and a host program locking
-the same file waited or failed. Now (a root caller: its ``/`` can carry one overlay) each such
-file is bound from the overlay over itself, as the directories are (`_zygote_main._shared_view_calls`).
+directory (``/container_info.json`` here), and a top-level directory the host makes after the
+session planned its view got none: a command could open such a file read-only and ``flock`` it or
+take an open-file-description read lock, on the host's own inode, and a host program locking the
+same file waited or failed. Now (a root caller: its ``/`` can carry one overlay) each init binds
+each such file and new directory from the overlay over itself (`_zygote_main._cover_rest`, `zinit.c`
+`cover_rest`).
 
 The same place holds the round 38 change's guards: the one overlay of the whole host root that
 each init assembles at ``/dev/.shellrt-lockview/h`` must be gone before the command runs (it shows
@@ -80,19 +82,21 @@ def _host_tries(path: Path) -> dict[str, str]:
     return got
 
 
-def test_a_lock_on_a_file_directly_in_slash_does_not_hold_the_host(tmp_path: Path) -> None:
-    """A root caller's session command locks a 0644 host file directly in ``/`` (read-only fd);
-    the host's non-blocking flock and OFD write lock on it must succeed meanwhile.
-    Failed before: 1 of 1 (both blocked: "Resource temporarily unavailable")."""
+def _locked_from_a_session(tmp_path: Path, made_later: bool) -> tuple[dict[str, str], str]:
+    """A root caller's session command locks a 0644 host file (read-only fd) directly in ``/``,
+    or (``made_later``) in a top-level directory the host made after the session's first command;
+    what the host's own non-blocking locks on it got meanwhile, and what the command said."""
     require_bwrap()
     require(os.geteuid() == 0, "a file directly in / is made by root (and only a root caller's / carries one overlay)")
     ws = tmp_path / "ws"
     ws.mkdir()
     ws.chmod(0o755)
     (ws / "hold.py").write_text(_HOLD)
-    target = Path("/") / f"shellrt-r38-locks-{uuid.uuid4().hex[:12]}"
-    target.write_text("x\n")
-    target.chmod(0o644)
+    made = Path("/") / f"shellrt-r38-locks-{uuid.uuid4().hex[:12]}"
+    target = made / "f" if made_later else made
+    if not made_later:
+        target.write_text("x\n")
+        target.chmod(0o644)
     got: dict[str, str] = {}
     out: list[str] = []
     try:
@@ -100,6 +104,13 @@ def test_a_lock_on_a_file_directly_in_slash_does_not_hold_the_host(tmp_path: Pat
         async def main() -> None:
             backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
             async with supervised(backend, tmp_path / "s") as sup:
+                assert (await sup.run("true", timeout_s=60)).exit_code == 0  # the view is planned
+                if made_later:
+                    made.mkdir(mode=0o755)
+                    target.write_text("x\n")
+                    target.chmod(0o644)
+                    for _ in range(4):  # past the inits the warm pool set up before it existed
+                        assert (await sup.run("true", timeout_s=60)).exit_code == 0
 
                 async def command() -> None:
                     result = await sup.run(f"python3 {ws}/hold.py {target} {ws}", timeout_s=60)
@@ -116,9 +127,28 @@ def test_a_lock_on_a_file_directly_in_slash_does_not_hold_the_host(tmp_path: Pat
 
         anyio.run(main)
     finally:
-        target.unlink()
+        if target.exists():
+            target.unlink()
+        if made.is_dir():
+            made.rmdir()
     text = "\n".join(out)
     assert "FLOCK ok" in text and "OFD ok" in text, f"the command must have locked its view: {text}"
+    return got, text
+
+
+def test_a_lock_on_a_file_directly_in_slash_does_not_hold_the_host(tmp_path: Path) -> None:
+    """The host's non-blocking flock and OFD write lock on a file directly in ``/`` that a command
+    locked must succeed. Failed before: 1 of 1 (both blocked: "Resource temporarily unavailable")."""
+    got, text = _locked_from_a_session(tmp_path, made_later=False)
+    assert got == {"flock": "ok", "ofd": "ok"}, (got, text)
+
+
+def test_a_lock_in_a_top_level_directory_made_later_does_not_hold_the_host(tmp_path: Path) -> None:
+    """The same in a top-level directory the host made after the session planned its view (the
+    plan is the zygote's, once; each init now covers what appeared before it was set up: the
+    warm pool's inits, set up ahead, not what appeared after -- docs/security.md "Left").
+    Failed before: 1 of 1 (both blocked)."""
+    got, text = _locked_from_a_session(tmp_path, made_later=True)
     assert got == {"flock": "ok", "ofd": "ok"}, (got, text)
 
 
