@@ -325,6 +325,8 @@ def _cover_rest(hold: bytes, directory: bytes, known: bytes | None) -> None:
         is_dir = entry.is_dir(follow_symlinks=False)
         if (is_dir and entry.name in names) or not (is_dir or entry.is_file(follow_symlinks=False)):
             continue
+        if is_dir and any(p.startswith(target + b"/") for p in points):
+            continue  # a mount below (a directory renamed since the plan): never hidden
         if _libc.mount(hold + b"/" + entry.name, target, None, ctypes.c_ulong(_MS_BIND), None) < 0:
             err = ctypes.get_errno()
             if err != errno.ENOENT:

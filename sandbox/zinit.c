@@ -302,9 +302,27 @@ static int listed(const char *list, const char *name) {
 /* Round 38 (the Python init's `_cover_rest`): with the shared overlay of `dir`'s mount at `hold`,
  * each regular file directly in `dir` (/container_info.json) and each subdirectory made since the
  * plan (not in `known`: nothing is mounted below one, the zygote's namespace is private) bound
- * from the overlay over itself, unless it is a mount point already (covered, or a mask). Without
+ * from the overlay over itself, unless it is a mount point already (covered, or a mask) or a directory
+ * with one below it (renamed since the plan: a mask there stays on top). Without
  * it a command's lock on such a file was on the host's inode. A name gone meanwhile: skipped; a
  * kernel that cannot say what a mount point is: nothing more (as before); else closed. */
+/* Whether a mount point lies below the directory `path` (its name plain: no byte mountinfo escapes). */
+static int mounts_below(const char *path) {
+    static char table[1 << 16];
+    int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 1;
+    size_t have = 0;
+    ssize_t n;
+    while (have < sizeof table - 1 && (n = read(fd, table + have, sizeof table - 1 - have)) > 0) have += (size_t)n;
+    close(fd);
+    if (have >= sizeof table - 1) return 1; /* too long to read whole: assume one */
+    table[have] = '\0';
+    char prefix[PATH_MAX + 2];
+    int len = snprintf(prefix, sizeof prefix, " %s/", path);
+    if (len < 0 || len >= (int)sizeof prefix) return 1;
+    return strstr(table, prefix) != NULL;
+}
+
 static int cover_rest(const char *hold, const char *dir, const char *known) {
     DIR *d = opendir(dir);
     if (d == NULL) return fail("opendir");
@@ -322,9 +340,11 @@ static int cover_rest(const char *hold, const char *dir, const char *known) {
         if (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) continue;
         int is_dir = S_ISDIR(stx.stx_mode);
         if ((is_dir && listed(known, e->d_name)) || !(is_dir || S_ISREG(stx.stx_mode))) continue;
+        /* A mount below (a directory renamed since the plan): never hidden. */
+        if (is_dir && (strpbrk(e->d_name, " \t\n\\") != NULL || mounts_below(dst))) continue;
         if (mount(src, dst, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) {
             char what[300];
-            snprintf(what, sizeof what, "mount %s", dst);
+            snprintf(what, sizeof what, "mount %.280s", dst);
             done = fail(what);
         }
     }
