@@ -1,6 +1,6 @@
 """A bwrap session's command against a raw spawn, side by side in one run (issue 22, item 3).
 
-``PYTHONPATH=. python3 -m benchmarks.bwrap_ab [--rounds 40] [--burst 12] [--churn MS] [--pool N]``
+``PYTHONPATH=. python3 -m benchmarks.bwrap_ab [--rounds 40] [--burst 12] [--churn MS] [--pool N] [--no-lock-view]``
 
 Three ways of running ``true``, taking turns in back-to-back bursts (`benchmarks._bursts`: two
 bursts timed next to each other see the same load, so each round's ratio is fair on a shared
@@ -18,7 +18,8 @@ ratio of the fastest calls, and this process's CPU per call (``time.process_time
 is noisy on a loaded machine, the host's own CPU far less). ``--burst 1`` times one call of each
 in turn instead of bursts. ``--churn MS``: a host thread binds a socket in a fresh directory under
 /var/tmp every MS ms meanwhile (a busy host); the run says how many zygotes were replaced and how
-many commands found no ready init.
+many commands found no ready init. ``--no-lock-view``: the session without its lock view
+(`BwrapConfig.lock_view`), to measure what the view costs.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def _churn(every_s: float, stop: threading.Event) -> None:
             shutil.rmtree(where, ignore_errors=True)
 
 
-async def _run(rounds: int, burst: int, churn_ms: float, pool: int | None) -> int:
+async def _run(rounds: int, burst: int, churn_ms: float, pool: int | None, lock_view: bool = True) -> int:
     from sandbox import BwrapConfig, ExecRequest, SandboxPolicy
     from sandbox.bwrap import BwrapBackend
     from shellrt.supervisor import Supervisor
@@ -75,7 +76,7 @@ async def _run(rounds: int, burst: int, churn_ms: float, pool: int | None) -> in
     with tempfile.TemporaryDirectory(prefix="shellrt-bwrap-ab-") as tmp:
         ws = Path(tmp) / "ws"
         ws.mkdir()
-        backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
+        backend = BwrapBackend(BwrapConfig(persistent=True, lock_view=lock_view), SandboxPolicy(workspace=ws))
         if pool is not None:
             backend.warm_pool = pool
         await backend.start()
@@ -179,8 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pool", type=int, default=None, help="inits the zygote keeps ready (default: the backend's)"
     )
+    parser.add_argument(
+        "--no-lock-view", action="store_true", help="the session without its lock view (to measure its cost)"
+    )
     args = parser.parse_args(argv)
-    return anyio.run(_run, args.rounds, args.burst, args.churn, args.pool)
+    return anyio.run(_run, args.rounds, args.burst, args.churn, args.pool, not args.no_lock_view)
 
 
 if __name__ == "__main__":

@@ -117,7 +117,7 @@ import sys
 #: each init to fault in). Type checkers treat any name ``TYPE_CHECKING`` as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: no module of Python source is imported at run time
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
 #: A command that could not start: the wait status of ``exit 1``.
@@ -290,28 +290,71 @@ def _proc_mounts() -> list[MountCall]:
 #: nothing to keep on top and is skipped; an overlay the kernel refuses now (EINVAL, ENOENT: a
 #: host mount made below since) is not made, and its calls up to the group's end are skipped
 #: (nothing is put over the directory, so nothing is hidden). Any other failure fails the init.
+#: A shared overlay (round 38: one for several directories of one mount) is an outer group
+#: (``_CALL_OUTER`` on its head and end): refused, every directory of it is skipped; each
+#: directory's own calls in it are an inner group. ``_CALL_UMOUNT``: ``umount2(target,
+#: MNT_DETACH)`` instead of a mount (the shared overlay, taken off its assembly point).
 _CALL_IF_PRESENT = 1 << 40
 _CALL_GROUP_HEAD = 1 << 41
 _CALL_GROUP_END = 1 << 42
-_CALL_MARKS = _CALL_IF_PRESENT | _CALL_GROUP_HEAD | _CALL_GROUP_END
+_CALL_UMOUNT = 1 << 43
+_CALL_OUTER = 1 << 44
+#: ``_CALL_REST``: bind from the shared overlay (``source``) each entry of the directory ``target``
+#: it does not cover yet (`_cover_rest`); ``data``: that directory's subdirectories at the plan, by
+#: name, "/" between them (those are left as they are: mounts may lie below one).
+_CALL_REST = 1 << 45
+_CALL_MARKS = _CALL_IF_PRESENT | _CALL_GROUP_HEAD | _CALL_GROUP_END | _CALL_UMOUNT | _CALL_OUTER | _CALL_REST
+
+
+def _cover_rest(hold: bytes, directory: bytes, known: bytes | None) -> None:
+    """In an init, the shared overlay of ``directory``'s mount at ``hold``: each regular file
+    directly in ``directory`` and each subdirectory made since the plan (not in ``known``: no
+    mount lies below it, the zygote's namespace is private) bound from the overlay over itself,
+    unless it is a mount point already (covered, or a mask). Round 38, locks: a command's lock on
+    ``/container_info.json`` or on a top-level directory made after the session started was on
+    the host's inode. ``zinit.c`` `cover_rest` alike; raises `OSError` (closed) on a failure but
+    a name gone meanwhile."""
+    names = set((known or b"").split(b"/"))
+    base = directory.rstrip(b"/")
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
+        points = {os.fsencode(_unescape(line.split(" ")[4])) for line in fh}
+    for entry in os.scandir(directory):
+        target = base + b"/" + entry.name
+        if target in points or entry.is_symlink():
+            continue
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if (is_dir and entry.name in names) or not (is_dir or entry.is_file(follow_symlinks=False)):
+            continue
+        if is_dir and any(p.startswith(target + b"/") for p in points):
+            continue  # a mount below (a directory renamed since the plan): never hidden
+        if _libc.mount(hold + b"/" + entry.name, target, None, ctypes.c_ulong(_MS_BIND), None) < 0:
+            err = ctypes.get_errno()
+            if err != errno.ENOENT:
+                raise OSError(err, f"mount {os.fsdecode(target)}: {os.strerror(err)}")
 
 
 def _mount_unmarked(call: MountCall) -> int:
-    """``mount(2)`` of a call, its marks taken off (the planner tries each call as it is)."""
+    """``mount(2)`` (or ``umount2``) of a call, its marks taken off (the planner tries each call as it is)."""
+    if call[3].value & _CALL_UMOUNT:
+        return int(_libc.umount2(call[1], _MNT_DETACH))
+    if call[3].value & _CALL_REST:
+        _cover_rest(call[0] or b"", call[1], call[4])
+        return 0
     return int(_libc.mount(call[0], call[1], call[2], ctypes.c_ulong(call[3].value & ~_CALL_MARKS), call[4]))
 
 
 def _replay(calls: list[MountCall]) -> None:
-    skipping = False
+    skipping = 0  # 1: an inner group's calls, 2: an outer group's (`zinit.c` `set_up` alike)
     for call in calls:
         marks = call[3].value & _CALL_MARKS
         if skipping:
-            skipping = not marks & _CALL_GROUP_END
+            if marks & _CALL_GROUP_END and (skipping == 2) == bool(marks & _CALL_OUTER):
+                skipping = 0
             continue
         if (_mount_unmarked(call) if marks else _libc.mount(*call)) < 0:
             err = ctypes.get_errno()
             if marks & _CALL_GROUP_HEAD and err in (errno.EINVAL, errno.ENOENT):
-                skipping = True
+                skipping = 2 if marks & _CALL_OUTER else 1
                 continue
             if marks & _CALL_IF_PRESENT and err == errno.ENOENT:
                 continue
@@ -476,6 +519,12 @@ class Zygote:
         self.pool: dict[int, tuple[int, int]] = {}
         #: Pooled inits the host said serve a (long) command: no longer ready.
         self.taken: set[int] = set()
+        #: Pooled inits that said b"r" (their command is over) and are now tearing their
+        #: namespaces down: no longer ready, not yet reaped (`spent`).
+        self.spent: set[int] = set()
+        #: The main loop's poller (`_requests`) and the pooled inits' report pipes it watches -> pid.
+        self.poller: Any = None
+        self._reports: dict[int, int] = {}
         # The bounding set: down to the zygote's own capabilities once, here; those are
         # then all a command must drop from it.
         keep = set(config.get("caps", ()))
@@ -634,7 +683,7 @@ class Zygote:
         report an init that dies without reporting (killed) without being told that the host
         handed it a command: nothing crosses to the zygote on a command's path.
         """
-        while len(self.pool) - len(self.taken) < self.pool_size:
+        while len(self.pool) - len(self.taken | self.spent) < self.pool_size:
             status_r, status_w = os.pipe2(os.O_CLOEXEC)
             prepared = self._prepare(status_w)
             if isinstance(prepared, int):
@@ -643,6 +692,9 @@ class Zygote:
                 return
             pid, ctl, report = prepared
             self.pool[pid] = (report, status_w)
+            if self.poller is not None:
+                self.poller.register(report, select.POLLIN)
+                self._reports[report] = pid
             try:
                 _send_fds(self.sock, {"op": "pooled", "pid": pid}, [ctl.fileno(), status_r])
             except OSError:
@@ -650,6 +702,19 @@ class Zygote:
             finally:
                 ctl.close()
                 os.close(status_r)
+
+    def spent_init(self, report: int) -> None:
+        """A pooled init's report pipe became readable: its command is over (b"r") or it died.
+        The next init is made now, not once this one is reaped: an init's exit tears its mount
+        namespace down first (its lock view's overlays: superblocks freed, an RCU grace period),
+        ~0.3-1 ms the next init's clone and set-up would otherwise wait out (round 38, locks)."""
+        pid = self._reports.pop(report, None)
+        if pid is None:
+            return
+        self.poller.unregister(report)
+        if pid in self.pool:
+            self.spent.add(pid)
+            self.refill()
 
     def take(self, pid: int) -> None:
         """The host handed pooled init ``pid`` a command that runs on: make the next one now."""
@@ -930,6 +995,9 @@ class Zygote:
             elif (pooled := self.pool.pop(pid, None)) is not None:
                 report, status = pooled
                 self.taken.discard(pid)
+                self.spent.discard(pid)
+                if self._reports.pop(report, None) is not None:
+                    self.poller.unregister(report)
             else:
                 continue  # the bridge
             if status < 0:  # its command was refused already
@@ -1157,16 +1225,21 @@ class Spawner:
 
 
 def _requests(
-    sock: _socket.socket, wake_r: int, reap: Callable[[], None]
+    sock: _socket.socket,
+    wake_r: int,
+    reap: Callable[[], None],
+    poller: Any = None,
+    other: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[dict[str, Any], list[int]]]:
     """The host's requests on ``sock`` (with the fds each carries), reaping children whenever
     SIGCHLD writes to ``wake_r``. The host's EOF or a broken socket ends this process: the
     session is over (no interpreter teardown; what it started dies with it).
 
     poll, not select: the socket's fd number is inherited from the host, where it may be
-    >= FD_SETSIZE (1024) in a long-running server with many sessions.
+    >= FD_SETSIZE (1024) in a long-running server with many sessions. ``other``: called with
+    each other readable fd the caller registered in ``poller`` (after any reap).
     """
-    poller = select.poll()
+    poller = poller if poller is not None else select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     poller.register(wake_r, select.POLLIN)
     while True:
@@ -1180,6 +1253,10 @@ def _requests(
             except BlockingIOError:
                 pass
             reap()
+        if other is not None:
+            for fd in readable:
+                if fd != wake_r and fd != sock.fileno():
+                    other(fd)
         if sock.fileno() not in readable:
             continue
         try:
@@ -1458,6 +1535,49 @@ def _lock_view_calls(path: str, points: list[str]) -> list[MountCall]:
     return calls
 
 
+def _shared_view_calls(mount: str, paths: list[str], known: list[str]) -> list[MountCall]:
+    """One overlay of ``mount`` (the mount point the directories ``paths`` all lie on, none of
+    them a mount point itself) for all of them (round 38): made at ``h``; each directory's part
+    of it bound at ``s``, the mounts below the directory moved into that, and the whole moved
+    over the directory; then the overlay taken off ``h`` (never left where a command could reach
+    the mount's whole tree). One overlay's superblock is set up and torn down instead of one a
+    directory: each one's teardown waited out an expedited RCU grace period
+    (``ovl_free_fs`` -> ``kern_unmount_array``, measured with perf, docs/performance.md).
+    Then what no overlay of a directory covers, in each init as it finds it (`_cover_rest`): the
+    regular files directly in ``mount``'s own directory (``/container_info.json``) and its
+    subdirectories made after the plan (not in ``known``, its subdirectories at the plan)."""
+    hold, stage = LOCK_VIEW_DIR + "/h", LOCK_VIEW_DIR + "/s"
+    flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+    outer = _CALL_GROUP_HEAD | _CALL_OUTER
+    calls = [_mount_call("overlay", hold, "overlay", flags | outer, f"lowerdir={mount}:{LOCK_VIEW_DIR}/e")]
+    base = len(mount.rstrip("/"))
+    for path in paths:
+        # A bind keeps the overlay mount's read-only, nosuid, nodev.
+        calls.append(_mount_call(hold + path[base:], stage, None, _MS_BIND | _CALL_GROUP_HEAD))
+        calls += [
+            _mount_call(point, stage + point[len(path) :], None, _MS_MOVE | _CALL_IF_PRESENT)
+            for point in _top_mounts_below(path)
+        ]
+        calls.append(_mount_call(stage, path, None, _MS_MOVE | _CALL_GROUP_END))
+    if len(rest := "/".join(known)) < 65536:  # else none: as before round 38
+        calls.append(_mount_call(hold, mount, None, _CALL_REST, rest))
+    calls.append(_mount_call(None, hold, None, _CALL_UMOUNT | _CALL_GROUP_END | _CALL_OUTER))
+    return calls
+
+
+def _subdirectories(directory: str) -> list[str]:
+    """The names of ``directory``'s subdirectories now (not through a symbolic link)."""
+    try:
+        return sorted(e.name for e in os.scandir(directory) if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def _mount_of(path: str, points: Iterable[str]) -> str:
+    """The mount point ``path`` lies on: the longest of ``points`` that is it or above it."""
+    return max((p for p in points if p == "/" or path == p or path.startswith(p + "/")), key=len)
+
+
 def _plan_lock_view(report: int) -> None:
     """In a throwaway child (its own mount namespace): cover every read-only host directory it
     can, walking down from / where a directory cannot be covered whole (a host mount below it:
@@ -1499,8 +1619,19 @@ def _plan_lock_view(report: int) -> None:
                 calls += len(planned)
             else:  # not seen here; undone so the next one finds ``h`` empty
                 _libc.umount2(LOCK_VIEW_DIR.encode() + b"/h", _MNT_DETACH)
-
-    _write_all(report, "".join(p + "\n" for p in done).encode("utf-8", "surrogateescape"))
+    # Mounts that can carry one overlay for all of their covered directories (`_shared_view_calls`):
+    # tried here too (refused where a host mount below is locked: a non-root caller's /).
+    shared = []
+    for mount in sorted({_mount_of(p, table) for p in done}):
+        if sum(1 for p in done if _mount_of(p, table) == mount) < 2 or mount in done:
+            continue
+        first = _mount_call("overlay", LOCK_VIEW_DIR + "/h", "overlay", _MS_RDONLY | _MS_NOSUID | _MS_NODEV,
+                            f"lowerdir={mount}:{LOCK_VIEW_DIR}/e")  # fmt: skip
+        if _mount_unmarked(first) >= 0:
+            _libc.umount2(LOCK_VIEW_DIR.encode() + b"/h", _MNT_DETACH)
+            shared.append(mount)
+    lines = [p + "\n" for p in done] + ["+" + m + "\n" for m in shared]
+    _write_all(report, "".join(lines).encode("utf-8", "surrogateescape"))
 
 
 def lock_view(enabled: bool) -> list[MountCall]:
@@ -1521,6 +1652,7 @@ def lock_view(enabled: bool) -> list[MountCall]:
     _mount("tmpfs", LOCK_VIEW_DIR, "tmpfs", flags, opts)
     os.mkdir(LOCK_VIEW_DIR + "/e", 0o755)
     os.mkdir(LOCK_VIEW_DIR + "/h", 0o755)
+    os.mkdir(LOCK_VIEW_DIR + "/s", 0o755)
     _mount(None, LOCK_VIEW_DIR, None, _MS_REMOUNT | _MS_RDONLY | flags, opts)
     read, write = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
@@ -1539,9 +1671,24 @@ def lock_view(enabled: bool) -> list[MountCall]:
     _pid, status = os.waitpid(pid, 0)
     if status != 0:
         raise OSError(errno.EIO, "the lock view could not be planned")
+    lines = bytes(b"".join(chunks)).decode("utf-8", "surrogateescape").splitlines()
+    covered = [line for line in lines if not line.startswith("+")]
+    shared = {line[1:] for line in lines if line.startswith("+")}
+    table = _mount_table()
+    own = {path: _lock_view_calls(path, _top_mounts_below(path)) for path in covered}
+    total = sum(map(len, own.values()))
     calls: list[MountCall] = []
-    for path in bytes(b"".join(chunks)).decode("utf-8", "surrogateescape").splitlines():
-        calls += _lock_view_calls(path, _top_mounts_below(path))
+    done: set[str] = set()
+    for path in covered:
+        mount = _mount_of(path, table)
+        group = [p for p in covered if _mount_of(p, table) == mount]
+        if mount in shared and total + 3 <= _LOCK_VIEW_CALLS:  # 3 calls more than one overlay each
+            if mount not in done:
+                done.add(mount)
+                total += 3
+                calls += _shared_view_calls(mount, group, _subdirectories(mount))
+            continue
+        calls += own[path]
     return calls
 
 
@@ -1701,10 +1848,11 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     _libc.malloc_trim(0)
+    zygote.poller = select.poll()  # before the first init: each pooled one's report pipe in it
     zygote.refill()  # the first command's init waits ready too
     # "ready python": the host's C init could not start, so requests must come in the Python init's format.
     sock.send(b"ready python " + zygote.c_init_failure.encode() if zygote.c_init_failure else b"ready")
-    for req, fds in _requests(sock, wake_r, zygote.reap):
+    for req, fds in _requests(sock, wake_r, zygote.reap, zygote.poller, zygote.spent_init):
         if req["op"] == "spawn" and len(fds) == 4:
             zygote.spawn(req, fds)
         else:

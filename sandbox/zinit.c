@@ -30,6 +30,7 @@
  * A set-up failure is said on the command's stderr once it arrives; the command never runs.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -48,6 +49,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -94,7 +96,15 @@ struct mount_call {
 #define CALL_IF_PRESENT (1UL << 40)
 #define CALL_GROUP_HEAD (1UL << 41)
 #define CALL_GROUP_END (1UL << 42)
-#define CALL_MARKS (CALL_IF_PRESENT | CALL_GROUP_HEAD | CALL_GROUP_END)
+/* Round 38: UMOUNT, umount2(target, MNT_DETACH) instead of a mount (a shared overlay taken off
+ * its assembly point); OUTER, on a shared overlay's head and end: refused, every directory of it
+ * is skipped (each directory's own calls in it are an inner group). */
+#define CALL_UMOUNT (1UL << 43)
+#define CALL_OUTER (1UL << 44)
+/* REST: bind from the shared overlay (source) each entry of the directory target it does not cover
+ * yet (`cover_rest`); data: that directory's subdirectories at the plan, "/" between them. */
+#define CALL_REST (1UL << 45)
+#define CALL_MARKS (CALL_IF_PRESENT | CALL_GROUP_HEAD | CALL_GROUP_END | CALL_UMOUNT | CALL_OUTER | CALL_REST)
 static struct {
     long uid, gid;
     int slice_mode, nice;
@@ -278,18 +288,88 @@ static int lower(void) {
     return 0;
 }
 
+/* Whether `name` is one of the "/"-separated names in `list` (NULL: none). */
+static int listed(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (const char *at = list; at != NULL && *at;) {
+        const char *stop = strchrnul(at, '/');
+        if ((size_t)(stop - at) == n && memcmp(at, name, n) == 0) return 1;
+        at = *stop ? stop + 1 : stop;
+    }
+    return 0;
+}
+
+/* Round 38 (the Python init's `_cover_rest`): with the shared overlay of `dir`'s mount at `hold`,
+ * each regular file directly in `dir` (/container_info.json) and each subdirectory made since the
+ * plan (not in `known`: nothing is mounted below one, the zygote's namespace is private) bound
+ * from the overlay over itself, unless it is a mount point already (covered, or a mask) or a directory
+ * with one below it (renamed since the plan: a mask there stays on top). Without
+ * it a command's lock on such a file was on the host's inode. A name gone meanwhile: skipped; a
+ * kernel that cannot say what a mount point is: nothing more (as before); else closed. */
+/* Whether a mount point lies below the directory `path` (its name plain: no byte mountinfo escapes). */
+static int mounts_below(const char *path) {
+    static char table[1 << 16];
+    int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 1;
+    size_t have = 0;
+    ssize_t n;
+    while (have < sizeof table - 1 && (n = read(fd, table + have, sizeof table - 1 - have)) > 0) have += (size_t)n;
+    close(fd);
+    if (have >= sizeof table - 1) return 1; /* too long to read whole: assume one */
+    table[have] = '\0';
+    char prefix[PATH_MAX + 2];
+    int len = snprintf(prefix, sizeof prefix, " %s/", path);
+    if (len < 0 || len >= (int)sizeof prefix) return 1;
+    return strstr(table, prefix) != NULL;
+}
+
+static int cover_rest(const char *hold, const char *dir, const char *known) {
+    DIR *d = opendir(dir);
+    if (d == NULL) return fail("opendir");
+    const char *base = strcmp(dir, "/") == 0 ? "" : dir;
+    char src[PATH_MAX], dst[PATH_MAX];
+    struct dirent *e;
+    int done = 0;
+    while (done == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (snprintf(dst, sizeof dst, "%s/%s", base, e->d_name) >= (int)sizeof dst) continue;
+        if (snprintf(src, sizeof src, "%s/%s", hold, e->d_name) >= (int)sizeof src) continue;
+        struct statx stx;
+        if (statx(AT_FDCWD, dst, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) < 0) continue;
+        if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) break;
+        if (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) continue;
+        int is_dir = S_ISDIR(stx.stx_mode);
+        if ((is_dir && listed(known, e->d_name)) || !(is_dir || S_ISREG(stx.stx_mode))) continue;
+        /* A mount below (a directory renamed since the plan): never hidden. */
+        if (is_dir && (strpbrk(e->d_name, " \t\n\\") != NULL || mounts_below(dst))) continue;
+        if (mount(src, dst, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) {
+            char what[300];
+            snprintf(what, sizeof what, "mount %.280s", dst);
+            done = fail(what);
+        }
+    }
+    closedir(d);
+    return done;
+}
+
 static int set_up(void) {
     if (setsid() < 0) return fail("setsid");
-    int skipping = 0;
+    int skipping = 0; /* 1: an inner group's calls, 2: an outer group's */
     for (int i = 0; i < cfg.nmounts; i++) {
         struct mount_call *c = &cfg.mounts[i];
         if (skipping) {
-            if (c->flags & CALL_GROUP_END) skipping = 0;
+            if ((c->flags & CALL_GROUP_END) && (skipping == 2) == ((c->flags & CALL_OUTER) != 0)) skipping = 0;
             continue;
         }
-        if (mount(c->source, c->target, c->fstype, c->flags & ~CALL_MARKS, c->data) < 0) {
+        if (c->flags & CALL_REST) {
+            if (cover_rest(c->source, c->target, c->data) < 0) return -1;
+            continue;
+        }
+        int done = (c->flags & CALL_UMOUNT) ? umount2(c->target, MNT_DETACH)
+                                            : mount(c->source, c->target, c->fstype, c->flags & ~CALL_MARKS, c->data);
+        if (done < 0) {
             if ((c->flags & CALL_GROUP_HEAD) && (errno == EINVAL || errno == ENOENT)) {
-                skipping = 1;
+                skipping = (c->flags & CALL_OUTER) ? 2 : 1;
                 continue;
             }
             if ((c->flags & CALL_IF_PRESENT) && errno == ENOENT) continue;
