@@ -153,7 +153,7 @@ def _stop_all(paused: Paused, seeds: list[int], own: str) -> str | None:
     for _ in range(_MAX_PASSES):
         table = _table()
         # One stopped at a scan may have been continued since by one not yet stopped: again.
-        skip = {pid for pid in skip if pid in table and table[pid][1] in "TtZX"}
+        skip = {pid for pid in skip if pid in table and table[pid][1] in "TtZX" and _threads_still(pid, False)}
         fresh = [pid for pid in _members(table, seeds, own) if pid not in paused.fds and pid not in skip]
         if not fresh:
             # Done when a scan after every stop landed finds none: a process stopped inside ``clone``
@@ -167,7 +167,7 @@ def _stop_all(paused: Paused, seeds: list[int], own: str) -> str | None:
             continue
         settled = False
         for pid in fresh:
-            if table[pid][1] in "TtZX":
+            if table[pid][1] in "TtZX" and _threads_still(pid, child_stopped=False):
                 skip.add(pid)
                 continue
             failure = _stop(paused, pid, own, skip)
@@ -217,7 +217,11 @@ def _settle(paused: Paused) -> str | None:
             # A child another pause stopped (overlapping hooks share the tree, each its own stops):
             # its vfork parent waits on it just the same.
             waiting |= {ppid for ppid, state in _table().values() if state in "Tt"}
-        left = {pid for pid in left if not _still(states[pid], pid in waiting)}
+        left = {
+            pid
+            for pid in left
+            if not (_still(states[pid], pid in waiting) and _threads_still(pid, child_stopped=pid in waiting))
+        }
         if not left:
             return None
         if time.monotonic() > deadline:
@@ -230,6 +234,25 @@ def _still(found: tuple[int, str] | None, child_stopped: bool) -> bool:
     """Whether a process (its `_stat`) can do nothing: gone, stopped, dead, or in the kernel's
     vfork wait for a child we stopped."""
     return found is None or found[1] in "TtZX" or (found[1] == "D" and child_stopped)
+
+
+def _threads_still(pid: int, child_stopped: bool) -> bool:
+    """Whether every thread of ``pid`` is still (`_still`): ``/proc/<pid>/stat`` is its main
+    thread's state only, and a thread mid-``write`` (or one a tracer holds the main thread of) ran
+    on and wrote after a pause said all were still (round 38)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # gone
+        return True
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as stat:
+                state = stat.read().rsplit(b")", 1)[1].split()[0].decode()
+        except (OSError, IndexError):  # the thread ended
+            continue
+        if not _still((0, state), child_stopped):
+            return False
+    return True
 
 
 def resume(paused: Paused) -> None:
