@@ -23,19 +23,38 @@ import errno
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import anyio
 
 from sandbox._proctree import stat_fields
 
-__all__ = ["HostQuiet", "Paused", "pause", "resume"]
+__all__ = ["HostQuiet", "Paused", "Running", "pause", "pause_running", "resume"]
 
 #: Passes over ``/proc`` before giving up on a tree that keeps starting processes.
 _MAX_PASSES = 64
 #: How long the stops may take to land (a stopped process cannot fork or write).
 _SETTLE_S = 2.0
+#: How long a running command's host pid is looked for (a zygote's command shows up a moment after
+#: its start returned; its own wait is 0.2 s, too short under load).
+_PID_FIND_S = 2.0
+
+
+class _HasPid(Protocol):
+    @property
+    def pid(self) -> int | None: ...
+
+
+class Running(Protocol):
+    """A running command or task as the supervisor holds it (`Execution`)."""
+
+    @property
+    def process(self) -> _HasPid: ...
+
+    @property
+    def status(self) -> object: ...
 
 
 @dataclass
@@ -125,6 +144,34 @@ def _members(table: dict[int, tuple[int, str]], seeds: Iterable[int], own: str |
         return set()
     inside = {pid for pid in table if ns(pid) in theirs}
     return {pid for pid in below(inside) if ns(pid) != own}
+
+
+def pause_running(quiet: HostQuiet, running: Sequence[Running]) -> str | None:
+    """Pause ``running`` under ``quiet`` (in a thread); why not all (None: all still). Recorded in
+    ``quiet`` here, so a cancelled wait still continues it. A running command whose process was not
+    found is a failure: it was no seed and ran under the hook (round 38)."""
+    seeds, unfound = _host_pids(running)
+    paused = pause(seeds) if seeds else Paused()
+    quiet.paused.append(paused)
+    if unfound and paused.failure is None:
+        return f"{unfound} of its commands had no process to stop yet"
+    return paused.failure
+
+
+def _host_pids(running: Sequence[Running]) -> tuple[list[int], int]:
+    """The host pids of ``running`` and how many still running had none after `_PID_FIND_S`."""
+    deadline = time.monotonic() + _PID_FIND_S
+    pids: list[int] = []
+    unfound = 0
+    for one in running:
+        while (pid := one.process.pid) is None and one.status is None:
+            if time.monotonic() > deadline:
+                unfound += 1
+                break
+            time.sleep(0.005)
+        if pid is not None:
+            pids.append(pid)
+    return pids, unfound
 
 
 def pause(seeds: Iterable[int]) -> Paused:

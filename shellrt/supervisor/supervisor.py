@@ -395,7 +395,7 @@ class Supervisor:
         commands and background tasks stopped, then the protected files swept (a task looping
         over ``.git/config`` planted again between the sweep and the hook's ``git``: red team
         round 37). Yields why they could not all be stopped (None: all still)."""
-        from shellrt.supervisor._host_pause import HostQuiet  # only with hooks
+        from shellrt.supervisor._host_pause import HostQuiet, pause_running  # only with hooks
 
         quiet = self._host_quiet = self._host_quiet or HostQuiet()
         quiet.holders += 1  # before any await: an overlapping hook's end must not continue the tree
@@ -403,31 +403,14 @@ class Supervisor:
             # New starts wait for the hooks' end (`_start`); one under way now is waited for, so its
             # process is among those paused (it was none of them, and ran under the hook: round 38).
             await self._starts_done()
-            failure = await self._pause_running(quiet)
+            running = list(self._live) + [
+                e for t in self.tasks.list() if (e := self.tasks.execution(t.id)) is not None and not e.done.is_set()
+            ]
+            failure = await anyio.to_thread.run_sync(pause_running, quiet, running) if running else None
             await self.sweep_protected()
             yield failure
         finally:
             quiet.leave()
-
-    async def _pause_running(self, quiet: HostQuiet) -> str | None:
-        """Pause every running command and task (`quiet_for_host`); why not all (None: all still)."""
-        from shellrt.supervisor._host_pause import Paused, pause
-
-        executions = list(self._live) + [
-            e for t in self.tasks.list() if (e := self.tasks.execution(t.id)) is not None and not e.done.is_set()
-        ]
-        if not executions:
-            return None
-
-        def stop() -> str | None:  # recorded in the thread: a cancelled wait still continues it
-            seeds, unfound = _host_pids(executions)
-            paused = pause(seeds) if seeds else Paused()
-            quiet.paused.append(paused)
-            if unfound:  # running, its process not found: it would run on under the hook
-                return paused.failure or f"{unfound} of its commands had no process to stop yet"
-            return paused.failure
-
-        return await anyio.to_thread.run_sync(stop)
 
     async def _starts_done(self) -> None:
         """Return once no backend ``exec`` is under way (`close`, `quiet_for_host`: one event, shared)."""
@@ -722,24 +705,3 @@ def _argv_of(command: str | Sequence[str], shell: Shell) -> tuple[str, ...] | No
 def _label(command: str | Sequence[str]) -> str:
     """How a command is shown in results and task lists: its text, or its argv shell-quoted."""
     return command if isinstance(command, str) else shlex.join(command)
-
-
-#: How long a running command's host pid is looked for before a pause (`_host_pids`).
-_PID_FIND_S = 2.0
-
-
-def _host_pids(executions: list[Execution]) -> tuple[list[int], int]:
-    """The host pids of ``executions`` (in a thread: a zygote's command may take a moment to show
-    up) and how many running ones had none after `_PID_FIND_S`."""
-    deadline = time.monotonic() + _PID_FIND_S
-    pids: list[int] = []
-    unfound = 0
-    for execution in executions:
-        while (pid := execution.process.pid) is None and execution.status is None:
-            if time.monotonic() > deadline:
-                unfound += 1
-                break
-            time.sleep(0.005)
-        if pid is not None:
-            pids.append(pid)
-    return pids, unfound
