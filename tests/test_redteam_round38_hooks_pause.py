@@ -155,3 +155,35 @@ def test_it_holds_for_an_unprivileged_caller() -> None:
         "test_a_command_the_zygote_has_not_started_yet_is_not_skipped",
     )
 
+
+
+async def test_a_second_session_on_the_workspace_is_paused_too(tmp_path: Path) -> None:
+    """Failed before (round 37's Left): a second live session of this process on the same workspace
+    went on under the first one's hook, and its task could re-plant ``.git/config`` there."""
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    first = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=ws))
+    second = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=ws))
+    async with supervised(first, tmp_path / "s1") as sup, supervised(second, tmp_path / "s2") as other:
+        await other.start_background(_BUSY)
+        await _wait_for(ws / "b.cnt")
+        async with sup.quiet_for_host() as failure:
+            assert failure is None, failure
+            before = _peek(ws / "b.cnt")
+            await anyio.sleep(0.4)
+            assert _peek(ws / "b.cnt") == before, "the other session's task ran under the hook"
+            started = anyio.Event()
+
+            async def start() -> None:
+                await other.run("echo x > other-started", timeout_s=30)
+                started.set()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(start)
+                await anyio.sleep(0.5)
+                assert not (ws / "other-started").exists(), "the other session started a command under the hook"
+                tg.cancel_scope.cancel()
+        before = _peek(ws / "b.cnt")
+        await anyio.sleep(0.3)
+        assert _peek(ws / "b.cnt") > before  # and it goes on after
