@@ -153,6 +153,7 @@ def test_it_holds_for_an_unprivileged_caller() -> None:
         "test_a_command_started_while_a_hook_runs_waits_for_it",
         "test_a_start_under_way_when_the_pause_begins_is_paused",
         "test_a_command_the_zygote_has_not_started_yet_is_not_skipped",
+        "test_a_second_session_on_the_workspace_is_paused_too",
     )
 
 
