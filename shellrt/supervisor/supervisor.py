@@ -112,10 +112,8 @@ class Supervisor:
         #: Shared by overlapping hooks (`quiet_for_host`) of every session on the workspace; made
         #: at the first hook (`_QUIETS` holds it while one of them keeps it).
         self._host_quiet: HostQuiet | None = None
-        workspace = getattr(getattr(backend, "policy", None), "workspace", None)  # none: a stand-in
-        where = os.path.realpath(workspace) if workspace is not None else f"session {id(self)}"
-        self._neighbours_key = (where, threading.get_ident())
-        _NEIGHBOURS.setdefault(self._neighbours_key, weakref.WeakSet()).add(self)
+        #: Where it is registered among `_NEIGHBOURS` (at its first start or hook, in its event loop).
+        self._neighbours_key: tuple[str, int] | None = None
         #: Starts whose backend ``exec`` has not returned yet: `close` waits for them (see `_start`).
         #: A count, and an event only once `close` waits (an event per start: ~1.4 us hot a command).
         self._starting = 0
@@ -174,11 +172,10 @@ class Supervisor:
         if self._closed:
             return
         self._closed = True
-        neighbours = _NEIGHBOURS.get(self._neighbours_key)
-        if neighbours is not None:
+        if (key := self._neighbours_key) is not None and (neighbours := _NEIGHBOURS.get(key)) is not None:
             neighbours.discard(self)
             if not neighbours:
-                del _NEIGHBOURS[self._neighbours_key]
+                del _NEIGHBOURS[key]
         with anyio.CancelScope(shield=True):
             # A command still starting is in neither list below; its start kills it (`_start`).
             await self._starts_done()  # no start begins once closed: the count only falls now
@@ -415,7 +412,7 @@ class Supervisor:
         round 37). Yields why they could not all be stopped (None: all still)."""
         from shellrt.supervisor._host_pause import HostQuiet, pause_running  # only with hooks
 
-        key = self._neighbours_key
+        key = self._neighbours()
         quiet = self._host_quiet = self._host_quiet or _QUIETS.get(key) or HostQuiet()
         _QUIETS[key] = quiet
         sessions = [sup for sup in _NEIGHBOURS.get(key, ()) if not sup._closed]
@@ -431,6 +428,16 @@ class Supervisor:
             yield failure
         finally:
             quiet.leave()
+
+    def _neighbours(self) -> tuple[str, int]:
+        """This session's key among `_NEIGHBOURS`, registered at the first call (from its event
+        loop's thread: sessions of other loops never share a pause's events)."""
+        if self._neighbours_key is None:
+            workspace = getattr(getattr(self.backend, "policy", None), "workspace", None)  # none: a stand-in
+            where = os.path.realpath(workspace) if workspace is not None else f"session {id(self)}"
+            self._neighbours_key = (where, threading.get_ident())
+            _NEIGHBOURS.setdefault(self._neighbours_key, weakref.WeakSet()).add(self)
+        return self._neighbours_key
 
     def _running(self) -> list[Execution]:
         """The running commands and background tasks (what a hook's pause stops)."""
@@ -519,7 +526,8 @@ class Supervisor:
             report_cwd=report_cwd,
             user=user,
         )
-        quiet = self._host_quiet or (_QUIETS.get(self._neighbours_key) if _QUIETS else None)
+        key = self._neighbours_key or self._neighbours()
+        quiet = self._host_quiet or (_QUIETS.get(key) if _QUIETS else None)
         if quiet is not None and quiet.holders:
             # A hook runs on the host with the session paused (or another session on the workspace):
             # a command starting now would run under it (a call judged concurrency-safe beside the
