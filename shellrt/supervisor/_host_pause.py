@@ -11,26 +11,50 @@ sweep runs on a still tree, the hook runs, then they go on.
 Only namespaces other than shellrt's own are paused: on the local backend commands share the
 host's namespace (local is no boundary) and stopping "everything in ours" would stop the host.
 Each process is held by a pidfd from the stop to the continue, so a pid reused meanwhile is never
-signalled; a process already stopped (by the command itself) is left stopped.
+signalled; a process already stopped (by the command itself) is left stopped, and looked at again
+each pass (a sibling not yet stopped may continue it). What cannot be held (no descriptor left for a
+pidfd, a signal refused) refuses the pause: never "all still" with one running (round 38).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
+
+import anyio
 
 from sandbox._proctree import stat_fields
 
-__all__ = ["HostQuiet", "Paused", "pause", "resume"]
+__all__ = ["HostQuiet", "Paused", "Running", "pause", "pause_running", "resume"]
 
 #: Passes over ``/proc`` before giving up on a tree that keeps starting processes.
 _MAX_PASSES = 64
 #: How long the stops may take to land (a stopped process cannot fork or write).
 _SETTLE_S = 2.0
+#: How long a running command's host pid is looked for (a zygote's command shows up a moment after
+#: its start returned; its own wait is 0.2 s, too short under load).
+_PID_FIND_S = 2.0
+
+
+class _HasPid(Protocol):
+    @property
+    def pid(self) -> int | None: ...
+
+
+class Running(Protocol):
+    """A running command or task as the supervisor holds it (`Execution`)."""
+
+    @property
+    def process(self) -> _HasPid: ...
+
+    @property
+    def status(self) -> object: ...
 
 
 @dataclass
@@ -44,11 +68,13 @@ class Paused:
 class HostQuiet:
     """Pauses shared by host programs that overlap (two calls' hooks at once): what each stopped is
     continued only when the last of them ends, or the first to end let the tree run under the other's
-    hook. Entered before its pause is awaited and left with no await, so none slips between."""
+    hook. Entered before its pause is awaited and left with no await, so none slips between. A
+    command that starts meanwhile waits for `ended` (it would run under the hook: round 38)."""
 
     def __init__(self) -> None:
         self.holders = 0
         self.paused: list[Paused] = []
+        self._ended: anyio.Event | None = None
 
     def leave(self) -> None:
         """One holder less; the last continues everything (a few syscalls: no thread, no await)."""
@@ -57,6 +83,16 @@ class HostQuiet:
             held, self.paused = self.paused, []
             for paused in held:
                 resume(paused)
+            if self._ended is not None:
+                self._ended.set()
+                self._ended = None
+
+    async def ended(self) -> None:
+        """Return once no host program holds the pause (at once when none does)."""
+        while self.holders:
+            if self._ended is None:
+                self._ended = anyio.Event()
+            await self._ended.wait()
 
 
 def _ns(pid: int | str) -> str | None:
@@ -110,51 +146,107 @@ def _members(table: dict[int, tuple[int, str]], seeds: Iterable[int], own: str |
     return {pid for pid in below(inside) if ns(pid) != own}
 
 
+def pause_running(quiet: HostQuiet, running: Sequence[Running]) -> str | None:
+    """Pause ``running`` under ``quiet`` (in a thread); why not all (None: all still). Recorded in
+    ``quiet`` here, so a cancelled wait still continues it. A running command whose process was not
+    found is a failure: it was no seed and ran under the hook (round 38)."""
+    seeds, unfound = _host_pids(running)
+    paused = pause(seeds) if seeds else Paused()
+    quiet.paused.append(paused)
+    if unfound and paused.failure is None:
+        return f"{unfound} of its commands had no process to stop yet"
+    return paused.failure
+
+
+def _host_pids(running: Sequence[Running]) -> tuple[list[int], int]:
+    """The host pids of ``running`` and how many still running had none after `_PID_FIND_S`."""
+    deadline = time.monotonic() + _PID_FIND_S
+    pids: list[int] = []
+    unfound = 0
+    for one in running:
+        while (pid := one.process.pid) is None and one.status is None:
+            if time.monotonic() > deadline:
+                unfound += 1
+                break
+            time.sleep(0.005)
+        if pid is not None:
+            pids.append(pid)
+    return pids, unfound
+
+
 def pause(seeds: Iterable[int]) -> Paused:
-    """Stop every process of the running commands ``seeds`` (host pids) started, until `resume`."""
+    """Stop every process of the running commands ``seeds`` (host pids) started, until `resume`.
+
+    Never raises for what it met on the way (a descriptor short, ``/proc`` unreadable): the
+    failure says so and what was stopped is in the result, for `resume`."""
     paused = Paused()
     own = _ns("self")
     seeds = list(seeds)
     if own is None or not seeds:
         return paused
+    try:
+        paused.failure = _stop_all(paused, seeds, own)
+    except OSError as exc:
+        paused.failure = f"its processes could not be listed ({exc.strerror or exc})"
+    except BaseException:
+        resume(paused)
+        raise
+    return paused
+
+
+def _stop_all(paused: Paused, seeds: list[int], own: str) -> str | None:
     skip: set[int] = set()  # stopped by the command itself, or gone: not ours to continue
     settled = False
     for _ in range(_MAX_PASSES):
         table = _table()
+        # One stopped at a scan may have been continued since by one not yet stopped: again.
+        skip = {pid for pid in skip if pid in table and table[pid][1] in "TtZX" and _threads_still(pid, False)}
         fresh = [pid for pid in _members(table, seeds, own) if pid not in paused.fds and pid not in skip]
         if not fresh:
             # Done when a scan after every stop landed finds none: a process stopped inside ``clone``
             # may have made a child after the scan that found nothing.
             if settled:
-                return paused
-            paused.failure = _settle(paused)
-            if paused.failure is not None:
-                return paused
+                return None
+            failure = _settle(paused)
+            if failure is not None:
+                return failure
             settled = True
             continue
         settled = False
         for pid in fresh:
-            if table[pid][1] in "TtZX":
+            if table[pid][1] in "TtZX" and _threads_still(pid, child_stopped=False):
                 skip.add(pid)
                 continue
-            try:
-                fd = os.pidfd_open(pid)
-            except OSError:
-                skip.add(pid)
-                continue
-            if _ns(pid) in (None, own):  # reused between the scan and the open
-                os.close(fd)
-                skip.add(pid)
-                continue
-            try:
-                signal.pidfd_send_signal(fd, signal.SIGSTOP)
-            except OSError:
-                os.close(fd)
-                skip.add(pid)
-                continue
-            paused.fds[pid] = fd
-    paused.failure = f"its processes kept starting new ones through {_MAX_PASSES} passes"
-    return paused
+            failure = _stop(paused, pid, own, skip)
+            if failure is not None:
+                return failure
+    return f"its processes kept starting new ones through {_MAX_PASSES} passes"
+
+
+def _stop(paused: Paused, pid: int, own: str, skip: set[int]) -> str | None:
+    """Stop ``pid`` through a pidfd held in ``paused``; gone or reused goes to ``skip``. Anything
+    else (no descriptor left, a signal refused) is why the pause fails: it would run on."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError as exc:
+        if exc.errno == errno.ESRCH:
+            skip.add(pid)
+            return None
+        return f"process {pid} could not be held ({exc.strerror or exc})"
+    if _ns(pid) in (None, own):  # gone, or reused between the scan and the open
+        os.close(fd)
+        skip.add(pid)
+        return None
+    try:
+        signal.pidfd_send_signal(fd, signal.SIGSTOP)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno == errno.ESRCH:
+            skip.add(pid)
+            return None
+        return f"process {pid} could not be stopped ({exc.strerror or exc})"
+    paused.fds[pid] = fd
+    return None
 
 
 def _settle(paused: Paused) -> str | None:
@@ -172,7 +264,11 @@ def _settle(paused: Paused) -> str | None:
             # A child another pause stopped (overlapping hooks share the tree, each its own stops):
             # its vfork parent waits on it just the same.
             waiting |= {ppid for ppid, state in _table().values() if state in "Tt"}
-        left = {pid for pid in left if not _still(states[pid], pid in waiting)}
+        left = {
+            pid
+            for pid in left
+            if not (_still(states[pid], pid in waiting) and _threads_still(pid, child_stopped=pid in waiting))
+        }
         if not left:
             return None
         if time.monotonic() > deadline:
@@ -185,6 +281,25 @@ def _still(found: tuple[int, str] | None, child_stopped: bool) -> bool:
     """Whether a process (its `_stat`) can do nothing: gone, stopped, dead, or in the kernel's
     vfork wait for a child we stopped."""
     return found is None or found[1] in "TtZX" or (found[1] == "D" and child_stopped)
+
+
+def _threads_still(pid: int, child_stopped: bool) -> bool:
+    """Whether every thread of ``pid`` is still (`_still`): ``/proc/<pid>/stat`` is its main
+    thread's state only, and a thread mid-``write`` (or one a tracer holds the main thread of) ran
+    on and wrote after a pause said all were still (round 38)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # gone
+        return True
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as stat:
+                state = stat.read().rsplit(b")", 1)[1].split()[0].decode()
+        except (OSError, IndexError):  # the thread ended
+            continue
+        if not _still((0, state), child_stopped):
+            return False
+    return True
 
 
 def resume(paused: Paused) -> None:

@@ -12,7 +12,9 @@ import contextlib
 import os
 import secrets
 import shlex
+import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +43,12 @@ if TYPE_CHECKING:
     from shellrt.supervisor._host_pause import HostQuiet
 
 __all__ = ["OutputCallback", "ProgressCallback", "Supervisor"]
+
+#: The live sessions of this process by (host workspace, thread): a hook of one pauses them all and
+#: holds their starts, through one shared `HostQuiet` (a second session's task re-planted under
+#: another's hook: round 38). Per thread: a pause's events belong to one event loop.
+_NEIGHBOURS: dict[tuple[str, int], weakref.WeakSet[Supervisor]] = {}
+_QUIETS: weakref.WeakValueDictionary[tuple[str, int], HostQuiet] = weakref.WeakValueDictionary()
 
 ProgressCallback = Callable[[ProgressEvent], None]
 #: Receives ``("stdout" | "stderr", chunk)`` as output arrives (e.g. to echo it live).
@@ -101,8 +109,11 @@ class Supervisor:
         self._cwd = CwdTracker(backend)
         self._spawner = Spawner()
         self._live: set[Execution] = set()
-        #: Shared by overlapping hooks (`quiet_for_host`); made at the first hook.
+        #: Shared by overlapping hooks (`quiet_for_host`) of every session on the workspace; made
+        #: at the first hook (`_QUIETS` holds it while one of them keeps it).
         self._host_quiet: HostQuiet | None = None
+        #: Where it is registered among `_NEIGHBOURS` (at its first start or hook, in its event loop).
+        self._neighbours_key: tuple[str, int] | None = None
         #: Starts whose backend ``exec`` has not returned yet: `close` waits for them (see `_start`).
         #: A count, and an event only once `close` waits (an event per start: ~1.4 us hot a command).
         self._starting = 0
@@ -161,11 +172,13 @@ class Supervisor:
         if self._closed:
             return
         self._closed = True
+        if (key := self._neighbours_key) is not None and (neighbours := _NEIGHBOURS.get(key)) is not None:
+            neighbours.discard(self)
+            if not neighbours:
+                del _NEIGHBOURS[key]
         with anyio.CancelScope(shield=True):
             # A command still starting is in neither list below; its start kills it (`_start`).
-            if self._starting:  # no start begins once closed: the count only falls now
-                self._started = anyio.Event()
-                await self._started.wait()
+            await self._starts_done()  # no start begins once closed: the count only falls now
             await self.tasks.close()
             async with anyio.create_task_group() as tg:
                 for execution in list(self._live):
@@ -397,29 +410,47 @@ class Supervisor:
         commands and background tasks stopped, then the protected files swept (a task looping
         over ``.git/config`` planted again between the sweep and the hook's ``git``: red team
         round 37). Yields why they could not all be stopped (None: all still)."""
-        from shellrt.supervisor._host_pause import HostQuiet, pause  # only with hooks
+        from shellrt.supervisor._host_pause import HostQuiet, pause_running  # only with hooks
 
-        quiet = self._host_quiet = self._host_quiet or HostQuiet()
-        processes = [e.process for e in self._live] + [
-            e.process
-            for t in self.tasks.list()
-            if (e := self.tasks.execution(t.id)) is not None and not e.done.is_set()
-        ]
+        key = self._neighbours()
+        quiet = self._host_quiet = self._host_quiet or _QUIETS.get(key) or HostQuiet()
+        _QUIETS[key] = quiet
+        sessions = [sup for sup in _NEIGHBOURS.get(key, ()) if not sup._closed]
         quiet.holders += 1  # before any await: an overlapping hook's end must not continue the tree
         try:
-            failure = None
-            if processes:
-
-                def stop() -> str | None:  # recorded in the thread: a cancelled wait still continues it
-                    paused = pause(pid for pid in (p.pid for p in processes) if pid is not None)
-                    quiet.paused.append(paused)
-                    return paused.failure
-
-                failure = await anyio.to_thread.run_sync(stop)
+            # New starts wait for the hooks' end (`_start`); one under way now is waited for, so its
+            # process is among those paused (it was none of them, and ran under the hook: round 38).
+            for sup in sessions:
+                await sup._starts_done()
+            running = [e for sup in sessions for e in sup._running()]
+            failure = await anyio.to_thread.run_sync(pause_running, quiet, running) if running else None
             await self.sweep_protected()
             yield failure
         finally:
             quiet.leave()
+
+    def _neighbours(self) -> tuple[str, int]:
+        """This session's key among `_NEIGHBOURS`, registered at the first call (from its event
+        loop's thread: sessions of other loops never share a pause's events)."""
+        if self._neighbours_key is None:
+            workspace = getattr(getattr(self.backend, "policy", None), "workspace", None)  # none: a stand-in
+            where = os.path.realpath(workspace) if workspace is not None else f"session {id(self)}"
+            self._neighbours_key = (where, threading.get_ident())
+            _NEIGHBOURS.setdefault(self._neighbours_key, weakref.WeakSet()).add(self)
+        return self._neighbours_key
+
+    def _running(self) -> list[Execution]:
+        """The running commands and background tasks (what a hook's pause stops)."""
+        return list(self._live) + [
+            e for t in self.tasks.list() if (e := self.tasks.execution(t.id)) is not None and not e.done.is_set()
+        ]
+
+    async def _starts_done(self) -> None:
+        """Return once no backend ``exec`` is under way (`close`, `quiet_for_host`: one event, shared)."""
+        while self._starting:
+            if self._started is None or self._started.is_set():
+                self._started = anyio.Event()
+            await self._started.wait()
 
     def accept_protected(self, path: Path) -> None:
         """Keep ``path`` as it is: shellrt or the operator (not a command) wrote it (protect.py)."""
@@ -495,6 +526,15 @@ class Supervisor:
             report_cwd=report_cwd,
             user=user,
         )
+        key = self._neighbours_key or self._neighbours()
+        quiet = self._host_quiet or (_QUIETS.get(key) if _QUIETS else None)
+        if quiet is not None and quiet.holders:
+            # A hook runs on the host with the session paused (or another session on the workspace):
+            # a command starting now would run under it (a call judged concurrency-safe beside the
+            # hook's call: round 38).
+            await quiet.ended()
+            if self._closed:
+                raise SupervisorClosedError("the shell session is closed; start a new session")
         # Spawn first: the spools are set up while the child execs and runs (the
         # pipe holds its first output meanwhile), which keeps them off the latency path.
         self._starting += 1
