@@ -82,7 +82,7 @@ async def test_the_honest_executor_writes_next_to_nothing_to_stderr(tmp_path: Pa
         await proc.kill()
         await proc.wait()
         await run_sh(backend, "echo end")
-        assert session.channel._stderr_seen < 4096, session.channel.stderr_text
+        assert session.channel.budget.stderr < 4096, session.channel.stderr_text
 
 
 async def test_a_session_closed_for_its_image_starts_no_second_container(

@@ -76,7 +76,9 @@ def _workspace(tmp_path: Path) -> Path:
 async def test_a_command_that_ends_holding_back_its_input_does_not_hang_the_feeder(tmp_path: Path) -> None:
     require_docker()
     async with DockerBackend(config(BUSYBOX), policy(_workspace(tmp_path))) as backend:
-        holder = await backend.exec(ExecRequest(argv=("./fdpass", "hold", "/tmp/s"), cwd="/workspace", env=_ENV))
+        holder = await backend.exec(
+            ExecRequest(argv=("./fdpass", "hold", "/tmp/s"), cwd="/workspace", env=_ENV)
+        )
         for _ in range(100):
             if (await backend.run_capture(["sh", "-c", "test -S /tmp/s && echo y || true"])).strip() == "y":
                 break

@@ -84,7 +84,7 @@ from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
 from sandbox.docker import _connect
 from sandbox.docker._bridge import firewall_bridge
-from sandbox.docker._channel import ControlChannel, ExecutorGoneError, ExecutorStalledError
+from sandbox.docker._channel import ChannelBudget, ControlChannel, ExecutorGoneError, ExecutorStalledError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._cmdcg import (
     COMMANDS_CGROUP,
@@ -335,6 +335,8 @@ class DockerBackend(SandboxBackend):
         #: Why the container was replaced as a last resort (kill timed out, executor died, a
         #: read-denied path appeared in a bind-mounted workspace).
         self.recoveries: list[str] = []
+        #: What the image spent on every channel of this backend, and why one failed (round 38).
+        self._budget = ChannelBudget()
         #: The read-denied paths the container's masks cover (`_denied_in_workspace` at its start).
         self._masked: list[tuple[str, bool]] = []
         #: (host path, container path) of the read-denied paths inside the workspace.
@@ -1021,7 +1023,7 @@ class DockerBackend(SandboxBackend):
     async def _launch(self) -> None:
         """Create and start a container and wait for its executor's hello (event-driven, no polling)."""
         cid, fd = await thread(self._create_container)
-        channel = ControlChannel(fd)
+        channel = ControlChannel(fd, self._budget)
         client = self._client
         assert client is not None
         try:
@@ -1169,12 +1171,13 @@ class DockerBackend(SandboxBackend):
         if session is not None and session.alive and not appeared:
             return session
         async with self._executor_lock:
-            if self._session is not None and not self._session.alive and self._session.channel.failure:
-                # The channel was closed for what the image's /bin/sh wrote on it (floods, forged or
-                # duplicate events, requests never read): a new container of the same image would do
-                # it again, each with a fresh budget and start deadline (red team round 37).
+            if self._budget.failure is not None:
+                # A channel of this backend was closed for what the image's /bin/sh wrote on it
+                # (floods, forged or duplicate events, requests never read), in this container, a
+                # replaced one or a replacement's start: a new container of the same image would do
+                # it again, each with a fresh start deadline (red team rounds 37, 38).
                 raise SandboxExecError(
-                    f"{self._session.channel.failure} (no new container of {self.config.image!r} is "
+                    f"{self._budget.failure} (no new container of {self.config.image!r} is "
                     "started for this session: close it)"
                 )
             if self._session is None or not self._session.alive:
@@ -1366,6 +1369,7 @@ class DockerBackend(SandboxBackend):
                     f"the container's executor reported '{shown(started.rest[:80])}' as the pid of "
                     f"{request.argv[0]!r}: not a pid (the image's /bin/sh is not a plain POSIX shell)"
                 )
+                session.channel.distrust(reason)
                 session.end(reason, killed=False)
                 raise SandboxExecError(reason)
             if in_fd is not None:

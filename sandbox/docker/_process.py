@@ -163,7 +163,9 @@ class DockerProcess(SandboxProcess):
         try:
             rc, oom, cwd = parse_exit(event)
         except ValueError as exc:  # a forged line: nothing that executor says is believed any more
-            self._session.end(f"the container's executor sent a {exc}", killed=False)
+            reason = f"the container's executor sent a {exc}"
+            self._session.channel.distrust(reason)
+            self._session.end(reason, killed=False)
             return
         signal = rc - 128 if 128 < rc < 160 else None
         self._resolve(ExitStatus(exit_code=rc, signal=signal, oom_killed=oom, cwd=cwd))
@@ -196,10 +198,9 @@ class DockerProcess(SandboxProcess):
             if (
                 count is None
             ):  # sh counts in ASCII digits: a forged line ends the session, and the tree with it
-                session.end(
-                    f"the container's executor answered a kill with {ack.rest[:80]!r}, not a count",
-                    killed=True,
-                )
+                reason = f"the container's executor answered a kill with {ack.rest[:80]!r}, not a count"
+                session.channel.distrust(reason)
+                session.end(reason, killed=True)
                 return
             if count and self._status is None:
                 # Processes of the command were still running and were killed: whatever the
