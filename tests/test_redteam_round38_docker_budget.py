@@ -21,16 +21,26 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import ExecRequest, SandboxError
-from sandbox.docker import DockerBackend, _channel
+from sandbox import BackendUnavailableError, ExecRequest, SandboxError
+from sandbox.docker import DockerBackend, _channel, _imagebudget
 from tests._docker_support import config, policy, read_to_end
 from tests._rt11_hostile import build_hostile
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
+
+@pytest.fixture(autouse=True)
+def _fresh_image_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no image remembered as failed: an image's budget is the process's
+    since round 38, and these tests make the same images fail on purpose."""
+    monkeypatch.setattr(_imagebudget, "_budgets", {})
+
+
 #: The executor's shell writes 0.7 MiB of stderr at once (under the test's 1 MiB budget), then
 #: kills its own container 6 s later (past its hello): a container that "died".
 _FLOOD_THEN_DIE = "case $1 in *executor.sh) head -c 700000 /dev/zero >&2 & (sleep 6; kill -9 $$) & ;; esac"
+#: The executor's shell writes 0.7 MiB of stderr at once, every container, and nothing more.
+_FLOOD_ONCE = "case $1 in *executor.sh) head -c 700000 /dev/zero >&2 & ;; esac"
 #: The executor's shell forges the pid of every command it starts (the real executor runs on).
 _FORGE_PID = 'case "$l" in "S "*) set -- $l; printf "S %s 1x\\n" "$2" ;; *) printf "%s\\n" "$l" ;; esac'
 
@@ -93,3 +103,43 @@ async def test_the_budget_is_the_backends_across_channels() -> None:
         await channel.wait("H", "1", within=5)
     assert budget.failure and "stderr" in budget.failure
     os.close(first_w)
+
+
+async def test_a_new_session_of_an_image_that_lied_starts_no_container(tmp_path: Path) -> None:
+    """A batch's next task, a ``serve`` process's next session: a new backend of the same image
+    started it again (its lines met anew, its budgets fresh). Now the start is refused before
+    anything of the image runs, naming what it did."""
+    image = build_hostile("shellrt-test-rt38-forge-pid", filter=_FORGE_PID)
+    async with DockerBackend(config(image), policy(tmp_path)) as backend:
+        with pytest.raises(SandboxError, match="not a pid"):
+            await backend.exec(ExecRequest(argv=("true",), cwd="/workspace"))
+    second = DockerBackend(config(image), policy(tmp_path))
+    with anyio.fail_after(30), pytest.raises(BackendUnavailableError, match="not a pid") as caught:
+        await second.start()
+    assert "met earlier in this process" in str(caught.value), caught.value
+    await second.close()
+
+
+async def test_the_image_budget_goes_on_in_a_new_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flooding just under the budget in each session, one session after another: the second's
+    flood is counted on top of the first's."""
+    monkeypatch.setattr(_channel, "MAX_STDERR_BYTES", 1 << 20)
+    image = build_hostile("shellrt-test-rt38-flood-once", pre=_FLOOD_ONCE)
+    failure = ""
+    for _ in range(3):
+        backend = DockerBackend(config(image), policy(tmp_path))
+        try:
+            await backend.start()
+            proc = await backend.exec(ExecRequest(argv=("sleep", "2"), cwd="/workspace"))
+            await read_to_end(proc.stdout)
+            status = await proc.wait()
+            failure = status.sandbox_failure or ""
+        except SandboxError as exc:
+            failure = str(exc)
+        finally:
+            await backend.close()
+        if failure:
+            break
+    assert "stderr" in failure, f"three sessions each read 0.7 MiB of the image's stderr: {failure!r}"

@@ -99,6 +99,7 @@ from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostdir import PrivateHostDir
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._idmap_ws import idmap_workspace
+from sandbox.docker._imagebudget import budget_for
 from sandbox.docker._isolation import (
     CommandIsolation,
     hello_word,
@@ -335,7 +336,8 @@ class DockerBackend(SandboxBackend):
         #: Why the container was replaced as a last resort (kill timed out, executor died, a
         #: read-denied path appeared in a bind-mounted workspace).
         self.recoveries: list[str] = []
-        #: What the image spent on every channel of this backend, and why one failed (round 38).
+        #: What the image spent on the channels of its containers, and why one failed: the image's
+        #: for this process once its id is known (`_imagebudget`, round 38).
         self._budget = ChannelBudget()
         #: The read-denied paths the container's masks cover (`_denied_in_workspace` at its start).
         self._masked: list[tuple[str, bool]] = []
@@ -1032,6 +1034,14 @@ class DockerBackend(SandboxBackend):
             # saw neither), and nothing restarts it (no restart policy; if it dies, the channel sees
             # EOF and the pid's namespaces are gone with it).
             info = await thread(lambda: client.api.inspect_container(cid))
+            # Before anything of the image runs: an image this process stopped believing is not
+            # started again, and one that spent part of its budget goes on from there (round 38).
+            self._budget = channel.budget = budget_for(str(info.get("Image") or self.config.image))
+            if self._budget.failure is not None:
+                raise BackendUnavailableError(
+                    f"image {self.config.image!r}: {self._budget.failure} (met earlier in this process: no "
+                    "container of this image is started again; fix the image, then restart the process)"
+                )
             init = int(info["State"]["Pid"] or 0)
             if init > 0:  # else it already ended: the wait for the hello says why
                 await self._verify_pins(init)
@@ -1171,14 +1181,15 @@ class DockerBackend(SandboxBackend):
         if session is not None and session.alive and not appeared:
             return session
         async with self._executor_lock:
-            if self._budget.failure is not None:
-                # A channel of this backend was closed for what the image's /bin/sh wrote on it
-                # (floods, forged or duplicate events, requests never read), in this container, a
-                # replaced one or a replacement's start: a new container of the same image would do
-                # it again, each with a fresh start deadline (red team rounds 37, 38).
+            dead = self._session is not None and not self._session.alive
+            failure = self._budget.failure or (self._session.channel.failure if dead and self._session else None)
+            if failure is not None:
+                # A channel was closed for what the image's /bin/sh wrote on it (floods, forged or
+                # duplicate events, requests never read), in this container, a replaced one, a
+                # replacement's start or (the image's budget) another session: a new container of
+                # the same image would do it again, each with a fresh start deadline (rounds 37, 38).
                 raise SandboxExecError(
-                    f"{self._budget.failure} (no new container of {self.config.image!r} is "
-                    "started for this session: close it)"
+                    f"{failure} (no new container of {self.config.image!r} is started for this session: close it)"
                 )
             if self._session is None or not self._session.alive:
                 reason = (

@@ -99,18 +99,19 @@ class ExecutorStalledError(ExecutorGoneError):
 
 @dataclass
 class ChannelBudget:
-    """What the image's ``/bin/sh`` spent on the channels of one backend, and why one failed.
+    """What an image's ``/bin/sh`` spent on the channels of its containers, and why one failed.
 
-    One per backend, shared by every channel it opens: per channel, an image that flooded just
-    under a budget and then ended its own container (or failed a replacement's start, or sent a
-    forged line, which ended only the session) got a new container with fresh budgets for every
-    exec, and recycling gave each batch task fresh ones too (red team round 38)."""
+    Shared by every channel of the image in the process (`_imagebudget`): per channel, an image
+    that flooded just under a budget and then ended its own container (or failed a replacement's
+    start, or sent a forged line, which ended only the session) got a new container with fresh
+    budgets for every exec, and recycling, a batch's next task or a new session fresh ones too
+    (red team round 38)."""
 
     #: Bytes of events' stream lines that were no event (runaway lines included), all channels.
     noise: int = 0
     #: Bytes the executors wrote to stderr, all channels.
     stderr: int = 0
-    #: Why a channel stopped believing its executor (None: none did): no new container is started.
+    #: Why a channel stopped believing the image (None: none did): no new container of it is started.
     failure: str | None = None
 
 
@@ -207,7 +208,8 @@ class ControlChannel:
                             self._fail(
                                 f"the container's executor did not read its requests for {SEND_TIMEOUT:g}s (the "
                                 "image's /bin/sh does not read the control channel): the session is closed; use "
-                                "an image with a plain POSIX shell"
+                                "an image with a plain POSIX shell",
+                                image=False,  # a daemon overloaded long enough looks the same
                             )
                             raise ExecutorStalledError(self.failure or "executor session is closed") from None
                         with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
@@ -222,7 +224,8 @@ class ControlChannel:
             except BaseException:
                 if 0 < len(data) < size and not self.closed:
                     self._fail(
-                        "a request to the container's executor was cut off halfway: the session is closed"
+                        "a request to the container's executor was cut off halfway: the session is closed",
+                        image=False,  # the host's own cancellation
                     )
                 raise
 
@@ -384,11 +387,12 @@ class ControlChannel:
         none): as for the floods above, the backend starts no new container of the image."""
         self._fail(reason)
 
-    def _fail(self, reason: str) -> None:
-        """Close the channel for what the executor sent: every waiter gets ``reason``."""
+    def _fail(self, reason: str, *, image: bool = True) -> None:
+        """Close the channel for what the executor sent: every waiter gets ``reason``. ``image``:
+        only the image's ``/bin/sh`` does this (a flood, a forged line), so ``budget`` keeps it."""
         _log.warning("%s", reason)
         self.failure = reason
-        if self.budget.failure is None:
+        if image and self.budget.failure is None:
             self.budget.failure = reason
         self._mail.clear()
         self._mail_bytes = 0
