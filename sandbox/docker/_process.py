@@ -161,13 +161,13 @@ class DockerProcess(SandboxProcess):
 
     def _resolve_exit(self, event: Event) -> None:
         try:
-            rc, oom, cwd = parse_exit(event)
+            rc, oom, cwd, signalled = parse_exit(event)
         except ValueError as exc:  # a forged line: nothing that executor says is believed any more
             reason = f"the container's executor sent a {exc}"
             self._session.channel.distrust(reason)
             self._session.end(reason, killed=False)
             return
-        signal = rc - 128 if 128 < rc < 160 else None
+        signal = rc - 128 if signalled and 128 < rc < 160 else None
         self._resolve(ExitStatus(exit_code=rc, signal=signal, oom_killed=oom, cwd=cwd))
 
     async def kill(self) -> None:
