@@ -20,11 +20,18 @@ import anyio
 import pytest
 
 from sandbox import BackendUnavailableError, ExecRequest, SandboxError
-from sandbox.docker import DockerBackend, _channel
+from sandbox.docker import DockerBackend, _channel, _imagebudget
 from tests._docker_support import BUSYBOX, DEBIAN, config, policy, read_to_end, require_docker, run_sh
 from tests._rt11_hostile import build_hostile
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_image_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no image remembered as failed: an image's budget is the process's
+    since round 38, and these tests make the same images fail on purpose."""
+    monkeypatch.setattr(_imagebudget, "_budgets", {})
 
 #: Only the executor's shell (its first word is the executor's script) floods, in the background,
 #: 5 s after its start (the hello is out by then): commands run `sleep` directly, not this shell.
@@ -82,7 +89,7 @@ async def test_the_honest_executor_writes_next_to_nothing_to_stderr(tmp_path: Pa
         await proc.kill()
         await proc.wait()
         await run_sh(backend, "echo end")
-        assert session.channel._stderr_seen < 4096, session.channel.stderr_text
+        assert session.channel.budget.stderr < 4096, session.channel.stderr_text
 
 
 async def test_a_session_closed_for_its_image_starts_no_second_container(

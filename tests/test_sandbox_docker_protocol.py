@@ -73,10 +73,12 @@ def test_line_splitter_and_events() -> None:
     assert lines.feed(b"2\nX 1 0 0 /work space\nnoise\n") == ["S 1 42", "X 1 0 0 /work space", "noise"]
     started = parse_event("S 1 42")
     assert started is not None and started.kind == "S" and started.fields == ("42",)
-    exited = parse_event("X 7 137 1 /a b")
-    assert exited is not None and parse_exit(exited) == (137, True, "/a b")
+    exited = parse_event("X 7 137 1s /a b")
+    assert exited is not None and parse_exit(exited) == (137, True, "/a b", True)
     no_cwd = parse_event("X 7 0 0 ")
-    assert no_cwd is not None and parse_exit(no_cwd) == (0, False, None)
+    assert no_cwd is not None and parse_exit(no_cwd) == (0, False, None, False)
+    own_exit = parse_event("X 7 137 0 /a")  # `exit 137`: no signal (round 38)
+    assert own_exit is not None and parse_exit(own_exit) == (137, False, "/a", False)
     assert parse_event("garbage line") is None and parse_event("") is None
 
 

@@ -84,7 +84,7 @@ from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
 from sandbox.docker import _connect
 from sandbox.docker._bridge import firewall_bridge
-from sandbox.docker._channel import ControlChannel, ExecutorGoneError, ExecutorStalledError
+from sandbox.docker._channel import ChannelBudget, ControlChannel, ExecutorGoneError, ExecutorStalledError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._cmdcg import (
     COMMANDS_CGROUP,
@@ -99,6 +99,7 @@ from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostdir import PrivateHostDir
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._idmap_ws import idmap_workspace
+from sandbox.docker._imagebudget import budget_for
 from sandbox.docker._isolation import (
     CommandIsolation,
     hello_word,
@@ -335,6 +336,9 @@ class DockerBackend(SandboxBackend):
         #: Why the container was replaced as a last resort (kill timed out, executor died, a
         #: read-denied path appeared in a bind-mounted workspace).
         self.recoveries: list[str] = []
+        #: What the image spent on the channels of its containers, and why one failed: the image's
+        #: for this process once its id is known (`_imagebudget`, round 38).
+        self._budget = ChannelBudget()
         #: The read-denied paths the container's masks cover (`_denied_in_workspace` at its start).
         self._masked: list[tuple[str, bool]] = []
         #: (host path, container path) of the read-denied paths inside the workspace.
@@ -1021,7 +1025,7 @@ class DockerBackend(SandboxBackend):
     async def _launch(self) -> None:
         """Create and start a container and wait for its executor's hello (event-driven, no polling)."""
         cid, fd = await thread(self._create_container)
-        channel = ControlChannel(fd)
+        channel = ControlChannel(fd, self._budget)
         client = self._client
         assert client is not None
         try:
@@ -1030,6 +1034,14 @@ class DockerBackend(SandboxBackend):
             # saw neither), and nothing restarts it (no restart policy; if it dies, the channel sees
             # EOF and the pid's namespaces are gone with it).
             info = await thread(lambda: client.api.inspect_container(cid))
+            # Before anything of the image runs: an image this process stopped believing is not
+            # started again, and one that spent part of its budget goes on from there (round 38).
+            self._budget = channel.budget = budget_for(str(info.get("Image") or self.config.image))
+            if self._budget.failure is not None:
+                raise BackendUnavailableError(
+                    f"image {self.config.image!r}: {self._budget.failure} (met earlier in this process: no "
+                    "container of this image is started again; fix the image, then restart the process)"
+                )
             init = int(info["State"]["Pid"] or 0)
             if init > 0:  # else it already ended: the wait for the hello says why
                 await self._verify_pins(init)
@@ -1169,13 +1181,15 @@ class DockerBackend(SandboxBackend):
         if session is not None and session.alive and not appeared:
             return session
         async with self._executor_lock:
-            if self._session is not None and not self._session.alive and self._session.channel.failure:
-                # The channel was closed for what the image's /bin/sh wrote on it (floods, forged or
-                # duplicate events, requests never read): a new container of the same image would do
-                # it again, each with a fresh budget and start deadline (red team round 37).
+            dead = self._session is not None and not self._session.alive
+            failure = self._budget.failure or (self._session.channel.failure if dead and self._session else None)
+            if failure is not None:
+                # A channel was closed for what the image's /bin/sh wrote on it (floods, forged or
+                # duplicate events, requests never read), in this container, a replaced one, a
+                # replacement's start or (the image's budget) another session: a new container of
+                # the same image would do it again, each with a fresh start deadline (rounds 37, 38).
                 raise SandboxExecError(
-                    f"{self._session.channel.failure} (no new container of {self.config.image!r} is "
-                    "started for this session: close it)"
+                    f"{failure} (no new container of {self.config.image!r} is started for this session: close it)"
                 )
             if self._session is None or not self._session.alive:
                 reason = (
@@ -1366,6 +1380,7 @@ class DockerBackend(SandboxBackend):
                     f"the container's executor reported '{shown(started.rest[:80])}' as the pid of "
                     f"{request.argv[0]!r}: not a pid (the image's /bin/sh is not a plain POSIX shell)"
                 )
+                session.channel.distrust(reason)
                 session.end(reason, killed=False)
                 raise SandboxExecError(reason)
             if in_fd is not None:

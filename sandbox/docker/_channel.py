@@ -29,6 +29,7 @@ import logging
 import os
 import struct
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import anyio
 import anyio.lowlevel
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_PENDING_EVENTS",
     "MAX_STDERR_BYTES",
     "SEND_TIMEOUT",
+    "ChannelBudget",
     "ChannelTimeoutError",
     "ControlChannel",
     "ExecutorGoneError",
@@ -95,6 +97,24 @@ class ExecutorStalledError(ExecutorGoneError):
     channel is closed; a new container of the same image would stall the same way)."""
 
 
+@dataclass
+class ChannelBudget:
+    """What an image's ``/bin/sh`` spent on the channels of its containers, and why one failed.
+
+    Shared by every channel of the image in the process (`_imagebudget`): per channel, an image
+    that flooded just under a budget and then ended its own container (or failed a replacement's
+    start, or sent a forged line, which ended only the session) got a new container with fresh
+    budgets for every exec, and recycling, a batch's next task or a new session fresh ones too
+    (red team round 38)."""
+
+    #: Bytes of events' stream lines that were no event (runaway lines included), all channels.
+    noise: int = 0
+    #: Bytes the executors wrote to stderr, all channels.
+    stderr: int = 0
+    #: Why a channel stopped believing the image (None: none did): no new container of it is started.
+    failure: str | None = None
+
+
 class ChannelTimeoutError(TimeoutError):
     """Raised when an event asked for does not arrive within its deadline (the channel stays open)."""
 
@@ -132,9 +152,10 @@ class FrameDecoder:
 
 
 class ControlChannel:
-    """Line requests to, and events from, the executor over one attach connection (``fd``, owned)."""
+    """Line requests to, and events from, the executor over one attach connection (``fd``, owned);
+    what the image spends counts against ``budget`` (its backend's: shared by its containers)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, budget: ChannelBudget | None = None) -> None:
         os.set_blocking(fd, False)
         self._fd: int | None = fd
         self._frames = FrameDecoder()
@@ -142,10 +163,10 @@ class ControlChannel:
         self._mail: dict[tuple[str, str], Event] = {}
         #: `_size` of the events in ``_mail`` (at most `MAX_PENDING_BYTES`).
         self._mail_bytes = 0
-        #: Bytes of lines that were no event (the runaway ones are `LineSplitter.dropped`).
-        self._noise = 0
-        #: Bytes the executor wrote to stderr (at most `MAX_STDERR_BYTES`).
-        self._stderr_seen = 0
+        #: Noise and stderr bytes so far, this channel's and its backend's earlier ones.
+        self.budget = budget if budget is not None else ChannelBudget()
+        #: `LineSplitter.dropped` already counted in ``budget.noise``.
+        self._dropped_counted = 0
         self._discard: set[tuple[str, str]] = set()
         #: Keys of events taken or discarded, most recent last (at most `RECENT_TAKEN`).
         self._taken: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -187,7 +208,8 @@ class ControlChannel:
                             self._fail(
                                 f"the container's executor did not read its requests for {SEND_TIMEOUT:g}s (the "
                                 "image's /bin/sh does not read the control channel): the session is closed; use "
-                                "an image with a plain POSIX shell"
+                                "an image with a plain POSIX shell",
+                                image=False,  # a daemon overloaded long enough looks the same
                             )
                             raise ExecutorStalledError(self.failure or "executor session is closed") from None
                         with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
@@ -202,7 +224,8 @@ class ControlChannel:
             except BaseException:
                 if 0 < len(data) < size and not self.closed:
                     self._fail(
-                        "a request to the container's executor was cut off halfway: the session is closed"
+                        "a request to the container's executor was cut off halfway: the session is closed",
+                        image=False,  # the host's own cancellation
                     )
                 raise
 
@@ -230,12 +253,10 @@ class ControlChannel:
             self._taken.popitem(last=False)
 
     def drop_mail(self) -> None:
-        """Forget every filed event (a recycled container starts with a clean mailbox)."""
+        """Forget every filed event (a recycled container starts with a clean mailbox). The noise
+        and stderr spent stay spent: they are the backend's (`ChannelBudget`), not a task's."""
         self._mail.clear()
         self._mail_bytes = 0
-        #: Bytes of lines that were no event (the runaway ones are `LineSplitter.dropped`).
-        self._noise = 0
-        self._stderr_seen = 0
         self._discard.clear()
 
     async def wait(self, kinds: str, task_id: str, *, within: float | None = None) -> Event:
@@ -301,13 +322,13 @@ class ControlChannel:
             if stream != 1:
                 self._stderr += payload
                 del self._stderr[:-_STDERR_KEEP]
-                self._stderr_seen += len(payload)
+                self.budget.stderr += len(payload)
                 continue
             for line in self._lines.feed(payload):
                 event = parse_event(line)
                 if event is None:
                     _log.debug("executor noise: %r", line[:200])
-                    self._noise += len(line) + 1
+                    self.budget.noise += len(line) + 1
                     continue
                 key = (event.kind, event.id)
                 if key in self._mail or key in self._taken:
@@ -340,14 +361,16 @@ class ControlChannel:
                     return
                 self._mail[key] = event
                 self._mail_bytes += _size(event)
-        if self._noise + self._lines.dropped > MAX_NOISE_BYTES:
+        self.budget.noise += self._lines.dropped - self._dropped_counted
+        self._dropped_counted = self._lines.dropped
+        if self.budget.noise > MAX_NOISE_BYTES:
             self._fail(
                 f"the container's executor wrote more than {MAX_NOISE_BYTES >> 20} MiB that were no event "
                 "on the control channel (the image's /bin/sh writes it): the session is closed; use an "
                 "image with a plain POSIX shell"
             )
             return
-        if self._stderr_seen > MAX_STDERR_BYTES:
+        if self.budget.stderr > MAX_STDERR_BYTES:
             self._fail(
                 f"the container's executor wrote more than {MAX_STDERR_BYTES >> 20} MiB to its stderr (the "
                 "image's /bin/sh or docker-init complains without end): the session is closed; use an image "
@@ -359,10 +382,18 @@ class ControlChannel:
         # and deadline (the hello's too) with it, for as long as the flood lasted (round 36).
         await anyio.lowlevel.checkpoint()
 
-    def _fail(self, reason: str) -> None:
-        """Close the channel for what the executor sent: every waiter gets ``reason``."""
+    def distrust(self, reason: str) -> None:
+        """Close the channel for a line the host found forged (a pid, an exit, a kill count that is
+        none): as for the floods above, the backend starts no new container of the image."""
+        self._fail(reason)
+
+    def _fail(self, reason: str, *, image: bool = True) -> None:
+        """Close the channel for what the executor sent: every waiter gets ``reason``. ``image``:
+        only the image's ``/bin/sh`` does this (a flood, a forged line), so ``budget`` keeps it."""
         _log.warning("%s", reason)
         self.failure = reason
+        if image and self.budget.failure is None:
+            self.budget.failure = reason
         self._mail.clear()
         self._mail_bytes = 0
         self._mark_closed()

@@ -46,7 +46,8 @@ class FifoReceiveStream(FdReceiveStream):
     The read end is closed at EOF (every later read says EOF again) and, as every `FdReceiveStream`,
     when the stream is collected: a caller that reads a command to its end, or drops it, without ``aclose()`` (Grep's
     sandbox runner, `DockerBackend.run_capture`) left two descriptors open in the host process for
-    good, one command after another up to its ``RLIMIT_NOFILE`` (red team round 37)."""
+    good, one command after another up to its ``RLIMIT_NOFILE`` (red team round 37). Closing is
+    `FdReceiveStream.close`'s: a task waiting on the descriptor is woken first (round 38)."""
 
     def receive_nowait(self, max_bytes: int = 65536) -> bytes | None:
         if self._fd is None and self.at_eof:
@@ -54,23 +55,14 @@ class FifoReceiveStream(FdReceiveStream):
         try:
             return super().receive_nowait(max_bytes)
         except anyio.EndOfStream:
-            self.close()  # no reader is registered on it now: a read returned
+            self.close()
             raise
-
-    def close(self) -> None:
-        """Close the read end (synchronously; safe to call twice)."""
-        _close_now(self)
 
 
 class FifoSendStream(FdSendStream):
-    """Writes a FIFO without blocking the event loop; closing it gives the reader EOF."""
+    """Writes a FIFO without blocking the event loop; closing it gives the reader EOF.
 
-    def close(self) -> None:
-        """Close the write end (synchronously; safe to call twice)."""
-        _close_now(self)
-
-
-def _close_now(stream: FdReceiveStream | FdSendStream) -> None:
-    fd, stream._fd = stream._fd, None
-    if fd is not None:
-        os.close(fd)
+    `DockerProcess` closes it when the command's end is told, from another task than the one
+    feeding it: `FdSendStream.close` wakes that feeder (`ClosedResourceError`). The old close here
+    skipped `anyio.notify_closing`, and a feeder waiting for room in the FIFO of a command that
+    ended holding its input back (its read end handed to a sibling) waited for ever (round 38)."""

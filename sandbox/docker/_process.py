@@ -161,11 +161,13 @@ class DockerProcess(SandboxProcess):
 
     def _resolve_exit(self, event: Event) -> None:
         try:
-            rc, oom, cwd = parse_exit(event)
+            rc, oom, cwd, signalled = parse_exit(event)
         except ValueError as exc:  # a forged line: nothing that executor says is believed any more
-            self._session.end(f"the container's executor sent a {exc}", killed=False)
+            reason = f"the container's executor sent a {exc}"
+            self._session.channel.distrust(reason)
+            self._session.end(reason, killed=False)
             return
-        signal = rc - 128 if 128 < rc < 160 else None
+        signal = rc - 128 if signalled and 128 < rc < 160 else None
         self._resolve(ExitStatus(exit_code=rc, signal=signal, oom_killed=oom, cwd=cwd))
 
     async def kill(self) -> None:
@@ -196,10 +198,9 @@ class DockerProcess(SandboxProcess):
             if (
                 count is None
             ):  # sh counts in ASCII digits: a forged line ends the session, and the tree with it
-                session.end(
-                    f"the container's executor answered a kill with {ack.rest[:80]!r}, not a count",
-                    killed=True,
-                )
+                reason = f"the container's executor answered a kill with {ack.rest[:80]!r}, not a count"
+                session.channel.distrust(reason)
+                session.end(reason, killed=True)
                 return
             if count and self._status is None:
                 # Processes of the command were still running and were killed: whatever the

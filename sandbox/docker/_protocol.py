@@ -118,9 +118,11 @@ def parse_number(text: str, high: int, *, low: int = 0) -> int | None:
     return value if low <= value <= high else None
 
 
-def parse_exit(event: Event) -> tuple[int, bool, str | None]:
-    """Decode an ``X`` event's rest (``<rc> <oom> [<cwd>]``) into (exit code, oom, cwd).
+def parse_exit(event: Event) -> tuple[int, bool, str | None, bool]:
+    """Decode an ``X`` event's rest (``<rc> <oom>[s] [<cwd>]``) into (exit code, oom, cwd, signalled).
 
+    ``signalled``: the helper saw the command die by a signal (``s``); without it an exit code of
+    128+N is the command's own ``exit`` (round 38: ``exit 137`` read as SIGKILL).
     Raises `ValueError` for an exit code that is not 0-255 in ASCII digits or an oom flag
     other than 0 or 1 (sh's ``$?`` is never anything else: the line is forged). A cwd holding
     U+FFFD is not reported: the line's bytes were not UTF-8 there (`LineSplitter` replaced them),
@@ -129,11 +131,12 @@ def parse_exit(event: Event) -> tuple[int, bool, str | None]:
     rc_s, _, tail = event.rest.partition(" ")
     oom_s, _, cwd = tail.partition(" ")
     rc = parse_number(rc_s, 255)
-    if rc is None or oom_s not in ("0", "1"):
+    if rc is None or oom_s not in ("0", "1", "0s", "1s"):
         raise ValueError(f"malformed exit event {event.rest[:80]!r}")
+    oom, signalled = oom_s[0] == "1", oom_s.endswith("s")
     if "\ufffd" in cwd:
-        return rc, oom_s == "1", None
-    return rc, oom_s == "1", cwd or None
+        return rc, oom, None, signalled
+    return rc, oom, cwd or None, signalled
 
 
 def sh_quote(value: str) -> str:

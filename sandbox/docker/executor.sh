@@ -56,8 +56,10 @@
 #                                     cwd-notdir, cwd-denied, cwd-link, user-unknown,
 #                                     group-unknown, user-reserved, user-db, request, streams,
 #                                     pids, tmp-busy (every TMPDIR slot held)
-#   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N; cwd: what the command
-#                                     wrote, when the kernel says the same (see _run)
+#   X <id> <rc> <oom 0|1>[s] [<cwd>]  exited; rc is 128+N for signal N, and "s" follows the oom
+#                                     flag only when the helper saw a death by signal (`exit 137`
+#                                     is none); cwd: what the command wrote, when the kernel says
+#                                     the same (see _run)
 #   K <id> <killed count>             kill finished: nothing of the tree left
 #   P <id>                            pong
 #   Z <id> <passes> <left 0|1> <wiped 0|1>
@@ -368,12 +370,18 @@ _run() {
     # a background task wrote a directory the command never entered (red team round 27).
     # fd 9 is a file no command can open: 0600 and ours in PRIV, or under ADMIN (root commands
     # override modes there) in the detached I/O directory. None (PRIV full): nothing is reported.
+    # The helper also writes there how the command ended (KT: a death by signal or an exit; its
+    # $? is 128+N for both), whether a cwd is asked for or not (round 38).
+    # The file is the TMPDIR slot's (held by this runner alone while its command runs), truncated
+    # here and left for the slot's next holder: no `rm` (a fork: ~3 ms) after each command. Should
+    # a next holder truncate it before this runner read it (the helper freed the slot), the read
+    # finds nothing: no cwd, and a signal only by $? (as before round 38). Under ADMIN: per command.
     KC=0
-    if [ -n "$CWDF" ]; then
-        K="$PRIV/$id.kc"
-        [ "$ADMIN" = 1 ] && K="$IO/$id.kc"
-        command exec 9<>"$K" 2>/dev/null && KC=1
-    fi
+    KT=0
+    K="$PRIV/${TL##*/}.kc"
+    [ "$ADMIN" = 1 ] && K="$IO/$id.kc"
+    { : >"$K"; } 2>/dev/null && command exec 9<>"$K" 2>/dev/null && KT=1
+    if [ -n "$CWDF" ] && [ "$KT" = 1 ]; then KC=1; fi
     _oomcount
     o0=$OOMN
     # priv drop makes its own process the session (and process group) leader
@@ -385,7 +393,7 @@ _run() {
     # commands that could free a pid run at 19.
     _now
     _end=$((NOW + 500))
-    while ! command eval 'SHELLRT_KCWD=$KC SHELLRT_TMP=$TD SHELLRT_TMP_LOCK=$TL "$PRIVX" "$mode" "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- 7<&- &' 2>/dev/null; do
+    while ! command eval 'SHELLRT_KCWD=$KC SHELLRT_KST=$KT SHELLRT_TMP=$TD SHELLRT_TMP_LOCK=$TL "$PRIVX" "$mode" "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- 7<&- &' 2>/dev/null; do
         _now
         [ "$NOW" -lt "$_end" ] || { echo "E $id pids"; _free; return 0; }
     done
@@ -395,6 +403,12 @@ _run() {
     wait "$pid"
     rc=$?
     _oomcount
+    # A signal only when the helper saw one, or when it wrote nothing and $? says a signal: then the
+    # helper itself was killed (it writes before every exit of its own; a kill, the host's too).
+    how=
+    if [ "$KT" = 1 ]; then { IFS= read -r how; } <&9 2>/dev/null; fi
+    sig=
+    case $how in s) sig=s ;; x) ;; *) [ "$rc" -gt 128 ] && sig=s ;; esac
     oom=0
     if [ "$rc" = 137 ] && [ "$OOMN" != "$o0" ]; then oom=1; fi
     # What the command wrote (its shell's `pwd -P`, only when it moved) is reported only when it is
@@ -412,15 +426,16 @@ _run() {
         kcwd=
         if [ -n "$said" ]; then { IFS= read -r kcwd <&9; } 2>/dev/null; fi
         [ "$said" = "$kcwd" ] && cwd=$kcwd
-        exec 9<&-
-        command eval 'rm -f "$K"' 2>/dev/null
     fi
+    [ "$KT" = 1 ] && exec 9<&-
     # The cwd is the command's data, on the control channel: dash's echo turns a backslash
     # sequence into a newline (a forged event line after it), and a long line is no longer one
     # write below PIPE_BUF (other runners' lines land inside it). Such a cwd is not reported.
     case $cwd in *\\*) cwd= ;; esac
     if [ "${#cwd}" -gt 1000 ]; then cwd=; fi
-    echo "X $id $rc $oom $cwd"
+    echo "X $id $rc $oom$sig $cwd"
+    # After the report, off the command's latency; a reset wipes PRIV and IO's entries anyway.
+    if [ "$KT" = 1 ] && [ "$ADMIN" = 1 ]; then command eval 'rm -f "$K"' 2>/dev/null; fi
     _free
 }
 

@@ -923,11 +923,30 @@ static void trace_stop(pid_t child, int st) {
     }
 }
 
-/* The exit cwd to the runner's file (at offset 0: the runner reads it from there), or nothing. */
-static void report_exit_cwd(void) {
-    if (exit_cwd_len <= 0) return;
-    exit_cwd[exit_cwd_len] = '\n';
-    if (pwrite(KCWD_FD, exit_cwd, (size_t)exit_cwd_len + 1, 0) != exit_cwd_len + 1) (void)ftruncate(KCWD_FD, 0);
+/* Whether the runner asked how the command ended: SHELLRT_KST=1 and its file open as KCWD_FD. */
+static int kst_requested(void) {
+    const char *v = getenv("SHELLRT_KST");
+    return v != NULL && strcmp(v, "1") == 0 && fcntl(KCWD_FD, F_GETFD) >= 0;
+}
+
+/* To the runner's file, at offset 0 (it reads from there): how the command ended, "s" (killed by a
+ * signal) or "x" (it exited), when asked (SHELLRT_KST), then its exit cwd when traced and known.
+ * The runner's $? is 128+N for both a death by signal N and `exit 128+N`: only we see which (a
+ * command's `exit 137` was reported as SIGKILL, and as an OOM kill while another was; round 38). */
+static void report_end(int status, int traced) {
+    char buf[sizeof exit_cwd + 3];
+    size_t n = 0;
+    if (kst_requested()) {
+        buf[n++] = WIFSIGNALED(status) ? 's' : 'x';
+        buf[n++] = '\n';
+    }
+    if (traced && exit_cwd_len > 0) {
+        memcpy(buf + n, exit_cwd, (size_t)exit_cwd_len);
+        n += (size_t)exit_cwd_len;
+        buf[n++] = '\n';
+    }
+    if (n == 0) return;
+    if (pwrite(KCWD_FD, buf, n, 0) != (ssize_t)n) (void)ftruncate(KCWD_FD, 0);
 }
 
 /* The parent's part of `drop`: wait for the command, then end everything it left, then exit with
@@ -980,7 +999,7 @@ static int supervise(pid_t child, int traced) {
         if (waitpid(-1, &st, 0) < 0 && errno == ECHILD) break;
     }
     free(h.fds);
-    if (traced) report_exit_cwd();
+    report_end(status, traced);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
 }
