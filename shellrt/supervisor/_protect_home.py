@@ -139,6 +139,20 @@ HOME_FILES = frozenset(
         ".config/kitty/kitty.conf",
         ".config/alacritty/alacritty.toml",
         ".config/alacritty/alacritty.yml",
+        # round 38: the docker client's config (credsStore/credHelpers name programs it runs,
+        # cliPluginsExtraDirs directories of plug-ins), uv's user config (its index: what the next
+        # `uv tool install` builds and runs), window managers' start-up configs (`exec` lines at the
+        # next login) and xbindkeys' (a command a key press runs)
+        ".docker/config.json",
+        ".config/uv/uv.toml",
+        ".config/i3/config",
+        ".i3/config",
+        ".config/sway/config",
+        ".config/hypr/hyprland.conf",
+        ".config/openbox/autostart",
+        ".config/labwc/autostart",
+        ".config/niri/config.kdl",
+        ".xbindkeysrc",
         # git's per-user ignore file (used with no core.excludesFile): a rule there hides a later
         # plant (a conftest.py, a .pth) from every repository's `git status` (round 17's class)
         ".config/git/ignore",
@@ -195,6 +209,29 @@ HOME_TREES = frozenset(
         ".bash_it",
         ".tmux/plugins",
         ".config/tmux/plugins",
+        # round 38: what language toolchains install in the home and the operator's PATH then finds
+        # (programs by name: cargo's, go's, bun's, deno's, docker's CLI plug-ins), and whole
+        # toolchain managers' trees (an interpreter's site-packages or node_modules is imported by
+        # every program the shims start: pyenv, rbenv, nvm, volta, asdf, mise, sdkman, rustup),
+        # uv's managed Pythons, and the environments uv and pipx tools run from (``~/.local/bin``
+        # links into them)
+        ".cargo/bin",
+        "go/bin",
+        ".bun/bin",
+        ".deno/bin",
+        ".docker/cli-plugins",
+        ".pyenv",
+        ".rbenv",
+        ".nvm",
+        ".volta",
+        ".asdf",
+        ".local/share/mise",
+        ".sdkman",
+        ".rustup",
+        ".local/share/uv/tools",
+        ".local/share/uv/python",
+        ".local/pipx",
+        ".local/share/pipx",
     }
 )
 #: Files a tree's own program writes as it is used (no code): not protected below that tree.
@@ -232,6 +269,13 @@ _USER_SITE_WAY = re.compile(r"^(?:\.local/lib(?:/python[0-9.]+)?|library(?:/pyth
 
 _SSH_INCLUDED_FOLDED = fold_path(".ssh/(included by ssh config)")
 _GIT_TEMPLATE_FOLDED = fold_path(".git-template (init.templateDir)")
+#: The home-relative name a directory on the operator's ``PATH`` stands for (`_operator_places`):
+#: each file directly in it is a program the next shell runs by its name (round 38).
+PATH_DIR = ".(a directory on your PATH)"
+#: The name a file a start-up variable (``PYTHONSTARTUP``, ``BASH_ENV``…) names stands for.
+ENV_FILE = ".(a file your environment names)"
+_PATH_DIR_FOLDED = fold_path(PATH_DIR)
+_ENV_FILE_FOLDED = fold_path(ENV_FILE)
 
 
 def _homes() -> list[str]:
@@ -266,6 +310,8 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         names = [*(below.split("/") if below else ()), name]
         components = pattern.split(_PATTERN_SEP)
         return len(names) == len(components) and all(map(fnmatch.fnmatchcase, names, components))
+    if rel_dir == _PATH_DIR_FOLDED or rel == _ENV_FILE_FOLDED:
+        return True  # a program on the operator's PATH, a file a start-up variable names (round 38)
     if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
         return True  # the operator's git template: copied into every new repository (round 37)
     tree = next((t for t in _ALL_TREES_F if rel_dir == t or rel_dir.startswith(t + "/")), None)
@@ -286,7 +332,9 @@ def linked_places() -> dict[str, str]:
     """`_linked_places`, read again at most once a second (about 1 ms a read)."""
     now = time.monotonic()
     home = os.environ.get("HOME", "")
-    xdg = "\0".join(os.environ.get(k, "") for k in ("XDG_CONFIG_HOME", "PYTHONUSERBASE", "GIT_TEMPLATE_DIR"))
+    from shellrt.supervisor._operator_places import env_key  # not on `shellrt run`'s import path
+
+    xdg = "\0".join((env_key(), os.environ.get("GIT_TEMPLATE_DIR", "")))
     if _LINKED_CACHE and now - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _LINKED_CACHE[0][1:3] == (home, xdg):
         return _LINKED_CACHE[0][3]
     found = _linked_places()
@@ -330,20 +378,18 @@ def _linked_places() -> dict[str, str]:
             found.setdefault(real, _SSH_INCLUDED)
         for real, rc in _rc_sourced(home):
             found.setdefault(real, rc)
-    # The XDG config directory stands for `~/.config` wherever it is (systemd, autostart, fish,
-    # git and the agents above read it there).
-    xdg = os.environ.get("XDG_CONFIG_HOME", "")
-    if os.path.isabs(xdg):
-        found.setdefault(os.path.realpath(xdg), ".config")
-    # The operator's Python user base stands for `~/.local` (round 37): its site-packages is on
-    # every later Python's `sys.path` (shellrt's own), its bin/ where `pip install --user` puts
-    # programs. Whether it exists yet or not: created later, it is imported from at the next start.
-    userbase = os.environ.get("PYTHONUSERBASE", "")
-    if os.path.isabs(userbase):
-        found.setdefault(os.path.realpath(userbase), ".local")
-    from shellrt.supervisor._env_gitconfig import operator_template_dirs
-
     bounds = _Bounds()  # a value of thousands of components: resolved within a bound (round 37 review2)
+    # The places the operator's environment names stand for the home names they replace (round 38:
+    # `_operator_places`): `$XDG_CONFIG_HOME` for `~/.config` (systemd, autostart, fish, git and the
+    # agents above read it there), `$PYTHONUSERBASE` for `~/.local` (round 37: its site-packages is
+    # on every later Python's `sys.path`), `$CARGO_HOME`, `$GNUPGHOME`…; each `$PATH` directory,
+    # `$PYTHONSTARTUP`, `$BASH_ENV`… guarded themselves. Whether they exist yet or not.
+    from shellrt.supervisor._env_gitconfig import operator_template_dirs
+    from shellrt.supervisor._operator_places import operator_places
+
+    for real, variable, replaced in operator_places(bounds.real):
+        found.setdefault(real, replaced or (PATH_DIR if variable == "PATH" else ENV_FILE))
+
     for template in operator_template_dirs():  # every file is copied into the next clone (round 37)
         found.setdefault(bounds.real(template), _GIT_TEMPLATE)
     return found
@@ -793,9 +839,19 @@ def home_reason(path: str | Path) -> str | None:
                 "a file of your git template directory (init.templateDir or $GIT_TEMPLATE_DIR): your next "
                 "git init or git clone copies it into the new repository (its hooks run, its config applies)"
             )
+        if rel_dir == PATH_DIR and _protects(rel_dir, name, is_link=False):
+            return (
+                "a program in a directory on your PATH: your next shell runs it for its name, "
+                "instead of the program of that name further on"
+            )
+        if linked == ENV_FILE:
+            return (
+                "a file your environment names as a program's start-up file (PYTHONSTARTUP, BASH_ENV, "
+                "KUBECONFIG…): that program loads it at its next start"
+            )
         if _protects(rel_dir, name, is_link=False):
             return (
-                f"~/{linked} by a link from the home directory: a file a later program runs or obeys "
+                f"~/{linked} by a link from the home directory or a variable of your environment: a file a later program runs or obeys "
                 "(shell start-up, ssh, autostart, an agent's settings)"
             )
     return None
