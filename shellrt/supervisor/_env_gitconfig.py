@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 
-__all__ = ["env_gitconfigs", "operator_template_dirs"]
+__all__ = ["env_gitconfigs", "operator_template_dirs", "relative_template_dirs"]
 
 #: The configs looked at -> (the versions of those and of the files they include, those files'
 #: spellings) of the last look (`_included`).
@@ -110,7 +110,7 @@ def operator_template_dirs() -> tuple[str, ...]:
     ``hooks/`` become the clone's hooks (``post-checkout`` runs during the clone) and its ``config``
     the clone's config; one kept in a dotfiles repository is the workspace's to write. Read without
     running git, once per version of those files. A relative value (resolved from wherever git
-    runs) is not followed."""
+    runs) is returned as written (`relative_template_dirs`)."""
     from shellrt.supervisor.protect import code_running_git_keys, config_hooks_and_includes
 
     env = os.environ.get
@@ -141,8 +141,23 @@ def operator_template_dirs() -> tuple[str, ...]:
         _template_cache[key] = values
     named = [os.path.expanduser(env("GIT_TEMPLATE_DIR") or ""), *values]
     # A path of PATH_MAX characters or more names no directory (and its realpath is quadratic: one
-    # of 512 KiB took 13 s in every `linked_places`; round 37 review2).
-    return tuple(dict.fromkeys(v for v in named if os.path.isabs(v) and len(v) < _PATH_MAX))
+    # of 512 KiB took 13 s in every `linked_places`; round 37 review2). A relative one names a
+    # directory of every directory git runs in: `relative_template_dirs`.
+    return tuple(dict.fromkeys(v for v in named if v and len(v) < _PATH_MAX))
+
+
+def relative_template_dirs() -> tuple[str, ...]:
+    """The relative template directories of `operator_template_dirs`, normalised (``./.tmpl`` ->
+    ``.tmpl``): git resolves one from the directory it runs in, so ``<any directory>/.tmpl`` is copied
+    into the repository the operator's next ``git clone`` there makes (red team round 38: round 37
+    followed absolute values only). One naming a parent (``../t``) stands for every directory too."""
+    found = []
+    for value in operator_template_dirs():
+        if not os.path.isabs(value):
+            parts = [p for p in os.path.normpath(value).split("/") if p not in ("", ".", "..")]
+            if parts:
+                found.append("/".join(parts))
+    return tuple(dict.fromkeys(found))
 
 
 _PATH_MAX = 4096

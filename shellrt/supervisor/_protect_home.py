@@ -338,8 +338,29 @@ def linked_places() -> dict[str, str]:
     if _LINKED_CACHE and now - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _LINKED_CACHE[0][1:3] == (home, xdg):
         return _LINKED_CACHE[0][3]
     found = _linked_places()
+    from shellrt.supervisor._env_gitconfig import relative_template_dirs
+
     _LINKED_CACHE[:] = [(now, home, xdg, found)]
+    _RELATIVE_TEMPLATES[:] = [tuple(fold_path(v) for v in relative_template_dirs())]
     return found
+
+
+#: The operator's relative ``init.templateDir`` values (folded), read with `linked_places`.
+_RELATIVE_TEMPLATES: list[tuple[str, ...]] = [()]
+
+
+def relative_templates() -> tuple[str, ...]:
+    """The operator's relative git template directories (folded, ``.tmpl``, ``a/b``): git resolves
+    one from the directory it runs in, so ``<any directory>/.tmpl`` is copied into the repository the
+    operator's next ``git clone`` there makes (red team round 38). Refreshed as `linked_places` is."""
+    linked_places()
+    return _RELATIVE_TEMPLATES[0]
+
+
+def in_relative_template(directory: str, templates: tuple[str, ...]) -> bool:
+    """Whether ``directory`` (absolute) is, or lies below, one of ``templates`` of some directory."""
+    spelt = fold_path(directory).rstrip("/") + "/"
+    return any(f"/{t}/" in spelt for t in templates)
 
 
 def _linked_places() -> dict[str, str]:
@@ -391,7 +412,8 @@ def _linked_places() -> dict[str, str]:
         found.setdefault(real, replaced or (PATH_DIR if variable == "PATH" else ENV_FILE))
 
     for template in operator_template_dirs():  # every file is copied into the next clone (round 37)
-        found.setdefault(bounds.real(template), _GIT_TEMPLATE)
+        if os.path.isabs(template):  # a relative one: `relative_templates`
+            found.setdefault(bounds.real(template), _GIT_TEMPLATE)
     return found
 
 
@@ -746,6 +768,7 @@ class HomeNames:
 
     def __init__(self, root: Path) -> None:
         walk_root = str(root)
+        self._root = walk_root
         real_root = os.path.realpath(root)
         homes: list[str] = []
         for home in _homes():
@@ -761,6 +784,13 @@ class HomeNames:
         for real, rel in linked_places().items():
             if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
                 self.linked[walk_root + real[len(real_root) :] if real != real_root else walk_root] = rel
+
+        #: The operator's relative git template directories: one of every directory (round 38).
+        self.templates = relative_templates()
+
+    def in_template(self, directory: str) -> bool:
+        """Whether every file of ``directory`` (as the walk spells it) is a relative template's."""
+        return bool(self.templates) and in_relative_template(directory[len(self._root) :] or "/", self.templates)
 
     @property
     def active(self) -> bool:
@@ -823,6 +853,11 @@ def home_reason(path: str | Path) -> str | None:
             rel_dir, _, name = rest.rpartition("/")
             if _protects(rel_dir, name, is_link=False):
                 return "a file in the home directory that a later program runs, imports or obeys (PATH, login, ssh, autostart, the user site-packages)"
+    if in_relative_template(os.path.dirname(normal), relative_templates()):
+        return (
+            "a file of a directory your git config names as a relative init.templateDir: your next git "
+            "init or git clone run in the directory holding it copies it into the new repository"
+        )
     real = _resolved(normal)
     if real is None:  # fail closed: what it leads to is not known
         return "a path a link on whose way changed while it was resolved (it may lead to a home file)"

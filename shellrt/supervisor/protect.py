@@ -683,6 +683,7 @@ class WorkspaceGuard:
         if parent == ".devcontainer":  # .devcontainer/<name>/
             editor = _EDITOR_FILES[".devcontainer"]
         home_rel = self._home.relative(path) if self._home.active else None
+        in_template = self._home.in_template(path)  # a relative init.templateDir's (round 38)
         # The directory's names below the root, for the table of files other host programs obey.
         below = tuple(path[len(self._root_text) + 1 :].split("/")) if path != self._root_text else ()
         obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
@@ -731,6 +732,8 @@ class WorkspaceGuard:
                 or _redirects(fn, is_link, is_gitdir)
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._home.linked and self._home.linked_file(f"{path}/{n}"))
+                or in_template
+                or (is_link and bool(self._home.templates) and self._home.in_template(f"{path}/{n}"))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (self._env_loads and f"{path}/{n}" in self._env_loads)
                 or (self._env_loads and f"{fpath}/{fn}" in self._env_folded)
