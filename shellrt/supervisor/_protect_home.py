@@ -651,11 +651,20 @@ def _rc_sourced(home: str) -> list[tuple[str, str]]:
 
 def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[str]:
     """The absolute paths (patterns kept) a start-up file of ``kind`` (``sh``, ``tmux``, ``vim``)
-    sources, each expanded as far as the file itself says (``~``, ``$HOME``, its own variables).
+    sources, each expanded as far as the file itself says (``~``, ``$HOME``, its own variables) and
+    the operator's environment (round 38).
     Lazily, in the file's order: the caller stops at its bound (round 36 review2). What its
     variables and loops hold is bounded (`_EXPANDED_CHARS`, `_PATH_MAX`; round 37 review2): past
     it a name is unknown, its uses not followed (the file doing so is the command's, guarded itself)."""
-    known: dict[str, str] = {"HOME": home}
+    # The operator's environment as shellrt was started with it (round 38: round 37 knew only HOME
+    # and the file's own assignments): the variables an rc file uses but another start-up file
+    # exports (``$DOTFILES``, ``$XDG_CONFIG_HOME``, ``$ZSH_CUSTOM``) hold these values in the next shell.
+    known: dict[str, str] = {
+        name: value
+        for name, value in os.environ.items()
+        if value and len(value) < _PATH_MAX and "$" not in value and "`" not in value
+    }
+    known["HOME"] = home
     loops: dict[str, list[str]] = {}
     if kind == "tmux":
         for match in _TMUX_SOURCE.finditer(text):
