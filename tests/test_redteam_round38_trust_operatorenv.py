@@ -77,3 +77,18 @@ def test_what_the_operators_environment_names_is_guarded(tmp_path: Path, monkeyp
     missed = [rel for rel in plants if not protected_reason(ws / rel)]
     assert not missed, f"the file tools must ask too: {missed}"
     assert not [rel for rel in KEPT if protected_reason(ws / rel)]
+
+
+def test_a_place_inside_another_is_judged_by_its_own_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workspace itself on PATH (a scripts repository) and ``CARGO_HOME`` inside it: a file below
+    ``CARGO_HOME/bin`` is cargo's program, whatever the outer place's name says (the first place
+    found named it before, and a PATH directory guards only its own files)."""
+    tmp_path.chmod(0o755)
+    ws = tmp_path / "ws"
+    (ws / "cargo" / "bin").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PATH", f"{ws}:{os.environ['PATH']}")
+    monkeypatch.setenv("CARGO_HOME", str(ws / "cargo"))
+    assert protected_reason(ws / "cargo" / "bin" / "git")
+    assert protected_reason(ws / "ls")
+    assert not protected_reason(ws / "cargo" / "registry" / "x.crate")

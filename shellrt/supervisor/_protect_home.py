@@ -274,7 +274,10 @@ _GIT_TEMPLATE_FOLDED = fold_path(".git-template (init.templateDir)")
 PATH_DIR = ".(a directory on your PATH)"
 #: The name a file a start-up variable (``PYTHONSTARTUP``, ``BASH_ENV``…) names stands for.
 ENV_FILE = ".(a file your environment names)"
+#: The name a program or script the operator's git or ssh config names by its path stands for.
+CONFIG_PROGRAM = ".(a program your git or ssh config names)"
 _PATH_DIR_FOLDED = fold_path(PATH_DIR)
+_CONFIG_PROGRAM_FOLDED = fold_path(CONFIG_PROGRAM)
 _ENV_FILE_FOLDED = fold_path(ENV_FILE)
 
 
@@ -310,7 +313,7 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         names = [*(below.split("/") if below else ()), name]
         components = pattern.split(_PATTERN_SEP)
         return len(names) == len(components) and all(map(fnmatch.fnmatchcase, names, components))
-    if rel_dir == _PATH_DIR_FOLDED or rel == _ENV_FILE_FOLDED:
+    if rel_dir == _PATH_DIR_FOLDED or rel in (_ENV_FILE_FOLDED, _CONFIG_PROGRAM_FOLDED):
         return True  # a program on the operator's PATH, a file a start-up variable names (round 38)
     if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
         return True  # the operator's git template: copied into every new repository (round 37)
@@ -395,8 +398,11 @@ def _linked_places() -> dict[str, str]:
                     if real != place and real not in found:
                         found[real] = "/".join(parts[:index])
                     break
-        for real in _ssh_included(home):
+        included, programs = _ssh_included(home)
+        for real in included:
             found.setdefault(real, _SSH_INCLUDED)
+        for real in programs:  # ProxyCommand's script, a PKCS11Provider library… (round 38)
+            found.setdefault(real, CONFIG_PROGRAM)
         for real, rc in _rc_sourced(home):
             found.setdefault(real, rc)
     bounds = _Bounds()  # a value of thousands of components: resolved within a bound (round 37 review2)
@@ -405,12 +411,15 @@ def _linked_places() -> dict[str, str]:
     # agents above read it there), `$PYTHONUSERBASE` for `~/.local` (round 37: its site-packages is
     # on every later Python's `sys.path`), `$CARGO_HOME`, `$GNUPGHOME`…; each `$PATH` directory,
     # `$PYTHONSTARTUP`, `$BASH_ENV`… guarded themselves. Whether they exist yet or not.
-    from shellrt.supervisor._env_gitconfig import operator_template_dirs
+    from shellrt.supervisor._env_gitconfig import operator_config_programs, operator_template_dirs
     from shellrt.supervisor._operator_places import operator_places
 
     for real, variable, replaced in operator_places(bounds.real):
         found.setdefault(real, replaced or (PATH_DIR if variable == "PATH" else ENV_FILE))
 
+    for program in operator_config_programs():  # core.pager, credential.helper… by path (round 38)
+        if not os.path.isdir(program):  # a directory (`!cd ~/x && make`) is no program
+            found.setdefault(bounds.real(program), CONFIG_PROGRAM)
     for template in operator_template_dirs():  # every file is copied into the next clone (round 37)
         if os.path.isabs(template):  # a relative one: `relative_templates`
             found.setdefault(bounds.real(template), _GIT_TEMPLATE)
@@ -431,13 +440,22 @@ _GLOB_MAGIC = re.compile(r"[*?\[]")
 _SSH_INCLUDE = re.compile(r"^\s*include(?:\s*=\s*|\s+)(.+)$", re.IGNORECASE)
 
 
-def _ssh_included(home: str) -> list[str]:
+#: ssh options naming a program or library ssh runs or loads, and ``Match exec``'s command.
+_SSH_PROGRAM = re.compile(
+    r"^\s*(?:proxycommand|pkcs11provider|securitykeyprovider|knownhostscommand|localcommand|match\s.*\bexec)"
+    r"(?:\s*=\s*|\s+)(.+)$",
+    re.IGNORECASE,
+)
+
+
+def _ssh_included(home: str) -> tuple[list[str], list[str]]:
     """Real paths ``~/.ssh/config`` includes (``Include``: relative to ``~/.ssh``, ``~`` expanded,
     nested), each as ssh reads it; a pattern (``~/dotfiles/ssh.d/*``) gives its literal directory,
     whose every file then counts (one created later is read too). Why (red team round 36: trust):
     with a dotfiles repository as the workspace, a command wrote ``ProxyCommand`` into an included
     file, and the operator's next ``ssh`` (a ``git push``) ran it."""
     found: list[str] = []
+    programs: list[str] = []
     todo = [(os.path.join(home, ".ssh", "config"), 0)]
     seen: set[str] = set()
     bounds = _Bounds()
@@ -451,12 +469,22 @@ def _ssh_included(home: str) -> list[str]:
         if content is None:
             continue
         for line in content.decode("utf-8", "replace").splitlines():
+            named = _SSH_PROGRAM.match(line)
+            if named is not None and len(programs) < _NAMED_FILES:
+                # Its words that are paths (``~`` expanded), the program's and its arguments' (round 38).
+                for word in (w for part in _split(named.group(1), bounds) for w in part.split()):
+                    path = os.path.join(home, word[2:]) if word.startswith("~/") else word
+                    if path.startswith("/") and len(path) < _PATH_MAX and len(programs) < _NAMED_FILES:
+                        if os.path.isdir(path):
+                            continue  # no program
+                        programs.append(bounds.real(path))
+                continue
             match = _SSH_INCLUDE.match(line)
             if match is None:
                 continue
             for word in _split(match.group(1), bounds):
                 if len(found) >= _NAMED_FILES:  # the file naming more is guarded itself (round 36 review2)
-                    return found
+                    return found, programs
                 if word == "~" or word.startswith("~/"):
                     target = os.path.join(home, word[2:])
                 elif word.startswith("~"):  # ~user/…
@@ -472,7 +500,7 @@ def _ssh_included(home: str) -> list[str]:
                     found.append(bounds.real(target))
                     if depth < _SSH_INCLUDE_DEPTH:
                         todo.append((target, depth + 1))
-    return found
+    return found, programs
 
 
 #: Most files (or pattern directories) the ssh and rc readers collect a read: 1 MB of ``Include
@@ -761,13 +789,16 @@ def _expand(word: str, known: dict[str, str], *, absolute: bool = True) -> str |
 
 
 def _linked_rel(real: str, linked: dict[str, str]) -> str | None:
-    """The home-relative name of real path ``real`` by `linked_places`, or None."""
+    """The home-relative name of real path ``real`` by `linked_places`, or None: by the nearest
+    place holding it (round 38: the first found named it, so ``$CARGO_HOME`` inside a directory on
+    ``PATH`` was that directory's, whose rule guards only its own files)."""
+    best: tuple[int, str] | None = None
     for target, rel in linked.items():
         if real == target:
             return rel
-        if real.startswith(target + "/"):
-            return f"{rel}/{real[len(target) + 1 :]}"
-    return None
+        if real.startswith(target + "/") and (best is None or len(target) > best[0]):
+            best = (len(target), f"{rel}/{real[len(target) + 1 :]}")
+    return None if best is None else best[1]
 
 
 class HomeNames:
@@ -887,6 +918,11 @@ def home_reason(path: str | Path) -> str | None:
             return (
                 "a program in a directory on your PATH: your next shell runs it for its name, "
                 "instead of the program of that name further on"
+            )
+        if linked == CONFIG_PROGRAM:
+            return (
+                "a program or script your git or ssh config names by its path (core.pager, "
+                "credential.helper, ProxyCommand…): your next git or ssh command runs it"
             )
         if linked == ENV_FILE:
             return (
