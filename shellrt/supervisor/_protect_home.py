@@ -801,6 +801,15 @@ def _linked_rel(real: str, linked: dict[str, str]) -> str | None:
     return None if best is None else best[1]
 
 
+def _ways_below(place: str, top: str) -> list[str]:
+    """``place`` and its parent directories strictly below ``top``."""
+    found = []
+    while place != top and place.startswith(top + "/"):
+        found.append(place)
+        place = os.path.dirname(place)
+    return found
+
+
 class HomeNames:
     """The home directories inside one workspace, as the guard's walk names them; a home spelt
     otherwise on the way (``HOME=/x/WS/home``, workspace ``/x/ws``: one directory on a folding
@@ -825,6 +834,13 @@ class HomeNames:
             if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
                 self.linked[walk_root + real[len(real_root) :] if real != real_root else walk_root] = rel
 
+        #: Each linked place and the directories on its way inside the workspace: a symlink made at
+        #: one redirects what the operator's name leads to (round 38; the map is read at the start).
+        self._ways = frozenset(
+            way
+            for place in self.linked
+            for way in _ways_below(place, walk_root)
+        )
         #: The operator's relative git template directories: one of every directory (round 38).
         self.templates = relative_templates()
 
@@ -836,6 +852,10 @@ class HomeNames:
     def active(self) -> bool:
         """Whether any name here is a home's (a home inside the workspace, or a place one links to)."""
         return bool(self.homes or self.linked)
+
+    def linked_way(self, path: str) -> bool:
+        """Whether a symlink at ``path`` (as the walk spells it) redirects a linked place."""
+        return path in self._ways
 
     def linked_file(self, path: str) -> bool:
         """Whether file ``path`` (as the walk spells it) is an obeyed home file by a link to it."""
