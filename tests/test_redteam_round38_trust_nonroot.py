@@ -13,7 +13,7 @@ import shutil
 from tests import _nonroot
 from tests.conftest import require
 
-_FILES = ("homeplaces", "operatorenv", "gitconfig", "reltemplate", "rcenv", "namedprograms", "placelinks")
+_FILES = ("homeplaces", "operatorenv", "gitconfig", "reltemplate", "rcenv", "namedprograms", "placelinks", "luaload")
 
 
 def test_the_round_38_trust_attacks_fail_for_an_unprivileged_caller() -> None:

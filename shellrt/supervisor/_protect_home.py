@@ -620,7 +620,24 @@ _OTHER_TOPS = {
     ".exrc": "vim",
     ".config/vim/vimrc": "vim",
     ".config/nvim/init.vim": "vim",
+    # round 38: Lua's dofile/loadfile and neovim's vim.cmd source (round 37's Left)
+    ".config/nvim/init.lua": "lua",
+    ".wezterm.lua": "lua",
+    ".config/wezterm/wezterm.lua": "lua",
 }
+#: A Lua string or comment (to drop comments without reading ``"--x"`` as one).
+_LUA_NOISE = re.compile(r"""("[^"\n]*"|'[^'\n]*')|--[^\n]*""")
+#: ``dofile(EXPR)`` / ``loadfile(EXPR)`` (one level of parentheses inside), or with a bare string.
+_LUA_LOAD = re.compile(
+    r"""\b(?:dofile|loadfile)\s*(?:\(\s*((?:[^()\n]|\([^()\n]*\))*)\)|("[^"\n]*"|'[^'\n]*'))"""
+)
+#: neovim's ``vim.cmd("source X")``, ``vim.cmd [[source X]]``, ``vim.cmd.source("X")``.
+_LUA_VIMCMD = re.compile(r"""\bvim\.cmd(\.source)?\s*\(?\s*(?:"([^"\n]*)"|'([^'\n]*)'|(\[\[))""")
+#: The pieces of a Lua path expression joined by ``..``: a string, the environment, the home.
+_LUA_PIECE = re.compile(
+    r"""\s*(?:"([^"\n]*)"|'([^'\n]*)'|os\.getenv\s*\(\s*["'](\w+)["']\s*\)|vim\.env\.(\w+)"""
+    r"""|(vim\.fn\.expand\s*\(\s*["']~["']\s*\)|vim\.(?:loop|uv)\.os_homedir\s*\(\s*\)))\s*(?:\.\.|$)"""
+)
 #: The home-relative name a directory a start-up file sources by a pattern stands for; the pattern
 #: (its components below that directory, joined by `_PATTERN_SEP`) follows it: only what it matches counts.
 _SOURCED_GLOB = ".(sourced by a start-up file)"
@@ -701,6 +718,9 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
     if kind == "vim":
         yield from (w for w in (_expand(m.group(1).strip(), known) for m in _VIM_SOURCE.finditer(text)) if w)
         return
+    if kind == "lua":
+        yield from (w for w in (_expand(raw, known) for raw in _lua_loads(text, known)) if w)
+        return
     streams = (_ASSIGN.finditer(text), _FOR.finditer(text), _SOURCED.finditer(text))
     for match in _in_order(streams):
         if match.re is _ASSIGN:
@@ -735,6 +755,46 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
             expanded = _expand(word, known)
             if expanded:
                 yield expanded
+
+
+def _lua_loads(text: str, known: dict[str, str]) -> Iterator[str]:
+    """The paths a Lua start-up file loads by ``dofile``/``loadfile`` of an expression of strings,
+    ``os.getenv``/``vim.env`` and the home joined by ``..``, and by neovim's ``vim.cmd`` source;
+    anything else in the expression makes it unknown (round 38)."""
+    code = _LUA_NOISE.sub(lambda m: m.group(1) or "", text)
+    for m in _LUA_LOAD.finditer(code):
+        expr = m.group(1) if m.group(1) is not None else m.group(2)
+        pieces: list[str] = []
+        end = 0
+        for piece in _LUA_PIECE.finditer(expr):
+            if piece.start() != end:
+                break
+            end = piece.end()
+            literal = piece.group(1) if piece.group(1) is not None else piece.group(2)
+            variable = piece.group(3) or piece.group(4)
+            value = literal if literal is not None else known.get(variable) if variable else known["HOME"]
+            if value is None:
+                break
+            pieces.append(value)
+        else:
+            if end == len(expr) and pieces and sum(map(len, pieces)) < _PATH_MAX:
+                yield "".join(pieces)
+    close = -1  # the next ``]]`` (found once per block: a `.*?` per ``[[`` was quadratic)
+    for m in _LUA_VIMCMD.finditer(code):
+        if m.start() < close:
+            continue  # text of the block before (read once)
+        if m.group(4):
+            if close < m.end():
+                close = code.find("]]", m.end())
+            if close < 0:
+                return
+            body = code[m.end() : close]
+        else:
+            body = m.group(2) if m.group(2) is not None else m.group(3)
+        if m.group(1):  # vim.cmd.source("X")
+            yield body.strip()
+        else:
+            yield from (v.group(1).strip() for v in _VIM_SOURCE.finditer(body))
 
 
 def _in_order(streams: tuple[Iterator[re.Match[str]], ...]) -> Iterator[re.Match[str]]:
