@@ -37,7 +37,9 @@ NAMED = {
 #: Plants in a directory on the operator's PATH (and a colon list's second entry).
 ON_PATH = ["tools/bin/git", "tools/sbin/ls"]
 KUBE = ["dot/kube/a.yaml", "dot/kube/b.yaml"]
-KEPT = ["src/main.py", "dot/README.md", "tools/cargo/registry/cache/x.crate"]
+#: Kept: a new name in a PATH directory (an entry point ``pip install`` adds to an activated venv's
+#: ``bin/``: the project's own, run by choosing it) and files no program loads.
+KEPT = ["src/main.py", "dot/README.md", "tools/cargo/registry/cache/x.crate", "tools/bin/r38-new-entry-point"]
 
 
 def test_what_the_operators_environment_names_is_guarded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,4 +93,5 @@ def test_a_place_inside_another_is_judged_by_its_own_name(tmp_path: Path, monkey
     monkeypatch.setenv("CARGO_HOME", str(ws / "cargo"))
     assert protected_reason(ws / "cargo" / "bin" / "git")
     assert protected_reason(ws / "ls")
+    assert not protected_reason(ws / "r38-new-entry-point")
     assert not protected_reason(ws / "cargo" / "registry" / "x.crate")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-__all__ = ["env_key", "operator_places"]
+__all__ = ["env_key", "operator_places", "path_programs"]
 
 #: Variables naming a directory -> the home directory they replace (its guarded names apply there).
 _DIRS: dict[str, str] = {
@@ -67,6 +67,32 @@ _LISTS = frozenset({"PATH", "GOPATH", "KUBECONFIG"})
 _NAMES = ("PATH", *_DIRS, *_FILES)
 #: Entries looked at in all (a ``PATH`` of thousands of entries costs no more).
 _ENTRIES = 256
+#: Names `path_programs` lists in all (a system's PATH holds a few thousand).
+_PROGRAM_NAMES = 65_536
+
+
+def path_programs(real: Callable[[str], str]) -> dict[str, set[str]]:
+    """The names of the programs the operator's ``PATH`` finds (every absolute entry's names). A file
+    of that name in a ``PATH`` directory inside the workspace shadows the program the operator means
+    (``git``, ``ls``, ``sudo``: not the project's code); a new name there (an entry point ``pip
+    install`` puts in an activated venv's ``bin/``) is the project's own, run by choosing it (round 18's
+    judgement of ``node_modules/.bin``). Each name -> the real directories (by ``real``) holding it."""
+    names: dict[str, set[str]] = {}
+    count = 0
+    for entry in os.environ.get("PATH", "").split(":")[:_ENTRIES]:
+        if not os.path.isabs(entry) or "$" in entry:
+            continue
+        place = real(entry)
+        try:
+            with os.scandir(entry) as found:
+                for item in found:
+                    names.setdefault(item.name, set()).add(place)
+                    count += 1
+                    if count >= _PROGRAM_NAMES:
+                        return names
+        except OSError:
+            continue
+    return names
 
 
 def env_key() -> str:

@@ -313,8 +313,11 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         names = [*(below.split("/") if below else ()), name]
         components = pattern.split(_PATTERN_SEP)
         return len(names) == len(components) and all(map(fnmatch.fnmatchcase, names, components))
-    if rel_dir == _PATH_DIR_FOLDED or rel in (_ENV_FILE_FOLDED, _CONFIG_PROGRAM_FOLDED):
-        return True  # a program on the operator's PATH, a file a start-up variable names (round 38)
+    if rel_dir.startswith(_PATH_DIR_FOLDED + _PATTERN_SEP):  # shadowing a program on PATH (round 38)
+        own = rel_dir[len(_PATH_DIR_FOLDED) + 1 :]
+        return bool(_path_programs().get(name, set()) - {own})
+    if rel in (_ENV_FILE_FOLDED, _CONFIG_PROGRAM_FOLDED):
+        return True  # a file a start-up variable, or a git or ssh config, names (round 38)
     if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
         return True  # the operator's git template: copied into every new repository (round 37)
     tree = next((t for t in _ALL_TREES_F if rel_dir == t or rel_dir.startswith(t + "/")), None)
@@ -335,7 +338,7 @@ def linked_places() -> dict[str, str]:
     """`_linked_places`, read again at most once a second (about 1 ms a read)."""
     now = time.monotonic()
     home = os.environ.get("HOME", "")
-    from shellrt.supervisor._operator_places import env_key  # not on `shellrt run`'s import path
+    from shellrt.supervisor._operator_places import env_key  # imported when first asked
 
     xdg = "\0".join((env_key(), os.environ.get("GIT_TEMPLATE_DIR", "")))
     if _LINKED_CACHE and now - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _LINKED_CACHE[0][1:3] == (home, xdg):
@@ -346,6 +349,30 @@ def linked_places() -> dict[str, str]:
     _LINKED_CACHE[:] = [(now, home, xdg, found)]
     _RELATIVE_TEMPLATES[:] = [tuple(fold_path(v) for v in relative_template_dirs())]
     return found
+
+
+#: `_path_programs` as last read (monotonic time, PATH, the map).
+_PROGRAMS_CACHE: list[tuple[float, str, dict[str, set[str]]]] = []
+
+
+def _path_programs() -> dict[str, set[str]]:
+    """The folded names of the programs the operator's PATH finds -> the folded real directories
+    holding them (`_operator_places.path_programs`): a file of such a name in a PATH directory of the
+    workspace shadows one in another. Read only when a PATH directory's file is judged, at most once
+    a second (~10 ms: a few thousand names)."""
+    now, path = time.monotonic(), os.environ.get("PATH", "")
+    if _PROGRAMS_CACHE and now - _PROGRAMS_CACHE[0][0] < _LINKED_TTL_S and _PROGRAMS_CACHE[0][1] == path:
+        return _PROGRAMS_CACHE[0][2]
+    from shellrt.supervisor._operator_places import path_programs
+
+    folded: dict[str, str] = {}
+    programs: dict[str, set[str]] = {}
+    for name, places in path_programs(os.path.realpath).items():
+        programs.setdefault(fold_name(name), set()).update(
+            folded.setdefault(p, fold_path(p)) for p in places
+        )
+    _PROGRAMS_CACHE[:] = [(now, path, programs)]
+    return programs
 
 
 #: The operator's relative ``init.templateDir`` values (folded), read with `linked_places`.
@@ -415,7 +442,9 @@ def _linked_places() -> dict[str, str]:
     from shellrt.supervisor._operator_places import operator_places
 
     for real, variable, replaced in operator_places(bounds.real):
-        found.setdefault(real, replaced or (PATH_DIR if variable == "PATH" else ENV_FILE))
+        # A PATH directory's name carries its real path: a program there shadows one elsewhere.
+        path_dir = f"{PATH_DIR}{_PATTERN_SEP}{real}"
+        found.setdefault(real, replaced or (path_dir if variable == "PATH" else ENV_FILE))
 
     for program in operator_config_programs():  # core.pager, credential.helper… by path (round 38)
         if not os.path.isdir(program):  # a directory (`!cd ~/x && make`) is no program
@@ -994,10 +1023,10 @@ def home_reason(path: str | Path) -> str | None:
                 "a file of your git template directory (init.templateDir or $GIT_TEMPLATE_DIR): your next "
                 "git init or git clone copies it into the new repository (its hooks run, its config applies)"
             )
-        if rel_dir == PATH_DIR and _protects(rel_dir, name, is_link=False):
+        if rel_dir.startswith(PATH_DIR + _PATTERN_SEP) and _protects(rel_dir, name, is_link=False):
             return (
-                "a program in a directory on your PATH: your next shell runs it for its name, "
-                "instead of the program of that name further on"
+                "a program in a directory on your PATH named as another program your PATH finds: your "
+                "next shell may run it instead of the one you mean"
             )
         if linked == CONFIG_PROGRAM:
             return (
