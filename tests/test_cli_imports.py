@@ -208,8 +208,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # non-blocking reader, which sessions' settings loader uses too, instead of a twin of it); +1
     # round 35: sandbox._realpath (the home check's retrying realpath, shared with confine's judge);
     # +2 round 36 bwrap3: sandbox._bwrap_sched and its stdlib `resource` (as the full path: the lean
-    # run's command starts without its caller's real-time policy, negative nice or rtprio/nice limits)
-    ("run", "--sandbox", "local", "--", "true"): 97,
+    # run's command starts without its caller's real-time policy, negative nice or rtprio/nice limits);
+    # +1 round 38 trust: supervisor._operator_places (the guard's home check honours the places the
+    # operator's PATH, PYTHONSTARTUP, CARGO_HOME... name; stdlib only)
+    ("run", "--sandbox", "local", "--", "true"): 98,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
@@ -230,8 +232,9 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +2 round 36 review: sandbox._bwrap_sched and its stdlib `resource` (a local command starts
     # without its caller's real-time policy, negative nice or rtprio/nice limits: the check reads them);
     # +1 round 36 rules: sandbox._maskaliases (a masked path's other names through another mount of
-    # its file system are masked too: `derive_policy` reads the mount table)
-    FULL_RUN: 215,
+    # its file system are masked too: `derive_policy` reads the mount table); +1 round 38 trust:
+    # supervisor._operator_places (as the lean path)
+    FULL_RUN: 216,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

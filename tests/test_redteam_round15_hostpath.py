@@ -92,6 +92,10 @@ def test_the_host_git_of_repo_queries_is_never_a_planted_one(
                 out.append(json.dumps(result["content"][0]))
             return out
 
+    # Round 38 (trust) guards a workspace directory on the operator's PATH: the command's plant is
+    # refused or reverted now. Left there before the session (as by an older shellrt), so what this
+    # test is about -- shellrt's own lookups skip it -- is still exercised.
+    subprocess.run(["/bin/sh", "-c", plant], cwd=ws, check=True)  # writes ws/bin/git only
     results = anyio.run(session)
     assert (ws / "bin" / "git").exists(), results  # the command did write it
     assert not marker.exists(), f"the planted git ran on the host: {results}"

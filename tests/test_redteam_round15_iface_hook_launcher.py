@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -62,6 +63,10 @@ def test_a_command_cannot_plant_the_hook_launcher(
                 out.append(json.dumps(result["content"][0]))
             return out
 
+    # Round 38 (trust) guards a workspace directory on the operator's PATH: the command's plant is
+    # refused or reverted now. Left there before the session (as by an older shellrt), so what this
+    # test is about -- shellrt's own lookups skip it -- is still exercised.
+    subprocess.run(["/bin/sh", "-c", plant], cwd=ws, check=True)  # writes ws/bin/unshare only
     results = anyio.run(session)
     assert (ws / "bin" / "unshare").exists(), results  # the command did write it, in the workspace
     assert not marker.exists(), f"the planted launcher ran on the host: {results}"
@@ -129,6 +134,10 @@ def test_the_next_session_never_starts_a_planted_bwrap(
                 )
         return out
 
+    # Round 38 (trust) guards a workspace directory on the operator's PATH: the command's plant is
+    # refused or reverted now. Left there before the session (as by an older shellrt), so what this
+    # test is about -- shellrt's own lookups skip it -- is still exercised.
+    subprocess.run(["/bin/sh", "-c", plant], cwd=ws, check=True)  # writes ws/bin/bwrap only
     try:
         results = anyio.run(sessions)
         assert (ws / "bin" / "bwrap").exists(), results

@@ -75,6 +75,10 @@ def test_no_host_child_runs_a_program_a_command_planted_on_path(
                 out.append(json.dumps(result["content"][0]))
             return out
 
+    # Round 38 (trust) guards a workspace directory on the operator's PATH: the command's plant is
+    # refused or reverted now. Left there before the session (as by an older shellrt), so what this
+    # test is about -- shellrt's own lookups skip it -- is still exercised.
+    subprocess.run(["/bin/sh", "-c", _plant(hits)], cwd=ws, check=True)  # writes ws/bin only
     results = anyio.run(session)
     assert (ws / "bin" / "jq").exists(), results  # the command did plant them, in the workspace
     ran = sorted(set(hits.read_text().split())) if hits.exists() else []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 
-__all__ = ["env_gitconfigs", "operator_template_dirs"]
+__all__ = ["env_gitconfigs", "operator_config_programs", "operator_template_dirs", "relative_template_dirs"]
 
 #: The configs looked at -> (the versions of those and of the files they include, those files'
 #: spellings) of the last look (`_included`).
@@ -98,19 +98,36 @@ def _included(home: str, xdg: str, global_file: str, system_file: str) -> frozen
     return result
 
 
-#: (the configs and their versions) -> the ``init.templateDir`` values of the last look.
-_template_cache: dict[tuple[object, ...], tuple[str, ...]] = {}
+#: (the configs and their versions) -> the ``init.templateDir`` values and the programs named by
+#: path of the last look.
+_template_cache: dict[tuple[object, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+#: Most program paths one look keeps (a config naming more: the rest are not guarded; it is itself).
+_NAMED_PROGRAMS = 256
 
 
 def operator_template_dirs() -> tuple[str, ...]:
-    """The git template directories the operator's next ``git init``/``git clone`` copies into the
-    new repository (absolute, ``~`` expanded): ``$GIT_TEMPLATE_DIR`` and every ``init.templateDir``
+    """`_operator_keys`' template directories."""
+    return _operator_keys()[0]
+
+
+def operator_config_programs() -> tuple[str, ...]:
+    """The programs and scripts the operator's own git configs name by an absolute or ``~/`` path
+    in a code-running value (``core.pager = ~/dotfiles/bin/pager``, ``credential.helper``, ``alias.x
+    = !sh ~/dotfiles/x.sh``, ``core.fsmonitor``), ``~`` expanded. Why (red team round 38: trust):
+    the configs were guarded, not what they run: with the dotfiles repository as the workspace a
+    command rewrote the script and the operator's next ``git log``/``git push`` ran it."""
+    return _operator_keys()[1]
+
+
+def _operator_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(template directories, `operator_config_programs`). The git template directories the operator's
+    next ``git init``/``git clone`` copies into the new repository (``~`` expanded): ``$GIT_TEMPLATE_DIR`` and every ``init.templateDir``
     of the operator's own configs and the files they include (each condition taken as met, every
     value kept, not only git's last: fails closed). Why (red team round 37: trust): the template's
     ``hooks/`` become the clone's hooks (``post-checkout`` runs during the clone) and its ``config``
     the clone's config; one kept in a dotfiles repository is the workspace's to write. Read without
     running git, once per version of those files. A relative value (resolved from wherever git
-    runs) is not followed."""
+    runs) is returned as written (`relative_template_dirs`)."""
     from shellrt.supervisor.protect import code_running_git_keys, config_hooks_and_includes
 
     env = os.environ.get
@@ -128,21 +145,51 @@ def operator_template_dirs() -> tuple[str, ...]:
         files += config_hooks_and_includes(top)[1]  # bounded (round 36 review2)
     files = list(dict.fromkeys(files))
     key = (*files, *(file_version(f) for f in files))
-    values = _template_cache.get(key)
-    if values is None:
+    cached = _template_cache.get(key)
+    if cached is None:
         found: list[str] = []
+        programs: list[str] = []
         for path in files:
             content = _read(path)
             for name, value in code_running_git_keys(content) if content else ():
                 if name == "init.templatedir" and value.strip():
                     found.append(os.path.expanduser(value.strip()))
-        values = tuple(found)
+                elif len(programs) < _NAMED_PROGRAMS:
+                    programs += _path_words(value)[: _NAMED_PROGRAMS - len(programs)]
+        cached = (tuple(found), tuple(dict.fromkeys(programs)))
         _template_cache.clear()
-        _template_cache[key] = values
-    named = [os.path.expanduser(env("GIT_TEMPLATE_DIR") or ""), *values]
+        _template_cache[key] = cached
+    named = [os.path.expanduser(env("GIT_TEMPLATE_DIR") or ""), *cached[0]]
     # A path of PATH_MAX characters or more names no directory (and its realpath is quadratic: one
-    # of 512 KiB took 13 s in every `linked_places`; round 37 review2).
-    return tuple(dict.fromkeys(v for v in named if os.path.isabs(v) and len(v) < _PATH_MAX))
+    # of 512 KiB took 13 s in every `linked_places`; round 37 review2). A relative one names a
+    # directory of every directory git runs in: `relative_template_dirs`.
+    return tuple(dict.fromkeys(v for v in named if v and len(v) < _PATH_MAX)), cached[1]
+
+
+def _path_words(value: str) -> list[str]:
+    """The words of a command-line value that are absolute or ``~/`` paths, ``~`` expanded (an
+    alias's ``!`` dropped; split on blanks and quotes, as a shell would, within `_PATH_MAX` each)."""
+    words = value.lstrip("!").replace('"', " ").replace("'", " ").split()
+    found = []
+    for word in words[:64]:
+        path = os.path.expanduser(word) if word.startswith("~/") else word
+        if path.startswith("/") and len(path) < _PATH_MAX:
+            found.append(path)
+    return found
+
+
+def relative_template_dirs() -> tuple[str, ...]:
+    """The relative template directories of `operator_template_dirs`, normalised (``./.tmpl`` ->
+    ``.tmpl``): git resolves one from the directory it runs in, so ``<any directory>/.tmpl`` is copied
+    into the repository the operator's next ``git clone`` there makes (red team round 38: round 37
+    followed absolute values only). One naming a parent (``../t``) stands for every directory too."""
+    found = []
+    for value in operator_template_dirs():
+        if not os.path.isabs(value):
+            parts = [p for p in os.path.normpath(value).split("/") if p not in ("", ".", "..")]
+            if parts:
+                found.append("/".join(parts))
+    return tuple(dict.fromkeys(found))
 
 
 _PATH_MAX = 4096

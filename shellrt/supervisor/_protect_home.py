@@ -139,6 +139,20 @@ HOME_FILES = frozenset(
         ".config/kitty/kitty.conf",
         ".config/alacritty/alacritty.toml",
         ".config/alacritty/alacritty.yml",
+        # round 38: the docker client's config (credsStore/credHelpers name programs it runs,
+        # cliPluginsExtraDirs directories of plug-ins), uv's user config (its index: what the next
+        # `uv tool install` builds and runs), window managers' start-up configs (`exec` lines at the
+        # next login) and xbindkeys' (a command a key press runs)
+        ".docker/config.json",
+        ".config/uv/uv.toml",
+        ".config/i3/config",
+        ".i3/config",
+        ".config/sway/config",
+        ".config/hypr/hyprland.conf",
+        ".config/openbox/autostart",
+        ".config/labwc/autostart",
+        ".config/niri/config.kdl",
+        ".xbindkeysrc",
         # git's per-user ignore file (used with no core.excludesFile): a rule there hides a later
         # plant (a conftest.py, a .pth) from every repository's `git status` (round 17's class)
         ".config/git/ignore",
@@ -195,6 +209,29 @@ HOME_TREES = frozenset(
         ".bash_it",
         ".tmux/plugins",
         ".config/tmux/plugins",
+        # round 38: what language toolchains install in the home and the operator's PATH then finds
+        # (programs by name: cargo's, go's, bun's, deno's, docker's CLI plug-ins), and whole
+        # toolchain managers' trees (an interpreter's site-packages or node_modules is imported by
+        # every program the shims start: pyenv, rbenv, nvm, volta, asdf, mise, sdkman, rustup),
+        # uv's managed Pythons, and the environments uv and pipx tools run from (``~/.local/bin``
+        # links into them)
+        ".cargo/bin",
+        "go/bin",
+        ".bun/bin",
+        ".deno/bin",
+        ".docker/cli-plugins",
+        ".pyenv",
+        ".rbenv",
+        ".nvm",
+        ".volta",
+        ".asdf",
+        ".local/share/mise",
+        ".sdkman",
+        ".rustup",
+        ".local/share/uv/tools",
+        ".local/share/uv/python",
+        ".local/pipx",
+        ".local/share/pipx",
     }
 )
 #: Files a tree's own program writes as it is used (no code): not protected below that tree.
@@ -232,6 +269,16 @@ _USER_SITE_WAY = re.compile(r"^(?:\.local/lib(?:/python[0-9.]+)?|library(?:/pyth
 
 _SSH_INCLUDED_FOLDED = fold_path(".ssh/(included by ssh config)")
 _GIT_TEMPLATE_FOLDED = fold_path(".git-template (init.templateDir)")
+#: The home-relative name a directory on the operator's ``PATH`` stands for (`_operator_places`):
+#: each file directly in it is a program the next shell runs by its name (round 38).
+PATH_DIR = ".(a directory on your PATH)"
+#: The name a file a start-up variable (``PYTHONSTARTUP``, ``BASH_ENV``…) names stands for.
+ENV_FILE = ".(a file your environment names)"
+#: The name a program or script the operator's git or ssh config names by its path stands for.
+CONFIG_PROGRAM = ".(a program your git or ssh config names)"
+_PATH_DIR_FOLDED = fold_path(PATH_DIR)
+_CONFIG_PROGRAM_FOLDED = fold_path(CONFIG_PROGRAM)
+_ENV_FILE_FOLDED = fold_path(ENV_FILE)
 
 
 def _homes() -> list[str]:
@@ -266,6 +313,11 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         names = [*(below.split("/") if below else ()), name]
         components = pattern.split(_PATTERN_SEP)
         return len(names) == len(components) and all(map(fnmatch.fnmatchcase, names, components))
+    if rel_dir.startswith(_PATH_DIR_FOLDED + _PATTERN_SEP):  # shadowing a program on PATH (round 38)
+        own = rel_dir[len(_PATH_DIR_FOLDED) + 1 :]
+        return bool(_path_programs().get(name, set()) - {own})
+    if rel in (_ENV_FILE_FOLDED, _CONFIG_PROGRAM_FOLDED):
+        return True  # a file a start-up variable, or a git or ssh config, names (round 38)
     if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
         return True  # the operator's git template: copied into every new repository (round 37)
     tree = next((t for t in _ALL_TREES_F if rel_dir == t or rel_dir.startswith(t + "/")), None)
@@ -286,12 +338,59 @@ def linked_places() -> dict[str, str]:
     """`_linked_places`, read again at most once a second (about 1 ms a read)."""
     now = time.monotonic()
     home = os.environ.get("HOME", "")
-    xdg = "\0".join(os.environ.get(k, "") for k in ("XDG_CONFIG_HOME", "PYTHONUSERBASE", "GIT_TEMPLATE_DIR"))
+    from shellrt.supervisor._operator_places import env_key  # imported when first asked
+
+    xdg = "\0".join((env_key(), os.environ.get("GIT_TEMPLATE_DIR", "")))
     if _LINKED_CACHE and now - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _LINKED_CACHE[0][1:3] == (home, xdg):
         return _LINKED_CACHE[0][3]
     found = _linked_places()
+    from shellrt.supervisor._env_gitconfig import relative_template_dirs
+
     _LINKED_CACHE[:] = [(now, home, xdg, found)]
+    _RELATIVE_TEMPLATES[:] = [tuple(fold_path(v) for v in relative_template_dirs())]
     return found
+
+
+#: `_path_programs` as last read (monotonic time, PATH, the map).
+_PROGRAMS_CACHE: list[tuple[float, str, dict[str, set[str]]]] = []
+
+
+def _path_programs() -> dict[str, set[str]]:
+    """The folded names of the programs the operator's PATH finds -> the folded real directories
+    holding them (`_operator_places.path_programs`): a file of such a name in a PATH directory of the
+    workspace shadows one in another. Read only when a PATH directory's file is judged, at most once
+    a second (~10 ms: a few thousand names)."""
+    now, path = time.monotonic(), os.environ.get("PATH", "")
+    if _PROGRAMS_CACHE and now - _PROGRAMS_CACHE[0][0] < _LINKED_TTL_S and _PROGRAMS_CACHE[0][1] == path:
+        return _PROGRAMS_CACHE[0][2]
+    from shellrt.supervisor._operator_places import path_programs
+
+    folded: dict[str, str] = {}
+    programs: dict[str, set[str]] = {}
+    for name, places in path_programs(os.path.realpath).items():
+        programs.setdefault(fold_name(name), set()).update(
+            folded.setdefault(p, fold_path(p)) for p in places
+        )
+    _PROGRAMS_CACHE[:] = [(now, path, programs)]
+    return programs
+
+
+#: The operator's relative ``init.templateDir`` values (folded), read with `linked_places`.
+_RELATIVE_TEMPLATES: list[tuple[str, ...]] = [()]
+
+
+def relative_templates() -> tuple[str, ...]:
+    """The operator's relative git template directories (folded, ``.tmpl``, ``a/b``): git resolves
+    one from the directory it runs in, so ``<any directory>/.tmpl`` is copied into the repository the
+    operator's next ``git clone`` there makes (red team round 38). Refreshed as `linked_places` is."""
+    linked_places()
+    return _RELATIVE_TEMPLATES[0]
+
+
+def in_relative_template(directory: str, templates: tuple[str, ...]) -> bool:
+    """Whether ``directory`` (absolute) is, or lies below, one of ``templates`` of some directory."""
+    spelt = fold_path(directory).rstrip("/") + "/"
+    return any(f"/{t}/" in spelt for t in templates)
 
 
 def _linked_places() -> dict[str, str]:
@@ -326,26 +425,33 @@ def _linked_places() -> dict[str, str]:
                     if real != place and real not in found:
                         found[real] = "/".join(parts[:index])
                     break
-        for real in _ssh_included(home):
+        included, programs = _ssh_included(home)
+        for real in included:
             found.setdefault(real, _SSH_INCLUDED)
+        for real in programs:  # ProxyCommand's script, a PKCS11Provider library… (round 38)
+            found.setdefault(real, CONFIG_PROGRAM)
         for real, rc in _rc_sourced(home):
             found.setdefault(real, rc)
-    # The XDG config directory stands for `~/.config` wherever it is (systemd, autostart, fish,
-    # git and the agents above read it there).
-    xdg = os.environ.get("XDG_CONFIG_HOME", "")
-    if os.path.isabs(xdg):
-        found.setdefault(os.path.realpath(xdg), ".config")
-    # The operator's Python user base stands for `~/.local` (round 37): its site-packages is on
-    # every later Python's `sys.path` (shellrt's own), its bin/ where `pip install --user` puts
-    # programs. Whether it exists yet or not: created later, it is imported from at the next start.
-    userbase = os.environ.get("PYTHONUSERBASE", "")
-    if os.path.isabs(userbase):
-        found.setdefault(os.path.realpath(userbase), ".local")
-    from shellrt.supervisor._env_gitconfig import operator_template_dirs
-
     bounds = _Bounds()  # a value of thousands of components: resolved within a bound (round 37 review2)
+    # The places the operator's environment names stand for the home names they replace (round 38:
+    # `_operator_places`): `$XDG_CONFIG_HOME` for `~/.config` (systemd, autostart, fish, git and the
+    # agents above read it there), `$PYTHONUSERBASE` for `~/.local` (round 37: its site-packages is
+    # on every later Python's `sys.path`), `$CARGO_HOME`, `$GNUPGHOME`…; each `$PATH` directory,
+    # `$PYTHONSTARTUP`, `$BASH_ENV`… guarded themselves. Whether they exist yet or not.
+    from shellrt.supervisor._env_gitconfig import operator_config_programs, operator_template_dirs
+    from shellrt.supervisor._operator_places import operator_places
+
+    for real, variable, replaced in operator_places(bounds.real):
+        # A PATH directory's name carries its real path: a program there shadows one elsewhere.
+        path_dir = f"{PATH_DIR}{_PATTERN_SEP}{real}"
+        found.setdefault(real, replaced or (path_dir if variable == "PATH" else ENV_FILE))
+
+    for program in operator_config_programs():  # core.pager, credential.helper… by path (round 38)
+        if not os.path.isdir(program):  # a directory (`!cd ~/x && make`) is no program
+            found.setdefault(bounds.real(program), CONFIG_PROGRAM)
     for template in operator_template_dirs():  # every file is copied into the next clone (round 37)
-        found.setdefault(bounds.real(template), _GIT_TEMPLATE)
+        if os.path.isabs(template):  # a relative one: `relative_templates`
+            found.setdefault(bounds.real(template), _GIT_TEMPLATE)
     return found
 
 
@@ -363,13 +469,22 @@ _GLOB_MAGIC = re.compile(r"[*?\[]")
 _SSH_INCLUDE = re.compile(r"^\s*include(?:\s*=\s*|\s+)(.+)$", re.IGNORECASE)
 
 
-def _ssh_included(home: str) -> list[str]:
+#: ssh options naming a program or library ssh runs or loads, and ``Match exec``'s command.
+_SSH_PROGRAM = re.compile(
+    r"^\s*(?:proxycommand|pkcs11provider|securitykeyprovider|knownhostscommand|localcommand|match\s.*\bexec)"
+    r"(?:\s*=\s*|\s+)(.+)$",
+    re.IGNORECASE,
+)
+
+
+def _ssh_included(home: str) -> tuple[list[str], list[str]]:
     """Real paths ``~/.ssh/config`` includes (``Include``: relative to ``~/.ssh``, ``~`` expanded,
     nested), each as ssh reads it; a pattern (``~/dotfiles/ssh.d/*``) gives its literal directory,
     whose every file then counts (one created later is read too). Why (red team round 36: trust):
     with a dotfiles repository as the workspace, a command wrote ``ProxyCommand`` into an included
     file, and the operator's next ``ssh`` (a ``git push``) ran it."""
     found: list[str] = []
+    programs: list[str] = []
     todo = [(os.path.join(home, ".ssh", "config"), 0)]
     seen: set[str] = set()
     bounds = _Bounds()
@@ -383,12 +498,22 @@ def _ssh_included(home: str) -> list[str]:
         if content is None:
             continue
         for line in content.decode("utf-8", "replace").splitlines():
+            named = _SSH_PROGRAM.match(line)
+            if named is not None and len(programs) < _NAMED_FILES:
+                # Its words that are paths (``~`` expanded), the program's and its arguments' (round 38).
+                for word in (w for part in _split(named.group(1), bounds) for w in part.split()):
+                    path = os.path.join(home, word[2:]) if word.startswith("~/") else word
+                    if path.startswith("/") and len(path) < _PATH_MAX and len(programs) < _NAMED_FILES:
+                        if os.path.isdir(path):
+                            continue  # no program
+                        programs.append(bounds.real(path))
+                continue
             match = _SSH_INCLUDE.match(line)
             if match is None:
                 continue
             for word in _split(match.group(1), bounds):
                 if len(found) >= _NAMED_FILES:  # the file naming more is guarded itself (round 36 review2)
-                    return found
+                    return found, programs
                 if word == "~" or word.startswith("~/"):
                     target = os.path.join(home, word[2:])
                 elif word.startswith("~"):  # ~user/…
@@ -404,7 +529,7 @@ def _ssh_included(home: str) -> list[str]:
                     found.append(bounds.real(target))
                     if depth < _SSH_INCLUDE_DEPTH:
                         todo.append((target, depth + 1))
-    return found
+    return found, programs
 
 
 #: Most files (or pattern directories) the ssh and rc readers collect a read: 1 MB of ``Include
@@ -524,7 +649,24 @@ _OTHER_TOPS = {
     ".exrc": "vim",
     ".config/vim/vimrc": "vim",
     ".config/nvim/init.vim": "vim",
+    # round 38: Lua's dofile/loadfile and neovim's vim.cmd source (round 37's Left)
+    ".config/nvim/init.lua": "lua",
+    ".wezterm.lua": "lua",
+    ".config/wezterm/wezterm.lua": "lua",
 }
+#: A Lua string or comment (to drop comments without reading ``"--x"`` as one).
+_LUA_NOISE = re.compile(r"""("[^"\n]*"|'[^'\n]*')|--[^\n]*""")
+#: ``dofile(EXPR)`` / ``loadfile(EXPR)`` (one level of parentheses inside), or with a bare string.
+_LUA_LOAD = re.compile(
+    r"""\b(?:dofile|loadfile)\s*(?:\(\s*((?:[^()\n]|\([^()\n]*\))*)\)|("[^"\n]*"|'[^'\n]*'))"""
+)
+#: neovim's ``vim.cmd("source X")``, ``vim.cmd [[source X]]``, ``vim.cmd.source("X")``.
+_LUA_VIMCMD = re.compile(r"""\bvim\.cmd(\.source)?\s*\(?\s*(?:"([^"\n]*)"|'([^'\n]*)'|(\[\[))""")
+#: The pieces of a Lua path expression joined by ``..``: a string, the environment, the home.
+_LUA_PIECE = re.compile(
+    r"""\s*(?:"([^"\n]*)"|'([^'\n]*)'|os\.getenv\s*\(\s*["'](\w+)["']\s*\)|vim\.env\.(\w+)"""
+    r"""|(vim\.fn\.expand\s*\(\s*["']~["']\s*\)|vim\.(?:loop|uv)\.os_homedir\s*\(\s*\)))\s*(?:\.\.|$)"""
+)
 #: The home-relative name a directory a start-up file sources by a pattern stands for; the pattern
 #: (its components below that directory, joined by `_PATTERN_SEP`) follows it: only what it matches counts.
 _SOURCED_GLOB = ".(sourced by a start-up file)"
@@ -583,11 +725,20 @@ def _rc_sourced(home: str) -> list[tuple[str, str]]:
 
 def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[str]:
     """The absolute paths (patterns kept) a start-up file of ``kind`` (``sh``, ``tmux``, ``vim``)
-    sources, each expanded as far as the file itself says (``~``, ``$HOME``, its own variables).
+    sources, each expanded as far as the file itself says (``~``, ``$HOME``, its own variables) and
+    the operator's environment (round 38).
     Lazily, in the file's order: the caller stops at its bound (round 36 review2). What its
     variables and loops hold is bounded (`_EXPANDED_CHARS`, `_PATH_MAX`; round 37 review2): past
     it a name is unknown, its uses not followed (the file doing so is the command's, guarded itself)."""
-    known: dict[str, str] = {"HOME": home}
+    # The operator's environment as shellrt was started with it (round 38: round 37 knew only HOME
+    # and the file's own assignments): the variables an rc file uses but another start-up file
+    # exports (``$DOTFILES``, ``$XDG_CONFIG_HOME``, ``$ZSH_CUSTOM``) hold these values in the next shell.
+    known: dict[str, str] = {
+        name: value
+        for name, value in os.environ.items()
+        if value and len(value) < _PATH_MAX and "$" not in value and "`" not in value
+    }
+    known["HOME"] = home
     loops: dict[str, list[str]] = {}
     if kind == "tmux":
         for match in _TMUX_SOURCE.finditer(text):
@@ -595,6 +746,9 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
         return
     if kind == "vim":
         yield from (w for w in (_expand(m.group(1).strip(), known) for m in _VIM_SOURCE.finditer(text)) if w)
+        return
+    if kind == "lua":
+        yield from (w for w in (_expand(raw, known) for raw in _lua_loads(text, known)) if w)
         return
     streams = (_ASSIGN.finditer(text), _FOR.finditer(text), _SOURCED.finditer(text))
     for match in _in_order(streams):
@@ -630,6 +784,46 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
             expanded = _expand(word, known)
             if expanded:
                 yield expanded
+
+
+def _lua_loads(text: str, known: dict[str, str]) -> Iterator[str]:
+    """The paths a Lua start-up file loads by ``dofile``/``loadfile`` of an expression of strings,
+    ``os.getenv``/``vim.env`` and the home joined by ``..``, and by neovim's ``vim.cmd`` source;
+    anything else in the expression makes it unknown (round 38)."""
+    code = _LUA_NOISE.sub(lambda m: m.group(1) or "", text)
+    for m in _LUA_LOAD.finditer(code):
+        expr = m.group(1) if m.group(1) is not None else m.group(2)
+        pieces: list[str] = []
+        end = 0
+        for piece in _LUA_PIECE.finditer(expr):
+            if piece.start() != end:
+                break
+            end = piece.end()
+            literal = piece.group(1) if piece.group(1) is not None else piece.group(2)
+            variable = piece.group(3) or piece.group(4)
+            value = literal if literal is not None else known.get(variable) if variable else known["HOME"]
+            if value is None:
+                break
+            pieces.append(value)
+        else:
+            if end == len(expr) and pieces and sum(map(len, pieces)) < _PATH_MAX:
+                yield "".join(pieces)
+    close = -1  # the next ``]]`` (found once per block: a `.*?` per ``[[`` was quadratic)
+    for m in _LUA_VIMCMD.finditer(code):
+        if m.start() < close:
+            continue  # text of the block before (read once)
+        if m.group(4):
+            if close < m.end():
+                close = code.find("]]", m.end())
+            if close < 0:
+                return
+            body = code[m.end() : close]
+        else:
+            body = m.group(2) if m.group(2) is not None else m.group(3)
+        if m.group(1):  # vim.cmd.source("X")
+            yield body.strip()
+        else:
+            yield from (v.group(1).strip() for v in _VIM_SOURCE.finditer(body))
 
 
 def _in_order(streams: tuple[Iterator[re.Match[str]], ...]) -> Iterator[re.Match[str]]:
@@ -684,13 +878,25 @@ def _expand(word: str, known: dict[str, str], *, absolute: bool = True) -> str |
 
 
 def _linked_rel(real: str, linked: dict[str, str]) -> str | None:
-    """The home-relative name of real path ``real`` by `linked_places`, or None."""
+    """The home-relative name of real path ``real`` by `linked_places`, or None: by the nearest
+    place holding it (round 38: the first found named it, so ``$CARGO_HOME`` inside a directory on
+    ``PATH`` was that directory's, whose rule guards only its own files)."""
+    best: tuple[int, str] | None = None
     for target, rel in linked.items():
         if real == target:
             return rel
-        if real.startswith(target + "/"):
-            return f"{rel}/{real[len(target) + 1 :]}"
-    return None
+        if real.startswith(target + "/") and (best is None or len(target) > best[0]):
+            best = (len(target), f"{rel}/{real[len(target) + 1 :]}")
+    return None if best is None else best[1]
+
+
+def _ways_below(place: str, top: str) -> list[str]:
+    """``place`` and its parent directories strictly below ``top``."""
+    found = []
+    while place != top and place.startswith(top + "/"):
+        found.append(place)
+        place = os.path.dirname(place)
+    return found
 
 
 class HomeNames:
@@ -700,6 +906,7 @@ class HomeNames:
 
     def __init__(self, root: Path) -> None:
         walk_root = str(root)
+        self._root = walk_root
         real_root = os.path.realpath(root)
         homes: list[str] = []
         for home in _homes():
@@ -716,10 +923,28 @@ class HomeNames:
             if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
                 self.linked[walk_root + real[len(real_root) :] if real != real_root else walk_root] = rel
 
+        #: Each linked place and the directories on its way inside the workspace: a symlink made at
+        #: one redirects what the operator's name leads to (round 38; the map is read at the start).
+        self._ways = frozenset(
+            way
+            for place in self.linked
+            for way in _ways_below(place, walk_root)
+        )
+        #: The operator's relative git template directories: one of every directory (round 38).
+        self.templates = relative_templates()
+
+    def in_template(self, directory: str) -> bool:
+        """Whether every file of ``directory`` (as the walk spells it) is a relative template's."""
+        return bool(self.templates) and in_relative_template(directory[len(self._root) :] or "/", self.templates)
+
     @property
     def active(self) -> bool:
         """Whether any name here is a home's (a home inside the workspace, or a place one links to)."""
         return bool(self.homes or self.linked)
+
+    def linked_way(self, path: str) -> bool:
+        """Whether a symlink at ``path`` (as the walk spells it) redirects a linked place."""
+        return path in self._ways
 
     def linked_file(self, path: str) -> bool:
         """Whether file ``path`` (as the walk spells it) is an obeyed home file by a link to it."""
@@ -777,6 +1002,11 @@ def home_reason(path: str | Path) -> str | None:
             rel_dir, _, name = rest.rpartition("/")
             if _protects(rel_dir, name, is_link=False):
                 return "a file in the home directory that a later program runs, imports or obeys (PATH, login, ssh, autostart, the user site-packages)"
+    if in_relative_template(os.path.dirname(normal), relative_templates()):
+        return (
+            "a file of a directory your git config names as a relative init.templateDir: your next git "
+            "init or git clone run in the directory holding it copies it into the new repository"
+        )
     real = _resolved(normal)
     if real is None:  # fail closed: what it leads to is not known
         return "a path a link on whose way changed while it was resolved (it may lead to a home file)"
@@ -793,9 +1023,24 @@ def home_reason(path: str | Path) -> str | None:
                 "a file of your git template directory (init.templateDir or $GIT_TEMPLATE_DIR): your next "
                 "git init or git clone copies it into the new repository (its hooks run, its config applies)"
             )
+        if rel_dir.startswith(PATH_DIR + _PATTERN_SEP) and _protects(rel_dir, name, is_link=False):
+            return (
+                "a program in a directory on your PATH named as another program your PATH finds: your "
+                "next shell may run it instead of the one you mean"
+            )
+        if linked == CONFIG_PROGRAM:
+            return (
+                "a program or script your git or ssh config names by its path (core.pager, "
+                "credential.helper, ProxyCommand…): your next git or ssh command runs it"
+            )
+        if linked == ENV_FILE:
+            return (
+                "a file your environment names as a program's start-up file (PYTHONSTARTUP, BASH_ENV, "
+                "KUBECONFIG…): that program loads it at its next start"
+            )
         if _protects(rel_dir, name, is_link=False):
             return (
-                f"~/{linked} by a link from the home directory: a file a later program runs or obeys "
+                f"~/{linked} by a link from the home directory or a variable of your environment: a file a later program runs or obeys "
                 "(shell start-up, ssh, autostart, an agent's settings)"
             )
     return None

@@ -683,6 +683,7 @@ class WorkspaceGuard:
         if parent == ".devcontainer":  # .devcontainer/<name>/
             editor = _EDITOR_FILES[".devcontainer"]
         home_rel = self._home.relative(path) if self._home.active else None
+        in_template = self._home.in_template(path)  # a relative init.templateDir's (round 38)
         # The directory's names below the root, for the table of files other host programs obey.
         below = tuple(path[len(self._root_text) + 1 :].split("/")) if path != self._root_text else ()
         obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
@@ -731,6 +732,9 @@ class WorkspaceGuard:
                 or _redirects(fn, is_link, is_gitdir)
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._home.linked and self._home.linked_file(f"{path}/{n}"))
+                or in_template
+                or (is_link and bool(self._home.linked) and self._home.linked_way(f"{path}/{n}"))
+                or (is_link and bool(self._home.templates) and self._home.in_template(f"{path}/{n}"))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (self._env_loads and f"{path}/{n}" in self._env_loads)
                 or (self._env_loads and f"{fpath}/{fn}" in self._env_folded)
@@ -1404,6 +1408,10 @@ _MAX_INCLUDES = 256
 #: incomplete: fail closed. A path of `_PATH_MAX` characters or more names no file: not followed.
 _MAX_PATH_PARTS = 128
 _PATH_MAX = 4096
+#: Bytes of git config one walk parses, the included files' too (red team round 38: sixteen includes of
+#: 4 MiB of escapes cost every write judgement ~15 s a version under `_READ_LIMIT`); past it the walk
+#: is incomplete: fail closed. A real config with its includes is a few KiB.
+_WALK_BYTES = 1 << 20
 
 
 def hooks_dir_reason(path: str | Path) -> str | None:
@@ -1428,9 +1436,10 @@ def hooks_dir_reason(path: str | Path) -> str | None:
                 if not complete:  # what it names past the bound is unknown: fail closed
                     return (
                         f"a file of a repository whose git config ({config}) includes more than {_MAX_INCLUDES} "
-                        f"files (or too many bytes), or names more than {_MAX_INCLUDES} hooks paths or one of "
-                        f"more than {_MAX_PATH_PARTS} components: cannot tell what git runs from it; trim its "
-                        "include and hooks paths"
+                        f"files (or more than {_WALK_BYTES >> 20} MiB of config in all, or config shellrt cannot "
+                        f"parse), or names more than {_MAX_INCLUDES} hooks paths or one of more than "
+                        f"{_MAX_PATH_PARTS} components: cannot tell what git runs from it; trim its include and "
+                        "hooks paths"
                     )
                 values += tuple(v for v in more if v not in values)
                 included += also
@@ -1481,7 +1490,7 @@ def config_hooks_and_includes(config: str) -> tuple[tuple[str, ...], tuple[str, 
     included: dict[str, int] = {}  # real path -> the least depth it was named at
     todo = [(config, 0)]
     seen: set[str] = set()
-    budget = _READ_LIMIT
+    budget = _WALK_BYTES
     while todo:
         path, depth = todo.pop(0)  # breadth first: at the bound, the files named nearest the top are kept
         real = os.path.realpath(path)
@@ -1495,6 +1504,8 @@ def config_hooks_and_includes(config: str) -> tuple[tuple[str, ...], tuple[str, 
         if budget < 0:
             return tuple(values), tuple(included), False
         for key, value in code_running_git_keys(content.decode("utf-8", "replace")):
+            if key == "<unparseable>":  # git may read it (past our parser's bound): what it names is unknown
+                return tuple(values), tuple(included), False
             if key == "core.hookspath" or key == "include.path" or key.startswith("includeif."):
                 if len(value) >= _PATH_MAX:
                     continue  # names no file: git opens nothing there either
@@ -1995,24 +2006,30 @@ def _parse_git_config(text: str) -> list[tuple[str, str | None, str, str]] | Non
     return out
 
 
+#: A git config value's pieces: an escape, a quote, a comment start, or a run of anything else.
+_VALUE_PIECE = re.compile(r'\\(.)|(")|([#;])|([^\\"#;]+|\\$)', re.DOTALL)
+_ESCAPES = {"n": "\n", "t": "\t", "b": "\b"}
+
+
 def _config_value(raw: str) -> str:
+    """A value as git reads it: escapes, quotes, a comment outside quotes ends it. By runs of plain
+    text, not character by character (round 38: 4 MiB of value took ~1 s; a run is one step)."""
+    if not any(c in raw for c in '\\"#;'):
+        return raw.strip()
     out = []
     quoted = False
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c == "\\" and i + 1 < len(raw):
-            nxt = raw[i + 1]
-            out.append({"n": "\n", "t": "\t", "b": "\b"}.get(nxt, nxt))
-            i += 2
-            continue
-        if c == '"':
+    for m in _VALUE_PIECE.finditer(raw):
+        escaped, quote, comment, plain = m.groups()
+        if escaped is not None:
+            out.append(_ESCAPES.get(escaped, escaped))
+        elif quote is not None:
             quoted = not quoted
-        elif c in "#;" and not quoted:
-            break
+        elif comment is not None:
+            if not quoted:
+                break
+            out.append(comment)
         else:
-            out.append(c)
-        i += 1
+            out.append(plain)
     return "".join(out).strip()
 
 

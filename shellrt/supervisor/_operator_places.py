@@ -1,0 +1,116 @@
+"""Places the operator's own environment makes host programs load from, as home names.
+
+Why (red team round 38: trust): the home's names are not the only places programs obey. The
+operator's ``PATH`` finds every program by name (a ``git`` in a ``bin/`` of a tools repository on it
+shadows the host's in every later shell), ``PYTHONSTARTUP``/``BASH_ENV``/``ENV`` name files run at
+start, ``CARGO_HOME``/``GNUPGHOME``/``DOCKER_CONFIG``… move the home's directories elsewhere. With
+one of them inside the workspace a command wrote there unguarded (round 37 honoured only
+``XDG_CONFIG_HOME`` and ``PYTHONUSERBASE``). The rule: a variable of shellrt's own environment (the
+operator's, as started) that names such a place makes it stand for the home name it replaces, and
+`_protect_home` guards it by that name. Read from ``os.environ`` at each read (cheap, no disk).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+__all__ = ["env_key", "operator_places", "path_programs"]
+
+#: Variables naming a directory -> the home directory they replace (its guarded names apply there).
+_DIRS: dict[str, str] = {
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_DATA_HOME": ".local/share",
+    "PYTHONUSERBASE": ".local",
+    "CARGO_HOME": ".cargo",
+    "RUSTUP_HOME": ".rustup",
+    "GNUPGHOME": ".gnupg",
+    "DOCKER_CONFIG": ".docker",
+    "IPYTHONDIR": ".ipython",
+    "JUPYTER_CONFIG_DIR": ".jupyter",
+    "PYENV_ROOT": ".pyenv",
+    "RBENV_ROOT": ".rbenv",
+    "NVM_DIR": ".nvm",
+    "VOLTA_HOME": ".volta",
+    "PIPX_HOME": ".local/pipx",
+    "BUN_INSTALL": ".bun",
+    "DENO_INSTALL": ".deno",
+    "ASDF_DATA_DIR": ".asdf",
+    "SDKMAN_DIR": ".sdkman",
+    "GOPATH": "go",  # a list: each entry's bin/ is where `go install` puts programs
+}
+#: Variables naming files a program loads at start (``:``-lists where the program reads one).
+_FILES = (
+    "PYTHONSTARTUP",
+    "BASH_ENV",
+    "ENV",
+    "INPUTRC",
+    "LESSKEY",
+    "PSQLRC",
+    "MYVIMRC",
+    "IRBRC",
+    "R_PROFILE_USER",
+    "R_ENVIRON_USER",
+    "NPM_CONFIG_USERCONFIG",
+    "npm_config_userconfig",
+    "PIP_CONFIG_FILE",
+    "UV_CONFIG_FILE",
+    "WGETRC",
+    "RIPGREP_CONFIG_PATH",  # ``--pre=PROGRAM`` runs for every file searched
+    "STARSHIP_CONFIG",  # custom modules' commands run at every prompt
+    "KUBECONFIG",  # a list; a user's exec plug-in runs at every kubectl
+    "AWS_CONFIG_FILE",  # credential_process
+    "SCREENRC",
+)
+#: Variables that are ``:``-separated lists.
+_LISTS = frozenset({"PATH", "GOPATH", "KUBECONFIG"})
+_NAMES = ("PATH", *_DIRS, *_FILES)
+#: Entries looked at in all (a ``PATH`` of thousands of entries costs no more).
+_ENTRIES = 256
+#: Names `path_programs` lists in all (a system's PATH holds a few thousand).
+_PROGRAM_NAMES = 65_536
+
+
+def path_programs(real: Callable[[str], str]) -> dict[str, set[str]]:
+    """The names of the programs the operator's ``PATH`` finds (every absolute entry's names). A file
+    of that name in a ``PATH`` directory inside the workspace shadows the program the operator means
+    (``git``, ``ls``, ``sudo``: not the project's code); a new name there (an entry point ``pip
+    install`` puts in an activated venv's ``bin/``) is the project's own, run by choosing it (round 18's
+    judgement of ``node_modules/.bin``). Each name -> the real directories (by ``real``) holding it."""
+    names: dict[str, set[str]] = {}
+    count = 0
+    for entry in os.environ.get("PATH", "").split(":")[:_ENTRIES]:
+        if not os.path.isabs(entry) or "$" in entry:
+            continue
+        place = real(entry)
+        try:
+            with os.scandir(entry) as found:
+                for item in found:
+                    names.setdefault(item.name, set()).add(place)
+                    count += 1
+                    if count >= _PROGRAM_NAMES:
+                        return names
+        except OSError:
+            continue
+    return names
+
+
+def env_key() -> str:
+    """What `operator_places` depends on: a cache of it is stale when this changed."""
+    return "\0".join(os.environ.get(name, "") for name in _NAMES)
+
+
+def operator_places(real: Callable[[str], str]) -> list[tuple[str, str, str | None]]:
+    """(real path by ``real``, the variable, the home directory it replaces or None for a file or a
+    ``PATH`` directory) of each absolute place the variables name; a relative entry (``PATH=.:…``)
+    names a place that moves with the cwd: not one place."""
+    found: list[tuple[str, str, str | None]] = []
+    for name in _NAMES:
+        value = os.environ.get(name, "")
+        for entry in value.split(":") if name in _LISTS else (value,):
+            if len(found) >= _ENTRIES:
+                return found
+            if not os.path.isabs(entry) or "$" in entry or "`" in entry:
+                continue
+            found.append((real(entry), name, _DIRS.get(name)))
+    return found

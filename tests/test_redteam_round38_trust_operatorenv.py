@@ -1,0 +1,97 @@
+"""Red team round 38 (trust): places the operator's own environment makes programs load from.
+
+The workspace is a dotfiles or tools repository the operator's environment points into (not the
+home): ``PATH`` holds its ``bin/`` (every program there shadows the host's by name: the next ``git``
+in any shell), ``PYTHONSTARTUP`` its ``pythonrc.py`` (every interactive ``python``), ``BASH_ENV`` its
+``bashenv`` (every non-interactive ``bash``), ``CARGO_HOME``/``GNUPGHOME``/``DOCKER_CONFIG``/
+``RIPGREP_CONFIG_PATH``/``KUBECONFIG`` its directories and files (cargo's config and installed
+programs, gpg's ``pinentry-program``, docker's ``credsStore``, ripgrep's ``--pre`` program, a
+kubeconfig's exec plug-in). Round 37 honoured ``XDG_CONFIG_HOME`` and ``PYTHONUSERBASE`` only: a
+command wrote each of these and none was reverted, nor did the file tools ask.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from shellrt.runtime import Runtime
+from shellrt.supervisor.protect import protected_reason
+
+#: variable -> (its value below the workspace, the plant below the workspace)
+NAMED = {
+    "PYTHONSTARTUP": ("dot/pythonrc.py", "dot/pythonrc.py"),
+    "BASH_ENV": ("dot/bashenv", "dot/bashenv"),
+    "ENV": ("dot/shenv", "dot/shenv"),
+    "CARGO_HOME": ("tools/cargo", "tools/cargo/bin/git"),
+    "GNUPGHOME": ("dot/gnupg", "dot/gnupg/gpg-agent.conf"),
+    "DOCKER_CONFIG": ("dot/docker", "dot/docker/config.json"),
+    "RIPGREP_CONFIG_PATH": ("dot/ripgreprc", "dot/ripgreprc"),
+    "INPUTRC": ("dot/inputrc", "dot/inputrc"),
+}
+#: Plants in a directory on the operator's PATH (and a colon list's second entry).
+ON_PATH = ["tools/bin/git", "tools/sbin/ls"]
+KUBE = ["dot/kube/a.yaml", "dot/kube/b.yaml"]
+#: Kept: a new name in a PATH directory (an entry point ``pip install`` adds to an activated venv's
+#: ``bin/``: the project's own, run by choosing it) and files no program loads.
+KEPT = ["src/main.py", "dot/README.md", "tools/cargo/registry/cache/x.crate", "tools/bin/r38-new-entry-point"]
+
+
+def test_what_the_operators_environment_names_is_guarded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path.chmod(0o755)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("SHELLRT_TRUST_STORE", raising=False)
+    for name, (value, _) in NAMED.items():
+        monkeypatch.setenv(name, str(ws / value))
+    monkeypatch.setenv("KUBECONFIG", ":".join(str(ws / k) for k in KUBE))
+    monkeypatch.setenv("PATH", f"{ws / 'tools/bin'}:{os.environ['PATH']}:{ws / 'tools/sbin'}")
+    plants = [p for _, p in NAMED.values()] + ON_PATH + KUBE
+    lines = ["import os", f"ws = {str(ws)[:4]!r} + {str(ws)[4:]!r}"]
+    for rel in plants + KEPT:
+        lines += [
+            f"p = os.path.join(ws, {rel!r})",
+            "os.makedirs(os.path.dirname(p), exist_ok=True)",
+            "open(p, 'w').write('#!/bin/sh\\n# r38\\n')",
+        ]
+    command = "/usr/bin/env python3 - <<'EOF' && echo planted\n" + "\n".join(lines) + "\nEOF"
+
+    async def main() -> list[dict[str, Any]]:
+        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
+            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
+            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
+
+    results = anyio.run(main)
+    shown = json.dumps(results)
+    assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
+    left = [rel for rel in plants if os.path.lexists(ws / rel)]
+    assert not left, f"kept: {left} ({shown})"
+    assert all((ws / rel).exists() for rel in KEPT), shown
+    missed = [rel for rel in plants if not protected_reason(ws / rel)]
+    assert not missed, f"the file tools must ask too: {missed}"
+    assert not [rel for rel in KEPT if protected_reason(ws / rel)]
+
+
+def test_a_place_inside_another_is_judged_by_its_own_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workspace itself on PATH (a scripts repository) and ``CARGO_HOME`` inside it: a file below
+    ``CARGO_HOME/bin`` is cargo's program, whatever the outer place's name says (the first place
+    found named it before, and a PATH directory guards only its own files)."""
+    tmp_path.chmod(0o755)
+    ws = tmp_path / "ws"
+    (ws / "cargo" / "bin").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PATH", f"{ws}:{os.environ['PATH']}")
+    monkeypatch.setenv("CARGO_HOME", str(ws / "cargo"))
+    assert protected_reason(ws / "cargo" / "bin" / "git")
+    assert protected_reason(ws / "ls")
+    assert not protected_reason(ws / "r38-new-entry-point")
+    assert not protected_reason(ws / "cargo" / "registry" / "x.crate")
