@@ -577,20 +577,38 @@ def _foreign_lines(lines: bytes, own: list[str]) -> bytes:
     the kept and covered ones), where a sandbox's own commands bind theirs, in a network namespace
     of the sandbox's (session) or of each command's own (one bwrap per command): masking those, or
     counting them as new, would hide a session's own background servers from its later commands.
-    A name relative to its binder's cwd is looked up through its holders (none: left out)."""
-    kept = []
+    A name relative to its binder's cwd is looked up through its holders (none: left out), all in
+    one walk of /proc: one walk per name let a process holding thousands of relative names make
+    every start walk /proc thousands of times (round 38 review). Directories are resolved once."""
+    rows: list[tuple[bytes, str, str]] = []
     for line in lines.splitlines(keepends=True):
         parts = line.split(None, 7)
         name = parts[7].strip().decode("utf-8", "surrogateescape") if len(parts) == 8 else ""
+        rows.append((line, parts[6].decode() if len(parts) == 8 else "", name))
+    relative = [(inode, name) for _line, inode, name in rows if name and not name.startswith(("/", "@"))]
+    found = relative_socket_paths(relative) if relative else {}
+    dirs: dict[str, str] = {}
+    kept = []
+    for line, inode, name in rows:
         if name and not name.startswith(("/", "@")):  # relative to its binder's cwd
-            found = relative_socket_paths([(parts[6].decode(), name)])
-            name = next(iter(found.values())) or ""  # None: no holder shows it anywhere
+            name = found.get((inode, name)) or ""  # None: no holder shows it anywhere
             if not name:
                 continue
-        if name.startswith("/") and _under(os.path.realpath(name), own):
+        if name.startswith("/") and _under(_real(name, dirs), own):
             continue
         kept.append(line)
     return b"".join(kept)
+
+
+def _real(name: str, dirs: dict[str, str]) -> str:
+    """``os.path.realpath(name)``, its directory resolved once per ``dirs`` (thousands of sockets
+    in one directory: one resolution); a last component that is a link is resolved whole."""
+    head, tail = os.path.split(name)
+    if not tail or tail in (".", "..") or os.path.islink(name):
+        return os.path.realpath(name)
+    if head not in dirs:
+        dirs[head] = os.path.realpath(head)
+    return os.path.join(dirs[head], tail)
 
 
 def _strict_socket_table() -> bytes | None:
