@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sandbox._netns_sockets import other_namespace_lines
+from sandbox._netns_sockets import namespace_lines
 from sandbox._sockreach import MountIndex, Reach, read_mounts, resolve, shown_at
 from sandbox.errors import SandboxExecError
 
@@ -499,7 +499,8 @@ class SocketWatch:
         """The current listing, raw, with its (inode, path) pairs when they came with it (the
         netlink walk finds them); None when it cannot be had. The host's namespace's sockets and
         every other namespace's but those under the kept and covered paths (`_foreign_lines`)."""
-        foreign = _foreign_lines(other_namespace_lines(), [*self._keep, "/tmp", *self._cover])
+        ours, theirs = namespace_lines()
+        foreign = _foreign_lines(ours, [*self._keep, "/tmp", *self._cover]) + _foreign_lines(theirs, ["/tmp"])
         if self._diag is not None:
             try:
                 dumped, pairs = self._diag.dump()
@@ -768,7 +769,8 @@ class IpcMasks:
                 "could be hidden from the sandbox: refusing to start it. Fix: run with /proc mounted "
                 "and readable (procfs of the host's network namespace)"
             )
-        table += self._foreign(other_namespace_lines())
+        ours, theirs = namespace_lines()
+        table += self._foreign(ours) + _foreign_lines(theirs, ["/tmp"])
         key = (table, os.environ.get("XDG_RUNTIME_DIR", ""))
         if self._mounts.mounts_changed():
             self._key = None
