@@ -572,6 +572,13 @@ class SocketWatch:
         return True
 
 
+#: The verdict on each foreign socket line already judged, per set of own paths: a line names one
+#: socket (its inode), so a namespace holding thousands costs each listing a lookup a line, not a
+#: parse and a path resolution (19,000 lines: ~100 ms a start for every session; round 38 review).
+_VERDICTS: dict[tuple[tuple[str, ...], bytes], bool] = {}
+_VERDICTS_MAX = 1 << 16
+
+
 def _foreign_lines(lines: bytes, own: list[str]) -> bytes:
     """The socket lines of the host's other network namespaces (`sandbox._netns_sockets`: a
     container's, another session's; red team round 38) but those bound under ``own`` (real paths:
@@ -580,25 +587,40 @@ def _foreign_lines(lines: bytes, own: list[str]) -> bytes:
     counting them as new, would hide a session's own background servers from its later commands.
     A name relative to its binder's cwd is looked up through its holders (none: left out), all in
     one walk of /proc: one walk per name let a process holding thousands of relative names make
-    every start walk /proc thousands of times (round 38 review). Directories are resolved once."""
+    every start walk /proc thousands of times (round 38 review). Directories are resolved once,
+    and a line judged before is not judged again (`_VERDICTS`)."""
+    key = tuple(own)
+    kept: dict[bytes, bool] = {}
     rows: list[tuple[bytes, str, str]] = []
     for line in lines.splitlines(keepends=True):
-        parts = line.split(None, 7)
-        name = parts[7].strip().decode("utf-8", "surrogateescape") if len(parts) == 8 else ""
-        rows.append((line, parts[6].decode() if len(parts) == 8 else "", name))
+        known = _VERDICTS.get((key, line))
+        kept[line] = bool(known)
+        if known is None:
+            parts = line.split(None, 7)
+            name = parts[7].strip().decode("utf-8", "surrogateescape") if len(parts) == 8 else ""
+            rows.append((line, parts[6].decode() if len(parts) == 8 else "", name))
+    if rows:
+        if len(_VERDICTS) + len(rows) > _VERDICTS_MAX:
+            _VERDICTS.clear()
+        for line, verdict in _judge(rows, own):
+            kept[line] = _VERDICTS[key, line] = verdict
+    return b"".join(line for line, verdict in kept.items() if verdict)
+
+
+def _judge(rows: list[tuple[bytes, str, str]], own: list[str]) -> list[tuple[bytes, bool]]:
+    """Whether each (line, inode, name) of ``rows`` is kept."""
+    out: list[tuple[bytes, bool]] = []
     relative = [(inode, name) for _line, inode, name in rows if name and not name.startswith(("/", "@"))]
     found = relative_socket_paths(relative) if relative else {}
     dirs: dict[str, str] = {}
-    kept = []
     for line, inode, name in rows:
         if name and not name.startswith(("/", "@")):  # relative to its binder's cwd
             name = found.get((inode, name)) or ""  # None: no holder shows it anywhere
             if not name:
+                out.append((line, False))
                 continue
-        if name.startswith("/") and _under(_real(name, dirs), own):
-            continue
-        kept.append(line)
-    return b"".join(kept)
+        out.append((line, not (name.startswith("/") and _under(_real(name, dirs), own))))
+    return out
 
 
 def _real(name: str, dirs: dict[str, str]) -> str:
