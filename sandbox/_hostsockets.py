@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sandbox._netns_sockets import other_namespace_lines
+from sandbox._netns_sockets import namespace_lines
 from sandbox._sockreach import MountIndex, Reach, read_mounts, resolve, shown_at
 from sandbox.errors import SandboxExecError
 
@@ -499,7 +499,8 @@ class SocketWatch:
         """The current listing, raw, with its (inode, path) pairs when they came with it (the
         netlink walk finds them); None when it cannot be had. The host's namespace's sockets and
         every other namespace's but those under the kept and covered paths (`_foreign_lines`)."""
-        foreign = _foreign_lines(other_namespace_lines(), [*self._keep, "/tmp", *self._cover])
+        ours, theirs = namespace_lines()
+        foreign = _foreign_lines(ours, [*self._keep, "/tmp", *self._cover]) + _foreign_lines(theirs, ["/tmp"])
         if self._diag is not None:
             try:
                 dumped, pairs = self._diag.dump()
@@ -571,26 +572,66 @@ class SocketWatch:
         return True
 
 
+#: The verdict on each foreign socket line already judged, per set of own paths: a line names one
+#: socket (its inode), so a namespace holding thousands costs each listing a lookup a line, not a
+#: parse and a path resolution (19,000 lines: ~100 ms a start for every session; round 38 review).
+_VERDICTS: dict[tuple[tuple[str, ...], bytes], bool] = {}
+_VERDICTS_MAX = 1 << 16
+
+
 def _foreign_lines(lines: bytes, own: list[str]) -> bytes:
     """The socket lines of the host's other network namespaces (`sandbox._netns_sockets`: a
     container's, another session's; red team round 38) but those bound under ``own`` (real paths:
     the kept and covered ones), where a sandbox's own commands bind theirs, in a network namespace
     of the sandbox's (session) or of each command's own (one bwrap per command): masking those, or
     counting them as new, would hide a session's own background servers from its later commands.
-    A name relative to its binder's cwd is looked up through its holders (none: left out)."""
-    kept = []
+    A name relative to its binder's cwd is looked up through its holders (none: left out), all in
+    one walk of /proc: one walk per name let a process holding thousands of relative names make
+    every start walk /proc thousands of times (round 38 review). Directories are resolved once,
+    and a line judged before is not judged again (`_VERDICTS`)."""
+    key = tuple(own)
+    kept: dict[bytes, bool] = {}
+    rows: list[tuple[bytes, str, str]] = []
     for line in lines.splitlines(keepends=True):
-        parts = line.split(None, 7)
-        name = parts[7].strip().decode("utf-8", "surrogateescape") if len(parts) == 8 else ""
+        known = _VERDICTS.get((key, line))
+        kept[line] = bool(known)
+        if known is None:
+            parts = line.split(None, 7)
+            name = parts[7].strip().decode("utf-8", "surrogateescape") if len(parts) == 8 else ""
+            rows.append((line, parts[6].decode() if len(parts) == 8 else "", name))
+    if rows:
+        if len(_VERDICTS) + len(rows) > _VERDICTS_MAX:
+            _VERDICTS.clear()
+        for line, verdict in _judge(rows, own):
+            kept[line] = _VERDICTS[key, line] = verdict
+    return b"".join(line for line, verdict in kept.items() if verdict)
+
+
+def _judge(rows: list[tuple[bytes, str, str]], own: list[str]) -> list[tuple[bytes, bool]]:
+    """Whether each (line, inode, name) of ``rows`` is kept."""
+    out: list[tuple[bytes, bool]] = []
+    relative = [(inode, name) for _line, inode, name in rows if name and not name.startswith(("/", "@"))]
+    found = relative_socket_paths(relative) if relative else {}
+    dirs: dict[str, str] = {}
+    for line, inode, name in rows:
         if name and not name.startswith(("/", "@")):  # relative to its binder's cwd
-            found = relative_socket_paths([(parts[6].decode(), name)])
-            name = next(iter(found.values())) or ""  # None: no holder shows it anywhere
+            name = found.get((inode, name)) or ""  # None: no holder shows it anywhere
             if not name:
+                out.append((line, False))
                 continue
-        if name.startswith("/") and _under(os.path.realpath(name), own):
-            continue
-        kept.append(line)
-    return b"".join(kept)
+        out.append((line, not (name.startswith("/") and _under(_real(name, dirs), own))))
+    return out
+
+
+def _real(name: str, dirs: dict[str, str]) -> str:
+    """``os.path.realpath(name)``, its directory resolved once per ``dirs`` (thousands of sockets
+    in one directory: one resolution); a last component that is a link is resolved whole."""
+    head, tail = os.path.split(name)
+    if not tail or tail in (".", "..") or os.path.islink(name):
+        return os.path.realpath(name)
+    if head not in dirs:
+        dirs[head] = os.path.realpath(head)
+    return os.path.join(dirs[head], tail)
 
 
 def _strict_socket_table() -> bytes | None:
@@ -750,7 +791,8 @@ class IpcMasks:
                 "could be hidden from the sandbox: refusing to start it. Fix: run with /proc mounted "
                 "and readable (procfs of the host's network namespace)"
             )
-        table += self._foreign(other_namespace_lines())
+        ours, theirs = namespace_lines()
+        table += self._foreign(ours) + _foreign_lines(theirs, ["/tmp"])
         key = (table, os.environ.get("XDG_RUNTIME_DIR", ""))
         if self._mounts.mounts_changed():
             self._key = None

@@ -518,12 +518,17 @@ def _layer_places(layers: Sequence[str], inner: str, prefix: str) -> list[str]:
     """The entry of each layer at ``inner``'s place (relative to the overlay's root), and where each
     redirect on the way leads in the layers below it (round 38: ``redirect_dir``, ``metacopy`` and
     data-only layers keep a file's bytes at another name). The name a redirect replaces is kept too:
-    more masks in the layers, never fewer."""
+    more masks in the layers, never fewer. Past `_MAX_WAYS` the layers below are places whole (a
+    way not followed would leave bytes unmasked: round 38 review, fail closed)."""
     ways: list[list[str]] = [[c for c in inner.split("/") if c]]
     found: dict[str, None] = {}
-    for layer in layers:
+    for index, layer in enumerate(layers):
         if not layer.startswith("/"):
             continue
+        if len(ways) > _MAX_WAYS:  # a way past the bound: every layer below, whole
+            below = [os.path.normpath(lower) for lower in layers[index:] if lower.startswith("/")]
+            found.update(dict.fromkeys(below))
+            break
         for way in list(ways):
             found.setdefault(os.path.normpath("/".join([layer, *way])), None)
             moved: list[str] = []
@@ -535,8 +540,8 @@ def _layer_places(layers: Sequence[str], inner: str, prefix: str) -> list[str]:
                     moved = target[1:]
                 else:
                     moved += target
-            if moved != way and moved not in ways and len(ways) < _MAX_WAYS:
-                ways.append(moved)
+            if moved != way and moved not in ways:
+                ways.append(moved)  # past the bound too: it marks the layers below (above)
     return list(found)
 
 

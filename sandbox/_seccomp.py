@@ -47,7 +47,8 @@ Calls that draw on a pool the whole host shares (round 35) are refused too: clas
 needs; `SOCKET_FILTER_OPTIONS`) and huge pages from the hugetlb pool (`MAP_HUGETLB`, `MFD_HUGETLB`).
 The host's page cache (round 38): a command evicting a host file's cached pages
 (``POSIX_FADV_DONTNEED``, ``MADV_PAGEOUT``) gets 0 and nothing happens, and its non-destructive
-probes of what is cached fail (``preadv2`` with ``RWF_NOWAIT``: EOPNOTSUPP; ``cachestat``: ENOSYS):
+probes of what is cached fail (``preadv2`` with ``RWF_NOWAIT``: EOPNOTSUPP; ``cachestat`` and
+``mincore``: ENOSYS):
 together they told which host files others read, and when (`PAGE_CACHE_ADVICE`).
 Changing ``RLIMIT_CORE`` (``setrlimit``, and ``prlimit64`` with a new value) fails with EPERM:
 commands start with it at 1 (soft and hard), the one value at which the kernel neither writes a
@@ -157,12 +158,16 @@ DENIED: dict[str, tuple[int, int | None]] = {
 #: is a kernel built without AIO: libaio users fall back to threads (the other ``io_*`` calls
 #: need a context, so they fail with EINVAL).
 #: And ``cachestat`` (round 38): a count of a file's cached pages (`PAGE_CACHE_ADVICE`); ENOSYS is a
-#: kernel before 6.5, which ``fincore``-like tools expect.
+#: kernel before 6.5, which ``fincore``-like tools expect. And ``mincore`` (round 38 review): the
+#: same count page by page, under the same rule (a file the caller owns or may write by its mode:
+#: a 0666 host file, a non-root caller's every file; a read-only mount does not count); ENOSYS is
+#: what those tools report (a program probing its own memory with it gets ENOSYS too: a hint lost).
 ENOSYS_CALLS: dict[str, tuple[int, int | None]] = {
     "clone3": (435, 435),
     "openat2": (437, 437),
     "io_setup": (206, 0),
     "cachestat": (451, 451),
+    "mincore": (27, 232),
 }
 #: Allowed only without CLONE_NEWUSER in their flags (first argument).
 _NEWUSER_CHECKED: dict[str, tuple[int, int | None]] = {"clone": (56, 220), "unshare": (272, 97)}
