@@ -237,8 +237,9 @@ def _strangers_read(fd: int, path: str, needs: int) -> None:
         return
     os.close(fd)
     raise PermissionError(
-        f"workspace entry {path} is one only its owner reads, and was not when the workspace was judged "
-        "(moved in or changed since); not copied. Make the dataset's directories writable by you alone"
+        f"workspace entry {path} is one only its owner reads (moved in or changed since the workspace was "
+        "judged?); a root harness copies only what any user reads: not copied. Make the dataset's "
+        "directories writable by you alone"
     )
 
 
