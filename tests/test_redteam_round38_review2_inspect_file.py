@@ -82,3 +82,49 @@ def test_a_workspace_that_was_a_file_while_judged_is_refused(shared: Path, monke
     with pytest.raises(PrerequisiteError, match="cannot be opened as a directory"):
         read = anyio.run(main)
         assert _SECRET not in read, read
+
+
+def test_a_root_only_file_moved_into_the_judged_workspace_is_not_copied(
+    shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failed before (1 of 1): the sample read root's 0600 file, renamed into the workspace by its
+    owner (uid 65534) right after the judgement (`…_moved_in.py`'s attack on the Inspect copy)."""
+    from shellrt.integrations import _inspect_config
+    from shellrt.integrations.inspect import ShellrtSandboxEnvironment
+    from tests.test_redteam_round38_review2_moved_in import _as_nobody_rename
+
+    require(shutil.which("bwrap") is not None, "bubblewrap is needed for the sample's sandbox")
+    dl = shared / "dl"
+    dl.mkdir(mode=0o755)
+    ws = dl / "ws"
+    ws.mkdir(mode=0o755)
+    (ws / "data.txt").write_text("public\n")
+    (ws / "data.txt").chmod(0o644)
+    secret = dl / "secret.txt"
+    secret.write_text(_SECRET + "\n")
+    secret.chmod(0o600)
+    for path in (dl, ws, ws / "data.txt"):
+        os.chown(path, 65534, 65534)
+    config = dl / "cfg.json"
+    config.write_text('{"sandbox": "bwrap", "workspace": "ws"}')
+    judge = _inspect_config.first_private
+
+    def judged_then_moved(*args: object, **kwargs: object) -> str | None:
+        if (ws / "moved.txt").exists():  # judged again (each load of the config): out while it looks
+            _as_nobody_rename(ws / "moved.txt", secret)
+        verdict = judge(*args, **kwargs)  # type: ignore[arg-type]
+        _as_nobody_rename(secret, ws / "moved.txt")
+        return verdict
+
+    monkeypatch.setattr(_inspect_config, "first_private", judged_then_moved)
+
+    async def main() -> str:
+        envs = await ShellrtSandboxEnvironment.sample_init("t", str(config), {})
+        try:
+            return (await envs["default"].exec(["cat", "moved.txt"])).stdout
+        finally:
+            await ShellrtSandboxEnvironment.sample_cleanup("t", str(config), envs, False)
+
+    with pytest.raises(ValueError, match="only its owner reads"):  # the sample's copy refuses it
+        read = anyio.run(main)
+        assert _SECRET not in read, read
