@@ -110,7 +110,8 @@ def copy_tree(
     was opened), everything but regular files, directories and symlinks, and whatever changed
     between its listing and its open. ``owner``: the (uid, gid) every copied name is given.
     ``identity``: the (device, inode) ``source`` must open as (the directory a caller judged), else
-    PermissionError before anything is made. Blocking.
+    PermissionError before anything is made; with it, every directory and file below is judged
+    again as it is opened (`_strangers_read`), else PermissionError. Blocking.
     """
     root = os.path.abspath(source)
     src = os.open(root, _DIR_FLAGS)
@@ -143,7 +144,8 @@ def copy_tree(
                     os.close(frame.src)
                     os.close(frame.dst)
                 continue
-            child = _copy_entry(frame, name, os.path.join(frame.path, name), aliased, owner, ignore, links)
+            path = os.path.join(frame.path, name)
+            child = _copy_entry(frame, name, path, aliased, owner, ignore, links, identity is not None)
             if child is not None:
                 stack.append(child)
     finally:
@@ -160,8 +162,10 @@ def _copy_entry(
     owner: tuple[int, int] | None,
     ignore: Callable[[str, list[str]], Collection[str]] | None,
     links: _Links,
+    judged: bool = False,
 ) -> _Frame | None:
-    """Copy one listed name; a directory is returned as the frame to descend into."""
+    """Copy one listed name; a directory is returned as the frame to descend into. ``judged``:
+    what is opened must still be what a stranger reads (`_strangers_read`)."""
     try:
         st = os.stat(name, dir_fd=frame.src, follow_symlinks=False)
     except OSError:
@@ -173,11 +177,13 @@ def _copy_entry(
         if not (aliased and st.st_nlink > 1 and (st.st_dev, st.st_ino) in aliased):
             if st.st_nlink > 1:
                 links.charge(st, path)
-            _copy_file(frame, name, st, owner)
+            _copy_file(frame, name, st, owner, path if judged else None)
     elif stat.S_ISDIR(mode):
         sub = _open_same(name, frame.src, _DIR_FLAGS, st)
         if sub is None:
             return None
+        if judged:
+            _strangers_read(sub, path, stat.S_IROTH | stat.S_IXOTH)
         try:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(name, 0o700, dir_fd=frame.dst)
@@ -221,10 +227,30 @@ def _open_same(name: str, dir_fd: int, flags: int, listed: os.stat_result) -> in
     return fd
 
 
-def _copy_file(frame: _Frame, name: str, st: os.stat_result, owner: tuple[int, int] | None) -> None:
+def _strangers_read(fd: int, path: str, needs: int) -> None:
+    """PermissionError (``fd`` closed) unless the file open as ``fd`` has the *other* bits
+    ``needs``: what `sandbox._private_source.first_private` asks, asked again of what the copy
+    opened. The judged directory is pinned (its device and inode), what it holds is not: its owner
+    renamed into it, after the judgement, a 0600 file of root's from a directory of theirs, and the
+    root harness copied it to the sandbox user (red team round 38, review2)."""
+    if os.fstat(fd).st_mode & needs == needs:
+        return
+    os.close(fd)
+    raise PermissionError(
+        f"workspace entry {path} is one only its owner reads (moved in or changed since the workspace was "
+        "judged?); a root harness copies only what any user reads: not copied. Make the dataset's "
+        "directories writable by you alone"
+    )
+
+
+def _copy_file(
+    frame: _Frame, name: str, st: os.stat_result, owner: tuple[int, int] | None, judged_as: str | None = None
+) -> None:
     fd = _open_same(name, frame.src, _FILE_FLAGS, st)
     if fd is None:
         return
+    if judged_as is not None:
+        _strangers_read(fd, judged_as, stat.S_IROTH)
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=frame.dst)  # a name already there (into_existing) is replaced

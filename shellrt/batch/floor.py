@@ -204,7 +204,11 @@ class TaskFloor:
         if task.workspace is None or os.geteuid() != 0:
             return task  # a non-root host copies with the rights its sandbox user has anyway
         if unmaskable_source(task.workspace) is not None:
-            return task  # the worker refuses it (`shellrt.batch.dataset_masks`), saying why
+            # The worker refuses it (`shellrt.batch.dataset_masks`, with a task file), saying why; pinned
+            # still: left unpinned, the path was resolved again for the copy (and for the worker's own
+            # check), and a link naming /usr here named a root-only directory there (round 38, review2).
+            real = os.path.realpath(task.workspace)
+            return _pinned(task, real, _opened_as(task, real))
         top = str(task._task_dir) if task._task_dir is not None else None
         real = os.path.realpath(task.workspace)
         key = (real, top)
@@ -224,9 +228,7 @@ class TaskFloor:
                 "trust, run with --allow-task-backend-keys or --trust-task-file "
                 "(allow_private_workspace=True in Python)"
             )
-        pinned = task.model_copy(update={"workspace": Path(real)})
-        pinned._source_identity = before
-        return pinned
+        return _pinned(task, real, before)
 
     def _check_image(self, task: Task) -> None:
         backend = task.sandbox.backend
@@ -331,6 +333,13 @@ class TaskFloor:
             return task
         limits = ResourceLimits(**merged)
         return task.model_copy(update={"sandbox": task.sandbox.model_copy(update={"limits": limits})})
+
+
+def _pinned(task: Task, real: str, identity: tuple[int, int]) -> Task:
+    """``task`` whose workspace is the real path ``real``, which the copy must open as ``identity``."""
+    pinned = task.model_copy(update={"workspace": Path(real)})
+    pinned._source_identity = identity
+    return pinned
 
 
 def _opened_as(task: Task, real: str) -> tuple[int, int]:

@@ -264,8 +264,12 @@ def _judged(settings: ShellrtSandboxConfig, path: Path | None) -> tuple[ShellrtS
     top = path.parent if path else None
     try:
         before = opened_as(real)
-    except OSError:  # nothing there: judged (and refused) as before, the copy says what is wrong
-        return settings, first_private(real, reached_from=top)
+    except (OSError, SourceChanged) as exc:  # a file then a link to a directory went on unpinned (review2)
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ValueError(
+            f"the shellrt sandbox config's workspace {settings.workspace} cannot be opened as a directory "
+            f"({why}); name a directory of this sample's files"
+        ) from None
     private = first_private(real, reached_from=top)
     try:
         if opened_as(real) != before:

@@ -118,8 +118,23 @@ def to_content_blocks(
             blocks.append(TextBlock(text=_audio_or_resource(block)))
     structured = result.structured_content
     if structured is not None and not any(_same_json(t, structured) for t in texts):
-        blocks.append(TextBlock(text=json.dumps(structured, ensure_ascii=False, indent=2, sort_keys=True)))
+        blocks.append(TextBlock(text=_structured_text(structured)))
     return blocks
+
+
+#: Structured content up to this size (compact JSON) is shown indented, larger stays compact.
+_INDENTED_UP_TO = 4096
+
+
+def _structured_text(value: Any) -> str:
+    """``value`` as JSON text no bigger than about what the server sent. Indented, each nesting
+    level adds a line and its indent to everything below it: 500 lists 190 deep (a 190 KB answer)
+    became 37 MB of text, made in the event loop and kept whole (red team round 38, review2)."""
+    compact = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    if len(compact) > _INDENTED_UP_TO:
+        return compact
+    indented = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
+    return indented if len(indented) <= 4 * len(compact) else compact
 
 
 def replaced_output(output: McpCallOutput, value: Any) -> McpCallOutput:
@@ -161,7 +176,7 @@ def _hook_block(item: Any, index: int) -> TextBlock | ImageBlock:
 def _same_json(text: str, value: Any) -> bool:
     try:
         return bool(json.loads(text) == value)
-    except ValueError:
+    except (ValueError, RecursionError):  # too deep to compare: not the same, both are shown
         return False
 
 
