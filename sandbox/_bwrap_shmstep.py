@@ -28,6 +28,20 @@ def _put(path: str, text: str) -> None:
         out.write(text)
 
 
+def _pin_audit_identity(uid: int) -> None:
+    """``zinit.c`` ``pin_audit_identity``: the audit login uid set to ``uid`` where unset, before the
+    namespace, so bwrap and the command inherit it (red team round 38 novel2). No file: no audit."""
+    try:
+        fd = os.open("/proc/self/loginuid", os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    try:
+        if os.pread(fd, 16, 0).strip() == b"4294967295":
+            os.write(fd, str(uid).encode())
+    finally:
+        os.close(fd)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 6:
         sys.stderr.write("usage: _bwrap_shmstep.py DIR OPTIONS PTS PTS_OPTIONS COMMAND [ARG...]\n")
@@ -35,8 +49,10 @@ def main(argv: list[str]) -> int:
     where, options, pts, pts_options, command = argv[1], argv[2], argv[3], argv[4], argv[5:]
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.getuid(), os.getgid()
-    step = "unshare"
+    step = "/proc/self/loginuid"
     try:
+        _pin_audit_identity(uid)
+        step = "unshare"
         if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) < 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         step = "/proc/self/setgroups"

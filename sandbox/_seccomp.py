@@ -336,6 +336,7 @@ PAGE_CACHE_ADVICE: dict[str, tuple[int, int, int, int]] = {
 #: non-blocking reads says (callers then read blocking; an overlay's files already said so).
 _PREADV2 = (327, 286)
 RWF_NOWAIT = 0x8
+_CACHESTAT = (451, 451)  # as in ENOSYS_CALLS
 _MEMFD_CREATE = (319, 279)
 MFD_HUGETLB = 4
 #: PER_LINUX, PER_LINUX32, UNAME26 (and with PER_LINUX32), and 0xffffffff (query): Docker's list.
@@ -516,8 +517,10 @@ def _rules(arch: int, setid_only: bool, final: bool = False) -> list[tuple[int, 
         )
         for nr, block in _pool_rules(arch, final):
             add(nr, block)
-        for nr, block in _cache_rules(arch):
-            add(nr, block)
+    # The page cache's rules in the set-id filter too (round 38, novel2): docker's executor, the
+    # image's own shell, runs under that one alone, beside Docker's default profile that allows them.
+    for nr, block in _cache_rules(arch):
+        add(nr, block)
     for nr, block in _setid_rules(arch):
         add(nr, block)
     return sorted(rules.items())
@@ -613,12 +616,13 @@ def _pool_rules(arch: int, final: bool) -> list[tuple[int, list[_Sym]]]:
 
 def _cache_rules(arch: int) -> list[tuple[int, list[_Sym]]]:
     """The host's page cache (round 38): eviction advice a no-op (`PAGE_CACHE_ADVICE`), ``preadv2``'s
-    RWF_NOWAIT refused. (number, block)."""
+    RWF_NOWAIT refused, ``cachestat`` ENOSYS. (number, block); in the set-id-only filter too."""
     rules: list[tuple[int, list[_Sym]]] = [
         (numbers[arch], [_load(_arg_low(index)), (_JEQ_K, _NOOP, _ALLOW, advice)])
         for *numbers, index, advice in PAGE_CACHE_ADVICE.values()
     ]
     rules.append((_PREADV2[arch], [_load(_arg_low(5)), (_JSET_K, _EOPNOTSUPP, _ALLOW, RWF_NOWAIT)]))
+    rules.append((_CACHESTAT[arch], [_ret(_RET_ERRNO | errno.ENOSYS)]))  # in ENOSYS_CALLS too
     return rules
 
 
@@ -646,8 +650,9 @@ _AUDIT_ARCHES = (_AUDIT_ARCH_X86_64, _AUDIT_ARCH_AARCH64)
 def program(setid_only: bool = False, *, machine: str | None = None, final: bool = False) -> list[_Insn]:
     """The whole filter: the architecture check, then the matching table.
 
-    ``setid_only``: just the set-id rules, for sandboxes that already have a filter of their
-    own (docker's default profile) and lack only these (the docker executor's helper loads it).
+    ``setid_only``: just the set-id rules and the page cache's (round 38), for sandboxes that
+    already have a filter of their own (docker's default profile) and lack only these (the docker
+    executor's helper loads it: the image's shell runs under it).
     ``machine``: only that architecture's table (`MACHINES`), every other one killed -- what
     a process on this machine can use (no call ever arrives with another's audit arch);
     half the program for the kernel to check and compile each time it is loaded.

@@ -629,15 +629,43 @@ static void clean_start(void) {
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* The audit login uid (/proc/self/loginuid, red team round 38 novel2): pinned, where unset, to this
+ * process's uid before anything of the command runs, as the zygote and the root spawner pin theirs
+ * (sandbox._zygote_main.pin_audit_identity). A non-root caller's one bwrap per command descends
+ * from the caller, not from them: unset (CI, a service), its command set its own once, to the one
+ * uid its namespace maps -- a LOGIN record and an audit session of its choosing. Changing a set
+ * value needs CAP_AUDIT_CONTROL in the host's user namespace, which no command holds. No file (no
+ * audit): nothing to pin. -1 with errno on a failure (the caller refuses to run the command). */
+static int pin_audit_identity(void) {
+    int fd = open("/proc/self/loginuid", O_RDWR | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? 0 : -1;
+    char now[16] = {0}, text[16];
+    int rc = 0;
+    if (pread(fd, now, sizeof now - 1, 0) < 0) {
+        rc = -1;
+    } else if (strncmp(now, "4294967295", 10) == 0) {
+        int len = snprintf(text, sizeof text, "%u", (unsigned)getuid());
+        if (write(fd, text, (size_t)len) != len) rc = -1;
+    }
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
 /* `zinit enter CWD COMMAND [ARG...]`: the starter of one bwrap per command (sandbox/_bwrap_starter.py),
  * run from a sealed memfd as bwrap's command, after bwrap's set-up and under its seccomp filter.
- * bwrap's --chdir follows a symbolic link a command of the session swapped in after the host's
+ * It pins the audit login uid where still unset (pin_audit_identity). bwrap's --chdir follows a symbolic link a command of the session swapped in after the host's
  * check (red team round 26); this resets what the caller's thread passed on (clean_start), walks
  * CWD as a session's init does (enter_physical), marks every
  * fd but 0-2 close-on-exec (its own memfd included: the command gets stdio only, as before), then
  * execs the command there, or refuses with the init's words (exit 1: never run). */
 static int enter_main(char **argv) {
     clean_start();
+    if (pin_audit_identity() < 0) {
+        say(2, "cannot pin the audit login uid: ", strerror(errno));
+        return 1;
+    }
     if (syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC, Linux 5.11 */) < 0) {
         for (int fd = 3; fd < 4096; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
     }
@@ -677,7 +705,9 @@ static int put(const char *path, const char *text) {
 static int shm_main(char **argv) {
     char map[64];
     unsigned uid = (unsigned)getuid(), gid = (unsigned)getgid();
-    const char *step = "unshare";
+    const char *step = "/proc/self/loginuid";
+    if (pin_audit_identity() < 0) goto fail; /* as the caller, before its namespace: bwrap inherits it */
+    step = "unshare";
     if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) goto fail;
     step = "/proc/self/setgroups";
     if (put("/proc/self/setgroups", "deny") < 0) goto fail;

@@ -108,6 +108,13 @@ def expected(arch: int, nr: int, arg: int, *, machine: str | None, setid_only: b
             if flags_arg is not None and not arg & (O_CREAT | 0o20000000):
                 return ALLOW
             return EPERM if arg & S_ISID else ALLOW
+    for nr_x86, nr_arm, _advice_arg, advice in PAGE_CACHE_ADVICE.values():  # round 38 (both filters)
+        if nr == (nr_x86, nr_arm)[index]:
+            return NOOP if arg & 0xFFFFFFFF == advice else ALLOW
+    if nr == PREADV2[index]:
+        return EOPNOTSUPP if arg & RWF_NOWAIT else ALLOW
+    if nr == 451:  # cachestat
+        return ENOSYS
     if setid_only:
         return ALLOW
     if any(nr == numbers[index] for numbers in DENIED.values()):
@@ -128,11 +135,6 @@ def expected(arch: int, nr: int, arg: int, *, machine: str | None, setid_only: b
         return EPERM if arg & 0xFFFFFFFF == RLIMIT_CORE and arg else ALLOW
     if nr == FCNTL[index]:
         return EPERM if arg == F_SETLEASE else ALLOW
-    for nr_x86, nr_arm, _advice_arg, advice in PAGE_CACHE_ADVICE.values():  # round 38
-        if nr == (nr_x86, nr_arm)[index]:
-            return NOOP if arg & 0xFFFFFFFF == advice else ALLOW
-    if nr == PREADV2[index]:
-        return EOPNOTSUPP if arg & RWF_NOWAIT else ALLOW
     pooled = expected_pooled(index, nr, (arg,) * 6, final=final)
     if pooled is not None:
         return pooled

@@ -83,6 +83,7 @@ from sandbox.base import COMMAND_ENV, Aspect, ExecRequest, ExitStatus, SandboxBa
 from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
 from sandbox.docker import _connect
+from sandbox.docker._audit import audit_uid
 from sandbox.docker._bridge import firewall_bridge
 from sandbox.docker._channel import ChannelBudget, ControlChannel, ExecutorGoneError, ExecutorStalledError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
@@ -173,18 +174,14 @@ _EXECUTOR_CAP_NAMES = [
     "CHOWN",
     "SYS_NICE",  # a command's helper sweeps at nice -20, its command at 19 (priv.c; red team round 23)
 ]
-_EXECUTOR_ARGV = [
-    f"{IO_MOUNT}/priv",
-    "boot",  # the image's shell starts only on the host's go (`_GO`), once the container is set up
-    str(EXECUTOR_UID),
-    str(EXECUTOR_UID),
-    "--",
-    "/bin/sh",
-    f"{IO_MOUNT}/executor.sh",
-    IO_MOUNT,
-    PRIV_DIR,
-    str(EXECUTOR_UID),
-]
+def _executor_argv(audit: int) -> list[str]:
+    """The container's command: ``priv boot`` to the executor's identity, the audit login uid
+    pinned to ``audit`` first (`_audit`), then the image's shell running executor.sh."""
+    e = str(EXECUTOR_UID)
+    # boot: the image's shell starts only on the host's go (`_GO`), once the container is set up
+    return [f"{IO_MOUNT}/priv", "boot", e, e, str(audit), "--", "/bin/sh", f"{IO_MOUNT}/executor.sh", IO_MOUNT, PRIV_DIR, e]
+
+
 #: The line ``priv boot`` waits for before it runs the image's shell (red team round 33: that shell,
 #: the image's code with the executor's capabilities, had the plain bind of a bind-mode workspace
 #: until the idmap, and the bridge's network until its firewall).
@@ -481,6 +478,7 @@ class DockerBackend(SandboxBackend):
             admin=admin,
             path=_PATH,
             private=self._lease is not None and (uid, gid) == self.command_ids,
+            audit=audit_uid(uid),
         )
 
     def writable_roots(self) -> tuple[str, ...]:
@@ -938,6 +936,8 @@ class DockerBackend(SandboxBackend):
         image = self.config.image
         suffix = f"-{len(self.recoveries)}" if self.recoveries else ""
 
+        executor_argv = _executor_argv(audit_uid(self.command_ids[0]))
+
         def create() -> str:
             host_config = client.api.create_host_config(**host_kwargs)
             # /dev and /sys/fs/cgroup read-only from runc, on every host (`_devnodes.READONLY_PATHS`),
@@ -951,7 +951,7 @@ class DockerBackend(SandboxBackend):
             host_config["ReadonlyPaths"] = readonly
             response = client.api.create_container(
                 image,
-                command=[*_EXECUTOR_ARGV, "1"] if admin else _EXECUTOR_ARGV,
+                command=[*executor_argv, "1"] if admin else executor_argv,
                 entrypoint=[],
                 name=f"shellrt-{self.session_id}{suffix}",
                 labels=session_labels(

@@ -77,9 +77,11 @@ def connection_argv(
     admin: bool,
     path: str,
     private: bool = False,
+    audit: int | None = None,
 ) -> list[str]:
     """The ``docker exec`` argv of an interactive shell as ``ids`` through the ``priv`` helper in
-    ``helper_dir`` (see the module)."""
+    ``helper_dir`` (see the module). ``audit``: the audit login uid ``priv exec`` pins where unset
+    (a ``docker exec``'d process inherits the daemon's, not the container's; default: ``uid``)."""
     uid, gid = ids
     if executor_uid in (uid, gid):
         raise ValueError(f"uid/gid {executor_uid} is reserved for shellrt's executor")
@@ -93,5 +95,5 @@ def connection_argv(
     mode = "admin" if admin and uid == 0 else ("own" if private else "drop")
     return [
         "docker", "exec", "-it", "--user", "0", "-w", workspace, container,
-        priv, "exec", e, e, "--", priv, mode, str(uid), str(gid), "-", "--", shell, "-c", inner,
+        priv, "exec", e, e, str(uid if audit is None else audit), "--", priv, mode, str(uid), str(gid), "-", "--", shell, "-c", inner,
     ]  # fmt: skip

@@ -1,7 +1,8 @@
 /* shellrt-priv: the docker executor's identity switch (built by sandbox/docker/_priv.py).
  *
- *   priv exec EUID EGID -- PROG ARGS...
- *       Run as container root at start: become EUID:EGID (the executor's own
+ *   priv exec EUID EGID AUID -- PROG ARGS...
+ *       Run as container root at start: first pin the audit login uid to AUID where unset
+ *       (pin_audit_identity), then become EUID:EGID (the executor's own
  *       identity, never a command's) keeping only the capabilities the
  *       executor needs, as ambient capabilities so /bin/sh keeps them, and
  *       no others anywhere (the bounding set is cut to them too). Its
@@ -13,11 +14,12 @@
  *       Under the set-id part of the command filter (setid_filter), as everything it starts,
  *       without io_setup (host_budget_filter: the host's AIO budget, round 34), socket
  *       filters (the host's BPF JIT budget) and huge pages (the host's hugetlb pool, round 35).
- *   priv boot EUID EGID -- PROG ARGS...
+ *   priv boot EUID EGID AUID -- PROG ARGS...
  *       exec as the container's main process: PROG (the image's /bin/sh) runs only once the host
  *       said "G" on stdin, from / (wait_for_go).
  *   priv drop UID GID GROUPS -- PROG ARGS...
- *       Run by the executor's runner for each command. It starts a new session
+ *       Run by the executor's runner for each command. It pins the audit login uid to UID where
+ *       still unset (pin_audit_identity), starts a new session
  *       (its pid is the session and process group id the kill path uses),
  *       becomes a child subreaper and forks:
  *       - the child empties the bounding, ambient, inheritable, permitted and
@@ -215,6 +217,43 @@ static int parse_id(const char *s) {
         _exit(126);
     }
     return (int)v;
+}
+
+/* The audit login uid (/proc/self/loginuid): who the host's audit log says logged in, on every
+ * record; children inherit it and it survives setuid. A container's processes inherit it from runc,
+ * i.e. from containerd's shim (a `docker exec`'d one too): unset wherever no login ran (CI, a
+ * service), and while unset any process may set it once, without a capability, to any uid -- a
+ * command as uid 12345 wrote 0, host root's login (red team round 38, novel2). Set here, where
+ * unset, before anything runs under this helper; changing a set value needs CAP_AUDIT_CONTROL,
+ * which no process here holds. No file (no audit in the kernel): nothing a command could set
+ * either. Any other failure stops the start. */
+#define AUDIT_UNSET "4294967295"
+static void pin_audit_identity(unsigned long auid) {
+    int fd = open("/proc/self/loginuid", O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return;
+        die("open /proc/self/loginuid");
+    }
+    char now[16] = {0};
+    if (pread(fd, now, sizeof now - 1, 0) < 0) die("read loginuid");
+    if (strncmp(now, AUDIT_UNSET, sizeof AUDIT_UNSET - 1) == 0) {
+        char text[16];
+        int len = snprintf(text, sizeof text, "%lu", auid);
+        if (write(fd, text, (size_t)len) != len) die("pin loginuid");
+    }
+    close(fd);
+}
+
+/* An audit uid the host passes (boot, exec): a uid, never the unset value itself. */
+static unsigned long parse_auid(const char *s) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v >= 4294967295UL) {
+        fprintf(stderr, "shellrt-priv: bad audit uid %s\n", s);
+        _exit(126);
+    }
+    return v;
 }
 
 /* How many TMPDIR slots there may be (sandbox/docker/_tmpslots.py TMP_SLOTS), and so the ids after
@@ -1101,9 +1140,9 @@ int main(int argc, char **argv) {
     int admin = argc >= 2 && strcmp(argv[1], "admin") == 0;
     int own = argc >= 2 && strcmp(argv[1], "own") == 0; /* the session's leased uid: no shared_uid_filter */
     int drop = admin || own || (argc >= 2 && strcmp(argv[1], "drop") == 0);
-    int sep = drop ? 5 : 4;
+    int sep = 5;
     if (argc < sep + 2 || strcmp(argv[sep], "--") != 0) {
-        fprintf(stderr, "usage: priv exec|boot UID GID -- PROG ARGS... | priv drop|own|admin UID GID GROUPS -- PROG ARGS...\n");
+        fprintf(stderr, "usage: priv exec|boot UID GID AUID -- PROG ARGS... | priv drop|own|admin UID GID GROUPS -- PROG ARGS...\n");
         return 126;
     }
     uid_t uid = (uid_t)parse_id(argv[2]);
@@ -1113,6 +1152,7 @@ int main(int argc, char **argv) {
     int last = CAP_LAST_CAP;
     int boot = strcmp(argv[1], "boot") == 0;
     if (boot || strcmp(argv[1], "exec") == 0) {
+        pin_audit_identity(parse_auid(argv[4]));
         for (int c = 0; c <= last + 8; c++)
             if (!(mask & (1ULL << c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL) die("bounding");
         if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) die("keepcaps");
@@ -1139,6 +1179,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "shellrt-priv: admin is for uid 0 only, not %u\n", uid);
             return 126;
         }
+        pin_audit_identity(uid); /* set by boot or exec already: a no-op then */
         unsigned long long admin_mask = 0;
         if (admin)
             for (unsigned i = 0; i < NADMIN; i++) admin_mask |= 1ULL << admin_caps[i];
