@@ -200,6 +200,8 @@ _SYS_SCHED_SETATTR = {"x86_64": 314, "aarch64": 274}[os.uname().machine]
 _SCHED_FLAG_RESET_ON_FORK = 1
 #: ``ioprio_get``/``ioprio_set`` (`calm_scheduling`): the real-time I/O class is not passed on.
 _SYS_IOPRIO_GET, _SYS_IOPRIO_SET = {"x86_64": (252, 251), "aarch64": (31, 30)}[os.uname().machine]
+_SYS_STATX = {"x86_64": 332, "aarch64": 291}[os.uname().machine]
+_AT_SYMLINK_NOFOLLOW = 0x100
 _IOPRIO_WHO_PROCESS = 1
 _IOPRIO_CLASS_RT = 1
 #: The umask of every process of a sandbox (an ordinary login's); the host's own is the caller's.
@@ -343,6 +345,27 @@ def _mount_unmarked(call: MountCall) -> int:
     return int(_libc.mount(call[0], call[1], call[2], ctypes.c_ulong(call[3].value & ~_CALL_MARKS), call[4]))
 
 
+_STATX_ATTR_MOUNT_ROOT = 0x2000
+
+
+def _not_a_mount(path: bytes | None) -> bool:
+    """Whether a lock-view move's source is there but no longer a mount point (round 38, lead: the
+    host unmounted it and made the name again, or unlinked a masked file and made a new one; the
+    mount is gone from every namespace, nothing is left to keep on top). statx's MOUNT_ROOT
+    attribute (``zinit.c`` `not_a_mount` alike); a kernel that cannot say answers False, and the
+    move's EINVAL fails the command (closed)."""
+    if not path:
+        return False
+    buf = ctypes.create_string_buffer(256)
+    if _libc.syscall(_SYS_STATX, _AT_FDCWD, path, _AT_SYMLINK_NOFOLLOW, 0, buf) < 0:
+        return False
+    attributes, mask = (
+        int.from_bytes(buf.raw[8:16], sys.byteorder),
+        int.from_bytes(buf.raw[56:64], sys.byteorder),
+    )
+    return bool(mask & _STATX_ATTR_MOUNT_ROOT) and not attributes & _STATX_ATTR_MOUNT_ROOT
+
+
 def _replay(calls: list[MountCall]) -> None:
     skipping = 0  # 1: an inner group's calls, 2: an outer group's (`zinit.c` `set_up` alike)
     for call in calls:
@@ -356,7 +379,9 @@ def _replay(calls: list[MountCall]) -> None:
             if marks & _CALL_GROUP_HEAD and err in (errno.EINVAL, errno.ENOENT):
                 skipping = 2 if marks & _CALL_OUTER else 1
                 continue
-            if marks & _CALL_IF_PRESENT and err == errno.ENOENT:
+            if marks & _CALL_IF_PRESENT and (
+                err == errno.ENOENT or (err == errno.EINVAL and _not_a_mount(call[0]))
+            ):
                 continue
             raise OSError(err, f"mount {call[1].decode()}: {os.strerror(err)}")
 

@@ -90,7 +90,8 @@ struct mount_call {
 /* Marks on a mount call's flags (never the kernel's: its MS_ flags end at bit 31), set by the
  * zygote for the lock view (`_zygote_main.lock_view`), whose calls were planned at the session's
  * start while host mounts below come and go: IF_PRESENT, a move whose source or target is gone
- * (ENOENT) has nothing to keep on top: skipped; GROUP_HEAD, an overlay the kernel refuses now
+ * (ENOENT), or whose source is there but no longer a mount (EINVAL, `not_a_mount`), has nothing to
+ * keep on top: skipped; GROUP_HEAD, an overlay the kernel refuses now
  * (EINVAL, ENOENT: a host mount made below since) is not made and its calls up to GROUP_END are
  * skipped (nothing is put over the directory, so nothing is hidden). Any other failure: closed. */
 #define CALL_IF_PRESENT (1UL << 40)
@@ -105,6 +106,27 @@ struct mount_call {
  * yet (`cover_rest`); data: that directory's subdirectories at the plan, "/" between them. */
 #define CALL_REST (1UL << 45)
 #define CALL_MARKS (CALL_IF_PRESENT | CALL_GROUP_HEAD | CALL_GROUP_END | CALL_UMOUNT | CALL_OUTER | CALL_REST)
+/* Round 38 (lead): whether a lock-view move's source is there but no longer a mount point (the
+ * host unmounted it and made the name again, or unlinked a masked file and made a new one: the mount
+ * is gone from every namespace, so nothing is left to keep on top). statx's MOUNT_ROOT attribute,
+ * through the raw system call (the struct's head is all that is read); a kernel that cannot say
+ * (no statx, no MOUNT_ROOT in the mask: < 5.8) answers "a mount": the move's EINVAL fails closed. */
+struct statx_head {
+    uint32_t mask, blksize;
+    uint64_t attributes;
+    uint32_t nlink, uid, gid;
+    uint16_t mode, spare0;
+    uint64_t ino, size, blocks, attributes_mask;
+    unsigned char rest[200];
+};
+#define STATX_MOUNT_ROOT_ATTR 0x00002000ULL
+static int not_a_mount(const char *path) {
+    struct statx_head st;
+    memset(&st, 0, sizeof st);
+    if (!path || syscall(SYS_statx, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 0, &st) < 0) return 0;
+    if (!(st.attributes_mask & STATX_MOUNT_ROOT_ATTR)) return 0;
+    return !(st.attributes & STATX_MOUNT_ROOT_ATTR);
+}
 static struct {
     long uid, gid;
     int slice_mode, nice;
@@ -372,7 +394,8 @@ static int set_up(void) {
                 skipping = (c->flags & CALL_OUTER) ? 2 : 1;
                 continue;
             }
-            if ((c->flags & CALL_IF_PRESENT) && errno == ENOENT) continue;
+            if ((c->flags & CALL_IF_PRESENT) && (errno == ENOENT || (errno == EINVAL && not_a_mount(c->source))))
+                continue;
             char what[300];
             snprintf(what, sizeof what, "mount %s", c->target);
             return fail(what);
