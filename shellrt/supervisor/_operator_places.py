@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import NamedTuple
 
-__all__ = ["env_key", "operator_places", "path_programs"]
+__all__ = ["PathPrograms", "env_key", "operator_places", "path_programs", "relative_path_entries"]
 
 #: Variables naming a directory -> the home directory they replace (its guarded names apply there).
 _DIRS: dict[str, str] = {
@@ -71,28 +72,58 @@ _ENTRIES = 256
 _PROGRAM_NAMES = 65_536
 
 
-def path_programs(real: Callable[[str], str]) -> dict[str, set[str]]:
+class PathPrograms(NamedTuple):
+    """What `path_programs` read of the operator's ``PATH``."""
+
+    #: Each program name -> the real directories (by ``real``) of absolute entries holding it.
+    places: dict[str, set[str]]
+    #: Each program name -> the least index in ``PATH`` of an absolute entry holding it.
+    first: dict[str, int]
+    #: False when the read stopped at its bound: a name not listed may be held further on.
+    complete: bool
+
+
+def path_programs(real: Callable[[str], str]) -> PathPrograms:
     """The names of the programs the operator's ``PATH`` finds (every absolute entry's names). A file
     of that name in a ``PATH`` directory inside the workspace shadows the program the operator means
     (``git``, ``ls``, ``sudo``: not the project's code); a new name there (an entry point ``pip
     install`` puts in an activated venv's ``bin/``) is the project's own, run by choosing it (round 18's
-    judgement of ``node_modules/.bin``). Each name -> the real directories (by ``real``) holding it."""
-    names: dict[str, set[str]] = {}
+    judgement of ``node_modules/.bin``). Incomplete past `_PROGRAM_NAMES` entries read: the caller
+    fails closed (round 38 review4: a command's 65,536 files in a workspace directory first on
+    ``PATH`` used the bound up, ``/usr/bin`` went unread and its ``git`` was "a new name")."""
+    places: dict[str, set[str]] = {}
+    first: dict[str, int] = {}
     count = 0
-    for entry in os.environ.get("PATH", "").split(":")[:_ENTRIES]:
+    for index, entry in enumerate(os.environ.get("PATH", "").split(":")[:_ENTRIES]):
         if not os.path.isabs(entry) or "$" in entry:
             continue
         place = real(entry)
         try:
             with os.scandir(entry) as found:
                 for item in found:
-                    names.setdefault(item.name, set()).add(place)
+                    places.setdefault(item.name, set()).add(place)
+                    first.setdefault(item.name, index)
                     count += 1
                     if count >= _PROGRAM_NAMES:
-                        return names
+                        return PathPrograms(places, first, False)
         except OSError:
             continue
-    return names
+    return PathPrograms(places, first, True)
+
+
+def relative_path_entries() -> tuple[tuple[int, str], ...]:
+    """(index in ``PATH``, the entry normalised: ``.`` for the directory itself) of each relative
+    entry of the operator's ``PATH``. Why (round 38 review4): an empty entry (``PATH=:/usr/bin``, a
+    stray colon) or ``.`` names the directory the operator's next shell runs in, ``bin`` its ``bin/``:
+    a program there shadows one later in ``PATH`` wherever the operator runs it, so every directory of
+    the workspace holds such a place. A ``..`` names a directory of some directory too: dropped."""
+    found: list[tuple[int, str]] = []
+    for index, entry in enumerate(os.environ.get("PATH", "").split(":")[:_ENTRIES]):
+        if os.path.isabs(entry) or "$" in entry or "`" in entry:
+            continue
+        parts = [p for p in os.path.normpath(entry or ".").split("/") if p not in ("", ".", "..")]
+        found.append((index, "/".join(parts) or "."))
+    return tuple(found)
 
 
 def env_key() -> str:
