@@ -13,10 +13,11 @@ operator's, as started) that names such a place makes it stand for the home name
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["PathPrograms", "env_key", "operator_places", "path_programs", "relative_path_entries"]
+__all__ = ["PathPrograms", "env_key", "operator_places", "path_programs", "path_word", "relative_path_entries"]
 
 #: Variables naming a directory -> the home directory they replace (its guarded names apply there).
 _DIRS: dict[str, str] = {
@@ -145,3 +146,31 @@ def operator_places(real: Callable[[str], str]) -> list[tuple[str, str, str | No
                 continue
             found.append((real(entry), name, _DIRS.get(name)))
     return found
+
+
+_VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+_PATH_MAX = 4096
+
+
+def path_word(word: str, home: str, *, ssh: bool = False) -> str | None:
+    """``word`` of a command line a host program runs through the shell (git's ``core.pager``, ``!``
+    aliases, ``credential.helper``; ssh's ``ProxyCommand``, ``Match exec``) as the path it names: ``~/``,
+    ``$NAME`` and ``${NAME}`` from the operator's environment (``HOME`` as ``home``), and for ssh its
+    ``%d`` (the home); None when it is no absolute path or a name is unset. Why (round 38 review4): a
+    portable dotfiles config spells ``$HOME/dotfiles/pager``, ``%d/dotfiles/proxy.sh``; read as
+    written, no path, and the script was not guarded."""
+    if ssh:
+        word = word.replace("%%", "\0").replace("%d", home).replace("\0", "%")
+    if word == "~" or word.startswith("~/"):
+        word = home + word[1:]
+    pieces: list[str] = []
+    end = 0
+    for m in _VAR.finditer(word):
+        name = m.group(1) or m.group(2)
+        value = home if name == "HOME" else os.environ.get(name)
+        if value is None:
+            return None
+        pieces += [word[end : m.start()], value]
+        end = m.end()
+    path = "".join(pieces) + word[end:] if pieces else word
+    return path if path.startswith("/") and len(path) < _PATH_MAX else None

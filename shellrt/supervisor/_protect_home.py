@@ -523,6 +523,8 @@ def _ssh_included(home: str) -> tuple[list[str], list[str]]:
     programs: list[str] = []
     todo = [(os.path.join(home, ".ssh", "config"), 0)]
     seen: set[str] = set()
+    from shellrt.supervisor._operator_places import path_word
+
     bounds = _Bounds()
     while todo:
         path, depth = todo.pop(0)  # breadth first: the operator's own names before what they name
@@ -538,8 +540,9 @@ def _ssh_included(home: str) -> tuple[list[str], list[str]]:
             if named is not None and len(programs) < _NAMED_FILES:
                 # Its words that are paths (``~`` expanded), the program's and its arguments' (round 38).
                 for word in (w for part in _split(named.group(1), bounds) for w in part.split()):
-                    path = os.path.join(home, word[2:]) if word.startswith("~/") else word
-                    if path.startswith("/") and len(path) < _PATH_MAX and len(programs) < _NAMED_FILES:
+                    # ``$HOME``, ``${DOTFILES}``, ``%d`` too (round 38 review4)
+                    path = path_word(word, home, ssh=True) or ""
+                    if path and len(programs) < _NAMED_FILES:
                         if os.path.isdir(path):
                             continue  # no program
                         programs.append(bounds.real(path))
