@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,15 @@ import pytest
 
 from shellrt.runtime import Runtime
 from shellrt.supervisor.protect import protected_reason
+from tests.conftest import require
 
 
-def _run(ws: Path, session: Path, command: str) -> list[dict[str, Any]]:
+def _run(ws: Path, session: Path, command: str, backend: str = "local") -> list[dict[str, Any]]:
+    if backend == "bwrap":
+        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+
     async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=session) as rt:
+        async with Runtime(ws, backend, mode="bypassPermissions", session_dir=session) as rt:
             block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
             return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
 
@@ -62,9 +67,9 @@ def test_a_flooded_path_directory_still_guards_a_shadowing_name(tmp_path: Path, 
     assert protected_reason(venv_bin / "git"), "the file tools must ask too"
 
 
-@pytest.mark.parametrize("entry", ["", ".", "./"])
+@pytest.mark.parametrize(("entry", "backend"), [("", "local"), (".", "local"), ("./", "local"), ("", "bwrap")])
 def test_a_relative_path_entry_guards_shadowing_names_in_every_directory(
-    entry: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    entry: str, backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws = _isolate(tmp_path, monkeypatch)
     monkeypatch.setenv("PATH", f"{entry}:{os.environ['PATH']}")
@@ -76,7 +81,7 @@ def test_a_relative_path_entry_guards_shadowing_names_in_every_directory(
         "for f in ['gi_t', 'src/l_s', 'src/main.py', 'r38-review4-new-name']:\n"
         "    open(f.replace('_', ''), 'w').write('#!/bin/sh')\" && echo planted"
     )
-    results = _run(ws, tmp_path / "s", command)
+    results = _run(ws, tmp_path / "s", command, backend)
     shown = json.dumps(results)[:2000]
     assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
     left = [rel for rel in plants if os.path.lexists(ws / rel)]
