@@ -13,7 +13,7 @@ import shutil
 from tests import _nonroot
 from tests.conftest import require
 
-_FILES = ("pathbound", "namedvars")
+_FILES = ("pathbound", "namedvars", "envbound")
 
 
 def test_the_round_38_review4_attacks_fail_for_an_unprivileged_caller() -> None:

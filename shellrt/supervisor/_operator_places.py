@@ -139,9 +139,9 @@ def operator_places(real: Callable[[str], str]) -> list[tuple[str, str, str | No
     found: list[tuple[str, str, str | None]] = []
     for name in _NAMES:
         value = os.environ.get(name, "")
-        for entry in value.split(":") if name in _LISTS else (value,):
-            if len(found) >= _ENTRIES:
-                return found
+        # Bounded per variable (round 38 review4: a bound in all, PATH first, let a PATH of 256
+        # entries hide PYTHONSTARTUP, BASH_ENV, CARGO_HOME...): ~30 variables, 256 entries each.
+        for entry in (value.split(":") if name in _LISTS else [value])[:_ENTRIES]:
             if not os.path.isabs(entry) or "$" in entry or "`" in entry:
                 continue
             found.append((real(entry), name, _DIRS.get(name)))
