@@ -374,6 +374,9 @@ def _path_programs() -> _Programs:
     from shellrt.supervisor._operator_places import path_programs
 
     read = path_programs(os.path.realpath)
+    if not read.complete:  # every name fails closed: nothing to fold (a flood's 65,536: ~140 ms saved)
+        _PROGRAMS_CACHE[:] = [(now, path, _Programs({}, {}, False))]
+        return _PROGRAMS_CACHE[0][2]
     folded: dict[str, str] = {}
     places: dict[str, set[str]] = {}
     first: dict[str, int] = {}
