@@ -144,7 +144,8 @@ def _operator_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
     for top in tops:
         files += config_hooks_and_includes(top)[1]  # bounded (round 36 review2)
     files = list(dict.fromkeys(files))
-    key = (*files, *(file_version(f) for f in files))
+    # The environment too: a program named through `$DOTFILES` moves with it (round 38 review4).
+    key = (*files, *(file_version(f) for f in files), hash(frozenset(os.environ.items())))
     cached = _template_cache.get(key)
     if cached is None:
         found: list[str] = []
@@ -167,14 +168,19 @@ def _operator_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _path_words(value: str) -> list[str]:
-    """The words of a command-line value that are absolute or ``~/`` paths, ``~`` expanded (an
-    alias's ``!`` dropped; split on blanks and quotes, as a shell would, within `_PATH_MAX` each)."""
+    """The words of a command-line value that are paths (`_operator_places.path_word`: ``~/``,
+    ``$HOME``, ``${DOTFILES}`` expanded as the shell git runs it does; an alias's ``!`` dropped; split
+    on blanks and quotes, a ``--opt=PATH`` word's value too; within `_PATH_MAX` each)."""
+    from shellrt.supervisor._operator_places import path_word
+
+    home = os.environ.get("HOME") or ""
     words = value.lstrip("!").replace('"', " ").replace("'", " ").split()
     found = []
     for word in words[:64]:
-        path = os.path.expanduser(word) if word.startswith("~/") else word
-        if path.startswith("/") and len(path) < _PATH_MAX:
-            found.append(path)
+        for part in (word, word.partition("=")[2]) if "=" in word else (word,):
+            path = path_word(part.lstrip("!"), home)
+            if path is not None:
+                found.append(path)
     return found
 
 

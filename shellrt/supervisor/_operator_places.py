@@ -13,9 +13,11 @@ operator's, as started) that names such a place makes it stand for the home name
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
+from typing import NamedTuple
 
-__all__ = ["env_key", "operator_places", "path_programs"]
+__all__ = ["PathPrograms", "env_key", "operator_places", "path_programs", "path_word", "relative_path_entries"]
 
 #: Variables naming a directory -> the home directory they replace (its guarded names apply there).
 _DIRS: dict[str, str] = {
@@ -71,28 +73,58 @@ _ENTRIES = 256
 _PROGRAM_NAMES = 65_536
 
 
-def path_programs(real: Callable[[str], str]) -> dict[str, set[str]]:
+class PathPrograms(NamedTuple):
+    """What `path_programs` read of the operator's ``PATH``."""
+
+    #: Each program name -> the real directories (by ``real``) of absolute entries holding it.
+    places: dict[str, set[str]]
+    #: Each program name -> the least index in ``PATH`` of an absolute entry holding it.
+    first: dict[str, int]
+    #: False when the read stopped at its bound: a name not listed may be held further on.
+    complete: bool
+
+
+def path_programs(real: Callable[[str], str]) -> PathPrograms:
     """The names of the programs the operator's ``PATH`` finds (every absolute entry's names). A file
     of that name in a ``PATH`` directory inside the workspace shadows the program the operator means
     (``git``, ``ls``, ``sudo``: not the project's code); a new name there (an entry point ``pip
     install`` puts in an activated venv's ``bin/``) is the project's own, run by choosing it (round 18's
-    judgement of ``node_modules/.bin``). Each name -> the real directories (by ``real``) holding it."""
-    names: dict[str, set[str]] = {}
+    judgement of ``node_modules/.bin``). Incomplete past `_PROGRAM_NAMES` entries read: the caller
+    fails closed (round 38 review4: a command's 65,536 files in a workspace directory first on
+    ``PATH`` used the bound up, ``/usr/bin`` went unread and its ``git`` was "a new name")."""
+    places: dict[str, set[str]] = {}
+    first: dict[str, int] = {}
     count = 0
-    for entry in os.environ.get("PATH", "").split(":")[:_ENTRIES]:
+    for index, entry in enumerate(os.environ.get("PATH", "").split(":")[:_ENTRIES]):
         if not os.path.isabs(entry) or "$" in entry:
             continue
         place = real(entry)
         try:
             with os.scandir(entry) as found:
                 for item in found:
-                    names.setdefault(item.name, set()).add(place)
+                    places.setdefault(item.name, set()).add(place)
+                    first.setdefault(item.name, index)
                     count += 1
                     if count >= _PROGRAM_NAMES:
-                        return names
+                        return PathPrograms(places, first, False)
         except OSError:
             continue
-    return names
+    return PathPrograms(places, first, True)
+
+
+def relative_path_entries() -> tuple[tuple[int, str], ...]:
+    """(index in ``PATH``, the entry normalised: ``.`` for the directory itself) of each relative
+    entry of the operator's ``PATH``. Why (round 38 review4): an empty entry (``PATH=:/usr/bin``, a
+    stray colon) or ``.`` names the directory the operator's next shell runs in, ``bin`` its ``bin/``:
+    a program there shadows one later in ``PATH`` wherever the operator runs it, so every directory of
+    the workspace holds such a place. A ``..`` names a directory of some directory too: dropped."""
+    found: list[tuple[int, str]] = []
+    for index, entry in enumerate(os.environ.get("PATH", "").split(":")[:_ENTRIES]):
+        if os.path.isabs(entry) or "$" in entry or "`" in entry:
+            continue
+        parts = [p for p in os.path.normpath(entry or ".").split("/") if p not in ("", ".", "..")]
+        found.append((index, "/".join(parts) or "."))
+    return tuple(found)
 
 
 def env_key() -> str:
@@ -107,10 +139,38 @@ def operator_places(real: Callable[[str], str]) -> list[tuple[str, str, str | No
     found: list[tuple[str, str, str | None]] = []
     for name in _NAMES:
         value = os.environ.get(name, "")
-        for entry in value.split(":") if name in _LISTS else (value,):
-            if len(found) >= _ENTRIES:
-                return found
+        # Bounded per variable (round 38 review4: a bound in all, PATH first, let a PATH of 256
+        # entries hide PYTHONSTARTUP, BASH_ENV, CARGO_HOME...): ~30 variables, 256 entries each.
+        for entry in (value.split(":") if name in _LISTS else [value])[:_ENTRIES]:
             if not os.path.isabs(entry) or "$" in entry or "`" in entry:
                 continue
             found.append((real(entry), name, _DIRS.get(name)))
     return found
+
+
+_VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+_PATH_MAX = 4096
+
+
+def path_word(word: str, home: str, *, ssh: bool = False) -> str | None:
+    """``word`` of a command line a host program runs through the shell (git's ``core.pager``, ``!``
+    aliases, ``credential.helper``; ssh's ``ProxyCommand``, ``Match exec``) as the path it names: ``~/``,
+    ``$NAME`` and ``${NAME}`` from the operator's environment (``HOME`` as ``home``), and for ssh its
+    ``%d`` (the home); None when it is no absolute path or a name is unset. Why (round 38 review4): a
+    portable dotfiles config spells ``$HOME/dotfiles/pager``, ``%d/dotfiles/proxy.sh``; read as
+    written, no path, and the script was not guarded."""
+    if ssh:
+        word = word.replace("%%", "\0").replace("%d", home).replace("\0", "%")
+    if word == "~" or word.startswith("~/"):
+        word = home + word[1:]
+    pieces: list[str] = []
+    end = 0
+    for m in _VAR.finditer(word):
+        name = m.group(1) or m.group(2)
+        value = home if name == "HOME" else os.environ.get(name)
+        if value is None:
+            return None
+        pieces += [word[end : m.start()], value]
+        end = m.end()
+    path = "".join(pieces) + word[end:] if pieces else word
+    return path if path.startswith("/") and len(path) < _PATH_MAX else None

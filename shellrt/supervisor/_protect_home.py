@@ -32,6 +32,7 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from sandbox._hostread import read_regular
 from sandbox._namefold import fold_name, fold_path
@@ -314,8 +315,7 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         components = pattern.split(_PATTERN_SEP)
         return len(names) == len(components) and all(map(fnmatch.fnmatchcase, names, components))
     if rel_dir.startswith(_PATH_DIR_FOLDED + _PATTERN_SEP):  # shadowing a program on PATH (round 38)
-        own = rel_dir[len(_PATH_DIR_FOLDED) + 1 :]
-        return bool(_path_programs().get(name, set()) - {own})
+        return _shadows_on_path(rel_dir[len(_PATH_DIR_FOLDED) + 1 :], name)
     if rel in (_ENV_FILE_FOLDED, _CONFIG_PROGRAM_FOLDED):
         return True  # a file a start-up variable, or a git or ssh config, names (round 38)
     if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
@@ -351,28 +351,67 @@ def linked_places() -> dict[str, str]:
     return found
 
 
+class _Programs(NamedTuple):
+    """`_operator_places.PathPrograms` with names and directories folded."""
+
+    places: dict[str, set[str]]
+    first: dict[str, int]
+    complete: bool
+
+
 #: `_path_programs` as last read (monotonic time, PATH, the map).
-_PROGRAMS_CACHE: list[tuple[float, str, dict[str, set[str]]]] = []
+_PROGRAMS_CACHE: list[tuple[float, str, _Programs]] = []
 
 
-def _path_programs() -> dict[str, set[str]]:
+def _path_programs() -> _Programs:
     """The folded names of the programs the operator's PATH finds -> the folded real directories
-    holding them (`_operator_places.path_programs`): a file of such a name in a PATH directory of the
-    workspace shadows one in another. Read only when a PATH directory's file is judged, at most once
-    a second (~10 ms: a few thousand names)."""
+    holding them and the first PATH index holding them (`_operator_places.path_programs`): a file of
+    such a name in a PATH directory of the workspace shadows one in another. Read only when a PATH
+    directory's file is judged, at most once a second (~10 ms: a few thousand names)."""
     now, path = time.monotonic(), os.environ.get("PATH", "")
     if _PROGRAMS_CACHE and now - _PROGRAMS_CACHE[0][0] < _LINKED_TTL_S and _PROGRAMS_CACHE[0][1] == path:
         return _PROGRAMS_CACHE[0][2]
     from shellrt.supervisor._operator_places import path_programs
 
+    read = path_programs(os.path.realpath)
+    if not read.complete:  # every name fails closed: nothing to fold (a flood's 65,536: ~140 ms saved)
+        _PROGRAMS_CACHE[:] = [(now, path, _Programs({}, {}, False))]
+        return _PROGRAMS_CACHE[0][2]
     folded: dict[str, str] = {}
-    programs: dict[str, set[str]] = {}
-    for name, places in path_programs(os.path.realpath).items():
-        programs.setdefault(fold_name(name), set()).update(
-            folded.setdefault(p, fold_path(p)) for p in places
-        )
+    places: dict[str, set[str]] = {}
+    first: dict[str, int] = {}
+    for name, held in read.places.items():
+        key = fold_name(name)
+        places.setdefault(key, set()).update(folded.setdefault(p, fold_path(p)) for p in held)
+        first[key] = min(first.get(key, read.first[name]), read.first[name])
+    programs = _Programs(places, first, read.complete)
     _PROGRAMS_CACHE[:] = [(now, path, programs)]
     return programs
+
+
+def _shadows_on_path(own: str, name: str) -> bool:
+    """Whether folded ``name`` in the PATH directory whose folded real path is ``own`` is named as a
+    program another PATH directory holds; fails closed when the map of names is incomplete."""
+    programs = _path_programs()
+    return not programs.complete or bool(programs.places.get(name, set()) - {own})
+
+
+def relative_path_shadow(directory: str, name: str, entries: tuple[tuple[int, str], ...]) -> bool:
+    """Whether file ``name`` of absolute ``directory`` is in a place a relative ``PATH`` entry of
+    ``entries`` (`_operator_places.relative_path_entries`) names from some directory, under a name
+    an absolute entry after it holds: the operator's next shell there runs it instead (round 38
+    review4). A new name stays the project's own, as in an absolute PATH directory."""
+    if not entries:
+        return False
+    spelt, folded = fold_path(directory).rstrip("/"), fold_name(name)
+    at = [i for i, entry in entries if entry == "." or spelt.endswith("/" + fold_path(entry))]
+    if not at:
+        return False
+    programs = _path_programs()
+    if not programs.complete:
+        return True
+    index = programs.first.get(folded)
+    return index is not None and index > min(at)
 
 
 #: The operator's relative ``init.templateDir`` values (folded), read with `linked_places`.
@@ -487,6 +526,8 @@ def _ssh_included(home: str) -> tuple[list[str], list[str]]:
     programs: list[str] = []
     todo = [(os.path.join(home, ".ssh", "config"), 0)]
     seen: set[str] = set()
+    from shellrt.supervisor._operator_places import path_word
+
     bounds = _Bounds()
     while todo:
         path, depth = todo.pop(0)  # breadth first: the operator's own names before what they name
@@ -502,8 +543,9 @@ def _ssh_included(home: str) -> tuple[list[str], list[str]]:
             if named is not None and len(programs) < _NAMED_FILES:
                 # Its words that are paths (``~`` expanded), the program's and its arguments' (round 38).
                 for word in (w for part in _split(named.group(1), bounds) for w in part.split()):
-                    path = os.path.join(home, word[2:]) if word.startswith("~/") else word
-                    if path.startswith("/") and len(path) < _PATH_MAX and len(programs) < _NAMED_FILES:
+                    # ``$HOME``, ``${DOTFILES}``, ``%d`` too (round 38 review4)
+                    path = path_word(word, home, ssh=True) or ""
+                    if path and len(programs) < _NAMED_FILES:
                         if os.path.isdir(path):
                             continue  # no program
                         programs.append(bounds.real(path))
@@ -932,6 +974,14 @@ class HomeNames:
         )
         #: The operator's relative git template directories: one of every directory (round 38).
         self.templates = relative_templates()
+        from shellrt.supervisor._operator_places import relative_path_entries
+
+        #: The operator's relative PATH entries (``.``, an empty one): in every directory (round 38 review4).
+        self.path_entries = relative_path_entries()
+
+    def shadows(self, directory: str, name: str) -> bool:
+        """Whether file ``name`` of ``directory`` shadows a program by a relative PATH entry."""
+        return bool(self.path_entries) and relative_path_shadow(directory, name, self.path_entries)
 
     def in_template(self, directory: str) -> bool:
         """Whether every file of ``directory`` (as the walk spells it) is a relative template's."""
@@ -1006,6 +1056,13 @@ def home_reason(path: str | Path) -> str | None:
         return (
             "a file of a directory your git config names as a relative init.templateDir: your next git "
             "init or git clone run in the directory holding it copies it into the new repository"
+        )
+    from shellrt.supervisor._operator_places import relative_path_entries
+
+    if relative_path_shadow(os.path.dirname(normal), os.path.basename(normal), relative_path_entries()):
+        return (
+            "a program named as another your PATH finds, in a directory a relative entry of your PATH "
+            "(an empty one, '.') names: your next shell run there may run it instead of the one you mean"
         )
     real = _resolved(normal)
     if real is None:  # fail closed: what it leads to is not known

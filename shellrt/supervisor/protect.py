@@ -733,6 +733,7 @@ class WorkspaceGuard:
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._home.linked and self._home.linked_file(f"{path}/{n}"))
                 or in_template
+                or (bool(self._home.path_entries) and self._home.shadows(path, n))
                 or (is_link and bool(self._home.linked) and self._home.linked_way(f"{path}/{n}"))
                 or (is_link and bool(self._home.templates) and self._home.in_template(f"{path}/{n}"))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
