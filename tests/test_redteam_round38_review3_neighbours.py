@@ -88,12 +88,44 @@ async def test_a_session_on_a_subdirectory_is_paused(tmp_path: Path) -> None:
     await _held_under_hook(tmp_path, SandboxPolicy(workspace=ws), SandboxPolicy(workspace=sub), sub)
 
 
+async def test_a_session_closing_is_paused_until_its_tasks_are_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failed before: a session left the registry (and the pause's list: ``_closed``) when its
+    ``close`` began, before its tasks were killed; a hook meanwhile let them write on (the kill
+    made slow here: a task tree's kill takes a moment on every backend)."""
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    first = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=ws))
+    second = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=ws))
+    async with supervised(first, tmp_path / "s1") as sup, supervised(second, tmp_path / "s2") as other:
+        await other.start_background(_BUSY.format(dir=ws))
+        await _wait_for(ws / "b.cnt")
+        close_tasks = other.tasks.close
+
+        async def slow_close() -> None:
+            await anyio.sleep(1.0)
+            await close_tasks()
+
+        monkeypatch.setattr(other.tasks, "close", slow_close)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(other.close)
+            await anyio.sleep(0.05)
+            async with sup.quiet_for_host() as failure:
+                assert failure is None, failure
+                before = _peek(ws / "b.cnt")
+                await anyio.sleep(0.4)
+                assert _peek(ws / "b.cnt") == before, "the closing session's task ran under the hook"
+
+
 def test_it_holds_for_an_unprivileged_caller() -> None:
     _nonroot.held_as_nobody(
         __file__,
         "test_a_session_on_the_workspace_s_parent_is_paused",
         "test_a_session_with_the_workspace_as_a_writable_root_is_paused",
         "test_a_session_on_a_subdirectory_is_paused",
+        "test_a_session_closing_is_paused_until_its_tasks_are_gone",
     )
 
 

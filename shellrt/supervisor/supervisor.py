@@ -177,17 +177,18 @@ class Supervisor:
         if self._closed:
             return
         self._closed = True
-        if (key := self._neighbours_key) is not None and (neighbours := _NEIGHBOURS.get(key)) is not None:
-            neighbours.discard(self)
-            if not neighbours:
-                del _NEIGHBOURS[key]
         with anyio.CancelScope(shield=True):
-            # A command still starting is in neither list below; its start kills it (`_start`).
-            await self._starts_done()  # no start begins once closed: the count only falls now
-            await self.tasks.close()
-            async with anyio.create_task_group() as tg:
-                for execution in list(self._live):
-                    tg.start_soon(execution.kill)
+            try:
+                # A command still starting is in neither list below; its start kills it (`_start`).
+                await self._starts_done()  # no start begins once closed: the count only falls now
+                await self.tasks.close()
+                async with anyio.create_task_group() as tg:
+                    for execution in list(self._live):
+                        tg.start_soon(execution.kill)
+            finally:
+                # Only now out of the hooks' reach: its tasks ran under another session's hook while
+                # they were being killed (round 38 review3).
+                self._leave_neighbours()
             await anyio.to_thread.run_sync(self._spool_files.close)
             if self._guard is not None:
                 await self._guard.final()
@@ -424,7 +425,7 @@ class Supervisor:
         sessions = [
             sup
             for sup in _NEIGHBOURS.get(key, ())
-            if sup is self or (not sup._closed and reach.overlaps(sup._reach()))
+            if sup is self or reach.overlaps(sup._reach())  # one closing: what still runs (none once closed)
         ]
         quiet.holders += 1  # before any await: an overlapping hook's end must not continue the tree
         quiet.reaches.append(reach)
@@ -448,6 +449,12 @@ class Supervisor:
             self._neighbours_key = threading.get_ident()
             _NEIGHBOURS.setdefault(self._neighbours_key, weakref.WeakSet()).add(self)
         return self._neighbours_key
+
+    def _leave_neighbours(self) -> None:
+        if (key := self._neighbours_key) is not None and (neighbours := _NEIGHBOURS.get(key)) is not None:
+            neighbours.discard(self)
+            if not neighbours:
+                del _NEIGHBOURS[key]
 
     def _reach(self) -> Reach:
         """Where this session's commands may write (host paths), for the sessions a hook pauses."""
