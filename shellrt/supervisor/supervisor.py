@@ -112,8 +112,8 @@ class Supervisor:
         self._cwd = CwdTracker(backend)
         self._spawner = Spawner()
         self._live: set[Execution] = set()
-        #: Shared by overlapping hooks (`quiet_for_host`) of every session on the workspace; made
-        #: at the first hook (`_QUIETS` holds it while one of them keeps it).
+        #: Shared by overlapping hooks (`quiet_for_host`) of every session of its thread; made at
+        #: the first hook (`_QUIETS` holds it while one of them keeps it).
         self._host_quiet: HostQuiet | None = None
         #: Where it is registered among `_NEIGHBOURS` (at its first start or hook, in its event loop).
         self._neighbours_key: int | None = None
