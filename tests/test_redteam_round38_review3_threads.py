@@ -47,6 +47,30 @@ time.sleep(3600)
 """
 
 
+#: A child stopped by itself (its parent counts as "waiting for a stopped child", round 37's vfork
+#: rule) and its main thread writing 256 MiB of ``a`` then of ``b`` with ``O_DIRECT``: in ``D`` while the
+#: disk takes it, and the data lands after the pause said all were still.
+_DIRECT = r"""
+import mmap, os, signal
+if os.fork() == 0:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    os._exit(0)
+size = 256 << 20
+bufs = []
+for byte in (b"a", b"b"):
+    buf = mmap.mmap(-1, size)
+    buf.write(byte * size)
+    bufs.append(buf)
+fd = os.open("big", os.O_WRONLY | os.O_CREAT | os.O_DIRECT)
+os.pwrite(fd, bufs[0], 0)
+open("ready", "w").close()
+i = 1
+while True:
+    os.pwrite(fd, bufs[i % 2], 0)
+    i += 1
+"""
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -105,9 +129,40 @@ async def test_a_process_with_thousands_of_threads_is_paused_in_bounded_time(tmp
         assert max(took) < 2.0, took
 
 
+def _tail(path: Path) -> bytes:
+    with path.open("rb") as f:
+        f.seek((256 << 20) - 1)
+        return f.read(1)
+
+
+async def test_a_thread_in_d_beside_a_stopped_child_is_waited_for(tmp_path: Path) -> None:
+    """Failed before: a thread in ``D`` counted as still whenever its process had a stopped child
+    (meant for the vfork wait only), so a direct write waiting on the disk landed after the pause."""
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "d.py").write_text(_DIRECT)
+    backend = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=ws))
+    async with supervised(backend, tmp_path / "session") as sup:
+        await sup.start_background("python3 d.py")
+        with anyio.fail_after(30):
+            while not (ws / "ready").exists() or _size(ws / "big") < 256 << 20:
+                await anyio.sleep(0.05)
+        moved = 0
+        for _ in range(8):
+            async with sup.quiet_for_host() as failure:
+                assert failure is None, failure
+                before = _tail(ws / "big")
+                await anyio.sleep(0.5)
+                moved += _tail(ws / "big") != before
+            await anyio.sleep(0.1)
+        assert moved == 0, f"a direct write landed under {moved} of 8 pauses"
+
+
 def test_it_holds_for_an_unprivileged_caller() -> None:
     _nonroot.held_as_nobody(
         __file__,
         "test_a_process_whose_main_thread_left_is_stopped",
         "test_a_process_with_thousands_of_threads_is_paused_in_bounded_time",
+        "test_a_thread_in_d_beside_a_stopped_child_is_waited_for",
     )

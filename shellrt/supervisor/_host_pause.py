@@ -353,7 +353,26 @@ def _threads_still(pid: int, child_stopped: bool) -> bool:
             continue
         if not _still((0, state), child_stopped):
             return False
+        if state == "D" and not _in_vfork_wait(f"/proc/{pid}/task/{tid}"):
+            return False
     return True
+
+
+#: What ``wchan`` names for a thread in the kernel's vfork wait (``wait_for_vfork_done`` is inlined
+#: into ``kernel_clone`` here, kernel 6.18; older kernels name ``_do_fork``/``do_fork``).
+_VFORK_WAITS = frozenset({b"kernel_clone", b"wait_for_vfork_done", b"_do_fork", b"do_fork"})
+
+
+def _in_vfork_wait(task: str) -> bool:
+    """Whether a thread in ``D`` waits for its vfork child (the one ``D`` a stopped child explains).
+    Any other ``D`` (a direct write waiting on the disk, a lock) goes on once it ends, within the
+    same syscall: a process with a stopped child beside it counted still, and its write landed
+    after the pause (round 38 review3). Unreadable: not known to be one (the pause waits)."""
+    try:
+        with open(f"{task}/wchan", "rb") as wchan:
+            return wchan.read().strip() in _VFORK_WAITS
+    except OSError:
+        return False
 
 
 def resume(paused: Paused) -> None:
