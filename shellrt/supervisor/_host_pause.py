@@ -31,7 +31,7 @@ import anyio
 
 from sandbox._proctree import stat_fields
 
-__all__ = ["HostQuiet", "Paused", "Running", "pause", "pause_running", "resume"]
+__all__ = ["HostQuiet", "Paused", "Reach", "Running", "pause", "pause_running", "resume"]
 
 #: Passes over ``/proc`` before giving up on a tree that keeps starting processes.
 _MAX_PASSES = 64
@@ -65,6 +65,52 @@ class Paused:
     failure: str | None = None
 
 
+@dataclass(frozen=True)
+class Reach:
+    """Where a session's commands may write: a hook's programs read its own session's tree, and a
+    session whose writable roots lie above, below or on it (another spelling, a bind mount) can
+    re-plant there under the hook, so it is paused too (round 38 review3: keyed by the workspace's
+    exact real path, a session on its parent or with it as an extra root ran on)."""
+
+    paths: tuple[str, ...]
+    #: ``(st_dev, st_ino)`` of each root, and of each root and its ancestors (a bind mount spells
+    #: the same directory with another path, not another inode).
+    ids: frozenset[tuple[int, int]] = frozenset()
+    chain: frozenset[tuple[int, int]] = frozenset()
+
+    @classmethod
+    def of(cls, roots: Iterable[str | os.PathLike[str]]) -> Reach:
+        """The reach of ``roots`` (host paths) as they are now (a few ``stat`` a root, once a session)."""
+        paths = tuple(os.path.realpath(root) for root in roots)
+        ids: set[tuple[int, int]] = set()
+        chain: set[tuple[int, int]] = set()
+        for path in paths:
+            here = path
+            while True:
+                with contextlib.suppress(OSError):  # gone: its path still compares
+                    found = os.stat(here)
+                    chain.add((found.st_dev, found.st_ino))
+                    if here == path:
+                        ids.add((found.st_dev, found.st_ino))
+                parent = os.path.dirname(here)
+                if parent == here:
+                    break
+                here = parent
+        return cls(paths, frozenset(ids), frozenset(chain))
+
+    def overlaps(self, other: Reach) -> bool:
+        """Whether a root of one is a root of the other, or lies inside one of its roots."""
+        if self.ids & other.chain or other.ids & self.chain:
+            return True
+        return any(_nested(mine, theirs) for mine in self.paths for theirs in other.paths)
+
+
+def _nested(one: str, other: str) -> bool:
+    """Whether one of two real paths is the other or lies below it (a stand-in's name: equal only)."""
+    short, long = sorted((one, other), key=len)
+    return long == short or (short.startswith("/") and long.startswith(short.rstrip("/") + "/"))
+
+
 class HostQuiet:
     """Pauses shared by host programs that overlap (two calls' hooks at once): what each stopped is
     continued only when the last of them ends, or the first to end let the tree run under the other's
@@ -74,6 +120,8 @@ class HostQuiet:
     def __init__(self) -> None:
         self.holders = 0
         self.paused: list[Paused] = []
+        #: The reach of each hook's session while it holds the pause: whose starts wait.
+        self.reaches: list[Reach] = []
         self._ended: anyio.Event | None = None
 
     def leave(self) -> None:
@@ -93,6 +141,12 @@ class HostQuiet:
             if self._ended is None:
                 self._ended = anyio.Event()
             await self._ended.wait()
+
+    async def ended_for(self, reach: Reach) -> None:
+        """Return once no host program of a session ``reach`` overlaps holds the pause (one of another
+        session's does not hold this session's starts, but the wait is for all: one event)."""
+        while self.holders and any(reach.overlaps(held) for held in self.reaches):
+            await self.ended()
 
 
 def _ns(pid: int | str) -> str | None:
@@ -299,7 +353,26 @@ def _threads_still(pid: int, child_stopped: bool) -> bool:
             continue
         if not _still((0, state), child_stopped):
             return False
+        if state == "D" and not _in_vfork_wait(f"/proc/{pid}/task/{tid}"):
+            return False
     return True
+
+
+#: What ``wchan`` names for a thread in the kernel's vfork wait (``wait_for_vfork_done`` is inlined
+#: into ``kernel_clone`` here, kernel 6.18; older kernels name ``_do_fork``/``do_fork``).
+_VFORK_WAITS = frozenset({b"kernel_clone", b"wait_for_vfork_done", b"_do_fork", b"do_fork"})
+
+
+def _in_vfork_wait(task: str) -> bool:
+    """Whether a thread in ``D`` waits for its vfork child (the one ``D`` a stopped child explains).
+    Any other ``D`` (a direct write waiting on the disk, a lock) goes on once it ends, within the
+    same syscall: a process with a stopped child beside it counted still, and its write landed
+    after the pause (round 38 review3). Unreadable: not known to be one (the pause waits)."""
+    try:
+        with open(f"{task}/wchan", "rb") as wchan:
+            return wchan.read().strip() in _VFORK_WAITS
+    except OSError:
+        return False
 
 
 def resume(paused: Paused) -> None:

@@ -40,15 +40,18 @@ from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
 from shellrt.supervisor.tasks import TaskManager
 
 if TYPE_CHECKING:
-    from shellrt.supervisor._host_pause import HostQuiet
+    from shellrt.supervisor._host_pause import HostQuiet, Reach
 
 __all__ = ["OutputCallback", "ProgressCallback", "Supervisor"]
 
-#: The live sessions of this process by (host workspace, thread): a hook of one pauses them all and
-#: holds their starts, through one shared `HostQuiet` (a second session's task re-planted under
-#: another's hook: round 38). Per thread: a pause's events belong to one event loop.
-_NEIGHBOURS: dict[tuple[str, int], weakref.WeakSet[Supervisor]] = {}
-_QUIETS: weakref.WeakValueDictionary[tuple[str, int], HostQuiet] = weakref.WeakValueDictionary()
+#: The live sessions of this process by thread: a hook of one pauses those whose writable roots
+#: overlap its own (`Reach`) and holds their starts, through one `HostQuiet` shared by the thread (a
+#: second session's task re-planted under another's hook: round 38; keyed by the exact workspace, one
+#: on its parent, or with it as a writable root, ran on: round 38 review3). Per thread: a pause's
+#: events belong to one event loop. One pause for the thread: a process two hooks' sessions share
+#: is continued only when the last hook ends (each pause skips what another stopped).
+_NEIGHBOURS: dict[int, weakref.WeakSet[Supervisor]] = {}
+_QUIETS: weakref.WeakValueDictionary[int, HostQuiet] = weakref.WeakValueDictionary()
 
 ProgressCallback = Callable[[ProgressEvent], None]
 #: Receives ``("stdout" | "stderr", chunk)`` as output arrives (e.g. to echo it live).
@@ -109,11 +112,13 @@ class Supervisor:
         self._cwd = CwdTracker(backend)
         self._spawner = Spawner()
         self._live: set[Execution] = set()
-        #: Shared by overlapping hooks (`quiet_for_host`) of every session on the workspace; made
-        #: at the first hook (`_QUIETS` holds it while one of them keeps it).
+        #: Shared by overlapping hooks (`quiet_for_host`) of every session of its thread; made at
+        #: the first hook (`_QUIETS` holds it while one of them keeps it).
         self._host_quiet: HostQuiet | None = None
         #: Where it is registered among `_NEIGHBOURS` (at its first start or hook, in its event loop).
-        self._neighbours_key: tuple[str, int] | None = None
+        self._neighbours_key: int | None = None
+        #: Where its commands may write (`_reach`), made when a hook first needs it.
+        self._reach_cache: Reach | None = None
         #: Starts whose backend ``exec`` has not returned yet: `close` waits for them (see `_start`).
         #: A count, and an event only once `close` waits (an event per start: ~1.4 us hot a command).
         self._starting = 0
@@ -172,17 +177,18 @@ class Supervisor:
         if self._closed:
             return
         self._closed = True
-        if (key := self._neighbours_key) is not None and (neighbours := _NEIGHBOURS.get(key)) is not None:
-            neighbours.discard(self)
-            if not neighbours:
-                del _NEIGHBOURS[key]
         with anyio.CancelScope(shield=True):
-            # A command still starting is in neither list below; its start kills it (`_start`).
-            await self._starts_done()  # no start begins once closed: the count only falls now
-            await self.tasks.close()
-            async with anyio.create_task_group() as tg:
-                for execution in list(self._live):
-                    tg.start_soon(execution.kill)
+            try:
+                # A command still starting is in neither list below; its start kills it (`_start`).
+                await self._starts_done()  # no start begins once closed: the count only falls now
+                await self.tasks.close()
+                async with anyio.create_task_group() as tg:
+                    for execution in list(self._live):
+                        tg.start_soon(execution.kill)
+            finally:
+                # Only now out of the hooks' reach: its tasks ran under another session's hook while
+                # they were being killed (round 38 review3).
+                self._leave_neighbours()
             await anyio.to_thread.run_sync(self._spool_files.close)
             if self._guard is not None:
                 await self._guard.final()
@@ -415,8 +421,14 @@ class Supervisor:
         key = self._neighbours()
         quiet = self._host_quiet = self._host_quiet or _QUIETS.get(key) or HostQuiet()
         _QUIETS[key] = quiet
-        sessions = [sup for sup in _NEIGHBOURS.get(key, ()) if not sup._closed]
+        reach = self._reach()
+        sessions = [
+            sup
+            for sup in _NEIGHBOURS.get(key, ())
+            if sup is self or reach.overlaps(sup._reach())  # one closing: what still runs (none once closed)
+        ]
         quiet.holders += 1  # before any await: an overlapping hook's end must not continue the tree
+        quiet.reaches.append(reach)
         try:
             # New starts wait for the hooks' end (`_start`); one under way now is waited for, so its
             # process is among those paused (it was none of them, and ran under the hook: round 38).
@@ -427,17 +439,32 @@ class Supervisor:
             await self.sweep_protected()
             yield failure
         finally:
+            quiet.reaches.remove(reach)
             quiet.leave()
 
-    def _neighbours(self) -> tuple[str, int]:
+    def _neighbours(self) -> int:
         """This session's key among `_NEIGHBOURS`, registered at the first call (from its event
         loop's thread: sessions of other loops never share a pause's events)."""
         if self._neighbours_key is None:
-            workspace = getattr(getattr(self.backend, "policy", None), "workspace", None)  # none: a stand-in
-            where = os.path.realpath(workspace) if workspace is not None else f"session {id(self)}"
-            self._neighbours_key = (where, threading.get_ident())
+            self._neighbours_key = threading.get_ident()
             _NEIGHBOURS.setdefault(self._neighbours_key, weakref.WeakSet()).add(self)
         return self._neighbours_key
+
+    def _leave_neighbours(self) -> None:
+        if (key := self._neighbours_key) is not None and (neighbours := _NEIGHBOURS.get(key)) is not None:
+            neighbours.discard(self)
+            if not neighbours:
+                del _NEIGHBOURS[key]
+
+    def _reach(self) -> Reach:
+        """Where this session's commands may write (host paths), for the sessions a hook pauses."""
+        if self._reach_cache is None:
+            from shellrt.supervisor._host_pause import Reach  # only with hooks
+
+            policy = getattr(self.backend, "policy", None)  # none: a stand-in, only itself
+            roots = policy.allowed_roots() if policy is not None else ()
+            self._reach_cache = Reach.of(roots) if roots else Reach((f"session {id(self)}",))
+        return self._reach_cache
 
     def _running(self) -> list[Execution]:
         """The running commands and background tasks (what a hook's pause stops)."""
@@ -526,13 +553,13 @@ class Supervisor:
             report_cwd=report_cwd,
             user=user,
         )
-        key = self._neighbours_key or self._neighbours()
+        key = self._neighbours()
         quiet = self._host_quiet or (_QUIETS.get(key) if _QUIETS else None)
         if quiet is not None and quiet.holders:
-            # A hook runs on the host with the session paused (or another session on the workspace):
-            # a command starting now would run under it (a call judged concurrency-safe beside the
-            # hook's call: round 38).
-            await quiet.ended()
+            # A hook runs on the host with the session paused (or another session whose roots
+            # overlap this one's): a command starting now would run under it (a call judged
+            # concurrency-safe beside the hook's call: round 38).
+            await quiet.ended_for(self._reach())
             if self._closed:
                 raise SupervisorClosedError("the shell session is closed; start a new session")
         # Spawn first: the spools are set up while the child execs and runs (the
