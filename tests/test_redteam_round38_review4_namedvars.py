@@ -11,22 +11,19 @@ ran them.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
-from shellrt.supervisor.protect import protected_reason
+from tests._plants import assert_tools_ask, plant_and_check
 
 PLANTS = ["tools/pager", "tools/cred", "tools/alias.sh", "tools/proxy.sh", "tools/khc", "tools/match.sh"]
 KEPT = ["tools/README.md"]
 
 
-def test_programs_named_through_variables_are_guarded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_programs_named_through_variables_are_guarded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tmp_path.chmod(0o755)
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
@@ -44,29 +41,9 @@ def test_programs_named_through_variables_are_guarded(tmp_path: Path, monkeypatc
     )
     (home / ".ssh" / "config").write_text(
         "Host *\n  ProxyCommand $HOME/dotfiles/tools/proxy.sh %h %p\n"
-        "  KnownHostsCommand %d/dotfiles/tools/khc %H\nMatch exec \"${DOTFILES}/tools/match.sh %h\"\n  User x\n"
+        '  KnownHostsCommand %d/dotfiles/tools/khc %H\nMatch exec "${DOTFILES}/tools/match.sh %h"\n  User x\n'
     )
-    lines = ["import os", f"ws = {str(ws)[:4]!r} + {str(ws)[4:]!r}"]
-    for rel in PLANTS + KEPT:
-        lines += [
-            f"p = os.path.join(ws, {rel!r})",
-            "os.makedirs(os.path.dirname(p), exist_ok=True)",
-            "open(p, 'w').write('#!/bin/sh\\n# r38 review4\\n')",
-        ]
-    command = "/usr/bin/python3 - <<'EOF' && echo planted\n" + "\n".join(lines) + "\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    results = anyio.run(main)
-    shown = json.dumps(results)
-    assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
-    left = [rel for rel in PLANTS if os.path.lexists(ws / rel)]
-    assert not left, f"kept: {left} ({shown})"
-    assert all((ws / rel).exists() for rel in KEPT), shown
+    plant_and_check(ws, tmp_path / "s", PLANTS, KEPT, "#!/bin/sh\n# r38 review4\n", python="/usr/bin/python3")
     for rel in PLANTS:
         (ws / rel).write_text("#!/bin/sh\n")
-    missed = [rel for rel in PLANTS if not protected_reason(ws / rel)]
-    assert not missed, f"the file tools must ask too: {missed}"
+    assert_tools_ask(ws, PLANTS)

@@ -10,16 +10,11 @@ rewrote the loaded file: the operator's next ``nvim`` ran it.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
-from shellrt.supervisor.protect import protected_reason
+from tests._plants import assert_tools_ask, plant_and_check
 
 PLANTS = ["nvim/keys.lua", "nvim/abs.lua", "vim/extra.vim", "wez/colors.lua", "nvim/env.lua"]
 KEPT = ["README.md", "nvim/notes.lua"]
@@ -44,25 +39,5 @@ def test_files_lua_start_up_files_load_are_guarded(tmp_path: Path, monkeypatch: 
         "-- dofile('~/dotfiles/nvim/notes.lua') is a comment\n"
     )
     (home / ".wezterm.lua").write_text("local c = dofile(os.getenv('HOME') .. '/dotfiles/wez/colors.lua')\n")
-    lines = ["import os", f"ws = {str(ws)[:4]!r} + {str(ws)[4:]!r}"]
-    for rel in PLANTS + KEPT:
-        lines += [
-            f"p = os.path.join(ws, {rel!r})",
-            "os.makedirs(os.path.dirname(p), exist_ok=True)",
-            "open(p, 'w').write('-- r38\\n')",
-        ]
-    command = "python3 - <<'EOF' && echo planted\n" + "\n".join(lines) + "\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    results = anyio.run(main)
-    shown = json.dumps(results)
-    assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
-    left = [rel for rel in PLANTS if os.path.lexists(ws / rel)]
-    assert not left, f"kept: {left} ({shown})"
-    assert all((ws / rel).exists() for rel in KEPT), shown
-    missed = [rel for rel in PLANTS if not protected_reason(ws / rel)]
-    assert not missed, f"the file tools must ask too: {missed}"
+    plant_and_check(ws, tmp_path / "s", PLANTS, KEPT, "-- r38\n")
+    assert_tools_ask(ws, PLANTS)

@@ -10,23 +10,20 @@ next ``git log``, ``git push`` or ``ssh`` ran them.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
-from shellrt.supervisor.protect import protected_reason
+from tests._plants import assert_tools_ask, plant_and_check
 
 GIT_PLANTS = ["tools/pager", "tools/fsmon", "tools/cred", "tools/alias.sh", "tools/gpg"]
 SSH_PLANTS = ["tools/proxy.sh", "tools/p11.so", "tools/khc", "tools/match.sh"]
 KEPT = ["tools/README.md", "src/main.py"]
 
 
-def test_programs_the_operators_configs_name_are_guarded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_programs_the_operators_configs_name_are_guarded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tmp_path.chmod(0o755)
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
@@ -45,28 +42,8 @@ def test_programs_the_operators_configs_name_are_guarded(tmp_path: Path, monkeyp
     )
     (home / ".ssh" / "config").write_text(
         f"Host *\n  ProxyCommand {t}/proxy.sh %h %p\n  PKCS11Provider {t}/p11.so\n"
-        f"  KnownHostsCommand {t}/khc %H\nMatch exec \"{t}/match.sh %h\"\n  User x\n"
+        f'  KnownHostsCommand {t}/khc %H\nMatch exec "{t}/match.sh %h"\n  User x\n'
     )
     plants = GIT_PLANTS + SSH_PLANTS
-    lines = ["import os", f"ws = {str(ws)[:4]!r} + {str(ws)[4:]!r}"]
-    for rel in plants + KEPT:
-        lines += [
-            f"p = os.path.join(ws, {rel!r})",
-            "os.makedirs(os.path.dirname(p), exist_ok=True)",
-            "open(p, 'w').write('#!/bin/sh\\n# r38\\n')",
-        ]
-    command = "python3 - <<'EOF' && echo planted\n" + "\n".join(lines) + "\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    results = anyio.run(main)
-    shown = json.dumps(results)
-    assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
-    left = [rel for rel in plants if os.path.lexists(ws / rel)]
-    assert not left, f"kept: {left} ({shown})"
-    assert all((ws / rel).exists() for rel in KEPT), shown
-    missed = [rel for rel in plants if not protected_reason(ws / rel)]
-    assert not missed, f"the file tools must ask too: {missed}"
+    plant_and_check(ws, tmp_path / "s", plants, KEPT, "#!/bin/sh\n# r38\n")
+    assert_tools_ask(ws, plants)

@@ -12,16 +12,13 @@ command wrote each of these and none was reverted, nor did the file tools ask.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
 from shellrt.supervisor.protect import protected_reason
+from tests._plants import assert_tools_ask, plant_and_check
 
 #: variable -> (its value below the workspace, the plant below the workspace)
 NAMED = {
@@ -42,7 +39,9 @@ KUBE = ["dot/kube/a.yaml", "dot/kube/b.yaml"]
 KEPT = ["src/main.py", "dot/README.md", "tools/cargo/registry/cache/x.crate", "tools/bin/r38-new-entry-point"]
 
 
-def test_what_the_operators_environment_names_is_guarded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_the_operators_environment_names_is_guarded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tmp_path.chmod(0o755)
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -56,32 +55,14 @@ def test_what_the_operators_environment_names_is_guarded(tmp_path: Path, monkeyp
     monkeypatch.setenv("KUBECONFIG", ":".join(str(ws / k) for k in KUBE))
     monkeypatch.setenv("PATH", f"{ws / 'tools/bin'}:{os.environ['PATH']}:{ws / 'tools/sbin'}")
     plants = [p for _, p in NAMED.values()] + ON_PATH + KUBE
-    lines = ["import os", f"ws = {str(ws)[:4]!r} + {str(ws)[4:]!r}"]
-    for rel in plants + KEPT:
-        lines += [
-            f"p = os.path.join(ws, {rel!r})",
-            "os.makedirs(os.path.dirname(p), exist_ok=True)",
-            "open(p, 'w').write('#!/bin/sh\\n# r38\\n')",
-        ]
-    command = "/usr/bin/env python3 - <<'EOF' && echo planted\n" + "\n".join(lines) + "\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    results = anyio.run(main)
-    shown = json.dumps(results)
-    assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
-    left = [rel for rel in plants if os.path.lexists(ws / rel)]
-    assert not left, f"kept: {left} ({shown})"
-    assert all((ws / rel).exists() for rel in KEPT), shown
-    missed = [rel for rel in plants if not protected_reason(ws / rel)]
-    assert not missed, f"the file tools must ask too: {missed}"
+    plant_and_check(ws, tmp_path / "s", plants, KEPT, "#!/bin/sh\n# r38\n")
+    assert_tools_ask(ws, plants)
     assert not [rel for rel in KEPT if protected_reason(ws / rel)]
 
 
-def test_a_place_inside_another_is_judged_by_its_own_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_place_inside_another_is_judged_by_its_own_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The workspace itself on PATH (a scripts repository) and ``CARGO_HOME`` inside it: a file below
     ``CARGO_HOME/bin`` is cargo's program, whatever the outer place's name says (the first place
     found named it before, and a PATH directory guards only its own files)."""

@@ -10,16 +10,11 @@ holds those values: a command wrote the sourced files in the dotfiles workspace,
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
-from shellrt.supervisor.protect import protected_reason
+from tests._plants import assert_tools_ask, plant_and_check
 
 PLANTS = ["dot/aliases.sh", "xdg/shell/env.sh", "dot/bash.d/new.sh", "dot/tmux/extra.conf"]
 KEPT = ["dot/README.md", "src/main.py"]
@@ -44,25 +39,5 @@ def test_paths_built_from_the_operators_environment_are_followed(
         'for f in "$R38_DOTFILES"/bash.d/*.sh; do . "$f"; done\n'
     )
     (home / ".tmux.conf").write_text("source-file $R38_DOTFILES/tmux/extra.conf\n")
-    lines = ["import os", f"ws = {str(ws)[:4]!r} + {str(ws)[4:]!r}"]
-    for rel in PLANTS + KEPT:
-        lines += [
-            f"p = os.path.join(ws, {rel!r})",
-            "os.makedirs(os.path.dirname(p), exist_ok=True)",
-            "open(p, 'w').write('echo r38\\n')",
-        ]
-    command = "python3 - <<'EOF' && echo planted\n" + "\n".join(lines) + "\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    results = anyio.run(main)
-    shown = json.dumps(results)
-    assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
-    left = [rel for rel in PLANTS if os.path.lexists(ws / rel)]
-    assert not left, f"kept: {left} ({shown})"
-    assert all((ws / rel).exists() for rel in KEPT), shown
-    missed = [rel for rel in PLANTS if not protected_reason(ws / rel)]
-    assert not missed, f"the file tools must ask too: {missed}"
+    plant_and_check(ws, tmp_path / "s", PLANTS, KEPT, "echo r38\n")
+    assert_tools_ask(ws, PLANTS)
