@@ -24,6 +24,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.tools._history import tool_calls
+from shellrt.tools._people import for_people
 
 __all__ = ["TodoItem", "TodoWriteInput", "TodoWriteOutput", "TodoWriteTool", "rebuild_todos"]
 
@@ -119,7 +120,8 @@ class TodoWriteTool(Tool[TodoWriteInput, TodoWriteOutput]):
         if not output.new_todos:
             return "(todo list cleared)"
         return "\n".join(
-            f"{_MARK[t.status]} {t.activeForm if t.status == 'in_progress' else t.content}"
+            # One item, one line, nothing a terminal runs (round 38, novel3: a newline drew a forged item).
+            f"{_MARK[t.status]} {for_people(t.activeForm if t.status == 'in_progress' else t.content)}"
             for t in output.new_todos
         )
 
