@@ -24,6 +24,6 @@ _NAMED = {"\n": "\\n", "\r": "\\r"}
 def for_people(field: str) -> str:
     """``field`` (a name, a matched or diff line, a checklist item) with each control as ``\\xNN``
     (``\\n``, ``\\r``), `isolated` when it holds a right-to-left letter or a bidi control."""
-    if _ACTIVE.search(field) is not None:
+    if not field.isprintable() and _ACTIVE.search(field) is not None:  # isprintable: no control
         field = _ACTIVE.sub(lambda m: _NAMED.get(m[0]) or f"\\x{ord(m[0]):02x}", field)
     return isolated(field)
