@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.protocol.textchars import INLINE_BREAK_MARKS
 from shellrt.supervisor.text import shown_name
-from shellrt.tools._bidi import isolated
 from shellrt.tools._paths import shown_path
+from shellrt.tools._people import for_people
 
 __all__ = [
     "BREAKS_NOTE",
@@ -112,7 +112,7 @@ def unified_diff(
     a_end, b_end = len(a) - max(0, tail - context), len(b) - max(0, tail - context)
     # For people (round 26): the names on their own lines (a canonical path's words are the
     # disk's: `shown_path`), each name and line laid out on its own among right-to-left letters.
-    names = (isolated(shown_path(f"a/{path.lstrip('/')}")), isolated(shown_path(f"b/{path.lstrip('/')}")))
+    names = (for_people(shown_path(f"a/{path.lstrip('/')}")), for_people(shown_path(f"b/{path.lstrip('/')}")))
     if (a_end - lo) * (b_end - lo) <= _MAX_MATCHED_PAIRS:
         found = difflib.unified_diff(a[lo:a_end], b[lo:b_end], *names, n=context, lineterm="")
         lines = [_shifted(line, lo) for line in found]
@@ -128,7 +128,7 @@ def _isolated_line(line: str) -> str:
     """A diff's text line with its text (after the ``+``/``-``/space mark) `isolated`: a line
     opening with a right-to-left letter would be laid out right to left, its mark on the right."""
     if line[:1] in ("+", "-", " ") and not line.startswith(("--- ", "+++ ")):
-        return line[0] + isolated(line[1:])
+        return line[0] + for_people(line[1:])
     return line
 
 

@@ -27,7 +27,6 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
-from shellrt.tools._bidi import isolated
 from shellrt.tools._fileio import (
     DecodedText,
     Existing,
@@ -52,6 +51,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
+from shellrt.tools._people import for_people
 from shellrt.tools._render import for_prompt, numbered_snippet, unified_diff
 from shellrt.tools._sendable import SendableText
 
@@ -164,10 +164,10 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
         )
 
     def render_result(self, output: EditOutput) -> str:
-        return output.diff or f"Created {isolated(shown_path(output.path))}"
+        return output.diff or f"Created {for_people(shown_path(output.path))}"
 
     def audit_text(self, output: EditOutput) -> str:
-        return f"Edited {isolated(shown_path(output.path))} ({output.replacements} replacement(s))\n{output.diff}"
+        return f"Edited {for_people(shown_path(output.path))} ({output.replacements} replacement(s))\n{output.diff}"
 
 
 @dataclass

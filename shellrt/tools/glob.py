@@ -31,7 +31,6 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol.notes import note
-from shellrt.tools._bidi import isolated
 from shellrt.tools._gitignore import GlobSyntaxError, compile_glob
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
@@ -46,6 +45,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
+from shellrt.tools._people import for_people
 from shellrt.tools._render import marked_listing, people_listing, shown_file
 from shellrt.tools._search import list_files
 from shellrt.tools._sendable import SendableText
@@ -226,7 +226,7 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
 
     def render_result(self, output: GlobOutput) -> str:
         """The count, then the names shown, each laid out on its own (`isolated`, round 26)."""
-        return people_listing(f"Found {output.total} files", (isolated(shown_file(f)) for f in output.files))
+        return people_listing(f"Found {output.total} files", (for_people(shown_file(f)) for f in output.files))
 
 
 def _check_directory(view: View, where: str, shown: str) -> ValidationResult:

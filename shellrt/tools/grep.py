@@ -33,7 +33,6 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol.notes import note
-from shellrt.tools._bidi import isolated
 from shellrt.tools._gitignore import FILE_TYPES, GlobSyntaxError, compile_glob, rules_along
 from shellrt.tools._grep_python import MAX_SEARCH_BYTES
 from shellrt.tools._hidden_search import MAX_HIDDEN_SEARCHED, chosen, search_hidden
@@ -51,6 +50,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
+from shellrt.tools._people import for_people
 from shellrt.tools._render import (
     BREAKS_NOTE,
     PEOPLE_LINES,
@@ -565,11 +565,11 @@ def _format(
     cut: dict[int, str] = {}
     if mode == "files_with_matches":
         entries = [shown_file(absolute(p)) for p in sorted(found, key=order)]
-        people = [isolated(e) for e in entries[:wanted]]
+        people = [for_people(e) for e in entries[:wanted]]
     elif mode == "count":
         names = [(_hit_name(show(p), True), found[p].match_count) for p in sorted(found)]
         entries = [f"{name}:{count}" for name, count in names]
-        people = [f"{isolated(name)}:{count}" for name, count in names[:wanted]]
+        people = [f"{for_people(name)}:{count}" for name, count in names[:wanted]]
     else:
         entries, people = [], []
         for path in sorted(found):
@@ -592,9 +592,9 @@ def _format(
                     cut[len(entries)] = f"{shown}:{number}"
                 entries.append(prefix + shown_text)
                 if len(people) < wanted:
-                    field = isolated(shown)
+                    field = for_people(shown)
                     head = f"{field}{sep}{number}{sep}" if tool_input.line_numbers else f"{field}{sep}"
-                    people.append(head + isolated(shown_text))
+                    people.append(head + for_people(shown_text))
                 previous = number
     limit = DEFAULT_HEAD_LIMIT if tool_input.head_limit is None else tool_input.head_limit
     window = entries[tool_input.offset :]

@@ -50,7 +50,6 @@ from shellrt.protocol import (
 from shellrt.protocol.image_header import MAX_MODEL_IMAGE_SIDE, image_size
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
 from shellrt.tools import _offloop
-from shellrt.tools._bidi import isolated
 from shellrt.tools._framing import PDF_FRAMING, unframed
 from shellrt.tools._hostchild import calm_argv
 from shellrt.tools._notebook import NotebookError
@@ -70,6 +69,7 @@ from shellrt.tools._paths import (
     view_for,
     visible,
 )
+from shellrt.tools._people import for_people
 from shellrt.tools._render import BREAKS_NOTE, one_line
 from shellrt.tools._sendable import SendableText
 
@@ -233,8 +233,8 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
         if output.lines_shown is not None:
             first, last = output.lines_shown
             of = f" of {output.total_lines}" if output.total_lines is not None else ""
-            return f"Read lines {first}-{last}{of} of {isolated(shown_path(output.path))}"
-        return output.text.splitlines()[0] if output.text else f"Read {isolated(shown_path(output.path))}"
+            return f"Read lines {first}-{last}{of} of {for_people(shown_path(output.path))}"
+        return for_people(output.text.splitlines()[0]) if output.text else f"Read {for_people(shown_path(output.path))}"
 
 
 _UNCHANGED = (

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shellrt.protocol import (
     ContentBlock,
@@ -24,11 +24,26 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.tools._history import tool_calls
+from shellrt.tools._people import for_people
 
-__all__ = ["TodoItem", "TodoWriteInput", "TodoWriteOutput", "TodoWriteTool", "rebuild_todos"]
+__all__ = [
+    "MAX_TODOS",
+    "MAX_TODO_CHARS",
+    "TodoItem",
+    "TodoWriteInput",
+    "TodoWriteOutput",
+    "TodoWriteTool",
+    "rebuild_todos",
+]
 
 TOOL_NAME = "TodoWrite"
 STATE_KEY = TOOL_NAME
+
+#: Items a list may hold, and characters an item's text: a person's task list has a few dozen items
+#: of a line each. Unbounded, one 64 MiB request of 1.2 million items cost 7.8 s and a 1.08 GB peak
+#: in the shellrt process, kept in the session's state (red team round 38, novel3).
+MAX_TODOS = 100
+MAX_TODO_CHARS = 1_000
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
 
@@ -38,9 +53,15 @@ class TodoItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    content: str = Field(min_length=1, description='The task, imperative: "Run the tests".')
+    content: str = Field(
+        min_length=1, max_length=MAX_TODO_CHARS, description='The task, imperative: "Run the tests".'
+    )
     status: TodoStatus = Field(description="pending, in_progress (at most one at a time) or completed.")
-    activeForm: str = Field(min_length=1, description='The task while it is being done: "Running the tests".')
+    activeForm: str = Field(
+        min_length=1,
+        max_length=MAX_TODO_CHARS,
+        description='The task while it is being done: "Running the tests".',
+    )
 
 
 class TodoWriteInput(BaseModel):
@@ -49,8 +70,20 @@ class TodoWriteInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     todos: list[TodoItem] = Field(
-        description="The complete, updated todo list (it replaces the previous one)."
+        max_length=MAX_TODOS,
+        description=f"The complete, updated todo list (it replaces the previous one); at most {MAX_TODOS} "
+        "items: group small steps into one.",
     )
+
+    @field_validator("todos", mode="before")
+    @classmethod
+    def _few(cls, value: Any) -> Any:
+        """Count before any item is built (pydantic's ``max_length`` counts after building them all)."""
+        if isinstance(value, list | tuple) and len(value) > MAX_TODOS:
+            raise ValueError(
+                f"{len(value):,} todos; at most {MAX_TODOS}: group small steps into one item and send the list again"
+            )
+        return value
 
 
 @dataclass(frozen=True)
@@ -119,7 +152,8 @@ class TodoWriteTool(Tool[TodoWriteInput, TodoWriteOutput]):
         if not output.new_todos:
             return "(todo list cleared)"
         return "\n".join(
-            f"{_MARK[t.status]} {t.activeForm if t.status == 'in_progress' else t.content}"
+            # One item, one line, nothing a terminal runs (round 38, novel3: a newline drew a forged item).
+            f"{_MARK[t.status]} {for_people(t.activeForm if t.status == 'in_progress' else t.content)}"
             for t in output.new_todos
         )
 

@@ -29,7 +29,6 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
-from shellrt.tools._bidi import isolated
 from shellrt.tools._fileio import (
     decode_bytes,
     dominant_newline,
@@ -51,6 +50,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
+from shellrt.tools._people import for_people
 from shellrt.tools._render import for_prompt, unified_diff
 from shellrt.tools._sendable import SendableText
 
@@ -160,7 +160,7 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
         return (
             output.diff
             if output.diff
-            else f"Created {isolated(shown_path(output.path))} ({output.size:,} bytes)"
+            else f"Created {for_people(shown_path(output.path))} ({output.size:,} bytes)"
         )
 
 
