@@ -50,7 +50,7 @@ from tests._bwrap_session import probe_lines
 with tempfile.TemporaryDirectory() as d:
     ws = Path(d) / "ws"
     ws.mkdir()
-    _said, out = probe_lines(ws, Path(d) / "s", sys.argv[2], persistent=False)
+    _said, out = probe_lines(ws, Path(d) / "s", sys.argv[2], persistent=sys.argv[3] == "1")
     sys.stdout.write(out)
 """
 
@@ -63,14 +63,16 @@ def _unset_here() -> bool:
         return f.read().strip() == "4294967295"
 
 
-def test_a_caller_with_a_login_runs_one_bwrap_per_command() -> None:
-    """Failed before as root and as uid 65534 (``cannot pin the audit login uid``; 1 of 1 each)."""
+@pytest.mark.parametrize("persistent", [False, True], ids=["one-bwrap-per-command", "session"])
+def test_a_caller_with_a_login_runs_commands(persistent: bool) -> None:
+    """One bwrap per command failed before as root and as uid 65534 (``cannot pin the audit login
+    uid``; 1 of 1 each); a session under the zygote held."""
     require_bwrap()
     if not _unset_here():
         pytest.fail("this process's login uid is set: the test must set a fresh one (run it from CI or a service)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), *(p for p in sys.path if p)])}
     done = subprocess.run(
-        [sys.executable, "-c", _CALLER, str(_LOGIN), _PROBE],
+        [sys.executable, "-c", _CALLER, str(_LOGIN), _PROBE, "1" if persistent else "0"],
         cwd=_ROOT,
         env=env,
         capture_output=True,
@@ -86,4 +88,8 @@ def test_a_caller_with_a_login_runs_one_bwrap_per_command() -> None:
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
-    _nonroot.held_as_nobody(__file__, "test_a_caller_with_a_login_runs_one_bwrap_per_command")
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_a_caller_with_a_login_runs_commands[one-bwrap-per-command]",
+        "test_a_caller_with_a_login_runs_commands[session]",
+    )
