@@ -372,15 +372,15 @@ _run() {
     # override modes there) in the detached I/O directory. None (PRIV full): nothing is reported.
     # The helper also writes there how the command ended (KT: a death by signal or an exit; its
     # $? is 128+N for both), whether a cwd is asked for or not (round 38).
-    # The file is the TMPDIR slot's (held by this runner alone while its command runs), truncated
-    # here and left for the slot's next holder: no `rm` (a fork: ~3 ms) after each command. Should
-    # a next holder truncate it before this runner read it (the helper freed the slot), the read
-    # finds nothing: no cwd, and a signal only by $? (as before round 38). Under ADMIN: per command.
+    # The file is the TMPDIR slot's lock, made above (O_EXCL, 0600) and held open here: the helper
+    # appends after its first line (this command's id) and unlinks it when it frees the slot, the
+    # slot's next holder makes a new one, and so what is read below is this command's alone, with
+    # no `rm` (a fork: ~3 ms) after each command. (One per-slot file, truncated by its next holder,
+    # was read empty, or with that holder's end, by a runner its helper had just woken: an `exit
+    # 137` read as SIGKILL again in 13 of 450 under concurrency; round 38 review5.)
     KC=0
     KT=0
-    K="$PRIV/${TL##*/}.kc"
-    [ "$ADMIN" = 1 ] && K="$IO/$id.kc"
-    { : >"$K"; } 2>/dev/null && command exec 9<>"$K" 2>/dev/null && KT=1
+    command exec 9<>"$TL" 2>/dev/null && KT=1
     if [ -n "$CWDF" ] && [ "$KT" = 1 ]; then KC=1; fi
     _oomcount
     o0=$OOMN
@@ -406,7 +406,7 @@ _run() {
     # A signal only when the helper saw one, or when it wrote nothing and $? says a signal: then the
     # helper itself was killed (it writes before every exit of its own; a kill, the host's too).
     how=
-    if [ "$KT" = 1 ]; then { IFS= read -r how; } <&9 2>/dev/null; fi
+    if [ "$KT" = 1 ]; then { IFS= read -r _ && IFS= read -r how; } <&9 2>/dev/null; fi
     sig=
     case $how in s) sig=s ;; x) ;; *) [ "$rc" -gt 128 ] && sig=s ;; esac
     oom=0
@@ -434,8 +434,6 @@ _run() {
     case $cwd in *\\*) cwd= ;; esac
     if [ "${#cwd}" -gt 1000 ]; then cwd=; fi
     echo "X $id $rc $oom$sig $cwd"
-    # After the report, off the command's latency; a reset wipes PRIV and IO's entries anyway.
-    if [ "$KT" = 1 ] && [ "$ADMIN" = 1 ]; then command eval 'rm -f "$K"' 2>/dev/null; fi
     _free
 }
 

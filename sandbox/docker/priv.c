@@ -239,7 +239,10 @@ static void pin_audit_identity(unsigned long auid) {
     if (strncmp(now, AUDIT_UNSET, sizeof AUDIT_UNSET - 1) == 0) {
         char text[16];
         int len = snprintf(text, sizeof text, "%lu", auid);
-        if (write(fd, text, (size_t)len) != len) die("pin loginuid");
+        /* EPERM: set after all, to a uid a user namespace (the daemon's userns-remap) does not map,
+         * which reads as unset in it; set, no process here changes it (round 38 review5). */
+        ssize_t w = write(fd, text, (size_t)len);
+        if (w < 0 ? errno != EPERM : w != len) die("pin loginuid");
     }
     close(fd);
 }
@@ -968,7 +971,7 @@ static int kst_requested(void) {
     return v != NULL && strcmp(v, "1") == 0 && fcntl(KCWD_FD, F_GETFD) >= 0;
 }
 
-/* To the runner's file, at offset 0 (it reads from there): how the command ended, "s" (killed by a
+/* To the runner's file, after its first line (it reads from there): how the command ended, "s" (killed by a
  * signal) or "x" (it exited), when asked (SHELLRT_KST), then its exit cwd when traced and known.
  * The runner's $? is 128+N for both a death by signal N and `exit 128+N`: only we see which (a
  * command's `exit 137` was reported as SIGKILL, and as an OOM kill while another was; round 38). */
@@ -985,7 +988,11 @@ static void report_end(int status, int traced) {
         buf[n++] = '\n';
     }
     if (n == 0) return;
-    if (pwrite(KCWD_FD, buf, n, 0) != (ssize_t)n) (void)ftruncate(KCWD_FD, 0);
+    /* After what the file holds (the runner's lock: its command's id), never over it: the runner
+     * reads the id line, then ours. The file is this runner's alone (round 38 review5). */
+    struct stat sb;
+    if (fstat(KCWD_FD, &sb) != 0) return;
+    if (pwrite(KCWD_FD, buf, n, sb.st_size) != (ssize_t)n) (void)ftruncate(KCWD_FD, sb.st_size);
 }
 
 /* The parent's part of `drop`: wait for the command, then end everything it left, then exit with
