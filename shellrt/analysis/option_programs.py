@@ -36,7 +36,10 @@ OPTION_PROGRAMS: Final[frozenset[str]] = frozenset(
      # EXEC:`, `latexmk -pdflatex=`, `java -XX:OnError=`): the option's name may be hidden too
      # (`p=--pager; tig "$p=$x"`), so a run-time word of theirs may be it.
      "fzf", "tig", "mysql", "psql", "gpg", "gpg2", "svn", "hg", "rclone", "restic", "borg", "socat", "unison",
-     "latexmk", "java", "nano", "dpkg", "apt-get", "apt"}
+     "latexmk", "java", "nano", "dpkg", "apt-get", "apt",
+     # round 38: make's `--eval=$(shell …)` and `-f`/`--file` of another makefile run code a rule never reads
+     # (`make "$t"`: the target may be that option).
+     "make", "gmake"}
 )  # fmt: skip
 _GCC_VALUES: Final = frozenset({"-o", "-x", "-I", "-L", "-D", "-U", "-include", "-MF", "-MT", "-MQ", "-isystem"})
 _VIM_VALUES: Final = frozenset({"-u", "-U", "-i", "-S", "-T", "-s", "-w", "-W", "-t", "-q"})
