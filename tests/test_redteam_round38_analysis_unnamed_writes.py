@@ -26,6 +26,7 @@ VARIABLE_HOOKS = [H + f for f in [
     'a=(pre-commit); cp q .git/hooks/"${a[0]}"; git commit -m x', "printf -v h pre-commit; cp q .git/hooks/$h; git commit",
     'h=pre-commit; cp q ".git/hooks/$h"; git commit -m x', "h=hooks; cp q .git/$h/pre-commit; git commit -m x",
     "g=.git; cp q $g/hooks/pre-commit; git commit -m x", "h=pre-commit; install -m755 q .git/hooks/$h; git commit",
+    "h=pre-commit; cat q > .git/hooks/$h; git commit -m x", 'h=pre-commit; cat q >.git/hooks/"$h"; git commit',
     "h=pre-commit; tee .git/hooks/$h < q; git commit -m x", "h=pre-commit; dd if=q of=.git/hooks/$h; git commit",
 ]]
 #: An archive or a patch of the repository unpacked where it runs: its own paths may hold `.git/hooks/x`.
@@ -42,7 +43,7 @@ RUNS_GIT = [H + f for f in [
 #: A program copied into a directory that may be on PATH, then run by its bare name.
 ON_PATH = [H + f for f in [
     "cp q ~/bin/ls; ls y", "install -m755 q ~/.local/bin/git; git status", "cp q /usr/local/bin/make; make",
-    "n=ls; cp q ~/bin/$n; ls y", "cp q node_modules/.bin/jest; npm test", "ln -s \"$PWD/q\" ~/bin/cat; cat y",
+    "n=ls; cp q ~/bin/$n; ls y", "n=jest; cat q > node_modules/.bin/$n; npm test", "cp q node_modules/.bin/jest; npm test", "ln -s \"$PWD/q\" ~/bin/cat; cat y",
 ]]
 #: Static values glued to an option that name a program or module, and a run-time word to make.
 GLUED = [H + f for f in [
