@@ -51,10 +51,14 @@ GLUED = [H + f for f in [
     "cp q w; gcc -wrapper ./w,-v c.c", "cp q x.py; pytest --pdbcls=x:Y", "cp q x.py; pytest -p x",
     "mkdir m; cp q m/__init__.py; python3 -m pytest -p m",
 ]] + ['make "$t"', "make $t all"]
+#: A sed or awk script known only at run time (sed's `e`, awk's `system()` run a command).
+RUN_TIME_SCRIPTS = ["x=$(printf '1e \\x72m y'); sed \"$x\" f", "x=$(printf 'BEGIN{system(\"\\x72m y\")}'); awk \"$x\"",
+                    'sed -e "$x" f', 'sed -n "$x" f', 'awk -- "$x"', 'sed -- "$x" f', 'gawk "$x" f', "mawk $x"]
 KEPT = ["cp a b; git status", "echo x > f; git add f; git commit -m x", "tar tf t.tar; git status",
         "tar cf out.tar src; git status", "mkdir -p src/hooks/auth; echo x > src/hooks/auth/use.ts; git add src",
         "cp a ~/bin/tool2; ls y", "gcc -B/usr/lib/gcc/ c.c", "pytest -p no:cacheprovider", "make all",
-        "cp a.txt b.txt; npm test", "h=pre-commit; echo $h; git status"]
+        "cp a.txt b.txt; npm test", "h=pre-commit; echo $h; git status", "awk '{print $1}' \"$f\"",
+        'sed -i "s/a/b/" "$f"', 'awk -F "$s" -v "a=$b" "{print}" f', "awk -- '{print}' \"$f\""]
 
 
 async def test_a_hook_named_through_a_variable_is_asked(tmp_path: Path) -> None:
@@ -75,6 +79,17 @@ async def test_a_program_copied_onto_path_is_asked(tmp_path: Path) -> None:
 
 async def test_glued_program_values_are_asked(tmp_path: Path) -> None:
     assert await rule_misses(tmp_path, GLUED, []) == ([], [])
+
+
+async def test_a_sed_or_awk_script_known_only_at_run_time_is_refused(tmp_path: Path) -> None:
+    assert await rule_misses(tmp_path, RUN_TIME_SCRIPTS, []) == ([], [])
+
+
+def test_real_sed_and_awk_run_a_run_time_script(tmp_path: Path) -> None:
+    """The premise: GNU sed's ``e`` and awk's ``system()`` run the hidden command (here ``touch``)."""
+    (tmp_path / "f").write_text("a\n")
+    run_bash(tmp_path, "x=$(printf '1e touc\\x68 y'); sed \"$x\" f; x=$(printf 'BEGIN{system(\"touc\\x68 z\")}'); awk \"$x\"")
+    assert (tmp_path / "y").exists() and (tmp_path / "z").exists()
 
 
 def test_real_patch_writes_a_hook(tmp_path: Path) -> None:

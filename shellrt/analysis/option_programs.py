@@ -39,7 +39,10 @@ OPTION_PROGRAMS: Final[frozenset[str]] = frozenset(
      "latexmk", "java", "nano", "dpkg", "apt-get", "apt",
      # round 38: make's `--eval=$(shell …)` and `-f`/`--file` of another makefile run code a rule never reads
      # (`make "$t"`: the target may be that option).
-     "make", "gmake"}
+     "make", "gmake",
+     # round 38: sed's `e` and awk's `system()` run a command; a run-time word before their first static
+     # operand may be the script itself (`x=$(printf '1e \\x72m y'); sed "$x" f`: real sed ran it).
+     "sed", "gsed", "awk", "gawk", "mawk", "nawk"}
 )  # fmt: skip
 _GCC_VALUES: Final = frozenset({"-o", "-x", "-I", "-L", "-D", "-U", "-include", "-MF", "-MT", "-MQ", "-isystem"})
 _VIM_VALUES: Final = frozenset({"-u", "-U", "-i", "-S", "-T", "-s", "-w", "-W", "-t", "-q"})
@@ -59,6 +62,9 @@ _VALUED: Final[dict[str, frozenset[str]]] = {
                      "--colors", "--max-filesize", "--path-separator", "--pre-glob"}),
     "fd": _FD_VALUES,
     "fdfind": _FD_VALUES,
+    # round 38: values that are no code (a field separator, a variable's value, a line length).
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), frozenset({"-F", "-v", "--field-separator", "--assign"})),
+    **dict.fromkeys(("sed", "gsed"), frozenset({"-l", "--line-length"})),
     "find": frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
                        "-lname", "-ilname", "-type", "-xtype", "-maxdepth", "-mindepth", "-newer", "-mtime",
                        "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-perm", "-user", "-group", "-uid",
@@ -85,7 +91,9 @@ _VALUED: Final[dict[str, frozenset[str]]] = {
                      "gview", "vimx", "mvim", "nvi"), _VIM_VALUES),
 }  # fmt: skip
 #: Programs that read options up to their first operand only (BSD getopt, a ``+`` optstring).
-_STOP_AT_OPERAND: Final = frozenset({"ssh", "scp", "sftp", "env", "flock", "sg"})
+#: Programs whose first operand is code (sed's script, awk's program).
+_SCRIPT_FIRST: Final = frozenset({"sed", "gsed", "awk", "gawk", "mawk", "nawk"})
+_STOP_AT_OPERAND: Final = frozenset({"ssh", "scp", "sftp", "env", "flock", "sg", "sed", "gsed", "awk", "gawk", "mawk", "nawk"})
 #: git's options before the subcommand that take the next word, and the subcommands with an option
 #: that runs a program (``--upload-pack``, ``--exec``, ``-x``, ``--extcmd``, ``-O``…): a run-time word
 #: elsewhere (``git add "$f"``, ``git log "$r"``) is no such option.
@@ -167,6 +175,10 @@ def run_time_option(command: PlanCommand) -> str:
                 return " ".join(w.raw for w in command.argv)
             continue
         if text == "--" and name != "find":  # find reads its expression after `--` too
+            # sed's and awk's first operand is their script: `awk -- "$x"` runs it (round 38).
+            script = words[i] if name in _SCRIPT_FIRST and i < len(words) else None
+            if script is not None and (script.value is None or expanded_by_bash(script)):
+                return " ".join(w.raw for w in command.argv)
             break
         if name == "git" and text[:1] != "-":
             if text not in _GIT_RUNNERS:

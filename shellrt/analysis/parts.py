@@ -193,7 +193,8 @@ _OPTION_PROGRAMS: Final = _OPTION_RUNNERS | frozenset(
      "script", "su", "runuser", "flock", "sg", "git", "split", "wget", "pandoc", "gcc", "g++", "cc", "c++",
      "gfortran", "cpp", "vi", "vim", "nvim", "gvim", "view", "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim",
      "gview", "vimx", "mvim", "nvi", "fzf", "tig", "mysql", "psql", "gpg", "gpg2", "svn", "hg", "rclone", "restic",
-     "borg", "socat", "unison", "latexmk", "java", "nano", "dpkg", "apt-get", "apt", "make", "gmake"}
+     "borg", "socat", "unison", "latexmk", "java", "nano", "dpkg", "apt-get", "apt", "make", "gmake",
+     "sed", "gsed", "awk", "gawk", "mawk", "nawk"}
 )  # fmt: skip
 
 
