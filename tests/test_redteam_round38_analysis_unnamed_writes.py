@@ -53,7 +53,8 @@ GLUED = [H + f for f in [
 ]] + ['make "$t"', "make $t all"]
 #: A sed or awk script known only at run time (sed's `e`, awk's `system()` run a command).
 RUN_TIME_SCRIPTS = ["x=$(printf '1e \\x72m y'); sed \"$x\" f", "x=$(printf 'BEGIN{system(\"\\x72m y\")}'); awk \"$x\"",
-                    'sed -e "$x" f', 'sed -n "$x" f', 'awk -- "$x"', 'sed -- "$x" f', 'gawk "$x" f', "mawk $x"]
+                    'sed -e "$x" f', 'sed -n "$x" f', 'awk -- "$x"', 'sed -- "$x" f', 'gawk "$x" f', "mawk $x",
+                    'sed "s/a/$b/" f', 'sed -e "s/a/$b/" f', 'awk "{$x}" f', 'sed -n "1,${n}p" f']
 KEPT = ["cp a b; git status", "echo x > f; git add f; git commit -m x", "tar tf t.tar; git status",
         "tar cf out.tar src; git status", "mkdir -p src/hooks/auth; echo x > src/hooks/auth/use.ts; git add src",
         "cp a ~/bin/tool2; ls y", "gcc -B/usr/lib/gcc/ c.c", "pytest -p no:cacheprovider", "make all",
@@ -90,6 +91,9 @@ def test_real_sed_and_awk_run_a_run_time_script(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("a\n")
     run_bash(tmp_path, "x=$(printf '1e touc\\x68 y'); sed \"$x\" f; x=$(printf 'BEGIN{system(\"touc\\x68 z\")}'); awk \"$x\"")
     assert (tmp_path / "y").exists() and (tmp_path / "z").exists()
+    (tmp_path / "g").write_text("touch w\n")
+    run_bash(tmp_path, 'b="&/e;#"; sed "s/w/$b/" g')  # a run-time piece adds the e flag
+    assert (tmp_path / "w").exists()
 
 
 def test_real_patch_writes_a_hook(tmp_path: Path) -> None:

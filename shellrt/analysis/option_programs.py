@@ -10,6 +10,7 @@ a glob (``fd -x ./*``) there is a part no rule matches. A static name is a word 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
 
 from .globwords import expanded_by_bash
@@ -171,7 +172,7 @@ def run_time_option(command: PlanCommand) -> str:
         text = word.value
         i += 1
         if text is None or expanded_by_bash(word):
-            if _may_be_option(word):
+            if _may_be_option(word) or (name in _SCRIPT_FIRST and _is_script(words, i - 1)):
                 return " ".join(w.raw for w in command.argv)
             continue
         if text == "--" and name != "find":  # find reads its expression after `--` too
@@ -197,6 +198,25 @@ def run_time_option(command: PlanCommand) -> str:
         elif name in _STOP_AT_OPERAND and text[:1] not in ("-", "+"):
             break
     return ""
+
+
+def _is_script(words: Sequence[Word], at: int) -> bool:
+    """Whether ``words[at]`` is sed's or awk's script: given to ``-e``/``--expression``/``--source``, or
+    the first operand when no ``-e``/``-f`` came before (a piece known only at run time may add sed's
+    ``e`` flag, ``s/a/$b/`` with ``b='/e;#'``, or an awk ``system()``: round 38)."""
+    before = [w.value for w in words[:at]]
+    if before and before[-1] in ("-e", "--expression", "--source"):
+        return True
+    if any(b is not None and (b in ("-e", "-f", "--file", "--expression", "--source") or
+                              b.startswith(("-e", "-f", "--file=", "--expression=", "--source="))) for b in before):
+        return False
+    options = True
+    for w in before:
+        if w == "--":
+            options = False
+        elif not (options and w is not None and w.startswith("-")):
+            return False  # an operand came before: this one is input
+    return True
 
 
 def _may_be_option(word: Word) -> bool:
