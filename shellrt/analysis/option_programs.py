@@ -10,6 +10,7 @@ a glob (``fd -x ./*``) there is a part no rule matches. A static name is a word 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
 
 from .globwords import expanded_by_bash
@@ -36,7 +37,13 @@ OPTION_PROGRAMS: Final[frozenset[str]] = frozenset(
      # EXEC:`, `latexmk -pdflatex=`, `java -XX:OnError=`): the option's name may be hidden too
      # (`p=--pager; tig "$p=$x"`), so a run-time word of theirs may be it.
      "fzf", "tig", "mysql", "psql", "gpg", "gpg2", "svn", "hg", "rclone", "restic", "borg", "socat", "unison",
-     "latexmk", "java", "nano", "dpkg", "apt-get", "apt"}
+     "latexmk", "java", "nano", "dpkg", "apt-get", "apt",
+     # round 38: make's `--eval=$(shell …)` and `-f`/`--file` of another makefile run code a rule never reads
+     # (`make "$t"`: the target may be that option).
+     "make", "gmake",
+     # round 38: sed's `e` and awk's `system()` run a command; a run-time word before their first static
+     # operand may be the script itself (`x=$(printf '1e \\x72m y'); sed "$x" f`: real sed ran it).
+     "sed", "gsed", "awk", "gawk", "mawk", "nawk"}
 )  # fmt: skip
 _GCC_VALUES: Final = frozenset({"-o", "-x", "-I", "-L", "-D", "-U", "-include", "-MF", "-MT", "-MQ", "-isystem"})
 _VIM_VALUES: Final = frozenset({"-u", "-U", "-i", "-S", "-T", "-s", "-w", "-W", "-t", "-q"})
@@ -56,6 +63,9 @@ _VALUED: Final[dict[str, frozenset[str]]] = {
                      "--colors", "--max-filesize", "--path-separator", "--pre-glob"}),
     "fd": _FD_VALUES,
     "fdfind": _FD_VALUES,
+    # round 38: values that are no code (a field separator, a variable's value, a line length).
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), frozenset({"-F", "-v", "--field-separator", "--assign"})),
+    **dict.fromkeys(("sed", "gsed"), frozenset({"-l", "--line-length"})),
     "find": frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
                        "-lname", "-ilname", "-type", "-xtype", "-maxdepth", "-mindepth", "-newer", "-mtime",
                        "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-perm", "-user", "-group", "-uid",
@@ -82,7 +92,9 @@ _VALUED: Final[dict[str, frozenset[str]]] = {
                      "gview", "vimx", "mvim", "nvi"), _VIM_VALUES),
 }  # fmt: skip
 #: Programs that read options up to their first operand only (BSD getopt, a ``+`` optstring).
-_STOP_AT_OPERAND: Final = frozenset({"ssh", "scp", "sftp", "env", "flock", "sg"})
+#: Programs whose first operand is code (sed's script, awk's program).
+_SCRIPT_FIRST: Final = frozenset({"sed", "gsed", "awk", "gawk", "mawk", "nawk"})
+_STOP_AT_OPERAND: Final = frozenset({"ssh", "scp", "sftp", "env", "flock", "sg", "sed", "gsed", "awk", "gawk", "mawk", "nawk"})
 #: git's options before the subcommand that take the next word, and the subcommands with an option
 #: that runs a program (``--upload-pack``, ``--exec``, ``-x``, ``--extcmd``, ``-O``…): a run-time word
 #: elsewhere (``git add "$f"``, ``git log "$r"``) is no such option.
@@ -160,10 +172,14 @@ def run_time_option(command: PlanCommand) -> str:
         text = word.value
         i += 1
         if text is None or expanded_by_bash(word):
-            if _may_be_option(word):
+            if _may_be_option(word) or (name in _SCRIPT_FIRST and _is_script(words, i - 1)):
                 return " ".join(w.raw for w in command.argv)
             continue
         if text == "--" and name != "find":  # find reads its expression after `--` too
+            # sed's and awk's first operand is their script: `awk -- "$x"` runs it (round 38).
+            script = words[i] if name in _SCRIPT_FIRST and i < len(words) else None
+            if script is not None and (script.value is None or expanded_by_bash(script)):
+                return " ".join(w.raw for w in command.argv)
             break
         if name == "git" and text[:1] != "-":
             if text not in _GIT_RUNNERS:
@@ -182,6 +198,25 @@ def run_time_option(command: PlanCommand) -> str:
         elif name in _STOP_AT_OPERAND and text[:1] not in ("-", "+"):
             break
     return ""
+
+
+def _is_script(words: Sequence[Word], at: int) -> bool:
+    """Whether ``words[at]`` is sed's or awk's script: given to ``-e``/``--expression``/``--source``, or
+    the first operand when no ``-e``/``-f`` came before (a piece known only at run time may add sed's
+    ``e`` flag, ``s/a/$b/`` with ``b='/e;#'``, or an awk ``system()``: round 38)."""
+    before = [w.value for w in words[:at]]
+    if before and before[-1] in ("-e", "--expression", "--source"):
+        return True
+    if any(b is not None and (b in ("-e", "-f", "--file", "--expression", "--source") or
+                              b.startswith(("-e", "-f", "--file=", "--expression=", "--source="))) for b in before):
+        return False
+    options = True
+    for w in before:
+        if w == "--":
+            options = False
+        elif not (options and w is not None and w.startswith("-")):
+            return False  # an operand came before: this one is input
+    return True
 
 
 def _may_be_option(word: Word) -> bool:

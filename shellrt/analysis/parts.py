@@ -193,7 +193,8 @@ _OPTION_PROGRAMS: Final = _OPTION_RUNNERS | frozenset(
      "script", "su", "runuser", "flock", "sg", "git", "split", "wget", "pandoc", "gcc", "g++", "cc", "c++",
      "gfortran", "cpp", "vi", "vim", "nvim", "gvim", "view", "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim",
      "gview", "vimx", "mvim", "nvi", "fzf", "tig", "mysql", "psql", "gpg", "gpg2", "svn", "hg", "rclone", "restic",
-     "borg", "socat", "unison", "latexmk", "java", "nano", "dpkg", "apt-get", "apt"}
+     "borg", "socat", "unison", "latexmk", "java", "nano", "dpkg", "apt-get", "apt", "make", "gmake",
+     "sed", "gsed", "awk", "gawk", "mawk", "nawk"}
 )  # fmt: skip
 
 
@@ -410,11 +411,23 @@ def _writes(command: PlanCommand) -> list[str]:
         value = target.value if target is not None else None
         if target is None or value is None or "glob" in target.features:
             out.append("")
+            if target is not None:
+                out.extend(_static_directory(target.raw))
         elif redirect.op == ">&" and (is_fd_number(value) or value == "-"):
             continue
         elif value != "/dev/null":
             out.append(value)
     return out
+
+
+def _static_directory(raw: str) -> list[str]:
+    """The static directory a run-time redirection target lies in (``.git/hooks`` of
+    ``.git/hooks/"$h"``), as a write too: a later program may find code there (a hook, a copy on
+    ``PATH``) though the file's name is not known (red team, round 38). [] when none is static."""
+    head, slash, _name = raw.rpartition("/")
+    if not slash or not head or any(c in head for c in "$`*?[{\\'\"~"):
+        return []
+    return [head]
 
 
 def _redirect_reads(command: PlanCommand) -> list[str]:

@@ -31,6 +31,13 @@ from shellrt.analysis.value_programs import (
     git_hook_paths,
     option_program_paths,
 )
+from shellrt.analysis.written_places import (
+    dynamic_place,
+    glued_programs,
+    may_run_git,
+    on_path_write,
+    unpacks_unknown,
+)
 
 __all__ = ["is_command_variable", "made_here", "made_hook", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
@@ -544,7 +551,7 @@ def script_files(name: str, argv: Sequence[str]) -> list[str]:
     """The files ``argv`` runs as code, as written: a shell's or an interpreter's script, the file
     ``source`` reads, ``-f`` programs and makefiles (every operand for the other code readers), and a
     program file an option that runs one is given (``--preview=./q``: round 37)."""
-    return _script_files(name, argv) + option_program_paths(argv)
+    return _script_files(name, argv) + option_program_paths(argv) + glued_programs(name, argv)
 
 
 def _script_files(name: str, argv: Sequence[str]) -> list[str]:
@@ -597,17 +604,30 @@ def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tupl
     return ""
 
 
-def made_hook(name: str, argv: Sequence[str], dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]) -> str:
+def made_hook(
+    name: str,
+    argv: Sequence[str],
+    dirs: Sequence[str],
+    others: Sequence[tuple[str, Sequence[str]]],
+    read_only: bool = False,
+) -> str:
     """Why a git part runs a hook another part of the same command writes by name ("" when it does not):
     ``cp "$x" .git/hooks/post-checkout; git checkout .``, ``git clone --template=t`` after writing
     ``t/hooks/post-checkout`` (red team, round 37), a file ``git config`` stores as a program
     (``git config core.fsmonitor ./q``), a hook or git directory written anywhere (`git_code_write`).
     Only named writes count: every git command beside a part whose writes are not known would ask
     otherwise."""
-    if name != "git":
-        return ""
     named = [(text, [w for w in writes if w]) for text, writes in others]
-    why = made_here([*git_hook_paths(argv), *git_config_paths(argv)], dirs, named)
+    # A program copied where PATH may find it, run by its bare name (`cp q ~/bin/ls; ls`: round 38).
+    why = on_path_write(name, argv, others, read_only)
+    if why:
+        return why
+    # A read-only git part may run hooks too (`git status` writes the index: `post-index-change`); a
+    # program that is not read-only may run git itself (`make commit`, `npm run`, `pre-commit`: round 38).
+    if name != "git" and (read_only or not may_run_git(name)):
+        return ""
+    git_argv = argv if name == "git" else ("git",)
+    why = made_here([*git_hook_paths(git_argv), *git_config_paths(git_argv)], dirs, named)
     if why:
         return why
     # Where git finds its repository is not read here (`GIT_DIR`, `--git-dir`, `-C`, a worktree's main
@@ -629,7 +649,23 @@ def made_hook(name: str, argv: Sequence[str], dirs: Sequence[str], others: Seque
         code = _unpacked_git_place(text)
         if code:
             return f"git may run what {text!r} unpacks into {code} (a hook or a git directory) in the same command"
+    # Round 38: a hook or git directory named through a run-time word (`cp q .git/hooks/"$h"`), and an
+    # archive or diff whose own paths decide what it writes (`tar xf t.tar` holding `.git/hooks/x`).
+    for text, written in others:
+        if not written:
+            continue
+        code = dynamic_place(text, _git_place_word)
+        if code:
+            return f"git may run {code} (a hook or a git directory), which {text!r} writes in the same command"
+        if unpacks_unknown(text) and "" in written:
+            return f"git may run what {text!r} unpacks (its own paths may hold .git/hooks/) in the same command"
     return ""
+
+
+def _git_place_word(word: str) -> bool:
+    """A written word with a run-time piece that may be a hook or a git directory: `git_code_write` of
+    it, or a ``hooks`` directory on its way (``$d/hooks/$h``, a ``core.hooksPath``)."""
+    return git_code_write(word) or "hooks" in word.split("/")[:-1]
 
 
 #: Programs that write files an archive or another tree names, into a directory their words name.

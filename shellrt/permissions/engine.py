@@ -531,6 +531,11 @@ class PermissionEngine:
             for p in parts
         ]
         for i, part in enumerate(parts):
+            if part.read_only and part.name:  # `git status` runs a hook, `ls` a copy on PATH (round 38)
+                seen = [w for j, w in enumerate(writes) if origin[j] != origin[i] and not _nested(parts[j], part)]
+                why = made_hook(part.name, part.argv, part.dirs, seen, read_only=True)
+                if why:
+                    return f"{part.text!r}: {why}, so {tool_name} deny and ask rules cannot be checked against it; approve it"
             if part.read_only or not part.name:
                 continue
             why = unread_code(part.name, part.argv) or _values_code(part)

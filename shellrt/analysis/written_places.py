@@ -1,0 +1,172 @@
+"""Places a later program finds code in, written without a name the check reads.
+
+Why: round 37 read a hook the command writes by name before git runs it. Each of these still ran
+what the command wrote under a name no rule reads (red team, round 38): a hook named through a
+run-time word (``cp q .git/hooks/"$h"``), an archive or a patch unpacked where its own paths decide
+(``tar xf t.tar`` holding ``.git/hooks/x``; GNU patch writes ``.git/`` paths, ``git apply`` refuses
+them), a program that runs git itself (``make commit``, ``npm run``, ``pre-commit``), a program
+copied into a directory of ``PATH`` (``cp q ~/bin/ls; ls``), and glued values naming a program or a
+module (``gcc -B./b/``, ``pytest -p x``). All fail closed: a place that may be one counts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Sequence
+from typing import Final
+
+__all__ = ["dynamic_place", "glued_programs", "may_run_git", "on_path_write", "unpacks_unknown"]
+
+#: Programs that write or list files and run no other program themselves (so no git): beside a
+#: written hook they are not read as running git. Anything else not read-only may (``make``, ``npm``,
+#: ``pre-commit``, ``just``, ``tox``, a script).
+_RUNS_NO_PROGRAM: Final = frozenset(
+    {"cp", "mv", "install", "ln", "mkdir", "chmod", "chown", "chgrp", "touch", "rm", "rmdir", "tee", "dd", "cat",
+     "echo", "printf", "tar", "bsdtar", "gtar", "unzip", "zip", "gzip", "gunzip", "xz", "unxz", "bzip2",
+     "bunzip2", "zstd", "7z", "7za", "7zr", "cpio", "pax", "ar", "patch", "truncate", "mktemp", "export",
+     "cd", "pushd", "popd", "true", "false", ":", "test", "[", "unset", "read", "mapfile", "readarray",
+     "local", "declare", "typeset", "readonly", "shift", "set", "wait"}
+)  # fmt: skip
+#: Programs that write files an archive or a diff names (their own paths, not the command's words).
+_UNPACKERS: Final = frozenset(
+    {"tar", "bsdtar", "gtar", "unzip", "7z", "7za", "7zr", "cpio", "pax", "ar", "patch", "busybox", "rsync",
+     "unrar", "lha", "unar", "ditto", "git-lfs"}
+)  # fmt: skip
+#: Directories a program is found in by its bare name when on ``PATH`` (``~/bin``, ``~/.local/bin``,
+#: ``/usr/local/sbin``, ``node_modules/.bin``, ``.venv/bin``).
+_PATH_DIRS: Final = frozenset({"bin", "sbin", ".bin"})
+_REDIRECT: Final = re.compile(r"^[0-9]*(?:&?>>?|<>?|>\|)")
+#: What gcc, clang and their drivers run from a ``-B`` prefix.
+_GCC_PROGRAMS: Final = ("as", "ld", "cc1", "cc1plus", "cc1obj", "collect2", "lto-wrapper", "lto1", "cpp", "f951",
+                        "ld.bfd", "ld.gold", "ld.lld", "specs", "liblto_plugin.so")
+_COMPILERS: Final = re.compile(r"(?:[a-z0-9_]+-)*(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|gfortran|cpp)(?:-[0-9.]+)?")
+
+
+def may_run_git(name: str) -> bool:
+    """Whether a part that is not read-only may run git (and so a hook) itself: any program but the
+    file utilities of `_RUNS_NO_PROGRAM`."""
+    return os.path.basename(name) not in _RUNS_NO_PROGRAM
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return [_REDIRECT.sub("", w) for w in shlex.split(text)]
+    except ValueError:
+        return []
+
+
+def dynamic_place(text: str, is_place: object) -> str:
+    """A word of ``text`` (a part that writes) holding a run-time expansion whose static pieces
+    ``is_place`` accepts (``.git/hooks/$h``, ``$g/hooks/pre-commit``), "" for none."""
+    check = is_place if callable(is_place) else None
+    for word in _words(text)[1:]:
+        if check is not None and ("$" in word or "`" in word) and check(word):
+            return word
+    return ""
+
+
+def unpacks_unknown(text: str) -> bool:
+    """Whether ``text`` runs an unpacker (`_UNPACKERS`) in a mode that writes: what it writes, and where
+    below the place it runs, its archive or diff decides (``tar xf t.tar`` may hold ``.git/hooks/x``).
+    Listing and creating (``tar tf``, ``tar cf out.tar``, ``unzip -l``, ``7z l``) do not count."""
+    words = _words(text)
+    if not words:
+        return False
+    program, args = os.path.basename(words[0]), words[1:]
+    if program == "busybox" and args:
+        program, args = args[0], args[1:]
+    if program not in _UNPACKERS:
+        return False
+    if program in ("tar", "bsdtar", "gtar"):
+        first = args[0] if args else ""
+        bundle = first if first and not first.startswith("--") else ""
+        return "x" in bundle or any(
+            a in ("--extract", "--get") or (a.startswith("-") and not a.startswith("--") and "x" in a) for a in args
+        )
+    if program == "unzip":
+        return not any(a in ("-l", "-t", "-v", "-z", "-Z") or a.startswith(("-l", "-Z")) for a in args)
+    if program in ("7z", "7za", "7zr"):
+        return bool(args) and args[0] in ("x", "e")
+    if program == "cpio":
+        return any(a in ("-i", "--extract") or (a.startswith("-") and not a.startswith("--") and "i" in a) for a in args)
+    if program == "pax":
+        return any(a.startswith("-") and "r" in a for a in args)
+    if program == "ar":
+        return bool(args) and "x" in args[0]
+    return "--dry-run" not in args
+
+
+def on_path_write(
+    name: str, argv: Sequence[str], others: Sequence[tuple[str, Sequence[str]]], read_only: bool = False
+) -> str:
+    """Why a part run by its bare name (``ls``) may run a file another part writes into a directory
+    that may be on ``PATH`` (``~/bin/ls``, ``~/.local/bin/$n``, a whole ``bin`` directory), "" if not.
+    A program that runs others (`may_run_git`, not read-only: ``npm test`` puts ``node_modules/.bin``
+    on its ``PATH``) may find any program written there."""
+    program = argv[0] if argv else name
+    if not program or "/" in program:
+        return ""
+    runs_any = not read_only and may_run_git(name)
+    for text, writes in others:
+        for path in writes:
+            parent, base = os.path.split(os.path.normpath(path)) if path else ("", "")
+            in_path_dir = os.path.basename(parent) in _PATH_DIRS
+            whole = base in _PATH_DIRS and _words(text)[:1] != ["mkdir"]
+            if (in_path_dir and (base == program or runs_any)) or whole:
+                return f"it may run {path} (a directory that may be on PATH), which {text!r} writes in the same command"
+        if any(writes):
+            word = dynamic_place(text, lambda w: os.path.basename(os.path.dirname(w)) in _PATH_DIRS)
+            if word:
+                return f"it may run {word} (a directory that may be on PATH), which {text!r} writes in the same command"
+    return ""
+
+
+def glued_programs(name: str, argv: Sequence[str]) -> list[str]:
+    """The files a static option value glued or given names as a program or a module: gcc's ``-B``
+    prefix (``-B./b/`` runs ``./b/as``), ``-wrapper ./w,…``, pytest's ``-p x`` and ``--pdbcls=x:Y``
+    (``x.py`` or ``x/__init__.py`` is imported)."""
+    base = os.path.basename(name)
+    words = [w.strip("'\"") for w in argv[1:]]
+    if _COMPILERS.fullmatch(base):
+        return _gcc_programs(words)
+    if base in ("pytest", "py.test") or (base.startswith("python") and "pytest" in words[:3]):
+        return _pytest_modules(words)
+    return []
+
+
+def _gcc_programs(words: list[str]) -> list[str]:
+    found: list[str] = []
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if word.startswith("-B"):
+            prefix = word[2:] or following
+            found += [prefix + program for program in _GCC_PROGRAMS] if prefix else []
+        elif word == "-wrapper" and following:
+            found.append(following.split(",")[0])
+        elif word.startswith(("-fuse-ld=", "--ld-path=", "-specs=", "--specs=")) and "/" in word:
+            found.append(word.partition("=")[2])
+    return found
+
+
+def _pytest_modules(words: list[str]) -> list[str]:
+    modules: list[str] = []
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if word == "-p":
+            modules.append(following)
+        elif word.startswith("-p") and not word.startswith("--"):
+            modules.append(word[2:])
+        elif word.startswith("--pdbcls="):
+            modules.append(word.partition("=")[2].partition(":")[0])
+        elif word == "--pdbcls":
+            modules.append(following.partition(":")[0])
+    found: list[str] = []
+    for module in modules:
+        if not module or module.startswith("no:"):
+            continue
+        path = module.replace(".", "/")
+        found += [f"{path}.py", f"{path}/__init__.py"]
+        found += [f"{'/'.join(path.split('/')[:k])}/__init__.py" for k in range(1, path.count("/") + 1)]
+    return found
