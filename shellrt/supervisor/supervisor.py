@@ -461,8 +461,7 @@ class Supervisor:
         if self._reach_cache is None:
             from shellrt.supervisor._host_pause import Reach  # only with hooks
 
-            policy = getattr(self.backend, "policy", None)  # none: a stand-in, only itself
-            roots = policy.allowed_roots() if policy is not None else ()
+            roots = self.backend.policy.allowed_roots()  # every backend has one (`__aenter__` reads it too)
             self._reach_cache = Reach.of(roots) if roots else Reach((f"session {id(self)}",))
         return self._reach_cache
 
