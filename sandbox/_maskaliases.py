@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -70,6 +71,12 @@ def stats_of(paths: Sequence[Path]) -> list[os.stat_result | None]:
     return found
 
 
+#: Searches of the roots before a short link count refuses (one may race a rename: round 38, lead),
+#: and how long such a refusal is kept before the next command searches again (seconds).
+_COUNT_SEARCHES = 3
+_REFUSAL_KEPT_S = 1.0
+
+
 class AliasFinder:
     """The other names of the read-denied files, worked out again only when those files change."""
 
@@ -86,6 +93,9 @@ class AliasFinder:
         self._below: list[tuple[str, int]] | None = []
         self._aliases: tuple[Path, ...] = ()
         self._refused: SandboxExecError | None = None
+        #: When it was refused, and whether for a short count (searched again after a while)
+        self._refused_at = 0.0
+        self._recount = False
         #: (the mount table and the denied paths it was read for, their other mounts' names)
         self._mounted: tuple[tuple[str, tuple[Path, ...]], tuple[Path, ...]] | None = None
 
@@ -138,7 +148,9 @@ class AliasFinder:
         prefixes = [str(root) for root in roots]
         if self._start_links is None:
             self._start_links = {
-                (st.st_dev, st.st_ino): st.st_nlink for st in found if st is not None and stat.S_ISREG(st.st_mode)
+                (st.st_dev, st.st_ino): st.st_nlink
+                for st in found
+                if st is not None and stat.S_ISREG(st.st_mode)
             }
         inside = [  # what can have other names in a root: a file with several links wherever it is
             # (round 38: one outside the roots linked into them), a directory's files inside them
@@ -147,7 +159,10 @@ class AliasFinder:
             if st is not None
             and (
                 (stat.S_ISREG(st.st_mode) and st.st_nlink > 1)
-                or (stat.S_ISDIR(st.st_mode) and any(str(path) == r or str(path).startswith(r + "/") for r in prefixes))
+                or (
+                    stat.S_ISDIR(st.st_mode)
+                    and any(str(path) == r or str(path).startswith(r + "/") for r in prefixes)
+                )
             )
         ]
         if not inside:
@@ -158,16 +173,27 @@ class AliasFinder:
             for path, st in inside
         )  # fmt: skip
         if signature == self._signature and not self._below_changed():
-            if self._refused is not None:
-                raise self._refused  # not searched again: each search may cost a second
-            return self._aliases
-        self._signature, self._refused = signature, None
+            if self._refused is None:
+                return self._aliases
+            if not self._recount or time.monotonic() - self._refused_at < _REFUSAL_KEPT_S:
+                raise self._refused  # not searched again yet: each search may cost a second
+        self._signature, self._refused, self._recount = signature, None, False
         try:
-            self._aliases = self._search(inside, roots)
-            if self._count_outside:
-                self._outside(inside, self._aliases)
+            for tries_left in reversed(range(_COUNT_SEARCHES)):
+                self._aliases = self._search(inside, roots)
+                if not self._count_outside:
+                    break
+                try:
+                    self._outside(inside, self._aliases)
+                    break
+                except SandboxExecError:
+                    # a search that raced a rename in the roots misses a name (round 38, lead):
+                    # searched again before it refuses; a name outside the roots is missed each time
+                    self._recount = True
+                    if not tries_left:
+                        raise
         except SandboxExecError as exc:
-            self._refused = exc
+            self._refused, self._refused_at = exc, time.monotonic()
             raise
         return self._aliases
 
@@ -396,7 +422,9 @@ def unseen_links(
     for key, seen in _names(candidates).items():
         if key in names:
             names[key] |= seen
-    unseen = [(path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count]
+    unseen = [
+        (path, len(names[key]), count) for key, (path, count) in targets.items() if len(names[key]) < count
+    ]
     return unseen, cut, linked
 
 
