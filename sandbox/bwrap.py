@@ -895,8 +895,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         )
         denied = {Path(os.path.realpath(path)) for path in self.policy.read_denied}
         meeting = [path for path in self._own.masks() if path not in denied]
-        unwritable = self._unwritable()[len(self.policy.write_denied) :]
         protected = stats_of(self.policy.write_denied)
+        unwritable = self._unwritable(protected)[len(self.policy.write_denied) :]
         return (
             *kinds,
             *(f"{_IDENTITY}{st.st_dev}:{st.st_ino}" for st in found if st is not None),
@@ -906,15 +906,16 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             *(f"{_UNWRITABLE}{path}" for path in unwritable),
         )
 
-    def _unwritable(self) -> list[Path]:
+    def _unwritable(self, found: list[os.stat_result | None] | None = None) -> list[Path]:
         """The write-denied paths (``Edit``/``Write`` deny rules) and every other name in the writable
         roots of the files they hold: a hard link made before the rule (an earlier session) is the
         same file, and writing it there wrote the denied one (red team, round 11); a non-root
-        caller's: another mount's name made after the start too (round 38, as for read denies)."""
+        caller's: another mount's name made after the start too (round 38, as for read denies).
+        ``found``: their ``stats_of`` when the caller has it (`_denied_kinds`: one stat each)."""
         denied = list(self.policy.write_denied)
         if not denied:
             return []
-        found = stats_of(denied)
+        found = stats_of(denied) if found is None else found
         live = not self._switches_uid()
         return [*denied, *self._write_aliases.aliases(denied, found, self.policy.allowed_roots(), live_mounts=live)]
 
