@@ -328,6 +328,11 @@ _MEET = "meet:"
 #: Marks another name of a write-denied file in `BwrapBackend._denied_kinds` (bound read-only by
 #: `_unwritable`; listed so a change replaces the zygote: round 38).
 _UNWRITABLE = "ro:"
+#: A read- or write-denied path's file identity (device, inode) in `_denied_kinds` (round 39, locks2):
+#: the host replacing a denied file (an editor's atomic save, a rename away and a new file) detaches
+#: or moves its mask (or read-only bind), and the new file at the denied name was readable (or
+#: writable) while its kind stayed a file.
+_IDENTITY = "id:"
 
 
 def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
@@ -878,7 +883,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide);
         then the other names of those files in the writable roots, hidden as files too
         (`sandbox._maskaliases`: hard links a command made before the mask existed); then the budget
-        meeting places and static caches to hide as directories (`_own_masks`): a change replaces the zygote."""
+        meeting places and static caches to hide as directories (`_own_masks`): a change replaces the zygote.
+        Each read- and write-denied file's identity too (round 39, locks2): a file the host replaced at
+        a denied name is a change (its mask or read-only bind went with the old file, or away)."""
         found = stats_of(self.policy.read_denied)
         kinds: list[str | None] = [
             None if st is None else "dir" if stat.S_ISDIR(st.st_mode) else "file" for st in found
@@ -888,23 +895,27 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         )
         denied = {Path(os.path.realpath(path)) for path in self.policy.read_denied}
         meeting = [path for path in self._own.masks() if path not in denied]
-        unwritable = self._unwritable()[len(self.policy.write_denied) :]
+        protected = stats_of(self.policy.write_denied)
+        unwritable = self._unwritable(protected)[len(self.policy.write_denied) :]
         return (
             *kinds,
+            *(f"{_IDENTITY}{st.st_dev}:{st.st_ino}" for st in found if st is not None),
+            *(f"{_IDENTITY}w{st.st_dev}:{st.st_ino}" for st in protected if st is not None),
             *(f"{ALIAS}{path}" for path in aliases),
             *(f"{_MEET}{path}" for path in meeting),
             *(f"{_UNWRITABLE}{path}" for path in unwritable),
         )
 
-    def _unwritable(self) -> list[Path]:
+    def _unwritable(self, found: list[os.stat_result | None] | None = None) -> list[Path]:
         """The write-denied paths (``Edit``/``Write`` deny rules) and every other name in the writable
         roots of the files they hold: a hard link made before the rule (an earlier session) is the
         same file, and writing it there wrote the denied one (red team, round 11); a non-root
-        caller's: another mount's name made after the start too (round 38, as for read denies)."""
+        caller's: another mount's name made after the start too (round 38, as for read denies).
+        ``found``: their ``stats_of`` when the caller has it (`_denied_kinds`: one stat each)."""
         denied = list(self.policy.write_denied)
         if not denied:
             return []
-        found = stats_of(denied)
+        found = stats_of(denied) if found is None else found
         live = not self._switches_uid()
         return [*denied, *self._write_aliases.aliases(denied, found, self.policy.allowed_roots(), live_mounts=live)]
 
