@@ -442,6 +442,11 @@ class Supervisor:
             quiet.reaches.remove(reach)
             quiet.leave()
 
+    def host_paused(self) -> int:
+        """How many processes the pause for this thread's hooks holds now (0: none, or no hook)."""
+        quiet = self._host_quiet
+        return 0 if quiet is None else sum(len(paused.fds) for paused in quiet.paused)
+
     def _neighbours(self) -> int:
         """This session's key among `_NEIGHBOURS`, registered at the first call (from its event
         loop's thread: sessions of other loops never share a pause's events)."""
