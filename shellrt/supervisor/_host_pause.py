@@ -26,7 +26,7 @@ import itertools
 import os
 import signal
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -35,7 +35,7 @@ import anyio
 from sandbox._proctree import stat_fields
 from shellrt.supervisor import _host_pause_watch as _watch
 
-__all__ = ["HostQuiet", "Paused", "Reach", "Running", "pause", "pause_running", "resume"]
+__all__ = ["HostQuiet", "Paused", "Reach", "Running", "busy_elsewhere", "pause", "pause_running", "resume"]
 
 #: Passes over ``/proc`` before giving up on a tree that keeps starting processes.
 _MAX_PASSES = 64
@@ -156,6 +156,36 @@ class HostQuiet:
         session's does not hold this session's starts, but the wait is for all: one event)."""
         while self.holders and any(reach.overlaps(held) for held in self.reaches):
             await self.ended()
+
+
+class _Session(Protocol):
+    """A live session as the pause sees one of another thread (`Supervisor`)."""
+
+    def _reach(self) -> Reach: ...
+
+    def _busy(self) -> bool: ...
+
+
+def busy_elsewhere(
+    neighbours: Mapping[int, Iterable[_Session]], key: int, reach: Reach, tries: int = 3
+) -> str | None:
+    """Why a hook of thread ``key`` cannot run: a session of another thread whose roots overlap
+    ``reach`` runs commands or tasks (None: none does). Those are not paused (a pause's events and
+    its shared stops belong to one event loop), and one rewrote ``.git/config`` under the hook while
+    the pause said all were still (53 KB in 0.5 s; round 39). Racing another thread's changes is
+    read again, then refused (fail closed)."""
+    for _ in range(tries):
+        try:
+            for other, sessions in list(neighbours.items()):
+                if other != key and any(s._busy() and reach.overlaps(s._reach()) for s in list(sessions)):
+                    return (
+                        "a session of another thread of this process on an overlapping workspace runs "
+                        "commands or background tasks, which a hook of this thread cannot pause"
+                    )
+            return None
+        except RuntimeError:  # a dict or set changed size under us: its thread moved on
+            continue
+    return "the sessions of other threads of this process could not be read"
 
 
 def _ns(pid: int | str) -> str | None:

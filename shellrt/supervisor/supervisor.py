@@ -416,7 +416,7 @@ class Supervisor:
         commands and background tasks stopped, then the protected files swept (a task looping
         over ``.git/config`` planted again between the sweep and the hook's ``git``: red team
         round 37). Yields why they could not all be stopped (None: all still)."""
-        from shellrt.supervisor._host_pause import HostQuiet, pause_running  # only with hooks
+        from shellrt.supervisor._host_pause import HostQuiet, busy_elsewhere, pause_running  # only with hooks
 
         key = self._neighbours()
         quiet = self._host_quiet = self._host_quiet or _QUIETS.get(key) or HostQuiet()
@@ -436,6 +436,7 @@ class Supervisor:
                 await sup._starts_done()
             running = [e for sup in sessions for e in sup._running()]
             failure = await anyio.to_thread.run_sync(pause_running, quiet, running) if running else None
+            failure = failure or busy_elsewhere(_NEIGHBOURS, key, reach)  # not paused: refused (round 39)
             await self.sweep_protected()
             yield failure
         finally:
