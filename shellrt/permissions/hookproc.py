@@ -14,6 +14,9 @@ therefore runs as pid 1 of its own pid namespace (``unshare --pid --fork``):
 when its shell ends, the kernel kills everything left in it. Without root (a
 user namespace would change what the hook may do) the three nets are all.
 
+If shellrt itself dies while a hook runs (SIGKILL), the watcher of `_host_pause_watch` kills the
+hook's process group (as root: its pid namespace with it); a hook ran on with no deadline before.
+
 A hook starts without its caller's raised scheduling priority (a real-time policy, a negative
 nice, the real-time I/O class: `sandbox._bwrap_sched.calm_prefix`, red team round 36 bwrap3):
 the caller raised it for shellrt's own supervision, and a hook works on a model's input for up to
@@ -24,6 +27,7 @@ writes the operator's files, as the operator's own shell would run it.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -37,6 +41,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from sandbox._bwrap_sched import calm_prefix
 from sandbox._proctree import MARKER_VAR, ProcessTree
 from shellrt.permissions.hook_env import hook_env
+from shellrt.supervisor import _host_pause_watch as _watch
 
 __all__ = ["MAX_HOOK_OUTPUT", "SYSTEM_PATH", "HookProcessResult", "run_hook_process"]
 
@@ -52,6 +57,8 @@ SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 _PID_NAMESPACE = ("--pid", "--fork", "--kill-child", "--")
 #: Whether `unshare` into a pid namespace works here (probed once per process; None: not yet).
 _pid_namespace_works: bool | None = None
+#: Keys of the hooks' holds in the watcher (its own range: the pauses count from 1).
+_keys = itertools.count(1 << 62)
 
 
 async def _pid_namespace_prefix() -> list[str]:
@@ -119,7 +126,9 @@ async def run_hook_process(
     tree = ProcessTree(process.pid, marker)
     out, err = bytearray(), bytearray()
     drained = anyio.Event()
+    key = _watch.key_for(next(_keys))
     try:
+        await anyio.to_thread.run_sync(_watched, key, process.pid)
         with anyio.move_on_after(timeout) as deadline:
             async with anyio.create_task_group() as tg:
                 assert process.stdin is not None and process.stdout is not None and process.stderr is not None
@@ -138,6 +147,7 @@ async def run_hook_process(
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
             await process.wait()
+            _watch.drop(key)
             await process.aclose()
     timed_out = deadline.cancelled_caught
     return HookProcessResult(
@@ -148,6 +158,18 @@ async def run_hook_process(
         pid=process.pid,
         stdout_cut=len(out) > MAX_HOOK_OUTPUT,
     )
+
+
+def _watched(key: bytes, pid: int) -> None:
+    """Have the watcher (`_host_pause_watch`) kill the hook's group should shellrt die while it runs:
+    it ran on after a SIGKILL of shellrt, with no deadline left (round 39). Best effort: a hook
+    whose watcher cannot start still runs (its tree is killed here as before)."""
+    with contextlib.suppress(OSError, _watch.WatchError):
+        fd = os.pidfd_open(pid)
+        try:
+            _watch.hold(key, fd, group=True)
+        finally:
+            os.close(fd)
 
 
 async def _feed(stream: ByteSendStream, payload: bytes) -> None:

@@ -369,12 +369,19 @@ class CommandHookRunner(HookRunner):
                     "and a hook runs on the host, outside the sandbox; stop background tasks with TaskStop"
                 )
                 return [(spec, _unrun(spec, event, why)) for spec in specs]
-            return await self._run_paused(event, tool_name, extra, ctx, specs)
+            return await self._run_paused(event, tool_name, extra, ctx, specs, _paused_hint(ctx))
 
     async def _run_paused(
-        self, event: HookEvent, tool_name: str, extra: dict[str, Any], ctx: ToolContext, specs: list[HookSpec]
+        self,
+        event: HookEvent,
+        tool_name: str,
+        extra: dict[str, Any],
+        ctx: ToolContext,
+        specs: list[HookSpec],
+        paused: str = "",
     ) -> list[tuple[HookSpec, _Answer]]:
-        """Run ``specs`` (the session's commands paused and the protected files swept)."""
+        """Run ``specs`` (the session's commands paused and the protected files swept; ``paused``:
+        what a timed-out hook's notice adds, as one may have waited on a paused command)."""
         payload: dict[str, Any] = {
             "session_id": ctx.session_id,
             "transcript_path": str(
@@ -409,7 +416,7 @@ class CommandHookRunner(HookRunner):
         cwd = _hook_cwd(self.workspace)
 
         async def one(index: int, spec: HookSpec) -> None:
-            answers[index] = await self._run_one(event, spec, data, cwd, env)
+            answers[index] = await self._run_one(event, spec, data, cwd, env, paused)
 
         async with anyio.create_task_group() as tg:
             for index, spec in enumerate(specs):
@@ -417,12 +424,12 @@ class CommandHookRunner(HookRunner):
         return [(spec, a) for spec, a in zip(specs, answers, strict=True) if a is not None]
 
     async def _run_one(
-        self, event: HookEvent, spec: HookSpec, data: bytes, cwd: Path, env: dict[str, str]
+        self, event: HookEvent, spec: HookSpec, data: bytes, cwd: Path, env: dict[str, str], paused: str = ""
     ) -> _Answer:
         timeout = spec.timeout or self.default_timeout
         label = spec.command if len(spec.command) <= 80 else spec.command[:77] + "..."
         try:
-            answer = await self._answer(event, spec, label, data, cwd, env, timeout)
+            answer = await self._answer(event, spec, label, data, cwd, env, timeout, paused)
         except Exception as exc:  # reading a hook's answer must never end the session
             # A hook's answer raised in shellrt (JSON nested past the parser's recursion limit:
             # RecursionError) and ended the whole batch, after the call had run for a post hook
@@ -448,6 +455,7 @@ class CommandHookRunner(HookRunner):
         cwd: Path,
         env: dict[str, str],
         timeout: float,  # noqa: ASYNC109 - the hook process's own deadline
+        paused: str = "",
     ) -> _Answer:
         refused = self._whole_refused.get(spec.command)
         if refused is not None:
@@ -461,7 +469,9 @@ class CommandHookRunner(HookRunner):
         if result.error is not None:
             return _Answer(label, notice=f"{event} hook could not run ({result.error}); ignored")
         if result.timed_out:
-            return _Answer(label, notice=f"{event} hook timed out after {timeout:g}s and was killed; ignored")
+            return _Answer(
+                label, notice=f"{event} hook timed out after {timeout:g}s and was killed{paused}; ignored"
+            )
         stderr = result.stderr.strip()
         if result.exit_code == 2:
             return _Answer(label, decision="deny", reason=stderr or f"blocked by hook `{label}`")
@@ -597,6 +607,23 @@ async def _quiet_for_host(ctx: ToolContext) -> AsyncIterator[str | None]:
         return
     async with ctx.service(Supervisor).quiet_for_host() as unpaused:
         yield unpaused
+
+
+def _paused_hint(ctx: ToolContext) -> str:
+    """What a timed-out hook's notice adds when the session's processes were paused for it: a hook
+    that reads a FIFO a task feeds, or asks a server a task runs, waits for its whole timeout (and
+    commands started meanwhile with it), and said only "timed out" (round 39)."""
+    from shellrt.supervisor import Supervisor
+
+    held = ctx.service(Supervisor).host_paused() if ctx.has_service(Supervisor) else 0
+    if not held:
+        return ""
+    return (
+        f" (while hooks run, the session's running commands and background tasks are paused: {held} "
+        "processes were; a hook that waits on one of them, a FIFO it feeds or a server it runs, waits "
+        "until its timeout, and commands started meanwhile wait with it; have the hook not depend on "
+        "them, or stop that task with TaskStop first)"
+    )
 
 
 def _unrun(spec: HookSpec, event: HookEvent, why: str) -> _Answer:

@@ -14,24 +14,28 @@ Each process is held by a pidfd from the stop to the continue, so a pid reused m
 signalled; a process already stopped (by the command itself) is left stopped, and looked at again
 each pass (a sibling not yet stopped may continue it). What cannot be held (no descriptor left for a
 pidfd, a signal refused) refuses the pause: never "all still" with one running (round 38).
+A watcher process holds each one too, and kills them should shellrt die before it continues
+them (`_host_pause_watch`: a docker container stayed stopped for good, round 39).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import signal
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import anyio
 
 from sandbox._proctree import stat_fields
+from shellrt.supervisor import _host_pause_watch as _watch
 
-__all__ = ["HostQuiet", "Paused", "Reach", "Running", "pause", "pause_running", "resume"]
+__all__ = ["HostQuiet", "Paused", "Reach", "Running", "busy_elsewhere", "pause", "pause_running", "resume"]
 
 #: Passes over ``/proc`` before giving up on a tree that keeps starting processes.
 _MAX_PASSES = 64
@@ -57,12 +61,17 @@ class Running(Protocol):
     def status(self) -> object: ...
 
 
+_keys = itertools.count(1)
+
+
 @dataclass
 class Paused:
-    """What `pause` stopped (to continue) and why it could not (None: all still)."""
+    """What `pause` stopped (to continue) and why it could not (None: all still). Its processes are
+    held by the watcher (`_host_pause_watch`) under ``key`` too: killed if shellrt dies first."""
 
     fds: dict[int, int] = field(default_factory=dict)
     failure: str | None = None
+    key: bytes = field(default_factory=lambda: _watch.key_for(next(_keys)))
 
 
 @dataclass(frozen=True)
@@ -147,6 +156,36 @@ class HostQuiet:
         session's does not hold this session's starts, but the wait is for all: one event)."""
         while self.holders and any(reach.overlaps(held) for held in self.reaches):
             await self.ended()
+
+
+class _Session(Protocol):
+    """A live session as the pause sees one of another thread (`Supervisor`)."""
+
+    def _reach(self) -> Reach: ...
+
+    def _busy(self) -> bool: ...
+
+
+def busy_elsewhere(
+    neighbours: Mapping[int, Iterable[_Session]], key: int, reach: Reach, tries: int = 3
+) -> str | None:
+    """Why a hook of thread ``key`` cannot run: a session of another thread whose roots overlap
+    ``reach`` runs commands or tasks (None: none does). Those are not paused (a pause's events and
+    its shared stops belong to one event loop), and one rewrote ``.git/config`` under the hook while
+    the pause said all were still (53 KB in 0.5 s; round 39). Racing another thread's changes is
+    read again, then refused (fail closed)."""
+    for _ in range(tries):
+        try:
+            for other, sessions in list(neighbours.items()):
+                if other != key and any(s._busy() and reach.overlaps(s._reach()) for s in list(sessions)):
+                    return (
+                        "a session of another thread of this process on an overlapping workspace runs "
+                        "commands or background tasks, which a hook of this thread cannot pause"
+                    )
+            return None
+        except RuntimeError:  # a dict or set changed size under us: its thread moved on
+            continue
+    return "the sessions of other threads of this process could not be read"
 
 
 def _ns(pid: int | str) -> str | None:
@@ -291,6 +330,11 @@ def _stop(paused: Paused, pid: int, own: str, skip: set[int]) -> str | None:
         os.close(fd)
         skip.add(pid)
         return None
+    try:  # before the stop: shellrt killed at any moment after it leaves none stopped (round 39)
+        _watch.hold(paused.key, fd)
+    except _watch.WatchError as exc:
+        os.close(fd)
+        return str(exc)
     try:
         signal.pidfd_send_signal(fd, signal.SIGSTOP)
     except OSError as exc:
@@ -376,9 +420,11 @@ def _in_vfork_wait(task: str) -> bool:
 
 
 def resume(paused: Paused) -> None:
-    """Continue what `pause` stopped (through its pidfds: never a reused pid)."""
+    """Continue what `pause` stopped (through its pidfds: never a reused pid), then release the
+    watcher's hold (after: shellrt killed between the two leaves the continued ones killed)."""
     for fd in paused.fds.values():
         with contextlib.suppress(OSError):
             signal.pidfd_send_signal(fd, signal.SIGCONT)
         os.close(fd)
     paused.fds.clear()
+    _watch.drop(paused.key)  # also what it held of a stop that failed

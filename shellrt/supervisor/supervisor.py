@@ -416,7 +416,7 @@ class Supervisor:
         commands and background tasks stopped, then the protected files swept (a task looping
         over ``.git/config`` planted again between the sweep and the hook's ``git``: red team
         round 37). Yields why they could not all be stopped (None: all still)."""
-        from shellrt.supervisor._host_pause import HostQuiet, pause_running  # only with hooks
+        from shellrt.supervisor._host_pause import HostQuiet, busy_elsewhere, pause_running  # only with hooks
 
         key = self._neighbours()
         quiet = self._host_quiet = self._host_quiet or _QUIETS.get(key) or HostQuiet()
@@ -436,11 +436,17 @@ class Supervisor:
                 await sup._starts_done()
             running = [e for sup in sessions for e in sup._running()]
             failure = await anyio.to_thread.run_sync(pause_running, quiet, running) if running else None
+            failure = failure or busy_elsewhere(_NEIGHBOURS, key, reach)  # not paused: refused (round 39)
             await self.sweep_protected()
             yield failure
         finally:
             quiet.reaches.remove(reach)
             quiet.leave()
+
+    def host_paused(self) -> int:
+        """How many processes the pause for this thread's hooks holds now (0: none, or no hook)."""
+        quiet = self._host_quiet
+        return 0 if quiet is None else sum(len(paused.fds) for paused in quiet.paused)
 
     def _neighbours(self) -> int:
         """This session's key among `_NEIGHBOURS`, registered at the first call (from its event
