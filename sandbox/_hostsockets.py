@@ -874,8 +874,10 @@ class StartMasks:
     (`IpcMasks`, `SocketWatch` see its new inode).
     """
 
-    def __init__(self) -> None:
-        self._args: list[str] | None = None
+    def __init__(self, listed: list[str] | None = None) -> None:
+        """``listed``: the flags `IpcMasks.args` gave just before, for this start (one bwrap per
+        command records its covered sockets from that listing: one listing a command, not two)."""
+        self._args: list[str] | None = None if listed is None else list(listed)
 
     def args(self, masks: IpcMasks) -> list[str]:
         """The flags of this start: ``masks``' at the first attempt, the same less vanished ones after."""

@@ -180,7 +180,14 @@ class AliasFinder:
         self._signature, self._refused, self._recount = signature, None, False
         try:
             for tries_left in reversed(range(_COUNT_SEARCHES)):
-                self._aliases = self._search(inside, roots)
+                try:
+                    self._aliases = self._search(inside, roots)
+                except _Raced:
+                    # a rename during the walk may have hidden a link (round 39): walked again
+                    self._recount = True
+                    if not tries_left:
+                        raise
+                    continue
                 if not self._count_outside:
                     break
                 try:
@@ -246,13 +253,17 @@ class AliasFinder:
             hidden = [path for path, _st in inside]
             inodes = {ino for _dev, ino in targets}
             devices = {dev for dev, _ino in targets}
+            listed: list[tuple[Path, int]] = []
             for root in roots:
                 if _device(root) not in devices:
                     continue  # a link never crosses a file system
-                for name, st in _walk(root, budget, inodes):
+                for name, st in _walk(root, budget, inodes, listed):
                     key = (st.st_dev, st.st_ino)
                     if key in targets and not any(h == name or h in name.parents for h in hidden):
                         aliases.append(name)
+            moved = _raced(listed)
+            if moved is not None:
+                raise _Raced(moved)
         return tuple(sorted(set(aliases)))
 
 
@@ -628,6 +639,33 @@ def _merged_places(path: str, mounts: Sequence[tuple[str, str, list[str] | None,
     return found
 
 
+class _Raced(SandboxExecError):
+    """Raised by a walk of the writable roots that a rename raced: a directory it found was gone
+    when it came to list it, or one it listed changed by the end (`_raced`). What such a walk did
+    not see may hold a read-denied file's link (round 39): it is walked again, and refused after
+    `_COUNT_SEARCHES` walks."""
+
+    def __init__(self, where: Path) -> None:
+        super().__init__(
+            f"{where} changed while the writable roots were searched for other links of a read-denied "
+            f"file ({_COUNT_SEARCHES} times in a row): a command (or another process) renaming "
+            "directories there could hide one. Stop what renames them, then run the command again"
+        )
+
+
+def _raced(listed: list[tuple[Path, int]]) -> Path | None:
+    """The first directory of ``listed`` whose ``st_ctime_ns`` changed since it was listed, or
+    that is gone: an entry made, removed or moved there meanwhile (a directory moved from a part not
+    walked yet into one walked already is not seen by the walk)."""
+    for directory, ctime in listed:
+        try:
+            if os.lstat(directory).st_ctime_ns != ctime:
+                return directory
+        except OSError:
+            return directory
+    return None
+
+
 class _Budget:
     """Entries left for one search; past them the command is refused."""
 
@@ -662,11 +700,13 @@ def _device(path: Path) -> int | None:
 
 
 def _walk(
-    top: Path, budget: _Budget, inodes: set[int] | None = None
+    top: Path, budget: _Budget, inodes: set[int] | None = None, listed: list[tuple[Path, int]] | None = None
 ) -> Iterator[tuple[Path, os.stat_result]]:
     """Every regular file below ``top`` with its ``lstat`` (with ``inodes``: only those whose inode
     number is one of them, the others are not stat'ed), never following a symlink or leaving
-    ``top``'s file system (a hard link never crosses one)."""
+    ``top``'s file system (a hard link never crosses one). ``listed``: gets each directory listed
+    with its ``st_ctime_ns`` before the listing (`_raced` compares them after), and raises `_Raced`
+    when a directory found is gone by the time it is listed (renamed: what it holds is not seen)."""
     try:
         device = os.lstat(top).st_dev
     except OSError:
@@ -675,8 +715,12 @@ def _walk(
     while stack:
         directory = stack.pop()
         try:
+            if listed is not None:
+                listed.append((directory, os.lstat(directory).st_ctime_ns))
             entries = list(os.scandir(directory))
         except (FileNotFoundError, NotADirectoryError):
+            if listed is not None and directory != top:
+                raise _Raced(directory) from None
             continue  # removed meanwhile
         except OSError as exc:
             if _placeable(directory):
@@ -690,7 +734,13 @@ def _walk(
             budget.spend(top)
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.stat(follow_symlinks=False).st_dev == device:
+                    try:
+                        below = entry.stat(follow_symlinks=False)
+                    except (FileNotFoundError, NotADirectoryError):
+                        if listed is not None:
+                            raise _Raced(Path(entry.path)) from None
+                        continue
+                    if below.st_dev == device:
                         stack.append(Path(entry.path))
                 elif entry.is_file(follow_symlinks=False) and (inodes is None or entry.inode() in inodes):
                     yield Path(entry.path), entry.stat(follow_symlinks=False)

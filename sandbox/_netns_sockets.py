@@ -69,6 +69,9 @@ class _Scan:
         self.full_at = -math.inf
         self.namespaces: frozenset[int] = frozenset()
         self.ours: frozenset[int] = frozenset()
+        #: This process's descendants (pids as /proc names) as of the last look, and their children
+        #: seen since (`_children_of_ours`)
+        self.mine: set[str] = set()
 
 
 _scan = _Scan()
@@ -82,7 +85,10 @@ def namespace_lines() -> tuple[bytes, bytes]:
     (round 38 review: it was left out by its path, and reachable). A process gone between the
     listing and the read is skipped (its namespace, if another process holds it, is read through
     that one). Each namespace's table is read every call; which process is in which namespace is
-    looked up only for processes not seen before, and for all every `_FULL_EVERY_S`."""
+    looked up only for processes not seen before, and for all every `_FULL_EVERY_S`. Which are
+    ours is worked out again on a full pass, when the set of namespaces changed, and when a process
+    not seen before is in one taken as ours (a command of a session; or another program's process
+    in a namespace that took the number of one of ours that is gone: round 39)."""
     try:
         own = os.stat("/proc/self/net/unix").st_ino
     except OSError:
@@ -98,6 +104,7 @@ def namespace_lines() -> tuple[bytes, bytes]:
             _scan.full_at = now
         known = {} if full else _scan.namespace_of
         namespace_of: dict[str, int] = {}
+        fresh: set[str] = set()  # looked up by this call
         for pid in pids:
             ino = known.get(pid)
             if ino is None:
@@ -105,6 +112,7 @@ def namespace_lines() -> tuple[bytes, bytes]:
                     ino = os.stat(f"/proc/{pid}/net/unix").st_ino
                 except OSError:
                     continue
+                fresh.add(pid)
             namespace_of[pid] = ino
         tables: dict[int, bytes] = {}
         for pid, ino in namespace_of.items():
@@ -122,15 +130,62 @@ def namespace_lines() -> tuple[bytes, bytes]:
             _head, _sep, lines = table.partition(b"\n")
             tables[really] = lines if not lines or lines.endswith(b"\n") else lines + b"\n"
         _scan.namespace_of = namespace_of
-        if full or frozenset(tables) != _scan.namespaces:
-            mine = _descendants(os.getpid())
-            _scan.ours = frozenset(ino for pid, ino in namespace_of.items() if pid in mine)
+        _scan.mine.intersection_update(namespace_of)  # gone ones: their pids may be reused
+        if (
+            full
+            or frozenset(tables) != _scan.namespaces
+            or not _children_of_ours([pid for pid in fresh if namespace_of[pid] in _scan.ours], _scan.mine)
+        ):
+            _scan.ours, _scan.mine = _our_namespaces(namespace_of, fresh)
             _scan.namespaces = frozenset(tables)
         ours = _scan.ours
     return (
         b"".join(t for ino, t in tables.items() if ino in ours),
         b"".join(t for ino, t in tables.items() if ino not in ours),
     )
+
+
+def _our_namespaces(namespace_of: dict[str, int], fresh: set[str]) -> tuple[frozenset[int], set[str]]:
+    """(the namespaces this process's descendants are in, those descendants), each descendant's
+    namespace looked up now unless ``fresh`` (looked up by this call): a number is the kernel's
+    lowest free one, so a namespace made after one of ours is gone gets its number, and a pid (32,768
+    on many hosts) is reused; the cache of either let another program's namespace pass for ours
+    until the next full pass, its sockets in the workspace left unmasked (red team round 39,
+    sockets). Changes ``namespace_of`` in place."""
+    found: set[int] = set()
+    mine = _descendants(os.getpid())
+    for pid in mine:
+        if pid not in fresh:
+            try:
+                namespace_of[pid] = os.stat(f"/proc/{pid}/net/unix").st_ino
+            except OSError:
+                namespace_of.pop(pid, None)
+                continue
+        if pid in namespace_of:
+            found.add(namespace_of[pid])
+    return frozenset(found), mine
+
+
+def _children_of_ours(pids: list[str], mine: set[str]) -> bool:
+    """Whether each of ``pids`` (processes new since the last check, in namespaces taken as ours)
+    is a child of ``mine`` or of another of them: then each is added to ``mine``. A session's
+    command is (one read of ``/proc/<pid>/stat`` each, not a walk of every descendant); another
+    program's process in a namespace that took a gone one's number is not."""
+    parents: dict[str, str] = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                parents[pid] = fh.read().rpartition(b")")[2].split()[1].decode()
+        except (OSError, IndexError):
+            return False
+    while parents:
+        adopted = [pid for pid, parent in parents.items() if parent in mine]
+        if not adopted:
+            return False
+        for pid in adopted:
+            mine.add(pid)
+            del parents[pid]
+    return True
 
 
 def _descendants(root: int) -> set[str]:

@@ -1456,9 +1456,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
         # Round 29: a command started under other masks (a read-denied path, a shellrt place or a
         # host socket in a writable root appeared since) ends now, as a replaced zygote's do.
-        kinds, sockets = self._denied_kinds(), self._covered_sockets()
+        kinds, (sockets, listed) = self._denied_kinds(), self._covered_sockets()
         await self._end_stale_runs(kinds, sockets)
-        masks = StartMasks()  # a retry drops the masks whose socket is gone (sandbox._hostsockets)
+        masks = StartMasks(listed)  # a retry drops the masks whose socket is gone (sandbox._hostsockets)
         if not self._starter.decided:  # built on first use: off the event loop
             await anyio.to_thread.run_sync(self._starter.fd)
         if not self._shm_cap.decided and not self._ns_user_prefix:  # non-root: tried once, off the loop
@@ -1487,12 +1487,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._runs.append((kinds, sockets, retrying))
         return self.cgroup_watch(retrying)
 
-    def _covered_sockets(self) -> frozenset[str]:
+    def _covered_sockets(self) -> tuple[frozenset[str], list[str]]:
         """One bwrap per command: the host sockets in the writable roots its masks cover now (none
-        with the host's network, where a command's own are listed too)."""
+        with the host's network, where a command's own are listed too), and the masks of that
+        listing, for the start to use (one listing a command: round 39, sockets)."""
         ipc = self._ipc_masks(self._runner.check_open(), as_user=bool(self._ns_user_prefix))
-        ipc.args()  # the listing as of now (worked out again only when the host's sockets changed)
-        return frozenset(ipc.inside()[2::3])
+        listed = ipc.args()  # the listing as of now (worked out again only when the host's sockets changed)
+        return frozenset(ipc.inside()[2::3]), listed
 
     async def _end_stale_runs(self, kinds: tuple[str | None, ...], sockets: frozenset[str]) -> None:
         """End the per-command runs still going whose masks were worked out for other ``kinds``
