@@ -53,7 +53,9 @@ async def test_an_error_shows_people_no_raw_control(ws: Path, name: str, tool_in
     async with shellrt.Runtime(
         ws, "local", session_dir=ws.parent / "s", approver=callback_approver(lambda _r: True)
     ) as rt:
-        [envelope] = await rt.run_envelopes([ToolUseBlock(id=f"r39e{next(_ids)}", name=name, input=tool_input)])
+        [envelope] = await rt.run_envelopes(
+            [ToolUseBlock(id=f"r39e{next(_ids)}", name=name, input=tool_input)]
+        )
     assert envelope.is_error
     unseen = [c for c in envelope.ui if not (c.isprintable() or c in "\n\t")]
     assert not unseen, f"raw in the error's people face: {envelope.ui!r}"
