@@ -74,3 +74,24 @@ async def test_an_input_at_the_bound_still_runs(ws: Path) -> None:
     assert not envelope.is_error, envelope.model.text()
     assert (ws / "big.txt").read_text() == content
     assert _transcript_bytes(session_dir) > len(content)
+
+
+async def test_a_restored_huge_call_is_kept_as_its_size_and_still_answered(ws: Path) -> None:
+    """`restore` kept each answered call's input (2,000 of them) to answer a resend: a history's
+    huge input is kept as the marker a resend of it is bounded to, and the resend is answered."""
+    use_id = f"r39restore{next(_ids)}"
+    huge = {"file_path": str(ws / "big.txt"), "content": "x" * (MAX_INPUT_CHARS + 10)}
+    history = [
+        {"role": "user", "content": "write it"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": use_id, "name": "Write", "input": huge}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use_id, "content": "written"}]},
+    ]
+    async with shellrt.Runtime(ws, "local", session_dir=ws.parent / "s", mode="acceptEdits") as rt:
+        rt.restore(history)
+        kept = [entry[1] for entry in rt._recorded.values()]
+        [again] = await rt.run_envelopes([ToolUseBlock(id=use_id, name="Write", input=huge)])
+    assert all(len(json.dumps(entry)) < 1000 for entry in kept), "the session kept the huge input"
+    assert again.model.text() == "written" and not (ws / "big.txt").exists()

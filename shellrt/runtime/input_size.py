@@ -14,7 +14,7 @@ from typing import Any
 
 from shellrt.protocol import ToolUseBlock
 
-__all__ = ["CUT_KEY", "MAX_INPUT_CHARS", "bounded_block", "cut_message", "input_chars"]
+__all__ = ["CUT_KEY", "MAX_INPUT_CHARS", "bounded_block", "bounded_input", "cut_message", "input_chars"]
 
 #: Characters a tool input may hold (`input_chars`): a
 #: model writes far less in one turn; a Write of a larger file goes in parts (Write, then Edit).
@@ -47,13 +47,17 @@ def input_chars(value: Any, limit: int = MAX_INPUT_CHARS) -> int:
     return total
 
 
+def bounded_input(value: Any) -> Any:
+    """``value``, or the marker ``{CUT_KEY: {"characters": n}}`` when it holds more than
+    `MAX_INPUT_CHARS` (``n``: counted up to just past the bound, the same for the same input)."""
+    size = input_chars(value)
+    return value if size <= MAX_INPUT_CHARS else {CUT_KEY: {"characters": size}}
+
+
 def bounded_block(block: ToolUseBlock) -> ToolUseBlock:
-    """``block``, or a copy whose input is the marker ``{CUT_KEY: {"characters": n}}`` when its
-    input holds more than `MAX_INPUT_CHARS` (``n``: counted up to just past the bound)."""
-    size = input_chars(block.input)
-    if size <= MAX_INPUT_CHARS:
-        return block
-    return ToolUseBlock(id=block.id, name=block.name, input={CUT_KEY: {"characters": size}})
+    """``block``, or a copy whose input is `bounded_input`'s marker."""
+    bounded = bounded_input(block.input)
+    return block if bounded is block.input else ToolUseBlock(id=block.id, name=block.name, input=bounded)
 
 
 def cut_message(tool_name: str, raw: Any) -> str | None:

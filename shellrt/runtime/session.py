@@ -46,7 +46,7 @@ from shellrt.protocol import (
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
 from shellrt.runtime.append_log import AppendLog
 from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
-from shellrt.runtime.input_size import bounded_block
+from shellrt.runtime.input_size import bounded_block, bounded_input
 from shellrt.runtime.interrupts import InterruptWatch
 from shellrt.runtime.messages import (
     MISSING_RESULT,
@@ -637,7 +637,7 @@ class Runtime:
             self._record(
                 call.id,
                 call.name,
-                call.input,
+                bounded_input(call.input),  # as a resend of it is bounded (round 39)
                 ResultEnvelope(
                     tool_use_id=call.id,
                     tool_name=call.name,
@@ -994,7 +994,7 @@ class Runtime:
                 continue
             use_id, name = str(entry.get("tool_use_id", "")), str(entry.get("tool_name", ""))
             if entry.get("type") == "start":
-                unfinished[use_id] = (name, entry.get("input"))
+                unfinished[use_id] = (name, bounded_input(entry.get("input")))  # an older line (round 39)
             elif entry.get("type") == "call":
                 unfinished.pop(use_id, None)
                 if entry.get("ran") and isinstance(entry.get("model"), dict):
@@ -1011,7 +1011,7 @@ class Runtime:
                         audit=text,
                         total_chars=len(text),
                     )
-                    self._record(use_id, name, entry.get("input"), envelope)
+                    self._record(use_id, name, bounded_input(entry.get("input")), envelope)
         for use_id, (name, tool_input) in unfinished.items():
             self._record(use_id, name, tool_input, error_envelope(use_id, name, MISSING_RESULT))
 
