@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from shellrt.protocol.control_escape import escape_controls
 from shellrt.protocol.messages import ContentBlock, TextBlock, ToolResultBlock
 from shellrt.protocol.notes import NOTE_MARK, cut_tail
 
@@ -84,13 +85,18 @@ def bounded_error(message: str) -> str:
 
 
 def error_envelope(tool_use_id: str, tool_name: str, message: str) -> ResultEnvelope:
-    """A paired error result (unknown tool, invalid input, denied, …), bounded (`bounded_error`)."""
+    """A paired error result (unknown tool, invalid input, denied, …), bounded (`bounded_error`).
+
+    Its people face shows each control, format or separator character as its escape: messages
+    quote what the model or a repository chose (a tool's name, a todo item, a URL), and OSC 52 or
+    ``ESC[2K`` there acted on the person's terminal (red team round 39, review6). The model's face
+    and the audit text keep the message as written."""
     message = bounded_error(message)
     return ResultEnvelope(
         tool_use_id=tool_use_id,
         tool_name=tool_name,
         model=ToolResultBlock(tool_use_id=tool_use_id, content=message, is_error=True),
-        ui=message,
+        ui=escape_controls(message),
         audit=message,
         total_chars=len(message),
     )

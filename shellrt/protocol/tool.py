@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
 from pydantic import BaseModel
 
 from shellrt.protocol.context import ToolContext
+from shellrt.protocol.control_escape import escape_controls
 from shellrt.protocol.errors import ToolDefinitionError
 from shellrt.protocol.messages import ContentBlock
 from shellrt.protocol.permission import PermissionResult, PermissionSubject
@@ -188,8 +189,10 @@ class Tool(Generic[InputT, OutputT], metaclass=ToolMeta):
         return f"{self.user_facing_name()}({self.classifier_input(tool_input)})"
 
     def render_use(self, tool_input: InputT) -> str:
-        """How the call is shown to a person."""
-        return self.describe(tool_input)
+        """How the call is shown to a person: its `describe` line with each control, format or
+        separator character as its escape (the model chose the input: OSC 52 or ``ESC[2K`` there
+        acted on a terminal; red team round 39, review6)."""
+        return escape_controls(self.describe(tool_input))
 
     def render_result(self, output: OutputT) -> str:
         """Rich rendering of the result for a person (may be longer than the model's view)."""

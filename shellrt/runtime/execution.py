@@ -46,6 +46,7 @@ from shellrt.runtime.background_cap import background_refusal
 from shellrt.runtime.flat_dump import json_dump
 from shellrt.runtime.input_depth import MAX_INPUT_DEPTH, too_deep
 from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
+from shellrt.runtime.input_size import cut_message
 from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.raised import answerable, quoted
 from shellrt.runtime.registry import ToolRegistry
@@ -202,6 +203,9 @@ class CallExecutor:
         notices: list[str] = []
         if too_deep(block.input):  # before anything encodes it: a serializer's limit ended the batch
             return CallOutcome(error_envelope(block.id, tool.name, _too_deep(tool.name)), tool)
+        cut = cut_message(tool.name, block.input)  # the session cut it: too large to keep (round 39)
+        if cut is not None:
+            return CallOutcome(error_envelope(block.id, tool.name, cut), tool)
         # 1. schema
         tool_input = parsed if isinstance(parsed, tool.input_model) else self._parse(tool, block.input)
         if isinstance(tool_input, str):

@@ -46,6 +46,7 @@ from shellrt.protocol import (
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
 from shellrt.runtime.append_log import AppendLog
 from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
+from shellrt.runtime.input_size import bounded_block, bounded_input
 from shellrt.runtime.interrupts import InterruptWatch
 from shellrt.runtime.messages import (
     MISSING_RESULT,
@@ -636,7 +637,7 @@ class Runtime:
             self._record(
                 call.id,
                 call.name,
-                call.input,
+                bounded_input(call.input),  # as a resend of it is bounded (round 39)
                 ResultEnvelope(
                     tool_use_id=call.id,
                     tool_name=call.name,
@@ -713,7 +714,8 @@ class Runtime:
 
         ``run_slot``: for a single block, the caller's say over its final input (the MCP server's
         `CallSlots`, shared across requests); a message of several blocks has its own slots."""
-        blocks = [checked_block(block) for block in blocks]  # built by model_construct? (round 35)
+        # Built by model_construct? (round 35). Too large to keep or write? (round 39)
+        blocks = [bounded_block(checked_block(block)) for block in blocks]
         if len(blocks) == 1 and self._replay(blocks[0]) is None:
             results = [await self._run_alone(blocks[0], interrupted=interrupted, run_slot=run_slot)]
         else:
@@ -736,7 +738,8 @@ class Runtime:
         Calls with a recorded result are answered from it; the others run
         (none does when ``interrupted``: the message was interrupted before it started).
         """
-        blocks = [checked_block(block) for block in blocks]  # built by model_construct? (round 35)
+        # Built by model_construct? (round 35). Too large to keep or write? (round 39)
+        blocks = [bounded_block(checked_block(block)) for block in blocks]
         if len(blocks) == 1 and self._replay(blocks[0]) is None:
             yield await self._run_alone(blocks[0], interrupted=interrupted)
             return
@@ -991,7 +994,7 @@ class Runtime:
                 continue
             use_id, name = str(entry.get("tool_use_id", "")), str(entry.get("tool_name", ""))
             if entry.get("type") == "start":
-                unfinished[use_id] = (name, entry.get("input"))
+                unfinished[use_id] = (name, bounded_input(entry.get("input")))  # an older line (round 39)
             elif entry.get("type") == "call":
                 unfinished.pop(use_id, None)
                 if entry.get("ran") and isinstance(entry.get("model"), dict):
@@ -1008,7 +1011,7 @@ class Runtime:
                         audit=text,
                         total_chars=len(text),
                     )
-                    self._record(use_id, name, entry.get("input"), envelope)
+                    self._record(use_id, name, bounded_input(entry.get("input")), envelope)
         for use_id, (name, tool_input) in unfinished.items():
             self._record(use_id, name, tool_input, error_envelope(use_id, name, MISSING_RESULT))
 

@@ -1,29 +1,45 @@
-"""A field of the faces people read (`Tool.render_result`), inert on a terminal and laid out on its own.
+"""A field of the faces people read (`Tool.render_result`), inert on a terminal, seen whole, laid out on its own.
 
 Why: those faces are shellrt's framing (a diff's ``+``/``-`` marks, Grep's ``name:line:``,
 TodoWrite's ``[x]``) around text a repository or the model chose, and a host shows them to a
 person, often on a terminal. A C0 or C1 control there acts: ``ESC[1A ESC[2K`` erased the diff line
 above it (the model's change, in ``acceptEdits`` mode), OSC 52 wrote the clipboard, a newline drew a
-forged checklist item (red team round 38, novel3). Each is shown as ``\\xNN`` (a tab is kept), then
-the field is `isolated` among right-to-left letters (round 26).
+forged checklist item (red team round 38, novel3). A format character prints as nothing: tag
+characters (U+E0000..) spelled a sentence the next model reads and the person approving the diff
+never saw, a zero-width space made one name of two (round 39, review6). Each is shown as its
+escape (``\\xNN``, ``\\n``, ``\\uXXXX``: what `shellrt.permissions.shown.for_person` escapes in a
+prompt; a tab and the Zs spaces are kept), then the field is `isolated` among right-to-left
+letters (round 26).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from shellrt.tools._bidi import isolated
 
 __all__ = ["for_people"]
 
-#: What a terminal acts on or breaks a line at: C0 controls but the tab, DEL and C1 (``\x9b`` is CSI).
-_ACTIVE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+#: Where an escape may be due: anything but the tab and printable ASCII (each is then judged).
+_CANDIDATE = re.compile("[^\t\x20-\x7e]")
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 
 
+def _shown(match: re.Match[str]) -> str:
+    ch = match[0]
+    if ch.isprintable() or unicodedata.category(ch) == "Zs":
+        return ch  # a letter, a mark, a symbol; a space other than U+0020 shows as a space
+    code = ord(ch)
+    if code < 0x100:
+        return _NAMED.get(ch) or f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def for_people(field: str) -> str:
-    """``field`` (a name, a matched or diff line, a checklist item) with each control as ``\\xNN``
-    (``\\n``, ``\\r``), `isolated` when it holds a right-to-left letter or a bidi control."""
-    if not field.isprintable() and _ACTIVE.search(field) is not None:  # isprintable: no control
-        field = _ACTIVE.sub(lambda m: _NAMED.get(m[0]) or f"\\x{ord(m[0]):02x}", field)
+    """``field`` (a name, a matched or diff line, a checklist item) with each control, format,
+    separator, surrogate or unassigned character as its escape (``\\x1b``, ``\\n``, ``\\u200b``),
+    `isolated` when it holds a right-to-left letter."""
+    if not field.isprintable():  # isprintable: none of those (a tab is not printable: judged)
+        field = _CANDIDATE.sub(_shown, field)
     return isolated(field)

@@ -118,7 +118,10 @@ def unified_diff(
         lines = [_shifted(line, lo) for line in found]
     else:
         lines = _paired(a, b, head, tail, context, names)
-    lines = [_isolated_line(line) for line in lines]
+    # The two header lines hold names escaped already; every other line is escaped, a text line
+    # that starts ``--- `` or ``+++ `` (a removed ``-- `` comment) included (round 39, review6).
+    headers = (f"--- {names[0]}", f"+++ {names[1]}")
+    lines = [line if line in headers else _isolated_line(line) for line in lines]
     if max_lines is not None and len(lines) > max_lines:
         lines = [*lines[:max_lines], f"… [{len(lines) - max_lines} more diff lines]"]
     return "\n".join(lines)
@@ -127,7 +130,7 @@ def unified_diff(
 def _isolated_line(line: str) -> str:
     """A diff's text line with its text (after the ``+``/``-``/space mark) `isolated`: a line
     opening with a right-to-left letter would be laid out right to left, its mark on the right."""
-    if line[:1] in ("+", "-", " ") and not line.startswith(("--- ", "+++ ")):
+    if line[:1] in ("+", "-", " "):
         return line[0] + for_people(line[1:])
     return line
 

@@ -519,7 +519,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
         return format_output(output, self.name)
 
     def render_use(self, tool_input: BashInput) -> str:
-        return f"$ {tool_input.command}"
+        return escape_controls(f"$ {tool_input.command}")  # the model's command: inert (round 39)
 
 
 class Bash(ShellTool):

@@ -62,6 +62,7 @@ from shellrt.protocol.notes import neutralize_output, note, untrusted_note
 from shellrt.protocol.textchars import unseen
 from shellrt.tools._fetch_denies import Barred, barred_for
 from shellrt.tools._http_body import ACCEPT_ENCODING, BodyDecodeError, BoundedBody
+from shellrt.tools._people import for_people
 from shellrt.tools._web_text import NotText, body_to_text
 
 if TYPE_CHECKING:
@@ -558,6 +559,9 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                         target = canonical_url(target)
                     except ValueError:
                         pass  # not followed: the model gets it back as written, and a new call is judged
+                    # What a request line cannot hold (ESC, DEL), percent-encoded as a browser does:
+                    # httpx refused it raw with InvalidURL (round 39, review6).
+                    target = _shown_url(target)
                     if not _same_host(current, target):
                         return WebFetchOutput(
                             url=tool_input.url,
@@ -632,7 +636,13 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         host_header = host if parts.port is None else f"{host}:{parts.port}"
         last_error: Exception | None = None
         for address in addresses:
-            pinned = httpx_mod.URL(url).copy_with(host=address.split("%", 1)[0])
+            try:
+                pinned = httpx_mod.URL(url).copy_with(host=address.split("%", 1)[0])
+            except httpx_mod.InvalidURL as exc:  # not an HTTPError: it left the tool raw (round 39)
+                raise ToolExecutionError(
+                    f"{shown} is not a URL WebFetch can request ({exc}); check it and call WebFetch again "
+                    "with a corrected url."
+                ) from None
             extensions: dict[str, Any] = {"sni_hostname": host} if parts.scheme == "https" else {}
             if budget is not None:
                 extensions["trace"] = budget.trace  # the head's bytes are counted (round 32)
@@ -744,6 +754,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         return "\n\n".join(parts)
 
     def render_result(self, output: WebFetchOutput) -> str:
+        # The server's words: as the model reads them (`_shown_url`), inert on a terminal (round 39).
         if output.redirect_to:
-            return f"Redirect to {output.redirect_to} (not followed)"
-        return f"Received {output.bytes:,} bytes ({output.status}) from {output.final_url}"
+            return f"Redirect to {for_people(_shown_url(output.redirect_to))} (not followed)"
+        return f"Received {output.bytes:,} bytes ({output.status}) from {for_people(_shown_url(output.final_url))}"
