@@ -52,6 +52,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from sandbox import ResourceLimits
+from shellrt.batch._cluster_denies import with_cluster_denies
 from shellrt.batch.artifacts_dir import claim_artifacts_dir, start_clean
 from shellrt.batch.ceilings import machine_ceilings
 from shellrt.batch.floor import TaskFloor, TaskRefused
@@ -189,7 +190,7 @@ class ShellrtNodeActor:
         if current is not None:
             self._running.add(current)
         try:
-            task = Task.model_validate(task_data)
+            task = Task.model_validate(with_cluster_denies(task_data, _cluster_addresses()))
             task._task_dir = Path(task_dir) if task_dir is not None else None
             refusal = reaches_cluster(task) or self._above_share(task)
             if refusal is None and not self._private_workspaces and task.workspace is not None:
@@ -247,6 +248,19 @@ class ShellrtNodeActor:
         if self._pool is not None:
             await self._pool.aclose()  # idle recycled containers
         return len(running)
+
+
+def _cluster_addresses() -> tuple[str, ...]:
+    """The addresses of the cluster's nodes (none outside a Ray worker: the node's own are added
+    by `with_cluster_denies` anyway)."""
+    if not ray.is_initialized():
+        return ()
+    try:
+        nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+    except Exception:  # the GCS did not answer: the node's own addresses are still denied
+        log.warning("ray: could not list the cluster's nodes; only this node's addresses are denied")
+        return ()
+    return tuple(str(n.get("NodeManagerAddress") or "") for n in nodes if n.get("NodeManagerAddress"))
 
 
 def reaches_cluster(task: Task) -> str | None:
