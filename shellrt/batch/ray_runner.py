@@ -190,7 +190,9 @@ class ShellrtNodeActor:
         if current is not None:
             self._running.add(current)
         try:
-            task = Task.model_validate(with_cluster_denies(task_data, _cluster_addresses()))
+            if (task_data.get("sandbox") or {}).get("allowed_domains"):  # its proxy runs on this node
+                task_data = with_cluster_denies(task_data, _cluster_addresses())
+            task = Task.model_validate(task_data)
             task._task_dir = Path(task_dir) if task_dir is not None else None
             refusal = reaches_cluster(task) or self._above_share(task)
             if refusal is None and not self._private_workspaces and task.workspace is not None:
