@@ -33,7 +33,7 @@ from anyio.abc import ObjectReceiveStream
 from sandbox import ResourceLimits
 from shellrt.batch.ceilings import machine_ceilings
 from shellrt.batch.dataset_masks import dataset_masks, workspace_sources
-from shellrt.batch.floor import TaskFloor, TaskRefused
+from shellrt.batch.floor import TaskFloor, TaskRefused, private_workspaces_allowed
 from shellrt.batch.local import LocalRunner, TaskSource, aiter_tasks, default_concurrency
 from shellrt.batch.output_budget import machine_output_budget
 from shellrt.batch.pool import PoolStats, ReuseMode
@@ -203,6 +203,7 @@ class BatchRun:
                 "hidden_paths": self._hidden,
                 "dataset_paths": self._dataset,
                 "capped_limits": self._capped_limits,
+                "private_workspaces": private_workspaces_allowed(self._floor),
                 **self._ray_options,
             }
             return RayRunner(self._ray_address, artifacts_dir=self._artifacts, **options).open(source)

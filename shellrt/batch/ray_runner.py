@@ -52,8 +52,10 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from sandbox import ResourceLimits
+from shellrt.batch._cluster_denies import with_cluster_denies
 from shellrt.batch.artifacts_dir import claim_artifacts_dir, start_clean
 from shellrt.batch.ceilings import machine_ceilings
+from shellrt.batch.floor import TaskFloor, TaskRefused
 from shellrt.batch.local import TaskSource, aiter_tasks
 from shellrt.batch.output_budget import RunOutputBudget, machine_output_budget
 from shellrt.batch.pool import ReuseMode, SandboxPool
@@ -134,6 +136,7 @@ class ShellrtNodeActor:
         default_limits: dict[str, Any] | str | None = "machine",
         output_budget: int | str | None = "machine",
         capped_limits: tuple[str, ...] = (),
+        private_workspaces: bool = False,
     ) -> None:
         # "machine": this node's share of its own memory, threads and disk (the driver's differ).
         limits = (
@@ -156,6 +159,14 @@ class ShellrtNodeActor:
         )
         #: Limits a task may not ask above this node's share (the driver's floor cannot know it).
         self._capped = tuple(k for k in capped_limits if k in _LIMIT_FLAGS)
+        #: False (fail closed): a root node judges each workspace it copies, on its own file system
+        #: (the driver's floor judged the driver's; round 39). True only when the driver's floor
+        #: allows private workspaces or the tasks are the caller's own.
+        self._private_workspaces = private_workspaces
+        #: Judges (and remembers per directory, as the driver's floor does) what this node copies.
+        self._workspace_floor = TaskFloor(
+            copy_leaves_out=tuple(map(str, (self.settings.artifacts_dir, *self.settings.hidden_paths)))
+        )
         self._running: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._slots = max(1, slots)
@@ -166,16 +177,29 @@ class ShellrtNodeActor:
     def info(self) -> dict[str, Any]:
         return {"node": self.settings.node.node, "hostname": self.settings.node.hostname, "pid": os.getpid()}
 
-    async def run(self, task_data: dict[str, Any], attempt: int, max_export_bytes: int) -> dict[str, Any]:
-        """Run one task; return its result (JSON) and, if it exported files, their bytes."""
+    async def run(
+        self, task_data: dict[str, Any], attempt: int, max_export_bytes: int, task_dir: str | None = None
+    ) -> dict[str, Any]:
+        """Run one task; return its result (JSON) and, if it exported files, their bytes.
+
+        ``task_dir``: the directory of the task file that named it (the operator chose its place:
+        its ancestors are not judged), which the task's JSON does not carry."""
         if self._closing:
             raise RuntimeError("this node actor is shutting down")
         current = asyncio.current_task()
         if current is not None:
             self._running.add(current)
         try:
+            if (task_data.get("sandbox") or {}).get("allowed_domains"):  # its proxy runs on this node
+                task_data = with_cluster_denies(task_data, _cluster_addresses())
             task = Task.model_validate(task_data)
+            task._task_dir = Path(task_dir) if task_dir is not None else None
             refusal = reaches_cluster(task) or self._above_share(task)
+            if refusal is None and not self._private_workspaces and task.workspace is not None:
+                try:
+                    task = await asyncio.to_thread(self._workspace_floor.judge_workspace, task)
+                except (TaskRefused, OSError) as exc:  # TaskRefused: the floor's words, what to do
+                    refusal = f"{exc} (judged on node {self.settings.node.hostname})"
             if refusal is not None:
                 refused = _error_result(task, attempt, refusal, None).model_copy(
                     update={"node": self.settings.node.node, "node_label": self.settings.node.label}
@@ -226,6 +250,19 @@ class ShellrtNodeActor:
         if self._pool is not None:
             await self._pool.aclose()  # idle recycled containers
         return len(running)
+
+
+def _cluster_addresses() -> tuple[str, ...]:
+    """The addresses of the cluster's nodes (none outside a Ray worker: the node's own are added
+    by `with_cluster_denies` anyway)."""
+    if not ray.is_initialized():
+        return ()
+    try:
+        nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+    except Exception:  # the GCS did not answer: the node's own addresses are still denied
+        log.warning("ray: could not list the cluster's nodes; only this node's addresses are denied")
+        return ()
+    return tuple(str(n.get("NodeManagerAddress") or "") for n in nodes if n.get("NodeManagerAddress"))
 
 
 def reaches_cluster(task: Task) -> str | None:
@@ -442,8 +479,12 @@ class RayRunner:
         default_limits: ResourceLimits | Literal["machine"] | None = "machine",
         output_budget: int | Literal["machine"] | None = "machine",
         capped_limits: tuple[str, ...] = (),
+        private_workspaces: bool = False,
     ) -> None:
         self.address = address
+        #: Whether the driver's floor allows private workspaces (each root node judges the one it
+        #: copies unless so: `ShellrtNodeActor`).
+        self.private_workspaces = private_workspaces
         #: Limits a task may not raise above each node's share (a floor without explicit ceilings).
         self.capped_limits = tuple(capped_limits)
         #: Limits a task that sets none gets, and each node's output budget ("machine": the node's own share).
@@ -585,6 +626,7 @@ class RayRunner:
                 self.default_limits,
                 self.output_budget,
                 self.capped_limits,
+                self.private_workspaces,
             )
             self._nodes[node_id] = _Node(node_id=node_id, label=label, slots=slots, actor=actor)
             added += 1
@@ -671,7 +713,10 @@ class RayRunner:
                             break
                         warn_unsandboxed(task, warned)
                         ref = node.actor.run.remote(
-                            task.model_dump(mode="json"), attempt, self.max_export_bytes
+                            task.model_dump(mode="json"),
+                            attempt,
+                            self.max_export_bytes,
+                            str(task._task_dir) if task._task_dir is not None else None,
                         )
                         node.inflight[ref] = (task, attempt)
                 inflight = {ref: node for node in self._nodes.values() for ref in node.inflight}
