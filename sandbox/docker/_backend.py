@@ -116,7 +116,7 @@ from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
 from sandbox.docker._netcounters import NetCounters, read_counters
-from sandbox.docker._nsmount import mount_into, top_mounts
+from sandbox.docker._nsmount import NsMount, NsReconfigure, mount_into, top_mounts
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
@@ -1140,7 +1140,7 @@ class DockerBackend(SandboxBackend):
                 f"could not make the commands' memory cgroup, cap the container's socket buffers in {parent} "
                 f"or copy its limits: {exc}"
             ) from exc
-        mounts = [commands_mount(child), view_mount(view), hide_processes()]
+        mounts: list[NsMount | NsReconfigure] = [commands_mount(child), view_mount(view), hide_processes()]
         await thread(lambda: mount_into(init, mounts, "give the container's commands a memory cgroup of their own"))
         await thread(lambda: check_commands_cgroup(init))
         await thread(lambda: check_view(init, before))
