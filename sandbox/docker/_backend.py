@@ -116,11 +116,10 @@ from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
 from sandbox.docker._netcounters import NetCounters, read_counters
-from sandbox.docker._nsmount import NsMount, NsReconfigure, mount_into, top_mounts
+from sandbox.docker._nsmount import mount_into, top_mounts
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
-from sandbox.docker._prochide import check_proc_hidden, hide_processes
 from sandbox.docker._protocol import (
     EXECUTOR_PROTOCOL_VERSION,
     EXECUTOR_SHELLS,
@@ -1118,9 +1117,8 @@ class DockerBackend(SandboxBackend):
 
     async def _commands_cgroup(self, init: int) -> None:
         """Commands' memory in a cgroup of their own, the executor's reserve outside it (`_cmdcg`),
-        the container's socket buffers capped (`_tcpmem`), its cgroup tree shown to commands as a
-        copy of its limits without counters (`_cgview`) and its ``/proc`` hiding other users'
-        processes (`_prochide`), before any command runs. Where the
+        the container's socket buffers capped (`_tcpmem`), and its cgroup tree shown to commands
+        as a copy of its limits without counters (`_cgview`), before any command runs. Where the
         host has no v1 memory hierarchy or is not root: none (and no recycling: `reuse_blocker`)."""
         parent = await thread(lambda: container_memory_cgroup(init))
         if parent is None:
@@ -1140,11 +1138,10 @@ class DockerBackend(SandboxBackend):
                 f"could not make the commands' memory cgroup, cap the container's socket buffers in {parent} "
                 f"or copy its limits: {exc}"
             ) from exc
-        mounts: list[NsMount | NsReconfigure] = [commands_mount(child), view_mount(view), hide_processes()]
+        mounts = [commands_mount(child), view_mount(view)]
         await thread(lambda: mount_into(init, mounts, "give the container's commands a memory cgroup of their own"))
         await thread(lambda: check_commands_cgroup(init))
         await thread(lambda: check_view(init, before))
-        await thread(lambda: check_proc_hidden(init))
         self._commands_cg = (parent, limit)
 
     async def _cap_ptys(self, init: int) -> None:
