@@ -15,6 +15,9 @@ pipes, inodes), is charged there, and an OOM there chooses among commands only. 
 runners and helpers stay in the container's own cgroup, which the commands can no longer fill.
 Elsewhere (a non-root host, cgroup v2, whose "no internal processes" rule forbids a child next to
 the executor) the round 24 scores and sizes remain the defence.
+
+A reset makes the cgroup anew (`renew_commands_cgroup`, round 39): no v1 counter can be zeroed,
+and the next task on a recycled container must not read what the last one left in it.
 """
 
 from __future__ import annotations
