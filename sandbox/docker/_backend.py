@@ -85,13 +85,16 @@ from sandbox.confine import relative_to
 from sandbox.docker import _connect
 from sandbox.docker._audit import audit_uid
 from sandbox.docker._bridge import firewall_bridge
+from sandbox.docker._cgview import CGROUP_ROOT, build_view, check_view, view_mount
 from sandbox.docker._channel import ChannelBudget, ControlChannel, ExecutorGoneError, ExecutorStalledError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._cmdcg import (
     COMMANDS_CGROUP,
+    check_commands_cgroup,
+    commands_mount,
     container_memory_cgroup,
     make_commands_cgroup,
-    mount_commands_cgroup,
+    renew_commands_cgroup,
 )
 from sandbox.docker._detach import detach_mount
 from sandbox.docker._devnodes import READONLY_PATHS, device_binds
@@ -113,6 +116,7 @@ from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
 from sandbox.docker._netcounters import NetCounters, read_counters
+from sandbox.docker._nsmount import mount_into, top_mounts
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
@@ -384,6 +388,9 @@ class DockerBackend(SandboxBackend):
         self._workspace_inode: InodeState | None = None
         #: The network namespace's counters before the image ran (`_netcounters`; None: unreadable).
         self._net_counters: NetCounters | None = None
+        #: The commands' memory cgroup's parent and limit, once it and the counter-free view of the
+        #: container's cgroups are mounted (`_commands_cgroup`; None: neither, so no recycling).
+        self._commands_cg: tuple[str, int] | None = None
         #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
         self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
@@ -1110,22 +1117,32 @@ class DockerBackend(SandboxBackend):
 
     async def _commands_cgroup(self, init: int) -> None:
         """Commands' memory in a cgroup of their own, the executor's reserve outside it (`_cmdcg`),
-        and the container's socket buffers capped (`_tcpmem`), before any command runs. Where the
-        host has no v1 memory hierarchy or is not root: none."""
+        the container's socket buffers capped (`_tcpmem`), and its cgroup tree shown to commands
+        as a copy of its limits without counters (`_cgview`), before any command runs. Where the
+        host has no v1 memory hierarchy or is not root: none (and no recycling: `reuse_blocker`)."""
         parent = await thread(lambda: container_memory_cgroup(init))
         if parent is None:
             return
         limit = self._memory - reserve_bytes(self._memory)
+        assert self._host_dir is not None
+        view = os.path.join(self._host_dir, f"cgroup-view-{len(self.recoveries)}")
         try:
             child = await thread(lambda: make_commands_cgroup(parent, limit, EXECUTOR_UID))
             # Socket buffers too (`_tcpmem`): the container's cgroup bounds the executor's and,
             # hierarchically, the commands' (whose own file the executor's uid owns).
             await thread(lambda: cap_socket_memory((parent, child), socket_memory_cap()))
+            await thread(lambda: build_view(init, view))
+            before = len(await thread(lambda: top_mounts(init, CGROUP_ROOT)))
         except OSError as exc:
             raise BackendUnavailableError(
-                f"could not make the commands' memory cgroup or cap the container's socket buffers in {parent}: {exc}"
+                f"could not make the commands' memory cgroup, cap the container's socket buffers in {parent} "
+                f"or copy its limits: {exc}"
             ) from exc
-        await thread(lambda: mount_commands_cgroup(init, child))
+        mounts = [commands_mount(child), view_mount(view)]
+        await thread(lambda: mount_into(init, mounts, "give the container's commands a memory cgroup of their own"))
+        await thread(lambda: check_commands_cgroup(init))
+        await thread(lambda: check_view(init, before))
+        self._commands_cg = (parent, limit)
 
     async def _cap_ptys(self, init: int) -> None:
         """A root host: the container's ptys from a devpts of at most 64 (`_ptys`), not the host's
@@ -1496,6 +1513,11 @@ class DockerBackend(SandboxBackend):
             return "the container was replaced during the task"
         if not self._protected:
             return "the executor's identity was not verified (protect_executor did not run or failed)"
+        if self._commands_cg is None:
+            return (
+                "the container's cgroup counters are not hidden from commands (no v1 memory hierarchy: "
+                "cgroup v2?): the next task would read what this one left there"
+            )
         return None
 
     async def protect_executor(self, timeout_s: float = _RESET_TIMEOUT) -> None:
@@ -1605,6 +1627,15 @@ class DockerBackend(SandboxBackend):
             isolation_word=hello_word(self._isolation),
             net_counters=self._net_counters,
         )
+        # No process of the task is left: its commands' cgroup goes, counters and all (`_cmdcg`).
+        assert self._commands_cg is not None  # reuse_blocker
+        parent, limit = self._commands_cg
+        host = self._executor_host_pid()
+        try:
+            renew_commands_cgroup(host, parent, limit, EXECUTOR_UID, socket_memory_cap())
+        except (OSError, BackendUnavailableError) as exc:
+            raise ResetError(f"could not give the next task a fresh commands' cgroup: {exc}") from exc
+        self._executor_host_pid()
         if self._net is not None:
             self._net.resume()
 

@@ -15,21 +15,30 @@ pipes, inodes), is charged there, and an OOM there chooses among commands only. 
 runners and helpers stay in the container's own cgroup, which the commands can no longer fill.
 Elsewhere (a non-root host, cgroup v2, whose "no internal processes" rule forbids a child next to
 the executor) the round 24 scores and sizes remain the defence.
+
+A reset makes the cgroup anew (`renew_commands_cgroup`, round 39): no v1 counter can be zeroed,
+and the next task on a recycled container must not read what the last one left in it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import time
 
-from sandbox.docker._detach import run_child
+from sandbox.docker._nsmount import NsMount, mount_into, top_mounts
+from sandbox.docker._tcpmem import cap_socket_memory
 from sandbox.errors import BackendUnavailableError
 
 __all__ = [
     "CHILD",
     "COMMANDS_CGROUP",
+    "check_commands_cgroup",
+    "commands_mount",
     "container_memory_cgroup",
     "make_commands_cgroup",
-    "mount_commands_cgroup",
+    "renew_commands_cgroup",
 ]
 
 #: Where the commands' cgroup directory shows in the container (``priv.c`` moves each command into
@@ -38,24 +47,6 @@ COMMANDS_CGROUP = "/.shellrt-cmds"
 #: The child cgroup's name (``priv.c`` checks ``/proc/self/cgroup`` ends with it).
 CHILD = "shellrt-cmds"
 _V1_MEMORY = "/sys/fs/cgroup/memory"
-
-#: Joins ``/proc/<pid>/ns/mnt`` and mounts there a clone of a host directory (open_tree before
-#: the join, move_mount after it: a plain bind cannot cross mount namespaces). In a child
-#: (`sandbox.docker._detach.run_child`): a threaded process cannot join a mount namespace.
-_CHILD_SCRIPT = """
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.syscall.restype = ctypes.c_long
-tree = libc.syscall(428, -100, sys.argv[2].encode(), 1 | 0o2000000)  # open_tree CLONE|CLOEXEC
-if tree < 0:
-    sys.exit("open_tree: " + os.strerror(ctypes.get_errno()))
-ns = os.open(sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
-if libc.setns(ns, 0x00020000) != 0:  # CLONE_NEWNS
-    sys.exit("setns: " + os.strerror(ctypes.get_errno()))
-if libc.syscall(429, tree, b"", -100, sys.argv[3].encode(), 4) != 0:  # move_mount F_EMPTY_PATH
-    sys.exit("move_mount: " + os.strerror(ctypes.get_errno()))
-"""
-
 
 def container_memory_cgroup(pid: int) -> str | None:
     """The v1 memory cgroup directory of the container whose init is ``pid`` (host view), or None
@@ -91,17 +82,41 @@ def make_commands_cgroup(parent: str, limit: int, owner: int) -> str:
     return child
 
 
-def mount_commands_cgroup(pid: int, child: str) -> None:
-    """Mount ``child`` at `COMMANDS_CGROUP` in the mount namespace of ``pid``, then check it is
-    there (fail closed: a command would otherwise run outside it)."""
-    proc = run_child(_CHILD_SCRIPT, f"/proc/{pid}/ns/mnt", child, COMMANDS_CGROUP)
-    if proc.returncode != 0:
-        raise BackendUnavailableError(
-            f"could not give the container's commands a memory cgroup of their own: {proc.stderr.strip()[-300:]}"
-        )
-    with open(f"/proc/{pid}/mountinfo", encoding="utf-8", errors="replace") as fh:
-        kinds = [line.split(" - ")[1].split()[0] for line in fh if line.split()[4:5] == [COMMANDS_CGROUP]]
-    if not kinds or kinds[-1] != "cgroup":
+def commands_mount(child: str, *, replace: bool = False) -> NsMount:
+    """``child``'s mount at `COMMANDS_CGROUP` (``replace``: over the previous task's, at a reset)."""
+    return NsMount(source=child, target=COMMANDS_CGROUP, replace=replace)
+
+
+def check_commands_cgroup(pid: int) -> None:
+    """`COMMANDS_CGROUP` in the mount namespace of ``pid`` is one cgroup mount, on top (fail
+    closed: a command would otherwise run outside it, or in the last task's)."""
+    kinds = [kind for kind, _ro in top_mounts(pid, COMMANDS_CGROUP)]
+    if not kinds or kinds[-1] != "cgroup" or kinds.count("cgroup") != 1:
         raise BackendUnavailableError(
             f"{COMMANDS_CGROUP} is not the commands' cgroup in the container ({kinds})"
         )
+
+
+def renew_commands_cgroup(pid: int, parent: str, limit: int, owner: int, tcp_cap: int) -> None:
+    """A reset's fresh commands' cgroup (round 39): the previous task's is emptied of its cached
+    pages and removed (its counters with it: none can be zeroed), a new one made as at the start
+    and mounted in its place. Blocking; ``OSError`` or `BackendUnavailableError` on any doubt (the
+    caller refuses the container). Only after a reset proved no command process is left."""
+    old = os.path.join(parent, CHILD)
+    # Best effort: the pages otherwise go to the parent.
+    with contextlib.suppress(OSError), open(os.path.join(old, "memory.force_empty"), "w", encoding="ascii") as fh:
+        fh.write("0")
+    deadline = time.monotonic() + 1.0
+    while True:
+        try:
+            os.rmdir(old)
+            break
+        except OSError as exc:
+            # EBUSY while a killed process is still leaving it.
+            if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+    child = make_commands_cgroup(parent, limit, owner)
+    cap_socket_memory((child,), tcp_cap)
+    mount_into(pid, [commands_mount(child, replace=True)], "give the next task's commands a fresh memory cgroup")
+    check_commands_cgroup(pid)

@@ -1,0 +1,83 @@
+"""Mount host directories into a running container's mount namespace, from the host (root).
+
+A plain bind cannot cross mount namespaces: each source is cloned with ``open_tree`` before the
+join and attached with ``move_mount`` after it, in a short-lived single-threaded child (a threaded
+process cannot join a mount namespace; `sandbox.docker._detach.run_child`). One child serves every
+mount of a step, so a container start or a reset pays one fork whatever it mounts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sandbox.docker._detach import run_child
+from sandbox.errors import BackendUnavailableError
+
+__all__ = ["NsMount", "mount_into", "top_mounts"]
+
+#: argv: the namespace, then per mount: source, target, "ro"|"rw", "replace"|"stack". Every tree
+#: is cloned (and made read-only where asked) before the join; "replace" detaches the target's top
+#: mount first (one that is there: a reset's previous one).
+_SCRIPT = """
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def fail(what):
+    sys.exit(what + ": " + os.strerror(ctypes.get_errno()))
+args = sys.argv[2:]
+plan = []
+for i in range(0, len(args), 4):
+    source, target, mode, how = args[i:i + 4]
+    tree = libc.syscall(428, -100, source.encode(), 1 | 0o2000000)  # open_tree CLONE|CLOEXEC
+    if tree < 0:
+        fail("open_tree " + source)
+    if mode == "ro":
+        attr = struct.pack("QQQQ", 1 | 2 | 4 | 8, 0, 0, 0)  # RDONLY NOSUID NODEV NOEXEC
+        if libc.syscall(442, tree, b"", 0x1000, attr, len(attr)) != 0:  # mount_setattr EMPTY_PATH
+            fail("mount_setattr " + source)
+    plan.append((tree, target, how))
+ns = os.open(sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
+if libc.setns(ns, 0x00020000) != 0:  # CLONE_NEWNS
+    fail("setns")
+for tree, target, how in plan:
+    if how == "replace" and libc.umount2(target.encode(), 2) != 0:  # MNT_DETACH
+        fail("umount2 " + target)
+    if libc.syscall(429, tree, b"", -100, target.encode(), 4) != 0:  # move_mount F_EMPTY_PATH
+        fail("move_mount " + target)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class NsMount:
+    """One host directory to show at ``target`` in the container."""
+
+    source: str
+    target: str
+    read_only: bool = False
+    #: Detach the mount now on top of ``target`` first (a reset's fresh cgroup over the last one).
+    replace: bool = False
+
+
+def mount_into(pid: int, mounts: list[NsMount], why: str) -> None:
+    """Mount each of ``mounts`` in the mount namespace of ``pid``; `BackendUnavailableError`
+    naming ``why`` if any step fails (fail closed: the caller checks what is on top after)."""
+    if not mounts:
+        return
+    argv: list[str] = []
+    for m in mounts:
+        argv += [m.source, m.target, "ro" if m.read_only else "rw", "replace" if m.replace else "stack"]
+    proc = run_child(_SCRIPT, f"/proc/{pid}/ns/mnt", *argv)
+    if proc.returncode != 0:
+        raise BackendUnavailableError(f"could not {why}: {proc.stderr.strip()[-300:]}")
+
+
+def top_mounts(pid: int, target: str) -> list[tuple[str, bool]]:
+    """The mounts at ``target`` in the mount namespace of ``pid``, oldest first: (fs type,
+    read-only per mount)."""
+    found: list[tuple[str, bool]] = []
+    with open(f"/proc/{pid}/mountinfo", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            fields = line.split()
+            if fields[4:5] == [target] and " - " in line:
+                found.append((line.split(" - ")[1].split()[0], "ro" in fields[5].split(",")))
+    return found
