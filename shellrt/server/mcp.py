@@ -136,15 +136,23 @@ def _error_result(message: str) -> mt.CallToolResult:
     return mt.CallToolResult(content=[mt.TextContent(type="text", text=message)], is_error=True)
 
 
+#: A progress message is one status line: at most this many characters reach the client.
+_PROGRESS_CHARS = 1000
+
+
 def _describe_progress(event: ProgressEvent) -> str:
     """The progress message a client shows its user: the command's output line with its controls
-    escaped (it may set the clipboard, rewrite the line or reorder text, as on a terminal)."""
-    parts = [event.message or f"{event.tool_name} running"]
+    escaped (it may set the clipboard, rewrite the line or reorder text, as on a terminal).
+
+    One line of at most `_PROGRESS_CHARS`: a tool's own message is not ours to trust for size (an
+    external MCP server's went on whole, 2 MB a notification to every client: round 39)."""
+    parts = [(event.message or f"{event.tool_name} running")[:_PROGRESS_CHARS]]
     if event.bytes_so_far:
         parts.append(f"{event.bytes_so_far:,} bytes of output")
     if event.last_lines:
         parts.append(f"last line: {event.last_lines[-1][:200]}")
-    return for_person("; ".join(parts))
+    shown = for_person("; ".join(parts), one_line=True)
+    return shown if len(shown) <= _PROGRESS_CHARS else shown[: _PROGRESS_CHARS - 1] + "…"
 
 
 class McpToolServer:

@@ -29,7 +29,10 @@ def mcp_http_client(url: str, headers: dict[str, str]) -> Any:
     """The SDK's client (its recommended timeouts) sending ``headers`` to ``url``'s origin only."""
     from mcp.shared._httpx_utils import create_mcp_http_client
 
+    from shellrt.tools.mcp._http_bounds import bound_answers
+
     client = create_mcp_http_client(headers=headers or None)
+    bound_answers(client)  # its answers: no longer than a stdio server's line (round 39)
     if not headers:
         return client
     home = origin_of(url)

@@ -55,6 +55,8 @@ __all__ = [
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 #: Characters of a server's tool title shown to people (in the tool's name for them).
 TITLE_CHARS = 120
+#: Characters of an external server's progress message passed on (a status line, not a payload).
+_PROGRESS_MESSAGE_CHARS = 1000
 
 
 def proxy_tool_name(server: str, tool: str) -> str:
@@ -319,9 +321,11 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         started = anyio.current_time()
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
+            # The server's message is one status line to us: cut here, so no sink of the
+            # session's progress holds (or forwards) megabytes a notification (round 39).
             ctx.report(
                 self.name,
-                message or "",
+                (message or "")[:_PROGRESS_MESSAGE_CHARS],
                 progress=progress,
                 total=total,
                 elapsed_s=anyio.current_time() - started,

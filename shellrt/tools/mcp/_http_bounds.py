@@ -1,0 +1,84 @@
+"""A remote MCP server's answers, bounded as a stdio server's lines are.
+
+The SDK reads an ``application/json`` answer with ``response.aread()``: the whole body into
+memory, however long, before parsing it (round 39: 160 MiB read whole, and an endless body grew
+the process without end). A stdio server's line stops at `MAX_LINE_BYTES` and an SSE event at
+the SDK's 1 MiB; an answer that is not an event stream now stops at the same 64 MiB. Compressed
+answers are not asked for (``Accept-Encoding: identity``) and refused when sent anyway: a bound on
+the bytes received says nothing of what a gzip or brotli body decodes to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+
+from shellrt.tools.mcp._stdio import MAX_LINE_BYTES
+
+__all__ = ["AnswerTooLong", "bound_answers"]
+
+
+class AnswerTooLong(httpx2.StreamError):
+    """Raised while an MCP server's answer is read, once it passes the bound or arrives
+    compressed; the SDK turns it into the request's error (its parse error)."""
+
+
+class _Bounded(httpx2.AsyncByteStream):
+    """``inner``'s bytes, raising `AnswerTooLong` once more than ``limit`` arrived."""
+
+    def __init__(self, inner: Any, limit: int, url: str) -> None:
+        self._inner, self._limit, self._url = inner, limit, url
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self._inner:
+            seen += len(chunk)
+            if seen > self._limit:
+                raise AnswerTooLong(
+                    f"the MCP server at {self._url} sent an answer longer than shellrt takes ({self._limit:,} "
+                    "bytes); it was not read further. Ask its owner to send large results as a resource "
+                    "or in pages"
+                )
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _Refused(httpx2.AsyncByteStream):
+    """No bytes: a compressed answer (its size once decoded is unknown) is refused."""
+
+    def __init__(self, inner: Any, encoding: str, url: str) -> None:
+        self._inner, self._encoding, self._url = inner, encoding, url
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        raise AnswerTooLong(
+            f"the MCP server at {self._url} sent a {self._encoding!r}-compressed answer though shellrt asks "
+            "for none (what it decodes to is unbounded); configure it to send uncompressed answers"
+        )
+        yield b""  # pragma: no cover  (an async generator)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def bound_answers(client: httpx2.AsyncClient, limit: int = MAX_LINE_BYTES) -> None:
+    """Make ``client`` ask for uncompressed answers and read at most ``limit`` bytes of each one
+    that is not an event stream (the SDK bounds each event of those)."""
+    client.headers["Accept-Encoding"] = "identity"
+
+    async def bound(response: httpx2.Response) -> None:
+        url = str(response.request.url)
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            del response.headers["content-encoding"]  # httpx must not decode what is never read
+            response.stream = _Refused(response.stream, encoding, url)
+            return
+        if not response.headers.get("content-type", "").lower().startswith("text/event-stream"):
+            response.stream = _Bounded(response.stream, limit, url)
+
+    hooks = dict(client.event_hooks)
+    hooks["response"] = [*hooks.get("response", []), bound]
+    client.event_hooks = hooks
