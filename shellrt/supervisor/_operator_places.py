@@ -17,7 +17,15 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["PathPrograms", "env_key", "operator_places", "path_programs", "path_word", "relative_path_entries"]
+__all__ = [
+    "PathPrograms",
+    "env_key",
+    "operator_places",
+    "path_programs",
+    "path_word",
+    "project_path_dirs",
+    "relative_path_entries",
+]
 
 #: Variables naming a directory -> the home directory they replace (its guarded names apply there).
 _DIRS: dict[str, str] = {
@@ -40,6 +48,11 @@ _DIRS: dict[str, str] = {
     "ASDF_DATA_DIR": ".asdf",
     "SDKMAN_DIR": ".sdkman",
     "GOPATH": "go",  # a list: each entry's bin/ is where `go install` puts programs
+    # round 39: where `gem install` puts gems every later `require` activates (the highest version
+    # wins) and their programs; local::lib's root (its lib/perl5 is on PERL5LIB)
+    "GEM_HOME": ".gem",
+    "GEM_PATH": ".gem",
+    "PERL_LOCAL_LIB_ROOT": "perl5",
 }
 #: Variables naming files a program loads at start (``:``-lists where the program reads one).
 _FILES = (
@@ -65,8 +78,10 @@ _FILES = (
     "SCREENRC",
 )
 #: Variables that are ``:``-separated lists.
-_LISTS = frozenset({"PATH", "GOPATH", "KUBECONFIG"})
-_NAMES = ("PATH", *_DIRS, *_FILES)
+_LISTS = frozenset({"PATH", "PYTHONPATH", "GOPATH", "GEM_PATH", "KUBECONFIG"})
+_NAMES = ("PATH", "PYTHONPATH", *_DIRS, *_FILES)
+#: Variables naming the project's own PATH (`project_path_dirs`): part of `env_key`.
+_PROJECT_NAMES = ("VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR")
 #: Entries looked at in all (a ``PATH`` of thousands of entries costs no more).
 _ENTRIES = 256
 #: Names `path_programs` lists in all (a system's PATH holds a few thousand).
@@ -127,9 +142,25 @@ def relative_path_entries() -> tuple[tuple[int, str], ...]:
     return tuple(found)
 
 
+def project_path_dirs(real: Callable[[str], str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """(The ``bin/`` of the environment the operator activated -- ``$VIRTUAL_ENV``, ``$CONDA_PREFIX``
+    --, the directories direnv loaded an ``.envrc`` for -- ``$DIRENV_DIR`` --), real paths by ``real``.
+    Why (red team round 39 trust2): every other ``PATH`` directory in the workspace is guarded whole,
+    as ``~/bin`` is (a new name there -- ``sl``, ``gti``, ``git-comit`` that ``git comit`` runs -- is
+    what the operator's next typo runs, in every shell); these are the project's own PATH, present
+    only while the operator works in it, where ``pip install`` adds entry points (round 38's judgement)."""
+    envs = frozenset(
+        real(os.path.join(value, "bin"))
+        for value in (os.environ.get(name, "") for name in ("VIRTUAL_ENV", "CONDA_PREFIX"))
+        if os.path.isabs(value) and "$" not in value
+    )
+    direnv = os.environ.get("DIRENV_DIR", "").removeprefix("-")
+    return envs, ((real(direnv),) if os.path.isabs(direnv) else ())
+
+
 def env_key() -> str:
     """What `operator_places` depends on: a cache of it is stale when this changed."""
-    return "\0".join(os.environ.get(name, "") for name in _NAMES)
+    return "\0".join(os.environ.get(name, "") for name in (*_NAMES, *_PROJECT_NAMES))
 
 
 def operator_places(real: Callable[[str], str]) -> list[tuple[str, str, str | None]]:
