@@ -412,7 +412,7 @@ def _shadows_a_module(rest: str, name: str) -> bool:
     ``sitecustomize.py`` in a dotfiles repository's ``python/`` on it runs in every Python the
     operator starts (shellrt's next start included). A new name stays the project's own, imported by
     choosing it, as on PATH."""
-    linked_places()
+    _fresh_places()
     top = next((d for d in _PYTHONPATH_DIRS[0] if rest == d or rest.startswith(d + "/")), None)
     if top is None:
         return True  # fail closed: which module it is is not known
@@ -432,8 +432,23 @@ def _path_whole() -> frozenset[str]:
     the operator's next typo (``sl``, ``gti``), a program not installed yet (``python`` beside
     ``python3``), ``git comit`` (git runs ``git-comit`` from PATH), a credential helper the git or
     docker config names but the host lacks all run it, in every shell, outside the project."""
-    linked_places()
+    _fresh_places()
     return _PATH_WHOLE[0]
+
+
+def _fresh_places() -> None:
+    """`linked_places` when what `_PATH_WHOLE` and `_PYTHONPATH_DIRS` came from may have changed: the
+    map older than a second, or a variable they are read from. Cheaper than its full key (~30
+    variables): this is asked once per file of such a directory (a home's 30 PATH programs cost
+    ~10 ms a guard's start through `linked_places`' key)."""
+    key = "\0".join(os.environ.get(n, "") for n in ("HOME", "PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR"))
+    if not (_LINKED_CACHE and time.monotonic() - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _PLACES_KEY[0] == key):
+        linked_places()
+        _PLACES_KEY[0] = key
+
+
+#: The variables `_fresh_places` last refreshed the map for.
+_PLACES_KEY = [""]
 
 
 class _Programs(NamedTuple):
