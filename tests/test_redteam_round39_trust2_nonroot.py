@@ -13,7 +13,7 @@ import shutil
 from tests import _nonroot
 from tests.conftest import require
 
-_FILES = ("homeplaces", "pathnames", "modulepaths", "rcruns")
+_FILES = ("homeplaces", "pathnames", "modulepaths", "rcruns", "tildepath")
 
 
 def test_the_round_39_trust2_attacks_fail_for_an_unprivileged_caller() -> None:

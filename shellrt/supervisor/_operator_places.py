@@ -21,6 +21,7 @@ __all__ = [
     "PathPrograms",
     "env_key",
     "operator_places",
+    "path_entries",
     "path_programs",
     "path_word",
     "project_path_dirs",
@@ -110,7 +111,7 @@ def path_programs(real: Callable[[str], str]) -> PathPrograms:
     places: dict[str, set[str]] = {}
     first: dict[str, int] = {}
     count = 0
-    for index, entry in enumerate(os.environ.get("PATH", "").split(":")[:_ENTRIES]):
+    for index, entry in enumerate(path_entries()):
         if not os.path.isabs(entry) or "$" in entry:
             continue
         place = real(entry)
@@ -127,6 +128,15 @@ def path_programs(real: Callable[[str], str]) -> PathPrograms:
     return PathPrograms(places, first, True)
 
 
+def path_entries() -> list[str]:
+    """The operator's ``PATH`` entries (the first `_ENTRIES`), a leading ``~`` expanded as bash does
+    when it searches them. Why (red team round 39 trust2): ``export PATH="~/dotfiles/bin:$PATH"`` (the
+    tilde quoted) works in bash, whose search expands it; read as written it was a relative entry
+    naming ``<any directory>/~/dotfiles/bin``, and the real directory's plants were kept."""
+    entries = os.environ.get("PATH", "").split(":")[:_ENTRIES]
+    return [os.path.expanduser(e) if e.startswith("~") and "$" not in e else e for e in entries]
+
+
 def relative_path_entries() -> tuple[tuple[int, str], ...]:
     """(index in ``PATH``, the entry normalised: ``.`` for the directory itself) of each relative
     entry of the operator's ``PATH``. Why (round 38 review4): an empty entry (``PATH=:/usr/bin``, a
@@ -134,7 +144,7 @@ def relative_path_entries() -> tuple[tuple[int, str], ...]:
     a program there shadows one later in ``PATH`` wherever the operator runs it, so every directory of
     the workspace holds such a place. A ``..`` names a directory of some directory too: dropped."""
     found: list[tuple[int, str]] = []
-    for index, entry in enumerate(os.environ.get("PATH", "").split(":")[:_ENTRIES]):
+    for index, entry in enumerate(path_entries()):
         if os.path.isabs(entry) or "$" in entry or "`" in entry:
             continue
         parts = [p for p in os.path.normpath(entry or ".").split("/") if p not in ("", ".", "..")]
@@ -172,7 +182,9 @@ def operator_places(real: Callable[[str], str]) -> list[tuple[str, str, str | No
         value = os.environ.get(name, "")
         # Bounded per variable (round 38 review4: a bound in all, PATH first, let a PATH of 256
         # entries hide PYTHONSTARTUP, BASH_ENV, CARGO_HOME...): ~30 variables, 256 entries each.
-        for entry in (value.split(":") if name in _LISTS else [value])[:_ENTRIES]:
+        listed = value.split(":") if name in _LISTS else [value]
+        entries = path_entries() if name == "PATH" else listed[:_ENTRIES]
+        for entry in entries:
             if not os.path.isabs(entry) or "$" in entry or "`" in entry:
                 continue
             found.append((real(entry), name, _DIRS.get(name)))
