@@ -55,6 +55,8 @@ def test_a_flooded_path_directory_still_guards_a_shadowing_name(tmp_path: Path, 
     venv_bin = ws / ".venv" / "bin"
     venv_bin.mkdir(parents=True)
     monkeypatch.setenv("PATH", f"{venv_bin}:{os.environ['PATH']}")
+    # The activated venv (round 39 trust2: any other PATH directory is guarded whole, flood or not).
+    monkeypatch.setenv("VIRTUAL_ENV", str(ws / ".venv"))
     command = (
         "python3 -c \"import os\nfor i in range(70000): open('.venv/bin/e%05d' % i, 'w').close()\n"
         "open('.venv/bin/g' + 'it', 'w').write('#!/bin/sh')\" && echo planted"

@@ -32,11 +32,11 @@ NAMED = {
     "INPUTRC": ("dot/inputrc", "dot/inputrc"),
 }
 #: Plants in a directory on the operator's PATH (and a colon list's second entry).
-ON_PATH = ["tools/bin/git", "tools/sbin/ls"]
+ON_PATH = ["tools/bin/git", "tools/sbin/ls", "tools/bin/r38-new-entry-point"]
 KUBE = ["dot/kube/a.yaml", "dot/kube/b.yaml"]
-#: Kept: a new name in a PATH directory (an entry point ``pip install`` adds to an activated venv's
-#: ``bin/``: the project's own, run by choosing it) and files no program loads.
-KEPT = ["src/main.py", "dot/README.md", "tools/cargo/registry/cache/x.crate", "tools/bin/r38-new-entry-point"]
+#: Kept: files no program loads. (A new name in a PATH directory is guarded since round 39 trust2:
+#: the operator's next typo runs it; only an activated venv's ``bin/`` keeps ``pip install``'s.)
+KEPT = ["src/main.py", "dot/README.md", "tools/cargo/registry/cache/x.crate"]
 
 
 def test_what_the_operators_environment_names_is_guarded(
@@ -74,5 +74,5 @@ def test_a_place_inside_another_is_judged_by_its_own_name(
     monkeypatch.setenv("CARGO_HOME", str(ws / "cargo"))
     assert protected_reason(ws / "cargo" / "bin" / "git")
     assert protected_reason(ws / "ls")
-    assert not protected_reason(ws / "r38-new-entry-point")
+    assert protected_reason(ws / "r38-new-entry-point")  # round 39 trust2: a new name on PATH too
     assert not protected_reason(ws / "cargo" / "registry" / "x.crate")

@@ -17,7 +17,16 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["PathPrograms", "env_key", "operator_places", "path_programs", "path_word", "relative_path_entries"]
+__all__ = [
+    "PathPrograms",
+    "env_key",
+    "operator_places",
+    "path_entries",
+    "path_programs",
+    "path_word",
+    "project_path_dirs",
+    "relative_path_entries",
+]
 
 #: Variables naming a directory -> the home directory they replace (its guarded names apply there).
 _DIRS: dict[str, str] = {
@@ -40,6 +49,11 @@ _DIRS: dict[str, str] = {
     "ASDF_DATA_DIR": ".asdf",
     "SDKMAN_DIR": ".sdkman",
     "GOPATH": "go",  # a list: each entry's bin/ is where `go install` puts programs
+    # round 39: where `gem install` puts gems every later `require` activates (the highest version
+    # wins) and their programs; local::lib's root (its lib/perl5 is on PERL5LIB)
+    "GEM_HOME": ".gem",
+    "GEM_PATH": ".gem",
+    "PERL_LOCAL_LIB_ROOT": "perl5",
 }
 #: Variables naming files a program loads at start (``:``-lists where the program reads one).
 _FILES = (
@@ -65,8 +79,10 @@ _FILES = (
     "SCREENRC",
 )
 #: Variables that are ``:``-separated lists.
-_LISTS = frozenset({"PATH", "GOPATH", "KUBECONFIG"})
-_NAMES = ("PATH", *_DIRS, *_FILES)
+_LISTS = frozenset({"PATH", "PYTHONPATH", "GOPATH", "GEM_PATH", "KUBECONFIG"})
+_NAMES = ("PATH", "PYTHONPATH", *_DIRS, *_FILES)
+#: Variables naming the project's own PATH (`project_path_dirs`): part of `env_key`.
+_PROJECT_NAMES = ("VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR")
 #: Entries looked at in all (a ``PATH`` of thousands of entries costs no more).
 _ENTRIES = 256
 #: Names `path_programs` lists in all (a system's PATH holds a few thousand).
@@ -95,7 +111,7 @@ def path_programs(real: Callable[[str], str]) -> PathPrograms:
     places: dict[str, set[str]] = {}
     first: dict[str, int] = {}
     count = 0
-    for index, entry in enumerate(os.environ.get("PATH", "").split(":")[:_ENTRIES]):
+    for index, entry in enumerate(path_entries()):
         if not os.path.isabs(entry) or "$" in entry:
             continue
         place = real(entry)
@@ -112,6 +128,15 @@ def path_programs(real: Callable[[str], str]) -> PathPrograms:
     return PathPrograms(places, first, True)
 
 
+def path_entries() -> list[str]:
+    """The operator's ``PATH`` entries (the first `_ENTRIES`), a leading ``~`` expanded as bash does
+    when it searches them. Why (red team round 39 trust2): ``export PATH="~/dotfiles/bin:$PATH"`` (the
+    tilde quoted) works in bash, whose search expands it; read as written it was a relative entry
+    naming ``<any directory>/~/dotfiles/bin``, and the real directory's plants were kept."""
+    entries = os.environ.get("PATH", "").split(":")[:_ENTRIES]
+    return [os.path.expanduser(e) if e.startswith("~") and "$" not in e else e for e in entries]
+
+
 def relative_path_entries() -> tuple[tuple[int, str], ...]:
     """(index in ``PATH``, the entry normalised: ``.`` for the directory itself) of each relative
     entry of the operator's ``PATH``. Why (round 38 review4): an empty entry (``PATH=:/usr/bin``, a
@@ -119,7 +144,7 @@ def relative_path_entries() -> tuple[tuple[int, str], ...]:
     a program there shadows one later in ``PATH`` wherever the operator runs it, so every directory of
     the workspace holds such a place. A ``..`` names a directory of some directory too: dropped."""
     found: list[tuple[int, str]] = []
-    for index, entry in enumerate(os.environ.get("PATH", "").split(":")[:_ENTRIES]):
+    for index, entry in enumerate(path_entries()):
         if os.path.isabs(entry) or "$" in entry or "`" in entry:
             continue
         parts = [p for p in os.path.normpath(entry or ".").split("/") if p not in ("", ".", "..")]
@@ -127,9 +152,25 @@ def relative_path_entries() -> tuple[tuple[int, str], ...]:
     return tuple(found)
 
 
+def project_path_dirs(real: Callable[[str], str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """(The ``bin/`` of the environment the operator activated -- ``$VIRTUAL_ENV``, ``$CONDA_PREFIX``
+    --, the directories direnv loaded an ``.envrc`` for -- ``$DIRENV_DIR`` --), real paths by ``real``.
+    Why (red team round 39 trust2): every other ``PATH`` directory in the workspace is guarded whole,
+    as ``~/bin`` is (a new name there -- ``sl``, ``gti``, ``git-comit`` that ``git comit`` runs -- is
+    what the operator's next typo runs, in every shell); these are the project's own PATH, present
+    only while the operator works in it, where ``pip install`` adds entry points (round 38's judgement)."""
+    envs = frozenset(
+        real(os.path.join(value, "bin"))
+        for value in (os.environ.get(name, "") for name in ("VIRTUAL_ENV", "CONDA_PREFIX"))
+        if os.path.isabs(value) and "$" not in value
+    )
+    direnv = os.environ.get("DIRENV_DIR", "").removeprefix("-")
+    return envs, ((real(direnv),) if os.path.isabs(direnv) else ())
+
+
 def env_key() -> str:
     """What `operator_places` depends on: a cache of it is stale when this changed."""
-    return "\0".join(os.environ.get(name, "") for name in _NAMES)
+    return "\0".join(os.environ.get(name, "") for name in (*_NAMES, *_PROJECT_NAMES))
 
 
 def operator_places(real: Callable[[str], str]) -> list[tuple[str, str, str | None]]:
@@ -141,7 +182,9 @@ def operator_places(real: Callable[[str], str]) -> list[tuple[str, str, str | No
         value = os.environ.get(name, "")
         # Bounded per variable (round 38 review4: a bound in all, PATH first, let a PATH of 256
         # entries hide PYTHONSTARTUP, BASH_ENV, CARGO_HOME...): ~30 variables, 256 entries each.
-        for entry in (value.split(":") if name in _LISTS else [value])[:_ENTRIES]:
+        listed = value.split(":") if name in _LISTS else [value]
+        entries = path_entries() if name == "PATH" else listed[:_ENTRIES]
+        for entry in entries:
             if not os.path.isabs(entry) or "$" in entry or "`" in entry:
                 continue
             found.append((real(entry), name, _DIRS.get(name)))

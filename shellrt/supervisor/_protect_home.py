@@ -233,6 +233,11 @@ HOME_TREES = frozenset(
         ".local/share/uv/python",
         ".local/pipx",
         ".local/share/pipx",
+        # round 39: gems `gem install --user-install` puts where every later `require` activates the
+        # highest version, and local::lib's root (`cpanm`'s modules, on PERL5LIB)
+        ".gem",
+        ".local/share/gem",
+        "perl5",
     }
 )
 #: Files a tree's own program writes as it is used (no code): not protected below that tree.
@@ -278,6 +283,9 @@ ENV_FILE = ".(a file your environment names)"
 #: The name a program or script the operator's git or ssh config names by its path stands for.
 CONFIG_PROGRAM = ".(a program your git or ssh config names)"
 _PATH_DIR_FOLDED = fold_path(PATH_DIR)
+#: The name a directory on the operator's ``PYTHONPATH`` stands for, its real path after it (round 39).
+PYTHONPATH_DIR = ".(a directory on your PYTHONPATH)"
+_PYTHONPATH_DIR_FOLDED = fold_path(PYTHONPATH_DIR)
 _CONFIG_PROGRAM_FOLDED = fold_path(CONFIG_PROGRAM)
 _ENV_FILE_FOLDED = fold_path(ENV_FILE)
 
@@ -314,8 +322,11 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         names = [*(below.split("/") if below else ()), name]
         components = pattern.split(_PATTERN_SEP)
         return len(names) == len(components) and all(map(fnmatch.fnmatchcase, names, components))
-    if rel_dir.startswith(_PATH_DIR_FOLDED + _PATTERN_SEP):  # shadowing a program on PATH (round 38)
-        return _shadows_on_path(rel_dir[len(_PATH_DIR_FOLDED) + 1 :], name)
+    if rel_dir.startswith(_PYTHONPATH_DIR_FOLDED + _PATTERN_SEP):  # a module on PYTHONPATH (round 39)
+        return _shadows_a_module(rel_dir[len(_PYTHONPATH_DIR_FOLDED) + 1 :], name)
+    if rel_dir.startswith(_PATH_DIR_FOLDED + _PATTERN_SEP):  # a program on PATH (rounds 38, 39)
+        own = rel_dir[len(_PATH_DIR_FOLDED) + 1 :]
+        return own in _path_whole() or _shadows_on_path(own, name)
     if rel in (_ENV_FILE_FOLDED, _CONFIG_PROGRAM_FOLDED):
         return True  # a file a start-up variable, or a git or ssh config, names (round 38)
     if rel == _GIT_TEMPLATE_FOLDED or rel_dir == _GIT_TEMPLATE_FOLDED or rel_dir.startswith(_GIT_TEMPLATE_FOLDED + "/"):
@@ -348,7 +359,96 @@ def linked_places() -> dict[str, str]:
 
     _LINKED_CACHE[:] = [(now, home, xdg, found)]
     _RELATIVE_TEMPLATES[:] = [tuple(fold_path(v) for v in relative_template_dirs())]
+    from shellrt.supervisor._operator_places import project_path_dirs
+
+    envs, direnv = project_path_dirs(os.path.realpath)
+    _PYTHONPATH_DIRS[:] = [
+        frozenset(fold_path(real) for real, rel in found.items() if rel == f"{PYTHONPATH_DIR}{_PATTERN_SEP}{real}")
+    ]
+    _PATH_WHOLE[:] = [
+        frozenset(
+            fold_path(real)
+            for real, rel in found.items()
+            if rel == f"{PATH_DIR}{_PATTERN_SEP}{real}"
+            and real not in envs
+            and not any(real == d or real.startswith(d.rstrip("/") + "/") for d in direnv)
+        )
+    ]
     return found
+
+
+#: The operator's ``PYTHONPATH`` directories (folded real paths), read with `linked_places`.
+_PYTHONPATH_DIRS: list[frozenset[str]] = [frozenset()]
+#: `_module_names` as last read (monotonic time, PYTHONPATH, the names).
+_MODULES_CACHE: list[tuple[float, str, frozenset[str]]] = []
+
+
+def _module_names() -> frozenset[str]:
+    """The folded top-level module names Python finds past ``PYTHONPATH``: the standard library's,
+    ``sitecustomize``/``usercustomize`` (``site`` imports them at every start) and every name in
+    shellrt's interpreter's other ``sys.path`` directories (its site-packages). Read at most once a
+    second, only when a file of a workspace ``PYTHONPATH`` directory is judged (~1 ms)."""
+    import sys
+
+    now, value = time.monotonic(), os.environ.get("PYTHONPATH", "")
+    if _MODULES_CACHE and now - _MODULES_CACHE[0][0] < _LINKED_TTL_S and _MODULES_CACHE[0][1] == value:
+        return _MODULES_CACHE[0][2]
+    names = {fold_name(n) for n in sys.stdlib_module_names} | {"sitecustomize", "usercustomize"}
+    skip = {os.path.realpath(e) for e in value.split(":") if e}
+    for entry in sys.path:
+        if not entry or os.path.realpath(entry) in skip:
+            continue
+        with contextlib.suppress(OSError), os.scandir(entry) as found:
+            names.update(fold_name(item.name.split(".")[0]) for item in found)
+    _MODULES_CACHE[:] = [(now, value, frozenset(names))]
+    return _MODULES_CACHE[0][2]
+
+
+def _shadows_a_module(rest: str, name: str) -> bool:
+    """Whether file ``name`` of folded ``rest`` (a ``PYTHONPATH`` directory's real path, then the
+    directories below it) belongs to a top-level module Python would find later (`_module_names`).
+    Why (red team round 39 trust2): ``PYTHONPATH`` comes before the standard library and
+    site-packages on every ``sys.path``: a ``json.py``, ``subprocess/__init__.py`` or
+    ``sitecustomize.py`` in a dotfiles repository's ``python/`` on it runs in every Python the
+    operator starts (shellrt's next start included). A new name stays the project's own, imported by
+    choosing it, as on PATH."""
+    _fresh_places()
+    top = next((d for d in _PYTHONPATH_DIRS[0] if rest == d or rest.startswith(d + "/")), None)
+    if top is None:
+        return True  # fail closed: which module it is is not known
+    module = name.split(".")[0] if rest == top else rest[len(top) + 1 :].split("/")[0]
+    return module in _module_names()
+
+
+#: The operator's absolute ``PATH`` directories guarded whole (folded real paths), read with
+#: `linked_places`: all but the project's own (`_operator_places.project_path_dirs`), whose files
+#: count only when they shadow a program (round 38).
+_PATH_WHOLE: list[frozenset[str]] = [frozenset()]
+
+
+def _path_whole() -> frozenset[str]:
+    """`_PATH_WHOLE`, refreshed as `linked_places` is. Why (red team round 39 trust2): a new name in
+    a directory on the operator's PATH was kept (round 38: "the project's own, run by choosing it");
+    the operator's next typo (``sl``, ``gti``), a program not installed yet (``python`` beside
+    ``python3``), ``git comit`` (git runs ``git-comit`` from PATH), a credential helper the git or
+    docker config names but the host lacks all run it, in every shell, outside the project."""
+    _fresh_places()
+    return _PATH_WHOLE[0]
+
+
+def _fresh_places() -> None:
+    """`linked_places` when what `_PATH_WHOLE` and `_PYTHONPATH_DIRS` came from may have changed: the
+    map older than a second, or a variable they are read from. Cheaper than its full key (~30
+    variables): this is asked once per file of such a directory (a home's 30 PATH programs cost
+    ~10 ms a guard's start through `linked_places`' key)."""
+    key = "\0".join(os.environ.get(n, "") for n in ("HOME", "PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR"))
+    if not (_LINKED_CACHE and time.monotonic() - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _PLACES_KEY[0] == key):
+        linked_places()
+        _PLACES_KEY[0] = key
+
+
+#: The variables `_fresh_places` last refreshed the map for.
+_PLACES_KEY = [""]
 
 
 class _Programs(NamedTuple):
@@ -483,6 +583,9 @@ def _linked_places() -> dict[str, str]:
     for real, variable, replaced in operator_places(bounds.real):
         # A PATH directory's name carries its real path: a program there shadows one elsewhere.
         path_dir = f"{PATH_DIR}{_PATTERN_SEP}{real}"
+        if variable == "PYTHONPATH":
+            found.setdefault(real, f"{PYTHONPATH_DIR}{_PATTERN_SEP}{real}")
+            continue
         found.setdefault(real, replaced or (path_dir if variable == "PATH" else ENV_FILE))
 
     for program in operator_config_programs():  # core.pager, credential.helper… by path (round 38)
@@ -666,6 +769,16 @@ _SOURCED = re.compile(
     re.MULTILINE,
 )
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
+#: A word in a command's place that is a path (``/``, ``~/``, ``$NAME/``, ``${NAME}/``): a program a
+#: shell start-up file runs by its path -- at a line start, after ``;``, ``&``, ``|``, ``{``, ``(``
+#: (``$(``, ``<(``), a backquote, ``then``/``do``/``else``, ``eval``/``exec``/``command``; blanks only
+#: between (round 39 trust2: ``eval "$(~/dotfiles/bin/prompt init bash)"`` runs it at every shell start).
+_RUNS = re.compile(
+    r"""(?:^|[;&|{(`]|\b(?:then|do|else|eval|exec|command)\b)[ \t]*["']?((?:~|\$\{?[A-Za-z_]\w*\}?)?/[^\s;&|()"'`<>]*)""",
+    re.MULTILINE,
+)
+#: Marks a word `_sourced_words` gives as a program run, not a file sourced: guarded, not read.
+_RUN_MARK = "\0"
 #: How deep sourced files are followed (a file sourcing a file …).
 _SOURCE_DEPTH = 8
 #: A start-up file's own variables (round 37): ``NAME=value``, ``export NAME=value`` at a line start.
@@ -750,6 +863,9 @@ def _rc_sourced(home: str) -> list[tuple[str, str]]:
         for word in _sourced_words(content.decode("utf-8", "replace"), kind, home, bounds):
             if len(found) >= _NAMED_FILES:  # the file naming more is guarded itself (round 36 review2)
                 return found
+            if word.startswith(_RUN_MARK):  # a program it runs: guarded as the file, not read as one
+                found.append((bounds.real(word[1:]), rc))
+                continue
             if not _GLOB_MAGIC.search(word):
                 found.append((bounds.real(word), rc))
                 if depth < _SOURCE_DEPTH:
@@ -792,7 +908,7 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
     if kind == "lua":
         yield from (w for w in (_expand(raw, known) for raw in _lua_loads(text, known)) if w)
         return
-    streams = (_ASSIGN.finditer(text), _FOR.finditer(text), _SOURCED.finditer(text))
+    streams = (_ASSIGN.finditer(text), _FOR.finditer(text), _SOURCED.finditer(text), _RUNS.finditer(text))
     for match in _in_order(streams):
         if match.re is _ASSIGN:
             value = _expand(match.group(2), known, absolute=False)
@@ -817,6 +933,10 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
                 loops.pop(match.group(1), None)
             else:
                 loops[match.group(1)] = words
+        elif match.re is _RUNS:  # a program the start-up file runs by its path (round 39)
+            expanded = _expand(match.group(1), known)
+            if expanded and not _GLOB_MAGIC.search(expanded):
+                yield _RUN_MARK + expanded
         else:
             word = _unquote(match.group(1))
             loop = _VAR.fullmatch(word)
@@ -1004,27 +1124,38 @@ class HomeNames:
         rel_dir, _, name = rel.rpartition("/")
         return _protects(rel_dir, name, is_link=False)
 
-    def relative(self, directory: str) -> str | None:
-        """``directory`` relative to the home it is in (``""`` for the home itself), else None;
-        a match of the folded names gives the folded rest."""
+    def relatives(self, directory: str) -> tuple[str, ...]:
+        """The home-relative names of ``directory``: by the home it is in (``""`` for the home
+        itself; a match of the folded names gives the folded rest) and by the nearest linked place
+        holding it, both. Why (red team round 39 trust2): with the home as the workspace, a linked
+        place inside it (a ``PATH`` directory ``~/dot/bin``, ``$CARGO_HOME``, a directory the
+        ``.bashrc`` sources by a pattern) was named by the home alone (``dot/bin``: no row), and
+        what it stands for was never looked up: its plants were kept."""
+        found: list[str] = []
         for home in self.homes:
             if directory == home:
-                return ""
+                found.append("")
+                break
             if directory.startswith(home + "/"):
-                return directory[len(home) + 1 :]
+                found.append(directory[len(home) + 1 :])
+                break
+        else:
+            if self.homes:
+                folded = fold_path(directory)
+                for home in self._folded:
+                    if folded == home or folded.startswith(home + "/"):
+                        found.append(folded[len(home) + 1 :])
+                        break
         if self.linked:
-            found = _linked_rel(directory, self.linked)
-            if found is not None:
-                return found
-        if not self.homes:
-            return None
-        folded = fold_path(directory)
-        for home in self._folded:
-            if folded == home:
-                return ""
-            if folded.startswith(home + "/"):
-                return folded[len(home) + 1 :]
-        return None
+            linked = _linked_rel(directory, self.linked)
+            if linked is not None:
+                found.append(linked)
+        return tuple(found)
+
+    def relative(self, directory: str) -> str | None:
+        """The first of `relatives` (by the home when in one), else None."""
+        found = self.relatives(directory)
+        return found[0] if found else None
 
     @staticmethod
     def protects(rel_dir: str, name: str, is_link: bool) -> bool:
@@ -1082,8 +1213,13 @@ def home_reason(path: str | Path) -> str | None:
             )
         if rel_dir.startswith(PATH_DIR + _PATTERN_SEP) and _protects(rel_dir, name, is_link=False):
             return (
-                "a program in a directory on your PATH named as another program your PATH finds: your "
-                "next shell may run it instead of the one you mean"
+                "a file in a directory on your PATH: your next shell runs it by its name (instead of a "
+                "program you mean, at a typo, or as a helper git or docker runs by name)"
+            )
+        if rel_dir.startswith(PYTHONPATH_DIR + _PATTERN_SEP) and _protects(rel_dir, name, is_link=False):
+            return (
+                "a module in a directory on your PYTHONPATH named as one Python finds later (the standard "
+                "library's, an installed package's, sitecustomize): every python you start imports it instead"
             )
         if linked == CONFIG_PROGRAM:
             return (

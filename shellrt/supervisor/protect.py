@@ -682,7 +682,7 @@ class WorkspaceGuard:
         parent = fold_name(os.path.basename(os.path.dirname(path)))
         if parent == ".devcontainer":  # .devcontainer/<name>/
             editor = _EDITOR_FILES[".devcontainer"]
-        home_rel = self._home.relative(path) if self._home.active else None
+        home_rels = self._home.relatives(path) if self._home.active else ()
         in_template = self._home.in_template(path)  # a relative init.templateDir's (round 38)
         # The directory's names below the root, for the table of files other host programs obey.
         below = tuple(path[len(self._root_text) + 1 :].split("/")) if path != self._root_text else ()
@@ -730,7 +730,7 @@ class WorkspaceGuard:
                 or fn in editor
                 or _redirects(n, is_link, is_gitdir)
                 or _redirects(fn, is_link, is_gitdir)
-                or (home_rel is not None and self._home.protects(home_rel, n, is_link))
+                or any(self._home.protects(rel, n, is_link) for rel in home_rels)
                 or (self._home.linked and self._home.linked_file(f"{path}/{n}"))
                 or in_template
                 or (bool(self._home.path_entries) and self._home.shadows(path, n))
