@@ -97,3 +97,15 @@ def test_real_cp_t_writes_into_the_directory(tmp_path: Path) -> None:
     (tmp_path / "pre-commit").write_text("x\n")
     subprocess.run([cp, "-t", "hooks", "pre-commit"], cwd=tmp_path, check=True, timeout=30)
     assert (tmp_path / "hooks" / "pre-commit").read_text() == "x\n"
+
+
+async def test_an_edit_deny_rule_sees_run_time_and_target_directory_writes(tmp_path: Path) -> None:
+    """The same writes were invisible to ``Edit(...)`` deny rules too (`cat q > "$p"` was denied, `cp q
+    "$p"` was not): only redirections held ""; ``cp -t secret q`` was read as writing ``q``."""
+    from shellrt.tools.bash import Bash
+    from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
+
+    writes = ['p=secret/x; cp q "$p"', "cp q secret/{x,y}", "tee secret/{x,y} < q", "cp -t secret q",
+              "mv -t secret q", "install -t secret q"]
+    got = await decide(tmp_path, Bash(), [*writes, 'cp -- "$f" out'], "bypassPermissions", deny=["Edit(secret/**)"])
+    assert got == ["deny"] * len(writes) + ["allow"]
