@@ -78,7 +78,7 @@ _FINDS: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "cargo": ((".rs",), ("Cargo.toml", "build.rs", ".cargo")),
     "go": ((".go", ".s"), ("go.mod", "go.work")),
     "cmake": ((".cmake",), ("CMakeLists.txt",)),
-    **dict.fromkeys(("just",), ((), ("justfile", "Justfile", ".justfile"))),
+    "just": ((), ("justfile", "Justfile", ".justfile")),
     "rake": ((".rb", ".rake"), ("Rakefile",)),
     "bundle": ((".rb",), ("Gemfile", ".bundle")),
     **dict.fromkeys(("gradle", "gradlew"), ((".gradle", ".kts"), ("gradle", "gradle.properties"))),
