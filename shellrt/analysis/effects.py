@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from .nodes import CommandPlan, PlanCommand, is_fd_number
+from .nodes import CommandPlan, PlanCommand, Word, is_fd_number
 from .programs import program_spec
 from .programs.paths import WRITING_PROGRAMS, program_writes
 
-__all__ = ["Effects", "plan_effects"]
+__all__ = ["OPERAND_WRITERS", "Effects", "operand_unknown", "plan_effects"]
 
 _OUTPUT_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
 #: Programs whose every operand (not option) is a path they create/modify/remove.
@@ -22,6 +22,38 @@ _ALL_OPERANDS: Final = frozenset({"touch", "mkdir", "rm", "rmdir", "shred", "tru
 #: Programs whose last operand is the destination.
 _LAST_OPERAND: Final = frozenset({"cp", "mv", "ln", "install", "rsync", "scp"})
 _MODE_FIRST: Final = frozenset({"chmod", "chown", "chgrp"})
+#: Programs whose operands name what they write.
+OPERAND_WRITERS: Final = _ALL_OPERANDS | _LAST_OPERAND
+
+
+def operand_unknown(name: str, words: list[Word]) -> bool:
+    """Whether a writer's operand words (``name`` in `OPERAND_WRITERS`) may write a file no word names
+    (round 39): a run-time word that may be an option (``cp "$o" q``: ``-t DIR``), a run-time, globbed or
+    brace-expanded destination (``cp q "$p"``, ``tee .git/hooks/{pre-commit,x}``; every operand of
+    ``tee``, ``touch``…). ``cp -- "$x" q`` writes ``q``. The part's writes then hold ""."""
+    ended = False
+    last: Word | None = None
+    for word in words:
+        value = word.value
+        if not ended and value == "--" and not word.features:
+            ended = True
+            continue
+        unknown = value is None or not _EXPANDED.isdisjoint(word.features)
+        if not ended and ("flag_glob" in word.features or (value is None and _may_be_option(word.raw))):
+            return True
+        if unknown and name in _ALL_OPERANDS:
+            return True
+        last = word
+    return name in _LAST_OPERAND and last is not None and (last.value is None or not _EXPANDED.isdisjoint(last.features))
+
+
+_EXPANDED: Final = frozenset({"glob", "flag_glob", "brace"})
+
+
+def _may_be_option(raw: str) -> bool:
+    """Whether a run-time word may begin with ``-``: its first character (quotes aside) is not static."""
+    first = raw.lstrip("\"'")[:1]
+    return first in ("", "$", "`", "-", "\\")
 
 
 class Effects:
@@ -108,7 +140,13 @@ def _command(name: str, command: PlanCommand, effects: Effects) -> None:
     if name in _ALL_OPERANDS or name in _LAST_OPERAND:
         if name in _MODE_FIRST and operands:
             operands = operands[1:]
-        if name in _LAST_OPERAND:
+        target = _target_directory(name, values) if name in _TARGET_DIRECTORY else None
+        if target is not None:
+            # `cp -t DIR a b` (round 39): every operand is a source, written into DIR under its own name.
+            directory, sources = target
+            operands = [directory or None, *(f"{directory}/{o.rstrip('/').rpartition('/')[2]}" for o in sources
+                                             if directory and o and o != "-")]
+        elif name in _LAST_OPERAND:
             operands = operands[-1:] if len(operands) >= 2 else []
             if not operands:
                 effects.writes_unknown = True
@@ -120,6 +158,45 @@ def _command(name: str, command: PlanCommand, effects: Effects) -> None:
         if any(w.value is None or "glob" in w.features for w in command.argv[1:]):
             effects.writes_unknown = True
     _destructive(name, values, flags, operands, effects)
+
+
+#: Writers whose ``-t DIR``/``--target-directory=DIR`` names the directory their operands are copied into,
+#: and the short options of theirs that take a value (a ``t`` after one is its value, not the option).
+_TARGET_DIRECTORY: Final = {"cp": "S", "mv": "S", "ln": "S", "install": "Sgmo"}
+
+
+def _target_directory(name: str, values: list[str | None]) -> tuple[str, list[str | None]] | None:
+    """(the directory ``-t``/``--target-directory`` names, "" when not static; the sources), None when
+    not given: ``cp -t ~/bin ls`` writes ``~/bin/ls``, not ``ls`` (red team, round 39)."""
+    valued = _TARGET_DIRECTORY[name]
+    directory: str | None = None
+    sources: list[str | None] = []
+    i = 0
+    while i < len(values):
+        value = values[i]
+        following = values[i + 1] if i + 1 < len(values) else None
+        i += 1
+        if value is None or value == "-" or not value.startswith("-"):
+            sources.append(value)
+        elif value == "--":
+            sources.extend(values[i:])
+            break
+        elif value.startswith("--"):
+            option, eq, attached = value[2:].partition("=")
+            if len(option) >= 3 and "target-directory".startswith(option):
+                directory = (attached if eq else following) or ""
+                i += 0 if eq else 1
+            elif not eq and len(option) >= 3 and "suffix".startswith(option):
+                i += 1
+        else:
+            for k in range(1, len(value)):
+                if value[k] == "t" or value[k] in valued:
+                    attached = value[k + 1 :]
+                    if value[k] == "t":
+                        directory = (attached or following) or ""
+                    i += 0 if attached else 1
+                    break
+    return None if directory is None else (directory, sources)
 
 
 def _option_writes(name: str, command: PlanCommand, effects: Effects) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from .arith_flow import may_hide_code
+from .effects import OPERAND_WRITERS, operand_unknown
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
 from .programs.paths import (
@@ -311,6 +312,8 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
             text, argv, name, bool(name), assigned, command.background, writes, reads, False, via
         )
     recursive = False
+    if name in OPERAND_WRITERS and not read_only and operand_unknown(name, words[start + 1 :]):
+        writes = [*writes, ""]  # `cp q "$p"`, `tee a/{b,c}`: a write no word names (round 39)
     if name in _ASSIGNING_BUILTINS:
         assigned.extend(_assigned_by_builtin(name, [w.value for w in words[start + 1 :]]))
     spec = program_spec(name) if name else None
@@ -425,7 +428,11 @@ def _static_directory(raw: str) -> list[str]:
     ``.git/hooks/"$h"``), as a write too: a later program may find code there (a hook, a copy on
     ``PATH``) though the file's name is not known (red team, round 38). [] when none is static."""
     head, slash, _name = raw.rpartition("/")
-    if not slash or not head or any(c in head for c in "$`*?[{\\'\"~"):
+    for home in ("$HOME/", "${HOME}/", '"$HOME"/', "~/"):  # `> $HOME/bin/$n`: the home is known (round 39)
+        if head.startswith(home) or head + "/" == home:
+            head = "~/" + head[len(home) :] if head + "/" != home else "~"
+            break
+    if not slash or not head or any(c in head[1:] if head.startswith("~/") else c in head for c in "$`*?[{\\'\"~"):
         return []
     return [head]
 

@@ -33,9 +33,11 @@ from shellrt.analysis.value_programs import (
 )
 from shellrt.analysis.written_places import (
     dynamic_place,
+    found_code_write,
     glued_programs,
     may_run_git,
     on_path_write,
+    unnamed_write,
     unpacks_unknown,
 )
 
@@ -610,13 +612,15 @@ def made_hook(
     dirs: Sequence[str],
     others: Sequence[tuple[str, Sequence[str]]],
     read_only: bool = False,
+    unknown: Sequence[str] = (),
 ) -> str:
     """Why a git part runs a hook another part of the same command writes by name ("" when it does not):
     ``cp "$x" .git/hooks/post-checkout; git checkout .``, ``git clone --template=t`` after writing
     ``t/hooks/post-checkout`` (red team, round 37), a file ``git config`` stores as a program
     (``git config core.fsmonitor ./q``), a hook or git directory written anywhere (`git_code_write`).
-    Only named writes count: every git command beside a part whose writes are not known would ask
-    otherwise."""
+    Writes by a program whose writes are not modelled (``npm ci``) do not count: every git command beside
+    one would ask otherwise; a write no word names (``cp q "$p"``, ``> "$d/x"``: ``unknown``, the texts of
+    such parts) does (round 39)."""
     named = [(text, [w for w in writes if w]) for text, writes in others]
     # A program copied where PATH may find it, run by its bare name (`cp q ~/bin/ls; ls`: round 38).
     why = on_path_write(name, argv, others, read_only)
@@ -626,6 +630,9 @@ def made_hook(
     # program that is not read-only may run git itself (`make commit`, `npm run`, `pre-commit`: round 38).
     if name != "git" and (read_only or not may_run_git(name)):
         return ""
+    why = unnamed_write(name, unknown) or found_code_write(name, named)
+    if why:
+        return why
     git_argv = argv if name == "git" else ("git",)
     why = made_here([*git_hook_paths(git_argv), *git_config_paths(git_argv)], dirs, named)
     if why:

@@ -72,9 +72,16 @@ def git_code_write(path: str) -> bool:
         return False
     return (
         parts[-1] in _GIT_HOOKS
+        or parts[-1] in _GIT_CONFIG_FILES
         or parts[-1] == "hooks"
-        or any(p == ".git" or (p.endswith(".git") and len(p) > 4) for p in parts)
+        or parts[-2:] in (["git", "config"], ["git", "attributes"])  # ~/.config/git/ (round 39)
+        or any(p in (".git", ".ssh") or (p.endswith(".git") and len(p) > 4) for p in parts)
     )
+
+
+#: git's own configuration outside a git directory (a filter, textconv or fsmonitor it names runs), and
+#: ssh's (a ``ProxyCommand`` runs on ``git fetch``): round 39.
+_GIT_CONFIG_FILES: Final = frozenset({".gitconfig", ".gitattributes", ".gitmodules"})
 
 
 def git_config_paths(argv: Sequence[str]) -> list[str]:

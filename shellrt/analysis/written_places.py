@@ -17,7 +17,9 @@ import shlex
 from collections.abc import Sequence
 from typing import Final
 
-__all__ = ["dynamic_place", "glued_programs", "may_run_git", "on_path_write", "unpacks_unknown"]
+from .programs import program_spec
+
+__all__ = ["dynamic_place", "found_code_write", "glued_programs", "may_run_git", "on_path_write", "unnamed_write", "unpacks_unknown"]
 
 #: Programs that write or list files and run no other program themselves (so no git): beside a
 #: written hook they are not read as running git. Anything else not read-only may (``make``, ``npm``,
@@ -27,7 +29,7 @@ _RUNS_NO_PROGRAM: Final = frozenset(
      "echo", "printf", "tar", "bsdtar", "gtar", "unzip", "zip", "gzip", "gunzip", "xz", "unxz", "bzip2",
      "bunzip2", "zstd", "7z", "7za", "7zr", "cpio", "pax", "ar", "patch", "truncate", "mktemp", "export",
      "cd", "pushd", "popd", "true", "false", ":", "test", "[", "unset", "read", "mapfile", "readarray",
-     "local", "declare", "typeset", "readonly", "shift", "set", "wait"}
+     "local", "declare", "typeset", "readonly", "shift", "set", "wait", "pwd", "exit", "return", "sleep", "type"}
 )  # fmt: skip
 #: Programs that write files an archive or a diff names (their own paths, not the command's words).
 _UNPACKERS: Final = frozenset(
@@ -50,6 +52,63 @@ def may_run_git(name: str) -> bool:
     return os.path.basename(name) not in _RUNS_NO_PROGRAM
 
 
+def unnamed_write(name: str, unknown: Sequence[str]) -> str:
+    """Why git, or a program that may run it, may run a hook another part writes under a name no word
+    gives (``d=.git/hooks; cat q > "$d/pre-commit"``, ``cp q "$p"``, ``tee .git/hooks/{pre-commit,x}``,
+    ``f() { cp q "$1"; }; f .git/hooks/pre-commit``, ``find .git -exec cp q {}/pre-commit \\;``): ``unknown``
+    holds those parts' texts. Round 38 read the static pieces of such a word; a variable set earlier,
+    a function's operand or a loop's word hides them all (red team, round 39). A modelled read-only
+    program (``ls``, ``cat``: `program_spec`) runs no git; "" when none of this holds."""
+    if not unknown or (name != "git" and (not may_run_git(name) or program_spec(os.path.basename(name)) is not None)):
+        return ""
+    return (
+        f"git may run a hook {unknown[0]!r} writes in the same command under a name known only at run time "
+        "(write the file by name)"
+    )
+
+
+_PY: Final = ((".py", ".pth"), ("conftest.py", "pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", "tox.ini"))
+_JS: Final = ((".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".json"), ("package.json", ".npmrc", "node_modules"))
+_SHELL_START: Final = ((), (".bash_profile", ".bash_login", ".profile", ".bashrc", ".bash_logout", ".zshrc", ".zprofile"))
+#: What a program finds and loads by itself, by name or suffix (a manifest, a config, a module or test
+#: beside what it runs): (suffixes, names; a name may be a directory on the way).
+_FINDS: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
+    **dict.fromkeys(("pytest", "py.test", "pip", "pip3", "tox", "nox", "uv", "poetry", "hatch"), (_PY[0], (*_PY[1], "noxfile.py"))),
+    **dict.fromkeys(("npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx", "node", "nodejs", "deno"), _JS),
+    "cargo": ((".rs",), ("Cargo.toml", "build.rs", ".cargo")),
+    "go": ((".go", ".s"), ("go.mod", "go.work")),
+    "cmake": ((".cmake",), ("CMakeLists.txt",)),
+    "just": ((), ("justfile", "Justfile", ".justfile")),
+    "rake": ((".rb", ".rake"), ("Rakefile",)),
+    "bundle": ((".rb",), ("Gemfile", ".bundle")),
+    **dict.fromkeys(("gradle", "gradlew"), ((".gradle", ".kts"), ("gradle", "gradle.properties"))),
+    "mvn": ((), ("pom.xml", ".mvn")),
+    "pre-commit": ((), (".pre-commit-config.yaml", ".pre-commit-hooks.yaml")),
+    "direnv": ((), (".envrc", ".env")),
+    "composer": ((".php",), ("composer.json",)),
+    "emacs": ((".el",), (".emacs", ".emacs.d")),
+    **dict.fromkeys(("bash", "sh", "dash", "zsh", "ksh"), _SHELL_START),
+}
+_PYTHON: Final = re.compile(r"(?:python|pypy)[0-9.]*")
+
+
+def found_code_write(name: str, others: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Why a program may load a file another part writes by name, though no word of it names the file:
+    what it finds by itself (`_FINDS`: ``conftest.py`` of pytest, ``package.json``/``.npmrc`` of npm,
+    ``build.rs`` of cargo, ``setup.py`` of pip, ``os.py`` imported by ``python3 t.py``, ``~/.profile`` of
+    ``sh -l``) (red team, round 39). "" when none."""
+    base = os.path.basename(name)
+    suffixes, names = _FINDS.get(base) or (_PY if _PYTHON.fullmatch(base) else ((), ()))
+    if not suffixes and not names:
+        return ""
+    for text, writes in others:
+        for path in writes:
+            pieces = path.split("/")
+            if path and (path.endswith(suffixes) or any(p in names for p in pieces)):
+                return f"it may load {path} (a file {base} finds by itself), which {text!r} writes in the same command"
+    return ""
+
+
 def _words(text: str) -> list[str]:
     try:
         return [_REDIRECT.sub("", w) for w in shlex.split(text)]
@@ -62,9 +121,24 @@ def dynamic_place(text: str, is_place: object) -> str:
     ``is_place`` accepts (``.git/hooks/$h``, ``$g/hooks/pre-commit``), "" for none."""
     check = is_place if callable(is_place) else None
     for word in _words(text)[1:]:
-        if check is not None and ("$" in word or "`" in word) and check(word):
+        if check is not None and any(c in word for c in "$`{*?[") and any(check(w) for w in _braced(word)):
             return word
     return ""
+
+
+def _braced(word: str, limit: int = 32) -> list[str]:
+    """``word`` with its first few brace expansions done (``~/bin/{ls,x}`` -> ``~/bin/ls``, ``~/bin/x``):
+    the static pieces a write may name (round 39); the word itself first."""
+    out, todo = [word], [word]
+    while todo and len(out) < limit:
+        match = re.search(r"\{([^{}]*,[^{}]*)\}", todo.pop())
+        if match is None:
+            continue
+        for alternative in match.group(1).split(","):
+            expanded = match.string[: match.start()] + alternative + match.string[match.end() :]
+            out.append(expanded)
+            todo.append(expanded)
+    return out
 
 
 def unpacks_unknown(text: str) -> bool:

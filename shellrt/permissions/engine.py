@@ -530,10 +530,17 @@ class PermissionEngine:
             (p.text, (*p.writes, *p.program_writes) or (() if p.read_only or p.assignment_only else ("",)))
             for p in parts
         ]
+        # Parts that write a file no word names (`cp q "$p"`, `> "$d/x"`): not a program whose writes are
+        # not modelled (`npm ci`), which `writes` cannot tell apart (round 39).
+        unnamed = [("" in p.writes or "" in p.program_writes) for p in parts]
+        any_unnamed = any(unnamed)
         for i, part in enumerate(parts):
+            unknown = [
+                p.text for j, p in enumerate(parts) if unnamed[j] and origin[j] != origin[i] and not _nested(p, part)
+            ] if any_unnamed else []
             if part.read_only and part.name:  # `git status` runs a hook, `ls` a copy on PATH (round 38)
                 seen = [w for j, w in enumerate(writes) if origin[j] != origin[i] and not _nested(parts[j], part)]
-                why = made_hook(part.name, part.argv, part.dirs, seen, read_only=True)
+                why = made_hook(part.name, part.argv, part.dirs, seen, read_only=True, unknown=unknown)
                 if why:
                     return f"{part.text!r}: {why}, so {tool_name} deny and ask rules cannot be checked against it; approve it"
             if part.read_only or not part.name:
@@ -563,7 +570,7 @@ class PermissionEngine:
                 program = part.argv[:1] if "/" in (part.argv[0] if part.argv else "") else []
                 why = made_here([*scripts, *program], part.dirs, others)
             if not why:
-                why = made_hook(part.name, part.argv, part.dirs, others)  # a hook it writes (round 37)
+                why = made_hook(part.name, part.argv, part.dirs, others, unknown=unknown)  # a hook it writes (round 37)
             if why:
                 return (
                     f"{part.text!r}: {why}, so {tool_name} deny and ask rules cannot be checked against it; "
