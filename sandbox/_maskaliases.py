@@ -253,17 +253,17 @@ class AliasFinder:
             hidden = [path for path, _st in inside]
             inodes = {ino for _dev, ino in targets}
             devices = {dev for dev, _ino in targets}
-            listed: list[tuple[Path, int]] = []
             for root in roots:
-                if _device(root) not in devices:
+                device = _device(root)
+                if device not in devices:
                     continue  # a link never crosses a file system
-                for name, st in _walk(root, budget, inodes, listed):
+                listed: _Listed = {}
+                found = list(_walk(root, budget, inodes, listed))
+                found.extend(_settle(listed, budget, inodes, device))
+                for name, st in found:
                     key = (st.st_dev, st.st_ino)
                     if key in targets and not any(h == name or h in name.parents for h in hidden):
                         aliases.append(name)
-            moved = _raced(listed)
-            if moved is not None:
-                raise _Raced(moved)
         return tuple(sorted(set(aliases)))
 
 
@@ -640,10 +640,9 @@ def _merged_places(path: str, mounts: Sequence[tuple[str, str, list[str] | None,
 
 
 class _Raced(SandboxExecError):
-    """Raised by a walk of the writable roots that a rename raced: a directory it found was gone
-    when it came to list it, or one it listed changed by the end (`_raced`). What such a walk did
-    not see may hold a read-denied file's link (round 39): it is walked again, and refused after
-    `_COUNT_SEARCHES` walks."""
+    """Raised by a walk of the writable roots that kept changing under it: no pass of `_settle`
+    found every directory as listed. What such a walk did not see may hold a read-denied file's
+    link (round 39): it is walked again, and refused after `_COUNT_SEARCHES` walks."""
 
     def __init__(self, where: Path) -> None:
         super().__init__(
@@ -653,17 +652,72 @@ class _Raced(SandboxExecError):
         )
 
 
-def _raced(listed: list[tuple[Path, int]]) -> Path | None:
-    """The first directory of ``listed`` whose ``st_ctime_ns`` changed since it was listed, or
-    that is gone: an entry made, removed or moved there meanwhile (a directory moved from a part not
-    walked yet into one walked already is not seen by the walk)."""
-    for directory, ctime in listed:
+#: (inode, ``st_ctime_ns`` taken before its listing) of each directory a walk listed, by path.
+_Listed = dict[Path, tuple[int, int]]
+
+#: Passes over the listed directories before a walk that keeps changing is `_Raced` (each pass one
+#: ``lstat`` a directory, and a listing of the changed ones: ~1 ms a pass for 1,000 directories).
+_SETTLE_PASSES = 20
+
+
+def _settle(listed: _Listed, budget: _Budget, inodes: set[int], device: int) -> Iterator[tuple[Path, os.stat_result]]:
+    """The files of ``inodes`` a walk missed because the tree changed under it (round 39): each
+    directory whose inode or ctime changed since its listing is listed again and what is new in it
+    walked (a directory moved in from a part not walked yet, a link renamed there), until one pass
+    finds every directory as it was listed. That pass proves the walk saw the whole tree as of its
+    start: anything not seen would sit then in a listed directory that did not hold it when listed,
+    and so changed. A file made or removed, a chmod, an xattr (a build, another session) cost one
+    listing of that directory, not a refusal (round 39, review10: every search was refused). The
+    directories changed last are looked at first (their ctime is minutes old, not a pass old)."""
+    order = list(listed)
+    for _ in range(_SETTLE_PASSES):
+        changed = []
+        for directory in order:
+            try:
+                st = os.lstat(directory)
+            except OSError:
+                changed.append(directory)
+                continue
+            if (st.st_ino, st.st_ctime_ns) != listed[directory]:
+                changed.append(directory)
+        if not changed:
+            return
+        for directory in changed:
+            yield from _relist(directory, listed, budget, inodes, device)
+        again = set(changed)  # gone ones are forgotten by `_relist`: their parents changed too
+        order = [*(d for d in changed if d in listed), *(d for d in listed if d not in again)]
+    raise _Raced(changed[0])
+
+
+def _relist(
+    directory: Path, listed: _Listed, budget: _Budget, inodes: set[int], device: int
+) -> Iterator[tuple[Path, os.stat_result]]:
+    """``directory`` listed again (`_settle`): its files of ``inodes``, and every directory in it not
+    listed before (by path and inode) walked whole. Gone: forgotten (its parent changed too)."""
+    listed.pop(directory, None)
+    try:
+        st = os.lstat(directory)
+        if not stat.S_ISDIR(st.st_mode) or st.st_dev != device:
+            return
+        listed[directory] = (st.st_ino, st.st_ctime_ns)
+        entries = list(os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        listed.pop(directory, None)
+        return
+    except OSError as exc:
+        raise _Raced(directory) from exc  # listed once, unreadable now: fail closed
+    for entry in entries:
+        budget.spend(directory)
         try:
-            if os.lstat(directory).st_ctime_ns != ctime:
-                return directory
+            if entry.is_dir(follow_symlinks=False):
+                below = entry.stat(follow_symlinks=False)
+                path = Path(entry.path)
+                if below.st_dev == device and listed.get(path, (None,))[0] != below.st_ino:
+                    yield from _walk(path, budget, inodes, listed)
+            elif entry.is_file(follow_symlinks=False) and entry.inode() in inodes:
+                yield Path(entry.path), entry.stat(follow_symlinks=False)
         except OSError:
-            return directory
-    return None
+            continue  # gone meanwhile: its directory changed, and is listed again
 
 
 class _Budget:
@@ -700,13 +754,13 @@ def _device(path: Path) -> int | None:
 
 
 def _walk(
-    top: Path, budget: _Budget, inodes: set[int] | None = None, listed: list[tuple[Path, int]] | None = None
+    top: Path, budget: _Budget, inodes: set[int] | None = None, listed: _Listed | None = None
 ) -> Iterator[tuple[Path, os.stat_result]]:
     """Every regular file below ``top`` with its ``lstat`` (with ``inodes``: only those whose inode
     number is one of them, the others are not stat'ed), never following a symlink or leaving
     ``top``'s file system (a hard link never crosses one). ``listed``: gets each directory listed
-    with its ``st_ctime_ns`` before the listing (`_raced` compares them after), and raises `_Raced`
-    when a directory found is gone by the time it is listed (renamed: what it holds is not seen)."""
+    with its inode and ``st_ctime_ns`` before the listing (`_settle` compares them after: one renamed
+    away before its listing shows as a change of the directory it went to)."""
     try:
         device = os.lstat(top).st_dev
     except OSError:
@@ -716,12 +770,13 @@ def _walk(
         directory = stack.pop()
         try:
             if listed is not None:
-                listed.append((directory, os.lstat(directory).st_ctime_ns))
+                st = os.lstat(directory)
+                listed[directory] = (st.st_ino, st.st_ctime_ns)
             entries = list(os.scandir(directory))
         except (FileNotFoundError, NotADirectoryError):
-            if listed is not None and directory != top:
-                raise _Raced(directory) from None
-            continue  # removed meanwhile
+            if listed is not None:
+                listed.pop(directory, None)
+            continue  # removed (or renamed: `_settle` finds it where it went) meanwhile
         except OSError as exc:
             if _placeable(directory):
                 raise SandboxExecError(
@@ -734,12 +789,7 @@ def _walk(
             budget.spend(top)
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    try:
-                        below = entry.stat(follow_symlinks=False)
-                    except (FileNotFoundError, NotADirectoryError):
-                        if listed is not None:
-                            raise _Raced(Path(entry.path)) from None
-                        continue
+                    below = entry.stat(follow_symlinks=False)  # gone: `_settle` finds it where it went
                     if below.st_dev == device:
                         stack.append(Path(entry.path))
                 elif entry.is_file(follow_symlinks=False) and (inodes is None or entry.inode() in inodes):
