@@ -380,6 +380,9 @@ class DockerBackend(SandboxBackend):
         self.executor_pid: int | None = None
         #: Successful `reset` calls: the container has served ``resets + 1`` tasks.
         self.resets = 0
+        #: Why a reset failed (round 39 review11): the container is then in no known state (its
+        #: processes killed, its commands' cgroup perhaps unmounted): the next command gets a new one.
+        self._reset_failed: str | None = None
         #: The executor's host pid and a pidfd that tells when it is gone (resolved when first needed).
         self._executor_host: tuple[int, int] | None = None
         #: `protect_executor` verified the executor's identity from the host.
@@ -1195,7 +1198,7 @@ class DockerBackend(SandboxBackend):
             raise SandboxClosedError("the docker sandbox is closed")
         session = self._session
         appeared = self._unmasked_denied()
-        if session is not None and session.alive and not appeared:
+        if session is not None and session.alive and not appeared and self._reset_failed is None:
             return session
         async with self._executor_lock:
             dead = self._session is not None and not self._session.alive
@@ -1213,6 +1216,9 @@ class DockerBackend(SandboxBackend):
                     (self._session.ended or self._session.channel.failure) if self._session else None
                 ) or "the container's executor is gone"
                 await self._replace(f"{reason} (the container died or was killed)")
+            elif self._reset_failed is not None:
+                # Its processes killed, its commands' cgroup perhaps unmounted: nothing runs there.
+                await self._replace(f"a reset failed ({self._reset_failed[:300]}): the container is in no known state")
             elif appeared := self._unmasked_denied():
                 # Masks are mounts made at the container's start: like bwrap's session sandbox,
                 # the next command runs in a container whose masks cover what appeared since.
@@ -1269,6 +1275,7 @@ class DockerBackend(SandboxBackend):
         if client is None or self._closed:
             raise SandboxClosedError("the docker sandbox is closed")
         self._cid = None
+        self._reset_failed = None  # that container goes; `recoveries` now bars recycling
         await thread(lambda: _remove(client, cid))
         await self._launch()
 
@@ -1498,6 +1505,8 @@ class DockerBackend(SandboxBackend):
         """
         if not self._started or self._closed or self._cid is None:
             return "the container is not running"
+        if self._reset_failed is not None:
+            return f"a reset failed ({self._reset_failed[:300]}): close this backend"
         if self.config.workspace_mode != "copy":
             return "bind mode: the workspace is the caller's own directory"
         if self.config.root_can_administer:
@@ -1561,6 +1570,17 @@ class DockerBackend(SandboxBackend):
         blocker = self.reuse_blocker()
         if blocker is not None:
             raise ResetError(blocker)
+        try:
+            await self._reset(timeout_s)
+        except BaseException as exc:
+            # Fail closed: whatever stopped it (an error, a timeout, a cancel), the executor may
+            # have killed every process and the host unmounted the commands' cgroup already.
+            self._reset_failed = str(exc) or type(exc).__name__
+            raise
+        self.resets += 1
+
+    async def _reset(self, timeout_s: float) -> None:
+        """`reset`'s steps; any exception leaves the backend refusing (`_reset_failed`)."""
         session = self._session
         if session is None or not session.alive:
             raise ResetError("the executor session ended")
@@ -1582,7 +1602,6 @@ class DockerBackend(SandboxBackend):
         except OSError as exc:
             raise ResetError(f"could not inspect the container: {exc}") from exc
         session.channel.drop_mail()
-        self.resets += 1
 
     def _executor_host_pid(self) -> int:
         """The executor's host pid, checked alive through a pidfd (so the number cannot be someone else's)."""
