@@ -335,6 +335,29 @@ _UNWRITABLE = "ro:"
 _IDENTITY = "id:"
 
 
+def _not_denied(places: list[Path], denied: tuple[Path, ...] | list[Path], found: list[os.stat_result | None]) -> list[Path]:
+    """Those of ``places`` (real paths) no read-denied path resolves to (those are masked already).
+    Why: a ``realpath`` of every denied path each check cost ~0.4 ms a path at load 17 (200 denies:
+    ~50 ms a command; round 39 review8); a place whose file is none of the denied ones' (``found``,
+    their stats) cannot be one's real path, so only a place sharing an identity is resolved."""
+    ids = {(st.st_dev, st.st_ino) for st in found if st is not None}
+    kept: list[Path] = []
+    resolved: set[Path] | None = None
+    for place in places:
+        try:
+            st = os.stat(place)
+        except OSError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) not in ids:
+            kept.append(place)
+            continue
+        if resolved is None:  # missing, or the same file as a denied one: compare real paths
+            resolved = {Path(os.path.realpath(path)) for path in denied}
+        if place not in resolved:
+            kept.append(place)
+    return kept
+
+
 def _own_masks(roots: tuple[Path, ...] | list[Path]) -> list[Path]:
     """Those of `own_places` a sandbox must mask as read-denied directories: each below a writable root
     (the root's bind shows it again over the run-dir masks) and each outside /tmp, the run dirs and
@@ -893,8 +916,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         aliases = self._aliases.aliases(  # a non-root caller's bwrap sees later host mounts (round 37)
             self.policy.read_denied, found, self.policy.allowed_roots(), live_mounts=not self._switches_uid()
         )
-        denied = {Path(os.path.realpath(path)) for path in self.policy.read_denied}
-        meeting = [path for path in self._own.masks() if path not in denied]
+        meeting = _not_denied(self._own.masks(), self.policy.read_denied, found)
         protected = stats_of(self.policy.write_denied)
         unwritable = self._unwritable(protected)[len(self.policy.write_denied) :]
         return (

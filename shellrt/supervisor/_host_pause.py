@@ -161,6 +161,9 @@ class HostQuiet:
 class _Session(Protocol):
     """A live session as the pause sees one of another thread (`Supervisor`)."""
 
+    #: Starts past the hooks' gate not yet live (read before `_busy`: one leaves it once live).
+    _entering: int
+
     def _reach(self) -> Reach: ...
 
     def _busy(self) -> bool: ...
@@ -173,11 +176,15 @@ def busy_elsewhere(
     ``reach`` runs commands or tasks (None: none does). Those are not paused (a pause's events and
     its shared stops belong to one event loop), and one rewrote ``.git/config`` under the hook while
     the pause said all were still (53 KB in 0.5 s; round 39). Racing another thread's changes is
-    read again, then refused (fail closed)."""
+    read again, then refused (fail closed). Called once the hook is in the supervisor's ``_HOOKS``:
+    a session idle now that starts later waits for the hook's end (one idle here started a command
+    that ran under the whole hook: round 39 review8); one starting now counts in ``_entering``."""
     for _ in range(tries):
         try:
             for other, sessions in list(neighbours.items()):
-                if other != key and any(s._busy() and reach.overlaps(s._reach()) for s in list(sessions)):
+                if other != key and any(
+                    (s._entering > 0 or s._busy()) and reach.overlaps(s._reach()) for s in list(sessions)
+                ):
                     return (
                         "a session of another thread of this process on an overlapping workspace runs "
                         "commands or background tasks, which a hook of this thread cannot pause"

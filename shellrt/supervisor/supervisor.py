@@ -9,6 +9,7 @@ starts and kills processes.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import secrets
 import shlex
@@ -52,6 +53,16 @@ __all__ = ["OutputCallback", "ProgressCallback", "Supervisor"]
 #: is continued only when the last hook ends (each pause skips what another stopped).
 _NEIGHBOURS: dict[int, weakref.WeakSet[Supervisor]] = {}
 _QUIETS: weakref.WeakValueDictionary[int, HostQuiet] = weakref.WeakValueDictionary()
+#: The hooks holding a pause now, of every thread: token -> (thread key, reach). A start of another
+#: thread's session on an overlapping workspace waits for them: `busy_elsewhere` looked once, and a
+#: session idle then started a command that ran for the whole hook (round 39 review8). A start
+#: checks them and counts itself (`_entering`) under `_HOLDS_LOCK`, a hook registers under it then
+#: reads the counts: either the hook sees the start, or the start sees the hook.
+_HOOKS: dict[int, tuple[int, Reach]] = {}
+_HOLDS_LOCK = threading.Lock()
+_HOOK_TOKENS = itertools.count(1)
+#: How often a start waiting on another thread's hook looks again (it has no event of that loop).
+_HOOK_POLL_S = 0.01
 
 ProgressCallback = Callable[[ProgressEvent], None]
 #: Receives ``("stdout" | "stderr", chunk)`` as output arrives (e.g. to echo it live).
@@ -123,6 +134,8 @@ class Supervisor:
         #: A count, and an event only once `close` waits (an event per start: ~1.4 us hot a command).
         self._starting = 0
         self._started: anyio.Event | None = None
+        #: Starts past the hooks' gate whose execution is not yet live (`_HOOKS`).
+        self._entering = 0
         self._session_tag = secrets.token_hex(3)
         self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
         self.tasks = TaskManager()
@@ -429,6 +442,9 @@ class Supervisor:
         ]
         quiet.holders += 1  # before any await: an overlapping hook's end must not continue the tree
         quiet.reaches.append(reach)
+        token = next(_HOOK_TOKENS)
+        with _HOLDS_LOCK:  # before `busy_elsewhere` reads their starts: other threads' wait now
+            _HOOKS[token] = (key, reach)
         try:
             # New starts wait for the hooks' end (`_start`); one under way now is waited for, so its
             # process is among those paused (it was none of them, and ran under the hook: round 38).
@@ -440,6 +456,8 @@ class Supervisor:
             await self.sweep_protected()
             yield failure
         finally:
+            with _HOLDS_LOCK:
+                del _HOOKS[token]
             quiet.reaches.remove(reach)
             quiet.leave()
 
@@ -559,14 +577,50 @@ class Supervisor:
             user=user,
         )
         key = self._neighbours()
-        quiet = self._host_quiet or (_QUIETS.get(key) if _QUIETS else None)
-        if quiet is not None and quiet.holders:
-            # A hook runs on the host with the session paused (or another session whose roots
-            # overlap this one's): a command starting now would run under it (a call judged
-            # concurrency-safe beside the hook's call: round 38).
-            await quiet.ended_for(self._reach())
+        while True:
+            quiet = self._host_quiet or (_QUIETS.get(key) if _QUIETS else None)
+            if quiet is not None and quiet.holders:
+                # A hook runs on the host with the session paused (or another session whose roots
+                # overlap this one's): a command starting now would run under it (a call judged
+                # concurrency-safe beside the hook's call: round 38).
+                await quiet.ended_for(self._reach())
+                if self._closed:
+                    raise SupervisorClosedError("the shell session is closed; start a new session")
+            if self._enter_start(key):
+                break
+            await anyio.sleep(_HOOK_POLL_S)  # a hook of another thread: not paused from there
             if self._closed:
                 raise SupervisorClosedError("the shell session is closed; start a new session")
+        try:
+            return await self._start_entered(
+                request, cwd, spool_dir, name, on_output, detach, files, stdin=stdin, merge_stderr=merge_stderr
+            )
+        finally:
+            self._entering -= 1
+
+    def _enter_start(self, key: int) -> bool:
+        """Count a start past the hooks' gate, unless a hook of another thread whose session's
+        roots overlap this one's holds its pause (False: wait; `_HOOKS`)."""
+        with _HOLDS_LOCK:
+            if _HOOKS and any(k != key and self._reach().overlaps(r) for k, r in _HOOKS.values()):
+                return False
+            self._entering += 1
+            return True
+
+    async def _start_entered(
+        self,
+        request: ExecRequest,
+        cwd: str,
+        spool_dir: Path,
+        name: str,
+        on_output: OutputCallback | None,
+        detach: bool,
+        files: SpoolFiles | None,
+        *,
+        stdin: bytes | None,
+        merge_stderr: bool,
+    ) -> Execution:
+        """The start itself, counted in `_entering` until its execution is live."""
         # Spawn first: the spools are set up while the child execs and runs (the
         # pipe holds its first output meanwhile), which keeps them off the latency path.
         self._starting += 1
