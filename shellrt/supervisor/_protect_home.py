@@ -773,8 +773,14 @@ _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
 #: shell start-up file runs by its path -- at a line start, after ``;``, ``&``, ``|``, ``{``, ``(``
 #: (``$(``, ``<(``), a backquote, ``then``/``do``/``else``, ``eval``/``exec``/``command``; blanks only
 #: between (round 39 trust2: ``eval "$(~/dotfiles/bin/prompt init bash)"`` runs it at every shell start).
+#: Round 39 review12: also after ``if``/``elif``/``while``/``until``/``!``, in an ``alias x='…'``, and
+#: past any run of words that hand on to a program (``time``, ``nohup``, ``env``, ``sudo``, ``exec -a
+#: NAME``, ``command -p``, an option, ``A=1``): each ran a path trust2's list did not name.
+_RUN_WORDS = r"(?:then|do|else|elif|if|while|until|eval|exec|command|builtin|time|nohup|env|sudo|doas|nice)"
 _RUNS = re.compile(
-    r"""(?:^|[;&|{(`]|\b(?:then|do|else|eval|exec|command)\b)[ \t]*["']?((?:~|\$\{?[A-Za-z_]\w*\}?)?/[^\s;&|()"'`<>]*)""",
+    rf"""(?:^|[;&|{{(`!]|\b{_RUN_WORDS}\b|\balias[ \t]+[\w.:-]+=)"""
+    rf"""(?>[ \t]*(?:-[\w-]+(?:[ \t]+(?![~/$"'])[^\s;&|()"'`<>]+)?|[A-Za-z_]\w*=[^\s;&|()`<>]*|!|{_RUN_WORDS}(?=[ \t])))*"""
+    r"""[ \t]*["']?((?:~|\$\{?[A-Za-z_]\w*\}?)?/[^\s;&|()"'`<>]*)""",
     re.MULTILINE,
 )
 #: Marks a word `_sourced_words` gives as a program run, not a file sourced: guarded, not read.
