@@ -393,15 +393,43 @@ def _module_names() -> frozenset[str]:
     now, value = time.monotonic(), os.environ.get("PYTHONPATH", "")
     if _MODULES_CACHE and now - _MODULES_CACHE[0][0] < _LINKED_TTL_S and _MODULES_CACHE[0][1] == value:
         return _MODULES_CACHE[0][2]
-    names = {fold_name(n) for n in sys.stdlib_module_names} | {"sitecustomize", "usercustomize"}
+    names = {fold_name(n) for n in sys.stdlib_module_names} | {"sitecustomize", "usercustomize", *_NEWER_STDLIB}
     skip = {os.path.realpath(e) for e in value.split(":") if e}
-    for entry in sys.path:
+    for entry in [*sys.path, *_other_pythons()]:
         if not entry or os.path.realpath(entry) in skip:
             continue
         with contextlib.suppress(OSError), os.scandir(entry) as found:
             names.update(fold_name(item.name.split(".")[0]) for item in found)
     _MODULES_CACHE[:] = [(now, value, frozenset(names))]
     return _MODULES_CACHE[0][2]
+
+
+#: Top-level standard library names newer Pythons add (3.13's ``_colorize`` every traceback imports,
+#: ``_pyrepl`` its prompt; 3.14's ``annotationlib``, ``compression``; 3.15's ``profiling``): the
+#: operator's newer python finds them past ``PYTHONPATH`` (round 39 review12). Any ``_name`` counts too.
+_NEWER_STDLIB = frozenset({"annotationlib", "compression", "profiling"})
+#: Library and site directories of the operator's other Pythons (the system's ``/usr/bin/python3``
+#: and its ``dist-packages``, ``/usr/local``'s, the user's): their names are found past ``PYTHONPATH``.
+_OTHER_PYTHONS = (
+    "/usr/lib/python3*",
+    "/usr/lib/python3/dist-packages",
+    "/usr/lib/python3*/site-packages",
+    "/usr/lib64/python3*",
+    "/usr/lib64/python3*/site-packages",
+    "/usr/local/lib/python3*",
+    "/usr/local/lib/python3*/*-packages",
+    "/opt/homebrew/lib/python3*/site-packages",
+    "~/.local/lib/python3*/site-packages",
+)
+
+
+def _other_pythons() -> list[str]:
+    """The directories of `_OTHER_PYTHONS` present here. Why (red team round 39 review12): trust2 read
+    shellrt's own interpreter's ``sys.path`` alone; a name only the system's python finds (``apt``,
+    ``gi``, ``OpenSSL``: Debian's command-not-found handler is Python) was "new", and kept."""
+    import glob
+
+    return [d for pattern in _OTHER_PYTHONS for d in sorted(glob.glob(os.path.expanduser(pattern)))[:16]]
 
 
 def _shadows_a_module(rest: str, name: str) -> bool:
@@ -417,7 +445,7 @@ def _shadows_a_module(rest: str, name: str) -> bool:
     if top is None:
         return True  # fail closed: which module it is is not known
     module = name.split(".")[0] if rest == top else rest[len(top) + 1 :].split("/")[0]
-    return module in _module_names()
+    return module.startswith("_") or module in _module_names()
 
 
 #: The operator's absolute ``PATH`` directories guarded whole (folded real paths), read with
@@ -773,8 +801,14 @@ _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
 #: shell start-up file runs by its path -- at a line start, after ``;``, ``&``, ``|``, ``{``, ``(``
 #: (``$(``, ``<(``), a backquote, ``then``/``do``/``else``, ``eval``/``exec``/``command``; blanks only
 #: between (round 39 trust2: ``eval "$(~/dotfiles/bin/prompt init bash)"`` runs it at every shell start).
+#: Round 39 review12: also after ``if``/``elif``/``while``/``until``/``!``, in an ``alias x='…'``, and
+#: past any run of words that hand on to a program (``time``, ``nohup``, ``env``, ``sudo``, ``exec -a
+#: NAME``, ``command -p``, an option, ``A=1``): each ran a path trust2's list did not name.
+_RUN_WORDS = r"(?:then|do|else|elif|if|while|until|eval|exec|command|builtin|time|nohup|env|sudo|doas|nice)"
 _RUNS = re.compile(
-    r"""(?:^|[;&|{(`]|\b(?:then|do|else|eval|exec|command)\b)[ \t]*["']?((?:~|\$\{?[A-Za-z_]\w*\}?)?/[^\s;&|()"'`<>]*)""",
+    rf"""(?:^|[;&|{{(`!]|\b{_RUN_WORDS}\b|\balias[ \t]+[\w.:-]+=)"""
+    rf"""(?>[ \t]*(?:-[\w-]+(?:[ \t]+(?![~/$"'])[^\s;&|()"'`<>]+)?|[A-Za-z_]\w*=[^\s;&|()`<>]*|!|{_RUN_WORDS}(?=[ \t])))*"""
+    r"""[ \t]*["']?((?:~|\$\{?[A-Za-z_]\w*\}?)?/[^\s;&|()"'`<>]*)""",
     re.MULTILINE,
 )
 #: Marks a word `_sourced_words` gives as a program run, not a file sourced: guarded, not read.

@@ -1109,7 +1109,9 @@ class WorkspaceGuard:
         if kind == "denied":
             self._denied_note(path, rel, action, f"{moved}{restored}", target, out)
             return
-        what = _DESCRIBE.get(kind, kind)
+        # The home rule's own reason where it has one (round 39 review12: a PATH directory's file
+        # was reverted as "a settings, start-up or editor file", the cause not named).
+        what = (home_reason(path) if kind == "file" else None) or _DESCRIBE.get(kind, kind)
         note = (
             f"[shellrt] reverted: {out.culprit} {action} {rel} ({what}, which git, a shell, an editor or "
             f"shellrt would later obey outside the sandbox); the new file was {moved}{restored}. "
