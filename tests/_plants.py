@@ -6,14 +6,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
 from shellrt.runtime import Runtime
 from shellrt.supervisor.protect import protected_reason
 
-__all__ = ["assert_tools_ask", "kept_plants", "plant_and_check", "plant_with_bash"]
+Backend = Literal["local", "bwrap", "docker"]
+
+__all__ = ["Backend", "assert_tools_ask", "kept_plants", "plant_and_check", "plant_with_bash", "run_bash"]
 
 
 def plant_with_bash(
@@ -27,12 +29,14 @@ def plant_with_bash(
     )
     if extra:
         code += f"\n{extra}"
-    return _one_bash_call(ws, session_dir, f"python3 - <<'EOF' && echo planted\nimport os\n{code}\nEOF")
+    return run_bash(ws, session_dir, f"python3 - <<'EOF' && echo planted\nimport os\n{code}\nEOF")
 
 
-def _one_bash_call(ws: Path, session_dir: Path, command: str) -> list[dict[str, Any]]:
+def run_bash(ws: Path, session_dir: Path, command: str, backend: Backend = "local") -> list[dict[str, Any]]:
+    """The results of one Bash call in a fresh Runtime (bypassPermissions) on ``backend``."""
+
     async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=session_dir) as rt:
+        async with Runtime(ws, backend, mode="bypassPermissions", session_dir=session_dir) as rt:
             block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
             return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
 
@@ -52,11 +56,18 @@ def kept_plants(
 
 
 def plant_and_check(
-    ws: Path, session_dir: Path, plants: list[str], kept: list[str], text: str, *, python: str = "python3"
+    ws: Path,
+    session_dir: Path,
+    plants: list[str],
+    kept: list[str],
+    text: str,
+    *,
+    python: str = "python3",
+    backend: Backend = "local",
 ) -> str:
     """One Bash call writes ``text`` to each of ``plants`` and ``kept`` (absolute paths, the
     workspace's name split so it is no literal word of the command); asserts the call ran, every
-    plant was reverted and every kept file stayed (round 38's trust tests). Returns the results as JSON."""
+    plant was reverted and every kept file stayed (round 38's trust tests; round 39's on ``backend``). Returns the results as JSON."""
     lines = ["import os", f"ws = {str(ws)[:4]!r} + {str(ws)[4:]!r}"]
     for rel in plants + kept:
         lines += [
@@ -64,9 +75,8 @@ def plant_and_check(
             "os.makedirs(os.path.dirname(p), exist_ok=True)",
             f"open(p, 'w').write({text!r})",
         ]
-    results = _one_bash_call(
-        ws, session_dir, f"{python} - <<'EOF' && echo planted\n" + "\n".join(lines) + "\nEOF"
-    )
+    command = f"{python} - <<'EOF' && echo planted\n" + "\n".join(lines) + "\nEOF"
+    results = run_bash(ws, session_dir, command, backend)
     shown = json.dumps(results)
     assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
     left = [rel for rel in plants if os.path.lexists(ws / rel)]
