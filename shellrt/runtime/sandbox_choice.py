@@ -1,5 +1,10 @@
 """Choosing and starting a session's sandbox backend (``auto``: bwrap where it works, else local).
 
+``auto`` falls back to local only when bubblewrap fails on this host as such: a start that
+fails for this session's workspace or policy (a repository's settings file listing thousands
+of ``maskedPaths`` overflowed bwrap's argument limit; red team round 39 novel5) is refused,
+since a workspace must never choose its own sandbox away (`sandbox_probe`).
+
 Its own module so that ``shellrt run`` starts a backend without importing the
 whole runtime (tools, orchestration, the command analysis).
 """
@@ -56,6 +61,11 @@ async def resolve_sandbox(
                 raise  # local enforces no limit either: bwrap's refusal says what to do
             except BackendUnavailableError as exc:
                 await backend.close()  # whatever its start made before refusing (a cgroup, a helper)
+                from shellrt.runtime.sandbox_probe import bwrap_fails_for_this_session  # failure path only
+
+                local_only = await bwrap_fails_for_this_session(exc)
+                if local_only is not None:  # bwrap works here: what failed is this workspace/policy
+                    raise local_only from exc
                 if refuse_fallback is not None:
                     raise BackendUnavailableError(
                         f"bubblewrap is not usable here ({exc}); {refuse_fallback}"
