@@ -50,13 +50,16 @@ def operand_unknown(name: str, words: list[Word]) -> bool:
 _EXPANDED: Final = frozenset({"glob", "flag_glob", "brace"})
 
 
-def copies_tree(values: list[str | None]) -> bool:
+def copies_tree(words: list[Word]) -> bool:
     """Whether ``cp`` copies directories whole (``-r``, ``-R``, ``-a``, ``--recursive``, ``--archive``,
-    a run-time word): what lands below the destination is named by the source tree, as an archive's
+    a run-time word that may be one): what lands below the destination is named by the source tree, as an archive's
     members are (``cp -r payload/. .`` writes ``.git/hooks/pre-commit``; round 39, review13)."""
-    for value in values:
+    for word in words:
+        value = word.value
         if value is None:
-            return True
+            if _may_be_option(word.raw):
+                return True
+            continue
         if value == "--":
             return False
         if value.startswith("--"):

@@ -316,7 +316,7 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
         writes = [*writes, ""]  # `cp q "$p"`, `tee a/{b,c}`: a write no word names (round 39)
     elif name in ("sqlite3", "sqlite") and [w for w in words[start + 2 :] if (w.value or "-")[:1] != "-"]:
         writes = [*writes, ""]  # `.output f`, `.save f`, `writefile('f', …)`, `VACUUM INTO 'f'` (round 39, review13)
-    elif name == "cp" and not read_only and copies_tree([w.value for w in words[start + 1 :]]):
+    elif name == "cp" and not read_only and copies_tree(words[start + 1 :]):
         writes = [*writes, ""]  # `cp -r payload/. .`: the source tree's own names (round 39, review13)
     if name in _ASSIGNING_BUILTINS:
         assigned.extend(_assigned_by_builtin(name, [w.value for w in words[start + 1 :]]))
