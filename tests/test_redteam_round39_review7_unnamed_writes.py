@@ -77,7 +77,8 @@ async def test_a_target_directory_option_is_where_the_write_lands(tmp_path: Path
     assert await rule_misses(tmp_path, TARGET_DIRECTORY, []) == ([], [])
     assert analyze("cp -ft ~/bin ls").write_targets == ["~/bin", "~/bin/ls"]
     assert analyze("install -m 755 -t d a").write_targets == ["d", "d/a"]
-    assert analyze("cp -St d a").write_targets == ["a"]  # `-S t`: a suffix, no target directory
+    # `-S t`: a suffix, no target directory; `a` may be a directory `d` is copied into (round 39, review13)
+    assert analyze("cp -St d a").write_targets == ["a", "a/d"]
 
 
 async def test_a_file_a_program_finds_by_itself_is_asked(tmp_path: Path) -> None:

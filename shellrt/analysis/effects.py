@@ -13,7 +13,7 @@ from .nodes import CommandPlan, PlanCommand, Word, is_fd_number
 from .programs import program_spec
 from .programs.paths import WRITING_PROGRAMS, program_writes
 
-__all__ = ["OPERAND_WRITERS", "Effects", "operand_unknown", "plan_effects"]
+__all__ = ["OPERAND_WRITERS", "Effects", "copies_tree", "operand_unknown", "plan_effects"]
 
 _OUTPUT_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
 #: Programs whose every operand (not option) is a path they create/modify/remove.
@@ -48,6 +48,27 @@ def operand_unknown(name: str, words: list[Word]) -> bool:
 
 
 _EXPANDED: Final = frozenset({"glob", "flag_glob", "brace"})
+
+
+def copies_tree(words: list[Word]) -> bool:
+    """Whether ``cp`` copies directories whole (``-r``, ``-R``, ``-a``, ``--recursive``, ``--archive``,
+    a run-time word that may be one): what lands below the destination is named by the source tree, as an archive's
+    members are (``cp -r payload/. .`` writes ``.git/hooks/pre-commit``; round 39, review13)."""
+    for word in words:
+        value = word.value
+        if value is None:
+            if _may_be_option(word.raw):
+                return True
+            continue
+        if value == "--":
+            return False
+        if value.startswith("--"):
+            option = value[2:].partition("=")[0]
+            if len(option) >= 3 and ("recursive".startswith(option) or "archive".startswith(option)):
+                return True
+        elif value.startswith("-") and not {"r", "R", "a"}.isdisjoint(value[1:]):
+            return True
+    return False
 
 
 def _may_be_option(raw: str) -> bool:
@@ -147,9 +168,11 @@ def _command(name: str, command: PlanCommand, effects: Effects) -> None:
             operands = [directory or None, *(f"{directory}/{o.rstrip('/').rpartition('/')[2]}" for o in sources
                                              if directory and o and o != "-")]
         elif name in _LAST_OPERAND:
-            operands = operands[-1:] if len(operands) >= 2 else []
+            sources, operands = operands[:-1], (operands[-1:] if len(operands) >= 2 else [])
             if not operands:
                 effects.writes_unknown = True
+            elif operands[0] and not flags & _NO_DIRECTORY:
+                operands.extend(_into_directory(operands[0], sources))
         for operand in operands:
             if operand is None:
                 effects.writes_unknown = True
@@ -158,6 +181,23 @@ def _command(name: str, command: PlanCommand, effects: Effects) -> None:
         if any(w.value is None or "glob" in w.features for w in command.argv[1:]):
             effects.writes_unknown = True
     _destructive(name, values, flags, operands, effects)
+
+
+#: Options that make the last operand a file, never a directory to copy into.
+_NO_DIRECTORY: Final = frozenset({"-T", "--no-target-directory"})
+
+
+def _into_directory(destination: str, sources: list[str | None]) -> list[str]:
+    """What ``cp a/conftest.py tests``, ``cp a/x .`` write when the destination is a directory (a word
+    cannot say whether it is): ``tests/conftest.py``, ``x``; each static source under its own name
+    (red team, round 39, review13: the destination alone was read)."""
+    out: list[str] = []
+    head = destination.rstrip("/")
+    for source in sources:
+        base = source.rstrip("/").rpartition("/")[2] if source else ""
+        if base and base not in (".", "..", "-"):
+            out.append(base if head in ("", ".") and destination != "/" else f"{head}/{base}")
+    return out
 
 
 #: Writers whose ``-t DIR``/``--target-directory=DIR`` names the directory their operands are copied into,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from .arith_flow import may_hide_code
-from .effects import OPERAND_WRITERS, operand_unknown
+from .effects import OPERAND_WRITERS, copies_tree, operand_unknown
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
 from .programs.paths import (
@@ -314,6 +314,10 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
     recursive = False
     if name in OPERAND_WRITERS and not read_only and operand_unknown(name, words[start + 1 :]):
         writes = [*writes, ""]  # `cp q "$p"`, `tee a/{b,c}`: a write no word names (round 39)
+    elif name in ("sqlite3", "sqlite") and [w for w in words[start + 2 :] if (w.value or "-")[:1] != "-"]:
+        writes = [*writes, ""]  # `.output f`, `.save f`, `writefile('f', …)`, `VACUUM INTO 'f'` (round 39, review13)
+    elif name == "cp" and not read_only and copies_tree(words[start + 1 :]):
+        writes = [*writes, ""]  # `cp -r payload/. .`: the source tree's own names (round 39, review13)
     if name in _ASSIGNING_BUILTINS:
         assigned.extend(_assigned_by_builtin(name, [w.value for w in words[start + 1 :]]))
     spec = program_spec(name) if name else None

@@ -630,7 +630,7 @@ def made_hook(
     # program that is not read-only may run git itself (`make commit`, `npm run`, `pre-commit`: round 38).
     if name != "git" and (read_only or not may_run_git(name)):
         return ""
-    why = unnamed_write(name, unknown) or found_code_write(name, named)
+    why = unnamed_write(name, unknown) or found_code_write(name, named, argv)
     if why:
         return why
     git_argv = argv if name == "git" else ("git",)

@@ -67,7 +67,7 @@ def unnamed_write(name: str, unknown: Sequence[str]) -> str:
     )
 
 
-_PY: Final = ((".py", ".pth"), ("conftest.py", "pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", "tox.ini"))
+_PY: Final = ((".py", ".pth"), ("conftest.py", "pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", ".pytest.ini", "tox.ini"))
 _JS: Final = ((".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".json"), ("package.json", ".npmrc", "node_modules"))
 _SHELL_START: Final = ((), (".bash_profile", ".bash_login", ".profile", ".bashrc", ".bash_logout", ".zshrc", ".zprofile"))
 #: What a program finds and loads by itself, by name or suffix (a manifest, a config, a module or test
@@ -90,15 +90,25 @@ _FINDS: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     **dict.fromkeys(("bash", "sh", "dash", "zsh", "ksh"), _SHELL_START),
 }
 _PYTHON: Final = re.compile(r"(?:python|pypy)[0-9.]*")
+#: Programs that run a project's own commands (a recipe, a script, a test runner run under them): they may
+#: run any program of `_FINDS`, so what any of them finds counts (round 39, review13: ``make test``,
+#: ``./run_tests.sh``, ``coverage run -m pytest`` ran a written ``conftest.py``).
+_RUNS_PROJECT: Final = frozenset({"make", "gmake", "coverage", "task", "invoke", "scons", "ninja", "meson", "bazel"})
+_ANY_FOUND: Final = (
+    tuple(sorted({s for found in _FINDS.values() for s in found[0]})),
+    tuple(sorted({n for found in _FINDS.values() for n in found[1]} - set(_SHELL_START[1]))),
+)
 
 
-def found_code_write(name: str, others: Sequence[tuple[str, Sequence[str]]]) -> str:
+def found_code_write(name: str, others: Sequence[tuple[str, Sequence[str]]], argv: Sequence[str] = ()) -> str:
     """Why a program may load a file another part writes by name, though no word of it names the file:
     what it finds by itself (`_FINDS`: ``conftest.py`` of pytest, ``package.json``/``.npmrc`` of npm,
     ``build.rs`` of cargo, ``setup.py`` of pip, ``os.py`` imported by ``python3 t.py``, ``~/.profile`` of
     ``sh -l``) (red team, round 39). "" when none."""
     base = os.path.basename(name)
     suffixes, names = _FINDS.get(base) or (_PY if _PYTHON.fullmatch(base) else ((), ()))
+    if base in _RUNS_PROJECT or "/" in name or (base in _SHELLS and _runs_script(argv)):
+        suffixes, names = _ANY_FOUND  # a project's script or recipe may run any of them
     if not suffixes and not names:
         return ""
     for text, writes in others:
@@ -107,6 +117,19 @@ def found_code_write(name: str, others: Sequence[tuple[str, Sequence[str]]]) -> 
             if path and (path.endswith(suffixes) or any(p in names for p in pieces)):
                 return f"it may load {path} (a file {base} finds by itself), which {text!r} writes in the same command"
     return ""
+
+
+_SHELLS: Final = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+
+
+def _runs_script(argv: Sequence[str]) -> bool:
+    """Whether a shell's words run a script file (``bash run_tests.sh``), not ``-c`` text alone."""
+    for word in argv[1:]:
+        if word == "--" or not word.startswith(("-", "+")):
+            return word != "--" or len(argv) > 2
+        if word.startswith("-") and not word.startswith("--") and "c" in word:
+            return False
+    return False
 
 
 def _words(text: str) -> list[str]:

@@ -60,6 +60,7 @@ from shellrt.analysis.unread_code import (
     unread_env,
     value_code,
 )
+from shellrt.analysis.written_places import unpacks_unknown
 from shellrt.permissions.content_anchor import unchanged
 from shellrt.permissions.embedded import (
     command_options,
@@ -532,7 +533,8 @@ class PermissionEngine:
         ]
         # Parts that write a file no word names (`cp q "$p"`, `> "$d/x"`): not a program whose writes are
         # not modelled (`npm ci`), which `writes` cannot tell apart (round 39).
-        unnamed = [("" in p.writes or "" in p.program_writes) for p in parts]
+        # An unpacker writes what its archive names (`tar xf t.tar; pytest`: round 39, review13).
+        unnamed = [("" in p.writes or "" in p.program_writes or unpacks_unknown(p.text)) for p in parts]
         any_unnamed = any(unnamed)
         for i, part in enumerate(parts):
             unknown = [
