@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from shellrt.supervisor.protect import protected_reason
 from tests._plants import assert_tools_ask
-from tests._round39_trust2 import plant_and_check
-from tests.conftest import require
+from tests._round39_trust2 import plant_and_check, workspace
 
 NEWER = ["py/_colorize.py", "py/_pyrepl/__init__.py", "py/annotationlib.py", "py/compression/__init__.py"]
 KEPT = ["py/r39_project_module.py", "py/r39pkg/__init__.py", "src/main.py"]
@@ -34,18 +32,21 @@ def _other_site_name() -> str:
     for place in sorted(glob.glob("/usr/lib/python3/dist-packages")) + sorted(glob.glob("/usr/lib/python3*")):
         for name in sorted(os.listdir(place)) if os.path.isdir(place) else ():
             top = name.split(".")[0].split("-")[0]
-            if top.isidentifier() and not top.startswith("_") and top not in mine and top not in sys.stdlib_module_names:
+            if (
+                top.isidentifier()
+                and not top.startswith("_")
+                and top not in mine
+                and top not in sys.stdlib_module_names
+            ):
                 return top
     return ""
 
 
 @pytest.mark.parametrize("backend", ["local", "bwrap"])
-def test_names_other_pythons_find_are_guarded(backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if backend == "bwrap":
-        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    tmp_path.chmod(0o755)
-    ws = tmp_path / "ws"
-    (ws / "py").mkdir(parents=True)
+def test_names_other_pythons_find_are_guarded(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = workspace(backend, tmp_path, "py")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("SHELLRT_TRUST_STORE", raising=False)

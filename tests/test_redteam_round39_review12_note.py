@@ -9,22 +9,18 @@ operator's PATH is the cause, nor that starting shellrt without that entry is th
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests._round39_trust2 import run_bash
-from tests.conftest import require
+from tests._round39_trust2 import run_bash, workspace
 
 
 @pytest.mark.parametrize("backend", ["local", "bwrap"])
-def test_a_reverted_path_file_is_named_as_such(backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if backend == "bwrap":
-        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    tmp_path.chmod(0o755)
-    ws = tmp_path / "ws"
-    (ws / "tools" / "bin").mkdir(parents=True)
+def test_a_reverted_path_file_is_named_as_such(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = workspace(backend, tmp_path, "tools/bin")
     old = ws / "tools" / "bin" / "existing"
     old.write_text("#!/bin/sh\necho old\n")
     old.chmod(0o755)

@@ -10,15 +10,13 @@ in a dotfiles workspace, was kept and the file tools did not ask.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from shellrt.supervisor.protect import protected_reason
 from tests._plants import assert_tools_ask
-from tests._round39_trust2 import plant_and_check
-from tests.conftest import require
+from tests._round39_trust2 import plant_and_check, workspace
 
 RUNS = {
     "if": "if {p}; then :; fi",
@@ -43,11 +41,7 @@ KEPT = ["dot/run/README.md", "src/main.py"]
 def test_programs_run_after_any_command_word_are_guarded(
     backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if backend == "bwrap":
-        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    tmp_path.chmod(0o755)
-    ws = tmp_path / "ws"
-    (ws / "dot" / "run").mkdir(parents=True)
+    ws = workspace(backend, tmp_path, "dot/run")
     home = tmp_path / "home"
     home.mkdir()
     lines = [line.format(p=f"$DOTFILES/run/{name}") for name, line in RUNS.items()]

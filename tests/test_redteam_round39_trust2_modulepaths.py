@@ -11,15 +11,13 @@ guarded none of them: each plant was kept, and the file tools did not ask.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from shellrt.supervisor.protect import protected_reason
 from tests._plants import assert_tools_ask
-from tests._round39_trust2 import plant_and_check
-from tests.conftest import require
+from tests._round39_trust2 import plant_and_check, workspace
 
 PLANTS = [
     "dot/python/json.py",
@@ -38,11 +36,7 @@ KEPT = ["dot/python/r39_own.py", "dot/python/r39pkg/__init__.py", "dot/README.md
 def test_module_paths_of_the_operator_are_guarded(
     backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if backend == "bwrap":
-        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    tmp_path.chmod(0o755)
-    ws = tmp_path / "ws"
-    (ws / "dot" / "python").mkdir(parents=True)
+    ws = workspace(backend, tmp_path, "dot/python")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("SHELLRT_TRUST_STORE", raising=False)

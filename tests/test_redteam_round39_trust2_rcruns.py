@@ -9,15 +9,13 @@ next shell ran it; the guard kept them and the file tools did not ask.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from shellrt.supervisor.protect import protected_reason
 from tests._plants import assert_tools_ask
-from tests._round39_trust2 import plant_and_check
-from tests.conftest import require
+from tests._round39_trust2 import plant_and_check, workspace
 
 PLANTS = ["dot/bin/prompt", "dot/bin/completions", "dot/bin/motd", "dot/tools/greet"]
 KEPT = ["dot/bin/README.md", "dot/tools/other", "src/main.py"]
@@ -27,11 +25,7 @@ KEPT = ["dot/bin/README.md", "dot/tools/other", "src/main.py"]
 def test_programs_a_start_up_file_runs_by_path_are_guarded(
     backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if backend == "bwrap":
-        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    tmp_path.chmod(0o755)
-    ws = tmp_path / "ws"
-    (ws / "dot" / "bin").mkdir(parents=True)
+    ws = workspace(backend, tmp_path, "dot/bin")
     home = tmp_path / "home"
     home.mkdir()
     (home / ".bashrc").write_text(

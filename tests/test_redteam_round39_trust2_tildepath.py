@@ -10,29 +10,25 @@ runs instead of ``/usr/bin/git``, was kept, and the file tools did not ask.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests._plants import assert_tools_ask
-from tests._round39_trust2 import plant_and_check
-from tests.conftest import require
+from tests._round39_trust2 import plant_and_check, workspace
 
 
 @pytest.mark.parametrize("backend", ["local", "bwrap"])
 def test_a_tilde_path_entry_is_the_directory_bash_searches(
     backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if backend == "bwrap":
-        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    tmp_path.chmod(0o755)
-    ws = tmp_path / "ws"
-    (ws / "dot" / "bin").mkdir(parents=True)
+    ws = workspace(backend, tmp_path, "dot/bin")
     monkeypatch.setenv("HOME", str(tmp_path))  # the workspace is ~/ws: a dotfiles repository
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("SHELLRT_TRUST_STORE", raising=False)
     monkeypatch.setenv("PATH", f"~/ws/dot/bin:{os.environ['PATH']}")
     plants = ["dot/bin/git", "dot/bin/r39-typo"]
-    plant_and_check(ws, tmp_path / "s", plants, ["dot/README.md", "src/main.py"], "#!/bin/sh\n", backend=backend)
+    plant_and_check(
+        ws, tmp_path / "s", plants, ["dot/README.md", "src/main.py"], "#!/bin/sh\n", backend=backend
+    )
     assert_tools_ask(ws, plants)
