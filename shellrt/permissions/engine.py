@@ -534,7 +534,11 @@ class PermissionEngine:
         # Parts that write a file no word names (`cp q "$p"`, `> "$d/x"`): not a program whose writes are
         # not modelled (`npm ci`), which `writes` cannot tell apart (round 39).
         # An unpacker writes what its archive names (`tar xf t.tar; pytest`: round 39, review13).
-        unnamed = [("" in p.writes or "" in p.program_writes or unpacks_unknown(p.text)) for p in parts]
+        # Bash's forms only: PowerShell's `&` marks a part's writes unknown for what it runs in the background,
+        # and `Get-ChildItem & Get-Content x` then asked under a deny rule (CI108; round 26's kept command).
+        unnamed = [
+            tool_name == "Bash" and ("" in p.writes or "" in p.program_writes or unpacks_unknown(p.text)) for p in parts
+        ]
         any_unnamed = any(unnamed)
         for i, part in enumerate(parts):
             unknown = [

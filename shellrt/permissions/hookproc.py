@@ -148,7 +148,13 @@ async def run_hook_process(
                     process.kill()
             await process.wait()
             _watch.drop(key)
-            await process.aclose()
+            # A hook that exited before its stdin was fed (the watcher's hand-off runs first) leaves a
+            # broken pipe for the close to raise (CI108): the output streams are closed first, then it.
+            for stream in (process.stdout, process.stderr):
+                if stream is not None:
+                    await stream.aclose()
+            with contextlib.suppress(OSError):
+                await process.aclose()
     timed_out = deadline.cancelled_caught
     return HookProcessResult(
         exit_code=None if timed_out else process.returncode,
