@@ -37,6 +37,8 @@ import math
 import re
 import unicodedata
 
+from shellrt.protocol.control_escape import escape_char, unicode_escape
+
 __all__ = ["ascii_form", "beginning", "for_person", "markdown_literal", "model_claim", "recap", "tall_rows"]
 
 #: How a line after a newline in shown text starts: never mistaken for the prompt's own lines.
@@ -80,11 +82,8 @@ def for_person(text: str, *, one_line: bool = False) -> str:
             out.append(_ONE_LINE[ch])
         elif ch == "\n":
             out.append(CONTINUATION)
-        elif ch == "\t" or ch.isprintable() or unicodedata.category(ch) == "Zs":
-            out.append(ch)  # Zs: a space other than U+0020 (no-break, thin…) shows as a space
         else:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else _code(ch))
+            out.append(ch if ch == "\t" else escape_char(ch))
     return "".join(out)
 
 
@@ -112,11 +111,6 @@ def shell_word(text: str) -> str:
     import shlex  # only for advice: not on every import of this module
 
     return for_person(shlex.quote(text), one_line=True)
-
-
-def _code(ch: str) -> str:
-    code = ord(ch)
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _name_mark_runs(text: str) -> str:
@@ -184,8 +178,10 @@ def ascii_form(shown: str) -> str | None:
             out.append(ch)
             continue
         seen.setdefault(ch)
-        out.append(_code(ch))
-    names = [f"{_code(ch)} {unicodedata.name(ch, 'unnamed')}" for ch in list(seen)[:_NAMED_CHARACTERS]]
+        out.append(unicode_escape(ch))
+    names = [
+        f"{unicode_escape(ch)} {unicodedata.name(ch, 'unnamed')}" for ch in list(seen)[:_NAMED_CHARACTERS]
+    ]
     more = len(seen) - len(names)
     named = "; ".join(names) + (f"; and {more:,} more" if more > 0 else "")
     return f"{''.join(out)}\n(characters outside ASCII: {named})"

@@ -15,8 +15,8 @@ letters (round 26).
 from __future__ import annotations
 
 import re
-import unicodedata
 
+from shellrt.protocol.control_escape import escape_char
 from shellrt.tools._bidi import isolated
 
 __all__ = ["for_people"]
@@ -27,13 +27,7 @@ _NAMED = {"\n": "\\n", "\r": "\\r"}
 
 
 def _shown(match: re.Match[str]) -> str:
-    ch = match[0]
-    if ch.isprintable() or unicodedata.category(ch) == "Zs":
-        return ch  # a letter, a mark, a symbol; a space other than U+0020 shows as a space
-    code = ord(ch)
-    if code < 0x100:
-        return _NAMED.get(ch) or f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return escape_char(match[0], _NAMED)
 
 
 def for_people(field: str) -> str:
