@@ -1,15 +1,18 @@
 """A minimal stdio MCP server's source (no SDK to import: tests that start one stay fast under load).
 
 It runs the caller's ``before`` code first (e.g. writes to its stderr), then answers ``initialize``
-and ``tools/list`` (one tool, ``echo``) and every other request with an empty result.
+and ``tools/list`` (one tool, ``echo``, unless the caller names others) and every other request with an
+empty result (or what the caller's ``call`` code makes of a ``tools/call``).
 """
 
 from __future__ import annotations
 
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -24,18 +27,28 @@ for line in sys.stdin:
         continue
     if msg["method"] == "initialize":
         result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "tiny", "version": "0"}}
+                  "serverInfo": {"name": NAME, "version": "0"}}
     elif msg["method"] == "tools/list":
-        result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        result = {"tools": TOOLS}
+    elif msg["method"] == "tools/call":
+        result = {}
+CALL
     else:
         result = {}
     print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
 """
+_ECHO = [{"name": "echo", "inputSchema": {"type": "object"}}]
 
 
-def tiny_server(before: str) -> str:
-    """The server's source: ``before`` (Python statements), then the request loop."""
-    return before.strip("\n") + "\n" + _LOOP
+def tiny_server(
+    before: str, *, name: str = "tiny", tools: list[dict[str, Any]] | None = None, call: str = ""
+) -> str:
+    """The server's source: ``before`` (Python statements), then the request loop answering as
+    ``name`` with ``tools`` (default: one tool, ``echo``); ``call``: statements run for a
+    ``tools/call`` (``msg`` is the request; they set ``result``), indented as written."""
+    body = textwrap.indent(textwrap.dedent(call).strip("\n"), " " * 8) if call else ""
+    loop = _LOOP.replace("NAME", repr(name)).replace("TOOLS", repr(tools if tools is not None else _ECHO))
+    return before.strip("\n") + "\n" + loop.replace("CALL\n", body + "\n" if body else "")
 
 
 def serve_tiny(tmp_path: Path, name: str, before: str) -> int:

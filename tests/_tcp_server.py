@@ -33,3 +33,23 @@ def tcp_server(handle: Callable[[socket.socket], None]) -> Iterator[int]:
         stop.set()
         thread.join(5)
         listener.close()
+
+
+@contextmanager
+def recording_server(answer: bytes = b"") -> Iterator[tuple[int, list[bytes]]]:
+    """Yields the port of a listener standing for a service (a Ray node's GCS or dashboard) and the
+    list of what each connection sent first (``b""`` when it sent nothing); ``answer``, if any, is
+    written back."""
+    seen: list[bytes] = []
+
+    def record(conn: socket.socket) -> None:
+        conn.settimeout(2)
+        try:
+            seen.append(conn.recv(4096))
+            if answer:
+                conn.sendall(answer)
+        except OSError:
+            seen.append(b"")
+
+    with tcp_server(record) as port:
+        yield port, seen

@@ -17,14 +17,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests._tcp_server import recording_server
 from tests.conftest import require
 
 pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.timeout(60)]
@@ -40,32 +39,8 @@ except ImportError:  # pragma: no cover - depends on the extra
 @pytest.fixture
 def control_plane() -> Iterator[tuple[int, list[bytes]]]:
     """A listener on the node's loopback standing for the GCS: records each connection's bytes."""
-    seen: list[bytes] = []
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(2)
-                try:
-                    seen.append(conn.recv(4096))
-                except OSError:
-                    seen.append(b"")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(server.getsockname()[1]), seen
-    finally:
-        stop.set()
-        thread.join(5)
-        server.close()
+    with recording_server() as served:
+        yield served
 
 
 def _actor(tmp_path: Path) -> Any:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from shellrt.batch import Task, TaskFloor, run_sync
+from tests._shared_dir import world_readable_dir
 from tests.conftest import require
 
 #: As round 15's: a non-root harness copies with its own rights, which are its sandbox user's.
@@ -32,12 +32,8 @@ _SECRET = "root-only-secret"
 @pytest.fixture
 def shared() -> Iterator[Path]:
     """A directory every user reaches (pytest's own is root-only), as a downloaded dataset's."""
-    path = Path(tempfile.mkdtemp(prefix="shellrt-r38-swap-", dir="/tmp"))
-    path.chmod(0o755)
-    try:
+    with world_readable_dir("shellrt-r38-swap-") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def _dataset(tmp_path: Path) -> tuple[Path, Path, Path]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from shellrt.batch import Task, TaskFloor, run_sync
+from tests._shared_dir import world_readable_dir
 from tests.conftest import require
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="root hosts copy with root's rights")
@@ -29,12 +29,8 @@ _SECRET = "root-only-secret"
 
 @pytest.fixture
 def shared() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="shellrt-r38-review2-unm-", dir="/tmp"))
-    path.chmod(0o755)
-    try:
+    with world_readable_dir("shellrt-r38-review2-unm-") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def _swap_link(ws: Path, target: Path) -> None:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -90,11 +91,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def test_a_remote_servers_endless_json_answer_is_cut(tmp_path: Path) -> None:
-    """Failed before: the whole 160 MiB body was read (into memory, then a 160 MiB result). Now the
-    client stops reading past 64 MiB and the call is an error that says why."""
-    script = tmp_path / "big.py"
-    script.write_text(_SERVER)
+async def _call_remote(tmp_path: Path, server_source: str, name: str) -> tuple[dict[str, Any], str]:
+    """Start ``server_source`` on a free port, call its ``big`` tool through a Runtime and return the
+    result block and what the server wrote to its ``sent`` file (after the server is gone)."""
+    script = tmp_path / f"{name}.py"
+    script.write_text(server_source)
     sent = tmp_path / "sent"
     port = _free_port()
     proc = subprocess.Popen([sys.executable, str(script), str(port), str(sent), str(_SENT_MB)])
@@ -108,20 +109,26 @@ async def test_a_remote_servers_endless_json_answer_is_cut(tmp_path: Path) -> No
                 time.sleep(0.05)
         ws = tmp_path / "ws"
         ws.mkdir()
-        servers = {"big": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "startup_timeout": 60}}
-        write_settings(ws, servers, permissions={"allow": ["mcp__big__big"]})
+        servers = {name: {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "startup_timeout": 60}}
+        write_settings(ws, servers, permissions={"allow": [f"mcp__{name}__big"]})
         async with shellrt.Runtime(ws, "local", trust_workspace=True, session_dir=tmp_path / "s") as rt:
-            assert rt.registry.get("mcp__big__big") is not None, rt.mcp_diagnostics  # premise
+            assert rt.registry.get(f"mcp__{name}__big") is not None, rt.mcp_diagnostics  # premise
             with anyio.fail_after(120):
                 answer = await rt.run({"role": "assistant", "content": [
-                    {"type": "tool_use", "id": "toolu_1", "name": "mcp__big__big", "input": {}}
+                    {"type": "tool_use", "id": "toolu_1", "name": f"mcp__{name}__big", "input": {}}
                 ]})
         await anyio.sleep(0.5)
-        total = int(sent.read_text() or 0) if sent.exists() else 0
     finally:
         proc.kill()
         proc.wait()
-    block = answer["content"][0]
+    return answer["content"][0], (sent.read_text() if sent.exists() else "")
+
+
+async def test_a_remote_servers_endless_json_answer_is_cut(tmp_path: Path) -> None:
+    """Failed before: the whole 160 MiB body was read (into memory, then a 160 MiB result). Now the
+    client stops reading past 64 MiB and the call is an error that says why."""
+    block, sent = await _call_remote(tmp_path, _SERVER, "big")
+    total = int(sent or 0)
     text = str(block["content"])
     assert total < (_SENT_MB - 32) << 20, f"shellrt read {total:,} bytes of one answer (sent all of them)"
     assert block["is_error"] is True, text[:300]
@@ -148,35 +155,9 @@ _GZIP_SERVER = _SERVER.replace(
 async def test_a_remote_servers_compressed_answer_is_refused(tmp_path: Path) -> None:
     """Failed before: 160 KiB of gzip became a 160 MiB answer (and a bomb of any ratio would have
     been decoded whole). Now an answer compressed unasked is refused, saying so."""
-    script = tmp_path / "gz.py"
     assert _GZIP_SERVER != _SERVER  # premise: the replacement took
-    script.write_text(_GZIP_SERVER)
-    sent = tmp_path / "sent"
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(script), str(port), str(sent), str(_SENT_MB)])
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        ws = tmp_path / "ws"
-        ws.mkdir()
-        servers = {"gz": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "startup_timeout": 60}}
-        write_settings(ws, servers, permissions={"allow": ["mcp__gz__big"]})
-        async with shellrt.Runtime(ws, "local", trust_workspace=True, session_dir=tmp_path / "s") as rt:
-            assert rt.registry.get("mcp__gz__big") is not None, rt.mcp_diagnostics  # premise
-            with anyio.fail_after(120):
-                answer = await rt.run({"role": "assistant", "content": [
-                    {"type": "tool_use", "id": "toolu_1", "name": "mcp__gz__big", "input": {}}
-                ]})
-    finally:
-        proc.kill()
-        proc.wait()
-    block = answer["content"][0]
+    block, sent = await _call_remote(tmp_path, _GZIP_SERVER, "gz")
     text = str(block["content"])
-    assert int(sent.read_text()) < 1 << 20  # premise: under 1 MiB on the wire
+    assert int(sent) < 1 << 20  # premise: under 1 MiB on the wire
     assert block["is_error"] is True, f"{len(text):,} characters: {text[:200]}"
     assert "compressed" in text, text[:300]

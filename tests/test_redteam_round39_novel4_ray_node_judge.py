@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import anyio
 import pytest
 
 from shellrt.batch import Task, TaskFloor
+from tests._shared_dir import world_readable_dir
 from tests.conftest import require
 
 pytestmark = [
@@ -38,12 +38,8 @@ _SECRET = "root-only-on-the-node"
 @pytest.fixture
 def shared() -> Iterator[Path]:
     """A directory every user reaches (pytest's own is root-only), as a downloaded dataset's."""
-    path = Path(tempfile.mkdtemp(prefix="shellrt-r39-raynode-", dir="/tmp"))
-    path.chmod(0o755)
-    try:
+    with world_readable_dir("shellrt-r39-raynode-") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def _actor(base: Path, **options: Any) -> Any:

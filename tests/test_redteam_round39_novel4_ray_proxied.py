@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from typing import Any
 import pytest
 
 from shellrt.batch import Task
+from tests._tcp_server import recording_server
 from tests.conftest import require
 
 pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.timeout(90)]
@@ -32,33 +31,8 @@ pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.timeout(90)]
 @pytest.fixture
 def control_plane() -> Iterator[tuple[int, list[bytes]]]:
     """A listener on the node's loopback (the GCS, the dashboard): records what reaches it, answers."""
-    seen: list[bytes] = []
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(2)
-                try:
-                    seen.append(conn.recv(4096))
-                    conn.sendall(b"HTTP/1.0 200 OK\r\n\r\nGCS-ANSWER\n")
-                except OSError:
-                    seen.append(b"")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(server.getsockname()[1]), seen
-    finally:
-        stop.set()
-        thread.join(5)
-        server.close()
+    with recording_server(b"HTTP/1.0 200 OK\r\n\r\nGCS-ANSWER\n") as served:
+        yield served
 
 
 def _run(tmp_path: Path, data: dict[str, Any]) -> dict[str, Any]:

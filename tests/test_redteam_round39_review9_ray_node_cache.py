@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import anyio
 import pytest
 
 from shellrt.batch import Task, TaskFloor
+from tests._shared_dir import world_readable_dir
 from tests.conftest import require
 
 pytestmark = [
@@ -38,12 +38,8 @@ _SECRET = "root-only-moved-in-later"
 
 @pytest.fixture
 def shared() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="shellrt-r39-r9cache-", dir="/tmp"))
-    path.chmod(0o755)
-    try:
+    with world_readable_dir("shellrt-r39-r9cache-") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def _task(ws: Path, task_id: str, command: str) -> dict[str, Any]:
