@@ -37,7 +37,7 @@ import math
 import re
 import unicodedata
 
-from shellrt.protocol.control_escape import escape_char, unicode_escape
+from shellrt.protocol.control_escape import escape_char, name_mark_runs, unicode_escape
 
 __all__ = ["ascii_form", "beginning", "for_person", "markdown_literal", "model_claim", "recap", "tall_rows"]
 
@@ -52,9 +52,6 @@ _BLANK_RUN = re.compile(f"[{_BLANKS}]{{{MIN_BLANK_RUN},}}")
 #: Runs of this many empty (or blank-only) lines or more are named, not printed.
 MIN_EMPTY_LINES = 3
 _EMPTY_LINES = re.compile(f"\n(?:[{_BLANKS}]*\n){{{MIN_EMPTY_LINES},}}")
-#: Runs of this many combining marks or more on one character are named, not printed (a letter
-#: with its accents has one to three).
-MIN_MARK_RUN = 5
 #: The screen `recap` assumes: a small terminal's width, and the rows a prompt's text may fill.
 SCREEN_COLUMNS, SCREEN_ROWS = 80, 12
 
@@ -74,7 +71,7 @@ def for_person(text: str, *, one_line: bool = False) -> str:
         return text  # the common case: nothing to escape (no control, format or separator characters)
     text = _EMPTY_LINES.sub(_name_empty_lines, text)
     if not text.isascii():
-        text = _name_mark_runs(text)
+        text = name_mark_runs(text)
     text = _BLANK_RUN.sub(lambda m: f"[{len(m.group()):,} blanks]", text)
     out: list[str] = []
     for ch in text:
@@ -111,25 +108,6 @@ def shell_word(text: str) -> str:
     import shlex  # only for advice: not on every import of this module
 
     return for_person(shlex.quote(text), one_line=True)
-
-
-def _name_mark_runs(text: str) -> str:
-    """Runs of `MIN_MARK_RUN` combining marks or more named: they stack into a smear that covers the
-    lines above and below (a browser draws them all; a terminal clips them)."""
-    out: list[str] = []
-    start = 0
-    for i, ch in enumerate(text):
-        if unicodedata.category(ch) in ("Mn", "Me"):
-            continue
-        if i - start >= MIN_MARK_RUN:
-            out.append(f"[{i - start:,} combining marks]")
-        else:
-            out.append(text[start:i])
-        out.append(ch)
-        start = i + 1
-    end = len(text)
-    out.append(f"[{end - start:,} combining marks]" if end - start >= MIN_MARK_RUN else text[start:end])
-    return "".join(out)
 
 
 def _name_empty_lines(match: re.Match[str]) -> str:

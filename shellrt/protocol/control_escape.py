@@ -14,11 +14,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["escape_char", "escape_controls", "unicode_escape"]
+__all__ = ["MIN_MARK_RUN", "escape_char", "escape_controls", "name_mark_runs", "unicode_escape"]
 
 #: ASCII controls other than newline and tab, and DEL.
 _ASCII_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 _NONE_NAMED: Mapping[str, str] = {}
+#: Runs of this many combining marks or more on one character are named, not printed (a letter
+#: with its accents has one to three).
+MIN_MARK_RUN = 5
+#: Where such a run may be: non-ASCII characters that are neither letters nor digits (a combining
+#: mark is neither), so text in any script is skipped at C speed and only these are looked at.
+_MAYBE_MARKS = re.compile(rf"[^\x00-\x7f\w]{{{MIN_MARK_RUN},}}")
 
 
 def unicode_escape(ch: str) -> str:
@@ -57,3 +63,28 @@ def escape_controls(text: str) -> str:
 
 def _escape_line(line: str) -> str:
     return "".join(ch if ch == "\t" else escape_char(ch) for ch in line)
+
+
+def name_mark_runs(text: str) -> str:
+    """``text`` with each run of `MIN_MARK_RUN` combining marks or more named (``[240 combining
+    marks]``): they stack into a smear over the lines above and below (a browser draws them all; a
+    terminal clips them) and hide them from the person reading (red team rounds 10 and 40)."""
+    if text.isascii():
+        return text
+    return _MAYBE_MARKS.sub(lambda m: _named_marks(m.group()), text)
+
+
+def _named_marks(text: str) -> str:
+    import unicodedata
+
+    out: list[str] = []
+    start = 0
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) in ("Mn", "Me"):
+            continue
+        out.append(f"[{i - start:,} combining marks]" if i - start >= MIN_MARK_RUN else text[start:i])
+        out.append(ch)
+        start = i + 1
+    end = len(text)
+    out.append(f"[{end - start:,} combining marks]" if end - start >= MIN_MARK_RUN else text[start:end])
+    return "".join(out)

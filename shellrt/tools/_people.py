@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from shellrt.protocol.control_escape import escape_char
+from shellrt.protocol.control_escape import escape_char, name_mark_runs
 from shellrt.tools._bidi import isolated
 
 __all__ = ["for_people"]
@@ -33,7 +33,9 @@ def _shown(match: re.Match[str]) -> str:
 def for_people(field: str) -> str:
     """``field`` (a name, a matched or diff line, a checklist item) with each control, format,
     separator, surrogate or unassigned character as its escape (``\\x1b``, ``\\n``, ``\\u200b``),
-    `isolated` when it holds a right-to-left letter."""
+    long runs of combining marks named (as a prompt names them), `isolated` when it holds a
+    right-to-left letter."""
+    field = name_mark_runs(field)  # a smear of marks hid the lines around it (round 40)
     if not field.isprintable():  # isprintable: none of those (a tab is not printable: judged)
         field = _CANDIDATE.sub(_shown, field)
     return isolated(field)
