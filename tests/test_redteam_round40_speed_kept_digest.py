@@ -35,8 +35,9 @@ def _write(use_id: str, path: Path, text: str) -> dict[str, Any]:
 
 
 def test_a_large_call_is_counted_and_hashed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Failed before: 2 digests and 3 counts for one large call that ran (and 2 digests of the input
-    that reused its id, compared with the record and with the start)."""
+    """Failed before: 2 digests and 3 counts for one large call that ran, 3 digests to answer its
+    resend and 6 for the input that reused its id (`_replay` ran three times, each comparing with
+    the record and the start)."""
     digests: list[int] = []
     counts: list[int] = []
     real_digest, real_count = session._digest, input_size.input_chars
@@ -62,11 +63,14 @@ def test_a_large_call_is_counted_and_hashed_once(tmp_path: Path, monkeypatch: py
             counts.clear()
             first = await rt.run(_write("w1", target, "a" * _CHARS))
             one = (len(digests), len(counts))
+            digests.clear()
             again = await rt.run(_write("w1", target, "a" * _CHARS))
+            resent = len(digests)
             digests.clear()
             other = await rt.run(_write("w1", target, "b" * _CHARS))
             assert one == (1, 1), f"{one[0]} digests and {one[1]} counts for one large call"
             assert len(digests) == 1, f"{len(digests)} digests to refuse a reused id"
+            assert resent == 1, f"{resent} digests to answer a resend from its record"
             return [first, again, other]
 
     first, again, other = anyio.run(main)
