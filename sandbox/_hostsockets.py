@@ -425,7 +425,10 @@ class SocketWatch:
         places = ("/tmp", *RUN_DIRS) if hidden is None else tuple(hidden)
         self._reach = Reach(places, self._keep, mountinfo)
         self._diag = open_unix_diag()
-        listing = self._listing()
+        #: The other namespaces' socket lines this watch started from: the start's masks are
+        #: worked out from them too (`IpcMasks.args`), one listing a start (round 40).
+        self.namespaces: tuple[bytes, bytes] = namespace_lines()
+        listing = self._listing(self.namespaces)
         self._table, pairs = listing if listing is not None else (b"", frozenset())
         bound = _bound(self._table) if pairs is None else pairs
         self.hidden = self._outside_bound(bound)  # masked at the start whatever their mode
@@ -495,11 +498,14 @@ class SocketWatch:
                 return False
         return True
 
-    def _listing(self) -> tuple[bytes, frozenset[tuple[str, str]] | None] | None:
+    def _listing(
+        self, namespaces: tuple[bytes, bytes] | None = None
+    ) -> tuple[bytes, frozenset[tuple[str, str]] | None] | None:
         """The current listing, raw, with its (inode, path) pairs when they came with it (the
         netlink walk finds them); None when it cannot be had. The host's namespace's sockets and
-        every other namespace's but those under the kept and covered paths (`_foreign_lines`)."""
-        ours, theirs = namespace_lines()
+        every other namespace's but those under the kept and covered paths (`_foreign_lines`).
+        ``namespaces``: `namespace_lines` as just read (default: read now)."""
+        ours, theirs = namespace_lines() if namespaces is None else namespaces
         foreign = _foreign_lines(ours, [*self._keep, "/tmp", *self._cover]) + _foreign_lines(theirs, ["/tmp"])
         if self._diag is not None:
             try:
@@ -782,9 +788,11 @@ class IpcMasks:
         #: The sockets ``_args`` covers with /dev/null: each must still be there for bwrap to cover.
         self._masked: list[str] = []
 
-    def args(self) -> list[str]:
+    def args(self, namespaces: tuple[bytes, bytes] | None = None) -> list[str]:
         """The flags for a sandbox starting now. Raises `SandboxExecError` when the host's
-        sockets cannot be listed (an unreadable table listed none: nothing would be hidden)."""
+        sockets cannot be listed (an unreadable table listed none: nothing would be hidden).
+        ``namespaces``: the other namespaces' lines (`namespace_lines`) a `SocketWatch` of this
+        start read a moment ago (default: read now)."""
         table = _strict_socket_table()
         if table is None:
             raise SandboxExecError(
@@ -792,7 +800,7 @@ class IpcMasks:
                 "could be hidden from the sandbox: refusing to start it. Fix: run with /proc mounted "
                 "and readable (procfs of the host's network namespace)"
             )
-        ours, theirs = namespace_lines()
+        ours, theirs = namespace_lines() if namespaces is None else namespaces
         table += self._foreign(ours) + _foreign_lines(theirs, ["/tmp"])
         key = (table, os.environ.get("XDG_RUNTIME_DIR", ""))
         if self._mounts.mounts_changed():
@@ -874,15 +882,21 @@ class StartMasks:
     (`IpcMasks`, `SocketWatch` see its new inode).
     """
 
-    def __init__(self, listed: list[str] | None = None) -> None:
+    def __init__(
+        self, listed: list[str] | None = None, *, namespaces: tuple[bytes, bytes] | None = None
+    ) -> None:
         """``listed``: the flags `IpcMasks.args` gave just before, for this start (one bwrap per
-        command records its covered sockets from that listing: one listing a command, not two)."""
+        command records its covered sockets from that listing: one listing a command, not two).
+        ``namespaces``: the other namespaces' lines the start's `SocketWatch` was made from (a
+        session's zygote: the masks and the watch's start set from one listing, round 40)."""
         self._args: list[str] | None = None if listed is None else list(listed)
+        self._namespaces = namespaces
 
     def args(self, masks: IpcMasks) -> list[str]:
         """The flags of this start: ``masks``' at the first attempt, the same less vanished ones after."""
         if self._args is None:
-            self._args = masks.args()
+            self._args = masks.args(self._namespaces)
+            self._namespaces = None  # used once: a later listing is read afresh
         return list(self._args)
 
     def drop_vanished(self) -> bool:

@@ -965,7 +965,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             uid=self._ids()[0] if self._switches_uid() else None,  # commands run as it, capless
         )
         try:
-            self._zygote = await self._new_zygote(state_dir, hidden)
+            self._zygote = await self._new_zygote(state_dir, hidden, sockets.namespaces)
         except BaseException:
             sockets.close()
             raise
@@ -1026,7 +1026,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """Whether every host socket now listening was there when the zygote hid them."""
         return self._sockets is not None and self._sockets.nothing_new()
 
-    async def _new_zygote(self, state_dir: Path, hidden: tuple[str | None, ...]) -> Zygote:
+    async def _new_zygote(
+        self,
+        state_dir: Path,
+        hidden: tuple[str | None, ...],
+        namespaces: tuple[bytes, bytes] | None = None,
+    ) -> Zygote:
         """A started zygote (retrying a lost mount race); `ZygoteGoneError` when it cannot start.
 
         It builds each command's namespaces (CAP_SYS_ADMIN), empties its bounding set
@@ -1066,7 +1071,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             uid, gid = self._ids()
             config.update(uid=uid, gid=gid, setup=self._skeleton_steps())
         python = _zygote_python()
-        masks = StartMasks()  # the same masks each attempt, less those whose socket is gone
+        # the same masks each attempt, less those whose socket is gone; from the listing the
+        # zygote's `SocketWatch` was made from (``namespaces``: one listing a start)
+        masks = StartMasks(namespaces=namespaces)
         retries = 0
         while True:
             pins = PinFds(self._pin_root())

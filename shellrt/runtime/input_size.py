@@ -22,6 +22,7 @@ __all__ = [
     "bounded_input",
     "cut_message",
     "input_chars",
+    "sized_block",
 ]
 
 #: Characters a tool input may hold (`input_chars`): a
@@ -71,8 +72,17 @@ def bounded_input(value: Any) -> Any:
 
 def bounded_block(block: ToolUseBlock) -> ToolUseBlock:
     """``block``, or a copy whose input is `bounded_input`'s marker."""
-    bounded = bounded_input(block.input)
-    return block if bounded is block.input else ToolUseBlock(id=block.id, name=block.name, input=bounded)
+    return sized_block(block)[0]
+
+
+def sized_block(block: ToolUseBlock) -> tuple[ToolUseBlock, int]:
+    """`bounded_block`'s block and the `input_chars` of its input, counted once: the session keeps an
+    input by its size too (round 40: it counted each input three times)."""
+    size = input_chars(block.input)
+    if size <= MAX_INPUT_CHARS:
+        return block, size
+    marker = {CUT_KEY: {"characters": size}}
+    return ToolUseBlock(id=block.id, name=block.name, input=marker), input_chars(marker)
 
 
 def cut_message(tool_name: str, raw: Any) -> str | None:

@@ -18,7 +18,7 @@ import re
 import secrets
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, aclosing, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +47,7 @@ from shellrt.protocol import (
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
 from shellrt.runtime.append_log import AppendLog
 from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
-from shellrt.runtime.input_size import bounded_block, bounded_input, input_chars
+from shellrt.runtime.input_size import bounded_input, input_chars, sized_block
 from shellrt.runtime.interrupts import InterruptWatch
 from shellrt.runtime.messages import (
     MISSING_RESULT,
@@ -103,6 +103,8 @@ NO_BYPASS_UNCONFINED = (
 MAX_TRANSCRIPT_REPLAY_BYTES = 64 * 1024 * 1024
 #: How many recorded results a session keeps for answering a resent tool_use (oldest dropped first).
 MAX_RECORDED_RESULTS = 2000
+#: `_record` was given no kept form of the input: it works it out (`_kept_input`).
+_UNKEPT: Any = object()
 #: Calls of one message scheduled together (`Runtime.stream`); the rest wait for their group.
 MAX_CALLS_SCHEDULED = 64
 #: A read-state record no file matches: the file counts as read but stale, so Edit asks for a fresh Read.
@@ -342,7 +344,8 @@ class Runtime:
         #: tool_use id -> (name, input) of every call started here, run or refused (bounded like
         #: ``_recorded``), and the ids running now: one id names one call (red team round 19).
         self._started: dict[str, tuple[str, Any]] = {}
-        self._running: set[str] = set()
+        #: id -> (the input it started with, what `_started` keeps of it): its record reuses that.
+        self._running: dict[str, tuple[Any, Any]] = {}
         self._task_registry: TaskRegistry | None = None
         self._task_watchers: anyio.abc.TaskGroup | None = None
         self._interrupts: InterruptWatch | None = None
@@ -660,9 +663,12 @@ class Runtime:
         )
         return RestoreResult(repaired, changes, list(order), len(todos), stale, len(answered))
 
-    def _record(self, tool_use_id: str, name: str, tool_input: Any, envelope: ResultEnvelope) -> None:
+    def _record(
+        self, tool_use_id: str, name: str, tool_input: Any, envelope: ResultEnvelope, kept: Any = _UNKEPT
+    ) -> None:
+        """``kept``: what `_starting` kept of this very input (a large one's digest: made once a call)."""
         self._recorded.pop(tool_use_id, None)
-        self._recorded[tool_use_id] = (name, _kept_input(tool_input), envelope)
+        self._recorded[tool_use_id] = (name, _kept_input(tool_input) if kept is _UNKEPT else kept, envelope)
         while len(self._recorded) > MAX_RECORDED_RESULTS:
             self._recorded.pop(next(iter(self._recorded)))
 
@@ -674,23 +680,28 @@ class Runtime:
         ``tool_use_id`` named two calls (an answer keyed by id carried over), a resend of the first
         ran again, and one call sent twice at once ran twice (red team round 19)."""
         found = self._recorded.get(block.id)
-        if found is not None and found[0] == block.name and _same_input(found[1], block.input):
+        digested: list[bytes] = []  # the given input's digest, made at most once
+        if found is not None and found[0] == block.name and _same_input(found[1], block.input, digested):
             return found[2]
         why = None
         earlier = self._started.get(block.id) or (found[:2] if found is not None else None)
         if block.id in self._running:
             why = "is running now: wait for its result"
-        elif earlier is not None and (earlier[0] != block.name or not _same_input(earlier[1], block.input)):
+        elif earlier is not None and (
+            earlier[0] != block.name or not _same_input(earlier[1], block.input, digested)
+        ):
             why = f"named another {earlier[0]} call"
         return None if why is None else error_envelope(block.id, block.name, _id_reused(block.id, why))
 
-    def _starting(self, block: ToolUseBlock) -> None:
-        """Remember that ``block`` runs under its id (see `_replay`)."""
+    def _starting(self, block: ToolUseBlock, size: int | None = None) -> None:
+        """Remember that ``block`` runs under its id (see `_replay`); ``size``: its input's
+        `input_chars`, when `sized_block` counted it a moment ago."""
+        kept = _kept_input(block.input, size)
         self._started.pop(block.id, None)
-        self._started[block.id] = (block.name, _kept_input(block.input))
+        self._started[block.id] = (block.name, kept)
         while len(self._started) > MAX_RECORDED_RESULTS:
             self._started.pop(next(iter(self._started)))
-        self._running.add(block.id)
+        self._running[block.id] = (block.input, kept)
 
     # --- running -------------------------------------------------------------------------
     async def run(self, message: Any, *, interrupted: bool = False) -> dict[str, Any]:
@@ -716,11 +727,14 @@ class Runtime:
         ``run_slot``: for a single block, the caller's say over its final input (the MCP server's
         `CallSlots`, shared across requests); a message of several blocks has its own slots."""
         # Built by model_construct? (round 35). Too large to keep or write? (round 39)
-        blocks = [bounded_block(checked_block(block)) for block in blocks]
-        if len(blocks) == 1 and self._replay(blocks[0]) is None:
-            results = [await self._run_alone(blocks[0], interrupted=interrupted, run_slot=run_slot)]
+        sized = [sized_block(checked_block(block)) for block in blocks]
+        replays = [self._replay(block) for block, _size in sized]
+        if len(sized) == 1 and replays[0] is None:
+            block, size = sized[0]
+            results = [await self._run_alone(block, size, interrupted=interrupted, run_slot=run_slot)]
         else:
-            results = [e async for e in self.stream(blocks, interrupted=interrupted)]
+            async with aclosing(self._stream_sized(sized, replays, interrupted=interrupted)) as stream:
+                results = [e async for e in stream]
         if sum(model_chars(e) for e in results) <= self.message_budget_chars:
             return results  # within budget: nothing to persist (and no need to ask every tool)
         return apply_message_budget(
@@ -740,20 +754,34 @@ class Runtime:
         (none does when ``interrupted``: the message was interrupted before it started).
         """
         # Built by model_construct? (round 35). Too large to keep or write? (round 39)
-        blocks = [bounded_block(checked_block(block)) for block in blocks]
-        if len(blocks) == 1 and self._replay(blocks[0]) is None:
-            yield await self._run_alone(blocks[0], interrupted=interrupted)
+        sized = [sized_block(checked_block(block)) for block in blocks]
+        replays = [self._replay(block) for block, _size in sized]
+        async with aclosing(self._stream_sized(sized, replays, interrupted=interrupted)) as stream:
+            async for envelope in stream:
+                yield envelope
+
+    async def _stream_sized(
+        self,
+        sized: Sequence[tuple[ToolUseBlock, int]],
+        replays: list[ResultEnvelope | None],
+        *,
+        interrupted: bool,
+    ) -> AsyncGenerator[ResultEnvelope, None]:
+        """`stream` of blocks `sized_block` bounded and counted, with their `_replay` answers, each
+        worked out once (`run_envelopes` had them already; with no await since, none changed)."""
+        blocks = [block for block, _size in sized]
+        if len(blocks) == 1 and replays[0] is None:
+            yield await self._run_alone(blocks[0], sized[0][1], interrupted=interrupted)
             return
         ctx = self._fresh_context()
         if interrupted:
             ctx.abort.set()
         assert self._executor is not None and self._interrupts is not None
-        replays = [self._replay(block) for block in blocks]
-        for block, replay in zip(blocks, replays, strict=True):
+        for (block, size), replay in zip(sized, replays, strict=True):
             if replay is None:
                 # Written before the call runs: after a crash, a reopened session knows this call
                 # may have run, and answers a resend with an error result instead of running it twice.
-                self._transcribe_start(block)
+                self._transcribe_start(block, size)
         if all(replay is not None for replay in replays):
             # Nothing runs: still a checkpoint, so a caller looping on resent calls can be
             # cancelled and lets the event loop's other tasks run.
@@ -797,7 +825,7 @@ class Runtime:
         self._save_state()
 
     async def _run_alone(
-        self, block: ToolUseBlock, *, interrupted: bool, run_slot: RunSlot | None = None
+        self, block: ToolUseBlock, size: int, *, interrupted: bool, run_slot: RunSlot | None = None
     ) -> ResultEnvelope:
         """The common message: one call with no recorded result, run in this task -- what
         `stream` does for it (no scheduling to do), as one coroutine: `run_envelopes` then
@@ -807,7 +835,7 @@ class Runtime:
             ctx.abort.set()
         assert self._executor is not None and self._interrupts is not None
         # Written before the call runs (see `stream`): a reopened session knows it may have run.
-        call = self._transcribe_start(block)
+        call = self._transcribe_start(block, size)
         started = time.monotonic()
         try:
             envelope = await run_single(self._executor, ctx, block, self._interrupts, run_slot)
@@ -845,13 +873,13 @@ class Runtime:
         if len(self._dumped) >= 256:  # bounded: callers of `stream` never collect theirs
             self._dumped.clear()
         self._dumped[id(envelope)] = (envelope, model)
-        if not replayed:
-            self._running.discard(block.id)
+        running = None if replayed else self._running.pop(block.id, None)
         ran = not replayed and block.id in self._executor.executed
         if ran:
             # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
             self._executor.executed.discard(block.id)
-            self._record(block.id, block.name, block.input, envelope)
+            kept = running[1] if running is not None and running[0] is block.input else _UNKEPT
+            self._record(block.id, block.name, block.input, envelope, kept)
         facts = self._executor.facts.pop(block.id, {}) if not replayed else {}
         if not facts.keys().isdisjoint(_CALL_LINE_KEYS):  # a fact named like a field: as a dict merges it
             self._transcribe(
@@ -1045,14 +1073,14 @@ class Runtime:
         # ASCII: a lone surrogate (a file name that is not UTF-8) is escaped, never an encode error.
         self._append_line(_TRANSCRIPT_LINE({"ts": time.time(), **entry}) + "\n")
 
-    def _transcribe_start(self, block: ToolUseBlock) -> str:
+    def _transcribe_start(self, block: ToolUseBlock, size: int | None = None) -> str:
         """Write a call's start line; return its fields as JSON text (its call line repeats them).
 
         The line is what `_transcribe` makes of ``{"type": "start", "tool_use_id": …,
         "tool_name": …, "input": …}``, put together from its encoded pieces.
         """
         call = _call_fields(block)  # first: nothing is noted "running" for a call that never starts
-        self._starting(block)
+        self._starting(block, size)
         self._append_line('{"ts": ' + repr(time.time()) + ', "type": "start", ' + call + "}\n")
         return call
 
@@ -1064,7 +1092,7 @@ class Runtime:
         and a resend that ran the call again looked like its first run (red team round 16).
         A reopened session still answers such a call's resend with an error (no call line)."""
         for block in blocks:
-            self._running.discard(block.id)
+            self._running.pop(block.id, None)
             self._transcribe(
                 {
                     "type": "cut_short",
@@ -1353,11 +1381,13 @@ class _InputDigest:
     sha256: bytes
 
 
-def _kept_input(value: Any) -> Any:
+def _kept_input(value: Any, size: int | None = None) -> Any:
     """``value`` itself when small, else its `_InputDigest`: the session keeps the inputs of its last
     2,000 calls to tell a resend from a reused id, and 48 refused calls of 1 Mi characters held 48 MiB
-    for good (2,000 of 4 Mi characters, 8-32 GB; red team round 39, the lead: review9's Left)."""
-    if input_chars(value, KEPT_WHOLE_CHARS) <= KEPT_WHOLE_CHARS:
+    for good (2,000 of 4 Mi characters, 8-32 GB; red team round 39, the lead: review9's Left).
+    ``size``: the value's whole `input_chars` when already counted (past the bound whenever this
+    count is: a count stops only beyond its limit)."""
+    if (input_chars(value, KEPT_WHOLE_CHARS) if size is None else size) <= KEPT_WHOLE_CHARS:
         return value
     return _InputDigest(_digest(value))
 
@@ -1369,15 +1399,18 @@ def _digest(value: Any) -> bytes:
         return b""
 
 
-def _same_input(recorded: Any, given: Any) -> bool:
+def _same_input(recorded: Any, given: Any, digested: list[bytes] | None = None) -> bool:
     """Whether two inputs are the same JSON: Python's ``1 == 1.0 == True`` is not (a server tells them
-    apart). A kept digest (`_kept_input`) is compared with the given input's."""
+    apart). A kept digest (`_kept_input`) is compared with the given input's (``digested``: holds it
+    once made, for the next comparison of the same given input)."""
     if isinstance(recorded, _InputDigest):
-        return (
-            bool(recorded.sha256)
-            and not isinstance(given, _InputDigest)
-            and _digest(given) == recorded.sha256
-        )
+        if not recorded.sha256 or isinstance(given, _InputDigest):
+            return False
+        if digested is None:
+            return _digest(given) == recorded.sha256
+        if not digested:
+            digested.append(_digest(given))
+        return digested[0] == recorded.sha256
     try:
         if recorded != given:
             return False
