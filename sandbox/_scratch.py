@@ -7,6 +7,13 @@ there. Each such directory therefore holds an ``.owner.lock`` its owner keeps
 (whatever pid namespace it ran in), so a later start that can take the lock
 knows the directory is orphaned and removes it. Directories younger than a
 minute are left alone: the owner may not have taken its lock yet.
+
+A bwrap session's own holders (its /tmp, its state dir) go below /tmp whatever ``TMPDIR`` says
+(`HOLDER_BASE`): every bwrap sandbox hides /tmp and its own process's temp dir, not another
+process's. With a ``TMPDIR`` outside /tmp, one process's session /tmp stayed in the read-only host
+view of every other process's sandboxes, and a non-root caller's sessions share one uid (0700 keeps
+no command of it out): tenant A's ``grep -r`` read what tenant B's command left in its /tmp (red
+team round 40, tenants). /tmp is the one host directory every sandbox of every process replaces.
 """
 
 from __future__ import annotations
@@ -18,7 +25,18 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["KNOWN_PREFIXES", "OwnedDir", "remove_tree", "sweep_known_orphans", "sweep_orphans"]
+__all__ = [
+    "HOLDER_BASE",
+    "KNOWN_PREFIXES",
+    "OwnedDir",
+    "holder_bases",
+    "remove_tree",
+    "sweep_known_orphans",
+    "sweep_orphans",
+]
+
+#: The parent of every bwrap session's private host directories (its /tmp, its state dir).
+HOLDER_BASE = Path("/tmp")
 
 #: Temp-dir prefixes of `OwnedDir` users outside ``sandbox`` (``shellrt run`` spools, batch
 #: task dirs): any sandbox start sweeps them too. Session dirs are not temporary: never listed.
@@ -28,6 +46,13 @@ _SWEPT_KNOWN: set[int] = set()
 _LOCK = ".owner.lock"
 #: A directory this young may be one whose owner has not locked it yet.
 _GRACE_S = 60.0
+
+
+def holder_bases() -> list[Path | None]:
+    """Where a sweep looks for a killed owner's holders: /tmp, and the temp dir (None) when it
+    differs (holders an older shellrt made there)."""
+    same = os.path.realpath(tempfile.gettempdir()) == os.path.realpath(HOLDER_BASE)
+    return [HOLDER_BASE] if same else [HOLDER_BASE, None]
 
 
 class OwnedDir:

@@ -6,9 +6,10 @@ sandbox: the file tools serve /tmp from it and it outlives a zygote restart. Unc
 (red team, round 13). Mounting a sized tmpfs on that directory keeps both properties and makes a
 write past the cap fail with ENOSPC. Pages are charged to the memory cgroup of the writer (the
 session cgroup when it has a memory limit). Only root can mount on the host: a non-root caller's
-/tmp stays a plain directory (`BwrapConfig.default_tmp_bytes`), made in the system temp directory,
-so a ``TMPDIR`` on a size-limited filesystem bounds it (`NONROOT_TMP_REASON`; why nothing of
-shellrt's own can: docs/security.md, "Left-overs, round 14").
+/tmp stays a plain directory (`BwrapConfig.default_tmp_bytes`), made below the host's /tmp
+whatever ``TMPDIR`` says (`sandbox._scratch.HOLDER_BASE`: every sandbox hides /tmp; round 40), so
+a size-limited /tmp bounds it (`NONROOT_TMP_REASON`; why nothing of shellrt's own can: docs/security.md, "Left-overs,
+round 14").
 """
 
 from __future__ import annotations
@@ -79,9 +80,9 @@ def default_tmp_size(configured: int | None, ceiling: int | None) -> int | None:
 #: Why a non-root caller's session cannot have a ``tmp_bytes`` cap, and the operator's way out.
 NONROOT_TMP_REASON = (
     "only root can mount a sized tmpfs on the host directory that holds the session's /tmp (the "
-    "file tools serve /tmp from the host side); a non-root caller's /tmp is made in the system temp "
-    "directory, so set TMPDIR to a directory on a size-limited filesystem (a tmpfs with size=, or a "
-    "quota) to bound it, and drop tmp_bytes"
+    "file tools serve /tmp from the host side); a non-root caller's /tmp is made below the host's /tmp "
+    "(whatever TMPDIR says: the one place every other sandbox hides), so make the host's /tmp a "
+    "size-limited filesystem (a tmpfs with size=, or a quota) to bound it, and drop tmp_bytes"
 )
 
 #: The sized tmpfs mounts this process holds (unmounted at `uncap_tmp`, else at exit).
@@ -163,9 +164,9 @@ def sweep_tmp_caps() -> list[Path]:
     (SIGKILL): the temp-dir sweep (`sandbox._scratch`) empties such a directory but cannot remove a
     mount point, so the mount stayed in the host's table. Owner gone = its ``.owner.lock`` is gone
     (swept) or can be locked. Returns the mount points removed."""
-    from sandbox._scratch import remove_tree
+    from sandbox._scratch import holder_bases, remove_tree
 
-    temp = os.path.realpath(tempfile.gettempdir())
+    temps = {os.path.realpath(base or tempfile.gettempdir()) for base in holder_bases()}
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
             points = [line.split()[4] for line in table if " - tmpfs " in line]
@@ -174,7 +175,7 @@ def sweep_tmp_caps() -> list[Path]:
     removed: list[Path] = []
     for point in points:
         parent = os.path.dirname(point)
-        if point in _MOUNTED or os.path.dirname(parent) != temp or not _swept_name(point):
+        if point in _MOUNTED or os.path.dirname(parent) not in temps or not _swept_name(point):
             continue
         fd: int | None = None
         try:

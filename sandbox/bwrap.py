@@ -140,7 +140,7 @@ from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
 from sandbox._realpath import settled_realpath
-from sandbox._scratch import OwnedDir
+from sandbox._scratch import HOLDER_BASE, OwnedDir
 from sandbox._shmpool import ShmPool
 from sandbox._static_build import cache_dirs
 from sandbox._sysview import sys_args
@@ -434,7 +434,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         memory = self.config.default_memory_bytes  # and its memory ceiling (`sandbox._hostmem`)
         self.default_memory = default_memory_ceiling() if memory == "auto" else memory
         # No descendant polling: the pid namespace (--unshare-pid, --die-with-parent) is the tree.
-        self._runner = HostRunner("bwrap", poll_descendants=False)
+        # Its state dir below /tmp, which every sandbox of every process hides (round 40, tenants).
+        self._runner = HostRunner("bwrap", poll_descendants=False, base=HOLDER_BASE)
         self._bwrap: str | None = None
         self._zygote: Zygote | None = None
         #: Zygotes replaced while commands still ran in them: closed with the session.
@@ -660,7 +661,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # swept by the next start, see sandbox._scratch; the runner's prefix covers it.)
         if self._switches_uid():
             await anyio.to_thread.run_sync(sweep_tmp_caps)  # a killed owner's sized /tmp (sandbox._tmpcap)
-        self._tmp_owner = OwnedDir("shellrt-bwrap-tmp-")
+        self._tmp_owner = OwnedDir("shellrt-bwrap-tmp-", HOLDER_BASE)
         self._session_tmp = self._tmp_owner.path / "tmp"
         self._session_tmp.mkdir(mode=0o700)
         self._session_tmp.chmod(0o1777)

@@ -126,9 +126,10 @@ def _scratch_shown_to_other_tasks(config: SandboxConfig, scratch: Path | None) -
     0700 per-task directories keep no task out of another's: a task read every concurrently
     running task's workspace copy (its hidden tests, its answers) and session spools below a
     ``scratch_dir`` outside the temp dir (red team round 20). Every bwrap sandbox replaces /tmp
-    and the host's temp dir with its own (`sandbox.bwrap.private_places`), so a scratch dir
-    there is out of reach; a root caller's tasks run as leased uids, which cannot enter root's
-    0700 directories.
+    and its own process's temp dir with its own (`sandbox.bwrap.private_places`), so a scratch dir
+    there is out of this run's tasks' reach (under a ``TMPDIR`` outside /tmp, not out of another
+    process's: round 40, tenants, Left); a root caller's tasks run as leased uids, which cannot
+    enter root's 0700 directories.
     """
     if scratch is None or not isinstance(config, BwrapConfig) or os.geteuid() == 0:
         return None
@@ -141,8 +142,9 @@ def _scratch_shown_to_other_tasks(config: SandboxConfig, scratch: Path | None) -
     return (
         f"scratch_dir {scratch} is visible to every other bwrap task of this run (they run as the same "
         "uid and see the host read-only: each could read this task's workspace and outputs); use a "
-        "directory under /tmp or under TMPDIR instead (set TMPDIR to that disk: bwrap hides the temp "
-        "dir from every sandbox), or run shellrt as root (each task gets its own uid)"
+        "directory under /tmp instead (every bwrap sandbox of every process hides /tmp), or under TMPDIR "
+        "(hidden from this process's sandboxes only: another shellrt process of this uid with another "
+        "TMPDIR sees it), or run shellrt as root (each task gets its own uid)"
     )
 
 
