@@ -112,6 +112,7 @@ from sandbox.docker._isolation import (
     record_isolation,
     require_isolation,
 )
+from sandbox.docker._kept import dropped_settings
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
@@ -988,6 +989,16 @@ class DockerBackend(SandboxBackend):
             # Before the start (a daemon that ignores the field never runs the container); the
             # running container's pid and network need the second inspect, in `_launch`.
             created = client.api.inspect_container(cid)
+            dropped = dropped_settings(host_config, created["HostConfig"], response.get("Warnings"))
+            if dropped:  # a limit or an isolation setting the daemon dropped: fail closed
+                with contextlib.suppress(docker.errors.APIError):
+                    client.api.remove_container(cid, force=True, v=True)
+                raise BackendUnavailableError(
+                    "the docker daemon did not keep the container shellrt asked for: "
+                    + "; ".join(dropped)
+                    + ". Give the host what the setting needs (swap accounting: swapaccount=1 on the kernel "
+                    "command line; the pids and cpu controllers mounted), or drop that limit from the policy"
+                )
             kept = created["HostConfig"].get("ReadonlyPaths") or []
             if not set(readonly) <= set(kept):  # a daemon that ignores the field: fail closed
                 with contextlib.suppress(docker.errors.APIError):
