@@ -1084,7 +1084,7 @@ class DockerBackend(SandboxBackend):
                 await self._verify_pins(init)
                 await self._commands_cgroup(init, ref)
                 await self._cap_ptys(ref)
-                await self._idmap_workspace(init)
+                await self._idmap_workspace(ref)
                 await self._firewall_bridge(cid, info)
                 # Before anything of the image runs: each reset compares (`_netcounters`).
                 self._net_counters = _counters_of(init)
@@ -1200,14 +1200,14 @@ class DockerBackend(SandboxBackend):
         mask = os.path.join(self._host_dir, f"proc-mask-{len(self.recoveries)}")
         await thread(lambda: mask_lasting(ref, make_mask_dir(mask), executor))
 
-    async def _idmap_workspace(self, init: int) -> None:
+    async def _idmap_workspace(self, ref: PidRef) -> None:
         """Bind mode under a lease: the workspace as the leased uid sees it (`_idmap_ws`), before any
         command runs (the session is not set up yet)."""
         owner, cw = self._bind_owner, self.config.container_workspace
         if owner is None or (cw, True) in self._masked:
             return  # not leased, or the whole workspace is an empty read-only mask
         ids = self.command_ids
-        await thread(lambda: idmap_workspace(init, cw, owner, ids))
+        await thread(lambda: idmap_workspace(ref, cw, owner, ids))
 
     async def _verify_pins(self, init: int) -> None:
         """The pinned directories, the workspace and the write-denied paths' binds are mounted from
