@@ -45,6 +45,8 @@ _FILES = (
     "for p in 1 $E; do for f in stat status sched schedstat statm io limits wchan cmdline comm"
     " task/$p/stat task/$p/status task/$p/sched children task/$p/children; do"
     " if [ -r /proc/$p/$f ] && cat /proc/$p/$f >/dev/null 2>&1; then echo \"read $p/$f\"; fi; done; done;"
+    " ls /proc/$E/fd/ >/dev/null 2>&1 && echo 'listed the executor fd table';"
+    " ls /proc/$E/fdinfo/ >/dev/null 2>&1 && echo 'listed the executor fdinfo';"
     " echo done"
 )
 
