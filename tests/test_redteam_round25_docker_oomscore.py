@@ -73,7 +73,7 @@ async def test_a_command_at_the_executors_score_does_not_make_it_the_oom_victim(
         proc = await start_sh(backend, _ATTACK)
         await read_to_end(proc.stdout)
         status = await proc.wait()
-        after = await run_sh(backend, "cat /tmp/mark; grep -c . /proc/1/cgroup >/dev/null && echo alive")
+        after = await run_sh(backend, "cat /tmp/mark; [ -d /proc/1 ] && echo alive")
     # Before: 255, "the container's executor is gone", the container replaced, /tmp/mark lost.
     assert backend.recoveries == [], (status, backend.recoveries)
     assert status.exit_code == 137 and status.oom_killed, status

@@ -26,6 +26,7 @@ import sandbox.docker._cmdcg as cmdcg
 from sandbox.docker import DockerBackend, ResetError
 from sandbox.docker._detach import detach_mount
 from sandbox.docker._nsmount import NsMount
+from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 from sandbox.policy import ResourceLimits
 from tests._docker_support import config, policy, require_docker, run_sh
@@ -34,7 +35,7 @@ from tests.conftest import require
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
 
-def _detach_then_fail(pid: int, mounts: list[NsMount], why: str) -> None:
+def _detach_then_fail(pid: PidRef, mounts: list[NsMount], why: str) -> None:
     """What the `_nsmount` child leaves when its ``move_mount`` fails after the ``umount2``."""
     detach_mount(pid, cmdcg.COMMANDS_CGROUP)
     raise BackendUnavailableError(f"could not {why}: move_mount /.shellrt-cmds: (simulated)")

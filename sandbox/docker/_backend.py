@@ -101,7 +101,7 @@ from sandbox.docker._devnodes import READONLY_PATHS, device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostdir import PrivateHostDir
-from sandbox.docker._hostpid import host_pid
+from sandbox.docker._hostpid import host_pid, is_container_process
 from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._imagebudget import budget_for
 from sandbox.docker._isolation import (
@@ -112,14 +112,17 @@ from sandbox.docker._isolation import (
     record_isolation,
     require_isolation,
 )
+from sandbox.docker._kept import dropped_settings
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
 from sandbox.docker._netcounters import NetCounters, read_counters
 from sandbox.docker._nsmount import mount_into, top_mounts
+from sandbox.docker._pidref import PidRef, pid_ref
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
+from sandbox.docker._procmask import make_mask_dir, mask_lasting
 from sandbox.docker._protocol import (
     EXECUTOR_PROTOCOL_VERSION,
     EXECUTOR_SHELLS,
@@ -986,6 +989,16 @@ class DockerBackend(SandboxBackend):
             # Before the start (a daemon that ignores the field never runs the container); the
             # running container's pid and network need the second inspect, in `_launch`.
             created = client.api.inspect_container(cid)
+            dropped = dropped_settings(host_config, created["HostConfig"], response.get("Warnings"))
+            if dropped:  # a limit or an isolation setting the daemon dropped: fail closed
+                with contextlib.suppress(docker.errors.APIError):
+                    client.api.remove_container(cid, force=True, v=True)
+                raise BackendUnavailableError(
+                    "the docker daemon did not keep the container shellrt asked for: "
+                    + "; ".join(dropped)
+                    + ". Give the host what the setting needs (swap accounting: swapaccount=1 on the kernel "
+                    "command line; the pids and cpu controllers mounted), or drop that limit from the policy"
+                )
             kept = created["HostConfig"].get("ReadonlyPaths") or []
             if not set(readonly) <= set(kept):  # a daemon that ignores the field: fail closed
                 with contextlib.suppress(docker.errors.APIError):
@@ -1035,6 +1048,15 @@ class DockerBackend(SandboxBackend):
     async def _launch(self) -> None:
         """Create and start a container and wait for its executor's hello (event-driven, no polling)."""
         cid, fd = await thread(self._create_container)
+        held: list[PidRef] = []
+        try:
+            await self._launch_started(cid, fd, held)
+        finally:
+            for ref in held:
+                os.close(ref.pidfd)
+
+    async def _launch_started(self, cid: str, fd: int, held: list[PidRef]) -> None:
+        """`_launch` once the container runs; ``held`` gets docker-init's pidfd (closed by the caller)."""
         channel = ControlChannel(fd, self._budget)
         client = self._client
         assert client is not None
@@ -1054,10 +1076,15 @@ class DockerBackend(SandboxBackend):
                 )
             init = int(info["State"]["Pid"] or 0)
             if init > 0:  # else it already ended: the wait for the hello says why
+                # Every join of its mount namespace goes through this pidfd (`_pidref`).
+                ref = await thread(
+                    lambda: pid_ref(init, lambda p: is_container_process(p, cid, 1), "the container's docker-init")
+                )
+                held.append(ref)
                 await self._verify_pins(init)
-                await self._commands_cgroup(init)
-                await self._cap_ptys(init)
-                await self._idmap_workspace(init)
+                await self._commands_cgroup(init, ref)
+                await self._cap_ptys(ref)
+                await self._idmap_workspace(ref)
                 await self._firewall_bridge(cid, info)
                 # Before anything of the image runs: each reset compares (`_netcounters`).
                 self._net_counters = _counters_of(init)
@@ -1087,8 +1114,12 @@ class DockerBackend(SandboxBackend):
             channel.close()
             raise
         try:
+            if not held or hello.pid is None:
+                raise BackendUnavailableError("the container's docker-init was not found on the host")
             # After the hello: the executor opened the I/O directory as fd 8 first.
-            await self._detach_io(init)
+            await self._detach_io(held[0])
+            # Before any command: no task reads what the lasting processes counted (`_procmask`).
+            await self._mask_lasting(held[0], hello.pid)
         except BaseException:
             channel.close()  # the executor reads EOF and exits; the daemon removes the container
             raise
@@ -1118,7 +1149,7 @@ class DockerBackend(SandboxBackend):
         except OSError as exc:
             raise BackendUnavailableError(str(exc)) from exc
 
-    async def _commands_cgroup(self, init: int) -> None:
+    async def _commands_cgroup(self, init: int, ref: PidRef) -> None:
         """Commands' memory in a cgroup of their own, the executor's reserve outside it (`_cmdcg`),
         the container's socket buffers capped (`_tcpmem`), and its cgroup tree shown to commands
         as a copy of its limits without counters (`_cgview`), before any command runs. Where the
@@ -1142,32 +1173,41 @@ class DockerBackend(SandboxBackend):
                 f"or copy its limits: {exc}"
             ) from exc
         mounts = [commands_mount(child), view_mount(view)]
-        await thread(lambda: mount_into(init, mounts, "give the container's commands a memory cgroup of their own"))
+        await thread(lambda: mount_into(ref, mounts, "give the container's commands a memory cgroup of their own"))
         await thread(lambda: check_commands_cgroup(init))
         await thread(lambda: check_view(init, before))
         self._commands_cg = (parent, limit)
 
-    async def _cap_ptys(self, init: int) -> None:
+    async def _cap_ptys(self, ref: PidRef) -> None:
         """A root host: the container's ptys from a devpts of at most 64 (`_ptys`), not the host's
         pool; before anything of the image runs. A non-root host cannot join its mount namespace."""
         if os.geteuid() != 0:
             return
-        await thread(lambda: cap_ptys(init))
+        await thread(lambda: cap_ptys(ref))
 
-    async def _detach_io(self, init: int) -> None:
+    async def _detach_io(self, ref: PidRef) -> None:
         """root_can_administer: no path in the container names the I/O directory (`_detach`)."""
         if not self.config.root_can_administer:
             return
-        await thread(lambda: detach_mount(init, IO_MOUNT))
+        await thread(lambda: detach_mount(ref, IO_MOUNT))
 
-    async def _idmap_workspace(self, init: int) -> None:
+    async def _mask_lasting(self, ref: PidRef, executor: int) -> None:
+        """A root host: docker-init's and the executor's ``/proc`` directories covered (`_procmask`).
+        A non-root host cannot join the mount namespace (and recycles no container)."""
+        if os.geteuid() != 0:
+            return
+        assert self._host_dir is not None
+        mask = os.path.join(self._host_dir, f"proc-mask-{len(self.recoveries)}")
+        await thread(lambda: mask_lasting(ref, make_mask_dir(mask), executor))
+
+    async def _idmap_workspace(self, ref: PidRef) -> None:
         """Bind mode under a lease: the workspace as the leased uid sees it (`_idmap_ws`), before any
         command runs (the session is not set up yet)."""
         owner, cw = self._bind_owner, self.config.container_workspace
         if owner is None or (cw, True) in self._masked:
             return  # not leased, or the whole workspace is an empty read-only mask
         ids = self.command_ids
-        await thread(lambda: idmap_workspace(init, cw, owner, ids))
+        await thread(lambda: idmap_workspace(ref, cw, owner, ids))
 
     async def _verify_pins(self, init: int) -> None:
         """The pinned directories, the workspace and the write-denied paths' binds are mounted from
@@ -1608,15 +1648,26 @@ class DockerBackend(SandboxBackend):
         if self._executor_host is None:
             cid, pid = self._cid, self.executor_pid
             found = host_pid(cid, pid) if cid is not None and pid is not None else None
-            if found is None:
+            if found is None or cid is None or pid is None:
                 raise ResetError("the executor's host process was not found")
-            self._executor_host = (found, os.pidfd_open(found))
+            cpid = pid
+            try:
+                ref = pid_ref(found, lambda p: is_container_process(p, cid, cpid), "the executor")
+            except BackendUnavailableError as exc:
+                raise ResetError(str(exc)) from exc
+            self._executor_host = (ref.pid, ref.pidfd)
         host, pidfd = self._executor_host
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
         if poller.poll(0):
             raise ResetError("the executor exited")
         return host
+
+    def _executor_ref(self) -> PidRef:
+        """The executor as a `PidRef` (joins go through its pidfd), checked alive."""
+        host = self._executor_host_pid()
+        assert self._executor_host is not None
+        return PidRef(host, self._executor_host[1])
 
     def _forget_executor_host(self) -> None:
         if self._executor_host is not None:
@@ -1649,9 +1700,9 @@ class DockerBackend(SandboxBackend):
         # No process of the task is left: its commands' cgroup goes, counters and all (`_cmdcg`).
         assert self._commands_cg is not None  # reuse_blocker
         parent, limit = self._commands_cg
-        host = self._executor_host_pid()
+        ref = self._executor_ref()
         try:
-            renew_commands_cgroup(host, parent, limit, EXECUTOR_UID, socket_memory_cap())
+            renew_commands_cgroup(ref, parent, limit, EXECUTOR_UID, socket_memory_cap())
         except (OSError, BackendUnavailableError) as exc:
             raise ResetError(f"could not give the next task a fresh commands' cgroup: {exc}") from exc
         self._executor_host_pid()

@@ -28,6 +28,7 @@ import os
 import time
 
 from sandbox.docker._nsmount import NsMount, mount_into, top_mounts
+from sandbox.docker._pidref import PidRef
 from sandbox.docker._tcpmem import cap_socket_memory
 from sandbox.errors import BackendUnavailableError
 
@@ -97,7 +98,7 @@ def check_commands_cgroup(pid: int) -> None:
         )
 
 
-def renew_commands_cgroup(pid: int, parent: str, limit: int, owner: int, tcp_cap: int) -> None:
+def renew_commands_cgroup(ref: PidRef, parent: str, limit: int, owner: int, tcp_cap: int) -> None:
     """A reset's fresh commands' cgroup (round 39): the previous task's is emptied of its cached
     pages and removed (its counters with it: none can be zeroed), a new one made as at the start
     and mounted in its place. Blocking; ``OSError`` or `BackendUnavailableError` on any doubt (the
@@ -118,5 +119,6 @@ def renew_commands_cgroup(pid: int, parent: str, limit: int, owner: int, tcp_cap
             time.sleep(0.01)
     child = make_commands_cgroup(parent, limit, owner)
     cap_socket_memory((child,), tcp_cap)
-    mount_into(pid, [commands_mount(child, replace=True)], "give the next task's commands a fresh memory cgroup")
-    check_commands_cgroup(pid)
+    mount_into(ref, [commands_mount(child, replace=True)], "give the next task's commands a fresh memory cgroup")
+    check_commands_cgroup(ref.pid)
+    ref.alive()

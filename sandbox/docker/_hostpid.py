@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["host_pid"]
+__all__ = ["host_pid", "is_container_process"]
 
 
 def _ns_pids(pid: str) -> list[str]:
@@ -43,3 +43,9 @@ def host_pid(container_id: str, container_pid: int) -> int | None:
         if len(ns) >= 2 and ns[-1] == want and _in_container(entry, container_id):
             return int(entry)
     return None
+
+
+def is_container_process(pid: int, container_id: str, container_pid: int) -> bool:
+    """Host pid ``pid`` is the process ``container_pid`` of the container ``container_id`` now."""
+    ns = _ns_pids(str(pid))
+    return len(ns) >= 2 and ns[-1] == str(container_pid) and _in_container(str(pid), container_id)

@@ -26,6 +26,7 @@ import subprocess
 import sys
 
 from sandbox._idmap import IdmapError, userns_fd
+from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
 __all__ = ["idmap_workspace"]
@@ -39,7 +40,7 @@ def check(ret, what):
     if ret < 0:
         sys.exit(what + ": " + os.strerror(ctypes.get_errno()))
     return ret
-mnt, ns, target = os.open(sys.argv[1], os.O_RDONLY | os.O_CLOEXEC), int(sys.argv[2]), sys.argv[3].encode()
+mnt, ns, target = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode()  # mnt: a pidfd (`_pidref`)
 check(libc.setns(mnt, 0x00020000), "setns")  # CLONE_NEWNS: root and cwd become the container's
 # open_tree(AT_FDCWD, target, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
 tree = check(libc.syscall(428, -100, target, 1 | 0o2000000 | 0x8000), "open_tree")
@@ -56,19 +57,20 @@ _ADVICE = (
 )
 
 
-def idmap_workspace(pid: int, target: str, owner: tuple[int, int], ids: tuple[int, int]) -> None:
-    """Mount ``target`` in the mount namespace of ``pid`` over itself, ``owner`` mapped to ``ids``."""
+def idmap_workspace(ref: PidRef, target: str, owner: tuple[int, int], ids: tuple[int, int]) -> None:
+    """Mount ``target`` in the mount namespace of ``ref``'s process over itself, ``owner`` mapped to ``ids``."""
+    pid = ref.alive()
     try:
         ns = userns_fd(owner[0], owner[1], ids[0], ids[1])
     except (IdmapError, OSError) as exc:
         raise BackendUnavailableError(f"cannot idmap the bind-mounted workspace ({exc}); {_ADVICE}") from exc
     try:
         proc = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", _CHILD, f"/proc/{pid}/ns/mnt", str(ns), target],
+            [sys.executable, "-I", "-S", "-c", _CHILD, str(ref.pidfd), str(ns), target],
             capture_output=True,
             text=True,
             timeout=30,
-            pass_fds=(ns,),
+            pass_fds=(ns, ref.pidfd),
         )
     finally:
         os.close(ns)
@@ -78,6 +80,7 @@ def idmap_workspace(pid: int, target: str, owner: tuple[int, int], ids: tuple[in
             f"may not support idmapped mounts): {proc.stderr.strip()[-300:]}; {_ADVICE}"
         )
     seen = os.stat(f"/proc/{pid}/root{target}")
+    ref.alive()
     if (seen.st_uid, seen.st_gid) != ids:
         raise BackendUnavailableError(
             f"the workspace {target} reads as {seen.st_uid}:{seen.st_gid} in the container after idmapping, "

@@ -4,6 +4,11 @@ A plain bind cannot cross mount namespaces: each source is cloned with ``open_tr
 join and attached with ``move_mount`` after it, in a short-lived single-threaded child (a threaded
 process cannot join a mount namespace; `sandbox.docker._detach.run_child`). One child serves every
 mount of a step, so a container start or a reset pays one fork whatever it mounts.
+
+The namespace is joined through a pidfd held since the process was proven the container's
+(`sandbox.docker._pidref.PidRef`, kernel >= 5.8: ``setns`` on a pidfd), never by opening ``/proc/<pid>/ns/mnt`` by number
+in the child: a pid that ended and was handed to another process in between (a host process, as
+root) is never joined (round 40).
 """
 
 from __future__ import annotations
@@ -11,11 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sandbox.docker._detach import run_child
+from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
 __all__ = ["NsMount", "mount_into", "top_mounts"]
 
-#: argv: the namespace, then per mount: source, target, "ro"|"rw", "replace"|"stack". Every tree
+#: argv: the pidfd's number, then per mount: source, target, "ro"|"rw", "replace"|"stack". Every tree
 #: is cloned (and made read-only where asked) before the join; "replace" detaches the target's top
 #: mount first (one that is there: a reset's previous one).
 _SCRIPT = """
@@ -36,8 +42,7 @@ for i in range(0, len(args), 4):
         if libc.syscall(442, tree, b"", 0x1000, attr, len(attr)) != 0:  # mount_setattr EMPTY_PATH
             fail("mount_setattr " + source)
     plan.append((tree, target, how))
-ns = os.open(sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
-if libc.setns(ns, 0x00020000) != 0:  # CLONE_NEWNS
+if libc.setns(int(sys.argv[1]), 0x00020000) != 0:  # CLONE_NEWNS, by pidfd
     fail("setns")
 for tree, target, how in plan:
     if how == "replace" and libc.umount2(target.encode(), 2) != 0:  # MNT_DETACH
@@ -58,15 +63,16 @@ class NsMount:
     replace: bool = False
 
 
-def mount_into(pid: int, mounts: list[NsMount], why: str) -> None:
-    """Mount each of ``mounts`` in the mount namespace of ``pid``; `BackendUnavailableError`
+def mount_into(ref: PidRef, mounts: list[NsMount], why: str) -> None:
+    """Mount each of ``mounts`` in the mount namespace of ``ref``'s process; `BackendUnavailableError`
     naming ``why`` if any step fails (fail closed: the caller checks what is on top after)."""
     if not mounts:
         return
     argv: list[str] = []
     for m in mounts:
         argv += [m.source, m.target, "ro" if m.read_only else "rw", "replace" if m.replace else "stack"]
-    proc = run_child(_SCRIPT, f"/proc/{pid}/ns/mnt", *argv)
+    ref.alive()
+    proc = run_child(_SCRIPT, str(ref.pidfd), *argv, pass_fds=(ref.pidfd,))
     if proc.returncode != 0:
         raise BackendUnavailableError(f"could not {why}: {proc.stderr.strip()[-300:]}")
 

@@ -16,18 +16,18 @@ from __future__ import annotations
 
 from sandbox._devtree import PTY_MAX, PTY_OPTIONS
 from sandbox.docker._detach import run_child
+from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
 __all__ = ["cap_ptys"]
 
 _PTS = "/dev/pts"
 
-#: Joins ``/proc/<pid>/ns/mnt`` (root and cwd become the container's) and mounts a devpts there.
+#: Joins the mount namespace by pidfd (`_pidref`; root and cwd become the container's) and mounts a devpts there.
 _CHILD = """
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
-ns = os.open(sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
-if libc.setns(ns, 0x00020000) != 0:  # CLONE_NEWNS
+if libc.setns(int(sys.argv[1]), 0x00020000) != 0:  # CLONE_NEWNS
     sys.exit("setns: " + os.strerror(ctypes.get_errno()))
 # MS_NOSUID | MS_NOEXEC, as runc's
 if libc.mount(b"devpts", sys.argv[2].encode(), b"devpts", 2 | 8, sys.argv[3].encode()) != 0:
@@ -35,10 +35,11 @@ if libc.mount(b"devpts", sys.argv[2].encode(), b"devpts", 2 | 8, sys.argv[3].enc
 """
 
 
-def cap_ptys(pid: int) -> None:
-    """Mount a devpts of at most `PTY_MAX` ptys at ``/dev/pts`` in the mount namespace of ``pid``,
-    then check from outside that it is the one there (fail closed)."""
-    proc = run_child(_CHILD, f"/proc/{pid}/ns/mnt", _PTS, f"{PTY_OPTIONS},gid=5")
+def cap_ptys(ref: PidRef) -> None:
+    """Mount a devpts of at most `PTY_MAX` ptys at ``/dev/pts`` in the mount namespace of ``ref``'s
+    process, then check from outside that it is the one there (fail closed)."""
+    pid = ref.alive()
+    proc = run_child(_CHILD, str(ref.pidfd), _PTS, f"{PTY_OPTIONS},gid=5", pass_fds=(ref.pidfd,))
     if proc.returncode != 0:
         raise BackendUnavailableError(
             f"could not cap the container's ptys (a devpts with max={PTY_MAX} at {_PTS}): "
@@ -48,7 +49,7 @@ def cap_ptys(pid: int) -> None:
         last = [
             line.split(" - ", 1)[1].split() for line in fh if line.split()[4:5] == [_PTS] and " - " in line
         ]
-    if not last or last[-1][0] != "devpts" or f"max={PTY_MAX}" not in last[-1][-1].split(","):
+    if ref.alive() != pid or not last or last[-1][0] != "devpts" or f"max={PTY_MAX}" not in last[-1][-1].split(","):
         raise BackendUnavailableError(
             f"{_PTS} in the container is not the capped devpts after mounting it ({last[-1:]})"
         )
