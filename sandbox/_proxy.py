@@ -66,6 +66,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from sandbox._addrdeny import address_denied
 from sandbox._addrforms import carried_ipv4, parse, unmapped
@@ -173,9 +174,26 @@ class Refusal:
     reason: str
     #: What to list to allow it, when not the host itself (an address the name resolved to).
     allow: str = ""
+    #: What lifts it: listing the host (``list``), nothing while the deny-list names it (``denied``),
+    #: or no listing at all (``none``: the request itself was refused). Round 40: every refusal
+    #: said "run with --allow-domain HOST", a deny-listed loopback's too (a deny beats any allow).
+    remedy: Literal["list", "denied", "none"] = "list"
+
+    def fix(self) -> str:
+        """What the operator can do, in one clause (the CLI's and the audit's line end with it)."""
+        if self.remedy == "denied":
+            return (
+                "the session's network deny-list names it and a deny beats any allow, so --allow-domain "
+                "does not reach it (remove the deny where it is set, if it should be reached)"
+            )
+        if self.remedy == "none":
+            return "no --allow-domain changes this (the request itself was refused)"
+        return f"allow it with --allow-domain {self.allow or self.host}"
 
     def message(self) -> str:
         """The explanation a refused client (and the operator) reads."""
+        if self.remedy != "list":
+            return f"shellrt: blocked {self.host}:{self.port}: {self.reason}. {self.fix()[0].upper()}{self.fix()[1:]}."
         return (
             f"shellrt: blocked {self.host}:{self.port}: {self.reason}. "
             f"To allow it, run with --allow-domain {self.allow or self.host} "
@@ -214,6 +232,17 @@ def _address_denied(address: str, denied: tuple[str, ...]) -> bool:
     return address_denied(address, denied) is not None
 
 
+_DENIED = "denied by the session's network deny-list"
+_UNLISTED = ("IP addresses are refused unless listed", "not on the session's network allow-list")
+
+
+def _remedy_of(reason: str) -> Literal["list", "denied", "none"]:
+    """What lifts a refusal `decide` gave: listing the host, nothing (denied), or no listing."""
+    if reason == _DENIED:
+        return "denied"
+    return "list" if reason in _UNLISTED else "none"
+
+
 def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str | None:
     """None when ``host`` may be reached by name, else why not (before resolution)."""
     try:
@@ -223,11 +252,11 @@ def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str 
     if "*" in name:
         return "not a valid host name (a pattern, not a name)"
     if any(domain_matches(name, p) for p in denied):
-        return "denied by the session's network deny-list"
+        return _DENIED
     if _literal(name):
-        return None if name in allowed else "IP addresses are refused unless listed"
+        return None if name in allowed else _UNLISTED[0]
     if not any(domain_matches(name, p) for p in allowed):
-        return "not on the session's network allow-list"
+        return _UNLISTED[1]
     return None
 
 
@@ -410,9 +439,13 @@ class FilteringProxy:
         with contextlib.suppress(OSError), open(self.log_path, "a", encoding="utf-8") as log:
             log.write(line)
 
-    def _refuse(self, host: str, port: int, reason: str, allow: str = "") -> Refusal:
+    def _refuse(
+        self, host: str, port: int, reason: str, allow: str = "", remedy: Literal["list", "denied", "none"] = "none"
+    ) -> Refusal:
+        """Record and report a refusal; ``remedy`` says whether listing lifts it (`Refusal.fix`):
+        none unless the caller says so, so a new refusal never sends the operator to a dead end."""
         refusal = Refusal(
-            time.time(), self.sandbox, _printable(host), port, reason, _printable(allow) if allow else ""
+            time.time(), self.sandbox, _printable(host), port, reason, _printable(allow) if allow else "", remedy
         )
         with self._lock:
             kept = len(self.refusals) < self._max_refusals
@@ -440,12 +473,12 @@ class FilteringProxy:
             return self._refuse(host, port, "invalid port")
         reason = decide(host, self.allowed, self.denied)
         if reason is not None:
-            return self._refuse(host, port, reason)
+            return self._refuse(host, port, reason, remedy=_remedy_of(reason))
         name = normalize_domain(host)
         explicit = name in self.allowed  # listed by name, not through a wildcard
         wild = self._wild_names.refusal(name)
         if wild is not None:  # before the lookup: the name is what would leave (round 37)
-            return self._refuse(host, port, wild, allow=name)
+            return self._refuse(host, port, wild, allow=name, remedy="list")
         try:
             # Not loop.getaddrinfo: its small shared pool, held past the deadline (and the proxy's
             # close) by a name server that never answers (red team, round 36; `_lookup`).
@@ -457,14 +490,14 @@ class FilteringProxy:
         if barred is not None:
             return self._refuse(
                 host, port, f"it resolves to {barred.partition('%')[0]}, an address on the session's network "
-                "deny-list (a denied address is denied whatever name leads to it)"
+                "deny-list (a denied address is denied whatever name leads to it)", remedy="denied",
             )  # fmt: skip
         shared = await self._denied_names.denying(addresses)
         if shared is not None:
             return self._refuse(
                 host, port, f"it resolves to the address {shared[0].partition('%')[0]} of {shared[1]}, a name on the session's "
                 "network deny-list (as it resolves now: a denied name's address is denied whatever name "
-                "leads to it; deny the address or range itself for what must never be reached)"
+                "leads to it; deny the address or range itself for what must never be reached)", remedy="denied",
             )  # fmt: skip
         public = all(is_global_address(a) for a in addresses)
         rebound = self._first_kinds.refusal(name, public) if explicit else None
@@ -478,7 +511,7 @@ class FilteringProxy:
         if not explicit and not public:
             return self._refuse(
                 host, port, "it resolves to a loopback, link-local or private address; only a name listed "
-                "exactly (not through a wildcard) may reach those"
+                "exactly (not through a wildcard) may reach those", remedy="list",
             )  # fmt: skip
         own = next((a for a in addresses if not self._may_reach_host(name, a)), None)
         if own is not None:
@@ -486,7 +519,7 @@ class FilteringProxy:
             return self._refuse(
                 host, port, f"it resolves to {shown}, an address of this machine (loopback, link-local, "
                 "cloud metadata or one of its own interfaces); listing a name never reaches those, "
-                f"only listing the address itself does (--allow-domain {shown})", allow=shown,
+                f"only listing the address itself does (--allow-domain {shown})", allow=shown, remedy="list",
             )  # fmt: skip
         # The port rule holds per address: a public answer beside a private one (a listed name's DNS
         # mixing both) is still reached on the web ports only.
@@ -512,6 +545,11 @@ class FilteringProxy:
             self._connected(name, port, str(sockaddr[0]))
             return opened
         raise last or OSError(f"no address for {host}")
+
+    def _remedy_for(self, host: str) -> Literal["list", "denied", "none"]:
+        """Whether listing ``host`` would lift a refusal that names it (not when a deny names it)."""
+        reason = decide(host, (), self.denied)
+        return "list" if reason in _UNLISTED else _remedy_of(reason or "")
 
     def _may_reach_host(self, name: str, address: str) -> bool:
         """Whether ``address`` is not this machine's, or the operator chose it: listed as an address,
@@ -609,7 +647,7 @@ class FilteringProxy:
         if again != sni:
             self._refuse(
                 again, port, f"a second TLS ClientHello (after a HelloRetryRequest) named it in a tunnel to "
-                f"{name}:{port} (domain fronting); connect to it by its own name", allow=again,
+                f"{name}:{port} (domain fronting); connect to it by its own name", allow=again, remedy=self._remedy_for(again),
             )  # fmt: skip
             return False
         up_writer.write(bytes(held))
@@ -672,7 +710,7 @@ class FilteringProxy:
         except TimeoutError:
             self._refuse(name, port, "the tunnel's opening did not arrive in time")
         except _FrontingError as exc:
-            self._refuse(exc.sni, port, exc.reason, allow=exc.sni)
+            self._refuse(exc.sni, port, exc.reason, allow=exc.sni, remedy=self._remedy_for(exc.sni))
         except ValueError as exc:
             self._refuse(name, port, f"the tunnel's TLS opening is not one well-formed ClientHello ({exc})")
         return None

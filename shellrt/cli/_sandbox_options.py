@@ -197,8 +197,7 @@ def print_network_refusals(backend: SandboxBackend, prog: str) -> None:
             continue
         seen.add((refusal.host, refusal.port))
         print(
-            f"{prog}: network: blocked {refusal.host}:{refusal.port} ({refusal.reason}); "
-            f"allow it with --allow-domain {refusal.allow or refusal.host}",
+            f"{prog}: network: blocked {refusal.host}:{refusal.port} ({refusal.reason}); {refusal.fix()}",
             file=sys.stderr,
         )
     log = getattr(backend, "network_log", None)

@@ -1335,7 +1335,7 @@ class _RecordingExecutor(CallExecutor):
             new = self.network_refusals()[seen:]
             if new:  # the audit and UI faces say what the proxy refused while this call ran
                 lines = "\n".join(
-                    f"[network] blocked {r.host}:{r.port} ({r.reason}); allow it with --allow-domain {r.allow or r.host}"
+                    f"[network] blocked {r.host}:{r.port} ({r.reason}); {r.fix()}"
                     for r in new
                 )
                 env = outcome.envelope

@@ -37,11 +37,13 @@ from shellrt.server._request_ids import (
 )
 from shellrt.server._shallow_id import leading_id, top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads
+from shellrt.server._wire_chars import MAX_MESSAGE_BYTES, too_many_chars
 
 __all__ = ["BODY_TIMEOUT_FACTOR", "MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
 
 #: Largest body read (the stdio wires' line limit); a larger one gets 413 before the app sees it.
-MAX_BODY_BYTES = 64 * 1024 * 1024
+#: One MCP message at its longest (one tool input, every character escaped; round 40: was 64 MiB).
+MAX_BODY_BYTES = MAX_MESSAGE_BYTES
 _INVALID_REQUEST = -32600
 _INVALID_PARAMS = -32602
 _PARSE_ERROR = -32700
@@ -74,7 +76,8 @@ class StrictJsonBodyMiddleware:
                 size += len(chunk)
                 if size > MAX_BODY_BYTES:
                     await _answer(
-                        send, 413, None, f"the request body is over {MAX_BODY_BYTES} bytes; send less"
+                        send, 413, None, f"the request body is over {MAX_BODY_BYTES:,} bytes (one tool input of 4 Mi characters at "
+                        "most); send less at once: write a large file in parts (Write, then Edit)"
                     )
                     return
                 chunks.append(chunk)
@@ -91,7 +94,7 @@ class StrictJsonBodyMiddleware:
                 close=True,
             )
             return
-        refused = too_many_values(body) or over_budget(body, "body")
+        refused = too_many_values(body) or over_budget(body, "body") or too_many_chars(body, "body")
         if refused is not None:  # before any reader holds the loop on it (rounds 28, 29)
             await _answer(send, 413, leading_id(body), f"Invalid Request: {refused}")
             return

@@ -48,13 +48,15 @@ from shellrt.server._reader_gone import wait_reader_gone
 from shellrt.server._request_ids import InFlight, bad_id_reason, bad_token_reason, lenient_loads
 from shellrt.server._shallow_id import leading_id, top_level_scalars
 from shellrt.server._strict_json import StrictJsonError, strict_loads
+from shellrt.server._wire_chars import MAX_MESSAGE_BYTES, too_many_chars
 
 __all__ = ["StdioWire", "stdio_wire"]
 
 log = logging.getLogger("shellrt.mcp")
 
-#: Longest accepted JSON-RPC line; longer ones are answered with -32600 and skipped.
-MAX_LINE_BYTES = 64 * 1024 * 1024
+#: Longest accepted JSON-RPC line (one tool input at its longest, round 40: was 64 MiB); longer
+#: ones are answered with -32600 and skipped as they are read.
+MAX_LINE_BYTES = MAX_MESSAGE_BYTES
 #: Requests of the client not answered yet at most; one more is refused (written inline: back-pressure).
 MAX_REQUESTS_IN_FLIGHT = 256
 #: Bytes a pipe that polls writable accepts without blocking.
@@ -127,14 +129,15 @@ class StdioWire:
                     await self.send_error(
                         None,
                         types.INVALID_REQUEST,
-                        f"message longer than {MAX_LINE_BYTES:,} bytes (the line cap); skipped unread. "
-                        "Send less per message",
+                        f"message longer than {MAX_LINE_BYTES:,} bytes (the line cap: one tool input of "
+                        "4 Mi characters at most); skipped unread. Send less at once: write a large file in "
+                        "parts (Write the first part, then Edit to add the rest), or generate it with a command",
                     )
                     continue
                 assert isinstance(raw, bytes)
                 if not raw.strip():
                     continue
-                too_many = over_budget(raw, "message")
+                too_many = over_budget(raw, "message") or too_many_chars(raw)
                 if too_many is not None:
                     await self.send_error(leading_id(raw), types.INVALID_REQUEST, f"Invalid Request: {too_many}")
                     continue

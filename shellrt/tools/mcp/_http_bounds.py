@@ -6,6 +6,10 @@ the process without end). A stdio server's line stops at `MAX_LINE_BYTES` and an
 the SDK's 1 MiB; an answer that is not an event stream now stops at the same 64 MiB. Compressed
 answers are not asked for (``Accept-Encoding: identity``) and refused when sent anyway: a bound on
 the bytes received says nothing of what a gzip or brotli body decodes to.
+
+Each refusal is also noted in ``refused`` (the connection's list, as the stdio transport's):
+inside an event stream the SDK takes any error as "the stream ended", so without the note the
+call failed as "closed the connection (it may have crashed)" (round 40).
 """
 
 from __future__ import annotations
@@ -28,19 +32,21 @@ class AnswerTooLong(httpx2.StreamError):
 class _Bounded(httpx2.AsyncByteStream):
     """``inner``'s bytes, raising `AnswerTooLong` once more than ``limit`` arrived."""
 
-    def __init__(self, inner: Any, limit: int, url: str) -> None:
-        self._inner, self._limit, self._url = inner, limit, url
+    def __init__(self, inner: Any, limit: int, url: str, refused: list[Exception]) -> None:
+        self._inner, self._limit, self._url, self._refused = inner, limit, url, refused
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         seen = 0
         async for chunk in self._inner:
             seen += len(chunk)
             if seen > self._limit:
-                raise AnswerTooLong(
+                error = AnswerTooLong(
                     f"the MCP server at {self._url} sent an answer longer than shellrt takes ({self._limit:,} "
                     "bytes); it was not read further. Ask its owner to send large results as a resource "
                     "or in pages"
                 )
+                self._refused.append(error)
+                raise error
             yield chunk
 
     async def aclose(self) -> None:
@@ -50,34 +56,42 @@ class _Bounded(httpx2.AsyncByteStream):
 class _Refused(httpx2.AsyncByteStream):
     """No bytes: a compressed answer (its size once decoded is unknown) is refused."""
 
-    def __init__(self, inner: Any, encoding: str, url: str) -> None:
-        self._inner, self._encoding, self._url = inner, encoding, url
+    def __init__(self, inner: Any, encoding: str, url: str, refused: list[Exception]) -> None:
+        self._inner, self._encoding, self._url, self._refused = inner, encoding, url, refused
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        raise AnswerTooLong(
+        error = AnswerTooLong(
             f"the MCP server at {self._url} sent a {self._encoding!r}-compressed answer though shellrt asks "
             "for none (what it decodes to is unbounded); configure it to send uncompressed answers"
         )
+        self._refused.append(error)
+        raise error
         yield b""  # pragma: no cover  (an async generator)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
 
 
-def bound_answers(client: httpx2.AsyncClient, limit: int = MAX_LINE_BYTES) -> None:
+def bound_answers(
+    client: httpx2.AsyncClient, limit: int = MAX_LINE_BYTES, refused: list[Exception] | None = None
+) -> None:
     """Make ``client`` ask for uncompressed answers and read at most ``limit`` bytes of each one
-    that is not an event stream (the SDK bounds each event of those)."""
+    that is not an event stream (the SDK bounds each event of those); each refusal is appended
+    to ``refused`` too (at most a few are kept)."""
     client.headers["Accept-Encoding"] = "identity"
+    noted: list[Exception] = refused if refused is not None else []
 
     async def bound(response: httpx2.Response) -> None:
         url = str(response.request.url)
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
             del response.headers["content-encoding"]  # httpx must not decode what is never read
-            response.stream = _Refused(response.stream, encoding, url)
+            del noted[:-3]  # the latest refusals only: a server refused for every answer grows nothing
+            response.stream = _Refused(response.stream, encoding, url, noted)
             return
         if not response.headers.get("content-type", "").lower().startswith("text/event-stream"):
-            response.stream = _Bounded(response.stream, limit, url)
+            del noted[:-3]
+            response.stream = _Bounded(response.stream, limit, url, noted)
 
     hooks = dict(client.event_hooks)
     hooks["response"] = [*hooks.get("response", []), bound]

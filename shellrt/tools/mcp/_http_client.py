@@ -25,14 +25,15 @@ def origin_of(url: str) -> tuple[str, str, int]:
     return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme, 0)
 
 
-def mcp_http_client(url: str, headers: dict[str, str]) -> Any:
-    """The SDK's client (its recommended timeouts) sending ``headers`` to ``url``'s origin only."""
+def mcp_http_client(url: str, headers: dict[str, str], refused: list[Exception] | None = None) -> Any:
+    """The SDK's client (its recommended timeouts) sending ``headers`` to ``url``'s origin only;
+    an answer it refuses (too long, compressed) is noted in ``refused``."""
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     from shellrt.tools.mcp._http_bounds import bound_answers
 
     client = create_mcp_http_client(headers=headers or None)
-    bound_answers(client)  # its answers: no longer than a stdio server's line (round 39)
+    bound_answers(client, refused=refused)  # its answers: no longer than a stdio server's line (round 39)
     if not headers:
         return client
     home = origin_of(url)

@@ -51,7 +51,7 @@ async def bounded_stdio_client(
     cwd: str | None,
     errlog: TextIO,
     max_line_bytes: int = MAX_LINE_BYTES,
-    refused: list[LineTooLong] | None = None,
+    refused: list[Exception] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start the server and yield (read, write) streams for a `ClientSession`.
 
@@ -110,7 +110,7 @@ async def _read_lines(
     stdout: anyio.abc.ByteReceiveStream,
     send: Any,
     max_line_bytes: int,
-    refused: list[LineTooLong] | None,
+    refused: list[Exception] | None,
 ) -> None:
     """Send each line's message until end of file, or until a line passes ``max_line_bytes``."""
     pending = bytearray()

@@ -68,8 +68,9 @@ class _Generation:
         self.stop = anyio.Event()
         self.done = anyio.Event()
         self.tools: list[mt.Tool] = []
-        #: Why the stdio transport ended the connection, when it did (a line past its bound).
-        self.refused: list[LineTooLong] = []
+        #: Why the transport ended the connection or refused an answer, when it did (a stdio line
+        #: past its bound; an HTTP answer too long or compressed: round 40).
+        self.refused: list[Exception] = []
         #: The server sent ``notifications/tools/list_changed`` since ``tools`` was read.
         self.listing_changed = False
 
@@ -120,7 +121,8 @@ class McpServerConnection:
             try:
                 await self._tg.start(self._own, gen)
             except Exception as exc:
-                raise McpServerError(self._startup_message(gen.refused[0] if gen.refused else exc)) from exc
+                refused = gen.refused[0] if gen.refused else None
+                raise McpServerError(self._startup_message(refused or exc, noted=refused is not None)) from exc
             self._current = gen
             self.starts += 1
             return gen
@@ -215,6 +217,10 @@ class McpServerConnection:
                     "call was abandoned and the server will be restarted on the next call (raise "
                     f"mcpServers.{self.name}.timeout if the tool is legitimately slow)."
                 ) from exc
+            if gen.refused:  # an answer the HTTP client refused: its words, not the SDK's parse error
+                raise McpServerError(
+                    f"MCP server '{self.name}' did not complete {tool}: {gen.refused.pop(0)}"
+                ) from exc
             raise McpServerError(
                 f"MCP server '{self.name}' rejected the call to {tool}: {exc.message}"
             ) from exc
@@ -300,7 +306,7 @@ class McpServerConnection:
             )
         assert isinstance(config, HttpServerConfig)
         # The SDK's own factory (its recommended timeouts); the configured headers stay home.
-        client = mcp_http_client(config.url, config.headers)
+        client = mcp_http_client(config.url, config.headers, gen.refused)
         stack.push_async_callback(client.aclose)
         return streamable_http_client(config.url, http_client=client)
 
@@ -351,7 +357,8 @@ class McpServerConnection:
             return ""
         return f"; its stderr ends with:\n{text[-_STDERR_TAIL_CHARS:]}\n(full log: {self._stderr_path()})"
 
-    def _startup_message(self, exc: BaseException) -> str:
+    def _startup_message(self, exc: BaseException, noted: bool = False) -> str:
+        """Why the server did not start; ``noted``: ``exc`` is the transport's own refusal (its words)."""
         while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
             exc = exc.exceptions[0]
         where = (
@@ -361,7 +368,7 @@ class McpServerConnection:
         )
         if isinstance(exc, TimeoutError):
             why = f"it did not finish starting within {self.config.startup_timeout:g}s"
-        elif isinstance(exc, LineTooLong):
+        elif noted or isinstance(exc, LineTooLong):
             why = str(exc)
         elif isinstance(exc, MCPError):
             why = f"it answered the handshake with an error: {exc.message}"
