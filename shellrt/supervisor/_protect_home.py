@@ -286,6 +286,10 @@ _PATH_DIR_FOLDED = fold_path(PATH_DIR)
 #: The name a directory on the operator's ``PYTHONPATH`` stands for, its real path after it (round 39).
 PYTHONPATH_DIR = ".(a directory on your PYTHONPATH)"
 _PYTHONPATH_DIR_FOLDED = fold_path(PYTHONPATH_DIR)
+#: The name a directory on another interpreter's module path (``PERL5LIB``, ``RUBYLIB``, ``LUA_PATH``,
+#: ``CLASSPATH``) stands for, its real path after it (round 40 trust3).
+LIBPATH_DIR = ".(a directory on your PERL5LIB, RUBYLIB, LUA_PATH or CLASSPATH)"
+_LIBPATH_DIR_FOLDED = fold_path(LIBPATH_DIR)
 _CONFIG_PROGRAM_FOLDED = fold_path(CONFIG_PROGRAM)
 _ENV_FILE_FOLDED = fold_path(ENV_FILE)
 
@@ -324,6 +328,11 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         return len(names) == len(components) and all(map(fnmatch.fnmatchcase, names, components))
     if rel_dir.startswith(_PYTHONPATH_DIR_FOLDED + _PATTERN_SEP):  # a module on PYTHONPATH (round 39)
         return _shadows_a_module(rel_dir[len(_PYTHONPATH_DIR_FOLDED) + 1 :], name)
+    if rel_dir.startswith(_LIBPATH_DIR_FOLDED + _PATTERN_SEP):  # another interpreter's module (round 40)
+        from shellrt.supervisor._module_names import shadows_a_library
+
+        _fresh_places()
+        return shadows_a_library(_LIB_DIRS[0], rel_dir[len(_LIBPATH_DIR_FOLDED) + 1 :], name)
     if rel_dir.startswith(_PATH_DIR_FOLDED + _PATTERN_SEP):  # a program on PATH (rounds 38, 39)
         own = rel_dir[len(_PATH_DIR_FOLDED) + 1 :]
         return own in _path_whole() or _shadows_on_path(own, name)
@@ -365,6 +374,13 @@ def linked_places() -> dict[str, str]:
     _PYTHONPATH_DIRS[:] = [
         frozenset(fold_path(real) for real, rel in found.items() if rel == f"{PYTHONPATH_DIR}{_PATTERN_SEP}{real}")
     ]
+    from shellrt.supervisor._operator_places import module_paths
+
+    libs: dict[str, set[str]] = {}
+    for real, language, is_dir in module_paths(os.path.realpath):
+        if is_dir and found.get(real) == f"{LIBPATH_DIR}{_PATTERN_SEP}{real}":
+            libs.setdefault(fold_path(real), set()).add(language)
+    _LIB_DIRS[:] = [{d: frozenset(langs) for d, langs in libs.items()}]
     _PATH_WHOLE[:] = [
         frozenset(
             fold_path(real)
@@ -377,6 +393,8 @@ def linked_places() -> dict[str, str]:
     return found
 
 
+#: The operator's other module path directories (folded real paths) -> their languages (round 40).
+_LIB_DIRS: list[dict[str, frozenset[str]]] = [{}]
 #: The operator's ``PYTHONPATH`` directories (folded real paths), read with `linked_places`.
 _PYTHONPATH_DIRS: list[frozenset[str]] = [frozenset()]
 #: `_module_names` as last read (monotonic time, PYTHONPATH, the names).
@@ -469,7 +487,10 @@ def _fresh_places() -> None:
     map older than a second, or a variable they are read from. Cheaper than its full key (~30
     variables): this is asked once per file of such a directory (a home's 30 PATH programs cost
     ~10 ms a guard's start through `linked_places`' key)."""
-    key = "\0".join(os.environ.get(n, "") for n in ("HOME", "PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR"))
+    from shellrt.supervisor._operator_places import MODULE_VARIABLES
+
+    names = ("HOME", "PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR", *MODULE_VARIABLES)
+    key = "\0".join(os.environ.get(n, "") for n in names)
     if not (_LINKED_CACHE and time.monotonic() - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _PLACES_KEY[0] == key):
         linked_places()
         _PLACES_KEY[0] = key
@@ -606,7 +627,10 @@ def _linked_places() -> dict[str, str]:
     # on every later Python's `sys.path`), `$CARGO_HOME`, `$GNUPGHOME`…; each `$PATH` directory,
     # `$PYTHONSTARTUP`, `$BASH_ENV`… guarded themselves. Whether they exist yet or not.
     from shellrt.supervisor._env_gitconfig import operator_config_programs, operator_template_dirs
-    from shellrt.supervisor._operator_places import operator_places
+    from shellrt.supervisor._operator_places import module_paths, operator_places
+
+    for real, _language, is_dir in module_paths(bounds.real):  # PERL5LIB, RUBYLIB… (round 40)
+        found.setdefault(real, f"{LIBPATH_DIR}{_PATTERN_SEP}{real}" if is_dir else ENV_FILE)
 
     for real, variable, replaced in operator_places(bounds.real):
         # A PATH directory's name carries its real path: a program there shadows one elsewhere.
@@ -1254,6 +1278,12 @@ def home_reason(path: str | Path) -> str | None:
             return (
                 "a module in a directory on your PYTHONPATH named as one Python finds later (the standard "
                 "library's, an installed package's, sitecustomize): every python you start imports it instead"
+            )
+        if rel_dir.startswith(LIBPATH_DIR + _PATTERN_SEP) and _protects(rel_dir, name, is_link=False):
+            return (
+                "a module in a directory on your PERL5LIB, RUBYLIB, LUA_PATH or CLASSPATH named as one that "
+                "interpreter finds later (its standard library's, an installed one's, a service entry): "
+                "every perl, ruby, lua or java you start loads it instead"
             )
         if linked == CONFIG_PROGRAM:
             return (
