@@ -817,7 +817,7 @@ def _bounded_glob(pattern: str, bounds: _Bounds) -> list[str]:
 #: them: ``\s*`` ran from every line start over all the newlines after it (round 36 review2: a
 #: sourced file of 40 KB of blank lines took 8 s a read, 1 MB over an hour).
 _SOURCED = re.compile(
-    r"""(?:^|[;&|{(]|\b(?:then|do|else)\b)[ \t]*(?:source|\.)[ \t]+("[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)""",
+    r"""(?:^|[;&|{(]|\b(?:then|do|else)\b)[ \t]*(?:source|\.)[ \t]+((?:"[^"\n]*"|'[^'\n]*'|[^\s;&|)"']+)+)""",
     re.MULTILINE,
 )
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
@@ -832,17 +832,19 @@ _RUN_WORDS = r"(?:then|do|else|elif|if|while|until|eval|exec|command|builtin|tim
 _RUNS = re.compile(
     rf"""(?:^|[;&|{{(`!]|\b{_RUN_WORDS}\b|\balias[ \t]+[\w.:-]+=)"""
     rf"""(?>[ \t]*(?:-[\w-]+(?:[ \t]+(?![~/$"'])[^\s;&|()"'`<>]+)?|[A-Za-z_]\w*=[^\s;&|()`<>]*|!|{_RUN_WORDS}(?=[ \t])))*"""
-    r"""[ \t]*["']?((?:~|\$\{?[A-Za-z_]\w*\}?)?/[^\s;&|()"'`<>]*)""",
+    r"""[ \t]*(?=["']?(?:~|\$\{?[A-Za-z_]\w*\}?["']?)?["']?/|["']?\$\{?[A-Za-z_]\w*\}?["']?(?:[\s;&|)`]|$))""",
     re.MULTILINE,
 )
+#: ``run-parts [OPTIONS] DIR``: every program of DIR runs (round 40 trust3); the rest of the command.
+#: Found by its literal first (a lead before it, as `_RUNS` reads, cost a pass over every position).
+_RUN_PARTS = re.compile(r"(?<![\w./-])run-parts\b([^;&|\n]*)")
 #: Marks a word `_sourced_words` gives as a program run, not a file sourced: guarded, not read.
 _RUN_MARK = "\0"
 #: How deep sourced files are followed (a file sourcing a file …).
 _SOURCE_DEPTH = 8
 #: A start-up file's own variables (round 37): ``NAME=value``, ``export NAME=value`` at a line start.
 _ASSIGN = re.compile(
-    r"""^[ \t]*(?:(?:export|readonly|local|declare(?:[ \t]+-\w+)*)[ \t]+)?([A-Za-z_]\w*)="""
-    r"""("[^"\n]*"|'[^'\n]*'|[^\s;&|)]*)""",
+    r"""^[ \t]*(?:(?:export|readonly|local|declare(?:[ \t]+-\w+)*)[ \t]+)?([A-Za-z_]\w*)=""",
     re.MULTILINE,
 )
 #: ``for NAME in WORDS`` (bash, zsh, fish): the files a ``source "$NAME"`` in its body loads (round 37).
@@ -966,10 +968,17 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
     if kind == "lua":
         yield from (w for w in (_expand(raw, known) for raw in _lua_loads(text, known)) if w)
         return
-    streams = (_ASSIGN.finditer(text), _FOR.finditer(text), _SOURCED.finditer(text), _RUNS.finditer(text))
+    streams = (
+        _ASSIGN.finditer(text),
+        _FOR.finditer(text),
+        _SOURCED.finditer(text),
+        _RUNS.finditer(text),
+        _RUN_PARTS.finditer(text),
+    )
     for match in _in_order(streams):
         if match.re is _ASSIGN:
-            value = _expand(match.group(2), known, absolute=False)
+            raw = _word_at(text, match.end())
+            value = None if raw is None else _expand(raw, known, absolute=False)
             if value is None or len(value) > spent.room:
                 known.pop(match.group(1), None)  # no longer known: a later use is not followed
             else:
@@ -991,12 +1000,36 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
                 loops.pop(match.group(1), None)
             else:
                 loops[match.group(1)] = words
+        elif match.re is _RUN_PARTS:  # every program of a directory (round 40)
+            for raw in _split(match.group(1), spent):
+                directory = _expand(raw, known)
+                if directory and not _GLOB_MAGIC.search(directory):
+                    yield directory.rstrip("/") + "/*"
         elif match.re is _RUNS:  # a program the start-up file runs by its path (round 39)
-            expanded = _expand(match.group(1), known)
+            start = match.end()
+            if match.group(0).lstrip().startswith("alias") and text[start : start + 1] in ("'", '"'):
+                # ``alias r='$D/x --go'``: the value is a command line (read when the alias is used)
+                close = text.find(text[start], start + 1, text.find("\n", start) % (len(text) + 1))
+                value = text[start + 1 : close] if close > 0 else ""
+                word = _word_at(value, len(value) - len(value.lstrip()))
+            else:
+                word = _word_at(text, start)
+            if word is None:
+                continue
+            loop = _VAR.fullmatch(word)
+            if loop is not None and (loop.group(1) or loop.group(2)) in loops:
+                # ``for f in ~/dot/init.d/*; do "$f"; done`` (round 40): each word, a pattern guarded
+                # as sourced patterns are (every file it matches)
+                for item in loops[loop.group(1) or loop.group(2)]:
+                    yield item if _GLOB_MAGIC.search(item) else _RUN_MARK + item
+                continue
+            expanded = _expand(word, known)
             if expanded and not _GLOB_MAGIC.search(expanded):
                 yield _RUN_MARK + expanded
         else:
-            word = _unquote(match.group(1))
+            word = _word_at(text, match.start(1))  # the regex's word: its extent only (a fast scan)
+            if word is None:
+                continue
             loop = _VAR.fullmatch(word)
             if loop is not None and (loop.group(1) or loop.group(2)) in loops:
                 yield from loops[loop.group(1) or loop.group(2)]
@@ -1069,6 +1102,31 @@ def _split(text: str, spent: _Bounds) -> list[str]:
         return shlex.split(text, comments=True)
     except ValueError:
         return text.split()
+
+
+def _word_at(text: str, start: int) -> str | None:
+    """The shell word of ``text`` at ``start``, its quotes removed (``"${HOME}"/dot/'a b'`` ->
+    ``${HOME}/dot/a b``: round 40 trust3, a path built in quoted pieces), ``$`` left for `_expand`;
+    None when a piece cannot be read so (a ``$`` in single quotes or escaped, a backquote, a
+    backslash in double quotes, an unclosed quote, longer than `_PATH_MAX`): not followed."""
+    out: list[str] = []
+    index, size = start, 0
+    while (m := _WORD_PIECE.match(text, index)) is not None and m.end() > index:
+        piece = next(g for g in m.groups() if g is not None)
+        if (m.group(2) is not None and "$" in piece) or (m.group(4) is not None and piece in "$`"):
+            return None  # a ``$`` that is no expansion: `_expand` would read it as one
+        size += len(piece)
+        if size >= _PATH_MAX:
+            return None
+        out.append(piece)
+        index = m.end()
+    if text[index : index + 1] in ("\\", '"', "'"):
+        return None  # a backslash, an unclosed quote, or a quoted piece with a newline or backquote
+    return "".join(out)
+
+
+#: One piece of a shell word: a double-quoted string, a single-quoted one, an unquoted run.
+_WORD_PIECE = re.compile(r""""([^"\n`\\]*)"|'([^'\n`]*)'|([^\s;&|()<>`\\"']+)|\\([^\n])""")
 
 
 def _unquote(word: str) -> str:
