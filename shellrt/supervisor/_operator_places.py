@@ -56,6 +56,8 @@ _DIRS: dict[str, str] = {
     "GEM_HOME": ".gem",
     "GEM_PATH": ".gem",
     "PERL_LOCAL_LIB_ROOT": "perl5",
+    # round 40: Gradle's user home (init.d scripts, gradle.properties: every build of any project)
+    "GRADLE_USER_HOME": ".gradle",
 }
 #: Variables naming files a program loads at start (``:``-lists where the program reads one).
 _FILES = (

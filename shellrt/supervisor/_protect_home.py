@@ -157,6 +157,13 @@ HOME_FILES = frozenset(
         # git's per-user ignore file (used with no core.excludesFile): a rule there hides a later
         # plant (a conftest.py, a .pth) from every repository's `git status` (round 17's class)
         ".config/git/ignore",
+        # round 40: what every later build of any project loads from the home: Gradle's user
+        # properties (org.gradle.jvmargs=-javaagent:… in every daemon), Bazel's user rc
+        # (--workspace_status_command runs a program), bun's global config (preload scripts)
+        ".gradle/gradle.properties",
+        ".bazelrc",
+        ".bunfig.toml",
+        ".config/.bunfig.toml",
     }
 )
 #: Home-relative directories whose every file (at any depth) is protected.
@@ -221,6 +228,7 @@ HOME_TREES = frozenset(
         ".bun/bin",
         ".deno/bin",
         ".docker/cli-plugins",
+        ".dotnet/tools",  # round 40: `dotnet tool install -g`'s programs (on the PATH its installer sets)
         ".pyenv",
         ".rbenv",
         ".nvm",
