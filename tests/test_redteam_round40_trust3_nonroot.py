@@ -13,7 +13,7 @@ import shutil
 from tests import _nonroot
 from tests.conftest import require
 
-_FILES = ("libpaths", "rcpieces", "buildhomes")
+_FILES = ("libpaths", "rcpieces", "buildhomes", "optionvars")
 
 
 def test_the_round_40_trust3_attacks_fail_for_an_unprivileged_caller() -> None:

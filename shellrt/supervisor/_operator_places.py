@@ -91,13 +91,29 @@ _MODULE_VARS: dict[str, str] = {
     "CLASSPATH": "java",
     **{f"LUA_{kind}PATH{v}": "lua" for kind in ("", "C") for v in ("", "_5_1", "_5_2", "_5_3", "_5_4", "_5_5")},
 }
+#: Interpreters' option variables (round 40 trust3): each option naming a file run at every start
+#: (``NODE_OPTIONS=--require /x.js``, ``JAVA_TOOL_OPTIONS=-javaagent:/x.jar``) or a module directory
+#: searched first (``RUBYOPT=-I/x``, ``PERL5OPT=-I/x``) -> the language of such a directory.
+_OPTION_VARS: dict[str, str] = {
+    "NODE_OPTIONS": "node",
+    "RUBYOPT": "ruby",
+    "PERL5OPT": "perl",
+    "JAVA_TOOL_OPTIONS": "java",
+    "JDK_JAVA_OPTIONS": "java",
+    "_JAVA_OPTIONS": "java",
+}
+#: An option naming a file (group 1, or 2 as the next word), or a directory searched first (group 3).
+_FILE_OPTION = re.compile(
+    r"^(?:(?:--require|--import|--loader|--experimental-loader|-r)=?(.*)|-(?:javaagent|agentpath):([^=]*).*"
+    r"|-I(.*)|-Xbootclasspath/[ap]:(.*))$"
+)
 #: The module search variables `module_paths` reads (a cache of it is stale when one changed).
-MODULE_VARIABLES: tuple[str, ...] = tuple(_MODULE_VARS)
+MODULE_VARIABLES: tuple[str, ...] = (*_MODULE_VARS, *_OPTION_VARS)
 #: Variables whose ``@file`` value names a file run at every start (``LUA_INIT=@~/x.lua``).
 _INIT_VARS = tuple(f"LUA_INIT{v}" for v in ("", "_5_1", "_5_2", "_5_3", "_5_4", "_5_5"))
 #: Variables that are ``:``-separated lists.
 _LISTS = frozenset({"PATH", "PYTHONPATH", "GOPATH", "GEM_PATH", "KUBECONFIG"})
-_NAMES = ("PATH", "PYTHONPATH", *_DIRS, *_FILES, *_MODULE_VARS, *_INIT_VARS)
+_NAMES = ("PATH", "PYTHONPATH", *_DIRS, *_FILES, *_MODULE_VARS, *_INIT_VARS, *_OPTION_VARS)
 #: Variables naming the project's own PATH (`project_path_dirs`): part of `env_key`.
 _PROJECT_NAMES = ("VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR")
 #: Entries looked at in all (a ``PATH`` of thousands of entries costs no more).
@@ -199,7 +215,7 @@ def operator_places(real: Callable[[str], str]) -> list[tuple[str, str, str | No
         value = os.environ.get(name, "")
         # Bounded per variable (round 38 review4: a bound in all, PATH first, let a PATH of 256
         # entries hide PYTHONSTARTUP, BASH_ENV, CARGO_HOME...): ~30 variables, 256 entries each.
-        if name in _MODULE_VARS:
+        if name in _MODULE_VARS or name in _OPTION_VARS:
             continue  # `module_paths`
         if name in _INIT_VARS:
             value = value[1:] if value.startswith("@") else ""  # otherwise Lua code, no file
@@ -240,6 +256,36 @@ def module_paths(real: Callable[[str], str]) -> list[tuple[str, str, bool]]:
                 is_dir = False
             if os.path.isabs(entry):
                 found.append((real(entry), kind, is_dir))
+    for name, language in _OPTION_VARS.items():
+        found += _option_places(os.environ.get(name, ""), language, real)
+    return found
+
+
+def _option_places(value: str, language: str, real: Callable[[str], str]) -> list[tuple[str, str, bool]]:
+    """What ``value`` (an interpreter's option variable) names as `module_paths` does: a file each
+    ``--require``/``-r``/``--import``/``--loader``/``-javaagent:``/``-agentpath:`` runs, a directory
+    (or jar) each ``-I``/``-Xbootclasspath/a:`` puts first. Why (red team round 40 trust3): the
+    interpreter loads it at every start, as ``PYTHONSTARTUP``'s file (round 38)."""
+    found: list[tuple[str, str, bool]] = []
+    words = value.split()[:_ENTRIES]
+    for index, word in enumerate(words):
+        m = _FILE_OPTION.match(word)
+        if m is None:
+            continue
+        files, dirs = [m.group(1), m.group(2)], [m.group(3)]
+        if m.group(4) is not None:
+            dirs = m.group(4).split(":")
+        if m.group(1) == "" and index + 1 < len(words):
+            files[0] = words[index + 1]  # ``--require /x.js``
+        if m.group(3) == "" and index + 1 < len(words):
+            dirs = [words[index + 1]]  # ``-I /x``
+        for path in files:
+            if path and os.path.isabs(path) and "$" not in path:
+                found.append((real(path), language, False))
+        for path in dirs:
+            if path and os.path.isabs(path) and "$" not in path:
+                is_jar = path.lower().endswith((".jar", ".zip"))
+                found.append((real(path), language, not is_jar))
     return found
 
 
