@@ -37,6 +37,7 @@ PLANTS = [
 #: New module names (the project's own, loaded by choosing them), and files elsewhere.
 KEPT = [
     "dot/perl/R40Own.pm",
+    "dot/perl/strict.txt",  # no module file (perl loads strict.pm)
     "dot/ruby/r40own.rb",
     "dot/lua/r40own.lua",
     "java/classes/com/example/Own.class",

@@ -87,6 +87,13 @@ _LIBRARIES: dict[str, tuple[str, ...]] = {
 _AT_START: dict[str, frozenset[str]] = {
     "ruby": frozenset({"rubygems", "bundled_gems", "did_you_mean", "error_highlight", "syntax_suggest", "bundler"}),
 }
+#: The endings of a module file each language loads by a name (perl's ``strict`` -> ``strict.pm``):
+#: another file directly in the directory (``test.py`` on a home ``PERL5LIB``) is no module of it.
+_ENDINGS: dict[str, tuple[str, ...]] = {
+    "perl": (".pm", ".pmc", ".pl", ".ph", ".so"),
+    "ruby": (".rb", ".so", ".bundle"),
+    "lua": (".lua", ".so", ".dll"),
+}
 #: Languages whose library is never empty where the interpreter is installed: none found, all count.
 _FAIL_CLOSED = frozenset({"perl", "ruby"})
 _PER_PATTERN = 256
@@ -131,6 +138,8 @@ def shadows_a_library(dirs: dict[str, frozenset[str]], rest: str, name: str) -> 
             if module == "meta-inf":
                 return True
             continue
+        if not below and not name.endswith(_ENDINGS.get(language, ("",))):
+            continue  # a file perl, ruby or lua never loads as a module
         if module in _AT_START.get(language, frozenset()):
             return True
         names = _names(language)
