@@ -95,6 +95,11 @@ _ANYWHERE: Final[dict[str, str]] = {
     "crush.json": _MCP + "; its language servers too",
     ".crush.json": _MCP + "; its language servers too",
     ".aider.conf.yml": "aider's config (its lint-cmd and test-cmd run as you after the edits it makes)",
+    # Round 40: the .NET host reads it from the directory it runs in or any parent; its sdk.paths
+    # (.NET 10) name directories, relative ones too, whose SDK runs at every dotnet command there
+    # (an editor's C# extension at folder open, a prompt's `dotnet --version`), as rustup's `path`.
+    "global.json": "the .NET SDK's selection file (its sdk.paths name a directory whose SDK runs as you at "
+    "every dotnet command below it, an editor's C# extension included)",
     ".tool-versions": "mise's and asdf's tool list (read at every cd with mise activated; a path: version "
     "puts that directory's bin/ first on PATH, so `ls` or `git` there is the command's)",
 }

@@ -18,8 +18,10 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 __all__ = [
+    "MODULE_VARIABLES",
     "PathPrograms",
     "env_key",
+    "module_paths",
     "operator_places",
     "path_entries",
     "path_programs",
@@ -54,6 +56,8 @@ _DIRS: dict[str, str] = {
     "GEM_HOME": ".gem",
     "GEM_PATH": ".gem",
     "PERL_LOCAL_LIB_ROOT": "perl5",
+    # round 40: Gradle's user home (init.d scripts, gradle.properties: every build of any project)
+    "GRADLE_USER_HOME": ".gradle",
 }
 #: Variables naming files a program loads at start (``:``-lists where the program reads one).
 _FILES = (
@@ -78,9 +82,38 @@ _FILES = (
     "AWS_CONFIG_FILE",  # credential_process
     "SCREENRC",
 )
+#: Module search variables of other interpreters -> the language whose module names a directory
+#: on them may shadow (round 40 trust3). Lua's are ``;``-lists of templates (``/x/?.lua``).
+_MODULE_VARS: dict[str, str] = {
+    "PERL5LIB": "perl",
+    "PERLLIB": "perl",
+    "RUBYLIB": "ruby",
+    "CLASSPATH": "java",
+    **{f"LUA_{kind}PATH{v}": "lua" for kind in ("", "C") for v in ("", "_5_1", "_5_2", "_5_3", "_5_4", "_5_5")},
+}
+#: Interpreters' option variables (round 40 trust3): each option naming a file run at every start
+#: (``NODE_OPTIONS=--require /x.js``, ``JAVA_TOOL_OPTIONS=-javaagent:/x.jar``) or a module directory
+#: searched first (``RUBYOPT=-I/x``, ``PERL5OPT=-I/x``) -> the language of such a directory.
+_OPTION_VARS: dict[str, str] = {
+    "NODE_OPTIONS": "node",
+    "RUBYOPT": "ruby",
+    "PERL5OPT": "perl",
+    "JAVA_TOOL_OPTIONS": "java",
+    "JDK_JAVA_OPTIONS": "java",
+    "_JAVA_OPTIONS": "java",
+}
+#: An option naming a file (group 1, or 2 as the next word), or a directory searched first (group 3).
+_FILE_OPTION = re.compile(
+    r"^(?:(?:--require|--import|--loader|--experimental-loader|-r)=?(.*)|-(?:javaagent|agentpath):([^=]*).*"
+    r"|-I(.*)|-Xbootclasspath/[ap]:(.*))$"
+)
+#: The module search variables `module_paths` reads (a cache of it is stale when one changed).
+MODULE_VARIABLES: tuple[str, ...] = (*_MODULE_VARS, *_OPTION_VARS)
+#: Variables whose ``@file`` value names a file run at every start (``LUA_INIT=@~/x.lua``).
+_INIT_VARS = tuple(f"LUA_INIT{v}" for v in ("", "_5_1", "_5_2", "_5_3", "_5_4", "_5_5"))
 #: Variables that are ``:``-separated lists.
 _LISTS = frozenset({"PATH", "PYTHONPATH", "GOPATH", "GEM_PATH", "KUBECONFIG"})
-_NAMES = ("PATH", "PYTHONPATH", *_DIRS, *_FILES)
+_NAMES = ("PATH", "PYTHONPATH", *_DIRS, *_FILES, *_MODULE_VARS, *_INIT_VARS, *_OPTION_VARS)
 #: Variables naming the project's own PATH (`project_path_dirs`): part of `env_key`.
 _PROJECT_NAMES = ("VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR")
 #: Entries looked at in all (a ``PATH`` of thousands of entries costs no more).
@@ -182,12 +215,77 @@ def operator_places(real: Callable[[str], str]) -> list[tuple[str, str, str | No
         value = os.environ.get(name, "")
         # Bounded per variable (round 38 review4: a bound in all, PATH first, let a PATH of 256
         # entries hide PYTHONSTARTUP, BASH_ENV, CARGO_HOME...): ~30 variables, 256 entries each.
+        if name in _MODULE_VARS or name in _OPTION_VARS:
+            continue  # `module_paths`
+        if name in _INIT_VARS:
+            value = value[1:] if value.startswith("@") else ""  # otherwise Lua code, no file
         listed = value.split(":") if name in _LISTS else [value]
         entries = path_entries() if name == "PATH" else listed[:_ENTRIES]
         for entry in entries:
             if not os.path.isabs(entry) or "$" in entry or "`" in entry:
                 continue
             found.append((real(entry), name, _DIRS.get(name)))
+    return found
+
+
+def module_paths(real: Callable[[str], str]) -> list[tuple[str, str, bool]]:
+    """(real path by ``real``, the language, whether it is a directory) of each absolute place the
+    operator's ``PERL5LIB``, ``PERLLIB``, ``RUBYLIB``, ``LUA_PATH``/``LUA_CPATH`` (and their
+    ``_5_x`` forms) and ``CLASSPATH`` name. Why (red team round 40 trust3): like ``PYTHONPATH``
+    (round 39), each comes before the interpreter's own libraries -- a ``strict.pm`` or
+    ``rubygems.rb`` there runs in every perl or ruby the operator starts -- and a ``CLASSPATH``
+    directory's ``META-INF/services`` names what ``javac`` (annotation processors) and the JDK load.
+    A Lua template's directory is what comes before its first ``?``; a ``CLASSPATH`` ``dir/*`` names
+    every jar of ``dir`` (language ``java*``); a named jar is a file."""
+    found: list[tuple[str, str, bool]] = []
+    for name, language in _MODULE_VARS.items():
+        value = os.environ.get(name, "")
+        if not value:
+            continue
+        entries = value.split(";" if language == "lua" else ":")[:_ENTRIES]
+        for entry in entries:
+            if "$" in entry or "`" in entry:
+                continue
+            kind, is_dir = language, True
+            if language == "lua":
+                entry = entry.partition("?")[0]
+                entry = entry if entry.endswith("/") else os.path.dirname(entry)
+            elif language == "java" and entry.endswith("/*"):
+                entry, kind = entry[:-2], "java*"
+            elif language == "java" and entry.lower().endswith((".jar", ".zip")):
+                is_dir = False
+            if os.path.isabs(entry):
+                found.append((real(entry), kind, is_dir))
+    for name, language in _OPTION_VARS.items():
+        found += _option_places(os.environ.get(name, ""), language, real)
+    return found
+
+
+def _option_places(value: str, language: str, real: Callable[[str], str]) -> list[tuple[str, str, bool]]:
+    """What ``value`` (an interpreter's option variable) names as `module_paths` does: a file each
+    ``--require``/``-r``/``--import``/``--loader``/``-javaagent:``/``-agentpath:`` runs, a directory
+    (or jar) each ``-I``/``-Xbootclasspath/a:`` puts first. Why (red team round 40 trust3): the
+    interpreter loads it at every start, as ``PYTHONSTARTUP``'s file (round 38)."""
+    found: list[tuple[str, str, bool]] = []
+    words = value.split()[:_ENTRIES]
+    for index, word in enumerate(words):
+        m = _FILE_OPTION.match(word)
+        if m is None:
+            continue
+        files, dirs = [m.group(1), m.group(2)], [m.group(3)]
+        if m.group(4) is not None:
+            dirs = m.group(4).split(":")
+        if m.group(1) == "" and index + 1 < len(words):
+            files[0] = words[index + 1]  # ``--require /x.js``
+        if m.group(3) == "" and index + 1 < len(words):
+            dirs = [words[index + 1]]  # ``-I /x``
+        for path in files:
+            if path and os.path.isabs(path) and "$" not in path:
+                found.append((real(path), language, False))
+        for path in dirs:
+            if path and os.path.isabs(path) and "$" not in path:
+                is_jar = path.lower().endswith((".jar", ".zip"))
+                found.append((real(path), language, not is_jar))
     return found
 
 

@@ -157,6 +157,13 @@ HOME_FILES = frozenset(
         # git's per-user ignore file (used with no core.excludesFile): a rule there hides a later
         # plant (a conftest.py, a .pth) from every repository's `git status` (round 17's class)
         ".config/git/ignore",
+        # round 40: what every later build of any project loads from the home: Gradle's user
+        # properties (org.gradle.jvmargs=-javaagent:… in every daemon), Bazel's user rc
+        # (--workspace_status_command runs a program), bun's global config (preload scripts)
+        ".gradle/gradle.properties",
+        ".bazelrc",
+        ".bunfig.toml",
+        ".config/.bunfig.toml",
     }
 )
 #: Home-relative directories whose every file (at any depth) is protected.
@@ -221,6 +228,7 @@ HOME_TREES = frozenset(
         ".bun/bin",
         ".deno/bin",
         ".docker/cli-plugins",
+        ".dotnet/tools",  # round 40: `dotnet tool install -g`'s programs (on the PATH its installer sets)
         ".pyenv",
         ".rbenv",
         ".nvm",
@@ -286,6 +294,10 @@ _PATH_DIR_FOLDED = fold_path(PATH_DIR)
 #: The name a directory on the operator's ``PYTHONPATH`` stands for, its real path after it (round 39).
 PYTHONPATH_DIR = ".(a directory on your PYTHONPATH)"
 _PYTHONPATH_DIR_FOLDED = fold_path(PYTHONPATH_DIR)
+#: The name a directory on another interpreter's module path (``PERL5LIB``, ``RUBYLIB``, ``LUA_PATH``,
+#: ``CLASSPATH``) stands for, its real path after it (round 40 trust3).
+LIBPATH_DIR = ".(a directory on your PERL5LIB, RUBYLIB, LUA_PATH or CLASSPATH)"
+_LIBPATH_DIR_FOLDED = fold_path(LIBPATH_DIR)
 _CONFIG_PROGRAM_FOLDED = fold_path(CONFIG_PROGRAM)
 _ENV_FILE_FOLDED = fold_path(ENV_FILE)
 
@@ -324,6 +336,11 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
         return len(names) == len(components) and all(map(fnmatch.fnmatchcase, names, components))
     if rel_dir.startswith(_PYTHONPATH_DIR_FOLDED + _PATTERN_SEP):  # a module on PYTHONPATH (round 39)
         return _shadows_a_module(rel_dir[len(_PYTHONPATH_DIR_FOLDED) + 1 :], name)
+    if rel_dir.startswith(_LIBPATH_DIR_FOLDED + _PATTERN_SEP):  # another interpreter's module (round 40)
+        from shellrt.supervisor._module_names import shadows_a_library
+
+        _fresh_places()
+        return shadows_a_library(_LIB_DIRS[0], rel_dir[len(_LIBPATH_DIR_FOLDED) + 1 :], name)
     if rel_dir.startswith(_PATH_DIR_FOLDED + _PATTERN_SEP):  # a program on PATH (rounds 38, 39)
         own = rel_dir[len(_PATH_DIR_FOLDED) + 1 :]
         return own in _path_whole() or _shadows_on_path(own, name)
@@ -365,6 +382,13 @@ def linked_places() -> dict[str, str]:
     _PYTHONPATH_DIRS[:] = [
         frozenset(fold_path(real) for real, rel in found.items() if rel == f"{PYTHONPATH_DIR}{_PATTERN_SEP}{real}")
     ]
+    from shellrt.supervisor._operator_places import module_paths
+
+    libs: dict[str, set[str]] = {}
+    for real, language, is_dir in module_paths(os.path.realpath):
+        if is_dir and found.get(real) == f"{LIBPATH_DIR}{_PATTERN_SEP}{real}":
+            libs.setdefault(fold_path(real), set()).add(language)
+    _LIB_DIRS[:] = [{d: frozenset(langs) for d, langs in libs.items()}]
     _PATH_WHOLE[:] = [
         frozenset(
             fold_path(real)
@@ -377,6 +401,8 @@ def linked_places() -> dict[str, str]:
     return found
 
 
+#: The operator's other module path directories (folded real paths) -> their languages (round 40).
+_LIB_DIRS: list[dict[str, frozenset[str]]] = [{}]
 #: The operator's ``PYTHONPATH`` directories (folded real paths), read with `linked_places`.
 _PYTHONPATH_DIRS: list[frozenset[str]] = [frozenset()]
 #: `_module_names` as last read (monotonic time, PYTHONPATH, the names).
@@ -469,7 +495,10 @@ def _fresh_places() -> None:
     map older than a second, or a variable they are read from. Cheaper than its full key (~30
     variables): this is asked once per file of such a directory (a home's 30 PATH programs cost
     ~10 ms a guard's start through `linked_places`' key)."""
-    key = "\0".join(os.environ.get(n, "") for n in ("HOME", "PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR"))
+    from shellrt.supervisor._operator_places import MODULE_VARIABLES
+
+    names = ("HOME", "PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR", *MODULE_VARIABLES)
+    key = "\0".join(os.environ.get(n, "") for n in names)
     if not (_LINKED_CACHE and time.monotonic() - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _PLACES_KEY[0] == key):
         linked_places()
         _PLACES_KEY[0] = key
@@ -606,7 +635,10 @@ def _linked_places() -> dict[str, str]:
     # on every later Python's `sys.path`), `$CARGO_HOME`, `$GNUPGHOME`…; each `$PATH` directory,
     # `$PYTHONSTARTUP`, `$BASH_ENV`… guarded themselves. Whether they exist yet or not.
     from shellrt.supervisor._env_gitconfig import operator_config_programs, operator_template_dirs
-    from shellrt.supervisor._operator_places import operator_places
+    from shellrt.supervisor._operator_places import module_paths, operator_places
+
+    for real, _language, is_dir in module_paths(bounds.real):  # PERL5LIB, RUBYLIB… (round 40)
+        found.setdefault(real, f"{LIBPATH_DIR}{_PATTERN_SEP}{real}" if is_dir else ENV_FILE)
 
     for real, variable, replaced in operator_places(bounds.real):
         # A PATH directory's name carries its real path: a program there shadows one elsewhere.
@@ -793,7 +825,7 @@ def _bounded_glob(pattern: str, bounds: _Bounds) -> list[str]:
 #: them: ``\s*`` ran from every line start over all the newlines after it (round 36 review2: a
 #: sourced file of 40 KB of blank lines took 8 s a read, 1 MB over an hour).
 _SOURCED = re.compile(
-    r"""(?:^|[;&|{(]|\b(?:then|do|else)\b)[ \t]*(?:source|\.)[ \t]+("[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)""",
+    r"""(?:^|[;&|{(]|\b(?:then|do|else)\b)[ \t]*(?:source|\.)[ \t]+((?:"[^"\n]*"|'[^'\n]*'|[^\s;&|)"']+)+)""",
     re.MULTILINE,
 )
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
@@ -808,17 +840,19 @@ _RUN_WORDS = r"(?:then|do|else|elif|if|while|until|eval|exec|command|builtin|tim
 _RUNS = re.compile(
     rf"""(?:^|[;&|{{(`!]|\b{_RUN_WORDS}\b|\balias[ \t]+[\w.:-]+=)"""
     rf"""(?>[ \t]*(?:-[\w-]+(?:[ \t]+(?![~/$"'])[^\s;&|()"'`<>]+)?|[A-Za-z_]\w*=[^\s;&|()`<>]*|!|{_RUN_WORDS}(?=[ \t])))*"""
-    r"""[ \t]*["']?((?:~|\$\{?[A-Za-z_]\w*\}?)?/[^\s;&|()"'`<>]*)""",
+    r"""[ \t]*(?=["']?(?:~|\$\{?[A-Za-z_]\w*\}?["']?)?["']?/|["']?\$\{?[A-Za-z_]\w*\}?["']?(?:[\s;&|)`]|$))""",
     re.MULTILINE,
 )
+#: ``run-parts [OPTIONS] DIR``: every program of DIR runs (round 40 trust3); the rest of the command.
+#: Found by its literal first (a lead before it, as `_RUNS` reads, cost a pass over every position).
+_RUN_PARTS = re.compile(r"(?<![\w./-])run-parts\b([^;&|\n]*)")
 #: Marks a word `_sourced_words` gives as a program run, not a file sourced: guarded, not read.
 _RUN_MARK = "\0"
 #: How deep sourced files are followed (a file sourcing a file …).
 _SOURCE_DEPTH = 8
 #: A start-up file's own variables (round 37): ``NAME=value``, ``export NAME=value`` at a line start.
 _ASSIGN = re.compile(
-    r"""^[ \t]*(?:(?:export|readonly|local|declare(?:[ \t]+-\w+)*)[ \t]+)?([A-Za-z_]\w*)="""
-    r"""("[^"\n]*"|'[^'\n]*'|[^\s;&|)]*)""",
+    r"""^[ \t]*(?:(?:export|readonly|local|declare(?:[ \t]+-\w+)*)[ \t]+)?([A-Za-z_]\w*)=""",
     re.MULTILINE,
 )
 #: ``for NAME in WORDS`` (bash, zsh, fish): the files a ``source "$NAME"`` in its body loads (round 37).
@@ -942,10 +976,17 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
     if kind == "lua":
         yield from (w for w in (_expand(raw, known) for raw in _lua_loads(text, known)) if w)
         return
-    streams = (_ASSIGN.finditer(text), _FOR.finditer(text), _SOURCED.finditer(text), _RUNS.finditer(text))
+    streams = (
+        _ASSIGN.finditer(text),
+        _FOR.finditer(text),
+        _SOURCED.finditer(text),
+        _RUNS.finditer(text),
+        _RUN_PARTS.finditer(text),
+    )
     for match in _in_order(streams):
         if match.re is _ASSIGN:
-            value = _expand(match.group(2), known, absolute=False)
+            raw = _word_at(text, match.end())
+            value = None if raw is None else _expand(raw, known, absolute=False)
             if value is None or len(value) > spent.room:
                 known.pop(match.group(1), None)  # no longer known: a later use is not followed
             else:
@@ -967,12 +1008,36 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
                 loops.pop(match.group(1), None)
             else:
                 loops[match.group(1)] = words
+        elif match.re is _RUN_PARTS:  # every program of a directory (round 40)
+            for raw in _split(match.group(1), spent):
+                directory = _expand(raw, known)
+                if directory and not _GLOB_MAGIC.search(directory):
+                    yield directory.rstrip("/") + "/*"
         elif match.re is _RUNS:  # a program the start-up file runs by its path (round 39)
-            expanded = _expand(match.group(1), known)
+            start = match.end()
+            if match.group(0).lstrip().startswith("alias") and text[start : start + 1] in ("'", '"'):
+                # ``alias r='$D/x --go'``: the value is a command line (read when the alias is used)
+                close = text.find(text[start], start + 1, text.find("\n", start) % (len(text) + 1))
+                value = text[start + 1 : close] if close > 0 else ""
+                word = _word_at(value, len(value) - len(value.lstrip()))
+            else:
+                word = _word_at(text, start)
+            if word is None:
+                continue
+            loop = _VAR.fullmatch(word)
+            if loop is not None and (loop.group(1) or loop.group(2)) in loops:
+                # ``for f in ~/dot/init.d/*; do "$f"; done`` (round 40): each word, a pattern guarded
+                # as sourced patterns are (every file it matches)
+                for item in loops[loop.group(1) or loop.group(2)]:
+                    yield item if _GLOB_MAGIC.search(item) else _RUN_MARK + item
+                continue
+            expanded = _expand(word, known)
             if expanded and not _GLOB_MAGIC.search(expanded):
                 yield _RUN_MARK + expanded
         else:
-            word = _unquote(match.group(1))
+            word = _word_at(text, match.start(1))  # the regex's word: its extent only (a fast scan)
+            if word is None:
+                continue
             loop = _VAR.fullmatch(word)
             if loop is not None and (loop.group(1) or loop.group(2)) in loops:
                 yield from loops[loop.group(1) or loop.group(2)]
@@ -1045,6 +1110,31 @@ def _split(text: str, spent: _Bounds) -> list[str]:
         return shlex.split(text, comments=True)
     except ValueError:
         return text.split()
+
+
+def _word_at(text: str, start: int) -> str | None:
+    """The shell word of ``text`` at ``start``, its quotes removed (``"${HOME}"/dot/'a b'`` ->
+    ``${HOME}/dot/a b``: round 40 trust3, a path built in quoted pieces), ``$`` left for `_expand`;
+    None when a piece cannot be read so (a ``$`` in single quotes or escaped, a backquote, a
+    backslash in double quotes, an unclosed quote, longer than `_PATH_MAX`): not followed."""
+    out: list[str] = []
+    index, size = start, 0
+    while (m := _WORD_PIECE.match(text, index)) is not None and m.end() > index:
+        piece = next(g for g in m.groups() if g is not None)
+        if (m.group(2) is not None and "$" in piece) or (m.group(4) is not None and piece in "$`"):
+            return None  # a ``$`` that is no expansion: `_expand` would read it as one
+        size += len(piece)
+        if size >= _PATH_MAX:
+            return None
+        out.append(piece)
+        index = m.end()
+    if text[index : index + 1] in ("\\", '"', "'"):
+        return None  # a backslash, an unclosed quote, or a quoted piece with a newline or backquote
+    return "".join(out)
+
+
+#: One piece of a shell word: a double-quoted string, a single-quoted one, an unquoted run.
+_WORD_PIECE = re.compile(r""""([^"\n`\\]*)"|'([^'\n`]*)'|([^\s;&|()<>`\\"']+)|\\([^\n])""")
 
 
 def _unquote(word: str) -> str:
@@ -1254,6 +1344,12 @@ def home_reason(path: str | Path) -> str | None:
             return (
                 "a module in a directory on your PYTHONPATH named as one Python finds later (the standard "
                 "library's, an installed package's, sitecustomize): every python you start imports it instead"
+            )
+        if rel_dir.startswith(LIBPATH_DIR + _PATTERN_SEP) and _protects(rel_dir, name, is_link=False):
+            return (
+                "a module in a directory on your PERL5LIB, RUBYLIB, LUA_PATH or CLASSPATH named as one that "
+                "interpreter finds later (its standard library's, an installed one's, a service entry): "
+                "every perl, ruby, lua or java you start loads it instead"
             )
         if linked == CONFIG_PROGRAM:
             return (
