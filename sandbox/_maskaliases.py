@@ -721,7 +721,15 @@ def _relist(
             elif entry.is_file(follow_symlinks=False) and (inodes is None or entry.inode() in inodes):
                 yield Path(entry.path), entry.stat(follow_symlinks=False)
         except OSError:
-            continue  # gone meanwhile: its directory changed, and is listed again
+            _unsettled(listed, directory)  # gone meanwhile, or a directory above it renamed
+
+
+def _unsettled(listed: _Listed, directory: Path) -> None:
+    """Mark ``directory``'s listing incomplete: an entry's ``stat`` (by path) failed, which a
+    directory above it renamed away causes without changing this one's ctime (round 40, locks3:
+    the file was then never looked at again). `_settle` lists it again (or forgets it, gone)."""
+    if directory in listed:
+        listed[directory] = (listed[directory][0], -1)
 
 
 class _Budget:
@@ -823,4 +831,5 @@ def _walk(
                 elif entry.is_file(follow_symlinks=False) and (inodes is None or entry.inode() in inodes):
                     yield Path(entry.path), entry.stat(follow_symlinks=False)
             except OSError:
-                continue
+                if listed is not None:
+                    _unsettled(listed, directory)
