@@ -240,7 +240,7 @@ class AliasFinder:
             if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
                 targets[st.st_dev, st.st_ino] = path
             elif stat.S_ISDIR(st.st_mode):
-                for name, below_st in _walk(path, budget):
+                for name, below_st in _walk_settled(path, budget):
                     if below is not None and len(below) < MAX_WATCHED:
                         below.append((os.fspath(name), below_st.st_ctime_ns))
                     else:
@@ -290,7 +290,7 @@ def denied_inodes(denied: Sequence[tuple[str, str]], roots: Sequence[str]) -> di
         elif stat.S_ISDIR(st.st_mode) and any(
             host == r or host.startswith(r.rstrip("/") + "/") for r in roots
         ):
-            for below, below_st in _walk(Path(host), budget):
+            for below, below_st in _walk_settled(Path(host), budget):
                 if below_st.st_nlink > 1:
                     found[below_st.st_dev, below_st.st_ino] = os.path.join(
                         shown, os.path.relpath(below, host)
@@ -406,12 +406,14 @@ def unseen_links(
     for directory in directories:
         away = not any(r == directory or r in directory.parents for r in roots)
         try:
-            for name, st in _walk(directory, below):
+            for name, st in _walk_settled(directory, below):
                 if st.st_nlink > 1:
                     targets.setdefault((st.st_dev, st.st_ino), (name, st.st_nlink))
                     candidates.append(name)
                     if away:
                         outside.add((st.st_dev, st.st_ino))
+        except _Raced:
+            raise  # a file renamed away from the walk is neither counted nor masked: refused
         except SandboxExecError:
             cut.append(directory)
     if not targets:
@@ -424,7 +426,7 @@ def unseen_links(
         devices = {dev for dev, _ino in targets}
         for root in roots:
             if _device(root) in devices:
-                for name, st in _walk(root, budget, inodes):
+                for name, st in _walk_settled(root, budget, inodes):
                     candidates.append(name)
                     if (st.st_dev, st.st_ino) in outside:
                         linked.append(name)
@@ -646,8 +648,8 @@ class _Raced(SandboxExecError):
 
     def __init__(self, where: Path) -> None:
         super().__init__(
-            f"{where} changed while the writable roots were searched for other links of a read-denied "
-            f"file ({_COUNT_SEARCHES} times in a row): a command (or another process) renaming "
+            f"{where} changed while it was searched for a read-denied file or its other links "
+            f"({_COUNT_SEARCHES} times in a row): a command (or another process) renaming "
             "directories there could hide one. Stop what renames them, then run the command again"
         )
 
@@ -660,7 +662,9 @@ _Listed = dict[Path, tuple[int, int]]
 _SETTLE_PASSES = 20
 
 
-def _settle(listed: _Listed, budget: _Budget, inodes: set[int], device: int) -> Iterator[tuple[Path, os.stat_result]]:
+def _settle(
+    listed: _Listed, budget: _Budget, inodes: set[int] | None, device: int
+) -> Iterator[tuple[Path, os.stat_result]]:
     """The files of ``inodes`` a walk missed because the tree changed under it (round 39): each
     directory whose inode or ctime changed since its listing is listed again and what is new in it
     walked (a directory moved in from a part not walked yet, a link renamed there), until one pass
@@ -690,7 +694,7 @@ def _settle(listed: _Listed, budget: _Budget, inodes: set[int], device: int) -> 
 
 
 def _relist(
-    directory: Path, listed: _Listed, budget: _Budget, inodes: set[int], device: int
+    directory: Path, listed: _Listed, budget: _Budget, inodes: set[int] | None, device: int
 ) -> Iterator[tuple[Path, os.stat_result]]:
     """``directory`` listed again (`_settle`): its files of ``inodes``, and every directory in it not
     listed before (by path and inode) walked whole. Gone: forgotten (its parent changed too)."""
@@ -714,10 +718,18 @@ def _relist(
                 path = Path(entry.path)
                 if below.st_dev == device and listed.get(path, (None,))[0] != below.st_ino:
                     yield from _walk(path, budget, inodes, listed)
-            elif entry.is_file(follow_symlinks=False) and entry.inode() in inodes:
+            elif entry.is_file(follow_symlinks=False) and (inodes is None or entry.inode() in inodes):
                 yield Path(entry.path), entry.stat(follow_symlinks=False)
         except OSError:
-            continue  # gone meanwhile: its directory changed, and is listed again
+            _unsettled(listed, directory)  # gone meanwhile, or a directory above it renamed
+
+
+def _unsettled(listed: _Listed, directory: Path) -> None:
+    """Mark ``directory``'s listing incomplete: an entry's ``stat`` (by path) failed, which a
+    directory above it renamed away causes without changing this one's ctime (round 40, locks3:
+    the file was then never looked at again). `_settle` lists it again (or forgets it, gone)."""
+    if directory in listed:
+        listed[directory] = (listed[directory][0], -1)
 
 
 class _Budget:
@@ -751,6 +763,30 @@ def _device(path: Path) -> int | None:
         return os.lstat(path).st_dev
     except OSError:
         return None
+
+
+def _walk_settled(
+    top: Path, budget: _Budget, inodes: set[int] | None = None
+) -> list[tuple[Path, os.stat_result]]:
+    """`_walk` of ``top`` checked by `_settle` (round 40, locks3): the walks of a denied directory
+    and `unseen_links`' walk of the roots missed what a rename moved away from under them (``mv d
+    d2; mv d2 d``), as the alias search's did before round 39. Walked again while it keeps changing,
+    `_Raced` after `_COUNT_SEARCHES` walks. A name found before a rename may be gone (its new
+    name is found too): callers stat what they keep."""
+    device = _device(top)
+    if device is None:
+        return []
+    for tries_left in reversed(range(_COUNT_SEARCHES)):
+        listed: _Listed = {}
+        found = list(_walk(top, budget, inodes, listed))
+        try:
+            found.extend(_settle(listed, budget, inodes, device))
+        except _Raced:
+            if not tries_left:
+                raise
+            continue
+        return found
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _walk(
@@ -795,4 +831,5 @@ def _walk(
                 elif entry.is_file(follow_symlinks=False) and (inodes is None or entry.inode() in inodes):
                     yield Path(entry.path), entry.stat(follow_symlinks=False)
             except OSError:
-                continue
+                if listed is not None:
+                    _unsettled(listed, directory)

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox import SandboxPolicy
 from sandbox._maskaliases import MAX_BELOW, mount_aliases, unseen_links
+from sandbox.errors import SandboxExecError
 from sandbox.policy import normalize_deny_entry, normalize_domain
 from shellrt.permissions.globs import glob_matches
 
@@ -499,7 +500,10 @@ def _hard_links(
     the names in the roots of files below an operator's directory outside them, to mask (round 38)."""
     notes: list[str] = []
     directories = [p for p in kept if origin.get(p) in operator_rules and os.path.isdir(p)]
-    unseen, cut, linked = unseen_links(kept, roots, directories)
+    try:
+        unseen, cut, linked = unseen_links(kept, roots, directories)
+    except SandboxExecError as exc:  # a denied directory kept changing under its walk (round 40)
+        raise PolicyError(str(exc)) from None
     for path, found, count in unseen:
         holder = next((m for m in (path, *path.parents) if m in origin), path)
         why = origin.get(holder, str(path))
