@@ -356,10 +356,22 @@ def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
     return bool(_USER_SITE.match(rel_dir + "/"))
 
 
-#: `linked_places` as last read (monotonic time, HOME and XDG_CONFIG_HOME then, the map): the file
-#: tools ask it for every write they judge; a link changed within a second is seen a second later.
+#: `linked_places` as last read (monotonic time it is good until, HOME and XDG_CONFIG_HOME then, the
+#: map): the file tools ask it for every write they judge; a link changed within a second is seen a
+#: second later.
 _LINKED_CACHE: list[tuple[float, str, str, dict[str, str]]] = []
 _LINKED_TTL_S = 1.0
+#: A read of the host's places may take at most this share of the time it is used for, and is used for
+#: at most `_LINKED_MAX_S`: a command that made 70,000 files in a PATH directory made each read of
+#: the PATH map cost 0.4 s, and the guard's scan of them re-read it 462 times (178 s of a 190 s scan,
+#: red team round 40, lead).
+_READ_SHARE, _LINKED_MAX_S = 20, 5.0
+
+
+def _good_until(started: float) -> float:
+    """When a read that began at ``started`` (and ends now) is to be read again."""
+    now = time.monotonic()
+    return now + min(_LINKED_MAX_S, max(_LINKED_TTL_S, _READ_SHARE * (now - started)))
 
 
 def linked_places() -> dict[str, str]:
@@ -369,12 +381,12 @@ def linked_places() -> dict[str, str]:
     from shellrt.supervisor._operator_places import env_key  # imported when first asked
 
     xdg = "\0".join((env_key(), os.environ.get("GIT_TEMPLATE_DIR", "")))
-    if _LINKED_CACHE and now - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _LINKED_CACHE[0][1:3] == (home, xdg):
+    if _LINKED_CACHE and now < _LINKED_CACHE[0][0] and _LINKED_CACHE[0][1:3] == (home, xdg):
         return _LINKED_CACHE[0][3]
     found = _linked_places()
     from shellrt.supervisor._env_gitconfig import relative_template_dirs
 
-    _LINKED_CACHE[:] = [(now, home, xdg, found)]
+    _LINKED_CACHE[:] = [(_good_until(now), home, xdg, found)]
     _RELATIVE_TEMPLATES[:] = [tuple(fold_path(v) for v in relative_template_dirs())]
     from shellrt.supervisor._operator_places import project_path_dirs
 
@@ -405,7 +417,7 @@ def linked_places() -> dict[str, str]:
 _LIB_DIRS: list[dict[str, frozenset[str]]] = [{}]
 #: The operator's ``PYTHONPATH`` directories (folded real paths), read with `linked_places`.
 _PYTHONPATH_DIRS: list[frozenset[str]] = [frozenset()]
-#: `_module_names` as last read (monotonic time, PYTHONPATH, the names).
+#: `_module_names` as last read (monotonic time it is good until, PYTHONPATH, the names).
 _MODULES_CACHE: list[tuple[float, str, frozenset[str]]] = []
 
 
@@ -417,7 +429,7 @@ def _module_names() -> frozenset[str]:
     import sys
 
     now, value = time.monotonic(), os.environ.get("PYTHONPATH", "")
-    if _MODULES_CACHE and now - _MODULES_CACHE[0][0] < _LINKED_TTL_S and _MODULES_CACHE[0][1] == value:
+    if _MODULES_CACHE and now < _MODULES_CACHE[0][0] and _MODULES_CACHE[0][1] == value:
         return _MODULES_CACHE[0][2]
     names = {fold_name(n) for n in sys.stdlib_module_names} | {"sitecustomize", "usercustomize", *_NEWER_STDLIB}
     skip = {os.path.realpath(e) for e in value.split(":") if e}
@@ -426,7 +438,7 @@ def _module_names() -> frozenset[str]:
             continue
         with contextlib.suppress(OSError), os.scandir(entry) as found:
             names.update(fold_name(item.name.split(".")[0]) for item in found)
-    _MODULES_CACHE[:] = [(now, value, frozenset(names))]
+    _MODULES_CACHE[:] = [(_good_until(now), value, frozenset(names))]
     return _MODULES_CACHE[0][2]
 
 
@@ -499,7 +511,7 @@ def _fresh_places() -> None:
 
     names = ("HOME", "PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR", *MODULE_VARIABLES)
     key = "\0".join(os.environ.get(n, "") for n in names)
-    if not (_LINKED_CACHE and time.monotonic() - _LINKED_CACHE[0][0] < _LINKED_TTL_S and _PLACES_KEY[0] == key):
+    if not (_LINKED_CACHE and time.monotonic() < _LINKED_CACHE[0][0] and _PLACES_KEY[0] == key):
         linked_places()
         _PLACES_KEY[0] = key
 
@@ -516,7 +528,7 @@ class _Programs(NamedTuple):
     complete: bool
 
 
-#: `_path_programs` as last read (monotonic time, PATH, the map).
+#: `_path_programs` as last read (monotonic time it is good until, PATH, the map).
 _PROGRAMS_CACHE: list[tuple[float, str, _Programs]] = []
 
 
@@ -526,13 +538,13 @@ def _path_programs() -> _Programs:
     such a name in a PATH directory of the workspace shadows one in another. Read only when a PATH
     directory's file is judged, at most once a second (~10 ms: a few thousand names)."""
     now, path = time.monotonic(), os.environ.get("PATH", "")
-    if _PROGRAMS_CACHE and now - _PROGRAMS_CACHE[0][0] < _LINKED_TTL_S and _PROGRAMS_CACHE[0][1] == path:
+    if _PROGRAMS_CACHE and now < _PROGRAMS_CACHE[0][0] and _PROGRAMS_CACHE[0][1] == path:
         return _PROGRAMS_CACHE[0][2]
     from shellrt.supervisor._operator_places import path_programs
 
     read = path_programs(os.path.realpath)
     if not read.complete:  # every name fails closed: nothing to fold (a flood's 65,536: ~140 ms saved)
-        _PROGRAMS_CACHE[:] = [(now, path, _Programs({}, {}, False))]
+        _PROGRAMS_CACHE[:] = [(_good_until(now), path, _Programs({}, {}, False))]
         return _PROGRAMS_CACHE[0][2]
     folded: dict[str, str] = {}
     places: dict[str, set[str]] = {}
@@ -542,7 +554,7 @@ def _path_programs() -> _Programs:
         places.setdefault(key, set()).update(folded.setdefault(p, fold_path(p)) for p in held)
         first[key] = min(first.get(key, read.first[name]), read.first[name])
     programs = _Programs(places, first, read.complete)
-    _PROGRAMS_CACHE[:] = [(now, path, programs)]
+    _PROGRAMS_CACHE[:] = [(_good_until(now), path, programs)]
     return programs
 
 
