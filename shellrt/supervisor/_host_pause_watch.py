@@ -220,8 +220,13 @@ def key_for(token: int) -> bytes:
 
 
 def _fork_reset() -> None:
-    """A forked child holds no watcher of its own (the parent's socket is the parent's)."""
+    """A forked child holds no watcher of its own (the parent's socket is the parent's), and closes
+    its copy of the socket now: a thread of the parent inside `hold` when it forked left its frame,
+    and the socket, alive in the child, and the watcher saw the parent's death only when the child
+    exited (red team round 40 hooks3)."""
     global _sock, _proc, _lock, _held, _idle
+    if _sock is not None:
+        _sock.close()  # this process's descriptor only: the parent's stays open
     _sock, _proc, _lock, _held, _idle = None, None, threading.Lock(), set(), None
 
 
