@@ -423,7 +423,8 @@ class Supervisor:
         self._live.discard(execution)
         self.tasks.add(_label(command), description, execution, task_id=task_id)
         if self._peer_entry is not None:  # other processes' hooks wait for its end, not the next call
-            self._spawner.spawn(functools.partial(self._settle_after, execution))
+            with contextlib.suppress(RuntimeError):  # no task group, not asyncio: the next call settles
+                self._spawner.spawn(functools.partial(self._settle_after, execution))
         return self.tasks.get(task_id)
 
     async def sweep_protected(self) -> None:
