@@ -16,6 +16,8 @@ user namespace would change what the hook may do) the three nets are all.
 
 If shellrt itself dies while a hook runs (SIGKILL), the watcher of `_host_pause_watch` kills the
 hook's process group (as root: its pid namespace with it); a hook ran on with no deadline before.
+The hook's shell waits for one line on its stdin, written once the watcher holds it (`_GATE`): a
+hook whose shellrt died before that exits before the operator's command runs.
 
 A hook starts without its caller's raised scheduling priority (a real-time policy, a negative
 nice, the real-time I/O class: `sandbox._bwrap_sched.calm_prefix`, red team round 36 bwrap3):
@@ -59,6 +61,13 @@ _PID_NAMESPACE = ("--pid", "--fork", "--kill-child", "--")
 _pid_namespace_works: bool | None = None
 #: Keys of the hooks' holds in the watcher (its own range: the pauses count from 1).
 _keys = itertools.count(1 << 62)
+#: Run by the hook's shell before the operator's command: one line shellrt writes on its stdin once
+#: the watcher holds the hook. At the stdin's end (shellrt died before the hold: nothing would kill
+#: the hook) it exits before the command runs (red team round 40 hooks3). ``read`` takes no byte past
+#: the newline from a pipe, so the command reads its JSON as before.
+_GATE = "IFS= read -r _ || exit 125\n"
+#: What shellrt writes once the hook is held (or when no watcher could take it: it runs, as before).
+_GO = b"\n"
 
 
 async def _pid_namespace_prefix() -> list[str]:
@@ -113,7 +122,7 @@ async def run_hook_process(
         return HookProcessResult(None, "", "", error=f"cannot start: {exc}")
     try:
         process = await anyio.open_process(
-            [*calm, *await _pid_namespace_prefix(), "/bin/sh", "-c", command],
+            [*calm, *await _pid_namespace_prefix(), "/bin/sh", "-c", _GATE + command],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -132,7 +141,7 @@ async def run_hook_process(
         with anyio.move_on_after(timeout) as deadline:
             async with anyio.create_task_group() as tg:
                 assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-                tg.start_soon(_feed, process.stdin, payload)
+                tg.start_soon(_feed, process.stdin, _GO + payload)
                 tg.start_soon(_drain_both, process.stdout, process.stderr, out, err, drained)
                 tg.start_soon(_record, tree)
                 await process.wait()

@@ -25,30 +25,50 @@ import threading
 __all__ = ["WatchError", "drop", "hold", "key_for", "watcher_pid"]
 
 #: The watcher: ``h`` + key with one pidfd holds it, ``g`` + key a hook's (its group is killed
-#: too), ``d`` + key closes the key's; at the end of its socket (its owner died, or exited),
-#: ``SIGKILL`` through each pidfd still held, and to the group a live hook leads.
+#: too), each answered ``+`` (held) or ``-`` (not: the kernel dropped the descriptor past the
+#: watcher's ``RLIMIT_NOFILE``, ``MSG_CTRUNC``); ``d`` + key closes the key's. At the end of its
+#: socket (its owner died, or exited), ``SIGKILL`` through each pidfd still held, and to the group a
+#: live hook leads. It raises its own descriptor limit to the hard one first (round 40 hooks3).
 _SCRIPT = r"""
-import array, os, signal, socket, sys
+import array, os, resource, signal, socket, sys
 s = socket.socket(fileno=int(sys.argv[1]))
+try:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+except (OSError, ValueError):
+    pass
 held = {}
 groups = set()
+def answer(byte):
+    try:
+        s.send(byte)
+        return True
+    except OSError:  # its owner is gone: kill what is held
+        return False
 while True:
     fds = array.array("i")
     try:
-        msg, anc, _, _ = s.recvmsg(16, socket.CMSG_SPACE(4 * fds.itemsize))
+        msg, anc, flags, _ = s.recvmsg(16, socket.CMSG_SPACE(4 * fds.itemsize))
     except InterruptedError:
         continue
     except OSError:
-        msg, anc = b"", []
+        msg, anc, flags = b"", [], 0
     for level, kind, data in anc:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
     if not msg:
         break
     if msg[:1] in b"hg":
+        if len(fds) != 1 or flags & socket.MSG_CTRUNC:
+            for fd in fds:
+                os.close(fd)
+            if not answer(b"-"):
+                break
+            continue
         held.setdefault(msg[1:], []).extend(fds)
         if msg[:1] == b"g":
             groups.update(fds)
+        if not answer(b"+"):
+            break
         continue
     for fd in held.pop(msg[1:], []) + list(fds):
         groups.discard(fd)
@@ -128,9 +148,17 @@ def hold(key: bytes, pidfd: int, *, group: bool = False) -> None:
                 sock.sendmsg(
                     [op + key], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, pidfd.to_bytes(4, sys.byteorder))]
                 )
-                _held.add(key)
-                _cancel_idle()
-                return
+                answer = sock.recv(1)  # it said whether it holds it: one past its limit was dropped
+                if answer == b"+":
+                    _held.add(key)
+                    _cancel_idle()
+                    return
+                if answer == b"-":  # alive, holding what it held: not restarted
+                    raise WatchError(
+                        "the pause's watcher could not take one more process (its descriptor limit, "
+                        "RLIMIT_NOFILE, is reached)"
+                    )
+                raise ConnectionResetError("the pause's watcher ended")
             except OSError as exc:
                 sock.close()
                 _sock = None
@@ -192,8 +220,13 @@ def key_for(token: int) -> bytes:
 
 
 def _fork_reset() -> None:
-    """A forked child holds no watcher of its own (the parent's socket is the parent's)."""
+    """A forked child holds no watcher of its own (the parent's socket is the parent's), and closes
+    its copy of the socket now: a thread of the parent inside `hold` when it forked left its frame,
+    and the socket, alive in the child, and the watcher saw the parent's death only when the child
+    exited (red team round 40 hooks3)."""
     global _sock, _proc, _lock, _held, _idle
+    if _sock is not None:
+        _sock.close()  # this process's descriptor only: the parent's stays open
     _sock, _proc, _lock, _held, _idle = None, None, threading.Lock(), set(), None
 
 

@@ -9,6 +9,7 @@ starts and kills processes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import secrets
@@ -42,6 +43,7 @@ from shellrt.supervisor.tasks import TaskManager
 
 if TYPE_CHECKING:
     from shellrt.supervisor._host_pause import HostQuiet, Reach
+    from shellrt.supervisor._host_pause_peers import Entry
 
 __all__ = ["OutputCallback", "ProgressCallback", "Supervisor"]
 
@@ -136,6 +138,8 @@ class Supervisor:
         self._started: anyio.Event | None = None
         #: Starts past the hooks' gate whose execution is not yet live (`_HOOKS`).
         self._entering = 0
+        #: Its entry among other shellrt processes' (`_host_pause_peers`) while it runs anything.
+        self._peer_entry: Entry | None = None
         self._session_tag = secrets.token_hex(3)
         self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
         self.tasks = TaskManager()
@@ -202,6 +206,9 @@ class Supervisor:
                 # Only now out of the hooks' reach: its tasks ran under another session's hook while
                 # they were being killed (round 38 review3).
                 self._leave_neighbours()
+                if self._peer_entry is not None:
+                    self._peer_entry.withdraw()
+                    self._peer_entry = None
             await anyio.to_thread.run_sync(self._spool_files.close)
             if self._guard is not None:
                 await self._guard.final()
@@ -415,6 +422,9 @@ class Supervisor:
         )
         self._live.discard(execution)
         self.tasks.add(_label(command), description, execution, task_id=task_id)
+        if self._peer_entry is not None:  # other processes' hooks wait for its end, not the next call
+            with contextlib.suppress(RuntimeError):  # no task group, not asyncio: the next call settles
+                self._spawner.spawn(functools.partial(self._settle_after, execution))
         return self.tasks.get(task_id)
 
     async def sweep_protected(self) -> None:
@@ -430,6 +440,9 @@ class Supervisor:
         over ``.git/config`` planted again between the sweep and the hook's ``git``: red team
         round 37). Yields why they could not all be stopped (None: all still)."""
         from shellrt.supervisor._host_pause import HostQuiet, busy_elsewhere, pause_running  # only with hooks
+        from shellrt.supervisor._host_pause_peers import hook_among_peers
+
+        peer_hook: Entry | None = None
 
         key = self._neighbours()
         quiet = self._host_quiet = self._host_quiet or _QUIETS.get(key) or HostQuiet()
@@ -453,9 +466,13 @@ class Supervisor:
             running = [e for sup in sessions for e in sup._running()]
             failure = await anyio.to_thread.run_sync(pause_running, quiet, running) if running else None
             failure = failure or busy_elsewhere(_NEIGHBOURS, key, reach)  # not paused: refused (round 39)
+            if failure is None:  # other shellrt processes: announced, then looked for (round 40)
+                peer_hook, failure = await anyio.to_thread.run_sync(hook_among_peers, reach)
             await self.sweep_protected()
             yield failure
         finally:
+            if peer_hook is not None:
+                peer_hook.withdraw()
             with _HOLDS_LOCK:
                 del _HOOKS[token]
             quiet.reaches.remove(reach)
@@ -526,8 +543,19 @@ class Supervisor:
     def _busy(self) -> bool:
         return bool(self._live) or self.tasks.any_running()
 
+    def _settle_peer(self) -> None:
+        """Withdraw its entry among other processes' (`_host_pause_peers`) once nothing runs."""
+        if self._peer_entry is not None and not self._entering and not self._busy():
+            self._peer_entry.withdraw()
+            self._peer_entry = None
+
+    async def _settle_after(self, execution: Execution) -> None:
+        await execution.done.wait()
+        self._settle_peer()
+
     async def _guarded(self, result: CommandResult) -> CommandResult:
         """Revert what the command planted (protect.py) and tell the model in the result's notes."""
+        self._settle_peer()
         if self._guard is None:
             return result
         notes = await self._guard.after(self._busy())
@@ -597,13 +625,22 @@ class Supervisor:
             )
         finally:
             self._entering -= 1
+            self._settle_peer()  # a start that failed leaves nothing running
 
     def _enter_start(self, key: int) -> bool:
-        """Count a start past the hooks' gate, unless a hook of another thread whose session's
-        roots overlap this one's holds its pause (False: wait; `_HOOKS`)."""
+        """Count a start past the hooks' gate, unless a hook of another thread (`_HOOKS`) or of
+        another shellrt process (`_host_pause_peers`) whose session's roots overlap this one's
+        holds its pause (False: wait)."""
         with _HOLDS_LOCK:
             if _HOOKS and any(k != key and self._reach().overlaps(r) for k, r in _HOOKS.values()):
                 return False
+            if self._peer_entry is None:
+                from shellrt.supervisor._host_pause_peers import start_among_peers
+
+                roots = tuple(os.path.realpath(r) for r in self.backend.policy.allowed_roots())
+                self._peer_entry = start_among_peers(roots, self._reach)
+                if self._peer_entry is None:
+                    return False
             self._entering += 1
             return True
 

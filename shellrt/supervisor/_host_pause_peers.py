@@ -1,0 +1,213 @@
+"""Other shellrt processes on an overlapping workspace, seen by a hook's pause.
+
+Why: a hook's pause (`_host_pause`) stops the sessions of its own process; a second shellrt (a CLI
+run, an MCP server) on the same repository kept running its sandboxed commands, which rewrote the
+tree the hook read (round 39's Left; red team round 40 hooks3). Another process cannot be paused
+from here, so, as for a busy session of another thread, a hook is refused while one runs anything
+on an overlapping workspace, and its starts wait while a hook of ours holds the pause.
+
+Where: one registry directory per effective uid, ``shellrt-peers-<euid>`` beside the live roots'
+registry (`sandbox._liveroots`: ``/run`` for root, ``/run/user/<uid>`` or ``/tmp`` else), mode 0700,
+owned by that uid (anything else there refuses every hook: fail closed). No sandbox sees it: bwrap
+gives commands a /tmp and /run of their own, docker its container's; no writable root may be or hold
+/tmp or /run (`sandbox._systemroots`), and one holding the registry refuses that session's hooks.
+Local commands reach it (local is no boundary).
+
+Each entry is a file ``<kind>-<process>-<n>`` (``b``: a session that runs something; ``h``: a hook
+holding its pause) naming its writable roots, made under a dot name, locked (``flock``) and then
+renamed in, so a live entry is always locked: its lock ends with its process, however it dies, and a
+stale one is removed by whoever meets it. A start announces itself, then looks for hooks; a hook
+announces itself, then looks for starts: either the hook sees the start (refused) or the start sees
+the hook (it waits).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import itertools
+import os
+import secrets
+import stat
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sandbox._liveroots import registry_dir
+
+if TYPE_CHECKING:
+    from shellrt.supervisor._host_pause import Reach
+
+__all__ = ["Entry", "PeersError", "announce", "hook_among_peers", "others_live", "registry", "start_among_peers"]
+
+#: This process's name in entries (a fork is another process: its pid differs).
+_SELF = secrets.token_hex(6)
+_COUNT = itertools.count(1)
+#: The most entries read in one look (a flood is refused, not read for ever).
+MAX_ENTRIES = 4096
+
+
+class PeersError(Exception):
+    """Raised when the registry cannot be made or trusted (a squatted or open directory, no room):
+    a hook is then refused, since another process's commands could not be seen."""
+
+
+def registry() -> str:
+    """The registry directory, made if missing; raises `PeersError` when it is not ours alone."""
+    path = os.path.join(os.path.dirname(registry_dir()), f"shellrt-peers-{os.geteuid()}")
+    with contextlib.suppress(FileExistsError):
+        try:
+            os.mkdir(path, 0o700)
+        except OSError as exc:
+            if isinstance(exc, FileExistsError):
+                raise
+            raise PeersError(f"cannot make {path} ({exc.strerror or exc})") from exc
+    try:
+        found = os.lstat(path)
+    except OSError as exc:
+        raise PeersError(f"cannot read {path} ({exc.strerror or exc})") from exc
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid() or found.st_mode & 0o077:
+        raise PeersError(
+            f"{path} is not a directory that only uid {os.geteuid()} can open (remove it: shellrt makes it again)"
+        )
+    return path
+
+
+class Entry:
+    """One live entry of this process (its file, locked while it lives)."""
+
+    def __init__(self, path: str, fd: int) -> None:
+        self.path = path
+        self._fd = fd
+
+    def __del__(self) -> None:  # a session dropped unclosed: its entry ends with it
+        self.withdraw()
+
+    def withdraw(self) -> None:
+        """Remove it (idempotent): unlinked before its lock ends, so no one reads it as stale."""
+        if self._fd < 0:
+            return
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        os.close(self._fd)
+        self._fd = -1
+
+
+def announce(kind: str, roots: tuple[str, ...]) -> Entry:
+    """A live entry of ``kind`` naming ``roots`` (real paths); raises `PeersError`."""
+    base = registry()
+    name = f"{kind}-{_SELF}-{os.getpid()}-{next(_COUNT)}"
+    temp = os.path.join(base, "." + name)
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise PeersError(f"cannot write in {base} ({exc.strerror or exc})") from exc
+    try:
+        os.write(fd, "\0".join(roots).encode("utf-8", "surrogateescape"))
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(temp, os.path.join(base, name))
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        os.close(fd)
+        raise PeersError(f"cannot write in {base} ({exc.strerror or exc})") from exc
+    return Entry(os.path.join(base, name), fd)
+
+
+def others_live(kind: str, overlaps: Callable[[tuple[str, ...]], bool]) -> bool:
+    """Whether a live entry of ``kind`` of another process names roots that ``overlaps`` says
+    overlap; stale ones (their process died) are removed. Raises `PeersError` when it cannot tell."""
+    base = registry()
+    try:
+        names = os.listdir(base)
+    except OSError as exc:
+        raise PeersError(f"cannot list {base} ({exc.strerror or exc})") from exc
+    if len(names) > MAX_ENTRIES:
+        raise PeersError(f"{base} holds {len(names)} entries, more than {MAX_ENTRIES}")
+    for name in names:
+        if not name.startswith(kind + "-") or name.startswith(f"{kind}-{_SELF}-"):
+            continue
+        path = os.path.join(base, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except FileNotFoundError:
+            continue  # withdrawn meanwhile
+        except OSError as exc:
+            raise PeersError(f"cannot read {path} ({exc.strerror or exc})") from exc
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:  # locked: its process lives
+                roots = tuple(r for r in os.read(fd, 1 << 20).decode("utf-8", "surrogateescape").split("\0") if r)
+                if not roots or overlaps(roots):
+                    return True
+                continue
+            with contextlib.suppress(OSError):  # unlocked: its process died (or withdrew it)
+                os.unlink(path)
+        finally:
+            os.close(fd)
+    return False
+
+
+#: What a start gets when it has nothing to announce (no host roots) or no registry to announce in
+#: (hooks then refuse on the same registry): it goes on, with nothing to withdraw.
+NOTHING = Entry("", -1)
+
+
+def _real(paths: tuple[str, ...]) -> bool:
+    return bool(paths) and all(os.path.isabs(p) for p in paths)
+
+
+def _overlapping(reach: Callable[[], Reach]) -> Callable[[tuple[str, ...]], bool]:
+    """Compares with another entry's roots (`_host_pause.Reach`: imported only when one is met, so a
+    start with no hook anywhere imports nothing more)."""
+
+    def overlaps(roots: tuple[str, ...]) -> bool:
+        from shellrt.supervisor._host_pause import Reach
+
+        return reach().overlaps(Reach.of(roots))
+
+    return overlaps
+
+
+def start_among_peers(paths: tuple[str, ...], reach: Callable[[], Reach]) -> Entry | None:
+    """A session about to run something (its roots' real ``paths``): its entry (`NOTHING` when none
+    can be made), or None when a hook of another process on an overlapping workspace holds its
+    pause (wait, try again)."""
+    if not _real(paths):
+        return NOTHING
+    try:
+        entry = announce("b", paths)
+    except PeersError:
+        return NOTHING
+    try:
+        if not others_live("h", _overlapping(reach)):
+            return entry
+    except PeersError:
+        pass  # cannot tell: wait (a hook that missed this entry may run now)
+    entry.withdraw()
+    return None
+
+
+def hook_among_peers(reach: Reach) -> tuple[Entry | None, str | None]:
+    """A hook about to run on the host: its entry (withdrawn at the hook's end), and why it cannot
+    run (None: no other shellrt process runs anything on an overlapping workspace)."""
+    if not _real(reach.paths):
+        return None, None
+    try:
+        base = os.path.realpath(registry())
+        if any(os.path.commonpath((base, root)) == root for root in reach.paths):
+            return None, f"the registry of shellrt processes ({base}) lies inside this session's writable roots"
+        entry = announce("h", reach.paths)
+    except PeersError as exc:
+        return None, f"other shellrt processes on this workspace could not be looked for: {exc}"
+    try:
+        if not others_live("b", _overlapping(lambda: reach)):
+            return entry, None
+        why = (
+            "another shellrt process on an overlapping workspace runs commands or background tasks, "
+            "which a hook of this process cannot pause"
+        )
+    except PeersError as exc:
+        why = f"other shellrt processes on this workspace could not be looked for: {exc}"
+    entry.withdraw()
+    return None, why

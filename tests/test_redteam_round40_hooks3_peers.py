@@ -1,0 +1,176 @@
+"""Red team, round 40 (hooks3): another shellrt process on the same workspace under a hook.
+
+A hook's pause stops the sessions of its own process; a second shellrt (a CLI run, an MCP server)
+on the same repository went on running its sandboxed commands under the hook, and the pause said
+all were still (round 39's Left). Such a process cannot be paused from here: while one runs
+anything on an overlapping workspace the pause is refused (guard hooks block), and one that starts
+a command while a hook of ours holds the pause waits for its end (`_host_pause_peers`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import anyio
+import pytest
+
+from sandbox import BwrapConfig, SandboxPolicy
+from sandbox.bwrap import BwrapBackend
+from tests import _nonroot
+from tests._bwrap_session import require_bwrap, supervised
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The other shellrt process: a bwrap session on argv[1]; "task" starts a counter loop as a
+#: background task and says "ready"; "gate" says "ready", then on "go" runs one write and says "ran".
+_PEER = textwrap.dedent(
+    """
+    import sys, anyio
+    from pathlib import Path
+    from sandbox import BwrapConfig, SandboxPolicy
+    from sandbox.bwrap import BwrapBackend
+    from shellrt.supervisor import Supervisor
+
+    async def main():
+        ws, mode = Path(sys.argv[1]), sys.argv[2]
+        backend = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=ws))
+        await backend.start()
+        sup = Supervisor(backend, session_dir=Path(sys.argv[3]))
+        try:
+            if mode == "task":
+                await sup.start_background("n=0; while :; do n=$((n+1)); echo $n >> c.cnt; done")
+                while not (ws / "c.cnt").exists():
+                    await anyio.sleep(0.01)
+            else:
+                await sup.run("true", timeout_s=30)
+            print("ready", flush=True)
+            line = await anyio.to_thread.run_sync(sys.stdin.readline)
+            if line.strip() == "go":
+                await sup.run("echo pwned > planted", timeout_s=60)
+                print("ran", flush=True)
+                await anyio.to_thread.run_sync(sys.stdin.readline)
+        finally:
+            await sup.close()
+            await backend.close()
+
+    anyio.run(main)
+    """
+)
+
+
+def _peer(tmp_path: Path, ws: Path, mode: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *(p for p in sys.path if p)])}
+    peer = subprocess.Popen(
+        [sys.executable, "-c", _PEER, str(ws), mode, str(tmp_path / "s-peer")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd="/",
+    )
+    assert peer.stdout is not None
+    line = peer.stdout.readline()
+    assert line.strip() == "ready", f"the other shellrt process did not start: {line!r}"
+    return peer
+
+
+def _end(peer: subprocess.Popen[str]) -> None:
+    try:
+        assert peer.stdin is not None
+        peer.stdin.write("end\n")
+        peer.stdin.flush()
+        peer.stdin.close()
+        peer.wait(30)
+    except (OSError, subprocess.TimeoutExpired):
+        peer.kill()
+        peer.wait()
+
+
+async def _hook_beside(tmp_path: Path, mode: str) -> tuple[str | None, int]:
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    peer = await anyio.to_thread.run_sync(_peer, tmp_path, ws, mode)
+    try:
+        backend = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=ws))
+        async with supervised(backend, tmp_path / "s") as sup:
+            await sup.start_background("sleep 300")
+            async with sup.quiet_for_host() as failure:
+                counter = ws / "c.cnt"
+                before = counter.stat().st_size if counter.exists() else 0
+                await anyio.sleep(0.4)
+                grew = (counter.stat().st_size if counter.exists() else 0) - before
+            return failure, grew
+    finally:
+        await anyio.to_thread.run_sync(_end, peer)
+
+
+async def test_a_busy_shellrt_process_on_the_workspace_refuses_the_pause(tmp_path: Path) -> None:
+    """Failed before: the pause said all were still (None) while the other process's task counted on."""
+    failure, grew = await _hook_beside(tmp_path, "task")
+    assert failure is not None, f"the pause said all were still; the other process's task wrote {grew} bytes"
+    assert "another shellrt process" in failure, failure
+
+
+async def test_an_idle_shellrt_process_does_not(tmp_path: Path) -> None:
+    """Nothing running there: nothing to pause, the hook runs."""
+    failure, _ = await _hook_beside(tmp_path, "gate")
+    assert failure is None, failure
+
+
+async def test_a_start_of_another_process_waits_for_the_hook(tmp_path: Path) -> None:
+    """Failed before: the other process's command wrote ``planted`` under the hook."""
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    peer = await anyio.to_thread.run_sync(_peer, tmp_path, ws, "gate")
+    try:
+        backend = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=ws))
+        async with supervised(backend, tmp_path / "s") as sup:
+            await sup.run("true", timeout_s=30)
+            async with sup.quiet_for_host() as failure:
+                assert failure is None, failure
+                assert peer.stdin is not None
+                peer.stdin.write("go\n")
+                peer.stdin.flush()
+                await anyio.sleep(1.5)
+                assert not (ws / "planted").exists(), "the other process's command ran under the hook"
+            assert peer.stdout is not None
+            with anyio.fail_after(30):
+                line = await anyio.to_thread.run_sync(peer.stdout.readline)
+            assert line.strip() == "ran", line
+            assert (ws / "planted").exists(), "the other process's command never ran after the hook"
+    finally:
+        await anyio.to_thread.run_sync(_end, peer)
+
+
+async def test_no_sandboxed_command_reaches_the_registry(tmp_path: Path) -> None:
+    """Held (not an attack that failed): the registry a hook trusts is out of a command's reach, so
+    no command forges, holds or removes an entry (bwrap gives it a /run and /tmp of its own)."""
+    from shellrt.supervisor._host_pause_peers import registry
+
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    place = registry()
+    backend = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=ws))
+    async with supervised(backend, tmp_path / "s") as sup:
+        result = await sup.run(f"ls -d {place} 2>&1; touch {place}/b-x 2>&1; echo done", timeout_s=60)
+    assert "done" in result.preview, result.preview
+    assert "No such file" in result.preview and not os.path.exists(f"{place}/b-x"), result.preview
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_a_busy_shellrt_process_on_the_workspace_refuses_the_pause",
+        "test_an_idle_shellrt_process_does_not",
+        "test_a_start_of_another_process_waits_for_the_hook",
+        "test_no_sandboxed_command_reaches_the_registry",
+    )
