@@ -17,6 +17,7 @@ import anyio
 
 from shellrt.protocol import ToolUseBlock
 from shellrt.runtime import Runtime
+from shellrt.runtime.messages import MessageFormatError
 
 
 def _text(envelope: Any) -> str:
@@ -90,3 +91,28 @@ def test_an_input_changed_while_it_runs_keeps_what_started(tmp_path: Path) -> No
     assert "ran-42" in first, first
     assert again == first, "a resend of what ran is answered from its record"
     assert "named another" in changed, changed
+
+
+def test_one_id_twice_in_a_list_of_blocks_runs_nothing(tmp_path: Path) -> None:
+    """Failed before: `run_envelopes` and `stream` (the Python API; `run` refuses such a message)
+    ran both blocks: `_replay` of every block is worked out before any starts."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    async def main() -> list[str]:
+        errors: list[str] = []
+        async with Runtime(ws, "local", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
+            for use_id, runner in (("d1", "envelopes"), ("d2", "stream")):
+                block = ToolUseBlock(id=use_id, name="Bash", input={"command": "echo x >> n.txt"})
+                try:
+                    if runner == "envelopes":
+                        await rt.run_envelopes([block, block])
+                    else:
+                        _ = [e async for e in rt.stream([block, block])]
+                except MessageFormatError as exc:
+                    errors.append(str(exc))
+        return errors
+
+    errors = anyio.run(main)
+    assert not (ws / "n.txt").exists(), (ws / "n.txt").read_text()
+    assert len(errors) == 2 and all("duplicate tool_use id" in e for e in errors), errors

@@ -727,7 +727,7 @@ class Runtime:
         ``run_slot``: for a single block, the caller's say over its final input (the MCP server's
         `CallSlots`, shared across requests); a message of several blocks has its own slots."""
         # Built by model_construct? (round 35). Too large to keep or write? (round 39)
-        sized = [sized_block(checked_block(block)) for block in blocks]
+        sized = _sized_blocks(blocks)
         replays = [self._replay(block) for block, _size in sized]
         if len(sized) == 1 and replays[0] is None:
             block, size = sized[0]
@@ -754,7 +754,7 @@ class Runtime:
         (none does when ``interrupted``: the message was interrupted before it started).
         """
         # Built by model_construct? (round 35). Too large to keep or write? (round 39)
-        sized = [sized_block(checked_block(block)) for block in blocks]
+        sized = _sized_blocks(blocks)
         replays = [self._replay(block) for block, _size in sized]
         async with aclosing(self._stream_sized(sized, replays, interrupted=interrupted)) as stream:
             async for envelope in stream:
@@ -1432,6 +1432,21 @@ def _same_input(recorded: Any, given: Any, digested: list[bytes] | None = None) 
     if not digested:
         digested.append(_digest(given))
     return digested[0] == recorded.sha256
+
+
+def _sized_blocks(blocks: Sequence[ToolUseBlock]) -> list[tuple[ToolUseBlock, int]]:
+    """``blocks`` checked, bounded and counted (`sized_block`); `MessageFormatError` when two share an
+    id, as `parse_tool_uses` refuses for `Runtime.run`: every `_replay` answer is worked out before
+    any block starts, so both ran (round 40, review14: `run_envelopes` and `stream` ran it twice)."""
+    sized = [sized_block(checked_block(block)) for block in blocks]
+    seen: set[str] = set()
+    for block, _size in sized:
+        if block.id in seen:
+            raise MessageFormatError(
+                f"duplicate tool_use id {block.id!r}: every tool_use needs a unique id (none of this message ran)"
+            )
+        seen.add(block.id)
+    return sized
 
 
 #: Inputs as JSON text with sorted keys, for `_same_input` (``1``, ``1.0`` and ``true`` stay apart).
