@@ -116,3 +116,17 @@ def test_one_id_twice_in_a_list_of_blocks_runs_nothing(tmp_path: Path) -> None:
     errors = anyio.run(main)
     assert not (ws / "n.txt").exists(), (ws / "n.txt").read_text()
     assert len(errors) == 2 and all("duplicate tool_use id" in e for e in errors), errors
+
+
+def test_a_small_input_of_escaped_characters_is_kept_small_and_still_told_apart() -> None:
+    """Its JSON text is up to 12 bytes a character (astral \\u escapes): kept as a digest past
+    `KEPT_WHOLE_CHARS`, and a resend and another input are still told apart."""
+    from shellrt.runtime import session
+
+    given = {"content": "\U0001f600" * 1000}
+    kept = session._kept_input(given)
+    assert len(repr(kept)) < 1000, "a small input's escaped text kept whole"
+    assert session._same_input(kept, {"content": "\U0001f600" * 1000})
+    assert not session._same_input(kept, {"content": "\U0001f600" * 999 + "x"})
+    given["content"] = "changed"
+    assert session._same_input(kept, {"content": "\U0001f600" * 1000}), "kept what was given then"

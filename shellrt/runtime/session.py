@@ -1398,7 +1398,11 @@ def _kept_input(value: Any, size: int | None = None) -> _InputText | _InputDiges
     ``size``: the value's whole `input_chars` when already counted (past the bound whenever this
     count is: a count stops only beyond its limit)."""
     if (input_chars(value, KEPT_WHOLE_CHARS) if size is None else size) <= KEPT_WHOLE_CHARS:
-        return _InputText(_canonical(value))
+        text = _canonical(value)
+        if text is None or len(text) <= KEPT_WHOLE_CHARS:
+            return _InputText(text)
+        # \u escapes made it longer (up to 12 bytes a character): a digest of it, as a large input's
+        return _InputDigest(hashlib.sha256(text.encode()).digest())
     return _InputDigest(_digest(value))
 
 
