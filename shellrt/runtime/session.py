@@ -340,12 +340,12 @@ class Runtime:
         self._state_path = self.session_dir / STATE_FILE
         self._state_name = os.fspath(self._state_path)
         #: tool_use id -> (name, input, envelope): a resent call is answered from here, never run again.
-        self._recorded: dict[str, tuple[str, Any, ResultEnvelope]] = {}
+        self._recorded: dict[str, tuple[str, _InputText | _InputDigest, ResultEnvelope]] = {}
         #: tool_use id -> (name, input) of every call started here, run or refused (bounded like
         #: ``_recorded``), and the ids running now: one id names one call (red team round 19).
-        self._started: dict[str, tuple[str, Any]] = {}
+        self._started: dict[str, tuple[str, _InputText | _InputDigest]] = {}
         #: id -> (the input it started with, what `_started` keeps of it): its record reuses that.
-        self._running: dict[str, tuple[Any, Any]] = {}
+        self._running: dict[str, tuple[Any, _InputText | _InputDigest]] = {}
         self._task_registry: TaskRegistry | None = None
         self._task_watchers: anyio.abc.TaskGroup | None = None
         self._interrupts: InterruptWatch | None = None
@@ -727,7 +727,7 @@ class Runtime:
         ``run_slot``: for a single block, the caller's say over its final input (the MCP server's
         `CallSlots`, shared across requests); a message of several blocks has its own slots."""
         # Built by model_construct? (round 35). Too large to keep or write? (round 39)
-        sized = [sized_block(checked_block(block)) for block in blocks]
+        sized = _sized_blocks(blocks)
         replays = [self._replay(block) for block, _size in sized]
         if len(sized) == 1 and replays[0] is None:
             block, size = sized[0]
@@ -754,7 +754,7 @@ class Runtime:
         (none does when ``interrupted``: the message was interrupted before it started).
         """
         # Built by model_construct? (round 35). Too large to keep or write? (round 39)
-        sized = [sized_block(checked_block(block)) for block in blocks]
+        sized = _sized_blocks(blocks)
         replays = [self._replay(block) for block, _size in sized]
         async with aclosing(self._stream_sized(sized, replays, interrupted=interrupted)) as stream:
             async for envelope in stream:
@@ -1381,42 +1381,76 @@ class _InputDigest:
     sha256: bytes
 
 
-def _kept_input(value: Any, size: int | None = None) -> Any:
-    """``value`` itself when small, else its `_InputDigest`: the session keeps the inputs of its last
-    2,000 calls to tell a resend from a reused id, and 48 refused calls of 1 Mi characters held 48 MiB
-    for good (2,000 of 4 Mi characters, 8-32 GB; red team round 39, the lead: review9's Left).
+@dataclass(frozen=True)
+class _InputText:
+    """What a session keeps of a small input: its canonical JSON (None: it had none). Text, never
+    the caller's object: a dict changed in place after its start changed the record with it, and a
+    new call sent under the old id was answered with the old call's result (round 40, review14)."""
+
+    text: str | None
+
+
+def _kept_input(value: Any, size: int | None = None) -> _InputText | _InputDigest:
+    """``value``'s canonical JSON when small, else its `_InputDigest`: the session keeps the inputs of
+    its last 2,000 calls to tell a resend from a reused id, and 48 refused calls of 1 Mi characters
+    held 48 MiB for good (2,000 of 4 Mi characters, 8-32 GB; red team round 39, the lead: review9's
+    Left). Either is a copy made now: what started, whatever the caller does with its object after.
     ``size``: the value's whole `input_chars` when already counted (past the bound whenever this
     count is: a count stops only beyond its limit)."""
     if (input_chars(value, KEPT_WHOLE_CHARS) if size is None else size) <= KEPT_WHOLE_CHARS:
-        return value
+        text = _canonical(value)
+        if text is None or len(text) <= KEPT_WHOLE_CHARS:
+            return _InputText(text)
+        # \u escapes made it longer (up to 12 bytes a character): a digest of it, as a large input's
+        return _InputDigest(hashlib.sha256(text.encode()).digest())
     return _InputDigest(_digest(value))
 
 
-def _digest(value: Any) -> bytes:
+def _canonical(value: Any) -> str | None:
     try:
-        return hashlib.sha256(_CANONICAL(value).encode()).digest()
+        return str(_CANONICAL(value))
     except (ValueError, TypeError, RecursionError):  # no JSON: never the same call as another
-        return b""
+        return None
+
+
+def _digest(value: Any) -> bytes:
+    text = _canonical(value)
+    return b"" if text is None else hashlib.sha256(text.encode()).digest()
 
 
 def _same_input(recorded: Any, given: Any, digested: list[bytes] | None = None) -> bool:
-    """Whether two inputs are the same JSON: Python's ``1 == 1.0 == True`` is not (a server tells them
-    apart). A kept digest (`_kept_input`) is compared with the given input's (``digested``: holds it
-    once made, for the next comparison of the same given input)."""
-    if isinstance(recorded, _InputDigest):
-        if not recorded.sha256 or isinstance(given, _InputDigest):
-            return False
-        if digested is None:
-            return _digest(given) == recorded.sha256
-        if not digested:
-            digested.append(_digest(given))
-        return digested[0] == recorded.sha256
-    try:
-        if recorded != given:
-            return False
-        return bool(_CANONICAL(recorded) == _CANONICAL(given))
-    except (ValueError, TypeError, RecursionError):  # no JSON carries one: never the same call (round 35)
+    """Whether ``given`` is the same JSON as the input ``recorded`` kept (`_kept_input`): Python's
+    ``1 == 1.0 == True`` is not (a server tells them apart). ``digested``: holds the given input's
+    digest once made, for the next comparison of the same given input."""
+    if isinstance(given, _InputDigest | _InputText):
         return False
+    if isinstance(recorded, _InputText):
+        if recorded.text is None:
+            return False
+        # A small input's count bounds a same one's: a large given is told apart without encoding it.
+        return input_chars(given, KEPT_WHOLE_CHARS) <= KEPT_WHOLE_CHARS and _canonical(given) == recorded.text
+    if not isinstance(recorded, _InputDigest) or not recorded.sha256:
+        return False
+    if digested is None:
+        return _digest(given) == recorded.sha256
+    if not digested:
+        digested.append(_digest(given))
+    return digested[0] == recorded.sha256
+
+
+def _sized_blocks(blocks: Sequence[ToolUseBlock]) -> list[tuple[ToolUseBlock, int]]:
+    """``blocks`` checked, bounded and counted (`sized_block`); `MessageFormatError` when two share an
+    id, as `parse_tool_uses` refuses for `Runtime.run`: every `_replay` answer is worked out before
+    any block starts, so both ran (round 40, review14: `run_envelopes` and `stream` ran it twice)."""
+    sized = [sized_block(checked_block(block)) for block in blocks]
+    seen: set[str] = set()
+    for block, _size in sized:
+        if block.id in seen:
+            raise MessageFormatError(
+                f"duplicate tool_use id {block.id!r}: every tool_use needs a unique id (none of this message ran)"
+            )
+        seen.add(block.id)
+    return sized
 
 
 #: Inputs as JSON text with sorted keys, for `_same_input` (``1``, ``1.0`` and ``true`` stay apart).
