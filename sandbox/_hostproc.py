@@ -40,7 +40,7 @@ from sandbox._proctree import (
     scan_markers,
 )
 from sandbox._reaper import ReapedChild, Reaper, ReaperLostError
-from sandbox._scratch import OwnedDir, holder_bases, sweep_known_orphans, sweep_orphans
+from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox._session_cgroup import SessionCgroup
 from sandbox._spawn import Child
 from sandbox._spawn import start as start_child
@@ -159,7 +159,7 @@ class HostRunner:
         self, label: str, *, poll_descendants: bool = True, marker_token: str = "", base: Path | None = None
     ) -> None:
         self.label = label
-        #: Where the state dir is made (None: the temp dir); bwrap's: /tmp (`sandbox._scratch.HOLDER_BASE`).
+        #: Where the state dir is made (None: /tmp, `sandbox._scratch.HOLDER_BASE`, whatever ``TMPDIR`` says).
         self.base = base
         #: Record descendants while a run lives (local). Off for bwrap: its pid namespace
         #: dies with the root, taking every descendant along, and a psutil walk of the
@@ -204,8 +204,7 @@ class HostRunner:
             prefix = f"shellrt-{self.label}-"
             if prefix not in _SWEPT:  # once per process: what killed runs of any process left behind
                 _SWEPT.add(prefix)
-                for where in [None] if self.base is None else holder_bases():
-                    sweep_orphans(prefix, where)
+                sweep_orphans(prefix)  # /tmp and the temp dir (`holder_bases`)
                 sweep_known_orphans()  # `shellrt run` spools and batch dirs of killed processes
             self._owned = OwnedDir(prefix, self.base)
             self.state_dir = self._owned.path

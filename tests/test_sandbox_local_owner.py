@@ -197,6 +197,13 @@ def test_next_sandbox_start_sweeps_the_spool_of_a_killed_shellrt_run(tmp_path: P
     workspace = tmp_path / "ws"
     workspace.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp)}
+    # The spool goes below /tmp whatever TMPDIR says (red team round 40, tenants2): this run's is
+    # the new one there that fills with the command's output.
+    before = set(Path("/tmp").glob("shellrt-run-*"))
+
+    def ours() -> list[Path]:
+        return [p for p in set(Path("/tmp").glob("shellrt-run-*")) - before if _spooled(p) >= 3_000_000]
+
     run = subprocess.Popen(
         [
             sys.executable,
@@ -215,11 +222,12 @@ def test_next_sandbox_start_sweeps_the_spool_of_a_killed_shellrt_run(tmp_path: P
         env=env,
     )
     try:
-        assert _wait_for(lambda: sum(f.stat().st_size for f in tmp.rglob("*.out")) >= 3_000_000, 30)
+        assert _wait_for(lambda: bool(ours()), 30)
     finally:
         run.send_signal(signal.SIGKILL)
         run.wait()
-    leftovers = list(tmp.glob("shellrt-run-*"))
+    leftovers = ours()
+    assert not list(tmp.iterdir()), "nothing of the run's goes to TMPDIR"
     assert leftovers, "a SIGKILLed run leaves its spool dir (nothing could remove it)"
     old = time.time() - 3600  # past the sweep's grace period for dirs whose owner may not have locked yet
     for path in leftovers:
@@ -243,6 +251,13 @@ def test_next_sandbox_start_sweeps_the_spool_of_a_killed_shellrt_run(tmp_path: P
     )
     assert done.returncode == 0, done.stderr
     assert not [p for p in leftovers if p.exists()]
+
+
+def _spooled(directory: Path) -> int:
+    """Bytes in the ``*.out`` spools below ``directory`` (0 when it cannot be read)."""
+    with contextlib.suppress(OSError):
+        return sum(f.stat().st_size for f in directory.rglob("*.out"))
+    return 0
 
 
 def test_watchdog_without_a_cgroup_kills_by_marker_when_its_pipe_closes(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ the command's (red team round 30 Left, round 31 mend). Now the temp dir is refus
 (every process's, `_liveroots`) -- "set TMPDIR ..." -- and the directory is made below the
 resolved temp dir by ``mkdirat`` on a descriptor reached one ``O_NOFOLLOW`` component at a time,
 checked (a directory, the caller's, 0700) through its own descriptor before anything is put in it.
+It is made below /tmp, not ``TMPDIR``: another shellrt process's bwrap commands of the same uid read
+the workspace copy below a ``TMPDIR`` outside /tmp (red team round 40, tenants2).
 """
 
 from __future__ import annotations
@@ -20,11 +22,10 @@ import fcntl
 import os
 import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 from sandbox._hostprog import writable_place
-from sandbox._scratch import _LOCK, OwnedDir  # the same lock file: sweeps find the owner by it
+from sandbox._scratch import _LOCK, HOLDER_BASE, OwnedDir  # the same lock file: sweeps find the owner by it
 from sandbox.confine import open_dir_beneath
 from sandbox.errors import BackendUnavailableError
 
@@ -34,15 +35,15 @@ _DIR = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def host_base() -> str:
-    """The resolved temp dir, or BackendUnavailableError (saying what to do) when a sandboxed
-    command could change what it names."""
-    named = tempfile.gettempdir()
+    """/tmp resolved (`HOLDER_BASE`, whatever ``TMPDIR`` says: every bwrap sandbox of every process
+    hides it, another process's ``TMPDIR`` it does not: red team round 40, tenants2), or
+    BackendUnavailableError (saying what to do) when a sandboxed command could change what it names."""
+    named = str(HOLDER_BASE)
     if (place := writable_place(os.path.abspath(named))) is not None:
         raise BackendUnavailableError(
-            f"the docker backend keeps its workspace copy and mask files in the temp dir {named}, but "
+            f"the docker backend keeps its workspace copy and mask files in {named}, but "
             f"{place} lies in a sandbox's writable root (or, as root, a place another user can write): a "
-            "command there could change them. Set TMPDIR to a directory outside every workspace "
-            "(e.g. TMPDIR=/tmp)"
+            "command there could change them. Give no session /tmp (or /) as a writable root"
         )
     return os.path.realpath(named)
 
@@ -65,8 +66,8 @@ class PrivateHostDir(OwnedDir):
             parent = _open_nofollow(base)
         except OSError as exc:
             raise BackendUnavailableError(
-                f"the temp dir {base} changed while the docker backend opened it ({exc.strerror}): "
-                "set TMPDIR to a directory outside every workspace (e.g. TMPDIR=/tmp)"
+                f"{base} changed while the docker backend opened it ({exc.strerror}): "
+                "give no session /tmp (or /) as a writable root"
             ) from exc
         try:
             name, fd = _make(parent, prefix)

@@ -9,17 +9,18 @@ its name before the container's start: measured for a root caller (commands writ
 idmapped roots) and, as the same uid, for a non-root caller (red team round 30, mend). A check of
 the bytes before the start leaves the window between the check and the daemon's exec, and a command
 could still replace a request file later, so the place itself must be out of every command's reach:
-the first of /dev/shm, ``$XDG_RUNTIME_DIR``, the temp dir, /tmp and /var/tmp that is usable, lies
+the first of /dev/shm, ``$XDG_RUNTIME_DIR`` and /tmp that is usable, lies
 in no registered writable root (`sandbox._hostprog.writable_place`), and is a system directory
 (root's and sticky; ``$XDG_RUNTIME_DIR``: the caller's own 0700 one) below directories only root
-writes. A ``TMPDIR`` in a workspace is such a directory of the caller's, and is skipped.
+writes. A ``TMPDIR`` in a workspace is such a directory of the caller's, and is skipped. The temp
+dir and /var/tmp are no longer candidates, nor an ``$XDG_RUNTIME_DIR`` outside /run: only places
+every bwrap sandbox of every process replaces (red team round 40, tenants2).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from sandbox._hostprog import writable_place
@@ -34,13 +35,24 @@ _TMPFS = Path("/dev/shm")
 _TMPFS_MIN_FREE = 64 * 1024 * 1024
 
 
+#: Where every bwrap sandbox of every process shows its own content, not the host's (its /dev, /run
+#: emptied, its /tmp): an I/O directory elsewhere (``TMPDIR``, /var/tmp) was in the read-only view
+#: of another shellrt process's bwrap commands of the same uid (red team round 40, tenants2).
+_HIDDEN_EVERYWHERE = ("/dev/shm", "/run", "/var/run", "/tmp")
+
+
+def _hidden_everywhere(path: Path) -> bool:
+    real = os.path.realpath(path)
+    return any(real == top or real.startswith(top + "/") for top in _HIDDEN_EVERYWHERE)
+
+
 def _candidates() -> list[Path]:
-    """Where an I/O directory may go, most preferred first."""
+    """Where an I/O directory may go, most preferred first: only where no process's sandbox sees it."""
     found = [_TMPFS]
     if xdg := os.environ.get("XDG_RUNTIME_DIR"):
         found.append(Path(xdg))
-    found += [Path(tempfile.gettempdir()), Path("/tmp"), Path("/var/tmp")]
-    return list(dict.fromkeys(p for p in found if p.is_absolute()))
+    found.append(Path("/tmp"))
+    return list(dict.fromkeys(p for p in found if p.is_absolute() and _hidden_everywhere(p)))
 
 
 def _why_not(base: Path, *, own: bool) -> str | None:
@@ -93,5 +105,5 @@ def io_base() -> Path:
     raise BackendUnavailableError(
         "the docker backend's I/O directory (what its container runs with the executor's capabilities) "
         f"needs a place no sandboxed command can write, and none qualifies: {why}. Free 64 MiB on "
-        "/dev/shm, or set XDG_RUNTIME_DIR to a 0700 directory of yours, or TMPDIR to /tmp"
+        "/dev/shm, or set XDG_RUNTIME_DIR to a 0700 directory of yours below /run, or make /tmp usable"
     )

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from sandbox import SandboxPolicy
+from sandbox._scratch import HOLDER_BASE
 from shellrt.batch.loader import decode_line, lines
 from shellrt.batch.tasks import Task
 
@@ -96,7 +96,7 @@ def _runs_on() -> tuple[Path, ...]:
 
 
 def _needed(scratch: Path | None) -> tuple[Path, ...]:
-    return (*map(Path, _SYSTEM), Path(os.path.realpath(scratch or tempfile.gettempdir())))
+    return (*map(Path, _SYSTEM), Path(os.path.realpath(scratch or HOLDER_BASE)))
 
 
 def _unmaskable(real: Path, needed: tuple[Path, ...], shown: object) -> str | None:

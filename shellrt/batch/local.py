@@ -180,6 +180,10 @@ class LocalRunner:
 def _default_artifacts() -> Path:
     import tempfile
 
-    # Fresh and 0700, right in the temp dir: a predictable name under a shared subdirectory
-    # (once /tmp/shellrt-batch/artifacts-<pid>) could be another local user's, or a symlink of theirs.
-    return Path(tempfile.mkdtemp(prefix="shellrt-batch-artifacts-"))
+    from sandbox._scratch import HOLDER_BASE
+
+    # Fresh and 0700, right in /tmp: a predictable name under a shared subdirectory (once
+    # /tmp/shellrt-batch/artifacts-<pid>) could be another local user's, or a symlink of theirs. /tmp,
+    # not TMPDIR: every bwrap sandbox of every process hides /tmp, another process's TMPDIR it does
+    # not (red team round 40, tenants2).
+    return Path(tempfile.mkdtemp(prefix="shellrt-batch-artifacts-", dir=HOLDER_BASE))

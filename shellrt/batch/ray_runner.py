@@ -52,6 +52,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from sandbox import ResourceLimits
+from sandbox._scratch import HOLDER_BASE
 from shellrt.batch._cluster_denies import with_cluster_denies
 from shellrt.batch.artifacts_dir import claim_artifacts_dir, start_clean
 from shellrt.batch.ceilings import machine_ceilings
@@ -145,7 +146,7 @@ class ShellrtNodeActor:
             else ResourceLimits.model_validate(default_limits or {})
         )
         if output_budget == "machine":
-            spools = Path(scratch_dir) if scratch_dir else Path(tempfile.gettempdir())
+            spools = Path(scratch_dir) if scratch_dir else HOLDER_BASE
             output_budget = machine_output_budget([Path(artifacts_dir), spools])
         self.settings = WorkerSettings(
             artifacts_dir=Path(artifacts_dir),
@@ -496,7 +497,7 @@ class RayRunner:
         self.output_budget = output_budget
         self.run_id = uuid.uuid4().hex[:8]
         self.artifacts_dir = artifacts_dir or Path(
-            tempfile.mkdtemp(prefix=f"shellrt-batch-ray-{self.run_id}-")
+            tempfile.mkdtemp(prefix=f"shellrt-batch-ray-{self.run_id}-", dir=HOLDER_BASE)
         )
         self.slots_per_node = slots_per_node
         self.reuse: ReuseMode = reuse
@@ -506,8 +507,9 @@ class RayRunner:
         #: Every task's workspace source and the task file's tree (`shellrt.batch.dataset_masks`).
         self.dataset_paths = tuple(str(p) for p in dataset_paths)
         self.node_artifacts_dir = node_artifacts_dir or os.path.join(
-            # unguessable, not under a shared subdirectory (made 0700 by the node's worker)
-            tempfile.gettempdir(),
+            # unguessable, not under a shared subdirectory (made 0700 by the node's worker); /tmp,
+            # which every bwrap sandbox of every process hides (red team round 40, tenants2)
+            str(HOLDER_BASE),
             f"shellrt-batch-node-{self.run_id}-{uuid.uuid4().hex}",
         )
         self.scratch_dir = scratch_dir

@@ -125,26 +125,25 @@ def _scratch_shown_to_other_tasks(config: SandboxConfig, scratch: Path | None) -
     bwrap shows the host read-only, and a non-root caller's tasks all run as its uid, so the
     0700 per-task directories keep no task out of another's: a task read every concurrently
     running task's workspace copy (its hidden tests, its answers) and session spools below a
-    ``scratch_dir`` outside the temp dir (red team round 20). Every bwrap sandbox replaces /tmp
-    and its own process's temp dir with its own (`sandbox.bwrap.private_places`), so a scratch dir
-    there is out of this run's tasks' reach (under a ``TMPDIR`` outside /tmp, not out of another
-    process's: round 40, tenants, Left); a root caller's tasks run as leased uids, which cannot
-    enter root's 0700 directories.
+    ``scratch_dir`` outside the temp dir (red team round 20). Only the places every bwrap sandbox
+    of *every* process replaces with its own are accepted: /tmp and the run directories. This
+    process's ``TMPDIR`` (and ``XDG_RUNTIME_DIR``) are hidden from this process's sandboxes only,
+    and another shellrt process of the uid read the copies there (red team round 40, tenants2); a
+    root caller's tasks run as leased uids, which cannot enter root's 0700 directories.
     """
     if scratch is None or not isinstance(config, BwrapConfig) or os.geteuid() == 0:
         return None
-    from sandbox.bwrap import private_places
+    from sandbox._hostsockets import RUN_DIRS
 
     real = Path(os.path.realpath(scratch))
-    hidden = [Path("/tmp"), *(Path(p) for p in private_places() if p not in ("/proc", "/dev"))]
+    hidden = [Path(os.path.realpath(p)) for p in ("/tmp", *RUN_DIRS)]
     if any(real == h or h in real.parents for h in hidden):
         return None
     return (
-        f"scratch_dir {scratch} is visible to every other bwrap task of this run (they run as the same "
-        "uid and see the host read-only: each could read this task's workspace and outputs); use a "
-        "directory under /tmp instead (every bwrap sandbox of every process hides /tmp), or under TMPDIR "
-        "(hidden from this process's sandboxes only: another shellrt process of this uid with another "
-        "TMPDIR sees it), or run shellrt as root (each task gets its own uid)"
+        f"scratch_dir {scratch} is visible to every bwrap task of this uid (they see the host "
+        "read-only: each could read this task's workspace copy, hidden tests included, and outputs); "
+        "use a directory under /tmp instead (every bwrap sandbox of every process hides /tmp; TMPDIR "
+        "is hidden from this process's sandboxes only), or run shellrt as root (each task gets its own uid)"
     )
 
 

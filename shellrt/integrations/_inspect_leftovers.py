@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sandbox._anchoredcopy import copy_workspace  # by descriptors (red team round 14)
-from sandbox._scratch import OwnedDir, remove_tree
+from sandbox._scratch import OwnedDir, holder_bases, remove_tree
 
 __all__ = ["PREFIX", "SampleDir", "cleanup_leftovers"]
 
@@ -85,7 +85,8 @@ def cleanup_leftovers(id: str | None = None) -> list[str]:
         raise ValueError("an empty sandbox id names every sandbox; give one directory name or container id")
     now = time.time()
     candidates: list[tuple[Path, str | None, bool]] = []
-    for path in sorted(Path(tempfile.gettempdir()).glob(PREFIX + "*")):
+    places = [base or Path(tempfile.gettempdir()) for base in holder_bases()]  # /tmp; an older one's TMPDIR
+    for path in sorted(p for place in places for p in place.glob(PREFIX + "*")):
         try:
             info = path.lstat()
             # Only the caller's own (as `SampleDir` makes them): in a shared /tmp another user's
