@@ -547,9 +547,11 @@ class FilteringProxy:
         raise last or OSError(f"no address for {host}")
 
     def _remedy_for(self, host: str) -> Literal["list", "denied", "none"]:
-        """Whether listing ``host`` would lift a refusal that names it (not when a deny names it)."""
-        reason = decide(host, (), self.denied)
-        return "list" if reason in _UNLISTED else _remedy_of(reason or "")
+        """Whether listing ``host`` would lift a refusal that names it: not when a deny names it,
+        nor when it is listed already (judged with an empty allow-list, a listed fronted name was
+        told to be listed: round 40, review17)."""
+        reason = decide(host, self.allowed, self.denied)
+        return "none" if reason is None else _remedy_of(reason)
 
     def _may_reach_host(self, name: str, address: str) -> bool:
         """Whether ``address`` is not this machine's, or the operator chose it: listed as an address,

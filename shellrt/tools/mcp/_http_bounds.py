@@ -7,9 +7,10 @@ the SDK's 1 MiB; an answer that is not an event stream now stops at the same 64 
 answers are not asked for (``Accept-Encoding: identity``) and refused when sent anyway: a bound on
 the bytes received says nothing of what a gzip or brotli body decodes to.
 
-Each refusal is also noted in ``refused`` (the connection's list, as the stdio transport's):
-inside an event stream the SDK takes any error as "the stream ended", so without the note the
-call failed as "closed the connection (it may have crashed)" (round 40).
+Each refusal of an answer to a POSTed message is also noted in ``refused`` (the connection's
+list, as the stdio transport's): inside an event stream the SDK takes any error as "the stream
+ended", so without the note the call failed as "closed the connection (it may have crashed)"
+(round 40). The standalone stream's (GET) are not: they answer no call.
 """
 
 from __future__ import annotations
@@ -83,15 +84,17 @@ def bound_answers(
 
     async def bound(response: httpx2.Response) -> None:
         url = str(response.request.url)
+        # Only an answer to a POSTed message is a call's: the standalone stream (GET) is no call's,
+        # and its refusal was reported on the next call the server rejected (round 40, review17).
+        kept: list[Exception] = noted if response.request.method == "POST" else []
+        del noted[:-3]  # the latest refusals only: a server refused for every answer grows nothing
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
             del response.headers["content-encoding"]  # httpx must not decode what is never read
-            del noted[:-3]  # the latest refusals only: a server refused for every answer grows nothing
-            response.stream = _Refused(response.stream, encoding, url, noted)
+            response.stream = _Refused(response.stream, encoding, url, kept)
             return
         if not response.headers.get("content-type", "").lower().startswith("text/event-stream"):
-            del noted[:-3]
-            response.stream = _Bounded(response.stream, limit, url, noted)
+            response.stream = _Bounded(response.stream, limit, url, kept)
 
     hooks = dict(client.event_hooks)
     hooks["response"] = [*hooks.get("response", []), bound]

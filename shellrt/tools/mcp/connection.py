@@ -217,10 +217,9 @@ class McpServerConnection:
                     "call was abandoned and the server will be restarted on the next call (raise "
                     f"mcpServers.{self.name}.timeout if the tool is legitimately slow)."
                 ) from exc
-            if gen.refused:  # an answer the HTTP client refused: its words, not the SDK's parse error
-                raise McpServerError(
-                    f"MCP server '{self.name}' did not complete {tool}: {gen.refused.pop(0)}"
-                ) from exc
+            refused = _named_refusal(gen.refused, exc.message)
+            if refused is not None:  # an answer the HTTP client refused: its words, not the SDK's parse error
+                raise McpServerError(f"MCP server '{self.name}' did not complete {tool}: {refused}") from exc
             raise McpServerError(
                 f"MCP server '{self.name}' rejected the call to {tool}: {exc.message}"
             ) from exc
@@ -378,3 +377,13 @@ class McpServerConnection:
             f"MCP server '{self.name}' ({where}) could not be started: {why}{self._stderr_hint()}. "
             "It will be retried on the next call; check mcpServers in your settings."
         )
+
+
+def _named_refusal(refused: list[Exception], message: str) -> Exception | None:
+    """The noted refusal ``message`` (the SDK's error for one call) names, taken off the list; None
+    when it names none: the server's own error is then the call's (round 40, review17: another
+    answer's refusal was reported on a call the server rejected in its own words)."""
+    for i, error in enumerate(refused):
+        if str(error) in message:
+            return refused.pop(i)
+    return None
