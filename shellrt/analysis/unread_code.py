@@ -32,6 +32,7 @@ from shellrt.analysis.value_programs import (
     option_program_paths,
 )
 from shellrt.analysis.written_places import (
+    config_write,
     dynamic_place,
     found_code_write,
     glued_programs,
@@ -630,7 +631,7 @@ def made_hook(
     # program that is not read-only may run git itself (`make commit`, `npm run`, `pre-commit`: round 38).
     if name != "git" and (read_only or not may_run_git(name)):
         return ""
-    why = unnamed_write(name, unknown) or found_code_write(name, named, argv)
+    why = unnamed_write(name, unknown) or found_code_write(name, named, argv) or config_write(name, named)
     if why:
         return why
     git_argv = argv if name == "git" else ("git",)
