@@ -60,6 +60,7 @@ from shellrt.analysis.unread_code import (
     unread_code,
     unread_env,
     value_code,
+    value_scripts,
 )
 from shellrt.analysis.written_places import unpacks_unknown
 from shellrt.permissions.content_anchor import unchanged
@@ -582,6 +583,8 @@ class PermissionEngine:
             if not why:
                 program = part.argv[:1] if "/" in (part.argv[0] if part.argv else "") else []
                 why = made_here([*scripts, *program], part.dirs, others)
+            if not why:  # `git -c alias.x='!sh s'`, `PAGER='sh s' man` (round 40)
+                why = made_here(value_scripts([*part.argv[1:], *part.assigned]), part.dirs, others)
             if not why:
                 why = made_hook(part.name, part.argv, part.dirs, others, unknown=unknown)  # a hook it writes (round 37)
             if why:
