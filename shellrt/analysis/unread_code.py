@@ -608,7 +608,8 @@ def value_scripts(words: Sequence[str]) -> list[str]:
                 continue
             if parts and not parts[0].startswith("-"):
                 found += script_files(os.path.basename(parts[0]), parts)
-                found += parts[:1] if "/" in parts[0] else []
+                # A program by path only where a command is certain: a setting's value, `!…`, `|…`.
+                found += parts[:1] if "/" in parts[0] and (value is not word or word[:1] in ("!", "|")) else []
     return found
 
 

@@ -117,7 +117,7 @@ def found_code_write(name: str, others: Sequence[tuple[str, Sequence[str]]], arg
             pieces = path.split("/")
             if path and (path.endswith(suffixes) or any(p in names for p in pieces)):
                 return f"it may load {path} (a file {base} finds by itself), which {text!r} writes in the same command"
-        if writes and _words(text)[:1] == ["mv"]:
+        if writes and suffixes and _words(text)[:1] == ["mv"]:
             # `mv evil tests/evil; pytest`: a word cannot say the source is a directory, nor what it holds.
             return f"it may load what {text!r} moves in the same command (a directory's files are not named)"
     return ""
