@@ -609,7 +609,7 @@ def value_scripts(words: Sequence[str]) -> list[str]:
             if parts and not parts[0].startswith("-"):
                 found += script_files(os.path.basename(parts[0]), parts)
                 # A program by path only where a command is certain: a setting's value, `!…`, `|…`.
-                found += parts[:1] if "/" in parts[0] and (value is not word or word[:1] in ("!", "|")) else []
+                found += parts[:1] if "/" in parts[0] and (len(parts) > 1 or value.lstrip("'\"")[:1] in ("!", "|")) else []
     return found
 
 
