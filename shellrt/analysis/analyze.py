@@ -12,6 +12,7 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from .arith_flow import UNKNOWN_CODE, code_texts, may_hide_code
 from .effects import plan_effects
 from .fastheredoc import plan_fast
 from .fastquote import plan_unterminated_quote
@@ -187,6 +188,9 @@ def _bash_verdict(command: str, fast: bool = True) -> dict[str, Any]:
     if destructive:
         reasons.extend([f"destructive: {d}" for d in destructive])
     write_targets = effects.write_targets
+    writes_unknown = effects.writes_unknown
+    if not read_only and may_hide_code(plan):
+        write_targets, writes_unknown = _code_string_writes(plan, write_targets, writes_unknown)
     parts = subcommands(plan, command if error else None, read_only)
     read_paths: list[str] = []
     for part in parts:
@@ -201,7 +205,7 @@ def _bash_verdict(command: str, fast: bool = True) -> dict[str, Any]:
         reasons,
         list(plan.cd_targets),
         write_targets,
-        effects.writes_unknown or (not read_only and not write_targets and bool(plan.unsupported or error)),
+        writes_unknown or (not read_only and not write_targets and bool(plan.unsupported or error)),
         env,
         plan,
         list(dict.fromkeys(read_paths)) if len(read_paths) > 1 else read_paths,
@@ -209,6 +213,26 @@ def _bash_verdict(command: str, fast: bool = True) -> dict[str, Any]:
 
 
 _PROGRAM_ENV_NAMES: Final = frozenset(PROGRAM_ENV)
+
+
+def _code_string_writes(plan: CommandPlan, targets: list[str], unknown: bool) -> tuple[list[str], bool]:
+    """The command's writes with those of the code strings bash keeps and runs later (an alias body
+    under ``shopt -s expand_aliases``, ``trap CODE``, ``mapfile -C CODE``).
+
+    Why: ``alias c='cp q .git/hooks/pre-commit'`` then ``c; git commit`` wrote a hook no write of the
+    command named, so git beside it was allowed past ``Bash(rm:*)`` (red team, round 40)."""
+    codes = code_texts(plan)
+    if not codes:
+        return targets, unknown
+    targets = list(targets)
+    for code in codes:
+        if code == UNKNOWN_CODE:
+            unknown = True
+            continue
+        inner = analyze(code)
+        targets += [t for t in inner.write_targets if t not in targets]
+        unknown = unknown or inner.writes_unknown
+    return targets, unknown
 
 
 def _failed(command: str, shell: str, reason: str) -> dict[str, Any]:

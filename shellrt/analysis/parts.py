@@ -8,6 +8,7 @@ background, the files it writes through redirections and the paths it reads.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from .arith_flow import may_hide_code
@@ -242,6 +243,11 @@ def _code_text(text: str) -> bool:
     return "$(" in text or "`" in text or "$[" in text
 
 
+_AWKS: Final = frozenset({"awk", "gawk", "mawk", "nawk"})
+#: An awk program's output redirection (``print > "f"``, ``printf … >> f``): a write no shell word names.
+_AWK_WRITE: Final = re.compile(r"\bprintf?\b[^;{}\n]*>").search
+
+
 def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
     words = command.argv
     if command.redirects:
@@ -316,6 +322,8 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
         writes = [*writes, ""]  # `cp q "$p"`, `tee a/{b,c}`: a write no word names (round 39)
     elif name in ("sqlite3", "sqlite") and [w for w in words[start + 2 :] if (w.value or "-")[:1] != "-"]:
         writes = [*writes, ""]  # `.output f`, `.save f`, `writefile('f', …)`, `VACUUM INTO 'f'` (round 39, review13)
+    elif name in _AWKS and any(_AWK_WRITE(w.value or ">") or w.value == "inplace" for w in words[start + 1 :]):
+        writes = [*writes, ""]  # `awk '{print > "s"}'`, `gawk -i inplace`: files its code names (round 40)
     elif name == "cp" and not read_only and copies_tree(words[start + 1 :]):
         writes = [*writes, ""]  # `cp -r payload/. .`: the source tree's own names (round 39, review13)
     if name in _ASSIGNING_BUILTINS:

@@ -32,6 +32,7 @@ from shellrt.analysis.value_programs import (
     option_program_paths,
 )
 from shellrt.analysis.written_places import (
+    config_write,
     dynamic_place,
     found_code_write,
     glued_programs,
@@ -587,6 +588,31 @@ def _java_code(words: list[str]) -> list[str]:
     return [w for w in words if w.endswith(".java")][:1]
 
 
+def value_scripts(words: Sequence[str]) -> list[str]:
+    """The files the command lines given as values run as code: an option's or a setting's value
+    (``-c alias.x='!sh s'``, ``GIT_SSH_COMMAND='sh s'``, ``core.pager 'sh s'``, ``PAGER='sh s'``,
+    ``LESSOPEN='|sh s'``, ``--to-command='sh s'``, ``-I 'sh s'``, ``-TT 'sh s'``). Why: deny rules read
+    such a value's words (`permissions.embedded`), not the script it runs, which the same command may
+    have written (red team, round 40). Only a value that starts a code reader counts (``-m "add f"`` runs
+    nothing)."""
+    found: list[str] = []
+    for word in words:
+        if not any(c.isspace() for c in word) and "=" not in word and word[:1] not in ("!", "|"):
+            continue
+        for value in (word, *(piece for _, _, piece in (word.partition("="),) if piece)):
+            try:
+                parts = shlex.split(value.strip().lstrip("!|").strip())
+                if len(parts) == 1 and parts[0] != value:  # a quoted value: `'|sh s'`
+                    parts = shlex.split(parts[0].strip().lstrip("!|").strip())
+            except ValueError:
+                continue
+            if parts and not parts[0].startswith("-"):
+                found += script_files(os.path.basename(parts[0]), parts)
+                # A program by path only where a command is certain: a setting's value, `!…`, `|…`.
+                found += parts[:1] if "/" in parts[0] and (len(parts) > 1 or value.lstrip("'\"")[:1] in ("!", "|")) else []
+    return found
+
+
 def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]) -> str:
     """Why a part runs a file another part of the same command may write ("" when it does not): its
     program (``./s``) or a file it runs as code (``sh s``, ``python3 s.py``, ``. ./s``), each relative
@@ -630,7 +656,7 @@ def made_hook(
     # program that is not read-only may run git itself (`make commit`, `npm run`, `pre-commit`: round 38).
     if name != "git" and (read_only or not may_run_git(name)):
         return ""
-    why = unnamed_write(name, unknown) or found_code_write(name, named, argv)
+    why = unnamed_write(name, unknown) or found_code_write(name, named, argv) or config_write(name, named)
     if why:
         return why
     git_argv = argv if name == "git" else ("git",)

@@ -19,7 +19,7 @@ from typing import Final
 
 from .programs import program_spec
 
-__all__ = ["dynamic_place", "found_code_write", "glued_programs", "may_run_git", "on_path_write", "unnamed_write", "unpacks_unknown"]
+__all__ = ["config_write", "dynamic_place", "found_code_write", "glued_programs", "may_run_git", "on_path_write", "unnamed_write", "unpacks_unknown"]
 
 #: Programs that write or list files and run no other program themselves (so no git): beside a
 #: written hook they are not read as running git. Anything else not read-only may (``make``, ``npm``,
@@ -86,6 +86,7 @@ _FINDS: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "pre-commit": ((), (".pre-commit-config.yaml", ".pre-commit-hooks.yaml")),
     "direnv": ((), (".envrc", ".env")),
     "composer": ((".php",), ("composer.json",)),
+    "terraform": ((".tf", ".tf.json", ".tfvars"), (".terraform", ".terraformrc", "terraform.rc")),
     "emacs": ((".el",), (".emacs", ".emacs.d")),
     **dict.fromkeys(("bash", "sh", "dash", "zsh", "ksh"), _SHELL_START),
 }
@@ -116,7 +117,30 @@ def found_code_write(name: str, others: Sequence[tuple[str, Sequence[str]]], arg
             pieces = path.split("/")
             if path and (path.endswith(suffixes) or any(p in names for p in pieces)):
                 return f"it may load {path} (a file {base} finds by itself), which {text!r} writes in the same command"
+        if writes and suffixes and _words(text)[:1] == ["mv"]:
+            # `mv evil tests/evil; pytest`: a word cannot say the source is a directory, nor what it holds.
+            return f"it may load what {text!r} moves in the same command (a directory's files are not named)"
     return ""
+
+
+def config_write(name: str, others: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Why a program that is not git, a file utility or a modelled reader may load a configuration or
+    start-up file another part writes by name: a dot-file or anything under a dot-directory
+    (``~/.config/pip/pip.conf`` of pip, ``.pdbrc`` of pdb, ``~/.gdbinit``, ``~/.psqlrc``, ``.irbrc``,
+    ``~/.m2/settings.xml``, ``.eslintrc.js``), or a ``*rc``/``*.conf``/``*.ini`` file. Programs load these
+    by themselves, outside any table of `_FINDS` (red team, round 40). "" when none."""
+    base = os.path.basename(name)
+    if base == "git" or not may_run_git(base) or program_spec(base) is not None:
+        return ""
+    for text, writes in others:
+        for path in writes:
+            pieces = [p for p in path.split("/") if p]
+            if pieces and (any(p[:1] == "." and p not in (".", "..") for p in pieces) or _CONFIG_NAME(pieces[-1])):
+                return f"it may load {path} (a configuration or start-up file), which {text!r} writes in the same command"
+    return ""
+
+
+_CONFIG_NAME: Final = re.compile(r".*(?:rc|\.conf|\.ini|\.cfg|\.toml|\.config\.[cm]?[jt]s)", re.IGNORECASE).fullmatch
 
 
 _SHELLS: Final = frozenset({"bash", "sh", "dash", "zsh", "ksh"})

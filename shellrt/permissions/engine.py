@@ -51,6 +51,7 @@ from sandbox._hostcode import host_code_reason
 from sandbox.confine import contained
 from shellrt.analysis.code_loaders import assignments, loader_code
 from shellrt.analysis.foreign_code import foreign, foreign_code, foreign_files
+from shellrt.analysis.pwsh_writes import pwsh_found_code
 from shellrt.analysis.unread_code import (
     made_here,
     made_hook,
@@ -59,6 +60,7 @@ from shellrt.analysis.unread_code import (
     unread_code,
     unread_env,
     value_code,
+    value_scripts,
 )
 from shellrt.analysis.written_places import unpacks_unknown
 from shellrt.permissions.content_anchor import unchanged
@@ -523,6 +525,12 @@ class PermissionEngine:
         whatever they hold in ``bypassPermissions`` mode (red team, round 29)."""
         if not (self._has_command_rule("deny", tool_name) or self._has_command_rule("ask", tool_name)):
             return None
+        if tool_name == "PowerShell":  # no path is resolved: any write beside a program that finds code (round 40)
+            found = pwsh_found_code(
+                [((p.name, *(a.split(" ", 1)[0] for a in p.assigned)), p.text, p.argv) for p in parts if not p.assignment_only]
+            )
+            if found:
+                return f"{found}, so {tool_name} deny and ask rules cannot be checked against it; approve it"
         # `/usr/bin/env sh <<<…` runs `sh` (round 31); a part and the forms it is spelt as are one.
         origin = [i for i, part in enumerate(parts) for _ in (part, *spelt_forms(part))]
         parts = through_path_wrappers(parts)
@@ -575,6 +583,8 @@ class PermissionEngine:
             if not why:
                 program = part.argv[:1] if "/" in (part.argv[0] if part.argv else "") else []
                 why = made_here([*scripts, *program], part.dirs, others)
+            if not why:  # `git -c alias.x='!sh s'`, `PAGER='sh s' man` (round 40)
+                why = made_here(value_scripts([*part.argv[1:], *part.assigned]), part.dirs, others)
             if not why:
                 why = made_hook(part.name, part.argv, part.dirs, others, unknown=unknown)  # a hook it writes (round 37)
             if why:
