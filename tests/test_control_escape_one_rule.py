@@ -67,3 +67,18 @@ def test_layout_is_the_callers() -> None:
     assert escape_controls(text) == "a\tb\u00e9\nc\\x1b[2K\\u200b"
     assert for_people(text) == "a\tb\u00e9\\nc\\x1b[2K\\u200b"
     assert for_person(text, one_line=True) == "a\\tb\u00e9\\nc\\x1b[2K\\u200b"
+
+
+def test_no_combining_mark_is_a_word_character() -> None:
+    """`name_mark_runs` looks only at runs of non-ASCII characters that are not ``\\w``: a Python whose
+    Unicode made a mark a word character would let a run of it pass unnamed (round 40, review17)."""
+    import re
+    import sys
+
+    word = re.compile(r"\w")
+    marks = [
+        hex(code)
+        for code in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(code)) in ("Mn", "Me") and word.match(chr(code))
+    ]
+    assert marks == []
