@@ -29,6 +29,7 @@ import itertools
 import os
 import secrets
 import stat
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Entry", "PeersError", "announce", "hook_among_peers", "others_live", "registry", "start_among_peers"]
 
-#: This process's name in entries (a fork is another process: its pid differs).
+#: This process's name in entries; a forked child draws its own (`_fork_reset`).
 _SELF = secrets.token_hex(6)
 _COUNT = itertools.count(1)
 #: The most entries read in one look (a flood is refused, not read for ever).
@@ -78,18 +79,49 @@ class Entry:
     def __init__(self, path: str, fd: int) -> None:
         self.path = path
         self._fd = fd
+        self._pid = os.getpid()
+        if fd >= 0:
+            _LIVE.add(self)
 
     def __del__(self) -> None:  # a session dropped unclosed: its entry ends with it
         self.withdraw()
 
+    @property
+    def live(self) -> bool:
+        """Whether it still stands for this process (a forked child's copies do not)."""
+        return self._fd >= 0 and self._pid == os.getpid()
+
     def withdraw(self) -> None:
-        """Remove it (idempotent): unlinked before its lock ends, so no one reads it as stale."""
+        """Remove it (idempotent): unlinked before its lock ends, so no one reads it as stale; a
+        forked child's copy only closes its descriptor (the entry is its parent's)."""
         if self._fd < 0:
             return
+        if self._pid == os.getpid():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
         with contextlib.suppress(OSError):
-            os.unlink(self.path)
-        os.close(self._fd)
+            os.close(self._fd)
         self._fd = -1
+        _LIVE.discard(self)
+
+
+#: This process's live entries (a forked child lets go of its copies: `_fork_reset`).
+_LIVE: weakref.WeakSet[Entry] = weakref.WeakSet()
+
+
+def _fork_reset() -> None:
+    """A forked child is another process: it gets its own name (with its parent's, each skipped the
+    other's entries as its own, and a hook ran under the other's task), and closes its copies of
+    the parent's entries (their locks outlived the parent; dropping one unlinked the parent's live
+    entry; red team round 40 review15). Closing a copy leaves the parent's lock held."""
+    global _SELF
+    _SELF = secrets.token_hex(6)
+    for entry in list(_LIVE):
+        entry.withdraw()  # another pid now: closes only
+    _LIVE.clear()
+
+
+os.register_at_fork(after_in_child=_fork_reset)
 
 
 def announce(kind: str, roots: tuple[str, ...]) -> Entry:
