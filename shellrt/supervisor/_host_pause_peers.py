@@ -9,8 +9,9 @@ on an overlapping workspace, and its starts wait while a hook of ours holds the 
 Where: one registry directory per effective uid, ``shellrt-peers-<euid>`` beside the live roots'
 registry (`sandbox._liveroots`: ``/run`` for root, ``/run/user/<uid>`` or ``/tmp`` else), mode 0700,
 owned by that uid (anything else there refuses every hook: fail closed). No sandbox sees it: bwrap
-gives commands a /tmp and /run of their own, docker its container's; no writable root may be or hold
-/tmp or /run (`sandbox._systemroots`), and one holding the registry refuses that session's hooks.
+gives commands a /tmp and /run of their own, docker its container's; no writable root may be, hold
+or lie inside it (`sandbox._systemroots`; it was missing there until round 40 review15), and one
+holding it anyway refuses that session's hooks.
 Local commands reach it (local is no boundary).
 
 Each entry is a file ``<kind>-<process>-<n>`` (``b``: a session that runs something; ``h``: a hook
@@ -33,7 +34,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sandbox._liveroots import registry_dir
+from sandbox._liveroots import peers_dir
 
 if TYPE_CHECKING:
     from shellrt.supervisor._host_pause import Reach
@@ -54,7 +55,7 @@ class PeersError(Exception):
 
 def registry() -> str:
     """The registry directory, made if missing; raises `PeersError` when it is not ours alone."""
-    path = os.path.join(os.path.dirname(registry_dir()), f"shellrt-peers-{os.geteuid()}")
+    path = peers_dir()
     with contextlib.suppress(FileExistsError):
         try:
             os.mkdir(path, 0o700)
