@@ -68,8 +68,9 @@ def registry() -> str:
     except OSError as exc:
         raise PeersError(f"cannot read {path} ({exc.strerror or exc})") from exc
     if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid() or found.st_mode & 0o077:
+        who = "remove it" if found.st_uid == os.geteuid() else f"uid {found.st_uid}'s: only that user or root can remove it"
         raise PeersError(
-            f"{path} is not a directory that only uid {os.geteuid()} can open (remove it: shellrt makes it again)"
+            f"{path} is not a directory that only uid {os.geteuid()} can open ({who}; shellrt makes it again)"
         )
     return path
 
