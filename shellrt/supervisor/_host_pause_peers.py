@@ -15,11 +15,11 @@ holding it anyway refuses that session's hooks.
 Local commands reach it (local is no boundary).
 
 Each entry is a file ``<kind>-<process>-<n>`` (``b``: a session that runs something; ``h``: a hook
-holding its pause) naming its writable roots, made under a dot name, locked (``flock``) and then
-renamed in, so a live entry is always locked: its lock ends with its process, however it dies, and a
-stale one is removed by whoever meets it. A start announces itself, then looks for hooks; a hook
-announces itself, then looks for starts: either the hook sees the start (refused) or the start sees
-the hook (it waits).
+holding its pause) naming its writable roots, made under a dot name and locked (``flock``) at once
+(a dot file unlocked past `HALF_MADE_S` is removed by a look), then renamed in, so a live entry is
+always locked: its lock ends with its process, however it dies, and a stale one is removed by
+whoever meets it. A start announces itself, then looks for hooks; a hook announces itself, then
+looks for starts: either the hook sees the start (refused) or the start sees the hook (it waits).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import itertools
 import os
 import secrets
 import stat
+import time
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -128,6 +129,16 @@ os.register_at_fork(after_in_child=_fork_reset)
 
 def announce(kind: str, roots: tuple[str, ...]) -> Entry:
     """A live entry of ``kind`` naming ``roots`` (real paths); raises `PeersError`."""
+    for _ in range(3):  # a look took its half-made file for a dead one's (stopped past HALF_MADE_S)
+        entry = _announce_once(kind, roots)
+        if entry is not None:
+            return entry
+    raise PeersError("its entry was removed while it was being made, three times")
+
+
+def _announce_once(kind: str, roots: tuple[str, ...]) -> Entry | None:
+    """Made under a dot name and locked at once (an unlocked dot file past `HALF_MADE_S` is a dead
+    process's: a look removes it), then renamed in. None: removed meanwhile."""
     base = registry()
     name = f"{kind}-{_SELF}-{os.getpid()}-{next(_COUNT)}"
     temp = os.path.join(base, "." + name)
@@ -136,15 +147,38 @@ def announce(kind: str, roots: tuple[str, ...]) -> Entry:
     except OSError as exc:
         raise PeersError(f"cannot write in {base} ({exc.strerror or exc})") from exc
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # blocking: a look may hold it shared for a moment
         os.write(fd, "\0".join(roots).encode("utf-8", "surrogateescape"))
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.rename(temp, os.path.join(base, name))
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         os.close(fd)
+        if isinstance(exc, FileNotFoundError):
+            return None
         raise PeersError(f"cannot write in {base} ({exc.strerror or exc})") from exc
     return Entry(os.path.join(base, name), fd)
+
+
+#: A dot file (an entry being made) unlocked this long is a process's that died making it (red team
+#: round 40 review15: it stayed for ever and counted toward `MAX_ENTRIES`).
+HALF_MADE_S = 10.0
+
+
+def _remove_half_made(path: str) -> None:
+    """Remove ``path`` (a dot file) if no one holds its lock and it is older than `HALF_MADE_S`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        if time.time() - os.fstat(fd).st_mtime > HALF_MADE_S:
+            os.unlink(path)
+    except OSError:  # locked (being made), or gone
+        pass
+    finally:
+        os.close(fd)
 
 
 def others_live(kind: str, overlaps: Callable[[tuple[str, ...]], bool]) -> bool:
@@ -158,6 +192,9 @@ def others_live(kind: str, overlaps: Callable[[tuple[str, ...]], bool]) -> bool:
     if len(names) > MAX_ENTRIES:
         raise PeersError(f"{base} holds {len(names)} entries, more than {MAX_ENTRIES}")
     for name in names:
+        if name.startswith("."):
+            _remove_half_made(os.path.join(base, name))
+            continue
         if not name.startswith(kind + "-") or name.startswith(f"{kind}-{_SELF}-"):
             continue
         path = os.path.join(base, name)
