@@ -65,6 +65,13 @@ def registry_dir() -> str:
     return f"/tmp/shellrt-roots-{uid}"
 
 
+def peers_dir() -> str:
+    """Where this uid's shellrt processes announce what they run to each other's hooks
+    (`shellrt.supervisor._host_pause_peers`), beside `registry_dir`: named here so that no sandbox's
+    root may be or hold it either (`_systemroots`)."""
+    return os.path.join(os.path.dirname(registry_dir()), f"shellrt-peers-{os.geteuid()}")
+
+
 def _root_only(st: os.stat_result | None) -> bool:
     return st is not None and stat.S_ISDIR(st.st_mode) and st.st_uid == 0 and not st.st_mode & 0o022
 

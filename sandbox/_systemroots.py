@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from sandbox._liveroots import registry_dir
+from sandbox._liveroots import peers_dir, registry_dir
 from sandbox.errors import SandboxPolicyError
 
 __all__ = ["refuse_system_roots", "system_place_in", "system_places"]
@@ -25,8 +25,14 @@ __all__ = ["refuse_system_roots", "system_place_in", "system_places"]
 
 def system_places() -> list[str]:
     """The real paths of the places no root may be or hold."""
-    places = ["/tmp", "/var/tmp", "/dev/shm", f"/run/user/{os.geteuid()}", registry_dir()]
+    places = ["/tmp", "/var/tmp", "/dev/shm", f"/run/user/{os.geteuid()}", *_registries()]
     return list(dict.fromkeys(os.path.realpath(p) for p in places))
+
+
+def _registries() -> list[str]:
+    """The registries other processes trust (live roots; the peers' entries a hook's pause reads,
+    round 40 review15): no root may be, hold or lie inside one."""
+    return [os.path.realpath(registry_dir()), os.path.realpath(peers_dir())]
 
 
 def _runtime_dir() -> list[str]:
@@ -37,24 +43,29 @@ def _runtime_dir() -> list[str]:
 
 
 def system_place_in(root: str) -> str | None:
-    """The system place ``root`` (a real path) is or holds, or ``$XDG_RUNTIME_DIR`` if it is that."""
+    """The system place ``root`` (a real path) is or holds, the registry it lies inside, or
+    ``$XDG_RUNTIME_DIR`` if it is that."""
     runtime = _runtime_dir()
     for place in system_places() + runtime:
         if place == root or (place not in runtime and place.startswith(root.rstrip(os.sep) + os.sep)):
+            return place
+    for place in _registries():
+        if root.startswith(place.rstrip(os.sep) + os.sep):
             return place
     return None
 
 
 def refuse_system_roots(roots: Iterable[str]) -> None:
-    """SandboxPolicyError when a root (a real path) is a system place or lies above one, or is
-    ``$XDG_RUNTIME_DIR``."""
+    """SandboxPolicyError when a root (a real path) is a system place or lies above one (or inside a
+    registry), or is ``$XDG_RUNTIME_DIR``."""
     for root in roots:
         if (place := system_place_in(root)) is not None:
-            what = "is" if place == root else "holds"
+            inside = root.startswith(place + os.sep)
+            what = "is" if place == root else "lies inside" if inside else "holds"
+            example = "a project directory" if place in _registries() else f"mkdir {place.rstrip('/')}/work-$USER"
             raise SandboxPolicyError(
                 f"the writable root {root} {what} the system directory {place}, where shellrt keeps "
                 "what other sessions and processes rely on (the docker backend's I/O directories, the "
-                "registry of live sessions' roots). Fix: use a directory of its own as the workspace or "
-                f"writable root (e.g. mkdir {place.rstrip('/')}/work-$USER and use that, or a "
-                "project directory)"
+                "registries of live sessions' roots and of running shellrt processes). Fix: use a "
+                f"directory of its own as the workspace or writable root (e.g. {example})"
             )

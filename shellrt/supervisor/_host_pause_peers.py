@@ -9,16 +9,17 @@ on an overlapping workspace, and its starts wait while a hook of ours holds the 
 Where: one registry directory per effective uid, ``shellrt-peers-<euid>`` beside the live roots'
 registry (`sandbox._liveroots`: ``/run`` for root, ``/run/user/<uid>`` or ``/tmp`` else), mode 0700,
 owned by that uid (anything else there refuses every hook: fail closed). No sandbox sees it: bwrap
-gives commands a /tmp and /run of their own, docker its container's; no writable root may be or hold
-/tmp or /run (`sandbox._systemroots`), and one holding the registry refuses that session's hooks.
+gives commands a /tmp and /run of their own, docker its container's; no writable root may be, hold
+or lie inside it (`sandbox._systemroots`; it was missing there until round 40 review15), and one
+holding it anyway refuses that session's hooks.
 Local commands reach it (local is no boundary).
 
 Each entry is a file ``<kind>-<process>-<n>`` (``b``: a session that runs something; ``h``: a hook
-holding its pause) naming its writable roots, made under a dot name, locked (``flock``) and then
-renamed in, so a live entry is always locked: its lock ends with its process, however it dies, and a
-stale one is removed by whoever meets it. A start announces itself, then looks for hooks; a hook
-announces itself, then looks for starts: either the hook sees the start (refused) or the start sees
-the hook (it waits).
+holding its pause) naming its writable roots, made under a dot name and locked (``flock``) at once
+(a dot file unlocked past `HALF_MADE_S` is removed by a look), then renamed in, so a live entry is
+always locked: its lock ends with its process, however it dies, and a stale one is removed by
+whoever meets it. A start announces itself, then looks for hooks; a hook announces itself, then
+looks for starts: either the hook sees the start (refused) or the start sees the hook (it waits).
 """
 
 from __future__ import annotations
@@ -29,17 +30,19 @@ import itertools
 import os
 import secrets
 import stat
+import time
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sandbox._liveroots import registry_dir
+from sandbox._liveroots import peers_dir
 
 if TYPE_CHECKING:
     from shellrt.supervisor._host_pause import Reach
 
 __all__ = ["Entry", "PeersError", "announce", "hook_among_peers", "others_live", "registry", "start_among_peers"]
 
-#: This process's name in entries (a fork is another process: its pid differs).
+#: This process's name in entries; a forked child draws its own (`_fork_reset`).
 _SELF = secrets.token_hex(6)
 _COUNT = itertools.count(1)
 #: The most entries read in one look (a flood is refused, not read for ever).
@@ -53,7 +56,7 @@ class PeersError(Exception):
 
 def registry() -> str:
     """The registry directory, made if missing; raises `PeersError` when it is not ours alone."""
-    path = os.path.join(os.path.dirname(registry_dir()), f"shellrt-peers-{os.geteuid()}")
+    path = peers_dir()
     with contextlib.suppress(FileExistsError):
         try:
             os.mkdir(path, 0o700)
@@ -66,8 +69,9 @@ def registry() -> str:
     except OSError as exc:
         raise PeersError(f"cannot read {path} ({exc.strerror or exc})") from exc
     if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid() or found.st_mode & 0o077:
+        who = "remove it" if found.st_uid == os.geteuid() else f"uid {found.st_uid}'s: only that user or root can remove it"
         raise PeersError(
-            f"{path} is not a directory that only uid {os.geteuid()} can open (remove it: shellrt makes it again)"
+            f"{path} is not a directory that only uid {os.geteuid()} can open ({who}; shellrt makes it again)"
         )
     return path
 
@@ -78,22 +82,63 @@ class Entry:
     def __init__(self, path: str, fd: int) -> None:
         self.path = path
         self._fd = fd
+        self._pid = os.getpid()
+        if fd >= 0:
+            _LIVE.add(self)
 
     def __del__(self) -> None:  # a session dropped unclosed: its entry ends with it
         self.withdraw()
 
+    @property
+    def live(self) -> bool:
+        """Whether it still stands for this process (a forked child's copies do not)."""
+        return self._fd >= 0 and self._pid == os.getpid()
+
     def withdraw(self) -> None:
-        """Remove it (idempotent): unlinked before its lock ends, so no one reads it as stale."""
+        """Remove it (idempotent): unlinked before its lock ends, so no one reads it as stale; a
+        forked child's copy only closes its descriptor (the entry is its parent's)."""
         if self._fd < 0:
             return
+        if self._pid == os.getpid():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
         with contextlib.suppress(OSError):
-            os.unlink(self.path)
-        os.close(self._fd)
+            os.close(self._fd)
         self._fd = -1
+        _LIVE.discard(self)
+
+
+#: This process's live entries (a forked child lets go of its copies: `_fork_reset`).
+_LIVE: weakref.WeakSet[Entry] = weakref.WeakSet()
+
+
+def _fork_reset() -> None:
+    """A forked child is another process: it gets its own name (with its parent's, each skipped the
+    other's entries as its own, and a hook ran under the other's task), and closes its copies of
+    the parent's entries (their locks outlived the parent; dropping one unlinked the parent's live
+    entry; red team round 40 review15). Closing a copy leaves the parent's lock held."""
+    global _SELF
+    _SELF = secrets.token_hex(6)
+    for entry in list(_LIVE):
+        entry.withdraw()  # another pid now: closes only
+    _LIVE.clear()
+
+
+os.register_at_fork(after_in_child=_fork_reset)
 
 
 def announce(kind: str, roots: tuple[str, ...]) -> Entry:
     """A live entry of ``kind`` naming ``roots`` (real paths); raises `PeersError`."""
+    for _ in range(3):  # a look took its half-made file for a dead one's (stopped past HALF_MADE_S)
+        entry = _announce_once(kind, roots)
+        if entry is not None:
+            return entry
+    raise PeersError("its entry was removed while it was being made, three times")
+
+
+def _announce_once(kind: str, roots: tuple[str, ...]) -> Entry | None:
+    """Made under a dot name and locked at once (an unlocked dot file past `HALF_MADE_S` is a dead
+    process's: a look removes it), then renamed in. None: removed meanwhile."""
     base = registry()
     name = f"{kind}-{_SELF}-{os.getpid()}-{next(_COUNT)}"
     temp = os.path.join(base, "." + name)
@@ -102,15 +147,38 @@ def announce(kind: str, roots: tuple[str, ...]) -> Entry:
     except OSError as exc:
         raise PeersError(f"cannot write in {base} ({exc.strerror or exc})") from exc
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # blocking: a look may hold it shared for a moment
         os.write(fd, "\0".join(roots).encode("utf-8", "surrogateescape"))
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.rename(temp, os.path.join(base, name))
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         os.close(fd)
+        if isinstance(exc, FileNotFoundError):
+            return None
         raise PeersError(f"cannot write in {base} ({exc.strerror or exc})") from exc
     return Entry(os.path.join(base, name), fd)
+
+
+#: A dot file (an entry being made) unlocked this long is a process's that died making it (red team
+#: round 40 review15: it stayed for ever and counted toward `MAX_ENTRIES`).
+HALF_MADE_S = 10.0
+
+
+def _remove_half_made(path: str) -> None:
+    """Remove ``path`` (a dot file) if no one holds its lock and it is older than `HALF_MADE_S`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        if time.time() - os.fstat(fd).st_mtime > HALF_MADE_S:
+            os.unlink(path)
+    except OSError:  # locked (being made), or gone
+        pass
+    finally:
+        os.close(fd)
 
 
 def others_live(kind: str, overlaps: Callable[[tuple[str, ...]], bool]) -> bool:
@@ -124,6 +192,9 @@ def others_live(kind: str, overlaps: Callable[[tuple[str, ...]], bool]) -> bool:
     if len(names) > MAX_ENTRIES:
         raise PeersError(f"{base} holds {len(names)} entries, more than {MAX_ENTRIES}")
     for name in names:
+        if name.startswith("."):
+            _remove_half_made(os.path.join(base, name))
+            continue
         if not name.startswith(kind + "-") or name.startswith(f"{kind}-{_SELF}-"):
             continue
         path = os.path.join(base, name)

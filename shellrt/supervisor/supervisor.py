@@ -634,7 +634,8 @@ class Supervisor:
         with _HOLDS_LOCK:
             if _HOOKS and any(k != key and self._reach().overlaps(r) for k, r in _HOOKS.values()):
                 return False
-            if self._peer_entry is None:
+            if self._peer_entry is None or (self._peer_entry.path and not self._peer_entry.live):
+                # (a forked child's copy of its parent's entry is not its own: it announces anew)
                 from shellrt.supervisor._host_pause_peers import start_among_peers
 
                 roots = tuple(os.path.realpath(r) for r in self.backend.policy.allowed_roots())
