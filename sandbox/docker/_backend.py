@@ -122,7 +122,7 @@ from sandbox.docker._pidref import PidRef, pid_ref
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
-from sandbox.docker._procmask import make_mask_dir, mask_lasting
+from sandbox.docker._procmask import check_masked, make_mask_dir, mask_lasting
 from sandbox.docker._protocol import (
     EXECUTOR_PROTOCOL_VERSION,
     EXECUTOR_SHELLS,
@@ -1697,10 +1697,16 @@ class DockerBackend(SandboxBackend):
             isolation_word=hello_word(self._isolation),
             net_counters=self._net_counters,
         )
+        ref = self._executor_ref()
+        # The lasting processes' /proc cover is still whole (`_procmask`): the next task must not
+        # read what this one made them count, whatever took a cover away meanwhile.
+        try:
+            check_masked(ref, self.executor_pid)
+        except BackendUnavailableError as exc:
+            raise ResetError(str(exc)) from exc
         # No process of the task is left: its commands' cgroup goes, counters and all (`_cmdcg`).
         assert self._commands_cg is not None  # reuse_blocker
         parent, limit = self._commands_cg
-        ref = self._executor_ref()
         try:
             renew_commands_cgroup(ref, parent, limit, EXECUTOR_UID, socket_memory_cap())
         except (OSError, BackendUnavailableError) as exc:
