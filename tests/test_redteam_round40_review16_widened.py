@@ -72,6 +72,23 @@ async def test_a_widened_container_refuses_the_session(
             pass
 
 
+async def test_a_dropped_healthcheck_none_refuses_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Healthcheck: NONE`` dropped: an image's HEALTHCHECK would run as container root with the
+    executor's capabilities (round 20's finding), and nothing compared the container's ``Config``."""
+    require_docker()
+
+    def create(self: Any, *args: Any, **kw: Any) -> Any:
+        kw.pop("healthcheck", None)  # the daemon's copy of the request; the answer says nothing
+        return _REAL(self, *args, **kw)
+
+    monkeypatch.setattr(docker.api.container.ContainerApiMixin, "create_container", create)
+    with pytest.raises(BackendUnavailableError, match="Healthcheck"):
+        async with DockerBackend(config(), policy(tmp_path)):
+            pass
+
+
 @pytest.mark.parametrize(("image", "admin"), [(DEBIAN, False), (BUSYBOX, True)])
 async def test_an_unchanged_container_still_starts(tmp_path: Path, image: str, admin: bool) -> None:
     """The daemon here keeps every field: the comparison refuses nothing it should not."""

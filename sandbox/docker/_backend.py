@@ -112,7 +112,7 @@ from sandbox.docker._isolation import (
     record_isolation,
     require_isolation,
 )
-from sandbox.docker._kept import dropped_settings
+from sandbox.docker._kept import changed_config, dropped_settings
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
@@ -962,9 +962,10 @@ class DockerBackend(SandboxBackend):
             )
             readonly = [*READONLY_PATHS, *sorted(str(v) for v in volumes)]
             host_config["ReadonlyPaths"] = readonly
+            command = [*executor_argv, "1"] if admin else executor_argv
             response = client.api.create_container(
                 image,
-                command=[*executor_argv, "1"] if admin else executor_argv,
+                command=command,
                 entrypoint=[],
                 name=f"shellrt-{self.session_id}{suffix}",
                 labels=session_labels(
@@ -990,6 +991,8 @@ class DockerBackend(SandboxBackend):
             # running container's pid and network need the second inspect, in `_launch`.
             created = client.api.inspect_container(cid)
             dropped = dropped_settings(host_config, created["HostConfig"], response.get("Warnings"))
+            asked = {"User": "0:0", "Cmd": command, "Entrypoint": [], "WorkingDir": "/"}
+            dropped += changed_config({**asked, "Healthcheck": {"Test": ["NONE"]}}, created.get("Config") or {})
             if dropped:  # a limit or an isolation setting the daemon dropped: fail closed
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_container(cid, force=True, v=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CHECKED_FIELDS", "DOCKER_MASKED_PATHS", "dropped_settings"]
+__all__ = ["CHECKED_FIELDS", "CONFIG_FIELDS", "DOCKER_MASKED_PATHS", "changed_config", "dropped_settings"]
 
 #: The ``HostConfig`` fields shellrt sets for isolation or limits: each must come back as asked.
 CHECKED_FIELDS = (
@@ -38,6 +38,11 @@ CHECKED_FIELDS = (
     "AutoRemove",
     "Privileged",
 )
+
+#: The container ``Config`` fields shellrt sets (the main process, its user and cwd, no
+#: HEALTHCHECK: an image's would be a ``docker exec`` as container root with the executor's
+#: capabilities, outside ``priv drop``).
+CONFIG_FIELDS = ("User", "Cmd", "Entrypoint", "WorkingDir", "Healthcheck")
 
 #: Fields shellrt leaves to the daemon, and the values that keep the container's own namespaces,
 #: no host device and no way in (anything else widens isolation: refused).
@@ -125,3 +130,19 @@ def dropped_settings(asked: dict[str, Any], kept: dict[str, Any], warnings: list
         f"the daemon warned: {str(w).strip().rstrip('.')[:300]}" for w in warnings or [] if str(w).strip()
     ]
     return problems
+
+
+def changed_config(asked: dict[str, Any], kept: dict[str, Any]) -> list[str]:
+    """Each of `CONFIG_FIELDS` the daemon did not keep as ``asked`` (``kept``: the created
+    container's ``Config``)."""
+
+    def value(config: dict[str, Any], name: str) -> Any:
+        got = config.get(name)
+        # The daemon fills an image's HEALTHCHECK timings in beside a test of NONE: the test decides.
+        return (got or {}).get("Test") if name == "Healthcheck" and isinstance(got, dict) else got
+
+    return [
+        f"{name} {value(asked, name)!r} became {value(kept, name)!r}"
+        for name in CONFIG_FIELDS
+        if not _same(value(asked, name), value(kept, name))
+    ]
