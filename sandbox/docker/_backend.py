@@ -1000,7 +1000,8 @@ class DockerBackend(SandboxBackend):
                     "the docker daemon did not keep the container shellrt asked for: "
                     + "; ".join(dropped)
                     + ". Give the host what the setting needs (swap accounting: swapaccount=1 on the kernel "
-                    "command line; the pids and cpu controllers mounted), or drop that limit from the policy"
+                    "command line; the pids and cpu controllers mounted), or drop that limit from the policy; a mount, "
+                    "namespace, device or Config the daemon changed needs a daemon (or proxy) that creates containers as asked"
                 )
             kept = created["HostConfig"].get("ReadonlyPaths") or []
             if not set(readonly) <= set(kept):  # a daemon that ignores the field: fail closed
