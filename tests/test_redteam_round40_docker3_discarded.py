@@ -36,7 +36,7 @@ def _dropping(drop: dict[str, Any], warning: str) -> Any:
     def create(self: Any, *args: Any, **kw: Any) -> Any:
         host = kw.get("host_config")
         if host is not None:
-            kw["host_config"] = host = type(host)(host)  # the daemon's copy; shellrt's request stays
+            kw["host_config"] = host = dict(host)  # the daemon's copy; shellrt's request stays
             for key, value in drop.items():
                 if value is None:
                     host.pop(key, None)

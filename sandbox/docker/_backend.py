@@ -112,7 +112,7 @@ from sandbox.docker._isolation import (
     record_isolation,
     require_isolation,
 )
-from sandbox.docker._kept import dropped_settings
+from sandbox.docker._kept import changed_config, dropped_settings
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
@@ -122,7 +122,7 @@ from sandbox.docker._pidref import PidRef, pid_ref
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
-from sandbox.docker._procmask import make_mask_dir, mask_lasting
+from sandbox.docker._procmask import check_masked, make_mask_dir, mask_lasting
 from sandbox.docker._protocol import (
     EXECUTOR_PROTOCOL_VERSION,
     EXECUTOR_SHELLS,
@@ -962,9 +962,10 @@ class DockerBackend(SandboxBackend):
             )
             readonly = [*READONLY_PATHS, *sorted(str(v) for v in volumes)]
             host_config["ReadonlyPaths"] = readonly
+            command = [*executor_argv, "1"] if admin else executor_argv
             response = client.api.create_container(
                 image,
-                command=[*executor_argv, "1"] if admin else executor_argv,
+                command=command,
                 entrypoint=[],
                 name=f"shellrt-{self.session_id}{suffix}",
                 labels=session_labels(
@@ -990,6 +991,8 @@ class DockerBackend(SandboxBackend):
             # running container's pid and network need the second inspect, in `_launch`.
             created = client.api.inspect_container(cid)
             dropped = dropped_settings(host_config, created["HostConfig"], response.get("Warnings"))
+            asked = {"User": "0:0", "Cmd": command, "Entrypoint": [], "WorkingDir": "/"}
+            dropped += changed_config({**asked, "Healthcheck": {"Test": ["NONE"]}}, created.get("Config") or {})
             if dropped:  # a limit or an isolation setting the daemon dropped: fail closed
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_container(cid, force=True, v=True)
@@ -997,7 +1000,8 @@ class DockerBackend(SandboxBackend):
                     "the docker daemon did not keep the container shellrt asked for: "
                     + "; ".join(dropped)
                     + ". Give the host what the setting needs (swap accounting: swapaccount=1 on the kernel "
-                    "command line; the pids and cpu controllers mounted), or drop that limit from the policy"
+                    "command line; the pids and cpu controllers mounted), or drop that limit from the policy; a mount, "
+                    "namespace, device or Config the daemon changed needs a daemon (or proxy) that creates containers as asked"
                 )
             kept = created["HostConfig"].get("ReadonlyPaths") or []
             if not set(readonly) <= set(kept):  # a daemon that ignores the field: fail closed
@@ -1697,10 +1701,16 @@ class DockerBackend(SandboxBackend):
             isolation_word=hello_word(self._isolation),
             net_counters=self._net_counters,
         )
+        ref = self._executor_ref()
+        # The lasting processes' /proc cover is still whole (`_procmask`): the next task must not
+        # read what this one made them count, whatever took a cover away meanwhile.
+        try:
+            check_masked(ref, self.executor_pid)
+        except BackendUnavailableError as exc:
+            raise ResetError(str(exc)) from exc
         # No process of the task is left: its commands' cgroup goes, counters and all (`_cmdcg`).
         assert self._commands_cg is not None  # reuse_blocker
         parent, limit = self._commands_cg
-        ref = self._executor_ref()
         try:
             renew_commands_cgroup(ref, parent, limit, EXECUTOR_UID, socket_memory_cap())
         except (OSError, BackendUnavailableError) as exc:
