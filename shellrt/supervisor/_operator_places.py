@@ -89,6 +89,9 @@ _MODULE_VARS: dict[str, str] = {
     "PERLLIB": "perl",
     "RUBYLIB": "ruby",
     "CLASSPATH": "java",
+    # round 40 review18: searched after node_modules, but a package's optional dependency
+    # (``try { require("supports-color") }`` in debug, ``bufferutil`` in ws) falls through to it
+    "NODE_PATH": "node",
     **{f"LUA_{kind}PATH{v}": "lua" for kind in ("", "C") for v in ("", "_5_1", "_5_2", "_5_3", "_5_4", "_5_5")},
 }
 #: What follows the ``?`` of a Lua template whose files are named by the module alone (``?.lua``).

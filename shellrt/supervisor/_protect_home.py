@@ -296,7 +296,7 @@ PYTHONPATH_DIR = ".(a directory on your PYTHONPATH)"
 _PYTHONPATH_DIR_FOLDED = fold_path(PYTHONPATH_DIR)
 #: The name a directory on another interpreter's module path (``PERL5LIB``, ``RUBYLIB``, ``LUA_PATH``,
 #: ``CLASSPATH``) stands for, its real path after it (round 40 trust3).
-LIBPATH_DIR = ".(a directory on your PERL5LIB, RUBYLIB, LUA_PATH or CLASSPATH)"
+LIBPATH_DIR = ".(a directory on your PERL5LIB, RUBYLIB, LUA_PATH, CLASSPATH or NODE_PATH)"
 _LIBPATH_DIR_FOLDED = fold_path(LIBPATH_DIR)
 _CONFIG_PROGRAM_FOLDED = fold_path(CONFIG_PROGRAM)
 _ENV_FILE_FOLDED = fold_path(ENV_FILE)
