@@ -25,6 +25,8 @@ for f in "$DOTFILES"/d{1..2}/init.sh; do . "$f"; done
 builtin source "$DOTFILES"/sh/builtin.sh
 command . "$DOTFILES"/sh/command.sh
 X=1 . "$DOTFILES"/sh/prefixed.sh
+. "$DOTFILES"/sh/con\\
+tinued.sh
 """
 PLANTS = [
     "dot/sh/exports.sh",
@@ -38,6 +40,7 @@ PLANTS = [
     "dot/sh/builtin.sh",
     "dot/sh/command.sh",
     "dot/sh/prefixed.sh",
+    "dot/sh/continued.sh",  # a backslash-newline inside the word
 ]
 KEPT = ["dot/README.md", "dot/sh/notes.txt", "dot/bin/other", "dot/d1/other.sh", "src/main.sh"]
 
