@@ -122,7 +122,9 @@ def shadows_a_library(dirs: dict[str, frozenset[str]], rest: str, name: str) -> 
     directories below it) is one its interpreter would otherwise find elsewhere: a top-level name
     (the file's stem, or the first directory below the entry) its libraries hold, ruby's start-up
     names, a ``CLASSPATH`` directory's ``META-INF`` (service entries: ``javac``'s annotation
-    processors, JDBC drivers), any jar of a ``dir/*`` entry. ``dirs``: folded directory -> its
+    processors, JDBC drivers), any jar of a ``dir/*`` entry, any file of a Lua template's directory
+    whose file names are not the module's alone (``lua?``), any file of a ``NODE_PATH`` directory
+    (a package's optional dependency is loaded from it when missing: round 40 review18). ``dirs``: folded directory -> its
     languages (``java*`` for a wildcard entry). Unknown directory: True (fail closed)."""
     top = max((d for d in dirs if rest == d or rest.startswith(d + "/")), key=len, default=None)
     if top is None:
@@ -130,6 +132,8 @@ def shadows_a_library(dirs: dict[str, frozenset[str]], rest: str, name: str) -> 
     below = rest[len(top) + 1 :].split("/") if rest != top else []
     module = fold_name(below[0] if below else name.split(".")[0])
     for language in dirs[top]:
+        if language in ("lua?", "node"):  # ``mod_?.lua``; NODE_PATH: any name, optional ones too
+            return True
         if language == "java*":
             if not below and fold_path(name).endswith((".jar", ".zip")):
                 return True

@@ -89,8 +89,13 @@ _MODULE_VARS: dict[str, str] = {
     "PERLLIB": "perl",
     "RUBYLIB": "ruby",
     "CLASSPATH": "java",
+    # round 40 review18: searched after node_modules, but a package's optional dependency
+    # (``try { require("supports-color") }`` in debug, ``bufferutil`` in ws) falls through to it
+    "NODE_PATH": "node",
     **{f"LUA_{kind}PATH{v}": "lua" for kind in ("", "C") for v in ("", "_5_1", "_5_2", "_5_3", "_5_4", "_5_5")},
 }
+#: What follows the ``?`` of a Lua template whose files are named by the module alone (``?.lua``).
+_LUA_PLAIN = frozenset({".lua", ".so", ".dll", "/init.lua"})
 #: Interpreters' option variables (round 40 trust3): each option naming a file run at every start
 #: (``NODE_OPTIONS=--require /x.js``, ``JAVA_TOOL_OPTIONS=-javaagent:/x.jar``) or a module directory
 #: searched first (``RUBYOPT=-I/x``, ``PERL5OPT=-I/x``) -> the language of such a directory.
@@ -118,6 +123,8 @@ _NAMES = ("PATH", "PYTHONPATH", *_DIRS, *_FILES, *_MODULE_VARS, *_INIT_VARS, *_O
 _PROJECT_NAMES = ("VIRTUAL_ENV", "CONDA_PREFIX", "DIRENV_DIR")
 #: Entries looked at in all (a ``PATH`` of thousands of entries costs no more).
 _ENTRIES = 256
+#: Jars whose manifests `module_paths` reads in all, and the largest manifest read.
+_MANIFEST_JARS, _MANIFEST_BYTES = 64, 64 << 10
 #: Names `path_programs` lists in all (a system's PATH holds a few thousand).
 _PROGRAM_NAMES = 65_536
 
@@ -235,7 +242,9 @@ def module_paths(real: Callable[[str], str]) -> list[tuple[str, str, bool]]:
     (round 39), each comes before the interpreter's own libraries -- a ``strict.pm`` or
     ``rubygems.rb`` there runs in every perl or ruby the operator starts -- and a ``CLASSPATH``
     directory's ``META-INF/services`` names what ``javac`` (annotation processors) and the JDK load.
-    A Lua template's directory is what comes before its first ``?``; a ``CLASSPATH`` ``dir/*`` names
+    A Lua template's directory is what comes before its first ``?``; one not of the form ``dir/?.lua``
+    (``.so``, ``.dll``, ``/init.lua``) is language ``lua?``, every file counting (round 40 review18:
+    ``dir/mod_?.lua`` loads ``mod_socket.lua`` for ``socket``); a ``CLASSPATH`` ``dir/*`` names
     every jar of ``dir`` (language ``java*``); a named jar is a file."""
     found: list[tuple[str, str, bool]] = []
     for name, language in _MODULE_VARS.items():
@@ -248,17 +257,78 @@ def module_paths(real: Callable[[str], str]) -> list[tuple[str, str, bool]]:
                 continue
             kind, is_dir = language, True
             if language == "lua":
-                entry = entry.partition("?")[0]
-                entry = entry if entry.endswith("/") else os.path.dirname(entry)
+                head, _, tail = entry.partition("?")
+                entry = head if head.endswith("/") else os.path.dirname(head)
+                if not (head.endswith("/") and tail in _LUA_PLAIN):
+                    kind = "lua?"  # ``mod_?.lua``, ``?.luac``, no ``?``: any file there may load (review18)
             elif language == "java" and entry.endswith("/*"):
                 entry, kind = entry[:-2], "java*"
             elif language == "java" and entry.lower().endswith((".jar", ".zip")):
                 is_dir = False
             if os.path.isabs(entry):
                 found.append((real(entry), kind, is_dir))
+    jars = [path for path, kind, is_dir in found if kind == "java" and not is_dir]
+    jars += [
+        os.path.join(path, n) for path, kind, _ in found if kind == "java*" for n in _listing(path, _MANIFEST_JARS)
+    ]
+    found += _manifest_places(jars, real)
     for name, language in _OPTION_VARS.items():
         found += _option_places(os.environ.get(name, ""), language, real)
     return found
+
+
+def _listing(directory: str, most: int) -> list[str]:
+    """The first ``most`` jar names of ``directory`` (none when it cannot be listed)."""
+    try:
+        with os.scandir(directory) as entries:
+            return [e.name for e in entries if e.name.lower().endswith(".jar")][:most]
+    except OSError:
+        return []
+
+
+def _manifest_places(jars: list[str], real: Callable[[str], str]) -> list[tuple[str, str, bool]]:
+    """The places the ``Class-Path`` of each jar's manifest names (relative to the jar), and of
+    theirs, at most `_MANIFEST_JARS` jars read. Why (round 40 review18): the JVM adds them to the
+    class path after the jar: ``tool.jar``'s ``Class-Path: extra.jar deps/`` loaded a command's
+    ``extra.jar`` (its ``META-INF/services``) and ``deps/``, unguarded, in every ``javac``."""
+    found: list[tuple[str, str, bool]] = []
+    todo, seen = list(jars), set[str]()
+    while todo and len(seen) < _MANIFEST_JARS:
+        jar = todo.pop(0)
+        if jar in seen or not os.path.isfile(jar):
+            continue
+        seen.add(jar)
+        for entry in _class_path(jar):
+            path = os.path.normpath(os.path.join(os.path.dirname(jar), entry))
+            is_dir = entry.endswith("/")
+            found.append((real(path), "java", is_dir))
+            if not is_dir:
+                todo.append(path)
+    return found
+
+
+def _class_path(jar: str) -> list[str]:
+    """The file paths ``jar``'s manifest ``Class-Path`` names (URLs ``file:`` or relative, unquoted);
+    none when the jar cannot be read."""
+    import urllib.parse
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            info = archive.getinfo("META-INF/MANIFEST.MF")
+            if info.file_size > _MANIFEST_BYTES:
+                return []
+            text = archive.read(info).decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile, ValueError, RuntimeError, NotImplementedError):
+        return []
+    joined = re.sub(r"\r?\n ", "", text)  # a manifest's continuation lines
+    value = next((m.group(1) for m in re.finditer(r"(?im)^class-path:[ \t]*(.*)$", joined)), "")
+    paths = []
+    for url in value.split()[:_ENTRIES]:
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme in ("", "file") and not parsed.netloc:
+            paths.append(urllib.parse.unquote(parsed.path))
+    return paths
 
 
 def _option_places(value: str, language: str, real: Callable[[str], str]) -> list[tuple[str, str, bool]]:

@@ -296,7 +296,7 @@ PYTHONPATH_DIR = ".(a directory on your PYTHONPATH)"
 _PYTHONPATH_DIR_FOLDED = fold_path(PYTHONPATH_DIR)
 #: The name a directory on another interpreter's module path (``PERL5LIB``, ``RUBYLIB``, ``LUA_PATH``,
 #: ``CLASSPATH``) stands for, its real path after it (round 40 trust3).
-LIBPATH_DIR = ".(a directory on your PERL5LIB, RUBYLIB, LUA_PATH or CLASSPATH)"
+LIBPATH_DIR = ".(a directory on your PERL5LIB, RUBYLIB, LUA_PATH, CLASSPATH or NODE_PATH)"
 _LIBPATH_DIR_FOLDED = fold_path(LIBPATH_DIR)
 _CONFIG_PROGRAM_FOLDED = fold_path(CONFIG_PROGRAM)
 _ENV_FILE_FOLDED = fold_path(ENV_FILE)
@@ -772,7 +772,8 @@ _LOOP_TEXT = 64 << 10
 class _Bounds:
     """One read's bounds: ``os.path.realpath`` within `_REALPATH_PARTS` components, then
     ``os.path.normpath`` (the names stay guarded, as written); `_EXPANDED_CHARS` and `_LOOP_TEXT`
-    (``room``, ``loop_text``: past them a variable or loop is unknown). Shared by the files of
+    (``room``, ``loop_text``: past them a variable or loop is unknown), ``braces`` (past it a brace
+    group reads as ``*``). Shared by the files of
     one read, read breadth first: the operator's own files spend them first."""
 
     def __init__(self) -> None:
@@ -780,6 +781,7 @@ class _Bounds:
         self.room = _EXPANDED_CHARS
         self.loop_text = _LOOP_TEXT
         self.entries = _GLOB_READ_ENTRIES
+        self.braces = _LOOP_TEXT  # characters brace expansion may scan (round 40 review18)
 
     def real(self, path: str) -> str:
         parts = path.count("/")
@@ -835,9 +837,11 @@ def _bounded_glob(pattern: str, bounds: _Bounds) -> list[str]:
 #: ``source FILE`` / ``. FILE`` in a shell start-up file (after a line start, ``;``, ``&&``, ``||``,
 #: ``{``, ``(``, ``then``, ``do``, ``else``): the file's word. Blanks only, never newlines, between
 #: them: ``\s*`` ran from every line start over all the newlines after it (round 36 review2: a
-#: sourced file of 40 KB of blank lines took 8 s a read, 1 MB over an hour).
+#: sourced file of 40 KB of blank lines took 8 s a read, 1 MB over an hour). Round 40 review18: also
+#: past ``builtin``, ``command`` and ``A=1`` (each still sources the file).
 _SOURCED = re.compile(
-    r"""(?:^|[;&|{(]|\b(?:then|do|else)\b)[ \t]*(?:source|\.)[ \t]+((?:"[^"\n]*"|'[^'\n]*'|[^\s;&|)"']+)+)""",
+    r"""(?:^|[;&|{(]|\b(?:then|do|else)\b)(?>[ \t]*(?:builtin|command|[A-Za-z_]\w*=[^\s;&|()`<>]*)(?=[ \t]))*"""
+    r"""[ \t]*(?:source|\.)[ \t]+((?:"[^"\n]*"|'[^'\n]*'|[^\s;&|)"']+)+)""",
     re.MULTILINE,
 )
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
@@ -988,6 +992,9 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
     if kind == "lua":
         yield from (w for w in (_expand(raw, known) for raw in _lua_loads(text, known)) if w)
         return
+    # A backslash-newline is removed before a shell reads words (``. ~/dot/a\<newline>b.sh`` sources
+    # ``ab.sh``): `_word_at` stopped there, the word not followed (round 40 review18).
+    text = text.replace("\\\n", "")
     streams = (
         _ASSIGN.finditer(text),
         _FOR.finditer(text),
@@ -1006,7 +1013,7 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
                 known[match.group(1)] = value
         elif match.re is _FOR:
             words: list[str] | None = []
-            for raw in _split(match.group(2), spent):
+            for raw in (w for piece in _split(match.group(2), spent) for w in _braces(piece, spent)):
                 word = _expand(raw, known)
                 if word and len(word) > spent.room:
                     words = None  # past the room: unknown
@@ -1021,7 +1028,7 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
             else:
                 loops[match.group(1)] = words
         elif match.re is _RUN_PARTS:  # every program of a directory (round 40)
-            for raw in _split(match.group(1), spent):
+            for raw in (w for piece in _split(match.group(1), spent) for w in _braces(piece, spent)):
                 directory = _expand(raw, known)
                 if directory and not _GLOB_MAGIC.search(directory):
                     yield directory.rstrip("/") + "/*"
@@ -1043,9 +1050,9 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
                 for item in loops[loop.group(1) or loop.group(2)]:
                     yield item if _GLOB_MAGIC.search(item) else _RUN_MARK + item
                 continue
-            expanded = _expand(word, known)
-            if expanded and not _GLOB_MAGIC.search(expanded):
-                yield _RUN_MARK + expanded
+            for expanded in (_expand(w, known) for w in _braces(word, spent)):
+                if expanded:  # a pattern (braces past their bound) guarded as sourced patterns are
+                    yield expanded if _GLOB_MAGIC.search(expanded) else _RUN_MARK + expanded
         else:
             word = _word_at(text, match.start(1))  # the regex's word: its extent only (a fast scan)
             if word is None:
@@ -1054,9 +1061,7 @@ def _sourced_words(text: str, kind: str, home: str, spent: _Bounds) -> Iterator[
             if loop is not None and (loop.group(1) or loop.group(2)) in loops:
                 yield from loops[loop.group(1) or loop.group(2)]
                 continue
-            expanded = _expand(word, known)
-            if expanded:
-                yield expanded
+            yield from (w for w in (_expand(b, known) for b in _braces(word, spent)) if w)
 
 
 def _lua_loads(text: str, known: dict[str, str]) -> Iterator[str]:
@@ -1110,6 +1115,27 @@ def _in_order(streams: tuple[Iterator[re.Match[str]], ...]) -> Iterator[re.Match
         _, index, head = min(live, key=lambda item: item[:2])
         yield head
         heads[index] = next(streams[index], None)
+
+
+#: Groups a word may hold before it reads as one pattern (six lists of two are past `LIMIT` already).
+_BRACE_GROUPS = 16
+_BRACE_OPEN = re.compile(r"(?<!\$)\{")
+
+
+def _braces(word: str, spent: _Bounds) -> list[str]:
+    """``word``'s brace expansion (``~/.{path,exports}``: round 40 review18) within the read's
+    ``braces``; past it each group as ``*`` (guarded as a pattern). Imported only for a word with a
+    brace: not on `shellrt run`'s path otherwise."""
+    if "{" not in word:
+        return [word]
+    from shellrt.supervisor._shell_braces import expand_braces
+
+    if spent.braces < len(word) or len(word) >= _PATH_MAX or word.count("{") > _BRACE_GROUPS:
+        first, close = _BRACE_OPEN.search(word), word.rfind("}")  # one ``*`` over them all: cheap
+        return [word] if first is None or close < first.start() else [word[: first.start()] + "*" + word[close + 1 :]]
+    words, scanned = expand_braces(word)
+    spent.braces -= scanned
+    return words
 
 
 def _split(text: str, spent: _Bounds) -> list[str]:
