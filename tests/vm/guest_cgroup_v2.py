@@ -591,6 +591,19 @@ def preload() -> str:
     return init_kind()
 
 
+def writable_tmp(out: Path) -> None:
+    """A writable /tmp, as a booted host has (shellrt keeps its holders there whatever TMPDIR says,
+    round 40; this VM's /tmp is the host root's, read-only), with ``out`` (the host's 9p directory
+    below the old /tmp, where the facts and the exit status go) bound back at its path."""
+    old = Path("/dev/shm/.vm/old-tmp")
+    old.mkdir()
+    subprocess.run(["mount", "--rbind", "/tmp", str(old)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/tmp"], check=True)
+    if out.is_relative_to("/tmp"):
+        out.mkdir(parents=True)
+        subprocess.run(["mount", "--rbind", str(old / out.relative_to("/tmp")), str(out)], check=True)
+
+
 def main(out: Path) -> None:
     uptime = float(Path("/proc/uptime").read_text().split()[0])
     started = time.monotonic()
@@ -617,9 +630,7 @@ def main(out: Path) -> None:
     facts |= spawn("undelegated", make_cgroup(CGROUP / "plain"), USER)
     pids_only = make_cgroup(CGROUP / "pidsonly", enable=("pids",))
     facts |= spawn("pidsonly", make_cgroup(pids_only / "caller"))
-    # a booted system's /tmp is writable (shellrt keeps its holders there whatever TMPDIR says, round
-    # 40); this VM's is the host's root, read-only
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/tmp"], check=True)
+    writable_tmp(out)
     facts |= spawn("bwrap", make_cgroup(CGROUP / "bwrap", owner=USER), USER)
     EXT4_WORKSPACE.mkdir()
     mounted = subprocess.run(["mount", "-t", "ext4", "/dev/vda", str(EXT4_WORKSPACE)], capture_output=True)
