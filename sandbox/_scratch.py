@@ -33,12 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from sandbox.errors import BackendUnavailableError
-
 __all__ = [
     "HOLDER_BASE",
     "KNOWN_PREFIXES",
-    "HolderBaseError",
     "OwnedDir",
     "holder_bases",
     "remove_tree",
@@ -67,20 +64,6 @@ def holder_bases() -> list[Path | None]:
     return [HOLDER_BASE] if same else [HOLDER_BASE, None]
 
 
-class HolderBaseError(BackendUnavailableError, OSError):
-    """/tmp cannot hold shellrt's temporary directories: said with what to do (a read-only /tmp gave
-    a bare "Read-only file system" from deep inside a start). Not a fall back to ``TMPDIR``: another
-    process's sandboxes hide /tmp, not this process's temp dir (round 40, tenants)."""
-
-    def __init__(self, cause: OSError) -> None:
-        super().__init__(
-            f"shellrt keeps its temporary directories below {HOLDER_BASE} whatever TMPDIR says (other "
-            f"processes' sandboxes hide {HOLDER_BASE}, not a TMPDIR elsewhere), and {HOLDER_BASE} cannot "
-            f"hold one here ({cause.strerror or cause}): make {HOLDER_BASE} a writable directory, e.g. "
-            f"`mount -t tmpfs -o mode=1777 tmpfs {HOLDER_BASE}`, then start again"
-        )
-
-
 class OwnedDir:
     """A fresh 0700 directory below ``directory`` (None: `HOLDER_BASE`, whatever ``TMPDIR`` says),
     locked by this process until `remove`."""
@@ -92,7 +75,9 @@ class OwnedDir:
         except OSError as exc:
             if base != HOLDER_BASE:
                 raise
-            raise HolderBaseError(exc) from exc
+            from sandbox._holder_base import HolderBaseError  # only when /tmp fails: `run` stays lean
+
+            raise HolderBaseError(exc, HOLDER_BASE) from exc
         self._lock_fd: int | None = os.open(self.path / _LOCK, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 

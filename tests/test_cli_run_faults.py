@@ -36,17 +36,30 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def _run(args: list[str], env: dict[str, str], workspace: Path) -> subprocess.CompletedProcess[bytes]:
+#: `shellrt` with its temporary directories on the disk named first: they are made below /tmp whatever
+#: TMPDIR says (round 40, tenants2), so the test moves that base in the child itself.
+_ON_DISK = (
+    "import sys; from pathlib import Path; import sandbox._scratch as s; s.HOLDER_BASE = Path(sys.argv.pop(1)); "
+    "from shellrt.cli import main; sys.exit(main())"
+)
+
+
+def _shellrt_on(disk: Path, *args: str) -> list[str]:
+    """The argv of ``shellrt run --sandbox local ARGS`` keeping its spool on ``disk``."""
+    return [sys.executable, "-c", _ON_DISK, str(disk), "run", "--sandbox", "local", *args]
+
+
+def _run(args: list[str], disk: Path, workspace: Path) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "shellrt", "run", "--sandbox", "local", "--workspace", str(workspace), *args],
+        _shellrt_on(disk, "--workspace", str(workspace), *args),
         capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         timeout=120,
     )
 
 
 def test_run_json_says_what_a_full_disk_lost(small_tmpfs: Path, tmp_path: Path) -> None:
-    done = _run(["--json", "--", "head -c 50000000 /dev/zero"], {"TMPDIR": str(small_tmpfs)}, tmp_path)
+    done = _run(["--json", "--", "head -c 50000000 /dev/zero"], small_tmpfs, tmp_path)
     report = json.loads(done.stdout)
     assert done.returncode == 74, done.stderr
     assert report["command_exit_code"] == 0
@@ -63,21 +76,10 @@ def test_run_streaming_delivers_every_byte_when_the_spool_disk_fills(
     received = tmp_path / "stdout.bin"  # a file, not pytest's memory (it would inflate later RSS checks)
     with open(received, "wb") as out:
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "shellrt",
-                "run",
-                "--sandbox",
-                "local",
-                "--workspace",
-                str(tmp_path),
-                "--",
-                "head -c 50000000 /dev/zero",
-            ],
+            _shellrt_on(small_tmpfs, "--workspace", str(tmp_path), "--", "head -c 50000000 /dev/zero"),
             stdout=out,
             stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(small_tmpfs)},
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
             timeout=120,
         )
     assert done.returncode == 0, done.stderr
