@@ -386,7 +386,6 @@ def linked_places() -> dict[str, str]:
     found = _linked_places()
     from shellrt.supervisor._env_gitconfig import relative_template_dirs
 
-    _LINKED_CACHE[:] = [(_good_until(now), home, xdg, found)]
     _RELATIVE_TEMPLATES[:] = [tuple(fold_path(v) for v in relative_template_dirs())]
     from shellrt.supervisor._operator_places import project_path_dirs
 
@@ -410,6 +409,7 @@ def linked_places() -> dict[str, str]:
             and not any(real == d or real.startswith(d.rstrip("/") + "/") for d in direnv)
         )
     ]
+    _LINKED_CACHE[:] = [(_good_until(now), home, xdg, found)]  # its cost: the derived maps too
     return found
 
 
