@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The shellrt process: a background task with sleepers and a counting loop, then a call whose
 #: PreToolUse hook (once armed) says it is in, and sleeps.
 _CHILD = r"""
-import json, os, sys, anyio, shellrt
+import json, logging, os, sys, anyio, shellrt
+logging.basicConfig(level=logging.WARNING)  # a replaced container says why in the log
 from sandbox.config import BwrapConfig, DockerConfig
 root, kind, task_mark, hook_mark = sys.argv[1:5]
 ws = os.path.join(root, "ws")
@@ -109,13 +110,24 @@ def _killed_in_a_hook(tmp_path: Path, kind: str, marks: tuple[str, str]) -> int:
             time.sleep(0.02)
         deadline = time.monotonic() + 10
         while not all(state == "T" for _, state in _marked(task_mark)) or not _marked(task_mark):
-            assert time.monotonic() < deadline, f"the task was never paused: {_marked(task_mark)}"
+            assert time.monotonic() < deadline, _never_paused(tmp_path, child.pid, task_mark)
             time.sleep(0.02)
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
         log.close()
     return child.pid
+
+
+def _never_paused(tmp_path: Path, owner: int, mark: str) -> str:
+    """What to say when the task's sleepers were not all seen stopped: what shellrt logged, its
+    containers, and the host's sleepers (CI111 saw none at all, once)."""
+    sleepers = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True, check=False)
+    return (
+        f"the task was never paused: {_marked(mark)}\nlog:\n{(tmp_path / 'log').read_text()[-4000:]}\n"
+        f"containers: {_containers_of(owner)}\nsleepers:\n"
+        + "\n".join(line for line in sleepers.stdout.splitlines() if " sleep " in line)[-3000:]
+    )
 
 
 def _nothing_left(marks: tuple[str, str], within: float = 10.0) -> list[tuple[int, str]]:

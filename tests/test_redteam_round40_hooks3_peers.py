@@ -166,6 +166,31 @@ async def test_no_sandboxed_command_reaches_the_registry(tmp_path: Path) -> None
     assert "No such file" in result.preview and not os.path.exists(f"{place}/b-x"), result.preview
 
 
+async def test_a_task_that_ended_leaves_no_entry(tmp_path: Path) -> None:
+    """Failed under load (CI111: one descriptor too many after `tasks.stop`): a task's end withdrew
+    its entry from a spawned waiter, which ran after whoever the end woke. Now the entry is gone,
+    and its descriptor closed, by the time anyone sees the task ended; a hook of another process
+    meanwhile would have been refused for a task that no longer ran."""
+    from shellrt.supervisor import _host_pause_peers as peers
+
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ours = f"b-{peers._SELF}-"
+    backend = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=ws))
+    async with supervised(backend, tmp_path / "s") as sup:
+        for ending in ("stop", "exit"):
+            task = await sup.start_background("sleep 30" if ending == "stop" else "sleep 0.3")
+            assert any(n.startswith(ours) for n in os.listdir(peers.registry())), "no entry while it runs"
+            with anyio.fail_after(30):
+                if ending == "stop":
+                    await sup.tasks.stop(task.id)
+                else:
+                    await sup.tasks.wait(task.id)
+            left = [n for n in os.listdir(peers.registry()) if n.startswith(ours)]
+            assert not left, f"after the task's {ending}, its entry stayed: {left}"
+
+
 def test_it_holds_for_an_unprivileged_caller() -> None:
     _nonroot.held_as_nobody(
         __file__,

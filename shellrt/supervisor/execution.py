@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import anyio
 from anyio.abc import ByteReceiveStream
@@ -60,6 +61,8 @@ class Execution:
         #: instructions to make, a noticeable part of a `true`).
         self._readers_finished = False
         self._readers_done: anyio.Event | None = None
+        #: Called once, in the task that finishes it, the moment it is done (`when_finished`).
+        self._on_finish: Callable[[], None] | None = None
 
     @property
     def done(self) -> anyio.Event:
@@ -141,6 +144,15 @@ class Execution:
             if self.status is None:
                 self.status = await self.process.wait()
 
+    def when_finished(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` as it finishes (now, when it has): before anyone woken by `done` runs,
+        so what it releases is released by the time a waiter looks (a spawned waiter ran after them:
+        a stopped task's registry entry was still open when `tasks.stop` returned)."""
+        if self._finished:
+            callback()
+        else:
+            self._on_finish = callback
+
     def _finish(self) -> None:
         self.ended = time.monotonic()
         self.out.close()
@@ -149,6 +161,9 @@ class Execution:
         self._finished = True
         if self._done is not None:
             self._done.set()
+        callback, self._on_finish = self._on_finish, None
+        if callback is not None:
+            callback()
 
     async def _fast_pump(self) -> bool:
         """Hot path of a quick command with one output stream and no stdin: no helper tasks.

@@ -9,7 +9,6 @@ starts and kills processes.
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import os
 import secrets
@@ -423,8 +422,7 @@ class Supervisor:
         self._live.discard(execution)
         self.tasks.add(_label(command), description, execution, task_id=task_id)
         if self._peer_entry is not None:  # other processes' hooks wait for its end, not the next call
-            with contextlib.suppress(RuntimeError):  # no task group, not asyncio: the next call settles
-                self._spawner.spawn(functools.partial(self._settle_after, execution))
+            execution.when_finished(self._settle_peer)
         return self.tasks.get(task_id)
 
     async def sweep_protected(self) -> None:
@@ -548,10 +546,6 @@ class Supervisor:
         if self._peer_entry is not None and not self._entering and not self._busy():
             self._peer_entry.withdraw()
             self._peer_entry = None
-
-    async def _settle_after(self, execution: Execution) -> None:
-        await execution.done.wait()
-        self._settle_peer()
 
     async def _guarded(self, result: CommandResult) -> CommandResult:
         """Revert what the command planted (protect.py) and tell the model in the result's notes."""
