@@ -166,11 +166,30 @@ async def test_no_sandboxed_command_reaches_the_registry(tmp_path: Path) -> None
     assert "No such file" in result.preview and not os.path.exists(f"{place}/b-x"), result.preview
 
 
-async def test_a_task_that_ended_leaves_no_entry(tmp_path: Path) -> None:
-    """Failed under load (CI111: one descriptor too many after `tasks.stop`): a task's end withdrew
-    its entry from a spawned waiter, which ran after whoever the end woke. Now the entry is gone,
-    and its descriptor closed, by the time anyone sees the task ended; a hook of another process
-    meanwhile would have been refused for a task that no longer ran."""
+def _held_entries(prefix: str) -> list[str]:
+    """Entries of the registry named ``prefix``... whose lock is held (a busy session's)."""
+    import fcntl
+
+    from shellrt.supervisor import _host_pause_peers as peers
+
+    held = []
+    for name in os.listdir(peers.registry()):
+        if name.startswith(prefix):
+            fd = os.open(os.path.join(peers.registry(), name), os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.append(name)
+            finally:
+                os.close(fd)
+    return held
+
+
+async def test_a_task_that_ended_holds_no_entry(tmp_path: Path) -> None:
+    """Failed under load (CI111: one descriptor too many after `tasks.stop`): a task's end let its
+    entry go from a spawned waiter, which ran after whoever the end woke. Now the entry is let go by
+    the time anyone sees the task ended (a hook of another process meanwhile was refused for a task
+    that no longer ran), and the session's entry is gone with the session."""
     from shellrt.supervisor import _host_pause_peers as peers
 
     require_bwrap()
@@ -181,14 +200,66 @@ async def test_a_task_that_ended_leaves_no_entry(tmp_path: Path) -> None:
     async with supervised(backend, tmp_path / "s") as sup:
         for ending in ("stop", "exit"):
             task = await sup.start_background("sleep 30" if ending == "stop" else "sleep 0.3")
-            assert any(n.startswith(ours) for n in os.listdir(peers.registry())), "no entry while it runs"
+            assert _held_entries(ours), "no entry held while it runs"
             with anyio.fail_after(30):
                 if ending == "stop":
                     await sup.tasks.stop(task.id)
                 else:
                     await sup.tasks.wait(task.id)
-            left = [n for n in os.listdir(peers.registry()) if n.startswith(ours)]
-            assert not left, f"after the task's {ending}, its entry stayed: {left}"
+            assert not _held_entries(ours), f"after the task's {ending}, its entry was still held"
+    left = [n for n in os.listdir(peers.registry()) if n.startswith(ours)]
+    assert not left, f"the closed session's entry stayed: {left}"
+
+
+#: A session that ran something, went idle and whose process then exited without closing it.
+_IDLE_THEN_GONE = textwrap.dedent(
+    """
+    import os, sys
+    from shellrt.supervisor import _host_pause_peers as p
+    presence = p.Presence()
+    assert presence.enter((sys.argv[1],), lambda: None)
+    presence.leave()
+    print(presence._entry.path, flush=True)
+    os._exit(0)
+    """
+)
+
+
+def test_an_idle_entry_of_a_gone_process_is_removed(tmp_path: Path) -> None:
+    """Held (kept entries are new in round 40's speed pass): an idle entry is unlocked, so its
+    process's death cannot be read from the lock; a look removes it by its pid."""
+    from shellrt.supervisor import _host_pause_peers as peers
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *(p for p in sys.path if p)])}
+    done = subprocess.run(
+        [sys.executable, "-c", _IDLE_THEN_GONE, str(tmp_path)], capture_output=True, text=True, env=env, cwd="/"
+    )
+    path = done.stdout.strip()
+    assert path and os.path.exists(path), (done.stdout, done.stderr[-2000:])
+    mine = os.path.realpath(tmp_path)
+    assert not peers.others_live("b", lambda roots: mine in roots), "a gone process's idle entry counted as busy"
+    assert not os.path.exists(path), "a gone process's idle entry stayed in the registry"
+
+
+async def test_an_entry_removed_under_an_idle_session_is_made_again(tmp_path: Path) -> None:
+    """Held: a look that took an idle entry for a dead process's (a pid of another pid namespace)
+    removed it; the session's next start makes another, never holds the removed one unseen."""
+    from shellrt.supervisor import _host_pause_peers as peers
+    from shellrt.supervisor._host_pause import Reach
+
+    presence = peers.Presence()
+    try:
+        assert presence.enter((str(tmp_path),), lambda: Reach.of((str(tmp_path),)))
+        presence.leave()
+        first = presence._entry.path if presence._entry else ""
+        os.unlink(first)
+        assert presence.enter((str(tmp_path),), lambda: Reach.of((str(tmp_path),)))
+        ours = f"b-{peers._SELF}-{os.getpid()}-"
+        assert _held_entries(ours), "the start held an entry no look can see"
+        assert not os.path.exists(first)
+    finally:
+        presence.close()
+    assert not [n for n in os.listdir(peers.registry()) if n.startswith(f"b-{peers._SELF}-{os.getpid()}-")]
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:

@@ -42,7 +42,7 @@ from shellrt.supervisor.tasks import TaskManager
 
 if TYPE_CHECKING:
     from shellrt.supervisor._host_pause import HostQuiet, Reach
-    from shellrt.supervisor._host_pause_peers import Entry
+    from shellrt.supervisor._host_pause_peers import Entry, Presence
 
 __all__ = ["OutputCallback", "ProgressCallback", "Supervisor"]
 
@@ -138,7 +138,7 @@ class Supervisor:
         #: Starts past the hooks' gate whose execution is not yet live (`_HOOKS`).
         self._entering = 0
         #: Its entry among other shellrt processes' (`_host_pause_peers`) while it runs anything.
-        self._peer_entry: Entry | None = None
+        self._presence: Presence | None = None
         self._session_tag = secrets.token_hex(3)
         self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
         self.tasks = TaskManager()
@@ -205,9 +205,8 @@ class Supervisor:
                 # Only now out of the hooks' reach: its tasks ran under another session's hook while
                 # they were being killed (round 38 review3).
                 self._leave_neighbours()
-                if self._peer_entry is not None:
-                    self._peer_entry.withdraw()
-                    self._peer_entry = None
+                if self._presence is not None:
+                    self._presence.close()
             await anyio.to_thread.run_sync(self._spool_files.close)
             if self._guard is not None:
                 await self._guard.final()
@@ -421,7 +420,7 @@ class Supervisor:
         )
         self._live.discard(execution)
         self.tasks.add(_label(command), description, execution, task_id=task_id)
-        if self._peer_entry is not None:  # other processes' hooks wait for its end, not the next call
+        if self._presence is not None and self._presence.held:  # other processes' hooks wait for its end
             execution.when_finished(self._settle_peer)
         return self.tasks.get(task_id)
 
@@ -542,10 +541,9 @@ class Supervisor:
         return bool(self._live) or self.tasks.any_running()
 
     def _settle_peer(self) -> None:
-        """Withdraw its entry among other processes' (`_host_pause_peers`) once nothing runs."""
-        if self._peer_entry is not None and not self._entering and not self._busy():
-            self._peer_entry.withdraw()
-            self._peer_entry = None
+        """Let its entry among other processes' (`_host_pause_peers`) go once nothing runs."""
+        if self._presence is not None and self._presence.held and not self._entering and not self._busy():
+            self._presence.leave()
 
     async def _guarded(self, result: CommandResult) -> CommandResult:
         """Revert what the command planted (protect.py) and tell the model in the result's notes."""
@@ -628,14 +626,12 @@ class Supervisor:
         with _HOLDS_LOCK:
             if _HOOKS and any(k != key and self._reach().overlaps(r) for k, r in _HOOKS.values()):
                 return False
-            if self._peer_entry is None or (self._peer_entry.path and not self._peer_entry.live):
-                # (a forked child's copy of its parent's entry is not its own: it announces anew)
-                from shellrt.supervisor._host_pause_peers import start_among_peers
+            if self._presence is None:
+                from shellrt.supervisor._host_pause_peers import Presence
 
-                roots = tuple(os.path.realpath(r) for r in self.backend.policy.allowed_roots())
-                self._peer_entry = start_among_peers(roots, self._reach)
-                if self._peer_entry is None:
-                    return False
+                self._presence = Presence()
+            if not self._presence.held and not self._presence.enter(self.backend.policy.allowed_roots(), self._reach):
+                return False
             self._entering += 1
             return True
 
