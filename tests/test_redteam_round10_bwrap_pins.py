@@ -131,7 +131,11 @@ def test_a_swapped_pin_never_makes_a_host_directory_writable(
     assert written == [], written
     assert len(outputs) == COMMANDS[persistent]
     ran = [o for o in outputs if REFUSED not in o]
-    assert ran or persistent, "no command ran at all"  # refusals are fail-closed, not the point
+    # Refusals are fail-closed, not the point; but a run where none ran must owe it to the swapper:
+    # with it on a core of its own the whole time, every start's search of the workspace saw it
+    # change 3 times in a row and refused (CI113: 0 of 20 ran; 15-20 of 20 usually).
+    swapped = all("changed while" in o for o in outputs)
+    assert ran or persistent or swapped, f"no command ran at all: {[o[:300] for o in outputs][:3]}"
 
 
 @pytest.mark.slow  # 10-25 s in CI: handed out first (tests/conftest.py)
