@@ -204,9 +204,12 @@ _AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = SOCKET_FAMILIES
 #: need CAP_NET_RAW, which no command has.
 INET_PROTOCOLS = (0, 1, 6, 17, 58, 262)
 #: socket's protocol for netlink: ROUTE (getifaddrs, ip), SOCK_DIAG (ss), SELINUX, AUDIT (tools
-#: that log to it tolerate its absence), KOBJECT_UEVENT (udev monitors). Not GENERIC (a family
-#: lookup by name loads its module: TIPC, L2TP, GTP...), NETFILTER, XFRM, CONNECTOR and the rest.
-NETLINK_PROTOCOLS = (0, 4, 7, 9, 15)
+#: that log to it tolerate its absence). Not GENERIC (a family lookup by name loads its module:
+#: TIPC, L2TP, GTP...), NETFILTER, XFRM, CONNECTOR and the rest, nor KOBJECT_UEVENT (red team round
+#: 41, bwrap4): the kernel sends every host device's events to each network namespace the host's
+#: user namespace owns -- a root caller's session namespace, and the host's under ``network: host``
+#: -- so a udev monitor in a sandbox heard other tenants' loop devices, disks and hot plugs.
+NETLINK_PROTOCOLS = (0, 4, 7, 9)
 _SOCKET = (41, 198)
 #: socketpair: only AF_UNIX makes pairs, but the kernel creates the two sockets first (loading
 #: the family's or protocol's module) and only then asks the family: every other family fails.

@@ -156,10 +156,12 @@ _SYS_LANDLOCK_RESTRICT_SELF = 446
 _LANDLOCK_CREATE_RULESET_VERSION = 1
 _LANDLOCK_SCOPE_ABSTRACT = 1  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, ABI 6 (Linux 6.12)
 _LANDLOCK_SCOPE_SIGNAL = 2  # LANDLOCK_SCOPE_SIGNAL, ABI 6
-#: /proc entries made read-only and hidden in each command's /proc (Docker's lists).
+#: /proc entries made read-only and hidden in each command's /proc (Docker's lists, and
+#: ``key-users``: a root caller's commands share the host's user namespace, where it lists every
+#: host user's key count and quota use -- host activity across tenants; red team round 41, bwrap4).
 _PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 _PROC_MASKED = (
-    "kcore", "keys", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi", "asound",
+    "kcore", "keys", "key-users", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi", "asound",
 )  # fmt: skip
 
 _libc = ctypes.CDLL(None, use_errno=True)

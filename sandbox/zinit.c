@@ -681,6 +681,26 @@ static int pin_audit_identity(void) {
     return rc;
 }
 
+/* The command of one bwrap per command in a Landlock domain of its own (red team round 41, bwrap4).
+ * bwrap's pid 1 there stays dumpable and of the command's uid: the command opened its /proc/1/mem
+ * for writing and read its environment and maps -- rewrote the init whose death ends the sandbox
+ * (its parent-death signal, the run marker the host's sweep finds it by). Landlock denies any
+ * ptrace-mode access (/proc/<pid>/mem, environ, maps, fd) to a process outside the tracer's domain.
+ * The domain handles only the making of block devices, which no command may do anyway (no
+ * CAP_MKNOD): it restricts nothing else. A kernel without Landlock (ENOSYS, EOPNOTSUPP: disabled at
+ * boot) leaves it as before (docs/security.md, "Left"); any other failure refuses the command. */
+#define LANDLOCK_ACCESS_FS_MAKE_BLOCK_BIT (1ULL << 11)
+static int enter_domain(void) {
+    struct { uint64_t handled_fs, handled_net, scoped; } attr = {LANDLOCK_ACCESS_FS_MAKE_BLOCK_BIT, 0, 0};
+    int rs = (int)syscall(SYS_landlock_create_ruleset_nr, &attr, sizeof attr, 0);
+    if (rs < 0) return errno == ENOSYS || errno == EOPNOTSUPP ? 0 : -1;
+    int done = (int)syscall(SYS_landlock_restrict_self_nr, rs, 0);
+    int saved = errno;
+    close(rs);
+    errno = saved;
+    return done;
+}
+
 /* `zinit enter CWD COMMAND [ARG...]`: the starter of one bwrap per command (sandbox/_bwrap_starter.py),
  * run from a sealed memfd as bwrap's command, after bwrap's set-up and under its seccomp filter.
  * It pins the audit login uid where still unset (pin_audit_identity). bwrap's --chdir follows a symbolic link a command of the session swapped in after the host's
@@ -692,6 +712,10 @@ static int enter_main(char **argv) {
     clean_start();
     if (pin_audit_identity() < 0) {
         say(2, "cannot pin the audit login uid: ", strerror(errno));
+        return 1;
+    }
+    if (enter_domain() < 0) {
+        say(2, "cannot enter a Landlock domain of its own: ", strerror(errno));
         return 1;
     }
     if (syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC, Linux 5.11 */) < 0) {

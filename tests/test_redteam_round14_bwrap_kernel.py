@@ -71,6 +71,7 @@ refused = {
     "nl netfilter": attempt(sock(NL, RAW, 12)),
     "nl generic": attempt(sock(NL, RAW, 16)),
     "nl 31": attempt(sock(NL, RAW, 31)),
+    "nl uevent": attempt(sock(NL, DGRAM, 15)),  # round 41: the host's device events
 }
 def pair(family, kind, proto):
     def make():
@@ -92,7 +93,7 @@ allowed = {
     "mptcp": attempt(sock(INET, STREAM, 262)),
     "unix": attempt(sock(socket.AF_UNIX, STREAM, 0)),
     "nl route": attempt(sock(NL, RAW, 0)), "nl sock_diag": attempt(sock(NL, RAW, 4)),
-    "nl audit": attempt(sock(NL, RAW, 9)), "nl uevent": attempt(sock(NL, DGRAM, 15)),
+    "nl audit": attempt(sock(NL, RAW, 9)),
     "nl selinux": attempt(sock(NL, RAW, 7)),
 }
 # ICMP: a ping socket (the netns's ping_group_range decides) and a raw one (no CAP_NET_RAW):

@@ -12,6 +12,10 @@ host's marker sweep no longer found it), and the hook landed after the check: th
 command's check took it for the operator's own edit between commands and kept it -- code the
 operator's next ``git commit`` runs on the host. Until the session's close (the session cgroup,
 root only); a non-root caller has no such cgroup.
+
+Since round 41 (bwrap4) the C starter puts the command in a Landlock domain of its own, so it can
+no longer open the init's memory at all; this test runs without the starter (no compiler, the
+path where the init stays writable) to keep the host's pin of the init tested.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BwrapConfig, SandboxPolicy
+from sandbox import BwrapConfig, SandboxPolicy, _bwrap_starter
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
 from tests._bwrap_session import require_bwrap, supervised
@@ -107,9 +111,11 @@ async def per_command(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator
     ws = base / "ws"
     (ws / ".git" / "hooks").mkdir(parents=True)
     (ws / "attack.py").write_text(_ATTACK)
-    backend = BwrapBackend(BwrapConfig(persistent=False), SandboxPolicy(workspace=ws))
-    async with supervised(backend, base / "session") as sup:
-        yield ws, sup
+    with pytest.MonkeyPatch.context() as patch:  # no C starter: the init stays writable (round 41)
+        patch.setattr(_bwrap_starter, "starter_program_fd", lambda: "no C compiler (the test says so)")
+        backend = BwrapBackend(BwrapConfig(persistent=False), SandboxPolicy(workspace=ws))
+        async with supervised(backend, base / "session") as sup:
+            yield ws, sup
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the attack's machine code is x86_64")
