@@ -580,6 +580,47 @@ def _interpreter_dirs() -> list[Path]:
     return [Path(os.path.realpath(d)) for d in dirs if d]
 
 
+#: File systems bwrap mounts itself in the sandbox: a mask that is or holds one stops bwrap (``/proc``)
+#: or the session zygote (``/dev``: its ``/dev/shm``) from starting (red team, round 41).
+_KERNEL_MOUNTS = (Path("/proc"), Path("/dev"))
+
+
+def _sandbox_needs() -> tuple[list[Path], list[Path]]:
+    """(places no mask may be at, hold or lie below; places no mask may be at or hold): what the
+    sandbox itself runs on. The interpreter the bwrap zygote runs (its directory and standard
+    library: a mask over one module of it stops the zygote, and every command then ran in one bwrap
+    each, the weaker mode) and libpython's directory; bwrap's own ``/proc`` and ``/dev``."""
+    import sysconfig  # only here: derive_policy's callers already paid for the rest
+
+    paths = sysconfig.get_paths()
+    deep = {os.path.dirname(os.path.realpath(sys.executable or "/")), paths.get("stdlib"), paths.get("platstdlib")}
+    shallow = {sysconfig.get_config_var("LIBDIR")}
+    return (
+        [Path(os.path.realpath(d)) for d in deep if isinstance(d, str) and d not in ("", "/")],
+        [*(Path(os.path.realpath(d)) for d in shallow if isinstance(d, str) and d not in ("", "/")), *_KERNEL_MOUNTS],
+    )
+
+
+def _meets_sandbox(form: Path, needs: tuple[list[Path], list[Path]]) -> Path | None:
+    """The place of the sandbox's own that a mask at ``form`` would hide (None: none)."""
+    deep, shallow = needs
+    for need in deep:
+        if form == need or form in need.parents or need in form.parents:
+            return need
+    for need in shallow:
+        if form == need or form in need.parents:
+            return need
+    return None
+
+
+def _sandbox_need_error(why: str, form: Path, need: Path) -> PolicyError:
+    return PolicyError(
+        f"{why}: {form} would hide {need}, which the sandbox itself runs on (bwrap's own /proc and /dev, "
+        "the Python interpreter of its session zygote); masked, the session sandbox would not start. Deny "
+        "the files to protect by name instead (the permission layer denies this path to the file tools)"
+    )
+
+
 def _password_home() -> Path | None:
     """The caller's home as the password database has it (HOME may point at a scratch dir)."""
     try:
@@ -776,8 +817,9 @@ def derive_policy(
     unmasked: set[Path] = set()
     extra: list[str] = [os.fspath(p) for p in masked_paths]
     for source, section in _sandbox_sections(settings_files):
-        extra += _str_list(section.get("maskedPaths"))
         operator = source in TRUSTED_SANDBOX_SOURCES
+        if operator:
+            extra += _str_list(section.get("maskedPaths"))
         if section.get("unmaskDefaults") is True or section.get("unmaskedPaths"):
             if operator:
                 defaults_on = defaults_on and section.get("unmaskDefaults") is not True
@@ -792,6 +834,15 @@ def derive_policy(
     if defaults_on:
         wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
+    # A repository's maskedPaths: judged as its rules are (below, `repository`).
+    repo_extra = [
+        _expand(p, home, workspace)
+        for source, section in _sandbox_sections(settings_files)
+        if source not in TRUSTED_SANDBOX_SOURCES
+        for p in _str_list(section.get("maskedPaths"))
+    ]
+    wanted += [(p, "sandbox.maskedPaths of settings the workspace can write") for p in repo_extra]
+    repository: set[str] = {"sandbox.maskedPaths of settings the workspace can write"}
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
     operator_rules: set[str] = set()  # the texts of the operator's Read denies (`_hard_links`)
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
@@ -810,6 +861,10 @@ def derive_policy(
         wanted += [(p, rule.text) for p in paths]
         if operator:
             operator_rules.add(rule.text)
+        else:
+            repository.add(rule.text)
+    repository -= operator_rules  # the same rule of the operator's too: theirs
+    needs = _sandbox_needs()
 
     masked: dict[Path, None] = {}
     origin: dict[Path, str] = {}  # which rule or source each mask came from first
@@ -834,6 +889,13 @@ def derive_policy(
                         f"{why}: {form} is or contains the writable root {root}; it cannot be masked "
                         "in the sandbox (the permission layer still denies it to the file tools)"
                     )
+                continue
+            need = _meets_sandbox(form, needs) if why != "default" else None
+            if need is not None and (why in repository or need in _KERNEL_MOUNTS):
+                # A repository must not choose a weaker sandbox (one bwrap per command) nor stop the
+                # session; the operator's /proc or /dev mask is refused (round 41). The operator's
+                # mask over the interpreter stands: tighter, and the start warns of the fallback.
+                notes.append(_repository_rule(_sandbox_need_error(why, form, need), why not in repository))
                 continue
             masked.setdefault(form, None)
             origin.setdefault(form, why)
