@@ -36,6 +36,18 @@ _EXE = Path(os.path.realpath(sys.executable))
 _NEEDS = [_STDLIB, _EXE.parent, Path("/proc"), Path("/dev")]
 
 
+def _mapped_library() -> Path:
+    """A shared library the interpreter has mapped outside its own directories (libm: no shell needs it)."""
+    with open("/proc/self/maps") as maps:
+        names = {line.split()[-1] for line in maps if ".so" in line and line.split()[-1].startswith("/")}
+    real = sorted({Path(os.path.realpath(n)) for n in names})
+    outside = [p for p in real if _STDLIB not in p.parents and _EXE.parent not in p.parents]
+    return next((p for p in outside if p.name.startswith("libm.")), outside[0] if outside else _EXE)
+
+
+_LIB = _mapped_library()
+
+
 @pytest.fixture
 def ws() -> Iterator[Path]:
     top = Path(tempfile.mkdtemp(prefix="rt41-perms4-", dir="/var/tmp"))
@@ -49,6 +61,8 @@ def ws() -> Iterator[Path]:
 
 
 def _meets(mask: Path) -> bool:
+    if mask == _LIB or mask in _LIB.parents:
+        return True
     return any(mask == n or mask in n.parents or (n in mask.parents and n not in (Path("/proc"), Path("/dev"))) for n in _NEEDS)
 
 
@@ -61,6 +75,7 @@ _SPELLINGS = [
     "Read(//proc/**)",
     "Read(//dev/**)",
     "Read(./py/**)",  # ws/py -> the standard library
+    f"Read(/{_LIB})",  # libm.so.6: the zygote's interpreter loads it, no shell does
 ]
 
 
@@ -93,7 +108,7 @@ def test_the_operators_proc_mask_is_refused_with_what_to_do(ws: Path) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("rule", [f"Read(/{_STDLIB}/encodings/**)", "Read(//proc/**)"])
+@pytest.mark.parametrize("rule", [f"Read(/{_STDLIB}/encodings/**)", "Read(//proc/**)", "Read(//dev/**)", f"Read(/{_LIB})"])
 async def test_a_repository_rule_keeps_the_session_sandbox(ws: Path, rule: str) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     (ws / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": [rule]}}))

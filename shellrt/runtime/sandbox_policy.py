@@ -594,11 +594,26 @@ def _sandbox_needs() -> tuple[list[Path], list[Path]]:
 
     paths = sysconfig.get_paths()
     deep = {os.path.dirname(os.path.realpath(sys.executable or "/")), paths.get("stdlib"), paths.get("platstdlib")}
-    shallow = {sysconfig.get_config_var("LIBDIR")}
+    shallow = {sysconfig.get_config_var("LIBDIR"), *_mapped_files()}
     return (
         [Path(os.path.realpath(d)) for d in deep if isinstance(d, str) and d not in ("", "/")],
-        [*(Path(os.path.realpath(d)) for d in shallow if isinstance(d, str) and d not in ("", "/")), *_KERNEL_MOUNTS],
+        [
+            *(Path(os.path.realpath(d)) for d in shallow if isinstance(d, str) and d.startswith("/") and d != "/"),
+            *_KERNEL_MOUNTS,
+        ],
     )
+
+
+def _mapped_files() -> set[str]:
+    """The files this interpreter has mapped (libpython, libm, the loader, extension modules): the
+    zygote runs the same interpreter, and one of them masked (``/dev/null`` over ``libm.so.6``, which
+    no shell needs) stopped it as surely as its directory did."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            named = (line.split(maxsplit=5) for line in maps)
+            return {f[5].strip().removesuffix(" (deleted)") for f in named if len(f) == 6 and f[5].startswith("/")}
+    except OSError:
+        return set()
 
 
 def _meets_sandbox(form: Path, needs: tuple[list[Path], list[Path]]) -> Path | None:
