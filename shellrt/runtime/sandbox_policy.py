@@ -594,11 +594,12 @@ def _sandbox_needs() -> tuple[list[Path], list[Path]]:
 
     paths = sysconfig.get_paths()
     deep = {os.path.dirname(os.path.realpath(sys.executable or "/")), paths.get("stdlib"), paths.get("platstdlib")}
-    shallow = {sysconfig.get_config_var("LIBDIR"), *_mapped_files()}
+    libdir = sysconfig.get_config_var("LIBDIR")
     return (
         [Path(os.path.realpath(d)) for d in deep if isinstance(d, str) and d not in ("", "/")],
         [
-            *(Path(os.path.realpath(d)) for d in shallow if isinstance(d, str) and d.startswith("/") and d != "/"),
+            *([Path(os.path.realpath(libdir))] if isinstance(libdir, str) and libdir.startswith("/") else []),
+            *(Path(m) for m in _mapped_files()),  # the kernel names them resolved already
             *_KERNEL_MOUNTS,
         ],
     )
@@ -879,7 +880,7 @@ def derive_policy(
         else:
             repository.add(rule.text)
     repository -= operator_rules  # the same rule of the operator's too: theirs
-    needs = _sandbox_needs()
+    needs: tuple[list[Path], list[Path]] | None = None  # worked out at the first mask to judge (~1.3 ms)
 
     masked: dict[Path, None] = {}
     origin: dict[Path, str] = {}  # which rule or source each mask came from first
@@ -905,8 +906,12 @@ def derive_policy(
                         "in the sandbox (the permission layer still denies it to the file tools)"
                     )
                 continue
-            need = _meets_sandbox(form, needs) if why != "default" else None
-            if need is not None and (why in repository or need in _KERNEL_MOUNTS):
+            if why in repository and needs is None:
+                needs = _sandbox_needs()
+            # the operator's masks: only bwrap's own mounts (cheap); a repository's: all of it
+            judged = needs if why in repository else ([], list(_KERNEL_MOUNTS)) if why != "default" else None
+            need = _meets_sandbox(form, judged) if judged is not None else None
+            if need is not None:
                 # A repository must not choose a weaker sandbox (one bwrap per command) nor stop the
                 # session; the operator's /proc or /dev mask is refused (round 41). The operator's
                 # mask over the interpreter stands: tighter, and the start warns of the fallback.
