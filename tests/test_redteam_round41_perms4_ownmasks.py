@@ -112,9 +112,13 @@ def test_the_operators_proc_mask_is_refused_with_what_to_do(ws: Path) -> None:
 async def test_a_repository_rule_keeps_the_session_sandbox(ws: Path, rule: str) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     (ws / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": [rule]}}))
-    async with shellrt.Runtime(
-        workspace=ws, sandbox="bwrap", mode="bypassPermissions", session_dir=ws.parent / "s", settings_files=()
-    ) as rt:
-        result = await one_call(rt, "Bash", command="id -u; echo ran")
-        assert rt.backend is not None and getattr(rt.backend, "persistent", False), "one bwrap per command"
+    session = Path(tempfile.mkdtemp(prefix="rt41-perms4-s-", dir="/tmp"))  # uid 65534: hidden from commands
+    try:
+        async with shellrt.Runtime(
+            workspace=ws, sandbox="bwrap", mode="bypassPermissions", session_dir=session, settings_files=()
+        ) as rt:
+            result = await one_call(rt, "Bash", command="id -u; echo ran")
+            assert rt.backend is not None and getattr(rt.backend, "persistent", False), "one bwrap per command"
+    finally:
+        shutil.rmtree(session, ignore_errors=True)
     assert not result["is_error"] and "ran" in str(result["content"]), result
