@@ -637,6 +637,22 @@ def _sandbox_need_error(why: str, form: Path, need: Path) -> PolicyError:
     )
 
 
+def _others_reach(path: Path) -> bool:
+    """Whether a uid outside the file's owner and group (a root caller's leased sandbox uid) can list
+    ``path``'s name in its directory or read the file, by its mode bits; True when it is missing (a
+    mask is made when it appears, as before). Why: a mask is a mount, and commands read the mount
+    table; a root caller's host works masks out as root, so a mask over what the sandbox uid cannot
+    reach protects nothing and shows it a name it could not list (red team, round 41)."""
+    try:
+        mode = os.lstat(path).st_mode
+        ways = [os.stat(d).st_mode for d in (*reversed(path.parents),)]
+    except OSError:
+        return True
+    if not all(m & stat.S_IXOTH for m in ways):
+        return False
+    return bool(ways[-1] & stat.S_IROTH or mode & stat.S_IROTH)
+
+
 def _password_home() -> Path | None:
     """The caller's home as the password database has it (HOME may point at a scratch dir)."""
     try:
@@ -880,6 +896,7 @@ def derive_policy(
         else:
             repository.add(rule.text)
     repository -= operator_rules  # the same rule of the operator's too: theirs
+    as_root = os.geteuid() == 0  # masks worked out as root, commands as the leased sandbox uid
     needs: tuple[list[Path], list[Path]] | None = None  # worked out at the first mask to judge (~1.3 ms)
 
     masked: dict[Path, None] = {}
@@ -916,6 +933,14 @@ def derive_policy(
                 # session; the operator's /proc or /dev mask is refused (round 41). The operator's
                 # mask over the interpreter stands: tighter, and the start warns of the fallback.
                 notes.append(_repository_rule(_sandbox_need_error(why, form, need), why not in repository))
+                continue
+            # (inside a writable root the sandbox uid is the owner: a root caller's roots are idmapped to it)
+            if why in repository and as_root and not any(r in form.parents for r in roots) and not _others_reach(form):
+                notes.append(
+                    f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
+                    "others), and a mask would show commands its name in the mount table (the permission "
+                    "layer still denies it to the file tools)"
+                )
                 continue
             masked.setdefault(form, None)
             origin.setdefault(form, why)
