@@ -101,6 +101,15 @@ def test_a_repository_masked_paths_setting_masks_nothing_the_sandbox_runs_on(ws:
     assert any("the sandbox itself" in n for n in notes), notes
 
 
+@pytest.mark.parametrize("target", ["/proc", "/dev", str(_STDLIB)])
+def test_a_repository_link_leads_no_operator_rule_onto_what_the_sandbox_runs_on(ws: Path, target: str) -> None:
+    (ws / "secrets").symlink_to(target)  # the repository's link: the operator's rule names its own place
+    rule = parse_rule("Read(./secrets/**)", "deny", RuleOrigin("cli", None, None, ws))
+    policy, notes = derive_policy(SandboxPolicy(workspace=ws), rules=[rule], mask_defaults=False)
+    assert not [p for p in policy.read_denied if _meets(Path(p))], policy.read_denied
+    assert any("the sandbox itself" in n for n in notes), notes
+
+
 def test_the_operators_proc_mask_is_refused_with_what_to_do(ws: Path) -> None:
     rule = parse_rule("Read(//proc/**)", "deny", RuleOrigin("cli", None, None, ws))
     with pytest.raises(PolicyError, match="the sandbox itself"):

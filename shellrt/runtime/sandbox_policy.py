@@ -637,6 +637,11 @@ def _sandbox_need_error(why: str, form: Path, need: Path) -> PolicyError:
     )
 
 
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    """Whether ``path`` lies below one of ``roots`` (not one of them)."""
+    return any(r in path.parents for r in roots)
+
+
 def _others_reach(path: Path) -> bool:
     """Whether a uid outside the file's owner and group (a root caller's leased sandbox uid) can list
     ``path``'s name in its directory or read the file, by its mode bits; True when it is missing (a
@@ -923,19 +928,23 @@ def derive_policy(
                         "in the sandbox (the permission layer still denies it to the file tools)"
                     )
                 continue
-            if why in repository and needs is None:
+            # A symlink inside a writable root led the name out (``ws/secrets -> /proc``): the
+            # repository's choice of place, whoever's rule it is.
+            planted = _inside(Path(os.path.normpath(path)), roots) and not _inside(form, roots)
+            theirs = why in repository or planted
+            if theirs and needs is None:
                 needs = _sandbox_needs()
             # the operator's masks: only bwrap's own mounts (cheap); a repository's: all of it
-            judged = needs if why in repository else ([], list(_KERNEL_MOUNTS)) if why != "default" else None
+            judged = needs if theirs else ([], list(_KERNEL_MOUNTS)) if why != "default" else None
             need = _meets_sandbox(form, judged) if judged is not None else None
             if need is not None:
                 # A repository must not choose a weaker sandbox (one bwrap per command) nor stop the
                 # session; the operator's /proc or /dev mask is refused (round 41). The operator's
                 # mask over the interpreter stands: tighter, and the start warns of the fallback.
-                notes.append(_repository_rule(_sandbox_need_error(why, form, need), why not in repository))
+                notes.append(_repository_rule(_sandbox_need_error(why, form, need), not theirs))
                 continue
             # (inside a writable root the sandbox uid is the owner: a root caller's roots are idmapped to it)
-            if why in repository and as_root and not any(r in form.parents for r in roots) and not _others_reach(form):
+            if why in repository and as_root and not _inside(form, roots) and not _others_reach(form):
                 notes.append(
                     f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
                     "others), and a mask would show commands its name in the mount table (the permission "
