@@ -63,6 +63,14 @@ def test_a_repository_rule_masks_nothing_its_sandbox_uid_cannot_reach(top: Path,
     assert any("cannot reach" in n for n in notes), notes
 
 
+def test_an_operator_glob_through_a_repository_link_masks_nothing_closed(top: Path) -> None:
+    ws = top / "ws"
+    rule = parse_rule("Read(./l/**/*.pem)", "deny", RuleOrigin("cli", None, None, ws))
+    policy, notes = derive_policy(SandboxPolicy(workspace=ws), rules=[rule], mask_defaults=False)
+    assert not [p for p in policy.read_denied if "hidden-name" in str(p)], policy.read_denied
+    assert any("cannot reach" in n for n in notes), notes
+
+
 def test_what_the_sandbox_uid_can_read_stays_masked(top: Path) -> None:
     ws = top / "ws"
     (ws / "closed").mkdir(mode=0o700)  # the workspace is the sandbox uid's (idmapped): masked there
@@ -71,7 +79,8 @@ def test_what_the_sandbox_uid_can_read_stays_masked(top: Path) -> None:
     assert ws / "closed" / "in-root.pem" in policy.read_denied, policy.read_denied
     policy, _ = derive_policy(SandboxPolicy(workspace=ws), rules=[_repo("Read(**/*.pem)", ws)], mask_defaults=False)
     assert top / "open" / "shown-name.pem" in policy.read_denied, policy.read_denied
-    rule = parse_rule("Read(**/*.pem)", "deny", RuleOrigin("cli", None, None, ws))  # the operator's: as before
+    # the operator's own rule naming the place itself (no link of the repository's on the way): as before
+    rule = parse_rule(f"Read(/{top}/priv/*.pem)", "deny", RuleOrigin("cli", None, None, ws))
     policy, _ = derive_policy(SandboxPolicy(workspace=ws), rules=[rule], mask_defaults=False)
     assert top / "priv" / "hidden-name-XYZ.pem" in policy.read_denied, policy.read_denied
 

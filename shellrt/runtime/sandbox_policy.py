@@ -944,7 +944,7 @@ def derive_policy(
                 notes.append(_repository_rule(_sandbox_need_error(why, form, need), not theirs))
                 continue
             # (inside a writable root the sandbox uid is the owner: a root caller's roots are idmapped to it)
-            if why in repository and as_root and not _inside(form, roots) and not _others_reach(form):
+            if theirs and as_root and not _inside(form, roots) and not _others_reach(form):
                 notes.append(
                     f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
                     "others), and a mask would show commands its name in the mount table (the permission "
