@@ -580,6 +580,84 @@ def _interpreter_dirs() -> list[Path]:
     return [Path(os.path.realpath(d)) for d in dirs if d]
 
 
+#: File systems bwrap mounts itself in the sandbox: a mask that is or holds one stops bwrap (``/proc``)
+#: or the session zygote (``/dev``: its ``/dev/shm``) from starting (red team, round 41).
+_KERNEL_MOUNTS = (Path("/proc"), Path("/dev"))
+
+
+def _sandbox_needs() -> tuple[list[Path], list[Path]]:
+    """(places no mask may be at, hold or lie below; places no mask may be at or hold): what the
+    sandbox itself runs on. The interpreter the bwrap zygote runs (its directory and standard
+    library: a mask over one module of it stops the zygote, and every command then ran in one bwrap
+    each, the weaker mode) and libpython's directory; bwrap's own ``/proc`` and ``/dev``."""
+    import sysconfig  # only here: derive_policy's callers already paid for the rest
+
+    paths = sysconfig.get_paths()
+    deep = {os.path.dirname(os.path.realpath(sys.executable or "/")), paths.get("stdlib"), paths.get("platstdlib")}
+    libdir = sysconfig.get_config_var("LIBDIR")
+    return (
+        [Path(os.path.realpath(d)) for d in deep if isinstance(d, str) and d not in ("", "/")],
+        [
+            *([Path(os.path.realpath(libdir))] if isinstance(libdir, str) and libdir.startswith("/") else []),
+            *(Path(m) for m in _mapped_files()),  # the kernel names them resolved already
+            *_KERNEL_MOUNTS,
+        ],
+    )
+
+
+def _mapped_files() -> set[str]:
+    """The files this interpreter has mapped (libpython, libm, the loader, extension modules): the
+    zygote runs the same interpreter, and one of them masked (``/dev/null`` over ``libm.so.6``, which
+    no shell needs) stopped it as surely as its directory did."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            named = (line.split(maxsplit=5) for line in maps)
+            return {f[5].strip().removesuffix(" (deleted)") for f in named if len(f) == 6 and f[5].startswith("/")}
+    except OSError:
+        return set()
+
+
+def _meets_sandbox(form: Path, needs: tuple[list[Path], list[Path]]) -> Path | None:
+    """The place of the sandbox's own that a mask at ``form`` would hide (None: none)."""
+    deep, shallow = needs
+    for need in deep:
+        if form == need or form in need.parents or need in form.parents:
+            return need
+    for need in shallow:
+        if form == need or form in need.parents:
+            return need
+    return None
+
+
+def _sandbox_need_error(why: str, form: Path, need: Path) -> PolicyError:
+    return PolicyError(
+        f"{why}: {form} would hide {need}, which the sandbox itself runs on (bwrap's own /proc and /dev, "
+        "the Python interpreter of its session zygote); masked, the session sandbox would not start. Deny "
+        "the files to protect by name instead (the permission layer denies this path to the file tools)"
+    )
+
+
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    """Whether ``path`` lies below one of ``roots`` (not one of them)."""
+    return any(r in path.parents for r in roots)
+
+
+def _others_reach(path: Path) -> bool:
+    """Whether a uid outside the file's owner and group (a root caller's leased sandbox uid) can list
+    ``path``'s name in its directory or read the file, by its mode bits; True when it is missing (a
+    mask is made when it appears, as before). Why: a mask is a mount, and commands read the mount
+    table; a root caller's host works masks out as root, so a mask over what the sandbox uid cannot
+    reach protects nothing and shows it a name it could not list (red team, round 41)."""
+    try:
+        mode = os.lstat(path).st_mode
+        ways = [os.stat(d).st_mode for d in (*reversed(path.parents),)]
+    except OSError:
+        return True
+    if not all(m & stat.S_IXOTH for m in ways):
+        return False
+    return bool(ways[-1] & stat.S_IROTH or mode & stat.S_IROTH)
+
+
 def _password_home() -> Path | None:
     """The caller's home as the password database has it (HOME may point at a scratch dir)."""
     try:
@@ -776,8 +854,9 @@ def derive_policy(
     unmasked: set[Path] = set()
     extra: list[str] = [os.fspath(p) for p in masked_paths]
     for source, section in _sandbox_sections(settings_files):
-        extra += _str_list(section.get("maskedPaths"))
         operator = source in TRUSTED_SANDBOX_SOURCES
+        if operator:
+            extra += _str_list(section.get("maskedPaths"))
         if section.get("unmaskDefaults") is True or section.get("unmaskedPaths"):
             if operator:
                 defaults_on = defaults_on and section.get("unmaskDefaults") is not True
@@ -792,6 +871,15 @@ def derive_policy(
     if defaults_on:
         wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
+    # A repository's maskedPaths: judged as its rules are (below, `repository`).
+    repo_extra = [
+        _expand(p, home, workspace)
+        for source, section in _sandbox_sections(settings_files)
+        if source not in TRUSTED_SANDBOX_SOURCES
+        for p in _str_list(section.get("maskedPaths"))
+    ]
+    wanted += [(p, "sandbox.maskedPaths of settings the workspace can write") for p in repo_extra]
+    repository: set[str] = {"sandbox.maskedPaths of settings the workspace can write"}
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
     operator_rules: set[str] = set()  # the texts of the operator's Read denies (`_hard_links`)
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
@@ -810,6 +898,11 @@ def derive_policy(
         wanted += [(p, rule.text) for p in paths]
         if operator:
             operator_rules.add(rule.text)
+        else:
+            repository.add(rule.text)
+    repository -= operator_rules  # the same rule of the operator's too: theirs
+    as_root = os.geteuid() == 0  # masks worked out as root, commands as the leased sandbox uid
+    needs: tuple[list[Path], list[Path]] | None = None  # worked out at the first mask to judge (~1.3 ms)
 
     masked: dict[Path, None] = {}
     origin: dict[Path, str] = {}  # which rule or source each mask came from first
@@ -834,6 +927,29 @@ def derive_policy(
                         f"{why}: {form} is or contains the writable root {root}; it cannot be masked "
                         "in the sandbox (the permission layer still denies it to the file tools)"
                     )
+                continue
+            # A symlink inside a writable root led the name out (``ws/secrets -> /proc``): the
+            # repository's choice of place, whoever's rule it is.
+            planted = _inside(Path(os.path.normpath(path)), roots) and not _inside(form, roots)
+            theirs = why in repository or planted
+            if theirs and needs is None:
+                needs = _sandbox_needs()
+            # the operator's masks: only bwrap's own mounts (cheap); a repository's: all of it
+            judged = needs if theirs else ([], list(_KERNEL_MOUNTS)) if why != "default" else None
+            need = _meets_sandbox(form, judged) if judged is not None else None
+            if need is not None:
+                # A repository must not choose a weaker sandbox (one bwrap per command) nor stop the
+                # session; the operator's /proc or /dev mask is refused (round 41). The operator's
+                # mask over the interpreter stands: tighter, and the start warns of the fallback.
+                notes.append(_repository_rule(_sandbox_need_error(why, form, need), not theirs))
+                continue
+            # (inside a writable root the sandbox uid is the owner: a root caller's roots are idmapped to it)
+            if theirs and as_root and not _inside(form, roots) and not _others_reach(form):
+                notes.append(
+                    f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
+                    "others), and a mask would show commands its name in the mount table (the permission "
+                    "layer still denies it to the file tools)"
+                )
                 continue
             masked.setdefault(form, None)
             origin.setdefault(form, why)
