@@ -44,7 +44,16 @@ from sandbox._liveroots import peers_dir
 if TYPE_CHECKING:
     from shellrt.supervisor._host_pause import Reach
 
-__all__ = ["Entry", "PeersError", "Presence", "announce", "hook_among_peers", "others_live", "registry"]
+__all__ = [
+    "Entry",
+    "PeersError",
+    "Presence",
+    "RegistryUntrusted",
+    "announce",
+    "hook_among_peers",
+    "others_live",
+    "registry",
+]
 
 #: This process's name in entries; a forked child draws its own (`_fork_reset`).
 _SELF = secrets.token_hex(6)
@@ -58,6 +67,13 @@ MAX_ENTRIES = 4096
 class PeersError(Exception):
     """Raised when the registry cannot be made or trusted (a squatted or open directory, no room):
     a hook is then refused, since another process's commands could not be seen."""
+
+
+class RegistryUntrusted(PeersError):
+    """Raised when the registry itself cannot be used by any process of the uid (squatted, open to
+    others, flooded past `MAX_ENTRIES`): every process's hook is refused on it too, so a start goes
+    on unannounced. Any other `PeersError` is this process's own (its ``EMFILE``, a full ``/run``):
+    a hook of another process still runs, so the start is refused (red team round 41 review19)."""
 
 
 def registry() -> str:
@@ -76,7 +92,7 @@ def registry() -> str:
         raise PeersError(f"cannot read {path} ({exc.strerror or exc})") from exc
     if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid() or found.st_mode & 0o077:
         who = "remove it" if found.st_uid == os.geteuid() else f"uid {found.st_uid}'s: only that user or root can remove it"
-        raise PeersError(
+        raise RegistryUntrusted(
             f"{path} is not a directory that only uid {os.geteuid()} can open ({who}; shellrt makes it again)"
         )
     return path
@@ -117,6 +133,13 @@ class Entry:
             pass
         self.release()
         return None
+
+    def linked(self) -> bool:
+        """Whether its file is still in a registry (a look, or a registry's removal, unlinks it)."""
+        try:
+            return self._fd >= 0 and os.fstat(self._fd).st_nlink > 0
+        except OSError:
+            return False
 
     def release(self) -> None:
         """Unlock it (its session is idle): a look passes it over."""
@@ -220,7 +243,7 @@ def others_live(kind: str, overlaps: Callable[[tuple[str, ...]], bool], base: st
     except OSError as exc:
         raise PeersError(f"cannot list {base} ({exc.strerror or exc})") from exc
     if len(names) > MAX_ENTRIES:
-        raise PeersError(f"{base} holds {len(names)} entries, more than {MAX_ENTRIES}")
+        raise RegistryUntrusted(f"{base} holds {len(names)} entries, more than {MAX_ENTRIES}")
     for name in names:
         if name.startswith("."):
             _remove_half_made(os.path.join(base, name))
@@ -299,8 +322,20 @@ class Presence:
     def enter(self, given: tuple[str | os.PathLike[str], ...], reach: Callable[[], Reach]) -> bool:
         """Hold it for a start (``given``: the session's writable roots); False when a hook of
         another process on an overlapping workspace holds its pause, or a look holds the entry this
-        moment (wait, try again). No registry to announce in: it goes on (hooks then refuse on the
-        same registry), with nothing held."""
+        moment (wait, try again). A registry no process can use (`RegistryUntrusted`): it goes on
+        with nothing held (every hook is refused there too). Raises `PeersError` when this process
+        cannot announce itself or look (its ``EMFILE``, a full ``/run``): it ran unseen, or waited
+        for ever (red team round 41 review19); an entry removed under it is made again once."""
+        for again in (False, True):
+            held = self._enter_once(given, reach, again)
+            if held is not None:
+                return held
+        raise PeersError("its entry was removed under it while it looked, twice")
+
+    def _enter_once(
+        self, given: tuple[str | os.PathLike[str], ...], reach: Callable[[], Reach], again: bool
+    ) -> bool | None:
+        """`enter`'s one try; None: its entry (or the registry) was removed during the look."""
         entry = self._entry
         if entry is not None and given == self._given and entry.live:
             held = entry.hold()
@@ -320,16 +355,23 @@ class Presence:
                 return True
             try:
                 entry = self._entry = announce("b", paths)  # made locked
-                self._registry = os.path.dirname(entry.path)  # checked just now: looked in again
-            except PeersError:
+            except RegistryUntrusted:
                 self._held_by = _PID
                 return True
+            self._registry = os.path.dirname(entry.path)  # checked just now: looked in again
         try:
             if not others_live("h", _overlapping(reach), self._registry or None):
                 self._held_by = _PID
                 return True
+        except RegistryUntrusted:
+            self._held_by = _PID
+            return True
         except PeersError:
-            self._registry = ""  # cannot tell: wait (a hook that missed this entry may run now)
+            self._registry = ""  # checked again at the next look
+            entry.release()
+            if not again and not entry.linked():
+                return None  # the registry went with it: made again, looked again
+            raise
         entry.release()
         return False
 
