@@ -39,7 +39,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sandbox._liveroots import peers_dir
+from sandbox._liveroots import peers_dir, peers_places
 
 if TYPE_CHECKING:
     from shellrt.supervisor._host_pause import Reach
@@ -235,9 +235,34 @@ def _remove_half_made(path: str) -> None:
 
 def others_live(kind: str, overlaps: Callable[[tuple[str, ...]], bool], base: str | None = None) -> bool:
     """Whether a live entry of ``kind`` of another process names roots that ``overlaps`` says
-    overlap; stale ones (their process died) are removed. Raises `PeersError` when it cannot tell.
-    ``base``: the registry as this process found it already (a start's look: `Presence`)."""
+    overlap, in this process's registry or any other place one of the uid may have picked
+    (`peers_places`: a process started before a login announced under /tmp, one after under
+    /run/user; red team round 41 review19); stale ones are removed. Raises `PeersError` when it
+    cannot tell. ``base``: the registry as this process found it already (a start's look: `Presence`)."""
     base = base or registry()
+    return any(_live_in(place, kind, overlaps) for place in (base, *_elsewhere(base)))
+
+
+def _elsewhere(base: str) -> list[str]:
+    """The uid's other registry places that exist as its own (0700, its uid). One that is not: no
+    process of the uid can have announced there (`registry` refuses it), so it holds nothing."""
+    places = []
+    for place in peers_places():
+        if place == base:
+            continue
+        try:
+            found = os.lstat(place)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise PeersError(f"cannot read {place} ({exc.strerror or exc})") from exc
+        if stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid() and not found.st_mode & 0o077:
+            places.append(place)
+    return places
+
+
+def _live_in(base: str, kind: str, overlaps: Callable[[tuple[str, ...]], bool]) -> bool:
+    """`others_live` in one registry directory."""
     try:
         names = os.listdir(base)
     except OSError as exc:
