@@ -180,3 +180,48 @@ def test_a_start_that_cannot_announce_does_not_run_unseen(tmp_path: Path) -> Non
         assert not lines["hook"].startswith("None"), f"the hook ran beside an unseen task: {lines['hook']}"
     else:
         assert lines["peer"].startswith("refused") and "other shellrt processes" in lines["peer"], lines["peer"]
+
+
+#: A local session on a fresh workspace runs one command, and a hook of it looks; printed.
+_READ_ONLY_RUN = textwrap.dedent(
+    """
+    import sys, anyio
+    from pathlib import Path
+    from sandbox import SandboxPolicy
+    from sandbox.local import LocalBackend
+    from shellrt.supervisor import Supervisor
+
+    async def main():
+        base = Path(sys.argv[1])
+        ws = base / "ws"
+        ws.mkdir()
+        backend = LocalBackend(policy=SandboxPolicy(workspace=ws))
+        await backend.start()
+        async with Supervisor(backend, session_dir=base / "s") as sup:
+            try:
+                result = await sup.run("echo hi", timeout_s=30)
+                print("run:", result.preview.strip(), flush=True)
+            except Exception as exc:
+                print("run: refused", exc, flush=True)
+            async with sup.quiet_for_host() as failure:
+                print("hook:", failure, flush=True)
+
+    anyio.run(main)
+    """
+)
+
+
+def test_a_registry_no_process_can_make_refuses_hooks_not_commands(tmp_path: Path) -> None:
+    """Held as before (it failed on this round's first fix: every command was refused): where the
+    registry cannot be made by any process of the uid (a read-only /run, as in a container run with a
+    read-only root), commands run and every hook is refused, the same in every process."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.fail("needs root and unshare(1) for a private /run (CI runs as root)")
+    script = f'mount -t tmpfs -o mode=755,ro none /run && exec {sys.executable} -c "$0" "$1"'
+    done = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c", script, _READ_ONLY_RUN, str(tmp_path)],
+        capture_output=True, text=True, env=_ENV, cwd="/", timeout=120,
+    )
+    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    assert lines.get("run") == "hi", (done.stdout, done.stderr[-3000:])
+    assert "Read-only file system" in lines.get("hook", ""), lines

@@ -29,6 +29,7 @@ unlocks and waits).
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import itertools
 import os
@@ -85,7 +86,12 @@ def registry() -> str:
         except OSError as exc:
             if isinstance(exc, FileExistsError):
                 raise
-            raise PeersError(f"cannot make {path} ({exc.strerror or exc})") from exc
+            # A read-only or closed place fails every process of the uid alike (every hook is refused
+            # there too); no room or no descriptor is this process's, and passes (round 41 review19).
+            shared = exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+            raise (RegistryUntrusted if shared else PeersError)(
+                f"cannot make {path} ({exc.strerror or exc})"
+            ) from exc
     try:
         found = os.lstat(path)
     except OSError as exc:
