@@ -211,13 +211,18 @@ _READ_ONLY_RUN = textwrap.dedent(
 )
 
 
-def test_a_registry_no_process_can_make_refuses_hooks_not_commands(tmp_path: Path) -> None:
+@pytest.mark.parametrize("baked", [False, True], ids=["no-registry", "registry-in-the-image"])
+def test_a_registry_no_process_can_make_refuses_hooks_not_commands(tmp_path: Path, baked: bool) -> None:
     """Held as before (it failed on this round's first fix: every command was refused): where the
     registry cannot be made by any process of the uid (a read-only /run, as in a container run with a
     read-only root), commands run and every hook is refused, the same in every process."""
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.fail("needs root and unshare(1) for a private /run (CI runs as root)")
-    script = f'mount -t tmpfs -o mode=755,ro none /run && exec {sys.executable} -c "$0" "$1"'
+    made = "mkdir -m 700 /run/shellrt-peers-0 && " if baked else ""
+    script = (
+        f"mount -t tmpfs -o mode=755 none /run && {made}mount -o remount,ro /run && "
+        f'exec {sys.executable} -c "$0" "$1"'
+    )
     done = subprocess.run(
         ["unshare", "-m", "--propagation", "private", "sh", "-c", script, _READ_ONLY_RUN, str(tmp_path)],
         capture_output=True, text=True, env=_ENV, cwd="/", timeout=120,

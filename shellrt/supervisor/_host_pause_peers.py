@@ -77,6 +77,14 @@ class RegistryUntrusted(PeersError):
     a hook of another process still runs, so the start is refused (red team round 41 review19)."""
 
 
+def _failed(what: str, exc: OSError) -> PeersError:
+    """A read-only or closed place fails every process of the uid alike (`RegistryUntrusted`: every
+    hook is refused there too); no room or no descriptor is this process's own and may pass
+    (`PeersError`: its start is refused; red team round 41 review19)."""
+    shared = exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+    return (RegistryUntrusted if shared else PeersError)(f"{what} ({exc.strerror or exc})")
+
+
 def registry() -> str:
     """The registry directory, made if missing; raises `PeersError` when it is not ours alone."""
     path = peers_dir()
@@ -86,12 +94,7 @@ def registry() -> str:
         except OSError as exc:
             if isinstance(exc, FileExistsError):
                 raise
-            # A read-only or closed place fails every process of the uid alike (every hook is refused
-            # there too); no room or no descriptor is this process's, and passes (round 41 review19).
-            shared = exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
-            raise (RegistryUntrusted if shared else PeersError)(
-                f"cannot make {path} ({exc.strerror or exc})"
-            ) from exc
+            raise _failed(f"cannot make {path}", exc) from exc
     try:
         found = os.lstat(path)
     except OSError as exc:
@@ -215,7 +218,7 @@ def _announce_once(kind: str, roots: tuple[str, ...]) -> Entry | None:
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise PeersError(f"cannot write in {base} ({exc.strerror or exc})") from exc
+        raise _failed(f"cannot write in {base}", exc) from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # blocking: a look may hold it shared for a moment
         os.write(fd, "\0".join(roots).encode("utf-8", "surrogateescape"))
