@@ -30,7 +30,7 @@ import stat
 import time
 from collections.abc import Iterable
 
-__all__ = ["live_roots", "publish", "registry_dir", "withdraw"]
+__all__ = ["live_roots", "peers_dir", "peers_places", "publish", "registry_dir", "withdraw"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +70,16 @@ def peers_dir() -> str:
     (`shellrt.supervisor._host_pause_peers`), beside `registry_dir`: named here so that no sandbox's
     root may be or hold it either (`_systemroots`)."""
     return os.path.join(os.path.dirname(registry_dir()), f"shellrt-peers-{os.geteuid()}")
+
+
+def peers_places() -> tuple[str, ...]:
+    """Every place `peers_dir` can name for this uid: it picks by what exists when asked (a non-root
+    user's ``/run/user/<uid>`` comes with a login and goes with the last one's end), so two
+    processes of one uid may have picked two; a hook's or a start's look reads each (red team round
+    41 review19)."""
+    uid = os.geteuid()
+    name = f"shellrt-peers-{uid}"
+    return (*((f"/run/{name}",) if uid == 0 else ()), f"/run/user/{uid}/{name}", f"/tmp/{name}")
 
 
 def _root_only(st: os.stat_result | None) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from sandbox._liveroots import peers_dir, registry_dir
+from sandbox._liveroots import peers_dir, peers_places, registry_dir
 from sandbox.errors import SandboxPolicyError
 
 __all__ = ["refuse_system_roots", "system_place_in", "system_places"]
@@ -32,7 +32,8 @@ def system_places() -> list[str]:
 def _registries() -> list[str]:
     """The registries other processes trust (live roots; the peers' entries a hook's pause reads,
     round 40 review15): no root may be, hold or lie inside one."""
-    return [os.path.realpath(registry_dir()), os.path.realpath(peers_dir())]
+    peers = (peers_dir(), *peers_places())  # every place a process of the uid may have picked (round 41)
+    return list(dict.fromkeys(os.path.realpath(p) for p in (registry_dir(), *peers)))
 
 
 def _runtime_dir() -> list[str]:

@@ -31,7 +31,7 @@ from shellrt.supervisor._deadline import KillingDeadline
 from shellrt.supervisor._spawner import Spawner
 from shellrt.supervisor.cwd import CwdTracker
 from shellrt.supervisor.env import base_env, command_env
-from shellrt.supervisor.errors import SupervisorClosedError, WorkingDirectoryError
+from shellrt.supervisor.errors import SupervisorClosedError, SupervisorError, WorkingDirectoryError
 from shellrt.supervisor.execution import Execution, asyncio_loop
 from shellrt.supervisor.models import OOM_NOTE, BackgroundTask, CommandResult, ProgressEvent
 from shellrt.supervisor.protect import WriteDeny
@@ -630,10 +630,25 @@ class Supervisor:
                 from shellrt.supervisor._host_pause_peers import Presence
 
                 self._presence = Presence()
-            if not self._presence.held and not self._presence.enter(self.backend.policy.allowed_roots(), self._reach):
+            if not self._presence.held and not self._entered_among_peers(self._presence):
                 return False
             self._entering += 1
             return True
+
+    def _entered_among_peers(self, presence: Presence) -> bool:
+        """`Presence.enter`, refused with a `SupervisorError` when this process cannot announce the
+        start or look for other processes' hooks: run, it was unseen by them (red team round 41)."""
+        from shellrt.supervisor._host_pause_peers import PeersError
+
+        try:
+            return presence.enter(self.backend.policy.allowed_roots(), self._reach)
+        except PeersError as exc:
+            raise SupervisorError(
+                "the command was not run: shellrt could not tell other shellrt processes on this "
+                f"workspace that it runs ({exc}), so a hook of theirs could run beside it; free file "
+                "descriptors (close some, or raise `ulimit -n`) or space where the registry lives, "
+                "then run it again"
+            ) from exc
 
     async def _start_entered(
         self,
