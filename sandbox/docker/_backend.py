@@ -309,12 +309,14 @@ def _parse_hello(event: Event) -> _Hello:
 
 
 
-def _counters_of(init_host_pid: int) -> NetCounters | None:
-    """The counters of the network namespace of the container whose init is ``init_host_pid``
-    (None when the host may not read them: such a container is never recycled)."""
+def _counters_of(init: PidRef) -> NetCounters | None:
+    """The counters of the network namespace of the container whose init is ``init`` (read through
+    its pidfd-proven ``/proc`` directory; None when the host may not read them: such a container is
+    never recycled)."""
     try:
-        return read_counters(init_host_pid)
-    except OSError:
+        with init.proc_dir() as base:
+            return read_counters(base)
+    except (OSError, BackendUnavailableError):
         return None
 
 class DockerBackend(SandboxBackend):
@@ -1096,7 +1098,7 @@ class DockerBackend(SandboxBackend):
                 await self._idmap_workspace(ref)
                 await self._firewall_bridge(cid, info)
                 # Before anything of the image runs: each reset compares (`_netcounters`).
-                self._net_counters = _counters_of(init)
+                self._net_counters = _counters_of(ref)
                 await channel.send(_GO)
         except ExecutorGoneError:
             pass  # the wait for the hello below reports the start failure
@@ -1175,7 +1177,7 @@ class DockerBackend(SandboxBackend):
             # hierarchically, the commands' (whose own file the executor's uid owns).
             await thread(lambda: cap_socket_memory((parent, child), socket_memory_cap()))
             await thread(lambda: build_view(init, view))
-            before = len(await thread(lambda: top_mounts(init, CGROUP_ROOT)))
+            before = len(await thread(lambda: top_mounts(ref, CGROUP_ROOT)))
         except OSError as exc:
             raise BackendUnavailableError(
                 f"could not make the commands' memory cgroup, cap the container's socket buffers in {parent} "
@@ -1183,8 +1185,8 @@ class DockerBackend(SandboxBackend):
             ) from exc
         mounts = [commands_mount(child), view_mount(view)]
         await thread(lambda: mount_into(ref, mounts, "give the container's commands a memory cgroup of their own"))
-        await thread(lambda: check_commands_cgroup(init))
-        await thread(lambda: check_view(init, before))
+        await thread(lambda: check_commands_cgroup(ref))
+        await thread(lambda: check_view(ref, before))
         self._commands_cg = (parent, limit)
 
     async def _cap_ptys(self, ref: PidRef) -> None:
@@ -1598,9 +1600,11 @@ class DockerBackend(SandboxBackend):
         self._protected = True
 
     def _check_protected(self) -> None:
-        host = self._executor_host_pid()
-        with open(f"/proc/{host}/status", encoding="utf-8", errors="replace") as fh:
-            who = parse_status(fh.read())
+        # Read through the pidfd-proven directory: never the status of whoever took the number.
+        try:
+            who = parse_status(self._executor_ref().read("status"))
+        except BackendUnavailableError as exc:
+            raise ResetError(str(exc)) from exc
         if set(who.uids) != {EXECUTOR_UID} or who.cap_prm != EXECUTOR_CAPS:
             raise ResetError(f"the executor does not run as uid {EXECUTOR_UID} with its own capabilities")
 

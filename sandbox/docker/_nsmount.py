@@ -64,13 +64,13 @@ def mount_into(ref: PidRef, mounts: list[NsMount], why: str) -> None:
         raise BackendUnavailableError(f"could not {why}: {proc.stderr.strip()[-300:]}")
 
 
-def top_mounts(pid: int, target: str) -> list[tuple[str, bool]]:
-    """The mounts at ``target`` in the mount namespace of ``pid``, oldest first: (fs type,
-    read-only per mount)."""
+def top_mounts(ref: PidRef, target: str) -> list[tuple[str, bool]]:
+    """The mounts at ``target`` in the mount namespace of ``ref``'s process (read through
+    `PidRef.read`: never another's that took the number), oldest first: (fs type, read-only per
+    mount)."""
     found: list[tuple[str, bool]] = []
-    with open(f"/proc/{pid}/mountinfo", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            fields = line.split()
-            if fields[4:5] == [target] and " - " in line:
-                found.append((line.split(" - ")[1].split()[0], "ro" in fields[5].split(",")))
+    for line in ref.read("mountinfo").splitlines():
+        fields = line.split()
+        if fields[4:5] == [target] and " - " in line:
+            found.append((line.split(" - ")[1].split()[0], "ro" in fields[5].split(",")))
     return found

@@ -59,11 +59,10 @@ def mask_lasting(ref: PidRef, mask: str, executor: int) -> None:
 def check_masked(ref: PidRef, executor: int) -> None:
     """Both directories are covered by a read-only non-proc mount, the executor's ``fd`` by a
     read-only proc one."""
-    pid = ref.alive()
     for target in (f"/proc/{executor}", "/proc/1"):
-        stack = top_mounts(pid, target)
+        stack = top_mounts(ref, target)
         if not stack or stack[-1][0] == "proc" or not stack[-1][1]:
             raise BackendUnavailableError(f"{target} in the container is not covered ({stack})")
-    stack = top_mounts(pid, f"/proc/{executor}/fd")
+    stack = top_mounts(ref, f"/proc/{executor}/fd")
     if not stack or stack[-1] != ("proc", True):
         raise BackendUnavailableError(f"/proc/{executor}/fd in the container is not the executor's own ({stack})")
