@@ -99,6 +99,7 @@ from sandbox.docker._cmdcg import (
 from sandbox.docker._detach import detach_mount
 from sandbox.docker._devnodes import READONLY_PATHS, device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
+from sandbox.docker._freshtmp import renew_tmpfs
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostdir import PrivateHostDir
 from sandbox.docker._hostpid import host_pid, is_container_process
@@ -399,6 +400,8 @@ class DockerBackend(SandboxBackend):
         #: The commands' memory cgroup's parent and limit, once it and the counter-free view of the
         #: container's cgroups are mounted (`_commands_cgroup`; None: neither, so no recycling).
         self._commands_cg: tuple[str, int] | None = None
+        #: The container's tmpfs mounts (target -> docker's options): new ones at each reset (`_freshtmp`).
+        self._tmpfs: dict[str, str] = {}
         #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
         self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
@@ -949,6 +952,7 @@ class DockerBackend(SandboxBackend):
         # Always a ceiling (no swap: a hog is OOM-killed, not slowed): without one a command's heap,
         # the SysV shared memory it leaves behind or its open files' kernel memory took the host's
         # whole memory, and the host's OOM killer chose among all its processes (round 20).
+        self._tmpfs = dict(host_kwargs["tmpfs"])
         host_kwargs["mem_limit"] = memory
         host_kwargs["memswap_limit"] = memory
         if limits.cpus:
@@ -1724,6 +1728,11 @@ class DockerBackend(SandboxBackend):
             renew_commands_cgroup(ref, parent, limit, EXECUTOR_UID, socket_memory_cap())
         except (OSError, BackendUnavailableError) as exc:
             raise ResetError(f"could not give the next task a fresh commands' cgroup: {exc}") from exc
+        # Their inode counters too: a wipe leaves a tmpfs numbering on from the task's files (`_freshtmp`).
+        try:
+            renew_tmpfs(ref, self._tmpfs)
+        except BackendUnavailableError as exc:
+            raise ResetError(str(exc)) from exc
         self._executor_host_pid()
         if self._net is not None:
             self._net.resume()
