@@ -105,6 +105,7 @@ from sandbox.docker._hostdir import PrivateHostDir
 from sandbox.docker._hostpid import host_pid, is_container_process
 from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._imagebudget import budget_for
+from sandbox.docker._ipcseq import IpcIds, ipc_id_problems, take_ipc_ids
 from sandbox.docker._isolation import (
     CommandIsolation,
     hello_word,
@@ -320,6 +321,15 @@ def _counters_of(init: PidRef) -> NetCounters | None:
     except (OSError, BackendUnavailableError):
         return None
 
+def _ipc_ids_of(init: PidRef) -> IpcIds | None:
+    """The next SysV ids of the container whose init is ``init`` (None when the host may not take
+    them, a non-root host: such a container is never recycled)."""
+    try:
+        return take_ipc_ids(init)
+    except OSError:
+        return None
+
+
 class DockerBackend(SandboxBackend):
     """A hardened container per session with a persistent in-container executor.
 
@@ -402,6 +412,8 @@ class DockerBackend(SandboxBackend):
         self._commands_cg: tuple[str, int] | None = None
         #: The container's tmpfs mounts (target -> docker's options): new ones at each reset (`_freshtmp`).
         self._tmpfs: dict[str, str] = {}
+        #: The last SysV ids the host took in the container's IPC namespace (`_ipcseq`).
+        self._ipc_ids: IpcIds | None = None
         #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
         self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
@@ -1103,6 +1115,7 @@ class DockerBackend(SandboxBackend):
                 await self._firewall_bridge(cid, info)
                 # Before anything of the image runs: each reset compares (`_netcounters`).
                 self._net_counters = _counters_of(ref)
+                self._ipc_ids = _ipc_ids_of(ref)
                 await channel.send(_GO)
         except ExecutorGoneError:
             pass  # the wait for the hello below reports the start failure
@@ -1715,6 +1728,15 @@ class DockerBackend(SandboxBackend):
             net_counters=self._net_counters,
         )
         ref = self._executor_ref()
+        # No SysV id was allocated during the task: its namespace's cursor would count them (`_ipcseq`).
+        try:
+            ipc_ids = take_ipc_ids(ref)
+        except OSError as exc:
+            raise ResetError(f"could not take SysV ids in the container's IPC namespace: {exc}") from exc
+        ipc_problems = ipc_id_problems(self._ipc_ids, ipc_ids)
+        self._ipc_ids = ipc_ids
+        if ipc_problems:
+            raise ResetError("; ".join(ipc_problems))
         # The lasting processes' /proc cover is still whole (`_procmask`): the next task must not
         # read what this one made them count, whatever took a cover away meanwhile.
         try:
