@@ -44,7 +44,9 @@ async def test_a_recycled_container_shows_nothing_of_the_previous_task(tmp_path:
         "dirty",
         [
             "echo x >/tmp/x; echo y >/dev/shm/y; : >/dev/mqueue/q; echo z >z; mkdir -p /tmp/locked/in; chmod 000 /tmp/locked",
-            "ipcmk -M 4096 && ipcmk -Q && ipcmk -S 1",
+            # No SysV ids: since round 41 (docker4) a task that allocates any gets no successor in
+            # its container (`_ipcseq`); test_redteam_round41_docker4_ipcids.py has that case.
+            "true",
             # Leftovers die when their command ends (as on bwrap): this one looks while they run.
             "setsid sleep 1000 </dev/null >/dev/null 2>&1 & nohup sleep 1001 </dev/null >/dev/null 2>&1 &"
             f" sleep 0.2; {_PROCS}; wc -l </proc/sysvipc/shm; ls /tmp /workspace; [ -e /dev/mqueue/q ] && echo mq-made",
@@ -68,7 +70,6 @@ async def test_a_recycled_container_shows_nothing_of_the_previous_task(tmp_path:
     left_behind = dirty.commands[2].preview or ""
     assert "sleep 1000" in left_behind and "sleep 1001" in left_behind  # they really were running
     assert "x\n" in left_behind and "z\n" in left_behind and "mq-made" in left_behind
-    assert left_behind.splitlines().count("2") == 1  # one shm segment (header + 1)
 
     assert clean.status == "ok", clean
     assert clean.recycled and clean.container == dirty.container and clean.container_use == 2

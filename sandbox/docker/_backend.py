@@ -99,11 +99,13 @@ from sandbox.docker._cmdcg import (
 from sandbox.docker._detach import detach_mount
 from sandbox.docker._devnodes import READONLY_PATHS, device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
+from sandbox.docker._freshtmp import renew_tmpfs
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostdir import PrivateHostDir
 from sandbox.docker._hostpid import host_pid, is_container_process
 from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._imagebudget import budget_for
+from sandbox.docker._ipcseq import IpcIds, ipc_id_problems, take_ipc_ids
 from sandbox.docker._isolation import (
     CommandIsolation,
     hello_word,
@@ -309,13 +311,24 @@ def _parse_hello(event: Event) -> _Hello:
 
 
 
-def _counters_of(init_host_pid: int) -> NetCounters | None:
-    """The counters of the network namespace of the container whose init is ``init_host_pid``
-    (None when the host may not read them: such a container is never recycled)."""
+def _counters_of(init: PidRef) -> NetCounters | None:
+    """The counters of the network namespace of the container whose init is ``init`` (read through
+    its pidfd-proven ``/proc`` directory; None when the host may not read them: such a container is
+    never recycled)."""
     try:
-        return read_counters(init_host_pid)
+        with init.proc_dir() as base:
+            return read_counters(base)
+    except (OSError, BackendUnavailableError):
+        return None
+
+def _ipc_ids_of(init: PidRef) -> IpcIds | None:
+    """The next SysV ids of the container whose init is ``init`` (None when the host may not take
+    them, a non-root host: such a container is never recycled)."""
+    try:
+        return take_ipc_ids(init)
     except OSError:
         return None
+
 
 class DockerBackend(SandboxBackend):
     """A hardened container per session with a persistent in-container executor.
@@ -397,6 +410,10 @@ class DockerBackend(SandboxBackend):
         #: The commands' memory cgroup's parent and limit, once it and the counter-free view of the
         #: container's cgroups are mounted (`_commands_cgroup`; None: neither, so no recycling).
         self._commands_cg: tuple[str, int] | None = None
+        #: The container's tmpfs mounts (target -> docker's options): new ones at each reset (`_freshtmp`).
+        self._tmpfs: dict[str, str] = {}
+        #: The last SysV ids the host took in the container's IPC namespace (`_ipcseq`).
+        self._ipc_ids: IpcIds | None = None
         #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
         self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
@@ -932,6 +949,11 @@ class DockerBackend(SandboxBackend):
             "cap_drop": ["ALL"],
             "cap_add": _EXECUTOR_CAP_NAMES,
             "security_opt": ["no-new-privileges"],
+            # Asked, so neither a daemon's default nor a proxy chooses them (`_kept`, round 41): runc
+            # is what the pidfd joins and host-side /proc reads assume; a private cgroup namespace
+            # keeps the host's cgroup tree (a v2 daemon's `host` mode) and paths out of sight.
+            "runtime": "runc",
+            "cgroupns": "private",
             "pids_limit": limits.pids or _DEFAULT_PIDS,
             "sysctls": split.sysctls,
             # The host's user namespace: queue bytes and queued signals are charged to the command's
@@ -942,6 +964,7 @@ class DockerBackend(SandboxBackend):
         # Always a ceiling (no swap: a hog is OOM-killed, not slowed): without one a command's heap,
         # the SysV shared memory it leaves behind or its open files' kernel memory took the host's
         # whole memory, and the host's OOM killer chose among all its processes (round 20).
+        self._tmpfs = dict(host_kwargs["tmpfs"])
         host_kwargs["mem_limit"] = memory
         host_kwargs["memswap_limit"] = memory
         if limits.cpus:
@@ -1091,7 +1114,8 @@ class DockerBackend(SandboxBackend):
                 await self._idmap_workspace(ref)
                 await self._firewall_bridge(cid, info)
                 # Before anything of the image runs: each reset compares (`_netcounters`).
-                self._net_counters = _counters_of(init)
+                self._net_counters = _counters_of(ref)
+                self._ipc_ids = _ipc_ids_of(ref)
                 await channel.send(_GO)
         except ExecutorGoneError:
             pass  # the wait for the hello below reports the start failure
@@ -1170,7 +1194,7 @@ class DockerBackend(SandboxBackend):
             # hierarchically, the commands' (whose own file the executor's uid owns).
             await thread(lambda: cap_socket_memory((parent, child), socket_memory_cap()))
             await thread(lambda: build_view(init, view))
-            before = len(await thread(lambda: top_mounts(init, CGROUP_ROOT)))
+            before = len(await thread(lambda: top_mounts(ref, CGROUP_ROOT)))
         except OSError as exc:
             raise BackendUnavailableError(
                 f"could not make the commands' memory cgroup, cap the container's socket buffers in {parent} "
@@ -1178,8 +1202,8 @@ class DockerBackend(SandboxBackend):
             ) from exc
         mounts = [commands_mount(child), view_mount(view)]
         await thread(lambda: mount_into(ref, mounts, "give the container's commands a memory cgroup of their own"))
-        await thread(lambda: check_commands_cgroup(init))
-        await thread(lambda: check_view(init, before))
+        await thread(lambda: check_commands_cgroup(ref))
+        await thread(lambda: check_view(ref, before))
         self._commands_cg = (parent, limit)
 
     async def _cap_ptys(self, ref: PidRef) -> None:
@@ -1593,9 +1617,11 @@ class DockerBackend(SandboxBackend):
         self._protected = True
 
     def _check_protected(self) -> None:
-        host = self._executor_host_pid()
-        with open(f"/proc/{host}/status", encoding="utf-8", errors="replace") as fh:
-            who = parse_status(fh.read())
+        # Read through the pidfd-proven directory: never the status of whoever took the number.
+        try:
+            who = parse_status(self._executor_ref().read("status"))
+        except BackendUnavailableError as exc:
+            raise ResetError(str(exc)) from exc
         if set(who.uids) != {EXECUTOR_UID} or who.cap_prm != EXECUTOR_CAPS:
             raise ResetError(f"the executor does not run as uid {EXECUTOR_UID} with its own capabilities")
 
@@ -1702,6 +1728,15 @@ class DockerBackend(SandboxBackend):
             net_counters=self._net_counters,
         )
         ref = self._executor_ref()
+        # No SysV id was allocated during the task: its namespace's cursor would count them (`_ipcseq`).
+        try:
+            ipc_ids = take_ipc_ids(ref)
+        except OSError as exc:
+            raise ResetError(f"could not take SysV ids in the container's IPC namespace: {exc}") from exc
+        ipc_problems = ipc_id_problems(self._ipc_ids, ipc_ids)
+        self._ipc_ids = ipc_ids
+        if ipc_problems:
+            raise ResetError("; ".join(ipc_problems))
         # The lasting processes' /proc cover is still whole (`_procmask`): the next task must not
         # read what this one made them count, whatever took a cover away meanwhile.
         try:
@@ -1715,6 +1750,11 @@ class DockerBackend(SandboxBackend):
             renew_commands_cgroup(ref, parent, limit, EXECUTOR_UID, socket_memory_cap())
         except (OSError, BackendUnavailableError) as exc:
             raise ResetError(f"could not give the next task a fresh commands' cgroup: {exc}") from exc
+        # Their inode counters too: a wipe leaves a tmpfs numbering on from the task's files (`_freshtmp`).
+        try:
+            renew_tmpfs(ref, self._tmpfs)
+        except BackendUnavailableError as exc:
+            raise ResetError(str(exc)) from exc
         self._executor_host_pid()
         if self._net is not None:
             self._net.resume()

@@ -19,6 +19,7 @@ import os
 import stat
 
 from sandbox.docker._nsmount import NsMount, top_mounts
+from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
 __all__ = ["CGROUP_ROOT", "LIMIT_FILES", "build_view", "check_view", "view_mount"]
@@ -91,9 +92,9 @@ def view_mount(dest: str) -> NsMount:
     return NsMount(source=dest, target=CGROUP_ROOT, read_only=True)
 
 
-def check_view(pid: int, before: int) -> None:
+def check_view(ref: PidRef, before: int) -> None:
     """The container's ``/sys/fs/cgroup`` is the view: one mount more than the ``before`` there
     were, read-only, no cgroup file system (fail closed)."""
-    stack = top_mounts(pid, CGROUP_ROOT)
+    stack = top_mounts(ref, CGROUP_ROOT)
     if len(stack) != before + 1 or stack[-1][0].startswith("cgroup") or not stack[-1][1]:
         raise BackendUnavailableError(f"{CGROUP_ROOT} in the container is not shellrt's read-only view ({stack})")

@@ -88,10 +88,10 @@ def commands_mount(child: str, *, replace: bool = False) -> NsMount:
     return NsMount(source=child, target=COMMANDS_CGROUP, replace=replace)
 
 
-def check_commands_cgroup(pid: int) -> None:
-    """`COMMANDS_CGROUP` in the mount namespace of ``pid`` is one cgroup mount, on top (fail
+def check_commands_cgroup(ref: PidRef) -> None:
+    """`COMMANDS_CGROUP` in the mount namespace of ``ref``'s process is one cgroup mount, on top (fail
     closed: a command would otherwise run outside it, or in the last task's)."""
-    kinds = [kind for kind, _ro in top_mounts(pid, COMMANDS_CGROUP)]
+    kinds = [kind for kind, _ro in top_mounts(ref, COMMANDS_CGROUP)]
     if not kinds or kinds[-1] != "cgroup" or kinds.count("cgroup") != 1:
         raise BackendUnavailableError(
             f"{COMMANDS_CGROUP} is not the commands' cgroup in the container ({kinds})"
@@ -120,5 +120,5 @@ def renew_commands_cgroup(ref: PidRef, parent: str, limit: int, owner: int, tcp_
     child = make_commands_cgroup(parent, limit, owner)
     cap_socket_memory((child,), tcp_cap)
     mount_into(ref, [commands_mount(child, replace=True)], "give the next task's commands a fresh memory cgroup")
-    check_commands_cgroup(ref.pid)
+    check_commands_cgroup(ref)
     ref.alive()

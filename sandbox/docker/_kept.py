@@ -12,6 +12,11 @@ Round 40 review16: the mounts shellrt asks for (read-only I/O directory, read-de
 protected binds) are compared too, and so are the isolation fields shellrt leaves to the daemon's
 defaults (a host namespace, a device, docker's masked ``/proc`` files): a daemon, a compatible API
 or a proxy that rewrites a request answers no warning when it widens one of them.
+
+Round 41 (docker4): ``Runtime`` and ``CgroupnsMode`` are asked for (``runc``: the pidfd joins, the
+host's ``/proc`` reads and ``priv.c`` assume it; ``private``: ``host``, docker's default on cgroup
+v1, shows commands every host cgroup on v2) and compared; ``OomScoreAdj`` and ``Cgroup`` must stay
+docker's default.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ CHECKED_FIELDS = (
     "Init",
     "AutoRemove",
     "Privileged",
+    # Round 41 (docker4): asked for explicitly, so a daemon's default or a proxy cannot choose them.
+    "Runtime",
+    "CgroupnsMode",
 )
 
 #: The container ``Config`` fields shellrt sets (the main process, its user and cwd, no
@@ -61,6 +69,9 @@ _PRIVATE: dict[str, tuple[Any, ...]] = {
     "OomKillDisable": (),
     "PublishAllPorts": (),
     "PortBindings": (),
+    # Round 41: another container's cgroup; a negative OOM score, which commands may lower theirs to.
+    "Cgroup": ("",),
+    "OomScoreAdj": (),
 }
 
 #: docker's own masked ``/proc`` and ``/sys`` paths (moby ``oci/defaults.go``, 19.03 to 20.10; newer

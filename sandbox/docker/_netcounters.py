@@ -23,9 +23,10 @@ _FILES = ("dev", "snmp", "snmp6", "netstat")
 NetCounters = dict[str, str]
 
 
-def read_counters(host_pid: int) -> NetCounters:
-    """The counters of the network namespace of ``host_pid``, read on the host (`OSError` on failure)."""
-    base = f"/proc/{host_pid}/net"
+def read_counters(proc: str) -> NetCounters:
+    """The counters of the network namespace of the process whose ``/proc`` directory is ``proc``
+    (`PidRef.proc_dir`: that process's alone), read on the host (`OSError` on failure)."""
+    base = f"{proc}/net"
     seen: NetCounters = {}
     for name in _FILES:
         if os.path.exists(f"{base}/{name}"):

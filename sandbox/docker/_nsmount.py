@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sandbox.docker._detach import run_child
+from sandbox.docker._mountscript import mount_script
 from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
@@ -24,32 +25,18 @@ __all__ = ["NsMount", "mount_into", "top_mounts"]
 #: argv: the pidfd's number, then per mount: source, target, "ro"|"rw", "replace"|"stack". Every tree
 #: is cloned (and made read-only where asked) before the join; "replace" detaches the target's top
 #: mount first (one that is there: a reset's previous one).
-_SCRIPT = """
-import ctypes, os, struct, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.syscall.restype = ctypes.c_long
-def fail(what):
-    sys.exit(what + ": " + os.strerror(ctypes.get_errno()))
+_SCRIPT = mount_script("""
 args = sys.argv[2:]
 plan = []
 for i in range(0, len(args), 4):
     source, target, mode, how = args[i:i + 4]
-    tree = libc.syscall(428, -100, source.encode(), 1 | 0o2000000)  # open_tree CLONE|CLOEXEC
-    if tree < 0:
-        fail("open_tree " + source)
-    if mode == "ro":
-        attr = struct.pack("QQQQ", 1 | 2 | 4 | 8, 0, 0, 0)  # RDONLY NOSUID NODEV NOEXEC
-        if libc.syscall(442, tree, b"", 0x1000, attr, len(attr)) != 0:  # mount_setattr EMPTY_PATH
-            fail("mount_setattr " + source)
-    plan.append((tree, target, how))
-if libc.setns(int(sys.argv[1]), 0x00020000) != 0:  # CLONE_NEWNS, by pidfd
-    fail("setns")
+    plan.append((clone(source, read_only=mode == "ro"), target, how))
+join(int(sys.argv[1]))
 for tree, target, how in plan:
     if how == "replace" and libc.umount2(target.encode(), 2) != 0:  # MNT_DETACH
         fail("umount2 " + target)
-    if libc.syscall(429, tree, b"", -100, target.encode(), 4) != 0:  # move_mount F_EMPTY_PATH
-        fail("move_mount " + target)
-"""
+    attach(tree, target)
+""")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +64,13 @@ def mount_into(ref: PidRef, mounts: list[NsMount], why: str) -> None:
         raise BackendUnavailableError(f"could not {why}: {proc.stderr.strip()[-300:]}")
 
 
-def top_mounts(pid: int, target: str) -> list[tuple[str, bool]]:
-    """The mounts at ``target`` in the mount namespace of ``pid``, oldest first: (fs type,
-    read-only per mount)."""
+def top_mounts(ref: PidRef, target: str) -> list[tuple[str, bool]]:
+    """The mounts at ``target`` in the mount namespace of ``ref``'s process (read through
+    `PidRef.read`: never another's that took the number), oldest first: (fs type, read-only per
+    mount)."""
     found: list[tuple[str, bool]] = []
-    with open(f"/proc/{pid}/mountinfo", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            fields = line.split()
-            if fields[4:5] == [target] and " - " in line:
-                found.append((line.split(" - ")[1].split()[0], "ro" in fields[5].split(",")))
+    for line in ref.read("mountinfo").splitlines():
+        fields = line.split()
+        if fields[4:5] == [target] and " - " in line:
+            found.append((line.split(" - ")[1].split()[0], "ro" in fields[5].split(",")))
     return found

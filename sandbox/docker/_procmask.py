@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 
 from sandbox.docker._detach import run_child
+from sandbox.docker._mountscript import mount_script
 from sandbox.docker._nsmount import top_mounts
 from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
@@ -25,31 +26,15 @@ from sandbox.errors import BackendUnavailableError
 __all__ = ["check_masked", "make_mask_dir", "mask_lasting"]
 
 #: argv: the pidfd's number, the mask directory, the executor's container pid, then PID 1's.
-_SCRIPT = """
-import ctypes, os, struct, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.syscall.restype = ctypes.c_long
-def fail(what):
-    sys.exit(what + ": " + os.strerror(ctypes.get_errno()))
-RO = struct.pack("QQQQ", 1 | 2 | 4 | 8, 0, 0, 0)  # RDONLY NOSUID NODEV NOEXEC
-def clone(path, where=-100):
-    tree = libc.syscall(428, where, path.encode(), 1 | 0o2000000)  # open_tree CLONE|CLOEXEC
-    if tree < 0:
-        fail("open_tree " + path)
-    if libc.syscall(442, tree, b"", 0x1000, RO, len(RO)) != 0:  # mount_setattr EMPTY_PATH
-        fail("mount_setattr " + path)
-    return tree
+_SCRIPT = mount_script("""
 pidfd, mask, executor, init = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 masks = [clone(mask), clone(mask)]
-if libc.setns(pidfd, 0x00020000) != 0:  # CLONE_NEWNS, by pidfd: the process, never a reused pid
-    fail("setns")
+join(pidfd)
 fds = clone("/proc/" + executor + "/fd")
 for tree, pid in zip(masks, (executor, init)):
-    if libc.syscall(429, tree, b"", -100, ("/proc/" + pid).encode(), 4) != 0:  # move_mount F_EMPTY_PATH
-        fail("move_mount /proc/" + pid)
-if libc.syscall(429, fds, b"", -100, ("/proc/" + executor + "/fd").encode(), 4) != 0:
-    fail("move_mount /proc/" + executor + "/fd")
-"""
+    attach(tree, "/proc/" + pid)
+attach(fds, "/proc/" + executor + "/fd")
+""")
 
 
 def make_mask_dir(path: str) -> str:
@@ -74,11 +59,10 @@ def mask_lasting(ref: PidRef, mask: str, executor: int) -> None:
 def check_masked(ref: PidRef, executor: int) -> None:
     """Both directories are covered by a read-only non-proc mount, the executor's ``fd`` by a
     read-only proc one."""
-    pid = ref.alive()
     for target in (f"/proc/{executor}", "/proc/1"):
-        stack = top_mounts(pid, target)
+        stack = top_mounts(ref, target)
         if not stack or stack[-1][0] == "proc" or not stack[-1][1]:
             raise BackendUnavailableError(f"{target} in the container is not covered ({stack})")
-    stack = top_mounts(pid, f"/proc/{executor}/fd")
+    stack = top_mounts(ref, f"/proc/{executor}/fd")
     if not stack or stack[-1] != ("proc", True):
         raise BackendUnavailableError(f"/proc/{executor}/fd in the container is not the executor's own ({stack})")
