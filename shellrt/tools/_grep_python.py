@@ -251,9 +251,12 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
     types = TypeFilter.for_type(query.file_type) if query.file_type else None
     kept = 0
     linked = _Linked()
+    skip = frozenset(query.skip)
     for rel, dir_fd, name in walk_entries(
         query.root, overrides=overrides, types=types, root_fd=query.root_fd, obey_ignores=query.obey_ignores
     ):
+        if skip and _skipped(rel, skip):
+            continue
         found = linked.search(_open_at(name, dir_fd), rx, query, MAX_HIT_LINES - kept)
         if found is not None:
             results[rel] = found
@@ -263,6 +266,18 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
             if kept > MAX_HIT_LINES:
                 raise TooManyHitsError(kept)
     return results
+
+
+def _skipped(rel: str, skip: frozenset[str]) -> bool:
+    """Whether ``rel`` is one of ``skip`` or lies below one (a masked place: never read)."""
+    if rel in skip:
+        return True
+    cut = rel.rfind("/")
+    while cut > 0:
+        if rel[:cut] in skip:
+            return True
+        cut = rel.rfind("/", 0, cut)
+    return False
 
 
 def _search_only(query: GrepQuery, rx: re.Pattern[str]) -> dict[str, FileHits]:
@@ -303,6 +318,7 @@ def _decode_query(raw: dict[str, Any]) -> GrepQuery:
     fields["globs"] = tuple(fields["globs"])
     if fields.get("only") is not None:
         fields["only"] = tuple(fields["only"])
+    fields["skip"] = tuple(fields.get("skip", ()))
     return GrepQuery(**fields)
 
 
