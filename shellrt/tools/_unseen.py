@@ -17,7 +17,16 @@ from sandbox.confine import View
 from shellrt.protocol import ToolContext
 from shellrt.tools._paths import rule_denied
 
-__all__ = ["masked_below", "visible_paths"]
+__all__ = ["denied", "masked_below", "visible_paths"]
+
+
+def denied(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> bool:
+    """Whether any of ``paths`` (spellings of one sandbox path) is masked or rule-denied: a check
+    made before the permission decision must then say nothing the denial would not (round 41:
+    Grep's "does not exist" for a missing name in a masked directory, a denial for one there)."""
+    if any(view.masked_by(p) is not None for p in paths):
+        return True
+    return bool(rule_denied([view.to_logical(p) for p in paths], ctx, tool_name))
 
 
 def visible_paths(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> set[str]:

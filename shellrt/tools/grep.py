@@ -62,7 +62,7 @@ from shellrt.tools._search import RgRunner, list_files, search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
-from shellrt.tools._unseen import masked_below, visible_paths
+from shellrt.tools._unseen import denied, masked_below, visible_paths
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
 
@@ -184,8 +184,11 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         def resolve() -> tuple[str, bool]:
             root = remember(tool_input, tool_input.path or ".", ctx, view)
             try:
-                with view.resolve(sandbox_path(tool_input.path or ".", ctx)) as r:
-                    return root, bool(r.missing)
+                where = sandbox_path(tool_input.path or ".", ctx)
+                with view.resolve(where) as r:
+                    # A denied path is refused alike whether it exists (round 41): no "does not exist".
+                    gone = bool(r.missing) and not denied([where, r.path], ctx, view, self.name)
+                    return root, gone
             except OSError:
                 return root, False  # unreachable: the permission check says why
 
