@@ -118,4 +118,16 @@ def test_it_holds_for_an_unprivileged_caller() -> None:
         "test_grep_answers_a_rule_denied_path_alike_whether_it_exists",
         "test_reads_suggestion_never_names_a_masked_path",
         "test_reads_suggestion_never_names_a_rule_denied_path",
+        "test_a_hard_links_refusal_names_the_mask_not_the_file",
     )
+
+
+def test_a_hard_links_refusal_names_the_mask_not_the_file(tmp_path: Path) -> None:
+    """Read of a workspace name that is a hard link of a file in a masked directory is refused;
+    the refusal named that file (``secrets/id_rsa``), a name the mask keeps from every listing."""
+    root = _workspace(tmp_path)
+    os.link(root / "secrets/id_rsa", root / "copy.txt")
+    ctx = make_ctx(root, read_denied=(root / "secrets",))
+    got = _answer(ReadTool(), ctx, {"file_path": str(root / "copy.txt")})
+    assert "hard link" in got and str(root / "secrets") in got, got
+    assert "id_rsa" not in got and "KEY" not in got, got
