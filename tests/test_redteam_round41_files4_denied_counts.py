@@ -121,4 +121,15 @@ def test_it_holds_for_an_unprivileged_caller() -> None:
         "test_the_tracked_note_does_not_count_a_masked_file",
         "test_the_tracked_note_does_not_count_a_rule_denied_file",
         "test_the_too_many_lines_error_does_not_count_a_masked_file",
+        "test_the_too_many_lines_error_does_not_count_a_masked_files_other_name",
     )
+
+
+def test_the_too_many_lines_error_does_not_count_a_masked_files_other_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hard link of the masked file in the workspace: its hits are dropped (`_unseen._aliased`),
+    so its lines must not count toward the stop either."""
+    root = _repo(tmp_path, "TOKEN=hunter2\n" * (MAX_HIT_LINES + 1))
+    os.link(root / "secrets/key.txt", root / "copy.txt")
+    _same_answers(_masked(root, monkeypatch), "TOKEN=h", "TOKEN=x")

@@ -123,8 +123,10 @@ class _Linked:
     """Hits already found for a file with more than one name (device, inode, size, mtime): its
     other names are not read again (round 37: 50 links of a 1 GB file were read 50 times)."""
 
-    def __init__(self) -> None:
+    def __init__(self, skip_inodes: tuple[tuple[int, int], ...] | None = ()) -> None:
         self._found: dict[tuple[int, int, int, int], FileHits | None] = {}
+        #: Masked files' inodes (`GrepQuery.skip_inodes`): their other names are never read.
+        self._skip = None if skip_inodes is None else frozenset(skip_inodes)
 
     def search(self, fd: int | None, rx: re.Pattern[str], query: GrepQuery, room: int) -> FileHits | None:
         """`_search_file` of the file ``fd`` (consumed), or what a name of it already found."""
@@ -138,6 +140,9 @@ class _Linked:
         if st.st_nlink < 2 or not stat.S_ISREG(st.st_mode):
             return _search_file(_read_fd(fd), rx, query, room)
         key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._skip is None or (st.st_dev, st.st_ino) in self._skip:
+            os.close(fd)
+            return None
         if key in self._found:
             os.close(fd)
             return self._found[key]
@@ -250,7 +255,7 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
     overrides = GlobList.parse([*query.globs, "!.git"])
     types = TypeFilter.for_type(query.file_type) if query.file_type else None
     kept = 0
-    linked = _Linked()
+    linked = _Linked(query.skip_inodes)
     skip = frozenset(query.skip)
     for rel, dir_fd, name in walk_entries(
         query.root, overrides=overrides, types=types, root_fd=query.root_fd, obey_ignores=query.obey_ignores
@@ -319,6 +324,8 @@ def _decode_query(raw: dict[str, Any]) -> GrepQuery:
     if fields.get("only") is not None:
         fields["only"] = tuple(fields["only"])
     fields["skip"] = tuple(fields.get("skip", ()))
+    inodes = fields.get("skip_inodes", ())
+    fields["skip_inodes"] = None if inodes is None else tuple((int(d), int(i)) for d, i in inodes)
     return GrepQuery(**fields)
 
 

@@ -77,6 +77,9 @@ class GrepQuery:
     #: (read-denied) places there. What a search reads can reach a count, a note or the
     #: too-many-lines stop, so a masked file must not be read at all (red team round 41, files4).
     skip: tuple[str, ...] = ()
+    #: ``(st_dev, st_ino)`` of the masked files: another name of one (a hard link) is not read
+    #: either; None: unknown (their search was refused), so no file with several names is read.
+    skip_inodes: tuple[tuple[int, int], ...] | None = ()
 
 
 @dataclass

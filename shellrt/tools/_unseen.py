@@ -17,7 +17,7 @@ from sandbox.confine import View
 from shellrt.protocol import ToolContext
 from shellrt.tools._paths import rule_denied
 
-__all__ = ["denied", "masked_below", "visible_paths"]
+__all__ = ["denied", "masked_below", "masked_inodes", "visible_paths"]
 
 
 def denied(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> bool:
@@ -59,6 +59,17 @@ def masked_below(view: View, root: str) -> tuple[str, ...]:
             }
         )
     )
+
+
+def masked_inodes(view: View) -> tuple[tuple[int, int], ...] | None:
+    """``(st_dev, st_ino)`` of the masked files another name could show (`GrepQuery.skip_inodes`);
+    None when their search was refused (the walker then reads no file with several names)."""
+    if not view.masked:
+        return ()
+    try:
+        return tuple(sorted(view.denied_inodes()))
+    except confine.ConfinementError:
+        return None
 
 
 def _may_alias(view: View) -> bool:

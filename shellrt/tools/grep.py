@@ -62,7 +62,7 @@ from shellrt.tools._search import RgRunner, list_files, search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
-from shellrt.tools._unseen import denied, masked_below, visible_paths
+from shellrt.tools._unseen import denied, masked_below, masked_inodes, visible_paths
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
 
@@ -246,6 +246,7 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                     f"(e.g. `strings {target} | grep PATTERN`)."
                 )
             host = Path(view.to_host(target) or target)
+            use_rg, runner = ripgrep_options(ctx, view, target, None if single else fd)
             query = GrepQuery(
                 pattern=tool_input.pattern,
                 root=host.parent if single else host,
@@ -260,8 +261,8 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 root_fd=None if single else fd,
                 file_fd=fd if single else None,
                 skip=() if single else masked_below(view, target),
+                skip_inodes=() if single or use_rg else await off_loop(masked_inodes, view, what=what),
             )
-            use_rg, runner = ripgrep_options(ctx, view, target, None if single else fd)
             unignored = unsearched = partial = 0
             if single:
                 hits = await search(query, use_rg=use_rg, runner=None)
