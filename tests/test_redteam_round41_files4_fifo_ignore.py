@@ -1,0 +1,68 @@
+"""Red team round 41 (files4): a FIFO named like an ignore file hung every Glob and Grep.
+
+ripgrep reads ``.gitignore``, ``.ignore`` and ``.rgignore`` in each directory it enters, with a
+blocking open: a FIFO there (``mkfifo src/.rgignore``, one command, or a tarball the repository
+ships) held it in the kernel's wait for a writer, so every Glob and Grep of the tree ran to the
+60 s deadline and failed with "a very large tree, or a file system that does not answer" --
+the model's search tools gone for the session, from one file (local: ripgrep on the host). The
+Python walker already refused such a file (it opens ignore files non-blocking and reads only a
+regular one). Now a ripgrep waiting to open a FIFO is seen (`/proc/<pid>/task/*/wchan`) and
+stopped, and the call is answered by the walker: same ignore rules, the FIFO read as no rules.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from shellrt.protocol import Tool, ToolContext
+from shellrt.tools import _search
+from shellrt.tools.glob import GlobTool
+from shellrt.tools.grep import GrepTool
+from tests import _nonroot
+from tests.conftest import require
+from tests.test_tools_edit import make_ctx
+
+
+def _run(tool: Tool[Any, Any], ctx: ToolContext, raw: dict[str, Any]) -> tuple[float, str]:
+    async def go() -> str:
+        inp = tool.parse_input(raw)
+        assert (await tool.validate(inp, ctx)).ok
+        try:
+            return str(tool.to_model_content((await tool.call(inp, ctx)).data))
+        except Exception as exc:
+            return f"error: {exc}"
+
+    start = time.monotonic()
+    got = anyio.run(go)
+    return time.monotonic() - start, got
+
+
+@pytest.mark.parametrize("fifo", [".ignore", "src/.rgignore", ".gitignore"])
+def test_a_fifo_ignore_file_does_not_hang_glob_or_grep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fifo: str
+) -> None:
+    require(_search.ripgrep_binary() is not None, "ripgrep (the host search this attack hung)")
+    monkeypatch.setattr(_search, "_TIMEOUT_S", 20.0)  # a failure takes 20 s, not 60
+    root = Path(os.path.realpath(tmp_path)) / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / ".session").mkdir()
+    (root / "src/a.py").write_text("needle = 1\n")
+    (root / "build").mkdir()
+    (root / "build/b.py").write_text("needle = 2\n")
+    (root / ".git").mkdir()  # ripgrep obeys .gitignore only in a repository
+    os.mkfifo(root / fifo)
+    ctx = make_ctx(root)
+    for tool, raw in ((GlobTool(), {"pattern": "**/*.py"}), (GrepTool(), {"pattern": "needle"})):
+        took, got = _run(tool, ctx, raw)
+        assert "src/a.py" in got and "build/b.py" in got, got
+        assert took < 10, f"{tool.name} took {took:.1f} s"
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    _nonroot.held_as_nobody(__file__, "test_a_fifo_ignore_file_does_not_hang_glob_or_grep")
