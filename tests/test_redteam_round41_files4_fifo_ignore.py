@@ -8,11 +8,13 @@ the model's search tools gone for the session, from one file (local: ripgrep on 
 Python walker already refused such a file (it opens ignore files non-blocking and reads only a
 regular one). Now a ripgrep waiting to open a FIFO is seen (`/proc/<pid>/task/*/wchan`) and
 stopped, and the call is answered by the walker: same ignore rules, the FIFO read as no rules.
+Inside bwrap the same watch runs in the shell that starts ripgrep there (`_paths._SAME_CWD`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -20,11 +22,13 @@ from typing import Any
 import anyio
 import pytest
 
+import shellrt
 from shellrt.protocol import Tool, ToolContext
 from shellrt.tools import _search
 from shellrt.tools.glob import GlobTool
 from shellrt.tools.grep import GrepTool
 from tests import _nonroot
+from tests._calls import one_call
 from tests.conftest import require
 from tests.test_tools_edit import make_ctx
 
@@ -64,5 +68,35 @@ def test_a_fifo_ignore_file_does_not_hang_glob_or_grep(
         assert took < 10, f"{tool.name} took {took:.1f} s"
 
 
+@pytest.mark.anyio
+async def test_a_bwrap_command_cannot_hang_glob_or_grep_with_a_fifo(tmp_path: Path) -> None:
+    """ripgrep runs inside the sandbox there, and hung the same way (the error even read "Grep
+    failed unexpectedly: TimeoutError"); the command makes the FIFO first."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    root = Path(os.path.realpath(tmp_path)) / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src/a.py").write_text("needle = 1\n")
+    async with shellrt.Runtime(
+        workspace=root,
+        sandbox="bwrap",
+        mode="acceptEdits",
+        session_dir=tmp_path / "s",
+        settings_files=(),
+        allow=("Bash",),
+    ) as rt:
+        made = await one_call(rt, "Bash", command="mkfifo src/.rgignore .ignore")
+        assert not made["is_error"], made
+        for name, raw in (("Grep", {"pattern": "needle"}), ("Glob", {"pattern": "**/*.py"})):
+            start = time.monotonic()
+            got = await one_call(rt, name, **raw)
+            took = time.monotonic() - start
+            assert "src/a.py" in str(got["content"]) and not got["is_error"], got
+            assert took < 10, f"{name} took {took:.1f} s"
+
+
 def test_it_holds_for_an_unprivileged_caller() -> None:
-    _nonroot.held_as_nobody(__file__, "test_a_fifo_ignore_file_does_not_hang_glob_or_grep")
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_a_fifo_ignore_file_does_not_hang_glob_or_grep",
+        "test_a_bwrap_command_cannot_hang_glob_or_grep_with_a_fifo",
+    )

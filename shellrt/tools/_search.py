@@ -162,6 +162,8 @@ async def _run_rg(
                 code, out, err = await run(args, sandbox_cwd, sink)
         except SandboxError as exc:
             raise _RgUnavailable(str(exc)) from None
+        except TimeoutError:  # as on the host: "failed unexpectedly: TimeoutError" before (round 41)
+            raise ToolExecutionError(_too_slow()) from None
         if code in (126, 127):  # ripgrep is not reachable inside the sandbox
             raise _RgUnavailable(err.decode(errors="replace"))
         return code, out, err
@@ -188,13 +190,17 @@ async def _run_rg(
         if stuck:  # an ignore file that is a FIFO (round 41): the walker reads only regular ones
             raise _RgUnavailable("ripgrep waited to open a FIFO named like an ignore file")
         if scope.cancelled_caught:
-            raise ToolExecutionError(
-                f"The search did not finish within {_TIMEOUT_S:g} s (a very large tree, or a file system "
-                "that does not answer, such as a hung network or FUSE mount); narrow the path or pattern."
-            )
+            raise ToolExecutionError(_too_slow())
     finally:
         await _reap(process)
     return code, out, err
+
+
+def _too_slow() -> str:
+    return (
+        f"The search did not finish within {_TIMEOUT_S:g} s (a very large tree, or a file system "
+        "that does not answer, such as a hung network or FUSE mount); narrow the path or pattern."
+    )
 
 
 #: Seconds a killed search process is waited for. One blocked on a file system that does not
