@@ -47,10 +47,13 @@ def _run(tool: Tool[Any, Any], ctx: ToolContext, raw: dict[str, Any]) -> tuple[f
     return time.monotonic() - start, got
 
 
+@pytest.mark.parametrize("held", [False, True], ids=["no-writer", "a-writer-holds-it"])
 @pytest.mark.parametrize("fifo", [".ignore", "src/.rgignore", ".gitignore"])
 def test_a_fifo_ignore_file_does_not_hang_glob_or_grep(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fifo: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fifo: str, held: bool
 ) -> None:
+    """``held``: a command (a background task) keeps it open to write and writes nothing, so
+    ripgrep's open succeeds and its read waits instead."""
     require(_search.ripgrep_binary() is not None, "ripgrep (the host search this attack hung)")
     monkeypatch.setattr(_search, "_TIMEOUT_S", 20.0)  # a failure takes 20 s, not 60
     root = Path(os.path.realpath(tmp_path)) / "ws"
@@ -61,11 +64,17 @@ def test_a_fifo_ignore_file_does_not_hang_glob_or_grep(
     (root / "build/b.py").write_text("needle = 2\n")
     (root / ".git").mkdir()  # ripgrep obeys .gitignore only in a repository
     os.mkfifo(root / fifo)
+    # O_RDWR on a FIFO never blocks: this process is then a writer that writes nothing.
+    writer = os.open(root / fifo, os.O_RDWR | os.O_NONBLOCK) if held else None
     ctx = make_ctx(root)
-    for tool, raw in ((GlobTool(), {"pattern": "**/*.py"}), (GrepTool(), {"pattern": "needle"})):
-        took, got = _run(tool, ctx, raw)
-        assert "src/a.py" in got and "build/b.py" in got, got
-        assert took < 10, f"{tool.name} took {took:.1f} s"
+    try:
+        for tool, raw in ((GlobTool(), {"pattern": "**/*.py"}), (GrepTool(), {"pattern": "needle"})):
+            took, got = _run(tool, ctx, raw)
+            assert "src/a.py" in got and "build/b.py" in got, got
+            assert took < 10, f"{tool.name} took {took:.1f} s"
+    finally:
+        if writer is not None:
+            os.close(writer)
 
 
 @pytest.mark.anyio
@@ -86,12 +95,18 @@ async def test_a_bwrap_command_cannot_hang_glob_or_grep_with_a_fifo(tmp_path: Pa
     ) as rt:
         made = await one_call(rt, "Bash", command="mkfifo src/.rgignore .ignore")
         assert not made["is_error"], made
-        for name, raw in (("Grep", {"pattern": "needle"}), ("Glob", {"pattern": "**/*.py"})):
-            start = time.monotonic()
-            got = await one_call(rt, name, **raw)
-            took = time.monotonic() - start
-            assert "src/a.py" in str(got["content"]) and not got["is_error"], got
-            assert took < 10, f"{name} took {took:.1f} s"
+        for held in (False, True):
+            if held:  # a background task holds it open to write: ripgrep's read waits, not its open
+                hold = "python3 -c \"import os, time; fds = [os.open(f, os.O_RDWR) for f in ('.ignore', 'src/.rgignore')]; time.sleep(300)\""
+                started = await one_call(rt, "Bash", command=hold, run_in_background=True)
+                assert not started["is_error"], started
+                await anyio.sleep(1)
+            for name, raw in (("Grep", {"pattern": "needle"}), ("Glob", {"pattern": "**/*.py"})):
+                start = time.monotonic()
+                got = await one_call(rt, name, **raw)
+                took = time.monotonic() - start
+                assert "src/a.py" in str(got["content"]) and not got["is_error"], (held, got)
+                assert took < 10, f"{name} took {took:.1f} s (held: {held})"
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:

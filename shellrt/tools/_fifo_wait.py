@@ -3,9 +3,9 @@
 Why: ripgrep opens ``.gitignore``, ``.ignore`` and ``.rgignore`` in each directory it enters with
 a blocking open, so a FIFO by one of those names (one ``mkfifo``) held it in the kernel's wait
 for a writer until the 60 s deadline, and every Glob and Grep of the tree failed (red team round
-41, files4). It never opens a FIFO for anything else (a walk skips what is not a regular file),
-so a thread of it waiting there (``wait_for_partner``, the FIFO open's wait, in
-``/proc/<pid>/task/<tid>/wchan``) means that: the caller stops it and lets the Python walker,
+41, files4), or, with a command holding it open to write, in the read. It opens no FIFO for
+anything else (a walk skips what is not a regular file), so a thread of it waiting there
+(``wait_for_partner``, the FIFO open's wait, or a pipe read, in ``/proc/<pid>/task/<tid>/wchan``) means that: the caller stops it and lets the Python walker,
 which reads only regular ignore files, answer instead.
 """
 
@@ -21,8 +21,10 @@ __all__ = ["FIFO_FIRST_LOOK_S", "waits_on_fifo", "watch_for_fifo"]
 FIFO_FIRST_LOOK_S = 0.25
 #: Seconds between later looks.
 _EVERY_S = 0.25
-#: What ``wchan`` names for a thread blocked opening a FIFO (fs/pipe.c, ``fifo_open``).
-_FIFO_WAITS = frozenset({"wait_for_partner", "fifo_open"})
+#: What ``wchan`` names for a thread blocked opening a FIFO (fs/pipe.c, ``fifo_open``), or reading
+#: one a command holds open for writing (``pipe_read``; ``anon_pipe_read`` from Linux 6.16): ripgrep
+#: reads no pipe (its stdin is not searched: it is always given a path).
+_FIFO_WAITS = frozenset({"wait_for_partner", "fifo_open", "pipe_read", "anon_pipe_read"})
 
 
 def waits_on_fifo(pid: int) -> bool:

@@ -649,7 +649,7 @@ _SAME_CWD = (
     # ripgrep waiting to open a FIFO named like an ignore file (round 41, `_fifo_wait`): stopped
     # with SIGUSR2 (status 140), reported as 126 so the walker answers; the watcher holds no pipe.
     '"$@" & p=$!; ( sleep 0.25; while [ -d /proc/$p/task ]; do for w in /proc/$p/task/*/wchan; do '
-    'x=; read -r x < "$w"; case $x in wait_for_partner|fifo_open) kill -USR2 $p; exit;; esac; '
+    'x=; read -r x < "$w"; case $x in wait_for_partner|fifo_open|pipe_read|anon_pipe_read) kill -USR2 $p; exit;; esac; '
     "done; sleep 0.25; done ) </dev/null >/dev/null 2>&1 & w=$!; wait $p; s=$?; kill $w 2>/dev/null; "
     "[ $s = 140 ] && exit 126; exit $s"
 )
