@@ -742,10 +742,11 @@ def _refuse_alias(view: View, path: str, fd: int) -> int:
     try:
         denied = view.alias_of(os.fstat(fd))
         if denied is not None:
+            # The mask, not the file: a name inside a masked directory is the mask's to keep (round 41).
             raise ConfinementError(
                 errno.EACCES,
-                f"{path} is another name (a hard link) of {denied}, which is in a read-denied location "
-                "of the sandbox policy",
+                f"{path} is another name (a hard link) of a file in the read-denied location "
+                f"{view.masked_by(denied) or denied} of the sandbox policy",
             )
     except BaseException:
         os.close(fd)

@@ -123,8 +123,10 @@ class _Linked:
     """Hits already found for a file with more than one name (device, inode, size, mtime): its
     other names are not read again (round 37: 50 links of a 1 GB file were read 50 times)."""
 
-    def __init__(self) -> None:
+    def __init__(self, skip_inodes: tuple[tuple[int, int], ...] | None = ()) -> None:
         self._found: dict[tuple[int, int, int, int], FileHits | None] = {}
+        #: Masked files' inodes (`GrepQuery.skip_inodes`): their other names are never read.
+        self._skip = None if skip_inodes is None else frozenset(skip_inodes)
 
     def search(self, fd: int | None, rx: re.Pattern[str], query: GrepQuery, room: int) -> FileHits | None:
         """`_search_file` of the file ``fd`` (consumed), or what a name of it already found."""
@@ -138,6 +140,9 @@ class _Linked:
         if st.st_nlink < 2 or not stat.S_ISREG(st.st_mode):
             return _search_file(_read_fd(fd), rx, query, room)
         key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._skip is None or (st.st_dev, st.st_ino) in self._skip:
+            os.close(fd)
+            return None
         if key in self._found:
             os.close(fd)
             return self._found[key]
@@ -250,10 +255,13 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
     overrides = GlobList.parse([*query.globs, "!.git"])
     types = TypeFilter.for_type(query.file_type) if query.file_type else None
     kept = 0
-    linked = _Linked()
+    linked = _Linked(query.skip_inodes)
+    skip = frozenset(query.skip)
     for rel, dir_fd, name in walk_entries(
         query.root, overrides=overrides, types=types, root_fd=query.root_fd, obey_ignores=query.obey_ignores
     ):
+        if skip and _skipped(rel, skip):
+            continue
         found = linked.search(_open_at(name, dir_fd), rx, query, MAX_HIT_LINES - kept)
         if found is not None:
             results[rel] = found
@@ -263,6 +271,18 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
             if kept > MAX_HIT_LINES:
                 raise TooManyHitsError(kept)
     return results
+
+
+def _skipped(rel: str, skip: frozenset[str]) -> bool:
+    """Whether ``rel`` is one of ``skip`` or lies below one (a masked place: never read)."""
+    if rel in skip:
+        return True
+    cut = rel.rfind("/")
+    while cut > 0:
+        if rel[:cut] in skip:
+            return True
+        cut = rel.rfind("/", 0, cut)
+    return False
 
 
 def _search_only(query: GrepQuery, rx: re.Pattern[str]) -> dict[str, FileHits]:
@@ -303,6 +323,9 @@ def _decode_query(raw: dict[str, Any]) -> GrepQuery:
     fields["globs"] = tuple(fields["globs"])
     if fields.get("only") is not None:
         fields["only"] = tuple(fields["only"])
+    fields["skip"] = tuple(fields.get("skip", ()))
+    inodes = fields.get("skip_inodes", ())
+    fields["skip_inodes"] = None if inodes is None else tuple((int(d), int(i)) for d, i in inodes)
     return GrepQuery(**fields)
 
 

@@ -341,7 +341,9 @@ def _build_view(ctx: ToolContext) -> View:
             if inside is not None:
                 masked.append(inside)
         # Write-denied paths: no tool writes another name of one (`View.unwritable_by`, round 38).
-        unwritable += [str(p) for p in map(backend.to_sandbox_path, backend.policy.write_denied) if p is not None]
+        unwritable += [
+            str(p) for p in map(backend.to_sandbox_path, backend.policy.write_denied) if p is not None
+        ]
     # The session's own directory: the tools see what commands see of it (`shellrt.runtime.read_only_binds`):
     # its result directories (full outputs the model is pointed at), read-only; nothing else of it
     # (transcript, audit log, state, quarantine, other calls' records) -- masked wherever it lies.
@@ -643,7 +645,13 @@ def ripgrep_mode(ctx: ToolContext, view: View) -> Literal["host", "sandbox", "py
 #: rename of the directory changes it), so a directory swapped in cannot carry the checked one's.
 _SAME_CWD = (
     '[ "$(stat -L -c %d:%i .)" = "$1" ] || { [ "$(stat -f -L -c %T .)" = overlayfs ] '
-    '&& [ "$(stat -L -c %.9Z:%.9Y:%f:%u:%g .)" = "$2" ]; } || { echo "$3" >&2; exit 125; }; shift 3; exec "$@"'
+    '&& [ "$(stat -L -c %.9Z:%.9Y:%f:%u:%g .)" = "$2" ]; } || { echo "$3" >&2; exit 125; }; shift 3; '
+    # ripgrep waiting to open a FIFO named like an ignore file (round 41, `_fifo_wait`): stopped
+    # with SIGUSR2 (status 140), reported as 126 so the walker answers; the watcher holds no pipe.
+    '"$@" & p=$!; ( sleep 0.25; while [ -d /proc/$p/task ]; do for w in /proc/$p/task/*/wchan; do '
+    'x=; read -r x < "$w"; case $x in wait_for_partner|fifo_open|pipe_read|anon_pipe_read) kill -USR2 $p; exit;; esac; '
+    "done; sleep 0.25; done ) </dev/null >/dev/null 2>&1 & w=$!; wait $p; s=$?; kill $w 2>/dev/null; "
+    "[ $s = 140 ] && exit 126; exit $s"
 )
 _CWD_CHANGED = "shellrt: the search directory changed since it was checked"
 
@@ -734,7 +742,11 @@ def _next_step(exc: OSError, reason: str) -> str:
     race: "try again"). Round 26: a stale write was told to work inside the workspace."""
     if not isinstance(exc, ConfinementError) or exc.errno not in (errno.EACCES, errno.EPERM):
         return ""
-    return "" if "use Bash" in reason else " Work inside the workspace (or use Bash for what the sandbox allows there)."
+    return (
+        ""
+        if "use Bash" in reason
+        else " Work inside the workspace (or use Bash for what the sandbox allows there)."
+    )
 
 
 def is_sensitive(path: Path) -> str | None:

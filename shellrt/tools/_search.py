@@ -31,6 +31,7 @@ from sandbox.errors import SandboxError
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools import _search_types
 from shellrt.tools._binary_judge import NUL_CHECK_CALL_BYTES, BinaryJudge, stream_has_nul
+from shellrt.tools._fifo_wait import watch_for_fifo
 from shellrt.tools._gitignore import FILE_TYPES, TooManyIgnoreRulesError, WalkTimeoutError
 from shellrt.tools._grep_python import (
     TOO_MANY_FILES_EXIT,
@@ -161,6 +162,8 @@ async def _run_rg(
                 code, out, err = await run(args, sandbox_cwd, sink)
         except SandboxError as exc:
             raise _RgUnavailable(str(exc)) from None
+        except TimeoutError:  # as on the host: "failed unexpectedly: TimeoutError" before (round 41)
+            raise ToolExecutionError(_too_slow()) from None
         if code in (126, 127):  # ripgrep is not reachable inside the sandbox
             raise _RgUnavailable(err.decode(errors="replace"))
         return code, out, err
@@ -169,18 +172,35 @@ async def _run_rg(
     process = await anyio.open_process(
         calm_argv(args), cwd=where, stdin=subprocess.DEVNULL, pass_fds=passed, env=_host_child_env(cwd)
     )
+    stuck = False
     try:
         with anyio.move_on_after(_TIMEOUT_S) as scope:
-            out, err = await drain_output(process.stdout, process.stderr, sink, _killer(process))
-            code = await process.wait()
+            async with anyio.create_task_group() as tg:
+
+                async def watch() -> None:
+                    nonlocal stuck
+                    await watch_for_fifo(process.pid)
+                    stuck = True
+                    process.kill()
+
+                tg.start_soon(watch)
+                out, err = await drain_output(process.stdout, process.stderr, sink, _killer(process))
+                code = await process.wait()
+                tg.cancel_scope.cancel()
+        if stuck:  # an ignore file that is a FIFO (round 41): the walker reads only regular ones
+            raise _RgUnavailable("ripgrep waited to open a FIFO named like an ignore file")
         if scope.cancelled_caught:
-            raise ToolExecutionError(
-                f"The search did not finish within {_TIMEOUT_S:g} s (a very large tree, or a file system "
-                "that does not answer, such as a hung network or FUSE mount); narrow the path or pattern."
-            )
+            raise ToolExecutionError(_too_slow())
     finally:
         await _reap(process)
     return code, out, err
+
+
+def _too_slow() -> str:
+    return (
+        f"The search did not finish within {_TIMEOUT_S:g} s (a very large tree, or a file system "
+        "that does not answer, such as a hung network or FUSE mount); narrow the path or pattern."
+    )
 
 
 #: Seconds a killed search process is waited for. One blocked on a file system that does not

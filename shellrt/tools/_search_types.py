@@ -73,6 +73,13 @@ class GrepQuery:
     #: Search only these paths below ``root`` (already chosen by globs and type), not the tree:
     #: the tracked files the ignore files hid (`shellrt.tools._hidden_search`).
     only: tuple[str, ...] | None = None
+    #: Paths below ``root`` the walker neither searches nor enters: the session's masked
+    #: (read-denied) places there. What a search reads can reach a count, a note or the
+    #: too-many-lines stop, so a masked file must not be read at all (red team round 41, files4).
+    skip: tuple[str, ...] = ()
+    #: ``(st_dev, st_ino)`` of the masked files: another name of one (a hard link) is not read
+    #: either; None: unknown (their search was refused), so no file with several names is read.
+    skip_inodes: tuple[tuple[int, int], ...] | None = ()
 
 
 @dataclass

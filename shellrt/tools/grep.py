@@ -44,7 +44,6 @@ from shellrt.tools._paths import (
     refusal,
     remember,
     ripgrep_options,
-    rule_denied,
     sandbox_path,
     shown_path,
     subject_for,
@@ -63,6 +62,7 @@ from shellrt.tools._search import RgRunner, list_files, search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
+from shellrt.tools._unseen import denied, masked_below, masked_inodes, visible_paths
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
 
@@ -184,8 +184,11 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         def resolve() -> tuple[str, bool]:
             root = remember(tool_input, tool_input.path or ".", ctx, view)
             try:
-                with view.resolve(sandbox_path(tool_input.path or ".", ctx)) as r:
-                    return root, bool(r.missing)
+                where = sandbox_path(tool_input.path or ".", ctx)
+                with view.resolve(where) as r:
+                    # A denied path is refused alike whether it exists (round 41): no "does not exist".
+                    gone = bool(r.missing) and not denied([where, r.path], ctx, view, self.name)
+                    return root, gone
             except OSError:
                 return root, False  # unreachable: the permission check says why
 
@@ -243,6 +246,7 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                     f"(e.g. `strings {target} | grep PATTERN`)."
                 )
             host = Path(view.to_host(target) or target)
+            use_rg, runner = ripgrep_options(ctx, view, target, None if single else fd)
             query = GrepQuery(
                 pattern=tool_input.pattern,
                 root=host.parent if single else host,
@@ -256,8 +260,9 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 files_only=mode == "files_with_matches",
                 root_fd=None if single else fd,
                 file_fd=fd if single else None,
+                skip=() if single else masked_below(view, target),
+                skip_inodes=() if single or use_rg else await off_loop(masked_inodes, view, what=what),
             )
-            use_rg, runner = ripgrep_options(ctx, view, target, None if single else fd)
             unignored = unsearched = partial = 0
             if single:
                 hits = await search(query, use_rg=use_rg, runner=None)
@@ -265,7 +270,7 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 partial = size if size > MAX_SEARCH_BYTES else 0
             else:
                 hits, unignored, unsearched = await _search_with_tracked(
-                    query, view, target, fd, use_rg, runner, what
+                    query, view, ctx, target, fd, use_rg, runner, what
                 )
         finally:
             os.close(fd)
@@ -364,6 +369,7 @@ def _unsearched(count: int) -> str:
 async def _search_with_tracked(
     query: GrepQuery,
     view: View,
+    ctx: ToolContext,
     target: str,
     fd: int,
     use_rg: bool,
@@ -388,7 +394,12 @@ async def _search_with_tracked(
         if not await off_loop(rules_along, query.root, fd, tracked, what=what):
             return  # no ignore rule on the way to any tracked file: none is hidden, no listing
         listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner)
-        hidden.extend(await off_loop(hidden_tracked, fd, tracked, listed, what=what))
+        found = await off_loop(hidden_tracked, fd, tracked, listed, what=what)
+        # Only those the session may read are searched: what is searched is counted (round 41).
+        seen = await off_loop(
+            visible_paths, [os.path.join(target, h) for h in found], ctx, view, GrepTool.name, what=what
+        )
+        hidden.extend(h for h in found if os.path.join(target, h) in seen)
 
     try:
         async with anyio.create_task_group() as tg:
@@ -420,36 +431,8 @@ def _visible(
 ) -> dict[str, FileHits]:
     """The hits by sandbox path, without masked, unreadable (root caller) or rule-denied ones."""
     found = {single if single is not None else os.path.join(target, rel): h for rel, h in hits.items()}
-    if view.masked:
-        found = {p: h for p, h in found.items() if view.masked_by(p) is None}
-        if _may_alias(view):
-            found = {p: h for p, h in found.items() if not _aliased(view, p)}
-    if view.reader is not None:  # a walk run as root: only what the sandbox's user may read
-        found = {p: h for p, h in found.items() if confine.reader_may(view, p, 0o4)}
-    logical = {view.to_logical(p): p for p in found}
-    hidden = {logical[p] for p in rule_denied(list(logical), ctx, GrepTool.name)}
-    return {p: h for p, h in found.items() if p not in hidden}
-
-
-def _may_alias(view: View) -> bool:
-    """Whether some read-denied file could show under another name (a hard link): then each hit
-    is looked at (`_aliased`); a search for them refused by its bound counts as yes."""
-    try:
-        return bool(view.denied_inodes())
-    except confine.ConfinementError:
-        return True
-
-
-def _aliased(view: View, path: str) -> bool:
-    """Whether the hit ``path`` is a read-denied file by another name (`confine.View.alias_of`);
-    unknown (the search for other names refused) counts as yes: the hit is dropped."""
-    host = view.to_host(path)
-    try:
-        return view.alias_of(os.stat(host if host is not None else path, follow_symlinks=False)) is not None
-    except confine.ConfinementError:
-        return True
-    except OSError:
-        return False
+    seen = visible_paths(list(found), ctx, view, GrepTool.name)
+    return {p: h for p, h in found.items() if p in seen}
 
 
 def _unusable_text(pattern: str, globs: list[str]) -> str | None:

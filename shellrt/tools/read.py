@@ -72,6 +72,7 @@ from shellrt.tools._paths import (
 from shellrt.tools._people import for_people
 from shellrt.tools._render import BREAKS_NOTE, one_line
 from shellrt.tools._sendable import SendableText
+from shellrt.tools._unseen import visible_paths
 
 __all__ = ["ReadInput", "ReadOutput", "ReadTool"]
 
@@ -213,7 +214,7 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
                 return ToolOutput(
                     ReadOutput(kind="text", path=known, text=_UNCHANGED.format(path=shown_path(known)))
                 )
-        output, record, stamp = await off_loop(_read, view, where, tool_input, what=what)
+        output, record, stamp = await off_loop(_read, view, where, tool_input, ctx, what=what)
         if record is not None:
             # Idempotent bookkeeping: safe to write directly (see ToolContext docs).
             logical = state_key(output.path, ctx, view)
@@ -234,7 +235,11 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
             first, last = output.lines_shown
             of = f" of {output.total_lines}" if output.total_lines is not None else ""
             return f"Read lines {first}-{last}{of} of {for_people(shown_path(output.path))}"
-        return for_people(output.text.splitlines()[0]) if output.text else f"Read {for_people(shown_path(output.path))}"
+        return (
+            for_people(output.text.splitlines()[0])
+            if output.text
+            else f"Read {for_people(shown_path(output.path))}"
+        )
 
 
 _UNCHANGED = (
@@ -289,7 +294,9 @@ def _digest_of(fd: int, size: int) -> str | None:
 # --- dispatch -----------------------------------------------------------------
 
 
-def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, FileReadRecord | None, Stamp]:
+def _read(
+    view: View, where: str, tool_input: ReadInput, ctx: ToolContext
+) -> tuple[ReadOutput, FileReadRecord | None, Stamp]:
     """Open ``where`` through the confinement (anchored, no symlink leaves the view), then read the fd;
     with the file's `Stamp` as it was before the read."""
     _refuse_special_path(Path(where), where)
@@ -298,7 +305,7 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
             view, where, expect=tool_input.canonical, expect_id=tool_input.identity
         )
     except FileNotFoundError:
-        raise ToolExecutionError(_missing_message(view, where, tool_input.file_path)) from None
+        raise ToolExecutionError(_missing_message(view, where, tool_input.file_path, ctx)) from None
     except IsADirectoryError:
         raise ToolExecutionError(_directory_message(shown_path(where))) from None
     except SpecialFileError as exc:
@@ -371,9 +378,11 @@ def _refuse_special_path(path: Path, label: str) -> None:
         raise ToolExecutionError(f"{label} is a kernel memory file; Read refuses it.")
 
 
-def _missing_message(view: View, where: str, raw: str) -> str:
+def _missing_message(view: View, where: str, raw: str, ctx: ToolContext) -> str:
     """Names the disk chose (a symlink's target, a similar file's name) are shown with `shown_path`:
-    ``config.\\n[shellrt] ...`` next to a missing ``config.py`` forged a note (round 25)."""
+    ``config.\\n[shellrt] ...`` next to a missing ``config.py`` forged a note (round 25). A similar
+    name the session may not read is not suggested (round 41: "Did you mean .env?" named a masked
+    file that Glob and every denial keep unnamed)."""
     shown = shown_path(where)
     message = f"File does not exist: {shown}." if raw == where else f"File does not exist: {raw} ({shown})."
     parent, name = os.path.split(where)
@@ -391,6 +400,10 @@ def _missing_message(view: View, where: str, raw: str) -> str:
         similar = []
     finally:
         os.close(fd)
+    if similar:
+        near = [os.path.join(parent, n) for n in similar]
+        seen = visible_paths(near, ctx, view, ReadTool.name)
+        similar = [n for n, p in zip(similar, near, strict=True) if p in seen]
     if similar:
         message += f" Did you mean {', '.join(shown_path(os.path.join(parent, s)) for s in similar[:3])}?"
     return message + " Check the path (Glob can find files by name)."
