@@ -183,6 +183,7 @@ class Planner:
         "source",
         "substitutions",
         "syntax_errors",
+        "trailing",
         "unescaped",
         "unsupported",
         "word_end",
@@ -201,6 +202,8 @@ class Planner:
         self.commands: list[PlanCommand] = []
         self.operators: list[str] = []
         self.redirects: list[Redirect] = []
+        #: Redirections the grammar hangs off a here-document's (`cat <<EOF > f`): `redirects_of` takes them.
+        self.trailing: list[Redirect] = []
         self.substitutions: list[Substitution] = []
         self.constructs: list[Construct] = []
         self.heredocs: list[Heredoc] = []
@@ -344,7 +347,7 @@ class Planner:
                 if kind in _REDIRECT_KINDS:
                     # `$(< f)`: bash opens f (reads it, or creates it for `$(> f)`) with no command.
                     self.commands.append(
-                        PlanCommand([], [], [self.redirect(child)], list(self.context), None)
+                        PlanCommand([], [], self.redirects_of(child), list(self.context), None)
                     )
                     continue
                 if previous_statement:
@@ -433,7 +436,7 @@ class Planner:
         redirects: list[Redirect] = []
         for child in children:
             if kind_of(child) in _REDIRECT_KINDS:
-                redirects.append(self.redirect(child))
+                redirects.extend(self.redirects_of(child))
             elif child.is_named:
                 self.visit(child)
                 if kind_of(child) == "pipeline" or kind_of(child) == "list":
@@ -449,6 +452,12 @@ class Planner:
             for command in self.commands[start:]:
                 command.redirects = command.redirects + redirects
 
+    def redirects_of(self, node: tree_sitter.Node) -> list[Redirect]:
+        """The redirection ``node`` and those the grammar nests in it (``cat <<EOF > f``: the ``> f``)."""
+        first = self.redirect(node)
+        nested, self.trailing = self.trailing, []
+        return [first, *nested]
+
     def redirect(self, node: tree_sitter.Node) -> Redirect:
         self._variable_redirect(node)
         fd: str | None = None
@@ -456,6 +465,8 @@ class Planner:
         target: Word | None = None
         kind = kind_of(node)
         if kind == "heredoc_redirect":
+            trailing: list[Redirect] = []
+            after_statement = False
             start_node: tree_sitter.Node | None = None
             body_node: tree_sitter.Node | None = None
             end_node: tree_sitter.Node | None = None
@@ -471,12 +482,19 @@ class Planner:
                     fd = self.text(child)
                 elif ctype in ("<<", "<<-"):
                     op = ctype
+                elif ctype in ("file_redirect", "herestring_redirect") and not after_statement:
+                    # `cat <<EOF > f`: the grammar nests the command's next redirections in the
+                    # here-document's; they are the command's (red team, round 41: the write was lost).
+                    trailing.append(self.redirect(child))
                 elif child.is_named and ctype != "heredoc_content":
+                    after_statement = True
                     # e.g. `cat <<EOF | grep x`: the rest of the pipeline hangs off the redirect.
                     self.visit(child)
                 elif not child.is_named and ctype in _STATEMENT_OPS:
+                    after_statement = True
                     self._operator(ctype)
             self.heredoc(start_node, body_node, end_node, op == "<<-")
+            self.trailing.extend(trailing)
             redirect = Redirect(fd=fd, op=op or "<<", target=None, kind="heredoc")
         else:
             for child in node.children:
@@ -655,7 +673,7 @@ class Planner:
             elif kind == "variable_assignment":
                 assignments.append(self.assignment(child))
             elif kind in _REDIRECT_KINDS:
-                redirects.append(self.redirect(child))
+                redirects.extend(self.redirects_of(child))
             elif kind == "comment":
                 self.h_comment(child)
             elif kind == "number" and source[end : end + 1] in (b"<", b">"):
@@ -1010,7 +1028,7 @@ class Planner:
                 if kind_of(child) == "do_group" or (kind in ("while", "until") and child.is_named):
                     self.visit(child)
                 elif kind_of(child) in _REDIRECT_KINDS:
-                    self.redirect(child)
+                    self.redirects_of(child)
         finally:
             self.context.pop()
 
@@ -1061,7 +1079,7 @@ class Planner:
         try:
             for child in node.children:
                 if kind_of(child) in _REDIRECT_KINDS:
-                    redirects.append(self.redirect(child))
+                    redirects.extend(self.redirects_of(child))
                 elif child.is_named and kind_of(child) != "word":
                     self.visit(child)
             if redirects:
