@@ -92,6 +92,8 @@ _CLOSE_BRACE: Final = 0x7D
 _WORD_NODES: Final = frozenset(
     {"word", "concatenation", "string", "raw_string", "command_name", "number", "simple_expansion", "expansion"}
 )
+#: Substitutions the grammar may leave as a word of their own.
+_SUBSTITUTION_NODES: Final = frozenset({"command_substitution", "process_substitution"})
 _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
     "$(": "command",
     "`": "backtick",
@@ -164,6 +166,7 @@ class Planner:
 
     __slots__ = (
         "after_pipe",
+        "argument_starts",
         "ascii_text",
         "assignments",
         "bare_time",
@@ -177,6 +180,7 @@ class Planner:
         "functions",
         "heredocs",
         "operators",
+        "pending_words",
         "pipe_start",
         "redirects",
         "script_depth",
@@ -204,6 +208,11 @@ class Planner:
         self.redirects: list[Redirect] = []
         #: Redirections the grammar hangs off a here-document's (`cat <<EOF > f`): `redirects_of` takes them.
         self.trailing: list[Redirect] = []
+        #: Argument nodes the grammar put in a later redirection of a command (`git 2>/dev/null push`),
+        #: by where that command starts.
+        self.pending_words: dict[int, list[tree_sitter.Node]] = {}
+        #: Where the words planned from `pending_words` start (the redirection then skips them).
+        self.argument_starts: set[int] = set()
         self.substitutions: list[Substitution] = []
         self.constructs: list[Construct] = []
         self.heredocs: list[Heredoc] = []
@@ -434,6 +443,21 @@ class Planner:
             self.unsupported.append("source text the parser skipped before a redirection")
         start = len(self.commands)
         redirects: list[Redirect] = []
+        last = _last_simple(children[0])
+        if last is not None:
+            # `git 2>/dev/null push origin`: bash reads a redirection anywhere in a simple command; the
+            # grammar makes the words after it more targets of the redirection (red team, round 41:
+            # `Bash(git push:*)` saw `git` alone, `ls 2>/dev/null $(rm x)` no `rm`). They are the
+            # arguments of the (last) command the redirections apply to, in order.
+            words = [
+                w
+                for c in children[1:]
+                if kind_of(c) in _REDIRECT_KINDS
+                for w in _argument_nodes(c)
+                if not self.fd_number(w)
+            ]
+            if words:
+                self.pending_words[last.start_byte] = words
         for child in children:
             if kind_of(child) in _REDIRECT_KINDS:
                 redirects.extend(self.redirects_of(child))
@@ -451,6 +475,10 @@ class Planner:
             # The statement's redirections apply to every command in it (wrapped ones included).
             for command in self.commands[start:]:
                 command.redirects = command.redirects + redirects
+
+    def fd_number(self, node: tree_sitter.Node) -> bool:
+        """Whether ``node`` is a number glued to a redirection operator (``0<f``): its fd, not a word."""
+        return kind_of(node) == "number" and self.source[node.end_byte : node.end_byte + 1] in (b"<", b">")
 
     def redirects_of(self, node: tree_sitter.Node) -> list[Redirect]:
         """The redirection ``node`` and those the grammar nests in it (``cat <<EOF > f``: the ``> f``)."""
@@ -482,6 +510,16 @@ class Planner:
                     fd = self.text(child)
                 elif ctype in ("<<", "<<-"):
                     op = ctype
+                elif child.start_byte in self.argument_starts and not after_statement:
+                    continue  # `cat <<EOF x`: planned as the command's argument
+                elif not after_statement and (ctype in _WORD_NODES or ctype in _SUBSTITUTION_NODES):
+                    # Not a simple command's (`{ cat; } <<EOF x`, `export <<EOF x=1`): refused, and what
+                    # it runs planned all the same.
+                    self.syntax_errors.append(
+                        f"the parser hangs {self.text(child)!r} off a here-document, bash reads it as an "
+                        "argument: put the here-document after the command's words"
+                    )
+                    self.word(child)
                 elif ctype in ("file_redirect", "herestring_redirect") and not after_statement:
                     # `cat <<EOF > f`: the grammar nests the command's next redirections in the
                     # here-document's; they are the command's (red team, round 41: the write was lost).
@@ -504,8 +542,18 @@ class Planner:
                     op += kind_of(child)
                 elif target is None:
                     target = self.word(child)
-                else:
-                    self.unsupported.append("redirect with several targets")
+                elif self.fd_number(child):
+                    continue  # `<&0 0<f`: the grammar reads the next redirection's fd as a target here
+                elif target.raw.startswith(">"):
+                    self.unsupported.append("redirect with several targets")  # `<> f`: see below
+                elif child.start_byte not in self.argument_starts:
+                    # Only a simple command's words are planned from here (`export >/dev/null PATH=.`
+                    # is bash's assignment, the grammar's word): refused, what it runs planned all the same.
+                    self.syntax_errors.append(
+                        f"the parser reads {self.text(child)!r} as a second target of a redirection, bash as "
+                        "an argument: put the redirections after the command's words"
+                    )
+                    self.word(child)
             if op == "<" and target is not None and target.raw.startswith(">"):
                 # The grammar splits `<>` (open read-write, creating the file) into `<` and a target `>...`.
                 self.unsupported.append("redirection <> (read-write)")
@@ -701,6 +749,10 @@ class Planner:
         ):
             # Either a bash syntax error (`done x`) or compound syntax the grammar misreads (`! for ...`).
             self.syntax_errors.append(f"reserved word {argv[0].raw!r} read as a command name")
+        pending = self.pending_words.pop(node.start_byte, None) if self.pending_words else None
+        if pending is not None:
+            self.argument_starts.update(w.start_byte for w in pending)
+            argv.extend(self.word(w) for w in pending)
         pipeline_start = not self.after_pipe
         self.add_command(argv, assignments, redirects, None)
         self.after_pipe = False
@@ -1260,6 +1312,36 @@ def bash_only(plan: CommandPlan) -> str | None:
 
 def _ignore(_node: tree_sitter.Node) -> None:
     return None
+
+
+def _argument_nodes(redirect: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """Words the grammar hangs off a redirection that bash reads as its command's arguments: a file
+    redirection's targets after the first (``2>/dev/null push``), a here-document's words before its
+    body and before any operator (``<<EOF push``), and those of the redirections nested in it."""
+    kind = kind_of(redirect)
+    if kind == "file_redirect":
+        targets = [c for c in redirect.children if c.is_named and kind_of(c) != "file_descriptor"]
+        # `<> f`: the grammar reads `<` and an error; the redirection is refused as it was (`redirect`).
+        return targets[1:] if targets and kind_of(targets[0]) != "ERROR" else []
+    if kind != "heredoc_redirect":
+        return []
+    found: list[tree_sitter.Node] = []
+    for child in redirect.children:
+        ctype = kind_of(child)
+        if ctype in _STATEMENT_OPS or ctype in ("heredoc_body", "heredoc_end", "ERROR"):
+            break
+        if ctype == "file_redirect":
+            found += _argument_nodes(child)
+        elif ctype in _WORD_NODES or ctype in _SUBSTITUTION_NODES:
+            found.append(child)
+    return found
+
+
+def _last_simple(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The simple command a statement's redirections follow (`a | b 2>x`: b), or None."""
+    while kind_of(node) in ("pipeline", "list", "negated_command") and node.named_children:
+        node = node.named_children[-1]
+    return node if kind_of(node) == "command" else None
 
 
 def build_plan(
