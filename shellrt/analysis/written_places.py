@@ -90,6 +90,11 @@ _FINDS: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "terraform": ((".tf", ".tf.json", ".tfvars"), (".terraform", ".terraformrc", "terraform.rc")),
     "emacs": ((".el",), (".emacs", ".emacs.d")),
     **dict.fromkeys(("bash", "sh", "dash", "zsh", "ksh"), _SHELL_START),
+    # Round 41: build descriptions named neither as a dot-file nor `*rc`/`*.conf` (analysis3's Left).
+    "meson": ((), ("meson.build", "meson_options.txt", "meson.options")),
+    **dict.fromkeys(("task", "go-task"), ((), ("Taskfile.yml", "Taskfile.yaml", "Taskfile.dist.yml", "taskfile.yml"))),
+    **dict.fromkeys(("bazel", "bazelisk"), ((".bzl", ".bazel"), ("BUILD", "WORKSPACE", "MODULE.bazel", ".bazelrc"))),
+    **dict.fromkeys(("nix", "nix-build", "nix-shell", "nix-instantiate", "nixos-rebuild", "home-manager"), ((".nix",), ())),
 }
 _PYTHON: Final = re.compile(r"(?:python|pypy)[0-9.]*")
 #: Programs that run a project's own commands (a recipe, a script, a test runner run under them): they may
@@ -131,13 +136,30 @@ def config_write(name: str, others: Sequence[tuple[str, Sequence[str]]]) -> str:
     ``~/.m2/settings.xml``, ``.eslintrc.js``), or a ``*rc``/``*.conf``/``*.ini`` file. Programs load these
     by themselves, outside any table of `_FINDS` (red team, round 40). "" when none."""
     base = os.path.basename(name)
-    if base == "git" or not may_run_git(base) or program_spec(base) is not None:
+    if base == "git":
+        return _git_helper_config(others)
+    if not may_run_git(base) or program_spec(base) is not None:
         return ""
     for text, writes in others:
         for path in writes:
             pieces = [p for p in path.split("/") if p]
             if pieces and (any(p[:1] == "." and p not in (".", "..") for p in pieces) or _CONFIG_NAME(pieces[-1])):
                 return f"it may load {path} (a configuration or start-up file), which {text!r} writes in the same command"
+    return ""
+
+
+#: Dot-directories of the programs git runs by itself (gpg to verify or sign, ssh to fetch): their
+#: configuration runs programs (gpg's `agent-program`, ssh's `ProxyCommand`), beside any git command.
+_GIT_HELPER_DIRS: Final = frozenset({".gnupg", ".ssh"})
+
+
+def _git_helper_config(others: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Why git may load a helper's configuration another part writes (``~/.gnupg/gpg.conf`` before
+    ``git log --show-signature``: round 40 analysis3's Left), "" when none."""
+    for text, writes in others:
+        for path in writes:
+            if _GIT_HELPER_DIRS.intersection(path.split("/")):
+                return f"a program git runs may load {path}, which {text!r} writes in the same command"
     return ""
 
 
