@@ -92,6 +92,8 @@ _CLOSE_BRACE: Final = 0x7D
 _WORD_NODES: Final = frozenset(
     {"word", "concatenation", "string", "raw_string", "command_name", "number", "simple_expansion", "expansion"}
 )
+#: Redirections that close a descriptor (one token to the grammar): every word after one is an argument.
+_CLOSE_OPS: Final = frozenset({">&-", "<&-"})
 #: Substitutions the grammar may leave as a word of their own.
 _SUBSTITUTION_NODES: Final = frozenset({"command_substitution", "process_substitution"})
 _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
@@ -540,11 +542,11 @@ class Planner:
                     fd = self.text(child)
                 elif not child.is_named:
                     op += kind_of(child)
-                elif target is None:
+                elif target is None and op not in _CLOSE_OPS:
                     target = self.word(child)
                 elif self.fd_number(child):
                     continue  # `<&0 0<f`: the grammar reads the next redirection's fd as a target here
-                elif target.raw.startswith(">"):
+                elif target is not None and target.raw.startswith(">"):
                     self.unsupported.append("redirect with several targets")  # `<> f`: see below
                 elif child.start_byte not in self.argument_starts:
                     # Only a simple command's words are planned from here (`export >/dev/null PATH=.`
@@ -1321,6 +1323,8 @@ def _argument_nodes(redirect: tree_sitter.Node) -> list[tree_sitter.Node]:
     kind = kind_of(redirect)
     if kind == "file_redirect":
         targets = [c for c in redirect.children if c.is_named and kind_of(c) != "file_descriptor"]
+        if any(kind_of(c) in _CLOSE_OPS for c in redirect.children):
+            return targets  # `2>&- push`: closing a descriptor takes no target
         # `<> f`: the grammar reads `<` and an error; the redirection is refused as it was (`redirect`).
         return targets[1:] if targets and kind_of(targets[0]) != "ERROR" else []
     if kind != "heredoc_redirect":
