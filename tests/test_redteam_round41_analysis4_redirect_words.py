@@ -26,7 +26,7 @@ ATTACKS = [
     "git 2>/dev/null push origin main", "git 2>&1 push", "ls | git 2>/dev/null push", "! git 2>/dev/null push",
     "git <<EOF push\nx\nEOF", "git <<EOF 2>/dev/null push\nx\nEOF", "cat 2>/dev/null .env",
     "cat <<EOF 2>/dev/null .env\nx\nEOF", "export >/dev/null x=$(rm -rf y)", "{ ls; } <<EOF $(rm x)\nx\nEOF",
-    "git 2>&- push", "git <&- push", "ls >&- $(rm x)",
+    "git 2>&- push", "git <&- push", "ls >&- $(rm x)", "0</dev/null rm -rf x", "0</dev/null git push",
 ]
 KEPT = ["git status 2>/dev/null", "ls 2>&1 src", "git 2>/dev/null log --oneline", "cat <<EOF x\nhi\nEOF"]
 RULES = {"deny": ["Bash(rm:*)", "Bash(git push:*)", "Read(.env)"], "allow": ["Bash(ls:*)", "Bash(git:*)", "Bash(cat:*)"]}
@@ -48,6 +48,7 @@ async def test_words_after_a_redirection_meet_the_deny_rules(tmp_path: Path, mod
         ("ls && git 2>&1 push", [["ls"], ["git", "push"]]),
         ("cat <<EOF 2>/dev/null x\nhi\nEOF", [["cat", "x"]]),
         ("git 2>&- push", [["git", "push"]]),
+        ("0</dev/null rm x", [["rm", "x"]]),
     ],
 )
 def test_the_plan_gives_the_command_its_words(command: str, argv: list[list[str]]) -> None:

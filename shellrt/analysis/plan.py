@@ -719,6 +719,8 @@ class Planner:
                     argv.append(self.word(child))
             elif kind == "command_name":
                 inner = child.named_children
+                if len(inner) == 1 and self.fd_number(inner[0]):
+                    continue  # `0</dev/null rm x`: the grammar's name is the redirection's fd (round 41)
                 argv.append(self.word(inner[0]) if len(inner) == 1 else self.word(child))
             elif kind == "variable_assignment":
                 assignments.append(self.assignment(child))
