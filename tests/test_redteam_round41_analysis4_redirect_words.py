@@ -64,3 +64,9 @@ def test_words_after_a_redirection_of_no_simple_command_are_refused_with_advice(
     a = analyze("export >/dev/null PATH=.")
     assert not a.parse_ok or a.plan is not None and a.plan.syntax_errors
     assert "put the redirections after the command's words" in " ".join(a.reasons)
+
+
+def test_a_word_the_parser_skips_between_redirections_is_never_trusted() -> None:
+    """tree-sitter-bash drops a lone ``-`` between two redirections (real bash passes it to the command)."""
+    a = analyze("cat 2>/dev/null - 2>/dev/null .env")
+    assert not a.read_only and "source text the parser skipped before a redirection" in a.plan.unsupported  # type: ignore[union-attr]

@@ -9,6 +9,7 @@ rules see them too.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from typing import Final
@@ -436,12 +437,12 @@ class Planner:
 
     def h_redirected(self, node: tree_sitter.Node) -> None:
         children = node.children
-        if (
-            len(children) > 1
-            and children[0].end_byte < children[1].start_byte
-            and self.source[children[0].end_byte : children[1].start_byte].replace(b"\\\n", b"").strip()
+        if any(
+            a.end_byte < b.start_byte and self.source[a.end_byte : b.start_byte].replace(b"\\\n", b"").strip()
+            for a, b in itertools.pairwise(children)
         ):
-            # tree-sitter-bash drops a lone `-` before `2>...` (`cat - 2>&1`): never trust a skipped word.
+            # tree-sitter-bash drops a lone `-` before `2>...` (`cat - 2>&1`, `p 2>x - 2>y push`: round 41, any
+            # pair of the statement's children): never trust a skipped word.
             self.unsupported.append("source text the parser skipped before a redirection")
         start = len(self.commands)
         redirects: list[Redirect] = []
