@@ -9,6 +9,7 @@ rules see them too.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from typing import Final
@@ -92,6 +93,10 @@ _CLOSE_BRACE: Final = 0x7D
 _WORD_NODES: Final = frozenset(
     {"word", "concatenation", "string", "raw_string", "command_name", "number", "simple_expansion", "expansion"}
 )
+#: Redirections that close a descriptor (one token to the grammar): every word after one is an argument.
+_CLOSE_OPS: Final = frozenset({">&-", "<&-"})
+#: Substitutions the grammar may leave as a word of their own.
+_SUBSTITUTION_NODES: Final = frozenset({"command_substitution", "process_substitution"})
 _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
     "$(": "command",
     "`": "backtick",
@@ -164,6 +169,7 @@ class Planner:
 
     __slots__ = (
         "after_pipe",
+        "argument_starts",
         "ascii_text",
         "assignments",
         "bare_time",
@@ -177,12 +183,14 @@ class Planner:
         "functions",
         "heredocs",
         "operators",
+        "pending_words",
         "pipe_start",
         "redirects",
         "script_depth",
         "source",
         "substitutions",
         "syntax_errors",
+        "trailing",
         "unescaped",
         "unsupported",
         "word_end",
@@ -201,6 +209,13 @@ class Planner:
         self.commands: list[PlanCommand] = []
         self.operators: list[str] = []
         self.redirects: list[Redirect] = []
+        #: Redirections the grammar hangs off a here-document's (`cat <<EOF > f`): `redirects_of` takes them.
+        self.trailing: list[Redirect] = []
+        #: Argument nodes the grammar put in a later redirection of a command (`git 2>/dev/null push`),
+        #: by where that command starts.
+        self.pending_words: dict[int, list[tree_sitter.Node]] = {}
+        #: Where the words planned from `pending_words` start (the redirection then skips them).
+        self.argument_starts: set[int] = set()
         self.substitutions: list[Substitution] = []
         self.constructs: list[Construct] = []
         self.heredocs: list[Heredoc] = []
@@ -344,7 +359,7 @@ class Planner:
                 if kind in _REDIRECT_KINDS:
                     # `$(< f)`: bash opens f (reads it, or creates it for `$(> f)`) with no command.
                     self.commands.append(
-                        PlanCommand([], [], [self.redirect(child)], list(self.context), None)
+                        PlanCommand([], [], self.redirects_of(child), list(self.context), None)
                     )
                     continue
                 if previous_statement:
@@ -422,18 +437,33 @@ class Planner:
 
     def h_redirected(self, node: tree_sitter.Node) -> None:
         children = node.children
-        if (
-            len(children) > 1
-            and children[0].end_byte < children[1].start_byte
-            and self.source[children[0].end_byte : children[1].start_byte].replace(b"\\\n", b"").strip()
+        if any(
+            a.end_byte < b.start_byte and self.source[a.end_byte : b.start_byte].replace(b"\\\n", b"").strip()
+            for a, b in itertools.pairwise(children)
         ):
-            # tree-sitter-bash drops a lone `-` before `2>...` (`cat - 2>&1`): never trust a skipped word.
+            # tree-sitter-bash drops a lone `-` before `2>...` (`cat - 2>&1`, `p 2>x - 2>y push`: round 41, any
+            # pair of the statement's children): never trust a skipped word.
             self.unsupported.append("source text the parser skipped before a redirection")
         start = len(self.commands)
         redirects: list[Redirect] = []
+        last = _last_simple(children[0])
+        if last is not None:
+            # `git 2>/dev/null push origin`: bash reads a redirection anywhere in a simple command; the
+            # grammar makes the words after it more targets of the redirection (red team, round 41:
+            # `Bash(git push:*)` saw `git` alone, `ls 2>/dev/null $(rm x)` no `rm`). They are the
+            # arguments of the (last) command the redirections apply to, in order.
+            words = [
+                w
+                for c in children[1:]
+                if kind_of(c) in _REDIRECT_KINDS
+                for w in _argument_nodes(c)
+                if not self.fd_number(w)
+            ]
+            if words:
+                self.pending_words[last.start_byte] = words
         for child in children:
             if kind_of(child) in _REDIRECT_KINDS:
-                redirects.append(self.redirect(child))
+                redirects.extend(self.redirects_of(child))
             elif child.is_named:
                 self.visit(child)
                 if kind_of(child) == "pipeline" or kind_of(child) == "list":
@@ -449,6 +479,16 @@ class Planner:
             for command in self.commands[start:]:
                 command.redirects = command.redirects + redirects
 
+    def fd_number(self, node: tree_sitter.Node) -> bool:
+        """Whether ``node`` is a number glued to a redirection operator (``0<f``): its fd, not a word."""
+        return kind_of(node) == "number" and self.source[node.end_byte : node.end_byte + 1] in (b"<", b">")
+
+    def redirects_of(self, node: tree_sitter.Node) -> list[Redirect]:
+        """The redirection ``node`` and those the grammar nests in it (``cat <<EOF > f``: the ``> f``)."""
+        first = self.redirect(node)
+        nested, self.trailing = self.trailing, []
+        return [first, *nested]
+
     def redirect(self, node: tree_sitter.Node) -> Redirect:
         self._variable_redirect(node)
         fd: str | None = None
@@ -456,6 +496,8 @@ class Planner:
         target: Word | None = None
         kind = kind_of(node)
         if kind == "heredoc_redirect":
+            trailing: list[Redirect] = []
+            after_statement = False
             start_node: tree_sitter.Node | None = None
             body_node: tree_sitter.Node | None = None
             end_node: tree_sitter.Node | None = None
@@ -471,12 +513,29 @@ class Planner:
                     fd = self.text(child)
                 elif ctype in ("<<", "<<-"):
                     op = ctype
+                elif child.start_byte in self.argument_starts and not after_statement:
+                    continue  # `cat <<EOF x`: planned as the command's argument
+                elif not after_statement and (ctype in _WORD_NODES or ctype in _SUBSTITUTION_NODES):
+                    # Not a simple command's (`{ cat; } <<EOF x`, `export <<EOF x=1`): refused, and what
+                    # it runs planned all the same.
+                    self.syntax_errors.append(
+                        f"the parser hangs {self.text(child)!r} off a here-document, bash reads it as an "
+                        "argument: put the here-document after the command's words"
+                    )
+                    self.word(child)
+                elif ctype in ("file_redirect", "herestring_redirect") and not after_statement:
+                    # `cat <<EOF > f`: the grammar nests the command's next redirections in the
+                    # here-document's; they are the command's (red team, round 41: the write was lost).
+                    trailing.append(self.redirect(child))
                 elif child.is_named and ctype != "heredoc_content":
+                    after_statement = True
                     # e.g. `cat <<EOF | grep x`: the rest of the pipeline hangs off the redirect.
                     self.visit(child)
                 elif not child.is_named and ctype in _STATEMENT_OPS:
+                    after_statement = True
                     self._operator(ctype)
             self.heredoc(start_node, body_node, end_node, op == "<<-")
+            self.trailing.extend(trailing)
             redirect = Redirect(fd=fd, op=op or "<<", target=None, kind="heredoc")
         else:
             for child in node.children:
@@ -484,10 +543,20 @@ class Planner:
                     fd = self.text(child)
                 elif not child.is_named:
                     op += kind_of(child)
-                elif target is None:
+                elif target is None and op not in _CLOSE_OPS:
                     target = self.word(child)
-                else:
-                    self.unsupported.append("redirect with several targets")
+                elif self.fd_number(child):
+                    continue  # `<&0 0<f`: the grammar reads the next redirection's fd as a target here
+                elif target is not None and target.raw.startswith(">"):
+                    self.unsupported.append("redirect with several targets")  # `<> f`: see below
+                elif child.start_byte not in self.argument_starts:
+                    # Only a simple command's words are planned from here (`export >/dev/null PATH=.`
+                    # is bash's assignment, the grammar's word): refused, what it runs planned all the same.
+                    self.syntax_errors.append(
+                        f"the parser reads {self.text(child)!r} as a second target of a redirection, bash as "
+                        "an argument: put the redirections after the command's words"
+                    )
+                    self.word(child)
             if op == "<" and target is not None and target.raw.startswith(">"):
                 # The grammar splits `<>` (open read-write, creating the file) into `<` and a target `>...`.
                 self.unsupported.append("redirection <> (read-write)")
@@ -651,11 +720,13 @@ class Planner:
                     argv.append(self.word(child))
             elif kind == "command_name":
                 inner = child.named_children
+                if len(inner) == 1 and self.fd_number(inner[0]):
+                    continue  # `0</dev/null rm x`: the grammar's name is the redirection's fd (round 41)
                 argv.append(self.word(inner[0]) if len(inner) == 1 else self.word(child))
             elif kind == "variable_assignment":
                 assignments.append(self.assignment(child))
             elif kind in _REDIRECT_KINDS:
-                redirects.append(self.redirect(child))
+                redirects.extend(self.redirects_of(child))
             elif kind == "comment":
                 self.h_comment(child)
             elif kind == "number" and source[end : end + 1] in (b"<", b">"):
@@ -683,6 +754,10 @@ class Planner:
         ):
             # Either a bash syntax error (`done x`) or compound syntax the grammar misreads (`! for ...`).
             self.syntax_errors.append(f"reserved word {argv[0].raw!r} read as a command name")
+        pending = self.pending_words.pop(node.start_byte, None) if self.pending_words else None
+        if pending is not None:
+            self.argument_starts.update(w.start_byte for w in pending)
+            argv.extend(self.word(w) for w in pending)
         pipeline_start = not self.after_pipe
         self.add_command(argv, assignments, redirects, None)
         self.after_pipe = False
@@ -1010,7 +1085,7 @@ class Planner:
                 if kind_of(child) == "do_group" or (kind in ("while", "until") and child.is_named):
                     self.visit(child)
                 elif kind_of(child) in _REDIRECT_KINDS:
-                    self.redirect(child)
+                    self.redirects_of(child)
         finally:
             self.context.pop()
 
@@ -1061,7 +1136,7 @@ class Planner:
         try:
             for child in node.children:
                 if kind_of(child) in _REDIRECT_KINDS:
-                    redirects.append(self.redirect(child))
+                    redirects.extend(self.redirects_of(child))
                 elif child.is_named and kind_of(child) != "word":
                     self.visit(child)
             if redirects:
@@ -1242,6 +1317,38 @@ def bash_only(plan: CommandPlan) -> str | None:
 
 def _ignore(_node: tree_sitter.Node) -> None:
     return None
+
+
+def _argument_nodes(redirect: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """Words the grammar hangs off a redirection that bash reads as its command's arguments: a file
+    redirection's targets after the first (``2>/dev/null push``), a here-document's words before its
+    body and before any operator (``<<EOF push``), and those of the redirections nested in it."""
+    kind = kind_of(redirect)
+    if kind == "file_redirect":
+        targets = [c for c in redirect.children if c.is_named and kind_of(c) != "file_descriptor"]
+        if any(kind_of(c) in _CLOSE_OPS for c in redirect.children):
+            return targets  # `2>&- push`: closing a descriptor takes no target
+        # `<> f`: the grammar reads `<` and an error; the redirection is refused as it was (`redirect`).
+        return targets[1:] if targets and kind_of(targets[0]) != "ERROR" else []
+    if kind != "heredoc_redirect":
+        return []
+    found: list[tree_sitter.Node] = []
+    for child in redirect.children:
+        ctype = kind_of(child)
+        if ctype in _STATEMENT_OPS or ctype in ("heredoc_body", "heredoc_end", "ERROR"):
+            break
+        if ctype == "file_redirect":
+            found += _argument_nodes(child)
+        elif ctype in _WORD_NODES or ctype in _SUBSTITUTION_NODES:
+            found.append(child)
+    return found
+
+
+def _last_simple(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The simple command a statement's redirections follow (`a | b 2>x`: b), or None."""
+    while kind_of(node) in ("pipeline", "list", "negated_command") and node.named_children:
+        node = node.named_children[-1]
+    return node if kind_of(node) == "command" else None
 
 
 def build_plan(

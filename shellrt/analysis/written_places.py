@@ -11,6 +11,7 @@ module (``gcc -B./b/``, ``pytest -p x``). All fail closed: a place that may be o
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -89,6 +90,11 @@ _FINDS: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "terraform": ((".tf", ".tf.json", ".tfvars"), (".terraform", ".terraformrc", "terraform.rc")),
     "emacs": ((".el",), (".emacs", ".emacs.d")),
     **dict.fromkeys(("bash", "sh", "dash", "zsh", "ksh"), _SHELL_START),
+    # Round 41: build descriptions named neither as a dot-file nor `*rc`/`*.conf` (analysis3's Left).
+    "meson": ((), ("meson.build", "meson_options.txt", "meson.options")),
+    **dict.fromkeys(("task", "go-task"), ((), ("Taskfile.yml", "Taskfile.yaml", "Taskfile.dist.yml", "taskfile.yml"))),
+    **dict.fromkeys(("bazel", "bazelisk"), ((".bzl", ".bazel"), ("BUILD", "WORKSPACE", "MODULE.bazel", ".bazelrc"))),
+    **dict.fromkeys(("nix", "nix-build", "nix-shell", "nix-instantiate", "nixos-rebuild", "home-manager"), ((".nix",), ())),
 }
 _PYTHON: Final = re.compile(r"(?:python|pypy)[0-9.]*")
 #: Programs that run a project's own commands (a recipe, a script, a test runner run under them): they may
@@ -130,13 +136,30 @@ def config_write(name: str, others: Sequence[tuple[str, Sequence[str]]]) -> str:
     ``~/.m2/settings.xml``, ``.eslintrc.js``), or a ``*rc``/``*.conf``/``*.ini`` file. Programs load these
     by themselves, outside any table of `_FINDS` (red team, round 40). "" when none."""
     base = os.path.basename(name)
-    if base == "git" or not may_run_git(base) or program_spec(base) is not None:
+    if base == "git":
+        return _git_helper_config(others)
+    if not may_run_git(base) or program_spec(base) is not None:
         return ""
     for text, writes in others:
         for path in writes:
             pieces = [p for p in path.split("/") if p]
             if pieces and (any(p[:1] == "." and p not in (".", "..") for p in pieces) or _CONFIG_NAME(pieces[-1])):
                 return f"it may load {path} (a configuration or start-up file), which {text!r} writes in the same command"
+    return ""
+
+
+#: Dot-directories of the programs git runs by itself (gpg to verify or sign, ssh to fetch): their
+#: configuration runs programs (gpg's `agent-program`, ssh's `ProxyCommand`), beside any git command.
+_GIT_HELPER_DIRS: Final = frozenset({".gnupg", ".ssh"})
+
+
+def _git_helper_config(others: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Why git may load a helper's configuration another part writes (``~/.gnupg/gpg.conf`` before
+    ``git log --show-signature``: round 40 analysis3's Left), "" when none."""
+    for text, writes in others:
+        for path in writes:
+            if _GIT_HELPER_DIRS.intersection(path.split("/")):
+                return f"a program git runs may load {path}, which {text!r} writes in the same command"
     return ""
 
 
@@ -230,18 +253,43 @@ def on_path_write(
     if not program or "/" in program:
         return ""
     runs_any = not read_only and may_run_git(name)
+    located = any(_locates(text, program) for text, _writes in others)
     for text, writes in others:
         for path in writes:
             parent, base = os.path.split(os.path.normpath(path)) if path else ("", "")
             in_path_dir = os.path.basename(parent) in _PATH_DIRS
             whole = base in _PATH_DIRS and _words(text)[:1] != ["mkdir"]
-            if (in_path_dir and (base == program or runs_any)) or whole:
+            # Any directory may be on PATH (`~/scripts`, `/usr/games`, conda's `condabin`): a file named
+            # as the program is counted wherever it is written (red team, round 41).
+            if (in_path_dir and (base == program or runs_any)) or whole or (path and base == program):
                 return f"it may run {path} (a directory that may be on PATH), which {text!r} writes in the same command"
-        if any(writes):
-            word = dynamic_place(text, lambda w: os.path.basename(os.path.dirname(w)) in _PATH_DIRS)
+        if writes:
+            # `d=~/bin; cp q "$d/ls"`, `~/.local/b*/ls`: a run-time directory, the program's name.
+            word = dynamic_place(
+                text, lambda w: os.path.basename(os.path.dirname(w)) in _PATH_DIRS or _names(w, program)
+            )
             if word:
                 return f"it may run {word} (a directory that may be on PATH), which {text!r} writes in the same command"
+            if located and "" in writes:  # `cp q "$(command -v ls)"; ls`: where PATH finds it
+                return f"it may run what {text!r} writes in the same command where a lookup found {program}"
     return ""
+
+
+#: Builtins and programs that print where ``PATH`` finds a name (``command -v ls``, ``which ls``).
+_LOCATORS: Final = frozenset({"which", "whereis", "type", "command", "hash", "whence", "where"})
+
+
+def _locates(text: str, program: str) -> bool:
+    """Whether ``text`` (a part) looks up where ``program`` is found."""
+    words = _words(text)
+    return bool(words) and os.path.basename(words[0]) in _LOCATORS and program in words[1:]
+
+
+def _names(word: str, program: str) -> bool:
+    """Whether a written word's last piece, static or a glob, names ``program`` (``$d/ls``, ``b*/l?``);
+    a piece of wildcards alone (``cp * out/``) names any file, and is read as naming none."""
+    base = os.path.basename(word)
+    return bool(base.strip("*?")) and "$" not in base and "`" not in base and fnmatch.fnmatchcase(program, base)
 
 
 def glued_programs(name: str, argv: Sequence[str]) -> list[str]:
