@@ -690,15 +690,31 @@ static int pin_audit_identity(void) {
  * CAP_MKNOD): it restricts nothing else. A kernel without Landlock (ENOSYS, EOPNOTSUPP: disabled at
  * boot) leaves it as before (docs/security.md, "Left"); any other failure refuses the command. */
 #define LANDLOCK_ACCESS_FS_MAKE_BLOCK_BIT (1ULL << 11)
+#define LANDLOCK_ACCESS_FS_REFER_BIT (1ULL << 13)
+#define SYS_landlock_add_rule_nr 445
+/* A ruleset that handles any file-system right handles linking and renaming across directories
+ * too (REFER, implied from ABI 2; ABI 1 refuses every such move): without a rule granting it, `ln a
+ * d/b` and `mv a d/` failed with EXDEV in every command (CI115, round 8's link tests). So REFER is
+ * handled and granted below the sandbox's root, where no other right differs; ABI 1 (Linux 5.13-5.18)
+ * gets no domain, as a kernel without Landlock. */
 static int enter_domain(void) {
-    struct { uint64_t handled_fs, handled_net, scoped; } attr = {LANDLOCK_ACCESS_FS_MAKE_BLOCK_BIT, 0, 0};
+    long abi = syscall(SYS_landlock_create_ruleset_nr, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+    if (abi < 0) return errno == ENOSYS || errno == EOPNOTSUPP ? 0 : -1;
+    if (abi < 2) return 0;
+    struct { uint64_t handled_fs, handled_net, scoped; } attr = {
+        LANDLOCK_ACCESS_FS_MAKE_BLOCK_BIT | LANDLOCK_ACCESS_FS_REFER_BIT, 0, 0};
     int rs = (int)syscall(SYS_landlock_create_ruleset_nr, &attr, sizeof attr, 0);
-    if (rs < 0) return errno == ENOSYS || errno == EOPNOTSUPP ? 0 : -1;
-    int done = (int)syscall(SYS_landlock_restrict_self_nr, rs, 0);
+    if (rs < 0) return -1;
+    int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct __attribute__((packed)) { uint64_t allowed; int32_t parent_fd; } rule = {
+        LANDLOCK_ACCESS_FS_REFER_BIT, root};
+    long done = root < 0 ? -1 : syscall(SYS_landlock_add_rule_nr, rs, 1 /* PATH_BENEATH */, &rule, 0);
+    if (done == 0) done = syscall(SYS_landlock_restrict_self_nr, rs, 0);
     int saved = errno;
+    if (root >= 0) close(root);
     close(rs);
     errno = saved;
-    return done;
+    return (int)done;
 }
 
 /* `zinit enter CWD COMMAND [ARG...]`: the starter of one bwrap per command (sandbox/_bwrap_starter.py),

@@ -12,6 +12,7 @@ private mount namespace whose /run others may write, ``/run/user/0`` is made bet
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -96,7 +97,10 @@ def test_a_hook_sees_a_session_announced_where_the_registry_was() -> None:
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.fail("needs root and unshare(1) for a private /run and /tmp (CI runs as root)")
     script = (
-        "mount -t tmpfs -o mode=1777 none /run && mount -t tmpfs -o mode=1777 none /tmp && "
+        f"R={shlex.quote(str(ROOT))}; "
+        "mount -t tmpfs -o mode=1777 none /run && mkdir /run/.repo && mount --bind \"$R\" /run/.repo && "
+        "mount -t tmpfs -o mode=1777 none /tmp && mkdir -p \"$R\" && mount --bind /run/.repo \"$R\" && "
+        "umount /run/.repo && rmdir /run/.repo && "  # the checkout stays where it was (CI's is below /tmp)
         f'exec {sys.executable} -c "$0" "$1"'
     )
     done = subprocess.run(
@@ -180,7 +184,10 @@ def test_a_start_waits_for_a_hook_announced_where_the_registry_is_now() -> None:
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.fail("needs root and unshare(1) for a private /run and /tmp (CI runs as root)")
     script = (
-        "mount -t tmpfs -o mode=1777 none /run && mount -t tmpfs -o mode=1777 none /tmp && "
+        f"R={shlex.quote(str(ROOT))}; "
+        "mount -t tmpfs -o mode=1777 none /run && mkdir /run/.repo && mount --bind \"$R\" /run/.repo && "
+        "mount -t tmpfs -o mode=1777 none /tmp && mkdir -p \"$R\" && mount --bind /run/.repo \"$R\" && "
+        "umount /run/.repo && rmdir /run/.repo && "  # the checkout stays where it was (CI's is below /tmp)
         f'exec {sys.executable} -c "$0" "$1"'
     )
     done = subprocess.run(
