@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import ctypes
 import os
-import threading
 
+from sandbox.docker._nsthread import in_own_thread
 from sandbox.docker._pidref import PidRef
 
 __all__ = ["IpcIds", "ipc_id_problems", "take_ipc_ids"]
@@ -58,29 +58,14 @@ def _take(libc: ctypes.CDLL) -> IpcIds:
 def take_ipc_ids(ref: PidRef) -> IpcIds:
     """The next id of each kind in the IPC namespace of ``ref``'s process, taken (and its object
     removed) by a host thread that joins it through the pidfd (`OSError` on any failure)."""
-    result: IpcIds = {}
-    failure: list[BaseException] = []
+    def run() -> IpcIds:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.setns(ref.pidfd, _CLONE_NEWIPC) != 0:  # by pidfd: never a reused pid's namespace
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns(ipc of pid {ref.pid}): {os.strerror(err)}")
+        return _take(libc)
 
-    def run() -> None:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            if libc.setns(ref.pidfd, _CLONE_NEWIPC) != 0:  # by pidfd: never a reused pid's namespace
-                err = ctypes.get_errno()
-                raise OSError(err, f"setns(ipc of pid {ref.pid}): {os.strerror(err)}")
-            result.update(_take(libc))
-        except BaseException as exc:  # reported to the caller
-            failure.append(exc)
-
-    # A thread of its own: the namespace switch ends with it.
-    thread = threading.Thread(target=run, name="shellrt-ipc-ids", daemon=True)
-    thread.start()
-    thread.join(10.0)
-    if thread.is_alive():
-        raise OSError("taking SysV ids in the container's IPC namespace timed out")
-    if failure:
-        exc = failure[0]
-        raise exc if isinstance(exc, OSError) else OSError(str(exc))
-    return result
+    return in_own_thread(run, name="shellrt-ipc-ids", what="taking SysV ids in the container's IPC namespace")
 
 
 def ipc_id_problems(before: IpcIds | None, now: IpcIds) -> list[str]:

@@ -27,12 +27,12 @@ import ctypes
 import os
 import re
 import stat
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox._scratch import remove_tree
+from sandbox.docker._nsthread import in_own_thread
 from sandbox.docker._shown import shown
 from sandbox.docker._tmpslots import TMP_SLOTS_DIR
 from sandbox.errors import SandboxError
@@ -194,47 +194,31 @@ def sysv_ipc_objects(host_pid: int, *, remove: bool = False) -> dict[str, int]:
     Raises `OSError` when the namespace cannot be entered (the caller then
     refuses the container).
     """
-    result: dict[str, int] = {}
-    failure: list[BaseException] = []
-
     def ids(kind: str) -> list[int]:
         with open(f"/proc/sysvipc/{kind}", encoding="utf-8", errors="replace") as fh:
             rows = fh.read().splitlines()[1:]
         # Columns: key then id (shm, msg, sem alike).
         return [int(row.split()[1]) for row in rows if len(row.split()) > 1]
 
-    def probe() -> None:
+    def probe() -> dict[str, int]:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = os.open(f"/proc/{host_pid}/ns/ipc", os.O_RDONLY | os.O_CLOEXEC)
         try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = os.open(f"/proc/{host_pid}/ns/ipc", os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                if libc.setns(fd, _CLONE_NEWIPC) != 0:
-                    err = ctypes.get_errno()
-                    raise OSError(err, f"setns(ipc of pid {host_pid}): {os.strerror(err)}")
-            finally:
-                os.close(fd)
-            if remove:
-                for ident in ids("shm"):
-                    libc.shmctl(ident, _IPC_RMID, None)
-                for ident in ids("msg"):
-                    libc.msgctl(ident, _IPC_RMID, None)
-                for ident in ids("sem"):
-                    libc.semctl(ident, 0, _IPC_RMID)
-            for kind in ("shm", "msg", "sem"):
-                result[kind] = len(ids(kind))
-        except BaseException as exc:  # reported to the caller
-            failure.append(exc)
+            if libc.setns(fd, _CLONE_NEWIPC) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, f"setns(ipc of pid {host_pid}): {os.strerror(err)}")
+        finally:
+            os.close(fd)
+        if remove:
+            for ident in ids("shm"):
+                libc.shmctl(ident, _IPC_RMID, None)
+            for ident in ids("msg"):
+                libc.msgctl(ident, _IPC_RMID, None)
+            for ident in ids("sem"):
+                libc.semctl(ident, 0, _IPC_RMID)
+        return {kind: len(ids(kind)) for kind in ("shm", "msg", "sem")}
 
-    # A thread of its own: the namespace switch ends with it.
-    thread = threading.Thread(target=probe, name="shellrt-ipc-probe", daemon=True)
-    thread.start()
-    thread.join(10.0)
-    if thread.is_alive():
-        raise OSError("reading the container's SysV IPC namespace timed out")
-    if failure:
-        exc = failure[0]
-        raise exc if isinstance(exc, OSError) else OSError(str(exc))
-    return result
+    return in_own_thread(probe, name="shellrt-ipc-probe", what="reading the container's SysV IPC namespace")
 
 
 def open_sockets(host_pid: int) -> list[str]:
