@@ -85,6 +85,11 @@ def _failed(what: str, exc: OSError) -> PeersError:
     return (RegistryUntrusted if shared else PeersError)(f"{what} ({exc.strerror or exc})")
 
 
+def _ours_alone(found: os.stat_result) -> bool:
+    """Whether ``found`` (an ``lstat``) is a directory of this uid that no one else may open."""
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid() and not found.st_mode & 0o077
+
+
 def registry() -> str:
     """The registry directory, made if missing; raises `PeersError` when it is not ours alone."""
     path = peers_dir()
@@ -99,7 +104,7 @@ def registry() -> str:
         found = os.lstat(path)
     except OSError as exc:
         raise PeersError(f"cannot read {path} ({exc.strerror or exc})") from exc
-    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid() or found.st_mode & 0o077:
+    if not _ours_alone(found):
         who = "remove it" if found.st_uid == os.geteuid() else f"uid {found.st_uid}'s: only that user or root can remove it"
         raise RegistryUntrusted(
             f"{path} is not a directory that only uid {os.geteuid()} can open ({who}; shellrt makes it again)"
@@ -135,11 +140,8 @@ class Entry:
             return False
         except OSError:
             return None
-        try:
-            if os.fstat(self._fd).st_nlink:
-                return True
-        except OSError:
-            pass
+        if self.linked():
+            return True
         self.release()
         return None
 
@@ -289,7 +291,7 @@ def _elsewhere(base: str) -> list[str]:
             continue
         except OSError as exc:
             raise PeersError(f"cannot read {place} ({exc.strerror or exc})") from exc
-        if stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid() and not found.st_mode & 0o077:
+        if _ours_alone(found):
             places.append(place)
     return places
 
