@@ -20,6 +20,17 @@ import psutil
 from tests._leftovers import SESSION_VAR, SessionProcesses
 
 
+def _wait_for_exec(pid: int, program: bytes) -> None:
+    """Wait until ``pid`` runs ``program``: mid-execve its cmdline reads empty (CI on c54a1b17: ``pid 23632 []``)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if f.read().split(b"\0")[0].endswith(program):
+                return
+        time.sleep(0.005)
+    raise AssertionError(f"pid {pid} never ran {program!r} within 10 s")
+
+
 def test_an_orphaned_child_is_found_blamed_and_killed() -> None:
     """What the watchdog test did: the ``sh`` killed alone, its ``sleep`` orphaned."""
     guard = SessionProcesses()
@@ -38,6 +49,7 @@ def test_an_orphaned_child_is_found_blamed_and_killed() -> None:
         try:
             assert sh.stdout is not None
             sleep_pid = int(sh.stdout.readline())
+            _wait_for_exec(sleep_pid, b"sleep")  # $! is printed at fork: the child may still be in execve
             sh.kill()  # the sh alone: its sleep goes to init
             sh.wait()
             assert sleep_pid in guard.survivors(), "the orphaned sleep was not found"
