@@ -210,8 +210,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +2 round 36 bwrap3: sandbox._bwrap_sched and its stdlib `resource` (as the full path: the lean
     # run's command starts without its caller's real-time policy, negative nice or rtprio/nice limits);
     # +1 round 38 trust: supervisor._operator_places (the guard's home check honours the places the
-    # operator's PATH, PYTHONSTARTUP, CARGO_HOME... name; stdlib only)
-    ("run", "--sandbox", "local", "--", "true"): 98,
+    # operator's PATH, PYTHONSTARTUP, CARGO_HOME... name; stdlib only); -12 stop 58: no `secrets`
+    # (os.urandom names the files), no `logging` or `dataclasses` (and their `inspect`, `dis`,
+    # `ast`, `traceback` ...: ~9 ms of CPU) and no `anyio` or `concurrent.futures` on the lean path
+    ("run", "--sandbox", "local", "--", "true"): 86,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program

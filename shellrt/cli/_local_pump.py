@@ -26,7 +26,6 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from sandbox._bwrap_sched import calm_prefix
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, process_table
@@ -68,20 +67,22 @@ class StartError(Exception):
     """The command could not be started (no such program, a cwd that vanished ...)."""
 
 
-@dataclass
 class PumpResult:
-    """How the command ended, as the CLI reports it."""
+    """How the command ended, as the CLI reports it (a plain class: ``dataclasses`` costs ~4 ms)."""
 
-    #: The root's exit code (128+N for a signal death); None when it never ended on its own.
-    exit_code: int | None = None
-    timed_out: bool = False
-    #: The signal shellrt itself received (SIGINT, SIGTERM, SIGHUP), which ended the run.
-    received_signal: int | None = None
-    #: Writing our own stdout/stderr failed with EPIPE (``| head``).
-    output_closed: bool = False
-    #: Capturing failed for another reason: what and why (the command was killed for it).
-    capture_error: str | None = None
-    notes: list[str] = field(default_factory=list)
+    __slots__ = ("capture_error", "exit_code", "notes", "output_closed", "received_signal", "timed_out")
+
+    def __init__(self) -> None:
+        #: The root's exit code (128+N for a signal death); None when it never ended on its own.
+        self.exit_code: int | None = None
+        self.timed_out = False
+        #: The signal shellrt itself received (SIGINT, SIGTERM, SIGHUP), which ended the run.
+        self.received_signal: int | None = None
+        #: Writing our own stdout/stderr failed with EPIPE (``| head``).
+        self.output_closed = False
+        #: Capturing failed for another reason: what and why (the command was killed for it).
+        self.capture_error: str | None = None
+        self.notes: list[str] = []
 
 
 class LocalPump:

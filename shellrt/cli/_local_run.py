@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import secrets
 import signal
 import sys
 from collections.abc import Callable
@@ -95,7 +94,7 @@ def _run(
     guard_owner()
     sweep_orphans("shellrt-local-")  # what killed local runs of any process left behind
     sweep_known_orphans()  # `shellrt run` spools and batch dirs of killed processes
-    marker_prefix = f"local-{owner_marker_token()}{secrets.token_hex(6)}-"
+    marker_prefix = f"local-{owner_marker_token()}{os.urandom(6).hex()}-"
     # Locked while we live: if this process is SIGKILLed, the next sandbox start removes it.
     owned = OwnedDir("shellrt-run-")
     session_dir = owned.path
@@ -175,7 +174,7 @@ def _execute(
     guard.before()
     status = StatusLine(sys.stderr)
     # Spooled like a supervisor's command, minus the spare files (one command needs none).
-    files = SpoolFiles(shell_dir, f"cmd-{secrets.token_hex(3)}", spares=0)
+    files = SpoolFiles(shell_dir, f"cmd-{os.urandom(3).hex()}", spares=0)
     name = files.take()
     terminal = terminal_output()
     echo_out, echo_err = _echo("stdout", status, terminal), _echo("stderr", status, terminal)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -77,7 +76,7 @@ class InflightRecord:
     def __init__(self, root: Path) -> None:
         self.root = root
         start = _start_time(os.getpid()) or "0"
-        name = f"{_workspace_key(root)}.{os.getpid()}.{start}.{secrets.token_hex(4)}.json"
+        name = f"{_workspace_key(root)}.{os.getpid()}.{start}.{os.urandom(4).hex()}.json"
         self.path = inflight_dir() / name
         self._key: object = None
         self._in_flight = False

@@ -16,7 +16,6 @@ its mark with it).
 from __future__ import annotations
 
 import os
-import secrets
 
 from sandbox._proctree import start_time
 
@@ -41,7 +40,7 @@ def _pid_namespace() -> str | None:
 def owned_mark() -> str:
     """A new session name for this process's mark: ``<random>:<pid>:<start>:<boot>:<pidns>``;
     the bare random part when the owner cannot be told (then the mark never reads as dead)."""
-    token = secrets.token_hex(8)
+    token = os.urandom(8).hex()
     pid, boot, namespace = os.getpid(), _boot_id(), _pid_namespace()
     start = start_time(pid)
     if start is None or boot is None or namespace is None:

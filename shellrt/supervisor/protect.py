@@ -35,19 +35,15 @@ import base64
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import re
 import stat
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
-
-import anyio
 
 from sandbox._namefold import fold_name, fold_path
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
@@ -63,8 +59,6 @@ from shellrt.supervisor._host_obeyed import (
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
 from shellrt.supervisor._inotify import WATCHES_ENV, Inotify, InotifyEvents
 from shellrt.supervisor._protect_home import HomeNames, home_reason
-
-log = logging.getLogger("shellrt")
 
 __all__ = [
     "ROOT_SETTINGS_FILES",
@@ -175,34 +169,54 @@ class WriteDeny(Protocol):
     keeps_content: bool
 
 
-@dataclass
 class _Dir:
-    sig: tuple[int, int, int, int]
-    ctx: tuple[bool, bool]
-    children: tuple[tuple[str, tuple[bool, bool]], ...]  # (path, context) of each subdirectory
-    watched: tuple[tuple[str, str], ...]  # (path, kind) of each protected file
-    racy: bool
-    gitdir: bool = False
-    mode: int = 0
+    """A watched directory as last seen (a plain class: ``dataclasses`` costs ``shellrt run`` ~4 ms)."""
+
+    __slots__ = ("children", "ctx", "gitdir", "mode", "racy", "sig", "watched")
+
+    def __init__(
+        self,
+        sig: tuple[int, int, int, int],
+        ctx: tuple[bool, bool],
+        children: tuple[tuple[str, tuple[bool, bool]], ...],  # (path, context) of each subdirectory
+        watched: tuple[tuple[str, str], ...],  # (path, kind) of each protected file
+        racy: bool,
+        gitdir: bool = False,
+        mode: int = 0,
+    ) -> None:
+        self.sig, self.ctx, self.children, self.watched = sig, ctx, children, watched
+        self.racy, self.gitdir, self.mode = racy, gitdir, mode
 
 
-@dataclass
 class _File:
-    kind: str
-    sig: tuple[int, int, int, int, int]
-    active: object  # None: inert; else what must not change (digest, code keys …)
-    snapshot: bytes | None  # previous content (or link target) to restore
-    is_link: bool
-    mode: int
-    racy: bool
+    """A protected file as last seen."""
+
+    __slots__ = ("active", "is_link", "kind", "mode", "racy", "sig", "snapshot")
+
+    def __init__(
+        self,
+        kind: str,
+        sig: tuple[int, int, int, int, int],
+        active: object,  # None: inert; else what must not change (digest, code keys …)
+        snapshot: bytes | None,  # previous content (or link target) to restore
+        is_link: bool,
+        mode: int,
+        racy: bool,
+    ) -> None:
+        self.kind, self.sig, self.active, self.snapshot = kind, sig, active, snapshot
+        self.is_link, self.mode, self.racy = is_link, mode, racy
 
 
-@dataclass
 class _Scan:
-    #: Who made the changes, as the notes say it ("this command", "a background task", …).
-    culprit: str = "this command"
-    notes: list[str] = field(default_factory=list)
-    records: list[dict[str, object]] = field(default_factory=list)
+    """What one scan found and did."""
+
+    __slots__ = ("culprit", "notes", "records")
+
+    def __init__(self, culprit: str = "this command") -> None:
+        #: Who made the changes, as the notes say it ("this command", "a background task", …).
+        self.culprit = culprit
+        self.notes: list[str] = []
+        self.records: list[dict[str, object]] = []
 
 
 class WorkspaceGuard:
@@ -773,7 +787,9 @@ class WorkspaceGuard:
         )
         if self._watch is not None and not self._watch.add(path):
             # The uid's inotify limit, or our cap (round 16): full scans from now on.
-            log.warning(
+            import logging  # rare: off `shellrt run`'s import path
+
+            logging.getLogger("shellrt").warning(
                 "protected-file guard: %s has more directories than inotify watches allowed (%s); "
                 "checking it by full scans after each command",
                 self.root,
@@ -1213,6 +1229,8 @@ class CommandGuard:
     """
 
     def __init__(self, guard: WorkspaceGuard) -> None:
+        import anyio  # the session's side only: `shellrt run`'s lean path never imports it
+
         self.guard = guard
         self._lock = anyio.Lock()
         self._pending: list[str] = []
@@ -1275,6 +1293,8 @@ class CommandGuard:
 
     async def _recover(self) -> None:
         """Check against the oldest record of a dead owner (a shellrt killed before its check)."""
+        import anyio.to_thread
+
         self._recovered = True
         records = await anyio.to_thread.run_sync(orphaned_records, self.guard.root)
         if not records:
@@ -1307,6 +1327,8 @@ class CommandGuard:
             if self.guard.last_scan_s < INLINE_SCAN_S and not self.guard.may_be_slow():
                 notes = self.guard.scan(revert=revert, culprit=culprit, reread=reread, just_drained=True)
             else:
+                import anyio.to_thread
+
                 notes = await anyio.to_thread.run_sync(
                     lambda: self.guard.scan(revert=revert, culprit=culprit, reread=reread)
                 )

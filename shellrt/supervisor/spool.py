@@ -15,7 +15,6 @@ drained, so it never blocks on a full pipe.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import errno
 import os
@@ -23,10 +22,14 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shellrt.supervisor._output_account import SLICE as _ACCOUNT_SLICE
 from shellrt.supervisor._output_account import OutputAccount
 from shellrt.supervisor.text import safe_decode, trim_partial_utf8
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 __all__ = [
     "DEFAULT_COMMAND_LIMIT",
@@ -302,6 +305,8 @@ class SpoolFiles:
                 return
             self._ordered += missing
         if self._executor is None:
+            import concurrent.futures  # only sessions keep spares: off `shellrt run`'s import path
+
             self._executor = concurrent.futures.ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix="shellrt-spool"
             )
