@@ -264,8 +264,20 @@ def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str 
 
 
 _SITE_LOCAL = ipaddress.ip_network("fec0::/10")
-#: The transports (client, upstream) of the connection the running task serves: what `_shed` aborts.
-_CONNECTION: contextvars.ContextVar[set[asyncio.WriteTransport]] = contextvars.ContextVar("_CONNECTION")
+
+
+@dataclass
+class _Connection:
+    """One client connection: its transports (client, upstream: what `FilteringProxy._shed`
+    aborts) and, once connected, where to."""
+
+    transports: set[asyncio.WriteTransport]
+    host: str = ""
+    port: int = 0
+
+
+#: The connection the running task serves.
+_CONNECTION: contextvars.ContextVar[_Connection] = contextvars.ContextVar("_CONNECTION")
 #: Numbers the proxies of this process (their keys in `sandbox._lookup`'s count).
 _PROXY_NUMBERS = itertools.count(1)
 
@@ -547,7 +559,10 @@ class FilteringProxy:
                 continue
             _no_delay(opened[1])
             self._transports.add(opened[1].transport)
-            _CONNECTION.get(set()).add(opened[1].transport)
+            conn = _CONNECTION.get(None)
+            if conn is not None:
+                conn.transports.add(opened[1].transport)
+                conn.host, conn.port = name, port
             self._connected(name, port, str(sockaddr[0]))
             return opened
         raise last or OSError(f"no address for {host}")
@@ -765,23 +780,24 @@ class FilteringProxy:
         return request.upstream_head() + first, request.length - len(first), None
 
     # -- protocols ---------------------------------------------------------------------
-    def _shed_threadsafe(self, task: asyncio.Task[None] | None, transports: set[asyncio.WriteTransport]) -> None:
+    def _shed_threadsafe(self, task: asyncio.Task[None] | None, conn: _Connection) -> None:
         """End one connection of this proxy (its share of the host's fds went to another session:
         `sandbox._fdbudget`); called from any thread, the work done on this proxy's loop."""
         loop = self._loop
         if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop already ended: so did the connection
-                loop.call_soon_threadsafe(self._shed, task, transports)
+                loop.call_soon_threadsafe(self._shed, task, conn)
 
-    def _shed(self, task: asyncio.Task[None] | None, transports: set[asyncio.WriteTransport]) -> None:
-        for transport in list(transports):
+    def _shed(self, task: asyncio.Task[None] | None, conn: _Connection) -> None:
+        for transport in list(conn.transports):
             transport.abort()
         if task is not None:
             task.cancel()
         with self._lock:
             self._log(
-                {"time": time.time(), "sandbox": self.sandbox, "ended": "a connection over this session's "
-                 "share of the host's file descriptors, for another session that needed the room"}
+                {"time": time.time(), "sandbox": self.sandbox, "host": _printable(conn.host), "port": conn.port,
+                 "allowed": True, "ended": "over this session's share of the host's file descriptors, "
+                 "which another session needed"}
             )  # fmt: skip
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -797,9 +813,9 @@ class FilteringProxy:
                 return
             # The host's fds are shared by every session's proxy (round 20): a share each, taken back
             # from a session over it when another needs the room (round 42, `_shed`).
-            mine = {writer.transport}
-            _CONNECTION.set(mine)
-            slot = BUDGET.admit(id(self), functools.partial(self._shed_threadsafe, task, mine))
+            conn = _Connection({writer.transport})
+            _CONNECTION.set(conn)
+            slot = BUDGET.admit(id(self), functools.partial(self._shed_threadsafe, task, conn))
             if isinstance(slot, str):
                 await _reply(
                     writer, 503, f"shellrt: the network proxy refused a new connection: {slot}; "

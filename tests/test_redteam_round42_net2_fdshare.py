@@ -15,6 +15,7 @@ sessions of a batch are.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import socket
@@ -49,7 +50,7 @@ _CHILD = textwrap.dedent(
             except OSError as exc:
                 print(f"open failed {exc.errno}", flush=True)
             continue
-        p = FilteringProxy(d / f"{word}.sock", allowed=("localhost",))
+        p = FilteringProxy(d / f"{word}.sock", allowed=("localhost",), log_path=d / f"{word}.log")
         p.start()
         proxies.append(p)
         print("started", flush=True)
@@ -174,6 +175,12 @@ def test_sessions_that_filled_the_pool_first_leave_a_later_session_its_share(tmp
             assert len(shed) >= third and tunnels[0] in shed, (third, len(shed))
             assert set(tunnels[: len(shed)]) == shed, "not its oldest tunnels"
             assert not _ended(clients["b"][:-1], 1, 0.5), "a session nearer its share lost a tunnel"
+            # The operator sees why (the session log), and where the ended tunnels went.
+            ended = [json.loads(line) for line in (tmp_path / "a.log").read_text().splitlines()]
+            ended = [r for r in ended if "ended" in r]
+            assert len(ended) >= len(shed) and all(
+                r["host"] == "localhost" and r["port"] == port and r["allowed"] for r in ended
+            ), ended[:3]
             child.stdin.write("open\n")
             child.stdin.flush()
             assert child.stdout.readline().strip() == "open ok"
