@@ -39,7 +39,8 @@ folded headers) is refused, so nothing can be smuggled behind the vetted
 request. A head must arrive within ``head_timeout`` (slowloris), and over
 ``max_connections`` a new connection is answered 503 at once rather than queued
 (each queued one would hold a host fd); and every proxy of the process holds at most its
-share of the host's fds (`sandbox._fdbudget`: one session cannot starve another, round 20).
+share of the host's fds (`sandbox._fdbudget`: one session cannot starve another, round 20; a
+share a later session needs is taken back from the session furthest over its own, round 42).
 
 A refusal answers 403 (SOCKS5: reply 0x02) with a body naming the host and
 how to allow it, is appended to the session log (JSON lines: time, sandbox,
@@ -53,6 +54,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import ipaddress
 import itertools
 import json
@@ -261,6 +264,20 @@ def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str 
 
 
 _SITE_LOCAL = ipaddress.ip_network("fec0::/10")
+
+
+@dataclass
+class _Connection:
+    """One client connection: its transports (client, upstream: what `FilteringProxy._shed`
+    aborts) and, once connected, where to."""
+
+    transports: set[asyncio.WriteTransport]
+    host: str = ""
+    port: int = 0
+
+
+#: The connection the running task serves.
+_CONNECTION: contextvars.ContextVar[_Connection] = contextvars.ContextVar("_CONNECTION")
 #: Numbers the proxies of this process (their keys in `sandbox._lookup`'s count).
 _PROXY_NUMBERS = itertools.count(1)
 
@@ -542,6 +559,10 @@ class FilteringProxy:
                 continue
             _no_delay(opened[1])
             self._transports.add(opened[1].transport)
+            conn = _CONNECTION.get(None)
+            if conn is not None:
+                conn.transports.add(opened[1].transport)
+                conn.host, conn.port = name, port
             self._connected(name, port, str(sockaddr[0]))
             return opened
         raise last or OSError(f"no address for {host}")
@@ -759,6 +780,26 @@ class FilteringProxy:
         return request.upstream_head() + first, request.length - len(first), None
 
     # -- protocols ---------------------------------------------------------------------
+    def _shed_threadsafe(self, task: asyncio.Task[None] | None, conn: _Connection) -> None:
+        """End one connection of this proxy (its share of the host's fds went to another session:
+        `sandbox._fdbudget`); called from any thread, the work done on this proxy's loop."""
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already ended: so did the connection
+                loop.call_soon_threadsafe(self._shed, task, conn)
+
+    def _shed(self, task: asyncio.Task[None] | None, conn: _Connection) -> None:
+        for transport in list(conn.transports):
+            transport.abort()
+        if task is not None:
+            task.cancel()
+        with self._lock:
+            self._log(
+                {"time": time.time(), "sandbox": self.sandbox, "host": _printable(conn.host), "port": conn.port,
+                 "allowed": True, "ended": "over this session's share of the host's file descriptors, "
+                 "which another session needed"}
+            )  # fmt: skip
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         _no_delay(writer)
         self._transports.add(writer.transport)
@@ -770,11 +811,14 @@ class FilteringProxy:
             if self._active >= self._max_connections:
                 await _reply(writer, 503, "shellrt: the network proxy is at its connection limit; retry")
                 return
-            # The host's fds are shared by every session's proxy (round 20): a share each.
-            short = BUDGET.admit(id(self))
-            if short is not None:
+            # The host's fds are shared by every session's proxy (round 20): a share each, taken back
+            # from a session over it when another needs the room (round 42, `_shed`).
+            conn = _Connection({writer.transport})
+            _CONNECTION.set(conn)
+            slot = BUDGET.admit(id(self), functools.partial(self._shed_threadsafe, task, conn))
+            if isinstance(slot, str):
                 await _reply(
-                    writer, 503, f"shellrt: the network proxy refused a new connection: {short}; "
+                    writer, 503, f"shellrt: the network proxy refused a new connection: {slot}; "
                     "close some connections (or wait for them to end) and retry"
                 )  # fmt: skip
                 return
@@ -783,7 +827,7 @@ class FilteringProxy:
                 await self._serve(reader, writer)
             finally:
                 self._active -= 1
-                BUDGET.release(id(self))
+                BUDGET.release(slot)
         except asyncio.CancelledError:  # the proxy is closing (asyncio.run cancels what is left)
             pass
         except OSError:
