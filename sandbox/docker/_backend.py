@@ -1714,7 +1714,7 @@ class DockerBackend(SandboxBackend):
             raise ResetError("the workspace root's original state was not recorded")
         verify_pristine(
             OutsideView(
-                host_pid=self._executor_host_pid(),
+                executor=self._executor_ref(),
                 executor_pid=self.executor_pid,
                 client=self._client,
                 container_id=self._cid,
