@@ -99,6 +99,7 @@ from sandbox.docker._cmdcg import (
 from sandbox.docker._detach import detach_mount
 from sandbox.docker._devnodes import READONLY_PATHS, device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
+from sandbox.docker._freshio import renew_io_dir
 from sandbox.docker._freshtmp import renew_tmpfs
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostdir import PrivateHostDir
@@ -138,6 +139,7 @@ from sandbox.docker._ptys import cap_ptys
 from sandbox.docker._recycle import (
     EXECUTOR_CAPS,
     EXECUTOR_UID,
+    IO_ENTRIES,
     IO_MOUNT,
     PRIV_DIR,
     OutsideView,
@@ -1750,9 +1752,12 @@ class DockerBackend(SandboxBackend):
             renew_commands_cgroup(ref, parent, limit, EXECUTOR_UID, socket_memory_cap())
         except (OSError, BackendUnavailableError) as exc:
             raise ResetError(f"could not give the next task a fresh commands' cgroup: {exc}") from exc
-        # Their inode counters too: a wipe leaves a tmpfs numbering on from the task's files (`_freshtmp`).
+        # Their inode counters too: a wipe leaves a tmpfs numbering on from the task's files (`_freshtmp`),
+        # and the I/O directory's number against its FIFOs' counted the task's commands (`_freshio`).
+        assert self._io_dir is not None
         try:
             renew_tmpfs(ref, self._tmpfs)
+            renew_io_dir(ref, self._io_dir, IO_MOUNT, IO_ENTRIES)
         except BackendUnavailableError as exc:
             raise ResetError(str(exc)) from exc
         self._executor_host_pid()

@@ -177,6 +177,8 @@ def _inside_problems(
         sockets = open_sockets(proc)
     problems.extend(sockets)
     problems.extend(counter_problems(net_counters, read_counters(proc)))
-    expected = dict(EXECUTOR_ENV) if isolation_word is None else {**EXECUTOR_ENV, "SHELLRT_ISO": isolation_word}
+    expected = (
+        dict(EXECUTOR_ENV) if isolation_word is None else {**EXECUTOR_ENV, "SHELLRT_ISO": isolation_word}
+    )
     problems.extend(environment_problems(proc, expected))
     return problems, mountinfo
