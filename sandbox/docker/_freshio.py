@@ -55,7 +55,11 @@ def renew_io_dir(ref: PidRef, io_dir: str, target: str, entries: frozenset[str])
         _fresh_copy(io_dir, new, entries)
         before = len(top_mounts(ref, target))
         os.rename(io_dir, old)
-        os.rename(new, io_dir)
+        try:
+            os.rename(new, io_dir)
+        except OSError:
+            os.rename(old, io_dir)  # the host's path keeps naming a whole directory
+            raise
     except OSError as exc:
         raise BackendUnavailableError(f"could not make a new I/O directory: {exc}") from exc
     mount_into(
