@@ -99,7 +99,7 @@ from sandbox.docker._cmdcg import (
 from sandbox.docker._detach import detach_mount
 from sandbox.docker._devnodes import READONLY_PATHS, device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
-from sandbox.docker._freshio import renew_io_dir
+from sandbox.docker._freshio import check_io_dir, swap_io_dir
 from sandbox.docker._freshtmp import renew_tmpfs
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostdir import PrivateHostDir
@@ -1756,8 +1756,10 @@ class DockerBackend(SandboxBackend):
         # and the I/O directory's number against its FIFOs' counted the task's commands (`_freshio`).
         assert self._io_dir is not None
         try:
-            renew_tmpfs(ref, self._tmpfs)
-            renew_io_dir(ref, self._io_dir, IO_MOUNT, IO_ENTRIES)
+            depth = len(top_mounts(ref, IO_MOUNT))
+            swap_io_dir(self._io_dir, IO_ENTRIES)
+            renew_tmpfs(ref, self._tmpfs, binds=[(self._io_dir, IO_MOUNT)])  # one child for both
+            check_io_dir(ref, self._io_dir, IO_MOUNT, depth)
         except BackendUnavailableError as exc:
             raise ResetError(str(exc)) from exc
         self._executor_host_pid()

@@ -4,10 +4,11 @@ The host makes every command's FIFOs and request file in the session's I/O direc
 host's ``/dev/shm`` when that is a tmpfs, whose superblock numbers inodes from one counter. A
 command sees its own FIFO's number (``stat -L /proc/self/fd/2``) and the directory's, made at the
 session's start (``stat /.shellrt-io``: the mount point, whatever its mode): the difference counted
-every command every earlier task of a recycled container ran (85 after 41 commands, 3 fresh). So
+every command every earlier task of a recycled container ran (87 after 41 commands, 3 fresh). So
 after the reset's verdict the host makes a new directory beside it (same entries, same modes, same
-owner), swaps the two names (the backend keeps its path) and binds the new one over the old in the
-container's mount namespace, by pidfd; then checks that what the container shows at the mount
+owner) and swaps the two names (`swap_io_dir`: the backend keeps its path); the tmpfs renewal's
+child binds it over the old one in the container's mount namespace, by pidfd
+(`_freshtmp.renew_tmpfs`); then `check_io_dir` proves that what the container shows at the mount
 point is the new directory, and removes the old. Nothing of a task runs during a reset, and the
 executor names the directory by path (fd 8 only with ``root_can_administer``, never recycled).
 """
@@ -18,11 +19,11 @@ import os
 import shutil
 import stat
 
-from sandbox.docker._nsmount import NsMount, mount_into, top_mounts
+from sandbox.docker._nsmount import top_mounts
 from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["renew_io_dir"]
+__all__ = ["check_io_dir", "swap_io_dir"]
 
 
 def _fresh_copy(io_dir: str, new: str, entries: frozenset[str]) -> None:
@@ -45,15 +46,14 @@ def _fresh_copy(io_dir: str, new: str, entries: frozenset[str]) -> None:
         os.chown(new, st.st_uid, st.st_gid)
 
 
-def renew_io_dir(ref: PidRef, io_dir: str, target: str, entries: frozenset[str]) -> None:
-    """Give ``ref``'s container a new I/O directory at ``target`` (read-only, helpers may run), the
-    host's at the same path ``io_dir``; `BackendUnavailableError` on any doubt (fail closed)."""
+def swap_io_dir(io_dir: str, entries: frozenset[str]) -> None:
+    """Put a new directory holding copies of ``entries`` at ``io_dir``, the last one at
+    ``<io_dir>.old`` (`check_io_dir` removes it); `BackendUnavailableError` on failure."""
     new, old = f"{io_dir}.new", f"{io_dir}.old"
     for stale in (new, old):  # an earlier attempt that failed half-way
         shutil.rmtree(stale, ignore_errors=True)
     try:
         _fresh_copy(io_dir, new, entries)
-        before = len(top_mounts(ref, target))
         os.rename(io_dir, old)
         try:
             os.rename(new, io_dir)
@@ -62,11 +62,11 @@ def renew_io_dir(ref: PidRef, io_dir: str, target: str, entries: frozenset[str])
             raise
     except OSError as exc:
         raise BackendUnavailableError(f"could not make a new I/O directory: {exc}") from exc
-    mount_into(
-        ref,
-        [NsMount(io_dir, target, read_only=True, exec_ok=True, replace=True)],
-        "give the next task a new I/O directory",
-    )
+
+
+def check_io_dir(ref: PidRef, io_dir: str, target: str, depth: int) -> None:
+    """``ref``'s container shows ``io_dir`` (the new one) at ``target``, read-only, its mount stack
+    ``depth`` deep as before; then the old directory goes. `BackendUnavailableError` otherwise."""
     made = os.lstat(io_dir)
     with ref.proc_dir() as proc:
         try:
@@ -74,8 +74,8 @@ def renew_io_dir(ref: PidRef, io_dir: str, target: str, entries: frozenset[str])
         except OSError as exc:
             raise BackendUnavailableError(f"the container's {target} cannot be checked: {exc}") from exc
     stack = top_mounts(ref, target)
-    if (shown.st_dev, shown.st_ino) != (made.st_dev, made.st_ino) or len(stack) != before or not stack[-1][1]:
+    if (shown.st_dev, shown.st_ino) != (made.st_dev, made.st_ino) or len(stack) != depth or not stack[-1][1]:
         raise BackendUnavailableError(
             f"{target} in the container is not the new I/O directory, read-only ({stack})"
         )
-    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(f"{io_dir}.old", ignore_errors=True)

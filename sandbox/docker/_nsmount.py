@@ -22,7 +22,7 @@ from sandbox.errors import BackendUnavailableError
 
 __all__ = ["NsMount", "mount_into", "top_mounts"]
 
-#: argv: the pidfd's number, then per mount: source, target, "ro"|"rox"|"rw", "replace"|"stack". Every tree
+#: argv: the pidfd's number, then per mount: source, target, "ro"|"rw", "replace"|"stack". Every tree
 #: is cloned (and made read-only where asked) before the join; "replace" detaches the target's top
 #: mount first (one that is there: a reset's previous one).
 _SCRIPT = mount_script("""
@@ -30,7 +30,7 @@ args = sys.argv[2:]
 plan = []
 for i in range(0, len(args), 4):
     source, target, mode, how = args[i:i + 4]
-    plan.append((clone(source, read_only=mode != "rw", exec_ok=mode == "rox"), target, how))
+    plan.append((clone(source, read_only=mode == "ro"), target, how))
 join(int(sys.argv[1]))
 for tree, target, how in plan:
     if how == "replace" and libc.umount2(target.encode(), 2) != 0:  # MNT_DETACH
@@ -46,8 +46,6 @@ class NsMount:
     source: str
     target: str
     read_only: bool = False
-    #: Programs on it may run (read-only mounts are noexec otherwise): the I/O directory's helper.
-    exec_ok: bool = False
     #: Detach the mount now on top of ``target`` first (a reset's fresh cgroup over the last one).
     replace: bool = False
 
@@ -59,8 +57,7 @@ def mount_into(ref: PidRef, mounts: list[NsMount], why: str) -> None:
         return
     argv: list[str] = []
     for m in mounts:
-        mode = ("rox" if m.exec_ok else "ro") if m.read_only else "rw"
-        argv += [m.source, m.target, mode, "replace" if m.replace else "stack"]
+        argv += [m.source, m.target, "ro" if m.read_only else "rw", "replace" if m.replace else "stack"]
     ref.alive()
     proc = run_child(_SCRIPT, str(ref.pidfd), *argv, pass_fds=(ref.pidfd,))
     if proc.returncode != 0:
