@@ -115,7 +115,7 @@ from sandbox.docker._isolation import (
     record_isolation,
     require_isolation,
 )
-from sandbox.docker._kept import changed_config, dropped_settings
+from sandbox.docker._kept import MASKED_PATHS, changed_config, dropped_settings
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
@@ -987,6 +987,8 @@ class DockerBackend(SandboxBackend):
             )
             readonly = [*READONLY_PATHS, *sorted(str(v) for v in volumes)]
             host_config["ReadonlyPaths"] = readonly
+            # docker's masks and /proc/key-users (the host users' key accounting: `_kept.MASKED_PATHS`).
+            host_config["MaskedPaths"] = list(MASKED_PATHS)
             command = [*executor_argv, "1"] if admin else executor_argv
             response = client.api.create_container(
                 image,
