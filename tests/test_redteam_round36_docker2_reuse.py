@@ -81,7 +81,7 @@ def test_any_tcp_socket_left_fails_the_reset(tmp_path: Path) -> None:
     client.close()
     accepted.close()
     server.close()
-    found = open_sockets(os.getpid())
+    found = open_sockets(f"/proc/{os.getpid()}")
     with open("/proc/net/tcp", encoding="ascii") as fh:
         left = [line for line in fh.read().splitlines()[1:] if f":{port:04X} " in line]
     if left:  # the host keeps TIME_WAIT entries: the reset must see this one

@@ -342,7 +342,7 @@ def test_listening_sockets_are_seen_from_outside() -> None:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = f"{listener.getsockname()[1]:04X}"
-        assert any("listening" in p and port in p for p in open_sockets(os.getpid()))
+        assert any("listening" in p and port in p for p in open_sockets(f"/proc/{os.getpid()}"))
 
 
 def test_executor_environment_must_be_what_shellrt_gave_it(tmp_path: Path) -> None:
@@ -358,9 +358,9 @@ def test_executor_environment_must_be_what_shellrt_gave_it(tmp_path: Path) -> No
                 if fh.read():
                     break
             time.sleep(0.02)
-        problems = environment_problems(proc.pid, {"PATH": "/bin"})
+        problems = environment_problems(f"/proc/{proc.pid}", {"PATH": "/bin"})
         assert problems == ["unexpected executor environment entry SHELLRT_PLANTED"]
-        assert environment_problems(proc.pid, {"PATH": "/bin", "SHELLRT_PLANTED": "1"}) == []
+        assert environment_problems(f"/proc/{proc.pid}", {"PATH": "/bin", "SHELLRT_PLANTED": "1"}) == []
     finally:
         proc.kill()
         proc.wait()
@@ -370,17 +370,19 @@ def test_sysv_objects_are_counted_and_removed_in_the_target_namespace() -> None:
     """A process in a fresh IPC namespace: its objects are counted and removed by the host, not ours."""
     import subprocess
 
+    from sandbox.docker._pidref import pid_ref
     from sandbox.docker._reset import sysv_ipc_objects
 
     require(os.geteuid() == 0, "joining another IPC namespace needs root")
     proc = subprocess.Popen(
         ["unshare", "--ipc", "sh", "-c", "ipcmk -M 4096 >/dev/null && ipcmk -Q >/dev/null && exec sleep 30"]
     )
+    ref = pid_ref(proc.pid, lambda p: True, "the test's unshare")
     try:
         deadline = 50
         counts: dict[str, int] = {}
         while deadline:
-            counts = sysv_ipc_objects(proc.pid)
+            counts = sysv_ipc_objects(ref)
             if counts.get("shm") == 1 and counts.get("msg") == 1:
                 break
             import time
@@ -388,7 +390,8 @@ def test_sysv_objects_are_counted_and_removed_in_the_target_namespace() -> None:
             time.sleep(0.1)
             deadline -= 1
         assert counts == {"shm": 1, "msg": 1, "sem": 0}
-        assert sysv_ipc_objects(proc.pid, remove=True) == {"shm": 0, "msg": 0, "sem": 0}
+        assert sysv_ipc_objects(ref, remove=True) == {"shm": 0, "msg": 0, "sem": 0}
     finally:
+        os.close(ref.pidfd)
         proc.kill()
         proc.wait()

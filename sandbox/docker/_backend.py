@@ -99,6 +99,7 @@ from sandbox.docker._cmdcg import (
 from sandbox.docker._detach import detach_mount
 from sandbox.docker._devnodes import READONLY_PATHS, device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
+from sandbox.docker._freshio import check_io_dir, swap_io_dir
 from sandbox.docker._freshtmp import renew_tmpfs
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostdir import PrivateHostDir
@@ -114,7 +115,7 @@ from sandbox.docker._isolation import (
     record_isolation,
     require_isolation,
 )
-from sandbox.docker._kept import changed_config, dropped_settings
+from sandbox.docker._kept import MASKED_PATHS, changed_config, dropped_settings
 from sandbox.docker._labels import session_labels
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
@@ -138,6 +139,7 @@ from sandbox.docker._ptys import cap_ptys
 from sandbox.docker._recycle import (
     EXECUTOR_CAPS,
     EXECUTOR_UID,
+    IO_ENTRIES,
     IO_MOUNT,
     PRIV_DIR,
     OutsideView,
@@ -985,6 +987,8 @@ class DockerBackend(SandboxBackend):
             )
             readonly = [*READONLY_PATHS, *sorted(str(v) for v in volumes)]
             host_config["ReadonlyPaths"] = readonly
+            # docker's masks and /proc/key-users (the host users' key accounting: `_kept.MASKED_PATHS`).
+            host_config["MaskedPaths"] = list(MASKED_PATHS)
             command = [*executor_argv, "1"] if admin else executor_argv
             response = client.api.create_container(
                 image,
@@ -1714,7 +1718,7 @@ class DockerBackend(SandboxBackend):
             raise ResetError("the workspace root's original state was not recorded")
         verify_pristine(
             OutsideView(
-                host_pid=self._executor_host_pid(),
+                executor=self._executor_ref(),
                 executor_pid=self.executor_pid,
                 client=self._client,
                 container_id=self._cid,
@@ -1750,9 +1754,14 @@ class DockerBackend(SandboxBackend):
             renew_commands_cgroup(ref, parent, limit, EXECUTOR_UID, socket_memory_cap())
         except (OSError, BackendUnavailableError) as exc:
             raise ResetError(f"could not give the next task a fresh commands' cgroup: {exc}") from exc
-        # Their inode counters too: a wipe leaves a tmpfs numbering on from the task's files (`_freshtmp`).
+        # Their inode counters too: a wipe leaves a tmpfs numbering on from the task's files (`_freshtmp`),
+        # and the I/O directory's number against its FIFOs' counted the task's commands (`_freshio`).
+        assert self._io_dir is not None
         try:
-            renew_tmpfs(ref, self._tmpfs)
+            depth = len(top_mounts(ref, IO_MOUNT))
+            swap_io_dir(self._io_dir, IO_ENTRIES)
+            renew_tmpfs(ref, self._tmpfs, binds=[(self._io_dir, IO_MOUNT)])  # one child for both
+            check_io_dir(ref, self._io_dir, IO_MOUNT, depth)
         except BackendUnavailableError as exc:
             raise ResetError(str(exc)) from exc
         self._executor_host_pid()

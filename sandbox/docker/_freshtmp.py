@@ -12,6 +12,8 @@ during a reset, and the executor names these places by path, never by a descript
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sandbox.docker._detach import run_child
 from sandbox.docker._mountscript import mount_script
 from sandbox.docker._nsmount import top_mounts
@@ -23,9 +25,14 @@ __all__ = ["renew_tmpfs"]
 #: docker's ``tmpfs`` option words that are mount flags (the rest is the file system's data).
 _FLAGS = {"rw": 0, "ro": 1, "nosuid": 2, "nodev": 4, "noexec": 8, "exec": 0}
 
-#: argv: the pidfd's number, then per mount: target, flags, data.
+#: argv: the pidfd's number, the number of binds, per bind: source, target; then per tmpfs: target,
+#: flags, data. Each bind's tree is cloned (read-only, programs may run) before the join and replaces
+#: the target's top mount after it (`_freshio`'s new I/O directory: one child serves both steps).
 _SCRIPT = mount_script("""
-args = sys.argv[2:]
+nbinds = int(sys.argv[2])
+binds = sys.argv[3:3 + 2 * nbinds]
+args = sys.argv[3 + 2 * nbinds:]
+trees = [(clone(binds[i], exec_ok=True), binds[i + 1]) for i in range(0, len(binds), 2)]
 join(int(sys.argv[1]))
 for i in range(0, len(args), 3):
     target, flags, data = args[i:i + 3]
@@ -33,6 +40,10 @@ for i in range(0, len(args), 3):
         fail("umount2 " + target)
     if libc.mount(b"tmpfs", target.encode(), b"tmpfs", int(flags), data.encode()) != 0:
         fail("mount " + target)
+for tree, target in trees:
+    if libc.umount2(target.encode(), 2) != 0:  # MNT_DETACH: the last task's directory goes
+        fail("umount2 " + target)
+    attach(tree, target)
 """)
 
 
@@ -43,17 +54,21 @@ def _split(options: str) -> tuple[int, str]:
     return flags, ",".join(w for w in words if w not in _FLAGS)
 
 
-def renew_tmpfs(ref: PidRef, mounts: dict[str, str]) -> None:
+def renew_tmpfs(ref: PidRef, mounts: dict[str, str], binds: Sequence[tuple[str, str]] = ()) -> None:
     """Replace each tmpfs at ``mounts``' targets (target -> docker's option string) in the mount
     namespace of ``ref``'s process with a new one of those options, then check (fail closed:
-    `BackendUnavailableError`)."""
-    if not mounts:
+    `BackendUnavailableError`). ``binds`` (host source, target): read-only binds, programs
+    allowed, each replacing its target's top mount in the same child (the caller checks them)."""
+    if not mounts and not binds:
         return
-    argv: list[str] = []
+    argv: list[str] = [str(len(binds))]
+    for source, target in binds:
+        argv += [source, target]
     for target, options in mounts.items():
         flags, data = _split(options)
         argv += [target, str(flags), data]
     before = {target: len(top_mounts(ref, target)) for target in mounts}  # /dev/shm: docker's shm below
+    ref.alive()
     proc = run_child(_SCRIPT, str(ref.pidfd), *argv, pass_fds=(ref.pidfd,))
     if proc.returncode != 0:
         raise BackendUnavailableError(f"could not give the next task fresh tmpfs mounts: {proc.stderr.strip()[-300:]}")

@@ -23,7 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CHECKED_FIELDS", "CONFIG_FIELDS", "DOCKER_MASKED_PATHS", "changed_config", "dropped_settings"]
+__all__ = [
+    "CHECKED_FIELDS",
+    "CONFIG_FIELDS",
+    "DOCKER_MASKED_PATHS",
+    "MASKED_PATHS",
+    "changed_config",
+    "dropped_settings",
+]
 
 #: The ``HostConfig`` fields shellrt sets for isolation or limits: each must come back as asked.
 CHECKED_FIELDS = (
@@ -89,6 +96,19 @@ DOCKER_MASKED_PATHS = (
     "/sys/firmware",
 )
 
+#: What shellrt asks the daemon to mask (``HostConfig.MaskedPaths``, a list that replaces docker's
+#: own whole): docker's, newer daemons' additions (``/proc/interrupts``: the host's interrupt counts;
+#: ``/sys/devices/virtual/powercap``: RAPL energy counters a uid-0 command reads), so an explicit list
+#: never narrows a newer default, and ``/proc/key-users`` (red team round 42, docker5: without
+#: ``userns-remap`` a container shares the host's user namespace, where it lists every host user's key
+#: count and quota use; bwrap masks it since round 41). runc skips a path a kernel lacks.
+MASKED_PATHS = (
+    *DOCKER_MASKED_PATHS,
+    "/proc/interrupts",
+    "/proc/key-users",
+    "/sys/devices/virtual/powercap",
+)
+
 
 def _same(asked: Any, kept: Any) -> bool:
     """Equal, an absent value and an empty one alike (the daemon writes ``[]`` for ``None``)."""
@@ -120,7 +140,7 @@ def _default_problems(kept: dict[str, Any]) -> list[str]:
             continue
         problems.append(f"{name} is {value!r}, not the container's own")
     masked = set(kept.get("MaskedPaths") or [])
-    missing = [p for p in DOCKER_MASKED_PATHS if p not in masked]
+    missing = [p for p in MASKED_PATHS if p not in masked]
     if missing:
         problems.append(f"MaskedPaths lacks {missing}")
     return problems

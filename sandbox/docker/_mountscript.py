@@ -17,11 +17,13 @@ libc.syscall.restype = ctypes.c_long
 def fail(what):
     sys.exit(what + ": " + os.strerror(ctypes.get_errno()))
 RO = struct.pack("QQQQ", 1 | 2 | 4 | 8, 0, 0, 0)  # RDONLY NOSUID NODEV NOEXEC
-def clone(path, read_only=True, where=-100):
+RO_EXEC = struct.pack("QQQQ", 1 | 2 | 4, 8, 0, 0)  # RDONLY NOSUID NODEV, clear NOEXEC (helpers run from it)
+def clone(path, read_only=True, where=-100, exec_ok=False):
     tree = libc.syscall(428, where, path.encode(), 1 | 0o2000000)  # open_tree CLONE|CLOEXEC
     if tree < 0:
         fail("open_tree " + path)
-    if read_only and libc.syscall(442, tree, b"", 0x1000, RO, len(RO)) != 0:  # mount_setattr EMPTY_PATH
+    attr = RO_EXEC if exec_ok else RO
+    if read_only and libc.syscall(442, tree, b"", 0x1000, attr, len(attr)) != 0:  # mount_setattr EMPTY_PATH
         fail("mount_setattr " + path)
     return tree
 def join(pidfd):
@@ -34,7 +36,7 @@ def attach(tree, target):
 
 
 def mount_script(body: str) -> str:
-    """``body`` after the prelude: ``libc``, ``fail(what)``, ``clone(path, read_only=True)`` (a
-    detached copy of the tree at ``path``), ``join(pidfd)`` (its mount namespace) and
+    """``body`` after the prelude: ``libc``, ``fail(what)``, ``clone(path, read_only=True,
+    exec_ok=False)`` (a detached copy of the tree at ``path``; read-only means no exec unless asked), ``join(pidfd)`` (its mount namespace) and
     ``attach(tree, target)``."""
     return _PRELUDE + body

@@ -4,18 +4,24 @@
 ``/proc/<pid>`` entry (root, mounts, status, environ, network namespace), its
 IPC namespace (joined by a host thread), and the daemon's ``docker diff``.
 The checks themselves live in `sandbox.docker._reset`.
+
+Round 42 (docker5): every read and the SysV wipe name the executor by its pidfd (`PidRef`), never
+by number: the wipe *removes*, and by number it removed a host namespace's objects when the
+executor's pid was reused during a reset, before the late liveness check refused the container.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import docker
 
 from sandbox.docker._netcounters import NetCounters, counter_problems, read_counters
+from sandbox.docker._pidref import PidRef
 from sandbox.docker._pidrewind import rewind_pids
 from sandbox.docker._reset import (
     ResetError,
@@ -29,6 +35,7 @@ from sandbox.docker._reset import (
     sysv_ipc_objects,
 )
 from sandbox.docker._root_inode import InodeState, restore_inode
+from sandbox.errors import BackendUnavailableError
 
 __all__ = [
     "EXECUTOR_CAPS",
@@ -59,9 +66,9 @@ IO_ENTRIES = frozenset({"executor.sh", "priv"})
 
 @dataclass(frozen=True, slots=True)
 class OutsideView:
-    """Where the host looks at a container from: the executor's host pid and the daemon."""
+    """Where the host looks at a container from: the executor's host process (by pidfd) and the daemon."""
 
-    host_pid: int
+    executor: PidRef
     executor_pid: int
     client: docker.DockerClient | None
     container_id: str | None
@@ -87,45 +94,23 @@ def verify_pristine(
     any such entry is unexpected). ``net_counters``: the network namespace's counters before the
     image ran (`_netcounters`; None: not recorded, so the container is refused).
     """
-    host = view.host_pid
-    root = Path(f"/proc/{host}/root")
-    deadline = time.monotonic() + 2.0
-    while leftover_processes(root, view.executor_pid) and time.monotonic() < deadline:
-        time.sleep(0.005)  # docker-init reaps the killed orphans
-    empty_dir(host_workspace)
-    # The directory itself survives: what a task left on its inode goes too (`_root_inode`).
-    kept = restore_inode(host_workspace, workspace_inode)
-    with open(f"/proc/{host}/mountinfo", encoding="utf-8", errors="replace") as fh:
-        mountinfo = fh.read()
-    with open(f"/proc/{host}/status", encoding="utf-8", errors="replace") as fh:
-        status = fh.read()
-    problems = inspect_container(
-        root,
-        mountinfo=mountinfo,
-        status=status,
-        executor_pid=view.executor_pid,
-        executor_uid=EXECUTOR_UID,
-        executor_caps=EXECUTOR_CAPS,
-        command_user=command_user,
-        workspace=container_workspace.rstrip("/") or "/",
-        io_mount=IO_MOUNT,
-        io_entries=IO_ENTRIES,
-        private_dir=PRIV_DIR,
-    )
-    problems.extend(f"the workspace root: {why}" for why in kept)
-    ipc = sysv_ipc_objects(host, remove=True)
-    problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
-    sockets = open_sockets(host)
-    settle = time.monotonic() + 1.0
-    while sockets and time.monotonic() < settle:
-        time.sleep(0.02)  # a killed task's connections on the loopback end in microseconds
-        sockets = open_sockets(host)
-    problems.extend(sockets)
-    # By number, as every read here: `still_the_executor` below proves the executor lived through
-    # them all, so its number (and docker-init's, whose death ends it) was never another's.
-    problems.extend(counter_problems(net_counters, read_counters(f"/proc/{host}")))
-    expected = dict(EXECUTOR_ENV) if isolation_word is None else {**EXECUTOR_ENV, "SHELLRT_ISO": isolation_word}
-    problems.extend(environment_problems(host, expected))
+    ref = view.executor
+    with ExitStack() as stack:
+        try:  # the executor's /proc alone: reads below fail once it ended
+            proc = stack.enter_context(ref.proc_dir())
+        except BackendUnavailableError as exc:
+            raise ResetError(str(exc)) from exc
+        problems, mountinfo = _inside_problems(
+            ref,
+            proc,
+            view.executor_pid,
+            host_workspace=host_workspace,
+            workspace_inode=workspace_inode,
+            container_workspace=container_workspace,
+            command_user=command_user,
+            isolation_word=isolation_word,
+            net_counters=net_counters,
+        )
     client, cid = view.client, view.container_id
     if client is None or cid is None:
         problems.append("the container is gone")
@@ -140,5 +125,60 @@ def verify_pristine(
     if problems:
         raise ResetError("; ".join(problems))
     # Only docker-init and the executor are left: the next task's pids start where every task's do.
-    rewind_pids(host, still_the_executor)
+    rewind_pids(ref.pid, still_the_executor)
     still_the_executor()
+
+
+def _inside_problems(
+    ref: PidRef,
+    proc: str,
+    executor_pid: int,
+    *,
+    host_workspace: str,
+    workspace_inode: InodeState,
+    container_workspace: str,
+    command_user: tuple[int, int],
+    isolation_word: str | None,
+    net_counters: NetCounters | None,
+) -> tuple[list[str], str]:
+    """`verify_pristine`'s look inside, through the executor's own ``/proc`` directory ``proc``:
+    every problem found, and the mountinfo read."""
+    root = Path(proc) / "root"
+    deadline = time.monotonic() + 2.0
+    while leftover_processes(root, executor_pid) and time.monotonic() < deadline:
+        time.sleep(0.005)  # docker-init reaps the killed orphans
+    empty_dir(host_workspace)
+    # The directory itself survives: what a task left on its inode goes too (`_root_inode`).
+    kept = restore_inode(host_workspace, workspace_inode)
+    with open(f"{proc}/mountinfo", encoding="utf-8", errors="replace") as fh:
+        mountinfo = fh.read()
+    with open(f"{proc}/status", encoding="utf-8", errors="replace") as fh:
+        status = fh.read()
+    problems = inspect_container(
+        root,
+        mountinfo=mountinfo,
+        status=status,
+        executor_pid=executor_pid,
+        executor_uid=EXECUTOR_UID,
+        executor_caps=EXECUTOR_CAPS,
+        command_user=command_user,
+        workspace=container_workspace.rstrip("/") or "/",
+        io_mount=IO_MOUNT,
+        io_entries=IO_ENTRIES,
+        private_dir=PRIV_DIR,
+    )
+    problems.extend(f"the workspace root: {why}" for why in kept)
+    ipc = sysv_ipc_objects(ref, remove=True)  # joined by pidfd: it removes (round 42)
+    problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
+    sockets = open_sockets(proc)
+    settle = time.monotonic() + 1.0
+    while sockets and time.monotonic() < settle:
+        time.sleep(0.02)  # a killed task's connections on the loopback end in microseconds
+        sockets = open_sockets(proc)
+    problems.extend(sockets)
+    problems.extend(counter_problems(net_counters, read_counters(proc)))
+    expected = (
+        dict(EXECUTOR_ENV) if isolation_word is None else {**EXECUTOR_ENV, "SHELLRT_ISO": isolation_word}
+    )
+    problems.extend(environment_problems(proc, expected))
+    return problems, mountinfo

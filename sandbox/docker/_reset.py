@@ -33,6 +33,7 @@ from pathlib import Path
 
 from sandbox._scratch import remove_tree
 from sandbox.docker._nsthread import in_own_thread
+from sandbox.docker._pidref import PidRef
 from sandbox.docker._shown import shown
 from sandbox.docker._tmpslots import TMP_SLOTS_DIR
 from sandbox.errors import SandboxError
@@ -184,13 +185,15 @@ def parse_reset_reply(rest: str) -> list[str]:
     return problems
 
 
-def sysv_ipc_objects(host_pid: int, *, remove: bool = False) -> dict[str, int]:
-    """Count (after removing, with ``remove``) the SysV IPC objects in the IPC namespace of ``host_pid``.
+def sysv_ipc_objects(ref: PidRef, *, remove: bool = False) -> dict[str, int]:
+    """Count (after removing, with ``remove``) the SysV IPC objects in the IPC namespace of ``ref``'s process.
 
     ``/proc/sysvipc/*`` always shows the *reader's* IPC namespace, so a fresh
     host thread joins the container's namespace (``setns``, root only), reads
     (and removes: the host's root may remove any object there, whatever the
     image has or lacks) and ends; nothing inside the container takes part.
+    The join goes through the pidfd (round 42, docker5): by number, a pid the host reused
+    meanwhile had every SysV object of the HOST's namespace removed before any check refused.
     Raises `OSError` when the namespace cannot be entered (the caller then
     refuses the container).
     """
@@ -202,13 +205,9 @@ def sysv_ipc_objects(host_pid: int, *, remove: bool = False) -> dict[str, int]:
 
     def probe() -> dict[str, int]:
         libc = ctypes.CDLL(None, use_errno=True)
-        fd = os.open(f"/proc/{host_pid}/ns/ipc", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            if libc.setns(fd, _CLONE_NEWIPC) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, f"setns(ipc of pid {host_pid}): {os.strerror(err)}")
-        finally:
-            os.close(fd)
+        if libc.setns(ref.pidfd, _CLONE_NEWIPC) != 0:  # by pidfd: never a reused pid's namespace
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns(ipc of pid {ref.pid}): {os.strerror(err)}")
         if remove:
             for ident in ids("shm"):
                 libc.shmctl(ident, _IPC_RMID, None)
@@ -221,8 +220,9 @@ def sysv_ipc_objects(host_pid: int, *, remove: bool = False) -> dict[str, int]:
     return in_own_thread(probe, name="shellrt-ipc-probe", what="reading the container's SysV IPC namespace")
 
 
-def open_sockets(host_pid: int) -> list[str]:
-    """Every TCP, UDP and unix socket in the network namespace of ``host_pid``.
+def open_sockets(proc: str) -> list[str]:
+    """Every TCP, UDP and unix socket in the network namespace of the process whose ``/proc``
+    directory is ``proc`` (`PidRef.proc_dir`: that process's alone).
 
     Read from the host's ``/proc/<pid>/net`` (the target's namespace). Once
     only docker-init and the executor are left, none should exist. A TCP
@@ -234,7 +234,7 @@ def open_sockets(host_pid: int) -> list[str]:
     """
     found: list[str] = []
     for name in ("tcp", "tcp6"):
-        with open(f"/proc/{host_pid}/net/{name}", encoding="utf-8", errors="replace") as fh:
+        with open(f"{proc}/net/{name}", encoding="utf-8", errors="replace") as fh:
             for line in fh.read().splitlines()[1:]:
                 fields = line.split()
                 if len(fields) <= 3:
@@ -244,7 +244,7 @@ def open_sockets(host_pid: int) -> list[str]:
                 else:
                     found.append(f"{name} connection {shown(fields[1])} (state {shown(fields[3])})")
     for name in ("udp", "udp6", "unix"):
-        with open(f"/proc/{host_pid}/net/{name}", encoding="utf-8", errors="replace") as fh:
+        with open(f"{proc}/net/{name}", encoding="utf-8", errors="replace") as fh:
             rows = fh.read().splitlines()[1:]
         found.extend(
             f"{name} socket {shown(row.split()[-1]) if row.split() else '?'}" for row in rows if row.strip()
@@ -252,9 +252,10 @@ def open_sockets(host_pid: int) -> list[str]:
     return found
 
 
-def environment_problems(host_pid: int, expected: Mapping[str, str]) -> list[str]:
-    """The executor's environment (read by the host) must hold only what shellrt gave it."""
-    with open(f"/proc/{host_pid}/environ", "rb") as fh:
+def environment_problems(proc: str, expected: Mapping[str, str]) -> list[str]:
+    """The executor's environment (read by the host from its ``/proc`` directory ``proc``) must
+    hold only what shellrt gave it."""
+    with open(f"{proc}/environ", "rb") as fh:
         raw = fh.read()
     env = dict(item.decode("utf-8", "replace").partition("=")[::2] for item in raw.split(b"\0") if item)
     problems = []
