@@ -41,6 +41,7 @@ itself. Any allowed domain turns network ``none`` into ``proxied``; deny wins.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pwd
 import re
@@ -209,6 +210,12 @@ def rule_masks(
         ]
     from shellrt.permissions.rules import pattern_base
 
+    form = rule.windows_form()
+    if form is not None and visits is not None:
+        # A rule of a file the workspace can write: masked as the permission layer reads it (its
+        # '\\' as '/'), never refused (a repository must not stop the session; round 42).
+        rule = dataclasses.replace(rule, specifier=form)
+        spec = form
     check_rule_syntax(rule)
     split = pattern_base(spec, rule.origin.root, home)
     if split is None:
@@ -257,11 +264,6 @@ def rule_masks(
     return found, []
 
 
-#: A backslash before one of these is a glob escape (``\*``: a literal star); before anything else
-#: it is a Windows separator (``.\\secrets\\key``), which never matches a POSIX path.
-_ESCAPABLE = frozenset("*?[]{},!\\")
-
-
 #: A path segment that is a whole shell variable (``$HOME/x``, ``./${XDG_CONFIG_HOME}/y``, ``%APPDATA%``).
 _SHELL_VARIABLE = re.compile(
     r"(?:^|/)(?:\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%)(?=/|$)"
@@ -282,17 +284,13 @@ def check_rule_syntax(rule: PermissionRule) -> None:
             "variables: the rule names a directory literally called that and protects nothing. Write the "
             "home as ~/path, an absolute path as //path, a workspace path as ./path"
         )
-    i = 0
-    while i < len(spec):
-        if spec[i] == "\\":
-            if i + 1 >= len(spec) or spec[i + 1] not in _ESCAPABLE:
-                raise PolicyError(
-                    f"{rule.describe()}: a backslash that is not a glob escape: paths in rules use '/' "
-                    "(./dir/file), never Windows separators; a backslash only escapes * ? [ ] { } , ! or \\"
-                )
-            i += 2
-            continue
-        i += 1
+    from shellrt.permissions.rule_paths import windows_separated
+
+    if windows_separated(spec) is not None:
+        raise PolicyError(
+            f"{rule.describe()}: a backslash that is not a glob escape: paths in rules use '/' "
+            "(./dir/file), never Windows separators; a backslash only escapes * ? [ ] { } , ! or \\"
+        )
 
 
 #: Names that lead somewhere else in every process: the host's ``realpath`` would resolve them in
