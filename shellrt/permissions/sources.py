@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from sandbox._root_links import link_refusal, repo_link_on_the_way
+from shellrt.permissions.caller_home import caller_home
 from shellrt.permissions.modes import WIDENING_MODES, PermissionMode
 from shellrt.permissions.rule_anchors import anchor_saved_rules
 from shellrt.permissions.rules import PermissionRule, RuleOrigin
@@ -537,7 +538,7 @@ def _only_mcp_servers(loaded: FileSettings) -> None:
 
 
 def _home() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
+    return caller_home()  # the sandbox masks' home too (round 42)
 
 
 def _assume_managed_restrictions(managed: FileSettings, diagnostics: list[str]) -> None:

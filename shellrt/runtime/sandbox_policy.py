@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import pwd
 import re
 import stat
 import sys
@@ -55,6 +54,7 @@ from sandbox import SandboxPolicy
 from sandbox._maskaliases import MAX_BELOW, mount_aliases, unseen_links
 from sandbox.errors import SandboxExecError
 from sandbox.policy import normalize_deny_entry, normalize_domain
+from shellrt.permissions.caller_home import caller_home, password_home
 from shellrt.permissions.globs import glob_matches
 
 if TYPE_CHECKING:  # `shellrt run` derives its policy without loading the rule and settings models
@@ -656,31 +656,11 @@ def _others_reach(path: Path) -> bool:
     return bool(ways[-1] & stat.S_IROTH or mode & stat.S_IROTH)
 
 
-def _password_home() -> Path | None:
-    """The caller's home as the password database has it (HOME may point at a scratch dir)."""
-    try:
-        found = pwd.getpwuid(os.getuid()).pw_dir
-    except (KeyError, OSError):
-        return None
-    return Path(os.path.normpath(found)) if found.startswith("/") else None
-
-
-def _caller_home() -> Path:
-    """``$HOME`` when it is an absolute path, else the password database's home, else ``/``.
-
-    Never raises: a session must start whatever HOME says (unset, empty, relative, ``~``).
-    """
-    env = os.environ.get("HOME", "")
-    if env.startswith("/"):
-        return Path(os.path.normpath(env))
-    return _password_home() or Path("/")
-
-
 def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
     """`DEFAULT_MASKED_PATHS` for this caller (see there for ``/root``)."""
     keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
     homes = dict.fromkeys(
-        h for h in (home, _password_home(), Path("/root")) if h is not None and h.is_absolute()
+        h for h in (home, password_home(), Path("/root")) if h is not None and h.is_absolute()
     )
     out: list[Path] = []
     for text in DEFAULT_MASKED_PATHS:
@@ -843,7 +823,7 @@ def derive_policy(
     Idempotent: deriving a derived policy adds nothing.
     """
     rules, settings_files = list(rules), list(settings_files)
-    home = home if home is not None else _caller_home()
+    home = home if home is not None else caller_home()
     workspace = base.workspace
     notes: list[str] = []
     wanted: list[tuple[Path, str]] = [(Path(p), "read_denied") for p in base.read_denied]
