@@ -42,6 +42,7 @@ itself. Any allowed domain turns network ``none`` into ``proxied``; deny wins.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import re
 import stat
@@ -651,9 +652,21 @@ def _others_reach(path: Path) -> bool:
         ways = [os.stat(d).st_mode for d in (*reversed(path.parents),)]
     except OSError:
         return True
+    if any(_extended_acl(p) for p in (path, *path.parents)):
+        return True  # an ACL may name the sandbox uid or gid: the mode bits do not say (round 42)
     if not all(m & stat.S_IXOTH for m in ways):
         return False
     return bool(ways[-1] & stat.S_IROTH or mode & stat.S_IROTH)
+
+
+def _extended_acl(path: Path) -> bool:
+    """Whether ``path`` carries a POSIX ACL beyond its mode bits (the kernel drops the attribute when
+    the ACL says no more than they do); True when it cannot be read (fail closed: masked)."""
+    try:
+        os.getxattr(path, "system.posix_acl_access", follow_symlinks=False)
+    except OSError as exc:
+        return exc.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP)
+    return True
 
 
 def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
