@@ -6,6 +6,10 @@ compile called it Windows-style and masked nothing (a note, "only by the permiss
 Read tool and ``cat`` both read ``secrets/key``. Now both read the backslashes as separators: the
 permission layer denies ``secrets/key`` and the sandbox masks it. The operator's own such rule still
 refuses the session with what to write instead (round 11).
+
+And the blank a backslash keeps at the end (``Read(./k\\ )``, round 26) and gitignore's ``\\#``
+were taken for Windows separators by the compile: the operator's rule refused the session, a
+repository's masked nothing while the permission layer denied ``k ``.
 """
 
 from __future__ import annotations
@@ -82,3 +86,14 @@ async def test_neither_read_nor_cat_reads_what_a_windows_rule_names(ws: Path) ->
         shutil.rmtree(session, ignore_errors=True)
     assert "TOPSECRET" not in block_text(read), read
     assert "ran" in block_text(cat) and "TOPSECRET" not in block_text(cat), cat
+
+
+@pytest.mark.parametrize("source", ["cli", "project"])
+@pytest.mark.parametrize(("rule", "name"), [("Read(./k\\ )", "k "), ("Read(./\\#k)", "#k")])
+def test_gitignore_escapes_are_not_windows_separators(ws: Path, source: str, rule: str, name: str) -> None:
+    (ws / name).write_text("TOPSECRET-42\n")
+    file = ws / ".claude" / "settings.json" if source == "project" else None
+    parsed = parse_rule(rule, "deny", RuleOrigin(source, file, None, ws))
+    assert parsed.match_item(str(ws / name), home=ws, resolve=False)
+    policy, notes = derive_policy(SandboxPolicy(workspace=ws), rules=[parsed], mask_defaults=False)
+    assert ws / name in policy.read_denied, (policy.read_denied, notes)

@@ -19,9 +19,10 @@ from pathlib import Path
 
 __all__ = ["GLOB_ESCAPABLE", "DotSegmentError", "fold_dot_segments", "windows_form", "windows_separated"]
 
-#: A backslash before one of these is a glob escape (``\\*``: a literal star); before anything else
-#: it is a Windows separator (``.\\secrets\\key``), which never matches a POSIX path.
-GLOB_ESCAPABLE = frozenset("*?[]{},!\\")
+#: A backslash before one of these is a glob escape (``\\*``: a literal star; ``\\ `` a blank
+#: kept at the end and ``\\#`` a leading hash, as gitignore writes them); before anything else it
+#: is a Windows separator (``.\\secrets\\key``), which never matches a POSIX path.
+GLOB_ESCAPABLE = frozenset("*?[]{},!\\ #")
 
 _ESCAPE = re.compile(r"\\(.)")
 _GLOB = re.compile(r"(?<!\\)[*?\[\]{}]")

@@ -290,7 +290,7 @@ def check_rule_syntax(rule: PermissionRule) -> None:
     if windows_separated(spec) is not None:
         raise PolicyError(
             f"{rule.describe()}: a backslash that is not a glob escape: paths in rules use '/' "
-            "(./dir/file), never Windows separators; a backslash only escapes * ? [ ] { } , ! or \\"
+            "(./dir/file), never Windows separators; a backslash only escapes * ? [ ] { } , ! # a blank or \\"
         )
 
 
