@@ -659,6 +659,28 @@ def _others_reach(path: Path) -> bool:
     return bool(ways[-1] & stat.S_IROTH or mode & stat.S_IROTH)
 
 
+def _walked(rule: PermissionRule, home: Path) -> bool:
+    """Whether a ``Read`` deny's masks come from a walk (a glob, or a name at any depth), not a path
+    the rule names itself."""
+    from shellrt.permissions.rules import pattern_base
+
+    split = pattern_base(rule.specifier or "", rule.origin.root, home)
+    if split is None:
+        return False
+    _, anchored, whole = _static_part(split[1])
+    return not (whole and anchored)
+
+
+def _one_name(path: Path) -> bool:
+    """Whether ``path`` is a file with no other hard link (False for a directory, whose files may
+    have links elsewhere, and when unsure)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return not stat.S_ISDIR(st.st_mode) and st.st_nlink == 1
+
+
 def _extended_acl(path: Path) -> bool:
     """Whether ``path`` carries a POSIX ACL beyond its mode bits (the kernel drops the attribute when
     the ACL says no more than they do); True when it cannot be read (fail closed: masked)."""
@@ -873,6 +895,7 @@ def derive_policy(
     repository: set[str] = {"sandbox.maskedPaths of settings the workspace can write"}
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
     operator_rules: set[str] = set()  # the texts of the operator's Read denies (`_hard_links`)
+    found: set[Path] = set()  # what the operator's globs found on a walk as this caller (round 42)
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     for rule in rules:
         from shellrt.permissions.rules import READ_RULE_TOOLS  # loaded only when there are rules
@@ -887,6 +910,8 @@ def derive_policy(
             continue
         notes += rule_notes
         wanted += [(p, rule.text) for p in paths]
+        if operator and _walked(rule, home):
+            found.update(paths)
         if operator:
             operator_rules.add(rule.text)
         else:
@@ -935,7 +960,10 @@ def derive_policy(
                 notes.append(_repository_rule(_sandbox_need_error(why, form, need), not theirs))
                 continue
             # (inside a writable root the sandbox uid is the owner: a root caller's roots are idmapped to it)
-            if theirs and as_root and not _inside(form, roots) and not _others_reach(form):
+            # An operator's glob found its matches as root, not named them: judged alike, unless the
+            # file has other names (round 37's hard-link check must still see this one; round 42).
+            walked = path in found and _one_name(form)
+            if (theirs or walked) and as_root and not _inside(form, roots) and not _others_reach(form):
                 notes.append(
                     f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
                     "others), and a mask would show commands its name in the mount table (the permission "
