@@ -97,3 +97,20 @@ def test_gitignore_escapes_are_not_windows_separators(ws: Path, source: str, rul
     assert parsed.match_item(str(ws / name), home=ws, resolve=False)
     policy, notes = derive_policy(SandboxPolicy(workspace=ws), rules=[parsed], mask_defaults=False)
     assert ws / name in policy.read_denied, (policy.read_denied, notes)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("persistent", [True, False])
+async def test_bwrap_masks_what_a_windows_rule_names(ws: Path, persistent: bool) -> None:
+    from sandbox import BwrapConfig
+    from sandbox.factory import create_backend
+    from tests._rt11_rules import run_in
+
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    derived, _ = derive_policy(SandboxPolicy(workspace=ws), rules=[_repo("Read(.\\secrets\\key)", ws)], mask_defaults=False)
+    session = Path(tempfile.mkdtemp(prefix="rt42-perms5-b-"))
+    try:
+        seen = await run_in(create_backend(BwrapConfig(persistent=persistent), derived), ws, session, "cat secrets/key 2>&1; echo end")
+    finally:
+        shutil.rmtree(session, ignore_errors=True)
+    assert "TOPSECRET" not in seen and seen.strip().endswith("end"), seen
