@@ -652,11 +652,10 @@ def _others_reach(path: Path) -> bool:
         ways = [os.stat(d).st_mode for d in (*reversed(path.parents),)]
     except OSError:
         return True
-    if any(_extended_acl(p) for p in (path, *path.parents)):
-        return True  # an ACL may name the sandbox uid or gid: the mode bits do not say (round 42)
-    if not all(m & stat.S_IXOTH for m in ways):
-        return False
-    return bool(ways[-1] & stat.S_IROTH or mode & stat.S_IROTH)
+    if all(m & stat.S_IXOTH for m in ways) and (ways[-1] & stat.S_IROTH or mode & stat.S_IROTH):
+        return True
+    # Closed by the mode bits: an ACL may still name the sandbox uid or gid (round 42).
+    return any(_extended_acl(p) for p in (path, *path.parents))
 
 
 def _walked(rule: PermissionRule, home: Path) -> bool:
