@@ -236,8 +236,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 round 36 rules: sandbox._maskaliases (a masked path's other names through another mount of
     # its file system are masked too: `derive_policy` reads the mount table); +1 round 38 trust:
     # supervisor._operator_places (as the lean path); +1 round 40 hooks3: supervisor._host_pause_peers
-    # (a start announces itself to other shellrt processes' hooks on its workspace and waits for one)
-    FULL_RUN: 217,
+    # (a start announces itself to other shellrt processes' hooks on its workspace and waits for one);
+    # +1 round 42 perms5: permissions.caller_home (the one home `~/` rules, their masks and the
+    # watched user settings mean: HOME empty or relative anchored them in different places)
+    FULL_RUN: 218,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

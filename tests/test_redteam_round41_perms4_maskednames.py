@@ -79,8 +79,9 @@ def test_what_the_sandbox_uid_can_read_stays_masked(top: Path) -> None:
     assert ws / "closed" / "in-root.pem" in policy.read_denied, policy.read_denied
     policy, _ = derive_policy(SandboxPolicy(workspace=ws), rules=[_repo("Read(**/*.pem)", ws)], mask_defaults=False)
     assert top / "open" / "shown-name.pem" in policy.read_denied, policy.read_denied
-    # the operator's own rule naming the place itself (no link of the repository's on the way): as before
-    rule = parse_rule(f"Read(/{top}/priv/*.pem)", "deny", RuleOrigin("cli", None, None, ws))
+    # the operator's own rule naming the file itself (no link of the repository's on the way): as before
+    # (its glob ``/priv/*.pem`` is judged as a repository's since round 42: tests/test_redteam_round42_perms5_globnames.py)
+    rule = parse_rule(f"Read(/{top}/priv/hidden-name-XYZ.pem)", "deny", RuleOrigin("cli", None, None, ws))
     policy, _ = derive_policy(SandboxPolicy(workspace=ws), rules=[rule], mask_defaults=False)
     assert top / "priv" / "hidden-name-XYZ.pem" in policy.read_denied, policy.read_denied
 

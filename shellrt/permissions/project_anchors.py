@@ -20,6 +20,7 @@ import os
 import shlex
 from pathlib import Path
 
+from shellrt.permissions.caller_home import caller_home
 from shellrt.permissions.content_anchor import Fingerprint, named_files
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rule_anchors import ANCHORED_TOOLS, MAX_FINGERPRINTS, record_anchors
@@ -79,7 +80,7 @@ def record_project_anchors_of(workspace: Path, recorded: dict[str, str | None]) 
     for rel in PROJECT_FILES:
         if recorded.get(rel) is None:
             continue
-        loaded = load_settings_file(workspace / rel, "project", home=Path.home(), inside=workspace)
+        loaded = load_settings_file(workspace / rel, "project", home=caller_home(), inside=workspace)
         if loaded.exists:
             rules[rel] = list(loaded.rules)
     record_project_anchors(workspace, rules)

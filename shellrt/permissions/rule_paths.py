@@ -17,7 +17,12 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["DotSegmentError", "fold_dot_segments"]
+__all__ = ["GLOB_ESCAPABLE", "DotSegmentError", "fold_dot_segments", "windows_form", "windows_separated"]
+
+#: A backslash before one of these is a glob escape (``\\*``: a literal star; ``\\ `` a blank
+#: kept at the end and ``\\#`` a leading hash, as gitignore writes them); before anything else it
+#: is a Windows separator (``.\\secrets\\key``), which never matches a POSIX path.
+GLOB_ESCAPABLE = frozenset("*?[]{},!\\ #")
 
 _ESCAPE = re.compile(r"\\(.)")
 _GLOB = re.compile(r"(?<!\\)[*?\[\]{}]")
@@ -75,3 +80,38 @@ def fold_dot_segments(spec: str, root: Path | None) -> str:
         return "//" + target.lstrip("/")
     # Anchored as written (it held a '/'): never turned into a pattern that floats to any depth.
     return "/" + folded
+
+
+def windows_separated(spec: str) -> str | None:
+    """``spec`` with each backslash that is not a glob escape (a Windows separator, or a lone one
+    at the end) read as ``/``; None when it has none."""
+    if "\\" not in spec:
+        return None
+    out: list[str] = []
+    i, changed = 0, False
+    while i < len(spec):
+        if spec[i] == "\\" and i + 1 < len(spec) and spec[i + 1] in GLOB_ESCAPABLE:
+            out.append(spec[i : i + 2])
+            i += 2
+            continue
+        changed = changed or spec[i] == "\\"
+        out.append("/" if spec[i] == "\\" else spec[i])
+        i += 1
+    return "".join(out) if changed else None
+
+
+def windows_form(spec: str, root: Path | None) -> str | None:
+    """`windows_separated` folded (``.\\secrets\\key`` -> ``/secrets/key``); None when ``spec``
+    has no Windows separator or the form cannot be folded.
+
+    Why: a backslash before a letter is a glob escape of that letter, so a repository's
+    ``Read(.\\secrets\\key)`` denied ``.secretskey`` in the permission layer while the sandbox
+    compile called it Windows-style and masked nothing (red team round 42). Deny and ask rules match
+    this form too, and the sandbox masks it: one reading in both places."""
+    form = windows_separated(spec)
+    if form is None:
+        return None
+    try:
+        return fold_dot_segments(form, root)
+    except DotSegmentError:
+        return None

@@ -39,7 +39,7 @@ from shellrt.permissions.command_rule_typos import inert_command_rule
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
 from shellrt.permissions.hosts import address_entry, address_matches, canonical_host, rule_host, rule_network
-from shellrt.permissions.rule_paths import DotSegmentError, fold_dot_segments
+from shellrt.permissions.rule_paths import DotSegmentError, fold_dot_segments, windows_form
 from shellrt.permissions.tool_names import TOOL_ALIASES, canonical_tool_name
 from shellrt.protocol import PermissionSubject
 
@@ -260,7 +260,17 @@ class PermissionRule:
         if self.spec_kind == "domain":
             # Deny and ask see every IPv4 address an IPv6 literal carries (NAT64, 6to4 ...).
             return _domain_matches(self.specifier[len("domain:") :], item, carried=not resolve)
-        return _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve)
+        if _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve):
+            return True
+        # Deny/ask: a Windows-style spelling covers what it names with '/' too, as the sandbox masks it.
+        form = self.windows_form() if self.kind != "allow" else None
+        return form is not None and _path_matches(form, item, self.origin.root, home=home, resolve=resolve)
+
+    def windows_form(self) -> str | None:
+        """This path rule's specifier with Windows separators read as ``/`` (`rule_paths.windows_form`)."""
+        if self.spec_kind != "path" or self.specifier is None:
+            return None
+        return _windows_form(self.specifier, self.origin.root)
 
     def may_match_below(self, directory: str, *, home: Path, limit: int = 20_000) -> bool:
         """Whether a recursive read of ``directory`` may reach a path this rule covers.
@@ -273,29 +283,8 @@ class PermissionRule:
         """
         if self.spec_kind != "path" or self.specifier is None:
             return False
-        based = pattern_base(self.specifier, self.origin.root, home)
-        if based is None:
-            return False
-        base, pattern = based
-        real_base = os.path.realpath(base)
-        real_dir = os.path.realpath(directory)
-        if "/" not in pattern.rstrip("/"):  # floats: any depth below the base
-            if _is_below(real_dir, real_base):
-                start = real_dir
-            elif _is_below(real_base, real_dir):
-                start = real_base
-            else:
-                return False
-            return _walk_matches(start, real_base, pattern, limit)
-        fixed: list[str] = []
-        for segment in pattern.strip("/").split("/"):
-            if any(c in segment for c in "*?["):
-                break
-            fixed.append(segment)
-        anchor = os.path.realpath(os.path.join(real_base, *fixed)) if fixed else real_base
-        if _is_below(real_dir, anchor) and real_dir != anchor:
-            return True
-        return _is_below(anchor, real_dir) and os.path.lexists(anchor)
+        form = self.windows_form() if self.kind != "allow" else None
+        return any(_may_match_below(spec, self.origin.root, directory, home, limit) for spec in (self.specifier, form) if spec)
 
     def subject_items(self, subject: PermissionSubject) -> tuple[str, ...]:
         if self.spec_kind == "command":
@@ -303,6 +292,38 @@ class PermissionRule:
         if self.spec_kind == "domain":
             return subject.domains
         return subject.paths
+
+
+@functools.lru_cache(maxsize=512)
+def _windows_form(spec: str, root: Path | None) -> str | None:
+    return windows_form(spec, root)
+
+
+def _may_match_below(spec: str, root: Path | None, directory: str, home: Path, limit: int) -> bool:
+    """`PermissionRule.may_match_below` for one spelling of the rule's specifier."""
+    based = pattern_base(spec, root, home)
+    if based is None:
+        return False
+    base, pattern = based
+    real_base = os.path.realpath(base)
+    real_dir = os.path.realpath(directory)
+    if "/" not in pattern.rstrip("/"):  # floats: any depth below the base
+        if _is_below(real_dir, real_base):
+            start = real_dir
+        elif _is_below(real_base, real_dir):
+            start = real_base
+        else:
+            return False
+        return _walk_matches(start, real_base, pattern, limit)
+    fixed: list[str] = []
+    for segment in pattern.strip("/").split("/"):
+        if any(c in segment for c in "*?["):
+            break
+        fixed.append(segment)
+    anchor = os.path.realpath(os.path.join(real_base, *fixed)) if fixed else real_base
+    if _is_below(real_dir, anchor) and real_dir != anchor:
+        return True
+    return _is_below(anchor, real_dir) and os.path.lexists(anchor)
 
 
 def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -> PermissionRule:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shellrt.permissions.caller_home import caller_home
 from shellrt.permissions.hosts import address_entry
 from shellrt.permissions.rules import PermissionRule, RuleKind
 from shellrt.protocol import PermissionSubject
@@ -28,7 +29,7 @@ class RuleSet:
     #: Managed policy forbids lower sources from allowing.
     managed_only: bool = False
     #: Home directory for ``~/`` specifiers.
-    home: Path = field(default_factory=Path.home)
+    home: Path = field(default_factory=caller_home)
 
     def add(self, rule: PermissionRule) -> None:
         self.rules.append(rule)

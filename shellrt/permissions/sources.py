@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from sandbox._root_links import link_refusal, repo_link_on_the_way
+from shellrt.permissions.caller_home import caller_home
 from shellrt.permissions.modes import WIDENING_MODES, PermissionMode
 from shellrt.permissions.rule_anchors import anchor_saved_rules
 from shellrt.permissions.rules import PermissionRule, RuleOrigin
@@ -76,6 +77,8 @@ class LoadedSources:
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     web_fetch: dict[str, Any] = field(default_factory=dict)
     disable_bypass: bool = False
+    #: The highest source whose ``disableBypassPermissionsMode`` disabled it (None: none did).
+    disable_bypass_by: str | None = None
     managed_rules_only: bool = False
     managed_hooks_only: bool = False
     degraded: bool = False
@@ -206,7 +209,10 @@ class Settings(BaseModel):
     def mode_refusal(self, mode: PermissionMode) -> str | None:
         """Why managed policy forbids switching the session to ``mode`` (None: it may)."""
         if mode == "bypassPermissions" and self.disable_bypass:
-            return "bypassPermissions is disabled by managed policy"
+            by = self._state.disable_bypass_by
+            return "bypassPermissions is disabled by " + (
+                "managed policy" if by in (None, "managed") else f"disableBypassPermissionsMode in the {by} settings"
+            )
         managed = self._state.files[0].default_mode if self._state.files else None
         if self.managed_rules_only and mode in WIDENING_MODES and mode != managed:
             return f"{mode} is not the managed settings' defaultMode, and {_MANAGED_ONLY} forbids widening it"
@@ -337,7 +343,11 @@ def load_settings(
     managed = settings.files[0]
     if managed.unread and managed.source == "managed":
         _assume_managed_restrictions(managed, settings.diagnostics)
-    settings.disable_bypass = managed.disable_bypass
+    # Only narrows: obeyed from every source, the operator's own files above all (an administrator's
+    # key only, it was silently ignored in user and --settings files: red team round 42).
+    disabling = [f for f in settings.files if f.disable_bypass]
+    settings.disable_bypass = bool(disabling)
+    settings.disable_bypass_by = disabling[0].source if disabling else None
     settings.managed_rules_only = managed.managed_rules_only
     settings.managed_hooks_only = managed.managed_hooks_only
     settings.rules.managed_only = managed.managed_rules_only
@@ -467,8 +477,11 @@ def _choose_mode(
             )
             continue
         if value == "bypassPermissions" and settings.disable_bypass:
+            by = ", ".join(str(f.path) for f in settings.files if f.disable_bypass)
+            who = "managed policy" if settings.disable_bypass_by == "managed" else "your settings"
             settings.diagnostics.append(
-                f"bypassPermissions requested by {source} settings is disabled by managed policy; using default"
+                f"bypassPermissions requested by {source} settings is disabled by {who} "
+                f"(disableBypassPermissionsMode in {by}); using default"
             )
             continue
         settings.mode, settings.mode_source = value, source
@@ -533,11 +546,12 @@ def _only_mcp_servers(loaded: FileSettings) -> None:
     operator's secrets from a file people read as a server list (red team round 33)."""
     loaded.rules, loaded.hooks, loaded.default_mode = [], [], None
     loaded.additional_directories, loaded.web_fetch, loaded.sandbox = [], {}, {}
+    loaded.disable_bypass = False
     loaded.diagnostics = [d for d in loaded.diagnostics if "unknown key" not in d]
 
 
 def _home() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
+    return caller_home()  # the sandbox masks' home too (round 42)
 
 
 def _assume_managed_restrictions(managed: FileSettings, diagnostics: list[str]) -> None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shellrt.permissions.caller_home import caller_home
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.private_json import UnusableStore, read_private_json, write_private_json
 from shellrt.permissions.server_lines import host_commands
@@ -393,7 +394,7 @@ def _hooks_of_files(workspace: Path) -> dict[str, HookFiles]:
 
     out = {}
     for rel in WORKSPACE_SETTINGS_FILES:
-        loaded = load_settings_file(workspace / rel, "project", home=Path.home(), inside=workspace)
+        loaded = load_settings_file(workspace / rel, "project", home=caller_home(), inside=workspace)
         if loaded.exists:
             out[rel] = workspace_hook_files(workspace, host_commands(loaded, workspace))
     return out

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from shellrt.permissions.caller_home import caller_home
+
 __all__ = [
     "RULE_ANCHORS_ENV",
     "TRUST_STORE_ENV",
@@ -30,9 +32,7 @@ def trust_store_path() -> Path:
     explicit = os.environ.get(TRUST_STORE_ENV)
     if explicit:
         return Path(explicit)
-    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(
-        os.environ.get("HOME") or str(Path.home()), ".config"
-    )
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(caller_home(), ".config")
     return Path(config) / "shellrt" / "trusted-workspaces.json"
 
 
@@ -61,7 +61,7 @@ def later_session_files() -> list[Path]:
         files.append(Path(managed))
     # The user's own settings (sources' ``user`` file): a dotfiles repository as the workspace
     # holds it behind ``~/.shellrt/settings.json -> ~/dotfiles/shellrt/settings.json`` (round 18).
-    files.append(Path(os.environ.get("HOME") or str(Path.home())) / ".shellrt" / "settings.json")
+    files.append(caller_home() / ".shellrt" / "settings.json")  # the home sources reads it in
     return with_link_targets(files)
 
 

@@ -41,8 +41,9 @@ itself. Any allowed domain turns network ``none`` into ``proxied``; deny wins.
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import os
-import pwd
 import re
 import stat
 import sys
@@ -54,6 +55,7 @@ from sandbox import SandboxPolicy
 from sandbox._maskaliases import MAX_BELOW, mount_aliases, unseen_links
 from sandbox.errors import SandboxExecError
 from sandbox.policy import normalize_deny_entry, normalize_domain
+from shellrt.permissions.caller_home import caller_home, password_home
 from shellrt.permissions.globs import glob_matches
 
 if TYPE_CHECKING:  # `shellrt run` derives its policy without loading the rule and settings models
@@ -209,6 +211,12 @@ def rule_masks(
         ]
     from shellrt.permissions.rules import pattern_base
 
+    form = rule.windows_form()
+    if form is not None and visits is not None:
+        # A rule of a file the workspace can write: masked as the permission layer reads it (its
+        # '\\' as '/'), never refused (a repository must not stop the session; round 42).
+        rule = dataclasses.replace(rule, specifier=form)
+        spec = form
     check_rule_syntax(rule)
     split = pattern_base(spec, rule.origin.root, home)
     if split is None:
@@ -257,11 +265,6 @@ def rule_masks(
     return found, []
 
 
-#: A backslash before one of these is a glob escape (``\*``: a literal star); before anything else
-#: it is a Windows separator (``.\\secrets\\key``), which never matches a POSIX path.
-_ESCAPABLE = frozenset("*?[]{},!\\")
-
-
 #: A path segment that is a whole shell variable (``$HOME/x``, ``./${XDG_CONFIG_HOME}/y``, ``%APPDATA%``).
 _SHELL_VARIABLE = re.compile(
     r"(?:^|/)(?:\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%)(?=/|$)"
@@ -282,17 +285,13 @@ def check_rule_syntax(rule: PermissionRule) -> None:
             "variables: the rule names a directory literally called that and protects nothing. Write the "
             "home as ~/path, an absolute path as //path, a workspace path as ./path"
         )
-    i = 0
-    while i < len(spec):
-        if spec[i] == "\\":
-            if i + 1 >= len(spec) or spec[i + 1] not in _ESCAPABLE:
-                raise PolicyError(
-                    f"{rule.describe()}: a backslash that is not a glob escape: paths in rules use '/' "
-                    "(./dir/file), never Windows separators; a backslash only escapes * ? [ ] { } , ! or \\"
-                )
-            i += 2
-            continue
-        i += 1
+    from shellrt.permissions.rule_paths import windows_separated
+
+    if windows_separated(spec) is not None:
+        raise PolicyError(
+            f"{rule.describe()}: a backslash that is not a glob escape: paths in rules use '/' "
+            "(./dir/file), never Windows separators; a backslash only escapes * ? [ ] { } , ! # a blank or \\"
+        )
 
 
 #: Names that lead somewhere else in every process: the host's ``realpath`` would resolve them in
@@ -653,36 +652,49 @@ def _others_reach(path: Path) -> bool:
         ways = [os.stat(d).st_mode for d in (*reversed(path.parents),)]
     except OSError:
         return True
-    if not all(m & stat.S_IXOTH for m in ways):
+    if all(m & stat.S_IXOTH for m in ways) and (ways[-1] & stat.S_IROTH or mode & stat.S_IROTH):
+        return True
+    # Closed by the mode bits: an ACL may still name the sandbox uid or gid (round 42).
+    return any(_extended_acl(p) for p in (path, *path.parents))
+
+
+def _walked(rule: PermissionRule, home: Path) -> bool:
+    """Whether a ``Read`` deny's masks come from a walk (a glob, or a name at any depth), not a path
+    the rule names itself."""
+    from shellrt.permissions.rules import pattern_base
+
+    split = pattern_base(rule.specifier or "", rule.origin.root, home)
+    if split is None:
         return False
-    return bool(ways[-1] & stat.S_IROTH or mode & stat.S_IROTH)
+    _, anchored, whole = _static_part(split[1])
+    return not (whole and anchored)
 
 
-def _password_home() -> Path | None:
-    """The caller's home as the password database has it (HOME may point at a scratch dir)."""
+def _one_name(path: Path) -> bool:
+    """Whether ``path`` is a file with no other hard link (False for a directory, whose files may
+    have links elsewhere, and when unsure)."""
     try:
-        found = pwd.getpwuid(os.getuid()).pw_dir
-    except (KeyError, OSError):
-        return None
-    return Path(os.path.normpath(found)) if found.startswith("/") else None
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return not stat.S_ISDIR(st.st_mode) and st.st_nlink == 1
 
 
-def _caller_home() -> Path:
-    """``$HOME`` when it is an absolute path, else the password database's home, else ``/``.
-
-    Never raises: a session must start whatever HOME says (unset, empty, relative, ``~``).
-    """
-    env = os.environ.get("HOME", "")
-    if env.startswith("/"):
-        return Path(os.path.normpath(env))
-    return _password_home() or Path("/")
+def _extended_acl(path: Path) -> bool:
+    """Whether ``path`` carries a POSIX ACL beyond its mode bits (the kernel drops the attribute when
+    the ACL says no more than they do); True when it cannot be read (fail closed: masked)."""
+    try:
+        os.getxattr(path, "system.posix_acl_access", follow_symlinks=False)
+    except OSError as exc:
+        return exc.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP)
+    return True
 
 
 def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
     """`DEFAULT_MASKED_PATHS` for this caller (see there for ``/root``)."""
     keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
     homes = dict.fromkeys(
-        h for h in (home, _password_home(), Path("/root")) if h is not None and h.is_absolute()
+        h for h in (home, password_home(), Path("/root")) if h is not None and h.is_absolute()
     )
     out: list[Path] = []
     for text in DEFAULT_MASKED_PATHS:
@@ -845,7 +857,7 @@ def derive_policy(
     Idempotent: deriving a derived policy adds nothing.
     """
     rules, settings_files = list(rules), list(settings_files)
-    home = home if home is not None else _caller_home()
+    home = home if home is not None else caller_home()
     workspace = base.workspace
     notes: list[str] = []
     wanted: list[tuple[Path, str]] = [(Path(p), "read_denied") for p in base.read_denied]
@@ -882,6 +894,7 @@ def derive_policy(
     repository: set[str] = {"sandbox.maskedPaths of settings the workspace can write"}
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
     operator_rules: set[str] = set()  # the texts of the operator's Read denies (`_hard_links`)
+    found: set[Path] = set()  # what the operator's globs found on a walk as this caller (round 42)
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     for rule in rules:
         from shellrt.permissions.rules import READ_RULE_TOOLS  # loaded only when there are rules
@@ -896,6 +909,8 @@ def derive_policy(
             continue
         notes += rule_notes
         wanted += [(p, rule.text) for p in paths]
+        if operator and _walked(rule, home):
+            found.update(paths)
         if operator:
             operator_rules.add(rule.text)
         else:
@@ -944,7 +959,10 @@ def derive_policy(
                 notes.append(_repository_rule(_sandbox_need_error(why, form, need), not theirs))
                 continue
             # (inside a writable root the sandbox uid is the owner: a root caller's roots are idmapped to it)
-            if theirs and as_root and not _inside(form, roots) and not _others_reach(form):
+            # An operator's glob found its matches as root, not named them: judged alike, unless the
+            # file has other names (round 37's hard-link check must still see this one; round 42).
+            walked = path in found and _one_name(form)
+            if (theirs or walked) and as_root and not _inside(form, roots) and not _others_reach(form):
                 notes.append(
                     f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
                     "others), and a mask would show commands its name in the mount table (the permission "
