@@ -108,13 +108,13 @@ import anyio
 
 from sandbox import _bwrap_scope, _seccomp
 from sandbox._account import account_files
-from sandbox._bwrap_report import ReportFifos
 from sandbox._budget_meet import meeting_places, met_count, place_paths, real_below
 from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_linkmask import mask_at, root_holders
 from sandbox._bwrap_netns import SessionNet, joined, warn_once
 from sandbox._bwrap_owncache import OwnMaskCache
+from sandbox._bwrap_report import ReportFifos
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_sched import RLIMIT_FLAGS, calm_prefix
 from sandbox._bwrap_scope import BwrapIsolation, isolation_refusal, warn_if_unscoped

@@ -150,5 +150,7 @@ def test_a_background_task_cannot_rewrite_a_later_report(tmp_path: Path) -> None
 
 def test_it_holds_for_an_unprivileged_caller() -> None:
     _nonroot.held_as_nobody(
-        __file__, "test_a_command_can_neither_list_nor_fill_the_reports", "test_a_background_task_cannot_rewrite_a_later_report"
+        __file__,
+        "test_a_command_can_neither_list_nor_fill_the_reports",
+        "test_a_background_task_cannot_rewrite_a_later_report",
     )
