@@ -83,7 +83,8 @@ The flags (see `BwrapBackend.bwrap_args`):
   get ``HTTP(S)_PROXY``/``ALL_PROXY``/``NO_PROXY`` (both cases) pointing at it;
 - ``--chdir``: the command's working directory.
 
-The cwd report file lives in a private state dir bound at its host path. A
+The cwd report is a FIFO the host makes in a private state dir, bound read-only at its host path
+and listable by no command (`sandbox._bwrap_report`). A
 start that lost a race with the host's mount table is retried transparently
 (see `sandbox._bwrap_retry`).
 `start` probes bwrap once with the real flags and raises `BackendUnavailableError`
