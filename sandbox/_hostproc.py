@@ -221,13 +221,17 @@ class HostRunner:
         """A fresh run: its marker and, when asked, its cwd report file and the env naming it."""
         state_dir = self.check_open()
         n = next(self._counter)
-        # A name no other command can guess (red team round 25): the directory is writable for the
+        # A name no other command can guess (red team round 25): the directory was writable for the
         # sandbox (not listable), and a numbered name let one command plant a regular file under the
         # next one -- every later command that did not ``cd`` then "reported" the planted directory.
+        # bwrap's is read-only and listable by no command since round 42 (its reports are FIFOs).
         reports = self.report_dir or state_dir
         cwd_file = reports / f"cwd-{n}-{secrets.token_hex(8)}" if report_cwd else None
         if cwd_file is not None and self.report_fifos is not None:
-            self.report_fifos.make(cwd_file)
+            try:
+                self.report_fifos.make(cwd_file)
+            except OSError:  # no room (a root caller's sized reports dir): no report, the cwd stays
+                cwd_file = None
         env = {"SHELLRT_CWD_FILE": str(cwd_file)} if cwd_file is not None else {}
         return RunSlot(state_dir, f"{self.marker_prefix}{n}", cwd_file, env)
 
