@@ -116,14 +116,15 @@ def test_a_command_can_neither_list_nor_fill_the_reports(tmp_path: Path, persist
     assert Path(cwd) == ws / "sub", (cwd, out)
 
 
-def test_a_background_task_cannot_rewrite_a_later_report(tmp_path: Path) -> None:
+@pytest.mark.parametrize("persistent", [True, False], ids=["session", "per-command"])
+def test_a_background_task_cannot_rewrite_a_later_report(tmp_path: Path, persistent: bool) -> None:
     """Failed before as uid 65534 (round 41's Left: by hand 2 of 5 ``cd`` landed in ``evil``); the
     task now cannot even list the directory (root: it never could)."""
     require_bwrap()
     ws = tmp_path / "ws"
     (ws / "sub").mkdir(parents=True)
     (ws / "evil").mkdir()
-    backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
+    backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
 
     async def main() -> list[str]:
         async with supervised(backend, tmp_path / "s") as sup:
