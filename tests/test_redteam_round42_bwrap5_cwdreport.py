@@ -5,7 +5,7 @@ state directory, which every command of the session saw bound writable at its ho
 non-root caller's state directory is the command's uid's: a command listed it, watched it and
 rewrote a later command's report between its shell's exit and the host's read (round 41's Left:
 the session then moved to a directory of the attacker's choosing). A root caller's was crossable
-only, but writable (1733): a command filled it (the sized reports tmpfs holds 256 inodes) and every
+only, but writable (1733): a command filled it (the sized reports tmpfs: ENOSPC after 64 files here) and every
 later command's report failed, so no ``cd`` moved the session any more.
 
 Now the host makes each report before its command starts, a FIFO whose read end only it holds, in
@@ -118,8 +118,9 @@ def test_a_command_can_neither_list_nor_fill_the_reports(tmp_path: Path, persist
 
 @pytest.mark.parametrize("persistent", [True, False], ids=["session", "per-command"])
 def test_a_background_task_cannot_rewrite_a_later_report(tmp_path: Path, persistent: bool) -> None:
-    """Failed before as uid 65534 (round 41's Left: by hand 2 of 5 ``cd`` landed in ``evil``); the
-    task now cannot even list the directory (root: it never could)."""
+    """Failed before as uid 65534 (round 41's Left: by hand 2 of 5 ``cd`` landed in ``evil``; here 1 to
+    6 of 8 in a session, 8 of 8 per command); the task now cannot even list the directory (root: it
+    never could)."""
     require_bwrap()
     ws = tmp_path / "ws"
     (ws / "sub").mkdir(parents=True)
