@@ -25,7 +25,7 @@ from pathlib import Path
 import anyio
 
 from sandbox._fdstream import FdReceiveStream, FdSendStream
-from sandbox._hostproc import HostProcess, HostRunner, StdioPipes, child_env, grow_pipe, read_cwd_report
+from sandbox._hostproc import HostProcess, HostRunner, StdioPipes, child_env, grow_pipe
 from sandbox._proctree import pids_with_marker
 from sandbox._zinit import encode_request, init_program_fd
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
@@ -609,7 +609,7 @@ class ZygoteProcess(SandboxProcess):
             finally:
                 self._waiting = False
             if self._status is None:
-                self._status = _exit_status(line, read_cwd_report(self._cwd_file))
+                self._status = _exit_status(line, self._zygote._runner.read_report(self._cwd_file))
                 if not line.strip() and self._zygote.ended_why:  # no status: its zygote was ended
                     self._status = self._status.model_copy(update={"sandbox_failure": self._zygote.ended_why})
                 self._zygote.running -= 1

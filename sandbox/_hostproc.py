@@ -48,6 +48,7 @@ from sandbox.base import COMMAND_ENV, ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
 if TYPE_CHECKING:
+    from sandbox._bwrap_report import ReportFifos
     from sandbox._warm import WarmPool
 
 __all__ = ["HostProcess", "HostRunner", "RunSlot", "StdioPipes", "child_env", "grow_pipe", "read_cwd_report"]
@@ -171,6 +172,8 @@ class HostRunner:
         self.state_dir: Path | None = None
         #: Where the cwd reports go when not in ``state_dir`` itself (bwrap as root: a sized tmpfs).
         self.report_dir: Path | None = None
+        #: Set by bwrap: each report a FIFO the host makes and alone reads (`sandbox._bwrap_report`).
+        self.report_fifos: ReportFifos | None = None
         self._owned: OwnedDir | None = None
         self._janitor: concurrent.futures.ThreadPoolExecutor | None = None
         self._open: set[HostProcess] = set()
@@ -218,13 +221,25 @@ class HostRunner:
         """A fresh run: its marker and, when asked, its cwd report file and the env naming it."""
         state_dir = self.check_open()
         n = next(self._counter)
-        # A name no other command can guess (red team round 25): the directory is writable for the
+        # A name no other command can guess (red team round 25): the directory was writable for the
         # sandbox (not listable), and a numbered name let one command plant a regular file under the
         # next one -- every later command that did not ``cd`` then "reported" the planted directory.
+        # bwrap's is read-only and listable by no command since round 42 (its reports are FIFOs).
         reports = self.report_dir or state_dir
         cwd_file = reports / f"cwd-{n}-{secrets.token_hex(8)}" if report_cwd else None
+        if cwd_file is not None and self.report_fifos is not None:
+            try:
+                self.report_fifos.make(cwd_file)
+            except OSError:  # no room (a root caller's sized reports dir): no report, the cwd stays
+                cwd_file = None
         env = {"SHELLRT_CWD_FILE": str(cwd_file)} if cwd_file is not None else {}
         return RunSlot(state_dir, f"{self.marker_prefix}{n}", cwd_file, env)
+
+    def read_report(self, path: Path | None) -> str | None:
+        """A run's cwd report (consumed): from its FIFO when the runner makes them, else its file."""
+        if self.report_fifos is not None:
+            return self.report_fifos.read(path)
+        return read_cwd_report(path)
 
     def check_open(self) -> Path:
         if self.closed or self.state_dir is None:
@@ -535,6 +550,11 @@ class HostRunner:
         if self._devnull_fd is not None:
             os.close(self._devnull_fd)
             self._devnull_fd = None
+        if self.report_fifos is not None:
+            self.report_fifos.close()
+        if self.report_dir is not None:  # bwrap's: none of its users may list it, its owner included
+            with contextlib.suppress(OSError):
+                os.chmod(self.report_dir, 0o700)
         if self._owned is not None:
             self._owned.remove()
             self._owned = None
@@ -719,7 +739,7 @@ class HostProcess(SandboxProcess):
         return self._popen.returncode is None
 
     def _make_status(self, returncode: int) -> ExitStatus:
-        cwd = read_cwd_report(self._cwd_file)
+        cwd = self._runner.read_report(self._cwd_file)
         if returncode < 0:
             return ExitStatus(exit_code=128 - returncode, signal=-returncode, cwd=cwd)
         return ExitStatus(exit_code=returncode, cwd=cwd)

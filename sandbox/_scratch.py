@@ -178,7 +178,7 @@ def remove_tree(path: Path | str, *, dir_fd: int | None = None) -> None:
                 if pending:
                     name = pending.pop()
                     with contextlib.suppress(OSError):
-                        child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                        child = _enter(fd, name)
                         os.close(fd)
                         fd = child
                         break
@@ -201,6 +201,20 @@ def remove_tree(path: Path | str, *, dir_fd: int | None = None) -> None:
         os.close(fd)
     with contextlib.suppress(OSError):
         os.rmdir(path, dir_fd=dir_fd)
+
+
+def _enter(fd: int, name: str) -> int:
+    """Subdirectory ``name`` of ``fd``, opened; one its owner may not read (bwrap's cwd reports are
+    0300: round 42, bwrap5) is made readable first, through a descriptor of it (no name followed)."""
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=fd)
+    except PermissionError:
+        pinned = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        try:
+            os.chmod(f"/proc/self/fd/{pinned}", 0o700)
+        finally:
+            os.close(pinned)
+        return os.open(name, _DIR_FLAGS, dir_fd=fd)
 
 
 def _identity(fd: int) -> tuple[int, int]:

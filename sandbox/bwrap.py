@@ -83,7 +83,8 @@ The flags (see `BwrapBackend.bwrap_args`):
   get ``HTTP(S)_PROXY``/``ALL_PROXY``/``NO_PROXY`` (both cases) pointing at it;
 - ``--chdir``: the command's working directory.
 
-The cwd report file lives in a private state dir bound at its host path. A
+The cwd report is a FIFO the host makes in a private state dir, bound read-only at its host path
+and listable by no command (`sandbox._bwrap_report`). A
 start that lost a race with the host's mount table is retried transparently
 (see `sandbox._bwrap_retry`).
 `start` probes bwrap once with the real flags and raises `BackendUnavailableError`
@@ -114,6 +115,7 @@ from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_linkmask import mask_at, root_holders
 from sandbox._bwrap_netns import SessionNet, joined, warn_once
 from sandbox._bwrap_owncache import OwnMaskCache
+from sandbox._bwrap_report import ReportFifos
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_sched import RLIMIT_FLAGS, calm_prefix
 from sandbox._bwrap_scope import BwrapIsolation, isolation_refusal, warn_if_unscoped
@@ -666,6 +668,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp.mkdir(mode=0o700)
         self._session_tmp.chmod(0o1777)
         as_root = self._switches_uid()
+        # Each cwd report a FIFO the host makes and alone reads (round 42, bwrap5), in a directory
+        # every command sees read-only and cannot list: the sandbox uid's (root caller) is not the
+        # host's, hence 0622.
+        self._runner.report_fifos = ReportFifos(0o622 if as_root else 0o600)
         try:
             tmp_cap = self.policy.limits.tmp_bytes or default_tmp_size(
                 self.config.default_tmp_bytes, self.memory_ceiling
@@ -690,6 +696,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await anyio.to_thread.run_sync(self._report_dir, tmp_cap is not None)
                 await self._start_holder()
             else:  # the budget namespace made now, off the event loop (once per process)
+                self._user_report_dir()
                 await anyio.to_thread.run_sync(self._budget_prefix)
             if self.config.persistent:
                 if self.config.require_command_isolation:  # round 30: before the zygote, not after
@@ -728,21 +735,30 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             raise unusable
 
     def _report_dir(self, sized: bool) -> None:
-        """Where a root caller's commands write their cwd reports. The sandbox uid writes them; 1733:
-        it can add files, not list or remove others'. ``sized`` (the session's /tmp is capped): on a
-        small tmpfs of their own (red team round 25), since the state directory is bound writable at
-        its host path, in the host's temp dir, and a command wrote there as much as it liked, past
-        the /tmp cap; the state directory itself it may then only cross. Before the holder: its
-        namespace copies the mount."""
+        """Where a root caller's cwd reports lie: FIFOs the host makes (`sandbox._bwrap_report`),
+        0711 and root's, so the sandbox uid may only cross it (and the state directory is bound
+        read-only: it writes nowhere there; round 42 bwrap5 -- 1733 before, and a command filled the
+        sized reports tmpfs so that no later report was made). ``sized`` (the session's /tmp is
+        capped): on a small tmpfs of their own still (red team round 25: the state directory lies in
+        the host's temp dir). Before the holder: its namespace copies the mount."""
         state_dir = self._runner.check_open()
+        state_dir.chmod(0o711)
         if not sized:
-            state_dir.chmod(0o1733)
             return
         reports = state_dir / REPORTS_NAME
         reports.mkdir(mode=0o700)
         cap_tmp(reports, REPORTS_BYTES, inodes=REPORTS_INODES)
-        reports.chmod(0o1733)
-        state_dir.chmod(0o711)
+        reports.chmod(0o711)
+        self._runner.report_dir = reports
+
+    def _user_report_dir(self) -> None:
+        """Where a non-root caller's cwd reports lie: a directory its commands (its uid) may cross
+        but not list or watch (0300: no read right for the owner either; the host knows each name),
+        bound read-only with the state directory, so no command makes it listable again (chmod:
+        EROFS). Round 41 left it listable: a background task rewrote later commands' reports."""
+        reports = self._runner.check_open() / REPORTS_NAME
+        reports.mkdir(mode=0o700)
+        reports.chmod(0o300)
         self._runner.report_dir = reports
 
     def _start_proxy(self) -> None:
@@ -1432,7 +1448,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # The temp dir holding /tmp and the state dir, out of reach when a root shows it (round 11).
         args += temp_holder_args(self.policy.allowed_roots(), tmp, _reachable if as_user else lambda _p: True)
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
-        args += ["--bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
+        # Read-only: the cwd reports are FIFOs the host made there (`sandbox._bwrap_report`).
+        args += ["--ro-bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
         reach = [*self._reach_paths(), *self._skeleton_args()[0]] if as_user and denied_paths else []
         masked = [
             path
@@ -1919,5 +1936,5 @@ def _release_reports(reports: Path) -> None:
     """Detach the sized report directory and remove what is left of the state directory."""
     from sandbox._scratch import remove_tree
 
-    uncap_tmp(reports)
+    uncap_tmp(reports)  # a non-root caller's reports are no mount: nothing to detach
     remove_tree(reports.parent)
