@@ -14,11 +14,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import shlex
 from collections.abc import Sequence
 from typing import Final
 
 from .programs import WRAPPERS, program_spec
+from .text_words import split_words
 
 __all__ = ["config_write", "dynamic_place", "found_code_write", "glued_programs", "may_run_git", "on_path_write", "unknown_program_write", "unnamed_write", "unpacks_unknown"]
 
@@ -209,10 +209,8 @@ def _runs_script(argv: Sequence[str]) -> bool:
 
 
 def _words(text: str) -> list[str]:
-    try:
-        return [_REDIRECT.sub("", w) for w in shlex.split(text)]
-    except ValueError:
-        return []
+    """A part's words, a substitution nesting quotes kept whole (`split_words`: round 41's Left)."""
+    return [_REDIRECT.sub("", w) for w in split_words(text)]
 
 
 def dynamic_place(text: str, is_place: object) -> str:
