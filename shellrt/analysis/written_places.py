@@ -131,10 +131,10 @@ def found_code_write(name: str, others: Sequence[tuple[str, Sequence[str]]], arg
     return ""
 
 
-#: Builtins and pagers that find no file of the project by themselves (a pager's start-up files are
-#: dot-files: `config_write`).
+#: Builtins, pagers and fuzzy finders that find no file of the project by themselves (their start-up
+#: files are dot-files: `config_write`; a command a finder's option runs is read as one).
 _FINDS_NOTHING: Final = frozenset(
-    {"kill", "more", "less", "most", "pg", "ulimit", "umask", "shopt", "let", "getopts", "fg", "bg", "disown", "times",
+    {"kill", "more", "less", "most", "pg", "fzf", "sk", "peco", "ulimit", "umask", "shopt", "let", "getopts", "fg", "bg", "disown", "times",
      "caller", "compgen", "complete", "compopt", "bind", "logout", "suspend", "alias", "unalias"}
 )  # fmt: skip
 
