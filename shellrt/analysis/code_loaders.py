@@ -12,7 +12,8 @@ team, round 30). Three classes, from the most to the least reach:
   which the repository fills), not static, or a directory the command writes a program in, makes a
   program name mean a file there;
 - search paths and start-up files of interpreters, shells and tools (``PYTHONPATH``, ``PERL5LIB``,
-  ``BASH_ENV``, ``ZDOTDIR``, any ``…PATH``/``…LIB``/``…RC``… name): counted when the command
+  ``BASH_ENV``, ``ZDOTDIR``, any ``…PATH``/``…LIB``/``…RC``/``…FILE``… name, ``npm_config_…`` in lower
+  case too), and programs an options variable names (``GOFLAGS=-toolexec=./q``): counted when the command
   writes (or may write) below what they name; files that exist before the call are the workspace's
   code, like a script (round 29's rule).
 """
@@ -35,8 +36,12 @@ _NATIVE = frozenset({
 #: ``BASH_ENV``, ``ZDOTDIR``, ``R_PROFILE_USER``, ``VIMINIT``…).
 _SEARCH = re.compile(
     r"[A-Z0-9_]*(?:PATH|LIB|LIBS|HOME|DOTDIR|RC|ENV|INIT|STARTUP|PROFILE|PROFILE_USER|CONF|CONFIG|"
-    r"CONFIG_GLOBAL|CONFIG_SYSTEM|GEMFILE|USERBASE)"
+    r"CONFIG_GLOBAL|CONFIG_SYSTEM|GEMFILE|USERBASE|"
+    # Round 42: a file named as one (``PIP_CONFIG_FILE``, ``YARN_RC_FILENAME``, less's ``LESSKEYIN``).
+    r"FILE|FILENAME|KEYIN|LESSKEY)"
 )
+#: Variables holding a program's options (``GOFLAGS``, ``RUSTFLAGS``, ``CFLAGS``, ``TAR_OPTIONS``, ``MANOPT``).
+_OPTIONS = re.compile(r"[A-Z0-9_]*(?:FLAGS|OPTIONS|OPTS|OPT)")
 #: Names that only look like search paths: safe or data (``NODE_ENV``, ``MANPATH``, ``PKG_CONFIG_PATH``).
 _DATA = frozenset({"NODE_ENV", "RAILS_ENV", "RACK_ENV", "MIX_ENV", "APP_ENV", "FLASK_ENV", "MANPATH", "INFOPATH",
                    "PKG_CONFIG_PATH", "CDPATH", "MAILPATH", "TMPDIR", "HISTFILE"})
@@ -82,6 +87,15 @@ def loader_code(
             made = sorted(places & set(writes))
             if made:  # `cp "$x" q; CC=./q make`: the program it names is one the command writes (round 37)
                 return f"{name} names the program {made[0]}, which {text!r} writes in the same command"
+    # Round 42: a program's options in a variable (``GOFLAGS=-toolexec=./q``, ``RUSTFLAGS='-C linker=./q'``,
+    # ``CFLAGS=-B./b/``, ``MAKEFLAGS='SHELL=./q'``) name a program, or a directory of programs, too.
+    for name, given in variable_program_paths(variables, _OPTIONS.fullmatch):
+        path = given.rpartition("=")[2]  # `-C linker=./q`, `SHELL=./q`
+        places = {os.path.normpath(os.path.join(d, path)) for d in dirs or ("",)}
+        for text, writes in others:
+            made = sorted(w for w in writes if w and any(_holds(place, w, below=True) for place in places))
+            if made:
+                return f"{name} gives a program {path}, and {text!r} writes {made[0]} in the same command"
     for name, value in variables.items():
         if name in _NATIVE:
             return f"{name} loads native code into the programs it runs"
@@ -91,7 +105,7 @@ def loader_code(
             why = _path_entries(name, value, dirs, others)
             if why:
                 return why
-        elif name not in _DATA and _SEARCH.fullmatch(name):
+        elif name not in _DATA and (_SEARCH.fullmatch(name) or ("_" in name and _SEARCH.fullmatch(name.upper()))):
             why = _written_below(name, value, dirs, others)
             if why:
                 return why

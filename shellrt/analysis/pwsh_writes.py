@@ -12,6 +12,7 @@ neither, so they stay allowed.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -69,9 +70,15 @@ def pwsh_found_code(parts: Sequence[tuple[Sequence[str], str, Sequence[str]]]) -
     writers = [i for i, (names, text, _) in enumerate(parts) if pwsh_writer(names[0] if names else "", text)]
     if not writers:
         return ""
+    for j in writers:
+        if _MODULE_PLACE(parts[j][1]) and any(i != j and not _same_words(parts[j][2], p[2]) for i, p in enumerate(parts)):
+            # A module written where PSModulePath looks (the user's path comes first) may shadow the
+            # module of any cmdlet another part runs, read-only core ones too (`Get-Date` autoloads
+            # Microsoft.PowerShell.Utility by name): round 42.
+            return f"{parts[j][1]!r} writes a PowerShell module, which any cmdlet of the same command may import"
     for i, (names, text, argv) in enumerate(parts):
         readings = _readings(names)
-        if not any(pwsh_runs_found(name) for name in readings):
+        if not any(pwsh_runs_found(name) for name in readings) and not _autoloads(readings, argv):
             continue
         for j in writers:
             if j != i and not _same_words(parts[j][2], argv):
@@ -80,6 +87,22 @@ def pwsh_found_code(parts: Sequence[tuple[Sequence[str], str, Sequence[str]]]) -
                     "resolved: a git hook, a script, a program on PATH or a file it finds by itself)"
                 )
     return ""
+
+
+#: A write naming a module file or a directory of modules (``…/Modules/M/M.psm1``, ``M.psd1``, a
+#: binary module's ``.dll`` in ``Modules``).
+_MODULE_PLACE: Final = re.compile(r"(?:^|[\\/\s'\"])modules(?:[\\/\s'\"]|$)|\.ps[dm]1\b", re.IGNORECASE).search
+
+#: Core cmdlets that import the module a command name they are given belongs to (about_Modules:
+#: "using Get-Command or Get-Help for a command in a module" autoloads it from PSModulePath).
+_AUTOLOADERS: Final = frozenset({"get-command", "get-help", "help"})
+
+
+def _autoloads(readings: Sequence[str], argv: Sequence[str]) -> bool:
+    """Whether a part looks a command up by name and so may import (run) a module a write placed on
+    PSModulePath (``Set-Content ~/.local/share/powershell/Modules/M/M.psm1 …; Get-Help Get-M``: round
+    40's Left, round 42). ``Get-Command`` with no name lists without importing."""
+    return any(r.lower() in _AUTOLOADERS for r in readings) and any(w[:1] not in ("-", "") for w in argv[1:])
 
 
 def _readings(names: Sequence[str]) -> list[str]:

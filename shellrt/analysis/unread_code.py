@@ -38,6 +38,7 @@ from shellrt.analysis.written_places import (
     glued_programs,
     may_run_git,
     on_path_write,
+    unknown_program_write,
     unnamed_write,
     unpacks_unknown,
 )
@@ -657,6 +658,8 @@ def made_hook(
     if name != "git" and (read_only or not may_run_git(name)):
         return ""
     why = unnamed_write(name, unknown) or found_code_write(name, named, argv) or config_write(name, named)
+    if not why and not read_only and not modelled(name):
+        why = unknown_program_write(name, named)
     if why:
         return why
     git_argv = argv if name == "git" else ("git",)
