@@ -323,6 +323,7 @@ async def list_files(
     use_rg: bool = True,
     runner: tuple[RgRunner, str] | None = None,
     obey_ignores: bool = True,
+    skip: tuple[str, ...] = (),
 ) -> list[str]:
     """Relative paths of the non-ignored regular files under ``root`` (unsorted).
 
@@ -332,10 +333,12 @@ async def list_files(
     reaches nothing the sandbox could not read anyway). ``runner``: run ripgrep
     there instead (inside the sandbox, in the sandbox path given), where it sees
     exactly what commands see. ``obey_ignores=False``: ignore files are not obeyed (``--no-ignore``).
+    ``skip``: the masked places below ``root`` (`GrepQuery.skip`), which the walker never enters;
+    ripgrep runs only where there are none (local) or they are empty (bwrap).
     """
     rg = ripgrep_binary() if use_rg else None
     if rg is None:
-        return await _python_list(root, root_fd, obey_ignores)
+        return await _python_list(root, root_fd, obey_ignores, skip)
     ignores = () if obey_ignores else ("--no-ignore",)
     names = _NulNames()
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
@@ -348,7 +351,7 @@ async def list_files(
             names.feed,
         )
     except _RgUnavailable:
-        return await _python_list(root, root_fd, obey_ignores)
+        return await _python_list(root, root_fd, obey_ignores, skip)
     if names.overflow:
         raise ToolExecutionError(too_many_files(root))
     if code not in (0, 1) and err.strip():
@@ -361,13 +364,17 @@ async def list_files(
 IN_PROCESS_LIST_S = 2.0
 
 
-async def _python_list(root: Path, root_fd: int | None, obey_ignores: bool = True) -> list[str]:
+async def _python_list(
+    root: Path, root_fd: int | None, obey_ignores: bool = True, skip: tuple[str, ...] = ()
+) -> list[str]:
     """`python_list_files`: in a worker thread for `IN_PROCESS_LIST_S`, then in the walker's child
     process. The tree and its ignore files are the sandbox's to shape: a listing that takes longer
     gets the search's deadline and memory bound (in a thread it had neither, and held the host)."""
     deadline = time.monotonic() + IN_PROCESS_LIST_S
     try:
-        return await anyio.to_thread.run_sync(python_list_files, root, root_fd, None, deadline, obey_ignores)
+        return await anyio.to_thread.run_sync(
+            python_list_files, root, root_fd, None, deadline, obey_ignores, skip
+        )
     except TooManyHitsError:
         raise ToolExecutionError(too_many_files(root)) from None
     except TooManyIgnoreRulesError as exc:
@@ -381,6 +388,7 @@ async def _python_list(root: Path, root_fd: int | None, obey_ignores: bool = Tru
                 "root_fd": root_fd,
                 "max_files": _search_types.MAX_LISTED_FILES,
                 "obey_ignores": obey_ignores,
+                "skip": list(skip),
             },
             "deadline_s": PYTHON_SEARCH_TIMEOUT_S,
         }

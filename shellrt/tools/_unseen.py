@@ -15,9 +15,10 @@ import os
 from sandbox import confine
 from sandbox.confine import View
 from shellrt.protocol import ToolContext
+from shellrt.tools._gitignore import Fence
 from shellrt.tools._paths import rule_denied
 
-__all__ = ["denied", "masked_below", "masked_inodes", "visible_paths"]
+__all__ = ["denied", "masked_below", "masked_inodes", "outside", "visible_paths"]
 
 
 def denied(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> bool:
@@ -59,6 +60,16 @@ def masked_below(view: View, root: str) -> tuple[str, ...]:
             }
         )
     )
+
+
+def outside(names: list[str] | None, places: tuple[str, ...]) -> list[str] | None:
+    """``names`` (relative paths: the files git tracks below a search's root) not in or below one
+    of the masked ``places`` (`masked_below`): the walker does not list those places now, so a
+    tracked name there must not pass for one the ignore files hid and be looked up (round 42)."""
+    if not names or not places:
+        return names
+    fence = Fence(places)
+    return [n for n in names if not fence.covers(n)]
 
 
 def masked_inodes(view: View) -> tuple[tuple[int, int], ...] | None:

@@ -50,6 +50,7 @@ from shellrt.tools._render import marked_listing, people_listing, shown_file
 from shellrt.tools._search import list_files
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
+from shellrt.tools._unseen import masked_below, outside
 
 __all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
 
@@ -193,8 +194,9 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
                 raise ToolExecutionError(f"{exc}. Fix the pattern (a class range goes low to high: [a-z]).") from None
             host = Path(view.to_host(root) or root)
             use_rg, runner = ripgrep_options(ctx, view, root, fd)
-            listed = await list_files(host, fd, use_rg=use_rg, runner=runner)
-            tracked = await off_loop(tracked_in_view, view, root, what=f"Listing {root}")
+            masked = masked_below(view, root)  # never entered: a name is information (round 42)
+            listed = await list_files(host, fd, use_rg=use_rg, runner=runner, skip=masked)
+            tracked = outside(await off_loop(tracked_in_view, view, root, what=f"Listing {root}"), masked)
             hidden = (
                 await off_loop(hidden_tracked, fd, tracked, listed, what=f"Listing {root}") if tracked else []
             )

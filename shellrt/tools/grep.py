@@ -62,7 +62,7 @@ from shellrt.tools._search import RgRunner, list_files, search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
-from shellrt.tools._unseen import denied, masked_below, masked_inodes, visible_paths
+from shellrt.tools._unseen import denied, masked_below, masked_inodes, outside, visible_paths
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
 
@@ -388,12 +388,12 @@ async def _search_with_tracked(
         hits.update(await search(query, use_rg=use_rg, runner=runner))
 
     async def find_hidden() -> None:
-        tracked = await off_loop(tracked_in_view, view, target, what=what)
+        tracked = outside(await off_loop(tracked_in_view, view, target, what=what), query.skip)
         if not tracked:
             return
         if not await off_loop(rules_along, query.root, fd, tracked, what=what):
             return  # no ignore rule on the way to any tracked file: none is hidden, no listing
-        listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner)
+        listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner, skip=query.skip)
         found = await off_loop(hidden_tracked, fd, tracked, listed, what=what)
         # Only those the session may read are searched: what is searched is counted (round 41).
         seen = await off_loop(
