@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, PrivateAttr
@@ -49,11 +49,15 @@ from shellrt.supervisor.protect import SHELL_STARTUP_FILES, hooks_dir_reason, pr
 from shellrt.tools._search import OutputSink, RgRunner, drain_output
 from shellrt.tools._view_cache import CachedView, owner_of
 
+if TYPE_CHECKING:
+    from shellrt.permissions.ruleset import RuleSet
+
 __all__ = [
     "PathInput",
     "canonical_path",
     "display_path",
     "file_permission",
+    "has_deny_rules",
     "is_read_denied",
     "is_sensitive",
     "mtime_order",
@@ -885,16 +889,27 @@ def rule_denied(paths: list[str], ctx: ToolContext, tool_name: str) -> set[str]:
     files found below it are checked here, so a deny rule on ``secrets/``
     cannot be sidestepped by searching the workspace root.
     """
-    from shellrt.permissions import PermissionGate, RulesGate
-
-    if not ctx.has_service(PermissionGate):
-        return set()
-    gate = ctx.service(PermissionGate)  # type: ignore[type-abstract]  # looked up by its interface
-    if not isinstance(gate, RulesGate):
-        return set()
-    rules = gate.engine.rules
-    if not rules.of_kind("deny"):
+    rules = _deny_rules(ctx)
+    if rules is None:
         return set()
     return {
         p for p in paths if rules.content_hit("deny", tool_name, PermissionSubject(paths=(p,), access="read"))
     }
+
+
+def has_deny_rules(ctx: ToolContext) -> bool:
+    """Whether `rule_denied` could hide any path of this session (it has deny rules at all)."""
+    return _deny_rules(ctx) is not None
+
+
+def _deny_rules(ctx: ToolContext) -> RuleSet | None:
+    """The session's rules when it has deny rules, else None."""
+    from shellrt.permissions import PermissionGate, RulesGate
+
+    if not ctx.has_service(PermissionGate):
+        return None
+    gate = ctx.service(PermissionGate)  # type: ignore[type-abstract]  # looked up by its interface
+    if not isinstance(gate, RulesGate):
+        return None
+    rules = gate.engine.rules
+    return rules if rules.of_kind("deny") else None

@@ -13,6 +13,7 @@ to force the fallback.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -57,6 +58,7 @@ __all__ = [
     "NO_RIPGREP_ENV",
     "OutputSink",
     "RgRunner",
+    "Shown",
     "drain_after_send",
     "drain_output",
     "has_nul",
@@ -110,6 +112,11 @@ RgRunner = Callable[[list[str], str, OutputSink | None], Awaitable[tuple[int, by
 _MAX_STDERR = 64 * 1024
 
 
+class _SearchStoppedError(ToolExecutionError):
+    """Raised by the walker's process when it stopped past `MAX_HIT_LINES` lines or
+    `MAX_LISTED_FILES` files (`_walker_search` may search again without the refused files)."""
+
+
 class _RgUnavailable(Exception):
     """Raised when ripgrep could not run inside the sandbox; the Python walker searches instead."""
 
@@ -130,7 +137,9 @@ async def drain_output(
         async for chunk in stdout:
             if sink is None:
                 out.extend(chunk)
-            elif not sink(chunk):
+            # In a worker thread: the sink parses up to megabytes and may judge each new file by
+            # the session's rules (`_LineHits`, round 42); neither belongs in the event loop.
+            elif not await anyio.to_thread.run_sync(sink, chunk):
                 await stop()
                 return
 
@@ -226,6 +235,11 @@ def _killer(process: anyio.abc.Process) -> Callable[[], Awaitable[None]]:
     return kill
 
 
+#: Whether the hits of a file (its path relative to the searched root) may be kept and counted:
+#: a file the session may not read must not reach a count, a note or the line stop (round 42).
+Shown = Callable[[str], bool]
+
+
 class _LineHits:
     """ripgrep's line output (``--null``: ``path NUL number [:-] text LF``) parsed as it streams.
 
@@ -234,15 +248,18 @@ class _LineHits:
     off: either makes the stream ambiguous -- a name could forge another file's hits -- so the
     search is left to the Python walker (`ambiguous`). Keeps `KEPT_LINE_CHARS` of each line
     (ripgrep already cut it at `_MAX_COLUMNS` bytes) and stops past `MAX_HIT_LINES` lines: memory
-    is bounded whatever the files hold.
+    is bounded whatever the files hold. ``shown``: a file it answers no for is neither kept nor
+    counted (each file judged once, when its first line comes).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shown: Shown | None = None) -> None:
         self.results: dict[str, FileHits] = {}
         self.kept = 0
         self.overflow = False
         self.ambiguous = False
         self._partial = b""
+        self._shown = shown
+        self._unshown: set[str] = set()
 
     def feed(self, chunk: bytes) -> bool:
         data = self._partial + chunk
@@ -267,6 +284,12 @@ class _LineHits:
             self.ambiguous = True
             return
         path = _strip_dot(record[1].decode("utf-8", errors="surrogateescape"))
+        if self._shown is not None and path not in self.results:
+            if path in self._unshown:
+                return
+            if not self._shown(path):
+                self._unshown.add(path)
+                return
         number, is_match = int(record[2]), record[3] == b":"
         text = record[4].decode("utf-8", errors="replace")[:KEPT_LINE_CHARS]
         hits = self.results.setdefault(path, FileHits())
@@ -409,14 +432,16 @@ class _NulNames:
     """NUL-terminated paths (``rg --files --null``, ``--files-with-matches --null``) as they stream,
     at most `MAX_LISTED_FILES` of them."""
 
-    def __init__(self) -> None:
+    def __init__(self, shown: Shown | None = None) -> None:
         self.names: list[str] = []
         self.overflow = False
         self._partial = b""
+        self._shown = shown
 
     def feed(self, chunk: bytes) -> bool:
         *complete, self._partial = (self._partial + chunk).split(b"\0")
-        self.names += [_strip_dot(p.decode("utf-8", errors="surrogateescape")) for p in complete if p]
+        found = [_strip_dot(p.decode("utf-8", errors="surrogateescape")) for p in complete if p]
+        self.names += found if self._shown is None else [n for n in found if self._shown(n)]
         if len(self.names) > _search_types.MAX_LISTED_FILES or len(self._partial) > _MAX_RECORD:
             self.overflow = True
         return not self.overflow
@@ -432,7 +457,7 @@ def _strip_dot(path: str) -> str:
 
 
 async def _rg_search(
-    rg: str, query: GrepQuery, runner: tuple[RgRunner, str] | None = None
+    rg: str, query: GrepQuery, runner: tuple[RgRunner, str] | None = None, shown: Shown | None = None
 ) -> dict[str, FileHits]:
     args = [rg, *_COMMON]
     if not query.obey_ignores:
@@ -464,8 +489,8 @@ async def _rg_search(
         args += ["--", *query.only]
     else:
         args += ["--", str(query.single_file) if query.single_file is not None else "./"]
-    lines = None if query.files_only else _LineHits()
-    names = _NulNames() if query.files_only else None
+    lines = None if query.files_only else _LineHits(shown)
+    names = _NulNames(shown) if query.files_only else None
     code, _, err = await _run_rg(
         args,
         cwd,
@@ -509,11 +534,18 @@ def _binary_hits(paths: list[str], query: GrepQuery) -> list[str]:
 
 
 async def search(
-    query: GrepQuery, *, use_rg: bool = True, runner: tuple[RgRunner, str] | None = None
+    query: GrepQuery,
+    *,
+    use_rg: bool = True,
+    runner: tuple[RgRunner, str] | None = None,
+    shown: Shown | None = None,
 ) -> dict[str, FileHits]:
     """Run ``query`` with ripgrep when available (and ``use_rg``), else in Python (in a worker thread).
 
     A single file opened by the caller (``file_fd``) is always searched in Python, on that fd.
+    ``shown``: the files whose hits may be kept and counted (`Shown`); the others are not read by
+    the walker and not counted from ripgrep's stream (ripgrep still reads them: it runs only where
+    a command could, local or in the sandbox).
     """
     if query.file_type is not None and query.file_type not in FILE_TYPES:
         known = ", ".join(sorted(FILE_TYPES))
@@ -522,11 +554,31 @@ async def search(
         )
     rg = ripgrep_binary() if use_rg and query.file_fd is None else None
     if rg is None:
-        return await python_search_process(query)
+        return await _walker_search(query, shown)
     try:
-        return await _rg_search(rg, query, runner)
+        return await _rg_search(rg, query, runner, shown)
     except _RgUnavailable:
+        return await _walker_search(query, shown)
+
+
+async def _walker_search(query: GrepQuery, shown: Shown | None) -> dict[str, FileHits]:
+    """`python_search_process`; when it stops (too many lines or files) and ``shown`` refuses some
+    file below the root, again without reading those (`GrepQuery.skip`). The walker judges no
+    file by the session's rules, and what it reads it counts: only a stop can tell what a refused
+    file holds (its hits are dropped after), so only a stop pays for judging every file."""
+    try:
         return await python_search_process(query)
+    except _SearchStoppedError as exc:
+        if shown is None or query.single_file is not None or query.only is not None:
+            raise
+        stopped = exc
+    listed = await list_files(
+        query.root, query.root_fd, use_rg=False, obey_ignores=query.obey_ignores, skip=query.skip
+    )
+    refused = await anyio.to_thread.run_sync(lambda: [p for p in listed if not shown(p)])
+    if not refused:
+        raise stopped
+    return await python_search_process(dataclasses.replace(query, skip=(*query.skip, *refused)))
 
 
 async def python_search_process(query: GrepQuery, deadline_s: float | None = None) -> dict[str, FileHits]:
@@ -582,9 +634,9 @@ async def _walker_process(
         await _reap(process)
     why = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
     if process.returncode == TOO_MANY_HITS_EXIT:
-        raise ToolExecutionError(too_many_hits())
+        raise _SearchStoppedError(too_many_hits())
     if process.returncode == TOO_MANY_FILES_EXIT:
-        raise ToolExecutionError(too_many_files(root))
+        raise _SearchStoppedError(too_many_files(root))
     if process.returncode == TOO_MANY_RULES_EXIT:
         raise ToolExecutionError(f"Cannot search: {why[0]}.")
     if process.returncode != 0:

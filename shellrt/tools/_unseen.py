@@ -11,14 +11,15 @@ and the walker is told which masked places below its root it must not enter (`ma
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from sandbox import confine
 from sandbox.confine import View
 from shellrt.protocol import ToolContext
 from shellrt.tools._gitignore import Fence
-from shellrt.tools._paths import rule_denied
+from shellrt.tools._paths import has_deny_rules, rule_denied
 
-__all__ = ["denied", "masked_below", "masked_inodes", "outside", "visible_paths"]
+__all__ = ["Judged", "denied", "masked_below", "masked_inodes", "outside", "visible_paths"]
 
 
 def denied(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> bool:
@@ -43,6 +44,37 @@ def visible_paths(paths: list[str], ctx: ToolContext, view: View, tool_name: str
     logical = {view.to_logical(p): p for p in found}
     hidden = {logical[p] for p in rule_denied(list(logical), ctx, tool_name)}
     return {p for p in found if p not in hidden}
+
+
+class Judged:
+    """`visible_paths` for one search, each path judged once: ripgrep's stream asks per file as it
+    comes (`_search.Shown`, relative to ``root``), and the hits are judged again before they are
+    shown (`visible`); the session's rules cost ~100 µs a path, so the verdicts are kept."""
+
+    def __init__(self, ctx: ToolContext, view: View, root: str, tool_name: str) -> None:
+        self._ctx, self._view, self._root, self._tool = ctx, view, root, tool_name
+        self._verdicts: dict[str, bool] = {}
+
+    def shown(self, rel: str) -> bool:
+        """Whether the file ``rel`` below the root may be searched and counted."""
+        path = os.path.join(self._root, rel)
+        verdict = self._verdicts.get(path)
+        if verdict is None:
+            verdict = self._verdicts[path] = path in visible_paths([path], self._ctx, self._view, self._tool)
+        return verdict
+
+    def visible(self, paths: list[str]) -> set[str]:
+        """`visible_paths` of the sandbox ``paths``, reusing the verdicts already made."""
+        fresh = visible_paths(
+            [p for p in paths if p not in self._verdicts], self._ctx, self._view, self._tool
+        )
+        return {p for p in paths if self._verdicts.get(p, p in fresh)}
+
+    def needed(self) -> Callable[[str], bool] | None:
+        """`shown`, when something besides masks could refuse a file: a deny rule, or the sandbox
+        user's rights (a root caller); None otherwise (the walker skips masks, ripgrep never sees
+        them). Round 42: a rule-denied file's lines counted toward the line stop."""
+        return self.shown if self._view.reader is not None or has_deny_rules(self._ctx) else None
 
 
 def masked_below(view: View, root: str) -> tuple[str, ...]:

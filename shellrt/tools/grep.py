@@ -62,7 +62,7 @@ from shellrt.tools._search import RgRunner, list_files, search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
-from shellrt.tools._unseen import denied, masked_below, masked_inodes, outside, visible_paths
+from shellrt.tools._unseen import Judged, denied, masked_below, masked_inodes, outside, visible_paths
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
 
@@ -264,18 +264,19 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 skip_inodes=() if single or use_rg else await off_loop(masked_inodes, view, what=what),
             )
             unignored = unsearched = partial = 0
+            judged = Judged(ctx, view, target, GrepTool.name)
             if single:
                 hits = await search(query, use_rg=use_rg, runner=None)
                 size = os.fstat(fd).st_size
                 partial = size if size > MAX_SEARCH_BYTES else 0
             else:
                 hits, unignored, unsearched = await _search_with_tracked(
-                    query, view, ctx, target, fd, use_rg, runner, what
+                    query, view, ctx, target, fd, use_rg, runner, what, judged
                 )
         finally:
             os.close(fd)
         # In a worker thread: up to a million hits (names a command made), each judged in Python.
-        found = await off_loop(_visible, target if single else None, target, hits, ctx, view, what=what)
+        found = await off_loop(_visible, target if single else None, target, hits, judged, what=what)
         cwd = ctx.cwd or target
 
         def absolute(path: str) -> str:
@@ -375,6 +376,7 @@ async def _search_with_tracked(
     use_rg: bool,
     runner: tuple[RgRunner, str] | None,
     what: str,
+    judged: Judged,
 ) -> tuple[dict[str, FileHits], int, int]:
     """The hits of ``query``, plus those of the files git tracks that the tree's ignore files hid
     (`shellrt.tools._tracked`), each searched by its own path (`shellrt.tools._hidden_search`);
@@ -385,7 +387,7 @@ async def _search_with_tracked(
     hidden: list[str] = []
 
     async def main() -> None:
-        hits.update(await search(query, use_rg=use_rg, runner=runner))
+        hits.update(await search(query, use_rg=use_rg, runner=runner, shown=judged.needed()))
 
     async def find_hidden() -> None:
         tracked = outside(await off_loop(tracked_in_view, view, target, what=what), query.skip)
@@ -427,11 +429,11 @@ def _first(group: BaseExceptionGroup[ToolExecutionError]) -> ToolExecutionError:
 
 
 def _visible(
-    single: str | None, target: str, hits: dict[str, FileHits], ctx: ToolContext, view: View
+    single: str | None, target: str, hits: dict[str, FileHits], judged: Judged
 ) -> dict[str, FileHits]:
     """The hits by sandbox path, without masked, unreadable (root caller) or rule-denied ones."""
     found = {single if single is not None else os.path.join(target, rel): h for rel, h in hits.items()}
-    seen = visible_paths(list(found), ctx, view, GrepTool.name)
+    seen = judged.visible(list(found))
     return {p: h for p, h in found.items() if p in seen}
 
 
