@@ -46,7 +46,7 @@ from shellrt.protocol.results import HOST_RESULTS_DIR, RESULTS_DIR
 from shellrt.protocol.textchars import unseen
 from shellrt.supervisor._cd_loads import cd_loaded_reason
 from shellrt.supervisor.protect import SHELL_STARTUP_FILES, hooks_dir_reason, protected_reason
-from shellrt.tools._search import OutputSink, RgRunner, drain_output
+from shellrt.tools._search import RG_DATA_BYTES, OutputSink, RgRunner, drain_output
 from shellrt.tools._view_cache import CachedView, owner_of
 
 if TYPE_CHECKING:
@@ -652,10 +652,14 @@ _SAME_CWD = (
     '&& [ "$(stat -L -c %.9Z:%.9Y:%f:%u:%g .)" = "$2" ]; } || { echo "$3" >&2; exit 125; }; shift 3; '
     # ripgrep waiting to open a FIFO named like an ignore file (round 41, `_fifo_wait`): stopped
     # with SIGUSR2 (status 140), reported as 126 so the walker answers; the watcher holds no pipe.
+    # ripgrep under `RG_DATA_BYTES` of data (round 42: ``.gitignore -> /dev/zero`` grew it without
+    # bound; a lower bound already set stays); out of it (SIGABRT, 134) or killed by the session's
+    # memory bound (137): 126, the walker answers.
+    f"ulimit -d {RG_DATA_BYTES >> 10} 2>/dev/null; "
     '"$@" & p=$!; ( sleep 0.25; while [ -d /proc/$p/task ]; do for w in /proc/$p/task/*/wchan; do '
     'x=; read -r x < "$w"; case $x in wait_for_partner|fifo_open|pipe_read|anon_pipe_read) kill -USR2 $p; exit;; esac; '
     "done; sleep 0.25; done ) </dev/null >/dev/null 2>&1 & w=$!; wait $p; s=$?; kill $w 2>/dev/null; "
-    "[ $s = 140 ] && exit 126; exit $s"
+    "case $s in 134|137|140) exit 126;; esac; exit $s"
 )
 _CWD_CHANGED = "shellrt: the search directory changed since it was checked"
 

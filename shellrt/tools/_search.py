@@ -17,6 +17,7 @@ import dataclasses
 import json
 import os
 import re
+import signal
 import stat
 import subprocess
 import sys
@@ -56,6 +57,7 @@ from shellrt.tools._search_types import (
 
 __all__ = [
     "NO_RIPGREP_ENV",
+    "RG_DATA_BYTES",
     "OutputSink",
     "RgRunner",
     "Shown",
@@ -72,6 +74,10 @@ __all__ = [
 NO_RIPGREP_ENV = "SHELLRT_NO_RIPGREP"
 _COMMON = ("--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages")
 _TIMEOUT_S = 60.0
+#: Data (heap) a ripgrep may hold, host or sandbox: it reads an ignore file whole and follows a
+#: symlinked one, so ``.gitignore -> /dev/zero`` grew it by gigabytes a second (red team round 42).
+#: Past it ripgrep aborts (SIGABRT) and the walker answers. Its searches need tens of megabytes.
+RG_DATA_BYTES = 1 << 30
 #: How long the Python search may run before its process is killed (the tool's deadline).
 PYTHON_SEARCH_TIMEOUT_S = 60.0
 
@@ -179,7 +185,11 @@ async def _run_rg(
     where = str(cwd) if cwd_fd is None else f"/proc/self/fd/{cwd_fd}"
     passed = () if cwd_fd is None else (cwd_fd,)
     process = await anyio.open_process(
-        calm_argv(args), cwd=where, stdin=subprocess.DEVNULL, pass_fds=passed, env=_host_child_env(cwd)
+        calm_argv(_bounded_argv(args)),
+        cwd=where,
+        stdin=subprocess.DEVNULL,
+        pass_fds=passed,
+        env=_host_child_env(cwd),
     )
     stuck = False
     try:
@@ -198,11 +208,20 @@ async def _run_rg(
                 tg.cancel_scope.cancel()
         if stuck:  # an ignore file that is a FIFO (round 41): the walker reads only regular ones
             raise _RgUnavailable("ripgrep waited to open a FIFO named like an ignore file")
+        if code == -signal.SIGABRT:  # past `RG_DATA_BYTES` (round 42): the walker reads no such file
+            raise _RgUnavailable("ripgrep ran out of its memory bound (an ignore file that never ends?)")
         if scope.cancelled_caught:
             raise ToolExecutionError(_too_slow())
     finally:
         await _reap(process)
     return code, out, err
+
+
+def _bounded_argv(args: list[str]) -> list[str]:
+    """``args`` (ripgrep's) run under `RG_DATA_BYTES` of data: ``ulimit -d`` in a shell that then
+    execs it (the process is ripgrep itself: its pid, its exit status, its wchan). A lower bound
+    already set stays (the ``ulimit`` then fails, silently)."""
+    return ["/bin/sh", "-c", f'ulimit -d {RG_DATA_BYTES >> 10} 2>/dev/null; exec "$0" "$@"', *args]
 
 
 def _too_slow() -> str:
