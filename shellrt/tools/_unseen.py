@@ -19,7 +19,7 @@ from shellrt.protocol import ToolContext
 from shellrt.tools._gitignore import Fence
 from shellrt.tools._paths import has_deny_rules, rule_denied
 
-__all__ = ["Judged", "denied", "masked_below", "masked_inodes", "outside", "visible_paths"]
+__all__ = ["Judged", "denied", "masked_below", "masked_inodes", "missing_known", "outside", "visible_paths"]
 
 
 def denied(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> bool:
@@ -29,6 +29,19 @@ def denied(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> bo
     if any(view.masked_by(p) is not None for p in paths):
         return True
     return bool(rule_denied([view.to_logical(p) for p in paths], ctx, tool_name))
+
+
+def missing_known(view: View, path: str, missing: int) -> bool:
+    """Whether the sandbox's user could find out itself that ``path`` does not exist: it can search
+    the deepest directory that does (``path`` without its last ``missing`` components). A root
+    caller's walk is not its commands' (`View.reader`): a "does not exist" said before the
+    permission decision told which names another owner's 0700 directory holds (round 42)."""
+    if view.reader is None:
+        return True
+    existing = path
+    for _ in range(missing):
+        existing = os.path.dirname(existing)
+    return confine.reader_may(view, existing, 0o1)
 
 
 def visible_paths(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> set[str]:

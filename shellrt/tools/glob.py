@@ -50,7 +50,7 @@ from shellrt.tools._render import marked_listing, people_listing, shown_file
 from shellrt.tools._search import list_files
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
-from shellrt.tools._unseen import masked_below, outside
+from shellrt.tools._unseen import masked_below, missing_known, outside
 
 __all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
 
@@ -235,6 +235,8 @@ def _check_directory(view: View, where: str, shown: str) -> ValidationResult:
     try:
         fd, _ = confine.open_directory(view, where)
     except FileNotFoundError:
+        if not _missing_known(view, where):
+            return ValidationResult.success()  # the sandbox's user could not tell: the permission check says
         return ValidationResult.failure(
             f"Directory does not exist: {shown}. Pass an existing directory as `path`."
         )
@@ -244,6 +246,15 @@ def _check_directory(view: View, where: str, shown: str) -> ValidationResult:
         return ValidationResult.success()  # unreachable or denied: the permission check says why
     os.close(fd)
     return ValidationResult.success()
+
+
+def _missing_known(view: View, where: str) -> bool:
+    """`missing_known` of the sandbox path ``where`` (resolved again: the open said only "missing")."""
+    try:
+        with view.resolve(where) as r:
+            return missing_known(view, r.path, len(r.missing))
+    except OSError:
+        return False
 
 
 def _count_unignored(root: str, files: list[str], hidden: list[str]) -> int:

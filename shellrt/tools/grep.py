@@ -62,7 +62,15 @@ from shellrt.tools._search import RgRunner, list_files, search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
-from shellrt.tools._unseen import Judged, denied, masked_below, masked_inodes, outside, visible_paths
+from shellrt.tools._unseen import (
+    Judged,
+    denied,
+    masked_below,
+    masked_inodes,
+    missing_known,
+    outside,
+    visible_paths,
+)
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
 
@@ -187,7 +195,11 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 where = sandbox_path(tool_input.path or ".", ctx)
                 with view.resolve(where) as r:
                     # A denied path is refused alike whether it exists (round 41): no "does not exist".
-                    gone = bool(r.missing) and not denied([where, r.path], ctx, view, self.name)
+                    gone = (
+                        bool(r.missing)
+                        and not denied([where, r.path], ctx, view, self.name)
+                        and missing_known(view, r.path, len(r.missing))
+                    )
                     return root, gone
             except OSError:
                 return root, False  # unreachable: the permission check says why
