@@ -596,10 +596,32 @@ async def _walker_search(query: GrepQuery, shown: Shown | None) -> dict[str, Fil
     listed = await list_files(
         query.root, query.root_fd, use_rg=False, obey_ignores=query.obey_ignores, skip=query.skip
     )
-    refused = await anyio.to_thread.run_sync(lambda: [p for p in listed if not shown(p)])
+    deadline = time.monotonic() + JUDGE_AFTER_STOP_S
+    refused = await anyio.to_thread.run_sync(_refused_within, listed, shown, deadline)
+    if refused is None:  # said whatever the refused files hold: only the tree's size decides it
+        raise ToolExecutionError(
+            f"The search stopped (too many lines or files), and the files below {query.root} could "
+            f"not all be judged against the session's deny rules within {JUDGE_AFTER_STOP_S:g} s; "
+            "narrow the path, glob or pattern."
+        )
     if not refused:
         raise stopped
     return await python_search_process(dataclasses.replace(query, skip=(*query.skip, *refused)))
+
+
+#: Seconds `_walker_search` may judge the walked files after a stop (~150 µs a file: ~130,000).
+JUDGE_AFTER_STOP_S = 20.0
+
+
+def _refused_within(listed: list[str], shown: Shown, deadline: float) -> list[str] | None:
+    """The ``listed`` files ``shown`` refuses; None past ``deadline`` (a thread cannot be stopped)."""
+    refused: list[str] = []
+    for i, path in enumerate(listed):
+        if i % 256 == 0 and time.monotonic() > deadline:
+            return None
+        if not shown(path):
+            refused.append(path)
+    return refused
 
 
 async def python_search_process(query: GrepQuery, deadline_s: float | None = None) -> dict[str, FileHits]:
