@@ -45,3 +45,24 @@ async def test_a_masked_ignore_file_does_not_spend_the_walks_budget_on_docker(tm
     assert answers[0] == answers[1], answers
     assert "a.txt" in answers[1][0] and "a.txt" in answers[1][1], answers
     assert "key.txt" not in "".join(answers[1]), answers
+
+
+@pytest.mark.anyio
+async def test_a_refusal_names_the_sandbox_path_not_the_hosts(tmp_path: Path) -> None:
+    """The walker's refusals ("Cannot search: ... under <root>") named the host directory the
+    docker workspace is (``/home/alice/...``, a private copy's temp path): the host's layout, which
+    nothing else shows the model. Now they name the path the model searched (``/workspace``)."""
+    require_docker()
+    root = Path(os.path.realpath(tmp_path)) / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("hello\n")
+    (root / ".ignore").write_text("".join(f"nothing{i}\n" for i in range(_gitignore.MAX_IGNORE_RULES + 1)))
+    async with shellrt.Runtime(
+        workspace=root, sandbox=config(DEBIAN), session_dir=tmp_path / "s", settings_files=()
+    ) as rt:
+        assert rt.backend is not None
+        host = str(rt.backend.to_host_path("/workspace"))  # the private copy, copy mode
+        for name, raw in (("Glob", {"pattern": "**/*.txt"}), ("Grep", {"pattern": "hello"})):
+            got = str((await one_call(rt, name, **raw))["content"])
+            assert "Cannot search" in got and "/workspace" in got, got
+            assert host not in got and str(root) not in got, got

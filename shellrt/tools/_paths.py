@@ -58,6 +58,7 @@ __all__ = [
     "display_path",
     "file_permission",
     "has_deny_rules",
+    "in_sandbox_words",
     "is_read_denied",
     "is_sensitive",
     "mtime_order",
@@ -917,3 +918,13 @@ def _deny_rules(ctx: ToolContext) -> RuleSet | None:
         return None
     rules = gate.engine.rules
     return rules if rules.of_kind("deny") else None
+
+
+def in_sandbox_words(exc: ToolExecutionError, host: Path, where: str) -> ToolExecutionError:
+    """``exc`` naming the sandbox directory ``where`` where it named the host directory ``host``
+    that backs it: a search's refusals are worded by the walker and ripgrep, which run on the host
+    path (docker's private copy, a bind mount's source: the host's layout; round 42)."""
+    text, spelt = str(exc), str(host)
+    if spelt == where or spelt not in text:
+        return exc
+    return ToolExecutionError(text.replace(spelt, where))

@@ -36,6 +36,7 @@ from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
     file_permission,
+    in_sandbox_words,
     mtime_order,
     refusal,
     remember,
@@ -195,7 +196,10 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
             host = Path(view.to_host(root) or root)
             use_rg, runner = ripgrep_options(ctx, view, root, fd)
             masked = masked_below(view, root)  # never entered: a name is information (round 42)
-            listed = await list_files(host, fd, use_rg=use_rg, runner=runner, skip=masked)
+            try:
+                listed = await list_files(host, fd, use_rg=use_rg, runner=runner, skip=masked)
+            except ToolExecutionError as exc:
+                raise in_sandbox_words(exc, host, root) from None
             tracked = outside(await off_loop(tracked_in_view, view, root, what=f"Listing {root}"), masked)
             hidden = (
                 await off_loop(hidden_tracked, fd, tracked, listed, what=f"Listing {root}") if tracked else []

@@ -40,6 +40,7 @@ from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
     file_permission,
+    in_sandbox_words,
     mtime_order,
     refusal,
     remember,
@@ -277,14 +278,19 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             )
             unignored = unsearched = partial = 0
             judged = Judged(ctx, view, target, GrepTool.name)
-            if single:
-                hits = await search(query, use_rg=use_rg, runner=None)
-                size = os.fstat(fd).st_size
-                partial = size if size > MAX_SEARCH_BYTES else 0
-            else:
-                hits, unignored, unsearched = await _search_with_tracked(
-                    query, view, ctx, target, fd, use_rg, runner, what, judged
-                )
+            try:
+                if single:
+                    hits = await search(query, use_rg=use_rg, runner=None)
+                    size = os.fstat(fd).st_size
+                    partial = size if size > MAX_SEARCH_BYTES else 0
+                else:
+                    hits, unignored, unsearched = await _search_with_tracked(
+                        query, view, ctx, target, fd, use_rg, runner, what, judged
+                    )
+            except ToolExecutionError as exc:
+                raise in_sandbox_words(
+                    exc, query.root, os.path.dirname(target) if single else target
+                ) from None
         finally:
             os.close(fd)
         # In a worker thread: up to a million hits (names a command made), each judged in Python.
