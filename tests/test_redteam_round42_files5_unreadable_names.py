@@ -21,8 +21,10 @@ import pytest
 from shellrt.protocol import ToolContext
 from shellrt.tools import glob as glob_module
 from shellrt.tools import grep as grep_module
+from shellrt.tools import read as read_module
 from shellrt.tools.glob import GlobTool
 from shellrt.tools.grep import GrepTool
+from shellrt.tools.read import ReadTool
 from tests.conftest import require
 from tests.test_tools_edit import make_ctx
 
@@ -63,3 +65,41 @@ def test_no_does_not_exist_where_the_sandbox_user_cannot_search(
     # Where it can search, the model is still told (a directory of its own: the workspace).
     assert "does not exist" in _validation(ctx, str(root / "absent.txt"))
     assert "does not exist" in _validation(ctx, str(root / "nodir"), True)
+
+
+def test_read_answers_a_missing_name_as_an_unreadable_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read of a path in such a directory (once a person allowed it, or a rule did) said "File
+    does not exist" for a missing name and "Permission denied" for an existing one; now both get
+    the denial (its words name only the path asked for)."""
+    require(os.geteuid() == 0, "a directory the sandbox's user cannot search, as a root caller has")
+    base = Path(os.path.realpath(tmp_path))
+    root = base / "ws"
+    (root / ".session").mkdir(parents=True)
+    locked = base / "locked"
+    locked.mkdir()
+    (locked / "present.txt").write_text("x\n")
+    os.chmod(locked, 0o700)
+    os.chmod(base, 0o755)
+    real = read_module.view_for
+    monkeypatch.setattr(
+        read_module, "view_for", lambda ctx: dataclasses.replace(real(ctx), reader=(65534, 65534))
+    )
+    ctx = make_ctx(root)
+
+    async def read(path: Path) -> str:
+        tool = ReadTool()
+        inp = tool.parse_input({"file_path": str(path)})
+        assert (await tool.validate(inp, ctx)).ok
+        try:
+            return str(tool.to_model_content((await tool.call(inp, ctx)).data))
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    present = anyio.run(read, locked / "present.txt").replace("present.txt", "NAME")
+    absent = anyio.run(read, locked / "absent.txt").replace("absent.txt", "NAME")
+    deeper = anyio.run(read, locked / "absent.txt" / "x").replace("absent.txt/x", "NAME")
+    assert present == absent == deeper, (present, absent, deeper)
+    assert "Permission denied" in present, present
+    assert "does not exist" in anyio.run(read, root / "absent.txt")

@@ -10,6 +10,7 @@ and the walker is told which masked places below its root it must not enter (`ma
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 
@@ -19,7 +20,16 @@ from shellrt.protocol import ToolContext
 from shellrt.tools._gitignore import Fence
 from shellrt.tools._paths import has_deny_rules, rule_denied
 
-__all__ = ["Judged", "denied", "masked_below", "masked_inodes", "missing_known", "outside", "visible_paths"]
+__all__ = [
+    "Judged",
+    "denied",
+    "masked_below",
+    "masked_inodes",
+    "missing_known",
+    "missing_refusal",
+    "outside",
+    "visible_paths",
+]
 
 
 def denied(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> bool:
@@ -42,6 +52,28 @@ def missing_known(view: View, path: str, missing: int) -> bool:
     for _ in range(missing):
         existing = os.path.dirname(existing)
     return confine.reader_may(view, existing, 0o1)
+
+
+def missing_refusal(view: View, where: str) -> PermissionError | None:
+    """For the sandbox path ``where``, which does not exist: the denial an unreadable existing
+    one gets (`confine`'s words, for its canonical path) when the sandbox's user could not find out
+    that it is missing (`missing_known`), else None. Read said "File does not exist" for a missing
+    name in another owner's 0700 directory and "Permission denied" for an existing one (round 42)."""
+    if view.reader is None:
+        return None
+    try:
+        with view.resolve(where) as r:
+            if missing_known(view, r.path, len(r.missing)):
+                return None
+            canonical = r.path
+    except OSError:
+        canonical = where  # cannot tell again: refused, as an unreadable one is
+    return PermissionError(
+        errno.EACCES,
+        f"Permission denied: the sandbox's user (uid {view.reader[0]}) cannot read {canonical}, so "
+        "neither can the file tools",
+        canonical,
+    )
 
 
 def visible_paths(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> set[str]:
