@@ -19,9 +19,11 @@ import anyio
 import pytest
 
 from shellrt.protocol import ToolContext
+from shellrt.tools import edit as edit_module
 from shellrt.tools import glob as glob_module
 from shellrt.tools import grep as grep_module
 from shellrt.tools import read as read_module
+from shellrt.tools.edit import EditTool
 from shellrt.tools.glob import GlobTool
 from shellrt.tools.grep import GrepTool
 from shellrt.tools.read import ReadTool
@@ -103,3 +105,40 @@ def test_read_answers_a_missing_name_as_an_unreadable_one(
     assert present == absent == deeper, (present, absent, deeper)
     assert "Permission denied" in present, present
     assert "does not exist" in anyio.run(read, root / "absent.txt")
+
+
+@pytest.mark.parametrize("old", ["x", ""], ids=["replace", "create"])
+def test_edit_answers_a_missing_name_as_an_unreadable_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str
+) -> None:
+    """The same for Edit: its validation said "File does not exist" for a missing name before
+    the permission decision, and passed an existing one (its call then: "cannot read")."""
+    require(os.geteuid() == 0, "a directory the sandbox's user cannot search, as a root caller has")
+    base = Path(os.path.realpath(tmp_path))
+    root = base / "ws"
+    (root / ".session").mkdir(parents=True)
+    locked = base / "locked"
+    locked.mkdir()
+    (locked / "present.txt").write_text("x\n")
+    os.chmod(locked, 0o700)
+    os.chmod(base, 0o755)
+    real = edit_module.view_for
+    monkeypatch.setattr(
+        edit_module, "view_for", lambda ctx: dataclasses.replace(real(ctx), reader=(65534, 65534))
+    )
+    ctx = make_ctx(root)
+
+    async def change(path: Path) -> str:
+        tool = EditTool()
+        inp = tool.parse_input({"file_path": str(path), "old_string": old, "new_string": "y"})
+        if not (await tool.validate(inp, ctx)).ok:
+            return "invalid"
+        try:
+            return str(tool.to_model_content((await tool.call(inp, ctx)).data))
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    present = anyio.run(change, locked / "present.txt").replace("present.txt", "NAME")
+    absent = anyio.run(change, locked / "absent.txt").replace("absent.txt", "NAME")
+    assert present == absent, (present, absent)
+    assert "Permission denied" in present, present
