@@ -435,7 +435,7 @@ async def _search_with_tracked(
     paths = await off_loop(chosen, query, hidden, what=what)
     searched = paths[:MAX_HIDDEN_SEARCHED]
     try:
-        extra = await search_hidden(query, searched, use_rg, runner)
+        extra = await search_hidden(query, searched)
     except ToolExecutionError:
         return hits, 0, len(paths)
     return {**hits, **extra}, len(extra), len(paths) - len(searched)
