@@ -34,11 +34,13 @@ from pathlib import Path
 from typing import Literal
 
 from sandbox._hostread import read_regular
+from sandbox._namefold import fold_path
 from shellrt.permissions.globs import GlobMatcher, GlobTimeoutError, compile_matcher, reversed_range
 from shellrt.tools._dirs_below import DirsBelow, plain_relative
 
 __all__ = [
     "FILE_TYPES",
+    "Fence",
     "GlobList",
     "GlobSyntaxError",
     "TypeFilter",
@@ -427,6 +429,7 @@ def walk_entries(
     root_fd: int | None = None,
     deadline: float | None = None,
     obey_ignores: bool = True,
+    skip: Iterable[str] = (),
 ) -> Iterator[tuple[str, int, str]]:
     """``(relative path, parent dir fd, name)`` of the regular files ripgrep would list under ``root``.
 
@@ -442,8 +445,12 @@ def walk_entries(
     `_MAX_IGNORE_BYTES`, and past `MAX_IGNORE_RULES` rules in all the walk raises
     `TooManyIgnoreRulesError`. Past ``deadline`` (`time.monotonic`) it raises `WalkTimeoutError`.
     ``obey_ignores=False``: no ignore file is read (ripgrep's ``--no-ignore``; `shellrt.tools._tracked`).
+    ``skip``: places below ``root`` (relative) that are neither listed nor entered -- the session's
+    masked ones, matched as spelt and case-folded (`View.masked_by` folds): a walk that entered
+    one read its names and ignore files, and their counts reached the model (red team round 42).
     """
     root_s = str(root)
+    fenced = Fence(skip)
     budget = _RuleBudget(root_s)
     ancestors = [str(p) for p in reversed(root.parents)]
     load = _load_dir_rules if obey_ignores else _no_rules
@@ -458,7 +465,7 @@ def walk_entries(
     #: The path being walked: (fd, directory, relative dir, rule chain, subdirectories still to enter).
     path: list[tuple[int, str, str, list[_DirRules], list[str]]] = []
     try:
-        files, subdirs = _list_dir(top, root_s, "", chain, overrides, types, deadline)
+        files, subdirs = _list_dir(top, root_s, "", chain, overrides, types, deadline, fenced)
         path.append((top, root_s, "", chain, subdirs))
         for name in files:
             yield name, top, name
@@ -476,7 +483,9 @@ def walk_entries(
             abs_path, rel = os.path.join(directory, name), f"{rel_dir}{name}/"
             path.append((child, abs_path, rel, chain, []))
             child_chain = [*chain, budget.charge(load(abs_path, child))]
-            files, grandchildren = _list_dir(child, abs_path, rel, child_chain, overrides, types, deadline)
+            files, grandchildren = _list_dir(
+                child, abs_path, rel, child_chain, overrides, types, deadline, fenced
+            )
             path[-1] = (child, abs_path, rel, child_chain, grandchildren)
             for file_name in files:
                 yield f"{rel}{file_name}", child, file_name
@@ -493,9 +502,10 @@ def _list_dir(
     overrides: GlobList | None,
     types: TypeFilter | None,
     deadline: float | None = None,
+    fenced: Fence | None = None,
 ) -> tuple[list[str], list[str]]:
     """``(files, subdirectories)`` of the open directory that the walk keeps (names, sorted descending
-    for subdirectories: they are popped from the end)."""
+    for subdirectories: they are popped from the end); a ``fenced`` name is left out unlooked at."""
     try:
         with os.scandir(dfd) as listing:
             entries = list(listing)
@@ -512,6 +522,8 @@ def _list_dir(
         except OSError:
             continue
         if not (is_dir or is_file):
+            continue
+        if fenced and fenced.holds(f"{rel_dir}{entry.name}"):
             continue
         try:
             skip = _skip(
@@ -535,6 +547,29 @@ def _list_dir(
     return files, subdirs
 
 
+class Fence:
+    """The places a walk must not enter or list (`walk_entries`'s ``skip``), as spelt and folded."""
+
+    def __init__(self, places: Iterable[str]) -> None:
+        spelt = {os.path.normpath(p) for p in places}
+        self._places = frozenset(spelt | {fold_path(p) for p in spelt})
+
+    def __bool__(self) -> bool:
+        return bool(self._places)
+
+    def holds(self, rel: str) -> bool:
+        """Whether the entry ``rel`` (relative to the walk's root) is one of the places: its parent
+        was entered, so none above it is."""
+        return rel in self._places or fold_path(rel) in self._places
+
+    def covers(self, rel: str) -> bool:
+        """Whether ``rel`` is one of the places or lies below one (a tracked name the index gives)."""
+        if not self._places:
+            return False
+        parts = rel.split("/")
+        return any(self.holds("/".join(parts[:n])) for n in range(1, len(parts) + 1))
+
+
 def walk_files(
     root: Path,
     *,
@@ -543,10 +578,17 @@ def walk_files(
     root_fd: int | None = None,
     deadline: float | None = None,
     obey_ignores: bool = True,
+    skip: Iterable[str] = (),
 ) -> Iterator[str]:
     """Relative POSIX paths of the regular files ripgrep would list under ``root`` (unsorted)."""
     entries = walk_entries(
-        root, overrides=overrides, types=types, root_fd=root_fd, deadline=deadline, obey_ignores=obey_ignores
+        root,
+        overrides=overrides,
+        types=types,
+        root_fd=root_fd,
+        deadline=deadline,
+        obey_ignores=obey_ignores,
+        skip=skip,
     )
     for rel, _, _ in entries:
         yield rel

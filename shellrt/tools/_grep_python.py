@@ -71,15 +71,16 @@ def python_list_files(
     max_files: int | None = None,
     deadline: float | None = None,
     obey_ignores: bool = True,
+    skip: tuple[str, ...] = (),
 ) -> list[str]:
     """What ``rg --files`` (with our flags) lists under ``root`` (anchored at ``root_fd`` when given);
     raises `TooManyHitsError` past ``max_files`` (default `MAX_LISTED_FILES`) paths and
-    `WalkTimeoutError` past ``deadline`` (`time.monotonic`)."""
+    `WalkTimeoutError` past ``deadline`` (`time.monotonic`). ``skip``: masked places, never entered."""
     bound = _search_types.MAX_LISTED_FILES if max_files is None else max_files
     listed: list[str] = []
     overrides = GlobList.parse(["!.git"])
     for path in walk_files(
-        root, overrides=overrides, root_fd=root_fd, deadline=deadline, obey_ignores=obey_ignores
+        root, overrides=overrides, root_fd=root_fd, deadline=deadline, obey_ignores=obey_ignores, skip=skip
     ):
         listed.append(path)
         if len(listed) > bound:
@@ -256,12 +257,14 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
     types = TypeFilter.for_type(query.file_type) if query.file_type else None
     kept = 0
     linked = _Linked(query.skip_inodes)
-    skip = frozenset(query.skip)
     for rel, dir_fd, name in walk_entries(
-        query.root, overrides=overrides, types=types, root_fd=query.root_fd, obey_ignores=query.obey_ignores
+        query.root,
+        overrides=overrides,
+        types=types,
+        root_fd=query.root_fd,
+        obey_ignores=query.obey_ignores,
+        skip=query.skip,
     ):
-        if skip and _skipped(rel, skip):
-            continue
         found = linked.search(_open_at(name, dir_fd), rx, query, MAX_HIT_LINES - kept)
         if found is not None:
             results[rel] = found
@@ -271,18 +274,6 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
             if kept > MAX_HIT_LINES:
                 raise TooManyHitsError(kept)
     return results
-
-
-def _skipped(rel: str, skip: frozenset[str]) -> bool:
-    """Whether ``rel`` is one of ``skip`` or lies below one (a masked place: never read)."""
-    if rel in skip:
-        return True
-    cut = rel.rfind("/")
-    while cut > 0:
-        if rel[:cut] in skip:
-            return True
-        cut = rel.rfind("/", 0, cut)
-    return False
 
 
 def _search_only(query: GrepQuery, rx: re.Pattern[str]) -> dict[str, FileHits]:
@@ -356,6 +347,7 @@ def serve() -> None:
                 listing["root_fd"],
                 listing["max_files"],
                 obey_ignores=listing.get("obey_ignores", True),
+                skip=tuple(listing.get("skip", ())),
             )
         else:
             hits = python_search(_decode_query(request["query"]))

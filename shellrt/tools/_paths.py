@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, PrivateAttr
@@ -46,14 +46,19 @@ from shellrt.protocol.results import HOST_RESULTS_DIR, RESULTS_DIR
 from shellrt.protocol.textchars import unseen
 from shellrt.supervisor._cd_loads import cd_loaded_reason
 from shellrt.supervisor.protect import SHELL_STARTUP_FILES, hooks_dir_reason, protected_reason
-from shellrt.tools._search import OutputSink, RgRunner, drain_output
+from shellrt.tools._search import RG_DATA_BYTES, OutputSink, RgRunner, drain_output
 from shellrt.tools._view_cache import CachedView, owner_of
+
+if TYPE_CHECKING:
+    from shellrt.permissions.ruleset import RuleSet
 
 __all__ = [
     "PathInput",
     "canonical_path",
     "display_path",
     "file_permission",
+    "has_deny_rules",
+    "in_sandbox_words",
     "is_read_denied",
     "is_sensitive",
     "mtime_order",
@@ -648,10 +653,14 @@ _SAME_CWD = (
     '&& [ "$(stat -L -c %.9Z:%.9Y:%f:%u:%g .)" = "$2" ]; } || { echo "$3" >&2; exit 125; }; shift 3; '
     # ripgrep waiting to open a FIFO named like an ignore file (round 41, `_fifo_wait`): stopped
     # with SIGUSR2 (status 140), reported as 126 so the walker answers; the watcher holds no pipe.
+    # ripgrep under `RG_DATA_BYTES` of data (round 42: ``.gitignore -> /dev/zero`` grew it without
+    # bound; a lower bound already set stays); out of it (SIGABRT, 134) or killed by the session's
+    # memory bound (137): 126, the walker answers.
+    f"ulimit -d {RG_DATA_BYTES >> 10} 2>/dev/null; "
     '"$@" & p=$!; ( sleep 0.25; while [ -d /proc/$p/task ]; do for w in /proc/$p/task/*/wchan; do '
     'x=; read -r x < "$w"; case $x in wait_for_partner|fifo_open|pipe_read|anon_pipe_read) kill -USR2 $p; exit;; esac; '
     "done; sleep 0.25; done ) </dev/null >/dev/null 2>&1 & w=$!; wait $p; s=$?; kill $w 2>/dev/null; "
-    "[ $s = 140 ] && exit 126; exit $s"
+    "case $s in 134|137|140) exit 126;; esac; exit $s"
 )
 _CWD_CHANGED = "shellrt: the search directory changed since it was checked"
 
@@ -885,16 +894,37 @@ def rule_denied(paths: list[str], ctx: ToolContext, tool_name: str) -> set[str]:
     files found below it are checked here, so a deny rule on ``secrets/``
     cannot be sidestepped by searching the workspace root.
     """
-    from shellrt.permissions import PermissionGate, RulesGate
-
-    if not ctx.has_service(PermissionGate):
-        return set()
-    gate = ctx.service(PermissionGate)  # type: ignore[type-abstract]  # looked up by its interface
-    if not isinstance(gate, RulesGate):
-        return set()
-    rules = gate.engine.rules
-    if not rules.of_kind("deny"):
+    rules = _deny_rules(ctx)
+    if rules is None:
         return set()
     return {
         p for p in paths if rules.content_hit("deny", tool_name, PermissionSubject(paths=(p,), access="read"))
     }
+
+
+def has_deny_rules(ctx: ToolContext) -> bool:
+    """Whether `rule_denied` could hide any path of this session (it has deny rules at all)."""
+    return _deny_rules(ctx) is not None
+
+
+def _deny_rules(ctx: ToolContext) -> RuleSet | None:
+    """The session's rules when it has deny rules, else None."""
+    from shellrt.permissions import PermissionGate, RulesGate
+
+    if not ctx.has_service(PermissionGate):
+        return None
+    gate = ctx.service(PermissionGate)  # type: ignore[type-abstract]  # looked up by its interface
+    if not isinstance(gate, RulesGate):
+        return None
+    rules = gate.engine.rules
+    return rules if rules.of_kind("deny") else None
+
+
+def in_sandbox_words(exc: ToolExecutionError, host: Path, where: str) -> ToolExecutionError:
+    """``exc`` naming the sandbox directory ``where`` where it named the host directory ``host``
+    that backs it: a search's refusals are worded by the walker and ripgrep, which run on the host
+    path (docker's private copy, a bind mount's source: the host's layout; round 42)."""
+    text, spelt = str(exc), str(host)
+    if spelt == where or spelt not in text:
+        return exc
+    return ToolExecutionError(text.replace(spelt, where))

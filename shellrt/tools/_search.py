@@ -13,9 +13,11 @@ to force the fallback.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
+import signal
 import stat
 import subprocess
 import sys
@@ -55,8 +57,10 @@ from shellrt.tools._search_types import (
 
 __all__ = [
     "NO_RIPGREP_ENV",
+    "RG_DATA_BYTES",
     "OutputSink",
     "RgRunner",
+    "Shown",
     "drain_after_send",
     "drain_output",
     "has_nul",
@@ -70,6 +74,10 @@ __all__ = [
 NO_RIPGREP_ENV = "SHELLRT_NO_RIPGREP"
 _COMMON = ("--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages")
 _TIMEOUT_S = 60.0
+#: Data (heap) a ripgrep may hold, host or sandbox: it reads an ignore file whole and follows a
+#: symlinked one, so ``.gitignore -> /dev/zero`` grew it by gigabytes a second (red team round 42).
+#: Past it ripgrep aborts (SIGABRT) and the walker answers. Its searches need tens of megabytes.
+RG_DATA_BYTES = 1 << 30
 #: How long the Python search may run before its process is killed (the tool's deadline).
 PYTHON_SEARCH_TIMEOUT_S = 60.0
 
@@ -110,6 +118,11 @@ RgRunner = Callable[[list[str], str, OutputSink | None], Awaitable[tuple[int, by
 _MAX_STDERR = 64 * 1024
 
 
+class _SearchStoppedError(ToolExecutionError):
+    """Raised by the walker's process when it stopped past `MAX_HIT_LINES` lines or
+    `MAX_LISTED_FILES` files (`_walker_search` may search again without the refused files)."""
+
+
 class _RgUnavailable(Exception):
     """Raised when ripgrep could not run inside the sandbox; the Python walker searches instead."""
 
@@ -130,7 +143,9 @@ async def drain_output(
         async for chunk in stdout:
             if sink is None:
                 out.extend(chunk)
-            elif not sink(chunk):
+            # In a worker thread: the sink parses up to megabytes and may judge each new file by
+            # the session's rules (`_LineHits`, round 42); neither belongs in the event loop.
+            elif not await anyio.to_thread.run_sync(sink, chunk):
                 await stop()
                 return
 
@@ -170,7 +185,11 @@ async def _run_rg(
     where = str(cwd) if cwd_fd is None else f"/proc/self/fd/{cwd_fd}"
     passed = () if cwd_fd is None else (cwd_fd,)
     process = await anyio.open_process(
-        calm_argv(args), cwd=where, stdin=subprocess.DEVNULL, pass_fds=passed, env=_host_child_env(cwd)
+        calm_argv(_bounded_argv(args)),
+        cwd=where,
+        stdin=subprocess.DEVNULL,
+        pass_fds=passed,
+        env=_host_child_env(cwd),
     )
     stuck = False
     try:
@@ -189,11 +208,20 @@ async def _run_rg(
                 tg.cancel_scope.cancel()
         if stuck:  # an ignore file that is a FIFO (round 41): the walker reads only regular ones
             raise _RgUnavailable("ripgrep waited to open a FIFO named like an ignore file")
+        if code == -signal.SIGABRT:  # past `RG_DATA_BYTES` (round 42): the walker reads no such file
+            raise _RgUnavailable("ripgrep ran out of its memory bound (an ignore file that never ends?)")
         if scope.cancelled_caught:
             raise ToolExecutionError(_too_slow())
     finally:
         await _reap(process)
     return code, out, err
+
+
+def _bounded_argv(args: list[str]) -> list[str]:
+    """``args`` (ripgrep's) run under `RG_DATA_BYTES` of data: ``ulimit -d`` in a shell that then
+    execs it (the process is ripgrep itself: its pid, its exit status, its wchan). A lower bound
+    already set stays (the ``ulimit`` then fails, silently)."""
+    return ["/bin/sh", "-c", f'ulimit -d {RG_DATA_BYTES >> 10} 2>/dev/null; exec "$0" "$@"', *args]
 
 
 def _too_slow() -> str:
@@ -221,9 +249,16 @@ async def _reap(process: anyio.abc.Process) -> None:
 
 def _killer(process: anyio.abc.Process) -> Callable[[], Awaitable[None]]:
     async def kill() -> None:
-        process.kill()
+        # The sink runs in a worker thread (round 42): the process may have ended meanwhile.
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
 
     return kill
+
+
+#: Whether the hits of a file (its path relative to the searched root) may be kept and counted:
+#: a file the session may not read must not reach a count, a note or the line stop (round 42).
+Shown = Callable[[str], bool]
 
 
 class _LineHits:
@@ -234,15 +269,18 @@ class _LineHits:
     off: either makes the stream ambiguous -- a name could forge another file's hits -- so the
     search is left to the Python walker (`ambiguous`). Keeps `KEPT_LINE_CHARS` of each line
     (ripgrep already cut it at `_MAX_COLUMNS` bytes) and stops past `MAX_HIT_LINES` lines: memory
-    is bounded whatever the files hold.
+    is bounded whatever the files hold. ``shown``: a file it answers no for is neither kept nor
+    counted (each file judged once, when its first line comes).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shown: Shown | None = None) -> None:
         self.results: dict[str, FileHits] = {}
         self.kept = 0
         self.overflow = False
         self.ambiguous = False
         self._partial = b""
+        self._shown = shown
+        self._unshown: set[str] = set()
 
     def feed(self, chunk: bytes) -> bool:
         data = self._partial + chunk
@@ -267,6 +305,12 @@ class _LineHits:
             self.ambiguous = True
             return
         path = _strip_dot(record[1].decode("utf-8", errors="surrogateescape"))
+        if self._shown is not None and path not in self.results:
+            if path in self._unshown:
+                return
+            if not self._shown(path):
+                self._unshown.add(path)
+                return
         number, is_match = int(record[2]), record[3] == b":"
         text = record[4].decode("utf-8", errors="replace")[:KEPT_LINE_CHARS]
         hits = self.results.setdefault(path, FileHits())
@@ -323,6 +367,7 @@ async def list_files(
     use_rg: bool = True,
     runner: tuple[RgRunner, str] | None = None,
     obey_ignores: bool = True,
+    skip: tuple[str, ...] = (),
 ) -> list[str]:
     """Relative paths of the non-ignored regular files under ``root`` (unsorted).
 
@@ -332,10 +377,12 @@ async def list_files(
     reaches nothing the sandbox could not read anyway). ``runner``: run ripgrep
     there instead (inside the sandbox, in the sandbox path given), where it sees
     exactly what commands see. ``obey_ignores=False``: ignore files are not obeyed (``--no-ignore``).
+    ``skip``: the masked places below ``root`` (`GrepQuery.skip`), which the walker never enters;
+    ripgrep runs only where there are none (local) or they are empty (bwrap).
     """
     rg = ripgrep_binary() if use_rg else None
     if rg is None:
-        return await _python_list(root, root_fd, obey_ignores)
+        return await _python_list(root, root_fd, obey_ignores, skip)
     ignores = () if obey_ignores else ("--no-ignore",)
     names = _NulNames()
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
@@ -348,7 +395,7 @@ async def list_files(
             names.feed,
         )
     except _RgUnavailable:
-        return await _python_list(root, root_fd, obey_ignores)
+        return await _python_list(root, root_fd, obey_ignores, skip)
     if names.overflow:
         raise ToolExecutionError(too_many_files(root))
     if code not in (0, 1) and err.strip():
@@ -361,13 +408,17 @@ async def list_files(
 IN_PROCESS_LIST_S = 2.0
 
 
-async def _python_list(root: Path, root_fd: int | None, obey_ignores: bool = True) -> list[str]:
+async def _python_list(
+    root: Path, root_fd: int | None, obey_ignores: bool = True, skip: tuple[str, ...] = ()
+) -> list[str]:
     """`python_list_files`: in a worker thread for `IN_PROCESS_LIST_S`, then in the walker's child
     process. The tree and its ignore files are the sandbox's to shape: a listing that takes longer
     gets the search's deadline and memory bound (in a thread it had neither, and held the host)."""
     deadline = time.monotonic() + IN_PROCESS_LIST_S
     try:
-        return await anyio.to_thread.run_sync(python_list_files, root, root_fd, None, deadline, obey_ignores)
+        return await anyio.to_thread.run_sync(
+            python_list_files, root, root_fd, None, deadline, obey_ignores, skip
+        )
     except TooManyHitsError:
         raise ToolExecutionError(too_many_files(root)) from None
     except TooManyIgnoreRulesError as exc:
@@ -381,6 +432,7 @@ async def _python_list(root: Path, root_fd: int | None, obey_ignores: bool = Tru
                 "root_fd": root_fd,
                 "max_files": _search_types.MAX_LISTED_FILES,
                 "obey_ignores": obey_ignores,
+                "skip": list(skip),
             },
             "deadline_s": PYTHON_SEARCH_TIMEOUT_S,
         }
@@ -401,14 +453,16 @@ class _NulNames:
     """NUL-terminated paths (``rg --files --null``, ``--files-with-matches --null``) as they stream,
     at most `MAX_LISTED_FILES` of them."""
 
-    def __init__(self) -> None:
+    def __init__(self, shown: Shown | None = None) -> None:
         self.names: list[str] = []
         self.overflow = False
         self._partial = b""
+        self._shown = shown
 
     def feed(self, chunk: bytes) -> bool:
         *complete, self._partial = (self._partial + chunk).split(b"\0")
-        self.names += [_strip_dot(p.decode("utf-8", errors="surrogateescape")) for p in complete if p]
+        found = [_strip_dot(p.decode("utf-8", errors="surrogateescape")) for p in complete if p]
+        self.names += found if self._shown is None else [n for n in found if self._shown(n)]
         if len(self.names) > _search_types.MAX_LISTED_FILES or len(self._partial) > _MAX_RECORD:
             self.overflow = True
         return not self.overflow
@@ -424,7 +478,7 @@ def _strip_dot(path: str) -> str:
 
 
 async def _rg_search(
-    rg: str, query: GrepQuery, runner: tuple[RgRunner, str] | None = None
+    rg: str, query: GrepQuery, runner: tuple[RgRunner, str] | None = None, shown: Shown | None = None
 ) -> dict[str, FileHits]:
     args = [rg, *_COMMON]
     if not query.obey_ignores:
@@ -456,8 +510,8 @@ async def _rg_search(
         args += ["--", *query.only]
     else:
         args += ["--", str(query.single_file) if query.single_file is not None else "./"]
-    lines = None if query.files_only else _LineHits()
-    names = _NulNames() if query.files_only else None
+    lines = None if query.files_only else _LineHits(shown)
+    names = _NulNames(shown) if query.files_only else None
     code, _, err = await _run_rg(
         args,
         cwd,
@@ -501,11 +555,18 @@ def _binary_hits(paths: list[str], query: GrepQuery) -> list[str]:
 
 
 async def search(
-    query: GrepQuery, *, use_rg: bool = True, runner: tuple[RgRunner, str] | None = None
+    query: GrepQuery,
+    *,
+    use_rg: bool = True,
+    runner: tuple[RgRunner, str] | None = None,
+    shown: Shown | None = None,
 ) -> dict[str, FileHits]:
     """Run ``query`` with ripgrep when available (and ``use_rg``), else in Python (in a worker thread).
 
     A single file opened by the caller (``file_fd``) is always searched in Python, on that fd.
+    ``shown``: the files whose hits may be kept and counted (`Shown`); the others are not read by
+    the walker and not counted from ripgrep's stream (ripgrep still reads them: it runs only where
+    a command could, local or in the sandbox).
     """
     if query.file_type is not None and query.file_type not in FILE_TYPES:
         known = ", ".join(sorted(FILE_TYPES))
@@ -514,11 +575,53 @@ async def search(
         )
     rg = ripgrep_binary() if use_rg and query.file_fd is None else None
     if rg is None:
-        return await python_search_process(query)
+        return await _walker_search(query, shown)
     try:
-        return await _rg_search(rg, query, runner)
+        return await _rg_search(rg, query, runner, shown)
     except _RgUnavailable:
+        return await _walker_search(query, shown)
+
+
+async def _walker_search(query: GrepQuery, shown: Shown | None) -> dict[str, FileHits]:
+    """`python_search_process`; when it stops (too many lines or files) and ``shown`` refuses some
+    file below the root, again without reading those (`GrepQuery.skip`). The walker judges no
+    file by the session's rules, and what it reads it counts: only a stop can tell what a refused
+    file holds (its hits are dropped after), so only a stop pays for judging every file."""
+    try:
         return await python_search_process(query)
+    except _SearchStoppedError as exc:
+        if shown is None or query.single_file is not None or query.only is not None:
+            raise
+        stopped = exc
+    listed = await list_files(
+        query.root, query.root_fd, use_rg=False, obey_ignores=query.obey_ignores, skip=query.skip
+    )
+    deadline = time.monotonic() + JUDGE_AFTER_STOP_S
+    refused = await anyio.to_thread.run_sync(_refused_within, listed, shown, deadline)
+    if refused is None:  # said whatever the refused files hold: only the tree's size decides it
+        raise ToolExecutionError(
+            f"The search stopped (too many lines or files), and the files below {query.root} could "
+            f"not all be judged against the session's deny rules within {JUDGE_AFTER_STOP_S:g} s; "
+            "narrow the path, glob or pattern."
+        )
+    if not refused:
+        raise stopped
+    return await python_search_process(dataclasses.replace(query, skip=(*query.skip, *refused)))
+
+
+#: Seconds `_walker_search` may judge the walked files after a stop (~150 µs a file: ~130,000).
+JUDGE_AFTER_STOP_S = 20.0
+
+
+def _refused_within(listed: list[str], shown: Shown, deadline: float) -> list[str] | None:
+    """The ``listed`` files ``shown`` refuses; None past ``deadline`` (a thread cannot be stopped)."""
+    refused: list[str] = []
+    for i, path in enumerate(listed):
+        if i % 256 == 0 and time.monotonic() > deadline:
+            return None
+        if not shown(path):
+            refused.append(path)
+    return refused
 
 
 async def python_search_process(query: GrepQuery, deadline_s: float | None = None) -> dict[str, FileHits]:
@@ -574,9 +677,9 @@ async def _walker_process(
         await _reap(process)
     why = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
     if process.returncode == TOO_MANY_HITS_EXIT:
-        raise ToolExecutionError(too_many_hits())
+        raise _SearchStoppedError(too_many_hits())
     if process.returncode == TOO_MANY_FILES_EXIT:
-        raise ToolExecutionError(too_many_files(root))
+        raise _SearchStoppedError(too_many_files(root))
     if process.returncode == TOO_MANY_RULES_EXIT:
         raise ToolExecutionError(f"Cannot search: {why[0]}.")
     if process.returncode != 0:

@@ -10,14 +10,26 @@ and the walker is told which masked places below its root it must not enter (`ma
 
 from __future__ import annotations
 
+import errno
 import os
+from collections.abc import Callable
 
 from sandbox import confine
 from sandbox.confine import View
 from shellrt.protocol import ToolContext
-from shellrt.tools._paths import rule_denied
+from shellrt.tools._gitignore import Fence
+from shellrt.tools._paths import has_deny_rules, rule_denied
 
-__all__ = ["denied", "masked_below", "masked_inodes", "visible_paths"]
+__all__ = [
+    "Judged",
+    "denied",
+    "masked_below",
+    "masked_inodes",
+    "missing_known",
+    "missing_refusal",
+    "outside",
+    "visible_paths",
+]
 
 
 def denied(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> bool:
@@ -27,6 +39,41 @@ def denied(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> bo
     if any(view.masked_by(p) is not None for p in paths):
         return True
     return bool(rule_denied([view.to_logical(p) for p in paths], ctx, tool_name))
+
+
+def missing_known(view: View, path: str, missing: int) -> bool:
+    """Whether the sandbox's user could find out itself that ``path`` does not exist: it can search
+    the deepest directory that does (``path`` without its last ``missing`` components). A root
+    caller's walk is not its commands' (`View.reader`): a "does not exist" said before the
+    permission decision told which names another owner's 0700 directory holds (round 42)."""
+    if view.reader is None:
+        return True
+    existing = path
+    for _ in range(missing):
+        existing = os.path.dirname(existing)
+    return confine.reader_may(view, existing, 0o1)
+
+
+def missing_refusal(view: View, where: str) -> PermissionError | None:
+    """For the sandbox path ``where``, which does not exist: the denial an unreadable existing
+    one gets (`confine`'s words, for its canonical path) when the sandbox's user could not find out
+    that it is missing (`missing_known`), else None. Read said "File does not exist" for a missing
+    name in another owner's 0700 directory and "Permission denied" for an existing one (round 42)."""
+    if view.reader is None:
+        return None
+    try:
+        with view.resolve(where) as r:
+            if missing_known(view, r.path, len(r.missing)):
+                return None
+            canonical = r.path
+    except OSError:
+        canonical = where  # cannot tell again: refused, as an unreadable one is
+    return PermissionError(
+        errno.EACCES,
+        f"Permission denied: the sandbox's user (uid {view.reader[0]}) cannot read {canonical}, so "
+        "neither can the file tools",
+        canonical,
+    )
 
 
 def visible_paths(paths: list[str], ctx: ToolContext, view: View, tool_name: str) -> set[str]:
@@ -44,6 +91,37 @@ def visible_paths(paths: list[str], ctx: ToolContext, view: View, tool_name: str
     return {p for p in found if p not in hidden}
 
 
+class Judged:
+    """`visible_paths` for one search, each path judged once: ripgrep's stream asks per file as it
+    comes (`_search.Shown`, relative to ``root``), and the hits are judged again before they are
+    shown (`visible`); the session's rules cost ~100 µs a path, so the verdicts are kept."""
+
+    def __init__(self, ctx: ToolContext, view: View, root: str, tool_name: str) -> None:
+        self._ctx, self._view, self._root, self._tool = ctx, view, root, tool_name
+        self._verdicts: dict[str, bool] = {}
+
+    def shown(self, rel: str) -> bool:
+        """Whether the file ``rel`` below the root may be searched and counted."""
+        path = os.path.join(self._root, rel)
+        verdict = self._verdicts.get(path)
+        if verdict is None:
+            verdict = self._verdicts[path] = path in visible_paths([path], self._ctx, self._view, self._tool)
+        return verdict
+
+    def visible(self, paths: list[str]) -> set[str]:
+        """`visible_paths` of the sandbox ``paths``, reusing the verdicts already made."""
+        fresh = visible_paths(
+            [p for p in paths if p not in self._verdicts], self._ctx, self._view, self._tool
+        )
+        return {p for p in paths if self._verdicts.get(p, p in fresh)}
+
+    def needed(self) -> Callable[[str], bool] | None:
+        """`shown`, when something besides masks could refuse a file: a deny rule, or the sandbox
+        user's rights (a root caller); None otherwise (the walker skips masks, ripgrep never sees
+        them). Round 42: a rule-denied file's lines counted toward the line stop."""
+        return self.shown if self._view.reader is not None or has_deny_rules(self._ctx) else None
+
+
 def masked_below(view: View, root: str) -> tuple[str, ...]:
     """The masked places strictly below the sandbox directory ``root``, relative to it (sorted):
     the walker skips them (`GrepQuery.skip`). ripgrep needs none: it runs only where nothing is
@@ -59,6 +137,16 @@ def masked_below(view: View, root: str) -> tuple[str, ...]:
             }
         )
     )
+
+
+def outside(names: list[str] | None, places: tuple[str, ...]) -> list[str] | None:
+    """``names`` (relative paths: the files git tracks below a search's root) not in or below one
+    of the masked ``places`` (`masked_below`): the walker does not list those places now, so a
+    tracked name there must not pass for one the ignore files hid and be looked up (round 42)."""
+    if not names or not places:
+        return names
+    fence = Fence(places)
+    return [n for n in names if not fence.covers(n)]
 
 
 def masked_inodes(view: View) -> tuple[tuple[int, int], ...] | None:

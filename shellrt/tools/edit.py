@@ -54,6 +54,7 @@ from shellrt.tools._paths import (
 from shellrt.tools._people import for_people
 from shellrt.tools._render import for_prompt, numbered_snippet, unified_diff
 from shellrt.tools._sendable import SendableText
+from shellrt.tools._unseen import missing_refusal
 
 __all__ = ["EditInput", "EditOutput", "EditTool"]
 
@@ -129,6 +130,8 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
                 existing = read_existing(view, where, label=canonical)
             except OSError:
                 return  # unreachable: the permission check says why
+            if existing is None and missing_refusal(view, where) is not None:
+                return  # nor can the sandbox's user tell it is missing: as unreachable (round 42)
             _plan(view, existing, canonical, tool_input, ctx)
 
         try:
@@ -266,6 +269,9 @@ def _apply(
         )
     except OSError as exc:
         raise refusal("edit", tool_input.file_path, exc) from None
+    unseen = missing_refusal(view, where) if existing is None else None
+    if unseen is not None:  # answered as an unreadable existing file is (round 42)
+        raise refusal("edit", tool_input.file_path, unseen)
     path = existing.path if existing is not None else where
     plan = _plan(view, existing, path, tool_input, ctx)
     try:

@@ -36,6 +36,7 @@ from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
     file_permission,
+    in_sandbox_words,
     mtime_order,
     refusal,
     remember,
@@ -50,6 +51,7 @@ from shellrt.tools._render import marked_listing, people_listing, shown_file
 from shellrt.tools._search import list_files
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
+from shellrt.tools._unseen import masked_below, missing_known, outside
 
 __all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
 
@@ -193,8 +195,12 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
                 raise ToolExecutionError(f"{exc}. Fix the pattern (a class range goes low to high: [a-z]).") from None
             host = Path(view.to_host(root) or root)
             use_rg, runner = ripgrep_options(ctx, view, root, fd)
-            listed = await list_files(host, fd, use_rg=use_rg, runner=runner)
-            tracked = await off_loop(tracked_in_view, view, root, what=f"Listing {root}")
+            masked = masked_below(view, root)  # never entered: a name is information (round 42)
+            try:
+                listed = await list_files(host, fd, use_rg=use_rg, runner=runner, skip=masked)
+            except ToolExecutionError as exc:
+                raise in_sandbox_words(exc, host, root) from None
+            tracked = outside(await off_loop(tracked_in_view, view, root, what=f"Listing {root}"), masked)
             hidden = (
                 await off_loop(hidden_tracked, fd, tracked, listed, what=f"Listing {root}") if tracked else []
             )
@@ -233,6 +239,8 @@ def _check_directory(view: View, where: str, shown: str) -> ValidationResult:
     try:
         fd, _ = confine.open_directory(view, where)
     except FileNotFoundError:
+        if not _missing_known(view, where):
+            return ValidationResult.success()  # the sandbox's user could not tell: the permission check says
         return ValidationResult.failure(
             f"Directory does not exist: {shown}. Pass an existing directory as `path`."
         )
@@ -242,6 +250,15 @@ def _check_directory(view: View, where: str, shown: str) -> ValidationResult:
         return ValidationResult.success()  # unreachable or denied: the permission check says why
     os.close(fd)
     return ValidationResult.success()
+
+
+def _missing_known(view: View, where: str) -> bool:
+    """`missing_known` of the sandbox path ``where`` (resolved again: the open said only "missing")."""
+    try:
+        with view.resolve(where) as r:
+            return missing_known(view, r.path, len(r.missing))
+    except OSError:
+        return False
 
 
 def _count_unignored(root: str, files: list[str], hidden: list[str]) -> int:

@@ -40,6 +40,7 @@ from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
     file_permission,
+    in_sandbox_words,
     mtime_order,
     refusal,
     remember,
@@ -62,7 +63,15 @@ from shellrt.tools._search import RgRunner, list_files, search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._tracked import UNIGNORED_NOTE, hidden_tracked, tracked_in_view
-from shellrt.tools._unseen import denied, masked_below, masked_inodes, visible_paths
+from shellrt.tools._unseen import (
+    Judged,
+    denied,
+    masked_below,
+    masked_inodes,
+    missing_known,
+    outside,
+    visible_paths,
+)
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
 
@@ -187,7 +196,11 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 where = sandbox_path(tool_input.path or ".", ctx)
                 with view.resolve(where) as r:
                     # A denied path is refused alike whether it exists (round 41): no "does not exist".
-                    gone = bool(r.missing) and not denied([where, r.path], ctx, view, self.name)
+                    gone = (
+                        bool(r.missing)
+                        and not denied([where, r.path], ctx, view, self.name)
+                        and missing_known(view, r.path, len(r.missing))
+                    )
                     return root, gone
             except OSError:
                 return root, False  # unreachable: the permission check says why
@@ -264,18 +277,24 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 skip_inodes=() if single or use_rg else await off_loop(masked_inodes, view, what=what),
             )
             unignored = unsearched = partial = 0
-            if single:
-                hits = await search(query, use_rg=use_rg, runner=None)
-                size = os.fstat(fd).st_size
-                partial = size if size > MAX_SEARCH_BYTES else 0
-            else:
-                hits, unignored, unsearched = await _search_with_tracked(
-                    query, view, ctx, target, fd, use_rg, runner, what
-                )
+            judged = Judged(ctx, view, target, GrepTool.name)
+            try:
+                if single:
+                    hits = await search(query, use_rg=use_rg, runner=None)
+                    size = os.fstat(fd).st_size
+                    partial = size if size > MAX_SEARCH_BYTES else 0
+                else:
+                    hits, unignored, unsearched = await _search_with_tracked(
+                        query, view, ctx, target, fd, use_rg, runner, what, judged
+                    )
+            except ToolExecutionError as exc:
+                raise in_sandbox_words(
+                    exc, query.root, os.path.dirname(target) if single else target
+                ) from None
         finally:
             os.close(fd)
         # In a worker thread: up to a million hits (names a command made), each judged in Python.
-        found = await off_loop(_visible, target if single else None, target, hits, ctx, view, what=what)
+        found = await off_loop(_visible, target if single else None, target, hits, judged, what=what)
         cwd = ctx.cwd or target
 
         def absolute(path: str) -> str:
@@ -375,6 +394,7 @@ async def _search_with_tracked(
     use_rg: bool,
     runner: tuple[RgRunner, str] | None,
     what: str,
+    judged: Judged,
 ) -> tuple[dict[str, FileHits], int, int]:
     """The hits of ``query``, plus those of the files git tracks that the tree's ignore files hid
     (`shellrt.tools._tracked`), each searched by its own path (`shellrt.tools._hidden_search`);
@@ -385,15 +405,15 @@ async def _search_with_tracked(
     hidden: list[str] = []
 
     async def main() -> None:
-        hits.update(await search(query, use_rg=use_rg, runner=runner))
+        hits.update(await search(query, use_rg=use_rg, runner=runner, shown=judged.needed()))
 
     async def find_hidden() -> None:
-        tracked = await off_loop(tracked_in_view, view, target, what=what)
+        tracked = outside(await off_loop(tracked_in_view, view, target, what=what), query.skip)
         if not tracked:
             return
         if not await off_loop(rules_along, query.root, fd, tracked, what=what):
             return  # no ignore rule on the way to any tracked file: none is hidden, no listing
-        listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner)
+        listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner, skip=query.skip)
         found = await off_loop(hidden_tracked, fd, tracked, listed, what=what)
         # Only those the session may read are searched: what is searched is counted (round 41).
         seen = await off_loop(
@@ -415,7 +435,7 @@ async def _search_with_tracked(
     paths = await off_loop(chosen, query, hidden, what=what)
     searched = paths[:MAX_HIDDEN_SEARCHED]
     try:
-        extra = await search_hidden(query, searched, use_rg, runner)
+        extra = await search_hidden(query, searched)
     except ToolExecutionError:
         return hits, 0, len(paths)
     return {**hits, **extra}, len(extra), len(paths) - len(searched)
@@ -427,11 +447,11 @@ def _first(group: BaseExceptionGroup[ToolExecutionError]) -> ToolExecutionError:
 
 
 def _visible(
-    single: str | None, target: str, hits: dict[str, FileHits], ctx: ToolContext, view: View
+    single: str | None, target: str, hits: dict[str, FileHits], judged: Judged
 ) -> dict[str, FileHits]:
     """The hits by sandbox path, without masked, unreadable (root caller) or rule-denied ones."""
     found = {single if single is not None else os.path.join(target, rel): h for rel, h in hits.items()}
-    seen = visible_paths(list(found), ctx, view, GrepTool.name)
+    seen = judged.visible(list(found))
     return {p: h for p, h in found.items() if p in seen}
 
 

@@ -72,7 +72,7 @@ from shellrt.tools._paths import (
 from shellrt.tools._people import for_people
 from shellrt.tools._render import BREAKS_NOTE, one_line
 from shellrt.tools._sendable import SendableText
-from shellrt.tools._unseen import visible_paths
+from shellrt.tools._unseen import missing_refusal, visible_paths
 
 __all__ = ["ReadInput", "ReadOutput", "ReadTool"]
 
@@ -305,6 +305,11 @@ def _read(
             view, where, expect=tool_input.canonical, expect_id=tool_input.identity
         )
     except FileNotFoundError:
+        unseen = missing_refusal(view, where)  # where the sandbox's user cannot look: as unreadable
+        if unseen is not None:
+            raise ToolExecutionError(
+                f"Permission denied reading {shown_path(where)} ({unseen.strerror})."
+            ) from None
         raise ToolExecutionError(_missing_message(view, where, tool_input.file_path, ctx)) from None
     except IsADirectoryError:
         raise ToolExecutionError(_directory_message(shown_path(where))) from None
