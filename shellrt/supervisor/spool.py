@@ -21,6 +21,7 @@ import errno
 import os
 import re
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -266,6 +267,8 @@ class SpoolFiles:
         self._empty = directory / f".{stem}-empty"
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
+        # A session dropped without `close` left its spares and shared name behind (round 42).
+        self._sweeper = weakref.finalize(self, _unlink_all, self._spares, self._empty)
 
     def take(self) -> str:
         """The next command's name (``<stem>-NNNN``); no file is made for it yet."""
@@ -332,10 +335,15 @@ class SpoolFiles:
         if executor is not None:
             executor.shutdown(wait=True)
         with self._lock:
-            leftovers, self._spares = self._spares, []
-        for path in (*leftovers, self._empty):
-            with contextlib.suppress(OSError):
-                path.unlink()
+            self._sweeper()  # the spares made so far and the shared name (once)
+
+
+def _unlink_all(spares: list[Path], empty: Path) -> None:
+    """Remove the unused spares and the shared empty name (at close, or when collected unclosed)."""
+    for path in (*spares, empty):
+        with contextlib.suppress(OSError):
+            path.unlink()
+    spares.clear()
 
 
 class OutputSpool:

@@ -316,6 +316,7 @@ class Supervisor:
         except BaseException:
             await execution.kill()
             self._live.discard(execution)
+            self._settle_peer()  # nothing of it runs: other processes' hooks need not wait (round 42)
             raise
         cap_note = None
         if timed_out and background_on_timeout and background_cap is not None:
@@ -420,8 +421,6 @@ class Supervisor:
         )
         self._live.discard(execution)
         self.tasks.add(_label(command), description, execution, task_id=task_id)
-        if self._presence is not None and self._presence.held:  # other processes' hooks wait for its end
-            execution.when_finished(self._settle_peer)
         return self.tasks.get(task_id)
 
     async def sweep_protected(self) -> None:
@@ -712,6 +711,9 @@ class Supervisor:
             await process.kill()
             raise
         execution = Execution(process, out, err, stdin_data=stdin)
+        # Every execution, not only a background task's: a foreground command moved to the
+        # background on its timeout kept the entry locked after its end (red team round 42).
+        execution.when_finished(self._settle_peer)
         self._live.add(execution)
         if detach:
             self._spawner.spawn(execution.pump)
