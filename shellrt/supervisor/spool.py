@@ -235,7 +235,9 @@ def room_above_reserve(fd: int, environ: dict[str, str] | None = None) -> int:
 
 
 #: Never through a symlink: a session directory a command could reach must not make the host write elsewhere.
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
+#: Never over a name that exists: a session directory outlives its Supervisor, and an earlier
+#: command's spool of the same name was truncated (its result then showed another's output: round 42).
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
 class SpoolFiles:
@@ -283,17 +285,24 @@ class SpoolFiles:
         if spare is not None:
             self._top_up()
             try:
-                os.rename(spare, path)
-                return os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW)
+                os.link(spare, path)  # a rename replaced an earlier file of that name (round 42)
+            except FileExistsError:
+                raise
             except OSError:
                 pass
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(spare)
+                return os.open(path, os.O_WRONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         return os.open(path, _NEW_FILE, 0o600)
 
     def place_empty(self, path: Path) -> None:
         """An empty file at ``path``: a link to the shared empty file (a real one if that fails)."""
         try:
             os.link(self._empty, path)
-        except OSError:  # no shared file yet, a stale file there, too many links, another fs
+        except FileExistsError:
+            raise  # an earlier command's spool of that name: kept (round 42)
+        except OSError:  # no shared file yet, too many links, another fs
             os.close(os.open(path, _NEW_FILE, 0o600))
 
     def _top_up(self) -> None:
@@ -478,8 +487,12 @@ class OutputSpool:
         if fd is not None:
             os.close(fd)
         elif not self._closed and self._files is not None:
-            with contextlib.suppress(OSError):
+            try:
                 self._files.place_empty(self.path)
+            except FileExistsError as exc:  # the name holds another command's output, not this one's
+                self.lost = self.lost or _write_failure(exc, self.path)
+            except OSError:
+                pass
         self._closed = True
 
     def loss_report(self, label: str) -> str | None:
@@ -568,6 +581,11 @@ def _write_failure(exc: OSError, path: Path) -> str:
     """Why writing the spool failed, in words that say what to do."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return f"the disk holding {path.parent} is full ({os.strerror(exc.errno)}); free space or set TMPDIR elsewhere"
+    if exc.errno == errno.EEXIST:
+        return (
+            f"{path} already holds another command's output (an earlier session in this directory), "
+            "which shellrt does not overwrite; use a fresh session directory"
+        )
     if exc.errno == errno.EFBIG:
         return f"the spool file {path} reached the largest size this file system allows"
     return f"writing {path} failed ({exc.strerror or exc})"

@@ -139,7 +139,8 @@ class Supervisor:
         self._entering = 0
         #: Its entry among other shellrt processes' (`_host_pause_peers`) while it runs anything.
         self._presence: Presence | None = None
-        self._session_tag = secrets.token_hex(3)
+        # 48 bits: session directories outlive Supervisors, and 24 met within a few thousand (round 42).
+        self._session_tag = secrets.token_hex(6)
         self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
         self.tasks = TaskManager()
         self._closed = False
@@ -405,7 +406,7 @@ class Supervisor:
         start_cwd, _ = await self._start_dir(cwd, session_cwd, env, user)
         if self._guard is not None:
             await self._guard.before(self._busy(), background=True)
-        task_id = self.tasks.new_id()
+        task_id = self._fresh_task_id()
         execution = await self._start(
             command,
             env=env,
@@ -535,6 +536,15 @@ class Supervisor:
         if ask_sandbox:
             await probe_cwd(self.backend, path, env=command_env(self._base_env, env), user=user)
         return path, None
+
+    def _fresh_task_id(self) -> str:
+        """A task id whose spool names are free: an earlier task of the session directory (a
+        reopened session, another process on it) keeps its output (round 42)."""
+        for _ in range(64):
+            task_id = self.tasks.new_id()
+            if not any(os.path.lexists(self._task_dir / f"{task_id}.{end}") for end in ("out", "err")):
+                return task_id
+        raise SupervisorError(f"no free task id in {self._task_dir}; remove old task outputs there")
 
     def _busy(self) -> bool:
         return bool(self._live) or self.tasks.any_running()
