@@ -8,6 +8,7 @@ starts and kills processes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import os
@@ -68,6 +69,9 @@ _HOOK_POLL_S = 0.01
 ProgressCallback = Callable[[ProgressEvent], None]
 #: Receives ``("stdout" | "stderr", chunk)`` as output arrives (e.g. to echo it live).
 OutputCallback = Callable[[str, bytes], None]
+
+#: How often a session that runs anything checks that its peers' entry is still listed.
+_RELIST_S = 1.0
 
 #: How often a waiting foreground command checks its abort event.
 _ABORT_POLL_S = 0.05
@@ -139,6 +143,8 @@ class Supervisor:
         self._entering = 0
         #: Its entry among other shellrt processes' (`_host_pause_peers`) while it runs anything.
         self._presence: Presence | None = None
+        #: The timer of `_watch_listing` (None: not watching).
+        self._relist: asyncio.TimerHandle | None = None
         # 48 bits: session directories outlive Supervisors, and 24 met within a few thousand (round 42).
         self._session_tag = secrets.token_hex(6)
         self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
@@ -206,6 +212,9 @@ class Supervisor:
                 # Only now out of the hooks' reach: its tasks ran under another session's hook while
                 # they were being killed (round 38 review3).
                 self._leave_neighbours()
+                if self._relist is not None:
+                    self._relist.cancel()
+                    self._relist = None
                 if self._presence is not None:
                     self._presence.close()
             await anyio.to_thread.run_sync(self._spool_files.close)
@@ -639,10 +648,19 @@ class Supervisor:
                 from shellrt.supervisor._host_pause_peers import Presence
 
                 self._presence = Presence()
-            if not self._presence.held and not self._entered_among_peers(self._presence):
-                return False
+            if not self._presence.held:
+                if not self._entered_among_peers(self._presence):
+                    return False
+                self._watch_listing()
             self._entering += 1
             return True
+
+    def _watch_listing(self) -> None:
+        """While its entry is held, look each `_RELIST_S` that it is still listed (`Presence.relist`):
+        removed under a long command, no hook of another process saw the session (round 42)."""
+        loop = asyncio_loop()
+        if loop is not None and self._relist is None:
+            self._relist = loop.call_later(_RELIST_S, _relist_tick, weakref.ref(self))
 
     def _entered_among_peers(self, presence: Presence) -> bool:
         """`Presence.enter`, refused with a `SupervisorError` when this process cannot announce the
@@ -852,6 +870,18 @@ class Supervisor:
                 "sandbox_failure": None if status is None else status.sandbox_failure,
             },
         )
+
+
+def _relist_tick(ref: weakref.ref[Supervisor]) -> None:
+    """`Supervisor._watch_listing`'s timer: relist while held, else stop (a dropped session stops)."""
+    sup = ref()
+    if sup is None:
+        return
+    sup._relist = None
+    presence = sup._presence
+    if presence is not None and presence.held and not sup._closed:
+        presence.relist()
+        sup._watch_listing()
 
 
 def _exit_code(status: ExitStatus | None, *, timed_out: bool, backgrounded: bool) -> int | None:
