@@ -364,7 +364,10 @@ class ProcessTree:
         """
         with self._lock:
             if self._group_emptied:
-                pass  # killed when the root had exited, unreaped: nothing can have joined since
+                # Killed when the root had exited, unreaped: nothing can have joined since. Its pin
+                # goes once it is reaped: an ended background task kept it for the session's life
+                # (a descriptor per task ever run: red team round 42, supervisor2).
+                self._root_pinned()
             elif self._root_pinned() or self._group_id_unclaimed():
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.root_pid, signal.SIGKILL)
