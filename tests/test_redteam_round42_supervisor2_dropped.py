@@ -17,6 +17,7 @@ import pytest
 from sandbox import SandboxPolicy
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
+from tests import _nonroot
 
 pytestmark = pytest.mark.anyio
 
@@ -48,3 +49,12 @@ async def test_dropped_sessions_leave_no_descriptor_and_no_spare(tmp_path: Path)
         await backend.close()
     assert grown < 10, f"{_SESSIONS} dropped sessions left {grown} descriptors open"
     assert not spares, f"{_SESSIONS} dropped sessions left {len(spares)} spare files, e.g. {spares[:3]}"
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The same as uid 65534 (the local backend's subreaper in place of the session cgroup, the
+    registry in that uid's place)."""
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_dropped_sessions_leave_no_descriptor_and_no_spare",
+    )

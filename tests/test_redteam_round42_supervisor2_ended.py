@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import _nonroot
 from tests._local_session import local_supervisor
 
 pytestmark = pytest.mark.anyio
@@ -25,6 +26,18 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def _kinds() -> dict[str, int]:
+    """What this process's descriptors are (for the failure message)."""
+    kinds: dict[str, int] = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            kind = os.readlink(f"/proc/self/fd/{fd}").split("[")[0][:30]
+        except OSError:
+            continue
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
 async def test_ended_tasks_hold_no_descriptor(tmp_path: Path) -> None:
     """Failed before: 200 ended tasks held 200 pidfds."""
     ws = tmp_path / "ws"
@@ -34,6 +47,15 @@ async def test_ended_tasks_hold_no_descriptor(tmp_path: Path) -> None:
         before = _fds()
         for _ in range(_TASKS):
             await sup.tasks.wait((await sup.start_background("echo x")).id)
-        grown = _fds() - before
+        grown, kinds = _fds() - before, _kinds()
         assert len(sup.tasks.list()) == _TASKS + 1
-    assert grown < 10, f"{_TASKS} ended background tasks held {grown} descriptors"
+    assert grown < 10, f"{_TASKS} ended background tasks held {grown} descriptors: {kinds}"
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The same as uid 65534 (the local backend's subreaper in place of the session cgroup, the
+    registry in that uid's place)."""
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_ended_tasks_hold_no_descriptor",
+    )

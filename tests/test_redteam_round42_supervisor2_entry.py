@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests import _nonroot
 from tests._local_session import local_supervisor
 
 pytestmark = pytest.mark.anyio
@@ -69,3 +70,13 @@ async def test_a_command_backgrounded_on_timeout_lets_it_go_at_its_end(tmp_path:
                 await go.write("x\n")
             await sup.tasks.wait(task_id)
         assert not _held_entries(), "a backgrounded command that ended left the entry locked"
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The same as uid 65534 (the local backend's subreaper in place of the session cgroup, the
+    registry in that uid's place)."""
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_a_cancelled_run_lets_its_entry_go",
+        "test_a_command_backgrounded_on_timeout_lets_it_go_at_its_end",
+    )

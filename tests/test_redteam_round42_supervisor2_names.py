@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from shellrt.supervisor import tasks as tasks_module
+from tests import _nonroot
 from tests._local_session import local_supervisor
 
 pytestmark = pytest.mark.anyio
@@ -61,3 +62,13 @@ async def test_a_task_never_replaces_an_earlier_tasks_output(
         await sup.tasks.wait(task.id)
         assert "mine" in (await sup.tasks.read_new(task.id)).text
     assert (tasks_dir / "bzzzzz.out").read_bytes() == _EARLIER, "an earlier task's output was overwritten"
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The same as uid 65534 (the local backend's subreaper in place of the session cgroup, the
+    registry in that uid's place)."""
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_a_command_never_replaces_an_earlier_spool",
+        "test_a_task_never_replaces_an_earlier_tasks_output",
+    )

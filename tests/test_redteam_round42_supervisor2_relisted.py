@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests import _nonroot
 from tests._local_session import local_supervisor
 
 pytestmark = pytest.mark.anyio
@@ -56,3 +57,12 @@ async def test_a_running_session_lists_itself_again(tmp_path: Path) -> None:
         assert _held_entries(), "a session running a task stayed out of the registry"
         await sup.tasks.stop(task.id)
         assert not _held_entries()
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The same as uid 65534 (the local backend's subreaper in place of the session cgroup, the
+    registry in that uid's place)."""
+    _nonroot.held_as_nobody(
+        __file__,
+        "test_a_running_session_lists_itself_again",
+    )
