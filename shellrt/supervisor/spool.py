@@ -383,6 +383,8 @@ class OutputSpool:
         #: With ``files``, the file is made at the first byte (or linked empty at close).
         self._files = files
         self._closed = False
+        #: Head and tail let go (`release_memory`): read back from the file when asked.
+        self._released = False
         self._fd: int | None = None
         if files is None:
             try:
@@ -504,10 +506,37 @@ class OutputSpool:
             f"{self.path}; the rest was not saved because {self.lost}."
         )
 
+    def release_memory(self) -> None:
+        """Let the head and tail go once the file holds every byte (closed, nothing lost): an ended
+        background task kept up to 32 KiB for the session's life, 40 MB over 1,000 tasks (red team
+        round 42). Whoever asks for them later gets them read back from the file."""
+        if self._closed and self.lost is None and self.saved_bytes == self.total_bytes and self._head:
+            self._head, self._tail, self._released = bytearray(), bytearray(), True
+
+    def _restore(self) -> None:
+        """The head and tail again, from the file (`release_memory`); what cannot be read stays empty."""
+        if not self._released:
+            return
+        self._released = False
+        head_size = min(self.head_bytes, self.total_bytes)
+        tail_size = min(self.tail_bytes, self.total_bytes)
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return
+        try:
+            self._head = bytearray(os.pread(fd, head_size, 0))
+            self._tail = bytearray(os.pread(fd, tail_size, self.total_bytes - tail_size))
+        except OSError:
+            self._head, self._tail = bytearray(), bytearray()
+        finally:
+            os.close(fd)
+
     def held_from(self, start: int, size: int) -> tuple[int, bytes]:
         """Up to ``size`` bytes of the stream at ``start`` or later that memory still holds, and the
         position they begin at (past ``start`` when the bytes there were in neither the head nor the
         tail): what a reader gets of output the file misses (`lost`; red team round 28)."""
+        self._restore()
         head_end = len(self._head)
         tail_start = self.total_bytes - len(self._tail)
         if start < head_end:
@@ -520,15 +549,18 @@ class OutputSpool:
 
     def head(self, size: int) -> bytes:
         """The first ``size`` bytes written (at most what the head keeps)."""
+        self._restore()
         return bytes(self._head[:size])
 
     @property
     def complete_in_memory(self) -> bool:
         """True when head and tail together hold every byte written."""
+        self._restore()
         return self.total_bytes <= len(self._head) + len(self._tail)
 
     def full_bytes(self) -> bytes | None:
         """Every byte written, when it is all in memory (else None)."""
+        self._restore()
         if self.total_bytes <= len(self._head):
             return bytes(self._head)
         if self.complete_in_memory:
@@ -572,6 +604,7 @@ class OutputSpool:
 
     def last_lines(self, n: int = 5) -> tuple[str, ...]:
         """The last ``n`` lines seen (decoded safely), for progress events."""
+        self._restore()
         tail = bytes(self._tail if self.total_bytes > len(self._head) else self._head)
         lines = tail.rstrip(b"\n").split(b"\n")[-n:]
         return tuple(safe_decode(trim_partial_utf8(line, at_start=True)) for line in lines if line)

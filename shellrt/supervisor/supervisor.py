@@ -349,6 +349,7 @@ class Supervisor:
                 execution,
                 read_offset=execution.out.saved_bytes,
             )
+            execution.when_finished(self._task_ended(execution))
             self._live.discard(execution)
             return await self._guarded(
                 self._result(
@@ -431,6 +432,7 @@ class Supervisor:
         )
         self._live.discard(execution)
         self.tasks.add(_label(command), description, execution, task_id=task_id)
+        execution.when_finished(self._task_ended(execution))
         return self.tasks.get(task_id)
 
     async def sweep_protected(self) -> None:
@@ -545,6 +547,18 @@ class Supervisor:
         if ask_sandbox:
             await probe_cwd(self.backend, path, env=command_env(self._base_env, env), user=user)
         return path, None
+
+    def _task_ended(self, execution: Execution) -> Callable[[], None]:
+        """A background task's end: its entry among peers' settles, and its spools let go of what
+        the files hold (a session keeps every task it ran: round 42)."""
+
+        def ended() -> None:
+            self._settle_peer()
+            execution.out.release_memory()
+            if execution.err is not None:
+                execution.err.release_memory()
+
+        return ended
 
     def _fresh_task_id(self) -> str:
         """A task id whose spool names are free: an earlier task of the session directory (a
