@@ -713,6 +713,7 @@ class HostProcess(SandboxProcess):
             self.warm_request = None
             warm.refill(request)
         self._status = self._make_status(returncode)
+        self.tree.unpin_root()  # its end is known: no descriptor kept per ended task (round 42)
         return self._status
 
     def _output_ended(self) -> bool:

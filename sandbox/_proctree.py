@@ -309,6 +309,17 @@ class ProcessTree:
             return False
         return True
 
+    def unpin_root(self) -> None:
+        """The root's end is known (its status taken): let its pidfd go. A later kill of the group
+        asks `_group_id_unclaimed` instead, as after any reap. Kept, it held a descriptor for as
+        long as the run's handle lived: an ended background task's, for the session's life (red
+        team round 42, supervisor2)."""
+        with self._lock:
+            fd, self._root_fd = self._root_fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
     def _group_id_unclaimed(self) -> bool:
         """The root is reaped: its group id still names its group (members left, which keep the
         number from reuse) only while no process has that pid. A process that has it got the

@@ -95,7 +95,7 @@ def _comparable(text: str) -> str:
     """``text`` with the per-run names (each path's dirs, the session and spool names) made alike."""
     text = re.sub(r"/(lean|full)/", "/P/", text)
     text = re.sub(r"shellrt-run-\w+", "shellrt-run-X", text)
-    return re.sub(r"cmd-[0-9a-f]{6}-", "cmd-X-", text)
+    return re.sub(r"cmd-[0-9a-f]{6,12}-", "cmd-X-", text)
 
 
 def _assert_alike(done: dict[str, subprocess.CompletedProcess[str]]) -> None:

@@ -31,6 +31,7 @@ import math
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +45,7 @@ from shellrt.cli._local_pump import LocalPump, StartError
 from shellrt.cli._run_write_deny import write_deny_for_run
 from shellrt.cli._sandbox_options import workspace_from_args
 from shellrt.cli._status_line import StatusLine
-from shellrt.cli._stdout import report_loss, silence_stdout, terminal_output
+from shellrt.cli._stdout import EchoStalled, echo_until, report_loss, silence_stdout, terminal_output
 from shellrt.supervisor.env import base_env, command_env
 from shellrt.supervisor.shells import shell_launch
 from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
@@ -99,6 +100,7 @@ def _run(
     owned = OwnedDir("shellrt-run-")
     session_dir = owned.path
     keep = False
+    stalled: list[str] = []  # streams whose reader took nothing by the timeout (`_echo`)
     try:
         # The settings' Edit/Write deny globs: only read when a settings file names one.
         deny = write_deny_for_run(workspace, keeps_content=True)
@@ -112,13 +114,13 @@ def _run(
         try:
             with own_subreaper():  # the command's orphans come to us, and die before we go on
                 code = _execute(
-                    args, command, workspace, session_dir, f"{marker_prefix}1", guard, wake_r, signalled
+                    args, command, workspace, session_dir, f"{marker_prefix}1", guard, wake_r, signalled, stalled
                 )
         finally:
             guard.final()
             note_roots(roots, mark, opening=False)
             _sweep_marker(marker_prefix)
-        keep = (session_dir / "quarantine").exists()
+        keep = (session_dir / "quarantine").exists() or bool(stalled)  # a stalled reader's rest is there
         return code
     finally:
         if keep:
@@ -136,15 +138,22 @@ def _sweep_marker(prefix: str) -> None:
         kill_marked(pids, lambda marker: marker.startswith(prefix))  # pidfds: never a reused pid
 
 
-def _echo(name: str, status: StatusLine, terminal: TerminalOutput | None) -> Callable[[bytes], None]:
+def _echo(
+    name: str, status: StatusLine, terminal: TerminalOutput | None, deadline: float, stalled: list[str]
+) -> Callable[[bytes], None]:
     """Writes a chunk through to our ``name`` stream (stdout/stderr) at once, the status line erased
-    first; on a terminal without the sequences that act on it (`TerminalOutput`, round 19)."""
+    first; on a terminal without the sequences that act on it (`TerminalOutput`, round 19). A reader
+    that takes nothing by ``deadline`` (the timeout) is given nothing more (`echo_until`, round 42)."""
 
     def write(chunk: bytes) -> None:
+        if name in stalled:
+            return
         status.clear()
         target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
-        target.write(chunk if terminal is None else terminal(target, chunk))
-        target.flush()
+        try:
+            echo_until(target, chunk if terminal is None else terminal(target, chunk), deadline)
+        except EchoStalled:
+            stalled.append(name)
 
     return write
 
@@ -158,6 +167,7 @@ def _execute(
     guard: LocalGuard,
     wake_r: int,
     signalled: Callable[[], int | None],
+    stalled: list[str],
 ) -> int:
     received = signalled()
     if received is not None:
@@ -177,7 +187,10 @@ def _execute(
     files = SpoolFiles(shell_dir, f"cmd-{os.urandom(3).hex()}", spares=0)
     name = files.take()
     terminal = terminal_output()
-    echo_out, echo_err = _echo("stdout", status, terminal), _echo("stderr", status, terminal)
+    timeout_s = args.timeout if args.timeout is not None else math.inf
+    deadline = time.monotonic() + timeout_s  # `stalled`: the streams whose reader it gave up on
+    echo_out = _echo("stdout", status, terminal, deadline, stalled)
+    echo_err = _echo("stderr", status, terminal, deadline, stalled)
     out = OutputSpool(shell_dir / f"{name}.out", on_chunk=echo_out, files=files, quota=quota)
     err = OutputSpool(shell_dir / f"{name}.err", on_chunk=echo_err, files=files, quota=quota)
     try:
@@ -193,7 +206,6 @@ def _execute(
     def progress(elapsed_s: float) -> None:
         status.update(elapsed_s, pump.total_bytes, out.last_lines())
 
-    timeout_s = args.timeout if args.timeout is not None else math.inf
     result = pump.run(
         timeout_s=timeout_s,
         wakeup_fd=wake_r,
@@ -203,6 +215,12 @@ def _execute(
     status.clear()
     if terminal is not None:
         terminal.report()
+    for stream in stalled:
+        print(
+            f"shellrt run: the reader of {stream} took nothing more by the timeout; the rest was not "
+            f"passed on (all of it is in {out.path if stream == 'stdout' else err.path})",
+            file=sys.stderr,
+        )
     if result.received_signal is not None:
         return 128 + result.received_signal
     notes = [*result.notes, *guard.after()]

@@ -26,6 +26,7 @@ import math
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,14 @@ from shellrt.cli._sandbox_options import (
     sandbox_from_args,
 )
 from shellrt.cli._status_line import StatusLine
-from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout, terminal_output
+from shellrt.cli._stdout import (
+    EXIT_OUTPUT_LOST,
+    EchoStalled,
+    echo_until,
+    report_loss,
+    silence_stdout,
+    terminal_output,
+)
 
 if TYPE_CHECKING:  # imported where used: ``--help`` needs no sandbox
     from collections.abc import Callable, Sequence
@@ -274,13 +282,19 @@ async def _execute(
     # A terminal gets no sequence that acts on it (round 19); pipes and files get every byte.
     terminal = terminal_output()
 
+    #: Streams whose reader took nothing by the timeout: not echoed any more (`echo_until`).
+    stalled: list[str] = []
+
     def echo(name: str, chunk: bytes) -> None:
         nonlocal stdout_closed
+        if name in stalled:
+            return
         status.clear()
         target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
         try:
-            target.write(chunk if terminal is None else terminal(target, chunk))
-            target.flush()
+            echo_until(target, chunk if terminal is None else terminal(target, chunk), deadline)
+        except EchoStalled:
+            stalled.append(name)
         except BrokenPipeError:
             # Our reader went away (``| head``): end like a pipeline does, without a traceback.
             stdout_closed = True
@@ -288,6 +302,8 @@ async def _execute(
             raise
 
     timeout_s = args.timeout if args.timeout is not None else math.inf
+    # An echo waits for a stalled reader until the timeout, not past it (asked to wait on: for ever).
+    deadline = math.inf if args.background_on_timeout else time.monotonic() + timeout_s
     # The settings' Edit/Write deny globs (round 16): a file a command makes that one names is reverted.
     write_deny = write_deny_for_backend(backend, workspace_from_args(args))
     from shellrt.permissions.trust_paths import later_session_files  # a later session obeys them (round 17)
@@ -317,6 +333,12 @@ async def _execute(
             print(f"shellrt run: {option}: {_shown(str(exc))}", file=sys.stderr)
             return EXIT_UNAVAILABLE, False
         status.clear()
+        for name in stalled:
+            print(
+                f"shellrt run: the reader of {name} took nothing more by the timeout; the rest was not "
+                f"passed on (all of it is in {result.output_path if name == 'stdout' else result.stderr_path})",
+                file=sys.stderr,
+            )
         final_code = result.exit_code
         if result.backgrounded_task_id:
             if stream:
@@ -355,7 +377,8 @@ async def _execute(
     if stream:
         for note in result.notes:  # e.g. a planted hook or rc file that was reverted (quarantine kept)
             print(f"shellrt run: {_shown(note)}", file=sys.stderr)  # they name the command's files (round 19)
-        return _report_loss_streaming(result, code), (session_dir / "quarantine").exists()
+        # A stalled reader's rest is only in the spools: they stay for the operator, as said above.
+        return _report_loss_streaming(result, code), (session_dir / "quarantine").exists() or bool(stalled)
     if result.output_lost:
         print(f"shellrt run: output lost: {result.output_lost}", file=sys.stderr)
         code = EXIT_OUTPUT_LOST

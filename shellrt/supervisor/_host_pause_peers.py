@@ -437,6 +437,21 @@ class Presence:
         entry.release()
         return False if hooked else None
 
+    def relist(self) -> bool:
+        """While it is held: an entry removed under it (its registry removed, a temp cleaner) is made
+        again, locked, so hooks of other processes see the session before its next start does
+        (round 41's Left; red team round 42). True when made again; a failure waits for the next try."""
+        entry = self._entry
+        if not self.held or entry is None or self._given is None or entry.linked():
+            return False
+        try:
+            fresh = announce("b", tuple(os.path.realpath(r) for r in self._given))  # made locked
+        except PeersError:
+            return False
+        entry.withdraw()
+        self._entry, self._registry = fresh, os.path.dirname(fresh.path)
+        return True
+
     def leave(self) -> None:
         """Nothing of the session runs any more: let its entry go (kept, unlocked)."""
         if self.held:

@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import os
 import stat
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,6 +54,9 @@ class OutputAccount:
                 0, f"{path} is not a regular file of this user; remove it or use another session directory"
             )
         self._fd = fd
+        # A session dropped without `close` (a caller's bug, an exception past it) held its account's
+        # descriptor for the process's life: 1,000 dropped sessions, 1,000 descriptors (round 42).
+        self._closer = weakref.finalize(self, os.close, fd)
         self._dir = session_dir
         # Its bytes go to the disk now, while there is room: made empty and first written at the
         # first output, a command that filled the disk before printing made that write fail, and
@@ -84,8 +88,8 @@ class OutputAccount:
 
     def close(self) -> None:
         if self._fd >= 0:
-            os.close(self._fd)
             self._fd = -1
+            self._closer()  # closes it once, collected or not
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

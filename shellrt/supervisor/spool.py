@@ -20,6 +20,7 @@ import errno
 import os
 import re
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -237,7 +238,9 @@ def room_above_reserve(fd: int, environ: dict[str, str] | None = None) -> int:
 
 
 #: Never through a symlink: a session directory a command could reach must not make the host write elsewhere.
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
+#: Never over a name that exists: a session directory outlives its Supervisor, and an earlier
+#: command's spool of the same name was truncated (its result then showed another's output: round 42).
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
 class SpoolFiles:
@@ -269,6 +272,8 @@ class SpoolFiles:
         self._empty = directory / f".{stem}-empty"
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
+        # A session dropped without `close` left its spares and shared name behind (round 42).
+        self._sweeper = weakref.finalize(self, _unlink_all, self._spares, self._empty)
 
     def take(self) -> str:
         """The next command's name (``<stem>-NNNN``); no file is made for it yet."""
@@ -283,17 +288,24 @@ class SpoolFiles:
         if spare is not None:
             self._top_up()
             try:
-                os.rename(spare, path)
-                return os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW)
+                os.link(spare, path)  # a rename replaced an earlier file of that name (round 42)
+            except FileExistsError:
+                raise
             except OSError:
                 pass
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(spare)
+                return os.open(path, os.O_WRONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         return os.open(path, _NEW_FILE, 0o600)
 
     def place_empty(self, path: Path) -> None:
         """An empty file at ``path``: a link to the shared empty file (a real one if that fails)."""
         try:
             os.link(self._empty, path)
-        except OSError:  # no shared file yet, a stale file there, too many links, another fs
+        except FileExistsError:
+            raise  # an earlier command's spool of that name: kept (round 42)
+        except OSError:  # no shared file yet, too many links, another fs
             os.close(os.open(path, _NEW_FILE, 0o600))
 
     def _top_up(self) -> None:
@@ -337,10 +349,15 @@ class SpoolFiles:
         if executor is not None:
             executor.shutdown(wait=True)
         with self._lock:
-            leftovers, self._spares = self._spares, []
-        for path in (*leftovers, self._empty):
-            with contextlib.suppress(OSError):
-                path.unlink()
+            self._sweeper()  # the spares made so far and the shared name (once)
+
+
+def _unlink_all(spares: list[Path], empty: Path) -> None:
+    """Remove the unused spares and the shared empty name (at close, or when collected unclosed)."""
+    for path in (*spares, empty):
+        with contextlib.suppress(OSError):
+            path.unlink()
+    spares.clear()
 
 
 class OutputSpool:
@@ -371,6 +388,8 @@ class OutputSpool:
         #: With ``files``, the file is made at the first byte (or linked empty at close).
         self._files = files
         self._closed = False
+        #: Head and tail let go (`release_memory`): read back from the file when asked.
+        self._released = False
         self._fd: int | None = None
         if files is None:
             try:
@@ -475,8 +494,12 @@ class OutputSpool:
         if fd is not None:
             os.close(fd)
         elif not self._closed and self._files is not None:
-            with contextlib.suppress(OSError):
+            try:
                 self._files.place_empty(self.path)
+            except FileExistsError as exc:  # the name holds another command's output, not this one's
+                self.lost = self.lost or _write_failure(exc, self.path)
+            except OSError:
+                pass
         self._closed = True
 
     def loss_report(self, label: str) -> str | None:
@@ -488,10 +511,37 @@ class OutputSpool:
             f"{self.path}; the rest was not saved because {self.lost}."
         )
 
+    def release_memory(self) -> None:
+        """Let the head and tail go once the file holds every byte (closed, nothing lost): an ended
+        background task kept up to 32 KiB for the session's life, 40 MB over 1,000 tasks (red team
+        round 42). Whoever asks for them later gets them read back from the file."""
+        if self._closed and self.lost is None and self.saved_bytes == self.total_bytes and self._head:
+            self._head, self._tail, self._released = bytearray(), bytearray(), True
+
+    def _restore(self) -> None:
+        """The head and tail again, from the file (`release_memory`); what cannot be read stays empty."""
+        if not self._released:
+            return
+        self._released = False
+        head_size = min(self.head_bytes, self.total_bytes)
+        tail_size = min(self.tail_bytes, self.total_bytes)
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return
+        try:
+            self._head = bytearray(os.pread(fd, head_size, 0))
+            self._tail = bytearray(os.pread(fd, tail_size, self.total_bytes - tail_size))
+        except OSError:
+            self._head, self._tail = bytearray(), bytearray()
+        finally:
+            os.close(fd)
+
     def held_from(self, start: int, size: int) -> tuple[int, bytes]:
         """Up to ``size`` bytes of the stream at ``start`` or later that memory still holds, and the
         position they begin at (past ``start`` when the bytes there were in neither the head nor the
         tail): what a reader gets of output the file misses (`lost`; red team round 28)."""
+        self._restore()
         head_end = len(self._head)
         tail_start = self.total_bytes - len(self._tail)
         if start < head_end:
@@ -504,15 +554,18 @@ class OutputSpool:
 
     def head(self, size: int) -> bytes:
         """The first ``size`` bytes written (at most what the head keeps)."""
+        self._restore()
         return bytes(self._head[:size])
 
     @property
     def complete_in_memory(self) -> bool:
         """True when head and tail together hold every byte written."""
+        self._restore()
         return self.total_bytes <= len(self._head) + len(self._tail)
 
     def full_bytes(self) -> bytes | None:
         """Every byte written, when it is all in memory (else None)."""
+        self._restore()
         if self.total_bytes <= len(self._head):
             return bytes(self._head)
         if self.complete_in_memory:
@@ -556,6 +609,7 @@ class OutputSpool:
 
     def last_lines(self, n: int = 5) -> tuple[str, ...]:
         """The last ``n`` lines seen (decoded safely), for progress events."""
+        self._restore()
         tail = bytes(self._tail if self.total_bytes > len(self._head) else self._head)
         lines = tail.rstrip(b"\n").split(b"\n")[-n:]
         return tuple(safe_decode(trim_partial_utf8(line, at_start=True)) for line in lines if line)
@@ -565,6 +619,11 @@ def _write_failure(exc: OSError, path: Path) -> str:
     """Why writing the spool failed, in words that say what to do."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return f"the disk holding {path.parent} is full ({os.strerror(exc.errno)}); free space or set TMPDIR elsewhere"
+    if exc.errno == errno.EEXIST:
+        return (
+            f"{path} already holds another command's output (an earlier session in this directory), "
+            "which shellrt does not overwrite; use a fresh session directory"
+        )
     if exc.errno == errno.EFBIG:
         return f"the spool file {path} reached the largest size this file system allows"
     return f"writing {path} failed ({exc.strerror or exc})"

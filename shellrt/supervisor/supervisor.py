@@ -8,6 +8,7 @@ starts and kills processes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import os
@@ -68,6 +69,9 @@ _HOOK_POLL_S = 0.01
 ProgressCallback = Callable[[ProgressEvent], None]
 #: Receives ``("stdout" | "stderr", chunk)`` as output arrives (e.g. to echo it live).
 OutputCallback = Callable[[str, bytes], None]
+
+#: How often a session that runs anything checks that its peers' entry is still listed.
+_RELIST_S = 1.0
 
 #: How often a waiting foreground command checks its abort event.
 _ABORT_POLL_S = 0.05
@@ -139,7 +143,10 @@ class Supervisor:
         self._entering = 0
         #: Its entry among other shellrt processes' (`_host_pause_peers`) while it runs anything.
         self._presence: Presence | None = None
-        self._session_tag = secrets.token_hex(3)
+        #: The timer of `_watch_listing` (None: not watching).
+        self._relist: asyncio.TimerHandle | None = None
+        # 48 bits: session directories outlive Supervisors, and 24 met within a few thousand (round 42).
+        self._session_tag = secrets.token_hex(6)
         self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
         self.tasks = TaskManager()
         self._closed = False
@@ -205,6 +212,9 @@ class Supervisor:
                 # Only now out of the hooks' reach: its tasks ran under another session's hook while
                 # they were being killed (round 38 review3).
                 self._leave_neighbours()
+                if self._relist is not None:
+                    self._relist.cancel()
+                    self._relist = None
                 if self._presence is not None:
                     self._presence.close()
             await anyio.to_thread.run_sync(self._spool_files.close)
@@ -316,6 +326,7 @@ class Supervisor:
         except BaseException:
             await execution.kill()
             self._live.discard(execution)
+            self._settle_peer()  # nothing of it runs: other processes' hooks need not wait (round 42)
             raise
         cap_note = None
         if timed_out and background_on_timeout and background_cap is not None:
@@ -338,6 +349,7 @@ class Supervisor:
                 execution,
                 read_offset=execution.out.saved_bytes,
             )
+            execution.when_finished(self._task_ended(execution))
             self._live.discard(execution)
             return await self._guarded(
                 self._result(
@@ -404,7 +416,7 @@ class Supervisor:
         start_cwd, _ = await self._start_dir(cwd, session_cwd, env, user)
         if self._guard is not None:
             await self._guard.before(self._busy(), background=True)
-        task_id = self.tasks.new_id()
+        task_id = self._fresh_task_id()
         execution = await self._start(
             command,
             env=env,
@@ -420,8 +432,7 @@ class Supervisor:
         )
         self._live.discard(execution)
         self.tasks.add(_label(command), description, execution, task_id=task_id)
-        if self._presence is not None and self._presence.held:  # other processes' hooks wait for its end
-            execution.when_finished(self._settle_peer)
+        execution.when_finished(self._task_ended(execution))
         return self.tasks.get(task_id)
 
     async def sweep_protected(self) -> None:
@@ -537,6 +548,27 @@ class Supervisor:
             await probe_cwd(self.backend, path, env=command_env(self._base_env, env), user=user)
         return path, None
 
+    def _task_ended(self, execution: Execution) -> Callable[[], None]:
+        """A background task's end: its entry among peers' settles, and its spools let go of what
+        the files hold (a session keeps every task it ran: round 42)."""
+
+        def ended() -> None:
+            self._settle_peer()
+            execution.out.release_memory()
+            if execution.err is not None:
+                execution.err.release_memory()
+
+        return ended
+
+    def _fresh_task_id(self) -> str:
+        """A task id whose spool names are free: an earlier task of the session directory (a
+        reopened session, another process on it) keeps its output (round 42)."""
+        for _ in range(64):
+            task_id = self.tasks.new_id()
+            if not any(os.path.lexists(self._task_dir / f"{task_id}.{end}") for end in ("out", "err")):
+                return task_id
+        raise SupervisorError(f"no free task id in {self._task_dir}; remove old task outputs there")
+
     def _busy(self) -> bool:
         return bool(self._live) or self.tasks.any_running()
 
@@ -630,10 +662,19 @@ class Supervisor:
                 from shellrt.supervisor._host_pause_peers import Presence
 
                 self._presence = Presence()
-            if not self._presence.held and not self._entered_among_peers(self._presence):
-                return False
+            if not self._presence.held:
+                if not self._entered_among_peers(self._presence):
+                    return False
+                self._watch_listing()
             self._entering += 1
             return True
+
+    def _watch_listing(self) -> None:
+        """While its entry is held, look each `_RELIST_S` that it is still listed (`Presence.relist`):
+        removed under a long command, no hook of another process saw the session (round 42)."""
+        loop = asyncio_loop()
+        if loop is not None and self._relist is None:
+            self._relist = loop.call_later(_RELIST_S, _relist_tick, weakref.ref(self))
 
     def _entered_among_peers(self, presence: Presence) -> bool:
         """`Presence.enter`, refused with a `SupervisorError` when this process cannot announce the
@@ -712,6 +753,9 @@ class Supervisor:
             await process.kill()
             raise
         execution = Execution(process, out, err, stdin_data=stdin)
+        # Every execution, not only a background task's: a foreground command moved to the
+        # background on its timeout kept the entry locked after its end (red team round 42).
+        execution.when_finished(self._settle_peer)
         self._live.add(execution)
         if detach:
             self._spawner.spawn(execution.pump)
@@ -840,6 +884,18 @@ class Supervisor:
                 "sandbox_failure": None if status is None else status.sandbox_failure,
             },
         )
+
+
+def _relist_tick(ref: weakref.ref[Supervisor]) -> None:
+    """`Supervisor._watch_listing`'s timer: relist while held, else stop (a dropped session stops)."""
+    sup = ref()
+    if sup is None:
+        return
+    sup._relist = None
+    presence = sup._presence
+    if presence is not None and presence.held and not sup._closed:
+        presence.relist()
+        sup._watch_listing()
 
 
 def _exit_code(status: ExitStatus | None, *, timed_out: bool, backgrounded: bool) -> int | None:
