@@ -212,8 +212,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 round 38 trust: supervisor._operator_places (the guard's home check honours the places the
     # operator's PATH, PYTHONSTARTUP, CARGO_HOME... name; stdlib only); -12 stop 58: no `secrets`
     # (os.urandom names the files), no `logging` or `dataclasses` (and their `inspect`, `dis`,
-    # `ast`, `traceback` ...: ~9 ms of CPU) and no `anyio` or `concurrent.futures` on the lean path
-    ("run", "--sandbox", "local", "--", "true"): 86,
+    # `ast`, `traceback` ...: ~9 ms of CPU) and no `anyio` or `concurrent.futures` on the lean path;
+    # +1 round 42 supervisor2: `atexit` (built in), which `weakref.finalize` registers with: a
+    # dropped session's output account and spare spool files are cleaned up when collected
+    ("run", "--sandbox", "local", "--", "true"): 87,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
