@@ -83,6 +83,21 @@ class ReportFifos:
             return None
         return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
 
+    def discard(self, path: Path | None) -> None:
+        """Drop the report of a run that never started: its read end and its FIFO go now, not at
+        `close` (round 43, review20: each failed start kept one descriptor and one FIFO, and a
+        caller's input fails starts at will).
+        """
+        if path is None:
+            return
+        with self._lock:
+            fd = self._fds.pop(path, None)
+        if fd is None:
+            return
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
     def close(self) -> None:
         """Drop every report still unread (a start that failed, a runner closing)."""
         with self._lock:

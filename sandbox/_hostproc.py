@@ -241,6 +241,11 @@ class HostRunner:
             return self.report_fifos.read(path)
         return read_cwd_report(path)
 
+    def drop_report(self, path: Path | None) -> None:
+        """A run whose start failed: its report FIFO goes now (a report file is the shell's to make)."""
+        if self.report_fifos is not None:
+            self.report_fifos.discard(path)
+
     def check_open(self) -> Path:
         if self.closed or self.state_dir is None:
             raise SandboxClosedError(f"the {self.label} sandbox is not started (or was closed)")

@@ -1566,7 +1566,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await old.close()
         run = self._runner.new_run(request.report_cwd)
         env = {**proxy_env(), **run.env} if self._proxy is not None else run.env
-        return await zygote.spawn(request, marker=run.marker, env_extra=env, cwd_file=run.cwd_file)
+        try:
+            return await zygote.spawn(request, marker=run.marker, env_extra=env, cwd_file=run.cwd_file)
+        except BaseException:  # no command: its report FIFO goes now (round 43, review20)
+            self._runner.drop_report(run.cwd_file)
+            raise
 
     def _zygote_stale(self, zygote: Zygote) -> bool:
         """Whether ``zygote`` must be replaced before its next command. Once judged so it stays so
@@ -1689,7 +1693,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 os.close(env_fd)
                 pins.close()
 
-        return await self._with_seccomp_and_status(start, release)
+        try:
+            return await self._with_seccomp_and_status(start, release)
+        except BaseException:  # no command (or one killed and waited for): no report FIFO kept
+            self._runner.drop_report(run.cwd_file)
+            raise
 
     def _command_shm(self) -> tuple[Path | None, Callable[[], None] | None]:
         """Root caller, per command: a fresh directory of the capped pool for the command's /dev/shm
@@ -1784,6 +1792,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             pins.close()
             if release is not None:
                 release()
+            self._runner.drop_report(run.cwd_file)
             raise
         env = run.env
         if not _reachable(request.env.get("HOME", "/")):
@@ -1811,6 +1820,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
         try:
             return await self._with_seccomp_and_status(start, release)
+        except BaseException:  # no command (or one killed and waited for): no report FIFO kept
+            self._runner.drop_report(run.cwd_file)
+            raise
         finally:
             pins.close()
 
