@@ -5,7 +5,7 @@ one command's heap, the SysV shared memory it leaves behind (not bounded by ``/d
 and kept after the command exits) or the kernel memory of its open files took the host's whole
 memory, and the host's OOM killer chose among every process on it, not the container's (red team
 round 20). A container always gets a ceiling now; this module picks the default: three quarters
-of the memory of the host, or of the cgroup shellrt runs in when that is less (batch's per-task
+of the memory of the host, or of the lowest limit on the cgroups shellrt runs in when that is less (batch's per-task
 ceilings take the same measure and divide it among the tasks running at once).
 """
 
@@ -28,7 +28,7 @@ _CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 def usable_memory() -> int:
-    """The host's memory, or the memory limit of the cgroup this process runs in when lower."""
+    """The host's memory, or the lowest memory limit of this process's cgroup and its ancestors."""
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     limit = _own_cgroup_limit()
     return min(total, limit) if limit else total
