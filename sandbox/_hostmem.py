@@ -5,7 +5,7 @@ one command's heap, the SysV shared memory it leaves behind (not bounded by ``/d
 and kept after the command exits) or the kernel memory of its open files took the host's whole
 memory, and the host's OOM killer chose among every process on it, not the container's (red team
 round 20). A container always gets a ceiling now; this module picks the default: three quarters
-of the memory of the host, or of the cgroup shellrt runs in when that is less (batch's per-task
+of the memory of the host, or of the lowest limit on the cgroups shellrt runs in when that is less (batch's per-task
 ceilings take the same measure and divide it among the tasks running at once).
 """
 
@@ -22,10 +22,13 @@ MIN_DEFAULT_MEMORY = 256 << 20  # = sandbox.config.MIN_DEFAULT_MEMORY (stdlib on
 _SHARE_NUM, _SHARE_DEN = 3, 4
 #: cgroup v1 says "no limit" with a number near 2**63; anything above this is no limit.
 _NO_LIMIT = 1 << 60
+#: Where this process's cgroups are named, and where the hierarchies are mounted.
+_PROC_CGROUP = Path("/proc/self/cgroup")
+_CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 def usable_memory() -> int:
-    """The host's memory, or the memory limit of the cgroup this process runs in when lower."""
+    """The host's memory, or the lowest memory limit of this process's cgroup and its ancestors."""
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     limit = _own_cgroup_limit()
     return min(total, limit) if limit else total
@@ -37,22 +40,41 @@ def default_memory_ceiling() -> int:
 
 
 def _own_cgroup_limit() -> int | None:
+    """The lowest memory limit on the way from this process's cgroup up to the hierarchy's root.
+
+    Why every ancestor: the kernel enforces each one, and the limit is often not on the process's
+    own cgroup: shellrt itself moves its process into a leaf child to enable controllers for its
+    session cgroups (`sandbox._cgroup`), a systemd service runs in a scope under a limited slice,
+    and a cgroup v1 container sees its own cgroup mounted as the root (its path under the mount
+    does not exist). Reading the own cgroup only took the host's whole memory for such a process
+    (red team, round 43: the proxies' memory bound, round 42, did not hold).
+    """
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        lines = _PROC_CGROUP.read_text().splitlines()
     except OSError:
         return None
+    found: list[int] = []
     for line in lines:
         _, controllers, path = line.split(":", 2)
         if controllers == "":  # cgroup v2
-            candidate = Path("/sys/fs/cgroup") / path.lstrip("/") / "memory.max"
+            mount, knob = _CGROUP_ROOT, "memory.max"
         elif "memory" in controllers.split(","):
-            candidate = Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "memory.limit_in_bytes"
+            mount, knob = _CGROUP_ROOT / "memory", "memory.limit_in_bytes"
         else:
             continue
+        found += _limits_up(mount, path, knob)
+    return min(found) if found else None
+
+
+def _limits_up(mount: Path, path: str, knob: str) -> list[int]:
+    """The limits ``knob`` sets in ``mount``/``path`` and each of its ancestors up to ``mount``."""
+    parts = [p for p in path.split("/") if p and p not in (".", "..")]
+    limits = []
+    for depth in range(len(parts), -1, -1):
         try:
-            text = candidate.read_text().strip()
+            text = (mount.joinpath(*parts[:depth]) / knob).read_text().strip()
         except OSError:
             continue
         if text.isdigit() and int(text) < _NO_LIMIT:
-            return int(text)
-    return None
+            limits.append(int(text))
+    return limits

@@ -409,12 +409,18 @@ IN_PROCESS_LIST_S = 2.0
 
 
 async def _python_list(
-    root: Path, root_fd: int | None, obey_ignores: bool = True, skip: tuple[str, ...] = ()
+    root: Path,
+    root_fd: int | None,
+    obey_ignores: bool = True,
+    skip: tuple[str, ...] = (),
+    deadline_s: float | None = None,
 ) -> list[str]:
     """`python_list_files`: in a worker thread for `IN_PROCESS_LIST_S`, then in the walker's child
     process. The tree and its ignore files are the sandbox's to shape: a listing that takes longer
-    gets the search's deadline and memory bound (in a thread it had neither, and held the host)."""
-    deadline = time.monotonic() + IN_PROCESS_LIST_S
+    gets the search's deadline and memory bound (in a thread it had neither, and held the host).
+    ``deadline_s``: what is left of a search's deadline (default `PYTHON_SEARCH_TIMEOUT_S`)."""
+    limit = PYTHON_SEARCH_TIMEOUT_S if deadline_s is None else deadline_s
+    deadline = time.monotonic() + min(IN_PROCESS_LIST_S, limit)
     try:
         return await anyio.to_thread.run_sync(
             python_list_files, root, root_fd, None, deadline, obey_ignores, skip
@@ -434,13 +440,13 @@ async def _python_list(
                 "obey_ignores": obey_ignores,
                 "skip": list(skip),
             },
-            "deadline_s": PYTHON_SEARCH_TIMEOUT_S,
+            "deadline_s": limit,
         }
     )
     out = await _walker_process(
         request.encode(),
         tuple(fd for fd in (root_fd,) if fd is not None),
-        PYTHON_SEARCH_TIMEOUT_S,
+        limit,
         root,
         f"Listing {root} took longer than {PYTHON_SEARCH_TIMEOUT_S:g} s (a very large tree); list it with "
         "Bash instead (e.g. `find`), or give a narrower path.",
@@ -586,27 +592,44 @@ async def _walker_search(query: GrepQuery, shown: Shown | None) -> dict[str, Fil
     """`python_search_process`; when it stops (too many lines or files) and ``shown`` refuses some
     file below the root, again without reading those (`GrepQuery.skip`). The walker judges no
     file by the session's rules, and what it reads it counts: only a stop can tell what a refused
-    file holds (its hits are dropped after), so only a stop pays for judging every file."""
+    file holds (its hits are dropped after), so only a stop pays for judging every file.
+    Every pass shares one `PYTHON_SEARCH_TIMEOUT_S`: each with a deadline of its own, a hostile
+    tree (a refused file that stops the first pass at once, a slow rest) held the call 3 times
+    as long (red team round 43)."""
+    end = time.monotonic() + PYTHON_SEARCH_TIMEOUT_S
     try:
         return await python_search_process(query)
     except _SearchStoppedError as exc:
         if shown is None or query.single_file is not None or query.only is not None:
             raise
         stopped = exc
-    listed = await list_files(
-        query.root, query.root_fd, use_rg=False, obey_ignores=query.obey_ignores, skip=query.skip
-    )
-    deadline = time.monotonic() + JUDGE_AFTER_STOP_S
+    listed = await _python_list(query.root, query.root_fd, query.obey_ignores, query.skip, _left(end, query))
+    deadline = min(time.monotonic() + JUDGE_AFTER_STOP_S, end)
     refused = await anyio.to_thread.run_sync(_refused_within, listed, shown, deadline)
     if refused is None:  # said whatever the refused files hold: only the tree's size decides it
         raise ToolExecutionError(
             f"The search stopped (too many lines or files), and the files below {query.root} could "
-            f"not all be judged against the session's deny rules within {JUDGE_AFTER_STOP_S:g} s; "
+            "not all be judged against the session's deny rules in time (at most "
+            f"{JUDGE_AFTER_STOP_S:g} s, within the search's {PYTHON_SEARCH_TIMEOUT_S:g} s); "
             "narrow the path, glob or pattern."
         )
     if not refused:
         raise stopped
-    return await python_search_process(dataclasses.replace(query, skip=(*query.skip, *refused)))
+    again = dataclasses.replace(query, skip=(*query.skip, *refused))
+    return await python_search_process(again, _left(end, query))
+
+
+def _left(end: float, query: GrepQuery) -> float:
+    """Seconds left until ``end`` (`time.monotonic`) of a search's shared deadline; past it the
+    search's too-slow error, which no refused file's content decides."""
+    left = end - time.monotonic()
+    if left <= 0:
+        raise ToolExecutionError(
+            f"The search stopped (too many lines or files), and searching {query.root} again without "
+            f"the files the session may not read did not finish within {PYTHON_SEARCH_TIMEOUT_S:g} s; "
+            "narrow the path, glob or pattern."
+        )
+    return left
 
 
 #: Seconds `_walker_search` may judge the walked files after a stop (~150 µs a file: ~130,000).

@@ -274,7 +274,10 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 root_fd=None if single else fd,
                 file_fd=fd if single else None,
                 skip=() if single else masked_below(view, target),
-                skip_inodes=() if single or use_rg else await off_loop(masked_inodes, view, what=what),
+                # Even for ripgrep: one that fails is answered by the host walker, which a command
+                # can choose (round 42's data bound); without these it read a masked file's other
+                # name and counted its lines toward the stop (round 43). Worked out once per view.
+                skip_inodes=() if single else await off_loop(masked_inodes, view, what=what),
             )
             unignored = unsearched = partial = 0
             judged = Judged(ctx, view, target, GrepTool.name)
