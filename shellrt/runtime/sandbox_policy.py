@@ -213,10 +213,13 @@ def rule_masks(
 
     form = rule.windows_form()
     if form is not None and visits is not None:
-        # A rule of a file the workspace can write: masked as the permission layer reads it (its
-        # '\\' as '/'), never refused (a repository must not stop the session; round 42).
-        rule = dataclasses.replace(rule, specifier=form)
-        spec = form
+        # A rule of a file the workspace can write: masked as the permission layer reads it, never
+        # refused (a repository must not stop the session; round 42): its '\\' as '/', and as the
+        # glob escape the permission layer denies too (round 43: ``.\\secrets\\key`` is also
+        # ``.secretskey``).
+        paths, notes = rule_masks(dataclasses.replace(rule, specifier=form), home=home, limit=limit, visits=visits)
+        more, more_notes = _escape_reading_masks(rule, home=home, limit=limit, visits=visits)
+        return list(dict.fromkeys([*paths, *more])), [*notes, *more_notes]
     check_rule_syntax(rule)
     split = pattern_base(spec, rule.origin.root, home)
     if split is None:
@@ -269,6 +272,23 @@ def rule_masks(
 _SHELL_VARIABLE = re.compile(
     r"(?:^|/)(?:\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%)(?=/|$)"
 )
+
+
+def _escape_reading_masks(
+    rule: PermissionRule, *, home: Path, limit: int, visits: _Visits
+) -> tuple[list[Path], list[str]]:
+    """The masks of a repository's Windows-style rule read as the glob escape it also is
+    (`rule_paths.escape_reading`); a reading the sandbox cannot compile is a diagnostic, as the rule
+    of a file the workspace can write always is."""
+    from shellrt.permissions.rule_paths import escape_reading
+
+    reading = escape_reading(rule.specifier or "")
+    if reading is None:
+        return [], []
+    try:
+        return rule_masks(dataclasses.replace(rule, specifier=reading), home=home, limit=limit, visits=visits)
+    except PolicyError as exc:
+        return [], [_repository_rule(exc, operator=False)]
 
 
 def check_rule_syntax(rule: PermissionRule) -> None:
