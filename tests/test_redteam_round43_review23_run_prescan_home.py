@@ -17,10 +17,10 @@ from types import SimpleNamespace
 
 import pytest
 
-import shellrt.cli._run_write_deny as run_write_deny
 import shellrt.permissions.caller_home as caller_home_module
 from shellrt.cli._run_write_deny import candidate_files, may_name_write_deny
 from shellrt.permissions.sources import discover_files
+from shellrt.supervisor._inflight import caller_home as lean_caller_home
 
 
 @pytest.mark.parametrize("home", ["~", "", "rel", "~/x"])
@@ -45,4 +45,4 @@ def test_the_pre_scan_finds_the_users_write_deny_under_the_loaders_home(
 def test_the_pre_scans_home_is_the_loaders(monkeypatch: pytest.MonkeyPatch, home: str) -> None:
     """The lean path's twin of `caller_home` (it may not import ``shellrt.permissions``) agrees."""
     monkeypatch.setenv("HOME", home)
-    assert run_write_deny._caller_home() == caller_home_module.caller_home()
+    assert lean_caller_home() == caller_home_module.caller_home()

@@ -30,7 +30,9 @@ _MAX_SCAN_BYTES = 1 << 20
 def candidate_files(workspace: Path) -> list[Path]:
     """The settings files that may hold rules, as `discover_files` lists them (no ``--settings``;
     ``.mcp.json`` holds servers only)."""
-    home = _caller_home()
+    from shellrt.supervisor._inflight import caller_home  # the loader's home (round 43), not $HOME as given
+
+    home = caller_home()
     managed = os.environ.get("SHELLRT_MANAGED_SETTINGS")
     files = [Path("/etc/shellrt/managed-settings.json"), *([Path(managed)] if managed else [])]
     return [
@@ -41,23 +43,6 @@ def candidate_files(workspace: Path) -> list[Path]:
         workspace / ".claude" / "settings.json",
         home / ".shellrt" / "settings.json",
     ]
-
-
-def _caller_home() -> Path:
-    """`shellrt.permissions.caller_home.caller_home`, the loader's home (not imported: the lean
-    path loads no ``shellrt.permissions``). ``$HOME`` as given looked below the current directory
-    for ``HOME=~`` or a relative one, and at ``/`` for ``HOME=``: the user's ``Edit`` deny was never
-    loaded (red team round 43; the test checks the two agree)."""
-    env = os.environ.get("HOME", "")
-    if env.startswith("/"):
-        return Path(os.path.normpath(env))
-    import pwd
-
-    try:
-        found = pwd.getpwuid(os.getuid()).pw_dir
-    except (KeyError, OSError):
-        found = ""
-    return Path(os.path.normpath(found)) if found.startswith("/") else Path("/")
 
 
 def may_name_write_deny(workspace: Path) -> bool:
