@@ -1454,7 +1454,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         masked = [
             path
             for path, _kind in denied_paths
-            if not as_user or _maskable(path, reach)  # else unreachable: nothing to hide
+            if not as_user or _maskable(path, reach, self.sandbox_ids)  # else unreachable: nothing to hide
         ]
         shown = read_only_paths(
             [
@@ -1856,24 +1856,35 @@ def _run_probe(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(argv, capture_output=True, timeout=20, check=False, env={"PATH": os.defpath})
 
 
-def _reachable(path: str) -> bool:
-    """Whether any user may enter ``path`` (it and every parent searchable by others)."""
+def _reachable(path: str, ids: tuple[int, int] | None = None) -> bool:
+    """Whether any user may enter ``path`` (it and every parent searchable by others); with ``ids``
+    (a uid and gid), whether that one may (its owner's or group's search bit where it is those)."""
     try:
-        return all(os.stat(p).st_mode & stat.S_IXOTH for p in (path, *map(str, Path(path).parents)))
+        return all(_searchable(os.stat(p), ids) for p in (path, *map(str, Path(path).parents)))
     except OSError:
         return False
 
 
-def _maskable(path: Path, inside: list[Path]) -> bool:
+def _searchable(st: os.stat_result, ids: tuple[int, int] | None) -> bool:
+    if ids is not None and st.st_uid == ids[0]:
+        return bool(st.st_mode & stat.S_IXUSR)
+    if ids is not None and st.st_gid == ids[1]:
+        return bool(st.st_mode & stat.S_IXGRP)
+    return bool(st.st_mode & stat.S_IXOTH)
+
+
+def _maskable(path: Path, inside: list[Path], ids: tuple[int, int] | None = None) -> bool:
     """Whether a bwrap run as the sandbox uid (root caller, per command) can reach ``path`` to mask it.
 
     Inside the writable roots, the state dir and the skeletons on their way (``inside``)
-    it can (they are its own there); elsewhere only where "others" may cross every
-    parent -- and what it cannot reach, the command cannot read either.
+    it can (they are its own there); elsewhere only where it may cross every parent: as
+    "others", or as the owner or group where ``ids`` (the sandbox uid and gid) are those (round
+    43: a fixed uid's own 0700 directory was "unreachable", unmasked, and read) -- and what it
+    cannot reach, the command cannot read either.
     """
     if any(path == p or p in path.parents for p in inside):
         return True
-    return _reachable(str(path.parent))
+    return _reachable(str(path.parent), ids)
 
 
 def _pinned_dirs(masked: list[Path], roots: tuple[Path, ...] | list[Path]) -> list[tuple[Path, Path]]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 
 __all__ = ["assignments", "loader_code"]
@@ -89,13 +90,12 @@ def loader_code(
                 return f"{name} names the program {made[0]}, which {text!r} writes in the same command"
     # Round 42: a program's options in a variable (``GOFLAGS=-toolexec=./q``, ``RUSTFLAGS='-C linker=./q'``,
     # ``CFLAGS=-B./b/``, ``MAKEFLAGS='SHELL=./q'``) name a program, or a directory of programs, too.
-    for name, given in variable_program_paths(variables, _OPTIONS.fullmatch):
-        path = given.rpartition("=")[2]  # `-C linker=./q`, `SHELL=./q`
-        places = {os.path.normpath(os.path.join(d, path)) for d in dirs or ("",)}
-        for text, writes in others:
-            made = sorted(w for w in writes if w and any(_holds(place, w, below=True) for place in places))
-            if made:
-                return f"{name} gives a program {path}, and {text!r} writes {made[0]} in the same command"
+    for name, value in variables.items():
+        if not value or not _OPTIONS.fullmatch(name):
+            continue
+        why = option_write(name, value, dirs, others)
+        if why:
+            return why
     for name, value in variables.items():
         if name in _NATIVE:
             return f"{name} loads native code into the programs it runs"
@@ -110,6 +110,43 @@ def loader_code(
             if why:
                 return why
     return ""
+
+
+def option_write(
+    name: str, value: str, dirs: Sequence[str], others: Sequence[tuple[str, Sequence[str]]]
+) -> str:
+    """Why the options ``value`` (of a variable or a program's own words) names a file or a directory of
+    programs the command writes, "" when none (`option_files`)."""
+    for path, below in option_files(value):
+        places = {os.path.normpath(os.path.join(d, path)) for d in dirs or ("",)}
+        for text, writes in others:
+            made = sorted(w for w in writes if w and any(_holds(place, w, below=below) for place in places))
+            if made:
+                return f"{name} gives a program {path}, and {text!r} writes {made[0]} in the same command"
+    return ""
+
+
+def option_files(value: str) -> list[tuple[str, bool]]:
+    """(file, whether what lies below it counts) for each place an options value may name: a path
+    with a ``/`` (``-B./b/``, ``-C linker=./q``, ``SHELL=./q``: below counts), ``.`` or ``..``
+    (``-B.``, ``-B .``: the files in it), and a bare name after ``=`` or ``:`` or in place of a short
+    option's value (``-javaagent:a.jar``, ``-fplugin=p.so``: that file). Why: round 42 read only words
+    holding a ``/``, so ``CFLAGS=-B.`` with ``./as`` written and ``JAVA_TOOL_OPTIONS=-javaagent:a.jar``
+    passed (red team round 43). Run-time pieces name nothing known here."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        words = value.split()
+    found: list[tuple[str, bool]] = []
+    for word in words:
+        word = word.lstrip("!|")
+        if word.startswith("-"):
+            word = word.partition("=")[2] if word.startswith("--") else word[2:]
+        for piece in re.split(r"[:=,]", word):
+            if not piece or "$" in piece or "`" in piece:
+                continue
+            found.append((piece, "/" in piece))
+    return found
 
 
 def _path_entries(

@@ -584,9 +584,11 @@ def _script_files(name: str, argv: Sequence[str]) -> list[str]:
 def _java_code(words: list[str]) -> list[str]:
     """What ``java`` runs: ``-jar``'s archive, or a source file (``java X.java``); a class name is
     looked up on the class path (the workspace's code, as a script that exists is)."""
+    # an agent every JVM loads before main (round 43: ``java -javaagent:a.jar`` read as running nothing)
+    agents = [w.partition(":")[2].partition("=")[0] for w in words if w.startswith(("-javaagent:", "-agentpath:"))]
     if "-jar" in words:
-        return words[words.index("-jar") + 1 :][:1]
-    return [w for w in words if w.endswith(".java")][:1]
+        return [*agents, *words[words.index("-jar") + 1 :][:1]]
+    return [*agents, *[w for w in words if w.endswith(".java")][:1]]
 
 
 def value_scripts(words: Sequence[str]) -> list[str]:

@@ -30,7 +30,9 @@ _MAX_SCAN_BYTES = 1 << 20
 def candidate_files(workspace: Path) -> list[Path]:
     """The settings files that may hold rules, as `discover_files` lists them (no ``--settings``;
     ``.mcp.json`` holds servers only)."""
-    home = Path(os.environ.get("HOME") or Path.home())
+    from shellrt.supervisor._inflight import caller_home  # the loader's home (round 43), not $HOME as given
+
+    home = caller_home()
     managed = os.environ.get("SHELLRT_MANAGED_SETTINGS")
     files = [Path("/etc/shellrt/managed-settings.json"), *([Path(managed)] if managed else [])]
     return [

@@ -59,6 +59,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
+    from shellrt.permissions.caller_home import caller_home
     from shellrt.permissions.server_lines import host_commands
     from shellrt.permissions.settings import load_settings_file
     from shellrt.permissions.shown import for_person
@@ -83,7 +84,7 @@ def _add(args: argparse.Namespace) -> int:
         print(f"shellrt trust: {for_person(str(exc))}", file=sys.stderr)
         return 1
     for rel, path in extra.items():
-        loaded[rel] = load_settings_file(path, "cli", home=Path.home())
+        loaded[rel] = load_settings_file(path, "cli", home=caller_home())
         if not loaded[rel].exists:
             print(for_person(f"shellrt trust: --settings {path} does not exist"), file=sys.stderr)
             return 1
@@ -170,11 +171,14 @@ def _hook_files_lines(hooks: dict[str, Any]) -> list[str]:
 
 def _load_workspace_files(workspace: Path) -> dict[str, Any]:
     """Each workspace settings file, read once: what is described is what gets recorded."""
+    from shellrt.permissions.caller_home import caller_home
     from shellrt.permissions.settings import load_settings_file
     from shellrt.permissions.trust import WORKSPACE_SETTINGS_FILES
 
-    return {  # read as sessions read them: never through a symlink out of the workspace
-        rel: load_settings_file(workspace / rel, "project", home=Path.home(), inside=workspace)
+    # read as sessions read them: never through a symlink out of the workspace, '~' their home
+    home = caller_home()
+    return {
+        rel: load_settings_file(workspace / rel, "project", home=home, inside=workspace)
         for rel in WORKSPACE_SETTINGS_FILES
     }
 

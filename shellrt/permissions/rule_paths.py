@@ -17,7 +17,14 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["GLOB_ESCAPABLE", "DotSegmentError", "fold_dot_segments", "windows_form", "windows_separated"]
+__all__ = [
+    "GLOB_ESCAPABLE",
+    "DotSegmentError",
+    "escape_reading",
+    "fold_dot_segments",
+    "windows_form",
+    "windows_separated",
+]
 
 #: A backslash before one of these is a glob escape (``\\*``: a literal star; ``\\ `` a blank
 #: kept at the end and ``\\#`` a leading hash, as gitignore writes them); before anything else it
@@ -115,3 +122,25 @@ def windows_form(spec: str, root: Path | None) -> str | None:
         return fold_dot_segments(form, root)
     except DotSegmentError:
         return None
+
+
+def escape_reading(spec: str) -> str | None:
+    """``spec`` as the permission layer's glob also reads it: each backslash that `windows_separated`
+    takes for a separator is an escape of the next character (``.\\secrets\\key`` -> ``.secretskey``;
+    a lone one at the end dropped); None when ``spec`` has no such backslash.
+
+    Why: a deny rule matches both readings (`windows_form` and this), so the sandbox must mask
+    both; it masked the separator reading alone and ``cat .secretskey`` read a denied file
+    (red team round 43)."""
+    if windows_separated(spec) is None:
+        return None
+    out: list[str] = []
+    i = 0
+    while i < len(spec):
+        if spec[i] == "\\":
+            out.append(spec[i : i + 2] if i + 1 < len(spec) and spec[i + 1] in GLOB_ESCAPABLE else spec[i + 1 : i + 2])
+            i += 2
+            continue
+        out.append(spec[i])
+        i += 1
+    return "".join(out)

@@ -69,6 +69,7 @@ __all__ = [
     "PolicyError",
     "derive_network",
     "derive_policy",
+    "fixed_sandbox_ids",
     "rule_masks",
 ]
 
@@ -213,10 +214,13 @@ def rule_masks(
 
     form = rule.windows_form()
     if form is not None and visits is not None:
-        # A rule of a file the workspace can write: masked as the permission layer reads it (its
-        # '\\' as '/'), never refused (a repository must not stop the session; round 42).
-        rule = dataclasses.replace(rule, specifier=form)
-        spec = form
+        # A rule of a file the workspace can write: masked as the permission layer reads it, never
+        # refused (a repository must not stop the session; round 42): its '\\' as '/', and as the
+        # glob escape the permission layer denies too (round 43: ``.\\secrets\\key`` is also
+        # ``.secretskey``).
+        paths, notes = rule_masks(dataclasses.replace(rule, specifier=form), home=home, limit=limit, visits=visits)
+        more, more_notes = _escape_reading_masks(rule, home=home, limit=limit, visits=visits)
+        return list(dict.fromkeys([*paths, *more])), [*notes, *more_notes]
     check_rule_syntax(rule)
     split = pattern_base(spec, rule.origin.root, home)
     if split is None:
@@ -269,6 +273,23 @@ def rule_masks(
 _SHELL_VARIABLE = re.compile(
     r"(?:^|/)(?:\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%)(?=/|$)"
 )
+
+
+def _escape_reading_masks(
+    rule: PermissionRule, *, home: Path, limit: int, visits: _Visits
+) -> tuple[list[Path], list[str]]:
+    """The masks of a repository's Windows-style rule read as the glob escape it also is
+    (`rule_paths.escape_reading`); a reading the sandbox cannot compile is a diagnostic, as the rule
+    of a file the workspace can write always is."""
+    from shellrt.permissions.rule_paths import escape_reading
+
+    reading = escape_reading(rule.specifier or "")
+    if reading is None:
+        return [], []
+    try:
+        return rule_masks(dataclasses.replace(rule, specifier=reading), home=home, limit=limit, visits=visits)
+    except PolicyError as exc:
+        return [], [_repository_rule(exc, operator=False)]
 
 
 def check_rule_syntax(rule: PermissionRule) -> None:
@@ -641,21 +662,36 @@ def _inside(path: Path, roots: Sequence[Path]) -> bool:
     return any(r in path.parents for r in roots)
 
 
-def _others_reach(path: Path) -> bool:
+def _others_reach(path: Path, ids: tuple[int, int] | None = None) -> bool:
     """Whether a uid outside the file's owner and group (a root caller's leased sandbox uid) can list
     ``path``'s name in its directory or read the file, by its mode bits; True when it is missing (a
     mask is made when it appears, as before). Why: a mask is a mount, and commands read the mount
     table; a root caller's host works masks out as root, so a mask over what the sandbox uid cannot
-    reach protects nothing and shows it a name it could not list (red team, round 41)."""
+    reach protects nothing and shows it a name it could not list (red team, round 41).
+
+    ``ids``: the operator's fixed sandbox (uid, gid): where it owns a place on the way, or is its
+    group, those bits count, not the others' (round 43: a 0700 directory of that uid was "closed")."""
     try:
-        mode = os.lstat(path).st_mode
-        ways = [os.stat(d).st_mode for d in (*reversed(path.parents),)]
+        file = os.lstat(path)
+        ways = [os.stat(d) for d in (*reversed(path.parents),)]
     except OSError:
         return True
-    if all(m & stat.S_IXOTH for m in ways) and (ways[-1] & stat.S_IROTH or mode & stat.S_IROTH):
+    if all(_bits(st, ids) & stat.S_IXOTH for st in ways) and (
+        _bits(ways[-1], ids) & stat.S_IROTH or _bits(file, ids) & stat.S_IROTH
+    ):
         return True
     # Closed by the mode bits: an ACL may still name the sandbox uid or gid (round 42).
     return any(_extended_acl(p) for p in (path, *path.parents))
+
+
+def _bits(st: os.stat_result, ids: tuple[int, int] | None) -> int:
+    """The rwx bits of ``st`` that apply to the sandbox ids, shifted to the "others" place."""
+    mode = st.st_mode
+    if ids is not None and st.st_uid == ids[0]:
+        return (mode >> 6) & 0o7
+    if ids is not None and st.st_gid == ids[1]:
+        return (mode >> 3) & 0o7
+    return mode & 0o7
 
 
 def _walked(rule: PermissionRule, home: Path) -> bool:
@@ -749,6 +785,16 @@ def workspace_trust_check(trust: Any, workspace: Path) -> TrustCheck:
         return source in TRUSTED_SANDBOX_SOURCES
 
     return check
+
+
+def fixed_sandbox_ids(config: object) -> tuple[int, int] | None:
+    """The fixed host (uid, gid) a root caller's commands run under (``BwrapConfig.sandbox_uid`` and
+    ``sandbox_gid``), None when the session leases its uid or the config names none."""
+    uid = getattr(config, "sandbox_uid", None)
+    if not isinstance(uid, int) or os.geteuid() != 0:
+        return None
+    gid = getattr(config, "sandbox_gid", None)
+    return uid, gid if isinstance(gid, int) else uid
 
 
 def derive_network(
@@ -846,6 +892,7 @@ def derive_policy(
     mask_defaults: bool | None = None,
     home: Path | None = None,
     trusted: TrustCheck | None = None,
+    sandbox_ids: tuple[int, int] | None = None,
 ) -> tuple[SandboxPolicy, list[str]]:
     """``base`` with every masked path of the session added to ``read_denied``, and diagnostics.
 
@@ -854,6 +901,8 @@ def derive_policy(
     ``masked_paths``: extra paths (the ``Runtime(masked_paths=…)`` parameter);
     ``mask_defaults``: False drops `DEFAULT_MASKED_PATHS` (None: as settings say, default on).
     ``trusted``: which sources may open the network (see `derive_network`).
+    ``sandbox_ids``: the fixed host (uid, gid) a root caller's commands run under, when the operator
+    set one (`fixed_sandbox_ids`): what they own is reachable to them (None: a leased uid, owning nothing).
     Idempotent: deriving a derived policy adds nothing.
     """
     rules, settings_files = list(rules), list(settings_files)
@@ -962,7 +1011,7 @@ def derive_policy(
             # An operator's glob found its matches as root, not named them: judged alike, unless the
             # file has other names (round 37's hard-link check must still see this one; round 42).
             walked = path in found and _one_name(form)
-            if (theirs or walked) and as_root and not _inside(form, roots) and not _others_reach(form):
+            if (theirs or walked) and as_root and not _inside(form, roots) and not _others_reach(form, sandbox_ids):
                 notes.append(
                     f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
                     "others), and a mask would show commands its name in the mount table (the permission "

@@ -266,7 +266,7 @@ class Runtime:
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
         from shellrt.protocol.revalidated import revalidated
-        from shellrt.runtime.sandbox_policy import derive_policy
+        from shellrt.runtime.sandbox_policy import derive_policy, fixed_sandbox_ids
         from shellrt.runtime.session_mask import own_state_masks
 
         base = (  # built by model_construct or model_copy(update=...)? validated again (round 35)
@@ -306,6 +306,7 @@ class Runtime:
                 if self.governance is not None
                 else None
             ),
+            sandbox_ids=fixed_sandbox_ids(sandbox),  # what a fixed uid owns is not "closed" to it (round 43)
         )
         self.diagnostics.extend(policy_notes)
         # Read-only for commands: this session's results shown again, a home's protected names.

@@ -39,8 +39,26 @@ def state_dir() -> Path:
     if base:
         return Path(base)
     state = os.environ.get("XDG_STATE_HOME", "")
-    root = Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state"
+    root = Path(state) if os.path.isabs(state) else caller_home() / ".local" / "state"
     return root / "shellrt"
+
+
+def caller_home() -> Path:
+    """`shellrt.permissions.caller_home.caller_home` for the lean path, which loads no
+    ``shellrt.permissions``: an absolute ``$HOME``, else the password database's home, else ``/``.
+    Why: ``Path.home()`` raised on ``HOME=~``, and a relative HOME put shellrt's state below the
+    current directory, inside the workspace its command writes (red team round 43; a test checks
+    the two agree)."""
+    env = os.environ.get("HOME", "")
+    if env.startswith("/"):
+        return Path(os.path.normpath(env))
+    import pwd
+
+    try:
+        found = pwd.getpwuid(os.getuid()).pw_dir
+    except (KeyError, OSError):
+        found = ""
+    return Path(os.path.normpath(found)) if found.startswith("/") else Path("/")
 
 
 def inflight_dir() -> Path:
