@@ -38,7 +38,9 @@ def test_a_reader_that_takes_everything_gets_the_output_after_the_timeout(tmp_pa
     ws = tmp_path / "ws"
     ws.mkdir()
     head = ["-P", "-m", "shellrt", "run"] if path == "lean" else ["-P", "-c", _FULL]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
+    # Our tree first, the rest kept (as uid 65534 the installed packages come through PYTHONPATH).
+    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "TMPDIR": str(tmp_path)}
     with open(tmp_path / "stderr", "wb") as err:
         proc = subprocess.run(
             [sys.executable, *head, "--sandbox", "local", "--workspace", str(ws), "--timeout", "1", "--", "yes"],
@@ -53,3 +55,10 @@ def test_a_reader_that_takes_everything_gets_the_output_after_the_timeout(tmp_pa
     assert proc.returncode == 124, stderr[-2000:]
     assert len(proc.stdout) > 0
     assert "took nothing more" not in stderr, stderr[-2000:]
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The same as uid 65534."""
+    from tests import _nonroot
+
+    _nonroot.held_as_nobody(__file__, "test_a_reader_that_takes_everything_gets_the_output_after_the_timeout")

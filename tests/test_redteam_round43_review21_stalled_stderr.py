@@ -42,7 +42,9 @@ def test_a_stalled_reader_of_both_streams_does_not_hold_shellrt(tmp_path: Path, 
     ws = tmp_path / "ws"
     ws.mkdir()
     head = ["-P", "-m", "shellrt", "run"] if path == "lean" else ["-P", "-c", _FULL]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
+    # Our tree first, the rest kept (as uid 65534 the installed packages come through PYTHONPATH).
+    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "TMPDIR": str(tmp_path)}
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, *head, "--sandbox", sandbox, "--workspace", str(ws), "--timeout", "2", "--", _COMMAND],
@@ -68,3 +70,10 @@ def test_a_stalled_reader_of_both_streams_does_not_hold_shellrt(tmp_path: Path, 
     ticks = (ws / "ticks").read_text().count("t")
     time.sleep(0.5)
     assert (ws / "ticks").read_text().count("t") == ticks, "the command still ran after shellrt ended"
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The same as uid 65534 (its own temp dirs; bwrap without the root caller's leased uid)."""
+    from tests import _nonroot
+
+    _nonroot.held_as_nobody(__file__, "test_a_stalled_reader_of_both_streams_does_not_hold_shellrt")

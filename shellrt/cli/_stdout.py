@@ -28,6 +28,9 @@ EXIT_OUTPUT_LOST = 74
 
 #: How long past the deadline an echo waits for room before it calls the reader stalled.
 _LATE_S = 1.0
+#: How long any later write waits for room: a reader that reads is never called stalled for a
+#: moment's full pipe (under load the kill's drain ran past `_LATE_S`), one that stalled costs this once.
+_LATE_WRITE_S = 0.5
 #: Bytes a pipe takes at once without blocking once `poll` says it has room (``PIPE_BUF``).
 _PIPE_BUF = 4096
 
@@ -38,12 +41,13 @@ class EchoStalled(Exception):
 
 def echo_until(target: BinaryIO, data: bytes, deadline: float) -> None:
     """Write ``data`` to ``target``, waiting for a reader that does not read only until ``deadline``
-    (`time.monotonic`) and `_LATE_S` more; raises `EchoStalled` when no room came by then. A blocking
-    write held ``shellrt run``'s loop (and the lean path's) while the reader stalled, and its command
-    ran on past ``--timeout`` for as long as it did: ``| (sleep 10)`` gave a 2 s timeout 10 s (red
-    team round 42, supervisor2). Past the deadline a reader with room still gets every byte: output
-    read after it (the kill's drain) was never passed on, and a reader that took all was called
-    stalled (round 43). On a stall, shellrt's own notes take only the room there is (`bound_streams`)."""
+    (`time.monotonic`) and `_LATE_S` more (a later write: `_LATE_WRITE_S`); raises `EchoStalled`
+    when no room came by then. A blocking write held ``shellrt run``'s loop (and the lean path's)
+    while the reader stalled, and its command ran on past ``--timeout`` for as long as it did:
+    ``| (sleep 10)`` gave a 2 s timeout 10 s (red team round 42, supervisor2). Past the deadline a
+    reader that reads still gets every byte: output read after it (the kill's drain) was never
+    passed on, and a reader that took all was called stalled (round 43). On a stall, shellrt's own
+    notes take only the room there is (`bound_streams`)."""
     target.flush()
     if deadline == math.inf:
         target.write(data)
@@ -56,7 +60,7 @@ def echo_until(target: BinaryIO, data: bytes, deadline: float) -> None:
     poller.register(fd, select.POLLOUT)
     view = memoryview(data)
     while view:
-        left_ms = max(0.0, (deadline + _LATE_S - time.monotonic()) * 1000)
+        left_ms = max(_LATE_WRITE_S, deadline + _LATE_S - time.monotonic()) * 1000
         if not poller.poll(min(left_ms, 1 << 30)):
             bound_streams()
             raise EchoStalled
