@@ -17,8 +17,14 @@ from pydantic import BaseModel
 import shellrt
 from shellrt.permissions import callback_approver
 from shellrt.protocol import ToolContext, ToolUseBlock
+from shellrt.protocol.messages import ImageBlock, ImageSource, TextBlock, ToolResultBlock
 from shellrt.protocol.permission import PermissionResult
-from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, HOST_RESULTS_DIR
+from shellrt.protocol.results import (
+    DEFAULT_MESSAGE_BUDGET_CHARS,
+    HOST_RESULTS_DIR,
+    ResultEnvelope,
+    apply_message_budget,
+)
 from shellrt.protocol.tool import Tool, ToolOutput
 from shellrt.tools.bash import Bash
 from tests._governance import envelope_text, isolated_workspace
@@ -136,3 +142,28 @@ async def test_an_unwritable_results_directory_keeps_the_preview(ws: Path, name:
         _kept(envelope)
         assert envelope.persisted_path is None
         assert "could not be saved" in envelope_text(envelope)
+
+
+def _image_result(tool_use_id: str, caption: str) -> ResultEnvelope:
+    image = ImageBlock(source=ImageSource(media_type="image/png", data="A" * 150_000))
+    model = ToolResultBlock(tool_use_id=tool_use_id, content=[TextBlock(text=caption), image])
+    return ResultEnvelope(tool_use_id=tool_use_id, tool_name="Mcp", model=model, ui=caption, audit=caption)
+
+
+def test_the_budget_never_persists_an_image_results_caption(tmp_path: Path) -> None:
+    """Only text is persisted: two image results over the budget were each "persisted" as their
+    7-character caption ("Output too large (7 characters)"), and the message grew by the notes."""
+    results = [_image_result("img1", "a chart"), _image_result("img2", "a chart")]
+    kept = apply_message_budget(results, tmp_path)
+    assert [e.persisted_path for e in kept] == [None, None]
+    assert [e.model for e in kept] == [e.model for e in results]
+    assert not (tmp_path / HOST_RESULTS_DIR).exists()
+
+
+def test_the_budget_still_persists_the_text_beside_an_image(tmp_path: Path) -> None:
+    results = [_image_result("img3", "HEAD" + "x" * 150_000 + "TAIL"), _image_result("img4", "a chart")]
+    kept = apply_message_budget(results, tmp_path)
+    assert kept[0].persisted_path is not None and kept[1].persisted_path is None
+    first = kept[0].model.content
+    assert isinstance(first, list) and isinstance(first[1], ImageBlock)
+    assert isinstance(first[0], TextBlock) and "150,008 characters" in first[0].text

@@ -245,6 +245,14 @@ def model_chars(envelope: ResultEnvelope) -> int:
     return sum(len(b.text) if isinstance(b, TextBlock) else len(b.source.data) for b in content)
 
 
+def _text_chars(envelope: ResultEnvelope) -> int:
+    """Characters of the envelope's text, what persisting it can take out of the message."""
+    content = envelope.model.content
+    if isinstance(content, str):
+        return len(content)
+    return sum(len(b.text) for b in content if isinstance(b, TextBlock))
+
+
 def apply_message_budget(
     envelopes: list[ResultEnvelope],
     session_dir: Path,
@@ -260,17 +268,20 @@ def apply_message_budget(
     """
     result = list(envelopes)
     total = sum(model_chars(e) for e in result)
+    # Only text is persisted: a result is judged by its text (an image's base64 counted as text
+    # made the budget "persist" an image result's caption, "Output too large (7 characters)", and
+    # grow the message by the preview's note; round 44).
     candidates = sorted(
         (i for i, e in enumerate(result) if e.persisted_path is None and e.tool_name not in exempt),
-        key=lambda i: model_chars(result[i]),
+        key=lambda i: _text_chars(result[i]),
         reverse=True,
     )
     for index in candidates:
         if total <= budget:
             break
+        if _text_chars(result[index]) <= PREVIEW_HEAD_CHARS + PREVIEW_TAIL_CHARS:
+            continue  # a preview would not be smaller than the text itself
         before = model_chars(result[index])
-        if before <= PREVIEW_HEAD_CHARS + PREVIEW_TAIL_CHARS:
-            continue  # a preview would not be smaller than the result itself
         commands_see = result[index].tool_name in seen_by_commands
         result[index] = persist_block(result[index], session_dir, commands_see=commands_see)
         total += model_chars(result[index]) - before
