@@ -119,12 +119,28 @@ def persist_result_text(
     tmp = directory / f".{name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        with open(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
-            fh.write(text)
+        with open(fd, "wb") as fh:
+            fh.write(_encoded(text))
         return _link_unused(tmp, directory, name)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+#: Surrogates no UTF-8 byte decodes to under ``surrogateescape`` (those are U+DC80..U+DCFF): a lone
+#: one came from a tool's own text (JSON's ``"\\ud800"``), not from a command's undecodable bytes.
+_LONE_SURROGATES = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def _encoded(text: str) -> bytes:
+    """``text`` as UTF-8, a command's undecodable bytes (``surrogateescape``) given back as they were.
+
+    A lone surrogate of any other kind made the write raise after the call ran (round 44): it is
+    written as U+FFFD instead."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATES.sub("\ufffd", text).encode("utf-8", "surrogateescape")
 
 
 #: Longest id kept whole in a file name (a name has at most 255 bytes, with our prefix and suffixes).
@@ -175,6 +191,17 @@ def preview_text(
     )
 
 
+def unsaved_preview_text(text: str, exc: OSError) -> str:
+    """`preview_text` for a result whose whole text could not be saved (``exc``)."""
+    why = f"{type(exc).__name__}: {exc.strerror or exc}"
+    rest = preview_text(text, "(nowhere)").split("\n", 1)[1]
+    return (
+        f"{NOTE_MARK} Output too large ({len(text):,} characters), and the full output could not be "
+        f"saved ({why}): only this preview is kept. A new call may show more once the session's "
+        f"results directory can be written.\n{rest}"
+    )
+
+
 def persist_block(
     envelope: ResultEnvelope, session_dir: Path, *, commands_see: bool = False
 ) -> ResultEnvelope:
@@ -189,15 +216,25 @@ def persist_block(
         if isinstance(content, str)
         else "\n".join(b.text for b in content if isinstance(b, TextBlock))
     )
-    path = persist_result_text(session_dir, envelope.tool_use_id, text, commands_see=commands_see)
-    preview = preview_text(text, path)
+    path: Path | None
+    try:
+        path = persist_result_text(session_dir, envelope.tool_use_id, text, commands_see=commands_see)
+    except OSError as exc:
+        # The call has run: a results directory that cannot be written (full, removed, a file in its
+        # place) lost its result, or every result of the message in the budget (round 44). The
+        # model still gets the preview, told the rest is gone.
+        path = None
+        preview = unsaved_preview_text(text, exc)
+    else:
+        preview = preview_text(text, path)
     new_content: str | list[ContentBlock]
     if isinstance(content, str):
         new_content = preview
     else:
         new_content = [TextBlock(text=preview), *[b for b in content if not isinstance(b, TextBlock)]]
     model = envelope.model.model_copy(update={"content": new_content})
-    return envelope.model_copy(update={"model": model, "persisted_path": str(path), "total_chars": len(text)})
+    saved = None if path is None else str(path)
+    return envelope.model_copy(update={"model": model, "persisted_path": saved, "total_chars": len(text)})
 
 
 def model_chars(envelope: ResultEnvelope) -> int:
@@ -206,6 +243,14 @@ def model_chars(envelope: ResultEnvelope) -> int:
     if isinstance(content, str):
         return len(content)
     return sum(len(b.text) if isinstance(b, TextBlock) else len(b.source.data) for b in content)
+
+
+def _text_chars(envelope: ResultEnvelope) -> int:
+    """Characters of the envelope's text, what persisting it can take out of the message."""
+    content = envelope.model.content
+    if isinstance(content, str):
+        return len(content)
+    return sum(len(b.text) for b in content if isinstance(b, TextBlock))
 
 
 def apply_message_budget(
@@ -223,17 +268,20 @@ def apply_message_budget(
     """
     result = list(envelopes)
     total = sum(model_chars(e) for e in result)
+    # Only text is persisted: a result is judged by its text (an image's base64 counted as text
+    # made the budget "persist" an image result's caption, "Output too large (7 characters)", and
+    # grow the message by the preview's note; round 44).
     candidates = sorted(
         (i for i, e in enumerate(result) if e.persisted_path is None and e.tool_name not in exempt),
-        key=lambda i: model_chars(result[i]),
+        key=lambda i: _text_chars(result[i]),
         reverse=True,
     )
     for index in candidates:
         if total <= budget:
             break
+        if _text_chars(result[index]) <= PREVIEW_HEAD_CHARS + PREVIEW_TAIL_CHARS:
+            continue  # a preview would not be smaller than the text itself
         before = model_chars(result[index])
-        if before <= PREVIEW_HEAD_CHARS + PREVIEW_TAIL_CHARS:
-            continue  # a preview would not be smaller than the result itself
         commands_see = result[index].tool_name in seen_by_commands
         result[index] = persist_block(result[index], session_dir, commands_see=commands_see)
         total += model_chars(result[index]) - before

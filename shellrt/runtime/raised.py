@@ -12,6 +12,8 @@ import asyncio
 
 import anyio
 
+from shellrt.protocol.notes import neutralize_output
+
 __all__ = ["answerable", "quoted"]
 
 _PASSING = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
@@ -71,7 +73,9 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException] | N
 
 def quoted(exc: BaseException, limit: int, *, one_line: bool = False) -> str:
     """``Type: text`` of ``exc``, cut at ``limit`` characters (``one_line``: its blanks collapsed);
-    an exception whose ``str`` itself raises is named only. A group (a task group's failure) is
+    an exception whose ``str`` itself raises is named only. An exception's text quotes foreign
+    data (a server's answer, a file's line): a line of it that reads like a shellrt note is shown
+    prefixed with ``(output)`` (`neutralize_output`; round 44: the model read it as a note). A group (a task group's failure) is
     quoted by its first leaf, with how many others it held: its own text ("unhandled errors in a
     TaskGroup") says nothing of what failed or what to do (round 37: a missing ``nice`` read so)."""
     more = 0
@@ -94,4 +98,6 @@ def _quoted_one(exc: BaseException, limit: int, *, one_line: bool) -> str:
     if one_line:
         text = " ".join(text.split())
     text = text if len(text) <= limit else text[:limit] + "…"
+    if not one_line:
+        text = neutralize_output(text)[0]
     return f"{kind}: {text}" if text else kind
