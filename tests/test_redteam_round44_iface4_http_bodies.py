@@ -4,7 +4,7 @@ Each body was bounded (~24 MiB) and each peer's connections (64), not their sum:
 memory from its first byte until its request ended -- three times over (the pieces read, the joined
 body, the parsed copy, all referenced by the middleware's frame while the call ran or waited for
 its turn). One token holder's 16 bodies behind a running command took the server holding every
-session to 550-800 MB. Now a large body is admitted only within a server-wide budget (503 past it,
+session to 565-625 MB. Now a large body is admitted only within a server-wide budget (503 past it,
 small bodies always), and the middleware keeps no copy while the app runs. The real middleware,
 driven as uvicorn drives it (64 KiB pieces), with a gated app standing for a queued call.
 """

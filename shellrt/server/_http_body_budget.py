@@ -3,8 +3,8 @@
 Why: each body is bounded (`MAX_MESSAGE_BYTES`, ~24 MiB) and each peer's connections (64), but not
 their sum: a body is held from its first byte until its request ends (read, parsed, and kept by the
 SDK while the call runs or waits for its turn), so one local client with the token sent 16 bodies
-of ~24 MiB behind a running command and took the process holding every session to 550-800 MB
-(64 connections: ~3 GB; 256: ~12 GB; red team round 44, round 28's Left). A body past
+of ~24 MiB behind a running command and took the process holding every session to 565-625 MB
+(32 bodies: 763 MB; 64 connections ~1.5 GB, 256 ~6 GB; red team round 44, round 28's Left). A body past
 `SMALL_BODY_BYTES` is now admitted only while the bodies held stay under `MAX_HELD_BODY_BYTES`; one
 that would go past it is refused 503 as it arrives (the client sends it again later). Small bodies
 (every ordinary call) are always admitted, so large ones cannot lock out the rest.
