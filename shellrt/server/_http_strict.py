@@ -14,6 +14,8 @@ The body must arrive within ``body_timeout`` seconds of its headers (``408`` oth
 connection closes): the header deadline (`shellrt.server._http_guard`) stops at the headers, and
 a request in flight is never closed to admit another client, so a client that sent headers and
 then a byte now and then held its connection slot for as long as it liked (red team, round 14).
+The bytes of bodies held at once, over every connection, are bounded too (`_http_body_budget`),
+and a body is held once: the pieces read and the parsed copy are dropped before the app runs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 import anyio
 
 from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
+from shellrt.server._http_body_budget import BodyBudget
 from shellrt.server._http_values import too_many_values
 from shellrt.server._json_depth import MAX_DEPTH, too_deep
 from shellrt.server._line_budget import over_budget, parse_off_loop
@@ -54,9 +57,11 @@ BODY_TIMEOUT_FACTOR = 3
 class StrictJsonBodyMiddleware:
     """ASGI middleware: POST bodies holding a repeated key, NaN/Infinity or an unreadable number are refused."""
 
-    def __init__(self, app: AsgiApp, *, body_timeout: float = math.inf) -> None:
+    def __init__(self, app: AsgiApp, *, body_timeout: float = math.inf, budget: BodyBudget | None = None) -> None:
         self._app = app
         self._body_timeout = body_timeout
+        #: Bytes of bodies held by requests in flight, over every connection (round 44).
+        self._budget = BodyBudget() if budget is None else budget
         #: Per ``Mcp-Session-Id``: ids of requests whose POST is open (dropped when none is).
         self._in_flight: dict[str, InFlight] = {}
 
@@ -64,6 +69,14 @@ class StrictJsonBodyMiddleware:
         if scope.get("type") != "http" or scope.get("method") != "POST":
             await self._app(scope, receive, send)
             return
+        held = [0]  # bytes this request counts against the server's body budget
+        try:
+            await self._checked(scope, receive, send, held)
+        finally:
+            self._budget.give_back(held[0])
+
+    async def _checked(self, scope: Scope, receive: Receive, send: Send, held: list[int]) -> None:
+        """Read the body within the budget, check it, hand it on (``held``: the bytes counted)."""
         chunks: list[bytes] = []
         body: bytes | None = None
         with anyio.move_on_after(self._body_timeout):
@@ -80,10 +93,16 @@ class StrictJsonBodyMiddleware:
                         "most); send less at once: write a large file in parts (Write, then Edit)"
                     )
                     return
+                if not self._budget.take(held[0], len(chunk)):
+                    chunks.clear()
+                    await _answer(send, 503, None, f"Server busy: {self._budget.refusal()}", close=True)
+                    return
+                held[0] += len(chunk)
                 chunks.append(chunk)
                 if not message.get("more_body", False):
                     break
             body = b"".join(chunks)
+            chunks.clear()  # held once: the pieces go (a request's frame lives as long as its call)
         if body is None:
             await _answer(
                 send,
@@ -121,16 +140,19 @@ class StrictJsonBodyMiddleware:
                 await _answer(send, 400, message["id"], reason, code=_INVALID_PARAMS)
                 return
         msg_id = value.get("id") if isinstance(value, dict) and "method" in value else None
+        value = None  # the parsed copy is not kept while the call runs (the SDK reads its own)
+        replayed = _replay(body, receive)
+        body = b""  # held by ``replayed`` alone, until the app has read it
         key = _session_of(scope)
         if msg_id is None or not key:  # no session yet (initialize): each such POST opens its own
-            await self._app(scope, _replay(body, receive), send)
+            await self._app(scope, replayed, send)
             return
         ids = self._in_flight.setdefault(key, InFlight())
         if not ids.claim(msg_id):
             await _answer(send, 400, msg_id, InFlight.reuse_message(msg_id))
             return
         try:
-            await self._app(scope, _replay(body, receive), send)
+            await self._app(scope, replayed, send)
         finally:  # the POST of a request stays open until it is answered or settled unanswered
             ids.release(msg_id)
             if not ids and self._in_flight.get(key) is ids:
@@ -163,14 +185,12 @@ def _session_of(scope: Scope) -> str:
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
-    """``receive`` giving ``body`` first, then the client's own events (disconnects)."""
-    sent = False
+    """``receive`` giving ``body`` first (and forgetting it), then the client's own events (disconnects)."""
+    pending = [body]
 
     async def replayed() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
+        if pending:
+            return {"type": "http.request", "body": pending.pop(), "more_body": False}
         return await receive()
 
     return replayed
