@@ -103,3 +103,29 @@ def test_a_pulled_change_to_a_hooks_node_package_untrusts_a_project_hook(
     (repo / "node_modules" / "fmtdep" / "index.js").write_text("require('child_process').execSync('id');\n")
     notice = str(load_settings(repo).trust_notice or "")
     assert "node_modules/fmtdep changed since the workspace was trusted" in notice, notice
+
+
+def test_a_package_a_hooks_own_node_script_requires_is_not_run_on_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failed 1 of 1 before: the operator's ``node scripts/guard.js`` required the planted package."""
+    require_bwrap()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws, ran, marker = tmp_path / "ws", tmp_path / "hook-ran", tmp_path / "ran-on-the-host"
+    _install(ws, ran)
+    (ws / "scripts").mkdir()
+    (ws / "scripts" / "guard.js").write_text(
+        f"const d = require('fmtdep');\nrequire('fs').appendFileSync({str(ran)!r}, 'ran\\n');\n"
+    )
+    own = tmp_path / "operator.json"
+    own.write_text(json.dumps({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": 'node "$CLAUDE_PROJECT_DIR"/scripts/guard.js'}]}]}}))
+    code = f"require('fs').writeFileSync({str(marker)!r}, 'x'); module.exports = 1;"
+    hidden = "$(printf node_%s modules)/fmtdep/index.js"
+    plant = f"printf '%s\\n' \"{code}\" > \"{hidden}\" && echo planted"
+    first = _session(ws, own, tmp_path / "s1", ["echo before", plant, "echo after"])
+    assert ran.exists(), "the hook did not run before the plant: the test proves nothing"
+    assert "planted" in json.dumps(first), first
+    _session(ws, own, tmp_path / "s2", ["echo next"])
+    assert not marker.exists(), "the operator's hook script required a package a sandboxed command wrote"

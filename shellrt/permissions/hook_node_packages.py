@@ -7,7 +7,9 @@ which a sandboxed command writes. A command rewrote ``node_modules/fmt/lib.js`` 
 hook ran it on the host. Now the package every recorded file lies in is recorded whole, and so,
 transitively, is each package it declares (``dependencies``, ``optionalDependencies``,
 ``peerDependencies``) at every place node looks for it up to the one it finds: a place looked at
-first and absent is recorded absent, so a package planted there is a change.
+first and absent is recorded absent, so a package planted there is a change. A hook's own node
+script (``node .claude/hooks/guard.js``) has the packages it requires or imports by a literal
+name recorded the same way, looked up from its directory.
 """
 
 from __future__ import annotations
@@ -32,8 +34,13 @@ def node_packages(root: Path, rels: Iterable[str]) -> tuple[list[str], list[str]
     """Workspace-relative package directories (present or not) the files ``rels`` load, and why
     some cannot be vouched for (more than `MAX_PACKAGES`)."""
     base = str(root)
+    rels = list(rels)
     queue = [p for rel in rels if (p := _package_of(base, rel)) is not None]
     seen: dict[str, None] = {}
+    for rel in rels:  # a hook's own node script: the packages it names, from its directory up
+        if _package_of(base, rel) is None and _is_node_script(os.path.join(base, rel)):
+            for name in _required(os.path.join(base, rel)):
+                queue += _found(base, os.path.dirname(rel), name, seen)
     while queue:
         package = queue.pop()
         if package in seen:
@@ -46,14 +53,19 @@ def node_packages(root: Path, rels: Iterable[str]) -> tuple[list[str], list[str]
                 "its dependencies there)"
             ]
         for name in _declared(os.path.join(base, package)):
-            for place in _lookups(package, name):
-                seen_or_queued = place in seen
-                if os.path.isdir(os.path.join(base, place)):
-                    if not seen_or_queued:
-                        queue.append(place)
-                    break
-                seen.setdefault(place)  # looked at first and absent: a plant there is found first
+            queue += _found(base, package, name, seen)
     return list(seen), []
+
+
+def _found(base: str, start: str, name: str, seen: dict[str, None]) -> list[str]:
+    """Where node finds ``name`` required from directory ``start`` (a list of one, or none when it
+    is absent everywhere); the places looked at before it go to ``seen`` as absent (a package
+    planted there is found first)."""
+    for place in _lookups(start, name):
+        if os.path.isdir(os.path.join(base, place)):
+            return [] if place in seen else [place]
+        seen.setdefault(place)
+    return []
 
 
 def _package_of(base: str, rel: str) -> str | None:
@@ -89,10 +101,49 @@ def _declared(package: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+#: ``require("x")``, ``import … from "x"``, ``import "x"``, ``import("x")`` with a literal name.
+_REQUIRE = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(["'])([^"'\\\n]+)\1"""
+)
+_SCRIPT_SUFFIXES = (".js", ".cjs", ".mjs")
+
+
+def _is_node_script(path: str) -> bool:
+    """A file node runs: a ``.js``/``.cjs``/``.mjs`` name, or a ``node`` shebang."""
+    if path.endswith(_SCRIPT_SUFFIXES):
+        return os.path.isfile(path)
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"node" in first
+
+
+def _required(path: str) -> list[str]:
+    """The package names a node script requires or imports by a literal bare name (``x`` of
+    ``x/sub``, ``@s/x`` of ``@s/x/sub``); ``node:`` builtins and relative paths are not packages."""
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(_MANIFEST_LIMIT).decode("utf-8", "replace")
+    except OSError:
+        return []
+    names: list[str] = []
+    for _, spec in _REQUIRE.findall(text):
+        if spec.startswith((".", "/", "node:")):
+            continue
+        parts = spec.split("/")
+        name = "/".join(parts[:2] if spec.startswith("@") else parts[:1])
+        if _NAME.fullmatch(name) and ".." not in name.split("/"):
+            names.append(name)
+    return list(dict.fromkeys(names))
+
+
 def _lookups(package: str, name: str) -> list[str]:
-    """Where node looks for ``name`` required from ``package``, in order, inside the workspace."""
+    """Where node looks for ``name`` required from directory ``package``, in order, inside the
+    workspace."""
     out = []
-    parts = package.split("/")
+    parts = [p for p in package.split("/") if p]
     for end in range(len(parts), -1, -1):
         if end and parts[end - 1] == "node_modules":
             continue
