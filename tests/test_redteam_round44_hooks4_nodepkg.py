@@ -129,3 +129,26 @@ def test_a_package_a_hooks_own_node_script_requires_is_not_run_on_the_host(
     assert "planted" in json.dumps(first), first
     _session(ws, own, tmp_path / "s2", ["echo next"])
     assert not marker.exists(), "the operator's hook script required a package a sandboxed command wrote"
+
+
+def test_a_pnpm_layouts_dependency_is_recorded_where_node_finds_it(tmp_path: Path) -> None:
+    """pnpm links ``node_modules/fmtx`` into ``.pnpm/…`` and its dependencies beside it there: node
+    resolves from the real path, and so does the record (failed 1 of 1 on the base)."""
+    from shellrt.permissions.hook_files import compare_hook_files, hook_files
+
+    ws = tmp_path / "ws"
+    store = ws / "node_modules" / ".pnpm" / "fmtx@1.0.0" / "node_modules"
+    (store / "fmtx").mkdir(parents=True)
+    (store / "fmtx" / "package.json").write_text('{"name": "fmtx", "dependencies": {"fmtdep": "1"}}')
+    (store / "fmtx" / "cli.js").write_text("require('fmtdep')\n")
+    dep = ws / "node_modules" / ".pnpm" / "fmtdep@1.0.0" / "node_modules" / "fmtdep"
+    dep.mkdir(parents=True)
+    (dep / "index.js").write_text("module.exports = 1\n")
+    os.symlink("../../fmtdep@1.0.0/node_modules/fmtdep", store / "fmtdep")
+    (ws / "node_modules" / ".bin").mkdir()
+    os.symlink("../.pnpm/fmtx@1.0.0/node_modules/fmtx/cli.js", ws / "node_modules" / ".bin" / "fmtx")
+    (ws / "package.json").write_text("{}")
+    before = hook_files(ws, [_HOOK])
+    (dep / "index.js").write_text("require('child_process').execSync('id')\n")
+    why = compare_hook_files(before, hook_files(ws, [_HOOK])) or ""
+    assert "node_modules/.pnpm/fmtx@1.0.0/node_modules/fmtdep changed" in why, why
