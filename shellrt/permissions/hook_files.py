@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
+from shellrt.permissions.hook_node_packages import node_packages
 from shellrt.permissions.start_digests import active as active_digests
 
 if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
@@ -162,6 +163,12 @@ class HookFiles:
                     'workspace (leave out "cwd"), run a tool by its path outside the workspace, and name '
                     "the files it runs by their paths"
                 )
+            elif digest == _TOO_LARGE and "node_modules" in rel.split("/"):
+                out.append(
+                    f"node package {rel}, which a hook's tool loads, is too large to vouch for (over "
+                    f"{MAX_TREE_ENTRIES} entries or {MAX_HASHED_BYTES >> 20} MiB): run the tool from an "
+                    "install outside the workspace, by its absolute path"
+                )
             elif digest == _TOO_LARGE:
                 out.append(
                     f"hook directory {rel} is too large to vouch for (over {MAX_TREE_ENTRIES} entries or "
@@ -202,6 +209,10 @@ def hook_files(
     # A hooks directory holding a hook file is watched whole: what that script sources or
     # imports beside it (``. ./lib.sh``) is code the hook runs too.
     watched = [d for d in WATCHED_HOOK_DIRS if untrackable or any(rel.startswith(d + "/") for rel in files)]
+    # So is the node package a hook file lies in, with the packages it declares: what a
+    # ``node_modules/.bin`` script requires is there (round 44).
+    packages, too_many = node_packages(root, files)
+    watched += [p for p in packages if p not in watched]
     # So is the directory of every other hook file (``scripts/`` of ``python3 scripts/x.py``,
     # which may import ``scripts/util.py``); for a file at the root, the root's own files.
     for rel in files:
@@ -210,7 +221,7 @@ def hook_files(
             continue
         watched.append(beside)
     dirs = {rel: _root_files_digest(root) if rel == ROOT_FILES else _digest(root, rel) for rel in watched}
-    return HookFiles(files, dirs, tuple(untrackable), tuple(loads.unbounded))
+    return HookFiles(files, dirs, tuple(untrackable), (*loads.unbounded, *too_many))
 
 
 @dataclass(frozen=True)

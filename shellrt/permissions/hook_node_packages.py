@@ -1,0 +1,151 @@
+"""The node packages a hook's files lie in, and the packages those declare, to be hashed whole.
+
+Why (red team round 44): a hook's ``npx fmt`` (or ``node_modules/.bin/fmt``, or ``node
+node_modules/fmt/cli.js``) was recorded by its ``.bin`` entry and that link's target only; what the
+script requires -- the package's other modules, its dependencies -- lies in ``node_modules`` too,
+which a sandboxed command writes. A command rewrote ``node_modules/fmt/lib.js`` and the operator's
+hook ran it on the host. Now the package every recorded file lies in is recorded whole, and so,
+transitively, is each package it declares (``dependencies``, ``optionalDependencies``,
+``peerDependencies``) at every place node looks for it up to the one it finds: a place looked at
+first and absent is recorded absent, so a package planted there is a change. A hook's own node
+script (``node .claude/hooks/guard.js``) has the packages it requires or imports by a literal
+name recorded the same way, looked up from its directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["MAX_PACKAGES", "node_packages"]
+
+#: Packages recorded for one settings file's hooks at most; beyond, not vouched for.
+MAX_PACKAGES = 256
+_MANIFEST_LIMIT = 1 << 20
+_DEP_KEYS = ("dependencies", "optionalDependencies", "peerDependencies")
+#: A name ``require`` resolves through ``node_modules``: ``name`` or ``@scope/name``.
+_NAME = re.compile(r"(?:@[^/\\\0]+/)?[^/\\\0]+")
+
+
+def node_packages(root: Path, rels: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Workspace-relative package directories (present or not) the files ``rels`` load, and why
+    some cannot be vouched for (more than `MAX_PACKAGES`)."""
+    base = str(root)
+    rels = list(rels)
+    queue = [p for rel in rels if (p := _package_of(base, rel)) is not None]
+    seen: dict[str, None] = {}
+    for rel in rels:  # a hook's own node script: the packages it names, from its directory up
+        if _package_of(base, rel) is None and _is_node_script(os.path.join(base, rel)):
+            for name in _required(os.path.join(base, rel)):
+                queue += _found(base, os.path.dirname(rel), name, seen)
+    while queue:
+        package = queue.pop()
+        if package in seen:
+            continue
+        seen[package] = None
+        if len(seen) > MAX_PACKAGES:
+            return list(seen), [
+                f"hook files load more than {MAX_PACKAGES} node packages from the workspace's "
+                "node_modules (a tool run by `npx` or from node_modules/.bin loads its package and "
+                "its dependencies there)"
+            ]
+        for name in _declared(os.path.join(base, package)):
+            queue += _found(base, package, name, seen)
+    return list(seen), []
+
+
+def _found(base: str, start: str, name: str, seen: dict[str, None]) -> list[str]:
+    """Where node finds ``name`` required from directory ``start`` (a list of one, or none when it
+    is absent everywhere); the places looked at before it go to ``seen`` as absent (a package
+    planted there is found first)."""
+    for place in _lookups(start, name):
+        if os.path.isdir(os.path.join(base, place)):
+            return [] if place in seen else [place]
+        seen.setdefault(place)
+    return []
+
+
+def _package_of(base: str, rel: str) -> str | None:
+    """The innermost ``node_modules/<pkg>`` (or ``@scope/<pkg>``) holding ``rel`` or, for a link,
+    its target; None when it lies in none (or out of the workspace)."""
+    real = os.path.realpath(os.path.join(base, rel))
+    if not real.startswith(base.rstrip(os.sep) + os.sep):
+        return None
+    parts = os.path.relpath(real, base).split(os.sep)
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] != "node_modules" or parts[i + 1] == ".bin":
+            continue
+        end = i + 3 if parts[i + 1].startswith("@") else i + 2
+        if end < len(parts) or (end == len(parts) and os.path.isdir(real)):
+            return "/".join(parts[:end])
+    return None
+
+
+def _declared(package: str) -> list[str]:
+    """The package names ``package``'s ``package.json`` declares (none when it has no readable one)."""
+    try:
+        with open(os.path.join(package, "package.json"), "rb") as fh:
+            data = json.loads(fh.read(_MANIFEST_LIMIT))
+    except (OSError, ValueError, RecursionError):
+        return []
+    if not isinstance(data, dict):
+        return []
+    names: list[str] = []
+    for key in _DEP_KEYS:
+        deps = data.get(key)
+        if isinstance(deps, dict):
+            names += [n for n in deps if isinstance(n, str) and _NAME.fullmatch(n) and ".." not in n.split("/")]
+    return list(dict.fromkeys(names))
+
+
+#: ``require("x")``, ``import … from "x"``, ``import "x"``, ``import("x")`` with a literal name.
+_REQUIRE = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(["'])([^"'\\\n]+)\1"""
+)
+_SCRIPT_SUFFIXES = (".js", ".cjs", ".mjs")
+
+
+def _is_node_script(path: str) -> bool:
+    """A file node runs: a ``.js``/``.cjs``/``.mjs`` name, or a ``node`` shebang."""
+    if path.endswith(_SCRIPT_SUFFIXES):
+        return os.path.isfile(path)
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"node" in first
+
+
+def _required(path: str) -> list[str]:
+    """The package names a node script requires or imports by a literal bare name (``x`` of
+    ``x/sub``, ``@s/x`` of ``@s/x/sub``); ``node:`` builtins and relative paths are not packages."""
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(_MANIFEST_LIMIT).decode("utf-8", "replace")
+    except OSError:
+        return []
+    names: list[str] = []
+    for _, spec in _REQUIRE.findall(text):
+        if spec.startswith((".", "/", "node:")):
+            continue
+        parts = spec.split("/")
+        name = "/".join(parts[:2] if spec.startswith("@") else parts[:1])
+        if _NAME.fullmatch(name) and ".." not in name.split("/"):
+            names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def _lookups(package: str, name: str) -> list[str]:
+    """Where node looks for ``name`` required from directory ``package``, in order, inside the
+    workspace."""
+    out = []
+    parts = [p for p in package.split("/") if p]
+    for end in range(len(parts), -1, -1):
+        if end and parts[end - 1] == "node_modules":
+            continue
+        out.append("/".join([*parts[:end], "node_modules", name]))
+    return out
