@@ -7,12 +7,17 @@ of the process; run in a plain worker thread, the call waited for ever and no in
 reached it (red team, round 15). `off_loop` gives such work `FILE_IO_TIMEOUT_S`, returns on
 cancellation at once, and fails the call with an error that says what happened. A thread
 left blocked cannot be killed: it is counted, and past `MAX_STUCK` of them new file work is
-refused at once rather than piling up more threads on the same dead mount.
+refused at once rather than piling up more threads on the same dead mount. A thread counts as
+stuck only once it has run for the whole `FILE_IO_TIMEOUT_S`: one whose caller went away sooner (a
+batch task's block timeout, an interrupt) and whose work ends by itself is no hung mount, and such
+threads let one batch task have every task's file tools refused (red team round 44, batch2).
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -30,7 +35,9 @@ MAX_STUCK = 16
 T = TypeVar("T")
 
 _lock = threading.Lock()
-_stuck = 0
+#: Abandoned operations still running: their start (`time.monotonic`), by a number of their own.
+_abandoned: dict[int, float] = {}
+_numbers = itertools.count()
 
 
 def inner_deadline(limit: float) -> float:
@@ -42,14 +49,17 @@ def inner_deadline(limit: float) -> float:
 
 
 def stuck_threads() -> int:
-    """How many abandoned file operations are still blocked in the kernel."""
-    return _stuck
+    """How many abandoned file operations are still running after the whole `FILE_IO_TIMEOUT_S`."""
+    oldest = time.monotonic() - FILE_IO_TIMEOUT_S
+    with _lock:
+        return sum(1 for started in _abandoned.values() if started <= oldest)
 
 
 def _refuse_when_full(what: str) -> None:
-    if _stuck >= MAX_STUCK:
+    stuck = stuck_threads()
+    if stuck >= MAX_STUCK:
         raise ToolExecutionError(
-            f"{what} was not started: {_stuck} earlier file operations are still blocked on a file "
+            f"{what} was not started: {stuck} earlier file operations are still blocked on a file "
             "system that does not answer (a hung network or FUSE mount?). Fix or unmount it "
             "(umount -l), or work on files elsewhere."
         )
@@ -57,26 +67,23 @@ def _refuse_when_full(what: str) -> None:
 
 async def off_loop(func: Callable[..., T], *args: object, what: str) -> T:
     """``func(*args)`` in a worker thread, given `FILE_IO_TIMEOUT_S`; ``what`` names it in errors."""
-    global _stuck
     _refuse_when_full(what)
+    number, started = next(_numbers), time.monotonic()
     state = {"abandoned": False, "done": False}
 
     def run() -> T:
-        global _stuck
         try:
             return func(*args)
         finally:
             with _lock:
                 state["done"] = True
-                if state["abandoned"]:
-                    _stuck -= 1
+                _abandoned.pop(number, None)
 
     def abandon() -> None:
-        global _stuck
         with _lock:
             if not state["done"] and not state["abandoned"]:
                 state["abandoned"] = True
-                _stuck += 1
+                _abandoned[number] = started
 
     timeout = FILE_IO_TIMEOUT_S
     try:
