@@ -214,8 +214,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # (os.urandom names the files), no `logging` or `dataclasses` (and their `inspect`, `dis`,
     # `ast`, `traceback` ...: ~9 ms of CPU) and no `anyio` or `concurrent.futures` on the lean path;
     # +1 round 42 supervisor2: `atexit` (built in), which `weakref.finalize` registers with: a
-    # dropped session's output account and spare spool files are cleaned up when collected
-    ("run", "--sandbox", "local", "--", "true"): 87,
+    # dropped session's output account and spare spool files are cleaned up when collected; +1 round
+    # 43 review23 (one definition since stop 58): supervisor._caller_home (shellrt's state and the
+    # write-deny pre-scan follow the same home as the settings loader, never a relative $HOME)
+    ("run", "--sandbox", "local", "--", "true"): 88,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
@@ -241,7 +243,8 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # (a start announces itself to other shellrt processes' hooks on its workspace and waits for one);
     # +1 round 42 perms5: permissions.caller_home (the one home `~/` rules, their masks and the
     # watched user settings mean: HOME empty or relative anchored them in different places)
-    FULL_RUN: 218,
+    # +1 stop 58: supervisor._caller_home (permissions.caller_home re-exports its one definition)
+    FULL_RUN: 219,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

@@ -20,7 +20,7 @@ import pytest
 import shellrt.permissions.caller_home as caller_home_module
 from shellrt.cli._run_write_deny import candidate_files, may_name_write_deny
 from shellrt.permissions.sources import discover_files
-from shellrt.supervisor._inflight import caller_home as lean_caller_home
+from shellrt.supervisor._caller_home import caller_home as lean_caller_home
 
 
 @pytest.mark.parametrize("home", ["~", "", "rel", "~/x"])
@@ -43,6 +43,6 @@ def test_the_pre_scan_finds_the_users_write_deny_under_the_loaders_home(
 
 @pytest.mark.parametrize("home", ["~", "", "rel", "/a/../b/", "//x"])
 def test_the_pre_scans_home_is_the_loaders(monkeypatch: pytest.MonkeyPatch, home: str) -> None:
-    """The lean path's twin of `caller_home` (it may not import ``shellrt.permissions``) agrees."""
+    """The lean path reads the loader's own `caller_home` (it may not import ``shellrt.permissions``)."""
     monkeypatch.setenv("HOME", home)
     assert lean_caller_home() == caller_home_module.caller_home()

@@ -30,7 +30,9 @@ _MAX_SCAN_BYTES = 1 << 20
 def candidate_files(workspace: Path) -> list[Path]:
     """The settings files that may hold rules, as `discover_files` lists them (no ``--settings``;
     ``.mcp.json`` holds servers only)."""
-    from shellrt.supervisor._inflight import caller_home  # the loader's home (round 43), not $HOME as given
+    from shellrt.supervisor._caller_home import (
+        caller_home,  # the loader's home (round 43), not $HOME as given
+    )
 
     home = caller_home()
     managed = os.environ.get("SHELLRT_MANAGED_SETTINGS")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox._proctree import stat_fields
+from shellrt.supervisor._caller_home import caller_home
 
 __all__ = ["InflightRecord", "inflight_dir", "orphaned_records", "session_root", "state_dir"]
 
@@ -41,24 +42,6 @@ def state_dir() -> Path:
     state = os.environ.get("XDG_STATE_HOME", "")
     root = Path(state) if os.path.isabs(state) else caller_home() / ".local" / "state"
     return root / "shellrt"
-
-
-def caller_home() -> Path:
-    """`shellrt.permissions.caller_home.caller_home` for the lean path, which loads no
-    ``shellrt.permissions``: an absolute ``$HOME``, else the password database's home, else ``/``.
-    Why: ``Path.home()`` raised on ``HOME=~``, and a relative HOME put shellrt's state below the
-    current directory, inside the workspace its command writes (red team round 43; a test checks
-    the two agree)."""
-    env = os.environ.get("HOME", "")
-    if env.startswith("/"):
-        return Path(os.path.normpath(env))
-    import pwd
-
-    try:
-        found = pwd.getpwuid(os.getuid()).pw_dir
-    except (KeyError, OSError):
-        found = ""
-    return Path(os.path.normpath(found)) if found.startswith("/") else Path("/")
 
 
 def inflight_dir() -> Path:

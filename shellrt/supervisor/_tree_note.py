@@ -38,7 +38,7 @@ def note_path() -> Path:
     explicit = os.environ.get("SHELLRT_TRUST_STORE")
     if explicit:
         return Path(explicit).with_name("workspace-writes.unmarked")
-    from shellrt.supervisor._inflight import caller_home  # the trust store's home (round 43)
+    from shellrt.supervisor._caller_home import caller_home  # the trust store's home (round 43)
 
     config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(caller_home(), ".config")
     return Path(config) / "shellrt" / "workspace-writes.unmarked"
