@@ -86,6 +86,9 @@ def test_a_slow_pdf_is_named_as_slow_and_leaves_nothing_stuck(
     # The file-operation deadline is lowered so the test stays short; the relation is the real one
     # (the child's 3 s, then 1.5 s to spare for killing it on a loaded machine).
     monkeypatch.setattr(_offloop, "FILE_IO_TIMEOUT_S", 4.5)
+    # Its own threads alone: another test's abandoned threads still running in this worker (round 44
+    # batch2's Glob matching, up to 20 s) would count as stuck under the shortened deadline.
+    monkeypatch.setattr(_offloop, "_abandoned", {})
     stuck_before = _offloop.stuck_threads()  # a per-process count: earlier tests in this worker
     root = tmp_path.resolve()
     ctx = _ctx(root)
