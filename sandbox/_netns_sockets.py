@@ -205,7 +205,7 @@ def namespace_lines() -> tuple[bytes, bytes]:
         if (
             full
             or frozenset(tables) != _scan.namespaces
-            or not _children_of_ours([pid for pid in fresh if namespace_of.get(pid) in _scan.ours], _scan.mine)
+            or not _children_of_ours(_fresh_in_ours(fresh, namespace_of, own), _scan.mine)
         ):
             _scan.ours, _scan.mine = _our_namespaces(namespace_of, fresh)
             _scan.namespaces = frozenset(tables)
@@ -214,6 +214,15 @@ def namespace_lines() -> tuple[bytes, bytes]:
         b"".join(t for ino, t in tables.items() if ino in ours),
         b"".join(t for ino, t in tables.items() if ino not in ours),
     )
+
+
+def _fresh_in_ours(fresh: set[str], namespace_of: dict[str, int], own: int | None) -> list[str]:
+    """The processes of ``fresh`` in namespaces taken as ours, but this process's own namespace
+    (a descendant of ours may be in it, but its table is the caller's to read, never one of the
+    tables told apart): every new host process there was "not a child of ours" and had every
+    descendant looked up again (~0.35 ms; 115 of 300 session commands on a busy host, issue 22)."""
+    ours = _scan.ours
+    return [pid for pid in fresh if (ino := namespace_of.get(pid)) in ours and ino != own]
 
 
 def _look_up_all(known: dict[str, int]) -> tuple[dict[str, int], set[str]] | None:

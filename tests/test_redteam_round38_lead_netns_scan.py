@@ -219,3 +219,36 @@ def test_a_number_not_yet_in_proc_is_looked_up_again_by_the_next_check(monkeypat
     _netns_sockets.namespace_lines()
     assert f"/proc/{wrapped}/net/unix" in seen, "the number was not tried again"
     assert str(wrapped) not in _netns_sockets._scan.retry, "tried more than once"
+
+
+def test_a_new_host_process_does_not_make_the_check_look_up_every_descendant(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 22: this process's own network namespace was among "ours" whenever a descendant was
+    in it, so every new host process (another program's) was "not a child of ours" and the check
+    walked every descendant again (115 of 300 session commands on a busy host). Its table is never
+    one told apart: a new process there is not judged (failed before: the new process was)."""
+    monkeypatch.setattr(_netns_sockets, "_FULL_EVERY_S", 60.0)
+    own = os.stat("/proc/self/net/unix").st_ino
+    _netns_sockets._scan.full_at = -float("inf")
+    _netns_sockets.namespace_lines()
+    monkeypatch.setattr(_netns_sockets._scan, "ours", _netns_sockets._scan.ours | {own})
+    judged: list[str] = []
+    real = _netns_sockets._children_of_ours
+
+    def recording(pids: list[str], mine: set[str]) -> bool:
+        judged.extend(pids)
+        return real(pids, mine)
+
+    monkeypatch.setattr(_netns_sockets, "_children_of_ours", recording)
+    # Not a child of this process: `setsid -f` forks it away from the shell that starts it.
+    out = subprocess.run(
+        ["setsid", "-f", "sh", "-c", "echo $$; exec sleep 5 >/dev/null 2>&1"], capture_output=True, text=True, check=True
+    ).stdout
+    pid = out.split()[0]
+    try:
+        _netns_sockets.namespace_lines()
+        assert pid in _netns_sockets._scan.namespace_of, "the new process was not looked up"
+        assert pid not in judged, "a new process in this process's own namespace was judged as ours"
+    finally:
+        subprocess.run(["kill", pid], check=False)
