@@ -19,11 +19,19 @@ import os
 import threading
 from pathlib import Path
 
-__all__ = ["ReportFifos"]
+__all__ = ["REPORT_MAX", "ReportFifos", "report_text"]
 
 #: A path is at most PATH_MAX (4096) bytes with its NUL; the report adds a newline and an end
-#: marker line (``/``). Longer is not a directory (as `sandbox._hostproc.read_cwd_report`).
-_REPORT_MAX = 4095 + len("\n/\n")
+#: marker line (``/``, so a name ending in CR/LF arrives whole: round 27). Longer is not a directory (here and in `sandbox._hostproc.read_cwd_report`).
+REPORT_MAX = 4095 + len("\n/\n")
+
+
+def report_text(raw: bytes | None) -> str | None:
+    """The cwd a report's bytes give: None for none, for an empty one and for one over `REPORT_MAX`
+    (cut short: no directory); undecodable bytes kept as surrogates, the final newlines dropped."""
+    if not raw or len(raw) > REPORT_MAX:
+        return None
+    return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
 
 
 class ReportFifos:
@@ -61,9 +69,9 @@ class ReportFifos:
         chunks: list[bytes] = []
         size = 0
         try:
-            while size <= _REPORT_MAX:
+            while size <= REPORT_MAX:
                 try:
-                    chunk = os.read(fd, _REPORT_MAX + 1 - size)
+                    chunk = os.read(fd, REPORT_MAX + 1 - size)
                 except OSError as exc:
                     if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
                         break
@@ -78,10 +86,7 @@ class ReportFifos:
             os.close(fd)
             with contextlib.suppress(OSError):
                 os.unlink(path)
-        raw = b"".join(chunks)
-        if not raw or len(raw) > _REPORT_MAX:
-            return None
-        return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
+        return report_text(b"".join(chunks))
 
     def discard(self, path: Path | None) -> None:
         """Drop the report of a run that never started: its read end and its FIFO go now, not at

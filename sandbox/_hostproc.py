@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from sandbox._bwrap_report import REPORT_MAX, report_text
 from sandbox._bwrap_sched import calm_prefix
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
 from sandbox._hostread import read_regular
@@ -751,11 +752,6 @@ class HostProcess(SandboxProcess):
         return ExitStatus(exit_code=returncode, cwd=cwd)
 
 
-#: A path is at most PATH_MAX (4096) bytes with its NUL; the report adds a newline and an end
-#: marker line (``/``, so a name ending in CR/LF arrives whole: round 27). Longer is not a directory.
-_CWD_REPORT_MAX = 4095 + len("\n/\n")
-
-
 def read_cwd_report(path: Path | None) -> str | None:
     """The final cwd a shell wrote to its report file (consumed), or None when it wrote none.
 
@@ -763,7 +759,7 @@ def read_cwd_report(path: Path | None) -> str | None:
     The file lies where commands may write (the session's state directory), so it
     is data, never a path the host follows: a symlink would make the host (root,
     in CI) read any file for the model, a FIFO would block this ``open`` forever.
-    Only a regular file with one link, of at most ``_CWD_REPORT_MAX`` bytes, counts.
+    Only a regular file with one link, of at most ``REPORT_MAX`` bytes, counts.
     """
     if path is None:
         return None
@@ -773,12 +769,10 @@ def read_cwd_report(path: Path | None) -> str | None:
         return None
     except OSError:
         pass  # there, whatever it is: removed below
-    raw = read_regular(path, _CWD_REPORT_MAX, follow=False, one_link=True)
+    raw = read_regular(path, REPORT_MAX, follow=False, one_link=True)
     with contextlib.suppress(OSError):
         os.unlink(path)
-    if raw is None or len(raw) > _CWD_REPORT_MAX:
-        return None
-    return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
+    return report_text(raw)
 
 
 def _pidfd_open(pid: int) -> int | None:
