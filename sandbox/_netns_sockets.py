@@ -102,16 +102,19 @@ class _LastPid:
         self._fd: int | None = None
         self.pid_max = 0
 
-    def read(self) -> int | None:
+    def read(self, full: bool = False) -> int | None:
         """The last pid handed out; None when it cannot be had, or when /proc is another pid
-        namespace's than this process's (then its numbers say nothing about /proc's)."""
+        namespace's than this process's (then its numbers say nothing about /proc's). ``full``
+        (the full pass): ``pid_max`` and /proc's namespace are read again (root may change either)."""
         try:
-            if self._fd is None:
+            if self._fd is None or full:
                 if os.readlink("/proc/self") != str(os.getpid()):
+                    self.close()
                     return None
                 with open("/proc/sys/kernel/pid_max", "rb") as fh:
                     self.pid_max = int(fh.read())
-                self._fd = os.open("/proc/sys/kernel/ns_last_pid", os.O_RDONLY | os.O_CLOEXEC)
+                if self._fd is None:
+                    self._fd = os.open("/proc/sys/kernel/ns_last_pid", os.O_RDONLY | os.O_CLOEXEC)
             return int(os.pread(self._fd, 32, 0))
         except (OSError, ValueError):
             self.close()
@@ -141,7 +144,7 @@ def _handed_out(before: int | None, now: int | None) -> list[str] | None:
         count = pid_max - 1 - before + now
         numbers = range(before + 1, pid_max)
         wrapped = range(1, now + 1)
-    if count > _HANDED_MAX or pid_max <= 0:
+    if not 0 <= count <= _HANDED_MAX or pid_max <= 0:  # negative: pid_max lowered meanwhile
         return None
     return [str(pid) for pid in (*numbers, *wrapped)]
 
@@ -168,7 +171,7 @@ def namespace_lines() -> tuple[bytes, bytes]:
         full = now - _scan.full_at >= _FULL_EVERY_S
         if full:
             _scan.full_at = now
-        last = _last_pid.read()  # before looking: a process made after it is the next call's
+        last = _last_pid.read(full)  # before looking: a process made after it is the next call's
         handed = None if full else _handed_out(_scan.last_pid, last)
         if handed is not None:
             handed += _scan.retry - set(handed)

@@ -195,6 +195,7 @@ def test_handed_out_numbers_wrap_at_pid_max_and_are_bounded(monkeypatch: pytest.
     assert _netns_sockets._handed_out(100, 100 + _netns_sockets._HANDED_MAX + 1) is None
     assert _netns_sockets._handed_out(None, 5) is None
     assert _netns_sockets._handed_out(5, None) is None
+    assert _netns_sockets._handed_out(40000, 5) is None  # pid_max lowered below the last one
 
 
 def test_a_number_not_yet_in_proc_is_looked_up_again_by_the_next_check(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -211,7 +212,7 @@ def test_a_number_not_yet_in_proc_is_looked_up_again_by_the_next_check(monkeypat
         ghost += 1
     wrapped = ghost % _netns_sockets._last_pid.pid_max
     assert wrapped > 0
-    monkeypatch.setattr(_netns_sockets._last_pid, "read", lambda: wrapped)  # "handed out", not listed yet
+    monkeypatch.setattr(_netns_sockets._last_pid, "read", lambda full=False: wrapped)  # "handed out", not listed yet
     seen = _count_stats(monkeypatch)
     _netns_sockets.namespace_lines()
     assert f"/proc/{wrapped}/net/unix" in seen and str(wrapped) in _netns_sockets._scan.retry
