@@ -212,13 +212,25 @@ def rule_masks(
         ]
     from shellrt.permissions.rules import pattern_base
 
-    form = rule.windows_form()
-    if form is not None and visits is not None:
+    forms = rule.windows_forms()
+    if forms and visits is not None:
         # A rule of a file the workspace can write: masked as the permission layer reads it, never
-        # refused (a repository must not stop the session; round 42): its '\\' as '/', and as the
-        # glob escape the permission layer denies too (round 43: ``.\\secrets\\key`` is also
-        # ``.secretskey``).
-        paths, notes = rule_masks(dataclasses.replace(rule, specifier=form), home=home, limit=limit, visits=visits)
+        # refused (a repository must not stop the session; round 42): its '\\' as '/' (before a glob
+        # character too: round 45), and as the glob escape the permission layer denies too (round
+        # 43: ``.\\secrets\\key`` is also ``.secretskey``).
+        paths: list[Path] = []
+        notes: list[str] = []
+        for form in forms:
+            try:
+                found, found_notes = rule_masks(
+                    dataclasses.replace(rule, specifier=form), home=home, limit=limit, visits=visits
+                )
+            except _PerProcessLink:
+                raise  # `derive_policy` says where the planted link is
+            except PolicyError as exc:
+                found, found_notes = [], [_repository_rule(exc, operator=False)]
+            paths += found
+            notes += found_notes
         more, more_notes = _escape_reading_masks(rule, home=home, limit=limit, visits=visits)
         return list(dict.fromkeys([*paths, *more])), [*notes, *more_notes]
     check_rule_syntax(rule)
