@@ -675,25 +675,87 @@ def _inside(path: Path, roots: Sequence[Path]) -> bool:
 
 
 def _others_reach(path: Path, ids: tuple[int, int] | None = None) -> bool:
-    """Whether a uid outside the file's owner and group (a root caller's leased sandbox uid) can list
-    ``path``'s name in its directory or read the file, by its mode bits; True when it is missing (a
-    mask is made when it appears, as before). Why: a mask is a mount, and commands read the mount
-    table; a root caller's host works masks out as root, so a mask over what the sandbox uid cannot
-    reach protects nothing and shows it a name it could not list (red team, round 41).
+    """Whether the sandbox uid (a root caller's leased or fixed uid, owning nothing or ``ids``) can
+    list ``path``'s name in its directory or read the file; True when it is missing (a mask is made
+    when it appears, as before). Why: a mask is a mount, and commands read the mount table; a root
+    caller's host works masks out as root, so a mask over what the sandbox uid cannot reach protects
+    nothing and shows it a name it could not list (red team, round 41).
 
     ``ids``: the operator's fixed sandbox (uid, gid): where it owns a place on the way, or is its
-    group, those bits count, not the others' (round 43: a 0700 directory of that uid was "closed")."""
+    group, those bits count, not the others' (round 43). POSIX ACLs are read as the kernel does
+    (round 45; round 42 only saw that one was there): for fixed ids, exactly; for a leased uid, not
+    known yet, every id an ACL on the way names may be it, and the place counts as reachable when
+    any of them or an unnamed uid reaches it (fail closed toward masking). An ACL that cannot be
+    read or parsed: reachable."""
     try:
         file = os.lstat(path)
         ways = [os.stat(d) for d in (*reversed(path.parents),)]
     except OSError:
         return True
-    if all(_bits(st, ids) & stat.S_IXOTH for st in ways) and (
-        _bits(ways[-1], ids) & stat.S_IROTH or _bits(file, ids) & stat.S_IROTH
-    ):
-        return True
-    # Closed by the mode bits: an ACL may still name the sandbox uid or gid (round 42).
-    return any(_extended_acl(p) for p in (path, *path.parents))
+    if ids is None and _reaches([_bits(st, None) for st in [*ways, file]]):
+        return True  # an unnamed uid reaches it (an ACL's "other" entry is the mode's): no ACL to read
+    places = [*reversed(path.parents), path]
+    acls: list[_Acl | None] = []
+    for place, st in zip(places, [*ways, file], strict=True):
+        acl = _acl_of(place, follow=place != path) if not stat.S_ISLNK(st.st_mode) else _NO_ACL
+        if acl is None:
+            return True  # unreadable: fail closed (masked)
+        acls.append(acl or None)
+    named = {i for acl in acls if acl for tag, _, i in acl if tag in (_ACL_USER, _ACL_GROUP)}
+    who = [ids] if ids is not None else [None, *((i, i) for i in sorted(named))]  # a leased uid's gid is its uid
+    return any(_reaches([_acl_bits(st, acl, one) for st, acl in zip([*ways, file], acls, strict=True)]) for one in who)
+
+
+def _reaches(bits: Sequence[int]) -> bool:
+    """Given the "others"-placed bits of each directory on the way and of the file last: whether
+    every directory may be crossed and the name listed (its directory readable) or the file read."""
+    return all(b & stat.S_IXOTH for b in bits[:-1]) and bool(bits[-2] & stat.S_IROTH or bits[-1] & stat.S_IROTH)
+
+
+#: POSIX ACL entry tags (``linux/posix_acl.h``) and the xattr's version.
+_ACL_USER, _ACL_GROUP_OBJ, _ACL_GROUP, _ACL_MASK, _ACL_OTHER = 0x02, 0x04, 0x08, 0x10, 0x20
+_Acl = tuple[tuple[int, int, int], ...]
+_NO_ACL: _Acl = ()
+
+
+def _acl_of(path: Path, *, follow: bool) -> _Acl | None:
+    """``path``'s POSIX access ACL entries (tag, perm, id); () when it has none beyond its mode
+    bits; None when it cannot be read or parsed (the caller fails closed)."""
+    import struct
+
+    try:
+        value = os.getxattr(path, "system.posix_acl_access", follow_symlinks=follow)
+    except OSError as exc:
+        return _NO_ACL if exc.errno in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP) else None
+    if len(value) < 4 or (len(value) - 4) % 8 or struct.unpack_from("<I", value)[0] != 2:
+        return None
+    entries = tuple(struct.unpack_from("<HHI", value, 4 + 8 * n) for n in range((len(value) - 4) // 8))
+    return entries if entries else _NO_ACL
+
+
+def _acl_bits(st: os.stat_result, acl: _Acl | None, ids: tuple[int, int] | None) -> int:
+    """The rwx bits of ``st`` (and its ACL) that apply to ``ids`` (None: a uid no entry names),
+    shifted to the "others" place, as ``posix_acl_permission`` grants them (one bit at a time)."""
+    if not acl:
+        return _bits(st, ids)
+    mask = next((perm for tag, perm, _ in acl if tag == _ACL_MASK), 0o7)
+    if ids is not None and st.st_uid == ids[0]:
+        return (st.st_mode >> 6) & 0o7  # the owner entry is the owner's mode bits
+    if ids is not None:
+        for tag, perm, ident in acl:
+            if tag == _ACL_USER and ident == ids[0]:
+                return perm & mask
+        groups = [
+            perm
+            for tag, perm, ident in acl
+            if (tag == _ACL_GROUP_OBJ and st.st_gid == ids[1]) or (tag == _ACL_GROUP and ident == ids[1])
+        ]
+        if groups:
+            out = 0
+            for perm in groups:
+                out |= perm
+            return out & mask
+    return next((perm for tag, perm, _ in acl if tag == _ACL_OTHER), st.st_mode & 0o7)
 
 
 def _bits(st: os.stat_result, ids: tuple[int, int] | None) -> int:
@@ -726,16 +788,6 @@ def _one_name(path: Path) -> bool:
     except OSError:
         return False
     return not stat.S_ISDIR(st.st_mode) and st.st_nlink == 1
-
-
-def _extended_acl(path: Path) -> bool:
-    """Whether ``path`` carries a POSIX ACL beyond its mode bits (the kernel drops the attribute when
-    the ACL says no more than they do); True when it cannot be read (fail closed: masked)."""
-    try:
-        os.getxattr(path, "system.posix_acl_access", follow_symlinks=False)
-    except OSError as exc:
-        return exc.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP)
-    return True
 
 
 def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
