@@ -768,6 +768,35 @@ def _bits(st: os.stat_result, ids: tuple[int, int] | None) -> int:
     return mode & 0o7
 
 
+class _Mountinfo:
+    """The host's ``/proc/self/mountinfo``, read at its first use (`_reached`)."""
+
+    def __init__(self) -> None:
+        self._text: str | None = None
+
+    def text(self) -> str:
+        if self._text is None:
+            try:
+                self._text = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
+            except OSError:
+                self._text = ""
+        return self._text
+
+
+def _reached(path: Path, ids: tuple[int, int] | None, mounts: _Mountinfo) -> bool:
+    """Whether the sandbox uid reaches ``path`` (`_others_reach`) or another name of it through
+    another mount of its file system (a bind mount of a directory below a closed one, at an open
+    place: `mount_aliases`). Round 42 judged ``path`` alone, so an operator's
+    ``Read(//srv/closed/**/*.pem)`` masked nothing while ``/mnt/bound/k.pem`` (a bind of
+    ``/srv/closed/sub``) was read -- the mask's aliases are only found from a mask (round 45)."""
+    if _others_reach(path, ids):
+        return True
+    text = mounts.text()
+    if not text:
+        return True  # cannot tell: masked
+    return any(_others_reach(alias, ids) for alias in mount_aliases([path], text))
+
+
 def _walked(rule: PermissionRule, home: Path) -> bool:
     """Whether a ``Read`` deny's masks come from a walk (a glob, or a name at any depth), not a path
     the rule names itself."""
@@ -1033,7 +1062,9 @@ def derive_policy(
     needs: tuple[list[Path], list[Path]] | None = None  # worked out at the first mask to judge (~1.3 ms)
 
     masked: dict[Path, None] = {}
+    counted: dict[Path, None] = {}  # an operator's closed matches left unmounted, their links still counted
     origin: dict[Path, str] = {}  # which rule or source each mask came from first
+    mounts = _Mountinfo()  # read once, at the first closed place judged
     for path, why in wanted:
         named, _ = _per_process(path)
         if named is None:  # an operator's rule refused above; a setting's or a glob's match is skipped
@@ -1072,15 +1103,19 @@ def derive_policy(
                 notes.append(_repository_rule(_sandbox_need_error(why, form, need), not theirs))
                 continue
             # (inside a writable root the sandbox uid is the owner: a root caller's roots are idmapped to it)
-            # An operator's glob found its matches as root, not named them: judged alike, unless the
-            # file has other names (round 37's hard-link check must still see this one; round 42).
-            walked = path in found and _one_name(form)
-            if (theirs or walked) and as_root and not _inside(form, roots) and not _others_reach(form, sandbox_ids):
+            # An operator's glob found its matches as root, not named them: judged alike (round 42). A
+            # directory or a file with other names is not mounted either, but still counted by round
+            # 37's hard-link check (round 45: their names showed in the mount table).
+            walked = path in found
+            if (theirs or walked) and as_root and not _inside(form, roots) and not _reached(form, sandbox_ids, mounts):
                 notes.append(
                     f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
                     "others), and a mask would show commands its name in the mount table (the permission "
                     "layer still denies it to the file tools)"
                 )
+                if walked and not theirs and not _one_name(form):
+                    counted.setdefault(form, None)
+                    origin.setdefault(form, why)
                 continue
             masked.setdefault(form, None)
             origin.setdefault(form, why)
@@ -1097,7 +1132,7 @@ def derive_policy(
     # (each path's parents looked up in a set: pairwise, a repository's 3000 masks took minutes)
     masked_set = set(masked)
     kept = tuple(p for p in masked if not any(q in masked_set for q in p.parents))
-    link_notes, linked = _hard_links(kept, roots, origin, operator_rules)
+    link_notes, linked = _hard_links((*kept, *counted), roots, origin, operator_rules)
     notes += link_notes
     kept += tuple(dict.fromkeys(linked))
     unwritable, write_notes = _write_denies(base, rules, home, roots, kept, workspace_visits)
