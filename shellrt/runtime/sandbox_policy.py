@@ -768,33 +768,32 @@ def _bits(st: os.stat_result, ids: tuple[int, int] | None) -> int:
     return mode & 0o7
 
 
-class _Mountinfo:
-    """The host's ``/proc/self/mountinfo``, read at its first use (`_reached`)."""
+class _Aliases:
+    """What `_shown_elsewhere` found: the mount table, and whether any closed place's other name is
+    reachable (one `mount_aliases` for all of them, ~0.7 ms; one each only then)."""
 
     def __init__(self) -> None:
-        self._text: str | None = None
-
-    def text(self) -> str:
-        if self._text is None:
-            try:
-                self._text = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
-            except OSError:
-                self._text = ""
-        return self._text
+        self.text: str | None = None
+        self.any_shown: bool | None = None
 
 
-def _reached(path: Path, ids: tuple[int, int] | None, mounts: _Mountinfo) -> bool:
-    """Whether the sandbox uid reaches ``path`` (`_others_reach`) or another name of it through
-    another mount of its file system (a bind mount of a directory below a closed one, at an open
-    place: `mount_aliases`). Round 42 judged ``path`` alone, so an operator's
-    ``Read(//srv/closed/**/*.pem)`` masked nothing while ``/mnt/bound/k.pem`` (a bind of
-    ``/srv/closed/sub``) was read -- the mask's aliases are only found from a mask (round 45)."""
-    if _others_reach(path, ids):
+def _shown_elsewhere(path: Path, closed: Sequence[Path], ids: tuple[int, int] | None, seen: _Aliases) -> bool:
+    """Whether the sandbox uid reaches another name of ``path`` (one of the ``closed`` places it
+    cannot reach as named) through another mount of its file system: a bind mount of a directory
+    below a closed one at an open place (`mount_aliases`). Round 42 judged ``path`` alone, so an
+    operator's ``Read(//srv/closed/**/*.pem)`` masked nothing while ``/mnt/bound/k.pem`` (a bind of
+    ``/srv/closed/sub``) was read: a mask's other names are only found from a mask (round 45). The
+    mount table unreadable: True (masked)."""
+    if seen.text is None:
+        try:
+            seen.text = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
+        except OSError:
+            seen.text = ""
+    if not seen.text:
         return True
-    text = mounts.text()
-    if not text:
-        return True  # cannot tell: masked
-    return any(_others_reach(alias, ids) for alias in mount_aliases([path], text))
+    if seen.any_shown is None:
+        seen.any_shown = any(_others_reach(a, ids) for a in mount_aliases(list(closed), seen.text))
+    return seen.any_shown and any(_others_reach(a, ids) for a in mount_aliases([path], seen.text))
 
 
 def _walked(rule: PermissionRule, home: Path) -> bool:
@@ -1064,7 +1063,8 @@ def derive_policy(
     masked: dict[Path, None] = {}
     counted: dict[Path, None] = {}  # an operator's closed matches left unmounted, their links still counted
     origin: dict[Path, str] = {}  # which rule or source each mask came from first
-    mounts = _Mountinfo()  # read once, at the first closed place judged
+    closed: list[tuple[Path, str, bool]] = []  # (path, why, an operator's walked match) none may reach
+    seen = _Aliases()  # other mounts of the closed places, looked for once
     for path, why in wanted:
         named, _ = _per_process(path)
         if named is None:  # an operator's rule refused above; a setting's or a glob's match is skipped
@@ -1107,17 +1107,23 @@ def derive_policy(
             # directory or a file with other names is not mounted either, but still counted by round
             # 37's hard-link check (round 45: their names showed in the mount table).
             walked = path in found
-            if (theirs or walked) and as_root and not _inside(form, roots) and not _reached(form, sandbox_ids, mounts):
-                notes.append(
-                    f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
-                    "others), and a mask would show commands its name in the mount table (the permission "
-                    "layer still denies it to the file tools)"
-                )
-                if walked and not theirs and not _one_name(form):
-                    counted.setdefault(form, None)
-                    origin.setdefault(form, why)
+            if (theirs or walked) and as_root and not _inside(form, roots) and not _others_reach(form, sandbox_ids):
+                closed.append((form, why, walked and not theirs))  # unless another mount shows it (below)
                 continue
             masked.setdefault(form, None)
+            origin.setdefault(form, why)
+    for form, why, counts in closed:
+        if _shown_elsewhere(form, [c[0] for c in closed], sandbox_ids, seen):
+            masked.setdefault(form, None)
+            origin.setdefault(form, why)
+            continue
+        notes.append(
+            f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
+            "others), and a mask would show commands its name in the mount table (the permission "
+            "layer still denies it to the file tools)"
+        )
+        if counts and not _one_name(form):
+            counted.setdefault(form, None)
             origin.setdefault(form, why)
     # The same files through another mount of their file system (a bind mount of the workspace).
     for alias in mount_aliases([p for p in masked if p not in unmasked]):
