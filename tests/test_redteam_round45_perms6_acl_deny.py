@@ -136,3 +136,27 @@ async def test_the_fixed_uid_sees_no_name_it_cannot_list(top: tuple[Path, int], 
     text = block_text(result)
     assert "ran" in text and "SECRET45" not in text, result
     assert text.splitlines()[0].strip() == "0", result  # no mount names the file
+
+
+@pytest.mark.anyio
+async def test_the_operators_own_rule_there_does_not_stop_per_command_bwrap(top: tuple[Path, int]) -> None:
+    """The operator's static rule naming the file: one bwrap per command as U could not mount over a
+    place U cannot reach ("bubblewrap cannot create namespaces here")."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    base, uid = top
+    session = Path(tempfile.mkdtemp(prefix="rt45-perms6-ao-", dir="/tmp"))
+    try:
+        async with shellrt.Runtime(
+            workspace=base / "ws",
+            sandbox=BwrapConfig(sandbox_uid=uid, persistent=False),
+            mode="bypassPermissions",
+            session_dir=session,
+            settings_files=(),
+            deny=[f"Read(//{str(base).lstrip('/')}/denied/{NAME})"],
+        ) as rt:
+            result = await one_call(rt, "Bash", command="sh r.sh; echo ran")
+    finally:
+        shutil.rmtree(session, ignore_errors=True)
+    text = block_text(result)
+    assert "ran" in text and "SECRET45" not in text, result
+    assert text.splitlines()[0].strip() == "0", result

@@ -1107,8 +1107,11 @@ def derive_policy(
             # directory or a file with other names is not mounted either, but still counted by round
             # 37's hard-link check (round 45: their names showed in the mount table).
             walked = path in found
-            if (theirs or walked) and as_root and not _inside(form, roots) and not _others_reach(form, sandbox_ids):
-                closed.append((form, why, walked and not theirs))  # unless another mount shows it (below)
+            # A fixed uid is known now: the operator's static rule is judged for it too (round 45: one
+            # bwrap per command, as that uid, failed to start over a place an ACL closes to it).
+            known = sandbox_ids is not None and why in operator_rules
+            if (theirs or walked or known) and as_root and not _inside(form, roots) and not _others_reach(form, sandbox_ids):
+                closed.append((form, why, not theirs))  # unless another mount shows it (below)
                 continue
             masked.setdefault(form, None)
             origin.setdefault(form, why)
