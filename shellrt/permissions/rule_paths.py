@@ -23,6 +23,7 @@ __all__ = [
     "escape_reading",
     "fold_dot_segments",
     "windows_form",
+    "windows_forms",
     "windows_separated",
 ]
 
@@ -122,6 +123,26 @@ def windows_form(spec: str, root: Path | None) -> str | None:
         return fold_dot_segments(form, root)
     except DotSegmentError:
         return None
+
+
+def windows_forms(spec: str, root: Path | None) -> tuple[str, ...]:
+    """Every Windows reading of ``spec`` a deny or ask rule matches: `windows_form` (a backslash
+    before a glob character an escape) and, when that differs, the form where every backslash is a
+    separator (``.\\secrets\\*`` -> ``/secrets/*``); () when ``spec`` has no Windows separator.
+
+    Why: a rule with a Windows separator in it is a Windows path, so its other backslashes are
+    separators too; round 42 kept ``\\*`` an escape, and a repository's ``Read(.\\secrets\\*)``
+    denied and masked the names ``secrets/*`` and ``.secrets*`` while ``secrets/key`` was read
+    (rounds 42/43's Left; round 45). A rule with no such separator (``./secrets\\*``) keeps
+    gitignore's escapes: it is not Windows-style."""
+    if windows_separated(spec) is None:
+        return ()
+    forms = [windows_form(spec, root)]
+    try:
+        forms.append(fold_dot_segments(spec.replace("\\", "/"), root))
+    except DotSegmentError:
+        pass
+    return tuple(dict.fromkeys(f for f in forms if f is not None))
 
 
 def escape_reading(spec: str) -> str | None:

@@ -39,7 +39,7 @@ from shellrt.permissions.command_rule_typos import inert_command_rule
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
 from shellrt.permissions.hosts import address_entry, address_matches, canonical_host, rule_host, rule_network
-from shellrt.permissions.rule_paths import DotSegmentError, fold_dot_segments, windows_form
+from shellrt.permissions.rule_paths import DotSegmentError, fold_dot_segments, windows_form, windows_forms
 from shellrt.permissions.tool_names import TOOL_ALIASES, canonical_tool_name
 from shellrt.protocol import PermissionSubject
 
@@ -263,14 +263,21 @@ class PermissionRule:
         if _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve):
             return True
         # Deny/ask: a Windows-style spelling covers what it names with '/' too, as the sandbox masks it.
-        form = self.windows_form() if self.kind != "allow" else None
-        return form is not None and _path_matches(form, item, self.origin.root, home=home, resolve=resolve)
+        forms = self.windows_forms() if self.kind != "allow" else ()
+        return any(_path_matches(f, item, self.origin.root, home=home, resolve=resolve) for f in forms)
 
     def windows_form(self) -> str | None:
         """This path rule's specifier with Windows separators read as ``/`` (`rule_paths.windows_form`)."""
         if self.spec_kind != "path" or self.specifier is None:
             return None
         return _windows_form(self.specifier, self.origin.root)
+
+    def windows_forms(self) -> tuple[str, ...]:
+        """Every Windows reading of this path rule (`rule_paths.windows_forms`): deny and ask rules
+        match each, and a repository's rule is masked by each (round 45)."""
+        if self.spec_kind != "path" or self.specifier is None:
+            return ()
+        return _windows_forms(self.specifier, self.origin.root)
 
     def may_match_below(self, directory: str, *, home: Path, limit: int = 20_000) -> bool:
         """Whether a recursive read of ``directory`` may reach a path this rule covers.
@@ -283,8 +290,8 @@ class PermissionRule:
         """
         if self.spec_kind != "path" or self.specifier is None:
             return False
-        form = self.windows_form() if self.kind != "allow" else None
-        return any(_may_match_below(spec, self.origin.root, directory, home, limit) for spec in (self.specifier, form) if spec)
+        forms = self.windows_forms() if self.kind != "allow" else ()
+        return any(_may_match_below(spec, self.origin.root, directory, home, limit) for spec in (self.specifier, *forms))
 
     def subject_items(self, subject: PermissionSubject) -> tuple[str, ...]:
         if self.spec_kind == "command":
@@ -297,6 +304,11 @@ class PermissionRule:
 @functools.lru_cache(maxsize=512)
 def _windows_form(spec: str, root: Path | None) -> str | None:
     return windows_form(spec, root)
+
+
+@functools.lru_cache(maxsize=512)
+def _windows_forms(spec: str, root: Path | None) -> tuple[str, ...]:
+    return windows_forms(spec, root)
 
 
 def _may_match_below(spec: str, root: Path | None, directory: str, home: Path, limit: int) -> bool:
@@ -317,7 +329,10 @@ def _may_match_below(spec: str, root: Path | None, directory: str, home: Path, l
         return _walk_matches(start, real_base, pattern, limit)
     fixed: list[str] = []
     for segment in pattern.strip("/").split("/"):
-        if any(c in segment for c in "*?["):
+        # Any glob character or escape ends the fixed part (a shallower anchor: fail closed). ``{``
+        # and ``\\`` were taken literally: ``./{a,b}/key`` was anchored at a missing ``{a,b}``
+        # and ``grep -r`` of the workspace read ``a/key`` (round 45).
+        if any(c in segment for c in "*?[]{}\\"):
             break
         fixed.append(segment)
     anchor = os.path.realpath(os.path.join(real_base, *fixed)) if fixed else real_base

@@ -212,13 +212,25 @@ def rule_masks(
         ]
     from shellrt.permissions.rules import pattern_base
 
-    form = rule.windows_form()
-    if form is not None and visits is not None:
+    forms = rule.windows_forms()
+    if forms and visits is not None:
         # A rule of a file the workspace can write: masked as the permission layer reads it, never
-        # refused (a repository must not stop the session; round 42): its '\\' as '/', and as the
-        # glob escape the permission layer denies too (round 43: ``.\\secrets\\key`` is also
-        # ``.secretskey``).
-        paths, notes = rule_masks(dataclasses.replace(rule, specifier=form), home=home, limit=limit, visits=visits)
+        # refused (a repository must not stop the session; round 42): its '\\' as '/' (before a glob
+        # character too: round 45), and as the glob escape the permission layer denies too (round
+        # 43: ``.\\secrets\\key`` is also ``.secretskey``).
+        paths: list[Path] = []
+        notes: list[str] = []
+        for form in forms:
+            try:
+                found, found_notes = rule_masks(
+                    dataclasses.replace(rule, specifier=form), home=home, limit=limit, visits=visits
+                )
+            except _PerProcessLink:
+                raise  # `derive_policy` says where the planted link is
+            except PolicyError as exc:
+                found, found_notes = [], [_repository_rule(exc, operator=False)]
+            paths += found
+            notes += found_notes
         more, more_notes = _escape_reading_masks(rule, home=home, limit=limit, visits=visits)
         return list(dict.fromkeys([*paths, *more])), [*notes, *more_notes]
     check_rule_syntax(rule)
@@ -663,25 +675,87 @@ def _inside(path: Path, roots: Sequence[Path]) -> bool:
 
 
 def _others_reach(path: Path, ids: tuple[int, int] | None = None) -> bool:
-    """Whether a uid outside the file's owner and group (a root caller's leased sandbox uid) can list
-    ``path``'s name in its directory or read the file, by its mode bits; True when it is missing (a
-    mask is made when it appears, as before). Why: a mask is a mount, and commands read the mount
-    table; a root caller's host works masks out as root, so a mask over what the sandbox uid cannot
-    reach protects nothing and shows it a name it could not list (red team, round 41).
+    """Whether the sandbox uid (a root caller's leased or fixed uid, owning nothing or ``ids``) can
+    list ``path``'s name in its directory or read the file; True when it is missing (a mask is made
+    when it appears, as before). Why: a mask is a mount, and commands read the mount table; a root
+    caller's host works masks out as root, so a mask over what the sandbox uid cannot reach protects
+    nothing and shows it a name it could not list (red team, round 41).
 
     ``ids``: the operator's fixed sandbox (uid, gid): where it owns a place on the way, or is its
-    group, those bits count, not the others' (round 43: a 0700 directory of that uid was "closed")."""
+    group, those bits count, not the others' (round 43). POSIX ACLs are read as the kernel does
+    (round 45; round 42 only saw that one was there): for fixed ids, exactly; for a leased uid, not
+    known yet, every id an ACL on the way names may be it, and the place counts as reachable when
+    any of them or an unnamed uid reaches it (fail closed toward masking). An ACL that cannot be
+    read or parsed: reachable."""
     try:
         file = os.lstat(path)
         ways = [os.stat(d) for d in (*reversed(path.parents),)]
     except OSError:
         return True
-    if all(_bits(st, ids) & stat.S_IXOTH for st in ways) and (
-        _bits(ways[-1], ids) & stat.S_IROTH or _bits(file, ids) & stat.S_IROTH
-    ):
-        return True
-    # Closed by the mode bits: an ACL may still name the sandbox uid or gid (round 42).
-    return any(_extended_acl(p) for p in (path, *path.parents))
+    if ids is None and _reaches([_bits(st, None) for st in [*ways, file]]):
+        return True  # an unnamed uid reaches it (an ACL's "other" entry is the mode's): no ACL to read
+    places = [*reversed(path.parents), path]
+    acls: list[_Acl | None] = []
+    for place, st in zip(places, [*ways, file], strict=True):
+        acl = _acl_of(place, follow=place != path) if not stat.S_ISLNK(st.st_mode) else _NO_ACL
+        if acl is None:
+            return True  # unreadable: fail closed (masked)
+        acls.append(acl or None)
+    named = {i for acl in acls if acl for tag, _, i in acl if tag in (_ACL_USER, _ACL_GROUP)}
+    who = [ids] if ids is not None else [None, *((i, i) for i in sorted(named))]  # a leased uid's gid is its uid
+    return any(_reaches([_acl_bits(st, acl, one) for st, acl in zip([*ways, file], acls, strict=True)]) for one in who)
+
+
+def _reaches(bits: Sequence[int]) -> bool:
+    """Given the "others"-placed bits of each directory on the way and of the file last: whether
+    every directory may be crossed and the name listed (its directory readable) or the file read."""
+    return all(b & stat.S_IXOTH for b in bits[:-1]) and bool(bits[-2] & stat.S_IROTH or bits[-1] & stat.S_IROTH)
+
+
+#: POSIX ACL entry tags (``linux/posix_acl.h``) and the xattr's version.
+_ACL_USER, _ACL_GROUP_OBJ, _ACL_GROUP, _ACL_MASK, _ACL_OTHER = 0x02, 0x04, 0x08, 0x10, 0x20
+_Acl = tuple[tuple[int, int, int], ...]
+_NO_ACL: _Acl = ()
+
+
+def _acl_of(path: Path, *, follow: bool) -> _Acl | None:
+    """``path``'s POSIX access ACL entries (tag, perm, id); () when it has none beyond its mode
+    bits; None when it cannot be read or parsed (the caller fails closed)."""
+    import struct
+
+    try:
+        value = os.getxattr(path, "system.posix_acl_access", follow_symlinks=follow)
+    except OSError as exc:
+        return _NO_ACL if exc.errno in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP) else None
+    if len(value) < 4 or (len(value) - 4) % 8 or struct.unpack_from("<I", value)[0] != 2:
+        return None
+    entries = tuple(struct.unpack_from("<HHI", value, 4 + 8 * n) for n in range((len(value) - 4) // 8))
+    return entries if entries else _NO_ACL
+
+
+def _acl_bits(st: os.stat_result, acl: _Acl | None, ids: tuple[int, int] | None) -> int:
+    """The rwx bits of ``st`` (and its ACL) that apply to ``ids`` (None: a uid no entry names),
+    shifted to the "others" place, as ``posix_acl_permission`` grants them (one bit at a time)."""
+    if not acl:
+        return _bits(st, ids)
+    mask = next((perm for tag, perm, _ in acl if tag == _ACL_MASK), 0o7)
+    if ids is not None and st.st_uid == ids[0]:
+        return (st.st_mode >> 6) & 0o7  # the owner entry is the owner's mode bits
+    if ids is not None:
+        for tag, perm, ident in acl:
+            if tag == _ACL_USER and ident == ids[0]:
+                return perm & mask
+        groups = [
+            perm
+            for tag, perm, ident in acl
+            if (tag == _ACL_GROUP_OBJ and st.st_gid == ids[1]) or (tag == _ACL_GROUP and ident == ids[1])
+        ]
+        if groups:
+            out = 0
+            for perm in groups:
+                out |= perm
+            return out & mask
+    return next((perm for tag, perm, _ in acl if tag == _ACL_OTHER), st.st_mode & 0o7)
 
 
 def _bits(st: os.stat_result, ids: tuple[int, int] | None) -> int:
@@ -692,6 +766,34 @@ def _bits(st: os.stat_result, ids: tuple[int, int] | None) -> int:
     if ids is not None and st.st_gid == ids[1]:
         return (mode >> 3) & 0o7
     return mode & 0o7
+
+
+class _Aliases:
+    """What `_shown_elsewhere` found: the mount table, and whether any closed place's other name is
+    reachable (one `mount_aliases` for all of them, ~0.7 ms; one each only then)."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.any_shown: bool | None = None
+
+
+def _shown_elsewhere(path: Path, closed: Sequence[Path], ids: tuple[int, int] | None, seen: _Aliases) -> bool:
+    """Whether the sandbox uid reaches another name of ``path`` (one of the ``closed`` places it
+    cannot reach as named) through another mount of its file system: a bind mount of a directory
+    below a closed one at an open place (`mount_aliases`). Round 42 judged ``path`` alone, so an
+    operator's ``Read(//srv/closed/**/*.pem)`` masked nothing while ``/mnt/bound/k.pem`` (a bind of
+    ``/srv/closed/sub``) was read: a mask's other names are only found from a mask (round 45). The
+    mount table unreadable: True (masked)."""
+    if seen.text is None:
+        try:
+            seen.text = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
+        except OSError:
+            seen.text = ""
+    if not seen.text:
+        return True
+    if seen.any_shown is None:
+        seen.any_shown = any(_others_reach(a, ids) for a in mount_aliases(list(closed), seen.text))
+    return seen.any_shown and any(_others_reach(a, ids) for a in mount_aliases([path], seen.text))
 
 
 def _walked(rule: PermissionRule, home: Path) -> bool:
@@ -714,16 +816,6 @@ def _one_name(path: Path) -> bool:
     except OSError:
         return False
     return not stat.S_ISDIR(st.st_mode) and st.st_nlink == 1
-
-
-def _extended_acl(path: Path) -> bool:
-    """Whether ``path`` carries a POSIX ACL beyond its mode bits (the kernel drops the attribute when
-    the ACL says no more than they do); True when it cannot be read (fail closed: masked)."""
-    try:
-        os.getxattr(path, "system.posix_acl_access", follow_symlinks=False)
-    except OSError as exc:
-        return exc.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP)
-    return True
 
 
 def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
@@ -969,7 +1061,10 @@ def derive_policy(
     needs: tuple[list[Path], list[Path]] | None = None  # worked out at the first mask to judge (~1.3 ms)
 
     masked: dict[Path, None] = {}
+    counted: dict[Path, None] = {}  # an operator's closed matches left unmounted, their links still counted
     origin: dict[Path, str] = {}  # which rule or source each mask came from first
+    closed: list[tuple[Path, str, bool]] = []  # (path, why, an operator's walked match) none may reach
+    seen = _Aliases()  # other mounts of the closed places, looked for once
     for path, why in wanted:
         named, _ = _per_process(path)
         if named is None:  # an operator's rule refused above; a setting's or a glob's match is skipped
@@ -1008,17 +1103,30 @@ def derive_policy(
                 notes.append(_repository_rule(_sandbox_need_error(why, form, need), not theirs))
                 continue
             # (inside a writable root the sandbox uid is the owner: a root caller's roots are idmapped to it)
-            # An operator's glob found its matches as root, not named them: judged alike, unless the
-            # file has other names (round 37's hard-link check must still see this one; round 42).
-            walked = path in found and _one_name(form)
-            if (theirs or walked) and as_root and not _inside(form, roots) and not _others_reach(form, sandbox_ids):
-                notes.append(
-                    f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
-                    "others), and a mask would show commands its name in the mount table (the permission "
-                    "layer still denies it to the file tools)"
-                )
+            # An operator's glob found its matches as root, not named them: judged alike (round 42). A
+            # directory or a file with other names is not mounted either, but still counted by round
+            # 37's hard-link check (round 45: their names showed in the mount table).
+            walked = path in found
+            # A fixed uid is known now: the operator's static rule is judged for it too (round 45: one
+            # bwrap per command, as that uid, failed to start over a place an ACL closes to it).
+            known = sandbox_ids is not None and why in operator_rules
+            if (theirs or walked or known) and as_root and not _inside(form, roots) and not _others_reach(form, sandbox_ids):
+                closed.append((form, why, not theirs))  # unless another mount shows it (below)
                 continue
             masked.setdefault(form, None)
+            origin.setdefault(form, why)
+    for form, why, counts in closed:
+        if _shown_elsewhere(form, [c[0] for c in closed], sandbox_ids, seen):
+            masked.setdefault(form, None)
+            origin.setdefault(form, why)
+            continue
+        notes.append(
+            f"{why}: {form} not masked: the sandbox uid cannot reach it (its directory is closed to "
+            "others), and a mask would show commands its name in the mount table (the permission "
+            "layer still denies it to the file tools)"
+        )
+        if counts and not _one_name(form):
+            counted.setdefault(form, None)
             origin.setdefault(form, why)
     # The same files through another mount of their file system (a bind mount of the workspace).
     for alias in mount_aliases([p for p in masked if p not in unmasked]):
@@ -1033,7 +1141,7 @@ def derive_policy(
     # (each path's parents looked up in a set: pairwise, a repository's 3000 masks took minutes)
     masked_set = set(masked)
     kept = tuple(p for p in masked if not any(q in masked_set for q in p.parents))
-    link_notes, linked = _hard_links(kept, roots, origin, operator_rules)
+    link_notes, linked = _hard_links((*kept, *counted), roots, origin, operator_rules)
     notes += link_notes
     kept += tuple(dict.fromkeys(linked))
     unwritable, write_notes = _write_denies(base, rules, home, roots, kept, workspace_visits)
