@@ -18,11 +18,19 @@ migration takes a lock whose writer waits for an RCU grace period once writes st
 for a while -- 15 us back to back, but ~14 ms per start measured here with 50 ms
 between starts (an agent's calls are seconds apart). The spawner thread migrates once.
 
+**A cgroup per command** (red team round 45): the spawner thread forks each command in a
+child cgroup of the session's that no other command was started in (``c<n>``), and moves on to
+a fresh one right after the start, off the start's critical path (a migration waits ~10 ms for
+an RCU grace period when migrations are seconds apart; the start itself pays none of it unless
+the next start comes within that wait). So what a command leaves is told from what another
+running command (a background task) left: before, one cgroup held both, and a foreground
+command's leftover (``setsid env -i sleep``) lived as long as any background task ran.
+
 Then, as with the reaper:
 
-- when a command ends and no other command of the session runs, every member is
-  killed (`kill_if_idle`): a leftover dies with its command, or at the next idle
-  moment, or at close, when the cgroup is emptied and removed;
+- when a command ends, every member of its cgroup, and of any other cgroup no running command
+  was started in, is killed (`kill_if_idle`), whatever else of the session runs: a leftover dies
+  with its command, at the latest at close, when the cgroups are emptied and removed;
 - when the owner dies, its watchdog empties the owner cgroup and those nested in it,
   this one included, and the next start sweeps what a killed watchdog left.
 
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import functools
 import os
 import secrets
 import threading
@@ -141,8 +150,17 @@ class SessionCgroup:
         self._count = os.open(path / "pids.current", os.O_RDONLY | os.O_CLOEXEC)
         self._procs = str(path / "cgroup.procs")
         self._lock = threading.Lock()
-        #: The session's commands still running (their roots' pids): no idle sweep while there are any.
-        self._roots: set[int] = set()
+        #: The session's commands still running (their roots' pids) and the cgroup each started in:
+        #: no sweep of a cgroup while a command started in it runs.
+        self._roots: dict[int, Path] = {}
+        #: The command cgroups made and not removed yet (the spawner thread's current one included),
+        #: under `_dirs_lock` (the spawner thread takes it, never `_lock`: a start holds that one
+        #: while it waits for the spawner).
+        self._children: set[Path] = set()
+        self._dirs_lock = threading.Lock()
+        #: The spawner thread's cgroup (no command was started in it yet), and the next one's number.
+        self._here: Path | None = None
+        self._made = 0
         self.closed = False
         # The hand-over to the spawner thread: one job at a time (under `_lock`).
         try:
@@ -164,10 +182,10 @@ class SessionCgroup:
             raise OSError(f"the spawner thread cannot join {path}: {error}")
 
     def _serve(self) -> None:
-        """The spawner thread: join the cgroup, then run each handed-over start until closed."""
+        """The spawner thread: join a command cgroup, then run each handed-over start until closed,
+        moving to a fresh cgroup after each."""
         try:
-            with open(self.path / "tasks", "w") as tasks:
-                tasks.write(str(threading.get_native_id()))
+            self._move_on()
         except OSError as exc:
             self._outcome = (False, exc)
             self._done.release()
@@ -181,11 +199,49 @@ class SessionCgroup:
             job = self._job
             if job is None:  # closed
                 return
+            started = False
             try:
-                self._outcome = (True, job())
+                here = self._here
+                if here is None:  # the last move failed: no command starts beside another's
+                    self._move_on()
+                    here = self._here
+                self._outcome = (True, (job(), here))
+                started = True
             except BaseException as exc:  # handed back to the caller, raised there
                 self._outcome = (False, exc)
             self._done.release()
+            if started:
+                with contextlib.suppress(OSError):  # retried before the next start (else it fails)
+                    self._move_on()
+
+    def _move_on(self) -> None:
+        """Move the spawner thread into a fresh command cgroup (`OSError`: `_here` is None then), and
+        remove the ones left empty by ended commands. On the spawner thread only."""
+        for _ in range(3):  # a name taken (by a root command of the session): the next one
+            with self._dirs_lock:
+                if self.closed:
+                    raise OSError(f"the session cgroup {self.path} is closed")
+                self._made += 1
+                fresh = self.path / f"c{self._made}"
+                self._here = None
+            try:
+                fresh.mkdir()
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise OSError(f"cannot make a command cgroup below {self.path}: the names are taken")
+        try:
+            with open(fresh / "tasks", "w") as tasks:
+                tasks.write(str(threading.get_native_id()))
+        except OSError:
+            with contextlib.suppress(OSError):
+                fresh.rmdir()
+            raise
+        with self._dirs_lock:
+            self._children.add(fresh)
+            self._here = fresh
+        self._remove_idle(kill=False)
 
     @property
     def usable(self) -> bool:
@@ -212,18 +268,21 @@ class SessionCgroup:
             self._outcome = (False, None)
             if not ok:
                 raise value
-            child: _Started = value
-            self._roots.add(child.pid)
+            child: _Started = value[0]
+            self._roots[child.pid] = value[1]
         return child
 
     def ended(self, pid: int) -> bool:
-        """Command ``pid`` ended (and was reaped); returns whether it left something behind."""
+        """Command ``pid`` ended (and was reaped); returns whether it left something behind (in its
+        own cgroup, or anywhere when no command runs)."""
         with self._lock:
-            self._roots.discard(pid)
+            where = self._roots.pop(pid, None)
             if self.empty():
                 return False
             self._reap_strays()
-        return not self.empty()
+            if not self._roots or where is None:
+                return not self.empty()
+            return bool(self._members_of(where))
 
     def _reap_strays(self) -> None:
         """Reap the spawner thread's children that are no command's root (under `_lock`: no start
@@ -260,23 +319,67 @@ class SessionCgroup:
             return False  # unsure: the caller sweeps
 
     def kill_if_idle(self) -> None:
-        """Kill every member when no command of the session runs (the reaper's idle sweep).
+        """Kill every member of each cgroup no running command was started in: all of them when no
+        command of the session runs (the reaper's idle sweep), else those of ended commands.
 
         Under the lock `start` takes: no command starts meanwhile, so none is killed by mistake.
         """
         with self._lock:
             if not self._roots:
                 self.kill_members()
+            self._remove_idle(kill=True)
             self._reap_strays()
 
+    def _remove_idle(self, *, kill: bool) -> None:
+        """Remove the command cgroups no running command was started in, but the spawner thread's,
+        after emptying them (``kill``: only under `_lock`, so no start's root is unrecorded yet).
+
+        Without ``kill`` (the spawner thread, after a move), only the empty ones go (``rmdir``
+        refuses the others). A command starts only in the spawner thread's cgroup: none of these
+        gains a member but by a fork of one of its own."""
+        busy = tuple(self._roots.values())  # a snapshot in C: the loop thread may change it
+        with self._dirs_lock:
+            idle = sorted(self._children.difference(busy, (self._here,)))
+        for path in idle:
+            if kill:
+                self._kill_until_empty(functools.partial(self._members_of, path), _KILL_DEADLINE_S)
+            try:
+                path.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                continue  # members left (or leaving): the next sweep, at the latest close
+            with self._dirs_lock:
+                self._children.discard(path)
+        if kill:  # nothing is started in the session's own cgroup: any member there is a leftover
+            self._kill_until_empty(functools.partial(self._members_of, self.path), _KILL_DEADLINE_S)
+
     def members(self) -> list[int]:
-        """The member processes (the owner excluded)."""
+        """The member processes of the session's cgroup and its command cgroups (the owner excluded)."""
         return self._listed()
 
     def _listed(self) -> list[int]:
-        """The processes in the cgroup, but the owner (empty when it cannot be read)."""
+        """The processes in the cgroup and those nested in it, but the owner (empty when they
+        cannot be read)."""
+        found: list[int] = []
+        for path in self._dirs():
+            found += self._members_of(path)
+        return found
+
+    def _dirs(self) -> list[Path]:
+        """The session's cgroup and every cgroup nested in it (a command may make more, as root)."""
+        found, todo = [], [self.path]
+        while todo:
+            path = todo.pop()
+            found.append(path)
+            with contextlib.suppress(OSError), os.scandir(path) as entries:
+                todo += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+        return found
+
+    def _members_of(self, path: Path) -> list[int]:
+        """The processes in the one cgroup ``path``, but the owner (empty when it cannot be read)."""
         try:
-            fd = os.open(self._procs, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(path / "cgroup.procs", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return []
         try:
@@ -291,16 +394,20 @@ class SessionCgroup:
     def kill_members(self, *, deadline_s: float = _KILL_DEADLINE_S) -> bool:
         """SIGKILL every member until none is left (they are not our children: init reaps them);
         returns whether none is."""
+        return self._kill_until_empty(self._listed, deadline_s)
+
+    @staticmethod
+    def _kill_until_empty(listed: Callable[[], list[int]], deadline_s: float) -> bool:
         end = time.monotonic() + deadline_s
         while True:
-            pids = self.members()
+            pids = listed()
             if not pids:
                 return True
             if time.monotonic() > end:
                 return False
             # Through pidfds, members again after they are open: one that died meanwhile was
             # reaped by init, and its pid may be any host process's by now (round 15).
-            kill_listed(pids, self._listed)
+            kill_listed(pids, listed)
             time.sleep(0.005)
 
     def close(self) -> None:
@@ -326,9 +433,9 @@ class SessionCgroup:
             os.close(self._count)
         for _ in range(100):  # the last killed members may take a moment to leave
             try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
+                for path in sorted(self._dirs(), key=lambda p: -len(p.parts)):  # the deepest first
+                    with contextlib.suppress(FileNotFoundError):
+                        path.rmdir()
                 return
             except OSError:
                 time.sleep(0.01)
