@@ -18,13 +18,14 @@ migration takes a lock whose writer waits for an RCU grace period once writes st
 for a while -- 15 us back to back, but ~14 ms per start measured here with 50 ms
 between starts (an agent's calls are seconds apart). The spawner thread migrates once.
 
-**A cgroup per command** (red team round 45): the spawner thread forks each command in a
-child cgroup of the session's that no other command was started in (``c<n>``), and moves on to
-a fresh one right after the start, off the start's critical path (a migration waits ~10 ms for
-an RCU grace period when migrations are seconds apart; the start itself pays none of it unless
-the next start comes within that wait). So what a command leaves is told from what another
-running command (a background task) left: before, one cgroup held both, and a foreground
-command's leftover (``setsid env -i sleep``) lived as long as any background task ran.
+**A cgroup per running command** (red team round 45): the spawner thread forks each command in
+a child cgroup of the session's (``c<n>``) that holds no other running command and nothing left
+behind; where its current one does (a background task runs there), it first moves on to a fresh
+one. So what a command leaves is told from what another running command left: before, one
+cgroup held both, and a foreground command's leftover (``setsid env -i sleep``) lived as long
+as any background task ran. One command at a time (the usual session, warm shells included)
+never moves: a move costs ~0.1-0.2 ms of CPU and, when moves are seconds apart, ~10 ms of
+waiting for an RCU grace period (`sandbox._session_cgroup` measured it first for the join).
 
 Then, as with the reaper:
 
@@ -153,13 +154,14 @@ class SessionCgroup:
         #: The session's commands still running (their roots' pids) and the cgroup each started in:
         #: no sweep of a cgroup while a command started in it runs.
         self._roots: dict[int, Path] = {}
-        #: The command cgroups made and not removed yet (the spawner thread's current one included),
-        #: under `_dirs_lock` (the spawner thread takes it, never `_lock`: a start holds that one
-        #: while it waits for the spawner).
+        #: The command cgroups made and not removed yet (the spawner thread's current one included).
+        #: These and `_here` change under `_lock` only (the spawner thread's moves are part of a
+        #: start, whose caller holds it, or of the join, before anything else runs).
         self._children: set[Path] = set()
-        self._dirs_lock = threading.Lock()
-        #: The spawner thread's cgroup (no command was started in it yet), and the next one's number.
+        #: The spawner thread's cgroup (None: a move failed half-way), its ``pids.current``, and
+        #: the number of the last one made.
         self._here: Path | None = None
+        self._here_count = -1
         self._made = 0
         self.closed = False
         # The hand-over to the spawner thread: one job at a time (under `_lock`).
@@ -199,31 +201,34 @@ class SessionCgroup:
             job = self._job
             if job is None:  # closed
                 return
-            started = False
             try:
-                here = self._here
-                if here is None:  # the last move failed: no command starts beside another's
+                if not self._here_is_free():  # no command starts beside another's, nor its leftovers
                     self._move_on()
-                    here = self._here
-                self._outcome = (True, (job(), here))
-                started = True
+                self._outcome = (True, (job(), self._here))
             except BaseException as exc:  # handed back to the caller, raised there
                 self._outcome = (False, exc)
             self._done.release()
-            if started:
-                with contextlib.suppress(OSError):  # retried before the next start (else it fails)
-                    self._move_on()
+
+    def _here_is_free(self) -> bool:
+        """The spawner thread's cgroup holds no running command and nothing but the thread itself
+        (on the spawner thread, in a start: `_roots` holds still under the caller's `_lock`)."""
+        here = self._here
+        if here is None or here in self._roots.values():
+            return False
+        try:
+            return int(os.pread(self._here_count, 32, 0)) <= 1
+        except (OSError, ValueError):
+            return False
 
     def _move_on(self) -> None:
         """Move the spawner thread into a fresh command cgroup (`OSError`: `_here` is None then), and
-        remove the ones left empty by ended commands. On the spawner thread only."""
+        remove the ones ended commands left empty. On the spawner thread only."""
+        if self.closed:
+            raise OSError(f"the session cgroup {self.path} is closed")
+        self._here = None
         for _ in range(3):  # a name taken (by a root command of the session): the next one
-            with self._dirs_lock:
-                if self.closed:
-                    raise OSError(f"the session cgroup {self.path} is closed")
-                self._made += 1
-                fresh = self.path / f"c{self._made}"
-                self._here = None
+            self._made += 1
+            fresh = self.path / f"c{self._made}"
             try:
                 fresh.mkdir()
                 break
@@ -232,15 +237,24 @@ class SessionCgroup:
         else:
             raise OSError(f"cannot make a command cgroup below {self.path}: the names are taken")
         try:
-            with open(fresh / "tasks", "w") as tasks:
-                tasks.write(str(threading.get_native_id()))
+            count = os.open(fresh / "pids.current", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             with contextlib.suppress(OSError):
                 fresh.rmdir()
             raise
-        with self._dirs_lock:
-            self._children.add(fresh)
-            self._here = fresh
+        try:
+            with open(fresh / "tasks", "w") as tasks:
+                tasks.write(str(threading.get_native_id()))
+        except OSError:
+            os.close(count)
+            with contextlib.suppress(OSError):
+                fresh.rmdir()
+            raise
+        self._children.add(fresh)
+        count, self._here_count = self._here_count, count
+        self._here = fresh
+        if count >= 0:
+            os.close(count)
         self._remove_idle(kill=False)
 
     @property
@@ -331,26 +345,22 @@ class SessionCgroup:
             self._reap_strays()
 
     def _remove_idle(self, *, kill: bool) -> None:
-        """Remove the command cgroups no running command was started in, but the spawner thread's,
-        after emptying them (``kill``: only under `_lock`, so no start's root is unrecorded yet).
+        """Empty (``kill``) the command cgroups no running command was started in and remove them,
+        but the spawner thread's (under `_lock`: no start runs, so no started root is unrecorded).
 
-        Without ``kill`` (the spawner thread, after a move), only the empty ones go (``rmdir``
-        refuses the others). A command starts only in the spawner thread's cgroup: none of these
-        gains a member but by a fork of one of its own."""
-        busy = tuple(self._roots.values())  # a snapshot in C: the loop thread may change it
-        with self._dirs_lock:
-            idle = sorted(self._children.difference(busy, (self._here,)))
-        for path in idle:
+        Without ``kill`` (a move), only the empty ones go (``rmdir`` refuses the others)."""
+        for path in sorted(self._children.difference(self._roots.values())):
             if kill:
                 self._kill_until_empty(functools.partial(self._members_of, path), _KILL_DEADLINE_S)
+            if path == self._here:
+                continue  # the spawner thread is in it: the next command starts there
             try:
                 path.rmdir()
             except FileNotFoundError:
                 pass
             except OSError:
                 continue  # members left (or leaving): the next sweep, at the latest close
-            with self._dirs_lock:
-                self._children.discard(path)
+            self._children.discard(path)
         if kill:  # nothing is started in the session's own cgroup: any member there is a leftover
             self._kill_until_empty(functools.partial(self._members_of, self.path), _KILL_DEADLINE_S)
 
@@ -431,6 +441,10 @@ class SessionCgroup:
         self.kill_members()
         with contextlib.suppress(OSError):
             os.close(self._count)
+        count, self._here_count = self._here_count, -1  # no start runs any more: nothing reads it
+        if count >= 0:
+            with contextlib.suppress(OSError):
+                os.close(count)
         for _ in range(100):  # the last killed members may take a moment to leave
             try:
                 for path in sorted(self._dirs(), key=lambda p: -len(p.parts)):  # the deepest first
