@@ -340,9 +340,30 @@ class SessionCgroup:
         """
         with self._lock:
             if not self._roots:
-                self.kill_members()
+                for path in self._dirs():
+                    self._empty(path)
             self._remove_idle(kill=True)
             self._reap_strays()
+
+    def _empty(self, path: Path) -> None:
+        """Kill every member of the one cgroup ``path`` (under `_lock`), its ``pids.max`` at 0
+        meanwhile: a leftover that forks and exits faster than a listing is killed (a fork chain)
+        has its next fork refused, so its last link dies. The spawner thread's cgroup gets its
+        limit back (no start runs meanwhile: `_lock`); the session's own is never limited (the
+        limit holds for the cgroups below it: the running commands')."""
+        members = functools.partial(self._members_of, path)
+        if not members():
+            return
+        limit = path / "pids.max"
+        if path != self.path:
+            with contextlib.suppress(OSError):
+                limit.write_text("0")
+        try:
+            self._kill_until_empty(members, _KILL_DEADLINE_S)
+        finally:
+            if path == self._here:
+                with contextlib.suppress(OSError):
+                    limit.write_text("max")
 
     def _remove_idle(self, *, kill: bool) -> None:
         """Empty (``kill``) the command cgroups no running command was started in and remove them,
@@ -351,7 +372,7 @@ class SessionCgroup:
         Without ``kill`` (a move), only the empty ones go (``rmdir`` refuses the others)."""
         for path in sorted(self._children.difference(self._roots.values())):
             if kill:
-                self._kill_until_empty(functools.partial(self._members_of, path), _KILL_DEADLINE_S)
+                self._empty(path)
             if path == self._here:
                 continue  # the spawner thread is in it: the next command starts there
             try:
@@ -362,7 +383,7 @@ class SessionCgroup:
                 continue  # members left (or leaving): the next sweep, at the latest close
             self._children.discard(path)
         if kill:  # nothing is started in the session's own cgroup: any member there is a leftover
-            self._kill_until_empty(functools.partial(self._members_of, self.path), _KILL_DEADLINE_S)
+            self._empty(self.path)
 
     def members(self) -> list[int]:
         """The member processes of the session's cgroup and its command cgroups (the owner excluded)."""

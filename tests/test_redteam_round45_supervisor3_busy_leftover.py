@@ -46,7 +46,8 @@ def _leaves(token: str) -> str:
 
 
 async def test_a_foreground_leftover_ends_with_its_command_while_a_task_runs(
-    tmp_path: Path, tokens: list[str]  # noqa: F811
+    tmp_path: Path,
+    tokens: list[str],  # noqa: F811
 ) -> None:
     """Failed before: the leftover ran until the background task ended (here: the session's close)."""
     token, busy = _token(), _token()
@@ -66,7 +67,8 @@ async def test_a_foreground_leftover_ends_with_its_command_while_a_task_runs(
 
 
 async def test_a_tasks_leftover_ends_with_the_task_while_a_command_runs(
-    tmp_path: Path, tokens: list[str]  # noqa: F811
+    tmp_path: Path,
+    tokens: list[str],  # noqa: F811
 ) -> None:
     """Failed before: a background task's leftover ran on while a foreground command ran."""
     token, busy = _token(), _token()
@@ -85,7 +87,8 @@ async def test_a_tasks_leftover_ends_with_the_task_while_a_command_runs(
 
 
 async def test_a_leftover_of_one_of_two_concurrent_commands_ends_with_it(
-    tmp_path: Path, tokens: list[str]  # noqa: F811
+    tmp_path: Path,
+    tokens: list[str],  # noqa: F811
 ) -> None:
     """Failed before: two commands at once (the scheduler runs read-only ones together): the first
     one's leftover ran until the second ended."""

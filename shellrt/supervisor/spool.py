@@ -590,9 +590,7 @@ class OutputSpool:
         # The cut is said by a note of ours, which output may not forge: head and tail are
         # marked here (the tail's first line is a partial one), their count said in the note.
         head, forged_head = neutralize_output(safe_decode(head_bytes))
-        tail, forged_tail = neutralize_output(
-            safe_decode(trim_partial_utf8(bytes(held_tail), at_start=True))
-        )
+        tail, forged_tail = neutralize_output(safe_decode(trim_partial_utf8(bytes(held_tail), at_start=True)))
         if self.lost is None:
             where = f"full output in {self.path}"
         else:
