@@ -55,8 +55,8 @@ def _stopped(beat: Path, within: float) -> bool:
 @pytest.mark.parametrize("busy", [False, True])
 async def test_a_fork_chain_ends_with_its_command(
     tmp_path: Path,
-    tokens: list[str],
-    busy: bool,  # noqa: F811
+    tokens: list[str],  # noqa: F811
+    busy: bool,
 ) -> None:
     """Failed before (idle and busy): the chain outlived the command's end (and the kill's 5 s)."""
     token, other = _token(), _token()
@@ -84,8 +84,9 @@ async def test_a_fork_chain_ends_with_its_command(
 
 
 async def test_the_session_starts_commands_after_a_chain_was_killed(
-    tmp_path: Path, tokens: list[str]
-) -> None:  # noqa: F811
+    tmp_path: Path,
+    tokens: list[str],  # noqa: F811
+) -> None:
     """The limit that stops a chain is the dead command's cgroup's alone: the session starts
     commands after it, in the spawner's cgroup too (its limit given back)."""
     (tmp_path / "ws").mkdir()
