@@ -459,6 +459,9 @@ class SessionCgroup:
         self._thread.join(_JOIN_TIMEOUT_S)
         if not self._thread.is_alive():
             self._go.close()  # a thread still stuck in its join keeps its descriptor: never reused under it
+            for path in self._dirs():  # nothing starts any more: no fork of what is left succeeds
+                with contextlib.suppress(OSError):
+                    (path / "pids.max").write_text("0")
         self.kill_members()
         with contextlib.suppress(OSError):
             os.close(self._count)

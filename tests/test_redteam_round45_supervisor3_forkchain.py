@@ -110,3 +110,23 @@ async def test_the_session_starts_commands_after_a_chain_was_killed(
             if p.is_dir()
         }
         assert set(limits.values()) == {"max"}, limits
+
+
+async def test_a_fork_chain_of_a_running_task_ends_at_close(
+    tmp_path: Path,
+    tokens: list[str],  # noqa: F811
+) -> None:
+    """Close empties every cgroup of the session with no fork allowed: the chain's last link dies."""
+    (tmp_path / "ws").mkdir()
+    backend = LocalBackend(policy=SandboxPolicy(workspace=tmp_path / "ws"))
+    beat = tmp_path / "ws" / "beat"
+    beat.write_bytes(b"%12d" % 0)
+    (tmp_path / "ws" / "chain.py").write_text(_CHAIN)
+    token = _token()
+    tokens.append(token)
+    async with backend, Supervisor(backend, session_dir=tmp_path / "s") as sup:
+        await sup.start_background(f"env -i {sys.executable} chain.py {beat} {token} & sleep 60")
+        with anyio.fail_after(10):  # it runs
+            while int(beat.read_bytes()) <= 100:
+                await anyio.sleep(0.01)
+    assert await anyio.to_thread.run_sync(_stopped, beat, 10.0), "the chain outlived its session"
