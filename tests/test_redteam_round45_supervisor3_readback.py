@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import _nonroot
 from tests._local_session import local_supervisor
 
 pytestmark = pytest.mark.anyio
@@ -53,3 +54,8 @@ async def test_previews_read_back_are_not_kept(tmp_path: Path) -> None:
         finally:
             tracemalloc.stop()
     assert grown < 1_000_000, f"{_TASKS} previews read back grew the heap by {grown:,} bytes"
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The same as uid 65534 (the local backend's reaper process in place of the session cgroup)."""
+    _nonroot.held_as_nobody(__file__, "test_previews_read_back_are_not_kept")
