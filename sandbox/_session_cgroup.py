@@ -25,7 +25,7 @@ one. So what a command leaves is told from what another running command left: be
 cgroup held both, and a foreground command's leftover (``setsid env -i sleep``) lived as long
 as any background task ran. One command at a time (the usual session, warm shells included)
 never moves: a move costs ~0.1-0.2 ms of CPU and, when moves are seconds apart, ~10 ms of
-waiting for an RCU grace period (`sandbox._session_cgroup` measured it first for the join).
+waiting for an RCU grace period (the wait measured below, for the thread's one join).
 
 Then, as with the reaper:
 
