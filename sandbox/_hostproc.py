@@ -462,11 +462,11 @@ class HostRunner:
         took that for the operator's own edit between commands (red team round 15). Only when no
         other command or background task runs (theirs is the idle sweep's case, as before).
         """
+        cgroup = self.session_cgroup
+        if cgroup is not None and not self.closed:  # busy too: it spares running commands' cgroups
+            await anyio.to_thread.run_sync(cgroup.kill_if_idle)
         if self.closed or self.commands_running():
             return
-        cgroup = self.session_cgroup
-        if cgroup is not None:
-            await anyio.to_thread.run_sync(cgroup.kill_if_idle)
         reaper = self.reaper
         if reaper is None or reaper.closed:
             return

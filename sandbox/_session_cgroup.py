@@ -18,11 +18,20 @@ migration takes a lock whose writer waits for an RCU grace period once writes st
 for a while -- 15 us back to back, but ~14 ms per start measured here with 50 ms
 between starts (an agent's calls are seconds apart). The spawner thread migrates once.
 
+**A cgroup per running command** (red team round 45): the spawner thread forks each command in
+a child cgroup of the session's (``c<n>``) that holds no other running command and nothing left
+behind; where its current one does (a background task runs there), it first moves on to a fresh
+one. So what a command leaves is told from what another running command left: before, one
+cgroup held both, and a foreground command's leftover (``setsid env -i sleep``) lived as long
+as any background task ran. One command at a time (the usual session, warm shells included)
+never moves: a move costs ~0.1-0.2 ms of CPU and, when moves are seconds apart, ~10 ms of
+waiting for an RCU grace period (the wait measured below, for the thread's one join).
+
 Then, as with the reaper:
 
-- when a command ends and no other command of the session runs, every member is
-  killed (`kill_if_idle`): a leftover dies with its command, or at the next idle
-  moment, or at close, when the cgroup is emptied and removed;
+- when a command ends, every member of its cgroup, and of any other cgroup no running command
+  was started in, is killed (`kill_if_idle`), whatever else of the session runs: a leftover dies
+  with its command, at the latest at close, when the cgroups are emptied and removed;
 - when the owner dies, its watchdog empties the owner cgroup and those nested in it,
   this one included, and the next start sweeps what a killed watchdog left.
 
@@ -33,6 +42,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import functools
 import os
 import secrets
 import threading
@@ -141,8 +151,18 @@ class SessionCgroup:
         self._count = os.open(path / "pids.current", os.O_RDONLY | os.O_CLOEXEC)
         self._procs = str(path / "cgroup.procs")
         self._lock = threading.Lock()
-        #: The session's commands still running (their roots' pids): no idle sweep while there are any.
-        self._roots: set[int] = set()
+        #: The session's commands still running (their roots' pids) and the cgroup each started in:
+        #: no sweep of a cgroup while a command started in it runs.
+        self._roots: dict[int, Path] = {}
+        #: The command cgroups made and not removed yet (the spawner thread's current one included).
+        #: These and `_here` change under `_lock` only (the spawner thread's moves are part of a
+        #: start, whose caller holds it, or of the join, before anything else runs).
+        self._children: set[Path] = set()
+        #: The spawner thread's cgroup (None: a move failed half-way), its ``pids.current``, and
+        #: the number of the last one made.
+        self._here: Path | None = None
+        self._here_count = -1
+        self._made = 0
         self.closed = False
         # The hand-over to the spawner thread: one job at a time (under `_lock`).
         try:
@@ -164,10 +184,10 @@ class SessionCgroup:
             raise OSError(f"the spawner thread cannot join {path}: {error}")
 
     def _serve(self) -> None:
-        """The spawner thread: join the cgroup, then run each handed-over start until closed."""
+        """The spawner thread: join a command cgroup, then run each handed-over start until closed,
+        moving to a fresh cgroup after each."""
         try:
-            with open(self.path / "tasks", "w") as tasks:
-                tasks.write(str(threading.get_native_id()))
+            self._move_on()
         except OSError as exc:
             self._outcome = (False, exc)
             self._done.release()
@@ -182,10 +202,60 @@ class SessionCgroup:
             if job is None:  # closed
                 return
             try:
-                self._outcome = (True, job())
+                if not self._here_is_free():  # no command starts beside another's, nor its leftovers
+                    self._move_on()
+                self._outcome = (True, (job(), self._here))
             except BaseException as exc:  # handed back to the caller, raised there
                 self._outcome = (False, exc)
             self._done.release()
+
+    def _here_is_free(self) -> bool:
+        """The spawner thread's cgroup holds no running command and nothing but the thread itself
+        (on the spawner thread, in a start: `_roots` holds still under the caller's `_lock`)."""
+        here = self._here
+        if here is None or here in self._roots.values():
+            return False
+        try:
+            return int(os.pread(self._here_count, 32, 0)) <= 1
+        except (OSError, ValueError):
+            return False
+
+    def _move_on(self) -> None:
+        """Move the spawner thread into a fresh command cgroup (`OSError`: `_here` is None then), and
+        remove the ones ended commands left empty. On the spawner thread only."""
+        if self.closed:
+            raise OSError(f"the session cgroup {self.path} is closed")
+        self._here = None
+        for _ in range(3):  # a name taken (by a root command of the session): the next one
+            self._made += 1
+            fresh = self.path / f"c{self._made}"
+            try:
+                fresh.mkdir()
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise OSError(f"cannot make a command cgroup below {self.path}: the names are taken")
+        try:
+            count = os.open(fresh / "pids.current", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            with contextlib.suppress(OSError):
+                fresh.rmdir()
+            raise
+        try:
+            with open(fresh / "tasks", "w") as tasks:
+                tasks.write(str(threading.get_native_id()))
+        except OSError:
+            os.close(count)
+            with contextlib.suppress(OSError):
+                fresh.rmdir()
+            raise
+        self._children.add(fresh)
+        count, self._here_count = self._here_count, count
+        self._here = fresh
+        if count >= 0:
+            os.close(count)
+        self._remove_idle(kill=False)
 
     @property
     def usable(self) -> bool:
@@ -212,18 +282,21 @@ class SessionCgroup:
             self._outcome = (False, None)
             if not ok:
                 raise value
-            child: _Started = value
-            self._roots.add(child.pid)
+            child: _Started = value[0]
+            self._roots[child.pid] = value[1]
         return child
 
     def ended(self, pid: int) -> bool:
-        """Command ``pid`` ended (and was reaped); returns whether it left something behind."""
+        """Command ``pid`` ended (and was reaped); returns whether it left something behind (in its
+        own cgroup, or anywhere when no command runs)."""
         with self._lock:
-            self._roots.discard(pid)
+            where = self._roots.pop(pid, None)
             if self.empty():
                 return False
             self._reap_strays()
-        return not self.empty()
+            if not self._roots or where is None:
+                return not self.empty()
+            return bool(self._members_of(where))
 
     def _reap_strays(self) -> None:
         """Reap the spawner thread's children that are no command's root (under `_lock`: no start
@@ -260,23 +333,84 @@ class SessionCgroup:
             return False  # unsure: the caller sweeps
 
     def kill_if_idle(self) -> None:
-        """Kill every member when no command of the session runs (the reaper's idle sweep).
+        """Kill every member of each cgroup no running command was started in: all of them when no
+        command of the session runs (the reaper's idle sweep), else those of ended commands.
 
         Under the lock `start` takes: no command starts meanwhile, so none is killed by mistake.
         """
         with self._lock:
             if not self._roots:
-                self.kill_members()
+                for path in self._dirs():
+                    self._empty(path)
+            self._remove_idle(kill=True)
             self._reap_strays()
 
+    def _empty(self, path: Path) -> None:
+        """Kill every member of the one cgroup ``path`` (under `_lock`), its ``pids.max`` at 0
+        meanwhile: a leftover that forks and exits faster than a listing is killed (a fork chain)
+        has its next fork refused, so its last link dies. The spawner thread's cgroup gets its
+        limit back (no start runs meanwhile: `_lock`); the session's own is never limited (the
+        limit holds for the cgroups below it: the running commands')."""
+        members = functools.partial(self._members_of, path)
+        if not members():
+            return
+        limit = path / "pids.max"
+        if path != self.path:
+            with contextlib.suppress(OSError):
+                limit.write_text("0")
+        try:
+            self._kill_until_empty(members, _KILL_DEADLINE_S)
+        finally:
+            if path == self._here:
+                with contextlib.suppress(OSError):
+                    limit.write_text("max")
+
+    def _remove_idle(self, *, kill: bool) -> None:
+        """Empty (``kill``) the command cgroups no running command was started in and remove them,
+        but the spawner thread's (under `_lock`: no start runs, so no started root is unrecorded).
+
+        Without ``kill`` (a move), only the empty ones go (``rmdir`` refuses the others)."""
+        for path in sorted(self._children.difference(self._roots.values())):
+            if kill:
+                self._empty(path)
+            if path == self._here:
+                continue  # the spawner thread is in it: the next command starts there
+            try:
+                path.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                continue  # members left (or leaving): the next sweep, at the latest close
+            self._children.discard(path)
+        if kill:  # nothing is started in the session's own cgroup: any member there is a leftover
+            self._empty(self.path)
+
     def members(self) -> list[int]:
-        """The member processes (the owner excluded)."""
+        """The member processes of the session's cgroup and its command cgroups (the owner excluded)."""
         return self._listed()
 
     def _listed(self) -> list[int]:
-        """The processes in the cgroup, but the owner (empty when it cannot be read)."""
+        """The processes in the cgroup and those nested in it, but the owner (empty when they
+        cannot be read)."""
+        found: list[int] = []
+        for path in self._dirs():
+            found += self._members_of(path)
+        return found
+
+    def _dirs(self) -> list[Path]:
+        """The session's cgroup and every cgroup nested in it (a command may make more, as root)."""
+        found, todo = [], [self.path]
+        while todo:
+            path = todo.pop()
+            found.append(path)
+            with contextlib.suppress(OSError), os.scandir(path) as entries:
+                todo += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+        return found
+
+    def _members_of(self, path: Path) -> list[int]:
+        """The processes in the one cgroup ``path``, but the owner (empty when it cannot be read)."""
         try:
-            fd = os.open(self._procs, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(path / "cgroup.procs", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return []
         try:
@@ -291,16 +425,20 @@ class SessionCgroup:
     def kill_members(self, *, deadline_s: float = _KILL_DEADLINE_S) -> bool:
         """SIGKILL every member until none is left (they are not our children: init reaps them);
         returns whether none is."""
+        return self._kill_until_empty(self._listed, deadline_s)
+
+    @staticmethod
+    def _kill_until_empty(listed: Callable[[], list[int]], deadline_s: float) -> bool:
         end = time.monotonic() + deadline_s
         while True:
-            pids = self.members()
+            pids = listed()
             if not pids:
                 return True
             if time.monotonic() > end:
                 return False
             # Through pidfds, members again after they are open: one that died meanwhile was
             # reaped by init, and its pid may be any host process's by now (round 15).
-            kill_listed(pids, self._listed)
+            kill_listed(pids, listed)
             time.sleep(0.005)
 
     def close(self) -> None:
@@ -321,14 +459,21 @@ class SessionCgroup:
         self._thread.join(_JOIN_TIMEOUT_S)
         if not self._thread.is_alive():
             self._go.close()  # a thread still stuck in its join keeps its descriptor: never reused under it
+            for path in self._dirs():  # nothing starts any more: no fork of what is left succeeds
+                with contextlib.suppress(OSError):
+                    (path / "pids.max").write_text("0")
         self.kill_members()
         with contextlib.suppress(OSError):
             os.close(self._count)
+        count, self._here_count = self._here_count, -1  # no start runs any more: nothing reads it
+        if count >= 0:
+            with contextlib.suppress(OSError):
+                os.close(count)
         for _ in range(100):  # the last killed members may take a moment to leave
             try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
+                for path in sorted(self._dirs(), key=lambda p: -len(p.parts)):  # the deepest first
+                    with contextlib.suppress(FileNotFoundError):
+                        path.rmdir()
                 return
             except OSError:
                 time.sleep(0.01)

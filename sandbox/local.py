@@ -8,8 +8,10 @@ a cgroup and a watchdog as root; without root, a watchdog that finds processes
 by their marker variable, which a process that clears its environment escapes),
 and that what a command leaves behind, however it detaches, ends with it or at
 the latest with the session: commands start in a per-session cgroup where the
-owner has one (root, cgroup v1 ``pids``: see `sandbox._session_cgroup`), else as
-children of a per-session subreaper process (see `sandbox._reaper`).
+owner has one (root, cgroup v1 ``pids``: see `sandbox._session_cgroup`), each in a
+cgroup of its own below it while another runs, so what it leaves dies at its end
+whatever else runs; else as children of a per-session subreaper process (see
+`sandbox._reaper`), whose sweep waits for the session's next idle moment.
 
 Environment added to each process: ``SHELLRT_RUN_ID`` (the kill marker) and,
 when ``report_cwd``, ``SHELLRT_CWD_FILE``.

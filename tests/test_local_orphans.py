@@ -171,8 +171,9 @@ async def test_leftovers_end_at_close_while_another_command_of_the_session_runs(
         # command ended was still in the run's tree and went with it (CI61 at load 10).
         wait = f'until ps -eo args= | grep -qx "sleep {token}"; do sleep 0.01; done'
         result = await sup.run(f"(setsid env -i sleep {token} &) ; {wait}; exit", timeout_s=20)
-        assert result.exit_code == 0, result
-        assert _started_within(token, 5.0), "the leftover should have started"
+        assert result.exit_code == 0, result  # the leftover ran (the command waits for it)
+        if mode == "cgroup" and os.geteuid() == 0:  # a cgroup per command: gone at its end (round 45)
+            assert _gone_within(token, 3.0), _running(token)
     assert _gone_within(token, 3.0), _running(token)
 
 
@@ -375,7 +376,8 @@ async def test_commands_start_in_the_session_cgroup_and_the_owner_stays_out(tmp_
             "grep -h :pids: /proc/$$/cgroup; (grep -h :pids: /proc/self/cgroup)", timeout_s=10
         )
         lines = result.preview.split()
-        assert len(lines) == 2 and all(line.endswith(f":pids:{where}") for line in lines), result.preview
+        # In a cgroup of its own below the session's (round 45), its descendants with it.
+        assert len(lines) == 2 and lines[0] == lines[1] and f":pids:{where}/c" in lines[0], result.preview
         with pytest.raises(SandboxExecError):  # a failed start leaves the session usable
             await sup.run(["/nonexistent/program"], timeout_s=10)
         assert cgroup.empty() and not cgroup.closed
@@ -384,7 +386,7 @@ async def test_commands_start_in_the_session_cgroup_and_the_owner_stays_out(tmp_
         for tid in os.listdir("/proc/self/task"):
             with open(f"/proc/self/task/{tid}/cgroup") as f:
                 pids_line = next(line for line in f if ":pids:" in line)
-            inside = pids_line.rstrip().endswith(f":pids:{where}")
+            inside = f":pids:{where}/" in pids_line
             assert inside == (int(tid) == spawner), f"owner thread {tid} (spawner {spawner}): {pids_line}"
         path = cgroup.path
     assert not path.exists(), f"{path} outlived its session"

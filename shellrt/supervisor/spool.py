@@ -518,22 +518,22 @@ class OutputSpool:
         if self._closed and self.lost is None and self.saved_bytes == self.total_bytes and self._head:
             self._head, self._tail, self._released = bytearray(), bytearray(), True
 
-    def _restore(self) -> None:
-        """The head and tail again, from the file (`release_memory`); what cannot be read stays empty."""
+    def _held(self) -> tuple[bytes | bytearray, bytes | bytearray]:
+        """The head and tail: in memory, or read back from the file after `release_memory` (what
+        cannot be read is empty). Read back each time, never kept: keeping them brought round 42's
+        memory back for a caller that looks at every ended task (red team round 45)."""
         if not self._released:
-            return
-        self._released = False
+            return self._head, self._tail
         head_size = min(self.head_bytes, self.total_bytes)
         tail_size = min(self.tail_bytes, self.total_bytes)
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
-            return
+            return b"", b""
         try:
-            self._head = bytearray(os.pread(fd, head_size, 0))
-            self._tail = bytearray(os.pread(fd, tail_size, self.total_bytes - tail_size))
+            return os.pread(fd, head_size, 0), os.pread(fd, tail_size, self.total_bytes - tail_size)
         except OSError:
-            self._head, self._tail = bytearray(), bytearray()
+            return b"", b""
         finally:
             os.close(fd)
 
@@ -541,58 +541,56 @@ class OutputSpool:
         """Up to ``size`` bytes of the stream at ``start`` or later that memory still holds, and the
         position they begin at (past ``start`` when the bytes there were in neither the head nor the
         tail): what a reader gets of output the file misses (`lost`; red team round 28)."""
-        self._restore()
-        head_end = len(self._head)
-        tail_start = self.total_bytes - len(self._tail)
+        held_head, held_tail = self._held()
+        head_end = len(held_head)
+        tail_start = self.total_bytes - len(held_tail)
         if start < head_end:
-            data = bytes(self._head[start : start + size])
+            data = bytes(held_head[start : start + size])
             if tail_start <= head_end and len(data) < size:  # the tail goes on where the head ends
-                data += bytes(self._tail[head_end - tail_start :][: size - len(data)])
+                data += bytes(held_tail[head_end - tail_start :][: size - len(data)])
             return start, data
         begin = max(start, tail_start)
-        return begin, bytes(self._tail[begin - tail_start :][:size])
+        return begin, bytes(held_tail[begin - tail_start :][:size])
 
     def head(self, size: int) -> bytes:
         """The first ``size`` bytes written (at most what the head keeps)."""
-        self._restore()
-        return bytes(self._head[:size])
+        return bytes(self._held()[0][:size])
 
     @property
     def complete_in_memory(self) -> bool:
         """True when head and tail together hold every byte written."""
-        self._restore()
-        return self.total_bytes <= len(self._head) + len(self._tail)
+        held_head, held_tail = self._held()
+        return self.total_bytes <= len(held_head) + len(held_tail)
 
     def full_bytes(self) -> bytes | None:
         """Every byte written, when it is all in memory (else None)."""
-        self._restore()
-        if self.total_bytes <= len(self._head):
-            return bytes(self._head)
-        if self.complete_in_memory:
-            return bytes(self._head) + bytes(
-                self._tail[len(self._tail) - (self.total_bytes - len(self._head)) :]
-            )
+        return self._full(*self._held())
+
+    def _full(self, held_head: bytes | bytearray, held_tail: bytes | bytearray) -> bytes | None:
+        if self.total_bytes <= len(held_head):
+            return bytes(held_head)
+        if self.total_bytes <= len(held_head) + len(held_tail):
+            return bytes(held_head) + bytes(held_tail[len(held_tail) - (self.total_bytes - len(held_head)) :])
         return None
 
     def preview(self) -> tuple[str, bool]:
         """``(text, truncated)``: the whole output, or head + an omission marker + tail."""
-        full = self.full_bytes()
+        held_head, held_tail = self._held()
+        full = self._full(held_head, held_tail)
         if full is not None:
             return safe_decode(full), False
         # Imported here: only a cut output needs the notes (the lean `shellrt run` never cuts).
         from shellrt.protocol.notes import OUTPUT_MARK, neutralize_output, note
         from shellrt.supervisor._escape_cut import open_sequence_start
 
-        head_bytes = trim_partial_utf8(bytes(self._head), at_start=False)
+        head_bytes = trim_partial_utf8(bytes(held_head), at_start=False)
         # Nor may a sequence the command left open across the cut take the note in (round 26).
         head_bytes = head_bytes[: open_sequence_start(head_bytes)]
-        omitted = self.total_bytes - len(head_bytes) - len(self._tail)
+        omitted = self.total_bytes - len(head_bytes) - len(held_tail)
         # The cut is said by a note of ours, which output may not forge: head and tail are
         # marked here (the tail's first line is a partial one), their count said in the note.
         head, forged_head = neutralize_output(safe_decode(head_bytes))
-        tail, forged_tail = neutralize_output(
-            safe_decode(trim_partial_utf8(bytes(self._tail), at_start=True))
-        )
+        tail, forged_tail = neutralize_output(safe_decode(trim_partial_utf8(bytes(held_tail), at_start=True)))
         if self.lost is None:
             where = f"full output in {self.path}"
         else:
@@ -609,8 +607,8 @@ class OutputSpool:
 
     def last_lines(self, n: int = 5) -> tuple[str, ...]:
         """The last ``n`` lines seen (decoded safely), for progress events."""
-        self._restore()
-        tail = bytes(self._tail if self.total_bytes > len(self._head) else self._head)
+        held_head, held_tail = self._held()
+        tail = bytes(held_tail if self.total_bytes > len(held_head) else held_head)
         lines = tail.rstrip(b"\n").split(b"\n")[-n:]
         return tuple(safe_decode(trim_partial_utf8(line, at_start=True)) for line in lines if line)
 
