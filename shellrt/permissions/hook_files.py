@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
-from shellrt.permissions.hook_node_packages import node_packages
+from shellrt.permissions.hook_node_packages import node_module_dirs, node_packages
 from shellrt.permissions.start_digests import active as active_digests
 
 if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
@@ -163,6 +163,14 @@ class HookFiles:
                     'workspace (leave out "cwd"), run a tool by its path outside the workspace, and name '
                     "the files it runs by their paths"
                 )
+            elif digest == _TOO_LARGE and rel.split("/")[-1] == "node_modules":
+                out.append(
+                    f"{rel}, where node finds what a hook's node code requires (plugins and optional "
+                    "packages no manifest declares too), is too large to vouch for (over "
+                    f"{MAX_TREE_ENTRIES} entries or {MAX_HASHED_BYTES >> 20} MiB) or links a directory "
+                    "out of the workspace: run the tool from an install outside the workspace, by its "
+                    "absolute path"
+                )
             elif digest == _TOO_LARGE and "node_modules" in rel.split("/"):
                 out.append(
                     f"node package {rel}, which a hook's tool loads, is too large to vouch for (over "
@@ -209,10 +217,14 @@ def hook_files(
     # A hooks directory holding a hook file is watched whole: what that script sources or
     # imports beside it (``. ./lib.sh``) is code the hook runs too.
     watched = [d for d in WATCHED_HOOK_DIRS if untrackable or any(rel.startswith(d + "/") for rel in files)]
-    # So is the node package a hook file lies in, with the packages it declares: what a
-    # ``node_modules/.bin`` script requires is there (round 44).
+    # So is every ``node_modules`` where node looks up what a hook's node code requires: a
+    # ``node_modules/.bin`` script loads undeclared plugins there too (rounds 44, 45); the
+    # packages round 44 found by their manifests are recorded inside them, hashed once.
+    for place in node_module_dirs(root, files):
+        if not any(_below(place, d) for d in watched):
+            watched = [d for d in watched if not _below(d, place)] + [place]
     packages, too_many = node_packages(root, files)
-    watched += [p for p in packages if p not in watched]
+    watched += [p for p in packages if not any(_below(p, d) for d in watched)]
     # So is the directory of every other hook file (``scripts/`` of ``python3 scripts/x.py``,
     # which may import ``scripts/util.py``); for a file at the root, the root's own files.
     for rel in files:

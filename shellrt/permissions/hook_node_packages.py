@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["MAX_PACKAGES", "node_packages"]
+__all__ = ["MAX_PACKAGES", "node_module_dirs", "node_packages"]
 
 #: Packages recorded for one settings file's hooks at most; beyond, not vouched for.
 MAX_PACKAGES = 256
@@ -55,6 +55,29 @@ def node_packages(root: Path, rels: Iterable[str]) -> tuple[list[str], list[str]
         for name in _declared(os.path.join(base, package)):
             queue += _found(base, package, name, seen)
     return list(seen), []
+
+
+def node_module_dirs(root: Path, rels: Iterable[str]) -> list[str]:
+    """The outermost ``node_modules`` directories (workspace-relative, present or not) where node
+    looks up a bare name required by the files ``rels`` that node runs: those inside a
+    ``node_modules`` (a ``.bin`` entry, a package's module, by their real path) and node scripts.
+
+    Why (red team round 45): what such code requires is found in each ``node_modules`` up to the
+    root whatever declares it -- a plugin named in a tool's config, an optional ``try {
+    require(x) }``, a name computed at run time, a loose ``node_modules/<name>.js`` that node loads
+    before the directory ``node_modules/<name>`` -- so the directory node searches is recorded
+    whole, not the packages a manifest names (round 44). Absent ones are recorded absent."""
+    base = str(root)
+    places: dict[str, None] = {}
+    for rel in rels:
+        real = os.path.realpath(os.path.join(base, rel))
+        if not real.startswith(base.rstrip(os.sep) + os.sep):
+            continue
+        parts = os.path.relpath(real, base).split(os.sep)
+        if "node_modules" not in parts[:-1] and not _is_node_script(real):
+            continue
+        places.update(dict.fromkeys(p.rstrip("/") for p in _lookups("/".join(parts[:-1]), "")))
+    return [d for d in places if not any(d.startswith(o + "/") for o in places)]
 
 
 def _found(base: str, start: str, name: str, seen: dict[str, None]) -> list[str]:
