@@ -232,7 +232,7 @@ def hook_files(
         if os.path.isdir(os.path.join(root, rel)) or any(_below(beside, d) for d in watched):
             continue
         watched.append(beside)
-    dirs = {rel: _root_files_digest(root) if rel == ROOT_FILES else _digest(root, rel) for rel in watched}
+    dirs = {rel: _digest(root, rel) for rel in watched}
     return HookFiles(files, dirs, tuple(untrackable), (*loads.unbounded, *too_many))
 
 
@@ -545,14 +545,25 @@ def workspace_tree_digest(root: Path) -> str | None:
 
 def _digest(root: Path, rel: str) -> str | None:
     """``sha256:…`` of a file or of a directory tree; None when absent; ``outside:…`` out of it.
-    The whole tree comes from the session start's shared digest while its records are taken
-    (`shellrt.permissions.start_digests`: one hash for them all, round 26)."""
-    if rel == WHOLE_WORKSPACE and (memo := active_digests()) is not None:
-        return memo.digest(str(root), lambda: _digest_now(root, rel))
+    Every digest comes from the active shared digests when there are (`shellrt.permissions.
+    start_digests`): the session start's while its records are taken (the whole tree hashed once
+    for them all, round 26), one check's before a hook runs (its workspace record and its
+    writable roots' record hashed a hook's node packages each: twice per run, round 45)."""
+    if (memo := active_digests()) is not None:
+        # The whole tree by the root's path alone (as the start's records share it); any other
+        # path with a NUL between, which no path holds.
+        key = str(root) if rel == WHOLE_WORKSPACE else f"{root}\0{rel}"
+        return memo.digest(key, lambda: _digest_now(root, rel))
     return _digest_now(root, rel)
 
 
 def _digest_now(root: Path, rel: str) -> str | None:
+    if rel == ROOT_FILES:  # the root's own entries, not its subdirectories
+        return _root_files_digest(root)
+    return _path_digest(root, rel)
+
+
+def _path_digest(root: Path, rel: str) -> str | None:
     path = os.path.join(root, rel)
     real = os.path.realpath(path)
     base = str(root)
