@@ -135,3 +135,23 @@ def test_a_package_planted_beside_a_hooks_script_is_seen(tmp_path: Path) -> None
 
     why = _changed(ws, "node scripts/guard.js", plant)
     assert why, "a package planted where node looks first was not seen"
+
+
+def test_a_node_modules_past_the_bounds_refuses_the_hook_and_is_not_protected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the bounds the hook never runs (fail closed, saying what to do), and the tree is left
+    out of the protected files: protecting 4,000 files cost ~250 ms after every command."""
+    from shellrt.permissions import hook_files as hf
+    from shellrt.permissions.writable_files import root_file_paths, roots_files
+
+    ws = tmp_path / "ws"
+    _install(ws, tmp_path / "ran")
+    monkeypatch.setattr(hf, "MAX_TREE_ENTRIES", 5)
+    found = hook_files(ws, [_HOOK])
+    problems = " ".join(found.problems())
+    assert "node_modules, where node finds what a hook's node code requires" in problems, problems
+    assert "outside the workspace, by its absolute path" in problems, problems
+    protected = root_file_paths(roots_files([ws], [_HOOK], base=ws))
+    assert str(ws / "node_modules") not in protected, protected
+    assert str(ws / "node_modules" / ".bin" / "fmtx") in protected, protected  # the named file still is

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
 __all__ = [
     "OUTSIDE_PREFIX",
     "ROOT_FILES",
+    "TOO_LARGE",
     "WATCHED_HOOK_DIRS",
     "WHOLE_WORKSPACE",
     "HookFiles",
@@ -79,6 +80,8 @@ ROOT_FILES = "./"
 MAX_TREE_ENTRIES = 2000
 MAX_HASHED_BYTES = 32 << 20
 _TOO_LARGE = "too-large"
+#: The digest of a tree past the bounds: never vouched for (what records it is not run).
+TOO_LARGE = _TOO_LARGE
 
 
 @dataclass(frozen=True)
