@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
+from shellrt.permissions.hook_loads_node import node_script_loads
 from shellrt.permissions.hook_node_packages import node_module_dirs, node_packages
 from shellrt.permissions.start_digests import active as active_digests
 
@@ -228,6 +229,11 @@ def hook_files(
             watched = [d for d in watched if not _below(d, place)] + [place]
     packages, too_many = node_packages(root, files)
     watched += [p for p in packages if not any(_below(p, d) for d in watched)]
+    # So is what a hook's node script loads by a path (``require('../lib/x.js')``, a ``#x`` import
+    # through its package.json), each found module's directory whole (round 45).
+    for place in node_script_loads(root, files):
+        if not any(_below(place, d) for d in watched):
+            watched.append(place)
     # So is the directory of every other hook file (``scripts/`` of ``python3 scripts/x.py``,
     # which may import ``scripts/util.py``); for a file at the root, the root's own files.
     for rel in files:
