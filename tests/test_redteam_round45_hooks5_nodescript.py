@@ -103,3 +103,35 @@ def test_a_mapped_module_at_the_root_records_the_roots_own_files(tmp_path: Path)
     (ws / "cfg.js").write_text("require('child_process').execSync('id')\n")
     why = compare_hook_files(before, hook_files(ws, ["node scripts/guard.js"])) or ""
     assert "changed" in why, why
+
+
+def _tool(ws: Path) -> None:
+    """A node tool installed in the workspace, run by its ``.bin`` entry, and the project's config."""
+    (ws / "node_modules" / "fmtx").mkdir(parents=True)
+    (ws / "node_modules" / ".bin").mkdir()
+    (ws / "node_modules" / "fmtx" / "cli.js").write_text("#!/usr/bin/env node\n")
+    (ws / "node_modules" / ".bin" / "fmtx").symlink_to("../fmtx/cli.js")
+    (ws / "config").mkdir()
+    (ws / "config" / "base.js").write_text("module.exports = {};\n")
+    (ws / "fmtx.config.js").write_text("module.exports = require('./config/base.js');\n")
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("config/base.js", "require('child_process').execSync('id')\n"),  # what the root config loads
+        ("fmtx.config.mjs", "import 'node:child_process';\n"),  # a config planted at the root
+    ],
+)
+def test_a_node_tools_root_config_and_what_it_loads_are_recorded(tmp_path: Path, path: str, text: str) -> None:
+    """A tool run from ``node_modules/.bin`` reads its config at the root (prettier.config.js,
+    eslint.config.mjs) and runs it with what it requires: failed 2 of 2 before (neither the root's
+    files nor ``config/`` was recorded for ``node_modules/.bin/fmtx``)."""
+    ws = tmp_path / "ws"
+    _tool(ws)
+    hook = "node_modules/.bin/fmtx --write src/a.js"
+    before = hook_files(ws, [hook])
+    assert not before.problems(), before.problems()
+    (ws / path).write_text(text)
+    why = compare_hook_files(before, hook_files(ws, [hook]))
+    assert why is not None and "changed since the workspace was trusted" in why, why

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
-from shellrt.permissions.hook_loads_node import node_script_loads
+from shellrt.permissions.hook_loads_node import node_script_loads, root_node_scripts, runs_from_node_modules
 from shellrt.permissions.hook_node_packages import node_module_dirs, node_packages
 from shellrt.permissions.start_digests import active as active_digests
 
@@ -231,7 +231,13 @@ def hook_files(
     watched += [p for p in packages if not any(_below(p, d) for d in watched)]
     # So is what a hook's node script loads by a path (``require('../lib/x.js')``, a ``#x`` import
     # through its package.json), each found module's directory whole (round 45).
-    for place in node_script_loads(root, files):
+    starts = list(files)
+    if runs_from_node_modules(root, files):
+        # A node tool run from the workspace reads its config at the root (``prettier.config.js``,
+        # ``eslint.config.mjs``, ``.prettierrc``): the root's own files, and what its JS loads.
+        watched += [ROOT_FILES] if ROOT_FILES not in watched else []
+        starts += root_node_scripts(root)
+    for place in node_script_loads(root, starts):
         if not any(_below(place, d) for d in watched):
             watched.append(place)
     # So is the directory of every other hook file (``scripts/`` of ``python3 scripts/x.py``,

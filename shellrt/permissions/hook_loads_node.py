@@ -14,6 +14,7 @@ beside it, as for the hook script's own), the modules found are read in turn, an
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterable
@@ -21,12 +22,13 @@ from pathlib import Path
 
 from shellrt.permissions.hook_node_packages import is_node_script, literal_specifiers
 
-__all__ = ["MAX_NODE_MODULES_READ", "node_script_loads"]
+__all__ = ["MAX_NODE_MODULES_READ", "node_script_loads", "root_node_scripts", "runs_from_node_modules"]
 
 #: Node modules read for their loads per settings file's hooks, at most (beyond: not followed).
 MAX_NODE_MODULES_READ = 256
 _MANIFEST_LIMIT = 1 << 20
 _SUFFIXES = ("", ".js", ".cjs", ".mjs", ".json", ".node")
+_SCRIPT_NAMES = (".js", ".cjs", ".mjs")
 #: `hook_files.ROOT_FILES`: the root's own files (a module at the root), not its subdirectories.
 _ROOT_FILES = "./"
 
@@ -65,6 +67,28 @@ def node_script_loads(root: Path, rels: Iterable[str]) -> list[str]:
                 if not _in_node_modules(found) and is_node_script(os.path.join(base, found)):
                     queue.append(found)
     return [p for p in out if p != "."]  # the whole root is no module's directory
+
+
+def runs_from_node_modules(root: Path, rels: Iterable[str]) -> bool:
+    """Whether any of ``rels`` (by its real path) lies in a ``node_modules``: a node tool run from
+    the workspace, which reads its config there (at the root at least) and runs what it names."""
+    base = str(root)
+    for rel in rels:
+        real = os.path.realpath(os.path.join(base, rel))
+        if real.startswith(base.rstrip(os.sep) + os.sep) and _in_node_modules(os.path.relpath(real, base)):
+            return True
+    return False
+
+
+def root_node_scripts(root: Path) -> list[str]:
+    """The root's own ``.js``/``.cjs``/``.mjs`` files (a tool's config among them), up to the
+    bound of one recorded directory (past it the root's record refuses the hook anyway)."""
+    try:
+        with os.scandir(root) as entries:
+            names = [e.name for e in itertools.islice(entries, 2000)]
+    except OSError:
+        return []
+    return sorted(n for n in names if n.endswith(_SCRIPT_NAMES))
 
 
 def _in_node_modules(rel: str) -> bool:
