@@ -67,3 +67,11 @@ def test_the_next_check_hashes_afresh_and_sees_a_change(tmp_path: Path, monkeypa
     why = runner._changed(_HOOK) or ""
     assert "node_modules" in why and "changed since the session started" in why, why
     assert sum(counts.values()) > first, counts  # hashed again, not the first check's digests
+
+
+def test_the_runners_two_start_records_share_one_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's record and the writable roots' record, both taken when the runner is made:
+    failed before (the package tree hashed twice)."""
+    counts = _hashed(monkeypatch)
+    _runner(tmp_path / "ws")
+    assert counts and max(counts.values()) == 1, counts
