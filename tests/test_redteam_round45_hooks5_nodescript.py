@@ -135,3 +135,19 @@ def test_a_node_tools_root_config_and_what_it_loads_are_recorded(tmp_path: Path,
     (ws / path).write_text(text)
     why = compare_hook_files(before, hook_files(ws, [hook]))
     assert why is not None and "changed since the workspace was trusted" in why, why
+
+
+def test_more_modules_than_are_read_refuses_the_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the modules read, what is left unread is not vouched for: the hook refuses (fail closed)."""
+    from shellrt.permissions import hook_loads_node
+
+    ws = tmp_path / "ws"
+    for i in range(4):
+        (ws / f"m{i}").mkdir(parents=True)
+        (ws / f"m{i}" / "x.js").write_text(f"require('../m{i + 1}/x.js');\n")
+    (ws / "scripts").mkdir()
+    (ws / "scripts" / "guard.js").write_text("require('../m0/x.js');\n")
+    assert not hook_files(ws, ["node scripts/guard.js"]).problems()
+    monkeypatch.setattr(hook_loads_node, "MAX_NODE_MODULES_READ", 2)
+    problems = " ".join(hook_files(ws, ["node scripts/guard.js"]).problems())
+    assert "more than 2 modules" in problems, problems

@@ -237,7 +237,8 @@ def hook_files(
         # ``eslint.config.mjs``, ``.prettierrc``): the root's own files, and what its JS loads.
         watched += [ROOT_FILES] if ROOT_FILES not in watched else []
         starts += root_node_scripts(root)
-    for place in node_script_loads(root, starts):
+    script_places, too_many_modules = node_script_loads(root, starts)
+    for place in script_places:
         if not any(_below(place, d) for d in watched):
             watched.append(place)
     # So is the directory of every other hook file (``scripts/`` of ``python3 scripts/x.py``,
@@ -248,7 +249,7 @@ def hook_files(
             continue
         watched.append(beside)
     dirs = {rel: _digest(root, rel) for rel in watched}
-    return HookFiles(files, dirs, tuple(untrackable), (*loads.unbounded, *too_many))
+    return HookFiles(files, dirs, tuple(untrackable), (*loads.unbounded, *too_many, *too_many_modules))
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,10 @@ _SCRIPT_NAMES = (".js", ".cjs", ".mjs")
 _ROOT_FILES = "./"
 
 
-def node_script_loads(root: Path, rels: Iterable[str]) -> list[str]:
+def node_script_loads(root: Path, rels: Iterable[str]) -> tuple[list[str], list[str]]:
     """Workspace-relative paths (directories and ``package.json`` files, present or not) that the
-    node scripts among ``rels`` load by a relative path or through their package scope."""
+    node scripts among ``rels`` load by a relative path or through their package scope, and why
+    they cannot all be vouched for (more than `MAX_NODE_MODULES_READ` modules to read)."""
     base = str(root)
     out: dict[str, None] = {}
     queue = [rel for rel in rels if not _in_node_modules(rel) and is_node_script(os.path.join(base, rel))]
@@ -66,7 +67,13 @@ def node_script_loads(root: Path, rels: Iterable[str]) -> list[str]:
                 out.setdefault(place or _ROOT_FILES)
                 if not _in_node_modules(found) and is_node_script(os.path.join(base, found)):
                     queue.append(found)
-    return [p for p in out if p != "."]  # the whole root is no module's directory
+    places = [p for p in out if p != "."]  # the whole root is no module's directory
+    if set(queue) - read:
+        return places, [
+            f"hook node scripts load more than {MAX_NODE_MODULES_READ} modules from the workspace by a "
+            "relative path (each is read for what it loads in turn)"
+        ]
+    return places, []
 
 
 def runs_from_node_modules(root: Path, rels: Iterable[str]) -> bool:
