@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
-from shellrt.permissions.hook_node_packages import node_packages
+from shellrt.permissions.hook_loads_node import node_script_loads, root_node_scripts, runs_from_node_modules
+from shellrt.permissions.hook_node_packages import node_module_dirs, node_packages
 from shellrt.permissions.start_digests import active as active_digests
 
 if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
 __all__ = [
     "OUTSIDE_PREFIX",
     "ROOT_FILES",
+    "TOO_LARGE",
     "WATCHED_HOOK_DIRS",
     "WHOLE_WORKSPACE",
     "HookFiles",
@@ -79,6 +81,8 @@ ROOT_FILES = "./"
 MAX_TREE_ENTRIES = 2000
 MAX_HASHED_BYTES = 32 << 20
 _TOO_LARGE = "too-large"
+#: The digest of a tree past the bounds: never vouched for (what records it is not run).
+TOO_LARGE = _TOO_LARGE
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,14 @@ class HookFiles:
                     'workspace (leave out "cwd"), run a tool by its path outside the workspace, and name '
                     "the files it runs by their paths"
                 )
+            elif digest == _TOO_LARGE and rel.split("/")[-1] == "node_modules":
+                out.append(
+                    f"{rel}, where node finds what a hook's node code requires (plugins and optional "
+                    "packages no manifest declares too), is too large to vouch for (over "
+                    f"{MAX_TREE_ENTRIES} entries or {MAX_HASHED_BYTES >> 20} MiB) or links a directory "
+                    "out of the workspace: run the tool from an install outside the workspace, by its "
+                    "absolute path"
+                )
             elif digest == _TOO_LARGE and "node_modules" in rel.split("/"):
                 out.append(
                     f"node package {rel}, which a hook's tool loads, is too large to vouch for (over "
@@ -209,10 +221,26 @@ def hook_files(
     # A hooks directory holding a hook file is watched whole: what that script sources or
     # imports beside it (``. ./lib.sh``) is code the hook runs too.
     watched = [d for d in WATCHED_HOOK_DIRS if untrackable or any(rel.startswith(d + "/") for rel in files)]
-    # So is the node package a hook file lies in, with the packages it declares: what a
-    # ``node_modules/.bin`` script requires is there (round 44).
+    # So is every ``node_modules`` where node looks up what a hook's node code requires: a
+    # ``node_modules/.bin`` script loads undeclared plugins there too (rounds 44, 45); the
+    # packages round 44 found by their manifests are recorded inside them, hashed once.
+    for place in node_module_dirs(root, files):
+        if not any(_below(place, d) for d in watched):
+            watched = [d for d in watched if not _below(d, place)] + [place]
     packages, too_many = node_packages(root, files)
-    watched += [p for p in packages if p not in watched]
+    watched += [p for p in packages if not any(_below(p, d) for d in watched)]
+    # So is what a hook's node script loads by a path (``require('../lib/x.js')``, a ``#x`` import
+    # through its package.json), each found module's directory whole (round 45).
+    starts = list(files)
+    if runs_from_node_modules(root, files):
+        # A node tool run from the workspace reads its config at the root (``prettier.config.js``,
+        # ``eslint.config.mjs``, ``.prettierrc``): the root's own files, and what its JS loads.
+        watched += [ROOT_FILES] if ROOT_FILES not in watched else []
+        starts += root_node_scripts(root)
+    script_places, too_many_modules = node_script_loads(root, starts)
+    for place in script_places:
+        if not any(_below(place, d) for d in watched):
+            watched.append(place)
     # So is the directory of every other hook file (``scripts/`` of ``python3 scripts/x.py``,
     # which may import ``scripts/util.py``); for a file at the root, the root's own files.
     for rel in files:
@@ -220,8 +248,8 @@ def hook_files(
         if os.path.isdir(os.path.join(root, rel)) or any(_below(beside, d) for d in watched):
             continue
         watched.append(beside)
-    dirs = {rel: _root_files_digest(root) if rel == ROOT_FILES else _digest(root, rel) for rel in watched}
-    return HookFiles(files, dirs, tuple(untrackable), (*loads.unbounded, *too_many))
+    dirs = {rel: _digest(root, rel) for rel in watched}
+    return HookFiles(files, dirs, tuple(untrackable), (*loads.unbounded, *too_many, *too_many_modules))
 
 
 @dataclass(frozen=True)
@@ -533,14 +561,25 @@ def workspace_tree_digest(root: Path) -> str | None:
 
 def _digest(root: Path, rel: str) -> str | None:
     """``sha256:…`` of a file or of a directory tree; None when absent; ``outside:…`` out of it.
-    The whole tree comes from the session start's shared digest while its records are taken
-    (`shellrt.permissions.start_digests`: one hash for them all, round 26)."""
-    if rel == WHOLE_WORKSPACE and (memo := active_digests()) is not None:
-        return memo.digest(str(root), lambda: _digest_now(root, rel))
+    Every digest comes from the active shared digests when there are (`shellrt.permissions.
+    start_digests`): the session start's while its records are taken (the whole tree hashed once
+    for them all, round 26), one check's before a hook runs (its workspace record and its
+    writable roots' record hashed a hook's node packages each: twice per run, round 45)."""
+    if (memo := active_digests()) is not None:
+        # The whole tree by the root's path alone (as the start's records share it); any other
+        # path with a NUL between, which no path holds.
+        key = str(root) if rel == WHOLE_WORKSPACE else f"{root}\0{rel}"
+        return memo.digest(key, lambda: _digest_now(root, rel))
     return _digest_now(root, rel)
 
 
 def _digest_now(root: Path, rel: str) -> str | None:
+    if rel == ROOT_FILES:  # the root's own entries, not its subdirectories
+        return _root_files_digest(root)
+    return _path_digest(root, rel)
+
+
+def _path_digest(root: Path, rel: str) -> str | None:
     path = os.path.join(root, rel)
     real = os.path.realpath(path)
     base = str(root)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["MAX_PACKAGES", "node_packages"]
+__all__ = ["MAX_PACKAGES", "is_node_script", "literal_specifiers", "node_module_dirs", "node_packages"]
 
 #: Packages recorded for one settings file's hooks at most; beyond, not vouched for.
 MAX_PACKAGES = 256
@@ -38,7 +38,7 @@ def node_packages(root: Path, rels: Iterable[str]) -> tuple[list[str], list[str]
     queue = [p for rel in rels if (p := _package_of(base, rel)) is not None]
     seen: dict[str, None] = {}
     for rel in rels:  # a hook's own node script: the packages it names, from its directory up
-        if _package_of(base, rel) is None and _is_node_script(os.path.join(base, rel)):
+        if _package_of(base, rel) is None and is_node_script(os.path.join(base, rel)):
             for name in _required(os.path.join(base, rel)):
                 queue += _found(base, os.path.dirname(rel), name, seen)
     while queue:
@@ -55,6 +55,29 @@ def node_packages(root: Path, rels: Iterable[str]) -> tuple[list[str], list[str]
         for name in _declared(os.path.join(base, package)):
             queue += _found(base, package, name, seen)
     return list(seen), []
+
+
+def node_module_dirs(root: Path, rels: Iterable[str]) -> list[str]:
+    """The outermost ``node_modules`` directories (workspace-relative, present or not) where node
+    looks up a bare name required by the files ``rels`` that node runs: those inside a
+    ``node_modules`` (a ``.bin`` entry, a package's module, by their real path) and node scripts.
+
+    Why (red team round 45): what such code requires is found in each ``node_modules`` up to the
+    root whatever declares it -- a plugin named in a tool's config, an optional ``try {
+    require(x) }``, a name computed at run time, a loose ``node_modules/<name>.js`` that node loads
+    before the directory ``node_modules/<name>`` -- so the directory node searches is recorded
+    whole, not the packages a manifest names (round 44). Absent ones are recorded absent."""
+    base = str(root)
+    places: dict[str, None] = {}
+    for rel in rels:
+        real = os.path.realpath(os.path.join(base, rel))
+        if not real.startswith(base.rstrip(os.sep) + os.sep):
+            continue
+        parts = os.path.relpath(real, base).split(os.sep)
+        if "node_modules" not in parts[:-1] and not is_node_script(real):
+            continue
+        places.update(dict.fromkeys(p.rstrip("/") for p in _lookups("/".join(parts[:-1]), "")))
+    return [d for d in places if not any(d.startswith(o + "/") for o in places)]
 
 
 def _found(base: str, start: str, name: str, seen: dict[str, None]) -> list[str]:
@@ -108,7 +131,7 @@ _REQUIRE = re.compile(
 _SCRIPT_SUFFIXES = (".js", ".cjs", ".mjs")
 
 
-def _is_node_script(path: str) -> bool:
+def is_node_script(path: str) -> bool:
     """A file node runs: a ``.js``/``.cjs``/``.mjs`` name, or a ``node`` shebang."""
     if path.endswith(_SCRIPT_SUFFIXES):
         return os.path.isfile(path)
@@ -120,17 +143,23 @@ def _is_node_script(path: str) -> bool:
     return first.startswith(b"#!") and b"node" in first
 
 
-def _required(path: str) -> list[str]:
-    """The package names a node script requires or imports by a literal bare name (``x`` of
-    ``x/sub``, ``@s/x`` of ``@s/x/sub``); ``node:`` builtins and relative paths are not packages."""
+def literal_specifiers(path: str) -> list[str]:
+    """What a node script requires or imports by a literal string, as written (by a pattern, not a
+    parser: a name in a comment or a string counts too, which over-records)."""
     try:
         with open(path, "rb") as fh:
             text = fh.read(_MANIFEST_LIMIT).decode("utf-8", "replace")
     except OSError:
         return []
+    return list(dict.fromkeys(spec for _, spec in _REQUIRE.findall(text)))
+
+
+def _required(path: str) -> list[str]:
+    """The package names a node script requires or imports by a literal bare name (``x`` of
+    ``x/sub``, ``@s/x`` of ``@s/x/sub``); ``node:`` builtins and relative paths are not packages."""
     names: list[str] = []
-    for _, spec in _REQUIRE.findall(text):
-        if spec.startswith((".", "/", "node:")):
+    for spec in literal_specifiers(path):
+        if spec.startswith((".", "/", "node:", "#")):  # ``#x``: the package scope's imports
             continue
         parts = spec.split("/")
         name = "/".join(parts[:2] if spec.startswith("@") else parts[:1])

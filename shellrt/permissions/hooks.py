@@ -49,6 +49,7 @@ from shellrt.permissions.interfaces import (
 from shellrt.permissions.rules import mcp_name_parts
 from shellrt.permissions.settings import GUARD_EVENTS, HookEvent, HookSpec
 from shellrt.permissions.start_digests import StartDigests
+from shellrt.permissions.start_digests import active as active_digests
 from shellrt.permissions.strict_json import StrictJsonError, strict_loads
 from shellrt.permissions.tool_names import names_of
 from shellrt.permissions.tree_guard import TreeGuard
@@ -159,15 +160,19 @@ class CommandHookRunner(HookRunner):
         #: workspace files it runs, as the session found them. It runs on the host, so a file a
         #: sandboxed command rewrote (``scripts/fmt.sh`` of ``"$CLAUDE_PROJECT_DIR"/scripts/fmt.sh``)
         #: must not run through it: checked before each run, as trusted workspace hooks are.
-        self.session_hooks: dict[str, HookFiles] = {
-            command: hook_files(workspace, [command])
-            for command in dict.fromkeys(spec.command for spec in self.specs)
-            if command not in self.workspace_hooks
-        }
-        #: Every hook command -> what it runs from each root a sandboxed command may write (the
-        #: workspace until `watch_writable_roots` names them all), as the session found it.
-        self.writable_found: dict[str, RootsFiles] = {}
-        self.watch_writable_roots([workspace])
+        # Both records below are taken now, before any command: one hash of each path serves
+        # both (a hook's node_modules was hashed once for each, round 45), unless records are
+        # already being taken under a shared memo (the session start's).
+        with contextlib.nullcontext() if active_digests() is not None else StartDigests().recording():
+            self.session_hooks: dict[str, HookFiles] = {
+                command: hook_files(workspace, [command])
+                for command in dict.fromkeys(spec.command for spec in self.specs)
+                if command not in self.workspace_hooks
+            }
+            #: Every hook command -> what it runs from each root a sandboxed command may write (the
+            #: workspace until `watch_writable_roots` names them all), as the session found it.
+            self.writable_found: dict[str, RootsFiles] = {}
+            self.watch_writable_roots([workspace])
         #: Hooks refused because they load a workspace an earlier session left changed.
         self._whole_refused: dict[str, str] = {}
 

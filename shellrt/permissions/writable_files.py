@@ -18,7 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shellrt.permissions.hook_files import OUTSIDE_PREFIX, ROOT_FILES, WHOLE_WORKSPACE, HookFiles, hook_files
+from shellrt.permissions.hook_files import (
+    OUTSIDE_PREFIX,
+    ROOT_FILES,
+    TOO_LARGE,
+    WHOLE_WORKSPACE,
+    HookFiles,
+    hook_files,
+)
 
 __all__ = ["RootsFiles", "root_file_paths", "roots_changed", "roots_files"]
 
@@ -50,11 +57,13 @@ def root_file_paths(found: RootsFiles) -> list[str]:
         for rel, digest in files.files.items()
         if rel != WHOLE_WORKSPACE and not (digest or "").startswith(OUTSIDE_PREFIX)
     ]
+    # A tree past the bounds is not protected (red team round 45: a workspace's whole node_modules,
+    # 4,000 files, cost ~250 ms after every command): what records it never runs while it is so.
     return paths + [
         os.path.join(root, rel)
         for root, files in found.roots
         for rel, digest in files.dirs.items()
-        if rel != ROOT_FILES and not (digest or "").startswith(OUTSIDE_PREFIX)
+        if rel != ROOT_FILES and not (digest or "").startswith(OUTSIDE_PREFIX) and digest != TOO_LARGE
     ]
 
 
