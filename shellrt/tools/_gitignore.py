@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sandbox._hostread import read_regular
 from sandbox._namefold import fold_path
 from shellrt.permissions.globs import GlobMatcher, GlobTimeoutError, compile_matcher, reversed_range
 from shellrt.tools._dirs_below import DirsBelow, plain_relative
@@ -224,14 +223,6 @@ class GlobList:
         rules = (r for r in parsed if r is not None)
         return cls(list(itertools.islice(rules, limit)))
 
-    @classmethod
-    def from_file(cls, path: Path) -> GlobList | None:
-        data = read_regular(path, _MAX_IGNORE_BYTES)  # never a FIFO's blocking open
-        if data is None:
-            return None
-        text = data[:_MAX_IGNORE_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")
-        return cls.parse(text.splitlines(), MAX_IGNORE_RULES + 1)
-
     @property
     def num_ignores(self) -> int:
         return sum(1 for r in self.rules if not r.whitelist)
@@ -282,11 +273,8 @@ class _DirRules:
     has_git: bool = False
 
 
-def _read_rules(dir_fd: int | None, directory: str, *names: str) -> GlobList | None:
-    """Parse an ignore file below ``directory``: through ``dir_fd`` without following any symlink when given."""
-    if dir_fd is None:
-        candidate = os.path.join(directory, *names)
-        return GlobList.from_file(Path(candidate)) if os.path.isfile(candidate) else None
+def _read_rules(dir_fd: int, *names: str) -> GlobList | None:
+    """Parse the ignore file ``names`` below the directory ``dir_fd``, following no symlink on the way."""
     fd = os.dup(dir_fd)
     try:
         for i, name in enumerate(names):
@@ -310,20 +298,30 @@ def _read_rules(dir_fd: int | None, directory: str, *names: str) -> GlobList | N
 
 
 def _load_dir_rules(directory: str, dir_fd: int | None = None) -> _DirRules:
+    """The rules of ``directory``'s ignore files, each read through ``dir_fd`` (or the directory
+    opened by its path: an ancestor of the walk's root) without following a link. An ancestor's
+    were read by path, following links: ``.gitignore -> secrets/key.txt`` made every search below
+    the workspace obey a masked file's lines (red team round 45)."""
+    if dir_fd is None:
+        try:
+            opened = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return _DirRules(directory, {}, None)
+        try:
+            return _load_dir_rules(directory, opened)
+        finally:
+            os.close(opened)
     by_kind: dict[str, GlobList] = {}
     for kind in _IGNORE_KINDS:
-        parsed = _read_rules(dir_fd, directory, kind)
+        parsed = _read_rules(dir_fd, kind)
         if parsed is not None and parsed.rules:
             by_kind[kind] = parsed
-    exclude = _read_rules(dir_fd, directory, ".git", "info", "exclude")
-    if dir_fd is None:
-        has_git = os.path.exists(os.path.join(directory, ".git"))
-    else:
-        try:
-            os.stat(".git", dir_fd=dir_fd, follow_symlinks=False)
-            has_git = True
-        except OSError:
-            has_git = False
+    exclude = _read_rules(dir_fd, ".git", "info", "exclude")
+    try:
+        os.stat(".git", dir_fd=dir_fd, follow_symlinks=False)
+        has_git = True
+    except OSError:
+        has_git = False
     return _DirRules(directory, by_kind, exclude if exclude and exclude.rules else None, has_git)
 
 
