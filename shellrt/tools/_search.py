@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -45,6 +46,7 @@ from shellrt.tools._grep_python import (
     python_list_files,
 )
 from shellrt.tools._hostchild import calm_argv
+from shellrt.tools._ignore_guard import guarded
 from shellrt.tools._search_types import (
     KEPT_LINE_CHARS,
     MAX_HIT_LINES,
@@ -386,14 +388,20 @@ async def list_files(
     ignores = () if obey_ignores else ("--no-ignore",)
     names = _NulNames()
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
+    run = functools.partial(
+        _run_rg,
+        [rg, "--files", *_COMMON, *ignores, "--null", "-g", "!.git", "--", "./"],
+        root,
+        root_fd,
+        runner,
+        names.feed,
+    )
     try:
-        code, _, err = await _run_rg(
-            [rg, "--files", *_COMMON, *ignores, "--null", "-g", "!.git", "--", "./"],
-            root,
-            root_fd,
-            runner,
-            names.feed,
-        )
+        # Where ignore files are obeyed, only if ripgrep read the rules the walker reads (round 45).
+        got = await guarded(root, root_fd, skip, run) if obey_ignores else (await run(),)
+        if got is None:
+            return await _python_list(root, root_fd, obey_ignores, skip)
+        code, _, err = got[0]
     except _RgUnavailable:
         return await _python_list(root, root_fd, obey_ignores, skip)
     if names.overflow:
@@ -582,10 +590,15 @@ async def search(
     rg = ripgrep_binary() if use_rg and query.file_fd is None else None
     if rg is None:
         return await _walker_search(query, shown)
+    run = functools.partial(_rg_search, rg, query, runner, shown)
     try:
-        return await _rg_search(rg, query, runner, shown)
+        if not query.obey_ignores or query.single_file is not None:
+            return await run()
+        # Only if ripgrep read the ignore rules the walker reads (red team round 45).
+        got = await guarded(query.root, query.root_fd, query.skip, run)
     except _RgUnavailable:
         return await _walker_search(query, shown)
+    return got[0] if got is not None else await _walker_search(query, shown)
 
 
 async def _walker_search(query: GrepQuery, shown: Shown | None) -> dict[str, FileHits]:
