@@ -20,6 +20,7 @@ walker's words, whichever backend would have run.
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -39,7 +40,42 @@ T = TypeVar("T")
 GUARD_S = 20.0
 
 
+#: Walks under way, by tree (root, its inode, the places skipped): a Grep lists the tree for hidden
+#: tracked files beside its search, and both ripgreps wait on one walk rather than two.
+_under_way: dict[tuple[str, int, int, tuple[str, ...]], tuple[anyio.Event, list[bool | ToolExecutionError]]] = {}
+
+
 async def _as_walked(root: Path, root_fd: int | None, skip: tuple[str, ...]) -> bool:
+    """`_walked`, shared with a walk of the same tree already under way."""
+    try:
+        found = os.stat(root_fd) if root_fd is not None else os.stat(root)
+    except OSError:
+        return await _walked(root, root_fd, skip)
+    key = (str(root), found.st_dev, found.st_ino, skip)
+    shared = _under_way.get(key)
+    if shared is not None:
+        await shared[0].wait()
+        if shared[1]:
+            outcome = shared[1][0]
+            if isinstance(outcome, ToolExecutionError):
+                raise ToolExecutionError(str(outcome))
+            return outcome
+        return await _walked(root, root_fd, skip)  # the first waiter was cancelled
+    done: tuple[anyio.Event, list[bool | ToolExecutionError]] = (anyio.Event(), [])
+    _under_way[key] = done
+    try:
+        verdict = await _walked(root, root_fd, skip)
+        done[1].append(verdict)
+    except ToolExecutionError as exc:
+        done[1].append(exc)
+        raise
+    finally:
+        del _under_way[key]
+        done[0].set()
+    return verdict
+
+
+async def _walked(root: Path, root_fd: int | None, skip: tuple[str, ...]) -> bool:
     """Whether ripgrep reads below ``root`` the ignore rules the walker reads; raises the walker's
     "Cannot search" refusal past `MAX_IGNORE_RULES`."""
     deadline = time.monotonic() + inner_deadline(GUARD_S)
