@@ -427,6 +427,18 @@ def selected(rel: str, overrides: GlobList | None, types: TypeFilter | None) -> 
     return True
 
 
+def ancestors_below(root: Path, top: str | None) -> list[str]:
+    """The ancestors of ``root`` whose ignore files a walk obeys, outermost first: all of them, or
+    with ``top`` only ``top`` and those below it. A docker session's walk runs on the host directory
+    behind ``/workspace``, whose host parents (``/home/alice/.gitignore``) the container never
+    sees: their rules shaped its answers (red team round 45); `search_top` gives that directory."""
+    return [str(p) for p in reversed(root.parents) if top is None or _within(str(p), top)]
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
 #: Levels of directories the walk descends (it holds one fd per level of its current path).
 MAX_WALK_DEPTH = 512
 
@@ -442,6 +454,7 @@ def walk_entries(
     skip: Iterable[str] = (),
     dirs_only: bool = False,
     look: Callable[[int, str, Mapping[str, os.DirEntry[str]] | None], None] | None = None,
+    top: str | None = None,
 ) -> Iterator[tuple[str, int, str]]:
     """``(relative path, parent dir fd, name)`` of the regular files ripgrep would list under ``root``.
 
@@ -463,11 +476,12 @@ def walk_entries(
     ``dirs_only``: only the directories are judged and entered, no file is yielded; ``look`` is
     given each directory whose ignore files are read (ancestors first; fd, path, and its entries
     named in `_WATCHED`, None for an ancestor, which is not listed) before they are.
+    ``top``: the highest ancestor whose ignore files are read (`ancestors_below`).
     """
     root_s = str(root)
     fenced = Fence(skip)
     budget = _RuleBudget(root_s)
-    ancestors = [str(p) for p in reversed(root.parents)]
+    ancestors = ancestors_below(root, top)
     plain = _load_dir_rules if obey_ignores else _no_rules
 
     def ancestor(directory: str) -> _DirRules:
@@ -492,20 +506,20 @@ def walk_entries(
 
     base_chain = [budget.charge(ancestor(a)) for a in ancestors]
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
-    top = os.dup(root_fd) if root_fd is not None else os.open(root_s, flags & ~os.O_NOFOLLOW)
+    top_fd = os.dup(root_fd) if root_fd is not None else os.open(root_s, flags & ~os.O_NOFOLLOW)
     try:
-        chain, entries = enter(top, root_s, base_chain)
+        chain, entries = enter(top_fd, root_s, base_chain)
     except BaseException:
-        os.close(top)
+        os.close(top_fd)
         raise
     #: The path being walked: (fd, directory, relative dir, rule chain, subdirectories still to enter).
     path: list[tuple[int, str, str, list[_DirRules], list[str]]] = []
     try:
-        path.append((top, root_s, "", chain, []))
+        path.append((top_fd, root_s, "", chain, []))
         files, subdirs = _list_dir(entries, root_s, "", chain, overrides, types, deadline, fenced, dirs_only)
-        path[-1] = (top, root_s, "", chain, subdirs)
+        path[-1] = (top_fd, root_s, "", chain, subdirs)
         for name in files:
-            yield name, top, name
+            yield name, top_fd, name
         while path:
             dfd, directory, rel_dir, chain, subdirs = path[-1]
             if not subdirs or len(path) >= MAX_WALK_DEPTH:
@@ -622,6 +636,7 @@ def walk_files(
     deadline: float | None = None,
     obey_ignores: bool = True,
     skip: Iterable[str] = (),
+    top: str | None = None,
 ) -> Iterator[str]:
     """Relative POSIX paths of the regular files ripgrep would list under ``root`` (unsorted)."""
     entries = walk_entries(
@@ -632,6 +647,7 @@ def walk_files(
         deadline=deadline,
         obey_ignores=obey_ignores,
         skip=skip,
+        top=top,
     )
     for rel, _, _ in entries:
         yield rel
@@ -711,7 +727,7 @@ def odd_ignore_file(
 MAX_RULE_DIRECTORIES = 20_000
 
 
-def rules_along(root: Path, root_fd: int, names: Iterable[str]) -> bool:
+def rules_along(root: Path, root_fd: int, names: Iterable[str], top: str | None = None) -> bool:
     """Whether any ignore rule could hide one of ``names`` (relative to ``root``) from
     `walk_entries`: an ignore file (or ``.git/info/exclude``) with rules above ``root`` or in a
     directory on the way to one of them (each opened below ``root_fd`` without following a
@@ -721,8 +737,8 @@ def rules_along(root: Path, root_fd: int, names: Iterable[str]) -> bool:
     root_s = str(root)
     try:
         budget = _RuleBudget(root_s)
-        for a in reversed(root.parents):
-            if _has_rules(budget.charge(_load_dir_rules(str(a)))):
+        for a in ancestors_below(root, top):
+            if _has_rules(budget.charge(_load_dir_rules(a))):
                 return True
         if _has_rules(budget.charge(_load_dir_rules(root_s, root_fd))):
             return True
