@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -92,9 +93,9 @@ def test_the_walker_never_enters_a_masked_directory(tmp_path: Path, monkeypatch:
     seen: list[str] = []
     real = _gitignore._load_dir_rules
 
-    def spy(directory: str, dir_fd: int | None = None) -> _gitignore._DirRules:
+    def spy(directory: str, dir_fd: int | None = None, present: Any = None) -> _gitignore._DirRules:
         seen.append(directory)
-        return real(directory, dir_fd)
+        return real(directory, dir_fd, present)
 
     monkeypatch.setattr(_gitignore, "_load_dir_rules", spy)
     walked = list(_gitignore.walk_files(root, skip=("Secrets",)))  # folded, as masked_by folds

@@ -28,12 +28,11 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sandbox._hostread import read_regular
 from sandbox._namefold import fold_path
 from shellrt.permissions.globs import GlobMatcher, GlobTimeoutError, compile_matcher, reversed_range
 from shellrt.tools._dirs_below import DirsBelow, plain_relative
@@ -45,6 +44,7 @@ __all__ = [
     "GlobSyntaxError",
     "TypeFilter",
     "compile_glob",
+    "odd_ignore_file",
     "walk_entries",
     "walk_files",
 ]
@@ -107,6 +107,8 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
 }
 
 _IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")
+#: The names a directory's rules depend on (`_load_dir_rules`'s ``present``).
+_WATCHED = frozenset((*_IGNORE_KINDS, ".git"))
 #: Ignore files are parsed up to this many bytes: they are the repository's (a command's) to write,
 #: and the walker runs on the host (a sparse ``truncate -s 3G .gitignore`` was read whole).
 _MAX_IGNORE_BYTES = 1 << 20
@@ -224,14 +226,6 @@ class GlobList:
         rules = (r for r in parsed if r is not None)
         return cls(list(itertools.islice(rules, limit)))
 
-    @classmethod
-    def from_file(cls, path: Path) -> GlobList | None:
-        data = read_regular(path, _MAX_IGNORE_BYTES)  # never a FIFO's blocking open
-        if data is None:
-            return None
-        text = data[:_MAX_IGNORE_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")
-        return cls.parse(text.splitlines(), MAX_IGNORE_RULES + 1)
-
     @property
     def num_ignores(self) -> int:
         return sum(1 for r in self.rules if not r.whitelist)
@@ -282,11 +276,8 @@ class _DirRules:
     has_git: bool = False
 
 
-def _read_rules(dir_fd: int | None, directory: str, *names: str) -> GlobList | None:
-    """Parse an ignore file below ``directory``: through ``dir_fd`` without following any symlink when given."""
-    if dir_fd is None:
-        candidate = os.path.join(directory, *names)
-        return GlobList.from_file(Path(candidate)) if os.path.isfile(candidate) else None
+def _read_rules(dir_fd: int, *names: str) -> GlobList | None:
+    """Parse the ignore file ``names`` below the directory ``dir_fd``, following no symlink on the way."""
     fd = os.dup(dir_fd)
     try:
         for i, name in enumerate(names):
@@ -309,25 +300,44 @@ def _read_rules(dir_fd: int | None, directory: str, *names: str) -> GlobList | N
     return GlobList.parse(lines, MAX_IGNORE_RULES + 1)  # one more than a walk obeys: it then stops
 
 
-def _load_dir_rules(directory: str, dir_fd: int | None = None) -> _DirRules:
+def _load_dir_rules(
+    directory: str, dir_fd: int | None = None, present: Mapping[str, os.DirEntry[str]] | None = None
+) -> _DirRules:
+    """The rules of ``directory``'s ignore files, each read through ``dir_fd`` (or the directory
+    opened by its path: an ancestor of the walk's root) without following a link. An ancestor's
+    were read by path, following links: ``.gitignore -> secrets/key.txt`` made every search below
+    the workspace obey a masked file's lines (red team round 45). ``present``: the directory's
+    entries named like an ignore file or ``.git`` (`_WATCHED`), as the walk listed it: no other
+    name is tried (4 failed opens a directory were a third of a walk's time)."""
+    if dir_fd is None:
+        try:
+            opened = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return _DirRules(directory, {}, None)
+        try:
+            return _load_dir_rules(directory, opened)
+        finally:
+            os.close(opened)
     by_kind: dict[str, GlobList] = {}
     for kind in _IGNORE_KINDS:
-        parsed = _read_rules(dir_fd, directory, kind)
+        parsed = None if present is not None and kind not in present else _read_rules(dir_fd, kind)
         if parsed is not None and parsed.rules:
             by_kind[kind] = parsed
-    exclude = _read_rules(dir_fd, directory, ".git", "info", "exclude")
-    if dir_fd is None:
-        has_git = os.path.exists(os.path.join(directory, ".git"))
+    if present is not None:
+        has_git = ".git" in present
     else:
         try:
             os.stat(".git", dir_fd=dir_fd, follow_symlinks=False)
             has_git = True
         except OSError:
             has_git = False
+    exclude = _read_rules(dir_fd, ".git", "info", "exclude") if has_git else None
     return _DirRules(directory, by_kind, exclude if exclude and exclude.rules else None, has_git)
 
 
-def _no_rules(directory: str, dir_fd: int | None = None) -> _DirRules:
+def _no_rules(
+    directory: str, dir_fd: int | None = None, present: Mapping[str, os.DirEntry[str]] | None = None
+) -> _DirRules:
     """A directory's rules when ignore files are not obeyed: none."""
     return _DirRules(directory, {}, None)
 
@@ -417,6 +427,18 @@ def selected(rel: str, overrides: GlobList | None, types: TypeFilter | None) -> 
     return True
 
 
+def ancestors_below(root: Path, top: str | None) -> list[str]:
+    """The ancestors of ``root`` whose ignore files a walk obeys, outermost first: all of them, or
+    with ``top`` only ``top`` and those below it. A docker session's walk runs on the host directory
+    behind ``/workspace``, whose host parents (``/home/alice/.gitignore``) the container never
+    sees: their rules shaped its answers (red team round 45); `search_top` gives that directory."""
+    return [str(p) for p in reversed(root.parents) if top is None or _within(str(p), top)]
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
 #: Levels of directories the walk descends (it holds one fd per level of its current path).
 MAX_WALK_DEPTH = 512
 
@@ -430,6 +452,9 @@ def walk_entries(
     deadline: float | None = None,
     obey_ignores: bool = True,
     skip: Iterable[str] = (),
+    dirs_only: bool = False,
+    look: Callable[[int, str, Mapping[str, os.DirEntry[str]] | None], None] | None = None,
+    top: str | None = None,
 ) -> Iterator[tuple[str, int, str]]:
     """``(relative path, parent dir fd, name)`` of the regular files ripgrep would list under ``root``.
 
@@ -448,27 +473,53 @@ def walk_entries(
     ``skip``: places below ``root`` (relative) that are neither listed nor entered -- the session's
     masked ones, matched as spelt and case-folded (`View.masked_by` folds): a walk that entered
     one read its names and ignore files, and their counts reached the model (red team round 42).
+    ``dirs_only``: only the directories are judged and entered, no file is yielded; ``look`` is
+    given each directory whose ignore files are read (ancestors first; fd, path, and its entries
+    named in `_WATCHED`, None for an ancestor, which is not listed) before they are.
+    ``top``: the highest ancestor whose ignore files are read (`ancestors_below`).
     """
     root_s = str(root)
     fenced = Fence(skip)
     budget = _RuleBudget(root_s)
-    ancestors = [str(p) for p in reversed(root.parents)]
-    load = _load_dir_rules if obey_ignores else _no_rules
-    base_chain = [budget.charge(load(a)) for a in ancestors]
+    ancestors = ancestors_below(root, top)
+    plain = _load_dir_rules if obey_ignores else _no_rules
+
+    def ancestor(directory: str) -> _DirRules:
+        if look is None:
+            return plain(directory)
+        try:
+            dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return _no_rules(directory)
+        try:
+            look(dir_fd, directory, None)
+            return plain(directory, dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def enter(dir_fd: int, directory: str, chain: list[_DirRules]) -> tuple[list[_DirRules], list[os.DirEntry[str]]]:
+        entries = _listing(dir_fd)
+        present = {e.name: e for e in entries if e.name in _WATCHED}
+        if look is not None:
+            look(dir_fd, directory, present)
+        return [*chain, budget.charge(plain(directory, dir_fd, present))], entries
+
+    base_chain = [budget.charge(ancestor(a)) for a in ancestors]
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
-    top = os.dup(root_fd) if root_fd is not None else os.open(root_s, flags & ~os.O_NOFOLLOW)
+    top_fd = os.dup(root_fd) if root_fd is not None else os.open(root_s, flags & ~os.O_NOFOLLOW)
     try:
-        chain = [*base_chain, budget.charge(load(root_s, top))]
+        chain, entries = enter(top_fd, root_s, base_chain)
     except BaseException:
-        os.close(top)
+        os.close(top_fd)
         raise
     #: The path being walked: (fd, directory, relative dir, rule chain, subdirectories still to enter).
     path: list[tuple[int, str, str, list[_DirRules], list[str]]] = []
     try:
-        files, subdirs = _list_dir(top, root_s, "", chain, overrides, types, deadline, fenced)
-        path.append((top, root_s, "", chain, subdirs))
+        path.append((top_fd, root_s, "", chain, []))
+        files, subdirs = _list_dir(entries, root_s, "", chain, overrides, types, deadline, fenced, dirs_only)
+        path[-1] = (top_fd, root_s, "", chain, subdirs)
         for name in files:
-            yield name, top, name
+            yield name, top_fd, name
         while path:
             dfd, directory, rel_dir, chain, subdirs = path[-1]
             if not subdirs or len(path) >= MAX_WALK_DEPTH:
@@ -482,9 +533,9 @@ def walk_entries(
                 continue
             abs_path, rel = os.path.join(directory, name), f"{rel_dir}{name}/"
             path.append((child, abs_path, rel, chain, []))
-            child_chain = [*chain, budget.charge(load(abs_path, child))]
+            child_chain, entries = enter(child, abs_path, chain)
             files, grandchildren = _list_dir(
-                child, abs_path, rel, child_chain, overrides, types, deadline, fenced
+                entries, abs_path, rel, child_chain, overrides, types, deadline, fenced, dirs_only
             )
             path[-1] = (child, abs_path, rel, child_chain, grandchildren)
             for file_name in files:
@@ -494,8 +545,17 @@ def walk_entries(
             os.close(dfd)
 
 
+def _listing(dfd: int) -> list[os.DirEntry[str]]:
+    """The entries of the open directory (none when it cannot be listed)."""
+    try:
+        with os.scandir(dfd) as listing:
+            return list(listing)
+    except OSError:
+        return []
+
+
 def _list_dir(
-    dfd: int,
+    entries: list[os.DirEntry[str]],
     directory: str,
     rel_dir: str,
     chain: list[_DirRules],
@@ -503,14 +563,11 @@ def _list_dir(
     types: TypeFilter | None,
     deadline: float | None = None,
     fenced: Fence | None = None,
+    dirs_only: bool = False,
 ) -> tuple[list[str], list[str]]:
-    """``(files, subdirectories)`` of the open directory that the walk keeps (names, sorted descending
-    for subdirectories: they are popped from the end); a ``fenced`` name is left out unlooked at."""
-    try:
-        with os.scandir(dfd) as listing:
-            entries = list(listing)
-    except OSError:
-        return [], []
+    """``(files, subdirectories)`` of a directory's ``entries`` that the walk keeps (names, sorted
+    descending for subdirectories: they are popped from the end); a ``fenced`` name is left out
+    unlooked at."""
     files: list[str] = []
     subdirs: list[str] = []
     for entry in entries:
@@ -521,7 +578,7 @@ def _list_dir(
             is_file = entry.is_file(follow_symlinks=False)
         except OSError:
             continue
-        if not (is_dir or is_file):
+        if not (is_dir or is_file) or (dirs_only and not is_dir):
             continue
         if fenced and fenced.holds(f"{rel_dir}{entry.name}"):
             continue
@@ -579,6 +636,7 @@ def walk_files(
     deadline: float | None = None,
     obey_ignores: bool = True,
     skip: Iterable[str] = (),
+    top: str | None = None,
 ) -> Iterator[str]:
     """Relative POSIX paths of the regular files ripgrep would list under ``root`` (unsorted)."""
     entries = walk_entries(
@@ -589,17 +647,87 @@ def walk_files(
         deadline=deadline,
         obey_ignores=obey_ignores,
         skip=skip,
+        top=top,
     )
     for rel, _, _ in entries:
         yield rel
 
 
 
+class _OddIgnoreFile(Exception):
+    """Raised out of `odd_ignore_file`'s walk at the first ignore file ripgrep would read otherwise."""
+
+
+def _odd_here(dir_fd: int, present: Mapping[str, os.DirEntry[str]] | None) -> str | None:
+    """The first ignore file of the directory ``dir_fd`` that ripgrep would read otherwise than
+    `_load_dir_rules` does: one that is not a regular file (ripgrep follows a link, and blocks on
+    a FIFO) or is longer than the walker reads; ``.git`` or ``.git/info`` that is a link (ripgrep
+    reads ``.git/info/exclude`` through it). ``present``: the entries named in `_WATCHED` (None:
+    each name is looked up). None when there is none."""
+    for name in _IGNORE_KINDS:
+        try:
+            if present is None:
+                found = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            elif name in present:
+                found = present[name].stat(follow_symlinks=False)
+            else:
+                continue
+        except OSError:
+            continue
+        if not stat.S_ISREG(found.st_mode) or found.st_size > _MAX_IGNORE_BYTES:
+            return name
+    if present is not None and ".git" not in present:
+        return None
+    for name in (".git", ".git/info", ".git/info/exclude"):
+        try:
+            found = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            return None  # missing, or .git a file (a worktree's: see the round's Left)
+        if stat.S_ISLNK(found.st_mode):
+            return name
+        if name.endswith("exclude") and (not stat.S_ISREG(found.st_mode) or found.st_size > _MAX_IGNORE_BYTES):
+            return name
+    return None
+
+
+def odd_ignore_file(
+    root: Path, *, root_fd: int | None = None, deadline: float | None = None, skip: Iterable[str] = ()
+) -> str | None:
+    """The first ignore file that ``rg --files`` below ``root`` would read otherwise than the
+    walker (`_odd_here`), in the root's ancestors or the directories it enters; None when ripgrep
+    reads the same rules the walker does. It walks the directories only, as `walk_entries` judges
+    them (the walker enters every directory ripgrep enters: a link it does not follow hides
+    nothing from it); past `MAX_IGNORE_RULES` it raises `TooManyIgnoreRulesError`, past
+    ``deadline`` `WalkTimeoutError`, as the walk does.
+
+    Why (red team round 45): ripgrep follows a linked ignore file and obeys ignore files of any
+    size, so ``.gitignore -> keys/id.pem`` (a rule-denied file) or ``-> ~/.netrc`` made which
+    names a search listed tell the file's lines, and a tree past the walker's rule bound was
+    answered by ripgrep and refused by the walker. Where this names a file, the walker answers.
+    """
+
+    def look(dir_fd: int, directory: str, present: Mapping[str, os.DirEntry[str]] | None) -> None:
+        odd = _odd_here(dir_fd, present)
+        if odd is not None:
+            raise _OddIgnoreFile(os.path.join(directory, odd))
+
+    try:
+        walk = walk_entries(
+            root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd, deadline=deadline, skip=skip,
+            dirs_only=True, look=look,
+        )
+        for _ in walk:
+            pass
+    except _OddIgnoreFile as exc:
+        return str(exc)
+    return None
+
+
 #: Directories holding tracked files `rules_along` looks in; past this it answers True.
 MAX_RULE_DIRECTORIES = 20_000
 
 
-def rules_along(root: Path, root_fd: int, names: Iterable[str]) -> bool:
+def rules_along(root: Path, root_fd: int, names: Iterable[str], top: str | None = None) -> bool:
     """Whether any ignore rule could hide one of ``names`` (relative to ``root``) from
     `walk_entries`: an ignore file (or ``.git/info/exclude``) with rules above ``root`` or in a
     directory on the way to one of them (each opened below ``root_fd`` without following a
@@ -609,8 +737,8 @@ def rules_along(root: Path, root_fd: int, names: Iterable[str]) -> bool:
     root_s = str(root)
     try:
         budget = _RuleBudget(root_s)
-        for a in reversed(root.parents):
-            if _has_rules(budget.charge(_load_dir_rules(str(a)))):
+        for a in ancestors_below(root, top):
+            if _has_rules(budget.charge(_load_dir_rules(a))):
                 return True
         if _has_rules(budget.charge(_load_dir_rules(root_s, root_fd))):
             return True

@@ -72,6 +72,7 @@ def python_list_files(
     deadline: float | None = None,
     obey_ignores: bool = True,
     skip: tuple[str, ...] = (),
+    top: str | None = None,
 ) -> list[str]:
     """What ``rg --files`` (with our flags) lists under ``root`` (anchored at ``root_fd`` when given);
     raises `TooManyHitsError` past ``max_files`` (default `MAX_LISTED_FILES`) paths and
@@ -80,7 +81,13 @@ def python_list_files(
     listed: list[str] = []
     overrides = GlobList.parse(["!.git"])
     for path in walk_files(
-        root, overrides=overrides, root_fd=root_fd, deadline=deadline, obey_ignores=obey_ignores, skip=skip
+        root,
+        overrides=overrides,
+        root_fd=root_fd,
+        deadline=deadline,
+        obey_ignores=obey_ignores,
+        skip=skip,
+        top=top,
     ):
         listed.append(path)
         if len(listed) > bound:
@@ -264,6 +271,7 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
         root_fd=query.root_fd,
         obey_ignores=query.obey_ignores,
         skip=query.skip,
+        top=query.top,
     ):
         found = linked.search(_open_at(name, dir_fd), rx, query, MAX_HIT_LINES - kept)
         if found is not None:
@@ -348,6 +356,7 @@ def serve() -> None:
                 listing["max_files"],
                 obey_ignores=listing.get("obey_ignores", True),
                 skip=tuple(listing.get("skip", ())),
+                top=listing.get("top"),
             )
         else:
             hits = python_search(_decode_query(request["query"]))

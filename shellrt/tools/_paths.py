@@ -72,6 +72,7 @@ __all__ = [
     "sandbox_path",
     "sandbox_roots",
     "sandbox_runner",
+    "search_top",
     "shown_path",
     "state_key",
     "subject_for",
@@ -716,6 +717,17 @@ def ripgrep_options(
         st = os.fstat(fd) if fd is not None else None
         return True, (sandbox_runner(ctx, st), where)
     return mode == "host", None
+
+
+def search_top(view: View, where: str) -> str | None:
+    """The highest host directory whose ignore files a walk of the sandbox directory ``where``
+    reads: the host directory of the mount holding it where the sandbox sees it elsewhere (docker's
+    ``/workspace``: its host parents are no directory the container sees; red team round 45);
+    None where the sandbox sees the host's own directories at their own paths (local, bwrap)."""
+    mount = view.mount_of(where)
+    if mount is None or mount.host == mount.path:
+        return None
+    return mount.host
 
 
 def mtime_order(view: View) -> Callable[[str], tuple[int, str]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -45,6 +46,7 @@ from shellrt.tools._grep_python import (
     python_list_files,
 )
 from shellrt.tools._hostchild import calm_argv
+from shellrt.tools._ignore_guard import guarded
 from shellrt.tools._search_types import (
     KEPT_LINE_CHARS,
     MAX_HIT_LINES,
@@ -368,6 +370,7 @@ async def list_files(
     runner: tuple[RgRunner, str] | None = None,
     obey_ignores: bool = True,
     skip: tuple[str, ...] = (),
+    top: str | None = None,
 ) -> list[str]:
     """Relative paths of the non-ignored regular files under ``root`` (unsorted).
 
@@ -378,24 +381,31 @@ async def list_files(
     there instead (inside the sandbox, in the sandbox path given), where it sees
     exactly what commands see. ``obey_ignores=False``: ignore files are not obeyed (``--no-ignore``).
     ``skip``: the masked places below ``root`` (`GrepQuery.skip`), which the walker never enters;
-    ripgrep runs only where there are none (local) or they are empty (bwrap).
+    ripgrep runs only where there are none (local) or they are empty (bwrap). ``top``: the highest
+    directory whose ignore files the walker reads (`_gitignore.ancestors_below`; docker's workspace).
     """
     rg = ripgrep_binary() if use_rg else None
     if rg is None:
-        return await _python_list(root, root_fd, obey_ignores, skip)
+        return await _python_list(root, root_fd, obey_ignores, skip, top=top)
     ignores = () if obey_ignores else ("--no-ignore",)
     names = _NulNames()
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
+    run = functools.partial(
+        _run_rg,
+        [rg, "--files", *_COMMON, *ignores, "--null", "-g", "!.git", "--", "./"],
+        root,
+        root_fd,
+        runner,
+        names.feed,
+    )
     try:
-        code, _, err = await _run_rg(
-            [rg, "--files", *_COMMON, *ignores, "--null", "-g", "!.git", "--", "./"],
-            root,
-            root_fd,
-            runner,
-            names.feed,
-        )
+        # Where ignore files are obeyed, only if ripgrep read the rules the walker reads (round 45).
+        got = await guarded(root, root_fd, skip, run) if obey_ignores else (await run(),)
+        if got is None:
+            return await _python_list(root, root_fd, obey_ignores, skip, top=top)
+        code, _, err = got[0]
     except _RgUnavailable:
-        return await _python_list(root, root_fd, obey_ignores, skip)
+        return await _python_list(root, root_fd, obey_ignores, skip, top=top)
     if names.overflow:
         raise ToolExecutionError(too_many_files(root))
     if code not in (0, 1) and err.strip():
@@ -414,6 +424,7 @@ async def _python_list(
     obey_ignores: bool = True,
     skip: tuple[str, ...] = (),
     deadline_s: float | None = None,
+    top: str | None = None,
 ) -> list[str]:
     """`python_list_files`: in a worker thread for `IN_PROCESS_LIST_S`, then in the walker's child
     process. The tree and its ignore files are the sandbox's to shape: a listing that takes longer
@@ -423,7 +434,7 @@ async def _python_list(
     deadline = time.monotonic() + min(IN_PROCESS_LIST_S, limit)
     try:
         return await anyio.to_thread.run_sync(
-            python_list_files, root, root_fd, None, deadline, obey_ignores, skip
+            python_list_files, root, root_fd, None, deadline, obey_ignores, skip, top
         )
     except TooManyHitsError:
         raise ToolExecutionError(too_many_files(root)) from None
@@ -439,6 +450,7 @@ async def _python_list(
                 "max_files": _search_types.MAX_LISTED_FILES,
                 "obey_ignores": obey_ignores,
                 "skip": list(skip),
+                "top": top,
             },
             "deadline_s": limit,
         }
@@ -582,10 +594,15 @@ async def search(
     rg = ripgrep_binary() if use_rg and query.file_fd is None else None
     if rg is None:
         return await _walker_search(query, shown)
+    run = functools.partial(_rg_search, rg, query, runner, shown)
     try:
-        return await _rg_search(rg, query, runner, shown)
+        if not query.obey_ignores or query.single_file is not None:
+            return await run()
+        # Only if ripgrep read the ignore rules the walker reads (red team round 45).
+        got = await guarded(query.root, query.root_fd, query.skip, run)
     except _RgUnavailable:
         return await _walker_search(query, shown)
+    return got[0] if got is not None else await _walker_search(query, shown)
 
 
 async def _walker_search(query: GrepQuery, shown: Shown | None) -> dict[str, FileHits]:
@@ -603,7 +620,9 @@ async def _walker_search(query: GrepQuery, shown: Shown | None) -> dict[str, Fil
         if shown is None or query.single_file is not None or query.only is not None:
             raise
         stopped = exc
-    listed = await _python_list(query.root, query.root_fd, query.obey_ignores, query.skip, _left(end, query))
+    listed = await _python_list(
+        query.root, query.root_fd, query.obey_ignores, query.skip, _left(end, query), top=query.top
+    )
     deadline = min(time.monotonic() + JUDGE_AFTER_STOP_S, end)
     refused = await anyio.to_thread.run_sync(_refused_within, listed, shown, deadline)
     if refused is None:  # said whatever the refused files hold: only the tree's size decides it

@@ -80,6 +80,9 @@ class GrepQuery:
     #: ``(st_dev, st_ino)`` of the masked files: another name of one (a hard link) is not read
     #: either; None: unknown (their search was refused), so no file with several names is read.
     skip_inodes: tuple[tuple[int, int], ...] | None = ()
+    #: The highest directory whose ignore files the walker reads (`_gitignore.ancestors_below`):
+    #: docker's host directory behind ``/workspace``, whose parents the container never sees.
+    top: str | None = None
 
 
 @dataclass

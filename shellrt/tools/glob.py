@@ -43,6 +43,7 @@ from shellrt.tools._paths import (
     ripgrep_options,
     rule_denied,
     sandbox_path,
+    search_top,
     subject_for,
     view_for,
 )
@@ -197,7 +198,9 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
             use_rg, runner = ripgrep_options(ctx, view, root, fd)
             masked = masked_below(view, root)  # never entered: a name is information (round 42)
             try:
-                listed = await list_files(host, fd, use_rg=use_rg, runner=runner, skip=masked)
+                listed = await list_files(
+                    host, fd, use_rg=use_rg, runner=runner, skip=masked, top=search_top(view, root)
+                )
             except ToolExecutionError as exc:
                 raise in_sandbox_words(exc, host, root) from None
             tracked = outside(await off_loop(tracked_in_view, view, root, what=f"Listing {root}"), masked)

@@ -46,6 +46,7 @@ from shellrt.tools._paths import (
     remember,
     ripgrep_options,
     sandbox_path,
+    search_top,
     shown_path,
     subject_for,
     view_for,
@@ -278,6 +279,7 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 # can choose (round 42's data bound); without these it read a masked file's other
                 # name and counted its lines toward the stop (round 43). Worked out once per view.
                 skip_inodes=() if single else await off_loop(masked_inodes, view, what=what),
+                top=search_top(view, target),
             )
             unignored = unsearched = partial = 0
             judged = Judged(ctx, view, target, GrepTool.name)
@@ -414,9 +416,9 @@ async def _search_with_tracked(
         tracked = outside(await off_loop(tracked_in_view, view, target, what=what), query.skip)
         if not tracked:
             return
-        if not await off_loop(rules_along, query.root, fd, tracked, what=what):
+        if not await off_loop(rules_along, query.root, fd, tracked, query.top, what=what):
             return  # no ignore rule on the way to any tracked file: none is hidden, no listing
-        listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner, skip=query.skip)
+        listed = await list_files(query.root, fd, use_rg=use_rg, runner=runner, skip=query.skip, top=query.top)
         found = await off_loop(hidden_tracked, fd, tracked, listed, what=what)
         # Only those the session may read are searched: what is searched is counted (round 41).
         seen = await off_loop(
