@@ -43,7 +43,7 @@ from sandbox._subreaper import own_subreaper
 from shellrt.cli._local_guard import LocalGuard
 from shellrt.cli._local_pump import LocalPump, StartError
 from shellrt.cli._run_write_deny import write_deny_for_run
-from shellrt.cli._sandbox_options import workspace_from_args
+from shellrt.cli._sandbox_options import run_roots
 from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import EchoStalled, echo_until, report_loss, silence_stdout, terminal_output
 from shellrt.supervisor.env import base_env, command_env
@@ -64,7 +64,8 @@ _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 def run(args: argparse.Namespace, command: str | list[str]) -> int:
     """Run ``command`` (shell text, or an argv with ``--no-shell``) on the local backend; the exit status."""
-    workspace = workspace_from_args(args)
+    # The roots the full path's `sandbox_from_args` takes, refused alike (round 45: one function).
+    workspace, writable = run_roots(args)
     received: list[int] = []
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
 
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace, command: str | list[str]) -> int:
     previous = {s: signal.signal(s, on_signal) for s in _HANDLED_SIGNALS}
     previous_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     try:
-        code = _run(args, command, workspace, wake_r, lambda: received[0] if received else None)
+        code = _run(args, command, workspace, writable, wake_r, lambda: received[0] if received else None)
         # A signal during the teardown still ends the run as one (as `shellrt.cli._signals`).
         return 128 + received[0] if received else code
     finally:
@@ -89,6 +90,7 @@ def _run(
     args: argparse.Namespace,
     command: str | list[str],
     workspace: Path,
+    writable: tuple[Path, ...],
     wake_r: int,
     signalled: Callable[[], int | None],
 ) -> int:
@@ -104,7 +106,6 @@ def _run(
     try:
         # The settings' Edit/Write deny globs: only read when a settings file names one.
         deny = write_deny_for_run(workspace, keeps_content=True)
-        writable = [Path(p).expanduser() for p in args.writable or ()]
         guard = LocalGuard(workspace, session_dir, writable, deny)
         from shellrt.supervisor._tree_note import note_roots
         from shellrt.supervisor.mark_owner import owned_mark
