@@ -19,8 +19,12 @@ directories are the test's own.
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Runs ``shellrt run <argv>`` through the full path (as ``tests/test_cli_fastrun.py``).
 _FULL = """
 import sys
+import time
 from shellrt.cli import build_parser
 from shellrt.cli.run import run_full
 args = build_parser(("run",)).parse_args(["run", *sys.argv[1:]])
@@ -105,6 +110,10 @@ def test_a_file_a_later_session_obeys_is_reverted_on_both_paths(
         assert done.returncode == 0, (path, done.stderr)
         assert not (home / target).exists(), f"{path} path kept {what} the command wrote: {done.stderr!r}"
         assert "reverted" in done.stderr, (path, done.stderr)
+        # The quarantine is kept below /tmp for the operator (as tests/test_cli_fastrun.py): ours to remove.
+        kept = re.search(r"(/tmp/shellrt-run-\w+)/quarantine", done.stderr)
+        assert kept is not None, done.stderr
+        shutil.rmtree(kept.group(1))
 
 
 _ROOT_REFUSALS = {
@@ -135,3 +144,55 @@ def test_the_refusals_of_writable_roots_are_the_same_on_both_paths(tmp_path: Pat
         assert not ran.exists(), f"{path} path ran the command with {case}: {done.stderr!r}"
         assert done.returncode == 1, (path, case, done.returncode, done.stderr)
         assert said in done.stderr, (path, case, done.stderr)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_the_check_before_the_command_ends_the_run_and_the_command_never_starts(
+    tmp_path: Path, signum: int
+) -> None:
+    """3. The lean path's handler only noted a signal: the protected-files walk before the command
+    (minutes for a large tree) went on deaf to Ctrl-C and SIGTERM, and then the command started."""
+    home, tmp = _home(tmp_path, "lean")
+    workspace = home / "repo"
+    for d in range(20):  # enough files that the walk is still going when the signal comes
+        (workspace / f"d{d}").mkdir(parents=True)
+        for f in range(500):
+            os.close(os.open(workspace / f"d{d}" / f"f{f}", os.O_CREAT | os.O_WRONLY, 0o644))
+    ran = home / "ran"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "shellrt",
+            "run",
+            "--sandbox",
+            "local",
+            "--workspace",
+            str(workspace),
+            "--",
+            f"touch '{ran}'",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(home, tmp, {}),
+        cwd=home,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        note = home / ".config" / "shellrt" / "workspace-writes.unmarked"  # written just before the check
+        while not note.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.005)
+        proc.send_signal(signum)
+        signalled = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not ran.exists(), f"the command started after shellrt got signal {signum}: {err!r}"
+    assert proc.returncode == 128 + signum, (proc.returncode, err)
+    assert took < 10, f"shellrt took {took:.1f}s to end after the signal"
+    assert '"open": false' in note.read_text(), "the run did not mark its roots closed"

@@ -11,8 +11,10 @@ remove the record. Scans run inline: nothing else runs alongside.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +45,11 @@ class LocalGuard:
         ]
         self._roots = [_RootGuard(guard) for guard in guards]
 
-    def before(self) -> None:
+    def before(self, reading: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext) -> None:
+        """``reading``: wraps each root's baseline walk, which only reads (`shellrt.cli._local_run`
+        lets a signal cut it short there: a large tree took minutes, deaf to Ctrl-C and SIGTERM)."""
         for root in self._roots:
-            root.before()
+            root.before(reading)
 
     def after(self) -> list[str]:
         """Revert what the command planted; the notes for the operator."""
@@ -64,9 +68,10 @@ class _RootGuard:
         self._record = InflightRecord(guard.root)
         self._pending: list[str] = []
 
-    def before(self) -> None:
+    def before(self, reading: Callable[[], AbstractContextManager[object]]) -> None:
         self._recover()
-        self._pending += self.guard.scan(revert=False, culprit="this command")
+        with reading():
+            self._pending += self.guard.scan(revert=False, culprit="this command")
         self._pending += self.guard.command_starts(self._record)
 
     def after(self) -> list[str]:
