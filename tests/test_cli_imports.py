@@ -109,7 +109,15 @@ FORBIDDEN: dict[tuple[str, ...], tuple[str, ...]] = {
         "shellrt.analysis",
         "tree_sitter",
         "shellrt.tools",
-        "shellrt.permissions",
+        # Of shellrt.permissions only the light path modules (`trust_paths`, `caller_home`,
+        # `_own_roots`): round 45 iface5, the files a later session obeys and the refused roots.
+        "shellrt.permissions.engine",
+        "shellrt.permissions.rules",
+        "shellrt.permissions.settings",
+        "shellrt.permissions.sources",
+        "shellrt.permissions.hooks",
+        "shellrt.permissions.governance",
+        "shellrt.permissions.trust",
         *PROTOCOL_MODELS,
         "shellrt.cli.classify",
         "shellrt.cli.serve",
@@ -216,8 +224,11 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 round 42 supervisor2: `atexit` (built in), which `weakref.finalize` registers with: a
     # dropped session's output account and spare spool files are cleaned up when collected; +1 round
     # 43 review23 (one definition since stop 58): supervisor._caller_home (shellrt's state and the
-    # write-deny pre-scan follow the same home as the settings loader, never a relative $HOME)
-    ("run", "--sandbox", "local", "--", "true"): 88,
+    # write-deny pre-scan follow the same home as the settings loader, never a relative $HOME); +5
+    # round 45 iface5: supervisor.protect_roots, permissions (its lazy __init__), permissions.caller_home,
+    # permissions.trust_paths (the files a later session obeys, guarded as the full path guards them)
+    # and permissions._own_roots (the roots the full path refuses, refused by the same function)
+    ("run", "--sandbox", "local", "--", "true"): 93,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
@@ -244,7 +255,8 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 round 42 perms5: permissions.caller_home (the one home `~/` rules, their masks and the
     # watched user settings mean: HOME empty or relative anchored them in different places)
     # +1 stop 58: supervisor._caller_home (permissions.caller_home re-exports its one definition)
-    FULL_RUN: 219,
+    # +1 round 45 iface5: permissions._own_roots (the refused roots, one function for both paths)
+    FULL_RUN: 220,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

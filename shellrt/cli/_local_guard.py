@@ -11,8 +11,10 @@ remove the record. Scans run inline: nothing else runs alongside.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -30,21 +32,24 @@ class LocalGuard:
         self, workspace: Path, session_dir: Path, writable: Sequence[Path] = (), write_deny: Any = None
     ) -> None:
         # ``write_deny``: the settings' Edit/Write deny globs (`shellrt.cli._run_write_deny`), round 16.
-        if writable or write_deny is not None:  # imported only then: the usual run has the workspace alone
-            from shellrt.permissions.trust_paths import later_session_files  # a later session obeys them
-            from shellrt.supervisor.protect_roots import root_guards
+        # The files a later session obeys outside the workspace's own settings (the trust store, the
+        # saved rules' anchors, MCP pins, managed and user settings) are guarded in the root that
+        # holds them, as the full path's `Supervisor` does: round 45 found them handed on only with
+        # ``--writable`` or a write-deny rule, so a command run with the home directory as the
+        # workspace kept the trust store it wrote (`trust_paths` is the light module made for this).
+        from shellrt.permissions.trust_paths import later_session_files
+        from shellrt.supervisor.protect_roots import root_guards
 
-            files = later_session_files()
-            guards = root_guards([workspace, *writable], session_dir, files, write_deny) or [
-                WorkspaceGuard(workspace, session_dir, write_deny=write_deny)
-            ]
-        else:
-            guards = [WorkspaceGuard(workspace, session_dir)]
+        guards = root_guards([workspace, *writable], session_dir, later_session_files(), write_deny) or [
+            WorkspaceGuard(workspace, session_dir, write_deny=write_deny)
+        ]
         self._roots = [_RootGuard(guard) for guard in guards]
 
-    def before(self) -> None:
+    def before(self, reading: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext) -> None:
+        """``reading``: wraps each root's baseline walk, which only reads (`shellrt.cli._local_run`
+        lets a signal cut it short there: a large tree took minutes, deaf to Ctrl-C and SIGTERM)."""
         for root in self._roots:
-            root.before()
+            root.before(reading)
 
     def after(self) -> list[str]:
         """Revert what the command planted; the notes for the operator."""
@@ -63,9 +68,10 @@ class _RootGuard:
         self._record = InflightRecord(guard.root)
         self._pending: list[str] = []
 
-    def before(self) -> None:
+    def before(self, reading: Callable[[], AbstractContextManager[object]]) -> None:
         self._recover()
-        self._pending += self.guard.scan(revert=False, culprit="this command")
+        with reading():
+            self._pending += self.guard.scan(revert=False, culprit="this command")
         self._pending += self.guard.command_starts(self._record)
 
     def after(self) -> list[str]:

@@ -27,12 +27,14 @@ reports the final cwd, so the wrapper has nowhere to write it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,7 +45,7 @@ from sandbox._subreaper import own_subreaper
 from shellrt.cli._local_guard import LocalGuard
 from shellrt.cli._local_pump import LocalPump, StartError
 from shellrt.cli._run_write_deny import write_deny_for_run
-from shellrt.cli._sandbox_options import workspace_from_args
+from shellrt.cli._sandbox_options import run_roots
 from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import EchoStalled, echo_until, report_loss, silence_stdout, terminal_output
 from shellrt.supervisor.env import base_env, command_env
@@ -64,17 +66,38 @@ _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 def run(args: argparse.Namespace, command: str | list[str]) -> int:
     """Run ``command`` (shell text, or an argv with ``--no-shell``) on the local backend; the exit status."""
-    workspace = workspace_from_args(args)
+    # The roots the full path's `sandbox_from_args` takes, refused alike (round 45: one function).
+    workspace, writable = run_roots(args)
     received: list[int] = []
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    #: Set while the protected-files check only reads (its baseline walk): a signal ends it at once.
+    interruptible = [False]
 
     def on_signal(signum: int, _frame: object) -> None:
         received.append(signum)
+        if interruptible[0]:
+            interruptible[0] = False
+            raise _Interrupted
+
+    @contextlib.contextmanager
+    def reading() -> Iterator[None]:
+        interruptible[0] = True
+        try:
+            if received:  # a signal before the walk began
+                raise _Interrupted
+            yield
+        finally:
+            interruptible[0] = False
 
     previous = {s: signal.signal(s, on_signal) for s in _HANDLED_SIGNALS}
     previous_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     try:
-        code = _run(args, command, workspace, wake_r, lambda: received[0] if received else None)
+        try:
+            code = _run(
+                args, command, workspace, writable, wake_r, lambda: received[0] if received else None, reading
+            )
+        except _Interrupted:  # cut short before the command started; everything was cleaned up
+            code = 1
         # A signal during the teardown still ends the run as one (as `shellrt.cli._signals`).
         return 128 + received[0] if received else code
     finally:
@@ -89,8 +112,10 @@ def _run(
     args: argparse.Namespace,
     command: str | list[str],
     workspace: Path,
+    writable: tuple[Path, ...],
     wake_r: int,
     signalled: Callable[[], int | None],
+    reading: Callable[[], AbstractContextManager[object]],
 ) -> int:
     guard_owner()
     sweep_orphans("shellrt-local-")  # what killed local runs of any process left behind
@@ -104,7 +129,6 @@ def _run(
     try:
         # The settings' Edit/Write deny globs: only read when a settings file names one.
         deny = write_deny_for_run(workspace, keeps_content=True)
-        writable = [Path(p).expanduser() for p in args.writable or ()]
         guard = LocalGuard(workspace, session_dir, writable, deny)
         from shellrt.supervisor._tree_note import note_roots
         from shellrt.supervisor.mark_owner import owned_mark
@@ -114,7 +138,16 @@ def _run(
         try:
             with own_subreaper():  # the command's orphans come to us, and die before we go on
                 code = _execute(
-                    args, command, workspace, session_dir, f"{marker_prefix}1", guard, wake_r, signalled, stalled
+                    args,
+                    command,
+                    workspace,
+                    session_dir,
+                    f"{marker_prefix}1",
+                    guard,
+                    wake_r,
+                    signalled,
+                    stalled,
+                    reading,
                 )
         finally:
             guard.final()
@@ -127,6 +160,10 @@ def _run(
             owned.keep()  # the quarantined plants stay for the operator
         else:
             owned.remove()
+
+
+class _Interrupted(Exception):
+    """A signal arrived while the protected-files check walked the roots before the command."""
 
 
 def _sweep_marker(prefix: str) -> None:
@@ -168,6 +205,7 @@ def _execute(
     wake_r: int,
     signalled: Callable[[], int | None],
     stalled: list[str],
+    reading: Callable[[], AbstractContextManager[object]],
 ) -> int:
     received = signalled()
     if received is not None:
@@ -181,7 +219,10 @@ def _execute(
     else:  # the text in the environment, out of every local user's ps (`shell_launch`)
         argv, text_env = shell_launch(command, "bash")
         env.update(text_env)
-    guard.before()
+    guard.before(reading)
+    received = signalled()
+    if received is not None:  # a signal during the check (round 45: the command was started after it)
+        return 128 + received
     status = StatusLine(sys.stderr)
     # Spooled like a supervisor's command, minus the spare files (one command needs none).
     files = SpoolFiles(shell_dir, f"cmd-{os.urandom(3).hex()}", spares=0)

@@ -28,6 +28,7 @@ __all__ = [
     "positive_int",
     "positive_number",
     "print_network_refusals",
+    "run_roots",
     "sandbox_from_args",
     "workspace_from_args",
 ]
@@ -236,6 +237,26 @@ def checked_writable_root(raw: str, workspace: Path, *, cwd: Path | None = None)
     return resolved
 
 
+def run_roots(args: argparse.Namespace) -> tuple[Path, tuple[Path, ...]]:
+    """The workspace and the ``--writable`` roots, each checked; exits with what to do when one is
+    refused: not a directory (the workspace), a symbolic link the workspace placed
+    (`checked_writable_root`), or shellrt's own configuration or state directory
+    (`refuse_own_dirs_as_roots`).
+
+    One function for both ``shellrt run`` paths (`sandbox_from_args` and the lean local
+    `shellrt.cli._local_run`): the lean path had its own spelling of the roots and ran the
+    command under each of these refusals (red team round 45, iface5). Cheap: no pydantic."""
+    from shellrt.permissions._own_roots import refuse_own_dirs_as_roots
+
+    workspace = workspace_from_args(args)
+    writable = tuple(checked_writable_root(p, workspace) for p in args.writable or ())
+    try:
+        refuse_own_dirs_as_roots([workspace, *writable])
+    except ValueError as exc:
+        raise SystemExit(f"shellrt: {exc}") from exc
+    return workspace, writable
+
+
 def sandbox_from_args(
     args: argparse.Namespace, *, masks: bool = True
 ) -> tuple[SandboxConfig | Literal["auto", "bwrap"], SandboxPolicy]:
@@ -278,10 +299,11 @@ def sandbox_from_args(
         raise SystemExit(
             "shellrt: --export copies a copied-in workspace out; with --bind your directory already has every change"
         )
+    workspace, writable = run_roots(args)
     try:
         policy = SandboxPolicy(
             workspace=workspace,
-            writable_roots=tuple(checked_writable_root(p, workspace) for p in args.writable),
+            writable_roots=writable,
             read_denied=tuple(Path(p).expanduser().resolve() for p in args.deny_read),
             network=network,
             allowed_domains=tuple(allowed),
