@@ -90,10 +90,10 @@ async def test_every_session_masks_at_least_the_daemons_own_list(tmp_path: Path)
     from sandbox.docker._masks import FLOOR, host_cpu_masks
 
     async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as backend:
-        cid = backend.container_id
-        assert cid
+        session_cid = backend.container_id
+        assert session_cid
         shown = subprocess.run(
-            ["docker", "inspect", "-f", "{{json .HostConfig.MaskedPaths}}", cid],
+            ["docker", "inspect", "-f", "{{json .HostConfig.MaskedPaths}}", session_cid],
             capture_output=True,
             text=True,
             timeout=60,
