@@ -120,6 +120,7 @@ from sandbox.docker._labels import session_labels
 from sandbox.docker._masks import daemon_masked_paths, masked_paths_for
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
+from sandbox.docker._mqtimes import restamp_mqueue
 from sandbox.docker._netcounters import NetCounters, read_counters
 from sandbox.docker._nsmount import mount_into, top_mounts
 from sandbox.docker._pidref import PidRef, pid_ref
@@ -1778,6 +1779,11 @@ class DockerBackend(SandboxBackend):
             check_io_dir(ref, self._io_dir, IO_MOUNT, depth)
         except BackendUnavailableError as exc:
             raise ResetError(str(exc)) from exc
+        # The one writable place not renewed keeps the task's times unless set to the reset's (`_mqtimes`).
+        try:
+            restamp_mqueue(ref)
+        except (OSError, ValueError, BackendUnavailableError) as exc:
+            raise ResetError(f"could not set /dev/mqueue's times: {exc}") from exc
         self._executor_host_pid()
         if self._net is not None:
             self._net.resume()
