@@ -4,7 +4,7 @@ A reset renews every tmpfs a command reaches and the I/O directory, and the host
 workspace, but the mqueue file system (one per IPC namespace) is only emptied. A task that made
 and removed a queue itself left nothing to remove, so the root's modification time stayed the
 second the task chose: the next task read it (``stat /dev/mqueue``) against the reset's own time
-(the renewed ``/tmp``). Now the host sets the root's times to the reset's moment (`_mqtimes`).
+(the renewed ``/tmp``). Now the host sets the root's times to the reset's moment (`_roottimes`).
 
 A real container (FAIL, not skip, under CI=true), as root: recycling needs a root host. The queue
 is made by a small static program compiled here (the test image has no ``mq_open`` tool).
@@ -70,5 +70,30 @@ async def test_the_next_task_cannot_read_when_the_last_one_used_a_queue(tmp_path
     mq_time, renewed = (int(v) for v in said.split())
     assert mq_time != acted and mq_time >= renewed - 1, (
         f"the next task read the second the last one used a queue ({acted}): /dev/mqueue {mq_time}, "
+        f"the reset's /tmp {renewed}"
+    )
+
+
+async def test_the_next_task_cannot_read_when_the_last_one_listed_its_ptys(tmp_path: Path) -> None:
+    """``/dev/pts`` (a devpts the host mounts at the start, never renewed): the first listing after
+    its times were set moves its access time (``relatime``) to a moment the task chose."""
+    require_docker()
+    require(os.geteuid() == 0, "recycling needs a root host")
+    first, second = reset_workspaces(tmp_path)
+    async with DockerBackend(config(), policy(first)) as backend:
+        await backend.protect_executor()
+        await run_sh(backend, "sleep 1.2")  # the listing's second is not the mount's
+        code, said = await run_sh(backend, "ls /dev/pts >/dev/null && stat -c %X /dev/pts")
+        assert code == 0, said
+        acted = int(said.split()[-1])
+        await run_sh(backend, "sleep 2.2")
+        with anyio.fail_after(60):
+            await backend.reset()
+        await backend.reuse_for(policy(second))
+        code, said = await run_sh(backend, "stat -c %X /dev/pts; stat -c %Y /tmp")
+    assert code == 0, said
+    pts_time, renewed = (int(v) for v in said.split())
+    assert pts_time != acted and pts_time >= renewed - 1, (
+        f"the next task read the second the last one listed /dev/pts ({acted}): /dev/pts {pts_time}, "
         f"the reset's /tmp {renewed}"
     )

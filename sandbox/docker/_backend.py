@@ -120,7 +120,6 @@ from sandbox.docker._labels import session_labels
 from sandbox.docker._masks import daemon_masked_paths, masked_paths_for
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
-from sandbox.docker._mqtimes import restamp_mqueue
 from sandbox.docker._netcounters import NetCounters, read_counters
 from sandbox.docker._nsmount import mount_into, top_mounts
 from sandbox.docker._pidref import PidRef, pid_ref
@@ -155,6 +154,7 @@ from sandbox.docker._reset import (
     parse_status,
 )
 from sandbox.docker._root_inode import InodeState, inode_state
+from sandbox.docker._roottimes import restamp_roots
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
 from sandbox.docker._tcpmem import cap_socket_memory, socket_memory_cap
@@ -1779,11 +1779,11 @@ class DockerBackend(SandboxBackend):
             check_io_dir(ref, self._io_dir, IO_MOUNT, depth)
         except BackendUnavailableError as exc:
             raise ResetError(str(exc)) from exc
-        # The one writable place not renewed keeps the task's times unless set to the reset's (`_mqtimes`).
+        # The writable places not renewed keep the task's times unless set to the reset's (`_roottimes`).
         try:
-            restamp_mqueue(ref)
+            restamp_roots(ref)
         except (OSError, ValueError, BackendUnavailableError) as exc:
-            raise ResetError(f"could not set /dev/mqueue's times: {exc}") from exc
+            raise ResetError(f"could not set /dev/mqueue's and /dev/pts's times: {exc}") from exc
         self._executor_host_pid()
         if self._net is not None:
             self._net.resume()
