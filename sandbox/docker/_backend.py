@@ -115,8 +115,9 @@ from sandbox.docker._isolation import (
     record_isolation,
     require_isolation,
 )
-from sandbox.docker._kept import MASKED_PATHS, changed_config, dropped_settings
+from sandbox.docker._kept import changed_config, dropped_settings
 from sandbox.docker._labels import session_labels
+from sandbox.docker._masks import daemon_masked_paths, masked_paths_for
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
 from sandbox.docker._netcounters import NetCounters, read_counters
@@ -153,6 +154,7 @@ from sandbox.docker._reset import (
     parse_status,
 )
 from sandbox.docker._root_inode import InodeState, inode_state
+from sandbox.docker._roottimes import restamp_roots
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
 from sandbox.docker._tcpmem import cap_socket_memory, socket_memory_cap
@@ -209,6 +211,9 @@ _START_TIMEOUT = 30.0
 _COPY_USER = "65534:65534"
 #: A reset (kill, wipe, verify) that takes longer than this fails: the container is not reused.
 _RESET_TIMEOUT = 10.0
+#: The name suffix of the never-started container that shows the daemon's default masks (`_masks`):
+#: no recovery's (``-<n>`` counts them) and still the reaper's pattern.
+_MASKS_PROBE = 999_999
 #: Backends with a live container in this process (for `emergency_cleanup`).
 _live: weakref.WeakSet[DockerBackend] = weakref.WeakSet()
 #: Re-entrant: `emergency_cleanup` may run in a signal handler that interrupted a holder.
@@ -987,8 +992,18 @@ class DockerBackend(SandboxBackend):
             )
             readonly = [*READONLY_PATHS, *sorted(str(v) for v in volumes)]
             host_config["ReadonlyPaths"] = readonly
-            # docker's masks and /proc/key-users (the host users' key accounting: `_kept.MASKED_PATHS`).
-            host_config["MaskedPaths"] = list(MASKED_PATHS)
+            # The daemon's own masks (a list of ours replaces them whole: round 45 asked the daemon),
+            # docker 20.10's, /proc/key-users (round 42) and this host's per-CPU thermal counters.
+            try:
+                default = daemon_masked_paths(
+                    client, image, f"shellrt-{self.session_id}-{_MASKS_PROBE}", session_labels(self.session_id, "", "")
+                )
+            except ValueError as exc:
+                raise BackendUnavailableError(
+                    f"{exc}; shellrt masks at least the daemon's own /proc and /sys paths: use a daemon "
+                    "(or proxy) that reports them as docker does"
+                ) from exc
+            host_config["MaskedPaths"] = masked_paths_for(default)
             command = [*executor_argv, "1"] if admin else executor_argv
             response = client.api.create_container(
                 image,
@@ -1764,6 +1779,11 @@ class DockerBackend(SandboxBackend):
             check_io_dir(ref, self._io_dir, IO_MOUNT, depth)
         except BackendUnavailableError as exc:
             raise ResetError(str(exc)) from exc
+        # The writable places not renewed keep the task's times unless set to the reset's (`_roottimes`).
+        try:
+            restamp_roots(ref)
+        except (OSError, ValueError, BackendUnavailableError) as exc:
+            raise ResetError(f"could not set /dev/mqueue's and /dev/pts's times: {exc}") from exc
         self._executor_host_pid()
         if self._net is not None:
             self._net.resume()

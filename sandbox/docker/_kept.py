@@ -17,11 +17,16 @@ Round 41 (docker4): ``Runtime`` and ``CgroupnsMode`` are asked for (``runc``: th
 host's ``/proc`` reads and ``priv.c`` assume it; ``private``: ``host``, docker's default on cgroup
 v1, shows commands every host cgroup on v2) and compared; ``OomScoreAdj`` and ``Cgroup`` must stay
 docker's default.
+
+Round 45 (docker6): the masked paths checked are the ones asked (`_masks`: the daemon's own
+default, shellrt's floor, the host's per-CPU thermal counters), the floor whatever was asked.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from sandbox.docker._masks import FLOOR
 
 __all__ = [
     "CHECKED_FIELDS",
@@ -81,33 +86,10 @@ _PRIVATE: dict[str, tuple[Any, ...]] = {
     "OomScoreAdj": (),
 }
 
-#: docker's own masked ``/proc`` and ``/sys`` paths (moby ``oci/defaults.go``, 19.03 to 20.10; newer
-#: daemons add to it): ``sched_debug`` lists the host's every process, ``kcore`` its memory layout.
-DOCKER_MASKED_PATHS = (
-    "/proc/asound",
-    "/proc/acpi",
-    "/proc/kcore",
-    "/proc/keys",
-    "/proc/latency_stats",
-    "/proc/timer_list",
-    "/proc/timer_stats",
-    "/proc/sched_debug",
-    "/proc/scsi",
-    "/sys/firmware",
-)
-
-#: What shellrt asks the daemon to mask (``HostConfig.MaskedPaths``, a list that replaces docker's
-#: own whole): docker's, newer daemons' additions (``/proc/interrupts``: the host's interrupt counts;
-#: ``/sys/devices/virtual/powercap``: RAPL energy counters a uid-0 command reads), so an explicit list
-#: never narrows a newer default, and ``/proc/key-users`` (red team round 42, docker5: without
-#: ``userns-remap`` a container shares the host's user namespace, where it lists every host user's key
-#: count and quota use; bwrap masks it since round 41). runc skips a path a kernel lacks.
-MASKED_PATHS = (
-    *DOCKER_MASKED_PATHS,
-    "/proc/interrupts",
-    "/proc/key-users",
-    "/sys/devices/virtual/powercap",
-)
+#: What every container masks whatever the daemon's default (`_masks.FLOOR`; round 45 asks the
+#: daemon for its own list too: `_masks.daemon_masked_paths`).
+MASKED_PATHS = FLOOR
+DOCKER_MASKED_PATHS = FLOOR[: FLOOR.index("/proc/interrupts")]
 
 
 def _same(asked: Any, kept: Any) -> bool:
@@ -131,8 +113,9 @@ def _mount_problems(asked: Any, kept: Any) -> list[str]:
     ]
 
 
-def _default_problems(kept: dict[str, Any]) -> list[str]:
-    """Each isolation field left to the daemon that it set wider than docker's private default."""
+def _default_problems(kept: dict[str, Any], masked_asked: list[str]) -> list[str]:
+    """Each isolation field left to the daemon that it set wider than docker's private default, and
+    each path of ``masked_asked`` (with `MASKED_PATHS`) it does not mask."""
     problems = []
     for name, private in _PRIVATE.items():
         value = kept.get(name)
@@ -140,7 +123,7 @@ def _default_problems(kept: dict[str, Any]) -> list[str]:
             continue
         problems.append(f"{name} is {value!r}, not the container's own")
     masked = set(kept.get("MaskedPaths") or [])
-    missing = [p for p in MASKED_PATHS if p not in masked]
+    missing = [p for p in dict.fromkeys([*MASKED_PATHS, *masked_asked]) if p not in masked]
     if missing:
         problems.append(f"MaskedPaths lacks {missing}")
     return problems
@@ -156,7 +139,8 @@ def dropped_settings(asked: dict[str, Any], kept: dict[str, Any], warnings: list
         if not _same(asked.get(name), kept.get(name))
     ]
     problems += _mount_problems(asked.get("Mounts"), kept.get("Mounts"))
-    problems += _default_problems(kept)
+    asked_masks = asked.get("MaskedPaths")
+    problems += _default_problems(kept, [str(p) for p in asked_masks] if isinstance(asked_masks, list) else [])
     problems += [
         f"the daemon warned: {str(w).strip().rstrip('.')[:300]}" for w in warnings or [] if str(w).strip()
     ]

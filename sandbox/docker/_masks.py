@@ -1,0 +1,136 @@
+"""The ``/proc`` and ``/sys`` paths a container masks: never fewer than the daemon's own (round 45).
+
+``HostConfig.MaskedPaths`` replaces the daemon's whole default list. Round 42 (docker5) asked for
+an explicit list (docker 20.10's, ``/proc/key-users`` and two that newer moby masks, copied from
+reading), and so on any daemon that masks more than that list names, shellrt's containers masked
+less than the daemon's own: moby 28 masks ``/sys/devices/system/cpu/cpu<N>/thermal_throttle`` for
+every possible CPU that has one (GHSA-6fw5-f8r9-fgfm: thermal interrupt counts, a side channel
+across tenants), computed per host, which no fixed list can name, and a later daemon may add more.
+
+So the daemon is asked: one container created (never started) with no ``MaskedPaths`` shows the
+daemon's default in its ``HostConfig`` (moby fills it at create); shellrt asks for that list, its
+own floor (`FLOOR`) and this host's per-CPU ``thermal_throttle`` directories (`host_cpu_masks`:
+a 20.10 daemon predates them). The answer is kept per daemon (its id, version and the socket
+shellrt reached it by) for the life of the process: moby computes its list once per run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from typing import Any
+
+import docker
+import docker.errors
+
+__all__ = ["FLOOR", "daemon_masked_paths", "host_cpu_masks", "masked_paths_for", "possible_cpus"]
+
+#: docker's own masked ``/proc`` and ``/sys`` paths (moby ``oci/defaults.go``, 19.03 to 20.10):
+#: ``sched_debug`` lists the host's every process, ``kcore`` its memory layout.
+_DOCKER_2010 = (
+    "/proc/asound",
+    "/proc/acpi",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/sys/firmware",
+)
+
+#: What every container masks whatever the daemon says: docker 20.10's, moby 25+'s fixed
+#: additions (``/proc/interrupts``: the host's interrupt counts, GHSA-6fw5-f8r9-fgfm;
+#: ``/sys/devices/virtual/powercap``: RAPL energy counters a uid-0 command reads,
+#: GHSA-jq35-85cj-fj4p) and ``/proc/key-users`` (round 42, docker5: without ``userns-remap`` a
+#: container shares the host's user namespace, where it lists every host user's key count and
+#: quota use). runc skips a path the kernel lacks.
+FLOOR = (
+    *_DOCKER_2010,
+    "/proc/interrupts",
+    "/proc/key-users",
+    "/sys/devices/virtual/powercap",
+)
+
+#: A path a mask may name: below /proc or /sys, no ``.`` or ``..`` step, no empty one.
+_PLACE = re.compile(r"/(?:proc|sys)(?:/(?!\.\.?(?:/|$))[^/\0]+)+")
+_RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+#: More CPUs than any ``possible`` list names: a malformed file must not make a huge list.
+_MAX_CPUS = 1 << 14
+
+_lock = threading.Lock()
+_known: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def possible_cpus(sys_root: str = "/sys") -> list[int]:
+    """The CPU numbers of ``<sys_root>/devices/system/cpu/possible`` (``0-3,8``) and of every
+    ``cpu<N>`` directory there (the union: one unreadable source leaves the other)."""
+    base = os.path.join(sys_root, "devices/system/cpu")
+    cpus: set[int] = set()
+    with contextlib.suppress(OSError, UnicodeDecodeError), open(os.path.join(base, "possible"), encoding="ascii") as fh:
+        for part in fh.read().strip().split(","):
+            match = _RANGE.fullmatch(part.strip())
+            if match is None:
+                continue
+            first = int(match[1])
+            last = int(match[2]) if match[2] else first
+            cpus.update(range(first, min(last, first + _MAX_CPUS) + 1))
+    with contextlib.suppress(OSError):
+        cpus.update(int(name[3:]) for name in os.listdir(base) if re.fullmatch(r"cpu[0-9]+", name))
+    return sorted(c for c in cpus if c < _MAX_CPUS)
+
+
+def host_cpu_masks(sys_root: str = "/sys") -> list[str]:
+    """``/sys/devices/system/cpu/cpu<N>/thermal_throttle`` for each possible CPU of this host that
+    has one (moby 28's rule), as the container names it."""
+    found = []
+    for cpu in possible_cpus(sys_root):
+        rel = f"devices/system/cpu/cpu{cpu}/thermal_throttle"
+        if os.path.lexists(os.path.join(sys_root, rel)):
+            found.append(f"/sys/{rel}")
+    return found
+
+
+def masked_paths_for(daemon_default: list[str] | tuple[str, ...], sys_root: str = "/sys") -> list[str]:
+    """What shellrt asks to mask: the daemon's default, then `FLOOR` and this host's per-CPU
+    thermal directories it lacks (each once, the daemon's order kept)."""
+    out: list[str] = []
+    for path in [*daemon_default, *FLOOR, *host_cpu_masks(sys_root)]:
+        if path not in out:
+            out.append(path)
+    return out
+
+
+def daemon_masked_paths(client: docker.DockerClient, image: str, name: str, labels: dict[str, str]) -> list[str]:
+    """The daemon's own default ``MaskedPaths`` (a string list; `ValueError` when its answer is not
+    one), learnt once per daemon: a container of ``image`` created with none, read, removed. It is
+    never started; ``name`` and ``labels`` are a session's, so the reaper removes it if this process
+    dies before it does."""
+    version = client.api.version()
+    key = (str(client.api.base_url), str(version.get("Version")), str(version.get("GitCommit")))
+    with _lock:
+        if key in _known:
+            return list(_known[key])
+    created = client.api.create_container(
+        image,
+        command=["true"],
+        entrypoint=[],
+        name=name,
+        labels=labels,
+        network_disabled=True,
+        host_config=client.api.create_host_config(network_mode="none", auto_remove=False),
+    )
+    cid = str(created["Id"])
+    try:
+        host: Any = (client.api.inspect_container(cid).get("HostConfig") or {}).get("MaskedPaths")
+    finally:
+        with contextlib.suppress(docker.errors.APIError):
+            client.api.remove_container(cid, force=True, v=True)
+    if not isinstance(host, list) or not all(isinstance(p, str) and _PLACE.fullmatch(p) for p in host):
+        raise ValueError(f"the daemon's default MaskedPaths is not a list of /proc and /sys paths: {host!r:.300}")
+    with _lock:
+        _known[key] = tuple(host)
+    return list(host)
