@@ -19,19 +19,9 @@ import os
 import threading
 from pathlib import Path
 
-__all__ = ["REPORT_MAX", "ReportFifos", "report_text"]
+from sandbox._hostproc import REPORT_MAX, report_text
 
-#: A path is at most PATH_MAX (4096) bytes with its NUL; the report adds a newline and an end
-#: marker line (``/``, so a name ending in CR/LF arrives whole: round 27). Longer is not a directory (here and in `sandbox._hostproc.read_cwd_report`).
-REPORT_MAX = 4095 + len("\n/\n")
-
-
-def report_text(raw: bytes | None) -> str | None:
-    """The cwd a report's bytes give: None for none, for an empty one and for one over `REPORT_MAX`
-    (cut short: no directory); undecodable bytes kept as surrogates, the final newlines dropped."""
-    if not raw or len(raw) > REPORT_MAX:
-        return None
-    return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
+__all__ = ["ReportFifos"]
 
 
 class ReportFifos:

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from sandbox._bwrap_report import REPORT_MAX, report_text
 from sandbox._bwrap_sched import calm_prefix
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
 from sandbox._hostread import read_regular
@@ -52,7 +51,17 @@ if TYPE_CHECKING:
     from sandbox._bwrap_report import ReportFifos
     from sandbox._warm import WarmPool
 
-__all__ = ["HostProcess", "HostRunner", "RunSlot", "StdioPipes", "child_env", "grow_pipe", "read_cwd_report"]
+__all__ = [
+    "REPORT_MAX",
+    "HostProcess",
+    "HostRunner",
+    "RunSlot",
+    "StdioPipes",
+    "child_env",
+    "grow_pipe",
+    "read_cwd_report",
+    "report_text",
+]
 
 #: Descendants are first recorded after this delay, then every `_POLL_INTERVAL_S`:
 #: a command that ends sooner costs no /proc walk at all (hot path of ``true``).
@@ -750,6 +759,19 @@ class HostProcess(SandboxProcess):
         if returncode < 0:
             return ExitStatus(exit_code=128 - returncode, signal=-returncode, cwd=cwd)
         return ExitStatus(exit_code=returncode, cwd=cwd)
+
+
+#: A path is at most PATH_MAX (4096) bytes with its NUL; the report adds a newline and an end
+#: marker line (``/``, so a name ending in CR/LF arrives whole: round 27). Longer is not a directory (the FIFO reports of `sandbox._bwrap_report` and `read_cwd_report`).
+REPORT_MAX = 4095 + len("\n/\n")
+
+
+def report_text(raw: bytes | None) -> str | None:
+    """The cwd a report's bytes give: None for none, for an empty one and for one over `REPORT_MAX`
+    (cut short: no directory); undecodable bytes kept as surrogates, the final newlines dropped."""
+    if not raw or len(raw) > REPORT_MAX:
+        return None
+    return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
 
 
 def read_cwd_report(path: Path | None) -> str | None:
