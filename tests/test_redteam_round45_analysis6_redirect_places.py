@@ -26,6 +26,7 @@ ATTACKS = [H + f for f in [
     'cat q > "$HOME/bin/ls"; ls y', 'cat q >"${HOME}"/bin/cat; cat y', 'cat <q > "$d/ls"; ls y',
     'echo "$x \\"\\$@\\"" > "$d/ls"; ls y', 'cat q 2>/dev/null >> "$d/l"s; ls y', '> "$d/ls"; ls y',
     'for d in $PATH; do cat q > "$d/ls"; done; ls y', 'cat q > "$(which ls)"; ls y',
+    'cat q > "$d/x"; cat q > "$d/ls"; ls y',
 ]]
 KEPT = ['echo x > "$out"; ls', 'cat a > "$d/notes.txt"; ls', 'echo hi > "$HOME/x.log"; cat y',
         'echo x > out.txt; ls', 'ls > "$f"']

@@ -234,6 +234,7 @@ def _same(a: Subcommand, b: Subcommand) -> bool:
     return (
         a.argv == b.argv
         and a.writes == b.writes
+        and a.write_words == b.write_words  # `cat q > "$d/x"; cat q > "$d/ls"` are two writes (round 45)
         and a.background == b.background
         and a.env_names == b.env_names
     )
