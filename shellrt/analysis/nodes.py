@@ -245,10 +245,15 @@ class Subcommand:
     recursive: bool
     #: The wrapper or shell this part was unwrapped from ("" when it is written directly).
     via: str
+    #: Each output redirection whose target is known only at run time, as written (``> "$d/ls"``):
+    #: ``text`` holds no redirection, and a "" in ``writes`` says nothing of the target's static pieces,
+    #: which name where a later program may find it (red team, round 45).
+    write_words: list[str]
 
     def __init__(self, text: str = "", argv: list[str] | None = None, name: str = "", static_name: bool = False,
                  env_names: list[str] | None = None, background: bool = False, writes: list[str] | None = None,
-                 reads: list[str] | None = None, recursive: bool = False, via: str = "") -> None:
+                 reads: list[str] | None = None, recursive: bool = False, via: str = "",
+                 write_words: list[str] | None = None) -> None:
         self.text = text
         self.argv = [] if argv is None else argv
         self.name = name
@@ -259,3 +264,4 @@ class Subcommand:
         self.reads = [] if reads is None else reads
         self.recursive = recursive
         self.via = via
+        self.write_words = [] if write_words is None else write_words

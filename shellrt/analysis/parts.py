@@ -234,6 +234,7 @@ def _same(a: Subcommand, b: Subcommand) -> bool:
     return (
         a.argv == b.argv
         and a.writes == b.writes
+        and a.write_words == b.write_words  # `cat q > "$d/x"; cat q > "$d/ls"` are two writes (round 45)
         and a.background == b.background
         and a.env_names == b.env_names
     )
@@ -253,9 +254,11 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
     if command.redirects:
         writes = _writes(command)
         reads = _redirect_reads(command)
+        write_words = _write_words(command)
     else:
         writes = []
         reads = []
+        write_words = []
     via = command.wrapped_by or ""
     assigned = [a.name for a in command.assignments] if command.assignments else []
     if not words:
@@ -270,9 +273,9 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
                     for r in command.redirects
                 ]
             )
-            return Subcommand(text, [], "", False, [], command.background, writes, reads, False, via)
+            return Subcommand(text, [], "", False, [], command.background, writes, reads, False, via, write_words)
         return Subcommand(
-            " ".join(argv), argv, "", False, assigned, command.background, writes, reads, False, via
+            " ".join(argv), argv, "", False, assigned, command.background, writes, reads, False, via, write_words
         )
     argv = []
     dynamic = False
@@ -315,7 +318,7 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
             elif not value.startswith("-") and "=" not in value:
                 assigned.append(value)
         return Subcommand(
-            text, argv, name, bool(name), assigned, command.background, writes, reads, False, via
+            text, argv, name, bool(name), assigned, command.background, writes, reads, False, via, write_words
         )
     recursive = False
     if name in OPERAND_WRITERS and not read_only and operand_unknown(name, words[start + 1 :]):
@@ -349,7 +352,7 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
     if env_names:
         assigned = assigned + env_names
     return Subcommand(
-        text, argv, name, bool(name), assigned, command.background, writes, reads, recursive, via
+        text, argv, name, bool(name), assigned, command.background, writes, reads, recursive, via, write_words
     )
 
 
@@ -433,6 +436,17 @@ def _writes(command: PlanCommand) -> list[str]:
         elif value != "/dev/null":
             out.append(value)
     return out
+
+
+def _write_words(command: PlanCommand) -> list[str]:
+    """The output redirections of ``command`` whose target is known only at run time, as written
+    (``> "$d/ls"``, ``>> "$(dirname "$(command -v git)")/ls"``): `Subcommand.write_words`."""
+    return [
+        (r.fd or "") + r.op + " " + r.target.raw
+        for r in command.redirects
+        if r.kind == "file" and r.op in _OUTPUT_OPS and r.target is not None
+        and (r.target.value is None or "glob" in r.target.features)
+    ]
 
 
 def _static_directory(raw: str) -> list[str]:

@@ -36,6 +36,7 @@ from shellrt.analysis.written_places import (
     dynamic_place,
     found_code_write,
     glued_programs,
+    has_finder,
     may_run_git,
     on_path_write,
     unknown_program_write,
@@ -635,6 +636,26 @@ def made_here(scripts: Sequence[str], dirs: Sequence[str], others: Sequence[tupl
     return ""
 
 
+#: Code readers that find no file by themselves: what they run is named (``sed -f s``, ``ed``'s input), or
+#: is the part of its own a multi-call binary runs (``busybox sh s``).
+_READERS_FIND_NOTHING = frozenset({"sed", "ed", "red", "ex", "busybox", "toybox"})
+
+
+def reader_write(name: str, others: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Why a modelled code reader no finder table describes (`has_finder`: ``fish``, ``nu``, ``.``) may
+    load a file another part writes by name: what its script sources or imports is its own (red team,
+    round 45: ruby, perl, lua, php, java, tcl, make, sqlite3 and vim ran a written module past a deny
+    rule). "" for readers with a table, readers that find nothing, and names no table here reads."""
+    lang = _lang(name)
+    if lang not in CODE_READERS or lang in _READERS_FIND_NOTHING or has_finder(name):
+        return ""
+    for text, writes in others:
+        for path in writes:
+            if path and not path.startswith("/dev/"):
+                return f"{lang} has no model of the files its code loads by itself, and {text!r} writes {path} in the same command"
+    return ""
+
+
 def made_hook(
     name: str,
     argv: Sequence[str],
@@ -660,8 +681,8 @@ def made_hook(
     if name != "git" and (read_only or not may_run_git(name)):
         return ""
     why = unnamed_write(name, unknown) or found_code_write(name, named, argv) or config_write(name, named)
-    if not why and not read_only and not modelled(name):
-        why = unknown_program_write(name, named)
+    if not why and not read_only:
+        why = unknown_program_write(name, named) if not modelled(name) else reader_write(name, named)
     if why:
         return why
     git_argv = argv if name == "git" else ("git",)

@@ -20,7 +20,7 @@ from typing import Final
 from .programs import WRAPPERS, program_spec
 from .text_words import split_words
 
-__all__ = ["config_write", "dynamic_place", "found_code_write", "glued_programs", "may_run_git", "on_path_write", "unknown_program_write", "unnamed_write", "unpacks_unknown"]
+__all__ = ["config_write", "dynamic_place", "found_code_write", "glued_programs", "has_finder", "may_run_git", "on_path_write", "unknown_program_write", "unnamed_write", "unpacks_unknown"]
 
 #: Programs that write or list files and run no other program themselves (so no git): beside a
 #: written hook they are not read as running git. Anything else not read-only may (``make``, ``npm``,
@@ -98,14 +98,51 @@ _FINDS: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     # Round 42: R is a modelled code reader (not `unknown_program_write`'s), yet ``R CMD check .`` loads the package.
     **dict.fromkeys(("R", "Rscript"), ((".R", ".r", ".Rmd"), ("DESCRIPTION", "NAMESPACE", ".Rprofile"))),
 }
+#: Round 45: what the code readers `unread_code` models (so outside `unknown_program_write`) find by
+#: themselves beside the script they run: a module ``require``/``use``/``import``/``source`` looks up (``ruby
+#: t.rb`` loading a written ``helper.rb``, ``perl t.pl`` a ``Helper.pm``, ``java Main`` a ``Helper.class``,
+#: ``make`` an ``include``d ``x.mk``, ``sqlite3 db '.read x.sql'``, ``vim -c 'so x.vim'``). Keys are folded
+#: names (`_reader_key`: ``ruby3.2`` -> ``ruby``, ``sqlite3`` -> ``sqlite``); a reader with no entry here
+#: counts any file written by name (`reader_write`).
+_READER_FINDS: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
+    **dict.fromkeys(("ruby", "irb", "jruby", "truffleruby"), ((".rb", ".so", ".bundle"), ("Gemfile", ".rspec"))),
+    "perl": ((".pm", ".pl", ".pmc", ".ph", ".so"), ("Makefile.PL", "Build.PL")),
+    **dict.fromkeys(("lua", "luajit"), ((".lua", ".so"), ())),
+    "php": ((".php", ".inc", ".phtml", ".phar", ".ini"), ("vendor", "composer.json")),
+    "julia": ((".jl",), ("Project.toml", "Manifest.toml", "JuliaProject.toml")),
+    "groovy": ((".groovy", ".gvy", ".jar", ".class"), ()),
+    **dict.fromkeys(("java", "jshell"), ((".class", ".jar", ".java", ".jsh"), ("META-INF",))),
+    **dict.fromkeys(("tclsh", "wish", "expect"), ((".tcl", ".tm", ".exp", ".so"), ("pkgIndex.tcl",))),
+    "osascript": ((".scpt", ".scptd", ".applescript"), ()),
+    "xonsh": ((".xsh", ".py", ".pth"), ()),
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), ((".awk", ".gawk", ".so"), ())),
+    **dict.fromkeys(("vim", "vi", "nvim", "view"), ((".vim", ".lua"), ())),
+    "gdb": ((".gdb", ".py"), ()),
+    "sqlite": ((".sql", ".so"), ()),
+    "pwsh": ((".ps1", ".psm1", ".psd1", ".ps1xml", ".dll"), ("Modules",)),
+    **dict.fromkeys(("make", "gmake"), ((".mk", ".mak", ".make"), ("Makefile", "makefile", "GNUmakefile"))),
+    **dict.fromkeys(("r", "rscript"), ((".R", ".r", ".Rmd"), ("DESCRIPTION", "NAMESPACE", ".Rprofile"))),
+}
+
+
+def _reader_key(base: str) -> str:
+    """A code reader's folded name: ``ruby3.2`` -> ``ruby``, ``tclsh8.6`` -> ``tclsh``, ``sqlite3`` -> ``sqlite``."""
+    folded = re.sub(r"[.-]static$", "", base.lower())
+    return folded if folded in _READER_FINDS else re.sub(r"(?<=[a-z])[0-9.]+$", "", folded)
+
+
+def has_finder(name: str) -> bool:
+    """Whether this module says what ``name`` finds by itself (`_FINDS`, python, `_READER_FINDS`)."""
+    base = os.path.basename(name)
+    return base in _FINDS or bool(_PYTHON.fullmatch(base)) or _reader_key(base) in _READER_FINDS
 _PYTHON: Final = re.compile(r"(?:python|pypy)[0-9.]*")
 #: Programs that run a project's own commands (a recipe, a script, a test runner run under them): they may
 #: run any program of `_FINDS`, so what any of them finds counts (round 39, review13: ``make test``,
 #: ``./run_tests.sh``, ``coverage run -m pytest`` ran a written ``conftest.py``).
 _RUNS_PROJECT: Final = frozenset({"make", "gmake", "coverage", "task", "invoke", "scons", "ninja", "meson", "bazel"})
 _ANY_FOUND: Final = (
-    tuple(sorted({s for found in _FINDS.values() for s in found[0]})),
-    tuple(sorted({n for found in _FINDS.values() for n in found[1]} - set(_SHELL_START[1]))),
+    tuple(sorted({s for found in (*_FINDS.values(), *_READER_FINDS.values()) for s in found[0]})),
+    tuple(sorted({n for found in (*_FINDS.values(), *_READER_FINDS.values()) for n in found[1]} - set(_SHELL_START[1]))),
 )
 
 
@@ -115,7 +152,7 @@ def found_code_write(name: str, others: Sequence[tuple[str, Sequence[str]]], arg
     ``build.rs`` of cargo, ``setup.py`` of pip, ``os.py`` imported by ``python3 t.py``, ``~/.profile`` of
     ``sh -l``) (red team, round 39). "" when none."""
     base = os.path.basename(name)
-    suffixes, names = _FINDS.get(base) or (_PY if _PYTHON.fullmatch(base) else ((), ()))
+    suffixes, names = _FINDS.get(base) or (_PY if _PYTHON.fullmatch(base) else _READER_FINDS.get(_reader_key(base), ((), ())))
     if base in _RUNS_PROJECT or "/" in name or (base in _SHELLS and _runs_script(argv)):
         suffixes, names = _ANY_FOUND  # a project's script or recipe may run any of them
     if not suffixes and not names:

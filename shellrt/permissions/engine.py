@@ -536,7 +536,10 @@ class PermissionEngine:
         parts = through_path_wrappers(parts)
         # What each part writes; a part that is not read-only and names no write may write anything.
         writes = [
-            (p.text, (*p.writes, *p.program_writes) or (() if p.read_only or p.assignment_only else ("",)))
+            (
+                " ".join((p.text, *p.write_words)),  # `cat q > "$d/ls"`: the run-time target's pieces (round 45)
+                (*p.writes, *p.program_writes) or (() if p.read_only or p.assignment_only else ("",)),
+            )
             for p in parts
         ]
         # Parts that write a file no word names (`cp q "$p"`, `> "$d/x"`): not a program whose writes are

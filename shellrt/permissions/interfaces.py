@@ -96,6 +96,9 @@ class CommandPart:
     #: empty when not known. Relative names in it (``./run.sh``) mean files there: a rule
     #: remembered from an approval covers the part only in the directories it was approved in.
     dirs: tuple[str, ...] = ()
+    #: Its output redirections whose target is known only at run time, as written (``> "$d/ls"``;
+    #: each a "" in ``writes``): their static pieces may name a place a later part finds code in.
+    write_words: tuple[str, ...] = ()
     #: Where its standard input may come from: ``<<`` (a here-document or here-string), ``|`` (it is
     #: in a pipeline), or a file as written (``< s``); empty when it is inherited or not known.
     stdin: tuple[str, ...] = ()

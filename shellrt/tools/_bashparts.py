@@ -313,6 +313,7 @@ def command_parts(
                 recursive=recursive,
                 read_only=read_only,
                 why_not=why,
+                write_words=tuple(getattr(sub, "write_words", ())),
                 hazard=hazard,
                 dirs=dirs,
                 stdin=_stdin(plan, argv, a.command),
