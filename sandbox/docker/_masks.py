@@ -10,13 +10,14 @@ across tenants), computed per host, which no fixed list can name, and a later da
 So the daemon is asked: one container created (never started) with no ``MaskedPaths`` shows the
 daemon's default in its ``HostConfig`` (moby fills it at create); shellrt asks for that list, its
 own floor (`FLOOR`) and this host's per-CPU ``thermal_throttle`` directories (`host_cpu_masks`:
-a 20.10 daemon predates them). The answer is kept per daemon (its id, version and the socket
-shellrt reached it by) for the life of the process: moby computes its list once per run.
+a 20.10 daemon predates them). The answer is kept per daemon (the URL shellrt reached it by and its whole ``GET /version``
+answer: build, components, kernel, OS, arch; round 46) for the life of the process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import threading
@@ -62,7 +63,7 @@ _RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 _MAX_CPUS = 1 << 14
 
 _lock = threading.Lock()
-_known: dict[tuple[str, ...], tuple[str, ...]] = {}
+_known: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
 def possible_cpus(sys_root: str = "/sys") -> list[int]:
@@ -109,8 +110,11 @@ def daemon_masked_paths(client: docker.DockerClient, image: str, name: str, labe
     one), learnt once per daemon: a container of ``image`` created with none, read, removed. It is
     never started; ``name`` and ``labels`` are a session's, so the reaper removes it if this process
     dies before it does."""
+    # The daemon's whole `/version` answer (its build, components, kernel, OS, arch) beside the URL:
+    # moby 28 computes part of the default per host, and one URL may reach another host's daemon of
+    # the same build (round 46, review27: the key was the URL, version and commit alone).
     version = client.api.version()
-    key = (str(client.api.base_url), str(version.get("Version")), str(version.get("GitCommit")))
+    key = (str(client.api.base_url), json.dumps(version, sort_keys=True, default=str))
     with _lock:
         if key in _known:
             return list(_known[key])
