@@ -65,7 +65,9 @@ def _env(home: Path, tmp: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_during_the_walk_leaves_no_baseline_a_later_run_restores(tmp_path: Path, signum: int) -> None:
+def test_a_signal_during_the_walk_leaves_no_baseline_a_later_run_restores(
+    tmp_path: Path, signum: int
+) -> None:
     home, tmp = tmp_path / "home", tmp_path / "tmp"
     workspace = home / "repo"
     tmp.mkdir()
