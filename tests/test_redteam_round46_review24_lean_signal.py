@@ -19,6 +19,8 @@ lands right after an in-flight record is written, if one is.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -107,6 +109,8 @@ def test_a_signal_during_the_walk_leaves_no_baseline_a_later_run_restores(
         cwd=home,
         timeout=120,
     )
+    for kept in set(re.findall(r"moved to (/tmp/shellrt-run-[^/]+)/quarantine", later.stderr)):
+        shutil.rmtree(kept, ignore_errors=True)  # the unfixed tree's quarantine (kept below /tmp)
     gone = [str(h.relative_to(workspace)) for h in hooks if not h.is_file() or h.read_bytes() != _HOOK]
     assert not gone, (
         f"a run cut short by signal {signum} before its command left a half-walked baseline; the next "
