@@ -296,7 +296,7 @@ class SessionCgroup:
             self._reap_strays()
             if not self._roots or where is None:
                 return not self.empty()
-            return bool(self._members_of(where))
+            return bool(self._listed(where))  # its subtree: it may have divided it (`_empty`)
 
     def _reap_strays(self) -> None:
         """Reap the spawner thread's children that are no command's root (under `_lock`: no start
@@ -341,17 +341,26 @@ class SessionCgroup:
         with self._lock:
             if not self._roots:
                 for path in self._dirs():
-                    self._empty(path)
+                    self._empty(path, below=False)
             self._remove_idle(kill=True)
             self._reap_strays()
 
-    def _empty(self, path: Path) -> None:
-        """Kill every member of the one cgroup ``path`` (under `_lock`), its ``pids.max`` at 0
-        meanwhile: a leftover that forks and exits faster than a listing is killed (a fork chain)
-        has its next fork refused, so its last link dies. The spawner thread's cgroup gets its
-        limit back (no start runs meanwhile: `_lock`); the session's own is never limited (the
-        limit holds for the cgroups below it: the running commands')."""
-        members = functools.partial(self._members_of, path)
+    def _empty(self, path: Path, *, below: bool) -> None:
+        """Kill every member of the cgroup ``path`` (under `_lock`), and with ``below`` of the
+        cgroups nested in it, its ``pids.max`` at 0 meanwhile: a leftover that forks and exits faster
+        than a listing is killed (a fork chain) has its next fork refused, so its last link dies.
+        The spawner thread's cgroup gets its limit back (no start runs meanwhile: `_lock`); the
+        session's own is never limited (the limit holds for the cgroups below it: the running
+        commands').
+
+        ``below``: an ended command's cgroup is its subtree. A command may divide it (``cgcreate``,
+        ``cgexec``: a harness limiting a job) without ever leaving it; emptied by its one
+        directory, a process in a nested cgroup ran on while the session stayed busy (red team
+        round 46, review24). The limit, hierarchical, refuses their forks too."""
+        if below:
+            members: Callable[[], list[int]] = functools.partial(self._listed, path)
+        else:
+            members = functools.partial(self._members_of, path)
         if not members():
             return
         limit = path / "pids.max"
@@ -372,7 +381,10 @@ class SessionCgroup:
         Without ``kill`` (a move), only the empty ones go (``rmdir`` refuses the others)."""
         for path in sorted(self._children.difference(self._roots.values())):
             if kill:
-                self._empty(path)
+                self._empty(path, below=True)
+            for nested in self._dirs(path)[:0:-1]:  # a command's own below its one, the deepest first
+                with contextlib.suppress(OSError):
+                    nested.rmdir()
             if path == self._here:
                 continue  # the spawner thread is in it: the next command starts there
             try:
@@ -383,23 +395,24 @@ class SessionCgroup:
                 continue  # members left (or leaving): the next sweep, at the latest close
             self._children.discard(path)
         if kill:  # nothing is started in the session's own cgroup: any member there is a leftover
-            self._empty(self.path)
+            self._empty(self.path, below=False)
 
     def members(self) -> list[int]:
         """The member processes of the session's cgroup and its command cgroups (the owner excluded)."""
         return self._listed()
 
-    def _listed(self) -> list[int]:
-        """The processes in the cgroup and those nested in it, but the owner (empty when they
-        cannot be read)."""
+    def _listed(self, top: Path | None = None) -> list[int]:
+        """The processes in the cgroup ``top`` (the session's) and those nested in it, but the owner
+        (empty when they cannot be read)."""
         found: list[int] = []
-        for path in self._dirs():
+        for path in self._dirs(top):
             found += self._members_of(path)
         return found
 
-    def _dirs(self) -> list[Path]:
-        """The session's cgroup and every cgroup nested in it (a command may make more, as root)."""
-        found, todo = [], [self.path]
+    def _dirs(self, top: Path | None = None) -> list[Path]:
+        """The cgroup ``top`` (the session's) and every cgroup nested in it (a command may make
+        more, as root), each after its parent."""
+        found, todo = [], [self.path if top is None else top]
         while todo:
             path = todo.pop()
             found.append(path)
