@@ -300,6 +300,14 @@ def _read_rules(dir_fd: int, *names: str) -> GlobList | None:
     return GlobList.parse(lines, MAX_IGNORE_RULES + 1)  # one more than a walk obeys: it then stops
 
 
+#: How an ancestor of a walk's root is opened: ``O_PATH`` needs no read permission on it, as
+#: ripgrep's and git's reads by path need none: opened ``O_RDONLY``, a directory the caller may
+#: search but not list (``chmod 711``: a shared home; a workspace root a command chmods) gave no
+#: rules -- the walker listed what ripgrep hid, and the guard missed a linked ignore file there,
+#: which ripgrep then obeyed (red team round 46, review25).
+_ANCESTOR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+
+
 def _load_dir_rules(
     directory: str, dir_fd: int | None = None, present: Mapping[str, os.DirEntry[str]] | None = None
 ) -> _DirRules:
@@ -311,7 +319,7 @@ def _load_dir_rules(
     name is tried (4 failed opens a directory were a third of a walk's time)."""
     if dir_fd is None:
         try:
-            opened = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            opened = os.open(directory, _ANCESTOR_FLAGS)
         except OSError:
             return _DirRules(directory, {}, None)
         try:
@@ -488,7 +496,7 @@ def walk_entries(
         if look is None:
             return plain(directory)
         try:
-            dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            dir_fd = os.open(directory, _ANCESTOR_FLAGS)
         except OSError:
             return _no_rules(directory)
         try:
