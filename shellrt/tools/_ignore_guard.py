@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -40,9 +41,14 @@ T = TypeVar("T")
 GUARD_S = 20.0
 
 
-#: Walks under way, by tree (root, its inode, the places skipped): a Grep lists the tree for hidden
-#: tracked files beside its search, and both ripgreps wait on one walk rather than two.
-_under_way: dict[tuple[str, int, int, tuple[str, ...]], tuple[anyio.Event, list[bool | ToolExecutionError]]] = {}
+#: Walks under way, by event loop (its thread) and tree (root, its inode, the places skipped): a
+#: Grep lists the tree for hidden tracked files beside its search, and both ripgreps wait on one
+#: walk rather than two. An Event wakes only its own loop: shared across the loops of a program
+#: running sessions in several threads, a search in one waited on another's walk, whose end never
+#: woke it -- until its own timeout (red team round 46, review25).
+_under_way: dict[
+    tuple[int, str, int, int, tuple[str, ...]], tuple[anyio.Event, list[bool | ToolExecutionError]]
+] = {}
 
 
 async def _as_walked(root: Path, root_fd: int | None, skip: tuple[str, ...]) -> bool:
@@ -51,7 +57,7 @@ async def _as_walked(root: Path, root_fd: int | None, skip: tuple[str, ...]) -> 
         found = os.stat(root_fd) if root_fd is not None else os.stat(root)
     except OSError:
         return await _walked(root, root_fd, skip)
-    key = (str(root), found.st_dev, found.st_ino, skip)
+    key = (threading.get_ident(), str(root), found.st_dev, found.st_ino, skip)
     shared = _under_way.get(key)
     if shared is not None:
         await shared[0].wait()
