@@ -724,7 +724,12 @@ def _odd_here(dir_fd: int, present: Mapping[str, os.DirEntry[str]] | None) -> st
 
 
 def odd_ignore_file(
-    root: Path, *, root_fd: int | None = None, deadline: float | None = None, skip: Iterable[str] = ()
+    root: Path,
+    *,
+    root_fd: int | None = None,
+    deadline: float | None = None,
+    skip: Iterable[str] = (),
+    top: str | None = None,
 ) -> str | None:
     """The first ignore file that ``rg --files`` below ``root`` would read otherwise than the
     walker (`_odd_here`), in the root's ancestors or the directories it enters; None when ripgrep
@@ -747,7 +752,7 @@ def odd_ignore_file(
     try:
         walk = walk_entries(
             root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd, deadline=deadline, skip=skip,
-            dirs_only=True, look=look,
+            dirs_only=True, look=look, top=top,
         )
         for _ in walk:
             pass
