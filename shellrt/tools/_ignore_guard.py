@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -40,18 +41,24 @@ T = TypeVar("T")
 GUARD_S = 20.0
 
 
-#: Walks under way, by tree (root, its inode, the places skipped): a Grep lists the tree for hidden
-#: tracked files beside its search, and both ripgreps wait on one walk rather than two.
-_under_way: dict[tuple[str, int, int, tuple[str, ...]], tuple[anyio.Event, list[bool | ToolExecutionError]]] = {}
+#: Walks under way, by event loop (its thread) and tree (root, its inode, the places skipped): a
+#: Grep lists the tree for hidden tracked files beside its search, and both ripgreps wait on one
+#: walk rather than two. An Event wakes only its own loop: shared across the loops of a program
+#: running sessions in several threads, a search in one waited on another's walk, whose end never
+#: woke it -- until its own timeout (red team round 46, review25).
+_under_way: dict[
+    tuple[int, str, int, int, tuple[str, ...], str | None],
+    tuple[anyio.Event, list[bool | ToolExecutionError]],
+] = {}
 
 
-async def _as_walked(root: Path, root_fd: int | None, skip: tuple[str, ...]) -> bool:
+async def _as_walked(root: Path, root_fd: int | None, skip: tuple[str, ...], top: str | None = None) -> bool:
     """`_walked`, shared with a walk of the same tree already under way."""
     try:
         found = os.stat(root_fd) if root_fd is not None else os.stat(root)
     except OSError:
-        return await _walked(root, root_fd, skip)
-    key = (str(root), found.st_dev, found.st_ino, skip)
+        return await _walked(root, root_fd, skip, top)
+    key = (threading.get_ident(), str(root), found.st_dev, found.st_ino, skip, top)
     shared = _under_way.get(key)
     if shared is not None:
         await shared[0].wait()
@@ -60,11 +67,11 @@ async def _as_walked(root: Path, root_fd: int | None, skip: tuple[str, ...]) -> 
             if isinstance(outcome, ToolExecutionError):
                 raise ToolExecutionError(str(outcome))
             return outcome
-        return await _walked(root, root_fd, skip)  # the first waiter was cancelled
+        return await _walked(root, root_fd, skip, top)  # the first waiter was cancelled
     done: tuple[anyio.Event, list[bool | ToolExecutionError]] = (anyio.Event(), [])
     _under_way[key] = done
     try:
-        verdict = await _walked(root, root_fd, skip)
+        verdict = await _walked(root, root_fd, skip, top)
         done[1].append(verdict)
     except ToolExecutionError as exc:
         done[1].append(exc)
@@ -75,11 +82,11 @@ async def _as_walked(root: Path, root_fd: int | None, skip: tuple[str, ...]) -> 
     return verdict
 
 
-async def _walked(root: Path, root_fd: int | None, skip: tuple[str, ...]) -> bool:
+async def _walked(root: Path, root_fd: int | None, skip: tuple[str, ...], top: str | None = None) -> bool:
     """Whether ripgrep reads below ``root`` the ignore rules the walker reads; raises the walker's
     "Cannot search" refusal past `MAX_IGNORE_RULES`."""
     deadline = time.monotonic() + inner_deadline(GUARD_S)
-    look = functools.partial(odd_ignore_file, root, root_fd=root_fd, deadline=deadline, skip=skip)
+    look = functools.partial(odd_ignore_file, root, root_fd=root_fd, deadline=deadline, skip=skip, top=top)
     try:
         odd = await off_loop(look, what=f"Listing {root}")
     except TooManyIgnoreRulesError as exc:
@@ -90,11 +97,19 @@ async def _walked(root: Path, root_fd: int | None, skip: tuple[str, ...]) -> boo
 
 
 async def guarded(
-    root: Path, root_fd: int | None, skip: tuple[str, ...], run_rg: Callable[[], Awaitable[T]]
+    root: Path,
+    root_fd: int | None,
+    skip: tuple[str, ...],
+    run_rg: Callable[[], Awaitable[T]],
+    top: str | None = None,
 ) -> tuple[T] | None:
     """``(run_rg(),)`` when ripgrep read the rules the walker reads below ``root``; None when the
     walker must answer instead. The walk's refusal (too many rules) comes before ripgrep's
-    answer or error: the walker would have given it."""
+    answer or error: the walker would have given it. ``top``: the highest directory whose ignore
+    files are looked at (`_paths.search_top`: a relocated mount, bwrap's private /tmp, docker's
+    workspace): without it the guard walked the host parents of bwrap's private tmp (the host's
+    /tmp, any local user's to write), which neither ripgrep in the sandbox nor the walker reads,
+    and refused or rerouted searches of /tmp on what they held (red team round 46, review25)."""
     verdict: list[bool] = []
     refusal: list[ToolExecutionError] = []
     failure: list[BaseException] = []
@@ -102,7 +117,7 @@ async def guarded(
 
     async def guard() -> None:
         try:
-            verdict.append(await _as_walked(root, root_fd, skip))
+            verdict.append(await _as_walked(root, root_fd, skip, top))
         except ToolExecutionError as exc:
             refusal.append(exc)
 

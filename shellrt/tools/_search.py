@@ -400,7 +400,7 @@ async def list_files(
     )
     try:
         # Where ignore files are obeyed, only if ripgrep read the rules the walker reads (round 45).
-        got = await guarded(root, root_fd, skip, run) if obey_ignores else (await run(),)
+        got = await guarded(root, root_fd, skip, run, top) if obey_ignores else (await run(),)
         if got is None:
             return await _python_list(root, root_fd, obey_ignores, skip, top=top)
         code, _, err = got[0]
@@ -599,7 +599,7 @@ async def search(
         if not query.obey_ignores or query.single_file is not None:
             return await run()
         # Only if ripgrep read the ignore rules the walker reads (red team round 45).
-        got = await guarded(query.root, query.root_fd, query.skip, run)
+        got = await guarded(query.root, query.root_fd, query.skip, run, query.top)
     except _RgUnavailable:
         return await _walker_search(query, shown)
     return got[0] if got is not None else await _walker_search(query, shown)
