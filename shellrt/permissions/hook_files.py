@@ -163,9 +163,11 @@ class HookFiles:
                     f"the workspace is too large to vouch for as a whole (over {MAX_TREE_ENTRIES} entries or "
                     f"{MAX_HASHED_BYTES >> 20} MiB): a stdio server started in it (its cwd), an environment "
                     "value naming it, or a project runner (`uv run`, `poetry run`, `bundle exec`, `go run`, "
-                    "`cargo run`…) may load any of its files by search; start the server outside the "
-                    'workspace (leave out "cwd"), run a tool by its path outside the workspace, and name '
-                    "the files it runs by their paths"
+                    "`cargo run`…) may load any of its files by search, and so may a hook's node script "
+                    'whose package.json maps a pattern to the root ("#x/*": "./*"); start the server '
+                    'outside the workspace (leave out "cwd"), run a tool by its path outside the '
+                    'workspace, map such patterns below a directory ("./lib/*"), and name the files it '
+                    "runs by their paths"
                 )
             elif digest == _TOO_LARGE and rel.split("/")[-1] == "node_modules":
                 out.append(
