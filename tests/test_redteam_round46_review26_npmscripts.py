@@ -123,3 +123,15 @@ def test_an_npm_run_hook_does_not_run_a_planted_tool_on_the_host(
     assert ran.exists(), f"the hook did not run before the plant: the test proves nothing {first}"
     _session(ws, own, tmp_path / "s2", ["echo next"])
     assert not marker.exists(), "the operator's npm-run hook ran a tool a sandboxed command wrote"
+
+
+def test_a_workspace_package_link_refuses_saying_what_it_is(tmp_path: Path) -> None:
+    """``node_modules/a -> ../packages/a`` (npm workspaces) is not vouched for; the message said
+    "links a directory out of the workspace", which it does not: it now names the link's kind and
+    an install outside the workspace to use instead."""
+    ws = tmp_path / "ws"
+    _project(ws, _SCRIPTS)
+    (ws / "packages" / "a").mkdir(parents=True)
+    (ws / "node_modules" / "a").symlink_to("../packages/a")
+    problems = " ".join(hook_files(ws, ["npm run fmt"]).problems())
+    assert "node_modules/a -> ../packages/a" in problems and "/opt/tools/node_modules/.bin" in problems, problems

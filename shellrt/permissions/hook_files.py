@@ -176,9 +176,11 @@ class HookFiles:
                 out.append(
                     f"{rel}, where node finds what a hook's node code requires (plugins and optional "
                     "packages no manifest declares too), is too large to vouch for (over "
-                    f"{MAX_TREE_ENTRIES} entries or {MAX_HASHED_BYTES >> 20} MiB) or links a directory "
-                    "out of the workspace: run the tool from an install outside the workspace, by its "
-                    "absolute path"
+                    f"{MAX_TREE_ENTRIES} entries or {MAX_HASHED_BYTES >> 20} MiB), or links a directory "
+                    "out of itself (a workspace package's link such as node_modules/a -> ../packages/a "
+                    "is one): run the tool from an install outside the workspace, by its absolute path "
+                    '(for example "/opt/tools/node_modules/.bin/prettier --write"), or start the hook\'s '
+                    "node script outside the workspace"
                 )
             elif digest == _TOO_LARGE and "node_modules" in rel.split("/"):
                 out.append(
