@@ -66,10 +66,11 @@ def test_what_a_package_script_runs_is_recorded(tmp_path: Path, hook: str, rewri
 
 
 def test_a_script_line_that_cannot_be_resolved_records_the_workspace(tmp_path: Path) -> None:
-    """A line with a variable (``$npm_package_config_x``) or a script running itself: fail closed."""
+    """A line with a variable (``$npm_package_config_x``), a script running itself, or another
+    directory's or package's scripts (``--prefix``, ``-w``, ``-C``): fail closed."""
     ws = tmp_path / "ws"
     _project(ws, {"v": "node $npm_package_config_entry", "loop": "npm run loop"})
-    for hook in ("npm run v", "npm run loop"):
+    for hook in ("npm run v", "npm run loop", "npm --prefix sub run fmt", "npm run fmt -w pkg", "pnpm -C sub fmt"):
         assert WHOLE_WORKSPACE in hook_files(ws, [hook]).files, hook
 
 

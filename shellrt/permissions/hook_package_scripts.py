@@ -37,6 +37,11 @@ _PNPM_OWN = frozenset({
     "exec", "dlx", "list", "ls", "why", "outdated", "audit", "store", "root", "bin", "config",
     "view", "info", "help", "--version", "-v", "env", "licenses", "server", "setup",
 })
+#: Options that run the scripts of another directory or package (npm, pnpm).
+_ELSEWHERE = frozenset({
+    "--prefix", "-C", "--dir", "-w", "--workspace", "--workspaces", "-ws", "--filter", "-F",
+    "--recursive", "-r", "--include-workspace-root",
+})
 _NPM_OTHER_SCRIPTING = frozenset({"explore", "init", "create", "innit", "exec", "x"})
 
 
@@ -48,6 +53,10 @@ def script_lines(program: str, args: list[str | None], base: str) -> list[str] |
     operands = [a for a in args if a is None or not a.startswith("-")]
     if not operands:
         return []
+    if args[0] != operands[0] or any(a is not None and a.split("=", 1)[0] in _ELSEWHERE for a in args):
+        # An option before the subcommand may take the next word (``npm --prefix d run x``), and
+        # these run another package's scripts: not bounded by this package.json's lines.
+        return WHOLE
     sub = operands[0]
     if sub is None:
         return WHOLE  # a subcommand chosen at run time
