@@ -26,6 +26,7 @@ import os
 import re
 import stat
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,6 +60,8 @@ _VALUE_PARTS = re.compile(r"[\s:=,;]+")
 WATCHED_HOOK_DIRS: tuple[str, ...] = (".claude/hooks", ".shellrt/hooks")
 #: Digest prefix of a path that leads out of the workspace (never trusted).
 OUTSIDE_PREFIX = "outside:"
+#: A word shaped as an environment assignment (``NAME=``, the name unquoted), as ``env`` reads one.
+_ASSIGNMENT_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 #: The variables the hook runner sets to the workspace (`CommandHookRunner`).
 _PROJECT_VAR = re.compile(
     r"\$(?:\{(?:CLAUDE|SHELLRT)_PROJECT_DIR\}|(?:CLAUDE|SHELLRT)_PROJECT_DIR(?![A-Za-z0-9_]))"
@@ -163,17 +166,21 @@ class HookFiles:
                     f"the workspace is too large to vouch for as a whole (over {MAX_TREE_ENTRIES} entries or "
                     f"{MAX_HASHED_BYTES >> 20} MiB): a stdio server started in it (its cwd), an environment "
                     "value naming it, or a project runner (`uv run`, `poetry run`, `bundle exec`, `go run`, "
-                    "`cargo run`…) may load any of its files by search; start the server outside the "
-                    'workspace (leave out "cwd"), run a tool by its path outside the workspace, and name '
-                    "the files it runs by their paths"
+                    "`cargo run`…) may load any of its files by search, and so may a hook's node script "
+                    'whose package.json maps a pattern to the root ("#x/*": "./*"); start the server '
+                    'outside the workspace (leave out "cwd"), run a tool by its path outside the '
+                    'workspace, map such patterns below a directory ("./lib/*"), and name the files it '
+                    "runs by their paths"
                 )
             elif digest == _TOO_LARGE and rel.split("/")[-1] == "node_modules":
                 out.append(
                     f"{rel}, where node finds what a hook's node code requires (plugins and optional "
                     "packages no manifest declares too), is too large to vouch for (over "
-                    f"{MAX_TREE_ENTRIES} entries or {MAX_HASHED_BYTES >> 20} MiB) or links a directory "
-                    "out of the workspace: run the tool from an install outside the workspace, by its "
-                    "absolute path"
+                    f"{MAX_TREE_ENTRIES} entries or {MAX_HASHED_BYTES >> 20} MiB), or links a directory "
+                    "out of itself (a workspace package's link such as node_modules/a -> ../packages/a "
+                    "is one): run the tool from an install outside the workspace, by its absolute path "
+                    '(for example "/opt/tools/node_modules/.bin/prettier --write"), or start the hook\'s '
+                    "node script outside the workspace"
                 )
             elif digest == _TOO_LARGE and "node_modules" in rel.split("/"):
                 out.append(
@@ -354,11 +361,27 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
         # by any path too (``/usr/local/bin/uv run x`` searches as ``uv run x`` does, round 24).
         pwd = next((a.value.value for a in part.assignments if a.name == "PWD" and a.value is not None), None)
         found.extend(_searched(program, [w.value for w in words[1:]], root, pwd or at.path))
+        if program in _SCRIPT_RUNNERS:
+            found.extend(_package_script_paths(program, [w.value for w in words[1:]], root, pwd or at.path, at))
     if name is not None and "/" not in name:
         found.extend(_on_path(name, root, at.path))
         words = words[1:]
     for index, word in enumerate(words):
         value = word.value
+        shaped = _ASSIGNMENT_WORD.match(word.raw)
+        if shaped is not None and word is not part.argv[0]:
+            # ``env NODE_PATH=lib node x.js``, ``sudo PYTHONPATH=. python3 x.py``: an environment
+            # the program gets from a wrapper is read as the command's own assignment (round 46:
+            # ``lib`` was not recorded and a command's ``lib/plug.js`` ran on the host).
+            from shellrt.analysis.models import Assignment, Word
+
+            rest = word.raw[shaped.end() :]
+            after = None if value is None else value.split("=", 1)[1]
+            named = Assignment(shaped.group(1), word.raw, Word(rest, after, word.features))
+            why = _assignment_paths(named, root, found, resolved, at)
+            if why is not None:
+                return why
+            continue
         if value == "-m" and index + 1 < len(words):
             return "`-m` loads a module found by search, not a fixed file"
         if value is not None and value.startswith("-"):
@@ -497,7 +520,51 @@ _PROJECT_RUNNERS: dict[str, frozenset[str] | None] = {
     "bundle": None,  # every subcommand evaluates the Gemfile
     "go": frozenset({"run", "test", "generate"}),
     "cargo": frozenset({"run", "test", "build", "check", "clippy", "bench"}),
+    # Every subcommand reads the project's own configuration as code (round 46): yarn a
+    # ``.yarnrc.yml``'s ``yarnPath`` release and plugins, Yarn PnP's ``.pnp.cjs`` and
+    # ``.yarn/cache``; bun a ``bunfig.toml``'s ``preload`` scripts.
+    "yarn": None,
+    "yarnpkg": None,
+    "bun": None,
 }
+#: Package managers whose ``run``/``test``/… runs a ``package.json`` script line (round 46).
+_SCRIPT_RUNNERS = frozenset({"npm", "pnpm"})
+#: Script lines followed into scripts they run (``npm run a`` running ``npm run b``), at most.
+_MAX_SCRIPT_DEPTH = 8
+_script_depth: ContextVar[int] = ContextVar("shellrt_hook_script_depth", default=0)
+
+
+def _package_script_paths(program: str, args: list[str | None], root: Path, base: str, at: _Base) -> list[str]:
+    """What the ``package.json`` script lines ``program args`` runs load (`hook_package_scripts`):
+    each line resolved as a hook command run from ``base``, and each bare program of it as the
+    ``node_modules/.bin`` entry npm finds first on the script's ``PATH`` (a node tool: the whole
+    ``node_modules`` is recorded for it). A line that cannot be resolved, or a subcommand that
+    runs more than lines (an install), records the whole workspace (fail closed)."""
+    from shellrt.analysis import analyze
+    from shellrt.permissions.hook_package_scripts import BIN_DIR, script_lines
+
+    if _inside(root, base) is None:
+        return []
+    lines = script_lines(program, args, base)
+    depth = _script_depth.get()
+    if lines is None or depth >= _MAX_SCRIPT_DEPTH:
+        return [WHOLE_WORKSPACE]
+    out: list[str] = []
+    token = _script_depth.set(depth + 1)
+    try:
+        for line in lines:
+            paths, why = _command_paths(line, root, {}, _Base(base, at.home))
+            if why is not None:
+                return [WHOLE_WORKSPACE]
+            out += paths
+            plan = analyze(line, "bash").plan
+            for part in plan.commands if plan is not None else ():
+                name = part.argv[0].value if part.argv else None
+                if name and "/" not in name and (rel := _inside(root, os.path.join(base, BIN_DIR, name))):
+                    out.append(rel)
+    finally:
+        _script_depth.reset(token)
+    return out
 
 
 def _loads_the_project(program: str, args: list[str | None]) -> bool:

@@ -31,6 +31,8 @@ _SUFFIXES = ("", ".js", ".cjs", ".mjs", ".json", ".node")
 _SCRIPT_NAMES = (".js", ".cjs", ".mjs")
 #: `hook_files.ROOT_FILES`: the root's own files (a module at the root), not its subdirectories.
 _ROOT_FILES = "./"
+#: `hook_files.WHOLE_WORKSPACE`: the whole tree (an ``imports`` pattern ``"#x/*": "./*"``).
+_WHOLE_WORKSPACE = "."
 
 
 def node_script_loads(root: Path, rels: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -41,6 +43,8 @@ def node_script_loads(root: Path, rels: Iterable[str]) -> tuple[list[str], list[
     out: dict[str, None] = {}
     queue = [rel for rel in rels if not _in_node_modules(rel) and is_node_script(os.path.join(base, rel))]
     read: set[str] = set()
+    mains: set[str] = set()
+    whole = False  # an ``imports``/``exports`` pattern that may map anywhere in the root
     while queue and len(read) < MAX_NODE_MODULES_READ:
         rel = queue.pop()
         if rel in read:
@@ -49,25 +53,43 @@ def node_script_loads(root: Path, rels: Iterable[str]) -> tuple[list[str], list[
         here = os.path.dirname(rel)
         scopes = _scopes(here)
         out.update(dict.fromkeys(scopes))
+        scope = _scope(base, scopes)
         for spec in literal_specifiers(os.path.join(base, rel)):
             if spec.startswith("#"):
-                targets = _imports_targets(base, scopes)
+                targets = scope.targets("imports")
             elif spec.startswith(("./", "../")) or spec in (".", ".."):
                 targets = [os.path.normpath(os.path.join(here, spec))]
+            elif scope.name and (spec == scope.name or spec.startswith(scope.name + "/")):
+                targets = scope.targets("exports")  # self-reference: the package's own exports first
             else:
                 continue
-            for target in targets:
+            while targets:
+                target = targets.pop()
+                if "*" in target:  # a pattern's target: what the ``*`` may stand for, whole
+                    prefix = target[: target.index("*")]
+                    place = prefix.rstrip("/") if prefix.endswith("/") else os.path.dirname(prefix)
+                    if place in ("", "."):
+                        whole = True
+                    elif not place.startswith(".."):
+                        out.setdefault(place)
+                    continue
                 found = _resolved(base, target)
                 if found is None:  # absent, or out of the workspace: its directory, as it is
                     place = os.path.dirname(target)
                     if place and not place.startswith(".."):
                         out.setdefault(place)
                     continue
-                place = found if os.path.isdir(os.path.join(base, found)) else os.path.dirname(found)
+                is_dir = os.path.isdir(os.path.join(base, found))
+                place = found if is_dir else os.path.dirname(found)
                 out.setdefault(place or _ROOT_FILES)
+                if is_dir and found not in mains:  # a directory loads its package.json's "main"
+                    mains.add(found)
+                    targets += _main_targets(base, found)
                 if not _in_node_modules(found) and is_node_script(os.path.join(base, found)):
                     queue.append(found)
     places = [p for p in out if p != "."]  # the whole root is no module's directory
+    if whole:
+        places.append(_WHOLE_WORKSPACE)
     if set(queue) - read:
         return places, [
             f"hook node scripts load more than {MAX_NODE_MODULES_READ} modules from the workspace by a "
@@ -109,8 +131,27 @@ def _scopes(directory: str) -> list[str]:
     return ["/".join([*parts[:end], "package.json"]) for end in range(len(parts), -1, -1)]
 
 
-def _imports_targets(base: str, scopes: list[str]) -> list[str]:
-    """The workspace paths the nearest present ``package.json``'s ``imports`` may map to."""
+class _Scope:
+    """The nearest present ``package.json`` of a script (its package scope): its ``name`` and what
+    its ``imports`` and ``exports`` map to."""
+
+    def __init__(self, where: str, data: dict[str, object]) -> None:
+        self.where = where
+        self.data = data
+        name = data.get("name")
+        # self-reference resolves through "exports" only (node: ERR_PACKAGE_PATH_NOT_EXPORTED without)
+        self.name = name if isinstance(name, str) and name and "exports" in data else ""
+
+    def targets(self, key: str) -> list[str]:
+        """Workspace paths (``*`` patterns kept) ``key``'s map may send a specifier to."""
+        return [
+            os.path.normpath(os.path.join(self.where, t)) for t in _strings(self.data.get(key)) if t.startswith("./")
+        ]
+
+
+def _scope(base: str, scopes: list[str]) -> _Scope:
+    """The nearest present ``package.json`` of ``scopes``; an empty scope when none, or when the
+    nearest cannot be read (its maps are then not followed: node fails on it too)."""
     for scope in scopes:
         try:
             with open(os.path.join(base, scope), "rb") as fh:
@@ -118,11 +159,21 @@ def _imports_targets(base: str, scopes: list[str]) -> list[str]:
         except FileNotFoundError:
             continue
         except (OSError, ValueError, RecursionError):
-            return []
-        imports = data.get("imports") if isinstance(data, dict) else None
-        here = os.path.dirname(scope)
-        return [os.path.normpath(os.path.join(here, t)) for t in _strings(imports) if t.startswith("./")]
-    return []
+            break
+        return _Scope(os.path.dirname(scope), data if isinstance(data, dict) else {})
+    return _Scope("", {})
+
+
+def _main_targets(base: str, directory: str) -> list[str]:
+    """What requiring ``directory`` loads by its ``package.json``'s ``main`` (which may lie out of
+    it: ``"main": "../src/main.js"``)."""
+    try:
+        with open(os.path.join(base, directory, "package.json"), "rb") as fh:
+            data = json.loads(fh.read(_MANIFEST_LIMIT))
+    except (OSError, ValueError, RecursionError):
+        return []
+    main = data.get("main") if isinstance(data, dict) else None
+    return [os.path.normpath(os.path.join(directory, main))] if isinstance(main, str) and main else []
 
 
 def _strings(value: object) -> list[str]:

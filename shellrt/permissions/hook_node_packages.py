@@ -124,9 +124,10 @@ def _declared(package: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-#: ``require("x")``, ``import … from "x"``, ``import "x"``, ``import("x")`` with a literal name.
+#: ``require("x")``, ``import … from "x"``, ``import "x"``, ``import("x")`` with a literal name; a
+#: template literal with no substitution (``require(`../lib/x.js`)``) is one too (round 46).
 _REQUIRE = re.compile(
-    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(["'])([^"'\\\n]+)\1"""
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(?:(["'])([^"'\\\n]+)\1|`([^`$\\]+)`)"""
 )
 _SCRIPT_SUFFIXES = (".js", ".cjs", ".mjs")
 
@@ -151,7 +152,7 @@ def literal_specifiers(path: str) -> list[str]:
             text = fh.read(_MANIFEST_LIMIT).decode("utf-8", "replace")
     except OSError:
         return []
-    return list(dict.fromkeys(spec for _, spec in _REQUIRE.findall(text)))
+    return list(dict.fromkeys(quoted or template for _, quoted, template in _REQUIRE.findall(text)))
 
 
 def _required(path: str) -> list[str]:

@@ -735,8 +735,12 @@ def _acl_of(path: Path, *, follow: bool) -> _Acl | None:
 
 def _acl_bits(st: os.stat_result, acl: _Acl | None, ids: tuple[int, int] | None) -> int:
     """The rwx bits of ``st`` (and its ACL) that apply to ``ids`` (None: a uid no entry names),
-    shifted to the "others" place, as ``posix_acl_permission`` grants them (one bit at a time)."""
-    if not acl:
+    shifted to the "others" place, as ``posix_acl_permission`` grants them (one bit at a time).
+    The kernel reads the ACL only when the mode's group bits (its mask) are not all clear
+    (``acl_permission_check``): with a mask ``---`` every uid but the owner gets the mode's bits
+    alone, a named entry none of its own (round 46: ``u:U:rwx`` under mask ``---`` was read as
+    closed to U while U read the file through "other" r-x, so the operator's deny masked nothing)."""
+    if not acl or not st.st_mode & stat.S_IRWXG:
         return _bits(st, ids)
     mask = next((perm for tag, perm, _ in acl if tag == _ACL_MASK), 0o7)
     if ids is not None and st.st_uid == ids[0]:
