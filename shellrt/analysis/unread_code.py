@@ -34,6 +34,7 @@ from shellrt.analysis.value_programs import (
 from shellrt.analysis.written_places import (
     config_write,
     dynamic_place,
+    first_named_write,
     found_code_write,
     glued_programs,
     has_finder,
@@ -649,11 +650,11 @@ def reader_write(name: str, others: Sequence[tuple[str, Sequence[str]]]) -> str:
     lang = _lang(name)
     if lang not in CODE_READERS or lang in _READERS_FIND_NOTHING or has_finder(name):
         return ""
-    for text, writes in others:
-        for path in writes:
-            if path and not path.startswith("/dev/"):
-                return f"{lang} has no model of the files its code loads by itself, and {text!r} writes {path} in the same command"
-    return ""
+    found = first_named_write(others)
+    if found is None:
+        return ""
+    text, path = found
+    return f"{lang} has no model of the files its code loads by itself, and {text!r} writes {path} in the same command"
 
 
 def made_hook(

@@ -20,7 +20,7 @@ from typing import Final
 from .programs import WRAPPERS, program_spec
 from .text_words import split_words
 
-__all__ = ["config_write", "dynamic_place", "found_code_write", "glued_programs", "has_finder", "may_run_git", "on_path_write", "unknown_program_write", "unnamed_write", "unpacks_unknown"]
+__all__ = ["config_write", "dynamic_place", "first_named_write", "found_code_write", "glued_programs", "has_finder", "may_run_git", "on_path_write", "unknown_program_write", "unnamed_write", "unpacks_unknown"]
 
 #: Programs that write or list files and run no other program themselves (so no git): beside a
 #: written hook they are not read as running git. Anything else not read-only may (``make``, ``npm``,
@@ -188,11 +188,21 @@ def unknown_program_write(name: str, others: Sequence[tuple[str, Sequence[str]]]
         return ""  # a wrapper's program is a part of its own (`timeout 60 sbt test`)
     if not may_run_git(base) or program_spec(base) is not None:
         return ""
+    found = first_named_write(others)
+    if found is None:
+        return ""
+    text, path = found
+    return f"{base} has no model of the files it loads by itself, and {text!r} writes {path} in the same command"
+
+
+def first_named_write(others: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, str] | None:
+    """(the part's text, the path) of the first file another part writes by name, not a device
+    (`/dev/null`, `/dev/stderr`): what a program that loads files by itself may load."""
     for text, writes in others:
         for path in writes:
             if path and not path.startswith("/dev/"):
-                return f"{base} has no model of the files it loads by itself, and {text!r} writes {path} in the same command"
-    return ""
+                return text, path
+    return None
 
 
 def config_write(name: str, others: Sequence[tuple[str, Sequence[str]]]) -> str:
