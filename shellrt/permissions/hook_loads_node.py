@@ -15,18 +15,16 @@ beside it, as for the hook script's own), the modules found are read in turn, an
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from shellrt.permissions.hook_node_packages import is_node_script, literal_specifiers
+from shellrt.permissions.hook_node_packages import is_node_script, literal_specifiers, read_manifest
 
 __all__ = ["MAX_NODE_MODULES_READ", "node_script_loads", "root_node_scripts", "runs_from_node_modules"]
 
 #: Node modules read for their loads per settings file's hooks, at most (beyond: not followed).
 MAX_NODE_MODULES_READ = 256
-_MANIFEST_LIMIT = 1 << 20
 _SUFFIXES = ("", ".js", ".cjs", ".mjs", ".json", ".node")
 _SCRIPT_NAMES = (".js", ".cjs", ".mjs")
 #: `hook_files.ROOT_FILES`: the root's own files (a module at the root), not its subdirectories.
@@ -154,13 +152,12 @@ def _scope(base: str, scopes: list[str]) -> _Scope:
     nearest cannot be read (its maps are then not followed: node fails on it too)."""
     for scope in scopes:
         try:
-            with open(os.path.join(base, scope), "rb") as fh:
-                data = json.loads(fh.read(_MANIFEST_LIMIT))
+            data = read_manifest(os.path.join(base, scope))
         except FileNotFoundError:
             continue
-        except (OSError, ValueError, RecursionError):
+        if data is None:
             break
-        return _Scope(os.path.dirname(scope), data if isinstance(data, dict) else {})
+        return _Scope(os.path.dirname(scope), data)
     return _Scope("", {})
 
 
@@ -168,11 +165,10 @@ def _main_targets(base: str, directory: str) -> list[str]:
     """What requiring ``directory`` loads by its ``package.json``'s ``main`` (which may lie out of
     it: ``"main": "../src/main.js"``)."""
     try:
-        with open(os.path.join(base, directory, "package.json"), "rb") as fh:
-            data = json.loads(fh.read(_MANIFEST_LIMIT))
-    except (OSError, ValueError, RecursionError):
+        data = read_manifest(os.path.join(base, directory, "package.json"))
+    except FileNotFoundError:
         return []
-    main = data.get("main") if isinstance(data, dict) else None
+    main = data.get("main") if data is not None else None
     return [os.path.normpath(os.path.join(directory, main))] if isinstance(main, str) and main else []
 
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["MAX_PACKAGES", "is_node_script", "literal_specifiers", "node_module_dirs", "node_packages"]
+__all__ = ["MAX_PACKAGES", "is_node_script", "literal_specifiers", "node_module_dirs", "node_packages", "read_manifest"]
 
 #: Packages recorded for one settings file's hooks at most; beyond, not vouched for.
 MAX_PACKAGES = 256
@@ -107,14 +107,27 @@ def _package_of(base: str, rel: str) -> str | None:
     return None
 
 
+def read_manifest(path: str) -> dict[str, object] | None:
+    """The ``package.json`` at ``path`` (its first MiB), {} when it is JSON but not an object; None when
+    it cannot be read or parsed. `FileNotFoundError` is raised: a missing manifest means something
+    else to each caller (the next scope up, no scripts, nothing declared)."""
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read(_MANIFEST_LIMIT))
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else {}
+
+
 def _declared(package: str) -> list[str]:
     """The package names ``package``'s ``package.json`` declares (none when it has no readable one)."""
     try:
-        with open(os.path.join(package, "package.json"), "rb") as fh:
-            data = json.loads(fh.read(_MANIFEST_LIMIT))
-    except (OSError, ValueError, RecursionError):
+        data = read_manifest(os.path.join(package, "package.json"))
+    except FileNotFoundError:
         return []
-    if not isinstance(data, dict):
+    if data is None:
         return []
     names: list[str] = []
     for key in _DEP_KEYS:

@@ -13,8 +13,9 @@ cannot be read) is `WHOLE` (the whole workspace, fail closed).
 
 from __future__ import annotations
 
-import json
 import os
+
+from shellrt.permissions.hook_node_packages import read_manifest
 
 __all__ = ["BIN_DIR", "WHOLE", "script_lines"]
 
@@ -22,7 +23,6 @@ __all__ = ["BIN_DIR", "WHOLE", "script_lines"]
 WHOLE = None
 #: Where npm and pnpm put a project's binaries on a script's ``PATH``.
 BIN_DIR = os.path.join("node_modules", ".bin")
-_MANIFEST_LIMIT = 1 << 20
 #: ``npm <sub>`` that runs one named script (the name: the next operand, or fixed).
 _NPM_RUN = frozenset({"run", "run-script", "rum", "urn"})
 _FIXED = {"test": "test", "t": "test", "tst": "test", "start": "start", "stop": "stop", "restart": "restart"}
@@ -94,11 +94,10 @@ def _scripts(base: str) -> dict[str, object] | None:
     """``base/package.json``'s ``scripts`` ({} when it has none or there is no manifest: the
     command fails, runs nothing); None when it cannot be read."""
     try:
-        with open(os.path.join(base, "package.json"), "rb") as fh:
-            data = json.loads(fh.read(_MANIFEST_LIMIT))
+        data = read_manifest(os.path.join(base, "package.json"))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError, RecursionError):
+    if data is None:
         return None
-    scripts = data.get("scripts") if isinstance(data, dict) else None
+    scripts = data.get("scripts")
     return scripts if isinstance(scripts, dict) else {}
