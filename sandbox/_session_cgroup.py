@@ -149,7 +149,6 @@ class SessionCgroup:
         self.path = path
         #: Read again in place (``pread`` at 0 regenerates it): one system call per check.
         self._count = os.open(path / "pids.current", os.O_RDONLY | os.O_CLOEXEC)
-        self._procs = str(path / "cgroup.procs")
         self._lock = threading.Lock()
         #: The session's commands still running (their roots' pids) and the cgroup each started in:
         #: no sweep of a cgroup while a command started in it runs.
@@ -357,10 +356,7 @@ class SessionCgroup:
         ``cgexec``: a harness limiting a job) without ever leaving it; emptied by its one
         directory, a process in a nested cgroup ran on while the session stayed busy (red team
         round 46, review24). The limit, hierarchical, refuses their forks too."""
-        if below:
-            members: Callable[[], list[int]] = functools.partial(self._listed, path)
-        else:
-            members = functools.partial(self._members_of, path)
+        members: Callable[[], list[int]] = functools.partial(self._listed if below else self._members_of, path)
         if not members():
             return
         limit = path / "pids.max"
