@@ -61,10 +61,11 @@ def test_the_request_keeps_the_daemons_masks_and_the_hosts_thermal_counters(tmp_
 
 
 def test_a_container_that_lost_a_mask_the_request_named_is_refused() -> None:
-    from sandbox.docker._kept import MASKED_PATHS, dropped_settings
+    from sandbox.docker._kept import dropped_settings
+    from sandbox.docker._masks import FLOOR
 
-    asked = {"MaskedPaths": [*MASKED_PATHS, _NEWER]}
-    kept = {"MaskedPaths": list(MASKED_PATHS)}  # what a daemon (or proxy) that dropped one keeps
+    asked = {"MaskedPaths": [*FLOOR, _NEWER]}
+    kept = {"MaskedPaths": list(FLOOR)}  # what a daemon (or proxy) that dropped one keeps
     problems = dropped_settings(asked, kept, [])
     assert any(_NEWER in p for p in problems), problems
 

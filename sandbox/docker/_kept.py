@@ -31,8 +31,6 @@ from sandbox.docker._masks import FLOOR
 __all__ = [
     "CHECKED_FIELDS",
     "CONFIG_FIELDS",
-    "DOCKER_MASKED_PATHS",
-    "MASKED_PATHS",
     "changed_config",
     "dropped_settings",
 ]
@@ -86,11 +84,6 @@ _PRIVATE: dict[str, tuple[Any, ...]] = {
     "OomScoreAdj": (),
 }
 
-#: What every container masks whatever the daemon's default (`_masks.FLOOR`; round 45 asks the
-#: daemon for its own list too: `_masks.daemon_masked_paths`).
-MASKED_PATHS = FLOOR
-DOCKER_MASKED_PATHS = FLOOR[: FLOOR.index("/proc/interrupts")]
-
 
 def _same(asked: Any, kept: Any) -> bool:
     """Equal, an absent value and an empty one alike (the daemon writes ``[]`` for ``None``)."""
@@ -115,7 +108,7 @@ def _mount_problems(asked: Any, kept: Any) -> list[str]:
 
 def _default_problems(kept: dict[str, Any], masked_asked: list[str]) -> list[str]:
     """Each isolation field left to the daemon that it set wider than docker's private default, and
-    each path of ``masked_asked`` (with `MASKED_PATHS`) it does not mask."""
+    each path of ``masked_asked`` (with `_masks.FLOOR`, what every container masks) it does not mask."""
     problems = []
     for name, private in _PRIVATE.items():
         value = kept.get(name)
@@ -123,7 +116,7 @@ def _default_problems(kept: dict[str, Any], masked_asked: list[str]) -> list[str
             continue
         problems.append(f"{name} is {value!r}, not the container's own")
     masked = set(kept.get("MaskedPaths") or [])
-    missing = [p for p in dict.fromkeys([*MASKED_PATHS, *masked_asked]) if p not in masked]
+    missing = [p for p in dict.fromkeys([*FLOOR, *masked_asked]) if p not in masked]
     if missing:
         problems.append(f"MaskedPaths lacks {missing}")
     return problems

@@ -98,11 +98,7 @@ def host_cpu_masks(sys_root: str = "/sys") -> list[str]:
 def masked_paths_for(daemon_default: list[str] | tuple[str, ...], sys_root: str = "/sys") -> list[str]:
     """What shellrt asks to mask: the daemon's default, then `FLOOR` and this host's per-CPU
     thermal directories it lacks (each once, the daemon's order kept)."""
-    out: list[str] = []
-    for path in [*daemon_default, *FLOOR, *host_cpu_masks(sys_root)]:
-        if path not in out:
-            out.append(path)
-    return out
+    return list(dict.fromkeys([*daemon_default, *FLOOR, *host_cpu_masks(sys_root)]))
 
 
 def daemon_masked_paths(client: docker.DockerClient, image: str, name: str, labels: dict[str, str]) -> list[str]:
