@@ -81,6 +81,24 @@ def container_exists(container_id: str) -> bool:
     return out.returncode == 0
 
 
+def owned_containers(pid: int, *, running: bool = False) -> list[str]:
+    """Ids of the containers process ``pid`` made (``running``: only those running).
+
+    ``running`` leaves out the never-started container a docker backend's first start creates
+    and removes at once to read the daemon's default masks (round 45): it carries its owner's
+    labels, so a test that waits for, pauses or kills "the owner's container" must not pick it
+    (CI126 and CI127 each failed once on it).
+    """
+    status = ["--filter", "status=running"] if running else []
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=shellrt.owner-pid={pid}", *status],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return out.stdout.split()
+
+
 def managed_container_ids(session_ids: set[str] | None = None, *, owner_pid: int | None = None) -> set[str]:
     """Ids of shellrt containers (optionally only those of the given sessions, or made by one process).
 

@@ -19,20 +19,9 @@ import pytest
 
 import shellrt
 from sandbox import DockerConfig
-from sandbox.docker._labels import LABEL_OWNER_PID
-from tests._docker_support import BUSYBOX, require_docker
+from tests._docker_support import BUSYBOX, owned_containers, require_docker
 
 pytestmark = pytest.mark.anyio
-
-
-def _owned_containers(pid: int) -> list[str]:
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label={LABEL_OWNER_PID}={pid}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return out.stdout.split()
 
 
 def _runs(container: str, command: str) -> bool:
@@ -42,22 +31,20 @@ def _runs(container: str, command: str) -> bool:
 
 
 async def _kill_when_running(pid: int) -> None:
-    """``docker kill`` the container owned by ``pid`` once it exists (after the command started)."""
-    for _ in range(300):
-        ids = _owned_containers(pid)
-        if ids:
-            # Once `sleep 30` runs inside it (a fixed second was too short under load in CI92: the
-            # kill came before the command started, and shellrt rightly ran it in a new container).
-            for _ in range(600):
-                if any(_runs(cid, "sleep 30") for cid in ids):
-                    break
-                await anyio.sleep(0.1)
-            else:
-                raise AssertionError("the command never started in its container")
+    """``docker kill`` the container owned by ``pid`` once ``sleep 30`` runs in it.
+
+    Listed again at every look, running ones only: a fixed second was too short under load
+    (CI92: the kill came before the command started, and shellrt rightly ran it in a new
+    container), and a list taken once held the never-started masks probe (CI127), in which the
+    command never runs.
+    """
+    for _ in range(900):
+        ids = owned_containers(pid, running=True)
+        if any(_runs(cid, "sleep 30") for cid in ids):
             subprocess.run(["docker", "kill", *ids], capture_output=True, timeout=60)
             return
         await anyio.sleep(0.1)
-    raise AssertionError("no container appeared")
+    raise AssertionError(f"no container of {pid} ran the command: {owned_containers(pid)}")
 
 
 async def test_bash_result_says_the_container_was_killed(tmp_path: Path) -> None:

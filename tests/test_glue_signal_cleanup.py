@@ -15,20 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from sandbox.docker._labels import LABEL_OWNER_PID
-from tests._docker_support import BUSYBOX, require_docker
-
-
-def _containers(pid: int, *, running: bool = False) -> list[str]:
-    """The owner's containers (``running``: those running only, not the never-started probe that
-    shows the daemon's default masks, created and removed at once: round 45)."""
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label={LABEL_OWNER_PID}={pid}", *(["--filter", "status=running"] if running else [])],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return out.stdout.split()
+from tests._docker_support import BUSYBOX, owned_containers, require_docker
 
 
 def test_sigterm_removes_the_container_before_a_following_sigkill(tmp_path: Path) -> None:
@@ -46,7 +33,7 @@ def test_sigterm_removes_the_container_before_a_following_sigkill(tmp_path: Path
         deadline = time.monotonic() + 60
         while not ids and time.monotonic() < deadline:
             time.sleep(0.2)
-            ids = _containers(proc.pid, running=True)
+            ids = owned_containers(proc.pid, running=True)
         assert ids, "no container started"
         time.sleep(1.0)  # the command runs
         subprocess.run(["docker", "pause", *ids], capture_output=True, timeout=60, check=True)
@@ -54,7 +41,7 @@ def test_sigterm_removes_the_container_before_a_following_sigkill(tmp_path: Path
         time.sleep(2.0)  # shorter than the close's kill grace (5 s) on an unresponsive container
         proc.kill()
         proc.wait(timeout=30)
-        assert _containers(proc.pid) == [], "the container outlived its owner"
+        assert owned_containers(proc.pid) == [], "the container outlived its owner"
     finally:
         if proc.poll() is None:
             proc.kill()

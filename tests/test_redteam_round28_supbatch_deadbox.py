@@ -18,8 +18,7 @@ import anyio
 
 from shellrt.batch import Task, run
 from tests._batch_helpers import processes_with_marker
-from tests._docker_support import BUSYBOX, require_docker
-from tests.test_glue_docker_faults import _owned_containers
+from tests._docker_support import BUSYBOX, owned_containers, require_docker
 
 
 async def _kill_once_running(marker: str) -> None:
@@ -28,7 +27,7 @@ async def _kill_once_running(marker: str) -> None:
     for _ in range(600):
         if processes_with_marker(marker):
             subprocess.run(
-                ["docker", "kill", *_owned_containers(os.getpid())], capture_output=True, timeout=60
+                ["docker", "kill", *owned_containers(os.getpid(), running=True)], capture_output=True, timeout=60
             )
             return
         await anyio.sleep(0.1)

@@ -364,13 +364,28 @@ from pathlib import Path
 import anyio
 from sandbox import BwrapConfig, ExecRequest, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
+from sandbox._uid_lease import _pids_of
+
+def _comm(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/comm").read().strip()
+    except OSError:
+        return ""
 
 async def main() -> None:
     ws = sys.argv[2]
     backend = BwrapBackend(BwrapConfig(uid_pool_start=int(sys.argv[1]), uid_pool_size=1), SandboxPolicy(workspace=Path(ws)))
     await backend.start()
     await backend.exec(ExecRequest(argv=["sleep", "300"], cwd=ws))
-    print("ready", flush=True)
+    # exec returns once the request is handed over; under load (CI127) the command may not yet
+    # run as the uid: say ready only once it does.
+    for _ in range(6000):
+        if any(_comm(pid) == "sleep" for pid in _pids_of(int(sys.argv[1]))):
+            print("ready", flush=True)
+            break
+        await anyio.sleep(0.01)
+    else:
+        print("the command never ran as the uid", flush=True)
     await anyio.sleep(300)
 
 anyio.run(main)
