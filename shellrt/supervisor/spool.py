@@ -558,9 +558,11 @@ class OutputSpool:
 
     @property
     def complete_in_memory(self) -> bool:
-        """True when head and tail together hold every byte written."""
-        held_head, held_tail = self._held()
-        return self.total_bytes <= len(held_head) + len(held_tail)
+        """True when head and tail together hold every byte written. After `release_memory` the file
+        holds every byte and the sizes are the limits': nothing is read back to count them."""
+        if self._released:
+            return self.total_bytes <= self.head_bytes + self.tail_bytes
+        return self.total_bytes <= len(self._head) + len(self._tail)
 
     def full_bytes(self) -> bytes | None:
         """Every byte written, when it is all in memory (else None)."""
