@@ -691,12 +691,57 @@ class _OddIgnoreFile(Exception):
     """Raised out of `odd_ignore_file`'s walk at the first ignore file ripgrep would read otherwise."""
 
 
-def _odd_here(dir_fd: int, present: Mapping[str, os.DirEntry[str]] | None) -> str | None:
+#: Bytes of a ``.git`` file read for its ``gitdir:`` line (git writes one short line).
+_MAX_GITFILE_BYTES = 4096
+
+
+def _gitfile_commondir(dir_fd: int, directory: str, cwd: str) -> bool:
+    """Whether ripgrep may obey a ``commondir``'s ``info/exclude`` through the ``.git`` *file* of
+    ``directory`` (``dir_fd``), which the walker never reads (red team round 47).
+
+    ripgrep (13) reads such a file's first line, ``gitdir: <dir>``, and when ``<dir>/commondir``
+    opens obeys ``<its first line>/info/exclude``: wherever the two point. ``<dir>`` relative is
+    taken from ripgrep's working directory (``cwd``); git's reading (from ``directory``) is looked at
+    too. True (fail closed) for a ``.git`` file it cannot read, a first line longer than it reads,
+    or a ``commondir`` that exists or cannot be told absent there; False when ripgrep reads none."""
+    try:
+        fd = os.open(".git", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return True
+    try:
+        data = os.pread(fd, _MAX_GITFILE_BYTES, 0) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    line, newline, _ = data.partition(b"\n")
+    if not newline and len(data) >= _MAX_GITFILE_BYTES:
+        return True  # a first line longer than read: what follows is unknown
+    if not line.startswith(b"gitdir: "):
+        return False  # ripgrep stops at it ("no gitdir"), reading no exclude file
+    gitdir = os.fsdecode(line.removesuffix(b"\r")[len(b"gitdir: ") :])
+    bases = (gitdir,) if os.path.isabs(gitdir) else (os.path.join(cwd, gitdir), os.path.join(directory, gitdir))
+    for base in bases:
+        try:
+            os.lstat(os.path.join(base, "commondir"))
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # absent: ripgrep reads no exclude file through it
+        except (OSError, ValueError):
+            pass  # cannot be told absent (a NUL in the name is no path for ripgrep either)
+        return True
+    return False
+
+
+def _odd_here(
+    dir_fd: int, present: Mapping[str, os.DirEntry[str]] | None, directory: str = "", cwd: str = ""
+) -> str | None:
     """The first ignore file of the directory ``dir_fd`` that ripgrep would read otherwise than
     `_load_dir_rules` does: one that is not a regular file (ripgrep follows a link, and blocks on
     a FIFO) or is longer than the walker reads; ``.git`` or ``.git/info`` that is a link (ripgrep
-    reads ``.git/info/exclude`` through it). ``present``: the entries named in `_WATCHED` (None:
-    each name is looked up). None when there is none."""
+    reads ``.git/info/exclude`` through it); a ``.git`` file through which ripgrep may read a
+    worktree's common exclude file (`_gitfile_commondir`; ``directory``: its path, ``cwd``:
+    ripgrep's working directory, the walk's root). ``present``: the entries named in `_WATCHED`
+    (None: each name is looked up). None when there is none."""
     for name in _IGNORE_KINDS:
         try:
             if present is None:
@@ -715,7 +760,9 @@ def _odd_here(dir_fd: int, present: Mapping[str, os.DirEntry[str]] | None) -> st
         try:
             found = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:
-            return None  # missing, or .git a file (a worktree's: see the round's Left)
+            return None  # missing
+        if name == ".git" and stat.S_ISREG(found.st_mode):
+            return ".git" if _gitfile_commondir(dir_fd, directory, cwd) else None
         if stat.S_ISLNK(found.st_mode):
             return name
         if name.endswith("exclude") and (not stat.S_ISREG(found.st_mode) or found.st_size > _MAX_IGNORE_BYTES):
@@ -745,7 +792,7 @@ def odd_ignore_file(
     """
 
     def look(dir_fd: int, directory: str, present: Mapping[str, os.DirEntry[str]] | None) -> None:
-        odd = _odd_here(dir_fd, present)
+        odd = _odd_here(dir_fd, present, directory, str(root))
         if odd is not None:
             raise _OddIgnoreFile(os.path.join(directory, odd))
 
