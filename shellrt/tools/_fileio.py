@@ -31,6 +31,7 @@ __all__ = [
     "MAX_EDIT_BYTES",
     "DecodedText",
     "Existing",
+    "bom_encoding",
     "decode_bytes",
     "dominant_newline",
     "read_existing",
@@ -61,11 +62,18 @@ def refuse_oversized(size: int, label: str, how: str) -> None:
             "smaller steps."
         )
 
+#: Byte order marks, longest first: UTF-32 LE's begins with UTF-16 LE's (``FF FE``), and a UTF-32
+#: file read as UTF-16 showed a NUL between its characters, and an Edit wrote UTF-16 units into it
+#: (red team round 47).
 _BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
     (codecs.BOM_UTF8, "utf-8"),
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+#: Bytes a code unit of each BOM-declared encoding takes (a shorter rest is kept as `DecodedText.tail`).
+_UNIT = {"utf-8": 1, "utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4}
 
 
 @dataclass(frozen=True)
@@ -85,7 +93,39 @@ class DecodedText:
 
 
 #: Error handlers that give back, on encoding, the very bytes they decoded (never U+FFFD).
-_LOSSLESS = {"utf-8": "surrogateescape", "utf-16-le": "surrogatepass", "utf-16-be": "surrogatepass"}
+_LOSSLESS = {
+    "utf-8": "surrogateescape",
+    "utf-16-le": "surrogatepass",
+    "utf-16-be": "surrogatepass",
+    "utf-32-le": "surrogatepass",
+    "utf-32-be": "surrogatepass",
+}
+
+
+def _bom_decoded(data: bytes) -> DecodedText | None:
+    """``data`` decoded by the first BOM it starts with whose encoding gives its bytes back (a UTF-16
+    LE file whose first character is U+0000 starts like UTF-32 LE); None when none does."""
+    for bom, encoding in _BOMS:
+        if not data.startswith(bom):
+            continue
+        body = data[len(bom) :]
+        cut = len(body) - len(body) % _UNIT[encoding]
+        body, tail = body[:cut], body[cut:]
+        errors = _LOSSLESS[encoding]
+        try:
+            decoded = DecodedText(body.decode(encoding, errors), encoding, bom, errors, tail)
+            if decoded.encode(decoded.text) == data:
+                return decoded
+        except UnicodeError:
+            pass  # a surrogate UTF-16 cannot pass, a code point past U+10FFFF
+    return None
+
+
+def bom_encoding(data: bytes) -> tuple[int, str] | None:
+    """The length of ``data``'s byte order mark and the encoding it declares, as Edit and Write will
+    decode the file (`decode_bytes`); None without one (or one its bytes do not fit)."""
+    decoded = _bom_decoded(data)
+    return None if decoded is None else (len(decoded.bom), decoded.encoding)
 
 
 def decode_bytes(data: bytes) -> DecodedText:
@@ -93,19 +133,11 @@ def decode_bytes(data: bytes) -> DecodedText:
     ``data`` back, always: a BOM file with bytes its encoding cannot hold was decoded with U+FFFD for
     them, and an Edit anywhere in it wrote U+FFFD back for bytes it never touched (red team, round 20).
     Such a file is decoded as latin-1 whole (BOM included), which every byte survives."""
-    for bom, encoding in _BOMS:
-        if data.startswith(bom):
-            body, tail = data[len(bom) :], b""
-            if encoding != "utf-8" and len(body) % 2:
-                body, tail = body[:-1], body[-1:]
-            errors = _LOSSLESS[encoding]
-            try:
-                decoded = DecodedText(body.decode(encoding, errors), encoding, bom, errors, tail)
-                if decoded.encode(decoded.text) == data:
-                    return decoded
-            except UnicodeError:
-                pass  # a surrogate UTF-16 cannot pass
-            return DecodedText(data.decode("latin-1"), "latin-1")
+    decoded = _bom_decoded(data)
+    if decoded is not None:
+        return decoded
+    if data.startswith(tuple(bom for bom, _ in _BOMS)):
+        return DecodedText(data.decode("latin-1"), "latin-1")
     try:
         return DecodedText(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:

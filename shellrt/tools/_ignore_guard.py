@@ -47,18 +47,20 @@ GUARD_S = 20.0
 #: running sessions in several threads, a search in one waited on another's walk, whose end never
 #: woke it -- until its own timeout (red team round 46, review25).
 _under_way: dict[
-    tuple[int, str, int, int, tuple[str, ...], str | None],
+    tuple[int, str, int, int, tuple[str, ...], str | None, bool],
     tuple[anyio.Event, list[bool | ToolExecutionError]],
 ] = {}
 
 
-async def _as_walked(root: Path, root_fd: int | None, skip: tuple[str, ...], top: str | None = None) -> bool:
-    """`_walked`, shared with a walk of the same tree already under way."""
+async def _as_walked(
+    root: Path, root_fd: int | None, skip: tuple[str, ...], top: str | None = None, read_exclude: bool = True
+) -> bool:
+    """`_walked`, shared with a walk of the same tree (and ripgrep's reading) already under way."""
     try:
         found = os.stat(root_fd) if root_fd is not None else os.stat(root)
     except OSError:
-        return await _walked(root, root_fd, skip, top)
-    key = (threading.get_ident(), str(root), found.st_dev, found.st_ino, skip, top)
+        return await _walked(root, root_fd, skip, top, read_exclude)
+    key = (threading.get_ident(), str(root), found.st_dev, found.st_ino, skip, top, read_exclude)
     shared = _under_way.get(key)
     if shared is not None:
         await shared[0].wait()
@@ -67,11 +69,11 @@ async def _as_walked(root: Path, root_fd: int | None, skip: tuple[str, ...], top
             if isinstance(outcome, ToolExecutionError):
                 raise ToolExecutionError(str(outcome))
             return outcome
-        return await _walked(root, root_fd, skip, top)  # the first waiter was cancelled
+        return await _walked(root, root_fd, skip, top, read_exclude)  # the first waiter was cancelled
     done: tuple[anyio.Event, list[bool | ToolExecutionError]] = (anyio.Event(), [])
     _under_way[key] = done
     try:
-        verdict = await _walked(root, root_fd, skip, top)
+        verdict = await _walked(root, root_fd, skip, top, read_exclude)
         done[1].append(verdict)
     except ToolExecutionError as exc:
         done[1].append(exc)
@@ -82,11 +84,15 @@ async def _as_walked(root: Path, root_fd: int | None, skip: tuple[str, ...], top
     return verdict
 
 
-async def _walked(root: Path, root_fd: int | None, skip: tuple[str, ...], top: str | None = None) -> bool:
+async def _walked(
+    root: Path, root_fd: int | None, skip: tuple[str, ...], top: str | None = None, read_exclude: bool = True
+) -> bool:
     """Whether ripgrep reads below ``root`` the ignore rules the walker reads; raises the walker's
-    "Cannot search" refusal past `MAX_IGNORE_RULES`."""
+    "Cannot search" refusal past `MAX_IGNORE_RULES`. ``read_exclude``: see `guarded`."""
     deadline = time.monotonic() + inner_deadline(GUARD_S)
-    look = functools.partial(odd_ignore_file, root, root_fd=root_fd, deadline=deadline, skip=skip, top=top)
+    look = functools.partial(
+        odd_ignore_file, root, root_fd=root_fd, deadline=deadline, skip=skip, top=top, read_exclude=read_exclude
+    )
     try:
         odd = await off_loop(look, what=f"Listing {root}")
     except TooManyIgnoreRulesError as exc:
@@ -102,6 +108,7 @@ async def guarded(
     skip: tuple[str, ...],
     run_rg: Callable[[], Awaitable[T]],
     top: str | None = None,
+    read_exclude: bool = True,
 ) -> tuple[T] | None:
     """``(run_rg(),)`` when ripgrep read the rules the walker reads below ``root``; None when the
     walker must answer instead. The walk's refusal (too many rules) comes before ripgrep's
@@ -109,7 +116,9 @@ async def guarded(
     files are looked at (`_paths.search_top`: a relocated mount, bwrap's private /tmp, docker's
     workspace): without it the guard walked the host parents of bwrap's private tmp (the host's
     /tmp, any local user's to write), which neither ripgrep in the sandbox nor the walker reads,
-    and refused or rerouted searches of /tmp on what they held (red team round 46, review25)."""
+    and refused or rerouted searches of /tmp on what they held (red team round 46, review25).
+    ``read_exclude=False``: ripgrep runs with ``--no-ignore-exclude`` (`_gitignore.gitfile_along`:
+    a worktree, whose ``.git`` file led ripgrep to the main repository's exclude file; round 47)."""
     verdict: list[bool] = []
     refusal: list[ToolExecutionError] = []
     failure: list[BaseException] = []
@@ -117,7 +126,7 @@ async def guarded(
 
     async def guard() -> None:
         try:
-            verdict.append(await _as_walked(root, root_fd, skip, top))
+            verdict.append(await _as_walked(root, root_fd, skip, top, read_exclude))
         except ToolExecutionError as exc:
             refusal.append(exc)
 

@@ -35,7 +35,7 @@ from shellrt.protocol import ToolExecutionError
 from shellrt.tools import _search_types
 from shellrt.tools._binary_judge import NUL_CHECK_CALL_BYTES, BinaryJudge, stream_has_nul
 from shellrt.tools._fifo_wait import watch_for_fifo
-from shellrt.tools._gitignore import FILE_TYPES, TooManyIgnoreRulesError, WalkTimeoutError
+from shellrt.tools._gitignore import FILE_TYPES, TooManyIgnoreRulesError, WalkTimeoutError, gitfile_along
 from shellrt.tools._grep_python import (
     TOO_MANY_FILES_EXIT,
     TOO_MANY_HITS_EXIT,
@@ -387,7 +387,9 @@ async def list_files(
     rg = ripgrep_binary() if use_rg else None
     if rg is None:
         return await _python_list(root, root_fd, obey_ignores, skip, top=top)
-    ignores = () if obey_ignores else ("--no-ignore",)
+    # In a worktree, no exclude file at all: its .git file led ripgrep to the main repository's (round 47).
+    read_exclude = not obey_ignores or not gitfile_along(root, root_fd, top)
+    ignores = ("--no-ignore",) if not obey_ignores else () if read_exclude else ("--no-ignore-exclude",)
     names = _NulNames()
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
     run = functools.partial(
@@ -400,7 +402,7 @@ async def list_files(
     )
     try:
         # Where ignore files are obeyed, only if ripgrep read the rules the walker reads (round 45).
-        got = await guarded(root, root_fd, skip, run, top) if obey_ignores else (await run(),)
+        got = await guarded(root, root_fd, skip, run, top, read_exclude) if obey_ignores else (await run(),)
         if got is None:
             return await _python_list(root, root_fd, obey_ignores, skip, top=top)
         code, _, err = got[0]
@@ -496,11 +498,17 @@ def _strip_dot(path: str) -> str:
 
 
 async def _rg_search(
-    rg: str, query: GrepQuery, runner: tuple[RgRunner, str] | None = None, shown: Shown | None = None
+    rg: str,
+    query: GrepQuery,
+    runner: tuple[RgRunner, str] | None = None,
+    shown: Shown | None = None,
+    read_exclude: bool = True,
 ) -> dict[str, FileHits]:
     args = [rg, *_COMMON]
     if not query.obey_ignores:
         args.append("--no-ignore")
+    elif not read_exclude:
+        args.append("--no-ignore-exclude")
     if query.ignore_case:
         args.append("--ignore-case")
     else:
@@ -594,12 +602,15 @@ async def search(
     rg = ripgrep_binary() if use_rg and query.file_fd is None else None
     if rg is None:
         return await _walker_search(query, shown)
-    run = functools.partial(_rg_search, rg, query, runner, shown)
+    guard = query.obey_ignores and query.single_file is None  # a file named alone reads no ignore file
+    # In a worktree, no exclude file at all: its .git file led ripgrep to the main repository's (round 47).
+    read_exclude = not guard or not gitfile_along(query.root, query.root_fd, query.top)
+    run = functools.partial(_rg_search, rg, query, runner, shown, read_exclude)
     try:
-        if not query.obey_ignores or query.single_file is not None:
+        if not guard:
             return await run()
         # Only if ripgrep read the ignore rules the walker reads (red team round 45).
-        got = await guarded(query.root, query.root_fd, query.skip, run, query.top)
+        got = await guarded(query.root, query.root_fd, query.skip, run, query.top, read_exclude)
     except _RgUnavailable:
         return await _walker_search(query, shown)
     return got[0] if got is not None else await _walker_search(query, shown)

@@ -39,6 +39,7 @@ from shellrt.tools._fileio import (
     utf8_split,
     write_confined,
 )
+from shellrt.tools._longlines import cut_lines, snippet
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
@@ -52,7 +53,7 @@ from shellrt.tools._paths import (
     view_for,
 )
 from shellrt.tools._people import for_people
-from shellrt.tools._render import for_prompt, numbered_snippet, unified_diff
+from shellrt.tools._render import for_prompt, unified_diff
 from shellrt.tools._sendable import SendableText
 from shellrt.tools._unseen import missing_refusal
 
@@ -294,8 +295,9 @@ def _apply(
     output = EditOutput(
         path=outcome.path,
         replacements=plan.replacements,
-        diff=unified_diff(old_text, plan.new_text, outcome.path),
-        snippet=numbered_snippet(plan.new_text, plan.at, plan.span),
+        # Long lines cut (a one-line 60 MB file gave the model all of it: round 47).
+        diff=unified_diff(cut_lines(old_text), cut_lines(plan.new_text), outcome.path),
+        snippet=snippet(plan.new_text, plan.at, plan.span),
         created=plan.original is None,
     )
     return output, record

@@ -15,6 +15,7 @@ compacted conversation forgets these ranges (`RANGES_KEY`).
 from __future__ import annotations
 
 import base64
+import codecs
 import errno
 import hashlib
 import importlib
@@ -50,6 +51,7 @@ from shellrt.protocol import (
 from shellrt.protocol.image_header import MAX_MODEL_IMAGE_SIDE, image_size
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
 from shellrt.tools import _offloop
+from shellrt.tools._fileio import bom_encoding
 from shellrt.tools._framing import PDF_FRAMING, unframed
 from shellrt.tools._hostchild import calm_argv
 from shellrt.tools._notebook import NotebookError
@@ -467,7 +469,7 @@ def _read_text(
     limit = tool_input.limit or DEFAULT_LINE_LIMIT
     with _open_regular(fd, label) as fh:
         head = fh.read(8192)
-        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE)):
             return _read_utf16(path, label, fh, head, tool_input, st)
         if _looks_binary(head):
             raise ToolExecutionError(_binary_message(path, label, st.st_size))
@@ -640,15 +642,22 @@ def _read_utf16(
 ) -> tuple[ReadOutput, FileReadRecord]:
     if st.st_size > MAX_WHOLE_FILE_BYTES:
         raise ToolExecutionError(
-            f"{label} is a UTF-16 file over {MAX_WHOLE_FILE_BYTES:,} bytes; convert it with iconv first."
+            f"{label} is a UTF-16 or UTF-32 file over {MAX_WHOLE_FILE_BYTES:,} bytes; convert it with iconv first."
         )
     data = head + fh.read(max(0, st.st_size - len(head)))
-    encoding = "utf-16-le" if data.startswith(b"\xff\xfe") else "utf-16-be"
+    # As Edit will decode it (`bom_encoding`): UTF-32 LE's mark begins with UTF-16 LE's, and such a
+    # file was shown with a NUL between its characters (red team round 47).
+    found = bom_encoding(data)
+    if found is None and data.startswith(codecs.BOM_UTF32_BE):
+        raise ToolExecutionError(_binary_message(path, label, st.st_size))
+    if found is None:
+        found = (2, "utf-16-le" if data.startswith(codecs.BOM_UTF16_LE) else "utf-16-be")
+    skip, encoding = found
     # The same scanner as UTF-8 text (its output budget, its line cut and notes): this path once
     # returned every line of an 8 MB file, ~4,000,000 characters, in one result (round 14).
     start = tool_input.offset or 1
     scan = _LineScanner(start, tool_input.limit or DEFAULT_LINE_LIMIT, "utf-8")
-    scan.feed(data[2:].decode(encoding, errors="replace").encode("utf-8"))
+    scan.feed(data[skip:].decode(encoding, errors="replace").encode("utf-8"))
     scan.finish()
     text = _format_window(path, label, scan, start, encoding)
     record = FileReadRecord(

@@ -38,6 +38,7 @@ from shellrt.tools._fileio import (
     to_newline,
     write_confined,
 )
+from shellrt.tools._longlines import cut_lines
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
@@ -208,7 +209,8 @@ def _write(
     except OSError as exc:
         raise refusal("write", raw, exc) from None
     created = outcome.created
-    diff = "" if created else unified_diff(old_text, content, outcome.path)
+    # Long lines cut: a whole one-line file twice was the diff (red team round 47).
+    diff = "" if created else unified_diff(cut_lines(old_text), cut_lines(content), outcome.path)
     return WriteOutput(path=outcome.path, created=created, size=len(payload), diff=diff), record
 
 
