@@ -96,6 +96,7 @@ from sandbox.docker._cmdcg import (
     make_commands_cgroup,
     renew_commands_cgroup,
 )
+from sandbox.docker._creating import Creations
 from sandbox.docker._detach import detach_mount
 from sandbox.docker._devnodes import READONLY_PATHS, device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
@@ -357,6 +358,9 @@ class DockerBackend(SandboxBackend):
         self.container_id: str | None = None
         #: The container while it exists (``container_id`` stays set after close, for the record).
         self._cid: str | None = None
+        #: Containers being created, which `emergency_cleanup` removes too (round 47: the masks probe,
+        #: and a container between its create and its start, were left to the next start's reaper).
+        self._creations = Creations()
         #: Why the container was replaced as a last resort (kill timed out, executor died, a
         #: read-denied path appeared in a bind-mounted workspace).
         self.recoveries: list[str] = []
@@ -618,6 +622,8 @@ class DockerBackend(SandboxBackend):
         self._check_policy()
         require_local_daemon(self.config.docker_host)
         self._lease_user()  # after the checks: released by the teardown below from here on
+        with _live_lock:  # from here, not once the container runs: its create is in the window too
+            _live.add(self)
         try:
             client = await thread(lambda: connect(self.config.docker_host))
             self._client = client
@@ -672,11 +678,13 @@ class DockerBackend(SandboxBackend):
     def _emergency_teardown(self) -> None:
         """Synchronous teardown from `emergency_cleanup` (no event loop needed)."""
         self._closed = True
+        creating = self._creations.take()  # first: no create goes on past this
         session, self._session = self._session, None
         if session is not None:
             session.channel.close()
         cid, self._cid = self._cid, None
-        if _remove(self._client, cid, *self._take_owned()):
+        gone = all([_remove(self._client, ref) for ref in creating])
+        if _remove(self._client, cid, *self._take_owned()) and gone:
             self._release_lease()
 
     def _take_owned(self) -> list[OwnedDir]:
@@ -980,6 +988,11 @@ class DockerBackend(SandboxBackend):
         suffix = f"-{len(self.recoveries)}" if self.recoveries else ""
 
         executor_argv = _executor_argv(audit_uid(self.command_ids[0]))
+        name = f"shellrt-{self.session_id}{suffix}"
+
+        def discard(ref: str) -> None:
+            with contextlib.suppress(docker.errors.APIError):
+                client.api.remove_container(ref, force=True, v=True)
 
         def create() -> str:
             host_config = client.api.create_host_config(**host_kwargs)
@@ -994,10 +1007,10 @@ class DockerBackend(SandboxBackend):
             host_config["ReadonlyPaths"] = readonly
             # The daemon's own masks (a list of ours replaces them whole: round 45 asked the daemon),
             # docker 20.10's, /proc/key-users (round 42) and this host's per-CPU thermal counters.
+            probe = f"shellrt-{self.session_id}-{_MASKS_PROBE}"
             try:
-                default = daemon_masked_paths(
-                    client, image, f"shellrt-{self.session_id}-{_MASKS_PROBE}", session_labels(self.session_id, "", "")
-                )
+                with self._creations.creating(probe, discard) as probed:
+                    default = daemon_masked_paths(client, image, probe, session_labels(self.session_id, "", ""), probed)
             except ValueError as exc:
                 raise BackendUnavailableError(
                     f"{exc}; shellrt masks at least the daemon's own /proc and /sys paths: use a daemon "
@@ -1009,7 +1022,7 @@ class DockerBackend(SandboxBackend):
                 image,
                 command=command,
                 entrypoint=[],
-                name=f"shellrt-{self.session_id}{suffix}",
+                name=name,
                 labels=session_labels(
                     self.session_id,
                     str(self._io_owned.path) if self._io_owned is not None else "",
@@ -1029,6 +1042,7 @@ class DockerBackend(SandboxBackend):
                 host_config=host_config,
             )
             cid = str(response["Id"])
+            made(cid)  # from here `emergency_cleanup` removes it
             # Before the start (a daemon that ignores the field never runs the container); the
             # running container's pid and network need the second inspect, in `_launch`.
             created = client.api.inspect_container(cid)
@@ -1064,7 +1078,10 @@ class DockerBackend(SandboxBackend):
                 raise
             return cid
 
-        with translate(self.config.docker_host, f"create a container from {image!r}"):
+        with (
+            translate(self.config.docker_host, f"create a container from {image!r}"),
+            self._creations.creating(name, discard) as made,
+        ):
             if self.config.pull == "always":
                 _pull(client, image)
             try:
@@ -1078,7 +1095,8 @@ class DockerBackend(SandboxBackend):
                     ) from exc
                 _pull(client, image)
                 cid = create()
-        self.container_id = self._cid = cid
+            # Handed over before the name leaves `_creations`: `emergency_cleanup` sees one or the other.
+            self.container_id = self._cid = cid
         with translate(self.config.docker_host, f"start a container from {image!r}"):
             sock = client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
             fd = _own_socket(sock)
@@ -1087,8 +1105,6 @@ class DockerBackend(SandboxBackend):
             except BaseException:
                 os.close(fd)
                 raise
-        with _live_lock:
-            _live.add(self)
         return cid, fd
 
     async def _launch(self) -> None:

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import docker
@@ -101,11 +102,18 @@ def masked_paths_for(daemon_default: list[str] | tuple[str, ...], sys_root: str 
     return list(dict.fromkeys([*daemon_default, *FLOOR, *host_cpu_masks(sys_root)]))
 
 
-def daemon_masked_paths(client: docker.DockerClient, image: str, name: str, labels: dict[str, str]) -> list[str]:
+def daemon_masked_paths(
+    client: docker.DockerClient,
+    image: str,
+    name: str,
+    labels: dict[str, str],
+    created: Callable[[str], None] | None = None,
+) -> list[str]:
     """The daemon's own default ``MaskedPaths`` (a string list; `ValueError` when its answer is not
     one), learnt once per daemon: a container of ``image`` created with none, read, removed. It is
     never started; ``name`` and ``labels`` are a session's, so the reaper removes it if this process
-    dies before it does."""
+    dies before it does; ``created`` gets its id the moment the daemon answers (round 47: the
+    owner's signal handler removes it then, `_creating`), and may raise to stop here."""
     # The daemon's whole `/version` answer (its build, components, kernel, OS, arch) beside the URL:
     # moby 28 computes part of the default per host, and one URL may reach another host's daemon of
     # the same build (round 46, review27: the key was the URL, version and commit alone).
@@ -114,7 +122,7 @@ def daemon_masked_paths(client: docker.DockerClient, image: str, name: str, labe
     with _lock:
         if key in _known:
             return list(_known[key])
-    created = client.api.create_container(
+    response = client.api.create_container(
         image,
         command=["true"],
         entrypoint=[],
@@ -123,8 +131,10 @@ def daemon_masked_paths(client: docker.DockerClient, image: str, name: str, labe
         network_disabled=True,
         host_config=client.api.create_host_config(network_mode="none", auto_remove=False),
     )
-    cid = str(created["Id"])
+    cid = str(response["Id"])
     try:
+        if created is not None:
+            created(cid)
         host: Any = (client.api.inspect_container(cid).get("HostConfig") or {}).get("MaskedPaths")
     finally:
         with contextlib.suppress(docker.errors.APIError):
