@@ -98,7 +98,7 @@ from sandbox.docker._cmdcg import (
 )
 from sandbox.docker._creating import Creations
 from sandbox.docker._detach import detach_mount
-from sandbox.docker._devnodes import READONLY_PATHS, device_binds
+from sandbox.docker._devnodes import READONLY_PATHS, own_nodes
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
 from sandbox.docker._freshio import check_io_dir, swap_io_dir
 from sandbox.docker._freshtmp import renew_tmpfs
@@ -895,7 +895,6 @@ class DockerBackend(SandboxBackend):
         mounts = [
             Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=not admin),
             Mount(target=COMMANDS_CGROUP, source=cg_dir, type="bind", read_only=True),
-            *device_binds(),
         ]
         if self.config.workspace_mode == "bind":
             ws_source = str(Path(self.policy.workspace).resolve())
@@ -1146,6 +1145,7 @@ class DockerBackend(SandboxBackend):
                 await self._verify_pins(init)
                 await self._commands_cgroup(init, ref)
                 await self._cap_ptys(ref)
+                await self._own_nodes(ref)
                 await self._idmap_workspace(ref)
                 await self._firewall_bridge(cid, info)
                 # Before anything of the image runs: each reset compares (`_netcounters`).
@@ -1247,6 +1247,13 @@ class DockerBackend(SandboxBackend):
         if os.geteuid() != 0:
             return
         await thread(lambda: cap_ptys(ref))
+
+    async def _own_nodes(self, ref: PidRef) -> None:
+        """A root host: the container's own device nodes, each a read-only mount of itself
+        (`_devnodes`, round 47: no longer the host's inodes); before anything of the image runs."""
+        if os.geteuid() != 0:
+            return
+        await thread(lambda: own_nodes(ref))
 
     async def _detach_io(self, ref: PidRef) -> None:
         """root_can_administer: no path in the container names the I/O directory (`_detach`)."""
