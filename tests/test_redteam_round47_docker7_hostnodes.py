@@ -10,6 +10,10 @@ a host process that locks a node); an inotify watch on ``/dev/null`` saw every o
 write of it on the host. Now each container's nodes are its own (runc makes them on the
 container's ``/dev``), bound over themselves read-only on a root host.
 
+``/sbin/docker-init`` too: the daemon binds its init binary, the host's file, into every container
+(a watch saw every container start on the host; a lock held off every tenant). On a root host it
+is covered, once docker-init runs from it, by an empty read-only file of the session's own.
+
 A host process plays the other tenant here (the inode is the same for all).
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -76,10 +81,26 @@ async def test_no_host_device_node_is_in_the_container(backend: DockerBackend, t
     assert shared == [], f"the host's own inodes in the container: {shared}"
 
 
+def _host_init() -> str:
+    found = shutil.which("docker-init")
+    assert found is not None, "the daemon's init binary (docker info: InitBinary docker-init)"
+    return os.path.realpath(found)
+
+
+async def test_docker_init_is_not_the_hosts_file(backend: DockerBackend) -> None:
+    host = os.stat(_host_init())
+    code, said = await run_sh(backend, "stat -L -c '%d %i' /sbin/docker-init")
+    assert code == 0, said
+    dev, ino = (int(v) for v in said.split())
+    assert (dev, ino) != (host.st_dev, host.st_ino), "the host's init binary is in the container"
+
+
 async def test_another_tenants_lock_on_a_node_is_not_seen(backend: DockerBackend) -> None:
-    with _held(sorted(DEV_NODES)) as held:
-        assert "/dev/null" in held and "/dev/zero" in held, held
-        script = "for n in " + " ".join(held) + "; do flock -n -s $n true || echo blocked $n; done; echo done"
+    init = _host_init()
+    with _held([*sorted(DEV_NODES), init]) as held:
+        assert "/dev/null" in held and "/dev/zero" in held and init in held, held
+        names = [n if n != init else "/sbin/docker-init" for n in held]
+        script = "for n in " + " ".join(names) + "; do flock -n -s $n true || echo blocked $n; done; echo done"
         code, said = await run_sh(backend, script)
     assert code == 0 and said.endswith("done\n"), said
     assert "blocked" not in said, f"a task saw (and was held off by) locks outside its container: {said}"

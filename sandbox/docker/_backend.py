@@ -107,6 +107,7 @@ from sandbox.docker._hostdir import PrivateHostDir
 from sandbox.docker._hostpid import host_pid, is_container_process
 from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._imagebudget import budget_for
+from sandbox.docker._initcover import cover_init
 from sandbox.docker._ipcseq import IpcIds, ipc_id_problems, take_ipc_ids
 from sandbox.docker._isolation import (
     CommandIsolation,
@@ -1146,6 +1147,7 @@ class DockerBackend(SandboxBackend):
                 await self._commands_cgroup(init, ref)
                 await self._cap_ptys(ref)
                 await self._own_nodes(ref)
+                await self._cover_init(ref)
                 await self._idmap_workspace(ref)
                 await self._firewall_bridge(cid, info)
                 # Before anything of the image runs: each reset compares (`_netcounters`).
@@ -1254,6 +1256,16 @@ class DockerBackend(SandboxBackend):
         if os.geteuid() != 0:
             return
         await thread(lambda: own_nodes(ref))
+
+    async def _cover_init(self, ref: PidRef) -> None:
+        """A root host: the daemon's init binary (the host's file) covered by an empty one of the
+        session's (`_initcover`, round 47); before anything of the image runs."""
+        if os.geteuid() != 0:
+            return
+        assert self._host_dir is not None
+        empty = os.path.join(self._host_dir, f"init-cover-{len(self.recoveries)}")
+        os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444))
+        await thread(lambda: cover_init(ref, empty))
 
     async def _detach_io(self, ref: PidRef) -> None:
         """root_can_administer: no path in the container names the I/O directory (`_detach`)."""
