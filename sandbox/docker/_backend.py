@@ -98,7 +98,7 @@ from sandbox.docker._cmdcg import (
 )
 from sandbox.docker._creating import Creations
 from sandbox.docker._detach import detach_mount
-from sandbox.docker._devnodes import READONLY_PATHS, own_nodes
+from sandbox.docker._devnodes import READONLY_PATHS
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
 from sandbox.docker._freshio import check_io_dir, swap_io_dir
 from sandbox.docker._freshtmp import renew_tmpfs
@@ -107,7 +107,6 @@ from sandbox.docker._hostdir import PrivateHostDir
 from sandbox.docker._hostpid import host_pid, is_container_process
 from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._imagebudget import budget_for
-from sandbox.docker._initcover import cover_init
 from sandbox.docker._ipcseq import IpcIds, ipc_id_problems, take_ipc_ids
 from sandbox.docker._isolation import (
     CommandIsolation,
@@ -138,7 +137,6 @@ from sandbox.docker._protocol import (
     parse_number,
     render_request,
 )
-from sandbox.docker._ptys import cap_ptys
 from sandbox.docker._recycle import (
     EXECUTOR_CAPS,
     EXECUTOR_UID,
@@ -159,6 +157,7 @@ from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._roottimes import restamp_roots
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
+from sandbox.docker._startmounts import start_mounts
 from sandbox.docker._tcpmem import cap_socket_memory, socket_memory_cap
 from sandbox.docker._tmpslots import TMP_SLOTS, TMP_SLOTS_DIR, reserved_ids, slot_mounts
 from sandbox.docker._userdb import check_user_db
@@ -1145,9 +1144,7 @@ class DockerBackend(SandboxBackend):
                 held.append(ref)
                 await self._verify_pins(init)
                 await self._commands_cgroup(init, ref)
-                await self._cap_ptys(ref)
-                await self._own_nodes(ref)
-                await self._cover_init(ref)
+                await self._start_mounts(ref)
                 await self._idmap_workspace(ref)
                 await self._firewall_bridge(cid, info)
                 # Before anything of the image runs: each reset compares (`_netcounters`).
@@ -1243,29 +1240,17 @@ class DockerBackend(SandboxBackend):
         await thread(lambda: check_view(ref, before))
         self._commands_cg = (parent, limit)
 
-    async def _cap_ptys(self, ref: PidRef) -> None:
-        """A root host: the container's ptys from a devpts of at most 64 (`_ptys`), not the host's
-        pool; before anything of the image runs. A non-root host cannot join its mount namespace."""
-        if os.geteuid() != 0:
-            return
-        await thread(lambda: cap_ptys(ref))
-
-    async def _own_nodes(self, ref: PidRef) -> None:
-        """A root host: the container's own device nodes, each a read-only mount of itself
-        (`_devnodes`, round 47: no longer the host's inodes); before anything of the image runs."""
-        if os.geteuid() != 0:
-            return
-        await thread(lambda: own_nodes(ref))
-
-    async def _cover_init(self, ref: PidRef) -> None:
-        """A root host: the daemon's init binary (the host's file) covered by an empty one of the
-        session's (`_initcover`, round 47); before anything of the image runs."""
+    async def _start_mounts(self, ref: PidRef) -> None:
+        """A root host, before anything of the image runs (`_startmounts`): the container's ptys from
+        a devpts of at most 64 (`_ptys`), not the host's pool; its own device nodes, read-only mounts
+        of themselves (`_devnodes`); the daemon's init binary covered by an empty file (`_initcover`).
+        A non-root host cannot join its mount namespace."""
         if os.geteuid() != 0:
             return
         assert self._host_dir is not None
         empty = os.path.join(self._host_dir, f"init-cover-{len(self.recoveries)}")
         os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444))
-        await thread(lambda: cover_init(ref, empty))
+        await thread(lambda: start_mounts(ref, empty))
 
     async def _detach_io(self, ref: PidRef) -> None:
         """root_can_administer: no path in the container names the I/O directory (`_detach`)."""

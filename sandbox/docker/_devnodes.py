@@ -26,13 +26,11 @@ from __future__ import annotations
 import os
 import stat
 
-from sandbox.docker._detach import run_child
-from sandbox.docker._mountscript import mount_script
 from sandbox.docker._nsmount import top_mounts
 from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["DEV_NODES", "DOCKER_READONLY_PATHS", "READONLY_PATHS", "check_own_nodes", "own_nodes"]
+__all__ = ["DEV_NODES", "DOCKER_READONLY_PATHS", "READONLY_PATHS", "check_own_nodes"]
 
 #: docker's own ``ReadonlyPaths`` (moby ``oci/defaults.go``), which a list of ours replaces whole.
 DOCKER_READONLY_PATHS = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
@@ -55,33 +53,6 @@ DEV_NODES: dict[str, tuple[int, int]] = {
     "/dev/urandom": (1, 9),
     "/dev/tty": (5, 0),
 }
-
-
-#: argv: the pidfd's number, then the nodes. Each is cloned *after* the join (the container's own
-#: node) and made read-only, nosuid and noexec but not nodev: a device node that still opens.
-_SCRIPT = mount_script("""
-NODE = struct.pack("QQQQ", 1 | 2 | 8, 4, 0, 0)  # set RDONLY NOSUID NOEXEC, clear NODEV
-join(int(sys.argv[1]))
-for target in sys.argv[2:]:
-    tree = libc.syscall(428, -100, target.encode(), 1 | 0o2000000)  # open_tree CLONE|CLOEXEC
-    if tree < 0:
-        fail("open_tree " + target)
-    if libc.syscall(442, tree, b"", 0x1000, NODE, len(NODE)) != 0:  # mount_setattr EMPTY_PATH
-        fail("mount_setattr " + target)
-    attach(tree, target)
-""")
-
-
-def own_nodes(ref: PidRef) -> None:
-    """Mount each of `DEV_NODES` of the container whose process ``ref`` is read-only over itself,
-    then check (`BackendUnavailableError`: fail closed)."""
-    nodes = sorted(DEV_NODES)
-    proc = run_child(_SCRIPT, str(ref.pidfd), *nodes, pass_fds=(ref.pidfd,))
-    if proc.returncode != 0:
-        raise BackendUnavailableError(
-            f"could not make the container's device nodes read-only mounts: {proc.stderr.strip()[-300:]}"
-        )
-    check_own_nodes(ref)
 
 
 def check_own_nodes(ref: PidRef) -> None:

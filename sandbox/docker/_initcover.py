@@ -7,7 +7,7 @@ by the host itself. A lock and an inotify watch belong to the inode, not the mou
 container start on the host. docker-init runs from it as PID 1 before the host can act; once it
 does, no path needs to name the file (``/proc/1`` is covered, `_procmask`). So on a root host, before
 anything of the image runs, an empty read-only file of the session's host directory is mounted over
-it, then checked from outside (fail closed). A non-root host cannot join the mount namespace.
+it (`_startmounts`), then checked from outside (fail closed). A non-root host cannot join the mount namespace.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 import posixpath
 
-from sandbox.docker._nsmount import NsMount, mount_into, top_mounts
+from sandbox.docker._nsmount import top_mounts
 from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["INIT_NAME", "cover_init", "init_mount_points"]
+__all__ = ["INIT_NAME", "check_cover", "init_mount_points"]
 
 #: moby's in-container init: ``/sbin/`` + ``docker-init`` (runc resolves the image's ``/sbin`` link).
 INIT_NAME = "docker-init"
@@ -37,11 +37,9 @@ def init_mount_points(ref: PidRef) -> list[str]:
     return sorted(set(points))
 
 
-def cover_init(ref: PidRef, empty: str) -> None:
-    """Mount the empty file ``empty`` (made by the caller) read-only over each init mount point of
-    the container whose process ``ref`` is, then check each shows that file."""
-    points = init_mount_points(ref)
-    mount_into(ref, [NsMount(source=empty, target=p, read_only=True) for p in points], "cover the daemon's init binary")
+def check_cover(ref: PidRef, empty: str, points: list[str]) -> None:
+    """Each of ``points`` in the container whose process ``ref`` is shows the empty file ``empty``
+    (the session's, read-only): the host's init binary is out of reach."""
     want = os.stat(empty)
     pid = ref.alive()
     for point in points:
