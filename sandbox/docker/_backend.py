@@ -96,8 +96,9 @@ from sandbox.docker._cmdcg import (
     make_commands_cgroup,
     renew_commands_cgroup,
 )
+from sandbox.docker._creating import Creations
 from sandbox.docker._detach import detach_mount
-from sandbox.docker._devnodes import READONLY_PATHS, device_binds
+from sandbox.docker._devnodes import READONLY_PATHS
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
 from sandbox.docker._freshio import check_io_dir, swap_io_dir
 from sandbox.docker._freshtmp import renew_tmpfs
@@ -136,7 +137,6 @@ from sandbox.docker._protocol import (
     parse_number,
     render_request,
 )
-from sandbox.docker._ptys import cap_ptys
 from sandbox.docker._recycle import (
     EXECUTOR_CAPS,
     EXECUTOR_UID,
@@ -157,6 +157,7 @@ from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._roottimes import restamp_roots
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
+from sandbox.docker._startmounts import start_mounts
 from sandbox.docker._tcpmem import cap_socket_memory, socket_memory_cap
 from sandbox.docker._tmpslots import TMP_SLOTS, TMP_SLOTS_DIR, reserved_ids, slot_mounts
 from sandbox.docker._userdb import check_user_db
@@ -357,6 +358,9 @@ class DockerBackend(SandboxBackend):
         self.container_id: str | None = None
         #: The container while it exists (``container_id`` stays set after close, for the record).
         self._cid: str | None = None
+        #: Containers being created, which `emergency_cleanup` removes too (round 47: the masks probe,
+        #: and a container between its create and its start, were left to the next start's reaper).
+        self._creations = Creations()
         #: Why the container was replaced as a last resort (kill timed out, executor died, a
         #: read-denied path appeared in a bind-mounted workspace).
         self.recoveries: list[str] = []
@@ -618,6 +622,8 @@ class DockerBackend(SandboxBackend):
         self._check_policy()
         require_local_daemon(self.config.docker_host)
         self._lease_user()  # after the checks: released by the teardown below from here on
+        with _live_lock:  # from here, not once the container runs: its create is in the window too
+            _live.add(self)
         try:
             client = await thread(lambda: connect(self.config.docker_host))
             self._client = client
@@ -672,11 +678,13 @@ class DockerBackend(SandboxBackend):
     def _emergency_teardown(self) -> None:
         """Synchronous teardown from `emergency_cleanup` (no event loop needed)."""
         self._closed = True
+        creating = self._creations.take()  # first: no create goes on past this
         session, self._session = self._session, None
         if session is not None:
             session.channel.close()
         cid, self._cid = self._cid, None
-        if _remove(self._client, cid, *self._take_owned()):
+        gone = all([_remove(self._client, ref) for ref in creating])
+        if _remove(self._client, cid, *self._take_owned()) and gone:
             self._release_lease()
 
     def _take_owned(self) -> list[OwnedDir]:
@@ -887,7 +895,6 @@ class DockerBackend(SandboxBackend):
         mounts = [
             Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=not admin),
             Mount(target=COMMANDS_CGROUP, source=cg_dir, type="bind", read_only=True),
-            *device_binds(),
         ]
         if self.config.workspace_mode == "bind":
             ws_source = str(Path(self.policy.workspace).resolve())
@@ -980,6 +987,11 @@ class DockerBackend(SandboxBackend):
         suffix = f"-{len(self.recoveries)}" if self.recoveries else ""
 
         executor_argv = _executor_argv(audit_uid(self.command_ids[0]))
+        name = f"shellrt-{self.session_id}{suffix}"
+
+        def discard(ref: str) -> None:
+            with contextlib.suppress(docker.errors.APIError):
+                client.api.remove_container(ref, force=True, v=True)
 
         def create() -> str:
             host_config = client.api.create_host_config(**host_kwargs)
@@ -994,10 +1006,10 @@ class DockerBackend(SandboxBackend):
             host_config["ReadonlyPaths"] = readonly
             # The daemon's own masks (a list of ours replaces them whole: round 45 asked the daemon),
             # docker 20.10's, /proc/key-users (round 42) and this host's per-CPU thermal counters.
+            probe = f"shellrt-{self.session_id}-{_MASKS_PROBE}"
             try:
-                default = daemon_masked_paths(
-                    client, image, f"shellrt-{self.session_id}-{_MASKS_PROBE}", session_labels(self.session_id, "", "")
-                )
+                with self._creations.creating(probe, discard) as probed:
+                    default = daemon_masked_paths(client, image, probe, session_labels(self.session_id, "", ""), probed)
             except ValueError as exc:
                 raise BackendUnavailableError(
                     f"{exc}; shellrt masks at least the daemon's own /proc and /sys paths: use a daemon "
@@ -1009,7 +1021,7 @@ class DockerBackend(SandboxBackend):
                 image,
                 command=command,
                 entrypoint=[],
-                name=f"shellrt-{self.session_id}{suffix}",
+                name=name,
                 labels=session_labels(
                     self.session_id,
                     str(self._io_owned.path) if self._io_owned is not None else "",
@@ -1029,6 +1041,7 @@ class DockerBackend(SandboxBackend):
                 host_config=host_config,
             )
             cid = str(response["Id"])
+            made(cid)  # from here `emergency_cleanup` removes it
             # Before the start (a daemon that ignores the field never runs the container); the
             # running container's pid and network need the second inspect, in `_launch`.
             created = client.api.inspect_container(cid)
@@ -1064,7 +1077,10 @@ class DockerBackend(SandboxBackend):
                 raise
             return cid
 
-        with translate(self.config.docker_host, f"create a container from {image!r}"):
+        with (
+            translate(self.config.docker_host, f"create a container from {image!r}"),
+            self._creations.creating(name, discard) as made,
+        ):
             if self.config.pull == "always":
                 _pull(client, image)
             try:
@@ -1078,7 +1094,8 @@ class DockerBackend(SandboxBackend):
                     ) from exc
                 _pull(client, image)
                 cid = create()
-        self.container_id = self._cid = cid
+            # Handed over before the name leaves `_creations`: `emergency_cleanup` sees one or the other.
+            self.container_id = self._cid = cid
         with translate(self.config.docker_host, f"start a container from {image!r}"):
             sock = client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
             fd = _own_socket(sock)
@@ -1087,8 +1104,6 @@ class DockerBackend(SandboxBackend):
             except BaseException:
                 os.close(fd)
                 raise
-        with _live_lock:
-            _live.add(self)
         return cid, fd
 
     async def _launch(self) -> None:
@@ -1129,7 +1144,7 @@ class DockerBackend(SandboxBackend):
                 held.append(ref)
                 await self._verify_pins(init)
                 await self._commands_cgroup(init, ref)
-                await self._cap_ptys(ref)
+                await self._start_mounts(ref)
                 await self._idmap_workspace(ref)
                 await self._firewall_bridge(cid, info)
                 # Before anything of the image runs: each reset compares (`_netcounters`).
@@ -1225,12 +1240,17 @@ class DockerBackend(SandboxBackend):
         await thread(lambda: check_view(ref, before))
         self._commands_cg = (parent, limit)
 
-    async def _cap_ptys(self, ref: PidRef) -> None:
-        """A root host: the container's ptys from a devpts of at most 64 (`_ptys`), not the host's
-        pool; before anything of the image runs. A non-root host cannot join its mount namespace."""
+    async def _start_mounts(self, ref: PidRef) -> None:
+        """A root host, before anything of the image runs (`_startmounts`): the container's ptys from
+        a devpts of at most 64 (`_ptys`), not the host's pool; its own device nodes, read-only mounts
+        of themselves (`_devnodes`); the daemon's init binary covered by an empty file (`_initcover`).
+        A non-root host cannot join its mount namespace."""
         if os.geteuid() != 0:
             return
-        await thread(lambda: cap_ptys(ref))
+        assert self._host_dir is not None
+        empty = os.path.join(self._host_dir, f"init-cover-{len(self.recoveries)}")
+        os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444))
+        await thread(lambda: start_mounts(ref, empty))
 
     async def _detach_io(self, ref: PidRef) -> None:
         """root_can_administer: no path in the container names the I/O directory (`_detach`)."""

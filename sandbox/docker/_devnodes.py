@@ -1,4 +1,4 @@
-"""The container's standard device nodes, each a read-only bind of the host's own node.
+"""The container's standard device nodes: its own, each a read-only mount of itself (round 47).
 
 docker's ``/dev`` is a tmpfs owned by uid 0, mode 0755. A command run as root (a per-call
 ``user="root"``, ``user: "0:0"``) keeps uid 0 without any capability, and owning the directory
@@ -6,10 +6,19 @@ is enough to unlink ``/dev/null`` and plant a FIFO, a file or a symlink there; t
 runners and ``priv`` open ``/dev/null`` by path (dash opens it for every background job's stdin,
 before any redirection): a FIFO hung the whole session, a file collected what the executor wrote,
 ``chmod 000`` broke every other user's ``>/dev/null`` (red team round 17; ``/dev`` itself is
-read-only since round 18, `READONLY_PATHS`). A mount point cannot be unlinked,
-renamed or replaced (``EBUSY``) by anyone in its mount namespace, and a read-only mount refuses
-``chmod`` (``EROFS``); device nodes on it still read and write. So the nodes programs open by
-name are mounted over, on every host, at the container's creation.
+read-only since round 18, `READONLY_PATHS`, on every host: the create check refuses a daemon that
+drops it). A mount point cannot be unlinked, renamed or replaced (``EBUSY``) by anyone in its mount
+namespace, and a read-only mount refuses ``chmod`` (``EROFS``); device nodes on it still read and
+write.
+
+Round 17 made those mounts binds of the *host's* nodes, and a lock or an inotify watch belongs to
+the inode, not the mount: every container and the host shared six inodes, so a task's ``flock`` or
+OFD lock on ``/dev/zero`` held off (and was listed to) every other tenant and host process, and a
+watch on ``/dev/null`` saw every open, read and write of it on the host (round 47, docker7). Now no
+host node is bound: runc makes each container's nodes on its own ``/dev`` tmpfs, and on a root host
+`own_nodes` mounts each of them read-only over itself before anything of the image runs, then
+checks it is a device of the right number and not the host's inode (fail closed). A non-root host
+cannot join the mount namespace: its containers keep runc's nodes under the read-only ``/dev``.
 """
 
 from __future__ import annotations
@@ -17,11 +26,11 @@ from __future__ import annotations
 import os
 import stat
 
-from docker.types import Mount
-
+from sandbox.docker._nsmount import top_mounts
+from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["DEV_NODES", "READONLY_PATHS", "device_binds"]
+__all__ = ["DEV_NODES", "DOCKER_READONLY_PATHS", "READONLY_PATHS", "check_own_nodes"]
 
 #: docker's own ``ReadonlyPaths`` (moby ``oci/defaults.go``), which a list of ours replaces whole.
 DOCKER_READONLY_PATHS = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
@@ -46,20 +55,25 @@ DEV_NODES: dict[str, tuple[int, int]] = {
 }
 
 
-def device_binds() -> list[Mount]:
-    """Read-only binds of the host's device nodes over the container's; the host's node must be
-    the very character device (fail closed: a bind of anything else would be the host's file)."""
-    binds: list[Mount] = []
+def check_own_nodes(ref: PidRef) -> None:
+    """Each of `DEV_NODES` in the container is a read-only mount of a character device of its
+    number, and none is the host's own inode."""
+    pid = ref.alive()
     for path, (major, minor) in DEV_NODES.items():
+        stack = top_mounts(ref, path)
         try:
-            st = os.stat(path, follow_symlinks=False)
+            st = os.stat(f"/proc/{pid}/root{path}", follow_symlinks=False)
         except OSError as exc:
-            raise BackendUnavailableError(
-                f"the host's {path} is missing ({exc}); the docker backend binds it"
-            ) from exc
+            raise BackendUnavailableError(f"the container's {path} is missing: {exc}") from exc
+        try:
+            host = os.stat(path, follow_symlinks=False)
+        except OSError:
+            host = None
+        if not stack or not stack[-1][1]:
+            raise BackendUnavailableError(f"the container's {path} is not a read-only mount ({stack[-1:]})")
         if not stat.S_ISCHR(st.st_mode) or (os.major(st.st_rdev), os.minor(st.st_rdev)) != (major, minor):
-            raise BackendUnavailableError(
-                f"the host's {path} is not the character device {major}:{minor}; restore it before using docker"
-            )
-        binds.append(Mount(target=path, source=path, type="bind", read_only=True))
-    return binds
+            raise BackendUnavailableError(f"the container's {path} is not the character device {major}:{minor}")
+        if host is not None and (host.st_dev, host.st_ino) == (st.st_dev, st.st_ino):
+            raise BackendUnavailableError(f"the container's {path} is the host's own node")
+        if ref.alive() != pid:
+            raise BackendUnavailableError("the container's init ended while its device nodes were checked")

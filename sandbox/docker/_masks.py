@@ -20,13 +20,23 @@ import contextlib
 import json
 import os
 import re
+import stat
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import docker
 import docker.errors
 
-__all__ = ["FLOOR", "daemon_masked_paths", "host_cpu_masks", "masked_paths_for", "possible_cpus"]
+__all__ = [
+    "FLOOR",
+    "ROOT_ONLY_PROC",
+    "daemon_masked_paths",
+    "host_cpu_masks",
+    "host_root_only",
+    "masked_paths_for",
+    "possible_cpus",
+]
 
 #: docker's own masked ``/proc`` and ``/sys`` paths (moby ``oci/defaults.go``, 19.03 to 20.10):
 #: ``sched_debug`` lists the host's every process, ``kcore`` its memory layout.
@@ -43,6 +53,16 @@ _DOCKER_2010 = (
     "/sys/firmware",
 )
 
+#: ``/proc`` files of mode 0400 on the kernels read (6.x): the host's memory and allocator state.
+ROOT_ONLY_PROC = (
+    "/proc/kpagecgroup",
+    "/proc/kpagecount",
+    "/proc/kpageflags",
+    "/proc/pagetypeinfo",
+    "/proc/slabinfo",
+    "/proc/vmallocinfo",
+)
+
 #: What every container masks whatever the daemon says: docker 20.10's, moby 25+'s fixed
 #: additions (``/proc/interrupts``: the host's interrupt counts, GHSA-6fw5-f8r9-fgfm;
 #: ``/sys/devices/virtual/powercap``: RAPL energy counters a uid-0 command reads,
@@ -54,6 +74,19 @@ FLOOR = (
     "/proc/interrupts",
     "/proc/key-users",
     "/sys/devices/virtual/powercap",
+    # Round 47 (docker7): every process's OFD locks on the host, each with a file's device, inode
+    # and a byte range its taker chose (the kernel hides only locks with an owner pid outside the
+    # reader's PID namespace, and an OFD lock has none): a channel between tenants.
+    "/proc/locks",
+    # Round 47: root-only by mode alone, so a per-call root command (host uid 0, no capability, no
+    # user namespace) read them: every physical page's flags, map count and memory cgroup, the
+    # kernel's slabs, free pages and vmalloc areas. `host_root_only` adds what this host has more.
+    *ROOT_ONLY_PROC,
+    # Round 47: the sysfs trees under /sys/kernel with root-only files (found walking 6.18's):
+    # every slab cache's counters and debug statistics, and DAMON's admin tree (a monitored host
+    # pid, its address ranges, tenants' cgroup paths). Named: a walk of /sys costs ~0.5 s a start.
+    "/sys/kernel/mm/damon",
+    "/sys/kernel/slab",
 )
 
 #: A path a mask may name: below /proc or /sys, no ``.`` or ``..`` step, no empty one.
@@ -95,17 +128,42 @@ def host_cpu_masks(sys_root: str = "/sys") -> list[str]:
     return found
 
 
-def masked_paths_for(daemon_default: list[str] | tuple[str, ...], sys_root: str = "/sys") -> list[str]:
-    """What shellrt asks to mask: the daemon's default, then `FLOOR` and this host's per-CPU
-    thermal directories it lacks (each once, the daemon's order kept)."""
-    return list(dict.fromkeys([*daemon_default, *FLOOR, *host_cpu_masks(sys_root)]))
+def host_root_only(proc_root: str = "/proc") -> list[str]:
+    """Each top-level ``/proc`` entry of this host, not a process's nor a link, that others may not
+    read (round 47: its mode is its only guard, and a per-call root command is host uid 0), as the
+    container names it: whatever a newer kernel adds that way is masked too."""
+    found = []
+    with contextlib.suppress(OSError):
+        for name in sorted(os.listdir(proc_root)):
+            if name.isdigit() or not _PLACE.fullmatch(f"/proc/{name}"):
+                continue
+            with contextlib.suppress(OSError):
+                mode = os.lstat(os.path.join(proc_root, name)).st_mode
+                if not stat.S_ISLNK(mode) and not mode & stat.S_IROTH:
+                    found.append(f"/proc/{name}")
+    return found
 
 
-def daemon_masked_paths(client: docker.DockerClient, image: str, name: str, labels: dict[str, str]) -> list[str]:
+def masked_paths_for(
+    daemon_default: list[str] | tuple[str, ...], sys_root: str = "/sys", proc_root: str = "/proc"
+) -> list[str]:
+    """What shellrt asks to mask: the daemon's default, then `FLOOR`, this host's per-CPU thermal
+    directories and its root-only ``/proc`` entries it lacks (each once, the daemon's order kept)."""
+    return list(dict.fromkeys([*daemon_default, *FLOOR, *host_cpu_masks(sys_root), *host_root_only(proc_root)]))
+
+
+def daemon_masked_paths(
+    client: docker.DockerClient,
+    image: str,
+    name: str,
+    labels: dict[str, str],
+    created: Callable[[str], None] | None = None,
+) -> list[str]:
     """The daemon's own default ``MaskedPaths`` (a string list; `ValueError` when its answer is not
     one), learnt once per daemon: a container of ``image`` created with none, read, removed. It is
     never started; ``name`` and ``labels`` are a session's, so the reaper removes it if this process
-    dies before it does."""
+    dies before it does; ``created`` gets its id the moment the daemon answers (round 47: the
+    owner's signal handler removes it then, `_creating`), and may raise to stop here."""
     # The daemon's whole `/version` answer (its build, components, kernel, OS, arch) beside the URL:
     # moby 28 computes part of the default per host, and one URL may reach another host's daemon of
     # the same build (round 46, review27: the key was the URL, version and commit alone).
@@ -114,7 +172,7 @@ def daemon_masked_paths(client: docker.DockerClient, image: str, name: str, labe
     with _lock:
         if key in _known:
             return list(_known[key])
-    created = client.api.create_container(
+    response = client.api.create_container(
         image,
         command=["true"],
         entrypoint=[],
@@ -123,8 +181,10 @@ def daemon_masked_paths(client: docker.DockerClient, image: str, name: str, labe
         network_disabled=True,
         host_config=client.api.create_host_config(network_mode="none", auto_remove=False),
     )
-    cid = str(created["Id"])
+    cid = str(response["Id"])
     try:
+        if created is not None:
+            created(cid)
         host: Any = (client.api.inspect_container(cid).get("HostConfig") or {}).get("MaskedPaths")
     finally:
         with contextlib.suppress(docker.errors.APIError):

@@ -19,9 +19,11 @@ from sandbox.docker._detach import run_child
 from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["cap_ptys"]
+__all__ = ["PTS", "PTS_OPTIONS", "cap_ptys", "check_ptys"]
 
-_PTS = "/dev/pts"
+_PTS = PTS = "/dev/pts"
+#: runc's ``gid=5`` with shellrt's cap.
+PTS_OPTIONS = f"{PTY_OPTIONS},gid=5"
 
 #: Joins the mount namespace by pidfd (`_pidref`; root and cwd become the container's) and mounts a devpts there.
 _CHILD = """
@@ -39,12 +41,17 @@ def cap_ptys(ref: PidRef) -> None:
     """Mount a devpts of at most `PTY_MAX` ptys at ``/dev/pts`` in the mount namespace of ``ref``'s
     process, then check from outside that it is the one there (fail closed)."""
     pid = ref.alive()
-    proc = run_child(_CHILD, str(ref.pidfd), _PTS, f"{PTY_OPTIONS},gid=5", pass_fds=(ref.pidfd,))
+    proc = run_child(_CHILD, str(ref.pidfd), _PTS, PTS_OPTIONS, pass_fds=(ref.pidfd,))
     if proc.returncode != 0:
         raise BackendUnavailableError(
             f"could not cap the container's ptys (a devpts with max={PTY_MAX} at {_PTS}): "
             f"{proc.stderr.strip()[-300:]}"
         )
+    check_ptys(ref, pid)
+
+
+def check_ptys(ref: PidRef, pid: int) -> None:
+    """The devpts on top of ``/dev/pts`` in the container (init ``pid``, ``ref``'s) is the capped one."""
     with open(f"/proc/{pid}/mountinfo", encoding="utf-8", errors="replace") as fh:
         last = [
             line.split(" - ", 1)[1].split() for line in fh if line.split()[4:5] == [_PTS] and " - " in line
