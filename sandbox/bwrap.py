@@ -189,6 +189,9 @@ _AS_ROOT_FIX = (
 
 #: What Docker hides of /proc.
 _PROC_HIDDEN = ("kcore", "keys", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi", "asound")
+#: /proc entries besides ``sys`` shown read-only: ``pressure`` is the whole host's (mode 0666), and
+#: a write there makes a trigger the host's PSI aggregation checks every 2 s (red team round 47).
+_PROC_READ_ONLY = ("pressure",)
 
 
 def _proc_masks() -> list[str]:
@@ -214,6 +217,11 @@ def _proc_masks() -> list[str]:
             args += ["--tmpfs", path]
         else:
             args += ["--ro-bind", "/dev/null", path]
+    # Host-wide files a command could write: read-only (the session's init does the same).
+    for name in _PROC_READ_ONLY:
+        path = f"/proc/{name}"
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
     return args
 
 
