@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from tests import _nonroot
 from tests._bwrap_session import probe_lines, require_bwrap
 
 pytestmark = pytest.mark.bwrap
@@ -73,7 +72,3 @@ def test_no_host_wide_proc_or_sys_file_opens_for_writing(tmp_path: Path, persist
     assert said.get("TRIGGER") not in (None, "made"), out
     if Path("/proc/pressure/cpu").exists():
         assert said.get("READ") == "ok", out  # the averages stay readable
-
-
-def test_it_holds_for_an_unprivileged_caller() -> None:
-    _nonroot.held_as_nobody(__file__, "test_no_host_wide_proc_or_sys_file_opens_for_writing")
