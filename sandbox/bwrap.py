@@ -111,8 +111,6 @@ from sandbox import _bwrap_scope, _seccomp
 from sandbox._account import account_files
 from sandbox._budget_meet import meeting_places, met_count, place_paths, real_below
 from sandbox._bwrap_env import env_args_fd, launcher_request
-from sandbox._bwrap_inflight import prlimit_flags as inflight_flags
-from sandbox._bwrap_inflight import rlimits as inflight_rlimits
 from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_linkmask import mask_at, root_holders
 from sandbox._bwrap_netns import SessionNet, joined, warn_once
@@ -124,6 +122,8 @@ from sandbox._bwrap_scope import BwrapIsolation, isolation_refusal, warn_if_unsc
 from sandbox._bwrap_shm import ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_tempreach import closed_to_others
+from sandbox._bwrap_uidshare import prlimit_flags as uidshare_flags
+from sandbox._bwrap_uidshare import rlimits as uidshare_rlimits
 from sandbox._bwrap_unseen import unseen
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -851,8 +851,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         prlimit = _prlimit()
         limit = _seccomp.CORE_LIMIT
         # A non-root caller's per-uid budgets: the command may hold only its share (`sandbox._ucounts`).
-        # Nor its share of the uid's descriptors in flight (`sandbox._bwrap_inflight`, round 47).
-        shares = [*prlimit_flags(), *inflight_flags()] if os.geteuid() != 0 else []
+        # Nor more than its share of the uid's descriptors in flight and locked shared memory
+        # (`sandbox._bwrap_uidshare`, round 47).
+        shares = [*prlimit_flags(), *uidshare_flags()] if os.geteuid() != 0 else []
         # Nor the caller's scheduling priority (`sandbox._bwrap_sched`, round 36).
         return [*self._calm_prefix(), prlimit, f"--core={limit}:{limit}", *RLIMIT_FLAGS, *shares, "--"]
 
@@ -1093,7 +1094,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         warn_if_unscoped()
         if not as_root:
             config["sysctls"] = session_sysctls()
-            config["rlimits"] = [*((res, value) for _name, res, value in session_rlimits()), *inflight_rlimits()]
+            config["rlimits"] = [(res, value) for _name, res, value in [*session_rlimits(), *uidshare_rlimits()]]
         net = self._net  # the session's network namespace: this zygote starts in it
         if as_root:
             uid, gid = self._ids()
@@ -1123,7 +1124,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 # limits: the zygote joins the session cgroup
                 # Non-root: the zygote's user namespace a child of the budget namespace, made
                 # under the rlimit shares (the kernel checks the shared count against those).
-                limits = [] if as_root else [*prlimit_flags(), *inflight_flags()]
+                limits = [] if as_root else [*prlimit_flags(), *uidshare_flags()]
                 shares = [_prlimit(), *limits, "--"] if limits else []
                 budget = self._budget_prefix()
                 if net is not None:

@@ -21,7 +21,7 @@ _HERE = Path(__file__).parent
 #: (file, test) of each attack of the round; each runs in a session and per command.
 _ATTACKS = (
     ("test_redteam_round47_sandbox7_hostproc.py", "test_no_host_wide_proc_or_sys_file_opens_for_writing"),
-    ("test_redteam_round47_sandbox7_inflight.py", "test_a_command_leaves_its_callers_fd_passing_alone"),
+    ("test_redteam_round47_sandbox7_uidshare.py", "test_a_command_leaves_its_callers_budgets_alone"),
 )
 
 
