@@ -61,8 +61,8 @@ print("READ", "ok" if os.path.exists("/proc/pressure/cpu") and open("/proc/press
 
 @pytest.mark.parametrize("persistent", [True, False], ids=["session", "per-command"])
 def test_no_host_wide_proc_or_sys_file_opens_for_writing(tmp_path: Path, persistent: bool) -> None:
-    """Failed before (root: session and per command, 2 of 2; ``OPENED /proc/pressure/cpu,io,memory``
-    and ``TRIGGER made``)."""
+    """Failed before (root and uid 65534, session and per command, 4 of 4: ``OPENED
+    /proc/pressure/io,/proc/pressure/cpu,/proc/pressure/memory`` and ``TRIGGER made``)."""
     require_bwrap()
     ws = tmp_path / "ws"
     ws.mkdir()
