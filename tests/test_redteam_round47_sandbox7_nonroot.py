@@ -22,6 +22,7 @@ _HERE = Path(__file__).parent
 _ATTACKS = (
     ("test_redteam_round47_sandbox7_hostproc.py", "test_no_host_wide_proc_or_sys_file_opens_for_writing"),
     ("test_redteam_round47_sandbox7_uidshare.py", "test_a_command_leaves_its_callers_budgets_alone"),
+    ("test_redteam_round47_sandbox7_directmap.py", "test_a_command_gets_no_secret_memory"),
 )
 
 
