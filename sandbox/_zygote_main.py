@@ -38,8 +38,8 @@ so every command still gets
   line (the namespace's own teardown is off the command's path); the zygote
   and the session's other commands are invisible and unsignalable;
 * its own **mount namespace** (private propagation) with a fresh /proc of that
-  pid namespace whose ``sys``, ``sysrq-trigger``, ``irq``, ``bus`` and ``fs``
-  are read-only and whose ``kcore``, ``keys``, ``timer_list`` & co are hidden
+  pid namespace whose ``sys``, ``sysrq-trigger``, ``irq``, ``bus``, ``fs`` and
+  ``pressure`` are read-only and whose ``kcore``, ``keys``, ``timer_list`` & co are hidden
   (as Docker does), and its own **IPC namespace**;
 * **no capabilities**, ``no_new_privs`` and the **seccomp filter** of
   ``sandbox._seccomp`` (loaded last: the set-up before needs ``unshare`` and
@@ -159,7 +159,9 @@ _LANDLOCK_SCOPE_SIGNAL = 2  # LANDLOCK_SCOPE_SIGNAL, ABI 6
 #: /proc entries made read-only and hidden in each command's /proc (Docker's lists, and
 #: ``key-users``: a root caller's commands share the host's user namespace, where it lists every
 #: host user's key count and quota use -- host activity across tenants; red team round 41, bwrap4).
-_PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+#: ``pressure`` read-only too: its files are the whole host's (mode 0666), and a write makes a
+#: pressure trigger the host's PSI aggregation checks every 2 s (red team round 47, sandbox7).
+_PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "pressure")
 _PROC_MASKED = (
     "kcore", "keys", "key-users", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi", "asound",
 )  # fmt: skip

@@ -122,6 +122,8 @@ from sandbox._bwrap_scope import BwrapIsolation, isolation_refusal, warn_if_unsc
 from sandbox._bwrap_shm import ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_tempreach import closed_to_others
+from sandbox._bwrap_uidshare import prlimit_flags as uidshare_flags
+from sandbox._bwrap_uidshare import rlimits as uidshare_rlimits
 from sandbox._bwrap_unseen import unseen
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -189,6 +191,9 @@ _AS_ROOT_FIX = (
 
 #: What Docker hides of /proc.
 _PROC_HIDDEN = ("kcore", "keys", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi", "asound")
+#: /proc entries besides ``sys`` shown read-only: ``pressure`` is the whole host's (mode 0666), and
+#: a write there makes a trigger the host's PSI aggregation checks every 2 s (red team round 47).
+_PROC_READ_ONLY = ("pressure",)
 
 
 def _proc_masks() -> list[str]:
@@ -214,6 +219,11 @@ def _proc_masks() -> list[str]:
             args += ["--tmpfs", path]
         else:
             args += ["--ro-bind", "/dev/null", path]
+    # Host-wide files a command could write: read-only (the session's init does the same).
+    for name in _PROC_READ_ONLY:
+        path = f"/proc/{name}"
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
     return args
 
 
@@ -841,7 +851,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         prlimit = _prlimit()
         limit = _seccomp.CORE_LIMIT
         # A non-root caller's per-uid budgets: the command may hold only its share (`sandbox._ucounts`).
-        shares = prlimit_flags() if os.geteuid() != 0 else []
+        # Nor more than its share of the uid's descriptors in flight and locked shared memory
+        # (`sandbox._bwrap_uidshare`, round 47).
+        shares = [*prlimit_flags(), *uidshare_flags()] if os.geteuid() != 0 else []
         # Nor the caller's scheduling priority (`sandbox._bwrap_sched`, round 36).
         return [*self._calm_prefix(), prlimit, f"--core={limit}:{limit}", *RLIMIT_FLAGS, *shares, "--"]
 
@@ -1082,7 +1094,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         warn_if_unscoped()
         if not as_root:
             config["sysctls"] = session_sysctls()
-            config["rlimits"] = [(res, value) for _name, res, value in session_rlimits()]
+            config["rlimits"] = [(res, value) for _name, res, value in [*session_rlimits(), *uidshare_rlimits()]]
         net = self._net  # the session's network namespace: this zygote starts in it
         if as_root:
             uid, gid = self._ids()
@@ -1112,7 +1124,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 # limits: the zygote joins the session cgroup
                 # Non-root: the zygote's user namespace a child of the budget namespace, made
                 # under the rlimit shares (the kernel checks the shared count against those).
-                shares = [] if as_root or not prlimit_flags() else [_prlimit(), *prlimit_flags(), "--"]
+                limits = [] if as_root else [*prlimit_flags(), *uidshare_flags()]
+                shares = [_prlimit(), *limits, "--"] if limits else []
                 budget = self._budget_prefix()
                 if net is not None:
                     argv, budget = self._joined_prefix(argv, budget, net)
