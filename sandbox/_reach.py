@@ -45,14 +45,16 @@ def acl_of(path: str | os.PathLike[str], *, follow: bool, st: os.stat_result | N
     key = (st.st_dev, st.st_ino, st.st_ctime_ns) if st is not None else None
     if key is not None and key in _cache:
         return _cache[key]
+    acl = NO_ACL  # none (ENODATA) or none possible here: kept too, so a start reads it once
     try:
         value = os.getxattr(path, _XATTR, follow_symlinks=follow)
     except OSError as exc:
-        return NO_ACL if exc.errno in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP) else None
-    if len(value) < 4 or (len(value) - 4) % 8 or struct.unpack_from("<I", value)[0] != 2:
-        return None
-    entries = tuple(struct.unpack_from("<HHI", value, 4 + 8 * n) for n in range((len(value) - 4) // 8))
-    acl = entries if entries else NO_ACL
+        if exc.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP):
+            return None
+    else:
+        if len(value) < 4 or (len(value) - 4) % 8 or struct.unpack_from("<I", value)[0] != 2:
+            return None
+        acl = tuple(struct.unpack_from("<HHI", value, 4 + 8 * n) for n in range((len(value) - 4) // 8))
     if key is not None:
         if len(_cache) >= _CACHE_MAX:
             _cache.clear()
@@ -99,9 +101,17 @@ def crosses(path: str | os.PathLike[str], ids: tuple[int, int] | None = None) ->
     cannot be stat'ed: False. An ACL that cannot be read or parsed: crossable (a mask is made over
     what is below it: fail closed toward hiding)."""
     try:
-        for place in _way(Path(path)):
+        for place in (path, *Path(path).parents):
             st = os.stat(place)
-            acl = acl_of(place, follow=True, st=st) if ids is not None else NO_ACL
+            mode = st.st_mode
+            if ids is None or (not mode & stat.S_IRWXG and st.st_uid != ids[0] and st.st_gid != ids[1]):
+                if not mode & stat.S_IXOTH:  # no ACL applies: the kernel reads "other" (its mask is empty)
+                    return False
+                continue
+            key = (st.st_dev, st.st_ino, st.st_ctime_ns)
+            acl = _cache.get(key)
+            if acl is None:
+                acl = acl_of(place, follow=True, st=st)
             if acl is not None and not bits_for(st, acl, ids) & stat.S_IXOTH:
                 return False
     except (OSError, ValueError):
