@@ -123,9 +123,27 @@ class PolicyError(ValueError):
 
 
 def _expand(text: str, home: Path, workspace: Path) -> Path:
-    """``~`` and relative paths (under the workspace) made absolute, not resolved."""
+    """``~``, ``~user`` and relative paths (under the workspace) made absolute, not resolved.
+
+    ``~user``: that user's home in the password database, as the shell reads it (red team round
+    47: it was a workspace path, so ``maskedPaths: ["~root/.aws"]`` masked ``<ws>/~root/.aws``
+    and left the file readable); a user it does not know raises `PolicyError`."""
     if text == "~" or text.startswith("~/"):
         return Path(os.path.normpath(home / text[2:])) if len(text) > 2 else home
+    if text.startswith("~"):
+        import pwd
+
+        name, _, rest = text[1:].partition("/")
+        try:
+            named = pwd.getpwnam(name).pw_dir
+        except (KeyError, ValueError):
+            named = ""
+        if not os.path.isabs(named):
+            raise PolicyError(
+                f"{text!r}: no user {name!r} with a home directory here; write the path as ~/path (your "
+                "own home) or //absolute/path"
+            )
+        return Path(os.path.normpath(Path(named) / rest))
     if text.startswith("//"):
         text = text[1:]
     return Path(os.path.normpath(workspace / text))
@@ -946,12 +964,13 @@ def derive_policy(
         wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     # A repository's maskedPaths: judged as its rules are (below, `repository`).
-    repo_extra = [
-        _expand(p, home, workspace)
-        for source, section in _sandbox_sections(settings_files)
-        if source not in TRUSTED_SANDBOX_SOURCES
-        for p in _str_list(section.get("maskedPaths"))
-    ]
+    repo_extra: list[Path] = []
+    for source, section in _sandbox_sections(settings_files):
+        for p in _str_list(section.get("maskedPaths")) if source not in TRUSTED_SANDBOX_SOURCES else ():
+            try:
+                repo_extra.append(_expand(p, home, workspace))
+            except PolicyError as exc:
+                notes.append(f"sandbox.maskedPaths of {source} settings: {exc} (not masked)")
     wanted += [(p, "sandbox.maskedPaths of settings the workspace can write") for p in repo_extra]
     repository: set[str] = {"sandbox.maskedPaths of settings the workspace can write"}
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
