@@ -53,3 +53,16 @@ def test_a_repositorys_mask_for_an_unknown_user_is_a_diagnostic(tmp_path: Path) 
     masked, notes = _policy(tmp_path, "project", [f"~{_UNKNOWN}/.aws"])
     assert not any("~" in str(p) for p in masked), masked
     assert any(_UNKNOWN in n for n in notes), notes
+
+
+def test_additional_directories_read_tilde_user_as_the_shell_does(tmp_path: Path) -> None:
+    """``additionalDirectories: ["~root/x"]`` named ``<settings root>/~root/x``; an unknown user's
+    entry was taken the same way, silently."""
+    from shellrt.permissions.settings import load_settings_file
+
+    name, home = pwd.getpwuid(0).pw_name, Path(pwd.getpwuid(0).pw_dir)
+    file = tmp_path / "user.json"
+    file.write_text(f'{{"permissions": {{"additionalDirectories": ["~{name}/rt47-x", "~{_UNKNOWN}/y"]}}}}')
+    loaded = load_settings_file(file, "user", home=tmp_path)
+    assert loaded.additional_directories == [home / "rt47-x"], loaded.additional_directories
+    assert any(_UNKNOWN in d and "ignored" in d for d in loaded.diagnostics), loaded.diagnostics
