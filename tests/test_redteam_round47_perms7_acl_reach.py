@@ -203,3 +203,27 @@ async def test_the_operators_deny_there_holds_end_to_end(base: Path, held: int) 
         result = await one_call(rt, "Bash", command="sh r.sh")
     text = block_text(result)
     assert "ran" in text and "SECRET47" not in text, result
+
+
+def test_a_leased_uid_is_judged_with_its_lease(base: Path) -> None:
+    """A leased uid is known once the session starts, and one bwrap per command judges each mask
+    then: an ACL granting the lease (set after the start, as a host's ``setfacl`` may be) keeps it."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    place = base / "mode-closed"
+
+    async def main() -> str:
+        policy = SandboxPolicy(workspace=base / "ws", read_denied=[place / NAME])
+        backend = BwrapBackend(BwrapConfig(persistent=False), policy)
+        await backend.start()
+        sup = Supervisor(backend, session_dir=base / "session")
+        try:
+            ids = backend.sandbox_ids
+            assert ids is not None
+            _acl(place, [(U_OBJ, 7, _ANY), (USER, 5, ids[0]), (G_OBJ, 0, _ANY), (MASK, 5, _ANY), (OTHERS, 0, _ANY)])
+            return (await sup.run(f"cat {place}/{NAME}; echo ran", timeout_s=60)).preview
+        finally:
+            await sup.close()
+            await backend.close()
+
+    out = anyio.run(main)
+    assert "ran" in out and "SECRET47" not in out, out
