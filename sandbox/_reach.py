@@ -25,7 +25,7 @@ import struct
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["NO_ACL", "Acl", "acl_of", "bits_for", "crosses", "reaches"]
+__all__ = ["NO_ACL", "Acl", "acl_of", "bits_for", "crosses", "reaches", "searchable"]
 
 #: POSIX ACL entry tags (``linux/posix_acl.h``) and the xattr's version.
 _USER_OBJ, _USER, _GROUP_OBJ, _GROUP, _MASK, _OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
@@ -117,6 +117,17 @@ def crosses(path: str | os.PathLike[str], ids: tuple[int, int] | None = None) ->
     except (OSError, ValueError):
         return False
     return True
+
+
+def searchable(place: str | os.PathLike[str], ids: tuple[int, int] | None) -> bool:
+    """Whether ``ids`` may search ``place`` itself (not the directories above it); True when it
+    cannot be stat'ed (nothing there to stop a way) or its ACL cannot be read."""
+    try:
+        st = os.stat(place)
+    except (OSError, ValueError):
+        return True
+    acl = acl_of(place, follow=True, st=st) if ids is not None else NO_ACL
+    return acl is None or bool(bits_for(st, acl, ids) & stat.S_IXOTH)
 
 
 def reaches(path: Path, ids: tuple[int, int] | None = None) -> bool:

@@ -140,7 +140,7 @@ from sandbox._nestedroots import nested_root_args
 from sandbox._oomscore import oom_prefix
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
-from sandbox._reach import crosses
+from sandbox._reach import crosses, searchable
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
 from sandbox._realpath import settled_realpath
 from sandbox._scratch import HOLDER_BASE, OwnedDir
@@ -909,7 +909,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         otherwise). A parent closed later makes bwrap fail, never shows more."""
         if self._skeletons is None:
             paths = self._reach_paths()
-            points = _skeletons(paths)
+            points = _skeletons(paths, self.sandbox_ids)
             args: list[str] = []
             for point in points:
                 args += ["--perms", "0711", "--tmpfs", str(point)]
@@ -1177,7 +1177,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         (the roots with their masks, the state dir) is saved first and put back on it.
         """
         paths = self._reach_paths()
-        points = _skeletons(paths)
+        points = _skeletons(paths, self.sandbox_ids)
         below = [str(p) for p in paths if any(q in p.parents for q in points)]
         return [
             *(("save", p) for p in below),
@@ -1927,24 +1927,21 @@ def _resolved(path: Path) -> Path | None:
     return None if real is None else Path(real)
 
 
-def _skeletons(paths: list[Path]) -> list[Path]:
+def _skeletons(paths: list[Path], ids: tuple[int, int] | None = None) -> list[Path]:
     """The parents the sandbox uid could not cross on its way to ``paths``: each becomes a skeleton.
 
     A workspace under ``/root`` (0700) is out of an unprivileged uid's reach. The
     highest such parent becomes an empty tmpfs (0711) holding only the way to the
     paths below it: what else it held was unreachable to that uid anyway. Parents
     under /tmp are left out: inside they live in the session /tmp, made crossable there.
+    ``ids``: the sandbox uid and gid, judged as `_reachable` does, ACLs included (round 47).
     """
     points: list[Path] = []
     for path in paths:
         if Path("/tmp") in path.parents:
             continue
         for parent in reversed(path.parents):
-            try:
-                closed = not os.stat(parent).st_mode & stat.S_IXOTH
-            except OSError:
-                closed = False
-            if closed:
+            if not searchable(parent, ids):
                 points.append(parent)
                 break
     return sorted({p for p in points if not any(q != p and q in p.parents for q in points)})

@@ -227,3 +227,29 @@ def test_a_leased_uid_is_judged_with_its_lease(base: Path) -> None:
 
     out = anyio.run(main)
     assert "ran" in out and "SECRET47" not in out, out
+
+
+def test_a_workspace_below_a_place_an_acl_closes_to_the_uid_runs(base: Path, held: int) -> None:
+    """The skeletons (`bwrap._skeletons`: the parents U cannot cross on its way to the roots, made
+    crossable in its namespace) were found by mode bits: below a 0755 directory whose ACL closes
+    it to U, one bwrap per command could not reach the workspace ("cannot create namespaces")."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws = base / "acl-closes-user" / "ws"
+    ws.mkdir()
+    ws.chmod(0o777)
+
+    async def main() -> str:
+        backend = BwrapBackend(BwrapConfig(persistent=False, sandbox_uid=held), SandboxPolicy(workspace=ws))
+        await backend.start()
+        sup = Supervisor(backend, session_dir=base / "session")
+        try:
+            return (await sup.run("echo written > f; cat f; pwd", timeout_s=60)).preview
+        finally:
+            await sup.close()
+            await backend.close()
+
+    try:
+        out = anyio.run(main)
+    except BackendUnavailableError as exc:
+        pytest.fail(f"one bwrap per command refused a workspace below a place U cannot cross: {exc}")
+    assert out.split() == ["written", str(ws)], out
