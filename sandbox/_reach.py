@@ -119,13 +119,13 @@ def crosses(path: str | os.PathLike[str], ids: tuple[int, int] | None = None) ->
     return True
 
 
-def searchable(place: str | os.PathLike[str], ids: tuple[int, int] | None) -> bool:
-    """Whether ``ids`` may search ``place`` itself (not the directories above it); True when it
-    cannot be stat'ed (nothing there to stop a way) or its ACL cannot be read."""
+def searchable(place: str | os.PathLike[str], ids: tuple[int, int] | None, *, absent: bool = True) -> bool:
+    """Whether ``ids`` may search ``place`` itself (not the directories above it); ``absent`` when
+    it cannot be stat'ed; True when its ACL cannot be read."""
     try:
         st = os.stat(place)
     except (OSError, ValueError):
-        return True
+        return absent
     acl = acl_of(place, follow=True, st=st) if ids is not None else NO_ACL
     return acl is None or bool(bits_for(st, acl, ids) & stat.S_IXOTH)
 

@@ -897,6 +897,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             masks = IpcMasks(
                 (*self.policy.allowed_roots(), state_dir),
                 reachable_only=as_user,
+                reach_ids=self.sandbox_ids if as_user else None,
                 cover=() if self._host_network() else self.policy.allowed_roots(),
                 mountinfo=self._mountinfo(),
             )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import socket
 import struct
 import tempfile
 from collections.abc import Iterator
@@ -253,3 +254,21 @@ def test_a_workspace_below_a_place_an_acl_closes_to_the_uid_runs(base: Path, hel
     except BackendUnavailableError as exc:
         pytest.fail(f"one bwrap per command refused a workspace below a place U cannot cross: {exc}")
     assert out.split() == ["written", str(ws)], out
+
+
+def test_a_host_socket_an_acl_opens_to_the_uid_is_masked(base: Path, held: int) -> None:
+    """No host IPC: one bwrap per command masks the host's sockets U could reach, and left out
+    those in directories "others" cannot cross -- a 0700 directory whose ACL gives U ``--x`` too,
+    so the command connected to a host service there (`sandbox._hostsockets`)."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    where = base / "acl-opens-x-only" / "svc.sock"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(where))
+        where.chmod(0o777)
+        server.listen(1)
+        probe = f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({str(where)!r}); print('CONNECTED')"
+        out = anyio.run(_run_as, held, base, [], f'python3 -c "{probe}" 2>&1 | tail -1; echo ran')
+    finally:
+        server.close()
+    assert "ran" in out and "CONNECTED" not in out, out
