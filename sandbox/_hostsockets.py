@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandbox._netns_sockets import namespace_lines
+from sandbox._reach import searchable
 from sandbox._sockreach import MountIndex, Reach, read_mounts, resolve, shown_at
 from sandbox.errors import SandboxExecError
 
@@ -676,6 +677,7 @@ def ipc_mask_args(
     keep: Iterable[Path],
     *,
     reachable_only: bool = False,
+    reach_ids: tuple[int, int] | None = None,
     table: bytes | None = None,
     cover: Iterable[Path] = (),
     inside: list[str] | None = None,
@@ -686,7 +688,9 @@ def ipc_mask_args(
     To be placed after ``--ro-bind / /`` and before the binds of ``keep``.
     ``reachable_only``: for a bwrap run as an unprivileged uid that owns nothing on the
     host, leave out sockets in directories "others" cannot cross (it could neither mask
-    nor reach them). ``table``: ``/proc/net/unix`` as already read (default: read now).
+    nor reach them); ``reach_ids``: that uid and gid, judged with ACLs, owner and group as the
+    kernel does (`sandbox._reach`; red team round 47: a socket in a 0700 directory an ACL opens to
+    the uid was left unmasked and connected to). ``table``: ``/proc/net/unix`` as already read.
     ``inside``: gets the flags covering the host sockets below ``cover`` (kept paths: the
     writable roots), to be placed after everything bound there (a later bind of a parent
     would cover them); each listed path is resolved once for both. A socket left unmasked as out
@@ -730,16 +734,14 @@ def ipc_mask_args(
                 if (
                     not (_under(place, covered) or _under(place, kept))
                     and _is_socket(ns_root + place)
-                    and (not reachable_only or _crossable(ns_root, place))
+                    and (not reachable_only or _crossable(ns_root, place, reach_ids))
                 ):
                     args += ["--ro-bind", "/dev/null", place]  # the same socket, shown there too
             continue
         try:
             if not stat.S_ISSOCK(os.lstat(path).st_mode):
                 continue
-            if reachable_only and not all(
-                os.stat(parent).st_mode & stat.S_IXOTH for parent in Path(path).parents
-            ):
+            if reachable_only and not _crossable("", path, reach_ids):
                 continue
         except OSError:
             continue
@@ -770,6 +772,7 @@ class IpcMasks:
         keep: Iterable[Path],
         *,
         reachable_only: bool = False,
+        reach_ids: tuple[int, int] | None = None,
         cover: Iterable[Path] = (),
         mountinfo: str = "/proc/self/mountinfo",
     ) -> None:
@@ -779,6 +782,7 @@ class IpcMasks:
         self._mountinfo = mountinfo
         self._mounts = Reach((), (), mountinfo)
         self._reachable_only = reachable_only
+        self._reach_ids = reach_ids
         #: Kept paths whose host sockets are covered anyway, after their binds (`inside`).
         self._cover = tuple(cover)
         self._key: tuple[bytes, str] | None = None
@@ -837,6 +841,7 @@ class IpcMasks:
             ipc_mask_args(
                 self._keep,
                 reachable_only=self._reachable_only,
+                reach_ids=self._reach_ids,
                 table=table,
                 cover=self._cover,
                 inside=inside,
@@ -850,12 +855,10 @@ class IpcMasks:
         ]
 
 
-def _crossable(ns_root: str, path: str) -> bool:
-    """Whether "others" may cross every directory above ``path`` (seen from ``ns_root``)."""
-    try:
-        return all(os.stat(ns_root + str(parent)).st_mode & stat.S_IXOTH for parent in Path(path).parents)
-    except OSError:
-        return False
+def _crossable(ns_root: str, path: str, ids: tuple[int, int] | None = None) -> bool:
+    """Whether "others" (or ``ids``, `sandbox._reach`) may cross every directory above ``path``
+    (seen from ``ns_root``)."""
+    return all(searchable(ns_root + str(parent), ids, absent=False) for parent in Path(path).parents)
 
 
 def _is_socket(path: str) -> bool:

@@ -142,6 +142,7 @@ from sandbox._nestedroots import nested_root_args
 from sandbox._oomscore import oom_prefix
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
+from sandbox._reach import crosses, searchable
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
 from sandbox._realpath import settled_realpath
 from sandbox._scratch import HOLDER_BASE, OwnedDir
@@ -657,7 +658,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 f"bubblewrap ({self.config.bwrap_path!r}) is not installed or not on PATH. "
                 "Fix: apt-get install bubblewrap (dnf install bubblewrap), or use --sandbox local."
             )
-        if self._switches_uid() and not _reachable(found):
+        if self._switches_uid() and not _reachable(found, self.sandbox_ids):
             raise BackendUnavailableError(
                 "bwrap as root runs each command's bubblewrap as an unprivileged sandbox uid, "
                 f"and the sandbox uid cannot run {found} (it, or a directory "
@@ -908,6 +909,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             masks = IpcMasks(
                 (*self.policy.allowed_roots(), state_dir),
                 reachable_only=as_user,
+                reach_ids=self.sandbox_ids if as_user else None,
                 cover=() if self._host_network() else self.policy.allowed_roots(),
                 mountinfo=self._mountinfo(),
             )
@@ -920,7 +922,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         otherwise). A parent closed later makes bwrap fail, never shows more."""
         if self._skeletons is None:
             paths = self._reach_paths()
-            points = _skeletons(paths)
+            points = _skeletons(paths, self.sandbox_ids)
             args: list[str] = []
             for point in points:
                 args += ["--perms", "0711", "--tmpfs", str(point)]
@@ -1189,7 +1191,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         (the roots with their masks, the state dir) is saved first and put back on it.
         """
         paths = self._reach_paths()
-        points = _skeletons(paths)
+        points = _skeletons(paths, self.sandbox_ids)
         below = [str(p) for p in paths if any(q in p.parents for q in points)]
         return [
             *(("save", p) for p in below),
@@ -1238,7 +1240,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         sources = {
             path: owner.path / "src" / str(i)
             for i, path in enumerate(reach)
-            if not _reachable(str(path.parent))
+            if not _reachable(str(path.parent), self.sandbox_ids)
         }
         # Only a zygote binds the roots from their own paths: one bwrap per command needs
         # an unreachable root's idmapped mount at its source only.
@@ -1441,7 +1443,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             [path for path, kind in denied_paths if kind is None],
             keep=[*self.policy.allowed_roots(), state_dir, *([self._proxy_dir] if self._proxy_dir else [])],
             writable=self.policy.allowed_roots(),
-            reachable=(lambda p: _reachable(str(p))) if as_user else (lambda _p: True),
+            reachable=(lambda p: _reachable(str(p), self.sandbox_ids)) if as_user else (lambda _p: True),
         )
         if zygote:  # bwrap's /dev/shm is root's 0755 here: POSIX shm/semaphores (multiprocessing) failed
             args += ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]
@@ -1459,7 +1461,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args += ["--bind", str(sources.get(root, root)), str(root)]
         args += nested_root_args(self.policy.allowed_roots(), sources)  # round 11: no renamed way in
         # The temp dir holding /tmp and the state dir, out of reach when a root shows it (round 11).
-        args += temp_holder_args(self.policy.allowed_roots(), tmp, _reachable if as_user else lambda _p: True)
+        args += temp_holder_args(
+            self.policy.allowed_roots(), tmp, (lambda p: _reachable(p, self.sandbox_ids)) if as_user else lambda _p: True
+        )
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
         # Read-only: the cwd reports are FIFOs the host made there (`sandbox._bwrap_report`).
         args += ["--ro-bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
@@ -1476,7 +1480,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 if not unseen(path, filled, bound)
             ],
             self._reach_paths() if as_user else None,
-            _maskable,
+            lambda path, inside: _maskable(path, inside, self.sandbox_ids),
         )
         # Every directory between a writable root and a masked path is a mount point of itself:
         # renaming or removing a mount point fails (EBUSY), so no command can move a masked
@@ -1649,7 +1653,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 pass  # more pins than one message carries: nsenter passes any number
         run = self._runner.new_run(request.report_cwd)
         env = run.env
-        if self._ns_user_prefix and not _reachable(request.env.get("HOME", "/")):
+        if self._ns_user_prefix and not _reachable(request.env.get("HOME", "/"), self.sandbox_ids):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
         shm, release = self._command_shm()
 
@@ -1808,7 +1812,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             self._runner.drop_report(run.cwd_file)
             raise
         env = run.env
-        if not _reachable(request.env.get("HOME", "/")):
+        if not _reachable(request.env.get("HOME", "/"), self.sandbox_ids):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
 
         async def start(seccomp_r: int, status_w: int) -> SandboxProcess:
@@ -1871,19 +1875,9 @@ def _run_probe(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
 
 def _reachable(path: str, ids: tuple[int, int] | None = None) -> bool:
     """Whether any user may enter ``path`` (it and every parent searchable by others); with ``ids``
-    (a uid and gid), whether that one may (its owner's or group's search bit where it is those)."""
-    try:
-        return all(_searchable(os.stat(p), ids) for p in (path, *map(str, Path(path).parents)))
-    except OSError:
-        return False
-
-
-def _searchable(st: os.stat_result, ids: tuple[int, int] | None) -> bool:
-    if ids is not None and st.st_uid == ids[0]:
-        return bool(st.st_mode & stat.S_IXUSR)
-    if ids is not None and st.st_gid == ids[1]:
-        return bool(st.st_mode & stat.S_IXGRP)
-    return bool(st.st_mode & stat.S_IXOTH)
+    (a uid and gid), whether that one may: its owner's, group's or an ACL entry's search bit, read
+    as the kernel does (`sandbox._reach`, the reading the policy compile uses: round 47)."""
+    return crosses(path, ids)
 
 
 def _maskable(path: Path, inside: list[Path], ids: tuple[int, int] | None = None) -> bool:
@@ -1892,8 +1886,10 @@ def _maskable(path: Path, inside: list[Path], ids: tuple[int, int] | None = None
     Inside the writable roots, the state dir and the skeletons on their way (``inside``)
     it can (they are its own there); elsewhere only where it may cross every parent: as
     "others", or as the owner or group where ``ids`` (the sandbox uid and gid) are those (round
-    43: a fixed uid's own 0700 directory was "unreachable", unmasked, and read) -- and what it
-    cannot reach, the command cannot read either.
+    43: a fixed uid's own 0700 directory was "unreachable", unmasked, and read), or as an ACL
+    entry grants it (round 47: a 0700 directory whose ACL opened it to the uid was left unmasked
+    and read; one an ACL closed stopped the command's bwrap) -- and what it cannot reach, the
+    command cannot read either.
     """
     if any(path == p or p in path.parents for p in inside):
         return True
@@ -1945,24 +1941,21 @@ def _resolved(path: Path) -> Path | None:
     return None if real is None else Path(real)
 
 
-def _skeletons(paths: list[Path]) -> list[Path]:
+def _skeletons(paths: list[Path], ids: tuple[int, int] | None = None) -> list[Path]:
     """The parents the sandbox uid could not cross on its way to ``paths``: each becomes a skeleton.
 
     A workspace under ``/root`` (0700) is out of an unprivileged uid's reach. The
     highest such parent becomes an empty tmpfs (0711) holding only the way to the
     paths below it: what else it held was unreachable to that uid anyway. Parents
     under /tmp are left out: inside they live in the session /tmp, made crossable there.
+    ``ids``: the sandbox uid and gid, judged as `_reachable` does, ACLs included (round 47).
     """
     points: list[Path] = []
     for path in paths:
         if Path("/tmp") in path.parents:
             continue
         for parent in reversed(path.parents):
-            try:
-                closed = not os.stat(parent).st_mode & stat.S_IXOTH
-            except OSError:
-                closed = False
-            if closed:
+            if not searchable(parent, ids):
                 points.append(parent)
                 break
     return sorted({p for p in points if not any(q != p and q in p.parents for q in points)})

@@ -357,8 +357,13 @@ def _load_permissions(
     dirs = section.get("additionalDirectories")
     if isinstance(dirs, list):
         for d in dirs:
-            if isinstance(d, str) and d.strip():
-                out.additional_directories.append(_expand_dir(d.strip(), origin.root or path.parent, home))
+            if isinstance(d, str) and d.strip() and (where := _expand_dir(d.strip(), origin.root or path.parent, home)):
+                out.additional_directories.append(where)
+            elif isinstance(d, str) and d.strip():
+                out.diagnostics.append(
+                    f"{path}:{locator.key_line('additionalDirectories')}: directory {d!r} ignored: no such user "
+                    "with a home directory here; write ~/path (your own home) or an absolute path"
+                )
             else:
                 out.diagnostics.append(
                     f"{path}:{locator.key_line('additionalDirectories')}: bad directory {d!r} ignored"
@@ -457,11 +462,25 @@ def _kind(name: str) -> RuleKind:
     return "deny" if name == "deny" else "ask" if name == "ask" else "allow"
 
 
-def _expand_dir(value: str, root: Path, home: Path) -> Path:
+def _expand_dir(value: str, root: Path, home: Path) -> Path | None:
+    """An ``additionalDirectories`` entry made absolute; ``~user`` is that user's home, as the shell
+    reads it (red team round 47: it was a directory named ``~user`` below ``root``); None: a user
+    the password database does not know."""
     if value.startswith("//"):
         expanded = Path(value[1:])
     elif value == "~" or value.startswith("~/"):
         expanded = home / value[2:]
+    elif value.startswith("~"):
+        import pwd
+
+        name, _, rest = value[1:].partition("/")
+        try:
+            named = pwd.getpwnam(name).pw_dir
+        except (KeyError, ValueError):
+            return None
+        if not os.path.isabs(named):
+            return None
+        expanded = Path(named) / rest
     elif os.path.isabs(value):
         expanded = Path(value)
     else:

@@ -42,7 +42,6 @@ itself. Any allowed domain turns network ``none`` into ``proxied``; deny wins.
 from __future__ import annotations
 
 import dataclasses
-import errno
 import os
 import re
 import stat
@@ -53,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox import SandboxPolicy
 from sandbox._maskaliases import MAX_BELOW, mount_aliases, unseen_links
+from sandbox._reach import reaches
 from sandbox.errors import SandboxExecError
 from sandbox.policy import normalize_deny_entry, normalize_domain
 from shellrt.permissions.caller_home import caller_home, password_home
@@ -123,9 +123,27 @@ class PolicyError(ValueError):
 
 
 def _expand(text: str, home: Path, workspace: Path) -> Path:
-    """``~`` and relative paths (under the workspace) made absolute, not resolved."""
+    """``~``, ``~user`` and relative paths (under the workspace) made absolute, not resolved.
+
+    ``~user``: that user's home in the password database, as the shell reads it (red team round
+    47: it was a workspace path, so ``maskedPaths: ["~root/.aws"]`` masked ``<ws>/~root/.aws``
+    and left the file readable); a user it does not know raises `PolicyError`."""
     if text == "~" or text.startswith("~/"):
         return Path(os.path.normpath(home / text[2:])) if len(text) > 2 else home
+    if text.startswith("~"):
+        import pwd
+
+        name, _, rest = text[1:].partition("/")
+        try:
+            named = pwd.getpwnam(name).pw_dir
+        except (KeyError, ValueError):
+            named = ""
+        if not os.path.isabs(named):
+            raise PolicyError(
+                f"{text!r}: no user {name!r} with a home directory here; write the path as ~/path (your "
+                "own home) or //absolute/path"
+            )
+        return Path(os.path.normpath(Path(named) / rest))
     if text.startswith("//"):
         text = text[1:]
     return Path(os.path.normpath(workspace / text))
@@ -683,93 +701,10 @@ def _others_reach(path: Path, ids: tuple[int, int] | None = None) -> bool:
 
     ``ids``: the operator's fixed sandbox (uid, gid): where it owns a place on the way, or is its
     group, those bits count, not the others' (round 43). POSIX ACLs are read as the kernel does
-    (round 45; round 42 only saw that one was there): for fixed ids, exactly; for a leased uid, not
-    known yet, every id an ACL on the way names may be it, and the place counts as reachable when
-    any of them or an unnamed uid reaches it (fail closed toward masking). An ACL that cannot be
-    read or parsed: reachable."""
-    try:
-        file = os.lstat(path)
-        ways = [os.stat(d) for d in (*reversed(path.parents),)]
-    except OSError:
-        return True
-    if ids is None and _reaches([_bits(st, None) for st in [*ways, file]]):
-        return True  # an unnamed uid reaches it (an ACL's "other" entry is the mode's): no ACL to read
-    places = [*reversed(path.parents), path]
-    acls: list[_Acl | None] = []
-    for place, st in zip(places, [*ways, file], strict=True):
-        acl = _acl_of(place, follow=place != path) if not stat.S_ISLNK(st.st_mode) else _NO_ACL
-        if acl is None:
-            return True  # unreadable: fail closed (masked)
-        acls.append(acl or None)
-    named = {i for acl in acls if acl for tag, _, i in acl if tag in (_ACL_USER, _ACL_GROUP)}
-    who = [ids] if ids is not None else [None, *((i, i) for i in sorted(named))]  # a leased uid's gid is its uid
-    return any(_reaches([_acl_bits(st, acl, one) for st, acl in zip([*ways, file], acls, strict=True)]) for one in who)
-
-
-def _reaches(bits: Sequence[int]) -> bool:
-    """Given the "others"-placed bits of each directory on the way and of the file last: whether
-    every directory may be crossed and the name listed (its directory readable) or the file read."""
-    return all(b & stat.S_IXOTH for b in bits[:-1]) and bool(bits[-2] & stat.S_IROTH or bits[-1] & stat.S_IROTH)
-
-
-#: POSIX ACL entry tags (``linux/posix_acl.h``) and the xattr's version.
-_ACL_USER, _ACL_GROUP_OBJ, _ACL_GROUP, _ACL_MASK, _ACL_OTHER = 0x02, 0x04, 0x08, 0x10, 0x20
-_Acl = tuple[tuple[int, int, int], ...]
-_NO_ACL: _Acl = ()
-
-
-def _acl_of(path: Path, *, follow: bool) -> _Acl | None:
-    """``path``'s POSIX access ACL entries (tag, perm, id); () when it has none beyond its mode
-    bits; None when it cannot be read or parsed (the caller fails closed)."""
-    import struct
-
-    try:
-        value = os.getxattr(path, "system.posix_acl_access", follow_symlinks=follow)
-    except OSError as exc:
-        return _NO_ACL if exc.errno in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP) else None
-    if len(value) < 4 or (len(value) - 4) % 8 or struct.unpack_from("<I", value)[0] != 2:
-        return None
-    entries = tuple(struct.unpack_from("<HHI", value, 4 + 8 * n) for n in range((len(value) - 4) // 8))
-    return entries if entries else _NO_ACL
-
-
-def _acl_bits(st: os.stat_result, acl: _Acl | None, ids: tuple[int, int] | None) -> int:
-    """The rwx bits of ``st`` (and its ACL) that apply to ``ids`` (None: a uid no entry names),
-    shifted to the "others" place, as ``posix_acl_permission`` grants them (one bit at a time).
-    The kernel reads the ACL only when the mode's group bits (its mask) are not all clear
-    (``acl_permission_check``): with a mask ``---`` every uid but the owner gets the mode's bits
-    alone, a named entry none of its own (round 46: ``u:U:rwx`` under mask ``---`` was read as
-    closed to U while U read the file through "other" r-x, so the operator's deny masked nothing)."""
-    if not acl or not st.st_mode & stat.S_IRWXG:
-        return _bits(st, ids)
-    mask = next((perm for tag, perm, _ in acl if tag == _ACL_MASK), 0o7)
-    if ids is not None and st.st_uid == ids[0]:
-        return (st.st_mode >> 6) & 0o7  # the owner entry is the owner's mode bits
-    if ids is not None:
-        for tag, perm, ident in acl:
-            if tag == _ACL_USER and ident == ids[0]:
-                return perm & mask
-        groups = [
-            perm
-            for tag, perm, ident in acl
-            if (tag == _ACL_GROUP_OBJ and st.st_gid == ids[1]) or (tag == _ACL_GROUP and ident == ids[1])
-        ]
-        if groups:
-            out = 0
-            for perm in groups:
-                out |= perm
-            return out & mask
-    return next((perm for tag, perm, _ in acl if tag == _ACL_OTHER), st.st_mode & 0o7)
-
-
-def _bits(st: os.stat_result, ids: tuple[int, int] | None) -> int:
-    """The rwx bits of ``st`` that apply to the sandbox ids, shifted to the "others" place."""
-    mode = st.st_mode
-    if ids is not None and st.st_uid == ids[0]:
-        return (mode >> 6) & 0o7
-    if ids is not None and st.st_gid == ids[1]:
-        return (mode >> 3) & 0o7
-    return mode & 0o7
+    (round 45), by the one reading bwrap's per-command masks use too (`sandbox._reach.reaches`,
+    round 47): for fixed ids, exactly; for a leased uid, not known yet, every id an ACL on the way
+    names may be it (fail closed toward masking). An ACL that cannot be read or parsed: reachable."""
+    return reaches(path, ids)
 
 
 class _Aliases:
@@ -1029,12 +964,13 @@ def derive_policy(
         wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     # A repository's maskedPaths: judged as its rules are (below, `repository`).
-    repo_extra = [
-        _expand(p, home, workspace)
-        for source, section in _sandbox_sections(settings_files)
-        if source not in TRUSTED_SANDBOX_SOURCES
-        for p in _str_list(section.get("maskedPaths"))
-    ]
+    repo_extra: list[Path] = []
+    for source, section in _sandbox_sections(settings_files):
+        for p in _str_list(section.get("maskedPaths")) if source not in TRUSTED_SANDBOX_SOURCES else ():
+            try:
+                repo_extra.append(_expand(p, home, workspace))
+            except PolicyError as exc:
+                notes.append(f"sandbox.maskedPaths of {source} settings: {exc} (not masked)")
     wanted += [(p, "sandbox.maskedPaths of settings the workspace can write") for p in repo_extra]
     repository: set[str] = {"sandbox.maskedPaths of settings the workspace can write"}
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
