@@ -17,6 +17,8 @@ characters reached the operator's terminal raw (red team round 29 for classify, 
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["one_line", "printable_json"]
 
 _SEPARATORS = ("\u2028", "\u2029", "\x85")
@@ -38,7 +40,19 @@ def printable_json(text: str) -> str:
     contents change (the separators `one_line` escapes are among them: they do not print)."""
     if text.isascii() or text.isprintable():
         return text  # json.dumps escaped the ASCII controls already; checked at C speed
+    text = _COMMON.sub(lambda m: _json_escape(m.group()), text)  # the usual ones, at regex speed
+    if text.isprintable():
+        return text
     return "".join(ch if ch.isprintable() else _json_escape(ch) for ch in text)
+
+
+#: Characters that do not print and a hostile text uses (DEL and C1, no-break and soft hyphen, the
+#: Arabic and Mongolian format marks, the zero-width, bidi and separator ranges, the BOM, the
+#: annotation marks, surrogates); the rest (private use, unassigned, tags) is found one by one.
+_COMMON = re.compile(
+    "[\x7f-\xa0\xad\u0600-\u0605\u061c\u06dd\u070f\u180e\u2000-\u200f\u2028-\u202f"
+    "\u205f-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
 
 
 def _json_escape(ch: str) -> str:
