@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sandbox.confine import contained
 from shellrt.permissions import Governance, PermissionDecision, build_governance
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext, ToolOutput
+from shellrt.protocol._one_line import printable_json
 
 __all__ = ["run_check", "run_list"]
 
@@ -110,7 +111,7 @@ def run_check(args: argparse.Namespace) -> int:
     from shellrt.permissions.shown import for_person
 
     headless = " (headless: deny)" if decision.behavior == "ask" else ""
-    print(f"{args.tool} {json.dumps(raw, ensure_ascii=False)}")
+    print(f"{args.tool} {printable_json(json.dumps(raw, ensure_ascii=False))}")  # controls: round 47
     print(f"decision: {decision.behavior}{headless}")
     print(f"reason:   {for_person(decision.reason)}")
     if decision.rule:

@@ -63,8 +63,9 @@ def _run(args: argparse.Namespace) -> int:
         import json  # only for JSON output: a table needs no codec
 
         from shellrt.analysis.wire import wire_form
+        from shellrt.protocol._one_line import printable_json
 
-        print(_json_line(json.dumps(wire_form(fields), ensure_ascii=False)))
+        print(printable_json(json.dumps(wire_form(fields), ensure_ascii=False)))
     else:
         print(_table(fields))
     return 0
@@ -72,6 +73,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _jsonl(stdin: TextIO, stdout: TextIO, default_shell: str) -> int:
     import json
+
+    from shellrt.protocol._one_line import printable_json
 
     for number, line in enumerate(stdin, start=1):
         if not line.strip():
@@ -82,7 +85,7 @@ def _jsonl(stdin: TextIO, stdout: TextIO, default_shell: str) -> int:
             answer = {"error": str(exc), "line": number}
         except Exception as exc:  # never die on one line
             answer = {"error": f"internal error: {type(exc).__name__}: {exc}", "line": number}
-        stdout.write(_json_line(json.dumps(answer, ensure_ascii=False)) + "\n")
+        stdout.write(printable_json(json.dumps(answer, ensure_ascii=False)) + "\n")
         stdout.flush()
     return 0
 
@@ -138,23 +141,6 @@ def _table(fields: Mapping[str, Any]) -> str:
         rows.append(("cd", ", ".join(fields["cd_targets"])))
     width = max(len(key) for key, _ in rows)
     return "\n".join(f"{key:<{width}}  {_cell(value)}" for key, value in rows)
-
-
-def _json_line(text: str) -> str:
-    """A JSON text with every character that does not print (C1 controls such as U+009B, the
-    one-character CSI; U+202E and the other format characters) written as a JSON ``\\u`` escape:
-    the same JSON to a reader, nothing a terminal obeys (red team round 29). Letters stay as they are."""
-    if text.isascii() or text.isprintable():
-        return text  # json.dumps escaped the ASCII controls already
-    return "".join(ch if ch.isprintable() else _json_escape(ch) for ch in text)
-
-
-def _json_escape(ch: str) -> str:
-    code = ord(ch)
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _cell(value: str) -> str:

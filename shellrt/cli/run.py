@@ -382,7 +382,7 @@ async def _execute(
     if result.output_lost:
         print(f"shellrt run: output lost: {result.output_lost}", file=sys.stderr)
         code = EXIT_OUTPUT_LOST
-    from shellrt.protocol._one_line import one_line
+    from shellrt.protocol._one_line import printable_json
     from shellrt.tools.bash import bash_output, format_output  # --json only: the tool's own formatting
 
     output = bash_output(result, None if math.isinf(timeout_s) else timeout_s).model_copy(
@@ -418,7 +418,8 @@ async def _execute(
         "notes": list(result.notes),
     }
     try:
-        print(one_line(json.dumps(report, ensure_ascii=False)), flush=True)  # a command's U+2028: round 35
+        # A command's U+2028 (round 35), its C1 controls and bidi overrides (round 47): \u escapes.
+        print(printable_json(json.dumps(report, ensure_ascii=False)), flush=True)
     except BrokenPipeError:  # our reader went away (``| head -c 100``): end like a pipeline does
         silence_stdout()
         return EXIT_STDOUT_CLOSED, persisted

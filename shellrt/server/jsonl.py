@@ -17,8 +17,9 @@ Lines are read while a message runs (so an interrupt can arrive), up to
 that is read when the queue drains); messages
 are still handled one at a time, in order, and answered in that order
 (an interrupt's answer comes as soon as it is read).
-A malformed line gets ``{"type": "error", "error": "..."}`` and the server
-keeps serving. Session state (cwd, read state, background tasks) persists
+A malformed line gets ``{"type": "error", "error": "...", "line": N}`` and the server
+keeps serving; one refused before anything on it ran (not UTF-8, JSON read two ways, a malformed
+message) names the tool_use ids readable on it in ``"tool_use_ids"``: none of them ran. Session state (cwd, read state, background tasks) persists
 across lines; EOF stops every process of the session and returns (its background tasks as soon
 as every line read is handled, before the last answers are written: a client that never reads
 does not hold them). A stdout nobody reads any more (the client died or closed it) stops
@@ -99,18 +100,72 @@ async def parse_line(raw: bytes | str, line_number: int) -> Any:
         # a repeated key or NaN: refused, as other readers differ on them
         return await parse_off_loop(strict_loads, raw)
     except json.JSONDecodeError as exc:
-        return _Refused(
-            _error(
-                f"line {line_number}: not valid JSON ({_decode_message(exc)}); send one JSON value per line",
-                line=line_number,
-            )
-        )
+        reason = f"not valid JSON ({_decode_message(exc)}); send one JSON value per line"
     except StrictJsonError as exc:
-        return _Refused(_error(f"line {line_number}: {exc}; nothing on this line ran", line=line_number))
+        reason = f"{exc}; nothing on this line ran"
     except RecursionError:
         return _Refused(
             _error(f"line {line_number}: JSON nested too deeply to read; send a flatter message", line=line_number)
         )
+    return _Refused(await refused_line(raw, line_number, reason))
+
+
+async def refused_line(raw: bytes | str, line_number: int, reason: str) -> dict[str, Any]:
+    """The error for a line refused before anything on it ran, naming the tool_use ids it carried
+    (`_readable_ids`): a client pairs results by id, and a line error alone left it guessing which
+    of its calls did not run (round 45's Left; round 47)."""
+    ids = await parse_off_loop(_readable_ids, raw)
+    return _not_run(_error(f"line {line_number}: {reason}", line=line_number), ids)
+
+
+def _not_run(answer: dict[str, Any], ids: list[str]) -> dict[str, Any]:
+    """``answer`` (a line error) saying that the tool_use ``ids`` on the line did not run."""
+    if ids:
+        answer["error"] += f"; its tool_use ids did not run: {', '.join(ids)}"
+    answer["tool_use_ids"] = ids
+    return answer
+
+
+#: Keys that say which call a block is: a line repeating one of them names no id (which one ran?).
+_IDENTITY_KEYS = frozenset({"role", "content", "type", "id"})
+
+
+def _unambiguous(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs if key in _IDENTITY_KEYS]
+    if len(keys) != len(set(keys)):
+        raise ValueError("an identifying key repeated")
+    return dict(pairs)
+
+
+def _readable_ids(raw: bytes | str) -> list[str]:
+    """The tool_use ids of a line refused before it ran, as far as they can be read for sure: none
+    from a line too large to read (`_line_budget`), one that is not JSON, or one repeating a key
+    that identifies a call; an id that is not text (or not UTF-8) is left out, never spelled anew."""
+    if over_budget(raw) is not None:
+        return []
+    text = raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else raw
+    try:
+        value = json.loads(text, object_pairs_hook=_unambiguous)
+    except (ValueError, RecursionError):
+        return []
+    return _ids_of(value)
+
+
+def _ids_of(value: Any) -> list[str]:
+    """The text tool_use ids of a parsed line, in order, each once (not UTF-8: left out)."""
+    blocks = value.get("content") if isinstance(value, dict) and "content" in value else [value]
+    if not isinstance(blocks, list):
+        return []
+    ids = [b["id"] for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
+    return [i for i in dict.fromkeys(ids) if _sendable(i)]
+
+
+def _sendable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 async def handle_value(
@@ -132,8 +187,8 @@ async def handle_value(
         return {"type": "tools", "tools": runtime.tools_for_anthropic()}
     try:
         return await runtime.run(value, interrupted=interrupted)
-    except MessageFormatError as exc:
-        return _error(f"line {line_number}: {exc}", line=line_number)
+    except MessageFormatError as exc:  # raised before any call of the message ran
+        return _not_run(_error(f"line {line_number}: {exc}", line=line_number), _ids_of(value))
     except RecursionError:
         return _error(
             f"line {line_number}: message nested too deeply to handle; send a flatter message",
@@ -403,7 +458,7 @@ async def serve_jsonl(
                     try:
                         text = raw.decode("utf-8")
                     except UnicodeDecodeError:
-                        answer = _error(f"line {line_number}: not UTF-8; send UTF-8 JSON", line=line_number)
+                        answer = await refused_line(raw, line_number, "not UTF-8; send UTF-8 JSON")
                     else:
                         answer = await answer_text(text, line_number, caught)
                 if answer is None:

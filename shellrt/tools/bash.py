@@ -610,9 +610,19 @@ def output_is_error(output: BashOutput) -> bool:
         return False  # started in the background: nothing has failed yet
     if output.interrupted or (output.timed_out and not output.moved_to_background):
         return True
-    if output.output_lost or output.sandbox_failure:
+    if output.output_lost or output.sandbox_failure or _cut_short(output):
         return True
     return exit_is_error(output.command, output.exit_code)
+
+
+def _cut_short(output: BashOutput) -> bool:
+    """A foreground command that ended with no exit status and no reason of ours (timeout, interrupt,
+    sandbox failure): its session closed under it (``serve --http`` shutting down lets the call
+    answer while the session's tasks, its output pump among them, are cancelled). Round 47: it was
+    answered as a success with the output so far; it had been cut off half-way."""
+    return output.exit_code is None and not (
+        output.task_id or output.timed_out or output.interrupted or output.sandbox_failure
+    )
 
 
 def format_output(output: BashOutput, tool_name: str) -> str:
@@ -638,7 +648,7 @@ def format_output(output: BashOutput, tool_name: str) -> str:
     forged += cut_forged
     if body.strip():
         parts.append(body.rstrip("\n"))
-    elif not (output.timed_out or output.interrupted or output.output_lost or output.sandbox_failure):
+    elif not (output.timed_out or output.interrupted or output.output_lost or output.sandbox_failure or _cut_short(output)):
         parts.append(f"({tool_name} completed with no output)")
     # A note may quote names a command chose (its cwd, a reverted file): their controls, bidi and
     # zero-width characters are shown as escapes, never run by a terminal (round 33).
@@ -681,6 +691,11 @@ def _notes(output: BashOutput) -> list[str]:
         parts.append(
             f"The sandbox container died or was killed: {output.sandbox_failure}. The command's own "
             "exit status is unknown and its processes are gone; the next command runs in a fresh container."
+        )
+    elif _cut_short(output):
+        parts.append(
+            "The command was stopped before it finished: shellrt's session closed under it (the server "
+            "shutting down). Its exit status is unknown and its processes are killed; run it again."
         )
     elif output.exit_code not in (0, None) and not output.timed_out and not output.interrupted:
         meaning = exit_meaning(output.command, output.exit_code)
