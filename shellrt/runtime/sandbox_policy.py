@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox import SandboxPolicy
 from sandbox._maskaliases import MAX_BELOW, mount_aliases, unseen_links
-from sandbox._reach import reaches
 from sandbox.errors import SandboxExecError
 from sandbox.policy import normalize_deny_entry, normalize_domain
 from shellrt.permissions.caller_home import caller_home, password_home
@@ -704,6 +703,8 @@ def _others_reach(path: Path, ids: tuple[int, int] | None = None) -> bool:
     (round 45), by the one reading bwrap's per-command masks use too (`sandbox._reach.reaches`,
     round 47): for fixed ids, exactly; for a leased uid, not known yet, every id an ACL on the way
     names may be it (fail closed toward masking). An ACL that cannot be read or parsed: reachable."""
+    from sandbox._reach import reaches  # only where there are masks (tests/test_cli_imports.py budget)
+
     return reaches(path, ids)
 
 
