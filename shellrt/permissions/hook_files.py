@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
 from shellrt.permissions.hook_loads_node import node_script_loads, root_node_scripts, runs_from_node_modules
 from shellrt.permissions.hook_node_packages import node_module_dirs, node_packages
+from shellrt.permissions.hook_tree_loaders import loads_the_tree
 from shellrt.permissions.start_digests import active as active_digests
 
 if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
@@ -166,7 +167,8 @@ class HookFiles:
                     f"the workspace is too large to vouch for as a whole (over {MAX_TREE_ENTRIES} entries or "
                     f"{MAX_HASHED_BYTES >> 20} MiB): a stdio server started in it (its cwd), an environment "
                     "value naming it, or a project runner (`uv run`, `poetry run`, `bundle exec`, `go run`, "
-                    "`cargo run`…) may load any of its files by search, and so may a hook's node script "
+                    "`cargo run`…), a test runner, task runner or tool whose config is code (`pytest`, "
+                    "`make`, `prettier`…) may load any of its files by search, and so may a hook's node script "
                     'whose package.json maps a pattern to the root ("#x/*": "./*"); start the server '
                     'outside the workspace (leave out "cwd"), run a tool by its path outside the '
                     'workspace, map such patterns below a directory ("./lib/*"), and name the files it '
@@ -500,8 +502,8 @@ def _searched(program: str, args: list[str | None], root: Path, base: str) -> li
         rel = _inside(root, os.path.join(base, name))
         if rel is not None and rel != ".":
             out.append(rel)
-    if _loads_the_project(program, args) and _inside(root, base) is not None:
-        out.append(WHOLE_WORKSPACE)
+    if (_loads_the_project(program, args) or loads_the_tree(program, args)) and _inside(root, base) is not None:
+        out.append(WHOLE_WORKSPACE)  # a runner, or a tool that searches for code (round 47)
     return out
 
 
