@@ -33,7 +33,9 @@ _HOOK = 'node "$CLAUDE_PROJECT_DIR"/scripts/guard.js'
     ],
 )
 def test_a_computed_relative_load_records_its_directory(tmp_path: Path, load: str, planted: str) -> None:
-    """Failed 6 of 8 before (the two literal-prefix concatenations of a present directory held): each plant kept the hook's record."""
+    """Failed 5 of 8 before, each plant keeping the hook's record (held: the two concatenations onto
+    a present directory, which the literal prefix named, and the one onto an absent directory, whose
+    appearance changed the record)."""
     ws = tmp_path / "ws"
     (ws / "scripts").mkdir(parents=True)
     (ws / "scripts" / "guard.js").write_text(f"const path = require('path');\nconst name = process.argv[2];\n{load};\n")

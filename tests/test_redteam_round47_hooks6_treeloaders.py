@@ -113,3 +113,42 @@ def test_a_pytest_hook_does_not_run_a_planted_conftest_on_the_host(
     assert ran.exists(), f"the hook did not run before the plant: the test proves nothing {first}"
     _session(ws, own, tmp_path / "s2", ["echo next"])
     assert not marker.exists(), "the operator's pytest hook ran a conftest.py a sandboxed command wrote"
+
+
+@pytest.mark.parametrize(
+    ("script", "planted"),
+    [
+        ("pytest -q\n", "tests/conftest.py"),
+        ('cd "$CLAUDE_PROJECT_DIR" && make lint\n', "scripts/lint.sh"),
+        ("uv run --frozen ruff check .\n", "tests/conftest.py"),  # a project runner (round 24's class)
+        ("npx --no-install fmtx src\n", "node_modules/fmtx/cli.js"),  # npx's local binary (round 44's)
+    ],
+)
+def test_what_a_hook_scripts_commands_load_is_recorded(tmp_path: Path, script: str, planted: str) -> None:
+    """A hook shell script that runs such a tool: the command line's resolution (manifests, project
+    runners, npx binaries, the tools above) was applied to the hook's own line only, never to the
+    commands inside the script it runs. Failed 4 of 4 before."""
+    ws = tmp_path / "ws"
+    _project(ws)
+    (ws / "node_modules" / "fmtx").mkdir(parents=True)
+    (ws / "node_modules" / ".bin").mkdir()
+    (ws / "node_modules" / "fmtx" / "cli.js").write_text("module.exports = 1;\n")
+    (ws / "node_modules" / ".bin" / "fmtx").symlink_to("../fmtx/cli.js")
+    (ws / ".claude" / "hooks").mkdir(parents=True)
+    (ws / ".claude" / "hooks" / "check.sh").write_text("#!/bin/sh\n" + script)
+    hook = 'sh "$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh'
+    before = hook_files(ws, [hook])
+    (ws / planted).write_text(_EVIL)
+    assert compare_hook_files(before, hook_files(ws, [hook])) is not None, f"{planted} not recorded for {script}"
+
+
+def test_a_hook_scripts_plain_commands_stay_narrow(tmp_path: Path) -> None:
+    """Control: a script of ``jq``, ``LC_ALL=C sort``, ``git diff`` records its own directory only."""
+    ws = tmp_path / "ws"
+    _project(ws)
+    (ws / ".claude" / "hooks").mkdir(parents=True)
+    (ws / ".claude" / "hooks" / "check.sh").write_text(
+        "#!/bin/sh\njq -r .tool_name | LC_ALL=C sort\ngit diff --stat\n"
+    )
+    record = hook_files(ws, ['sh "$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh'])
+    assert set(record.dirs) == {".claude/hooks"} and set(record.files) == {".claude/hooks/check.sh"}, record

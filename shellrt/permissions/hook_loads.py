@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -27,7 +28,11 @@ from typing import TYPE_CHECKING, Literal
 from shellrt.permissions.hook_loads_python import PythonLoads, is_python_script, module_paths, python_loads
 
 if TYPE_CHECKING:
-    from shellrt.analysis.models import Word
+    from shellrt.analysis.models import PlanCommand, Word
+
+#: What one command of a shell script loads by its program's own search, run from a directory
+#: (`shellrt.permissions.hook_files` resolves a hook's command line so): workspace-relative paths.
+PartResolver = Callable[["PlanCommand", str], list[str]]
 
 __all__ = [
     "MAX_SCANNED_SCRIPTS",
@@ -116,9 +121,14 @@ def script_kind(root: Path, rel: str, hint: ScriptKind | None = None) -> ScriptK
     return None
 
 
-def script_loads(root: Path, scripts: dict[str, ScriptKind], *, cwd: Path | None = None) -> ScriptLoads:
+def script_loads(
+    root: Path, scripts: dict[str, ScriptKind], *, cwd: Path | None = None, resolve: PartResolver | None = None
+) -> ScriptLoads:
     """What ``scripts`` (files relative to ``root``, by kind) load, transitively, when the hook
-    runs from ``cwd`` (default ``root``; also the project directory)."""
+    runs from ``cwd`` (default ``root``; also the project directory). ``resolve``: what each
+    command of a shell script loads by its program's search (manifests, ``npx``'s local binary,
+    project runners, tools that search for code: red team round 47, applied before to the hook's
+    own command line only)."""
     out = ScriptLoads()
     queue: list[tuple[str, str, ScriptKind]] = [(rel, rel, kind) for rel, kind in scripts.items()]
     seen: set[str] = set()
@@ -133,7 +143,7 @@ def script_loads(root: Path, scripts: dict[str, ScriptKind], *, cwd: Path | None
                 out.unbounded.append(f"more than {MAX_SCANNED_SCRIPTS} hook scripts load one another")
                 return out
             loads = (
-                _one_script(root, rel, top, out, cwd or root)
+                _one_script(root, rel, top, out, cwd or root, resolve)
                 if kind == "shell"
                 else _one_python(root, rel, out, python)
             )
@@ -184,7 +194,7 @@ def _python_found(root: Path, paths: list[str]) -> list[tuple[str, ScriptKind | 
 
 
 def _one_script(
-    root: Path, rel: str, top: str, out: ScriptLoads, cwd: Path
+    root: Path, rel: str, top: str, out: ScriptLoads, cwd: Path, resolve: PartResolver | None = None
 ) -> list[tuple[str, ScriptKind | None]]:
     """(path, how it is read) for each load of the shell script ``rel``; problems go to ``out``."""
     from shellrt.analysis import analyze
@@ -207,11 +217,16 @@ def _one_script(
     }
     bases, moved_to_unknown = [str(cwd)], None
     loads: list[tuple[Word, bool]] = []
+    searched: list[str] = []
     for part in plan.commands:
         argv = list(part.argv)
         if not argv:
             continue
         name = argv[0].value
+        if resolve is not None:
+            # From every directory the script may be in here (a ``cd`` to one chosen at run time:
+            # the root and the known ones; such a load is read as the tool's search of the root).
+            searched += [p for base in dict.fromkeys(bases) for p in resolve(part, base) if p not in searched]
         if name in _DIR_CHANGERS:
             target = next((w for w in argv[1:] if w.value != "--"), None)
             where = _value(target, root, dirs) if target is not None else None
@@ -232,7 +247,7 @@ def _one_script(
             operand = _script_operand(argv[1:])
             if operand is not None:
                 loads.append((operand, program in SHELLS))
-    found: list[tuple[str, ScriptKind | None]] = []
+    found: list[tuple[str, ScriptKind | None]] = [(p, None) for p in searched]
     for word, is_shell in loads:
         value = _value(word, root, dirs)
         if value is None:
