@@ -35,6 +35,7 @@ from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, scri
 from shellrt.permissions.hook_loads_node import node_script_loads, root_node_scripts, runs_from_node_modules
 from shellrt.permissions.hook_node_packages import node_module_dirs, node_packages
 from shellrt.permissions.hook_tree_loaders import loads_the_tree
+from shellrt.permissions.hook_venvs import venv_paths
 from shellrt.permissions.start_digests import active as active_digests
 
 if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
@@ -194,8 +195,9 @@ class HookFiles:
                 out.append(
                     f"hook directory {rel} is too large to vouch for (over {MAX_TREE_ENTRIES} entries or "
                     f"{MAX_HASHED_BYTES >> 20} MiB; a hook script's directory is recorded whole, since it "
-                    "may load what lies beside it): keep hook scripts in a small directory such as "
-                    ".claude/hooks/"
+                    "may load what lies beside it; a Python environment whose interpreter runs a hook is "
+                    "recorded whole): keep hook scripts in a small directory such as .claude/hooks/, and "
+                    "run them with an interpreter outside the workspace"
                 )
             else:
                 out.append(f"hook file {rel} cannot be vouched for ({digest})")
@@ -224,12 +226,18 @@ def hook_files(
     # What shell hook scripts load (``. ./lib.sh`` from ``scripts/x.sh`` is read at the root,
     # where hooks run), transitively; each such file's directory is then recorded below too.
     kinds = {rel: kind for rel in paths if (kind := script_kind(root, rel, hints.get(rel))) is not None}
-    loads = script_loads(root, kinds, cwd=None if base is None else Path(at.path))
+    resolve = functools.partial(_searched_by_part, root, at)
+    loads = script_loads(root, kinds, cwd=None if base is None else Path(at.path), resolve=resolve)
     paths.update(dict.fromkeys(loads.paths))
+    # A Python interpreter in the workspace builds its environment from around its binary
+    # (``pyvenv.cfg``, ``site-packages``' ``.pth`` files): recorded, the environment whole (round 47).
+    venv_files, venv_dirs = venv_paths(root, list(paths))
+    paths.update(dict.fromkeys(venv_files))
     files = {rel: _digest(root, rel) for rel in sorted(paths)}
     # A hooks directory holding a hook file is watched whole: what that script sources or
     # imports beside it (``. ./lib.sh``) is code the hook runs too.
     watched = [d for d in WATCHED_HOOK_DIRS if untrackable or any(rel.startswith(d + "/") for rel in files)]
+    watched += [d for d in venv_dirs if not any(_below(d, w) for w in watched)]
     # So is every ``node_modules`` where node looks up what a hook's node code requires: a
     # ``node_modules/.bin`` script loads undeclared plugins there too (rounds 44, 45); the
     # packages round 44 found by their manifests are recorded inside them, hashed once.
@@ -567,6 +575,27 @@ def _package_script_paths(program: str, args: list[str | None], root: Path, base
     finally:
         _script_depth.reset(token)
     return out
+
+
+def _searched_by_part(root: Path, at: _Base, part: PlanCommand, base: str) -> list[str]:
+    """What one command of a hook's shell script loads by its program's own search, run from
+    ``base`` (`_searched`, ``package.json`` script lines, and its environment assignments), as the
+    hook's own command line is read (red team round 47: ``pytest``, ``make``, ``uv run``, ``npx``
+    inside ``.claude/hooks/check.sh`` recorded nothing)."""
+    if not part.argv or part.argv[0].value is None:
+        return []
+    program = os.path.basename(part.argv[0].value)
+    args = [w.value for w in part.argv[1:]]
+    found = _searched(program, args, root, base)
+    if program in _SCRIPT_RUNNERS:
+        found += _package_script_paths(program, args, root, base, at)
+    for assignment in part.assignments:
+        value = assignment.value.value if assignment.value is not None else ""
+        if value is not None and "/" not in value and value not in (".", ".."):
+            continue  # ``LC_ALL=C sort``: no path (the hook's own line reads every part as one)
+        if _assignment_paths(assignment, root, found, set(), _Base(base, at.home)) is not None:
+            found.append(WHOLE_WORKSPACE)  # a value chosen at run time: fail closed
+    return found
 
 
 def _loads_the_project(program: str, args: list[str | None]) -> bool:
