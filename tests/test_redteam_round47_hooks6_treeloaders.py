@@ -34,6 +34,9 @@ def _project(ws: Path) -> None:
     (ws / "mk").mkdir()
     (ws / "mk" / "rules.mk").write_text("x:\n\ttrue\n")
     (ws / "Makefile").write_text("include mk/rules.mk\nlint:\n\tsh scripts/lint.sh\n")
+    (ws / "lib").mkdir()
+    (ws / "lib" / "policy.ts").write_text("export const ok = true;\n")
+    (ws / "deno.json").write_text('{"imports": {"pol/": "./lib/"}}\n')
     (ws / "src" / "deep").mkdir(parents=True)
     (ws / "src" / "deep" / "a.js").write_text("let a = 1\n")
 
@@ -51,10 +54,13 @@ def _project(ws: Path) -> None:
         ("/usr/local/bin/prettier --write src/deep/a.js", "src/.prettierrc.js"),  # config above the file
         ("/usr/local/bin/prettier --write src/deep/a.js", "prettier.config.js"),  # config at the root
         ("npx --no-install eslint src/deep/a.js", "src/eslint.config.mjs"),
+        # a module map found from the cwd: deno.json's "imports", tsconfig.json's "paths"
+        ('deno run "$CLAUDE_PROJECT_DIR"/.claude/hooks/g.ts', "lib/policy.ts"),
+        ('tsx "$CLAUDE_PROJECT_DIR"/.claude/hooks/g.ts', "tsconfig.json"),
     ],
 )
 def test_what_a_searching_tool_loads_is_recorded(tmp_path: Path, hook: str, planted: str) -> None:
-    """Failed 10 of 10 before: each plant kept the hook's record (so the hook ran it)."""
+    """Failed 12 of 12 before: each plant kept the hook's record (so the hook ran it)."""
     ws = tmp_path / "ws"
     _project(ws)
     before = hook_files(ws, [hook])

@@ -43,6 +43,8 @@ TREE_LOADERS: frozenset[str] = frozenset(
         *("prettier", "eslint", "stylelint", "babel", "webpack", "rollup", "vite", "commitlint"),
         *("markdownlint-cli2", "pylint", "flake8", "mypy", "sphinx-build", "mkdocs", "coverage"),
         *("rubocop", "php-cs-fixer", "phpstan", "danger", "golangci-lint"),
+        # a module map found from the cwd up: deno.json's "imports", tsconfig.json's "paths"/"extends"
+        *("deno", "tsx", "ts-node"),
     }
 )
 #: Python modules (top-level names) that do the same when run with ``python -m``.
