@@ -218,8 +218,9 @@ def hook_files(
     paths: dict[str, None] = {}
     hints: dict[str, ScriptKind] = {}
     untrackable: list[str] = []
+    pythons: list[str] = []  # the programs of its ``python …`` commands (`venv_paths`)
     for command in dict.fromkeys(commands):
-        found, why = _command_paths(command, root, hints, at)
+        found, why = _command_paths(command, root, hints, at, pythons)
         paths.update(dict.fromkeys(found))
         if why is not None:
             untrackable.append(f"{command} ({why})")
@@ -231,7 +232,7 @@ def hook_files(
     paths.update(dict.fromkeys(loads.paths))
     # A Python interpreter in the workspace builds its environment from around its binary
     # (``pyvenv.cfg``, ``site-packages``' ``.pth`` files): recorded, the environment whole (round 47).
-    venv_files, venv_dirs = venv_paths(root, list(paths))
+    venv_files, venv_dirs = venv_paths(root, list(paths), pythons)
     paths.update(dict.fromkeys(venv_files))
     files = {rel: _digest(root, rel) for rel in sorted(paths)}
     # A hooks directory holding a hook file is watched whole: what that script sources or
@@ -319,7 +320,7 @@ def compare_hook_files(recorded: HookFiles | None, current: HookFiles) -> str | 
 
 
 def _command_paths(
-    command: str, root: Path, hints: dict[str, ScriptKind], at: _Base
+    command: str, root: Path, hints: dict[str, ScriptKind], at: _Base, pythons: list[str] | None = None
 ) -> tuple[list[str], str | None]:
     """Workspace-relative paths ``command`` runs or reads, and why it is untrackable (None: it is not).
     Paths given to a shell or Python (``bash scripts/x``) go to ``hints``: they are read as such."""
@@ -342,6 +343,8 @@ def _command_paths(
         kind: ScriptKind | None = "shell" if program in SHELLS else None
         if program.startswith("python"):
             kind = "python"
+            if pythons is not None and part.argv[0].value is not None:
+                pythons.append(part.argv[0].value)
         if kind is not None:
             hints.update(dict.fromkeys(found[before:], kind))
         if why is not None:
