@@ -31,9 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
+from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads, started_loads
 from shellrt.permissions.hook_loads_node import node_script_loads, root_node_scripts, runs_from_node_modules
-from shellrt.permissions.hook_node_packages import node_module_dirs, node_packages
+from shellrt.permissions.hook_node_packages import (
+    is_node_script,
+    node_module_dirs,
+    node_packages,
+    started_commands,
+)
 from shellrt.permissions.hook_tree_loaders import loads_the_tree
 from shellrt.permissions.hook_venvs import venv_paths
 from shellrt.permissions.start_digests import active as active_digests
@@ -230,6 +235,10 @@ def hook_files(
     resolve = functools.partial(_searched_by_part, root, at)
     loads = script_loads(root, kinds, cwd=None if base is None else Path(at.path), resolve=resolve)
     paths.update(dict.fromkeys(loads.paths))
+    # What the tools a hook's node script starts load (``execFileSync('npx', ['prettier', f])``).
+    for rel in [r for r in paths if is_node_script(os.path.join(root, r)) and not _in_node_modules(r)]:
+        started = started_loads(started_commands(os.path.join(root, rel)), Path(at.path), resolve)
+        paths.update(dict.fromkeys(p for p, _ in started))
     # A Python interpreter in the workspace builds its environment from around its binary
     # (``pyvenv.cfg``, ``site-packages``' ``.pth`` files): recorded, the environment whole (round 47).
     venv_files, venv_dirs = venv_paths(root, list(paths), pythons)
@@ -276,6 +285,10 @@ class _Base:
 
     path: str
     home: bool
+
+
+def _in_node_modules(rel: str) -> bool:
+    return "node_modules" in rel.split("/")
 
 
 def _below(path: str, directory: str) -> bool:

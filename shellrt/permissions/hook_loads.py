@@ -37,11 +37,13 @@ PartResolver = Callable[["PlanCommand", str], list[str]]
 __all__ = [
     "MAX_SCANNED_SCRIPTS",
     "SHELLS",
+    "PartResolver",
     "ScriptKind",
     "ScriptLoads",
     "is_shell_script",
     "script_kind",
     "script_loads",
+    "started_loads",
 ]
 
 #: Programs that run their operand as a shell script.
@@ -145,7 +147,7 @@ def script_loads(
             loads = (
                 _one_script(root, rel, top, out, cwd or root, resolve)
                 if kind == "shell"
-                else _one_python(root, rel, out, python)
+                else _one_python(root, rel, out, python, cwd or root, resolve)
             )
             _add(root, out, queue, loads, top)
         paths, unbounded = module_paths(python.import_dirs, python.modules)
@@ -169,7 +171,7 @@ def _add(
 
 
 def _one_python(
-    root: Path, rel: str, out: ScriptLoads, python: PythonLoads
+    root: Path, rel: str, out: ScriptLoads, python: PythonLoads, cwd: Path, resolve: PartResolver | None = None
 ) -> list[tuple[str, ScriptKind | None]]:
     data = _read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
     if data is None:
@@ -181,7 +183,24 @@ def _one_python(
     out.unbounded += [u for u in loads.unbounded if u not in out.unbounded]
     python.import_dirs += [d for d in loads.import_dirs if d not in python.import_dirs]
     python.modules |= loads.modules
-    return _python_found(root, loads.paths)
+    return _python_found(root, loads.paths) + started_loads(loads.commands, cwd, resolve)
+
+
+def started_loads(
+    lines: list[str], cwd: Path, resolve: PartResolver | None
+) -> list[tuple[str, ScriptKind | None]]:
+    """What the tools a hook script starts (command lines read from it) load by their own search,
+    run from ``cwd``: each line planned and its commands resolved as a hook's own line (round 47)."""
+    if resolve is None:
+        return []
+    from shellrt.analysis import analyze
+
+    found: list[tuple[str, ScriptKind | None]] = []
+    for line in lines:
+        plan = analyze(line, "bash").plan
+        for part in plan.commands if plan is not None else ():
+            found += [(p, None) for p in resolve(part, str(cwd)) if all(p != f for f, _ in found)]
+    return found
 
 
 def _python_found(root: Path, paths: list[str]) -> list[tuple[str, ScriptKind | None]]:

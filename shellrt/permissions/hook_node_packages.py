@@ -20,7 +20,15 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["MAX_PACKAGES", "is_node_script", "literal_specifiers", "node_module_dirs", "node_packages", "read_manifest"]
+__all__ = [
+    "MAX_PACKAGES",
+    "is_node_script",
+    "literal_specifiers",
+    "node_module_dirs",
+    "node_packages",
+    "read_manifest",
+    "started_commands",
+]
 
 #: Packages recorded for one settings file's hooks at most; beyond, not vouched for.
 MAX_PACKAGES = 256
@@ -157,6 +165,13 @@ _JOIN_PART = re.compile(r""""([^"\\\n]*)"|'([^'\\\n]*)'""")
 #: Any call with a relative literal: what a ``createRequire`` function (named anything) loads.
 _CALL_RELATIVE = re.compile(r"""\b[A-Za-z_$][\w$]*\s*\(\s*(["'])(\.{1,2}/[^"'\\\n]*)\1""")
 _SCRIPT_SUFFIXES = (".js", ".cjs", ".mjs")
+#: ``execSync('npx prettier --write ' + f)``: a command line's literal start (round 47).
+_EXEC_LINE = re.compile(r"""\bexec(?:Sync)?\s*\(\s*(["'`])([^"'`\\\n$]+)""")
+#: ``execFileSync('npx', ['prettier', f])``, ``spawn("pytest", ["-q"])``: a program and its literal arguments.
+_EXEC_FILE = re.compile(
+    r"""\b(?:execFile|spawn)(?:Sync)?\s*\(\s*(["'])([^"'\\\n]+)\1\s*(?:,\s*\[([^\]]*)\])?"""
+)
+_ARRAY_ITEM = re.compile(r"""(["'])([^"'\\\n]*)\1|[^,\s][^,]*""")
 
 
 def is_node_script(path: str) -> bool:
@@ -181,6 +196,26 @@ def literal_specifiers(path: str) -> list[str]:
         return []
     found = [quoted or template for _, quoted, template in _REQUIRE.findall(text)]
     return list(dict.fromkeys(found + _computed_specifiers(text)))
+
+
+def started_commands(path: str) -> list[str]:
+    """The command lines a node script starts through ``child_process`` (by a pattern: a literal
+    program, with what is literal of its arguments; a part chosen at run time is a placeholder
+    word), for their tools' loads to be resolved as a hook's own command line is (round 47)."""
+    import shlex
+
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(_MANIFEST_LIMIT).decode("utf-8", "replace")
+    except OSError:
+        return []
+    lines = [line for _, line in _EXEC_LINE.findall(text)]
+    for _, program, items in _EXEC_FILE.findall(text):
+        words = [program]
+        for quote, literal in ((m.group(1), m.group(2)) for m in _ARRAY_ITEM.finditer(items)):
+            words.append(literal if quote else "SHELLRTHOOKARG")
+        lines.append(shlex.join(words))
+    return lines
 
 
 def _computed_specifiers(text: str) -> list[str]:
