@@ -31,9 +31,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
+from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads, started_loads
 from shellrt.permissions.hook_loads_node import node_script_loads, root_node_scripts, runs_from_node_modules
-from shellrt.permissions.hook_node_packages import node_module_dirs, node_packages
+from shellrt.permissions.hook_node_packages import (
+    is_node_script,
+    node_module_dirs,
+    node_packages,
+    started_commands,
+)
+from shellrt.permissions.hook_tree_loaders import loads_the_tree
+from shellrt.permissions.hook_venvs import venv_paths
 from shellrt.permissions.start_digests import active as active_digests
 
 if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
@@ -166,7 +173,8 @@ class HookFiles:
                     f"the workspace is too large to vouch for as a whole (over {MAX_TREE_ENTRIES} entries or "
                     f"{MAX_HASHED_BYTES >> 20} MiB): a stdio server started in it (its cwd), an environment "
                     "value naming it, or a project runner (`uv run`, `poetry run`, `bundle exec`, `go run`, "
-                    "`cargo run`…) may load any of its files by search, and so may a hook's node script "
+                    "`cargo run`…), a test runner, task runner or tool whose config is code (`pytest`, "
+                    "`make`, `prettier`…) may load any of its files by search, and so may a hook's node script "
                     'whose package.json maps a pattern to the root ("#x/*": "./*"); start the server '
                     'outside the workspace (leave out "cwd"), run a tool by its path outside the '
                     'workspace, map such patterns below a directory ("./lib/*"), and name the files it '
@@ -192,8 +200,9 @@ class HookFiles:
                 out.append(
                     f"hook directory {rel} is too large to vouch for (over {MAX_TREE_ENTRIES} entries or "
                     f"{MAX_HASHED_BYTES >> 20} MiB; a hook script's directory is recorded whole, since it "
-                    "may load what lies beside it): keep hook scripts in a small directory such as "
-                    ".claude/hooks/"
+                    "may load what lies beside it; a Python environment whose interpreter runs a hook is "
+                    "recorded whole): keep hook scripts in a small directory such as .claude/hooks/, and "
+                    "run them with an interpreter outside the workspace"
                 )
             else:
                 out.append(f"hook file {rel} cannot be vouched for ({digest})")
@@ -214,20 +223,31 @@ def hook_files(
     paths: dict[str, None] = {}
     hints: dict[str, ScriptKind] = {}
     untrackable: list[str] = []
+    pythons: list[str] = []  # the programs of its ``python …`` commands (`venv_paths`)
     for command in dict.fromkeys(commands):
-        found, why = _command_paths(command, root, hints, at)
+        found, why = _command_paths(command, root, hints, at, pythons)
         paths.update(dict.fromkeys(found))
         if why is not None:
             untrackable.append(f"{command} ({why})")
     # What shell hook scripts load (``. ./lib.sh`` from ``scripts/x.sh`` is read at the root,
     # where hooks run), transitively; each such file's directory is then recorded below too.
     kinds = {rel: kind for rel in paths if (kind := script_kind(root, rel, hints.get(rel))) is not None}
-    loads = script_loads(root, kinds, cwd=None if base is None else Path(at.path))
+    resolve = functools.partial(_searched_by_part, root, at)
+    loads = script_loads(root, kinds, cwd=None if base is None else Path(at.path), resolve=resolve)
     paths.update(dict.fromkeys(loads.paths))
+    # What the tools a hook's node script starts load (``execFileSync('npx', ['prettier', f])``).
+    for rel in [r for r in paths if is_node_script(os.path.join(root, r)) and not _in_node_modules(r)]:
+        started = started_loads(started_commands(os.path.join(root, rel)), Path(at.path), resolve)
+        paths.update(dict.fromkeys(p for p, _ in started))
+    # A Python interpreter in the workspace builds its environment from around its binary
+    # (``pyvenv.cfg``, ``site-packages``' ``.pth`` files): recorded, the environment whole (round 47).
+    venv_files, venv_dirs = venv_paths(root, list(paths), pythons)
+    paths.update(dict.fromkeys(venv_files))
     files = {rel: _digest(root, rel) for rel in sorted(paths)}
     # A hooks directory holding a hook file is watched whole: what that script sources or
     # imports beside it (``. ./lib.sh``) is code the hook runs too.
     watched = [d for d in WATCHED_HOOK_DIRS if untrackable or any(rel.startswith(d + "/") for rel in files)]
+    watched += [d for d in venv_dirs if not any(_below(d, w) for w in watched)]
     # So is every ``node_modules`` where node looks up what a hook's node code requires: a
     # ``node_modules/.bin`` script loads undeclared plugins there too (rounds 44, 45); the
     # packages round 44 found by their manifests are recorded inside them, hashed once.
@@ -265,6 +285,10 @@ class _Base:
 
     path: str
     home: bool
+
+
+def _in_node_modules(rel: str) -> bool:
+    return "node_modules" in rel.split("/")
 
 
 def _below(path: str, directory: str) -> bool:
@@ -309,7 +333,7 @@ def compare_hook_files(recorded: HookFiles | None, current: HookFiles) -> str | 
 
 
 def _command_paths(
-    command: str, root: Path, hints: dict[str, ScriptKind], at: _Base
+    command: str, root: Path, hints: dict[str, ScriptKind], at: _Base, pythons: list[str] | None = None
 ) -> tuple[list[str], str | None]:
     """Workspace-relative paths ``command`` runs or reads, and why it is untrackable (None: it is not).
     Paths given to a shell or Python (``bash scripts/x``) go to ``hints``: they are read as such."""
@@ -332,6 +356,8 @@ def _command_paths(
         kind: ScriptKind | None = "shell" if program in SHELLS else None
         if program.startswith("python"):
             kind = "python"
+            if pythons is not None and part.argv[0].value is not None:
+                pythons.append(part.argv[0].value)
         if kind is not None:
             hints.update(dict.fromkeys(found[before:], kind))
         if why is not None:
@@ -500,8 +526,8 @@ def _searched(program: str, args: list[str | None], root: Path, base: str) -> li
         rel = _inside(root, os.path.join(base, name))
         if rel is not None and rel != ".":
             out.append(rel)
-    if _loads_the_project(program, args) and _inside(root, base) is not None:
-        out.append(WHOLE_WORKSPACE)
+    if (_loads_the_project(program, args) or loads_the_tree(program, args)) and _inside(root, base) is not None:
+        out.append(WHOLE_WORKSPACE)  # a runner, or a tool that searches for code (round 47)
     return out
 
 
@@ -565,6 +591,27 @@ def _package_script_paths(program: str, args: list[str | None], root: Path, base
     finally:
         _script_depth.reset(token)
     return out
+
+
+def _searched_by_part(root: Path, at: _Base, part: PlanCommand, base: str) -> list[str]:
+    """What one command of a hook's shell script loads by its program's own search, run from
+    ``base`` (`_searched`, ``package.json`` script lines, and its environment assignments), as the
+    hook's own command line is read (red team round 47: ``pytest``, ``make``, ``uv run``, ``npx``
+    inside ``.claude/hooks/check.sh`` recorded nothing)."""
+    if not part.argv or part.argv[0].value is None:
+        return []
+    program = os.path.basename(part.argv[0].value)
+    args = [w.value for w in part.argv[1:]]
+    found = _searched(program, args, root, base)
+    if program in _SCRIPT_RUNNERS:
+        found += _package_script_paths(program, args, root, base, at)
+    for assignment in part.assignments:
+        value = assignment.value.value if assignment.value is not None else ""
+        if value is not None and "/" not in value and value not in (".", ".."):
+            continue  # ``LC_ALL=C sort``: no path (the hook's own line reads every part as one)
+        if _assignment_paths(assignment, root, found, set(), _Base(base, at.home)) is not None:
+            found.append(WHOLE_WORKSPACE)  # a value chosen at run time: fail closed
+    return found
 
 
 def _loads_the_project(program: str, args: list[str | None]) -> bool:

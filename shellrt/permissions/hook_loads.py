@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -27,16 +28,22 @@ from typing import TYPE_CHECKING, Literal
 from shellrt.permissions.hook_loads_python import PythonLoads, is_python_script, module_paths, python_loads
 
 if TYPE_CHECKING:
-    from shellrt.analysis.models import Word
+    from shellrt.analysis.models import PlanCommand, Word
+
+#: What one command of a shell script loads by its program's own search, run from a directory
+#: (`shellrt.permissions.hook_files` resolves a hook's command line so): workspace-relative paths.
+PartResolver = Callable[["PlanCommand", str], list[str]]
 
 __all__ = [
     "MAX_SCANNED_SCRIPTS",
     "SHELLS",
+    "PartResolver",
     "ScriptKind",
     "ScriptLoads",
     "is_shell_script",
     "script_kind",
     "script_loads",
+    "started_loads",
 ]
 
 #: Programs that run their operand as a shell script.
@@ -116,9 +123,14 @@ def script_kind(root: Path, rel: str, hint: ScriptKind | None = None) -> ScriptK
     return None
 
 
-def script_loads(root: Path, scripts: dict[str, ScriptKind], *, cwd: Path | None = None) -> ScriptLoads:
+def script_loads(
+    root: Path, scripts: dict[str, ScriptKind], *, cwd: Path | None = None, resolve: PartResolver | None = None
+) -> ScriptLoads:
     """What ``scripts`` (files relative to ``root``, by kind) load, transitively, when the hook
-    runs from ``cwd`` (default ``root``; also the project directory)."""
+    runs from ``cwd`` (default ``root``; also the project directory). ``resolve``: what each
+    command of a shell script loads by its program's search (manifests, ``npx``'s local binary,
+    project runners, tools that search for code: red team round 47, applied before to the hook's
+    own command line only)."""
     out = ScriptLoads()
     queue: list[tuple[str, str, ScriptKind]] = [(rel, rel, kind) for rel, kind in scripts.items()]
     seen: set[str] = set()
@@ -133,9 +145,9 @@ def script_loads(root: Path, scripts: dict[str, ScriptKind], *, cwd: Path | None
                 out.unbounded.append(f"more than {MAX_SCANNED_SCRIPTS} hook scripts load one another")
                 return out
             loads = (
-                _one_script(root, rel, top, out, cwd or root)
+                _one_script(root, rel, top, out, cwd or root, resolve)
                 if kind == "shell"
-                else _one_python(root, rel, out, python)
+                else _one_python(root, rel, out, python, cwd or root, resolve)
             )
             _add(root, out, queue, loads, top)
         paths, unbounded = module_paths(python.import_dirs, python.modules)
@@ -159,7 +171,7 @@ def _add(
 
 
 def _one_python(
-    root: Path, rel: str, out: ScriptLoads, python: PythonLoads
+    root: Path, rel: str, out: ScriptLoads, python: PythonLoads, cwd: Path, resolve: PartResolver | None = None
 ) -> list[tuple[str, ScriptKind | None]]:
     data = _read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
     if data is None:
@@ -171,7 +183,24 @@ def _one_python(
     out.unbounded += [u for u in loads.unbounded if u not in out.unbounded]
     python.import_dirs += [d for d in loads.import_dirs if d not in python.import_dirs]
     python.modules |= loads.modules
-    return _python_found(root, loads.paths)
+    return _python_found(root, loads.paths) + started_loads(loads.commands, cwd, resolve)
+
+
+def started_loads(
+    lines: list[str], cwd: Path, resolve: PartResolver | None
+) -> list[tuple[str, ScriptKind | None]]:
+    """What the tools a hook script starts (command lines read from it) load by their own search,
+    run from ``cwd``: each line planned and its commands resolved as a hook's own line (round 47)."""
+    if resolve is None:
+        return []
+    from shellrt.analysis import analyze
+
+    found: list[tuple[str, ScriptKind | None]] = []
+    for line in lines:
+        plan = analyze(line, "bash").plan
+        for part in plan.commands if plan is not None else ():
+            found += [(p, None) for p in resolve(part, str(cwd)) if all(p != f for f, _ in found)]
+    return found
 
 
 def _python_found(root: Path, paths: list[str]) -> list[tuple[str, ScriptKind | None]]:
@@ -184,7 +213,7 @@ def _python_found(root: Path, paths: list[str]) -> list[tuple[str, ScriptKind | 
 
 
 def _one_script(
-    root: Path, rel: str, top: str, out: ScriptLoads, cwd: Path
+    root: Path, rel: str, top: str, out: ScriptLoads, cwd: Path, resolve: PartResolver | None = None
 ) -> list[tuple[str, ScriptKind | None]]:
     """(path, how it is read) for each load of the shell script ``rel``; problems go to ``out``."""
     from shellrt.analysis import analyze
@@ -207,11 +236,16 @@ def _one_script(
     }
     bases, moved_to_unknown = [str(cwd)], None
     loads: list[tuple[Word, bool]] = []
+    searched: list[str] = []
     for part in plan.commands:
         argv = list(part.argv)
         if not argv:
             continue
         name = argv[0].value
+        if resolve is not None:
+            # From every directory the script may be in here (a ``cd`` to one chosen at run time:
+            # the root and the known ones; such a load is read as the tool's search of the root).
+            searched += [p for base in dict.fromkeys(bases) for p in resolve(part, base) if p not in searched]
         if name in _DIR_CHANGERS:
             target = next((w for w in argv[1:] if w.value != "--"), None)
             where = _value(target, root, dirs) if target is not None else None
@@ -232,7 +266,7 @@ def _one_script(
             operand = _script_operand(argv[1:])
             if operand is not None:
                 loads.append((operand, program in SHELLS))
-    found: list[tuple[str, ScriptKind | None]] = []
+    found: list[tuple[str, ScriptKind | None]] = [(p, None) for p in searched]
     for word, is_shell in loads:
         value = _value(word, root, dirs)
         if value is None:

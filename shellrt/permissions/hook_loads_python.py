@@ -36,6 +36,18 @@ _RUNS_FILE = {
 _NAMES_FILE = frozenset({"open", "io.open", "Path", "pathlib.Path"})
 _IMPORTERS = frozenset({"__import__", "importlib.import_module", "import_module"})
 _PATH_ADDERS = frozenset({"sys.path.insert", "sys.path.append", "sys.path.extend", "site.addsitedir"})
+#: Calls that start a program from their first argument: an argv list, or a command line (round 47:
+#: what the tool a hook script starts loads is resolved as a hook's command line is).
+_SPAWNS = frozenset(
+    {
+        *("subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output"),
+        *("subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "run", "call"),
+        *("check_call", "check_output", "Popen", "getoutput", "getstatusoutput", "os.system", "os.popen"),
+        *("system", "popen", "os.execvp", "os.execlp", "os.spawnvp", "os.spawnlp", "execvp", "execlp"),
+    }
+)
+#: An operand whose value is chosen at run time, in a command line read from a script.
+_ARG = "SHELLRTHOOKARG"
 
 
 def is_python_script(path: str, head: bytes) -> bool:
@@ -57,6 +69,8 @@ class PythonLoads:
     import_dirs: list[str] = field(default_factory=list)
     #: Top-level module names; ``*``: one chosen at run time.
     modules: set[str] = field(default_factory=set)
+    #: Command lines the script starts (`_SPAWNS`), operands chosen at run time as a placeholder.
+    commands: list[str] = field(default_factory=list)
 
 
 def module_paths(import_dirs: list[str], modules: set[str]) -> tuple[list[str], list[str]]:
@@ -99,6 +113,10 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                     )
                 else:
                     paths.append(where)
+            elif name in _SPAWNS:
+                line = _command_line(node, name)
+                if line is not None:
+                    out.commands.append(line)
             elif name in _NAMES_FILE:
                 arg = _arg(node, 0)
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -124,6 +142,49 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                     else:
                         import_dirs.append(where)
     return out
+
+
+#: Where the argv of the ``exec``/``spawn`` calls is: a list at an index, or the arguments from one.
+_ARGV_AT = {
+    "os.execvp": ("list", 1),
+    "execvp": ("list", 1),
+    "os.spawnvp": ("list", 2),
+    "os.execlp": ("args", 1),
+    "execlp": ("args", 1),
+    "os.spawnlp": ("args", 2),
+}
+
+
+def _command_line(call: ast.Call, name: str) -> str | None:
+    """The command line a `_SPAWNS` call starts (its program must be a literal), else None."""
+    import shlex
+
+    how, at = _ARGV_AT.get(name, ("first", 0))
+    arg = _arg(call, at)
+    if how == "args":
+        words = [_text(e) for e in call.args[at:]]
+    elif isinstance(arg, ast.List | ast.Tuple):
+        words = [_text(e) for e in arg.elts]
+    else:
+        text = _text(arg) if arg is not None else None
+        return text if text and not text.startswith(_ARG) else None  # a command line (or a program)
+    if not words or words[0] is None or _ARG in words[0]:
+        return None
+    return shlex.join([w if w is not None else _ARG for w in words])
+
+
+def _text(node: ast.expr) -> str | None:
+    """A string expression's text, each part chosen at run time as `_ARG` (None: no literal)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else _ARG for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _text(node.left), _text(node.right)
+        if left is None and right is None:
+            return None
+        return (left if left is not None else _ARG) + (right if right is not None else _ARG)
+    return None
 
 
 def _touches_sys_path(node: ast.Assign | ast.AugAssign) -> bool:

@@ -20,7 +20,15 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["MAX_PACKAGES", "is_node_script", "literal_specifiers", "node_module_dirs", "node_packages", "read_manifest"]
+__all__ = [
+    "MAX_PACKAGES",
+    "is_node_script",
+    "literal_specifiers",
+    "node_module_dirs",
+    "node_packages",
+    "read_manifest",
+    "started_commands",
+]
 
 #: Packages recorded for one settings file's hooks at most; beyond, not vouched for.
 MAX_PACKAGES = 256
@@ -142,7 +150,28 @@ def _declared(package: str) -> list[str]:
 _REQUIRE = re.compile(
     r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(?:(["'])([^"'\\\n]+)\1|`([^`$\\]+)`)"""
 )
+#: A relative path a load computes from a literal prefix (round 47): ``require('../p/' + x)``,
+#: ``require(`../p/${x}`)``, ``import('./p/' + x)``; read as the prefix then ``*`` (any name below it).
+_COMPUTED = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*)"""
+    r"""(?:(["'])(\.{1,2}(?:/[^"'\\\n]*)?)\1\s*\+|`(\.{1,2}(?:/[^`$\\]*)?)\$\{)"""
+)
+#: ``path.join(__dirname, 'a', …)`` and ``resolve``: the literal parts after the script's own
+#: directory, then ``)`` (the whole path) or ``,`` (a rest computed at run time: ``*``).
+_DIRNAME_JOIN = re.compile(
+    r"""\b(?:join|resolve)\s*\(\s*__dirname\s*((?:,\s*(?:"[^"\\\n]*"|'[^'\\\n]*')\s*)*)([,)])"""
+)
+_JOIN_PART = re.compile(r""""([^"\\\n]*)"|'([^'\\\n]*)'""")
+#: Any call with a relative literal: what a ``createRequire`` function (named anything) loads.
+_CALL_RELATIVE = re.compile(r"""\b[A-Za-z_$][\w$]*\s*\(\s*(["'])(\.{1,2}/[^"'\\\n]*)\1""")
 _SCRIPT_SUFFIXES = (".js", ".cjs", ".mjs")
+#: ``execSync('npx prettier --write ' + f)``: a command line's literal start (round 47).
+_EXEC_LINE = re.compile(r"""\bexec(?:Sync)?\s*\(\s*(["'`])([^"'`\\\n$]+)""")
+#: ``execFileSync('npx', ['prettier', f])``, ``spawn("pytest", ["-q"])``: a program and its literal arguments.
+_EXEC_FILE = re.compile(
+    r"""\b(?:execFile|spawn)(?:Sync)?\s*\(\s*(["'])([^"'\\\n]+)\1\s*(?:,\s*\[([^\]]*)\])?"""
+)
+_ARRAY_ITEM = re.compile(r"""(["'])([^"'\\\n]*)\1|[^,\s][^,]*""")
 
 
 def is_node_script(path: str) -> bool:
@@ -165,7 +194,45 @@ def literal_specifiers(path: str) -> list[str]:
             text = fh.read(_MANIFEST_LIMIT).decode("utf-8", "replace")
     except OSError:
         return []
-    return list(dict.fromkeys(quoted or template for _, quoted, template in _REQUIRE.findall(text)))
+    found = [quoted or template for _, quoted, template in _REQUIRE.findall(text)]
+    return list(dict.fromkeys(found + _computed_specifiers(text)))
+
+
+def started_commands(path: str) -> list[str]:
+    """The command lines a node script starts through ``child_process`` (by a pattern: a literal
+    program, with what is literal of its arguments; a part chosen at run time is a placeholder
+    word), for their tools' loads to be resolved as a hook's own command line is (round 47)."""
+    import shlex
+
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(_MANIFEST_LIMIT).decode("utf-8", "replace")
+    except OSError:
+        return []
+    lines = [line for _, line in _EXEC_LINE.findall(text)]
+    for _, program, items in _EXEC_FILE.findall(text):
+        words = [program]
+        for quote, literal in ((m.group(1), m.group(2)) for m in _ARRAY_ITEM.finditer(items)):
+            words.append(literal if quote else "SHELLRTHOOKARG")
+        lines.append(shlex.join(words))
+    return lines
+
+
+def _computed_specifiers(text: str) -> list[str]:
+    """Relative loads whose path is computed at run time from a literal prefix, each as the prefix
+    and ``*`` (`hook_loads_node` records what ``*`` may stand for, whole: red team round 47; round
+    45 followed literals only, and ``require('../plugins/' + name)``'s directory went unrecorded
+    unless a literal named it). Also what ``createRequire``'s function, called by any name, and
+    ``path.join(__dirname, …)``/``resolve`` name. A path computed with no literal prefix is not
+    bounded (docs/security.md)."""
+    out = [(quoted or template) + "*" for _, quoted, template in _COMPUTED.findall(text)]
+    for parts, end in _DIRNAME_JOIN.findall(text):
+        joined = "/".join(a or b for a, b in _JOIN_PART.findall(parts)).strip("/")
+        path = "./" + joined if joined else "."
+        out.append(path.rstrip("/") + "/*" if end == "," else path)
+    if "createRequire" in text or "Module._load" in text:
+        out += [spec for _, spec in _CALL_RELATIVE.findall(text)]
+    return out
 
 
 def _required(path: str) -> list[str]:

@@ -1,0 +1,92 @@
+"""Tools that find the project's code by their own search: what a hook running one may load is the tree.
+
+Why (red team, round 47): a hook's record named the files its words name and a fixed table of
+manifests at its cwd (`content_anchor.MANIFESTS`). A tool that *searches* for code runs what it
+finds wherever it lies: ``pytest`` imports every ``conftest.py`` on the way to a test and every
+test file it collects (``tests/conftest.py`` was recorded by no one: a sandboxed command wrote
+one and the operator's ``pytest`` hook ran it on the host, in that session and the next);
+``python3 -m pytest`` was untrackable and watched ``.claude/hooks`` alone; ``make``'s recipes
+run scripts and its ``include`` reads makefiles anywhere; ``prettier``/``eslint`` run the
+``.prettierrc.js``/``eslint.config.mjs`` found from the file they are given up to the root, a
+plugin a JSON config names by a relative path, and, installed outside the workspace, had nothing
+of the workspace recorded at all. No list of files bounds such a search, so a hook running one
+of these (by any path, through ``npx``/``npm exec``, ``python -m``, a wrapper or a package
+script) records the whole workspace: checked before each run and across sessions
+(`shellrt.permissions.tree_guard`), so a command's write there stops the hook; past the bounds
+the hook refuses (run it in the sandbox as a command instead, or outside the workspace).
+
+A table, not a proof: a tool not named here that loads code it searches for is not caught
+(``docs/security.md``, round 47's Left).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["TREE_LOADERS", "TREE_LOADER_MODULES", "loads_the_tree"]
+
+#: Programs (by base name) that run code they find by search below or above their cwd or
+#: the files they are given: test runners, task runners and build tools, and tools whose
+#: configuration is code.
+TREE_LOADERS: frozenset[str] = frozenset(
+    {
+        # test runners: test files and their fixtures (conftest.py, setup files, helpers)
+        *("pytest", "py.test", "pytest-3", "nose2", "nosetests", "trial", "ward", "behave", "green"),
+        *("stestr", "robot", "jest", "vitest", "mocha", "ava", "tap", "karma", "jasmine", "playwright"),
+        *("cypress", "rspec", "cucumber", "phpunit", "pest", "codecept"),
+        # task runners and build tools: recipes, included files, build scripts
+        *("make", "gmake", "just", "rake", "invoke", "inv", "doit", "nox", "tox", "task", "mage"),
+        *("gradle", "gradlew", "mvn", "mvnw", "ant", "sbt", "bazel", "bazelisk", "meson", "ninja"),
+        *("cmake", "scons", "grunt", "gulp", "turbo", "nx", "lerna", "pants", "pre-commit", "lefthook"),
+        "lint-staged",
+        # configuration that is code, found from the given file up to the root (or plugins it names)
+        *("prettier", "eslint", "stylelint", "babel", "webpack", "rollup", "vite", "commitlint"),
+        *("markdownlint-cli2", "pylint", "flake8", "mypy", "sphinx-build", "mkdocs", "coverage"),
+        *("rubocop", "php-cs-fixer", "phpstan", "danger", "golangci-lint"),
+        # a module map found from the cwd up: deno.json's "imports", tsconfig.json's "paths"/"extends"
+        *("deno", "tsx", "ts-node"),
+    }
+)
+#: Python modules (top-level names) that do the same when run with ``python -m``.
+TREE_LOADER_MODULES: frozenset[str] = frozenset(
+    {
+        *("pytest", "unittest", "nose2", "nose", "behave", "green", "stestr", "robot", "tox", "nox"),
+        *("invoke", "doit", "pylint", "flake8", "mypy", "sphinx", "mkdocs", "coverage", "pre_commit"),
+        "build",
+    }
+)
+_PYTHON = re.compile(r"(?:python|pypy)[0-9.]*")
+#: Package runners whose first operand is the tool, and managers whose ``exec``/``dlx`` is one.
+_RUNNERS = frozenset({"npx", "bunx", "pnpx"})
+_EXECS = frozenset({"npm", "pnpm", "yarn", "bun"})
+
+
+def loads_the_tree(program: str, args: list[str | None]) -> bool:
+    """Whether ``program args`` (``program`` a base name) runs a tool of `TREE_LOADERS` or, through
+    ``python -m``, of `TREE_LOADER_MODULES`; an unresolvable module or tool name counts (fails
+    closed only where the word chooses the tool)."""
+    if program in TREE_LOADERS:
+        return True
+    if _PYTHON.fullmatch(program):
+        for index, arg in enumerate(args):
+            if arg == "-m" and index + 1 < len(args):
+                module = args[index + 1]
+                return module is None or module.split(".")[0] in TREE_LOADER_MODULES
+            if arg is not None and arg.startswith("-m") and len(arg) > 2:  # -mpytest
+                return arg[2:].split(".")[0] in TREE_LOADER_MODULES
+        return False
+    operands = args
+    if program in _EXECS:
+        if not args or args[0] not in ("exec", "dlx", "x"):
+            return False
+        operands = args[1:]
+    elif program not in _RUNNERS:
+        return False
+    for arg in operands:
+        if arg is None:
+            return True
+        if arg.startswith("-"):
+            continue
+        tool = arg.rsplit("/", 1)[-1].split("@", 1)[0]  # @scope/eslint@9 -> eslint
+        return tool in TREE_LOADERS
+    return False
