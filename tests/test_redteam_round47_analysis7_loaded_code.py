@@ -4,7 +4,7 @@ A prefix allow rule covers the words after it by design, and the engine kept suc
 value is a command (``man -P``, ``rg --pre``, ``find -exec``). These options name a file instead, and the
 program runs what the file says: ``less --lesskey-src=k`` (``#env`` sets ``LESSOPEN=|cmd``), ``view -c CMD``,
 ``view -S``/``-s``/``-u``, ``nm --plugin x.so``, ``man -C`` (``DEFINE pager``), ``ssh -F`` (``ProxyCommand``),
-``gpg --options``, ``bat --pager``: each ran under ``Bash(<reader>:*)`` without asking. Beside ``Bash(rm:*)``
+``gpg --options``, ``bat --pager``, awk's ``-f``/``-i`` (its inline program was read): each ran under ``Bash(<reader>:*)`` without asking. Beside ``Bash(rm:*)``
 denied in ``bypassPermissions``, a lesskey or man configuration the command wrote ran a hidden ``rm``.
 """
 
@@ -22,7 +22,7 @@ from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
 
 pytestmark = pytest.mark.anyio
 
-READERS = ["less", "view", "vim", "nm", "ar", "man", "ssh", "gpg", "bat"]
+READERS = ["less", "view", "vim", "nm", "ar", "man", "ssh", "gpg", "bat", "awk", "gawk"]
 ALLOW = [f"Bash({r}:*)" for r in READERS]
 ATTACKS = [
     "less --lesskey-src=k f", "less --lesskey-src k f", "less --lesskey-s=k f", "less -k k f", "less -kk f",
@@ -30,6 +30,7 @@ ATTACKS = [
     "view -S x.vim f", "view -S", "view -s keys f", "view -u x.vim f", "vim -uvimrc f", "nm --plugin ./p.so a.o",
     "nm --plugin=./p.so a.o", "ar --plugin ./p.so t lib.a", "man -C k ls", "man --config-file=k ls", "man -Ck ls",
     "ssh -F cfg host ls", "ssh -vF cfg host ls", "gpg --options f --list-keys", "bat --pager=./q f",
+    "awk -f p.awk f", "awk -vx=1 -fp.awk f", "gawk -i inc.awk 1 f", "gawk --include=inc.awk 1 f",
 ]
 KEPT = [
     "less -N f", "less -Pkx f", "view -c 5 f", "vim -u NONE f", "nm -A a.o", "man ls",

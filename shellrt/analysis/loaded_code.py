@@ -6,8 +6,8 @@ engine keeps such rules off an option whose value is a command (``man -P``, ``so
 runs one: less's lesskey file (``--lesskey-src=k``: its ``#env`` section sets ``LESSOPEN=|cmd``), vim's
 ``-c CMD`` (an Ex command, as ``+CMD`` is), ``-S``/``-s``/``-u``/``-U`` (a script, typed keys, a vimrc),
 binutils' ``--plugin`` (a shared object loaded into ``nm``), man-db's ``-C`` (``DEFINE pager cmd``), ssh's
-``-F`` (``ProxyCommand``, ``Match exec``), gpg's ``--options`` (``photo-viewer``), and bat's and delta's
-``--pager``. What runs is in a file (or an Ex command) no rule reads: an allow rule for the reader does not
+``-F`` (``ProxyCommand``, ``Match exec``), gpg's ``--options`` (``photo-viewer``), awk's program files
+(``-f``, ``-i``: its inline program is read, a file is not), and bat's and delta's ``--pager``. What runs is in a file (or an Ex command) no rule reads: an allow rule for the reader does not
 cover it, and a file the same command wrote is counted beside a deny or ask command rule (`script_files`).
 """
 
@@ -30,6 +30,8 @@ _FILE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
     (frozenset({"man"}), frozenset({"-C", "--config-file"})),
     (frozenset({"ssh", "scp", "sftp"}), frozenset({"-F"})),
     (frozenset({"gpg", "gpg2"}), frozenset({"--options"})),
+    # awk's inline program is read (``system()`` asks under ``Bash(awk:*)``); a program file is not.
+    (frozenset({"awk", "gawk", "mawk", "nawk"}), frozenset({"-f", "--file", "-i", "--include", "-E", "--exec"})),
 )
 #: Options whose value is code or a command the program runs (not a file).
 _CODE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
@@ -43,6 +45,7 @@ _VALUED_LETTERS: Final[dict[str, str]] = {
     "less": "bhjkoOpPtTxyz#D",
     **dict.fromkeys(("ssh", "scp", "sftp"), "bBcDEeFIiJLlmOoPpQRSsWw"),
     "man": "CeELmMpPrRSs",
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "fFvilEW"),
 }
 #: Values that load nothing: vim's ``-u NONE``, ssh's ``-F none``, an empty file.
 _NOTHING: Final = frozenset({"NONE", "NORC", "DEFAULTS", "none", "/dev/null"})
