@@ -34,7 +34,7 @@ ATTACKS = [
 ]
 KEPT = [
     "less -N f", "less -Pkx f", "view -c 5 f", "vim -u NONE f", "nm -A a.o", "man ls",
-    "ssh -v host ls", "bat --paging=never f",
+    "ssh -v host ls", "bat --paging=never f", "less -- -k k",
 ]
 H = "x=$(printf '/bin/\\x72m'); cp -- \"$x\" q; "
 WRITTEN = [H + c for c in [
