@@ -7,8 +7,10 @@ runs one: less's lesskey file (``--lesskey-src=k``: its ``#env`` section sets ``
 ``-c CMD`` (an Ex command, as ``+CMD`` is), ``-S``/``-s``/``-u``/``-U`` (a script, typed keys, a vimrc),
 binutils' ``--plugin`` (a shared object loaded into ``nm``), man-db's ``-C`` (``DEFINE pager cmd``), ssh's
 ``-F`` (``ProxyCommand``, ``Match exec``), gpg's ``--options`` (``photo-viewer``), awk's program files
-(``-f``, ``-i``: its inline program is read, a file is not), and bat's and delta's ``--pager``. What runs is in a file (or an Ex command) no rule reads: an allow rule for the reader does not
-cover it, and a file the same command wrote is counted beside a deny or ask command rule (`script_files`).
+(``-f``, ``-i``: its inline program is read, a file is not), openssl's ``-engine``, ``-config`` and
+``-provider-path`` (a shared object it loads), and bat's and delta's ``--pager``. What runs is in a file (or
+an Ex command) no rule reads: an allow rule for the reader does not cover it, and a file the same command
+wrote is counted beside a deny or ask command rule (`script_files`).
 """
 
 from __future__ import annotations
@@ -31,8 +33,30 @@ _FILE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
     (frozenset({"ssh", "scp", "sftp"}), frozenset({"-F"})),
     (frozenset({"gpg", "gpg2"}), frozenset({"--options"})),
     # awk's inline program is read (``system()`` asks under ``Bash(awk:*)``); a program file is not.
-    (frozenset({"awk", "gawk", "mawk", "nawk"}), frozenset({"-f", "--file", "-i", "--include", "-E", "--exec"})),
+    (
+        frozenset({"awk", "gawk", "mawk", "nawk"}),
+        frozenset({"-f", "--file", "-i", "--include", "-E", "--exec"}),
+    ),
+    # A shared object: an engine (a path or an id), a configuration's `providers` module, a provider directory.
+    (
+        frozenset({"openssl"}),
+        frozenset(
+            {
+                "-engine",
+                "--engine",
+                "-config",
+                "--config",
+                "-provider-path",
+                "--provider-path",
+                "-provider",
+                "--provider",
+            }
+        ),
+    ),
 )
+#: Programs whose options are whole words (openssl's ``-config``; vim's, whose values may be glued).
+_WHOLE_WORDS: Final = _VIM | {"openssl"}
+
 #: Options whose value is code or a command the program runs (not a file).
 _CODE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
     (frozenset({"less"}), frozenset({"--lesskey-content"})),
@@ -71,7 +95,7 @@ def _values(name: str, words: Sequence[str], options: frozenset[str]) -> list[tu
                     found.append((option, attached if eq else following))
             elif word == option:
                 found.append((option, following))
-            elif word[:1] == "-" and word[1:2] not in ("-", "") and name not in _VIM:
+            elif word[:1] == "-" and word[1:2] not in ("-", "") and name not in _WHOLE_WORDS:
                 at = _cluster_at(name, word, option[1])
                 if at:
                     found.append((option, word[at + 1 :] or following))  # `-kfile`, `-Nk f`
@@ -109,6 +133,13 @@ def loaded_files(name: str, argv: Sequence[str]) -> list[str]:
             continue
         if name in _VIM and option == "-S" and (not value or value.startswith("-")):
             value = "Session.vim"  # vim's default session file
+        if (
+            name == "openssl"
+            and option.endswith("-provider")
+            and "/" not in value
+            and not {"-provider-path", "--provider-path"} & set(words)
+        ):
+            continue  # a provider by name (``-provider legacy``), from the system's module directory
         if value.strip("'\"") not in _NOTHING:
             found.append(value)
     return found
