@@ -4,10 +4,10 @@ A prefix allow rule covers the words after it by design, and the engine kept suc
 value is a command (``man -P``, ``rg --pre``, ``find -exec``). These options name a file instead, and the
 program runs what the file says: ``less --lesskey-src=k`` (``#env`` sets ``LESSOPEN=|cmd``), ``view -c CMD``,
 ``view -S``/``-s``/``-u``, ``nm --plugin x.so``, ``man -C`` (``DEFINE pager``), ``ssh -F`` (``ProxyCommand``),
-``gpg --options``, ``bat --pager``, ``openssl -engine ./e.so``/``-config``/``-provider-path``, awk's
-``-f``/``-i`` (its inline program was read): each ran under ``Bash(<reader>:*)`` without asking. Beside
-``Bash(rm:*)`` denied in ``bypassPermissions``, a lesskey, man or ssh configuration the command wrote ran a
-hidden ``rm``.
+``gpg --options``, ``bat --pager``, ``openssl -engine ./e.so``/``-config``/``-provider-path``, ``kubectl get
+--kubeconfig`` (an ``exec`` credential plugin), awk's ``-f``/``-i`` (its inline program was read): each ran
+under ``Bash(<reader>:*)`` without asking. Beside ``Bash(rm:*)`` denied in ``bypassPermissions``, a lesskey,
+man or ssh configuration the command wrote ran a hidden ``rm``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
 
 pytestmark = pytest.mark.anyio
 
-READERS = ["less", "view", "vim", "nm", "ar", "man", "ssh", "gpg", "bat", "awk", "gawk", "openssl"]
+READERS = ["less", "view", "vim", "nm", "ar", "man", "ssh", "gpg", "bat", "awk", "gawk", "openssl", "kubectl get"]
 ALLOW = [f"Bash({r}:*)" for r in READERS]
 ATTACKS = [
     "less --lesskey-src=k f", "less --lesskey-src k f", "less --lesskey-s=k f", "less -k k f", "less -kk f",
@@ -34,12 +34,12 @@ ATTACKS = [
     "ssh -F cfg host ls", "ssh -vF cfg host ls", "gpg --options f --list-keys", "bat --pager=./q f",
     "awk -f p.awk f", "awk -vx=1 -fp.awk f", "gawk -i inc.awk 1 f", "gawk --include=inc.awk 1 f",
     "openssl x509 -engine ./e.so -in c", "openssl req -config o.cnf -new", "openssl list -provider-path . -provider p",
-    "openssl list -provider ./p.so",
+    "openssl list -provider ./p.so", "kubectl get pods --kubeconfig ./kc", "kubectl get pods --kubeconfig=./kc",
 ]
 KEPT = [
     "less -N f", "less -Pkx f", "view -c 5 f", "vim -u NONE f", "nm -A a.o", "man ls",
     "ssh -v host ls", "bat --paging=never f", "less -- -k k", "openssl x509 -checkend 0 -noout -in c",
-    "openssl list -provider legacy",
+    "openssl list -provider legacy", "kubectl get pods",
 ]
 H = "x=$(printf '/bin/\\x72m'); cp -- \"$x\" q; "
 WRITTEN = [H + c for c in [

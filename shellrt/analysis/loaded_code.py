@@ -8,9 +8,10 @@ runs one: less's lesskey file (``--lesskey-src=k``: its ``#env`` section sets ``
 binutils' ``--plugin`` (a shared object loaded into ``nm``), man-db's ``-C`` (``DEFINE pager cmd``), ssh's
 ``-F`` (``ProxyCommand``, ``Match exec``), gpg's ``--options`` (``photo-viewer``), awk's program files
 (``-f``, ``-i``: its inline program is read, a file is not), openssl's ``-engine``, ``-config`` and
-``-provider-path`` (a shared object it loads), and bat's and delta's ``--pager``. What runs is in a file (or
-an Ex command) no rule reads: an allow rule for the reader does not cover it, and a file the same command
-wrote is counted beside a deny or ask command rule (`script_files`).
+``-provider-path`` (a shared object it loads), kubectl's, oc's and helm's ``--kubeconfig`` (an ``exec``
+credential plugin), and bat's and delta's ``--pager``. What runs is in a file (or an Ex command) no rule
+reads: an allow rule for the reader does not cover it, and a file the same command wrote is counted beside
+a deny or ask command rule (`script_files`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ _FILE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
     (frozenset({"man"}), frozenset({"-C", "--config-file"})),
     (frozenset({"ssh", "scp", "sftp"}), frozenset({"-F"})),
     (frozenset({"gpg", "gpg2"}), frozenset({"--options"})),
+    # A kubeconfig's `users[].user.exec.command` is a credential plugin the client runs on every request.
+    (frozenset({"kubectl", "oc", "helm"}), frozenset({"--kubeconfig"})),
     # awk's inline program is read (``system()`` asks under ``Bash(awk:*)``); a program file is not.
     (
         frozenset({"awk", "gawk", "mawk", "nawk"}),
