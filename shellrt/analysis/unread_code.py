@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from shellrt.analysis.awk_code import awk_runs
 from shellrt.analysis.config_vars import config_variable_code, is_config_variable
 from shellrt.analysis.foreign_code import foreign_code
+from shellrt.analysis.loaded_code import loaded_files
 from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
 from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
@@ -556,8 +557,9 @@ _ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=.*", re.DOTALL)
 def script_files(name: str, argv: Sequence[str]) -> list[str]:
     """The files ``argv`` runs as code, as written: a shell's or an interpreter's script, the file
     ``source`` reads, ``-f`` programs and makefiles (every operand for the other code readers), and a
-    program file an option that runs one is given (``--preview=./q``: round 37)."""
-    return _script_files(name, argv) + option_program_paths(argv) + glued_programs(name, argv)
+    program file an option that runs one is given (``--preview=./q``: round 37), and a file an option
+    loads code or program names from (``less --lesskey-src=k``, ``man -C k``: round 47)."""
+    return _script_files(name, argv) + option_program_paths(argv) + glued_programs(name, argv) + loaded_files(name, argv)
 
 
 def _script_files(name: str, argv: Sequence[str]) -> list[str]:

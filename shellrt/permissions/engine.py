@@ -51,6 +51,7 @@ from sandbox._hostcode import host_code_reason
 from sandbox.confine import contained
 from shellrt.analysis.code_loaders import assignments, loader_code
 from shellrt.analysis.foreign_code import foreign, foreign_code, foreign_files
+from shellrt.analysis.loaded_code import loaded_code
 from shellrt.analysis.pwsh_writes import pwsh_found_code
 from shellrt.analysis.unread_code import (
     made_here,
@@ -764,7 +765,8 @@ class PermissionEngine:
                 if unsafe:
                     return None, f"{part.text!r} sets {', '.join(unsafe)}, which can change what programs run"
                 continue
-            code = unknown_code(part.name, part.argv)
+            # `less --lesskey-src=k`, `view -c CMD`, `nm --plugin x.so`: code from a file no rule reads (round 47)
+            code = unknown_code(part.name, part.argv) or loaded_code(part.name, part.argv)
             if code:
                 return None, f"{part.text!r}: {code}; no allow rule covers code it cannot read"
             options = command_options(part.name, part.argv)

@@ -1,0 +1,164 @@
+"""Options that make a reader load code, or a configuration that names programs, from a file (red team, round 47).
+
+A prefix allow rule covers the words after it by design (``Bash(less:*)`` allows ``less -N f``), and the
+engine keeps such rules off an option whose value is a command (``man -P``, ``sort --compress-program``,
+``rg --pre``: ``permissions/embedded.command_options``). These options name no command, yet the program
+runs one: less's lesskey file (``--lesskey-src=k``: its ``#env`` section sets ``LESSOPEN=|cmd``), vim's
+``-c CMD`` (an Ex command, as ``+CMD`` is), ``-S``/``-s``/``-u``/``-U`` (a script, typed keys, a vimrc),
+binutils' ``--plugin`` (a shared object loaded into ``nm``), man-db's ``-C`` (``DEFINE pager cmd``), ssh's
+``-F`` (``ProxyCommand``, ``Match exec``), gpg's ``--options`` (``photo-viewer``), awk's program files
+(``-f``, ``-i``: its inline program is read, a file is not), openssl's ``-engine``, ``-config`` and
+``-provider-path`` (a shared object it loads), kubectl's, oc's and helm's ``--kubeconfig`` (an ``exec``
+credential plugin), and bat's and delta's ``--pager``. What runs is in a file (or an Ex command) no rule
+reads: an allow rule for the reader does not cover it, and a file the same command wrote is counted beside
+a deny or ask command rule (`script_files`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+__all__ = ["loaded_code", "loaded_files"]
+
+_VIM: Final = frozenset(
+    {"vi", "vim", "nvim", "gvim", "view", "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim", "gview", "vimx",
+     "mvim", "nvi"}
+)  # fmt: skip
+#: (program names, options whose value is a file the program loads code or program names from).
+_FILE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
+    (frozenset({"less"}), frozenset({"-k", "--lesskey-file", "--lesskey-src"})),
+    (_VIM, frozenset({"-S", "-s", "-u", "-U"})),
+    (frozenset({"nm", "ar", "ranlib", "gcc-nm", "gcc-ar", "gcc-ranlib"}), frozenset({"--plugin"})),
+    (frozenset({"man"}), frozenset({"-C", "--config-file"})),
+    (frozenset({"ssh", "scp", "sftp"}), frozenset({"-F"})),
+    (frozenset({"gpg", "gpg2"}), frozenset({"--options"})),
+    # A kubeconfig's `users[].user.exec.command` is a credential plugin the client runs on every request.
+    (frozenset({"kubectl", "oc", "helm"}), frozenset({"--kubeconfig"})),
+    # awk's inline program is read (``system()`` asks under ``Bash(awk:*)``); a program file is not.
+    (
+        frozenset({"awk", "gawk", "mawk", "nawk"}),
+        frozenset({"-f", "--file", "-i", "--include", "-E", "--exec"}),
+    ),
+    # A shared object: an engine (a path or an id), a configuration's `providers` module, a provider directory.
+    (
+        frozenset({"openssl"}),
+        frozenset(
+            {
+                "-engine",
+                "--engine",
+                "-config",
+                "--config",
+                "-provider-path",
+                "--provider-path",
+                "-provider",
+                "--provider",
+            }
+        ),
+    ),
+)
+#: Programs whose options are whole words (openssl's ``-config``; vim's, whose values may be glued).
+_WHOLE_WORDS: Final = _VIM | {"openssl"}
+
+#: Options whose value is code or a command the program runs (not a file).
+_CODE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
+    (frozenset({"less"}), frozenset({"--lesskey-content"})),
+    (_VIM, frozenset({"-c"})),
+    (frozenset({"bat", "batcat", "delta"}), frozenset({"--pager"})),
+)
+#: Short options that take a value, per program: a cluster's letters after one are that value
+#: (``ssh -oForwardAgent=yes`` names no ``-F``). A program not listed: every letter counts (fail closed).
+_VALUED_LETTERS: Final[dict[str, str]] = {
+    "less": "bhjkoOpPtTxyz#D",
+    **dict.fromkeys(("ssh", "scp", "sftp"), "bBcDEeFIiJLlmOoPpQRSsWw"),
+    "man": "CeELmMpPrRSs",
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "fFvilEW"),
+}
+#: Values that load nothing: vim's ``-u NONE``, ssh's ``-F none``, an empty file.
+_NOTHING: Final = frozenset({"NONE", "NORC", "DEFAULTS", "none", "/dev/null"})
+
+
+def _options(name: str, table: tuple[tuple[frozenset[str], frozenset[str]], ...]) -> frozenset[str]:
+    return next((options for names, options in table if name in names), frozenset())
+
+
+def _values(name: str, words: Sequence[str], options: frozenset[str]) -> list[tuple[str, str]]:
+    """(option, value) for each of ``options`` in ``words``: ``-k f``, ``-kf``, ``--opt=f``, ``--opt f``, an
+    abbreviated long option (``--lesskey-s=f``: less, argp and getopt_long take one), and a short option
+    at the end of a cluster (``-Nk f``). Over-inclusive on purpose: it only keeps allow rules off."""
+    found: list[tuple[str, str]] = []
+    for i, word in enumerate(words):
+        if word == "--":
+            break
+        following = words[i + 1] if i + 1 < len(words) else ""
+        given, eq, attached = word.partition("=")
+        for option in options:
+            if option.startswith("--"):
+                if given == option or (len(given) > 4 and option.startswith(given)):
+                    found.append((option, attached if eq else following))
+            elif word == option:
+                found.append((option, following))
+            elif word[:1] == "-" and word[1:2] not in ("-", "") and name not in _WHOLE_WORDS:
+                at = _cluster_at(name, word, option[1])
+                if at:
+                    found.append((option, word[at + 1 :] or following))  # `-kfile`, `-Nk f`
+            elif word.startswith(option) and len(word) > 2 and name in _VIM:
+                found.append((option, word[2:]))  # vim reads `-u` and its value glued too (`-uvimrc`)
+    return found
+
+
+def _cluster_at(name: str, word: str, letter: str) -> int:
+    """Where ``letter`` stands as an option in the cluster ``word`` (0 when it does not): the letters
+    after one that takes a value are that value."""
+    valued = _VALUED_LETTERS.get(name, "")
+    for at in range(1, len(word)):
+        if word[at] == letter:
+            return at
+        if word[at] in valued:
+            return 0
+    return 0
+
+
+def _ex_mode(name: str, words: Sequence[str]) -> bool:
+    """Whether vim runs in Ex mode, where ``-s`` is silent and takes no file."""
+    return name == "ex" or any(w in ("-e", "-E", "-es", "-Es") for w in words)
+
+
+def loaded_files(name: str, argv: Sequence[str]) -> list[str]:
+    """The files ``argv``'s options make ``name`` load code or program names from, as written."""
+    options = _options(name, _FILE_OPTIONS)
+    if not options:
+        return []
+    words = list(argv[1:])
+    found: list[str] = []
+    for option, value in _values(name, words, options):
+        if name in _VIM and option == "-s" and _ex_mode(name, words):
+            continue
+        if name in _VIM and option == "-S" and (not value or value.startswith("-")):
+            value = "Session.vim"  # vim's default session file
+        if (
+            name == "openssl"
+            and option.endswith("-provider")
+            and "/" not in value
+            and not {"-provider-path", "--provider-path"} & set(words)
+        ):
+            continue  # a provider by name (``-provider legacy``), from the system's module directory
+        if value.strip("'\"") not in _NOTHING:
+            found.append(value)
+    return found
+
+
+def loaded_code(name: str, argv: Sequence[str]) -> str:
+    """Why an allow rule for ``name`` does not cover ``argv`` ("" when it may): an option makes the program
+    run code from a file or a value no rule reads."""
+    files = loaded_files(name, argv)
+    if files:
+        return (
+            f"{name} loads code or the programs it runs from {files[0] or 'a file not named'}, which no rule "
+            "reads"
+        )
+    options = _options(name, _CODE_OPTIONS)
+    for option, value in _values(name, list(argv[1:]), options) if options else ():
+        if not (name in _VIM and value.isdigit()):  # `vim -c 5` only moves to a line
+            return f"{name} runs the code or command given to {option} ({value or 'not known'}), which no rule reads"
+    return ""
