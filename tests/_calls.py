@@ -11,7 +11,7 @@ import anyio
 
 import shellrt
 
-__all__ = ["block_text", "one_call", "session_results"]
+__all__ = ["block_text", "hook_bash_session", "one_call", "session_results"]
 
 _ids = itertools.count()
 
@@ -44,3 +44,13 @@ def session_results(
         return out
 
     return anyio.run(main)
+
+
+def hook_bash_session(ws: Path, own: Path, session: Path, commands: list[str]) -> list[dict[str, Any]]:
+    """The tool_result blocks of Bash ``commands`` in one bwrap session in bypassPermissions mode,
+    with the operator's settings file ``own`` (its hooks) and session directory ``session``: the
+    hook rounds' end-to-end attack (a command plants, the operator's hook runs after it)."""
+    calls: list[tuple[str, dict[str, Any]]] = [("Bash", {"command": command}) for command in commands]
+    return session_results(
+        ws, "bwrap", calls, mode="bypassPermissions", settings_files=[own], session_dir=session
+    )

@@ -9,10 +9,8 @@ the file. An extended ACL on the way now counts as reachable (masked, as before 
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
-import struct
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,20 +20,16 @@ import pytest
 from sandbox import SandboxPolicy
 from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.runtime.sandbox_policy import derive_policy
+from tests._acl import set_access_acl
 from tests.conftest import require
 
 _UNDEFINED = 0xFFFFFFFF
 
 
 def _grant(path: Path, uid: int) -> None:
-    """``setfacl -m u:<uid>:rx path`` (no setfacl here: the xattr's binary form, version 2)."""
+    """``setfacl -m u:<uid>:rx path`` (no setfacl here: `tests._acl`)."""
     entries = [(0x01, 7, _UNDEFINED), (0x02, 5, uid), (0x04, 0, _UNDEFINED), (0x10, 5, _UNDEFINED), (0x20, 0, _UNDEFINED)]
-    value = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in entries)
-    try:
-        os.setxattr(path, "system.posix_acl_access", value)
-    except OSError as exc:
-        require(exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP), f"no POSIX ACLs on this file system: {exc}")
-        raise
+    set_access_acl(path, entries)
 
 
 @pytest.fixture

@@ -11,15 +11,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
 from shellrt.permissions.sources import load_settings
 from shellrt.permissions.trust import record_trust
-from shellrt.runtime import Runtime
 from tests._bwrap_session import require_bwrap
+from tests._calls import hook_bash_session as _session
 from tests._governance import trust_env
 
 _HOOK = "npx --no-install fmtx"
@@ -41,18 +39,6 @@ def _install(ws: Path, ran: Path) -> None:
     (dep / "package.json").write_text('{"name": "fmtdep", "main": "index.js"}')
     (dep / "index.js").write_text("module.exports = 1;\n")
     os.symlink("../fmtx/cli.js", ws / "node_modules" / ".bin" / "fmtx")
-
-
-def _session(ws: Path, own: Path, session: Path, commands: list[str]) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "bwrap", mode="bypassPermissions", settings_files=[own], session_dir=session) as rt:
-            out = []
-            for i, command in enumerate(commands):
-                block = {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"command": command}}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
 
 
 @pytest.mark.parametrize(

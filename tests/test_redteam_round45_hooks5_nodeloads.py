@@ -15,12 +15,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from shellrt.permissions.hook_files import compare_hook_files, hook_files
-from shellrt.runtime import Runtime
 from tests._bwrap_session import require_bwrap
+from tests._calls import hook_bash_session as _session
 
 _HOOK = "npx --no-install fmtx"
 
@@ -47,18 +46,6 @@ def _install(ws: Path, ran: Path) -> None:
         (nm / name / "package.json").write_text(json.dumps({"name": name, "main": "index.js"}))
         (nm / name / "index.js").write_text("module.exports = 1;\n")
     os.symlink("../fmtx/cli.js", nm / ".bin" / "fmtx")
-
-
-def _session(ws: Path, own: Path, session: Path, commands: list[str]) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "bwrap", mode="bypassPermissions", settings_files=[own], session_dir=session) as rt:
-            out = []
-            for i, command in enumerate(commands):
-                block = {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"command": command}}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
 
 
 @pytest.mark.parametrize(

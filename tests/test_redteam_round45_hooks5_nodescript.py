@@ -10,28 +10,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
 from shellrt.permissions.hook_files import compare_hook_files, hook_files
-from shellrt.runtime import Runtime
 from tests._bwrap_session import require_bwrap
+from tests._calls import hook_bash_session as _session
 
 _HOOK = 'node "$CLAUDE_PROJECT_DIR"/scripts/guard.js'
-
-
-def _session(ws: Path, own: Path, session: Path, commands: list[str]) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "bwrap", mode="bypassPermissions", settings_files=[own], session_dir=session) as rt:
-            out = []
-            for i, command in enumerate(commands):
-                block = {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"command": command}}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
 
 
 def test_a_module_a_hook_script_requires_from_another_directory_is_not_run_on_the_host(

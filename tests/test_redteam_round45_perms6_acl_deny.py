@@ -15,10 +15,8 @@ toward masking). An ACL that cannot be read or parsed counts as reachable.
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
-import struct
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +28,7 @@ from sandbox import BwrapConfig, SandboxPolicy
 from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START, lease_uid
 from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.runtime.sandbox_policy import derive_policy
+from tests._acl import set_access_acl as _acl
 from tests._calls import block_text, one_call
 from tests.conftest import require
 
@@ -37,16 +36,6 @@ SPARE = DEFAULT_POOL_START + DEFAULT_POOL_SIZE + 450  # beside round 43's spares
 SOMEONE = 0x7E000145  # a uid the second ACL grants: never the sandbox's
 _UNDEFINED = 0xFFFFFFFF
 NAME = "hidden-name-45.pem"
-
-
-def _acl(path: Path, entries: list[tuple[int, int, int]]) -> None:
-    """``setfacl`` (not installed here): the xattr's binary form, version 2."""
-    value = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in entries)
-    try:
-        os.setxattr(path, "system.posix_acl_access", value)
-    except OSError as exc:
-        require(exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP), f"no POSIX ACLs on this file system: {exc}")
-        raise
 
 
 @pytest.fixture

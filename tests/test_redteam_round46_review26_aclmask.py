@@ -12,10 +12,8 @@ the file in the sandbox.
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
-import struct
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,21 +25,13 @@ from sandbox import BwrapConfig, SandboxPolicy
 from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START, lease_uid
 from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.runtime.sandbox_policy import _others_reach, derive_policy
+from tests._acl import set_access_acl as _acl
 from tests._calls import block_text, one_call
 from tests.conftest import require
 
 SPARE = DEFAULT_POOL_START + DEFAULT_POOL_SIZE + 470  # beside rounds 43/45's spares (+430, +450)
 _ANY = 0xFFFFFFFF
 NAME = "key-46.pem"
-
-
-def _acl(path: Path, entries: list[tuple[int, int, int]]) -> None:
-    value = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in entries)
-    try:
-        os.setxattr(path, "system.posix_acl_access", value)
-    except OSError as exc:
-        require(exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP), f"no POSIX ACLs on this file system: {exc}")
-        raise
 
 
 def _reads_as(uid: int, path: Path) -> bool:

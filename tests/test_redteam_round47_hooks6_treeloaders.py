@@ -14,14 +14,12 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
 from shellrt.permissions.hook_files import WHOLE_WORKSPACE, compare_hook_files, hook_files
-from shellrt.runtime import Runtime
 from tests._bwrap_session import require_bwrap
+from tests._calls import hook_bash_session as _session
 
 _EVIL = "import os\nos.system('id')\n"
 
@@ -79,18 +77,6 @@ def test_a_tool_that_loads_no_project_code_stays_narrow(tmp_path: Path) -> None:
         assert WHOLE_WORKSPACE not in {*record.files, *record.dirs}, (hook, record)
         (ws / "tests" / "test_more.py").write_text("x = 1\n")
         assert compare_hook_files(record, hook_files(ws, [hook])) is None, hook
-
-
-def _session(ws: Path, own: Path, session: Path, commands: list[str]) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "bwrap", mode="bypassPermissions", settings_files=[own], session_dir=session) as rt:
-            out = []
-            for i, command in enumerate(commands):
-                block = {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"command": command}}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
 
 
 def test_a_pytest_hook_does_not_run_a_planted_conftest_on_the_host(

@@ -19,11 +19,9 @@ Now both ask `sandbox._reach`; the first test pins that reading against the kern
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import socket
-import struct
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +35,7 @@ from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START, lease_uid
 from sandbox.bwrap import BwrapBackend, _maskable, _reachable
 from shellrt.runtime.sandbox_policy import _others_reach
 from shellrt.supervisor import Supervisor
+from tests._acl import set_access_acl as _acl
 from tests._calls import block_text, one_call
 from tests.conftest import require
 
@@ -45,16 +44,6 @@ OTHER = 0x7E000147  # a uid (and gid) ACLs name that is never the sandbox's
 _ANY = 0xFFFFFFFF
 NAME = "key-47.pem"
 U_OBJ, USER, G_OBJ, GROUP, MASK, OTHERS = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
-
-
-def _acl(path: Path, entries: list[tuple[int, int, int]]) -> None:
-    """``setfacl`` (not installed here): the xattr's binary form, version 2."""
-    value = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in entries)
-    try:
-        os.setxattr(path, "system.posix_acl_access", value)
-    except OSError as exc:
-        require(exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP), f"no POSIX ACLs on this file system: {exc}")
-        raise
 
 
 def _kernel_says(uid: int, places: list[Path]) -> list[tuple[bool, bool]]:
