@@ -47,6 +47,7 @@ from shellrt.tools._grep_python import (
 )
 from shellrt.tools._hostchild import calm_argv
 from shellrt.tools._ignore_guard import guarded
+from shellrt.tools._offloop import off_loop
 from shellrt.tools._search_types import (
     KEPT_LINE_CHARS,
     MAX_HIT_LINES,
@@ -388,7 +389,8 @@ async def list_files(
     if rg is None:
         return await _python_list(root, root_fd, obey_ignores, skip, top=top)
     # In a worktree, no exclude file at all: its .git file led ripgrep to the main repository's (round 47).
-    read_exclude = not obey_ignores or not gitfile_along(root, root_fd, top)
+    # A stat per ancestor: off the event loop, under the file deadline (a hung mount; round 15).
+    read_exclude = not obey_ignores or not await off_loop(gitfile_along, root, root_fd, top, what=f"Listing {root}")
     ignores = ("--no-ignore",) if not obey_ignores else () if read_exclude else ("--no-ignore-exclude",)
     names = _NulNames()
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
@@ -604,7 +606,9 @@ async def search(
         return await _walker_search(query, shown)
     guard = query.obey_ignores and query.single_file is None  # a file named alone reads no ignore file
     # In a worktree, no exclude file at all: its .git file led ripgrep to the main repository's (round 47).
-    read_exclude = not guard or not gitfile_along(query.root, query.root_fd, query.top)
+    read_exclude = not guard or not await off_loop(
+        gitfile_along, query.root, query.root_fd, query.top, what=f"Searching {query.root}"
+    )
     run = functools.partial(_rg_search, rg, query, runner, shown, read_exclude)
     try:
         if not guard:
