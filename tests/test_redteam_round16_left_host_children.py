@@ -30,6 +30,8 @@ REVIEWED = {
     "shellrt/permissions/embedded.py:_git_commands": "git from host_which; the child's PATH is host_path",
     "shellrt/permissions/hookproc.py:_pid_namespace_prefix": "unshare from the system directories",
     "shellrt/permissions/hookproc.py:run_hook_process": "/bin/sh; the hook's env PATH is host_env (round 16)",
+    "shellrt/permissions/hook_venvs.py:_asked": "an interpreter outside the workspace by name and real path, "
+    "looked up on host_path; its env PATH is host_env with the workspace (round 47 hooks6, stop 60)",
     "shellrt/supervisor/_host_pause_watch.py:_start": "sys.executable -I -S, env PATH /usr/bin:/bin, no lookup",
     "shellrt/supervisor/protect.py:operator_hooks_paths": "git from host_which, env host_env, run in / (no repository)",
     "shellrt/tools/_gitrepo.py:_git": "git looked up on host_path, which is the child's PATH too",

@@ -38,6 +38,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from sandbox._hostpath import host_env, host_path
+
 __all__ = ["venv_paths"]
 
 _PYTHON = re.compile(r"(?:python|pypy)[0-9.]*")
@@ -56,7 +58,7 @@ _ASK = (
     "print(json.dumps(out))\n"
 )
 _paths_lock = threading.Lock()
-_paths: dict[tuple[str, int, int], tuple[float, tuple[str, ...] | None]] = {}
+_paths: dict[tuple[str, str, int, int], tuple[float, tuple[str, ...] | None]] = {}
 
 
 def venv_paths(root: Path, rels: Iterable[str], interpreters: Iterable[str] = ()) -> tuple[list[str], list[str]]:
@@ -97,10 +99,15 @@ def _workspace_imports(base: str, interpreter: str) -> list[str]:
     nothing (its hook fails to start the same way)."""
     if not _PYTHON.fullmatch(os.path.basename(interpreter)):
         return []
-    found = shutil.which(interpreter) if "/" not in interpreter else interpreter
-    if found is None or not os.path.isabs(found) or _inside(base, found) is not None:
-        return []  # not found, relative, or in the workspace (its environment is hashed instead)
-    entries = _import_path(os.path.normpath(found))  # as named: a venv's link finds its pyvenv.cfg so
+    # Looked up as the hook's shell will (`hookproc`: host_env), never in a place commands write.
+    found = shutil.which(interpreter, path=host_path(None, (base,))) if "/" not in interpreter else interpreter
+    if found is None or not os.path.isabs(found):
+        return []  # not found, or relative
+    if _inside(base, found) is not None:
+        # In the workspace by name: its environment is hashed instead. By its real path only (an
+        # outside link to a file commands may write): never asked here, the tree whole.
+        return [] if os.path.normpath(found).startswith(base.rstrip(os.sep) + os.sep) else ["."]
+    entries = _import_path(os.path.normpath(found), base)  # as named: a venv's link finds its pyvenv.cfg so
     if entries is None:
         return ["."]  # it answered nothing readable: fail closed, the tree whole
     out: list[str] = []
@@ -117,14 +124,14 @@ _MAX_PTH_BYTES = 1 << 16
 _FINDER = re.compile(r"__editable___[\w.]+_finder")
 
 
-def _import_path(binary: str) -> tuple[str, ...] | None:
+def _import_path(binary: str, base: str) -> tuple[str, ...] | None:
     """``binary``'s workspace-relevant import entries; None when they cannot be known."""
     try:
         with open(os.path.realpath(binary), "rb") as fh:
             magic = fh.read(4)
     except OSError:
         return ()
-    return _static_entries(binary) if magic == b"\x7fELF" else _asked(binary)
+    return _static_entries(binary) if magic == b"\x7fELF" else _asked(binary, base)
 
 
 def _static_entries(binary: str) -> tuple[str, ...]:
@@ -203,20 +210,22 @@ def _mapping(path: str) -> list[str]:
     return []
 
 
-def _asked(binary: str) -> tuple[str, ...] | None:
+def _asked(binary: str, base: str) -> tuple[str, ...] | None:
     """``binary``'s ``sys.path`` and editable mappings, asked (cached); None when it answers
-    nothing readable."""
+    nothing readable. ``binary`` is outside the workspace by name and real path (the caller); a
+    script (a pyenv shim) looks its own interpreter and tools up on the host's ``PATH`` without
+    the workspace's places (`host_env`), as the hook itself will."""
     try:
         info = os.stat(binary)
     except OSError:
         return ()
-    key = (binary, info.st_ino, info.st_mtime_ns)
+    key = (binary, base, info.st_ino, info.st_mtime_ns)  # base: the PATH it is asked with
     now = time.monotonic()
     with _paths_lock:
         hit = _paths.get(key)
     if hit is not None and now - hit[0] < _PATH_TTL_S:
         return hit[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env = host_env({k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}, (base,))
     try:
         done = subprocess.run(
             [binary, "-E", "-c", _ASK], cwd="/", env=env, capture_output=True, timeout=_PATH_TIMEOUT_S, check=False
