@@ -387,7 +387,19 @@ def _replay(calls: list[MountCall]) -> None:
                 err == errno.ENOENT or (err == errno.EINVAL and _not_a_mount(call[0]))
             ):
                 continue
+            if _gone_at_group_end(call, marks, err):
+                continue
             raise OSError(err, f"mount {call[1].decode()}: {os.strerror(err)}")
+
+
+def _gone_at_group_end(call: MountCall, marks: int, err: int) -> bool:
+    """Whether a directory's group failed only because the directory went away after its head
+    (the host removed it meanwhile: its overlay was made, the move over it finds no name). The
+    group's assembly (``h`` or ``s``, with what was moved into it) is detached so the next group
+    finds it empty: nothing is left to cover at that name. ``zinit.c`` `gone_at_group_end` alike."""
+    if not (marks & _CALL_GROUP_END and not marks & _CALL_OUTER and err == errno.ENOENT and call[0]):
+        return False
+    return bool(_libc.umount2(call[0], _MNT_DETACH) == 0)
 
 
 def _open_tree(path: str) -> int:

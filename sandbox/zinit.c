@@ -374,6 +374,17 @@ static int cover_rest(const char *hold, const char *dir, const char *known) {
     return done;
 }
 
+/* A directory's group that failed only because the directory went away after its head (the host
+ * removed it meanwhile: its overlay was made, the move over it finds no name): its assembly point
+ * (the source, with what was moved into it) is detached so the next group finds it empty; nothing
+ * is left to cover at that name. `_zygote_main._gone_at_group_end` alike. */
+static int gone_at_group_end(const struct mount_call *c) {
+    if (!(c->flags & CALL_GROUP_END) || (c->flags & CALL_OUTER) || errno != ENOENT || c->source == NULL) return 0;
+    if (umount2(c->source, MNT_DETACH) == 0) return 1;
+    errno = ENOENT; /* the move's own failure is the one said */
+    return 0;
+}
+
 static int set_up(void) {
     if (setsid() < 0) return fail("setsid");
     int skipping = 0; /* 1: an inner group's calls, 2: an outer group's */
@@ -396,6 +407,7 @@ static int set_up(void) {
             }
             if ((c->flags & CALL_IF_PRESENT) && (errno == ENOENT || (errno == EINVAL && not_a_mount(c->source))))
                 continue;
+            if (gone_at_group_end(c)) continue;
             char what[300];
             snprintf(what, sizeof what, "mount %s", c->target);
             return fail(what);

@@ -15,19 +15,32 @@ import os
 import re
 import socket
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from sandbox import _seccomp, _static_build, _zinit
 from sandbox._bwrap_scope import landlock_abi
-from sandbox._zygote_main import _c_clone, _start_c_server
+from sandbox._zygote_main import (
+    _CALL_GROUP_END,
+    _CALL_GROUP_HEAD,
+    _MS_MOVE,
+    _MS_RDONLY,
+    _c_clone,
+    _mount_call,
+    _start_c_server,
+)
 from sandbox.errors import SandboxExecError
 from shellrt.supervisor import Supervisor
 from tests._bwrap_session import zygote_session
 from tests.conftest import require
 from tests.test_sandbox_bwrap import _is_init
+
+if TYPE_CHECKING:
+    from sandbox._zygote_main import MountCall
 
 pytestmark = [pytest.mark.anyio]
 
@@ -249,13 +262,18 @@ def test_a_request_is_its_fields_each_nul_terminated() -> None:
         _zinit.encode_request(["bash", "-c", "a\0b"], "/", {})
 
 
-def _config(seccomp: bytes) -> bytes:
-    """A C init configuration (see `zinit.c`'s ``read_config``): uid and gid kept, no slice, no
-    mounts (run on the host, its /proc is left alone), the bounding set left as it is; Landlock's
-    signal and abstract-socket scopes (round 29) where the kernel has them."""
+def _config(seccomp: bytes, mounts: tuple[MountCall, ...] = ()) -> bytes:
+    """A C init configuration (see `zinit.c`'s ``read_config``): uid and gid kept, no slice,
+    ``mounts`` only (run on the host, its /proc is left alone), the bounding set left as it is;
+    Landlock's signal and abstract-socket scopes (round 29) where the kernel has them."""
     scopes = "3" if landlock_abi() >= 6 else "0"
-    fields = ["-1", "-1", "0", "0", "100000", "", "no process", scopes, "0", "0", seccomp.hex()]
-    return b"".join(field.encode() + b"\0" for field in fields)
+    calls = [
+        (field or b"").decode() if i != 3 else str(field.value)  # type: ignore[union-attr]
+        for call in mounts
+        for i, field in enumerate(call)
+    ]
+    fields = ["-1", "-1", "0", "0", "100000", "", "no process", scopes, "0", str(len(mounts)), *calls]
+    return b"".join(field.encode() + b"\0" for field in [*fields, seccomp.hex()])
 
 
 def _run_directly(tmp_path: Path, config: bytes, script: str) -> tuple[str, str]:
@@ -319,3 +337,68 @@ def test_the_c_init_alone_confines_its_command(tmp_path: Path) -> None:
     assert "CapEff:\t0000000000000000" in said and "NoNewPrivs:\t1" in said and "Seccomp:\t2" in said, said
     assert "fds 0 1 2 3\n" in said, f"stdio only (3: ls's own): {said}"
     assert lines[-2] == "0", said
+
+
+def _vanished_groups(scratch: Path) -> tuple[MountCall, ...]:
+    """Two lock-view groups (`_zygote_main._lock_view_calls`) on the same assembly point ``h``: the
+    first one's directory went away after its overlay was made (the move over it finds no name),
+    the second one's is there."""
+    hold, lower, empty = (str(scratch / n) for n in ("h", "lower", "e"))
+    head = _MS_RDONLY | _CALL_GROUP_HEAD
+    return tuple(
+        call
+        for target in ("gone", "kept")
+        for call in (
+            _mount_call("overlay", hold, "overlay", head, f"lowerdir={lower}:{empty}"),
+            _mount_call(hold, str(scratch / target), None, _MS_MOVE | _CALL_GROUP_END),
+        )
+    )
+
+
+def _private_scratch(tmp_path: Path) -> Path:
+    """A tmpfs of its own, private (nothing mounted below it propagates back to the host), with
+    ``lower/f``, the empty ``e``, the assembly point ``h`` and the group targets (``kept`` only)."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(scratch)], check=True)
+    subprocess.run(["mount", "--make-private", str(scratch)], check=True)
+    for name in ("lower", "e", "h", "kept"):
+        (scratch / name).mkdir()
+    (scratch / "lower" / "f").write_text("covered\n")
+    return scratch
+
+
+_CHECK = 'cat {s}/kept/f; grep -c " {s}/h " /proc/self/mountinfo; grep -c " {s}/kept " /proc/self/mountinfo'
+
+
+@pytest.mark.parametrize("init", ["c", "python"])
+def test_a_directory_gone_mid_group_is_skipped_and_its_assembly_emptied(tmp_path: Path, init: str) -> None:
+    """Failed before (CI, stop 60's landing: another test removed its directory while an init
+    replayed the lock view): "cannot start the command: mount <dir>: No such file or directory",
+    the session sandbox could not be started again. Now the group is undone (``h`` detached with
+    what was moved into it) and the next group finds ``h`` empty; any other failure still closes."""
+    require(os.geteuid() == 0, "mounting a private tmpfs and an overlay needs root")
+    scratch = _private_scratch(tmp_path)
+    try:
+        calls = _vanished_groups(scratch)
+        if init == "c":
+            said, status = _run_directly(tmp_path, _config(_seccomp.filter_bytes(), calls), _CHECK.format(s=scratch))
+            assert status == "s 0\n", said
+        else:
+            script = (
+                "import subprocess, sys\n"
+                "from pathlib import Path\n"
+                "from sandbox._zygote_main import _replay\n"
+                "from tests.test_zinit import _vanished_groups, _CHECK\n"
+                "_replay(list(_vanished_groups(Path(sys.argv[1]))))\n"
+                "print(subprocess.run(['sh', '-c', _CHECK.format(s=sys.argv[1])], capture_output=True, text=True).stdout)\n"
+            )
+            done = subprocess.run(
+                ["unshare", "-m", "--propagation", "private", sys.executable, "-c", script, str(scratch)],
+                capture_output=True, text=True, cwd=Path(__file__).parent.parent, timeout=60,
+            )  # fmt: skip
+            said = done.stdout + done.stderr
+            assert done.returncode == 0, said
+        assert said.split() == ["covered", "0", "1"], said
+    finally:
+        subprocess.run(["umount", "-l", str(scratch)], check=False)
