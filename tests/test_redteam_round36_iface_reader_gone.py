@@ -151,3 +151,32 @@ def test_an_answer_to_a_closed_pipe_is_no_traceback(tmp_path: Path) -> None:
     code, left, err = _finish(proc, tag)
     assert code == 1 and left == []
     assert b"Traceback" not in err and b"ExceptionGroup" not in err, err.decode(errors="replace")[-2000:]
+
+
+def test_a_request_read_after_the_session_stopped_ends_the_reader_quietly() -> None:
+    """Failed before (CI130, 1 of ~20 runs of the test above): the session stopped (its client had
+    closed stdout) while the reader held one more request; handing it over raised
+    `anyio.BrokenResourceError` out of the wire's task group: a traceback and status 1 on the
+    server's stderr. Now the reader ends there, the wire disconnected. Real pipes, a real reader."""
+    import anyio
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared.message import SessionMessage
+
+    from shellrt.server._mcp_stdio import StdioWire
+
+    async def main() -> bool:
+        read_fd, feed = os.pipe()
+        answers, write_fd = os.pipe()
+        wire = StdioWire(read_fd, write_fd)
+        send, receive = create_context_streams[SessionMessage | Exception](0)
+        await receive.aclose()  # the session is gone
+        os.write(feed, json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}).encode() + b"\n")
+        try:
+            with anyio.fail_after(30):
+                await wire.reader(send)
+        finally:
+            for fd in (read_fd, feed, answers, write_fd):
+                os.close(fd)
+        return wire.disconnected.is_set()
+
+    assert anyio.run(main)

@@ -153,7 +153,13 @@ class StdioWire:
                 if refused is not None:
                     await self.send_error(*refused)
                     continue
-                await send.send(SessionMessage(message))
+                try:
+                    await send.send(SessionMessage(message))
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    # The session stopped first (its client closed stdout): nothing reads requests
+                    # now, and this one is answered by nobody. Not an error of the server's own.
+                    self.disconnected.set()
+                    return
 
     def _refusal(self, value: Any, message: Any) -> tuple[Any, int, str] | None:
         """The error for a request the SDK would drop or mis-correlate (its id), else None; notes
