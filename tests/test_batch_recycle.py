@@ -109,19 +109,12 @@ async def test_a_container_that_fails_its_reset_is_discarded_and_replaced(tmp_pa
 
     import anyio
 
-    from tests._docker_support import require_docker
+    from tests._docker_support import owned_containers, require_docker
 
     require_docker()
 
     def ours() -> set[str]:
-        return set(
-            subprocess.run(
-                ["docker", "ps", "-q", "--filter", f"label=shellrt.owner-pid={os.getpid()}"],
-                capture_output=True,
-                text=True,
-                timeout=30,
-            ).stdout.split()
-        )
+        return set(owned_containers(os.getpid(), running=True))
 
     earlier = ours()  # containers of earlier tests still being removed are not the victim's
 

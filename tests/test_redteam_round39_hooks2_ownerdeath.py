@@ -22,7 +22,7 @@ import pytest
 
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap
-from tests._docker_support import DEBIAN, require_docker
+from tests._docker_support import DEBIAN, owned_containers, require_docker
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,16 +70,6 @@ def _marked(mark: str) -> list[tuple[int, str]]:
     return found
 
 
-def _containers_of(owner: int) -> list[str]:
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=shellrt.owner-pid={owner}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return out.stdout.split()
-
-
 def _killed_in_a_hook(tmp_path: Path, kind: str, marks: tuple[str, str]) -> int:
     """Start shellrt on ``kind``, SIGKILL it during its hook (the task paused); its pid."""
     task_mark, hook_mark = marks
@@ -125,7 +115,7 @@ def _never_paused(tmp_path: Path, owner: int, mark: str) -> str:
     sleepers = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True, check=False)
     return (
         f"the task was never paused: {_marked(mark)}\nlog:\n{(tmp_path / 'log').read_text()[-4000:]}\n"
-        f"containers: {_containers_of(owner)}\nsleepers:\n"
+        f"containers: {owned_containers(owner)}\nsleepers:\n"
         + "\n".join(line for line in sleepers.stdout.splitlines() if " sleep " in line)[-3000:]
     )
 
@@ -168,7 +158,7 @@ def test_shellrt_killed_in_a_hook_leaves_nothing_docker(tmp_path: Path) -> None:
     owner = _killed_in_a_hook(tmp_path, "docker", marks)
     left = _nothing_left(marks, within=20.0)
     deadline = time.monotonic() + 20
-    while (containers := _containers_of(owner)) and time.monotonic() < deadline:
+    while (containers := owned_containers(owner)) and time.monotonic() < deadline:
         time.sleep(0.1)
     _reap(left)
     for container in containers:
