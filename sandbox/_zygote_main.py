@@ -324,7 +324,11 @@ def _cover_rest(hold: bytes, directory: bytes, known: bytes | None) -> None:
     base = directory.rstrip(b"/")
     with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
         points = {os.fsencode(_unescape(line.split(" ")[4])) for line in fh}
-    for entry in os.scandir(directory):
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return  # the mount's directory went away since the plan: nothing is left to cover
+    for entry in entries:
         target = base + b"/" + entry.name
         if target in points or entry.is_symlink():
             continue

@@ -347,6 +347,7 @@ static int mounts_below(const char *path) {
 
 static int cover_rest(const char *hold, const char *dir, const char *known) {
     DIR *d = opendir(dir);
+    if (d == NULL && errno == ENOENT) return 0; /* the mount's directory went away: nothing to cover */
     if (d == NULL) return fail("opendir");
     const char *base = strcmp(dir, "/") == 0 ? "" : dir;
     char src[PATH_MAX], dst[PATH_MAX];

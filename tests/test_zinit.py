@@ -27,6 +27,9 @@ from sandbox._bwrap_scope import landlock_abi
 from sandbox._zygote_main import (
     _CALL_GROUP_END,
     _CALL_GROUP_HEAD,
+    _CALL_OUTER,
+    _CALL_REST,
+    _CALL_UMOUNT,
     _MS_MOVE,
     _MS_RDONLY,
     _c_clone,
@@ -340,16 +343,24 @@ def test_the_c_init_alone_confines_its_command(tmp_path: Path) -> None:
 
 
 def _vanished_groups(scratch: Path) -> tuple[MountCall, ...]:
-    """Two lock-view groups (`_zygote_main._lock_view_calls`) on the same assembly point ``h``: the
-    first one's directory went away after its overlay was made (the move over it finds no name),
-    the second one's is there."""
+    """Lock-view groups on the same assembly point ``h`` whose directory went away after the plan:
+    a shared overlay's, then a directory's own (`_zygote_main._lock_view_calls`) after its overlay
+    was made (the move over it finds no name); then one whose directory is there."""
     hold, lower, empty = (str(scratch / n) for n in ("h", "lower", "e"))
     head = _MS_RDONLY | _CALL_GROUP_HEAD
-    return tuple(
+    overlay = f"lowerdir={lower}:{empty}"
+    # A shared overlay's group (`_shared_view_calls`) whose mount's directory went away: its
+    # uncovered entries are bound (`_cover_rest`) from a directory that is no longer there.
+    shared = (
+        _mount_call("overlay", hold, "overlay", head | _CALL_OUTER, overlay),
+        _mount_call(hold, str(scratch / "gone"), None, _CALL_REST, ""),
+        _mount_call(None, hold, None, _CALL_UMOUNT | _CALL_GROUP_END | _CALL_OUTER),
+    )
+    return shared + tuple(
         call
         for target in ("gone", "kept")
         for call in (
-            _mount_call("overlay", hold, "overlay", head, f"lowerdir={lower}:{empty}"),
+            _mount_call("overlay", hold, "overlay", head, overlay),
             _mount_call(hold, str(scratch / target), None, _MS_MOVE | _CALL_GROUP_END),
         )
     )
