@@ -19,7 +19,11 @@ were the whole uid's (red team round 47, sandbox7):
   own ``SHM_LOCK`` fail (``ENOMEM``). Halved as `sandbox._ucounts` does the others (set before
   bwrap makes its user namespace, so the budget namespace checks all sessions' sum against it).
 
-Soft and hard: a command cannot raise either. A root caller's commands run as a leased uid of their
+Soft and hard: a command cannot raise either. Not the descriptors on a session's zygote (round 48,
+sandbox8): it sends too (each command's ends to its init, each init's to the host), and a command
+that raised the count to its limit plus 253 made every zygote of the caller under the same limit
+fail its sends -- no command ran in any session. Its inits get the share instead (``nofile``, the
+zygote's configuration: `sandbox._zygote_main.Zygote.nofile`). A root caller's commands run as a leased uid of their
 own, and its host process is exempt from both checks.
 """
 
@@ -30,7 +34,7 @@ import resource
 
 from sandbox._ucounts import SHARE
 
-__all__ = ["SCM_MAX_FD", "nofile_share", "prlimit_flags", "rlimits"]
+__all__ = ["SCM_MAX_FD", "commands_nofile", "nofile_share", "prlimit_flags", "rlimits"]
 
 #: The most descriptors one ``SCM_RIGHTS`` message carries (the kernel's ``SCM_MAX_FD``).
 SCM_MAX_FD = 253
@@ -49,14 +53,23 @@ def _limit(res: int) -> int | None:
     return None if limit == resource.RLIM_INFINITY else limit
 
 
-def rlimits() -> list[tuple[str, int, int]]:
+def commands_nofile() -> int | None:
+    """A non-root caller's commands' ``RLIMIT_NOFILE`` (`nofile_share`); None: root, or unlimited."""
+    if os.geteuid() == 0:
+        return None
+    nofile = _limit(resource.RLIMIT_NOFILE)
+    return None if nofile is None else nofile_share(nofile)
+
+
+def rlimits(zygote: bool = False) -> list[tuple[str, int, int]]:
     """(prlimit's name, resource, value) to set, soft and hard, on a non-root caller's sandboxes
-    (their bwrap and zygote); empty for root."""
+    (their bwrap and zygote; ``zygote``: a session's, which keeps the caller's descriptors and
+    lowers its inits' to `commands_nofile`); empty for root."""
     if os.geteuid() == 0:
         return []
     out: list[tuple[str, int, int]] = []
     nofile = _limit(resource.RLIMIT_NOFILE)
-    if nofile is not None:
+    if nofile is not None and not zygote:
         out.append(("nofile", resource.RLIMIT_NOFILE, nofile_share(nofile)))
     memlock = _limit(resource.RLIMIT_MEMLOCK)
     if memlock is not None:
@@ -64,6 +77,6 @@ def rlimits() -> list[tuple[str, int, int]]:
     return out
 
 
-def prlimit_flags() -> list[str]:
+def prlimit_flags(zygote: bool = False) -> list[str]:
     """``prlimit`` flags setting `rlimits`."""
-    return [f"--{name}={value}:{value}" for name, _res, value in rlimits()]
+    return [f"--{name}={value}:{value}" for name, _res, value in rlimits(zygote)]

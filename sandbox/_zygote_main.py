@@ -544,6 +544,12 @@ class Zygote:
         self.uid: int | None = config.get("uid")
         self.gid: int | None = config.get("gid")
         self.pool_size: int = config.get("pool", 1)
+        #: A non-root caller's commands' ``RLIMIT_NOFILE`` (`sandbox._bwrap_uidshare.nofile_share`), set
+        #: on each init (and the C inits' fork server), never on this zygote: the kernel checks each
+        #: ``SCM_RIGHTS`` send against the uid's count in flight, which the commands may raise to
+        #: their limit plus 253; the zygote's own sends (a command's ends to its init, an init's to
+        #: the host) need a limit above that (red team round 48, sandbox8). None: unchanged (root).
+        self.nofile: int | None = config.get("nofile")
         #: Said instead of "Resource temporarily unavailable" when no process can be made.
         self.eagain: str = config.get("eagain") or "no process can be created (EAGAIN)"
         #: ``$SHELL`` for commands that come without one, when the sandbox uid has no entry in
@@ -630,7 +636,7 @@ class Zygote:
                 os.close(config["zinit"])
                 #: The program and its configuration, kept to start the server again should it die.
                 self._zinit_fds = (program_fd, self._c_config(program))
-                self._zinit = _start_c_server(*self._zinit_fds)
+                self._zinit = _start_c_server(*self._zinit_fds, self.nofile)
             except OSError as exc:  # e.g. no exec from a memfd here: the Python init, and the host is told
                 self.c_init_failure = f"the C init cannot start: {exc}"
         #: What an init rehearses receiving (`_rehearse`): a request of the usual shape.
@@ -676,7 +682,7 @@ class Zygote:
         if prepared in (errno.EPIPE, errno.ECONNRESET):  # the server is gone (killed): a new one, once
             self._zinit.close()
             try:
-                self._zinit = _start_c_server(*self._zinit_fds)
+                self._zinit = _start_c_server(*self._zinit_fds, self.nofile)
             except OSError as exc:
                 return exc.errno or errno.EIO
             prepared = self._prepare_c(self._zinit, status)
@@ -973,6 +979,8 @@ class Zygote:
         # handler that runs as host root). 1, not 0: the kernel runs a pipe handler at any limit
         # but 1; the seccomp filter keeps the command from changing it (sandbox._seccomp.CORE_LIMIT).
         resource.setrlimit(resource.RLIMIT_CORE, (1, 1))
+        if self.nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, self.nofile))
         for cap in self._bounding:  # while CAP_SETPCAP is still held
             _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
         if self.uid is not None and self.gid is not None:
@@ -1070,10 +1078,12 @@ def _said(report: int) -> int:
     return int(said)
 
 
-def _start_c_server(program: int, config: int) -> _socket.socket:
+def _start_c_server(program: int, config: int, nofile: int | None = None) -> _socket.socket:
     """Start the C init's fork server (`zinit.c`) from ``program`` (an fd: a sealed memfd) with
     its configuration ``config`` at fd 3 and its socket at fd 4 (vfork+exec: nothing of this
-    Python is copied). Its socket, to ask it for inits (`_c_clone`)."""
+    Python is copied). Its socket, to ask it for inits (`_c_clone`). ``nofile``: its
+    ``RLIMIT_NOFILE``, soft and hard, set before it is asked for any init (every init and command
+    inherits it; `Zygote.nofile`)."""
     ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
     given = (config, theirs.fileno())
     base = max(program, *given) + 1  # first above every fd named, then down to 3 and 4: none overwritten
@@ -1081,7 +1091,7 @@ def _start_c_server(program: int, config: int) -> _socket.socket:
     for i in range(len(given)):
         actions += [(os.POSIX_SPAWN_DUP2, base + i, 3 + i), (os.POSIX_SPAWN_CLOSE, base + i)]
     try:
-        os.posix_spawn(
+        pid = os.posix_spawn(
             f"/proc/self/fd/{program}",
             ["shellrt-init", "server", str(os.getpid())],
             os.environ,  # its inits look commands up in the zygote's PATH, as the Python init did
@@ -1091,6 +1101,12 @@ def _start_c_server(program: int, config: int) -> _socket.socket:
         )
     finally:
         theirs.close()
+    if nofile is not None:
+        try:
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (nofile, nofile))
+        except OSError:
+            ours.close()  # it ends on this EOF: no init is made above the share (closed)
+            raise
     return ours
 
 

@@ -122,6 +122,7 @@ from sandbox._bwrap_scope import BwrapIsolation, isolation_refusal, warn_if_unsc
 from sandbox._bwrap_shm import ShmCap
 from sandbox._bwrap_starter import Starter, starter_argv
 from sandbox._bwrap_tempreach import closed_to_others
+from sandbox._bwrap_uidshare import commands_nofile
 from sandbox._bwrap_uidshare import prlimit_flags as uidshare_flags
 from sandbox._bwrap_uidshare import rlimits as uidshare_rlimits
 from sandbox._bwrap_unseen import unseen
@@ -1096,7 +1097,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         warn_if_unscoped()
         if not as_root:
             config["sysctls"] = session_sysctls()
-            config["rlimits"] = [(res, value) for _name, res, value in [*session_rlimits(), *uidshare_rlimits()]]
+            budgets = [*session_rlimits(), *uidshare_rlimits(zygote=True)]
+            config["rlimits"] = [(res, value) for _name, res, value in budgets]
+            # its inits' and so its commands' (the zygote sends above their in-flight count: round 48)
+            config["nofile"] = commands_nofile()
         net = self._net  # the session's network namespace: this zygote starts in it
         if as_root:
             uid, gid = self._ids()
@@ -1126,7 +1130,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 # limits: the zygote joins the session cgroup
                 # Non-root: the zygote's user namespace a child of the budget namespace, made
                 # under the rlimit shares (the kernel checks the shared count against those).
-                limits = [] if as_root else [*prlimit_flags(), *uidshare_flags()]
+                limits = [] if as_root else [*prlimit_flags(), *uidshare_flags(zygote=True)]
                 shares = [_prlimit(), *limits, "--"] if limits else []
                 budget = self._budget_prefix()
                 if net is not None:

@@ -23,6 +23,11 @@ _ATTACKS = (
     ("test_redteam_round47_sandbox7_hostproc.py", "test_no_host_wide_proc_or_sys_file_opens_for_writing"),
     ("test_redteam_round47_sandbox7_uidshare.py", "test_a_command_leaves_its_callers_budgets_alone"),
     ("test_redteam_round47_sandbox7_directmap.py", "test_a_command_gets_no_secret_memory"),
+    # round 48 (sandbox8): the zygote's own sends under its commands' share; one child run for both rounds
+    (
+        "test_redteam_round48_sandbox8_zygoteshare.py",
+        "test_a_command_in_flight_leaves_every_zygote_its_sends",
+    ),
 )
 
 
