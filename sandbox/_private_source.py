@@ -34,8 +34,12 @@ _DIR_NEEDS = stat.S_IROTH | stat.S_IXOTH
 
 def every_user_reads(path: str | os.PathLike[str] | int, st: os.stat_result, needs: int) -> bool:
     """Whether every uid but root has ``needs`` ("others"-placed) on ``path`` (a path, read
-    without following a last link, or an open descriptor), stat'ed as ``st``; its ACL included."""
-    return every_user_has(st, acl_of(path, follow=False, st=st), needs)
+    without following a last link, or an open descriptor), stat'ed as ``st``; its ACL included.
+    A class of the mode without them (owner, group or its ACL mask, other) answers at once; else
+    the ACL is read, uncached (a walk meets each inode once: caching cost ~2x here)."""
+    if needs * 0o111 & ~st.st_mode:
+        return False
+    return every_user_has(st, acl_of(path, follow=False), needs)
 
 
 class SourceChanged(ValueError):
