@@ -55,6 +55,16 @@ def acl_of(path: int | str | os.PathLike[str], *, follow: bool, st: os.stat_resu
         if len(value) < 4 or (len(value) - 4) % 8 or struct.unpack_from("<I", value)[0] != 2:
             return None
         acl = tuple(struct.unpack_from("<HHI", value, 4 + 8 * n) for n in range((len(value) - 4) // 8))
+    if key is not None and not isinstance(path, int):
+        # Read by name: kept only when the name still leads to the inode the key names (a rename
+        # of a directory on the way between the stat and the read does not change that inode's
+        # change time, and its key would keep another inode's ACL: round 48); else unknown.
+        try:
+            again = os.stat(path, follow_symlinks=follow)
+        except OSError:
+            return None
+        if (again.st_dev, again.st_ino, again.st_ctime_ns) != key:
+            return None
     if key is not None:
         if len(_cache) >= _CACHE_MAX:
             _cache.clear()
