@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox._deeptree import check_copy_depth
+from sandbox._private_source import every_user_reads
 from sandbox._workspace_copy import hidden_aliases, left_out
 
 __all__ = ["MAX_LINK_COPY_BYTES", "LinkedCopyTooLargeError", "copy_tree", "copy_workspace"]
@@ -228,12 +229,14 @@ def _open_same(name: str, dir_fd: int, flags: int, listed: os.stat_result) -> in
 
 
 def _strangers_read(fd: int, path: str, needs: int) -> None:
-    """PermissionError (``fd`` closed) unless the file open as ``fd`` has the *other* bits
-    ``needs``: what `sandbox._private_source.first_private` asks, asked again of what the copy
-    opened. The judged directory is pinned (its device and inode), what it holds is not: its owner
-    renamed into it, after the judgement, a 0600 file of root's from a directory of theirs, and the
-    root harness copied it to the sandbox user (red team round 38, review2)."""
-    if os.fstat(fd).st_mode & needs == needs:
+    """PermissionError (``fd`` closed) unless every uid but root has ``needs`` (the *other* bits'
+    places) on the file open as ``fd``, its ACL included: what
+    `sandbox._private_source.first_private` asks, asked again of what the copy opened. The judged
+    directory is pinned (its device and inode), what it holds is not: its owner renamed into it,
+    after the judgement, a 0600 file of root's from a directory of theirs, and the root harness
+    copied it to the sandbox user (red team round 38, review2); an ACL closing it to one uid alone
+    passed the *other* bits (round 48)."""
+    if every_user_reads(fd, os.fstat(fd), needs):
         return
     os.close(fd)
     raise PermissionError(

@@ -7,9 +7,13 @@ files no sandbox user could read on the host: ``"workspace": "/root"``, another 
 ``/var/lib/...`` (red team round 15). `first_private` finds the first such entry, so the
 caller can refuse the source before anything is copied.
 
-"A stranger" is judged by the mode's *other* bits, which every uid that is neither the owner
-nor in the group gets (a leased sandbox uid is never either): directories need ``r`` and
-``x``, regular files ``r``, and every ancestor of the source ``x`` (it must be reachable).
+"A stranger" was judged by the mode's *other* bits, which every uid that is neither the owner
+nor in the group gets (a leased sandbox uid is never either); but an operator's fixed sandbox uid
+may be one the host names: an ACL ``u:U:---`` over a world-readable file, or a 0604 file whose
+group is U's, closes it to U alone, and the copy handed U what the host denies it (red team round
+48). Now every uid but root must have the bits (`sandbox._reach.every_user_has`: the owner, the
+owning group, each user and group an ACL names, and a stranger): directories need ``r`` and ``x``,
+regular files ``r``, and every ancestor of the source ``x`` (it must be reachable).
 Symlinks are not followed (a copy keeps them as links); FIFOs, sockets and devices are left
 out of every copy, so they are not judged. Blocking; no recursion (the tree may be deep).
 """
@@ -21,9 +25,21 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from sandbox._reach import acl_of, every_user_has
+
 __all__ = ["SourceChanged", "first_private", "opened_as"]
 
 _DIR_NEEDS = stat.S_IROTH | stat.S_IXOTH
+
+
+def every_user_reads(path: str | os.PathLike[str] | int, st: os.stat_result, needs: int) -> bool:
+    """Whether every uid but root has ``needs`` ("others"-placed) on ``path`` (a path, read
+    without following a last link, or an open descriptor), stat'ed as ``st``; its ACL included.
+    A class of the mode without them (owner, group or its ACL mask, other) answers at once; else
+    the ACL is read, uncached (a walk meets each inode once: caching cost ~2x here)."""
+    if needs * 0o111 & ~st.st_mode:
+        return False
+    return every_user_has(st, acl_of(path, follow=False), needs)
 
 
 class SourceChanged(ValueError):
@@ -71,22 +87,22 @@ def first_private(
         if inside and top is not None and (ancestor == top or ancestor in top.parents):
             continue
         try:
-            mode = os.stat(ancestor).st_mode
+            st = os.stat(ancestor)
         except OSError:
             return str(ancestor)
-        if not mode & stat.S_IXOTH:
+        if not every_user_reads(ancestor, st, stat.S_IXOTH):  # (an ancestor is no link: realpath)
             return str(ancestor)
     stack = [str(real)]
     seen = 0
     while stack:
         here = stack.pop()
         try:
-            mode = os.lstat(here).st_mode
+            st = os.lstat(here)
         except OSError:
             return here
-        if not stat.S_ISDIR(mode):
+        if not stat.S_ISDIR(st.st_mode):
             return None  # not a directory: the copy refuses it with its own error
-        if mode & _DIR_NEEDS != _DIR_NEEDS and not (inside and here == str(top)):
+        if not (inside and here == str(top)) and not every_user_reads(here, st, _DIR_NEEDS):
             return here  # (the chosen directory itself is the operator's: not judged)
         try:
             with os.scandir(here) as entries:
@@ -102,7 +118,7 @@ def first_private(
                         return entry.path
                     if stat.S_ISDIR(info.st_mode):
                         stack.append(entry.path)
-                    elif stat.S_ISREG(info.st_mode) and not info.st_mode & stat.S_IROTH:
+                    elif stat.S_ISREG(info.st_mode) and not every_user_reads(entry.path, info, stat.S_IROTH):
                         return entry.path
         except OSError:
             return here

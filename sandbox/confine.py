@@ -48,6 +48,7 @@ from types import TracebackType
 
 from sandbox._maskaliases import denied_inodes, mount_aliases
 from sandbox._namefold import fold_path
+from sandbox._reach import NO_ACL, Acl, acl_of, bits_for
 from sandbox._realpath import settled_realpath as _realpath
 from sandbox.errors import SandboxExecError
 
@@ -754,20 +755,18 @@ def _refuse_alias(view: View, path: str, fd: int) -> int:
     return fd
 
 
-def _permits(st: os.stat_result, reader: tuple[int, int], want: int) -> bool:
-    """Whether the permission bits give ``reader`` (no supplementary groups) every bit of ``want``
-    (an ``S_IROTH|S_IXOTH``-style mask): its owner bits if it owns the inode, its group bits if
-    in the group, else the other bits -- as the kernel judges the sandbox's user. ``reader`` is
-    the on-disk identity it has (an idmapped root's owner, there)."""
-    uid, gid = reader
-    mode = stat.S_IMODE(st.st_mode)
-    if st.st_uid == uid:
-        bits = (mode >> 6) & 0o7
-    elif st.st_gid == gid:
-        bits = (mode >> 3) & 0o7
+def _permits(st: os.stat_result, reader: tuple[int, int], want: int, where: str) -> bool:
+    """Whether ``st`` (the inode at the host path ``where``) gives ``reader`` (no supplementary
+    groups) every bit of ``want`` (an ``S_IROTH|S_IXOTH``-style mask), as the kernel judges the
+    sandbox's user: its owner bits if it owns the inode, else its POSIX ACL entry, its group's,
+    or the other bits (`sandbox._reach.bits_for`: red team round 48 -- mode bits alone let Read
+    return, with root's power, a file an ACL closes to the sandbox uid). ``reader`` is the on-disk
+    identity it has (an idmapped root's owner, there). An ACL that cannot be read: refused."""
+    if st.st_uid == reader[0] or not st.st_mode & stat.S_IRWXG:
+        acl: Acl | None = NO_ACL  # the owner's bits, or an empty mask: the kernel reads no ACL
     else:
-        bits = mode & 0o7
-    return bits & want == want
+        acl = acl_of(where, follow=False, st=st)
+    return acl is not None and bits_for(st, acl, reader) & want == want
 
 
 def reader_may(view: View, canonical: str, want: int, entry: os.stat_result | None = None) -> bool:
@@ -791,10 +790,13 @@ def reader_may(view: View, canonical: str, want: int, entry: os.stat_result | No
         # the directories above the root are made passable for it.
         reader, top = mount.owner, mount.path
 
-    def stat_of(path: str) -> os.stat_result | None:
+    def host_of(path: str) -> str:
         host = view.to_host(path)
+        return host if host is not None else path
+
+    def stat_of(path: str) -> os.stat_result | None:
         try:
-            return os.stat(host if host is not None else path, follow_symlinks=False)
+            return os.stat(host_of(path), follow_symlinks=False)
         except OSError:
             return None
 
@@ -807,10 +809,10 @@ def reader_may(view: View, canonical: str, want: int, entry: os.stat_result | No
         parent = posixpath.dirname(parent)
     for directory in reversed(ancestors):
         st = stat_of(directory)
-        if st is None or not _permits(st, reader, 0o1):
+        if st is None or not _permits(st, reader, 0o1, host_of(directory)):
             return False
     st = entry if entry is not None else stat_of(canonical)
-    return st is not None and _permits(st, reader, want)
+    return st is not None and _permits(st, reader, want, host_of(canonical))
 
 
 def _refuse_unwritable(view: View, r: Resolved, target: str) -> None:

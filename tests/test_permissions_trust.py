@@ -168,7 +168,8 @@ def test_mcp_json_and_widening_keys_need_trust(tmp_path: Path) -> None:
     (repo / ".shellrt" / "settings.json").write_text(
         json.dumps(
             {
-                "permissions": {"additionalDirectories": ["/"], "ask": ["Bash(git push:*)"]},
+                # (a sibling of the repository: round 48 refuses a system directory from a repository)
+                "permissions": {"additionalDirectories": [str(tmp_path / "extra")], "ask": ["Bash(git push:*)"]},
                 "webFetch": {"allowPrivateHosts": True},
             }
         )
@@ -182,7 +183,7 @@ def test_mcp_json_and_widening_keys_need_trust(tmp_path: Path) -> None:
         repo, home=tmp_path / "home", managed_path=tmp_path / "none.json", trust_workspace=True
     )
     assert list(trusted.settings.mcp_servers) == ["evil"]
-    assert Path("/") in trusted.allowed_roots()
+    assert tmp_path / "extra" in trusted.allowed_roots()
 
 
 def test_user_and_cli_settings_stay_trusted(tmp_path: Path) -> None:

@@ -395,7 +395,7 @@ def load_settings(
                 " lets only managed settings add directories"
             )
         else:
-            for directory in _without_repo_links(loaded, workspace, settings.diagnostics):
+            for directory in _without_repo_links(loaded, workspace, settings.home, settings.diagnostics):
                 if directory not in settings.additional_directories:
                     settings.additional_directories.append(directory)
         for name, cfg in loaded.mcp_servers.items():
@@ -420,7 +420,7 @@ def load_settings(
     return Settings.from_sources(settings)
 
 
-def _without_repo_links(loaded: FileSettings, workspace: Path, diagnostics: list[str]) -> list[Path]:
+def _without_repo_links(loaded: FileSettings, workspace: Path, home: Path, diagnostics: list[str]) -> list[Path]:
     """A workspace file's directories less those through a symlink inside the workspace (red team,
     round 12): the repository must not open a host directory, nor stop the session by naming one
     (the sandbox policy refuses such a root). An operator's file keeps them: the policy refuses
@@ -428,15 +428,17 @@ def _without_repo_links(loaded: FileSettings, workspace: Path, diagnostics: list
     own = loaded.source in ("local", "project") or _inside(loaded.path, workspace)
     if not own:
         return list(loaded.additional_directories)
+    from shellrt.permissions.system_dirs import system_dir_refusal
+
     kept: list[Path] = []
     for directory in loaded.additional_directories:
         found = repo_link_on_the_way(directory, workspace)
-        if found is None:
+        refused = system_dir_refusal(directory, home) if found is None else None  # round 48
+        if found is None and refused is None:
             kept.append(directory)
         else:
-            diagnostics.append(
-                f"{loaded.path}: additionalDirectories root dropped: {link_refusal(directory, *found)}"
-            )
+            why = link_refusal(directory, *found) if found is not None else refused
+            diagnostics.append(f"{loaded.path}: additionalDirectories root dropped: {why}")
     return kept
 
 
