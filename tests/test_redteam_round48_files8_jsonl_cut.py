@@ -85,3 +85,6 @@ def test_every_cut_of_a_line_names_only_ids_it_spelled_whole() -> None:
     # a fault within the line (not a cut) still names none, and a repeated id is no id
     assert _readable_ids(line.replace('"toolu_C"', '"toolu_C" x')) == []
     assert _readable_ids('{"type": "tool_use", "id": "a", "id": "b", "na') == []
+    # past the reader's bound (a Python step per element) a cut line names none, at once
+    many = '{"role": "assistant", "content": [' + "{}, " * 5_000 + _block("toolu_far")[:-3]
+    assert _readable_ids(many) == []
