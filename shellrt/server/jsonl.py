@@ -19,7 +19,8 @@ are still handled one at a time, in order, and answered in that order
 (an interrupt's answer comes as soon as it is read).
 A malformed line gets ``{"type": "error", "error": "...", "line": N}`` and the server
 keeps serving; one refused before anything on it ran (not UTF-8, JSON read two ways, a malformed
-message) names the tool_use ids readable on it in ``"tool_use_ids"``: none of them ran. Session state (cwd, read state, background tasks) persists
+message, a line cut short: those read whole before the cut) names the tool_use ids readable on
+it in ``"tool_use_ids"``: none of them ran. Session state (cwd, read state, background tasks) persists
 across lines; EOF stops every process of the session and returns (its background tasks as soon
 as every line read is handled, before the last answers are written: a client that never reads
 does not hold them). A stdout nobody reads any more (the client died or closed it) stops
@@ -40,6 +41,7 @@ import anyio.abc
 
 from shellrt.protocol._one_line import one_line
 from shellrt.runtime import MessageFormatError, Runtime
+from shellrt.server._cut_line import cut_short, read_until_cut
 from shellrt.server._line_budget import INLINE_BYTES, over_budget, parse_off_loop
 from shellrt.server._lines import TOO_LONG, LineReader
 from shellrt.server._reader_gone import wait_reader_gone
@@ -139,13 +141,21 @@ def _unambiguous(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _readable_ids(raw: bytes | str) -> list[str]:
     """The tool_use ids of a line refused before it ran, as far as they can be read for sure: none
-    from a line too large to read (`_line_budget`), one that is not JSON, or one repeating a key
-    that identifies a call; an id that is not text (or not UTF-8) is left out, never spelled anew."""
+    from a line too large to read (`_line_budget`), one that is not JSON (but for one cut short:
+    the ids read whole before the cut, `_cut_line`), or one repeating a key that identifies a
+    call; an id that is not text (or not UTF-8) is left out, never spelled anew."""
     if over_budget(raw) is not None:
         return []
     text = raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else raw
     try:
         value = json.loads(text, object_pairs_hook=_unambiguous)
+    except json.JSONDecodeError as exc:
+        if not cut_short(text, exc):
+            return []
+        try:  # a line cut short (round 48): the calls it spelled whole before the cut
+            value = read_until_cut(text, _unambiguous)
+        except (ValueError, RecursionError):
+            return []
     except (ValueError, RecursionError):
         return []
     return _ids_of(value)

@@ -48,8 +48,9 @@ _CHUNK = 1 << 20
 MAX_EDIT_BYTES = 64 * 1024 * 1024
 
 
-def refuse_oversized(size: int, label: str, how: str) -> None:
-    """Refuse a result over `MAX_EDIT_BYTES` before it is built or written (round 32).
+def refuse_oversized(size: int, path: str, how: str) -> None:
+    """Refuse a result over `MAX_EDIT_BYTES` before it is built or written (round 32); the error
+    names ``path`` (a resolved name: a link's target chose its words) through `shown_path`.
 
     The limit bounded only what Edit and Write *read*: a ``replace_all`` multiplied an 80 KB file
     into 67 MB on the host (a longer ``new_string`` asks for gigabytes), and a Write of ``\\n``
@@ -57,7 +58,7 @@ def refuse_oversized(size: int, label: str, how: str) -> None:
     """
     if size > MAX_EDIT_BYTES:
         raise ToolExecutionError(
-            f"{how} would make {label} too large for Edit and Write ({size:,} bytes or more; at most "
+            f"{how} would make {shown_path(path)} too large for Edit and Write ({size:,} bytes or more; at most "
             f"{MAX_EDIT_BYTES:,}): nothing was changed. Make the change with Bash (e.g. `sed -i`), or in "
             "smaller steps."
         )
@@ -335,19 +336,19 @@ def require_fresh(
     Read (a changed mtime with equal content is fine — ``touch`` or a no-op
     formatter run). Raises `ToolExecutionError` with what to do next.
     """
-    path = shown_path(label)  # a canonical path: a symlink's target may have chosen its words
+    named = shown_path(label)  # a canonical path: a symlink's target may have chosen its words
     record = read_state.get(key)
     if record is None:
         raise ToolExecutionError(
-            f"File has not been read yet: Read {path} first, then {verb} it (edits must start from what you saw)."
+            f"File has not been read yet: Read {named} first, then {verb} it (edits must start from what you saw)."
         )
     if need_full and record.partial:
         raise ToolExecutionError(
-            f"You only read part of {path}; read all of it (Read without offset/limit) before you {verb} it, "
+            f"You only read part of {named}; read all of it (Read without offset/limit) before you {verb} it, "
             "or change it with Edit instead."
         )
     if sha256_bytes(data) != record.sha256:
         raise ToolExecutionError(
-            f"{path}: file changed since it was read (by the user, a formatter or another tool): read it again, "
+            f"{named}: file changed since it was read (by the user, a formatter or another tool): read it again, "
             f"then {verb} it."
         )

@@ -25,6 +25,7 @@ import fnmatch
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -920,9 +921,15 @@ def has_deny_rules(ctx: ToolContext) -> bool:
 
 
 def _deny_rules(ctx: ToolContext) -> RuleSet | None:
-    """The session's rules when it has deny rules, else None."""
-    from shellrt.permissions import PermissionGate, RulesGate
+    """The session's rules when it has deny rules, else None.
 
+    No rules gate exists in a process that never loaded its module: then nothing is imported here
+    (importing the rules engine and the analysis, ~1 s at load, held the event loop on a first
+    Grep; red team round 48, round 15's hung-mount test)."""
+    gates = sys.modules.get("shellrt.permissions.gate")
+    if gates is None:
+        return None
+    PermissionGate, RulesGate = gates.PermissionGate, gates.RulesGate  # the classes
     if not ctx.has_service(PermissionGate):
         return None
     gate = ctx.service(PermissionGate)  # type: ignore[type-abstract]  # looked up by its interface

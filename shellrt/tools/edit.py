@@ -196,6 +196,7 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
             f"File does not exist: {shown_path(path)}. Check the path (Glob finds files); to create a file use Write."
         )
     data, path = existing.data, existing.path
+    label = shown_path(path)  # the resolved name: a link's target chose its words (round 48)
     require_fresh(data, state_key(path, ctx, view), path, ctx.read_state, verb="edit", need_full=False)
     decoded = decode_bytes(data)
     text = decoded.text
@@ -221,13 +222,13 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
             continue
         if count > 1 and not tool_input.replace_all:
             raise ToolExecutionError(
-                f"old_string matches {count} times in {path}. Include more surrounding lines so it matches "
+                f"old_string matches {count} times in {label}. Include more surrounding lines so it matches "
                 "exactly once, or set replace_all=true to replace every occurrence."
             )
         split = utf8_split(text, cand_old) if decoded.encoding == "latin-1" else None
         if split is not None:
             raise ToolExecutionError(
-                f"old_string matches at character {split + 1:,} of {path} inside a UTF-8 character: the file "
+                f"old_string matches at character {split + 1:,} of {label} inside a UTF-8 character: the file "
                 "is not valid UTF-8 as a whole, so it was decoded as latin-1 (a character a byte), and this "
                 "replacement would split a multi-byte character. Include the whole character (all its "
                 "latin-1 characters, e.g. 'Ã©' for é), or change the file with Bash."
@@ -256,7 +257,7 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
     elif old.strip() and old.strip() in text:
         hint = " The text occurs with different leading/trailing whitespace; copy it exactly."
     raise ToolExecutionError(
-        f"old_string was not found in {path}.{hint} Read the file again and copy the exact text (indentation "
+        f"old_string was not found in {label}.{hint} Read the file again and copy the exact text (indentation "
         "included, without the line-number prefix)."
     )
 
@@ -279,7 +280,7 @@ def _apply(
         payload = plan.decoded.encode(plan.new_text)
     except UnicodeEncodeError as exc:
         raise ToolExecutionError(
-            f"{path} is {plan.decoded.encoding}-encoded and new_string has a character it cannot hold "
+            f"{shown_path(path)} is {plan.decoded.encoding}-encoded and new_string has a character it cannot hold "
             f"({plan.new_text[exc.start : exc.end]!r}); use only characters of that encoding."
         ) from None
     refuse_oversized(len(payload), path, "This Edit")  # a wider encoding (UTF-16) than characters

@@ -255,9 +255,11 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             before = tool_input.before if tool_input.before is not None else (tool_input.context or 0)
             after = tool_input.after if tool_input.after is not None else (tool_input.context or 0)
             if single and await off_loop(_fd_has_nul, fd, what=what):
+                label = shown_path(target)  # resolved: a link's target chose its words (round 48)
+                named = shlex.quote(target) if label == target else "FILE"
                 raise ToolExecutionError(
-                    f"{target} is a binary file; Grep skips binary files. Use Bash instead "
-                    f"(e.g. `strings {target} | grep PATTERN`)."
+                    f"{label} is a binary file; Grep skips binary files. Use Bash instead "
+                    f"(e.g. `strings {named} | grep PATTERN`{'' if label == target else ', FILE that file'})."
                 )
             host = Path(view.to_host(target) or target)
             use_rg, runner = ripgrep_options(ctx, view, target, None if single else fd)
