@@ -1015,7 +1015,13 @@ class DockerBackend(SandboxBackend):
                     f"{exc}; shellrt masks at least the daemon's own /proc and /sys paths: use a daemon "
                     "(or proxy) that reports them as docker does"
                 ) from exc
-            host_config["MaskedPaths"] = masked_paths_for(default)
+            try:
+                host_config["MaskedPaths"] = masked_paths_for(default)
+            except ValueError as exc:  # round 48: this host's root-only /sys files, walked
+                raise BackendUnavailableError(
+                    f"{exc}; shellrt masks every root-only /sys file of this host: run on a host whose /sys "
+                    "has few of them, or report this one"
+                ) from exc
             command = [*executor_argv, "1"] if admin else executor_argv
             response = client.api.create_container(
                 image,

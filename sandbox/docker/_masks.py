@@ -34,6 +34,7 @@ __all__ = [
     "daemon_masked_paths",
     "host_cpu_masks",
     "host_root_only",
+    "host_root_only_sys",
     "masked_paths_for",
     "possible_cpus",
 ]
@@ -87,6 +88,10 @@ FLOOR = (
     # pid, its address ranges, tenants' cgroup paths). Named: a walk of /sys costs ~0.5 s a start.
     "/sys/kernel/mm/damon",
     "/sys/kernel/slab",
+    # Round 48 (docker8): a *read* of ``hot_add`` (0400, no capability check) makes a zram block
+    # device on the host, one a read, for the host's uptime. Named as well as walked
+    # (`host_root_only_sys`): the walk is once a process, and zram may be loaded after it.
+    "/sys/class/zram-control",
 )
 
 #: A path a mask may name: below /proc or /sys, no ``.`` or ``..`` step, no empty one.
@@ -144,12 +149,75 @@ def host_root_only(proc_root: str = "/proc") -> list[str]:
     return found
 
 
+#: More root-only ``/sys`` files than a host has (40 here, 39 of them module parameters): past it
+#: the walk fails closed rather than make a container with thousands of mounts.
+_MAX_SYS_FILES = 2000
+_sys_walks: dict[str, tuple[str, ...]] = {}
+
+
+def _under(path: str, roots: tuple[str, ...] | list[str]) -> bool:
+    return any(path == root or path.startswith(root + "/") for root in roots)
+
+
+def _walk_root_only(sys_root: str, skip: tuple[str, ...]) -> tuple[str, ...]:
+    """Every regular file below ``sys_root`` (on its file system, not below ``skip``'s container
+    paths) that its owner may read and others may not, as the container names it."""
+    try:
+        root_dev = os.lstat(sys_root).st_dev
+    except OSError:  # no /sys here: nothing of this host's to name (a remote daemon's is not read)
+        return ()
+    found: list[str] = []
+    stack = [sys_root]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                inside = "/sys" + entry.path[len(sys_root) :]
+                if stat.S_ISDIR(st.st_mode):
+                    if st.st_dev == root_dev and not _under(inside, skip):
+                        stack.append(entry.path)
+                elif stat.S_ISREG(st.st_mode) and st.st_mode & stat.S_IRUSR and not st.st_mode & stat.S_IROTH:
+                    if _PLACE.fullmatch(inside) is None:
+                        raise ValueError(f"a root-only /sys file no mask can name: {inside!r:.200}")
+                    found.append(inside)
+                    if len(found) > _MAX_SYS_FILES:
+                        raise ValueError(f"more than {_MAX_SYS_FILES} root-only files below {sys_root}")
+    return tuple(sorted(found))
+
+
+def host_root_only_sys(sys_root: str = "/sys") -> list[str]:
+    """Each regular file below this host's ``/sys`` that others may not read (round 48: its mode
+    is its only guard against a per-call root command, host uid 0; a read of zram's ``hot_add``
+    makes a host block device), as the container names it; trees `FLOOR` masks whole are not
+    walked. Walked once a process (~0.1-0.3 s here, 9,000 entries; `ValueError` past
+    `_MAX_SYS_FILES`), then kept: what a later driver adds that way is masked by the next process."""
+    with _lock:
+        kept = _sys_walks.get(sys_root)
+    if kept is None:
+        skip = tuple(p for p in FLOOR if p.startswith("/sys/"))
+        kept = _walk_root_only(sys_root, skip)
+        with _lock:
+            _sys_walks[sys_root] = kept
+    return list(kept)
+
+
 def masked_paths_for(
     daemon_default: list[str] | tuple[str, ...], sys_root: str = "/sys", proc_root: str = "/proc"
 ) -> list[str]:
     """What shellrt asks to mask: the daemon's default, then `FLOOR`, this host's per-CPU thermal
-    directories and its root-only ``/proc`` entries it lacks (each once, the daemon's order kept)."""
-    return list(dict.fromkeys([*daemon_default, *FLOOR, *host_cpu_masks(sys_root), *host_root_only(proc_root)]))
+    directories, its root-only ``/proc`` entries and its root-only ``/sys`` files outside those
+    (each once, the daemon's order kept)."""
+    asked = [*daemon_default, *FLOOR, *host_cpu_masks(sys_root), *host_root_only(proc_root)]
+    files = [p for p in host_root_only_sys(sys_root) if not _under(p, asked)]
+    return list(dict.fromkeys([*asked, *files]))
 
 
 def daemon_masked_paths(
