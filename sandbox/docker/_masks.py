@@ -37,6 +37,7 @@ __all__ = [
     "host_root_only_sys",
     "masked_paths_for",
     "possible_cpus",
+    "prefetch_root_only_sys",
 ]
 
 #: docker's own masked ``/proc`` and ``/sys`` paths (moby ``oci/defaults.go``, 19.03 to 20.10):
@@ -153,6 +154,7 @@ def host_root_only(proc_root: str = "/proc") -> list[str]:
 #: the walk fails closed rather than make a container with thousands of mounts.
 _MAX_SYS_FILES = 2000
 _sys_walks: dict[str, tuple[str, ...]] = {}
+_sys_walk_lock = threading.Lock()
 
 
 def _under(path: str, roots: tuple[str, ...] | list[str]) -> bool:
@@ -199,14 +201,19 @@ def host_root_only_sys(sys_root: str = "/sys") -> list[str]:
     makes a host block device), as the container names it; trees `FLOOR` masks whole are not
     walked. Walked once a process (~0.1-0.3 s here, 9,000 entries; `ValueError` past
     `_MAX_SYS_FILES`), then kept: what a later driver adds that way is masked by the next process."""
-    with _lock:
+    with _sys_walk_lock:  # a second caller waits for the walk under way (`prefetch_root_only_sys`)
         kept = _sys_walks.get(sys_root)
-    if kept is None:
-        skip = tuple(p for p in FLOOR if p.startswith("/sys/"))
-        kept = _walk_root_only(sys_root, skip)
-        with _lock:
+        if kept is None:
+            kept = _walk_root_only(sys_root, tuple(p for p in FLOOR if p.startswith("/sys/")))
             _sys_walks[sys_root] = kept
     return list(kept)
+
+
+def prefetch_root_only_sys() -> None:
+    """`host_root_only_sys` of this host's ``/sys``, for a start to overlap with its other work; a
+    failure is left for the create's own call to raise."""
+    with contextlib.suppress(ValueError):
+        host_root_only_sys()
 
 
 def masked_paths_for(
