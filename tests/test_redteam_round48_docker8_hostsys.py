@@ -66,3 +66,21 @@ async def test_no_root_only_sys_file_is_readable_by_a_root_command(backend: Dock
     assert code == 0 and said.rstrip().endswith("done"), said
     found = [line for line in said.splitlines() if line.startswith("/sys/")]
     assert not found, f"{len(found)} root-only /sys files a root command can read, e.g. {found[:5]}"
+
+
+async def test_no_root_only_proc_entry_outside_the_processes_is_readable(backend: DockerBackend) -> None:
+    """``/proc``'s side: round 47 masked the top level's; below it ``/proc/sys/vm/stat_refresh``
+    (0600: its read runs vmstat work on every host CPU, outside the container's cgroup),
+    ``/proc/sys/fs`` and ``kernel`` root-only values, ``/proc/tty/driver`` (0500) stayed readable.
+    The processes' directories, the reader's own and its network namespace's are not the host's."""
+    script = (
+        "find /proc -xdev \\( -path '/proc/[0-9]*' -o -path /proc/self -o -path /proc/thread-self"
+        " -o -path /proc/net -o -path /proc/sys/net \\) -prune"
+        " -o \\( -type f -perm -u+r ! -perm -o+r -print \\) -o \\( -type d ! -perm -o+rx -print \\) 2>/dev/null;"
+        " [ -f /proc/sys/vm/stat_refresh ] && head -c 1 /proc/sys/vm/stat_refresh >/dev/null 2>&1 && echo refreshed;"
+        " echo done"
+    )
+    code, said = await run_sh(backend, script, user="root")
+    assert code == 0 and said.rstrip().endswith("done"), said
+    found = [line for line in said.splitlines() if line.startswith("/proc/") or line == "refreshed"]
+    assert not found, f"root-only /proc entries a root command reads: {found[:8]}"

@@ -118,7 +118,7 @@ from sandbox.docker._isolation import (
 )
 from sandbox.docker._kept import changed_config, dropped_settings
 from sandbox.docker._labels import session_labels
-from sandbox.docker._masks import daemon_masked_paths, masked_paths_for, prefetch_root_only_sys
+from sandbox.docker._masks import daemon_masked_paths, masked_paths_for, prefetch_host_walks
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
 from sandbox.docker._netcounters import NetCounters, read_counters
@@ -632,7 +632,7 @@ class DockerBackend(SandboxBackend):
                 # Reaping leftovers is independent of this container: overlap it with the start.
                 tg.start_soon(thread, lambda: reap_orphans(client, self.config.docker_host))
                 tg.start_soon(thread, sweep_host_dirs)
-                tg.start_soon(thread, prefetch_root_only_sys)  # once a process (round 48: ~0.1-0.4 s)
+                tg.start_soon(thread, prefetch_host_walks)  # /sys, /proc: once a process (round 48)
                 try:
                     await thread(self._prepare_host_dir)
                     await self._launch()

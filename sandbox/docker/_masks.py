@@ -37,7 +37,7 @@ __all__ = [
     "host_root_only_sys",
     "masked_paths_for",
     "possible_cpus",
-    "prefetch_root_only_sys",
+    "prefetch_host_walks",
 ]
 
 #: docker's own masked ``/proc`` and ``/sys`` paths (moby ``oci/defaults.go``, 19.03 to 20.10):
@@ -134,27 +134,76 @@ def host_cpu_masks(sys_root: str = "/sys") -> list[str]:
     return found
 
 
-def host_root_only(proc_root: str = "/proc") -> list[str]:
-    """Each top-level ``/proc`` entry of this host, not a process's nor a link, that others may not
-    read (round 47: its mode is its only guard, and a per-call root command is host uid 0), as the
-    container names it: whatever a newer kernel adds that way is masked too."""
-    found = []
-    with contextlib.suppress(OSError):
-        for name in sorted(os.listdir(proc_root)):
-            if name.isdigit() or not _PLACE.fullmatch(f"/proc/{name}"):
-                continue
+_sys_walks: dict[str, tuple[str, ...]] = {}
+_proc_walks: dict[str, tuple[str, ...]] = {}
+_sys_walk_lock = threading.Lock()
+
+#: Top-level ``/proc`` names a walk does not enter: the reader's own (links), and the network
+#: namespace's tree, which is the container's own (``/proc/sys/net`` too: `_PER_NETNS`).
+_PROC_NOT_WALKED = frozenset({"self", "thread-self", "net", "mounts"})
+_PER_NETNS = "/proc/sys/net"
+
+
+def _root_only_mode(mode: int, top: bool) -> bool:
+    """A ``/proc`` entry a per-call root command reads and others do not: at the top level anything
+    but a link without a read bit for others (round 47); below it a regular file its owner reads
+    and others do not, or a directory others may not list or enter."""
+    if top:
+        return not stat.S_ISLNK(mode) and not mode & stat.S_IROTH
+    if stat.S_ISDIR(mode):
+        return mode & (stat.S_IROTH | stat.S_IXOTH) != stat.S_IROTH | stat.S_IXOTH
+    return stat.S_ISREG(mode) and bool(mode & stat.S_IRUSR) and not mode & stat.S_IROTH
+
+
+def _walk_proc(proc_root: str, top: list[str]) -> tuple[str, ...]:
+    """The root-only entries below ``top``'s directories (round 48), as the container names them."""
+    found: list[str] = []
+    stack = [name for name in reversed(top) if name not in _PROC_NOT_WALKED]
+    while stack:
+        rel = stack.pop()
+        inside = f"/proc/{rel}"
+        if _PLACE.fullmatch(inside) is None or inside == _PER_NETNS:
+            continue
+        try:
+            mode = os.lstat(os.path.join(proc_root, rel)).st_mode
+        except OSError:
+            continue
+        if "/" in rel and _root_only_mode(mode, top=False):
+            found.append(inside)
+        elif stat.S_ISDIR(mode):
             with contextlib.suppress(OSError):
-                mode = os.lstat(os.path.join(proc_root, name)).st_mode
-                if not stat.S_ISLNK(mode) and not mode & stat.S_IROTH:
-                    found.append(f"/proc/{name}")
-    return found
+                names = sorted(os.listdir(os.path.join(proc_root, rel)), reverse=True)
+                stack.extend(f"{rel}/{name}" for name in names)
+    return tuple(found)
+
+
+def host_root_only(proc_root: str = "/proc") -> list[str]:
+    """Each ``/proc`` entry of this host outside the processes' directories that a per-call root
+    command (host uid 0, no capability: the mode is the only guard) reads and others do not, as the
+    container names it: the top level at each call (round 47: ``kpageflags``, ``slabinfo``...), and
+    below it (round 48: ``/proc/sys/vm/stat_refresh``, whose read runs work on every host CPU,
+    ``/proc/sys/fs``'s and ``kernel``'s root-only values, ``/proc/tty/driver``) walked once a
+    process (~15-70 ms here; sysctls come with the kernel and its modules). ``/proc/sys/net`` and
+    ``/proc/net`` are the container's own network namespace's, not walked."""
+    try:
+        top = sorted(name for name in os.listdir(proc_root) if not name.isdigit())
+    except OSError:
+        return []
+    found = []
+    for name in top:
+        with contextlib.suppress(OSError):
+            if _PLACE.fullmatch(f"/proc/{name}") and _root_only_mode(os.lstat(os.path.join(proc_root, name)).st_mode, top=True):
+                found.append(f"/proc/{name}")
+    with _sys_walk_lock:
+        deep = _proc_walks.get(proc_root)
+        if deep is None:
+            deep = _proc_walks[proc_root] = _walk_proc(proc_root, [n for n in top if f"/proc/{n}" not in found])
+    return [*found, *deep]
 
 
 #: More root-only ``/sys`` files than a host has (40 here, 39 of them module parameters): past it
 #: the walk fails closed rather than make a container with thousands of mounts.
 _MAX_SYS_FILES = 2000
-_sys_walks: dict[str, tuple[str, ...]] = {}
-_sys_walk_lock = threading.Lock()
 
 
 def _under(path: str, roots: tuple[str, ...] | list[str]) -> bool:
@@ -201,7 +250,7 @@ def host_root_only_sys(sys_root: str = "/sys") -> list[str]:
     makes a host block device), as the container names it; trees `FLOOR` masks whole are not
     walked. Walked once a process (~0.1-0.3 s here, 9,000 entries; `ValueError` past
     `_MAX_SYS_FILES`), then kept: what a later driver adds that way is masked by the next process."""
-    with _sys_walk_lock:  # a second caller waits for the walk under way (`prefetch_root_only_sys`)
+    with _sys_walk_lock:  # a second caller waits for the walk under way (`prefetch_host_walks`)
         kept = _sys_walks.get(sys_root)
         if kept is None:
             kept = _walk_root_only(sys_root, tuple(p for p in FLOOR if p.startswith("/sys/")))
@@ -209,11 +258,12 @@ def host_root_only_sys(sys_root: str = "/sys") -> list[str]:
     return list(kept)
 
 
-def prefetch_root_only_sys() -> None:
-    """`host_root_only_sys` of this host's ``/sys``, for a start to overlap with its other work; a
-    failure is left for the create's own call to raise."""
+def prefetch_host_walks() -> None:
+    """`host_root_only_sys` and `host_root_only` of this host, for a start to overlap their walks
+    (once a process) with its other work; a failure is left for the create's own call to raise."""
     with contextlib.suppress(ValueError):
         host_root_only_sys()
+    host_root_only()
 
 
 def masked_paths_for(
