@@ -70,8 +70,10 @@ def _root_only() -> list[str]:
     """This host's ``/proc`` entries (not a process's) that only their owner, root, may read."""
     names = []
     for name in sorted(os.listdir("/proc")):
+        if name.isdigit():  # a process's, which may end between the listing and the lstat
+            continue
         st = os.lstat(f"/proc/{name}")
-        if not name.isdigit() and not stat.S_ISLNK(st.st_mode) and not st.st_mode & stat.S_IROTH:
+        if not stat.S_ISLNK(st.st_mode) and not st.st_mode & stat.S_IROTH:
             names.append(name)
     return names
 

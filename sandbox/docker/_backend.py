@@ -118,7 +118,7 @@ from sandbox.docker._isolation import (
 )
 from sandbox.docker._kept import changed_config, dropped_settings
 from sandbox.docker._labels import session_labels
-from sandbox.docker._masks import daemon_masked_paths, masked_paths_for
+from sandbox.docker._masks import daemon_masked_paths, masked_paths_for, prefetch_host_walks
 from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._mountlinks import check_mount_points
 from sandbox.docker._netcounters import NetCounters, read_counters
@@ -632,6 +632,7 @@ class DockerBackend(SandboxBackend):
                 # Reaping leftovers is independent of this container: overlap it with the start.
                 tg.start_soon(thread, lambda: reap_orphans(client, self.config.docker_host))
                 tg.start_soon(thread, sweep_host_dirs)
+                tg.start_soon(thread, prefetch_host_walks)  # /sys, /proc: once a process (round 48)
                 try:
                     await thread(self._prepare_host_dir)
                     await self._launch()
@@ -1015,7 +1016,13 @@ class DockerBackend(SandboxBackend):
                     f"{exc}; shellrt masks at least the daemon's own /proc and /sys paths: use a daemon "
                     "(or proxy) that reports them as docker does"
                 ) from exc
-            host_config["MaskedPaths"] = masked_paths_for(default)
+            try:
+                host_config["MaskedPaths"] = masked_paths_for(default)
+            except ValueError as exc:  # round 48: this host's root-only /sys files, walked
+                raise BackendUnavailableError(
+                    f"{exc}; shellrt masks every root-only /sys file of this host: run on a host whose /sys "
+                    "has few of them, or report this one"
+                ) from exc
             command = [*executor_argv, "1"] if admin else executor_argv
             response = client.api.create_container(
                 image,

@@ -42,7 +42,11 @@ DOCKER_READONLY_PATHS = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/pr
 #: command still added names under ``/dev`` and replaced ``/dev/fd``, ``stdin``, ``stdout``,
 #: ``stderr``, ``ptmx`` (another user's ``<(...)`` read what it planted, its ``>/dev/stdout`` went
 #: to the root command's file) and planted ``/sys/fs/cgroup/memory.events`` (red team round 18).
-READONLY_PATHS = (*DOCKER_READONLY_PATHS, "/dev", "/sys/fs/cgroup")
+#: Round 48 (docker8): ``/proc/pressure`` too. With cgroup v1 its files are the whole host's, mode
+#: 0666, and since Linux 6.5 any command's write of ``some <us> <2 s multiple>`` made a trigger the
+#: host's PSI aggregation walks every 2 s for as long as the command held it (kernel work outside the
+#: container's cgroup; round 47 made it read-only in bwrap). Its averages still read.
+READONLY_PATHS = (*DOCKER_READONLY_PATHS, "/dev", "/sys/fs/cgroup", "/proc/pressure")
 
 #: Name -> (major, minor) of the character devices every Linux has (Documentation/admin-guide/devices.txt).
 DEV_NODES: dict[str, tuple[int, int]] = {

@@ -34,8 +34,10 @@ __all__ = [
     "daemon_masked_paths",
     "host_cpu_masks",
     "host_root_only",
+    "host_root_only_sys",
     "masked_paths_for",
     "possible_cpus",
+    "prefetch_host_walks",
 ]
 
 #: docker's own masked ``/proc`` and ``/sys`` paths (moby ``oci/defaults.go``, 19.03 to 20.10):
@@ -87,6 +89,10 @@ FLOOR = (
     # pid, its address ranges, tenants' cgroup paths). Named: a walk of /sys costs ~0.5 s a start.
     "/sys/kernel/mm/damon",
     "/sys/kernel/slab",
+    # Round 48 (docker8): a *read* of ``hot_add`` (0400, no capability check) makes a zram block
+    # device on the host, one a read, for the host's uptime. Named as well as walked
+    # (`host_root_only_sys`): the walk is once a process, and zram may be loaded after it.
+    "/sys/class/zram-control",
 )
 
 #: A path a mask may name: below /proc or /sys, no ``.`` or ``..`` step, no empty one.
@@ -128,28 +134,147 @@ def host_cpu_masks(sys_root: str = "/sys") -> list[str]:
     return found
 
 
-def host_root_only(proc_root: str = "/proc") -> list[str]:
-    """Each top-level ``/proc`` entry of this host, not a process's nor a link, that others may not
-    read (round 47: its mode is its only guard, and a per-call root command is host uid 0), as the
-    container names it: whatever a newer kernel adds that way is masked too."""
-    found = []
-    with contextlib.suppress(OSError):
-        for name in sorted(os.listdir(proc_root)):
-            if name.isdigit() or not _PLACE.fullmatch(f"/proc/{name}"):
-                continue
+_sys_walks: dict[str, tuple[str, ...]] = {}
+_proc_walks: dict[str, tuple[str, ...]] = {}
+_sys_walk_lock = threading.Lock()
+
+#: Top-level ``/proc`` names a walk does not enter: the reader's own (links), and the network
+#: namespace's tree, which is the container's own (``/proc/sys/net`` too: `_PER_NETNS`).
+_PROC_NOT_WALKED = frozenset({"self", "thread-self", "net", "mounts"})
+_PER_NETNS = "/proc/sys/net"
+
+
+def _root_only_mode(mode: int, top: bool) -> bool:
+    """A ``/proc`` entry a per-call root command reads and others do not: at the top level anything
+    but a link without a read bit for others (round 47); below it a regular file its owner reads
+    and others do not, or a directory others may not list or enter."""
+    if top:
+        return not stat.S_ISLNK(mode) and not mode & stat.S_IROTH
+    if stat.S_ISDIR(mode):
+        return mode & (stat.S_IROTH | stat.S_IXOTH) != stat.S_IROTH | stat.S_IXOTH
+    return stat.S_ISREG(mode) and bool(mode & stat.S_IRUSR) and not mode & stat.S_IROTH
+
+
+def _walk_proc(proc_root: str, top: list[str]) -> tuple[str, ...]:
+    """The root-only entries below ``top``'s directories (round 48), as the container names them."""
+    found: list[str] = []
+    stack = [name for name in reversed(top) if name not in _PROC_NOT_WALKED]
+    while stack:
+        rel = stack.pop()
+        inside = f"/proc/{rel}"
+        if _PLACE.fullmatch(inside) is None or inside == _PER_NETNS:
+            continue
+        try:
+            mode = os.lstat(os.path.join(proc_root, rel)).st_mode
+        except OSError:
+            continue
+        if "/" in rel and _root_only_mode(mode, top=False):
+            found.append(inside)
+        elif stat.S_ISDIR(mode):
             with contextlib.suppress(OSError):
-                mode = os.lstat(os.path.join(proc_root, name)).st_mode
-                if not stat.S_ISLNK(mode) and not mode & stat.S_IROTH:
-                    found.append(f"/proc/{name}")
-    return found
+                names = sorted(os.listdir(os.path.join(proc_root, rel)), reverse=True)
+                stack.extend(f"{rel}/{name}" for name in names)
+    return tuple(found)
+
+
+def host_root_only(proc_root: str = "/proc") -> list[str]:
+    """Each ``/proc`` entry of this host outside the processes' directories that a per-call root
+    command (host uid 0, no capability: the mode is the only guard) reads and others do not, as the
+    container names it: the top level at each call (round 47: ``kpageflags``, ``slabinfo``...), and
+    below it (round 48: ``/proc/sys/vm/stat_refresh``, whose read runs work on every host CPU,
+    ``/proc/sys/fs``'s and ``kernel``'s root-only values, ``/proc/tty/driver``) walked once a
+    process (~15-70 ms here; sysctls come with the kernel and its modules). ``/proc/sys/net`` and
+    ``/proc/net`` are the container's own network namespace's, not walked."""
+    try:
+        top = sorted(name for name in os.listdir(proc_root) if not name.isdigit())
+    except OSError:
+        return []
+    found = []
+    for name in top:
+        with contextlib.suppress(OSError):
+            if _PLACE.fullmatch(f"/proc/{name}") and _root_only_mode(os.lstat(os.path.join(proc_root, name)).st_mode, top=True):
+                found.append(f"/proc/{name}")
+    with _sys_walk_lock:
+        deep = _proc_walks.get(proc_root)
+        if deep is None:
+            deep = _proc_walks[proc_root] = _walk_proc(proc_root, [n for n in top if f"/proc/{n}" not in found])
+    return [*found, *deep]
+
+
+#: More root-only ``/sys`` files than a host has (40 here, 39 of them module parameters): past it
+#: the walk fails closed rather than make a container with thousands of mounts.
+_MAX_SYS_FILES = 2000
+
+
+def _under(path: str, roots: tuple[str, ...] | list[str]) -> bool:
+    return any(path == root or path.startswith(root + "/") for root in roots)
+
+
+def _walk_root_only(sys_root: str, skip: tuple[str, ...]) -> tuple[str, ...]:
+    """Every regular file below ``sys_root`` (on its file system, not below ``skip``'s container
+    paths) that its owner may read and others may not, as the container names it."""
+    try:
+        root_dev = os.lstat(sys_root).st_dev
+    except OSError:  # no /sys here: nothing of this host's to name (a remote daemon's is not read)
+        return ()
+    found: list[str] = []
+    stack = [sys_root]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                inside = "/sys" + entry.path[len(sys_root) :]
+                if stat.S_ISDIR(st.st_mode):
+                    if st.st_dev == root_dev and not _under(inside, skip):
+                        stack.append(entry.path)
+                elif stat.S_ISREG(st.st_mode) and st.st_mode & stat.S_IRUSR and not st.st_mode & stat.S_IROTH:
+                    if _PLACE.fullmatch(inside) is None:
+                        raise ValueError(f"a root-only /sys file no mask can name: {inside!r:.200}")
+                    found.append(inside)
+                    if len(found) > _MAX_SYS_FILES:
+                        raise ValueError(f"more than {_MAX_SYS_FILES} root-only files below {sys_root}")
+    return tuple(sorted(found))
+
+
+def host_root_only_sys(sys_root: str = "/sys") -> list[str]:
+    """Each regular file below this host's ``/sys`` that others may not read (round 48: its mode
+    is its only guard against a per-call root command, host uid 0; a read of zram's ``hot_add``
+    makes a host block device), as the container names it; trees `FLOOR` masks whole are not
+    walked. Walked once a process (~0.1-0.3 s here, 9,000 entries; `ValueError` past
+    `_MAX_SYS_FILES`), then kept: what a later driver adds that way is masked by the next process."""
+    with _sys_walk_lock:  # a second caller waits for the walk under way (`prefetch_host_walks`)
+        kept = _sys_walks.get(sys_root)
+        if kept is None:
+            kept = _walk_root_only(sys_root, tuple(p for p in FLOOR if p.startswith("/sys/")))
+            _sys_walks[sys_root] = kept
+    return list(kept)
+
+
+def prefetch_host_walks() -> None:
+    """`host_root_only_sys` and `host_root_only` of this host, for a start to overlap their walks
+    (once a process) with its other work; a failure is left for the create's own call to raise."""
+    with contextlib.suppress(ValueError):
+        host_root_only_sys()
+    host_root_only()
 
 
 def masked_paths_for(
     daemon_default: list[str] | tuple[str, ...], sys_root: str = "/sys", proc_root: str = "/proc"
 ) -> list[str]:
     """What shellrt asks to mask: the daemon's default, then `FLOOR`, this host's per-CPU thermal
-    directories and its root-only ``/proc`` entries it lacks (each once, the daemon's order kept)."""
-    return list(dict.fromkeys([*daemon_default, *FLOOR, *host_cpu_masks(sys_root), *host_root_only(proc_root)]))
+    directories, its root-only ``/proc`` entries and its root-only ``/sys`` files outside those
+    (each once, the daemon's order kept)."""
+    asked = [*daemon_default, *FLOOR, *host_cpu_masks(sys_root), *host_root_only(proc_root)]
+    files = [p for p in host_root_only_sys(sys_root) if not _under(p, asked)]
+    return list(dict.fromkeys([*asked, *files]))
 
 
 def daemon_masked_paths(
