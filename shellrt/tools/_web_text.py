@@ -23,12 +23,22 @@ from typing import Any
 
 from shellrt.protocol import ToolExecutionError
 
-__all__ = ["CONVERSION_SLICE_CHARS", "Converted", "NotText", "body_to_text", "charset_of", "html_to_markdown"]
+__all__ = [
+    "CONVERSION_SLICE_CHARS",
+    "Converted",
+    "NotText",
+    "body_to_text",
+    "charset_of",
+    "html_to_markdown",
+    "shown_media_type",
+]
 
 _MISSING_EXTRA = "WebFetch needs the optional web dependencies: pip install 'shellrt[web]'"
 _TEXTUAL = re.compile(
     r"^(text/|application/(json|xml|xhtml\+xml|javascript|ld\+json|x-ndjson|[\w.+-]+\+(json|xml)))"
 )
+#: A media type as RFC 9110 writes one: ``type/subtype`` tokens.
+_MEDIA_TYPE = re.compile(r"[a-z0-9!#$&^_.+-]{1,64}/[a-z0-9!#$&^_.+-]{1,64}")
 #: HTML handed to the converter at a time; the deadline is checked between slices.
 CONVERSION_SLICE_CHARS = 8 * 1024
 #: Text encodings a page may not choose: decoders whose cost is not linear in the body.
@@ -53,6 +63,14 @@ class Converted:
         self.note = note
         #: CPU seconds the worker process spent on the page (HTML only).
         self.cpu_s = cpu_s
+
+
+def shown_media_type(content_type: str) -> str:
+    """The media type of ``content_type`` as a result names it: ``type/subtype`` in lower case, or
+    ``unknown``; never other words the server wrote there (red team round 48, net3: a Content-Type
+    wrote a sentence after ``Content-Type:`` in the result's header line)."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media if _MEDIA_TYPE.fullmatch(media) else "unknown"
 
 
 def charset_of(content_type: str) -> str:
@@ -99,7 +117,8 @@ def body_to_text(
                 f"The page has {len(text):,} characters of text; only the first {max_chars:,} are kept.",
             )
         return Converted(text)
-    raise NotText(media)
+    # The media type is named in the result's text: a token, never the server's words (round 48).
+    raise NotText(shown_media_type(content_type))
 
 
 def _in_worker(html: str, url: str, *, deadline: float, max_chars: int, session: str = "") -> Converted:
