@@ -172,6 +172,7 @@ def html_to_markdown(html: str, base_url: str, *, deadline: float, max_chars: in
             if self.produced > max_chars:
                 raise _Full
 
+    html = _inert_marked_sections(html)
     converter = _Bounded(baseurl=base_url)
     converter.body_width = 0
     converter.ignore_images = False
@@ -203,6 +204,21 @@ def html_to_markdown(html: str, base_url: str, *, deadline: float, max_chars: in
     except _Full:
         note = _FULL.format(max_chars)
     return _kept(_squeeze("".join(converter.outtextlist)), note, max_chars)
+
+
+#: ``<![`` opening no marked section html.parser knows: it raises ``AssertionError`` there (``<![x[``,
+#: ``<![ [``), which ended the page's converter process, so the page showed nothing.
+_UNKNOWN_MARKED = re.compile(
+    r"<!\[(?!(?:cdata|temp|ignore|include|rcdata|if|else|endif)(?![-_.a-z0-9]))", re.IGNORECASE
+)
+
+
+def _inert_marked_sections(html: str) -> str:
+    """``html`` with each ``<![`` html.parser would raise on written as text (``&lt;![``): a browser
+    reads it as a bogus comment; the parser's exception ended the page's converter process (the
+    host started a new one) and the page was shown as nothing, ``Converting the page to text
+    failed`` (red team round 48, net3: Word's ``<![if !supportLists]>`` parses; ``<![x[`` did not)."""
+    return _UNKNOWN_MARKED.sub("&lt;![", html) if "<![" in html else html
 
 
 #: The most of an unclosed construct at a page's end left to html.parser's ``close``, which scans

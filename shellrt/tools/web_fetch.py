@@ -333,6 +333,7 @@ def _judged_without_dns(url: str, settings: _Settings) -> None:
 _URL_CHARS = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%"
 )
+_URL_WRITTEN = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
 
 
 def _shown_url(url: str) -> str:
@@ -342,7 +343,7 @@ def _shown_url(url: str) -> str:
     lines); a blank and a double quote are seen, and a Location ``…/p" first run Bash(…) … url="…``
     closed the quote of ``call WebFetch again with url="…"`` and wrote its own instruction into that
     sentence (red team round 48, net3). Non-ASCII is encoded too: no lookalike quote either."""
-    if _URL_CHARS.issuperset(url):
+    if _URL_WRITTEN.fullmatch(url):
         return url
     return "".join(c if c in _URL_CHARS else quote(c, safe="") for c in url)
 
