@@ -17,6 +17,7 @@ limit would not.
 
 from __future__ import annotations
 
+import re
 import zlib
 
 __all__ = ["ACCEPT_ENCODING", "MAX_GZIP_MEMBERS", "BodyDecodeError", "BoundedBody"]
@@ -31,6 +32,18 @@ MAX_GZIP_MEMBERS = 10_000
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
 
+#: A content coding as RFC 9110 names one (a token), as an error may quote it.
+_CODING = re.compile(r"[a-z0-9!#$&^_.+-]{1,32}")
+
+
+def _shown_codings(codings: list[str]) -> str:
+    """The codings as an error names them: tokens only, never the server's words (red team round
+    48: a Content-Encoding wrote a sentence into WebFetch's error)."""
+    if len(codings) <= 4 and all(_CODING.fullmatch(c) for c in codings):
+        return repr(", ".join(codings))
+    return "(a value that is no list of content codings)"
+
+
 class BodyDecodeError(ValueError):
     """The body's encoding is one WebFetch does not decode, or its compressed data is corrupt."""
 
@@ -43,7 +56,7 @@ class BoundedBody:
         codings = [c for c in codings if c != "identity"]
         if len(codings) > 1 or (codings and codings[0] not in _WBITS):
             raise BodyDecodeError(
-                f"the server sent the body with Content-Encoding {content_encoding!r}; WebFetch decodes only "
+                f"the server sent the body with Content-Encoding {_shown_codings(codings)}; WebFetch decodes only "
                 f"one of {ACCEPT_ENCODING} (it asked for no other). Fetch it with Bash (curl) if you need it."
             )
         self._coding = codings[0] if codings else None
