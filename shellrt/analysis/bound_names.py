@@ -62,8 +62,7 @@ def binding_parts(plan: CommandPlan) -> list[Subcommand]:
     bindings: dict[str, list[str]] = {}
     for construct in plan.constructs:
         if construct.kind in _LOOPS and construct.name:
-            words = [w.raw for w in construct.words] or ['"$@"']
-            bindings.setdefault(construct.name, []).extend(words)
+            bindings.setdefault(construct.name, []).extend([w.raw for w in construct.words] or ['"$@"'])
         elif construct.kind in _ARITHMETIC:
             text = _arithmetic_head(construct.text) if construct.kind == "c_for" else construct.text
             for name in _assigned(text):
