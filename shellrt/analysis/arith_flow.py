@@ -413,7 +413,8 @@ def _dynamic_names(plan: CommandPlan) -> set[str]:
             bound.add(assignment.name.partition("[")[0].rstrip("+"))
     for construct in plan.constructs:
         loop = construct.kind in ("for", "select") and construct.name
-        if loop and (construct.kind == "select" or any(_dynamic(w) for w in construct.words)):
+        # A loop word holding `$(`/a backquote binds code as `v='a[$(…)]'` does (round 48).
+        if loop and (construct.kind == "select" or any(_dynamic(w) or _holds_code(w) for w in construct.words)):
             bound.add(construct.name or "")
         if any(_dynamic(w) for w in construct.words):
             anything = True
@@ -436,6 +437,11 @@ def _dynamic_names(plan: CommandPlan) -> set[str]:
         bound.update(_IMPLICIT)
     bound.update(_PLACES)
     return bound
+
+
+def _holds_code(word: Word) -> bool:
+    value = word.value or ""
+    return "$" in value or "`" in value
 
 
 def _binds(words: list[Word], option: str) -> bool:

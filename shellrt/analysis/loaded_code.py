@@ -31,8 +31,11 @@ _FILE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
     (_VIM, frozenset({"-S", "-s", "-u", "-U"})),
     (frozenset({"nm", "ar", "ranlib", "gcc-nm", "gcc-ar", "gcc-ranlib"}), frozenset({"--plugin"})),
     (frozenset({"man"}), frozenset({"-C", "--config-file"})),
-    (frozenset({"ssh", "scp", "sftp"}), frozenset({"-F"})),
-    (frozenset({"gpg", "gpg2"}), frozenset({"--options"})),
+    # ssh's `-I` is a PKCS#11 shared object (real ssh 9.2 loaded one; round 48).
+    (frozenset({"ssh"}), frozenset({"-F", "-I"})),
+    (frozenset({"scp", "sftp"}), frozenset({"-F"})),
+    # A home directory's `gpg.conf` names `agent-program` (real gpg 2.2 ran it for `--card-status`, `-c`).
+    (frozenset({"gpg", "gpg2"}), frozenset({"--options", "--homedir"})),
     # A kubeconfig's `users[].user.exec.command` is a credential plugin the client runs on every request.
     (frozenset({"kubectl", "oc", "helm"}), frozenset({"--kubeconfig"})),
     # awk's inline program is read (``system()`` asks under ``Bash(awk:*)``); a program file is not.
@@ -57,6 +60,7 @@ _FILE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
         ),
     ),
 )
+_AWKS: Final = frozenset({"awk", "gawk", "mawk", "nawk"})
 #: Programs whose options are whole words (openssl's ``-config``; vim's, whose values may be glued).
 _WHOLE_WORDS: Final = _VIM | {"openssl"}
 
@@ -65,6 +69,14 @@ _CODE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
     (frozenset({"less"}), frozenset({"--lesskey-content"})),
     (_VIM, frozenset({"-c"})),
     (frozenset({"bat", "batcat", "delta"}), frozenset({"--pager"})),
+    # Programs gpg starts (round 48); `openssl engine -pre SO_PATH:./e.so -pre LOAD` loads a shared object.
+    (
+        frozenset({"gpg", "gpg2"}),
+        frozenset(
+            {"--agent-program", "--dirmngr-program", "--keyboxd-program", "--photo-viewer", "--exec-path"}
+        ),
+    ),
+    (frozenset({"openssl"}), frozenset({"-pre", "-post", "--pre", "--post"})),
 )
 #: Short options that take a value, per program: a cluster's letters after one are that value
 #: (``ssh -oForwardAgent=yes`` names no ``-F``). A program not listed: every letter counts (fail closed).
@@ -74,6 +86,14 @@ _VALUED_LETTERS: Final[dict[str, str]] = {
     "man": "CeELmMpPrRSs",
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "fFvilEW"),
 }
+#: Short options whose value is a number (``less -#5k kb``: ``k`` is an option of its own, round 48).
+_NUMERIC_LETTERS: Final[dict[str, str]] = {"less": "bhjxyz#"}
+_NUMBER_CHARS: Final = frozenset("0123456789.,-+")
+#: Programs whose long option names match in any case (less: ``--LESSKEY-SRC=k``, round 48).
+_ANY_CASE: Final = frozenset({"less"})
+#: awk ``-W`` settings (``mawk -W exec p.awk``, ``-We``, ``-W e,x``): a prefix of one of these names a
+#: program file (gawk reads ``-W`` as its long options).
+_W_FILES: Final = ("exec", "file", "include", "load")
 #: Values that load nothing: vim's ``-u NONE``, ssh's ``-F none``, an empty file.
 _NOTHING: Final = frozenset({"NONE", "NORC", "DEFAULTS", "none", "/dev/null"})
 
@@ -84,20 +104,26 @@ def _options(name: str, table: tuple[tuple[frozenset[str], frozenset[str]], ...]
 
 def _values(name: str, words: Sequence[str], options: frozenset[str]) -> list[tuple[str, str]]:
     """(option, value) for each of ``options`` in ``words``: ``-k f``, ``-kf``, ``--opt=f``, ``--opt f``, an
-    abbreviated long option (``--lesskey-s=f``: less, argp and getopt_long take one), and a short option
-    at the end of a cluster (``-Nk f``). Over-inclusive on purpose: it only keeps allow rules off."""
+    abbreviated long option (``--lesskey-s=f``: less, argp and getopt_long take one; less in any case),
+    ``-opt=f`` (openssl), and a short option in a cluster (``-Nk f``, ``-#5k f``). A ``--`` ends the
+    options only where no option before it waits for its value (``mawk -F -- -f p.awk``: ``--`` is the
+    separator). Over-inclusive on purpose: it only keeps allow rules off."""
     found: list[tuple[str, str]] = []
+    pending = False
     for i, word in enumerate(words):
-        if word == "--":
+        if word == "--" and not pending:
             break
+        pending = False if word == "--" else _waits(name, word)
         following = words[i + 1] if i + 1 < len(words) else ""
         given, eq, attached = word.partition("=")
+        if name in _ANY_CASE and given.startswith("--"):
+            given = given.lower()
         for option in options:
             if option.startswith("--"):
                 if given == option or (len(given) > 4 and option.startswith(given)):
                     found.append((option, attached if eq else following))
-            elif word == option:
-                found.append((option, following))
+            elif word == option or (eq and name == "openssl" and given == option):
+                found.append((option, attached if eq and word != option else following))
             elif word[:1] == "-" and word[1:2] not in ("-", "") and name not in _WHOLE_WORDS:
                 at = _cluster_at(name, word, option[1])
                 if at:
@@ -107,16 +133,67 @@ def _values(name: str, words: Sequence[str], options: frozenset[str]) -> list[tu
     return found
 
 
+def _waits(name: str, word: str) -> bool:
+    """Whether option ``word`` takes the next word as its value (then a ``--`` there is that value):
+    known value letters for the programs in ``_VALUED_LETTERS``; any other option may (fail closed)."""
+    if word[:1] != "-" or word == "-" or "=" in word:
+        return False
+    valued = _VALUED_LETTERS.get(name)
+    if valued is None or word.startswith("--") or name in _WHOLE_WORDS:
+        return True
+    numeric = _NUMERIC_LETTERS.get(name, "")
+    at = 1
+    while at < len(word):
+        letter = word[at]
+        if letter in numeric:
+            at += 1
+            while at < len(word) and word[at] in _NUMBER_CHARS:
+                at += 1
+            if at == len(word):
+                return True
+            continue
+        if letter in valued:
+            return at == len(word) - 1
+        at += 1
+    return False
+
+
 def _cluster_at(name: str, word: str, letter: str) -> int:
     """Where ``letter`` stands as an option in the cluster ``word`` (0 when it does not): the letters
-    after one that takes a value are that value."""
+    after one that takes a value are that value, except after a numeric one, which takes a number."""
     valued = _VALUED_LETTERS.get(name, "")
-    for at in range(1, len(word)):
+    numeric = _NUMERIC_LETTERS.get(name, "")
+    at = 1
+    while at < len(word):
         if word[at] == letter:
             return at
+        if word[at] in numeric:
+            at += 1
+            while at < len(word) and word[at] in _NUMBER_CHARS:
+                at += 1
+            continue
         if word[at] in valued:
             return 0
+        at += 1
     return 0
+
+
+def _w_files(words: Sequence[str]) -> list[str]:
+    """Program files awk's ``-W`` settings name (``-W exec p.awk``, ``-Wexec=p.awk``, ``-W e,x p.awk``)."""
+    found: list[str] = []
+    for i, word in enumerate(words):
+        if word == "--":
+            break
+        if not word.startswith("-W"):
+            continue
+        setting, after = (
+            (word[2:], i + 1) if word != "-W" else ((words[i + 1] if i + 1 < len(words) else ""), i + 2)
+        )
+        for item in setting.split(","):
+            key, eq, value = item.partition("=")
+            if key and any(full.startswith(key) for full in _W_FILES):
+                found.append(value if eq else (words[after] if after < len(words) else ""))
+    return found
 
 
 def _ex_mode(name: str, words: Sequence[str]) -> bool:
@@ -130,7 +207,7 @@ def loaded_files(name: str, argv: Sequence[str]) -> list[str]:
     if not options:
         return []
     words = list(argv[1:])
-    found: list[str] = []
+    found: list[str] = _w_files(words) if name in _AWKS else []
     for option, value in _values(name, words, options):
         if name in _VIM and option == "-s" and _ex_mode(name, words):
             continue

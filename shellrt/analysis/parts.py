@@ -147,6 +147,11 @@ def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False
         for text in dict.fromkeys(texts):
             if not any(text != other and text in other for other in texts):
                 out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
+    if plan.constructs or plan.dynamic:
+        # `for PATH in .`, `(( PATH=1 ))`: a binding no assignment word shows is a part (round 48).
+        from .bound_names import binding_parts
+
+        out.extend(part for part in binding_parts(plan) if part.text not in seen)
     if may_hide_code(plan):
         out.extend(_hidden_code(plan))
         out.extend(part for part in _code_string_parts(plan) if not any(_same(part, o) for o in seen.get(part.text, ())))
