@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from sandbox import SandboxPolicy
+from sandbox.config import LocalConfig
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
 
@@ -38,7 +39,8 @@ async def test_a_stopped_reaper_is_continued(tmp_path: Path) -> None:
     stopped it ~5 s (then the reaper was killed without its sweep)."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    backend = LocalBackend(policy=SandboxPolicy(workspace=ws))
+    # No warm shell: its start after each command asks the reaper (and would continue it).
+    backend = LocalBackend(LocalConfig(warm_shells=0), policy=SandboxPolicy(workspace=ws))
     backend.session_cgroup = False  # the reaper process, as for a caller without root
     await backend.start()
     try:
@@ -54,8 +56,14 @@ async def test_a_stopped_reaper_is_continued(tmp_path: Path) -> None:
             reaper = backend._runner.reaper
             assert reaper is not None
             # a task stops it while nothing of the owner waits on it: only the close meets it
-            await sup.start_background("kill -STOP $PPID; exec sleep 60")
+            go = tmp_path / "go"
+            await sup.start_background(
+                f"while [ ! -e '{go}' ]; do sleep 0.01; done; kill -STOP $PPID; exec sleep 60"
+            )
+            go.touch()  # its start was answered: nothing of the owner asks the reaper from here
+            deadline = time.monotonic() + 10
             while _state(reaper.pid) != "T":
+                assert time.monotonic() < deadline, "the task did not stop the reaper"
                 await anyio.sleep(0.01)
             closing = time.monotonic()
         closed = time.monotonic() - closing
@@ -63,4 +71,6 @@ async def test_a_stopped_reaper_is_continued(tmp_path: Path) -> None:
         began_close = time.monotonic()
         await backend.close()
         backend_closed = time.monotonic() - began_close
-    assert closed + backend_closed < 4.0, f"closing beside a stopped reaper took {closed + backend_closed:.1f} s"
+    assert closed + backend_closed < 4.0, (
+        f"closing beside a stopped reaper took {closed + backend_closed:.1f} s"
+    )
