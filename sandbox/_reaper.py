@@ -72,6 +72,9 @@ _START_TIMEOUT_S = 15.0
 _REPLY_TIMEOUT_S = 15.0
 #: After a command's pidfd says it exited, how long its status may take to arrive.
 _STATUS_TIMEOUT_S = 2.0
+#: How long the owner waits on a silent reaper before it continues it (a command of its uid may
+#: stop it: ``kill -STOP $PPID``; red team round 48), and again after each such wait.
+_NUDGE_S = 0.05
 
 #: The reaper: fd 0 is its socket to the owner. See the module docstring.
 _REAPER = r"""
@@ -327,9 +330,17 @@ class Reaper:
         return self._proc.pid
 
     def _receive(self, timeout_s: float) -> tuple[dict[str, object], list[int]]:
-        """One message (with the fds it carries); `ReaperError` when none comes in time or the socket ended."""
-        if not _readable(self._sock.fileno(), timeout_s):
-            raise ReaperError(f"the session's reaper did not answer within {timeout_s:g}s")
+        """One message (with the fds it carries); `ReaperError` when none comes in time or the socket ended.
+
+        A reaper silent for `_NUDGE_S` is sent ``SIGCONT`` (and again each `_NUDGE_S`): a command
+        that stopped it made the next start wait out the whole timeout, then the stopped reaper's
+        close, ~20 s (red team round 48). An answer in time costs nothing more.
+        """
+        deadline = time.monotonic() + timeout_s
+        while not _readable(self._sock.fileno(), min(_NUDGE_S, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                raise ReaperError(f"the session's reaper did not answer within {timeout_s:g}s")
+            self._resume()
         try:
             data, ancillary, _, _ = self._sock.recvmsg(
                 _RECV_SIZE, socket.CMSG_SPACE(4 * 4), socket.MSG_CMSG_CLOEXEC
@@ -495,6 +506,12 @@ class Reaper:
                 pass
             return self._ended.pop(pid, None)
 
+    def _resume(self) -> None:
+        """Continue the reaper if a command stopped it (its pid is ours until `close` reaps it)."""
+        if not self._ended_unreaped():
+            with contextlib.suppress(OSError):
+                os.kill(self._proc.pid, signal.SIGCONT)
+
     def alive(self) -> bool:
         """The reaper process still runs: a command of its uid can kill it (``kill -9 $PPID``)."""
         return not self.closed and not self._ended_unreaped()
@@ -561,6 +578,9 @@ class Reaper:
             with contextlib.suppress(OSError):
                 self._sock.shutdown(socket.SHUT_RDWR)
             self._sock.close()
+        # A stopped reaper never read the end: it was killed after the wait, without its sweep,
+        # and what it had adopted went to init (round 48). Continued, it sweeps and exits.
+        self._resume()
         try:
             self._proc.wait(timeout_s)
         except subprocess.TimeoutExpired:

@@ -19,6 +19,7 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import threading
 import weakref
 from collections.abc import Callable, Mapping
@@ -241,6 +242,34 @@ def room_above_reserve(fd: int, environ: dict[str, str] | None = None) -> int:
 #: Never over a name that exists: a session directory outlives its Supervisor, and an earlier
 #: command's spool of the same name was truncated (its result then showed another's output: round 42).
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+#: Opening a spool that exists by its name: never through a link, never waiting at a FIFO (round 48).
+_BY_NAME = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+def file_identity(fd: int) -> tuple[int, int]:
+    """``(st_dev, st_ino)`` of an open file: what a spool's name must still lead to."""
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
+
+
+def open_own(path: Path, flags: int, identity: tuple[int, int] | None) -> int:
+    """``path`` opened with ``flags`` when it is still a spool's own file: a regular file, reached
+    without a link, and (``identity`` given) the very inode the spool made. Else `OSError`
+    (``ESTALE``: something else is there now).
+
+    The host re-opens a spool by its name, and on the local backend a command can put anything
+    there: a FIFO blocked the open for ever (TaskOutput's thread; the pump's open, on the event
+    loop), a link or a file renamed over it was read as the command's output (red team round 48).
+    """
+    fd = os.open(path, flags | _BY_NAME)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (identity is not None and (st.st_dev, st.st_ino) != identity):
+            raise OSError(errno.ESTALE, f"{path} is no longer the file shellrt wrote (it was replaced)")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class SpoolFiles:
@@ -266,6 +295,8 @@ class SpoolFiles:
         self._want = spares
         self._n = 0
         self._spares: list[Path] = []
+        #: Each spare's inode, as made: the name it is linked to must lead to it (`open_fresh`).
+        self._spare_ids: dict[Path, tuple[int, int]] = {}
         self._spare_n = 0  # names of spares ever made (the worker's counter)
         self._ordered = 0  # spares asked of the worker and not made yet
         self._lock = threading.Lock()
@@ -282,9 +313,15 @@ class SpoolFiles:
         return f"{self._stem}-{self._n:04d}"
 
     def open_fresh(self, path: Path) -> int:
-        """A new, empty file at ``path``, opened for writing (a spare moved into place if one is ready)."""
+        """A new, empty file at ``path``, opened for writing (a spare moved into place if one is ready).
+
+        A spare linked in is opened by its new name only as the spare's own inode (`open_own`): a
+        FIFO put there between the link and the open blocked the open, on the event loop, for ever
+        (red team round 48); anything else there is a name taken (``EEXIST``).
+        """
         with self._lock:
             spare = self._spares.pop() if self._spares else None
+            identity = self._spare_ids.pop(spare, None) if spare is not None else None
         if spare is not None:
             self._top_up()
             try:
@@ -296,7 +333,12 @@ class SpoolFiles:
             else:
                 with contextlib.suppress(OSError):
                     os.unlink(spare)
-                return os.open(path, os.O_WRONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+                try:
+                    return open_own(path, os.O_WRONLY, identity)
+                except OSError as exc:
+                    if exc.errno in (errno.ESTALE, errno.ELOOP):
+                        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from exc
+                    raise
         return os.open(path, _NEW_FILE, 0o600)
 
     def place_empty(self, path: Path) -> None:
@@ -333,14 +375,18 @@ class SpoolFiles:
             self._spare_n += 1
             spare = self.directory / f".{self._stem}-spare-{self._spare_n}"
             try:
-                os.close(os.open(spare, _NEW_FILE, 0o600))
-                made = True
+                fd = os.open(spare, _NEW_FILE, 0o600)
+                try:
+                    identity: tuple[int, int] | None = file_identity(fd)
+                finally:
+                    os.close(fd)
             except OSError:  # the directory is gone: commands will create their files themselves
-                made = False
+                identity = None
             with self._lock:
                 self._ordered -= 1
-                if made:
+                if identity is not None:
                     self._spares.append(spare)
+                    self._spare_ids[spare] = identity
 
     def close(self) -> None:
         """Stop making spares; remove the unused ones and the shared name (blocking)."""
@@ -391,9 +437,12 @@ class OutputSpool:
         #: Head and tail let go (`release_memory`): read back from the file when asked.
         self._released = False
         self._fd: int | None = None
+        #: The file's ``(st_dev, st_ino)`` once made: a read by its name must reach this very file.
+        self._identity: tuple[int, int] | None = None
         if files is None:
             try:
                 self._fd = os.open(path, _NEW_FILE, 0o600)
+                self._identity = file_identity(self._fd)
             except OSError as exc:
                 # A full disk (bytes or inodes: a command can fill the one the session lives on)
                 # loses the output as a failed write does; the start does not fail (round 27).
@@ -437,6 +486,7 @@ class OutputSpool:
             fd = self._fd
             if fd is None and not self._closed and self._files is not None and view:
                 fd = self._fd = self._files.open_fresh(self.path)
+                self._identity = file_identity(fd)
             if fd is not None and self._quota is not None and self.saved_bytes + len(view) > self._room_until:
                 room, why_room = self._room_left(fd, self._quota)
                 if room < len(view):
@@ -482,6 +532,7 @@ class OutputSpool:
         if self._fd is None and not self._closed and self._files is not None:
             try:
                 self._fd = self._files.open_fresh(self.path)
+                self._identity = file_identity(self._fd)
             except OSError as exc:
                 self.lost = self.lost or _write_failure(exc, self.path)
 
@@ -527,13 +578,29 @@ class OutputSpool:
         head_size = min(self.head_bytes, self.total_bytes)
         tail_size = min(self.tail_bytes, self.total_bytes)
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = self.open_own()
         except OSError:
-            return b"", b""
+            return b"", b""  # replaced or removed: `preview` says so
         try:
             return os.pread(fd, head_size, 0), os.pread(fd, tail_size, self.total_bytes - tail_size)
         except OSError:
             return b"", b""
+        finally:
+            os.close(fd)
+
+    def open_own(self) -> int:
+        """The spool's file opened for reading by its name, only while the name still leads to the file
+        this spool wrote (`open_own`); else `OSError`."""
+        if self._identity is None:
+            raise OSError(errno.ENOENT, f"{self.path} holds none of this command's bytes")
+        return open_own(self.path, os.O_RDONLY, self._identity)
+
+    def read_at(self, start: int, size: int) -> bytes:
+        """Up to ``size`` bytes of the file at ``start`` (blocking: call it off the event loop);
+        `OSError` when its name leads elsewhere now (`open_own`)."""
+        fd = self.open_own()
+        try:
+            return os.pread(fd, size, start)
         finally:
             os.close(fd)
 
@@ -578,6 +645,15 @@ class OutputSpool:
     def preview(self) -> tuple[str, bool]:
         """``(text, truncated)``: the whole output, or head + an omission marker + tail."""
         held_head, held_tail = self._held()
+        if self._released and not held_head:
+            # Let go to the file (which held every byte) and unreadable there now: a command
+            # replaced or removed it (local); what is there now is not this output (round 48).
+            from shellrt.protocol.notes import note
+
+            return note(
+                f"the {self.total_bytes:,} bytes of this output were saved in {self.path}, which was "
+                "replaced or removed since; shellrt does not show what is there now"
+            ), True
         full = self._full(held_head, held_tail)
         if full is not None:
             return safe_decode(full), False

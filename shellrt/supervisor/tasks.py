@@ -20,9 +20,10 @@ from pathlib import Path
 
 import anyio
 
-from shellrt.supervisor.errors import TaskNotFoundError
+from shellrt.supervisor.errors import SupervisorError, TaskNotFoundError
 from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import OOM_NOTE, BackgroundTask, TaskOutputChunk, TaskStatus
+from shellrt.supervisor.spool import open_own
 from shellrt.supervisor.text import safe_decode, settled, settled_lines, trim_partial_utf8
 
 __all__ = [
@@ -220,7 +221,15 @@ class TaskManager:
             start = min(task.read_offset, end)
             if start < out.saved_bytes:
                 take = min(out.saved_bytes - start, max_bytes)
-                data = await anyio.to_thread.run_sync(_read_range, out.path, start, take)
+                try:
+                    data = await anyio.to_thread.run_sync(out.read_at, start, take)
+                except OSError as exc:
+                    raise SupervisorError(
+                        f"the output file of task {task_id} ({out.path}) was replaced or removed since the "
+                        f"task wrote it ({exc.strerror or exc}); shellrt does not read what is there now. "
+                        "Its output is lost: run the command again (write its output to a file of your "
+                        "own to keep it)"
+                    ) from exc
             else:
                 begin, data = out.held_from(start, max_bytes)
                 lost, start = begin - start, begin
@@ -228,12 +237,10 @@ class TaskManager:
         else:  # adopted: the file is all there is (still growing only while a live owner elsewhere runs it)
             adopted = self._adopted(task)
             finished = adopted.status is not TaskStatus.RUNNING
-            end = await anyio.to_thread.run_sync(_file_size, adopted.output_path)
-            start = min(task.read_offset, end)
-            take = min(end - start, max_bytes)
-            data = (
-                await anyio.to_thread.run_sync(_read_range, adopted.output_path, start, take) if take else b""
+            end, data = await anyio.to_thread.run_sync(
+                _read_adopted, adopted.output_path, task.read_offset, max_bytes
             )
+            start = min(task.read_offset, end)
         pending = 0
         if not finished or start + len(data) < end:
             cut = data.rfind(b"\n") + 1
@@ -386,16 +393,20 @@ def _signal_name(signum: int) -> str:
         return str(signum)
 
 
-def _file_size(path: Path) -> int:
+def _read_adopted(path: Path, offset: int, size: int) -> tuple[int, bytes]:
+    """An adopted task's file: its size, and up to ``size`` bytes from ``offset`` (``0, b""`` when it
+    is not a regular file reached without a link: a FIFO blocked the read for ever, a link was read
+    through; red team round 48). No inode was recorded for it, so a regular file renamed there is read."""
     try:
-        return os.stat(path).st_size
+        fd = open_own(path, os.O_RDONLY, None)
     except OSError:
-        return 0
-
-
-def _read_range(path: Path, start: int, size: int) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        return 0, b""
     try:
-        return os.pread(fd, size, start)
+        end = os.fstat(fd).st_size
+        start = min(offset, end)
+        take = min(end - start, size)
+        return end, os.pread(fd, take, start) if take > 0 else b""
+    except OSError:
+        return 0, b""
     finally:
         os.close(fd)
