@@ -34,6 +34,7 @@ import anyio
 
 from sandbox._proctree import stat_fields
 from shellrt.supervisor import _host_pause_watch as _watch
+from shellrt.supervisor._host_pause_peers import Reach
 
 __all__ = ["HostQuiet", "Paused", "Reach", "Running", "busy_elsewhere", "pause", "pause_running", "resume"]
 
@@ -72,52 +73,6 @@ class Paused:
     fds: dict[int, int] = field(default_factory=dict)
     failure: str | None = None
     key: bytes = field(default_factory=lambda: _watch.key_for(next(_keys)))
-
-
-@dataclass(frozen=True)
-class Reach:
-    """Where a session's commands may write: a hook's programs read its own session's tree, and a
-    session whose writable roots lie above, below or on it (another spelling, a bind mount) can
-    re-plant there under the hook, so it is paused too (round 38 review3: keyed by the workspace's
-    exact real path, a session on its parent or with it as an extra root ran on)."""
-
-    paths: tuple[str, ...]
-    #: ``(st_dev, st_ino)`` of each root, and of each root and its ancestors (a bind mount spells
-    #: the same directory with another path, not another inode).
-    ids: frozenset[tuple[int, int]] = frozenset()
-    chain: frozenset[tuple[int, int]] = frozenset()
-
-    @classmethod
-    def of(cls, roots: Iterable[str | os.PathLike[str]]) -> Reach:
-        """The reach of ``roots`` (host paths) as they are now (a few ``stat`` a root, once a session)."""
-        paths = tuple(os.path.realpath(root) for root in roots)
-        ids: set[tuple[int, int]] = set()
-        chain: set[tuple[int, int]] = set()
-        for path in paths:
-            here = path
-            while True:
-                with contextlib.suppress(OSError):  # gone: its path still compares
-                    found = os.stat(here)
-                    chain.add((found.st_dev, found.st_ino))
-                    if here == path:
-                        ids.add((found.st_dev, found.st_ino))
-                parent = os.path.dirname(here)
-                if parent == here:
-                    break
-                here = parent
-        return cls(paths, frozenset(ids), frozenset(chain))
-
-    def overlaps(self, other: Reach) -> bool:
-        """Whether a root of one is a root of the other, or lies inside one of its roots."""
-        if self.ids & other.chain or other.ids & self.chain:
-            return True
-        return any(_nested(mine, theirs) for mine in self.paths for theirs in other.paths)
-
-
-def _nested(one: str, other: str) -> bool:
-    """Whether one of two real paths is the other or lies below it (a stand-in's name: equal only)."""
-    short, long = sorted((one, other), key=len)
-    return long == short or (short.startswith("/") and long.startswith(short.rstrip("/") + "/"))
 
 
 class HostQuiet:

@@ -37,18 +37,16 @@ import secrets
 import stat
 import time
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from sandbox._liveroots import peers_dir, peers_places
-
-if TYPE_CHECKING:
-    from shellrt.supervisor._host_pause import Reach
 
 __all__ = [
     "Entry",
     "PeersError",
     "Presence",
+    "Reach",
     "RegistryUntrusted",
     "announce",
     "hook_among_peers",
@@ -110,6 +108,56 @@ def registry() -> str:
             f"{path} is not a directory that only uid {os.geteuid()} can open ({who}; shellrt makes it again)"
         )
     return path
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Here, not in `_host_pause`: a start that meets another process's entry compares roots, and
+    importing the pause machinery then made what `shellrt run` imports depend on what else ran on
+    the host (test_cli_imports: 220 or 222 modules).
+
+    Where a session's commands may write: a hook's programs read its own session's tree, and a
+    session whose writable roots lie above, below or on it (another spelling, a bind mount) can
+    re-plant there under the hook, so it is paused too (round 38 review3: keyed by the workspace's
+    exact real path, a session on its parent or with it as an extra root ran on)."""
+
+    paths: tuple[str, ...]
+    #: ``(st_dev, st_ino)`` of each root, and of each root and its ancestors (a bind mount spells
+    #: the same directory with another path, not another inode).
+    ids: frozenset[tuple[int, int]] = frozenset()
+    chain: frozenset[tuple[int, int]] = frozenset()
+
+    @classmethod
+    def of(cls, roots: Iterable[str | os.PathLike[str]]) -> Reach:
+        """The reach of ``roots`` (host paths) as they are now (a few ``stat`` a root, once a session)."""
+        paths = tuple(os.path.realpath(root) for root in roots)
+        ids: set[tuple[int, int]] = set()
+        chain: set[tuple[int, int]] = set()
+        for path in paths:
+            here = path
+            while True:
+                with contextlib.suppress(OSError):  # gone: its path still compares
+                    found = os.stat(here)
+                    chain.add((found.st_dev, found.st_ino))
+                    if here == path:
+                        ids.add((found.st_dev, found.st_ino))
+                parent = os.path.dirname(here)
+                if parent == here:
+                    break
+                here = parent
+        return cls(paths, frozenset(ids), frozenset(chain))
+
+    def overlaps(self, other: Reach) -> bool:
+        """Whether a root of one is a root of the other, or lies inside one of its roots."""
+        if self.ids & other.chain or other.ids & self.chain:
+            return True
+        return any(_nested(mine, theirs) for mine in self.paths for theirs in other.paths)
+
+
+def _nested(one: str, other: str) -> bool:
+    """Whether one of two real paths is the other or lies below it (a stand-in's name: equal only)."""
+    short, long = sorted((one, other), key=len)
+    return long == short or (short.startswith("/") and long.startswith(short.rstrip("/") + "/"))
 
 
 class Entry:
@@ -355,12 +403,9 @@ def _real(paths: tuple[str, ...]) -> bool:
 
 
 def _overlapping(reach: Callable[[], Reach]) -> Callable[[tuple[str, ...]], bool]:
-    """Compares with another entry's roots (`_host_pause.Reach`: imported only when one is met, so a
-    start with no hook anywhere imports nothing more)."""
+    """Compares with another entry's roots (`Reach`)."""
 
     def overlaps(roots: tuple[str, ...]) -> bool:
-        from shellrt.supervisor._host_pause import Reach
-
         return reach().overlaps(Reach.of(roots))
 
     return overlaps
