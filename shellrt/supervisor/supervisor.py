@@ -42,8 +42,8 @@ from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
 from shellrt.supervisor.tasks import TaskManager
 
 if TYPE_CHECKING:
-    from shellrt.supervisor._host_pause import HostQuiet, Reach
-    from shellrt.supervisor._host_pause_peers import Entry, Presence
+    from shellrt.supervisor._host_pause import HostQuiet
+    from shellrt.supervisor._host_pause_peers import Entry, Presence, Reach
 
 __all__ = ["OutputCallback", "ProgressCallback", "Supervisor"]
 
@@ -508,7 +508,7 @@ class Supervisor:
     def _reach(self) -> Reach:
         """Where this session's commands may write (host paths), for the sessions a hook pauses."""
         if self._reach_cache is None:
-            from shellrt.supervisor._host_pause import Reach  # only with hooks
+            from shellrt.supervisor._host_pause_peers import Reach  # with peers' entries (not the pause's)
 
             roots = self.backend.policy.allowed_roots()  # every backend has one (`__aenter__` reads it too)
             self._reach_cache = Reach.of(roots) if roots else Reach((f"session {id(self)}",))
