@@ -21,9 +21,10 @@ A table, not a proof: a tool not named here that loads code it searches for is n
 
 from __future__ import annotations
 
+import os
 import re
 
-__all__ = ["TREE_LOADERS", "TREE_LOADER_MODULES", "loads_the_tree"]
+__all__ = ["TREE_LOADERS", "TREE_LOADER_MODULES", "first_search_dir", "loads_the_tree", "names_a_tree_loader"]
 
 #: Programs (by base name) that run code they find by search below or above their cwd or
 #: the files they are given: test runners, task runners and build tools, and tools whose
@@ -90,3 +91,86 @@ def loads_the_tree(program: str, args: list[str | None]) -> bool:
         tool = arg.rsplit("/", 1)[-1].split("@", 1)[0]  # @scope/eslint@9 -> eslint
         return tool in TREE_LOADERS
     return False
+
+
+def names_a_tree_loader(program: str, args: list[str | None]) -> bool:
+    """Whether a word of ``args`` names a tool of `TREE_LOADERS` that ``program`` may start (red
+    team round 48: ``watchexec -- pytest``, ``pipx run pytest``, ``dotenv run -- make``, ``nix
+    develop -c make``: a wrapper the planner does not know runs its operands as a command). Any
+    program but those that only print or match words counts (over-records: fails closed)."""
+    if program in _WORD_READERS or _PYTHON.fullmatch(program):
+        return False
+    return any(a is not None and a.rsplit("/", 1)[-1] in TREE_LOADERS for a in args)
+
+
+#: Programs whose operands are data they print, match or look up, never a command they start.
+_WORD_READERS = frozenset(
+    {"echo", "printf", "which", "type", "grep", "egrep", "fgrep", "rg", "jq", "test", "["}
+)
+#: Interpreters given code inline (or on standard input): what that code loads by a relative
+#: path starts at the cwd (``node -e 'require("./lib/a")'``, ``ruby -e 'load "./x.rb"'``).
+_INLINE_CODE: dict[str, frozenset[str]] = {
+    "node": frozenset({"-e", "--eval", "-p", "--print"}),
+    "nodejs": frozenset({"-e", "--eval", "-p", "--print"}),
+    "ruby": frozenset({"-e"}),
+    "perl": frozenset({"-e", "-E"}),
+    "php": frozenset({"-r"}),
+}
+#: Python options whose value is the next word (when not attached: ``-Wignore``).
+_PYTHON_VALUED = frozenset("WX")
+_PYTHON_LONG_VALUED = frozenset({"--check-hash-based-pycs"})
+
+
+def first_search_dir(program: str, args: list[str | None]) -> str | None:
+    """The directory (relative to the cwd; ``"."`` the cwd itself) that ``program args`` takes
+    code from by name before anything else, or None (red team round 48).
+
+    Python puts the cwd first on ``sys.path`` for ``-c``, ``-m`` and standard input, and the
+    script's own (real) directory for a script: ``python3 -m json.tool`` run at the workspace
+    root imports a command's ``json/__init__.py`` there instead of the standard library's, and
+    ``python3 check.py`` at the root a ``http/__init__.py`` written into an existing ``http/``
+    (``import urllib.request`` imports ``http.client``): no list of the names a script imports
+    bounds what the standard library imports in turn. ``-P``/``-I`` keep that directory off
+    (None). Node, Ruby, Perl and PHP given code inline read it from the cwd (its loads are not
+    read). A word chosen at run time in place of the script is the caller's to resolve (None)."""
+    if _PYTHON.fullmatch(program):
+        return _python_first(args)
+    inline = _INLINE_CODE.get(program)
+    if inline is None:
+        return None
+    for arg in args:
+        if arg is None or arg in inline or (arg.startswith("--eval=") or arg.startswith("--print=")):
+            return "."
+        if not arg.startswith("-"):
+            return None  # a script: its relative loads are read from it (round 45)
+    return "."  # no script: the code comes from standard input
+
+
+def _python_first(args: list[str | None]) -> str | None:
+    safe = False
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg is None:
+            return None  # the script's path, chosen at run time (the caller resolves the word)
+        if arg == "-":
+            break
+        if arg == "--":
+            script = args[index + 1] if index + 1 < len(args) else None
+            return None if safe or script is None else os.path.dirname(script) or "."
+        if arg.startswith("--"):
+            index += 2 if arg in _PYTHON_LONG_VALUED else 1
+            continue
+        if arg.startswith("-") and len(arg) > 1:
+            for at, flag in enumerate(arg[1:]):
+                if flag in "IP":
+                    safe = True
+                elif flag in "cm":
+                    return None if safe else "."
+                elif flag in _PYTHON_VALUED:
+                    index += 1 if at == len(arg) - 2 else 0
+                    break
+            index += 1
+            continue
+        return None if safe else os.path.dirname(arg) or "."
+    return None if safe else "."  # standard input (or ``-``)
