@@ -40,7 +40,12 @@ from shellrt.permissions.hook_node_packages import (
     node_packages,
     started_commands,
 )
-from shellrt.permissions.hook_tree_loaders import first_search_dir, loads_the_tree, names_a_tree_loader
+from shellrt.permissions.hook_tree_loaders import (
+    first_search_dir,
+    loads_the_tree,
+    names_a_tree_loader,
+    safe_path_holds,
+)
 from shellrt.permissions.hook_venvs import venv_paths
 from shellrt.permissions.start_digests import active as active_digests
 
@@ -553,11 +558,20 @@ def _first_searched(program: str, words: Sequence[Word], root: Path, base: str, 
     if "/" in (words[0].value or "") or words[0].value is None:
         script = values[0]
         if script is not None and (rel := _inside(root, os.path.join(base, script))) is not None:
-            head = _read_head(os.path.join(root, rel))
-            if head is not None and is_python_script("", head):
-                first = os.path.dirname(os.path.realpath(os.path.join(root, rel)))  # ``./check.py``
+            line = (_read_head(os.path.join(root, rel)) or b"").split(b"\n", 1)[0]
+            if line.startswith(b"#!") and is_python_script("", line):  # ``./check.py``
+                shebang = line[2:].decode("utf-8", "replace").split()
+                if shebang and os.path.basename(shebang[0]) == "env":
+                    shebang = [w for w in shebang[1:] if not w.startswith("-") or shebang.index(w) > 1]
+                if shebang:
+                    safe = safe_path_holds(shebang[0], base)
+                    script = os.path.realpath(os.path.join(root, rel))
+                    first = first_search_dir(
+                        os.path.basename(shebang[0]), [*shebang[1:], script], safe_path=safe
+                    )
     else:
-        first = first_search_dir(program, values[1:])
+        safe = program.startswith(("python", "pypy")) and safe_path_holds(words[0].value or "", base)
+        first = first_search_dir(program, values[1:], safe_path=safe)
     if first is None:
         return []
     rel = _inside(root, os.path.realpath(os.path.join(base, first)))

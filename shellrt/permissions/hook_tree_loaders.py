@@ -23,8 +23,16 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 
-__all__ = ["TREE_LOADERS", "TREE_LOADER_MODULES", "first_search_dir", "loads_the_tree", "names_a_tree_loader"]
+__all__ = [
+    "TREE_LOADERS",
+    "TREE_LOADER_MODULES",
+    "first_search_dir",
+    "loads_the_tree",
+    "names_a_tree_loader",
+    "safe_path_holds",
+]
 
 #: Programs (by base name) that run code they find by search below or above their cwd or
 #: the files they are given: test runners, task runners and build tools, and tools whose
@@ -121,7 +129,7 @@ _PYTHON_VALUED = frozenset("WX")
 _PYTHON_LONG_VALUED = frozenset({"--check-hash-based-pycs"})
 
 
-def first_search_dir(program: str, args: list[str | None]) -> str | None:
+def first_search_dir(program: str, args: list[str | None], *, safe_path: bool = False) -> str | None:
     """The directory (relative to the cwd; ``"."`` the cwd itself) that ``program args`` takes
     code from by name before anything else, or None (red team round 48).
 
@@ -132,9 +140,11 @@ def first_search_dir(program: str, args: list[str | None]) -> str | None:
     (``import urllib.request`` imports ``http.client``): no list of the names a script imports
     bounds what the standard library imports in turn. ``-P``/``-I`` keep that directory off
     (None). Node, Ruby, Perl and PHP given code inline read it from the cwd (its loads are not
-    read). A word chosen at run time in place of the script is the caller's to resolve (None)."""
+    read). A word chosen at run time in place of the script is the caller's to resolve (None).
+    ``safe_path``: the hook's ``PYTHONSAFEPATH=1`` holds for this interpreter (`safe_path_holds`),
+    unless ``-E`` makes it ignore the environment."""
     if _PYTHON.fullmatch(program):
-        return _python_first(args)
+        return _python_first(args, safe_path)
     inline = _INLINE_CODE.get(program)
     if inline is None:
         return None
@@ -146,8 +156,8 @@ def first_search_dir(program: str, args: list[str | None]) -> str | None:
     return "."  # no script: the code comes from standard input
 
 
-def _python_first(args: list[str | None]) -> str | None:
-    safe = False
+def _python_first(args: list[str | None], env_safe: bool) -> str | None:
+    isolated = False  # -I or -P: nothing prepended, whatever the environment
     index = 0
     while index < len(args):
         arg = args[index]
@@ -157,20 +167,47 @@ def _python_first(args: list[str | None]) -> str | None:
             break
         if arg == "--":
             script = args[index + 1] if index + 1 < len(args) else None
-            return None if safe or script is None else os.path.dirname(script) or "."
+            return None if isolated or env_safe or script is None else os.path.dirname(script) or "."
         if arg.startswith("--"):
             index += 2 if arg in _PYTHON_LONG_VALUED else 1
             continue
         if arg.startswith("-") and len(arg) > 1:
             for at, flag in enumerate(arg[1:]):
                 if flag in "IP":
-                    safe = True
+                    isolated = True
+                elif flag == "E":
+                    env_safe = False  # PYTHONSAFEPATH ignored
                 elif flag in "cm":
-                    return None if safe else "."
+                    return None if isolated or env_safe else "."
                 elif flag in _PYTHON_VALUED:
                     index += 1 if at == len(arg) - 2 else 0
                     break
             index += 1
             continue
-        return None if safe else os.path.dirname(arg) or "."
-    return None if safe else "."  # standard input (or ``-``)
+        return None if isolated or env_safe else os.path.dirname(arg) or "."
+    return None if isolated or env_safe else "."  # standard input (or ``-``)
+
+
+#: An interpreter's name with its version (``python3.10``, ``python2.7``; ``python3`` says none).
+_VERSIONED = re.compile(r"python(\d+)\.(\d+)")
+
+
+def safe_path_holds(interpreter: str, base: str) -> bool:
+    """Whether the ``PYTHONSAFEPATH=1`` the hook runner sets (`shellrt.permissions.hooks`) keeps
+    the cwd and a script's directory off ``interpreter``'s ``sys.path``: only Python 3.11 and later
+    read it (macOS's ``python3`` is 3.9, Ubuntu 22.04's 3.10), and an operator's own empty value,
+    which the runner keeps, turns it off. The version is read from the name the hook gives or the
+    real file it leads to (``/usr/bin/python3`` -> ``python3.11``), looked up as the hook's shell
+    will; one that names none (a pyenv shim, ``pypy3``) does not hold (fails closed)."""
+    if os.environ.get("PYTHONSAFEPATH", "1") == "":
+        return False
+    from sandbox._hostpath import host_path
+
+    found = interpreter if "/" in interpreter else shutil.which(interpreter, path=host_path(None, (base,)))
+    if found is None:
+        return False
+    for name in (os.path.basename(interpreter), os.path.basename(os.path.realpath(found))):
+        versioned = _VERSIONED.fullmatch(name)
+        if versioned is not None:
+            return (int(versioned.group(1)), int(versioned.group(2))) >= (3, 11)
+    return False
