@@ -24,6 +24,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import threading
+import time
 
 __all__ = [
     "TREE_LOADERS",
@@ -201,13 +203,27 @@ def safe_path_holds(interpreter: str, base: str) -> bool:
     will; one that names none (a pyenv shim, ``pypy3``) does not hold (fails closed)."""
     if os.environ.get("PYTHONSAFEPATH", "1") == "":
         return False
+    versioned = _VERSIONED.fullmatch(os.path.basename(interpreter))
+    if versioned is not None:
+        return (int(versioned.group(1)), int(versioned.group(2))) >= (3, 11)
+    key = (interpreter, base)
+    now = time.monotonic()
+    with _holds_lock:
+        hit = _holds.get(key)
+    if hit is not None and now - hit[0] < _HOLDS_TTL_S:
+        return hit[1]  # the host's PATH lookup costs up to ~60 ms under load: once per hook set
     from sandbox._hostpath import host_path
 
     found = interpreter if "/" in interpreter else shutil.which(interpreter, path=host_path(None, (base,)))
-    if found is None:
-        return False
-    for name in (os.path.basename(interpreter), os.path.basename(os.path.realpath(found))):
-        versioned = _VERSIONED.fullmatch(name)
-        if versioned is not None:
-            return (int(versioned.group(1)), int(versioned.group(2))) >= (3, 11)
-    return False
+    versioned = None if found is None else _VERSIONED.fullmatch(os.path.basename(os.path.realpath(found)))
+    holds = versioned is not None and (int(versioned.group(1)), int(versioned.group(2))) >= (3, 11)
+    with _holds_lock:
+        if len(_holds) > 64:
+            _holds.clear()
+        _holds[key] = (now, holds)
+    return holds
+
+
+_holds: dict[tuple[str, str], tuple[float, bool]] = {}
+_holds_lock = threading.Lock()
+_HOLDS_TTL_S = 30.0
