@@ -13,7 +13,7 @@ Ruby, Perl and PHP given code inline read its relative loads from the cwd, unrea
 
 Each Python case first runs the hook's command as the hook runner would (``PYTHONSAFEPATH=1`` or
 the operator's empty value; the plant runs: the premise), then asks whether the record saw the
-plant. 9 of 10 kept the record before this round (``./old.py``, whose ``#!`` names a
+plant. 10 of 11 kept the record before this round (``./old.py``, whose ``#!`` names a
 Python 3.9 this host lacks, held there only because round 47 records the tree for an interpreter
 that answers nothing).
 """
@@ -58,6 +58,7 @@ def _project(ws: Path) -> None:
         ("./old.py", "http/__init__.py", None),  # its #! line names Python 3.9
         ("node -e 'require(\"./lib/a\")'", "lib/a.js", None),  # node's inline code (not run here)
         ("ruby -e 'load \"./lib/a.rb\"'", "lib/a.rb", None),
+        ("echo 'pytest -q' | sh", "lib/a.rb", None),  # a shell's code on standard input
     ],
 )
 def test_what_an_interpreter_finds_first_is_recorded(
@@ -113,6 +114,7 @@ def test_a_safe_path_or_a_hooks_directory_script_stays_narrow(tmp_path: Path) ->
         "python3 -IPc 'import json'",
         'python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/g.py',
         "jq -r .tool_name",
+        "sh -c 'jq .'",  # a shell's -c string is planned as the hook's line
     ):
         record = hook_files(ws, [hook])
         assert WHOLE_WORKSPACE not in {*record.files, *record.dirs}, (hook, record)

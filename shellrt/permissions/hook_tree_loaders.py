@@ -147,6 +147,8 @@ def first_search_dir(program: str, args: list[str | None], *, safe_path: bool = 
     unless ``-E`` makes it ignore the environment."""
     if _PYTHON.fullmatch(program):
         return _python_first(args, safe_path)
+    if program in _SHELLS:
+        return _shell_first(args)
     inline = _INLINE_CODE.get(program)
     if inline is None:
         return None
@@ -156,6 +158,31 @@ def first_search_dir(program: str, args: list[str | None], *, safe_path: bool = 
         if not arg.startswith("-"):
             return None  # a script: its relative loads are read from it (round 45)
     return "."  # no script: the code comes from standard input
+
+
+#: Shells: given no script and no ``-c``, they run what standard input says (``echo pytest | sh``),
+#: which no record reads; a ``-c`` string and a script are read where the hook's line is planned.
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
+
+
+def _shell_first(args: list[str | None]) -> str | None:
+    for index, arg in enumerate(args):
+        if arg is None:
+            return None  # a script chosen at run time: untrackable where the line is planned
+        if arg == "--":
+            return None if index + 1 < len(args) else "."
+        if arg in ("-o", "+o", "-O", "+O"):
+            continue
+        if arg.startswith(("-", "+")) and len(arg) > 1:
+            if "c" in arg[1:] and arg[0] == "-":
+                return None
+            if "s" in arg[1:] and arg[0] == "-":
+                return "."
+            continue
+        if index > 0 and args[index - 1] in ("-o", "+o", "-O", "+O"):
+            continue
+        return None  # a script
+    return "."
 
 
 def _python_first(args: list[str | None], env_safe: bool) -> str | None:
