@@ -13,7 +13,7 @@ Ruby, Perl and PHP given code inline read its relative loads from the cwd, unrea
 
 Each Python case first runs the hook's command as the hook runner would (``PYTHONSAFEPATH=1`` or
 the operator's empty value; the plant runs: the premise), then asks whether the record saw the
-plant. 10 of 11 kept the record before this round (``./old.py``, whose ``#!`` names a
+plant. 12 of 13 kept the record before this round (``./old.py``, whose ``#!`` names a
 Python 3.9 this host lacks, held there only because round 47 records the tree for an interpreter
 that answers nothing).
 """
@@ -55,6 +55,8 @@ def _project(ws: Path) -> None:
         ("echo 'import json' | python3 -E -", "json/__init__.py", "1"),  # standard input
         ("sh .claude/hooks/check.sh", "json/__init__.py", "1"),  # from the hook's shell script
         ("python3 check.py", "http/__init__.py", ""),  # the operator's own empty PYTHONSAFEPATH
+        ("env -u PYTHONSAFEPATH python3 -m json.tool < /dev/null", "json/__init__.py", "1"),  # unset
+        ("PYTHONSAFEPATH= python3 -c 'import json'", "json/__init__.py", "1"),  # emptied by the line
         ("./old.py", "http/__init__.py", None),  # its #! line names Python 3.9
         ("node -e 'require(\"./lib/a\")'", "lib/a.js", None),  # node's inline code (not run here)
         ("ruby -e 'load \"./lib/a.rb\"'", "lib/a.rb", None),
@@ -115,6 +117,7 @@ def test_a_safe_path_or_a_hooks_directory_script_stays_narrow(tmp_path: Path) ->
         'python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/g.py',
         "jq -r .tool_name",
         "sh -c 'jq .'",  # a shell's -c string is planned as the hook's line
+        f"env PYTHONDONTWRITEBYTECODE=1 {python} -m json.tool",  # a wrapper leaving it as it is
     ):
         record = hook_files(ws, [hook])
         assert WHOLE_WORKSPACE not in {*record.files, *record.dirs}, (hook, record)

@@ -393,7 +393,8 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
         # by any path too (``/usr/local/bin/uv run x`` searches as ``uv run x`` does, round 24).
         pwd = next((a.value.value for a in part.assignments if a.name == "PWD" and a.value is not None), None)
         found.extend(_searched(program, [w.value for w in words[1:]], root, pwd or at.path))
-        found.extend(_first_searched(program, words, root, pwd or at.path, at))
+        unsafe = any(a.name == "PYTHONSAFEPATH" for a in part.assignments)
+        found.extend(_first_searched(program, words, root, pwd or at.path, at, unsafe_env=unsafe))
         if program in _SCRIPT_RUNNERS:
             found.extend(
                 _package_script_paths(program, [w.value for w in words[1:]], root, pwd or at.path, at)
@@ -545,7 +546,9 @@ def _searched(program: str, args: list[str | None], root: Path, base: str) -> li
     return out
 
 
-def _first_searched(program: str, words: Sequence[Word], root: Path, base: str, at: _Base) -> list[str]:
+def _first_searched(
+    program: str, words: Sequence[Word], root: Path, base: str, at: _Base, *, unsafe_env: bool = False
+) -> list[str]:
     """The directory an interpreter takes code from by name before any other, when it lies in the
     workspace (`hook_tree_loaders.first_search_dir`, red team round 48): recorded whole, the
     workspace itself when it is the root (``python3 -m json.tool``, ``python3 check.py`` at the
@@ -553,6 +556,22 @@ def _first_searched(program: str, words: Sequence[Word], root: Path, base: str, 
     directory variable is resolved, and a script run by its own ``#!`` line counts too."""
     if not words:
         return []
+    if program == "env":
+        # ``env -u PYTHONSAFEPATH python3 -m x``, ``env -i …``, ``env PYTHONSAFEPATH= …``: the
+        # runner's value does not reach the program (its own part is planned without the wrapper).
+        index = 1
+        while index < len(words) and (value := words[index].value) is not None:
+            if value in ("-i", "--ignore-environment", "-") or "PYTHONSAFEPATH" in value:
+                unsafe_env = True
+            elif value in ("-u", "--unset") and index + 1 < len(words):
+                unsafe_env = unsafe_env or words[index + 1].value in (None, "PYTHONSAFEPATH")
+                index += 1
+            elif not value.startswith("-") and "=" not in value:
+                break
+            index += 1
+        if not unsafe_env or index >= len(words) or words[index].value is None:
+            return []
+        program, words = os.path.basename(words[index].value or ""), words[index:]
     values = [w.value if w.value is not None else _with_project_dir(w, at) for w in words]
     first: str | None = None
     if "/" in (words[0].value or "") or words[0].value is None:
@@ -564,13 +583,17 @@ def _first_searched(program: str, words: Sequence[Word], root: Path, base: str, 
                 if shebang and os.path.basename(shebang[0]) == "env":
                     shebang = [w for w in shebang[1:] if not w.startswith("-") or shebang.index(w) > 1]
                 if shebang:
-                    safe = safe_path_holds(shebang[0], base)
+                    safe = not unsafe_env and safe_path_holds(shebang[0], base)
                     script = os.path.realpath(os.path.join(root, rel))
                     first = first_search_dir(
                         os.path.basename(shebang[0]), [*shebang[1:], script], safe_path=safe
                     )
     else:
-        safe = program.startswith(("python", "pypy")) and safe_path_holds(words[0].value or "", base)
+        safe = (
+            not unsafe_env
+            and program.startswith(("python", "pypy"))
+            and safe_path_holds(words[0].value or "", base)
+        )
         first = first_search_dir(program, values[1:], safe_path=safe)
     if first is None:
         return []
@@ -662,7 +685,8 @@ def _searched_by_part(root: Path, at: _Base, part: PlanCommand, base: str) -> li
     program = os.path.basename(part.argv[0].value)
     args = [w.value for w in part.argv[1:]]
     found = _searched(program, args, root, base)
-    found += _first_searched(program, part.argv, root, base, _Base(base, at.home))
+    unsafe = any(a.name == "PYTHONSAFEPATH" for a in part.assignments)
+    found += _first_searched(program, part.argv, root, base, _Base(base, at.home), unsafe_env=unsafe)
     if program in _SCRIPT_RUNNERS:
         found += _package_script_paths(program, args, root, base, at)
     for assignment in part.assignments:
