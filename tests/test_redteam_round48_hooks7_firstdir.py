@@ -13,7 +13,7 @@ Ruby, Perl and PHP given code inline read its relative loads from the cwd, unrea
 
 Each Python case first runs the hook's command as the hook runner would (``PYTHONSAFEPATH=1`` or
 the operator's empty value; the plant runs: the premise), then asks whether the record saw the
-plant. 12 of 13 kept the record before this round (``./old.py``, whose ``#!`` names a
+plant. 13 of 14 kept the record before this round (``./old.py``, whose ``#!`` names a
 Python 3.9 this host lacks, held there only because round 47 records the tree for an interpreter
 that answers nothing).
 """
@@ -55,6 +55,11 @@ def _project(ws: Path) -> None:
         ("echo 'import json' | python3 -E -", "json/__init__.py", "1"),  # standard input
         ("sh .claude/hooks/check.sh", "json/__init__.py", "1"),  # from the hook's shell script
         ("python3 check.py", "http/__init__.py", ""),  # the operator's own empty PYTHONSAFEPATH
+        (
+            f"{os.path.realpath(sys.executable)} -E -m json.tool < /dev/null",
+            "json/__init__.py",
+            "1",
+        ),  # by path
         ("env -u PYTHONSAFEPATH python3 -m json.tool < /dev/null", "json/__init__.py", "1"),  # unset
         ("PYTHONSAFEPATH= python3 -c 'import json'", "json/__init__.py", "1"),  # emptied by the line
         ("./old.py", "http/__init__.py", None),  # its #! line names Python 3.9

@@ -42,6 +42,7 @@ from shellrt.permissions.hook_node_packages import (
 )
 from shellrt.permissions.hook_tree_loaders import (
     first_search_dir,
+    is_interpreter,
     loads_the_tree,
     names_a_tree_loader,
     safe_path_holds,
@@ -574,7 +575,7 @@ def _first_searched(
         program, words = os.path.basename(words[index].value or ""), words[index:]
     values = [w.value if w.value is not None else _with_project_dir(w, at) for w in words]
     first: str | None = None
-    if "/" in (words[0].value or "") or words[0].value is None:
+    if not is_interpreter(program) and ("/" in (words[0].value or "") or words[0].value is None):
         script = values[0]
         if script is not None and (rel := _inside(root, os.path.join(base, script))) is not None:
             line = (_read_head(os.path.join(root, rel)) or b"").split(b"\n", 1)[0]

@@ -131,6 +131,12 @@ _PYTHON_VALUED = frozenset("WX")
 _PYTHON_LONG_VALUED = frozenset({"--check-hash-based-pycs"})
 
 
+def is_interpreter(program: str) -> bool:
+    """Whether `first_search_dir` reads ``program`` (a base name): Python, an inline-code
+    interpreter or a shell."""
+    return bool(_PYTHON.fullmatch(program)) or program in _INLINE_CODE or program in _SHELLS
+
+
 def first_search_dir(program: str, args: list[str | None], *, safe_path: bool = False) -> str | None:
     """The directory (relative to the cwd; ``"."`` the cwd itself) that ``program args`` takes
     code from by name before anything else, or None (red team round 48).
