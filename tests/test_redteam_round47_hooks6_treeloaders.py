@@ -69,10 +69,11 @@ def test_what_a_searching_tool_loads_is_recorded(tmp_path: Path, hook: str, plan
 
 
 def test_a_tool_that_loads_no_project_code_stays_narrow(tmp_path: Path) -> None:
-    """Control: ``jq``, ``python3 -m json.tool`` and ``ruff`` (its config is data) record no tree."""
+    """Control: ``jq``, ``python3 -P -m json.tool`` and ``ruff`` (its config is data) record no tree
+    (round 48: without ``-P`` the cwd, the workspace root, is first on ``sys.path``)."""
     ws = tmp_path / "ws"
     _project(ws)
-    for hook in ("jq -r .tool_name", "python3 -m json.tool", "ruff check --fix src/deep/a.js"):
+    for hook in ("jq -r .tool_name", "python3 -P -m json.tool", "ruff check --fix src/deep/a.js"):
         record = hook_files(ws, [hook])
         assert WHOLE_WORKSPACE not in {*record.files, *record.dirs}, (hook, record)
         (ws / "tests" / "test_more.py").write_text("x = 1\n")

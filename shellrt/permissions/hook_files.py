@@ -33,13 +33,20 @@ from typing import TYPE_CHECKING, Any
 
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads, started_loads
 from shellrt.permissions.hook_loads_node import node_script_loads, root_node_scripts, runs_from_node_modules
+from shellrt.permissions.hook_loads_python import is_python_script
 from shellrt.permissions.hook_node_packages import (
     is_node_script,
     node_module_dirs,
     node_packages,
     started_commands,
 )
-from shellrt.permissions.hook_tree_loaders import loads_the_tree
+from shellrt.permissions.hook_tree_loaders import (
+    first_search_dir,
+    is_interpreter,
+    loads_the_tree,
+    names_a_tree_loader,
+    safe_path_holds,
+)
 from shellrt.permissions.hook_venvs import venv_paths
 from shellrt.permissions.start_digests import active as active_digests
 
@@ -387,8 +394,12 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
         # by any path too (``/usr/local/bin/uv run x`` searches as ``uv run x`` does, round 24).
         pwd = next((a.value.value for a in part.assignments if a.name == "PWD" and a.value is not None), None)
         found.extend(_searched(program, [w.value for w in words[1:]], root, pwd or at.path))
+        unsafe = any(a.name == "PYTHONSAFEPATH" for a in part.assignments)
+        found.extend(_first_searched(program, words, root, pwd or at.path, at, unsafe_env=unsafe))
         if program in _SCRIPT_RUNNERS:
-            found.extend(_package_script_paths(program, [w.value for w in words[1:]], root, pwd or at.path, at))
+            found.extend(
+                _package_script_paths(program, [w.value for w in words[1:]], root, pwd or at.path, at)
+            )
     if name is not None and "/" not in name:
         found.extend(_on_path(name, root, at.path))
         words = words[1:]
@@ -526,9 +537,79 @@ def _searched(program: str, args: list[str | None], root: Path, base: str) -> li
         rel = _inside(root, os.path.join(base, name))
         if rel is not None and rel != ".":
             out.append(rel)
-    if (_loads_the_project(program, args) or loads_the_tree(program, args)) and _inside(root, base) is not None:
-        out.append(WHOLE_WORKSPACE)  # a runner, or a tool that searches for code (round 47)
+    searches = (
+        _loads_the_project(program, args)
+        or loads_the_tree(program, args)
+        or names_a_tree_loader(program, args)
+    )
+    if searches and _inside(root, base) is not None:
+        out.append(WHOLE_WORKSPACE)  # a runner, or a tool that searches for code (rounds 47-48)
     return out
+
+
+def _first_searched(
+    program: str, words: Sequence[Word], root: Path, base: str, at: _Base, *, unsafe_env: bool = False
+) -> list[str]:
+    """The directory an interpreter takes code from by name before any other, when it lies in the
+    workspace (`hook_tree_loaders.first_search_dir`, red team round 48): recorded whole, the
+    workspace itself when it is the root (``python3 -m json.tool``, ``python3 check.py`` at the
+    root, ``node -e``). ``words``: the command's argv; a script named through the project
+    directory variable is resolved, and a script run by its own ``#!`` line counts too."""
+    if not words:
+        return []
+    if program == "env":
+        # ``env -u PYTHONSAFEPATH python3 -m x``, ``env -i …``, ``env PYTHONSAFEPATH= …``: the
+        # runner's value does not reach the program (its own part is planned without the wrapper).
+        index = 1
+        while index < len(words) and (value := words[index].value) is not None:
+            if value in ("-i", "--ignore-environment", "-") or "PYTHONSAFEPATH" in value:
+                unsafe_env = True
+            elif value in ("-u", "--unset") and index + 1 < len(words):
+                unsafe_env = unsafe_env or words[index + 1].value in (None, "PYTHONSAFEPATH")
+                index += 1
+            elif not value.startswith("-") and "=" not in value:
+                break
+            index += 1
+        if not unsafe_env or index >= len(words) or words[index].value is None:
+            return []
+        program, words = os.path.basename(words[index].value or ""), words[index:]
+    values = [w.value if w.value is not None else _with_project_dir(w, at) for w in words]
+    first: str | None = None
+    if not is_interpreter(program) and ("/" in (words[0].value or "") or words[0].value is None):
+        script = values[0]
+        if script is not None and (rel := _inside(root, os.path.join(base, script))) is not None:
+            line = (_read_head(os.path.join(root, rel)) or b"").split(b"\n", 1)[0]
+            if line.startswith(b"#!") and is_python_script("", line):  # ``./check.py``
+                shebang = line[2:].decode("utf-8", "replace").split()
+                if shebang and os.path.basename(shebang[0]) == "env":
+                    shebang = [w for w in shebang[1:] if not w.startswith("-") or shebang.index(w) > 1]
+                if shebang:
+                    safe = not unsafe_env and safe_path_holds(shebang[0], base)
+                    script = os.path.realpath(os.path.join(root, rel))
+                    first = first_search_dir(
+                        os.path.basename(shebang[0]), [*shebang[1:], script], safe_path=safe
+                    )
+    else:
+        safe = (
+            not unsafe_env
+            and program.startswith(("python", "pypy"))
+            and safe_path_holds(words[0].value or "", base)
+        )
+        first = first_search_dir(program, values[1:], safe_path=safe)
+    if first is None:
+        return []
+    rel = _inside(root, os.path.realpath(os.path.join(base, first)))
+    if rel is None or (rel != "." and first != "."):
+        return []  # a script's own directory below the root is watched whole already (round 40)
+    return [WHOLE_WORKSPACE if rel == "." else rel]
+
+
+def _read_head(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(256)
+    except OSError:
+        return None
 
 
 #: Project runners and the subcommands that load the project they run in by search (round 24):
@@ -541,7 +622,7 @@ _PROJECT_RUNNERS: dict[str, frozenset[str] | None] = {
     "poetry": frozenset({"run", "install", "build"}),
     "pipenv": frozenset({"run", "install", "sync"}),
     "pdm": frozenset({"run", "install", "sync"}),
-    "hatch": frozenset({"run", "test", "build"}),
+    "hatch": None,  # every command may build its environment (the project's build hooks, round 48)
     "rye": frozenset({"run", "sync"}),
     "bundle": None,  # every subcommand evaluates the Gemfile
     "go": frozenset({"run", "test", "generate"}),
@@ -560,7 +641,9 @@ _MAX_SCRIPT_DEPTH = 8
 _script_depth: ContextVar[int] = ContextVar("shellrt_hook_script_depth", default=0)
 
 
-def _package_script_paths(program: str, args: list[str | None], root: Path, base: str, at: _Base) -> list[str]:
+def _package_script_paths(
+    program: str, args: list[str | None], root: Path, base: str, at: _Base
+) -> list[str]:
     """What the ``package.json`` script lines ``program args`` runs load (`hook_package_scripts`):
     each line resolved as a hook command run from ``base``, and each bare program of it as the
     ``node_modules/.bin`` entry npm finds first on the script's ``PATH`` (a node tool: the whole
@@ -603,6 +686,8 @@ def _searched_by_part(root: Path, at: _Base, part: PlanCommand, base: str) -> li
     program = os.path.basename(part.argv[0].value)
     args = [w.value for w in part.argv[1:]]
     found = _searched(program, args, root, base)
+    unsafe = any(a.name == "PYTHONSAFEPATH" for a in part.assignments)
+    found += _first_searched(program, part.argv, root, base, _Base(base, at.home), unsafe_env=unsafe)
     if program in _SCRIPT_RUNNERS:
         found += _package_script_paths(program, args, root, base, at)
     for assignment in part.assignments:

@@ -21,9 +21,20 @@ A table, not a proof: a tool not named here that loads code it searches for is n
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import threading
+import time
 
-__all__ = ["TREE_LOADERS", "TREE_LOADER_MODULES", "loads_the_tree"]
+__all__ = [
+    "TREE_LOADERS",
+    "TREE_LOADER_MODULES",
+    "first_search_dir",
+    "loads_the_tree",
+    "names_a_tree_loader",
+    "safe_path_holds",
+]
 
 #: Programs (by base name) that run code they find by search below or above their cwd or
 #: the files they are given: test runners, task runners and build tools, and tools whose
@@ -90,3 +101,162 @@ def loads_the_tree(program: str, args: list[str | None]) -> bool:
         tool = arg.rsplit("/", 1)[-1].split("@", 1)[0]  # @scope/eslint@9 -> eslint
         return tool in TREE_LOADERS
     return False
+
+
+def names_a_tree_loader(program: str, args: list[str | None]) -> bool:
+    """Whether a word of ``args`` names a tool of `TREE_LOADERS` that ``program`` may start (red
+    team round 48: ``watchexec -- pytest``, ``pipx run pytest``, ``dotenv run -- make``, ``nix
+    develop -c make``: a wrapper the planner does not know runs its operands as a command). Any
+    program but those that only print or match words counts (over-records: fails closed)."""
+    if program in _WORD_READERS or _PYTHON.fullmatch(program):
+        return False
+    return any(a is not None and a.rsplit("/", 1)[-1] in TREE_LOADERS for a in args)
+
+
+#: Programs whose operands are data they print, match or look up, never a command they start.
+_WORD_READERS = frozenset(
+    {"echo", "printf", "which", "type", "grep", "egrep", "fgrep", "rg", "jq", "test", "["}
+)
+#: Interpreters given code inline (or on standard input): what that code loads by a relative
+#: path starts at the cwd (``node -e 'require("./lib/a")'``, ``ruby -e 'load "./x.rb"'``).
+_INLINE_CODE: dict[str, frozenset[str]] = {
+    "node": frozenset({"-e", "--eval", "-p", "--print"}),
+    "nodejs": frozenset({"-e", "--eval", "-p", "--print"}),
+    "ruby": frozenset({"-e"}),
+    "perl": frozenset({"-e", "-E"}),
+    "php": frozenset({"-r"}),
+}
+#: Python options whose value is the next word (when not attached: ``-Wignore``).
+_PYTHON_VALUED = frozenset("WX")
+_PYTHON_LONG_VALUED = frozenset({"--check-hash-based-pycs"})
+
+
+def is_interpreter(program: str) -> bool:
+    """Whether `first_search_dir` reads ``program`` (a base name): Python, an inline-code
+    interpreter or a shell."""
+    return bool(_PYTHON.fullmatch(program)) or program in _INLINE_CODE or program in _SHELLS
+
+
+def first_search_dir(program: str, args: list[str | None], *, safe_path: bool = False) -> str | None:
+    """The directory (relative to the cwd; ``"."`` the cwd itself) that ``program args`` takes
+    code from by name before anything else, or None (red team round 48).
+
+    Python puts the cwd first on ``sys.path`` for ``-c``, ``-m`` and standard input, and the
+    script's own (real) directory for a script: ``python3 -m json.tool`` run at the workspace
+    root imports a command's ``json/__init__.py`` there instead of the standard library's, and
+    ``python3 check.py`` at the root a ``http/__init__.py`` written into an existing ``http/``
+    (``import urllib.request`` imports ``http.client``): no list of the names a script imports
+    bounds what the standard library imports in turn. ``-P``/``-I`` keep that directory off
+    (None). Node, Ruby, Perl and PHP given code inline read it from the cwd (its loads are not
+    read). A word chosen at run time in place of the script is the caller's to resolve (None).
+    ``safe_path``: the hook's ``PYTHONSAFEPATH=1`` holds for this interpreter (`safe_path_holds`),
+    unless ``-E`` makes it ignore the environment."""
+    if _PYTHON.fullmatch(program):
+        return _python_first(args, safe_path)
+    if program in _SHELLS:
+        return _shell_first(args)
+    inline = _INLINE_CODE.get(program)
+    if inline is None:
+        return None
+    for arg in args:
+        if arg is None or arg in inline or (arg.startswith("--eval=") or arg.startswith("--print=")):
+            return "."
+        if not arg.startswith("-"):
+            return None  # a script: its relative loads are read from it (round 45)
+    return "."  # no script: the code comes from standard input
+
+
+#: Shells: given no script and no ``-c``, they run what standard input says (``echo pytest | sh``),
+#: which no record reads; a ``-c`` string and a script are read where the hook's line is planned.
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
+
+
+def _shell_first(args: list[str | None]) -> str | None:
+    for index, arg in enumerate(args):
+        if arg is None:
+            return None  # a script chosen at run time: untrackable where the line is planned
+        if arg == "--":
+            return None if index + 1 < len(args) else "."
+        if arg in ("-o", "+o", "-O", "+O"):
+            continue
+        if arg.startswith(("-", "+")) and len(arg) > 1:
+            if "c" in arg[1:] and arg[0] == "-":
+                return None
+            if "s" in arg[1:] and arg[0] == "-":
+                return "."
+            continue
+        if index > 0 and args[index - 1] in ("-o", "+o", "-O", "+O"):
+            continue
+        return None  # a script
+    return "."
+
+
+def _python_first(args: list[str | None], env_safe: bool) -> str | None:
+    isolated = False  # -I or -P: nothing prepended, whatever the environment
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg is None:
+            return None  # the script's path, chosen at run time (the caller resolves the word)
+        if arg == "-":
+            break
+        if arg == "--":
+            script = args[index + 1] if index + 1 < len(args) else None
+            return None if isolated or env_safe or script is None else os.path.dirname(script) or "."
+        if arg.startswith("--"):
+            index += 2 if arg in _PYTHON_LONG_VALUED else 1
+            continue
+        if arg.startswith("-") and len(arg) > 1:
+            for at, flag in enumerate(arg[1:]):
+                if flag in "IP":
+                    isolated = True
+                elif flag == "E":
+                    env_safe = False  # PYTHONSAFEPATH ignored
+                elif flag in "cm":
+                    return None if isolated or env_safe else "."
+                elif flag in _PYTHON_VALUED:
+                    index += 1 if at == len(arg) - 2 else 0
+                    break
+            index += 1
+            continue
+        return None if isolated or env_safe else os.path.dirname(arg) or "."
+    return None if isolated or env_safe else "."  # standard input (or ``-``)
+
+
+#: An interpreter's name with its version (``python3.10``, ``python2.7``; ``python3`` says none).
+_VERSIONED = re.compile(r"python(\d+)\.(\d+)")
+
+
+def safe_path_holds(interpreter: str, base: str) -> bool:
+    """Whether the ``PYTHONSAFEPATH=1`` the hook runner sets (`shellrt.permissions.hooks`) keeps
+    the cwd and a script's directory off ``interpreter``'s ``sys.path``: only Python 3.11 and later
+    read it (macOS's ``python3`` is 3.9, Ubuntu 22.04's 3.10), and an operator's own empty value,
+    which the runner keeps, turns it off. The version is read from the name the hook gives or the
+    real file it leads to (``/usr/bin/python3`` -> ``python3.11``), looked up as the hook's shell
+    will; one that names none (a pyenv shim, ``pypy3``) does not hold (fails closed)."""
+    if os.environ.get("PYTHONSAFEPATH", "1") == "":
+        return False
+    versioned = _VERSIONED.fullmatch(os.path.basename(interpreter))
+    if versioned is not None:
+        return (int(versioned.group(1)), int(versioned.group(2))) >= (3, 11)
+    key = (interpreter, base)
+    now = time.monotonic()
+    with _holds_lock:
+        hit = _holds.get(key)
+    if hit is not None and now - hit[0] < _HOLDS_TTL_S:
+        return hit[1]  # the host's PATH lookup costs up to ~60 ms under load: once per hook set
+    from sandbox._hostpath import host_path
+
+    found = interpreter if "/" in interpreter else shutil.which(interpreter, path=host_path(None, (base,)))
+    versioned = None if found is None else _VERSIONED.fullmatch(os.path.basename(os.path.realpath(found)))
+    holds = versioned is not None and (int(versioned.group(1)), int(versioned.group(2))) >= (3, 11)
+    with _holds_lock:
+        if len(_holds) > 64:
+            _holds.clear()
+        _holds[key] = (now, holds)
+    return holds
+
+
+_holds: dict[tuple[str, str], tuple[float, bool]] = {}
+_holds_lock = threading.Lock()
+_HOLDS_TTL_S = 30.0
