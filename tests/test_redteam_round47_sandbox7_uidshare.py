@@ -34,6 +34,7 @@ import pytest
 from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
 from tests._bwrap_session import require_bwrap, supervised
+from tests._inflight_fill import HOLD_UNTIL_DONE, SEND_UNTIL_REFUSED
 
 pytestmark = pytest.mark.bwrap
 
@@ -43,23 +44,10 @@ _IPC_RMID = 0
 #: Take all it can of both budgets: 253 copies of one descriptor a message on as many stream pairs
 #: as it takes, until ETOOMANYREFS; 1 MiB segments locked until SHM_LOCK fails. Then hold them
 #: until the host is done.
-_FILL = r"""
-import array, ctypes, os, socket, time
-pairs, sent, why = [], 0, "none"
-fds = array.array("i", [0] * 253)
-while why == "none" and len(pairs) < 400:
-    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    a.setblocking(False)
-    pairs.append((a, b))
-    while True:
-        try:
-            a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
-            sent += 253
-        except BlockingIOError:
-            break
-        except OSError as exc:
-            why = os.strerror(exc.errno)
-            break
+_FILL = (
+    SEND_UNTIL_REFUSED
+    + "import ctypes\n"
+    + r"""
 print("INFLIGHT", sent, why, flush=True)
 libc = ctypes.CDLL(None, use_errno=True)
 locked = 0
@@ -69,11 +57,9 @@ while locked < 1 << 30:
         break
     locked += 1 << 20
 print("LOCKED", locked, flush=True)
-open("ready", "w").close()
-end = time.monotonic() + 30
-while not os.path.exists("done") and time.monotonic() < end:
-    time.sleep(0.05)
 """
+    + HOLD_UNTIL_DONE
+)
 
 
 def _host_send() -> str:

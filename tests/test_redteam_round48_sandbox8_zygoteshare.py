@@ -27,6 +27,7 @@ from sandbox import BwrapConfig, SandboxPolicy
 from sandbox._bwrap_uidshare import nofile_share
 from sandbox.bwrap import BwrapBackend
 from tests._bwrap_session import require_bwrap, supervised
+from tests._inflight_fill import HOLD_UNTIL_DONE, SEND_UNTIL_REFUSED
 
 pytestmark = pytest.mark.bwrap
 
@@ -36,29 +37,11 @@ pytestmark = pytest.mark.bwrap
 #: inits made ahead, so some are made (and their ends sent to the host) meanwhile.
 _RUNS = 5
 
-_FILL = r"""
-import array, os, resource, socket, time
-pairs, sent, why = [], 0, "none"
-fds = array.array("i", [0] * 253)
-while why == "none" and len(pairs) < 400:
-    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    a.setblocking(False)
-    pairs.append((a, b))
-    while True:
-        try:
-            a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
-            sent += 253
-        except BlockingIOError:
-            break
-        except OSError as exc:
-            why = os.strerror(exc.errno)
-            break
-print("INFLIGHT", sent, why, resource.getrlimit(resource.RLIMIT_NOFILE), flush=True)
-open("ready", "w").close()
-end = time.monotonic() + 30
-while not os.path.exists("done") and time.monotonic() < end:
-    time.sleep(0.05)
-"""
+_FILL = (
+    SEND_UNTIL_REFUSED
+    + 'import resource\nprint("INFLIGHT", sent, why, resource.getrlimit(resource.RLIMIT_NOFILE), flush=True)\n'
+    + HOLD_UNTIL_DONE
+)
 
 
 def test_a_command_in_flight_leaves_every_zygote_its_sends(tmp_path: Path) -> None:
