@@ -40,6 +40,7 @@ from shellrt.permissions.hook_node_packages import (
     node_packages,
     started_commands,
 )
+from shellrt.permissions.hook_read import read_regular
 from shellrt.permissions.hook_tree_loaders import (
     first_search_dir,
     is_interpreter,
@@ -605,11 +606,7 @@ def _first_searched(
 
 
 def _read_head(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(256)
-    except OSError:
-        return None
+    return read_regular(path, 256)
 
 
 #: Project runners and the subcommands that load the project they run in by search (round 24):

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from shellrt.permissions.hook_loads_python import PythonLoads, is_python_script, module_paths, python_loads
+from shellrt.permissions.hook_read import read_regular
 
 if TYPE_CHECKING:
     from shellrt.analysis.models import PlanCommand, Word
@@ -81,7 +81,7 @@ class ScriptLoads:
 
 def is_shell_script(path: str) -> bool:
     """A ``#!`` line naming a shell, or no ``#!`` line and a ``.sh``/``.bash`` name."""
-    head = _read_regular(path, 256)
+    head = read_regular(path, 256)
     if head is None:
         return False
     if head.startswith(b"#!"):
@@ -91,19 +91,6 @@ def is_shell_script(path: str) -> bool:
             names = names[1:]
         return bool(names) and names[0] in SHELLS
     return path.endswith((".sh", ".bash"))
-
-
-def _read_regular(path: str, limit: int) -> bytes | None:
-    """Up to ``limit`` bytes of a regular file, never blocking on a FIFO or device (None: not one)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a directory cannot even be wrapped in a file
-        os.close(fd)
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read(limit)
 
 
 #: How a file a hook runs is read for what it loads.
@@ -117,7 +104,7 @@ def script_kind(root: Path, rel: str, hint: ScriptKind | None = None) -> ScriptK
     path = os.path.join(root, rel)
     if is_shell_script(path):
         return "shell"
-    head = _read_regular(path, 256)
+    head = read_regular(path, 256)
     if head is not None and is_python_script(path, head):
         return "python"
     return None
@@ -173,7 +160,7 @@ def _add(
 def _one_python(
     root: Path, rel: str, out: ScriptLoads, python: PythonLoads, cwd: Path, resolve: PartResolver | None = None
 ) -> list[tuple[str, ScriptKind | None]]:
-    data = _read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
+    data = read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
     if data is None:
         return []
     if len(data) > MAX_SCRIPT_BYTES:
@@ -218,7 +205,7 @@ def _one_script(
     """(path, how it is read) for each load of the shell script ``rel``; problems go to ``out``."""
     from shellrt.analysis import analyze
 
-    data = _read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
+    data = read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
     if data is None:
         return []  # absent, unreadable or not a file: its digest says so
     if len(data) > MAX_SCRIPT_BYTES:

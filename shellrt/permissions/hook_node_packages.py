@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from shellrt.permissions.hook_read import read_regular
+
 __all__ = [
     "MAX_PACKAGES",
     "is_node_script",
@@ -119,12 +121,12 @@ def read_manifest(path: str) -> dict[str, object] | None:
     """The ``package.json`` at ``path`` (its first MiB), {} when it is JSON but not an object; None when
     it cannot be read or parsed. `FileNotFoundError` is raised: a missing manifest means something
     else to each caller (the next scope up, no scripts, nothing declared)."""
+    raw = read_regular(path, _MANIFEST_LIMIT, raise_missing=True)
+    if raw is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read(_MANIFEST_LIMIT))
-    except FileNotFoundError:
-        raise
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else {}
 
@@ -178,22 +180,17 @@ def is_node_script(path: str) -> bool:
     """A file node runs: a ``.js``/``.cjs``/``.mjs`` name, or a ``node`` shebang."""
     if path.endswith(_SCRIPT_SUFFIXES):
         return os.path.isfile(path)
-    try:
-        with open(path, "rb") as fh:
-            first = fh.readline(256)
-    except OSError:
-        return False
+    first = (read_regular(path, 256) or b"").split(b"\n", 1)[0]
     return first.startswith(b"#!") and b"node" in first
 
 
 def literal_specifiers(path: str) -> list[str]:
     """What a node script requires or imports by a literal string, as written (by a pattern, not a
     parser: a name in a comment or a string counts too, which over-records)."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read(_MANIFEST_LIMIT).decode("utf-8", "replace")
-    except OSError:
+    raw = read_regular(path, _MANIFEST_LIMIT)
+    if raw is None:
         return []
+    text = raw.decode("utf-8", "replace")
     found = [quoted or template for _, quoted, template in _REQUIRE.findall(text)]
     return list(dict.fromkeys(found + _computed_specifiers(text)))
 
@@ -204,11 +201,10 @@ def started_commands(path: str) -> list[str]:
     word), for their tools' loads to be resolved as a hook's own command line is (round 47)."""
     import shlex
 
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read(_MANIFEST_LIMIT).decode("utf-8", "replace")
-    except OSError:
+    raw = read_regular(path, _MANIFEST_LIMIT)
+    if raw is None:
         return []
+    text = raw.decode("utf-8", "replace")
     lines = [line for _, line in _EXEC_LINE.findall(text)]
     for _, program, items in _EXEC_FILE.findall(text):
         words = [program]

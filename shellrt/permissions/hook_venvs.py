@@ -39,6 +39,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sandbox._hostpath import host_env, host_path
+from shellrt.permissions.hook_read import read_regular
 
 __all__ = ["venv_paths"]
 
@@ -126,10 +127,8 @@ _FINDER = re.compile(r"__editable___[\w.]+_finder")
 
 def _import_path(binary: str, base: str) -> tuple[str, ...] | None:
     """``binary``'s workspace-relevant import entries; None when they cannot be known."""
-    try:
-        with open(os.path.realpath(binary), "rb") as fh:
-            magic = fh.read(4)
-    except OSError:
+    magic = read_regular(os.path.realpath(binary), 4)
+    if magic is None:
         return ()
     return _static_entries(binary) if magic == b"\x7fELF" else _asked(binary, base)
 
@@ -181,11 +180,7 @@ def _includes_system(cfg: str) -> bool:
 
 
 def _head(path: str) -> str:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(_MAX_PTH_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return ""
+    return (read_regular(path, _MAX_PTH_BYTES) or b"").decode("utf-8", "replace")
 
 
 def _mapping(path: str) -> list[str]:
