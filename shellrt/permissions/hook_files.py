@@ -579,7 +579,7 @@ def _first_searched(
     if not is_interpreter(program) and ("/" in (words[0].value or "") or words[0].value is None):
         script = values[0]
         if script is not None and (rel := _inside(root, os.path.join(base, script))) is not None:
-            line = (_read_head(os.path.join(root, rel)) or b"").split(b"\n", 1)[0]
+            line = (read_regular(os.path.join(root, rel), 256) or b"").split(b"\n", 1)[0]
             if line.startswith(b"#!") and is_python_script("", line):  # ``./check.py``
                 shebang = line[2:].decode("utf-8", "replace").split()
                 if shebang and os.path.basename(shebang[0]) == "env":
@@ -603,10 +603,6 @@ def _first_searched(
     if rel is None or (rel != "." and first != "."):
         return []  # a script's own directory below the root is watched whole already (round 40)
     return [WHOLE_WORKSPACE if rel == "." else rel]
-
-
-def _read_head(path: str) -> bytes | None:
-    return read_regular(path, 256)
 
 
 #: Project runners and the subcommands that load the project they run in by search (round 24):
