@@ -75,8 +75,19 @@ def test_an_included_file_naming_tens_of_thousands_is_read_quickly_and_the_opera
     (home / ".bashrc").write_text(f". {sourced}\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", "")
+    resolved: list[str] = []
+    realpath = os.path.realpath
+
+    def counted(path: str) -> str:
+        resolved.append(path)
+        return realpath(path)
+
+    monkeypatch.setattr(os.path, "realpath", counted)
     started = time.monotonic()
     found = _protect_home._linked_places()
     took = time.monotonic() - started
-    assert took < 0.5, f"{took:.1f} s a read"
+    # Each of the 39 000 names was resolved before (2.2-2.4 s idle); ~550 now. The count, not the
+    # time, is the bound: 0.4 s idle became 0.57 s in a loaded CI lane (stop 62's landing).
+    assert len(resolved) < 2_000, f"{len(resolved)} paths resolved in one read"
+    assert took < 3, f"{took:.1f} s a read"
     assert str(nested) in found and str(hostile) in found and str(sourced) in found, sorted(found)[:5]

@@ -710,7 +710,7 @@ def _ssh_included(home: str) -> tuple[list[str], list[str]]:
         if real in seen:
             continue
         seen.add(real)
-        content = read_regular(path, 1 << 20)
+        content = bounds.read(path)
         if content is None:
             continue
         for line in content.decode("utf-8", "replace").splitlines():
@@ -762,6 +762,12 @@ _REALPATH_PARTS = 16_384
 #: expanded): a value doubled forty times (``A=$A$A``) was 2^40 characters, out of memory
 #: (round 37 review2).
 _EXPANDED_CHARS = 1 << 20
+#: Bytes of the files one read (the ssh reader's, the rc reader's) takes in, 1 MiB a file at most.
+#: Why (stop 62): every file's text is scanned by five patterns (~0.25 s a MiB); a sourced file of a
+#: dotfiles workspace naming 40 others of 1 MiB each made every read 9.5 s (255 of them: a minute),
+#: every guard. Breadth first, the operator's own files spend it first; a file past it is guarded by
+#: its own name, what it names not followed (as past `_NAMED_FILES`).
+_READ_BYTES = 2 << 20
 #: Directory entries the pattern expansions of one read look at in all (four patterns' worth).
 _GLOB_READ_ENTRIES = 16_384
 #: Characters of ``for`` loops' word lists, tmux ``source-file`` and ssh ``Include`` lines split in
@@ -782,6 +788,17 @@ class _Bounds:
         self.loop_text = _LOOP_TEXT
         self.entries = _GLOB_READ_ENTRIES
         self.braces = _LOOP_TEXT  # characters brace expansion may scan (round 40 review18)
+        self.bytes = _READ_BYTES  # of the files read (stop 62)
+
+    def read(self, path: str) -> bytes | None:
+        """``path``'s content within what is left of `_READ_BYTES` (each file 1 MiB at most); None
+        when it is no regular file or nothing is left (the file stays guarded by its own name)."""
+        if self.bytes <= 0:
+            return None
+        content = read_regular(path, min(1 << 20, self.bytes))
+        if content is not None:
+            self.bytes -= max(len(content), 1)
+        return content
 
     def real(self, path: str) -> str:
         parts = path.count("/")
@@ -935,9 +952,13 @@ def _rc_sourced(home: str) -> list[tuple[str, str]]:
     todo += [(os.path.join(home, rc), rc, kind, 0) for rc, kind in _OTHER_TOPS.items()]
     seen: set[str] = set()
     bounds = _Bounds()
+    tried: set[str] = set()  # as named: one name sourced again is not read (nor spent) again
     while todo:
         path, rc, kind, depth = todo.pop(0)  # breadth first: the operator's own names before what they name
-        content = read_regular(path, 1 << 20)  # first: most of the names do not exist
+        if path in tried:
+            continue
+        tried.add(path)
+        content = bounds.read(path)  # first: most of the names do not exist
         if content is None:
             continue
         real = bounds.real(path)
