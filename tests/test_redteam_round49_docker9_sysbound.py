@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +35,16 @@ def anyio_backend() -> str:
 
 _FUNCTIONS = 1_200  # PCI functions (SR-IOV VFs): 8 root-only files each, 9,600 in all
 _CPUS = 400  # two root-only crash_notes files each: 800
-_ROOT_ONLY = ("config_raw", "resource0", "resource0_wc", "resource1", "resource2", "resource2_wc", "rom", "reset_raw")
+_ROOT_ONLY = (
+    "config_raw",
+    "resource0",
+    "resource0_wc",
+    "resource1",
+    "resource2",
+    "resource2_wc",
+    "rom",
+    "reset_raw",
+)
 
 
 def _file(path: Path, mode: int) -> None:
@@ -48,7 +58,11 @@ def server_sys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
     # On a tmpfs when there is one (like sysfs, in memory): 25,000 files take ~1 s there, 15-40 s on
     # this loaded ext4.
     shm = Path("/dev/shm")
-    base = Path(tempfile.mkdtemp(prefix="r49sys-", dir=shm)) if shm.is_dir() else tmp_path_factory.mktemp("r49sys")
+    base = (
+        Path(tempfile.mkdtemp(prefix="r49sys-", dir=shm))
+        if shm.is_dir()
+        else tmp_path_factory.mktemp("r49sys")
+    )
     root = base / "sys"
     secret: set[str] = set()
     readable: set[str] = set()
@@ -112,8 +126,17 @@ def test_a_servers_root_only_sys_files_are_all_masked_in_a_bounded_count(
         "/sys/kernel/mm/ksm/run",
         "/sys/bus/platform/drivers/serial8250/uevent",
     ):
-        assert kept in readable and not _covered(kept, asked), (kept, [m for m in asked if kept.startswith(m)])
-    for needed in ("/sys", "/sys/devices", "/sys/devices/system", "/sys/devices/system/cpu", "/sys/fs/cgroup"):
+        assert kept in readable and not _covered(kept, asked), (
+            kept,
+            [m for m in asked if kept.startswith(m)],
+        )
+    for needed in (
+        "/sys",
+        "/sys/devices",
+        "/sys/devices/system",
+        "/sys/devices/system/cpu",
+        "/sys/fs/cgroup",
+    ):
         assert needed not in asked, needed
     # A CPU's directory (its topology) is kept: the PCI tree's collapses were enough.
     assert not any(m.startswith("/sys/devices/system/cpu/cpu") and m.count("/") == 5 for m in asked)
@@ -199,3 +222,62 @@ async def test_a_container_starts_with_collapsed_masks_and_reads_no_root_only_fi
     assert not found, f"root-only /sys files a root command reads: {found[:5]}"
     assert "read:0" in said, said
     assert any(line[:1].isdigit() for line in said.splitlines()), f"the CPU list is hidden: {said!r}"
+
+
+_AS_NOBODY = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("sysmasks", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+said = {"walked": list(mod.walk_root_only(sys.argv[2], ()))}
+try:
+    mod.walk_root_only(sys.argv[3], ())
+except ValueError as exc:
+    said["refused"] = str(exc)
+print(json.dumps(said))
+"""
+
+
+def test_a_non_root_callers_walk_masks_what_it_may_not_list() -> None:
+    """A caller that is not root cannot list a mode 0700 directory; round 48's walk skipped it, and
+    the root-only file inside stayed readable to a per-call root command (host uid 0). Now it is
+    masked whole; a directory a container needs that cannot be listed refuses the start."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root to make the tree and setpriv to walk it as uid 65534")
+    base = Path(tempfile.mkdtemp(prefix="r49nolist-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
+    try:
+        base.chmod(0o755)
+        for tree in ("a", "b"):
+            _file(base / tree / "sys/devices/platform/hidden/key", 0o400)
+            _file(base / tree / "sys/devices/platform/open/name", 0o444)
+            _file(base / tree / "sys/devices/system/cpu/online", 0o444)
+            (base / tree / "sys/devices/platform/hidden").chmod(0o700)
+        (base / "b/sys/devices/system/cpu").chmod(0o700)
+        module = Path(__file__).resolve().parents[1] / "sandbox/docker/_sysmasks.py"
+        done = subprocess.run(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+                sys.executable,
+                "-I",
+                "-c",
+                _AS_NOBODY,
+                str(module),
+                str(base / "a/sys"),
+                str(base / "b/sys"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=base,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        said = json.loads(done.stdout)
+    finally:
+        shutil.rmtree(base)
+    assert "/sys/devices/platform/hidden" in said["walked"], said
+    assert not any(p.startswith("/sys/devices/platform/open") for p in said["walked"]), said
+    assert "/sys/devices/system/cpu" in said.get("refused", ""), said
