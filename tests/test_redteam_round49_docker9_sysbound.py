@@ -281,3 +281,19 @@ def test_a_non_root_callers_walk_masks_what_it_may_not_list() -> None:
     assert "/sys/devices/platform/hidden" in said["walked"], said
     assert not any(p.startswith("/sys/devices/platform/open") for p in said["walked"]), said
     assert "/sys/devices/system/cpu" in said.get("refused", ""), said
+
+
+def test_a_directory_others_may_not_enter_is_masked_whole(tmp_path: Path) -> None:
+    """A root-owned mode 0700 directory holding a mode 0444 file: the file is root's alone (others
+    cannot reach it), and a per-call root command (host uid 0, its owner) reads it. Round 48's walk
+    judged regular files by their own mode only, as round 47's ``/proc`` walk had before round 48."""
+    import sandbox.docker._masks as masks
+
+    root = tmp_path / "sys"
+    _file(root / "devices/platform/locked/serial", 0o444)
+    _file(root / "devices/platform/open/serial", 0o444)
+    _file(root / "devices/system/cpu/online", 0o444)
+    (root / "devices/platform/locked").chmod(0o700)
+    walked = masks.host_root_only_sys(str(root))
+    assert "/sys/devices/platform/locked" in walked, walked
+    assert not _covered("/sys/devices/platform/open/serial", walked), walked

@@ -10,7 +10,9 @@ their number:
 - the walk visits at most `MAX_ENTRIES` entries; past that, each directory it has not listed is
   masked whole (an empty read-only tmpfs: nothing below it reads), and only the directories a
   container needs (`NEEDED`) and their ancestors are still listed, their subdirectories masked whole;
-- a directory the walk may not list (a non-root caller, a mode 0700 directory) is masked whole;
+- a directory the walk may not list (a non-root caller, a mode 0700 directory) is masked whole, and
+  so is one others may not list or enter (its files are root's alone, whatever their modes: the
+  rule round 48 gave ``/proc``'s walk);
 - past `MAX_MASKS` masks, `collapse` replaces the masks below one directory with one mask of that
   directory, deepest directories first and, at one depth, the one holding the most masks first,
   until the count fits; directories inside a `NEEDED` tree (a CPU's) only when the rest did not do. Neither ever masks ``/sys``, a `NEEDED` directory or one of their
@@ -65,6 +67,11 @@ def _under(path: str, roots: Iterable[str]) -> bool:
 def _keeps(path: str) -> bool:
     """A directory no mask may name: ``/sys`` itself, a `NEEDED` one or an ancestor of one."""
     return path == "/sys" or any(need == path or need.startswith(path + "/") for need in NEEDED)
+
+
+#: A directory others may list and enter: one without both bits is its owner's (root's) alone, and
+#: so is every file below it, whatever the file's mode says.
+_OTHERS_ENTER = stat.S_IROTH | stat.S_IXOTH
 
 
 def _root_only(mode: int) -> bool:
@@ -124,7 +131,13 @@ def walk_root_only(sys_root: str, skip: tuple[str, ...], max_entries: int | None
                     found.append(_named(path))
                     continue
                 if stat.S_ISDIR(st.st_mode):
-                    if st.st_dev == root_dev and not _under(path, (*skip, *_PER_NETNS)):
+                    if st.st_dev != root_dev or _under(path, (*skip, *_PER_NETNS)):
+                        continue
+                    if st.st_mode & _OTHERS_ENTER != _OTHERS_ENTER:  # what it holds is root's alone
+                        if _keeps(path):
+                            raise ValueError(f"{path} is root's alone (mode {st.st_mode & 0o7777:o})")
+                        found.append(_named(path))
+                    else:
                         (first if _keeps(path) or _under(path, NEEDED) else stack).append(path)
                 elif _root_only(st.st_mode):
                     found.append(_named(path))
