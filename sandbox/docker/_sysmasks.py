@@ -3,9 +3,9 @@
 A per-call root command is host uid 0 with no capability, so a ``/sys`` file guarded by its mode
 alone (0400/0600, root's) is open to it: round 48 masked each such file, and refused every start
 past 2,000 of them. A bare-metal or GPU server has more: each PCI function's ``resource<N>``,
-``resource<N>_wc`` and ``rom`` (hundreds of functions with SR-IOV), a ``cpufreq`` policy's
-``cpuinfo_cur_freq`` for each CPU. Round 49 (docker9) keeps every one masked and never refuses for
-their number:
+``resource<N>_wc`` and ``rom`` (hundreds of functions with SR-IOV), each CPU's ``crash_notes``
+and its ``cpufreq`` policy's ``cpuinfo_cur_freq``. Round 49 (docker9) keeps every one masked and
+refuses only when nothing a container can do without could hold them:
 
 - the walk visits at most `MAX_ENTRIES` entries; past that, each directory it has not listed is
   masked whole (an empty read-only tmpfs: nothing below it reads), and only the directories a
@@ -15,8 +15,10 @@ their number:
   rule round 48 gave ``/proc``'s walk);
 - past `MAX_MASKS` masks, `collapse` replaces the masks below one directory with one mask of that
   directory, deepest directories first and, at one depth, the one holding the most masks first,
-  until the count fits; directories inside a `NEEDED` tree (a CPU's) only when the rest did not do. Neither ever masks ``/sys``, a `NEEDED` directory or one of their
-  ancestors; when nothing else is left to collapse, `ValueError` (fail closed: the start refuses).
+  until the count fits; directories inside a `NEEDED` tree (a CPU's) only when the rest did not
+  do. Neither ever masks ``/sys``, a `NEEDED` directory or one of their ancestors; when nothing
+  else is left to collapse, `ValueError` (fail closed: the start refuses);
+- the network namespace's directories are not walked (`_PER_NETNS`).
 """
 
 from __future__ import annotations
