@@ -298,3 +298,23 @@ def test_a_directory_others_may_not_enter_is_masked_whole(tmp_path: Path) -> Non
     walked = masks.host_root_only_sys(str(root))
     assert "/sys/devices/platform/locked" in walked, walked
     assert not _covered("/sys/devices/platform/open/serial", walked), walked
+
+
+def test_a_module_loaded_after_the_walk_is_masked_at_the_next_start(tmp_path: Path) -> None:
+    """The walk is once a process; a module loaded after it (a command's ``socket()`` of a family
+    the host has not loaded makes the kernel load one, no capability needed) brings its root-only
+    parameters (``module_param(..., 0600)``, like ``nf_conntrack``'s ``hashsize`` here), which
+    stayed readable to a per-call root command for the rest of the process's life."""
+    import sandbox.docker._masks as masks
+
+    root = tmp_path / "sys"
+    _file(root / "module/nf_conntrack/parameters/hashsize", 0o600)
+    _file(root / "devices/system/cpu/online", 0o444)
+    first = masks.host_root_only_sys(str(root))
+    assert first == ["/sys/module/nf_conntrack/parameters/hashsize"], first
+    _file(root / "module/late_proto/parameters/secret", 0o400)  # loaded after the walk
+    _file(root / "module/late_proto/parameters/open", 0o444)
+    later = masks.host_root_only_sys(str(root))
+    assert "/sys/module/late_proto/parameters/secret" in later, later
+    assert not _covered("/sys/module/late_proto/parameters/open", later), later
+    assert "/sys/module/nf_conntrack/parameters/hashsize" in later, later

@@ -137,6 +137,8 @@ def host_cpu_masks(sys_root: str = "/sys") -> list[str]:
 
 
 _sys_walks: dict[str, tuple[str, ...]] = {}
+#: The module names ``/sys/module`` held at the walk or the last start (`host_root_only_sys`).
+_sys_modules: dict[str, frozenset[str]] = {}
 _proc_walks: dict[str, tuple[str, ...]] = {}
 _sys_walk_lock = threading.Lock()
 
@@ -212,16 +214,37 @@ def host_root_only_sys(sys_root: str = "/sys") -> list[str]:
     is its only guard against a per-call root command, host uid 0; a read of zram's ``hot_add``
     makes a host block device), as the container names it; trees `FLOOR` masks whole are not
     walked. Walked once a process (~0.1-0.3 s here, 9,000 entries), then kept: what a later driver
-    adds that way is masked by the next process. Round 49 (docker9): at most
+    adds that way is masked by the next process, but for a module loaded since, whose directory
+    is walked at the next start (round 49, docker9: one listing of ``/sys/module`` a start). At most
     `_sysmasks.MAX_MASKS` paths, directories masked whole past that or past the walk's
     `_sysmasks.MAX_ENTRIES` (a large server's PCI functions); `ValueError` only when nothing but
     ``/sys`` or a directory a container needs could hold them."""
+    skip = tuple(p for p in FLOOR if p.startswith("/sys/"))
     with _sys_walk_lock:  # a second caller waits for the walk under way (`prefetch_host_walks`)
         kept = _sys_walks.get(sys_root)
+        modules = _module_names(sys_root)  # before the walk: one loaded during it is walked again
         if kept is None:
-            kept = collapse(walk_root_only(sys_root, tuple(p for p in FLOOR if p.startswith("/sys/"))))
-            _sys_walks[sys_root] = kept
+            kept = collapse(walk_root_only(sys_root, skip))
+        else:  # round 49: a module loaded since (a command's socket() can make the host load one)
+            known = _sys_modules.get(sys_root, frozenset())
+            added = [
+                path
+                for name in sorted(modules - known)
+                if not _under(f"/sys/module/{name}", kept)
+                for path in walk_root_only(sys_root, skip, under=f"/sys/module/{name}")
+            ]
+            if added:
+                kept = collapse([*kept, *added])
+        _sys_walks[sys_root], _sys_modules[sys_root] = kept, modules
     return list(kept)
+
+
+def _module_names(sys_root: str) -> frozenset[str]:
+    """The names in ``<sys_root>/module`` (one listing, ~200 names: each start's whole cost)."""
+    try:
+        return frozenset(os.listdir(os.path.join(sys_root, "module")))
+    except OSError:
+        return frozenset()
 
 
 def prefetch_host_walks() -> None:

@@ -86,9 +86,12 @@ def _named(inside: str) -> str:
     return inside
 
 
-def walk_root_only(sys_root: str, skip: tuple[str, ...], max_entries: int | None = None) -> tuple[str, ...]:
+def walk_root_only(
+    sys_root: str, skip: tuple[str, ...], max_entries: int | None = None, under: str = "/sys"
+) -> tuple[str, ...]:
     """Every regular file below ``sys_root`` (on its file system, not below ``skip``'s container
-    paths) that its owner may read and others may not, as the container names it, and each
+    paths; only below ``under``'s when given) that its owner may read and others may not, as the
+    container names it, and each
     directory masked whole instead (not listed: past ``max_entries``, `MAX_ENTRIES` by default, or
     refused to this caller)."""
     budget = MAX_ENTRIES if max_entries is None else max_entries
@@ -98,7 +101,8 @@ def walk_root_only(sys_root: str, skip: tuple[str, ...], max_entries: int | None
         return ()
     found: list[str] = []
     visited = 0
-    first: list[str] = ["/sys"]  # `NEEDED`'s trees and their ancestors, walked before the rest
+    first: list[str] = [_named(under) if under != "/sys" else under]  # `NEEDED`'s trees and their
+    # ancestors, walked before the rest
     stack: list[str] = []
     while first or stack:
         inside = first.pop() if first else stack.pop()
@@ -148,12 +152,13 @@ def walk_root_only(sys_root: str, skip: tuple[str, ...], max_entries: int | None
 
 def collapse(masks: Iterable[str], max_masks: int | None = None) -> tuple[str, ...]:
     """At most ``max_masks`` (`MAX_MASKS` by default) paths that hide every one of ``masks``
-    (``/sys`` paths, none below another): the masks below a directory replaced by that directory,
+    (``/sys`` paths; one below another is dropped): the masks below a directory replaced by that directory,
     deepest directories first and, at one depth, the one holding the most first; those inside a
     `NEEDED` tree after all others; never ``/sys``, a `NEEDED` directory or an ancestor of one.
     `ValueError` when only those would bring the count down."""
     bound = MAX_MASKS if max_masks is None else max_masks
-    leaves = sorted(set(masks))
+    given = set(masks)
+    leaves = sorted(m for m in given if not _below_any(m.rpartition("/")[0], given))
     if len(leaves) <= bound:
         return tuple(leaves)
     held: dict[str, int] = {}  # directory -> masks below it now
