@@ -28,6 +28,8 @@ from typing import Any
 import docker
 import docker.errors
 
+from sandbox.docker._sysmasks import collapse, walk_root_only
+
 __all__ = [
     "FLOOR",
     "ROOT_ONLY_PROC",
@@ -135,6 +137,8 @@ def host_cpu_masks(sys_root: str = "/sys") -> list[str]:
 
 
 _sys_walks: dict[str, tuple[str, ...]] = {}
+#: The module names ``/sys/module`` held at the walk or the last start (`host_root_only_sys`).
+_sys_modules: dict[str, frozenset[str]] = {}
 _proc_walks: dict[str, tuple[str, ...]] = {}
 _sys_walk_lock = threading.Lock()
 
@@ -201,61 +205,46 @@ def host_root_only(proc_root: str = "/proc") -> list[str]:
     return [*found, *deep]
 
 
-#: More root-only ``/sys`` files than a host has (40 here, 39 of them module parameters): past it
-#: the walk fails closed rather than make a container with thousands of mounts.
-_MAX_SYS_FILES = 2000
-
-
 def _under(path: str, roots: tuple[str, ...] | list[str]) -> bool:
     return any(path == root or path.startswith(root + "/") for root in roots)
-
-
-def _walk_root_only(sys_root: str, skip: tuple[str, ...]) -> tuple[str, ...]:
-    """Every regular file below ``sys_root`` (on its file system, not below ``skip``'s container
-    paths) that its owner may read and others may not, as the container names it."""
-    try:
-        root_dev = os.lstat(sys_root).st_dev
-    except OSError:  # no /sys here: nothing of this host's to name (a remote daemon's is not read)
-        return ()
-    found: list[str] = []
-    stack = [sys_root]
-    while stack:
-        directory = stack.pop()
-        try:
-            entries = os.scandir(directory)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                inside = "/sys" + entry.path[len(sys_root) :]
-                if stat.S_ISDIR(st.st_mode):
-                    if st.st_dev == root_dev and not _under(inside, skip):
-                        stack.append(entry.path)
-                elif stat.S_ISREG(st.st_mode) and st.st_mode & stat.S_IRUSR and not st.st_mode & stat.S_IROTH:
-                    if _PLACE.fullmatch(inside) is None:
-                        raise ValueError(f"a root-only /sys file no mask can name: {inside!r:.200}")
-                    found.append(inside)
-                    if len(found) > _MAX_SYS_FILES:
-                        raise ValueError(f"more than {_MAX_SYS_FILES} root-only files below {sys_root}")
-    return tuple(sorted(found))
 
 
 def host_root_only_sys(sys_root: str = "/sys") -> list[str]:
     """Each regular file below this host's ``/sys`` that others may not read (round 48: its mode
     is its only guard against a per-call root command, host uid 0; a read of zram's ``hot_add``
     makes a host block device), as the container names it; trees `FLOOR` masks whole are not
-    walked. Walked once a process (~0.1-0.3 s here, 9,000 entries; `ValueError` past
-    `_MAX_SYS_FILES`), then kept: what a later driver adds that way is masked by the next process."""
+    walked. Walked once a process (~0.1-0.3 s here, 9,000 entries), then kept: what a later driver
+    adds that way is masked by the next process, but for a module loaded since, whose directory
+    is walked at the next start (round 49, docker9: one listing of ``/sys/module`` a start). At most
+    `_sysmasks.MAX_MASKS` paths, directories masked whole past that or past the walk's
+    `_sysmasks.MAX_ENTRIES` (a large server's PCI functions); `ValueError` only when nothing but
+    ``/sys`` or a directory a container needs could hold them."""
+    skip = tuple(p for p in FLOOR if p.startswith("/sys/"))
     with _sys_walk_lock:  # a second caller waits for the walk under way (`prefetch_host_walks`)
         kept = _sys_walks.get(sys_root)
+        modules = _module_names(sys_root)  # before the walk: one loaded during it is walked again
         if kept is None:
-            kept = _walk_root_only(sys_root, tuple(p for p in FLOOR if p.startswith("/sys/")))
-            _sys_walks[sys_root] = kept
+            kept = collapse(walk_root_only(sys_root, skip))
+        else:  # round 49: a module loaded since (a command's socket() can make the host load one)
+            known = _sys_modules.get(sys_root, frozenset())
+            added = [
+                path
+                for name in sorted(modules - known)
+                if not _under(f"/sys/module/{name}", kept)
+                for path in walk_root_only(sys_root, skip, under=f"/sys/module/{name}")
+            ]
+            if added:
+                kept = collapse([*kept, *added])
+        _sys_walks[sys_root], _sys_modules[sys_root] = kept, modules
     return list(kept)
+
+
+def _module_names(sys_root: str) -> frozenset[str]:
+    """The names in ``<sys_root>/module`` (one listing, ~200 names: each start's whole cost)."""
+    try:
+        return frozenset(os.listdir(os.path.join(sys_root, "module")))
+    except OSError:
+        return frozenset()
 
 
 def prefetch_host_walks() -> None:
