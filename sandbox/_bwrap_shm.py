@@ -86,7 +86,7 @@ class ShmCap:
         passed = () if starter is None else (starter,)
         try:
             done = subprocess.run(
-                [*prefix, *argv, *program], pass_fds=passed, capture_output=True, text=True, timeout=30
+                [*prefix, *argv, *program], pass_fds=passed, capture_output=True, text=True, timeout=30, cwd="/"
             )
             why = "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
         except (OSError, subprocess.TimeoutExpired) as exc:

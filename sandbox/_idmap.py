@@ -71,6 +71,7 @@ def userns_fd(owner_uid: int, owner_gid: int, uid: int, gid: int) -> int:
     """
     helper = subprocess.Popen(
         [sys.executable, "-I", "-S", "-c", _HELPER],
+        cwd="/",  # not the caller's (a workspace): relative LD_PRELOAD entries resolve there (round 49)
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

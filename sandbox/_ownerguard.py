@@ -158,6 +158,7 @@ def guard_owner() -> OwnerGuard | None:
             stdin=pipe_r,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            cwd="/",  # not the caller's (a workspace): relative LD_PRELOAD entries resolve there (round 49)
             start_new_session=True,
             close_fds=True,
         )

@@ -732,7 +732,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             await self.close()
             raise
         if as_root:
-            closed = closed_to_others(self._tmp_owner.path.parent)  # round 28: the sandbox uid's way there
+            closed = closed_to_others(self._tmp_owner.path.parent, self.sandbox_ids)  # round 28, 49
             if closed is not None:
                 await self.close()
                 raise BackendUnavailableError(closed)

@@ -48,6 +48,7 @@ def run_child(script: str, *args: str, pass_fds: tuple[int, ...] = ()) -> subpro
         text=True,
         timeout=30,
         pass_fds=pass_fds,
+        cwd="/",  # not the caller's (a workspace): relative LD_PRELOAD entries resolve there (round 49)
     )
 
 

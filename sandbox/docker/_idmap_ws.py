@@ -71,6 +71,7 @@ def idmap_workspace(ref: PidRef, target: str, owner: tuple[int, int], ids: tuple
             text=True,
             timeout=30,
             pass_fds=(ns, ref.pidfd),
+            cwd="/",  # not the caller's (a workspace): relative LD_PRELOAD entries resolve there (round 49)
         )
     finally:
         os.close(ns)

@@ -15,6 +15,7 @@ widening backend keys, no network beyond ``allowed_domains``, tool_use commands 
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -227,11 +228,17 @@ class TaskFloor:
             judged = self._judged[key] = (verdict, before)
         private = judged[0]
         if private is not None:
+            # Every class of user must read it: "others" alone (`chmod o+rX`) leaves a file whose group
+            # is the sandbox user's closed to that group, and ACL entries closed (red team round 49).
+            above = os.path.commonpath([private, real]) != real  # a directory on the way there
+            where = shlex.quote(private if above else real)
+            fix = f"`chmod a+x -- {where}`" if above else f"`chmod -R a+rX -- {where}`"
             raise TaskRefused(
-                f"task {task.id}: workspace {task.workspace} holds {private!r}, which a user other "
-                "than its owner cannot read; this host copies workspaces as root, so the task would "
-                "get it. Make the dataset readable to all (chmod -R o+rX) or, for a task file you "
-                "trust, run with --allow-task-backend-keys or --trust-task-file "
+                f"task {task.id}: workspace {task.workspace} holds {private!r}, which some user (its "
+                "owning group, an ACL entry, or others) cannot read; this host copies workspaces as "
+                "root, so the task would get it. Make the dataset readable to every user "
+                f"({fix}, and `setfacl {'' if above else '-R '}-b -- {where}` if ACL entries close it) "
+                "or, for a task file you trust, run with --allow-task-backend-keys or --trust-task-file "
                 "(allow_private_workspace=True in Python)"
             )
         return _pinned(task, real, before)

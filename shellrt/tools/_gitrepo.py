@@ -278,7 +278,10 @@ def _own_code_keys(
         if isinstance(listing, str):
             return [listing]
         found, drivers, _ = _judge_entries(listing, hardened=hardened, work_tree=work_tree)
-    if drivers:
+    if drivers and not found:
+        # Only when nothing made the command ask yet: the walk below goes over the work tree git
+        # names, which a repository's ``core.worktree`` (itself a key found above) may point at `/`,
+        # a home or a hung mount, 20,000 entries on the host per judgement (red team round 49).
         found.extend(_attribute_uses(cwd, env, drivers))
     return found
 

@@ -789,7 +789,12 @@ def _render_in_child(data: bytes, label: str) -> str:
     deadline = notebook_deadline()
     try:
         with parse_slot(deadline, label, f"jq '.cells[0]' {label}") as left:
-            done = subprocess.run(calm_argv(argv), input=data, capture_output=True, timeout=left, check=False)
+            # Never in shellrt's cwd (often the workspace: an operator's `LD_PRELOAD=./x.so` or
+            # `LD_LIBRARY_PATH=:/opt/lib` loaded a library a sandboxed command left there, on the host),
+            # nor with the operator's variables: the child needs none (red team round 49, hostread).
+            done = subprocess.run(
+                calm_argv(argv), input=data, capture_output=True, timeout=left, check=False, cwd="/", env={}
+            )
         answer = json.loads(done.stdout)
     except subprocess.TimeoutExpired:
         raise ToolExecutionError(
@@ -870,7 +875,12 @@ def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> PdfText:
     deadline = pdf_deadline()
     try:
         with parse_slot(deadline, label, f"pdftotext -f 1 -l 5 {label} -") as left:
-            done = subprocess.run(calm_argv(argv), input=data, capture_output=True, timeout=left, check=False)
+            # Never in shellrt's cwd (often the workspace: an operator's `LD_PRELOAD=./x.so` or
+            # `LD_LIBRARY_PATH=:/opt/lib` loaded a library a sandboxed command left there, on the host),
+            # nor with the operator's variables: the child needs none (red team round 49, hostread).
+            done = subprocess.run(
+                calm_argv(argv), input=data, capture_output=True, timeout=left, check=False, cwd="/", env={}
+            )
     except subprocess.TimeoutExpired:
         raise ToolExecutionError(
             f"{label} took longer than {deadline:g} s to parse; extract its text with Bash instead "

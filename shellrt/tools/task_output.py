@@ -154,7 +154,11 @@ async def _filtered(chunk: TaskOutputChunk, pattern: str) -> TaskOutputChunk:
     kept: list[int] = []
     if lines:
         request = json.dumps({"pattern": pattern, "lines": lines}).encode()
-        process = await anyio.open_process(calm_argv([sys.executable, "-I", "-S", "-c", _FILTER_CHILD]))
+        process = await anyio.open_process(
+            calm_argv([sys.executable, "-I", "-S", "-c", _FILTER_CHILD]),
+            cwd="/",  # never shellrt's cwd (often the workspace): `LD_PRELOAD=./x.so` resolves there (round 49)
+            env={},  # and none of the operator's start-up variables: the filter needs none
+        )
         try:
             out = b""
             with anyio.move_on_after(FILTER_TIMEOUT_S):
