@@ -60,6 +60,7 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
+from sandbox._ownerguard import REAPER_VAR, owner_marker_token
 from sandbox._spawn import Child
 
 __all__ = ["ReapedChild", "Reaper", "ReaperError", "ReaperLostError", "start_reaper", "stop_reaper"]
@@ -310,7 +311,10 @@ class Reaper:
                 stdin=theirs.fileno(),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                env={},
+                # Its mark for the owner's watchdog (`sandbox._ownerguard`), which kills what is
+                # below it when the owner dies, stopped or not (red team round 49). Never inherited:
+                # each command's environment is its request's.
+                env={REAPER_VAR: "local-" + owner_marker_token()},
                 start_new_session=True,
                 close_fds=True,
             )
