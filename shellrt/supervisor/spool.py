@@ -281,14 +281,15 @@ class SpoolFiles:
     - a command's spool is created lazily, at its first byte, by renaming a
       *spare* into place: empty files made ahead by a worker thread, which makes
       another for each one taken (off the event loop);
-    - a command that wrote nothing gets a spare too, as its own empty file. One
-      shared empty file linked at every such ``output_path`` cost no inode, but a
-      command on local wrote into it and every empty result showed that (round 49).
+    - a command that wrote nothing gets a hard link to one shared empty file
+      (``shared_empty``: where no command reaches the directory, bwrap and docker),
+      at no allocation; else a spare of its own: on local a command wrote into the
+      shared file and every empty result showed that (red team round 49).
 
-    `close` removes the spares.
+    `close` removes the spares and the shared name (existing links stay valid).
     """
 
-    def __init__(self, directory: Path, stem: str, *, spares: int = 4) -> None:
+    def __init__(self, directory: Path, stem: str, *, spares: int = 4, shared_empty: bool = False) -> None:
         self.directory = directory
         self._stem = stem
         self._want = spares
@@ -299,10 +300,12 @@ class SpoolFiles:
         self._spare_n = 0  # names of spares ever made (the worker's counter)
         self._ordered = 0  # spares asked of the worker and not made yet
         self._lock = threading.Lock()
+        #: The one empty file linked at every empty result's name (None: each gets its own).
+        self._empty = directory / f".{stem}-empty" if shared_empty else None
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
-        # A session dropped without `close` left its spares behind (round 42).
-        self._sweeper = weakref.finalize(self, _unlink_all, self._spares)
+        # A session dropped without `close` left its spares and shared name behind (round 42).
+        self._sweeper = weakref.finalize(self, _unlink_all, self._spares, self._empty)
 
     def take(self) -> str:
         """The next command's name (``<stem>-NNNN``); no file is made for it yet."""
@@ -322,21 +325,30 @@ class SpoolFiles:
         return os.open(path, _NEW_FILE, 0o600) if fd is None else fd
 
     def place_empty(self, path: Path) -> None:
-        """An empty file of its own at ``path`` (a spare moved into place if one is ready).
+        """An empty file at ``path``: a link to the shared empty file (``shared_empty``), else one
+        of its own (a spare moved into place if one is ready).
 
-        Never one file shared by several results: on local a command wrote into the shared empty
-        file (or renamed its own over the shared name), and every later empty ``output_path``
-        showed its bytes (red team round 49). ``FileExistsError``: an earlier command's spool of
-        that name, kept (round 42).
+        Shared only where no command reaches the directory: on local a command wrote into the
+        shared file (or renamed its own over its name), and every empty ``output_path`` showed its
+        bytes (red team round 49). ``FileExistsError``: an earlier command's spool of that name,
+        kept (round 42).
         """
-        fd = self._take_spare(path)
+        if self._empty is not None:
+            try:
+                os.link(self._empty, path)
+                return
+            except FileExistsError:
+                raise
+            except OSError:  # no shared file yet, too many links, another fs
+                pass
+        fd = self._take_spare(path, keep_open=False)
         if fd is None:
-            fd = os.open(path, _NEW_FILE, 0o600)
-        os.close(fd)
+            os.close(os.open(path, _NEW_FILE, 0o600))
 
-    def _take_spare(self, path: Path) -> int | None:
-        """A ready spare linked at ``path`` and opened there for writing, emptied (None: no spare
-        ready, or it could not be linked: the caller creates the file)."""
+    def _take_spare(self, path: Path, *, keep_open: bool = True) -> int | None:
+        """A ready spare linked at ``path``, empty there, opened for writing (``keep_open``; else
+        -1 once linked and found empty); None: no spare ready, or it could not be linked (the
+        caller creates the file)."""
         with self._lock:
             spare = self._spares.pop() if self._spares else None
             identity = self._spare_ids.pop(spare, None) if spare is not None else None
@@ -351,6 +363,11 @@ class SpoolFiles:
             return None
         with contextlib.suppress(OSError):
             os.unlink(spare)
+        if not keep_open:  # an empty result: one lstat says it is the spare, still empty
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == identity and st.st_size == 0:
+                    return -1
         try:
             fd = open_own(path, os.O_WRONLY, identity)
         except OSError as exc:
@@ -362,6 +379,9 @@ class SpoolFiles:
         except BaseException:
             os.close(fd)
             raise
+        if not keep_open:
+            os.close(fd)
+            return -1
         return fd
 
     def _top_up(self) -> None:
@@ -381,7 +401,10 @@ class SpoolFiles:
         self._executor.submit(self._make, missing)
 
     def _make(self, count: int) -> None:
-        """Worker thread: allocate ``count`` spares."""
+        """Worker thread: allocate ``count`` spares (and the shared empty file, once)."""
+        if self._empty is not None and not self._empty.exists():
+            with contextlib.suppress(OSError):
+                os.close(os.open(self._empty, _NEW_FILE, 0o400))
         for _ in range(count):
             self._spare_n += 1
             spare = self.directory / f".{self._stem}-spare-{self._spare_n}"
@@ -400,18 +423,18 @@ class SpoolFiles:
                     self._spare_ids[spare] = identity
 
     def close(self) -> None:
-        """Stop making spares; remove the unused ones (blocking)."""
+        """Stop making spares; remove the unused ones and the shared name (blocking)."""
         self._closed = True
         executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=True)
         with self._lock:
-            self._sweeper()  # the spares made so far (once)
+            self._sweeper()  # the spares made so far and the shared name (once)
 
 
-def _unlink_all(spares: list[Path]) -> None:
-    """Remove the unused spares (at close, or when collected unclosed)."""
-    for path in spares:
+def _unlink_all(spares: list[Path], empty: Path | None) -> None:
+    """Remove the unused spares and the shared empty name (at close, or when collected unclosed)."""
+    for path in (*spares, *((empty,) if empty is not None else ())):
         with contextlib.suppress(OSError):
             path.unlink()
     spares.clear()
