@@ -56,10 +56,10 @@ while os.read(0, 4096):
 needle = ("\0SHELLRT_RUN_ID=local-" + token).encode()
 reaper_needle = ("\0" + REAPER_VAR + "=local-" + token).encode()
 def below(pids):
-    # pids and every process below them (each thread's children: a reaper's adopted orphans too)
-    seen, stack = set(pids), list(pids)
-    while stack:
-        p = stack.pop()
+    # pids and every process below them (each thread's children: a reaper's adopted orphans too),
+    # parents first (as /proc lists them), so a parent is not left to run on after its child
+    seen, queue = dict.fromkeys(pids), list(pids)
+    for p in queue:
         try:
             threads = os.listdir("/proc/%d/task" % p)
         except OSError:
@@ -72,9 +72,9 @@ def below(pids):
                 continue
             for k in kids:
                 if k not in seen:
-                    seen.add(k)
-                    stack.append(k)
-    return seen
+                    seen[k] = None
+                    queue.append(k)
+    return list(seen)
 def members():
     pids = []
     if cg:
