@@ -60,6 +60,7 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
+from sandbox._ownerguard import REAPER_VAR, owner_marker_token
 from sandbox._spawn import Child
 
 __all__ = ["ReapedChild", "Reaper", "ReaperError", "ReaperLostError", "start_reaper", "stop_reaper"]
@@ -85,9 +86,14 @@ def send(msg, fds=()):
         sock.sendmsg([marshal.dumps(msg)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())] if fds else [])
     except OSError:
         pass  # the owner is gone: what is left is killed when its socket's end is read
-if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
     send({"error": "prctl(PR_SET_CHILD_SUBREAPER): " + os.strerror(ctypes.get_errno())})
     sys.exit(1)
+# The owner's death continues this process (PR_SET_PDEATHSIG, SIGCONT): a command of its uid may have
+# stopped it (kill -STOP $PPID), and stopped it never read its socket's end, never swept what it had
+# adopted (red team round 49). SIGCONT is harmless when it comes early (a thread of the owner ends).
+libc.prctl(1, signal.SIGCONT, 0, 0, 0)
 # A command of the caller's uid may raise this process's priority (the kernel checks the caller's
 # limits, which it has): every child starts under SCHED_OTHER at nice >= 0 all the same (round 37).
 try:
@@ -305,7 +311,10 @@ class Reaper:
                 stdin=theirs.fileno(),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                env={},
+                # Its mark for the owner's watchdog (`sandbox._ownerguard`), which kills what is
+                # below it when the owner dies, stopped or not (red team round 49). Never inherited:
+                # each command's environment is its request's.
+                env={REAPER_VAR: "local-" + owner_marker_token()},
                 start_new_session=True,
                 close_fds=True,
             )

@@ -45,6 +45,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from sandbox._hostread import read_regular
 from sandbox._namefold import fold_name, fold_path
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
 from shellrt.supervisor._env_gitconfig import env_gitconfigs
@@ -1614,24 +1615,10 @@ def _work_tree(gitdir: str) -> str:
 
 def _read_regular(path: str) -> bytes | None:
     """A regular file's first `_READ_LIMIT` bytes; None for anything else: a FIFO a command put at
-    an included path must not hang the host (opened non-blocking, then judged by its fd)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks: list[bytes] = []
-        size = 0
-        while size <= _READ_LIMIT and (chunk := os.read(fd, 1 << 16)):
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)[:_READ_LIMIT]
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    an included path must not hang the host. Read by the host's one non-blocking reader
+    (`sandbox._hostread.read_regular`; this was a copy of it, round 49)."""
+    content = read_regular(path, _READ_LIMIT)
+    return None if content is None else content[:_READ_LIMIT]
 
 
 #: (HOME, the config files' versions) -> the operator's core.hooksPath values (`operator_hooks_paths`).

@@ -280,16 +280,16 @@ class SpoolFiles:
 
     - a command's spool is created lazily, at its first byte, by renaming a
       *spare* into place: empty files made ahead by a worker thread, which makes
-      another for each one taken (so inodes are allocated only for commands that
-      write, and off the event loop);
-    - a command that wrote nothing gets a hard link to one shared, read-only
-      empty file: its ``output_path`` exists (and is empty) at no allocation.
-      Nothing ever writes to an empty spool after it was closed.
+      another for each one taken (off the event loop);
+    - a command that wrote nothing gets a hard link to one shared empty file
+      (``shared_empty``: where no command reaches the directory, bwrap and docker),
+      at no allocation; else a spare of its own: on local a command wrote into the
+      shared file and every empty result showed that (red team round 49).
 
     `close` removes the spares and the shared name (existing links stay valid).
     """
 
-    def __init__(self, directory: Path, stem: str, *, spares: int = 4) -> None:
+    def __init__(self, directory: Path, stem: str, *, spares: int = 4, shared_empty: bool = False) -> None:
         self.directory = directory
         self._stem = stem
         self._want = spares
@@ -300,7 +300,8 @@ class SpoolFiles:
         self._spare_n = 0  # names of spares ever made (the worker's counter)
         self._ordered = 0  # spares asked of the worker and not made yet
         self._lock = threading.Lock()
-        self._empty = directory / f".{stem}-empty"
+        #: The one empty file linked at every empty result's name (None: each gets its own).
+        self._empty = directory / f".{stem}-empty" if shared_empty else None
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
         # A session dropped without `close` left its spares and shared name behind (round 42).
@@ -317,38 +318,72 @@ class SpoolFiles:
 
         A spare linked in is opened by its new name only as the spare's own inode (`open_own`): a
         FIFO put there between the link and the open blocked the open, on the event loop, for ever
-        (red team round 48); anything else there is a name taken (``EEXIST``).
+        (red team round 48); anything else there is a name taken (``EEXIST``). It is emptied once
+        open: a command may have written into the spare before it was taken (round 49).
         """
+        fd = self._take_spare(path)
+        return os.open(path, _NEW_FILE, 0o600) if fd is None else fd
+
+    def place_empty(self, path: Path) -> None:
+        """An empty file at ``path``: a link to the shared empty file (``shared_empty``), else one
+        of its own (a spare moved into place if one is ready).
+
+        Shared only where no command reaches the directory: on local a command wrote into the
+        shared file (or renamed its own over its name), and every empty ``output_path`` showed its
+        bytes (red team round 49). ``FileExistsError``: an earlier command's spool of that name,
+        kept (round 42).
+        """
+        if self._empty is not None:
+            try:
+                os.link(self._empty, path)
+                return
+            except FileExistsError:
+                raise
+            except OSError:  # no shared file yet, too many links, another fs
+                pass
+        fd = self._take_spare(path, keep_open=False)
+        if fd is None:
+            os.close(os.open(path, _NEW_FILE, 0o600))
+
+    def _take_spare(self, path: Path, *, keep_open: bool = True) -> int | None:
+        """A ready spare linked at ``path``, empty there, opened for writing (``keep_open``; else
+        -1 once linked and found empty); None: no spare ready, or it could not be linked (the
+        caller creates the file)."""
         with self._lock:
             spare = self._spares.pop() if self._spares else None
             identity = self._spare_ids.pop(spare, None) if spare is not None else None
-        if spare is not None:
-            self._top_up()
-            try:
-                os.link(spare, path)  # a rename replaced an earlier file of that name (round 42)
-            except FileExistsError:
-                raise
-            except OSError:
-                pass
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(spare)
-                try:
-                    return open_own(path, os.O_WRONLY, identity)
-                except OSError as exc:
-                    if exc.errno in (errno.ESTALE, errno.ELOOP):
-                        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from exc
-                    raise
-        return os.open(path, _NEW_FILE, 0o600)
-
-    def place_empty(self, path: Path) -> None:
-        """An empty file at ``path``: a link to the shared empty file (a real one if that fails)."""
+        if spare is None:
+            return None
+        self._top_up()
         try:
-            os.link(self._empty, path)
+            os.link(spare, path)  # a rename replaced an earlier file of that name (round 42)
         except FileExistsError:
-            raise  # an earlier command's spool of that name: kept (round 42)
-        except OSError:  # no shared file yet, too many links, another fs
-            os.close(os.open(path, _NEW_FILE, 0o600))
+            raise
+        except OSError:
+            return None
+        with contextlib.suppress(OSError):
+            os.unlink(spare)
+        if not keep_open:  # an empty result: one lstat says it is the spare, still empty
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == identity and st.st_size == 0:
+                    return -1
+        try:
+            fd = open_own(path, os.O_WRONLY, identity)
+        except OSError as exc:
+            if exc.errno in (errno.ESTALE, errno.ELOOP):
+                raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from exc
+            raise
+        try:
+            if os.fstat(fd).st_size:  # what a command wrote into the spare is not this output
+                os.ftruncate(fd, 0)  # (only then: a truncate to 0 costs ext4 ~0.1 ms even so)
+        except BaseException:
+            os.close(fd)
+            raise
+        if not keep_open:
+            os.close(fd)
+            return -1
+        return fd
 
     def _top_up(self) -> None:
         if self._closed:
@@ -368,7 +403,7 @@ class SpoolFiles:
 
     def _make(self, count: int) -> None:
         """Worker thread: allocate ``count`` spares (and the shared empty file, once)."""
-        if not self._empty.exists():
+        if self._empty is not None and not self._empty.exists():
             with contextlib.suppress(OSError):
                 os.close(os.open(self._empty, _NEW_FILE, 0o400))
         for _ in range(count):
@@ -398,9 +433,9 @@ class SpoolFiles:
             self._sweeper()  # the spares made so far and the shared name (once)
 
 
-def _unlink_all(spares: list[Path], empty: Path) -> None:
+def _unlink_all(spares: list[Path], empty: Path | None) -> None:
     """Remove the unused spares and the shared empty name (at close, or when collected unclosed)."""
-    for path in (*spares, empty):
+    for path in (*spares, *((empty,) if empty is not None else ())):
         with contextlib.suppress(OSError):
             path.unlink()
     spares.clear()
@@ -439,6 +474,11 @@ class OutputSpool:
         self._fd: int | None = None
         #: The file's ``(st_dev, st_ino)`` once made: a read by its name must reach this very file.
         self._identity: tuple[int, int] | None = None
+        #: ``(st_size, st_mtime_ns, st_ctime_ns)`` as the spool closed it: a read after finds the same,
+        #: or the file was written through since (`open_own`; red team round 49).
+        self._seal: tuple[int, int, int] | None = None
+        #: The head and tail let go (`release_memory`), hashed: what is read back must match them.
+        self._digest: bytes | None = None
         if files is None:
             try:
                 self._fd = os.open(path, _NEW_FILE, 0o600)
@@ -543,7 +583,12 @@ class OutputSpool:
         self._allowance = 0
         fd, self._fd = self._fd, None
         if fd is not None:
-            os.close(fd)
+            try:
+                self._seal = _seal_of(os.fstat(fd))
+            except OSError:
+                self._seal = None
+            finally:
+                os.close(fd)
         elif not self._closed and self._files is not None:
             try:
                 self._files.place_empty(self.path)
@@ -567,6 +612,7 @@ class OutputSpool:
         background task kept up to 32 KiB for the session's life, 40 MB over 1,000 tasks (red team
         round 42). Whoever asks for them later gets them read back from the file."""
         if self._closed and self.lost is None and self.saved_bytes == self.total_bytes and self._head:
+            self._digest = _digest(self._head, self._tail)
             self._head, self._tail, self._released = bytearray(), bytearray(), True
 
     def _held(self) -> tuple[bytes | bytearray, bytes | bytearray]:
@@ -582,18 +628,34 @@ class OutputSpool:
         except OSError:
             return b"", b""  # replaced or removed: `preview` says so
         try:
-            return os.pread(fd, head_size, 0), os.pread(fd, tail_size, self.total_bytes - tail_size)
+            head, tail = os.pread(fd, head_size, 0), os.pread(fd, tail_size, self.total_bytes - tail_size)
         except OSError:
             return b"", b""
         finally:
             os.close(fd)
+        if _digest(head, tail) != self._digest:
+            return b"", b""  # written through in place since (same inode): not this output (round 49)
+        return head, tail
 
     def open_own(self) -> int:
         """The spool's file opened for reading by its name, only while the name still leads to the file
-        this spool wrote (`open_own`); else `OSError`."""
+        this spool wrote (`open_own`) and, once closed, as it was closed: the same size, modification
+        and change times (a command on local wrote through the inode: ``>>``, ``dd conv=notrunc``,
+        ``truncate``; red team round 49). Else `OSError` (``ESTALE``)."""
         if self._identity is None:
             raise OSError(errno.ENOENT, f"{self.path} holds none of this command's bytes")
-        return open_own(self.path, os.O_RDONLY, self._identity)
+        fd = open_own(self.path, os.O_RDONLY, self._identity)
+        seal = self._seal
+        if seal is not None:
+            try:
+                now = _seal_of(os.fstat(fd))
+            except BaseException:
+                os.close(fd)
+                raise
+            if now != seal:
+                os.close(fd)
+                raise OSError(errno.ESTALE, f"{self.path} was rewritten since shellrt wrote it")
+        return fd
 
     def read_at(self, start: int, size: int) -> bytes:
         """Up to ``size`` bytes of the file at ``start`` (blocking: call it off the event loop);
@@ -652,7 +714,7 @@ class OutputSpool:
 
             return note(
                 f"the {self.total_bytes:,} bytes of this output were saved in {self.path}, which was "
-                "replaced or removed since; shellrt does not show what is there now"
+                "replaced, rewritten or removed since; shellrt does not show what is there now"
             ), True
         full = self._full(held_head, held_tail)
         if full is not None:
@@ -689,6 +751,19 @@ class OutputSpool:
         tail = bytes(held_tail if self.total_bytes > len(held_head) else held_head)
         lines = tail.rstrip(b"\n").split(b"\n")[-n:]
         return tuple(safe_decode(trim_partial_utf8(line, at_start=True)) for line in lines if line)
+
+
+def _seal_of(st: os.stat_result) -> tuple[int, int, int]:
+    """What a closed spool's file must still show: any write since changes its size or its times
+    (the change time cannot be set back by a process)."""
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _digest(head: bytes | bytearray, tail: bytes | bytearray) -> bytes:
+    """A hash of a released spool's head and tail, to check them when read back."""
+    import hashlib  # only a released spool's read-back needs it
+
+    return hashlib.blake2b(bytes(head) + b"\0" + bytes(tail), digest_size=16).digest()
 
 
 def _write_failure(exc: OSError, path: Path) -> str:

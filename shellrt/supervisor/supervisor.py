@@ -147,7 +147,11 @@ class Supervisor:
         self._relist: asyncio.TimerHandle | None = None
         # 48 bits: session directories outlive Supervisors, and 24 met within a few thousand (round 42).
         self._session_tag = secrets.token_hex(6)
-        self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
+        # One empty file shared by every empty result only where no command reaches the session
+        # directory (the sandbox's filesystem boundary): on local one wrote into it (round 49).
+        self._spool_files = SpoolFiles(
+            self._shell_dir, f"cmd-{self._session_tag}", shared_empty="filesystem" in backend.enforces()
+        )
         self.tasks = TaskManager()
         self._closed = False
         # Nothing planted for later unsandboxed programs (hooks, rc files, settings): see protect.py.

@@ -225,7 +225,7 @@ class TaskManager:
                     data = await anyio.to_thread.run_sync(out.read_at, start, take)
                 except OSError as exc:
                     raise SupervisorError(
-                        f"the output file of task {task_id} ({out.path}) was replaced or removed since the "
+                        f"the output file of task {task_id} ({out.path}) was replaced, rewritten or removed since the "
                         f"task wrote it ({exc.strerror or exc}); shellrt does not read what is there now. "
                         "Its output is lost: run the command again (write its output to a file of your "
                         "own to keep it)"
