@@ -282,14 +282,19 @@ class SpoolFiles:
       *spare* into place: empty files made ahead by a worker thread, which makes
       another for each one taken (off the event loop);
     - a command that wrote nothing gets a hard link to one shared empty file
-      (``shared_empty``: where no command reaches the directory, bwrap and docker),
-      at no allocation; else a spare of its own: on local a command wrote into the
-      shared file and every empty result showed that (red team round 49).
+      (``shared_empty``), at no allocation. Where a command reaches the directory
+      (local: ``check_empty``) the file is checked before each link -- still the
+      inode made, still empty -- and made again when not: a command wrote into it
+      and the next empty results showed its bytes (red team round 49). A spare of
+      each empty result's own cost ~0.8 ms of CPU (an inode) a command; local is
+      no boundary (a command of the same uid may write a linked file later).
 
     `close` removes the spares and the shared name (existing links stay valid).
     """
 
-    def __init__(self, directory: Path, stem: str, *, spares: int = 4, shared_empty: bool = False) -> None:
+    def __init__(
+        self, directory: Path, stem: str, *, spares: int = 4, shared_empty: bool = False, check_empty: bool = False
+    ) -> None:
         self.directory = directory
         self._stem = stem
         self._want = spares
@@ -302,6 +307,9 @@ class SpoolFiles:
         self._lock = threading.Lock()
         #: The one empty file linked at every empty result's name (None: each gets its own).
         self._empty = directory / f".{stem}-empty" if shared_empty else None
+        #: The shared empty file's inode as made (`_make`), when each link must find it so.
+        self._check_empty = check_empty
+        self._empty_id: tuple[int, int] | None = None
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
         # A session dropped without `close` left its spares and shared name behind (round 42).
@@ -333,7 +341,7 @@ class SpoolFiles:
         bytes (red team round 49). ``FileExistsError``: an earlier command's spool of that name,
         kept (round 42).
         """
-        if self._empty is not None:
+        if self._empty is not None and self._shared_intact():
             try:
                 os.link(self._empty, path)
                 return
@@ -344,6 +352,23 @@ class SpoolFiles:
         fd = self._take_spare(path, keep_open=False)
         if fd is None:
             os.close(os.open(path, _NEW_FILE, 0o600))
+
+    def _shared_intact(self) -> bool:
+        """Whether the shared empty file may be linked: always where no command reaches it; else
+        only while it is the inode `_make` made, regular and empty. One written into or replaced is
+        unlinked (the worker makes a new one at its next top-up) and this result takes a spare."""
+        if not self._check_empty:
+            return True
+        assert self._empty is not None
+        try:
+            st = os.lstat(self._empty)
+        except OSError:
+            return False
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0 and (st.st_dev, st.st_ino) == self._empty_id:
+            return True
+        with contextlib.suppress(OSError):
+            os.unlink(self._empty)
+        return False
 
     def _take_spare(self, path: Path, *, keep_open: bool = True) -> int | None:
         """A ready spare linked at ``path``, empty there, opened for writing (``keep_open``; else
@@ -405,7 +430,11 @@ class SpoolFiles:
         """Worker thread: allocate ``count`` spares (and the shared empty file, once)."""
         if self._empty is not None and not self._empty.exists():
             with contextlib.suppress(OSError):
-                os.close(os.open(self._empty, _NEW_FILE, 0o400))
+                fd = os.open(self._empty, _NEW_FILE, 0o400)
+                try:
+                    self._empty_id = file_identity(fd)
+                finally:
+                    os.close(fd)
         for _ in range(count):
             self._spare_n += 1
             spare = self.directory / f".{self._stem}-spare-{self._spare_n}"

@@ -147,10 +147,13 @@ class Supervisor:
         self._relist: asyncio.TimerHandle | None = None
         # 48 bits: session directories outlive Supervisors, and 24 met within a few thousand (round 42).
         self._session_tag = secrets.token_hex(6)
-        # One empty file shared by every empty result only where no command reaches the session
-        # directory (the sandbox's filesystem boundary): on local one wrote into it (round 49).
+        # One empty file shared by every empty result; checked before each link where a command
+        # reaches the session directory (local: one wrote into it, round 49).
         self._spool_files = SpoolFiles(
-            self._shell_dir, f"cmd-{self._session_tag}", shared_empty="filesystem" in backend.enforces()
+            self._shell_dir,
+            f"cmd-{self._session_tag}",
+            shared_empty=True,
+            check_empty="filesystem" not in backend.enforces(),
         )
         self.tasks = TaskManager()
         self._closed = False
