@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 from shellrt.permissions.hook_loads_python import PythonLoads, is_python_script, module_paths, python_loads
 from shellrt.permissions.hook_read import read_regular
+from shellrt.permissions.hook_shebang import shebang, shebang_program
 
 if TYPE_CHECKING:
     from shellrt.analysis.models import PlanCommand, Word
@@ -84,12 +85,10 @@ def is_shell_script(path: str) -> bool:
     head = read_regular(path, 256)
     if head is None:
         return False
-    if head.startswith(b"#!"):
-        words = head[2:].split(b"\n", 1)[0].split()
-        names = [os.path.basename(w.decode("utf-8", "replace")) for w in words[:2]]
-        if names and names[0] == "env":
-            names = names[1:]
-        return bool(names) and names[0] in SHELLS
+    line = shebang(head)
+    if line is not None:  # read as every hook reader reads it (round 49: ``env -S bash -e``)
+        program = shebang_program(line).argv
+        return bool(program) and os.path.basename(program[0] or "") in SHELLS
     return path.endswith((".sh", ".bash"))
 
 
@@ -111,7 +110,11 @@ def script_kind(root: Path, rel: str, hint: ScriptKind | None = None) -> ScriptK
 
 
 def script_loads(
-    root: Path, scripts: dict[str, ScriptKind], *, cwd: Path | None = None, resolve: PartResolver | None = None
+    root: Path,
+    scripts: dict[str, ScriptKind],
+    *,
+    cwd: Path | None = None,
+    resolve: PartResolver | None = None,
 ) -> ScriptLoads:
     """What ``scripts`` (files relative to ``root``, by kind) load, transitively, when the hook
     runs from ``cwd`` (default ``root``; also the project directory). ``resolve``: what each
@@ -158,7 +161,12 @@ def _add(
 
 
 def _one_python(
-    root: Path, rel: str, out: ScriptLoads, python: PythonLoads, cwd: Path, resolve: PartResolver | None = None
+    root: Path,
+    rel: str,
+    out: ScriptLoads,
+    python: PythonLoads,
+    cwd: Path,
+    resolve: PartResolver | None = None,
 ) -> list[tuple[str, ScriptKind | None]]:
     data = read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
     if data is None:

@@ -19,6 +19,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shellrt.permissions.hook_shebang import shebang, shebang_program
+
 __all__ = ["PythonLoads", "is_python_script", "module_paths", "python_loads"]
 
 #: Calls that run the file named by their argument at this index.
@@ -54,8 +56,12 @@ def is_python_script(path: str, head: bytes) -> bool:
     """A ``.py`` name, or a ``#!`` line naming Python."""
     if path.endswith(".py"):
         return True
-    first = head.split(b"\n", 1)[0]
-    return first.startswith(b"#!") and b"python" in first
+    line = shebang(head)
+    if line is None:
+        return False
+    program = shebang_program(line).argv  # round 49: read as every hook reader reads it
+    name = os.path.basename(program[0] or "") if program else ""
+    return b"python" in head.split(b"\n", 1)[0] or name.startswith(("python", "pypy"))
 
 
 @dataclass
@@ -178,7 +184,9 @@ def _text(node: ast.expr) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else _ARG for v in node.values)
+        return "".join(
+            v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else _ARG for v in node.values
+        )
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = _text(node.left), _text(node.right)
         if left is None and right is None:
