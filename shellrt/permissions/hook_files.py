@@ -246,6 +246,11 @@ def hook_files(
         paths.update(dict.fromkeys(found))
         if why is not None:
             untrackable.append(f"{command} ({why})")
+            if why != _MODULE_WHY and _inside(root, at.path) is not None:
+                # A program, script or directory chosen at run time (``$(which pytest) -q``,
+                # ``"$TOOL"``, ``cd``) may search the tree as any listed tool does: recorded whole
+                # (red team round 49; the hooks directories alone were watched before).
+                paths[WHOLE_WORKSPACE] = None
     # What shell hook scripts load (``. ./lib.sh`` from ``scripts/x.sh`` is read at the root,
     # where hooks run), transitively; each such file's directory is then recorded below too.
     kinds = {rel: kind for rel in paths if (kind := script_kind(root, rel, hints.get(rel))) is not None}
@@ -321,28 +326,37 @@ def compare_hook_files(recorded: HookFiles | None, current: HookFiles) -> str | 
         if current.empty:
             return None
         return "its hook scripts were never recorded (trusted before shellrt tracked them)"
-    for kind, now, then in (
-        ("hook file", current.files, recorded.files),
-        ("hook directory", current.dirs, recorded.dirs),
-    ):
-        # The whole tree last: a named file that changed says more.
-        for rel in sorted(set(now) | set(then), key=lambda r: (r == WHOLE_WORKSPACE, r)):
-            before, after = then.get(rel), now.get(rel)
-            if before == after:
-                continue
-            # The whole tree: a server's cwd in it, or a value naming it (round 23).
-            whole = rel == WHOLE_WORKSPACE
-            what = "the workspace's files (a server or hook loads them whole)" if whole else f"{kind} {rel}"
-            was = "were" if whole else "was"
-            if rel not in then:
-                return f"{what} {was} not recorded when the workspace was trusted"
-            if before is None:
-                return f"{what} appeared since the workspace was trusted"
-            if after is None:
-                return f"{what} {was} removed since the workspace was trusted"
-            return f"{what} changed since the workspace was trusted"
+    # The whole tree last: a named file or directory that changed says more.
+    for whole in (False, True):
+        for kind, now, then in (
+            ("hook file", current.files, recorded.files),
+            ("hook directory", current.dirs, recorded.dirs),
+        ):
+            why = _changed(kind, now, then, whole)
+            if why is not None:
+                return why
     if set(current.untrackable) != set(recorded.untrackable):
         return "its untrackable hook commands differ from those trusted"
+    return None
+
+
+def _changed(kind: str, now: dict[str, str | None], then: dict[str, str | None], whole: bool) -> str | None:
+    """Why an entry of ``now`` differs from ``then``: the whole tree's (a server's cwd in it, a
+    value naming it, a hook that searches it: rounds 23, 47-49) when ``whole``, else the others'."""
+    names = set(now) | set(then)
+    for rel in sorted(names & {WHOLE_WORKSPACE} if whole else names - {WHOLE_WORKSPACE}):
+        before, after = then.get(rel), now.get(rel)
+        if before == after:
+            continue
+        what = "the workspace's files (a server or hook loads them whole)" if whole else f"{kind} {rel}"
+        was = "were" if whole else "was"
+        if rel not in then:
+            return f"{what} {was} not recorded when the workspace was trusted"
+        if before is None:
+            return f"{what} appeared since the workspace was trusted"
+        if after is None:
+            return f"{what} {was} removed since the workspace was trusted"
+        return f"{what} changed since the workspace was trusted"
     return None
 
 

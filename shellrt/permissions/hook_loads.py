@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 from shellrt.permissions.hook_loads_python import PythonLoads, is_python_script, module_paths, python_loads
 from shellrt.permissions.hook_read import read_regular
-from shellrt.permissions.hook_shebang import shebang, shebang_program
+from shellrt.permissions.hook_shebang import SAFE_PATH_VAR, shebang, shebang_program
 
 if TYPE_CHECKING:
     from shellrt.analysis.models import PlanCommand, Word
@@ -178,22 +178,32 @@ def _one_python(
     out.unbounded += [u for u in loads.unbounded if u not in out.unbounded]
     python.import_dirs += [d for d in loads.import_dirs if d not in python.import_dirs]
     python.modules |= loads.modules
-    return _python_found(root, loads.paths) + started_loads(loads.commands, cwd, resolve)
+    return _python_found(root, loads.paths) + started_loads(
+        loads.commands, cwd, resolve, cleared=loads.cleared
+    )
 
 
 def started_loads(
-    lines: list[str], cwd: Path, resolve: PartResolver | None
+    lines: list[str], cwd: Path, resolve: PartResolver | None, *, cleared: set[str] | None = None
 ) -> list[tuple[str, ScriptKind | None]]:
     """What the tools a hook script starts (command lines read from it) load by their own search,
-    run from ``cwd``: each line planned and its commands resolved as a hook's own line (round 47)."""
+    run from ``cwd``: each line planned and its commands resolved as a hook's own line (round 47).
+    ``cleared``: lines started with an environment the script made, without the runner's
+    ``PYTHONSAFEPATH`` (round 49): each of their commands is resolved as if it were unset."""
     if resolve is None:
         return []
     from shellrt.analysis import analyze
+    from shellrt.analysis.models import Assignment, PlanCommand
 
     found: list[tuple[str, ScriptKind | None]] = []
     for line in lines:
         plan = analyze(line, "bash").plan
         for part in plan.commands if plan is not None else ():
+            if cleared and line in cleared:  # a copy: the planner's result may be shared
+                unset = Assignment(SAFE_PATH_VAR, f"{SAFE_PATH_VAR}=", None)
+                part = PlanCommand(
+                    part.argv, [*part.assignments, unset], part.redirects, part.context, part.wrapped_by
+                )
             found += [(p, None) for p in resolve(part, str(cwd)) if all(p != f for f, _ in found)]
     return found
 

@@ -77,6 +77,9 @@ class PythonLoads:
     modules: set[str] = field(default_factory=set)
     #: Command lines the script starts (`_SPAWNS`), operands chosen at run time as a placeholder.
     commands: list[str] = field(default_factory=list)
+    #: Those of `commands` started with an environment of the script's making (``env=…``), which
+    #: the runner's ``PYTHONSAFEPATH`` does not reach unless passed on whole (round 49).
+    cleared: set[str] = field(default_factory=set)
 
 
 def module_paths(import_dirs: list[str], modules: set[str]) -> tuple[list[str], list[str]]:
@@ -123,6 +126,8 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                 line = _command_line(node, name)
                 if line is not None:
                     out.commands.append(line)
+                    if not _keeps_environment(node):
+                        out.cleared.add(line)
             elif name in _NAMES_FILE:
                 arg = _arg(node, 0)
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -177,6 +182,32 @@ def _command_line(call: ast.Call, name: str) -> str | None:
     if not words or words[0] is None or _ARG in words[0]:
         return None
     return shlex.join([w if w is not None else _ARG for w in words])
+
+
+def _keeps_environment(call: ast.Call) -> bool:
+    """Whether a spawn call passes the runner's environment on (its ``PYTHONSAFEPATH`` with it): no
+    ``env=`` (or ``None``), ``os.environ``, a copy of it, or a dict of ``**os.environ`` that sets
+    no ``PYTHONSAFEPATH``; anything else is an environment of the script's making (red team round
+    49: ``env={"PATH": …}`` dropped it, and a ``python -m`` child imported the root's plant)."""
+    value = next((k.value for k in call.keywords if k.arg == "env"), None)
+    if value is None and any(k.arg is None for k in call.keywords):
+        return False  # ``**options``: an env chosen at run time
+    if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        return True
+    if _dotted(value) == "os.environ":
+        return True
+    if isinstance(value, ast.Call) and not value.args and _dotted(value.func) == "os.environ.copy":
+        return True
+    if isinstance(value, ast.Call) and _dotted(value.func) == "dict" and not value.keywords:
+        return len(value.args) == 1 and _dotted(value.args[0]) == "os.environ"
+    if isinstance(value, ast.Dict):
+        spread = any(
+            k is None and _dotted(v) == "os.environ" for k, v in zip(value.keys, value.values, strict=True)
+        )
+        named = any(isinstance(k, ast.Constant) and k.value == "PYTHONSAFEPATH" for k in value.keys)
+        computed = any(k is not None and not isinstance(k, ast.Constant) for k in value.keys)
+        return spread and not named and not computed
+    return False
 
 
 def _text(node: ast.expr) -> str | None:
