@@ -61,6 +61,33 @@ def test_a_python_child_with_its_own_environment_is_resolved_without_safe_path(
     assert verdict is not None, "json/__init__.py not recorded for a child with its own environment"
 
 
+@pytest.mark.skipif(not _PY or not shutil.which("node"), reason="needs python3.11 and node on PATH")
+def test_a_node_hooks_python_child_with_its_own_environment_is_resolved_so(tmp_path: Path) -> None:
+    """The same through node's ``child_process`` (``{env: {PATH: …}}``)."""
+    ws = tmp_path / "ws"
+    (ws / ".claude" / "hooks").mkdir(parents=True)
+    (ws / "json").mkdir()
+    (ws / ".claude" / "hooks" / "g.js").write_text(
+        "const {spawnSync} = require('child_process');\n"
+        f"process.stdout.write(spawnSync({_PY!r}, ['-m', 'json.tool'], "
+        "{input: '{}', env: {PATH: process.env.PATH}}).stdout);\n"
+    )
+    hook = 'node "$CLAUDE_PROJECT_DIR"/.claude/hooks/g.js'
+    before = hook_files(ws, [hook])
+    (ws / "json" / "__init__.py").write_text(f"print({_MARK!r})\n")
+    done = subprocess.run(
+        ["bash", "-c", hook],
+        cwd=ws,
+        env={"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(ws), "PYTHONSAFEPATH": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert _MARK in done.stdout, (done.stdout, done.stderr)  # the premise: the child runs the plant
+    assert compare_hook_files(before, hook_files(ws, [hook])) is not None
+
+
 @pytest.mark.parametrize("hook", ["$(which pytest) -q", '"$TOOL" -q', "cd tests && pytest -q"])
 def test_an_untrackable_line_records_the_tree(tmp_path: Path, hook: str) -> None:
     ws = tmp_path / "ws"

@@ -38,6 +38,7 @@ from shellrt.permissions.hook_node_packages import (
     node_module_dirs,
     node_packages,
     started_commands,
+    starts_with_own_env,
 )
 from shellrt.permissions.hook_read import read_regular
 from shellrt.permissions.hook_shebang import (
@@ -259,7 +260,9 @@ def hook_files(
     paths.update(dict.fromkeys(loads.paths))
     # What the tools a hook's node script starts load (``execFileSync('npx', ['prettier', f])``).
     for rel in [r for r in paths if is_node_script(os.path.join(root, r)) and not _in_node_modules(r)]:
-        started = started_loads(started_commands(os.path.join(root, rel)), Path(at.path), resolve)
+        lines = started_commands(os.path.join(root, rel))
+        cleared = set(lines) if starts_with_own_env(os.path.join(root, rel)) else None
+        started = started_loads(lines, Path(at.path), resolve, cleared=cleared)
         paths.update(dict.fromkeys(p for p, _ in started))
     # A Python interpreter in the workspace builds its environment from around its binary
     # (``pyvenv.cfg``, ``site-packages``' ``.pth`` files): recorded, the environment whole (round 47).
