@@ -98,3 +98,37 @@ def test_an_untrackable_line_records_the_tree(tmp_path: Path, hook: str) -> None
     assert WHOLE_WORKSPACE in before.files, before
     (ws / "tests" / "conftest.py").write_text(f"print({_MARK!r})\n")
     assert compare_hook_files(before, hook_files(ws, [hook])) is not None, hook
+
+
+@pytest.mark.skipif(not shutil.which("npx"), reason="needs npx on PATH")
+@pytest.mark.parametrize("cwd", ["'web'", "os.path.join(os.getcwd(), 'web')", "where"])
+def test_a_child_started_in_another_directory_is_resolved_there(tmp_path: Path, cwd: str) -> None:
+    """``subprocess.run(["npx", "--no-install", "fmt"], cwd="web")`` in a Python hook script runs
+    ``web/node_modules/.bin/fmt``: the record resolved the child from the root (its
+    ``node_modules/.bin/fmt``), never ``web/`` (a directory chosen at run time: the tree)."""
+    ws = tmp_path / "ws"
+    (ws / ".claude" / "hooks").mkdir(parents=True)
+    (ws / "web" / "node_modules" / ".bin").mkdir(parents=True)
+    (ws / "web" / "package.json").write_text('{"name": "web"}\n')
+    (ws / ".claude" / "hooks" / "g.py").write_text(
+        "import os, subprocess, sys\n"
+        "where = sys.argv[0] and 'web'\n"
+        f"subprocess.run(['npx', '--no-install', 'fmt'], cwd={cwd}, check=False)\n"
+    )
+    hook = 'python3 -I "$CLAUDE_PROJECT_DIR"/.claude/hooks/g.py'
+    before = hook_files(ws, [hook])
+    fmt = ws / "web" / "node_modules" / ".bin" / "fmt"
+    fmt.write_text(f"#!/bin/sh\necho {_MARK}\n")
+    fmt.chmod(0o755)
+    if cwd == "'web'":  # the premise, once (npx starts slowly): npx runs the plant
+        done = subprocess.run(
+            ["bash", "-c", hook],
+            cwd=ws,
+            env={"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(ws), "HOME": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert _MARK in done.stdout, (done.stdout, done.stderr)
+    assert compare_hook_files(before, hook_files(ws, [hook])) is not None, cwd

@@ -179,17 +179,24 @@ def _one_python(
     python.import_dirs += [d for d in loads.import_dirs if d not in python.import_dirs]
     python.modules |= loads.modules
     return _python_found(root, loads.paths) + started_loads(
-        loads.commands, cwd, resolve, cleared=loads.cleared
+        loads.commands, cwd, resolve, cleared=loads.cleared, cwds=loads.cwds
     )
 
 
 def started_loads(
-    lines: list[str], cwd: Path, resolve: PartResolver | None, *, cleared: set[str] | None = None
+    lines: list[str],
+    cwd: Path,
+    resolve: PartResolver | None,
+    *,
+    cleared: set[str] | None = None,
+    cwds: dict[str, str | None] | None = None,
 ) -> list[tuple[str, ScriptKind | None]]:
     """What the tools a hook script starts (command lines read from it) load by their own search,
     run from ``cwd``: each line planned and its commands resolved as a hook's own line (round 47).
     ``cleared``: lines started with an environment the script made, without the runner's
-    ``PYTHONSAFEPATH`` (round 49): each of their commands is resolved as if it were unset."""
+    ``PYTHONSAFEPATH`` (round 49): each of their commands is resolved as if it were unset. ``cwds``:
+    lines started in another directory, resolved from there; one chosen at run time (None) records
+    the tree (``"."``, `hook_files.WHOLE_WORKSPACE`)."""
     if resolve is None:
         return []
     from shellrt.analysis import analyze
@@ -197,6 +204,10 @@ def started_loads(
 
     found: list[tuple[str, ScriptKind | None]] = []
     for line in lines:
+        where = (cwds or {}).get(line, str(cwd))
+        if where is None:
+            found += [(".", None)] if all(f != "." for f, _ in found) else []
+            continue
         plan = analyze(line, "bash").plan
         for part in plan.commands if plan is not None else ():
             if cleared and line in cleared:  # a copy: the planner's result may be shared
@@ -204,7 +215,7 @@ def started_loads(
                 part = PlanCommand(
                     part.argv, [*part.assignments, unset], part.redirects, part.context, part.wrapped_by
                 )
-            found += [(p, None) for p in resolve(part, str(cwd)) if all(p != f for f, _ in found)]
+            found += [(p, None) for p in resolve(part, where) if all(p != f for f, _ in found)]
     return found
 
 

@@ -80,6 +80,9 @@ class PythonLoads:
     #: Those of `commands` started with an environment of the script's making (``env=…``), which
     #: the runner's ``PYTHONSAFEPATH`` does not reach unless passed on whole (round 49).
     cleared: set[str] = field(default_factory=set)
+    #: Those of `commands` started in another directory (``cwd=…``): its absolute path, None when
+    #: chosen at run time (round 49: ``npx fmt`` run in ``web/`` runs ``web/node_modules/.bin/fmt``).
+    cwds: dict[str, str | None] = field(default_factory=dict)
 
 
 def module_paths(import_dirs: list[str], modules: set[str]) -> tuple[list[str], list[str]]:
@@ -128,6 +131,11 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                     out.commands.append(line)
                     if not _keeps_environment(node):
                         out.cleared.add(line)
+                    where = next((k.value for k in node.keywords if k.arg == "cwd"), None)
+                    if where is None and any(k.arg is None for k in node.keywords):
+                        out.cwds[line] = None  # ``**options``: a directory chosen at run time
+                    elif where is not None and not (isinstance(where, ast.Constant) and where.value is None):
+                        out.cwds[line] = _eval_path(where, script, root)
             elif name in _NAMES_FILE:
                 arg = _arg(node, 0)
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
