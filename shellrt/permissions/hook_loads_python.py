@@ -131,11 +131,11 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                     out.commands.append(line)
                     if not _keeps_environment(node):
                         out.cleared.add(line)
-                    where = next((k.value for k in node.keywords if k.arg == "cwd"), None)
-                    if where is None and any(k.arg is None for k in node.keywords):
+                    cwd = next((k.value for k in node.keywords if k.arg == "cwd"), None)
+                    if cwd is None and any(k.arg is None for k in node.keywords):
                         out.cwds[line] = None  # ``**options``: a directory chosen at run time
-                    elif where is not None and not (isinstance(where, ast.Constant) and where.value is None):
-                        out.cwds[line] = _eval_path(where, script, root)
+                    elif cwd is not None and not (isinstance(cwd, ast.Constant) and cwd.value is None):
+                        out.cwds[line] = _eval_path(cwd, script, root)
             elif name in _NAMES_FILE:
                 arg = _arg(node, 0)
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
