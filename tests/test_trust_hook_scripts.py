@@ -222,7 +222,8 @@ def test_resolution(tmp_path: Path) -> None:
     found = hook_files(
         ws, ["bash h/a.sh", '"$CLAUDE_PROJECT_DIR/h/b.py"', "jq -r .x", "ls *.sh", "python3 -m m"]
     )
-    assert set(found.files) == {"h/a.sh", "h/b.py", ".x"}
+    # "." (the tree): an untrackable line (``ls *.sh``) records it (red team round 49).
+    assert set(found.files) == {"h/a.sh", "h/b.py", ".x", "."}
     assert found.files["h/b.py"] is None and found.files["h/a.sh"].startswith("sha256:")  # type: ignore[union-attr]
     # The hook directories (untrackable commands), and each hook file's own directory
     # (``./``: the root's own files, for ``.x``), as `test_gaps_hook_helpers` explains.

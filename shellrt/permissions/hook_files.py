@@ -33,14 +33,21 @@ from typing import TYPE_CHECKING, Any
 
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads, started_loads
 from shellrt.permissions.hook_loads_node import node_script_loads, root_node_scripts, runs_from_node_modules
-from shellrt.permissions.hook_loads_python import is_python_script
 from shellrt.permissions.hook_node_packages import (
     is_node_script,
     node_module_dirs,
     node_packages,
     started_commands,
+    starts_with_own_env,
 )
 from shellrt.permissions.hook_read import read_regular
+from shellrt.permissions.hook_shebang import (
+    SAFE_PATH_VAR,
+    SHEBANG_BYTES,
+    env_prefix,
+    shebang,
+    shebang_program,
+)
 from shellrt.permissions.hook_tree_loaders import (
     first_search_dir,
     is_interpreter,
@@ -89,6 +96,9 @@ _PLACEHOLDER = "SHELLRTHOOKWORKSPACEROOT"
 #: Word features a path with the project variable may have (quoting, the one parameter).
 _RESOLVABLE = frozenset({"parameter", "simple_parameter", "quoted", "dq_whole"})
 _DIR_PROGRAMS = frozenset({"cd", "pushd", "popd"})
+#: Why a ``python -m`` line names no file: its search is read as the interpreter's own
+#: (`_first_searched`, `hook_tree_loaders.loads_the_tree`), not a word chosen at run time.
+_MODULE_WHY = "`-m` loads a module found by search, not a fixed file"
 #: Programs that run a directory given to them (``python3 pkg`` runs ``pkg/__main__.py``); a
 #: directory given to any other program is its data, not code it runs.
 _RUNS_DIRECTORIES = frozenset({"python", "python3", "node", "deno", "bun", "ruby", "perl", "php"})
@@ -237,6 +247,11 @@ def hook_files(
         paths.update(dict.fromkeys(found))
         if why is not None:
             untrackable.append(f"{command} ({why})")
+            if why != _MODULE_WHY and _inside(root, at.path) is not None:
+                # A program, script or directory chosen at run time (``$(which pytest) -q``,
+                # ``"$TOOL"``, ``cd``) may search the tree as any listed tool does: recorded whole
+                # (red team round 49; the hooks directories alone were watched before).
+                paths[WHOLE_WORKSPACE] = None
     # What shell hook scripts load (``. ./lib.sh`` from ``scripts/x.sh`` is read at the root,
     # where hooks run), transitively; each such file's directory is then recorded below too.
     kinds = {rel: kind for rel in paths if (kind := script_kind(root, rel, hints.get(rel))) is not None}
@@ -245,7 +260,9 @@ def hook_files(
     paths.update(dict.fromkeys(loads.paths))
     # What the tools a hook's node script starts load (``execFileSync('npx', ['prettier', f])``).
     for rel in [r for r in paths if is_node_script(os.path.join(root, r)) and not _in_node_modules(r)]:
-        started = started_loads(started_commands(os.path.join(root, rel)), Path(at.path), resolve)
+        lines = started_commands(os.path.join(root, rel))
+        cleared = set(lines) if starts_with_own_env(os.path.join(root, rel)) else None
+        started = started_loads(lines, Path(at.path), resolve, cleared=cleared)
         paths.update(dict.fromkeys(p for p, _ in started))
     # A Python interpreter in the workspace builds its environment from around its binary
     # (``pyvenv.cfg``, ``site-packages``' ``.pth`` files): recorded, the environment whole (round 47).
@@ -312,28 +329,37 @@ def compare_hook_files(recorded: HookFiles | None, current: HookFiles) -> str | 
         if current.empty:
             return None
         return "its hook scripts were never recorded (trusted before shellrt tracked them)"
-    for kind, now, then in (
-        ("hook file", current.files, recorded.files),
-        ("hook directory", current.dirs, recorded.dirs),
-    ):
-        # The whole tree last: a named file that changed says more.
-        for rel in sorted(set(now) | set(then), key=lambda r: (r == WHOLE_WORKSPACE, r)):
-            before, after = then.get(rel), now.get(rel)
-            if before == after:
-                continue
-            # The whole tree: a server's cwd in it, or a value naming it (round 23).
-            whole = rel == WHOLE_WORKSPACE
-            what = "the workspace's files (a server or hook loads them whole)" if whole else f"{kind} {rel}"
-            was = "were" if whole else "was"
-            if rel not in then:
-                return f"{what} {was} not recorded when the workspace was trusted"
-            if before is None:
-                return f"{what} appeared since the workspace was trusted"
-            if after is None:
-                return f"{what} {was} removed since the workspace was trusted"
-            return f"{what} changed since the workspace was trusted"
+    # The whole tree last: a named file or directory that changed says more.
+    for whole in (False, True):
+        for kind, now, then in (
+            ("hook file", current.files, recorded.files),
+            ("hook directory", current.dirs, recorded.dirs),
+        ):
+            why = _changed(kind, now, then, whole)
+            if why is not None:
+                return why
     if set(current.untrackable) != set(recorded.untrackable):
         return "its untrackable hook commands differ from those trusted"
+    return None
+
+
+def _changed(kind: str, now: dict[str, str | None], then: dict[str, str | None], whole: bool) -> str | None:
+    """Why an entry of ``now`` differs from ``then``: the whole tree's (a server's cwd in it, a
+    value naming it, a hook that searches it: rounds 23, 47-49) when ``whole``, else the others'."""
+    names = set(now) | set(then)
+    for rel in sorted(names & {WHOLE_WORKSPACE} if whole else names - {WHOLE_WORKSPACE}):
+        before, after = then.get(rel), now.get(rel)
+        if before == after:
+            continue
+        what = "the workspace's files (a server or hook loads them whole)" if whole else f"{kind} {rel}"
+        was = "were" if whole else "was"
+        if rel not in then:
+            return f"{what} {was} not recorded when the workspace was trusted"
+        if before is None:
+            return f"{what} appeared since the workspace was trusted"
+        if after is None:
+            return f"{what} {was} removed since the workspace was trusted"
+        return f"{what} changed since the workspace was trusted"
     return None
 
 
@@ -421,7 +447,7 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
                 return why
             continue
         if value == "-m" and index + 1 < len(words):
-            return "`-m` loads a module found by search, not a fixed file"
+            return _MODULE_WHY
         if value is not None and value.startswith("-"):
             if "=" not in value:
                 continue
@@ -555,47 +581,34 @@ def _first_searched(
     workspace (`hook_tree_loaders.first_search_dir`, red team round 48): recorded whole, the
     workspace itself when it is the root (``python3 -m json.tool``, ``python3 check.py`` at the
     root, ``node -e``). ``words``: the command's argv; a script named through the project
-    directory variable is resolved, and a script run by its own ``#!`` line counts too."""
+    directory variable is resolved, and a script run by its own ``#!`` line is resolved as the
+    command that line makes (`_shebang_paths`). An ``env`` prefix is read by `hook_shebang.
+    env_prefix` (round 49), as a ``#!`` line's is; one it cannot read records the tree."""
     if not words:
         return []
+    values = [w.value if w.value is not None else _with_project_dir(w, at) for w in words]
     if program == "env":
         # ``env -u PYTHONSAFEPATH python3 -m x``, ``env -i …``, ``env PYTHONSAFEPATH= …``: the
         # runner's value does not reach the program (its own part is planned without the wrapper).
-        index = 1
-        while index < len(words) and (value := words[index].value) is not None:
-            if value in ("-i", "--ignore-environment", "-") or "PYTHONSAFEPATH" in value:
-                unsafe_env = True
-            elif value in ("-u", "--unset") and index + 1 < len(words):
-                unsafe_env = unsafe_env or words[index + 1].value in (None, "PYTHONSAFEPATH")
-                index += 1
-            elif not value.startswith("-") and "=" not in value:
-                break
-            index += 1
-        if not unsafe_env or index >= len(words) or words[index].value is None:
+        prefix = env_prefix(values[1:])
+        if prefix.unknown is not None:
+            return [WHOLE_WORKSPACE] if _inside(root, base) is not None else []
+        unsafe_env = unsafe_env or prefix.clears_safe_path
+        if not unsafe_env or not prefix.argv or prefix.argv[0] is None:
             return []
-        program, words = os.path.basename(words[index].value or ""), words[index:]
-    values = [w.value if w.value is not None else _with_project_dir(w, at) for w in words]
+        values = prefix.argv
+        program = os.path.basename(values[0] or "")
     first: str | None = None
-    if not is_interpreter(program) and ("/" in (words[0].value or "") or words[0].value is None):
-        script = values[0]
-        if script is not None and (rel := _inside(root, os.path.join(base, script))) is not None:
-            line = (read_regular(os.path.join(root, rel), 256) or b"").split(b"\n", 1)[0]
-            if line.startswith(b"#!") and is_python_script("", line):  # ``./check.py``
-                shebang = line[2:].decode("utf-8", "replace").split()
-                if shebang and os.path.basename(shebang[0]) == "env":
-                    shebang = [w for w in shebang[1:] if not w.startswith("-") or shebang.index(w) > 1]
-                if shebang:
-                    safe = not unsafe_env and safe_path_holds(shebang[0], base)
-                    script = os.path.realpath(os.path.join(root, rel))
-                    first = first_search_dir(
-                        os.path.basename(shebang[0]), [*shebang[1:], script], safe_path=safe
-                    )
+    name = values[0]
+    if not is_interpreter(program) and ("/" in (name or "") or words[0].value is None):
+        if name is not None and (rel := _inside(root, os.path.join(base, name))) is not None:
+            head = read_regular(os.path.join(root, rel), SHEBANG_BYTES) or b""
+            line = shebang(head)
+            if line is not None:
+                script = os.path.realpath(os.path.join(root, rel))
+                return _shebang_paths(line, script, root, base, at, unsafe_env=unsafe_env)
     else:
-        safe = (
-            not unsafe_env
-            and program.startswith(("python", "pypy"))
-            and safe_path_holds(words[0].value or "", base)
-        )
+        safe = not unsafe_env and program.startswith(("python", "pypy")) and safe_path_holds(name or "", base)
         first = first_search_dir(program, values[1:], safe_path=safe)
     if first is None:
         return []
@@ -603,6 +616,37 @@ def _first_searched(
     if rel is None or (rel != "." and first != "."):
         return []  # a script's own directory below the root is watched whole already (round 40)
     return [WHOLE_WORKSPACE if rel == "." else rel]
+
+
+#: ``#!`` lines followed through scripts they name (Linux follows 4 levels), at most.
+_MAX_SHEBANG_DEPTH = 4
+_shebang_depth: ContextVar[int] = ContextVar("shellrt_hook_shebang_depth", default=0)
+
+
+def _shebang_paths(
+    line: list[str], script: str, root: Path, base: str, at: _Base, *, unsafe_env: bool
+) -> list[str]:
+    """What the workspace script ``script`` run by its path loads through its ``#!`` line (words
+    ``line``): the command that line makes (``env -S PYTHONPATH=lib python3.11 -E`` and the
+    script) resolved as a hook's own line (its assignments, paths, searching tools, the directory
+    its interpreter searches first), the runner's ``PYTHONSAFEPATH`` dropped where the caller's
+    or the line's ``env`` drops it (red team round 49). One that cannot be read records the tree."""
+    import shlex
+
+    prefix = shebang_program(line)
+    depth = _shebang_depth.get()
+    if prefix.unknown is not None or not prefix.argv or prefix.argv[0] is None or depth >= _MAX_SHEBANG_DEPTH:
+        return [WHOLE_WORKSPACE] if _inside(root, base) is not None else []
+    cleared = ["-u", SAFE_PATH_VAR] if unsafe_env or prefix.clears_safe_path else []
+    command = shlex.join(["env", *cleared, *prefix.assignments, *[w or "" for w in prefix.argv], script])
+    token = _shebang_depth.set(depth + 1)
+    try:
+        found, why = _command_paths(command, root, {}, at if base == at.path else _Base(base, at.home))
+    finally:
+        _shebang_depth.reset(token)
+    if why is not None and why != _MODULE_WHY:
+        found.append(WHOLE_WORKSPACE)
+    return found
 
 
 #: Project runners and the subcommands that load the project they run in by search (round 24):

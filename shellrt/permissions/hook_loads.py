@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 from shellrt.permissions.hook_loads_python import PythonLoads, is_python_script, module_paths, python_loads
 from shellrt.permissions.hook_read import read_regular
+from shellrt.permissions.hook_shebang import SAFE_PATH_VAR, shebang, shebang_program
 
 if TYPE_CHECKING:
     from shellrt.analysis.models import PlanCommand, Word
@@ -84,12 +85,10 @@ def is_shell_script(path: str) -> bool:
     head = read_regular(path, 256)
     if head is None:
         return False
-    if head.startswith(b"#!"):
-        words = head[2:].split(b"\n", 1)[0].split()
-        names = [os.path.basename(w.decode("utf-8", "replace")) for w in words[:2]]
-        if names and names[0] == "env":
-            names = names[1:]
-        return bool(names) and names[0] in SHELLS
+    line = shebang(head)
+    if line is not None:  # read as every hook reader reads it (round 49: ``env -S bash -e``)
+        program = shebang_program(line).argv
+        return bool(program) and os.path.basename(program[0] or "") in SHELLS
     return path.endswith((".sh", ".bash"))
 
 
@@ -111,7 +110,11 @@ def script_kind(root: Path, rel: str, hint: ScriptKind | None = None) -> ScriptK
 
 
 def script_loads(
-    root: Path, scripts: dict[str, ScriptKind], *, cwd: Path | None = None, resolve: PartResolver | None = None
+    root: Path,
+    scripts: dict[str, ScriptKind],
+    *,
+    cwd: Path | None = None,
+    resolve: PartResolver | None = None,
 ) -> ScriptLoads:
     """What ``scripts`` (files relative to ``root``, by kind) load, transitively, when the hook
     runs from ``cwd`` (default ``root``; also the project directory). ``resolve``: what each
@@ -158,7 +161,12 @@ def _add(
 
 
 def _one_python(
-    root: Path, rel: str, out: ScriptLoads, python: PythonLoads, cwd: Path, resolve: PartResolver | None = None
+    root: Path,
+    rel: str,
+    out: ScriptLoads,
+    python: PythonLoads,
+    cwd: Path,
+    resolve: PartResolver | None = None,
 ) -> list[tuple[str, ScriptKind | None]]:
     data = read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
     if data is None:
@@ -170,23 +178,44 @@ def _one_python(
     out.unbounded += [u for u in loads.unbounded if u not in out.unbounded]
     python.import_dirs += [d for d in loads.import_dirs if d not in python.import_dirs]
     python.modules |= loads.modules
-    return _python_found(root, loads.paths) + started_loads(loads.commands, cwd, resolve)
+    return _python_found(root, loads.paths) + started_loads(
+        loads.commands, cwd, resolve, cleared=loads.cleared, cwds=loads.cwds
+    )
 
 
 def started_loads(
-    lines: list[str], cwd: Path, resolve: PartResolver | None
+    lines: list[str],
+    cwd: Path,
+    resolve: PartResolver | None,
+    *,
+    cleared: set[str] | None = None,
+    cwds: dict[str, str | None] | None = None,
 ) -> list[tuple[str, ScriptKind | None]]:
     """What the tools a hook script starts (command lines read from it) load by their own search,
-    run from ``cwd``: each line planned and its commands resolved as a hook's own line (round 47)."""
+    run from ``cwd``: each line planned and its commands resolved as a hook's own line (round 47).
+    ``cleared``: lines started with an environment the script made, without the runner's
+    ``PYTHONSAFEPATH`` (round 49): each of their commands is resolved as if it were unset. ``cwds``:
+    lines started in another directory, resolved from there; one chosen at run time (None) records
+    the tree (``"."``, `hook_files.WHOLE_WORKSPACE`)."""
     if resolve is None:
         return []
     from shellrt.analysis import analyze
+    from shellrt.analysis.models import Assignment, PlanCommand
 
     found: list[tuple[str, ScriptKind | None]] = []
     for line in lines:
+        where = (cwds or {}).get(line, str(cwd))
+        if where is None:
+            found += [(".", None)] if all(f != "." for f, _ in found) else []
+            continue
         plan = analyze(line, "bash").plan
         for part in plan.commands if plan is not None else ():
-            found += [(p, None) for p in resolve(part, str(cwd)) if all(p != f for f, _ in found)]
+            if cleared and line in cleared:  # a copy: the planner's result may be shared
+                unset = Assignment(SAFE_PATH_VAR, f"{SAFE_PATH_VAR}=", None)
+                part = PlanCommand(
+                    part.argv, [*part.assignments, unset], part.redirects, part.context, part.wrapped_by
+                )
+            found += [(p, None) for p in resolve(part, where) if all(p != f for f, _ in found)]
     return found
 
 

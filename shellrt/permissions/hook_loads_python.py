@@ -19,6 +19,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shellrt.permissions.hook_shebang import shebang, shebang_program
+
 __all__ = ["PythonLoads", "is_python_script", "module_paths", "python_loads"]
 
 #: Calls that run the file named by their argument at this index.
@@ -54,8 +56,12 @@ def is_python_script(path: str, head: bytes) -> bool:
     """A ``.py`` name, or a ``#!`` line naming Python."""
     if path.endswith(".py"):
         return True
-    first = head.split(b"\n", 1)[0]
-    return first.startswith(b"#!") and b"python" in first
+    line = shebang(head)
+    if line is None:
+        return False
+    program = shebang_program(line).argv  # round 49: read as every hook reader reads it
+    name = os.path.basename(program[0] or "") if program else ""
+    return b"python" in head.split(b"\n", 1)[0] or name.startswith(("python", "pypy"))
 
 
 @dataclass
@@ -71,6 +77,12 @@ class PythonLoads:
     modules: set[str] = field(default_factory=set)
     #: Command lines the script starts (`_SPAWNS`), operands chosen at run time as a placeholder.
     commands: list[str] = field(default_factory=list)
+    #: Those of `commands` started with an environment of the script's making (``env=…``), which
+    #: the runner's ``PYTHONSAFEPATH`` does not reach unless passed on whole (round 49).
+    cleared: set[str] = field(default_factory=set)
+    #: Those of `commands` started in another directory (``cwd=…``): its absolute path, None when
+    #: chosen at run time (round 49: ``npx fmt`` run in ``web/`` runs ``web/node_modules/.bin/fmt``).
+    cwds: dict[str, str | None] = field(default_factory=dict)
 
 
 def module_paths(import_dirs: list[str], modules: set[str]) -> tuple[list[str], list[str]]:
@@ -117,6 +129,13 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                 line = _command_line(node, name)
                 if line is not None:
                     out.commands.append(line)
+                    if not _keeps_environment(node):
+                        out.cleared.add(line)
+                    cwd = next((k.value for k in node.keywords if k.arg == "cwd"), None)
+                    if cwd is None and any(k.arg is None for k in node.keywords):
+                        out.cwds[line] = None  # ``**options``: a directory chosen at run time
+                    elif cwd is not None and not (isinstance(cwd, ast.Constant) and cwd.value is None):
+                        out.cwds[line] = _eval_path(cwd, script, root)
             elif name in _NAMES_FILE:
                 arg = _arg(node, 0)
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -173,12 +192,40 @@ def _command_line(call: ast.Call, name: str) -> str | None:
     return shlex.join([w if w is not None else _ARG for w in words])
 
 
+def _keeps_environment(call: ast.Call) -> bool:
+    """Whether a spawn call passes the runner's environment on (its ``PYTHONSAFEPATH`` with it): no
+    ``env=`` (or ``None``), ``os.environ``, a copy of it, or a dict of ``**os.environ`` that sets
+    no ``PYTHONSAFEPATH``; anything else is an environment of the script's making (red team round
+    49: ``env={"PATH": …}`` dropped it, and a ``python -m`` child imported the root's plant)."""
+    value = next((k.value for k in call.keywords if k.arg == "env"), None)
+    if value is None and any(k.arg is None for k in call.keywords):
+        return False  # ``**options``: an env chosen at run time
+    if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        return True
+    if _dotted(value) == "os.environ":
+        return True
+    if isinstance(value, ast.Call) and not value.args and _dotted(value.func) == "os.environ.copy":
+        return True
+    if isinstance(value, ast.Call) and _dotted(value.func) == "dict" and not value.keywords:
+        return len(value.args) == 1 and _dotted(value.args[0]) == "os.environ"
+    if isinstance(value, ast.Dict):
+        spread = any(
+            k is None and _dotted(v) == "os.environ" for k, v in zip(value.keys, value.values, strict=True)
+        )
+        named = any(isinstance(k, ast.Constant) and k.value == "PYTHONSAFEPATH" for k in value.keys)
+        computed = any(k is not None and not isinstance(k, ast.Constant) for k in value.keys)
+        return spread and not named and not computed
+    return False
+
+
 def _text(node: ast.expr) -> str | None:
     """A string expression's text, each part chosen at run time as `_ARG` (None: no literal)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else _ARG for v in node.values)
+        return "".join(
+            v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else _ARG for v in node.values
+        )
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = _text(node.left), _text(node.right)
         if left is None and right is None:

@@ -143,7 +143,9 @@ def _declared(package: str) -> list[str]:
     for key in _DEP_KEYS:
         deps = data.get(key)
         if isinstance(deps, dict):
-            names += [n for n in deps if isinstance(n, str) and _NAME.fullmatch(n) and ".." not in n.split("/")]
+            names += [
+                n for n in deps if isinstance(n, str) and _NAME.fullmatch(n) and ".." not in n.split("/")
+            ]
     return list(dict.fromkeys(names))
 
 
@@ -193,6 +195,18 @@ def literal_specifiers(path: str) -> list[str]:
     text = raw.decode("utf-8", "replace")
     found = [quoted or template for _, quoted, template in _REQUIRE.findall(text)]
     return list(dict.fromkeys(found + _computed_specifiers(text)))
+
+
+#: An ``env`` option other than ``process.env`` itself: the child gets an environment the script
+#: made (``{env: {PATH: process.env.PATH}}``), without the runner's ``PYTHONSAFEPATH`` (round 49).
+_OWN_ENV = re.compile(r"""\benv\s*:\s*(?!process\.env\s*[,}\n])|\{\s*env\s*[,}]""")
+
+
+def starts_with_own_env(path: str) -> bool:
+    """Whether a node script passes any child an environment of its own making (`_OWN_ENV`, by a
+    pattern: over-reads); its started commands are then resolved without ``PYTHONSAFEPATH``."""
+    raw = read_regular(path, _MANIFEST_LIMIT)
+    return raw is not None and _OWN_ENV.search(raw.decode("utf-8", "replace")) is not None
 
 
 def started_commands(path: str) -> list[str]:
