@@ -411,7 +411,7 @@ class _OwnGroup:
     copy of it). ``zinit.c`` `struct own_group` alike."""
 
     def __init__(self, path: bytes, fd: int) -> None:
-        self.path, self.fd, self.assembly = path, fd, -1
+        self.path, self.fd, self.assembly, self.at = path, fd, -1, b""
 
     def close(self) -> None:
         for fd in (self.fd, self.assembly):
@@ -419,28 +419,42 @@ class _OwnGroup:
                 os.close(fd)
 
 
-def _own_head(call: MountCall) -> _OwnGroup | int | None:
-    """A directory's own overlay made at ``h`` from its anchor: the group, None (not an own
-    group's head: replayed as it is), or the errno that skips the group (gone, or a link now)."""
+def _own_head(call: MountCall, end: bytes | None) -> _OwnGroup | int | None:
+    """A directory's group head, from its anchor: its own overlay made at ``h``, or (a shared
+    overlay's directory, ``end`` its name: the group's last move's target) its part of the shared
+    overlay bound at ``s``. The group, None (not such a head: replayed as it is), or the errno that
+    skips the group (gone, or a link now)."""
     data = call[4] or b""
-    if call[2] != b"overlay" or call[3].value & _CALL_OUTER or not data.startswith(b"lowerdir="):
+    flags = call[3].value
+    if flags & _CALL_OUTER:
         return None
-    path, _, bottom = data[len(b"lowerdir=") :].rpartition(b":")
+    if call[2] == b"overlay" and data.startswith(b"lowerdir="):
+        path, _, bottom = data[len(b"lowerdir=") :].rpartition(b":")
+        source, fstype, data = call[0], call[2], bottom
+    elif call[2] is None and flags & _MS_BIND and end is not None and call[0]:
+        path, source, fstype, data = end, call[0], None, b""
+    else:
+        return None
     fd = _open_nofollow(_AT_FDCWD, path)
     if fd < 0:
         return errno.ENOENT  # gone, or no longer the directory planned: nothing is put over it
     group = _OwnGroup(path, fd)
-    lower = b"lowerdir=" + _fd_path(fd) + b":" + bottom
-    if _libc.mount(call[0], call[1], call[2], ctypes.c_ulong(call[3].value & ~_CALL_MARKS), lower) < 0:
+    if fstype is None:  # the shared overlay's part, found through no link
+        src = _open_nofollow(_AT_FDCWD, source or b"")
+        if src < 0:
+            group.close()
+            return errno.ENOENT
+        done = _libc.mount(_fd_path(src), call[1], None, ctypes.c_ulong(flags & ~_CALL_MARKS), None)
         err = ctypes.get_errno()
+        os.close(src)
+    else:
+        lower = b"lowerdir=" + _fd_path(fd) + b":" + data
+        done = _libc.mount(source, call[1], fstype, ctypes.c_ulong(flags & ~_CALL_MARKS), lower)
+        err = ctypes.get_errno()
+    if done < 0:
         group.close()
         return err
-    group.assembly = _open_nofollow(_AT_FDCWD, call[1])
-    if group.assembly < 0:
-        err = ctypes.get_errno()
-        _libc.umount2(call[1], _MNT_DETACH)
-        group.close()
-        raise OSError(err, f"open {call[1].decode()}: {os.strerror(err)}")
+    group.at = call[1]  # opened when a mount is moved into it (most groups have none)
     return group
 
 
@@ -452,6 +466,11 @@ def _own_move(group: _OwnGroup, call: MountCall) -> int:
         ctypes.set_errno(errno.EINVAL)
         return -1
     rel = source[len(group.path) + 1 :]
+    if group.assembly < 0:
+        group.assembly = _open_nofollow(_AT_FDCWD, group.at)
+        if group.assembly < 0:
+            ctypes.set_errno(errno.EIO)  # our own place: the init fails (closed)
+            return -1
     src = _open_nofollow(group.fd, rel, beneath=True)
     if src < 0:
         ctypes.set_errno(errno.ENOENT)
@@ -479,14 +498,22 @@ def _replay(calls: list[MountCall]) -> None:
     skipping = 0  # 1: an inner group's calls, 2: an outer group's (`zinit.c` `set_up` alike)
     own: _OwnGroup | None = None
     try:
-        for call in calls:
+        for at, call in enumerate(calls):
             marks = call[3].value & _CALL_MARKS
             if skipping:
                 if marks & _CALL_GROUP_END and (skipping == 2) == bool(marks & _CALL_OUTER):
                     skipping = 0
                 continue
             if marks & _CALL_GROUP_HEAD:
-                head = _own_head(call)
+                end = next(
+                    (
+                        c[1]
+                        for c in calls[at + 1 :]
+                        if c[3].value & _CALL_GROUP_END and not c[3].value & _CALL_OUTER
+                    ),
+                    None,
+                )
+                head = _own_head(call, end)
                 if isinstance(head, _OwnGroup):
                     own = head
                     continue

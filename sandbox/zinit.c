@@ -398,6 +398,7 @@ struct own_group {
     const char *path;
     size_t len;
     int fd, assembly;
+    const char *at;
 };
 #define RESOLVE_NOLINKS_ 0x06ULL /* RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS */
 #define RESOLVE_BENEATH_ 0x08ULL
@@ -411,50 +412,73 @@ static void own_close(struct own_group *g) {
     g->fd = g->assembly = -1;
     g->path = NULL;
 }
-/* The head of a directory's own overlay: 1 made (`g` set), 0 not such a head, -1 failed (errno:
- * ENOENT when the directory is gone or a link now: the group is skipped). */
-static int own_head(const struct mount_call *c, struct own_group *g) {
+/* A directory's group head, from its anchor: its own overlay made at h, or (a shared overlay's
+ * directory, `end` its name: the group's last move's target) its part of the shared overlay bound at
+ * s. 1 made (`g` set), 0 not such a head (replayed as it is), -1 failed (errno: ENOENT when the
+ * directory is gone or a link now: the group is skipped). */
+static int own_head(const struct mount_call *c, const char *end, struct own_group *g) {
     static char path[PATH_MAX], lower[PATH_MAX + 64];
-    if (c->fstype == NULL || strcmp(c->fstype, "overlay") != 0 || (c->flags & CALL_OUTER) || c->data == NULL ||
-        strncmp(c->data, "lowerdir=", 9) != 0)
+    const char *colon = NULL;
+    size_t len;
+    if (c->flags & CALL_OUTER) return 0;
+    if (c->fstype != NULL && strcmp(c->fstype, "overlay") == 0 && c->data != NULL && strncmp(c->data, "lowerdir=", 9) == 0) {
+        colon = strrchr(c->data + 9, ':');
+        len = colon ? (size_t)(colon - (c->data + 9)) : 0;
+        if (colon == NULL || len == 0 || len >= sizeof path) return 0;
+        memcpy(path, c->data + 9, len);
+        path[len] = '\0';
+    } else if (c->fstype == NULL && (c->flags & MS_BIND) && end != NULL && c->source != NULL) {
+        len = strlen(end);
+        if (len == 0 || len >= sizeof path) return 0;
+        memcpy(path, end, len + 1);
+    } else {
         return 0;
-    const char *colon = strrchr(c->data + 9, ':');
-    size_t len = colon ? (size_t)(colon - (c->data + 9)) : 0;
-    if (colon == NULL || len == 0 || len >= sizeof path) return 0;
-    memcpy(path, c->data + 9, len);
-    path[len] = '\0';
+    }
     int fd = open_nofollow(AT_FDCWD, path, 0);
     if (fd < 0) {
         errno = ENOENT;
         return -1;
     }
-    snprintf(lower, sizeof lower, "lowerdir=/proc/self/fd/%d%s", fd, colon);
-    if (mount(c->source, c->target, c->fstype, c->flags & ~CALL_MARKS, lower) < 0) {
+    int done;
+    if (colon == NULL) { /* the shared overlay's part, found through no link */
+        int src = open_nofollow(AT_FDCWD, c->source, 0);
+        if (src < 0) {
+            close(fd);
+            errno = ENOENT;
+            return -1;
+        }
+        char from[40];
+        snprintf(from, sizeof from, "/proc/self/fd/%d", src);
+        done = mount(from, c->target, NULL, c->flags & ~CALL_MARKS, NULL);
+        int err = errno;
+        close(src);
+        errno = err;
+    } else {
+        snprintf(lower, sizeof lower, "lowerdir=/proc/self/fd/%d%s", fd, colon);
+        done = mount(c->source, c->target, c->fstype, c->flags & ~CALL_MARKS, lower);
+    }
+    if (done < 0) {
         int err = errno;
         close(fd);
         errno = err;
         return -1;
     }
-    int assembly = open_nofollow(AT_FDCWD, c->target, 0);
-    if (assembly < 0) {
-        int err = errno;
-        umount2(c->target, MNT_DETACH);
-        close(fd);
-        errno = err;
-        return -2;
-    }
-    *g = (struct own_group){path, len, fd, assembly};
+    *g = (struct own_group){path, len, fd, -1, c->target}; /* the assembly opened when a mount is moved in */
     return 1;
 }
 /* A mount below the group's directory moved to the same place in its overlay: 0, or -1 (errno;
  * ENOENT: gone, or no longer reached through no link). */
-static int own_move(const struct own_group *g, const struct mount_call *c) {
+static int own_move(struct own_group *g, const struct mount_call *c) {
     char from[40], to[40];
     if (c->source == NULL || strncmp(c->source, g->path, g->len) != 0 || c->source[g->len] != '/') {
         errno = EINVAL;
         return -1;
     }
     const char *rel = c->source + g->len + 1;
+    if (g->assembly < 0 && (g->assembly = open_nofollow(AT_FDCWD, g->at, 0)) < 0) {
+        errno = EIO; /* our own place: the init fails (closed) */
+        return -1;
+    }
     int src = open_nofollow(g->fd, rel, 1);
     if (src < 0) {
         errno = ENOENT;
@@ -480,7 +504,7 @@ static int own_move(const struct own_group *g, const struct mount_call *c) {
 static int set_up(void) {
     if (setsid() < 0) return fail("setsid");
     int skipping = 0; /* 1: an inner group's calls, 2: an outer group's */
-    struct own_group own = {NULL, 0, -1, -1};
+    struct own_group own = {NULL, 0, -1, -1, NULL};
     char anchor[40];
     for (int i = 0; i < cfg.nmounts; i++) {
         struct mount_call *c = &cfg.mounts[i];
@@ -493,7 +517,10 @@ static int set_up(void) {
             continue;
         }
         if (c->flags & CALL_GROUP_HEAD) {
-            int head = own_head(c, &own);
+            const char *end = NULL;
+            for (int j = i + 1; j < cfg.nmounts && end == NULL; j++)
+                if ((cfg.mounts[j].flags & CALL_GROUP_END) && !(cfg.mounts[j].flags & CALL_OUTER)) end = cfg.mounts[j].target;
+            int head = own_head(c, end, &own);
             if (head == 1) continue;
             if (head == -1 && (errno == EINVAL || errno == ENOENT)) {
                 skipping = 1;
