@@ -151,6 +151,10 @@ _OPEN_TREE_CLOEXEC = 0o2000000
 _MOVE_MOUNT_F_EMPTY_PATH = 4
 _SYS_OPEN_TREE = 428  # the same number on every architecture (new calls share one table)
 _SYS_MOVE_MOUNT = 429
+_SYS_OPENAT2 = 437
+_RESOLVE_NO_MAGICLINKS = 0x02
+_RESOLVE_NO_SYMLINKS = 0x04
+_RESOLVE_BENEATH = 0x08
 _SYS_LANDLOCK_CREATE_RULESET = 444
 _SYS_LANDLOCK_RESTRICT_SELF = 446
 _LANDLOCK_CREATE_RULESET_VERSION = 1
@@ -364,8 +368,16 @@ def _not_a_mount(path: bytes | None) -> bool:
     move's EINVAL fails the command (closed)."""
     if not path:
         return False
+    return _statx_not_a_mount(_AT_FDCWD, path, _AT_SYMLINK_NOFOLLOW)
+
+
+_AT_EMPTY_PATH = 0x1000
+
+
+def _statx_not_a_mount(dirfd: int, path: bytes, flags: int) -> bool:
+    """`_not_a_mount` of ``path`` from ``dirfd`` (``b""`` with ``_AT_EMPTY_PATH``: the fd itself)."""
     buf = ctypes.create_string_buffer(256)
-    if _libc.syscall(_SYS_STATX, _AT_FDCWD, path, _AT_SYMLINK_NOFOLLOW, 0, buf) < 0:
+    if _libc.syscall(_SYS_STATX, dirfd, path, flags, 0, buf) < 0:
         return False
     attributes, mask = (
         int.from_bytes(buf.raw[8:16], sys.byteorder),
@@ -374,26 +386,176 @@ def _not_a_mount(path: bytes | None) -> bool:
     return bool(mask & _STATX_ATTR_MOUNT_ROOT) and not attributes & _STATX_ATTR_MOUNT_ROOT
 
 
+def _open_nofollow(dirfd: int, path: bytes, beneath: bool = False) -> int:
+    """An ``O_PATH`` fd of ``path`` (from ``dirfd``; ``beneath``: never above it) reached through no
+    symbolic link at all, or -1 with errno set (``ELOOP`` where one lies on the way)."""
+    how = (ctypes.c_uint64 * 3)(
+        os.O_PATH | os.O_CLOEXEC,
+        0,
+        _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS | (_RESOLVE_BENEATH if beneath else 0),
+    )
+    return int(_libc.syscall(_SYS_OPENAT2, dirfd, path, ctypes.byref(how), ctypes.c_size_t(24)))
+
+
+def _fd_path(fd: int) -> bytes:
+    return b"/proc/self/fd/%d" % fd
+
+
+class _OwnGroup:
+    """One directory's own overlay being put together (`_lock_view_calls`), anchored (red team
+    round 49): the directory is opened once, at the group's head, through no symbolic link, and
+    every later call of the group names it and what lies below it by that fd -- the overlay's lower
+    layer, each mount moved into it, the move over it. A name the host (or another session's
+    command, in a directory it can write) swapped for a symbolic link since the plan put the
+    overlay over the link's target before (a writable root, its masks hidden below a read-only
+    copy of it). ``zinit.c`` `struct own_group` alike."""
+
+    def __init__(self, path: bytes, fd: int) -> None:
+        self.path, self.fd, self.assembly, self.at = path, fd, -1, b""
+
+    def close(self) -> None:
+        for fd in (self.fd, self.assembly):
+            if fd >= 0:
+                os.close(fd)
+
+
+def _own_head(call: MountCall, end: bytes | None) -> _OwnGroup | int | None:
+    """A directory's group head, from its anchor: its own overlay made at ``h``, or (a shared
+    overlay's directory, ``end`` its name: the group's last move's target) its part of the shared
+    overlay bound at ``s``. The group, None (not such a head: replayed as it is), or the errno that
+    skips the group (gone, or a link now)."""
+    data = call[4] or b""
+    flags = call[3].value
+    if flags & _CALL_OUTER:
+        return None
+    if call[2] == b"overlay" and data.startswith(b"lowerdir="):
+        path, _, bottom = data[len(b"lowerdir=") :].rpartition(b":")
+        source, fstype, data = call[0], call[2], bottom
+    elif call[2] is None and flags & _MS_BIND and end is not None and call[0]:
+        path, source, fstype, data = end, call[0], None, b""
+    else:
+        return None
+    fd = _open_nofollow(_AT_FDCWD, path)
+    if fd < 0:
+        return errno.ENOENT  # gone, or no longer the directory planned: nothing is put over it
+    group = _OwnGroup(path, fd)
+    if fstype is None:  # the shared overlay's part, found through no link
+        src = _open_nofollow(_AT_FDCWD, source or b"")
+        if src < 0:
+            group.close()
+            return errno.ENOENT
+        done = _libc.mount(_fd_path(src), call[1], None, ctypes.c_ulong(flags & ~_CALL_MARKS), None)
+        err = ctypes.get_errno()
+        os.close(src)
+    else:
+        lower = b"lowerdir=" + _fd_path(fd) + b":" + data
+        done = _libc.mount(source, call[1], fstype, ctypes.c_ulong(flags & ~_CALL_MARKS), lower)
+        err = ctypes.get_errno()
+    if done < 0:
+        group.close()
+        return err
+    group.at = call[1]  # opened when a mount is moved into it (most groups have none)
+    return group
+
+
+def _own_move(group: _OwnGroup, call: MountCall) -> int:
+    """A mount below the group's directory moved to the same place in its overlay, both found
+    below their anchors through no link; 0, or -1 with errno set (ENOENT: gone or not there)."""
+    source = call[0] or b""
+    if not source.startswith(group.path + b"/"):
+        ctypes.set_errno(errno.EINVAL)
+        return -1
+    rel = source[len(group.path) + 1 :]
+    if group.assembly < 0:
+        group.assembly = _open_nofollow(_AT_FDCWD, group.at)
+        if group.assembly < 0:
+            ctypes.set_errno(errno.EIO)  # our own place: the init fails (closed)
+            return -1
+    src = _open_nofollow(group.fd, rel, beneath=True)
+    if src < 0:
+        ctypes.set_errno(errno.ENOENT)
+        return -1
+    try:
+        dst = _open_nofollow(group.assembly, rel, beneath=True)
+        if dst < 0:
+            ctypes.set_errno(errno.ENOENT)
+            return -1
+        try:
+            if _libc.mount(_fd_path(src), _fd_path(dst), None, ctypes.c_ulong(_MS_MOVE), None) >= 0:
+                return 0
+            err = ctypes.get_errno()
+            if err == errno.EINVAL and _statx_not_a_mount(src, b"", _AT_EMPTY_PATH):
+                err = errno.ENOENT  # no longer a mount: nothing is left to keep on top
+            ctypes.set_errno(err)
+            return -1
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+
+
 def _replay(calls: list[MountCall]) -> None:
     skipping = 0  # 1: an inner group's calls, 2: an outer group's (`zinit.c` `set_up` alike)
-    for call in calls:
-        marks = call[3].value & _CALL_MARKS
-        if skipping:
-            if marks & _CALL_GROUP_END and (skipping == 2) == bool(marks & _CALL_OUTER):
-                skipping = 0
-            continue
-        if (_mount_unmarked(call) if marks else _libc.mount(*call)) < 0:
-            err = ctypes.get_errno()
-            if marks & _CALL_GROUP_HEAD and err in (errno.EINVAL, errno.ENOENT):
-                skipping = 2 if marks & _CALL_OUTER else 1
+    own: _OwnGroup | None = None
+    try:
+        for at, call in enumerate(calls):
+            marks = call[3].value & _CALL_MARKS
+            if skipping:
+                if marks & _CALL_GROUP_END and (skipping == 2) == bool(marks & _CALL_OUTER):
+                    skipping = 0
                 continue
-            if marks & _CALL_IF_PRESENT and (
-                err == errno.ENOENT or (err == errno.EINVAL and _not_a_mount(call[0]))
-            ):
-                continue
-            if _gone_at_group_end(call, marks, err):
-                continue
-            raise OSError(err, f"mount {call[1].decode()}: {os.strerror(err)}")
+            if marks & _CALL_GROUP_HEAD:
+                end = next(
+                    (
+                        c[1]
+                        for c in calls[at + 1 :]
+                        if c[3].value & _CALL_GROUP_END and not c[3].value & _CALL_OUTER
+                    ),
+                    None,
+                )
+                head = _own_head(call, end)
+                if isinstance(head, _OwnGroup):
+                    own = head
+                    continue
+                if isinstance(head, int):
+                    if head in (errno.EINVAL, errno.ENOENT):
+                        skipping = 1
+                        continue
+                    raise OSError(head, f"mount {call[1].decode()}: {os.strerror(head)}")
+            onto, named = -1, call[1]
+            if own is not None and marks & _CALL_GROUP_END:
+                # over the anchor itself (the plan's own calls name it); any other name through no link
+                onto = own.fd if call[1] == own.path else _open_nofollow(_AT_FDCWD, call[1])
+                call = (call[0], _fd_path(onto), call[2], call[3], call[4])
+            if own is not None and marks & _CALL_IF_PRESENT:
+                done = _own_move(own, call)
+            elif own is not None and marks & _CALL_GROUP_END and onto < 0:
+                ctypes.set_errno(errno.ENOENT)  # gone, or a link now
+                done = -1
+            else:
+                done = _mount_unmarked(call) if marks else _libc.mount(*call)
+            if own is not None and onto >= 0 and onto != own.fd:
+                kept = ctypes.get_errno()
+                os.close(onto)
+                ctypes.set_errno(kept)
+            if own is not None and marks & _CALL_GROUP_END:
+                own.close()
+                own = None
+            if done < 0:
+                err = ctypes.get_errno()
+                if marks & _CALL_GROUP_HEAD and err in (errno.EINVAL, errno.ENOENT):
+                    skipping = 2 if marks & _CALL_OUTER else 1
+                    continue
+                if marks & _CALL_IF_PRESENT and (
+                    err == errno.ENOENT or (err == errno.EINVAL and _not_a_mount(call[0]))
+                ):
+                    continue
+                if _gone_at_group_end(call, marks, err):
+                    continue
+                raise OSError(err, f"mount {named.decode()}: {os.strerror(err)}")
+    finally:
+        if own is not None:
+            own.close()
 
 
 def _gone_at_group_end(call: MountCall, marks: int, err: int) -> bool:

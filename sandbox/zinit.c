@@ -120,13 +120,14 @@ struct statx_head {
     unsigned char rest[200];
 };
 #define STATX_MOUNT_ROOT_ATTR 0x00002000ULL
-static int not_a_mount(const char *path) {
+static int not_a_mount_at(int dirfd, const char *path, int flags) {
     struct statx_head st;
     memset(&st, 0, sizeof st);
-    if (!path || syscall(SYS_statx, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 0, &st) < 0) return 0;
+    if (!path || syscall(SYS_statx, dirfd, path, flags, 0, &st) < 0) return 0;
     if (!(st.attributes_mask & STATX_MOUNT_ROOT_ATTR)) return 0;
     return !(st.attributes & STATX_MOUNT_ROOT_ATTR);
 }
+static int not_a_mount(const char *path) { return not_a_mount_at(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW); }
 static struct {
     long uid, gid;
     int slice_mode, nice;
@@ -386,9 +387,125 @@ static int gone_at_group_end(const struct mount_call *c) {
     return 0;
 }
 
+/* Red team round 49 (`_zygote_main._OwnGroup` alike): a directory's own overlay, anchored. The
+ * directory is opened once, at its group's head, through no symbolic link (openat2
+ * RESOLVE_NO_SYMLINKS), and every later call of the group names it and what lies below it by that
+ * fd: the overlay's lower layer, each mount moved into it (found below both anchors, through no
+ * link), the move over it. Named by path, a name the host (or another session's command, in a
+ * directory it can write) swapped for a link since the plan put the overlay over the link's target
+ * (a writable root: read-only, its masked files readable below a copy of it). */
+struct own_group {
+    const char *path;
+    size_t len;
+    int fd, assembly;
+    const char *at;
+};
+#define RESOLVE_NOLINKS_ 0x06ULL /* RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS */
+#define RESOLVE_BENEATH_ 0x08ULL
+static int open_nofollow(int dirfd, const char *path, int beneath) {
+    struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC, 0, RESOLVE_NOLINKS_ | (beneath ? RESOLVE_BENEATH_ : 0)};
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+static void own_close(struct own_group *g) {
+    if (g->fd >= 0) close(g->fd);
+    if (g->assembly >= 0) close(g->assembly);
+    g->fd = g->assembly = -1;
+    g->path = NULL;
+}
+/* A directory's group head, from its anchor: its own overlay made at h, or (a shared overlay's
+ * directory, `end` its name: the group's last move's target) its part of the shared overlay bound at
+ * s. 1 made (`g` set), 0 not such a head (replayed as it is), -1 failed (errno: ENOENT when the
+ * directory is gone or a link now: the group is skipped). */
+static int own_head(const struct mount_call *c, const char *end, struct own_group *g) {
+    static char path[PATH_MAX], lower[PATH_MAX + 64];
+    const char *colon = NULL;
+    size_t len;
+    if (c->flags & CALL_OUTER) return 0;
+    if (c->fstype != NULL && strcmp(c->fstype, "overlay") == 0 && c->data != NULL && strncmp(c->data, "lowerdir=", 9) == 0) {
+        colon = strrchr(c->data + 9, ':');
+        len = colon ? (size_t)(colon - (c->data + 9)) : 0;
+        if (colon == NULL || len == 0 || len >= sizeof path) return 0;
+        memcpy(path, c->data + 9, len);
+        path[len] = '\0';
+    } else if (c->fstype == NULL && (c->flags & MS_BIND) && end != NULL && c->source != NULL) {
+        len = strlen(end);
+        if (len == 0 || len >= sizeof path) return 0;
+        memcpy(path, end, len + 1);
+    } else {
+        return 0;
+    }
+    int fd = open_nofollow(AT_FDCWD, path, 0);
+    if (fd < 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    int done;
+    if (colon == NULL) { /* the shared overlay's part, found through no link */
+        int src = open_nofollow(AT_FDCWD, c->source, 0);
+        if (src < 0) {
+            close(fd);
+            errno = ENOENT;
+            return -1;
+        }
+        char from[40];
+        snprintf(from, sizeof from, "/proc/self/fd/%d", src);
+        done = mount(from, c->target, NULL, c->flags & ~CALL_MARKS, NULL);
+        int err = errno;
+        close(src);
+        errno = err;
+    } else {
+        snprintf(lower, sizeof lower, "lowerdir=/proc/self/fd/%d%s", fd, colon);
+        done = mount(c->source, c->target, c->fstype, c->flags & ~CALL_MARKS, lower);
+    }
+    if (done < 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    *g = (struct own_group){path, len, fd, -1, c->target}; /* the assembly opened when a mount is moved in */
+    return 1;
+}
+/* A mount below the group's directory moved to the same place in its overlay: 0, or -1 (errno;
+ * ENOENT: gone, or no longer reached through no link). */
+static int own_move(struct own_group *g, const struct mount_call *c) {
+    char from[40], to[40];
+    if (c->source == NULL || strncmp(c->source, g->path, g->len) != 0 || c->source[g->len] != '/') {
+        errno = EINVAL;
+        return -1;
+    }
+    const char *rel = c->source + g->len + 1;
+    if (g->assembly < 0 && (g->assembly = open_nofollow(AT_FDCWD, g->at, 0)) < 0) {
+        errno = EIO; /* our own place: the init fails (closed) */
+        return -1;
+    }
+    int src = open_nofollow(g->fd, rel, 1);
+    if (src < 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    int dst = open_nofollow(g->assembly, rel, 1);
+    if (dst < 0) {
+        close(src);
+        errno = ENOENT;
+        return -1;
+    }
+    snprintf(from, sizeof from, "/proc/self/fd/%d", src);
+    snprintf(to, sizeof to, "/proc/self/fd/%d", dst);
+    int done = mount(from, to, NULL, MS_MOVE, NULL);
+    int err = errno;
+    if (done < 0 && err == EINVAL && not_a_mount_at(src, "", AT_EMPTY_PATH)) err = ENOENT;
+    close(src);
+    close(dst);
+    errno = err;
+    return done;
+}
+
 static int set_up(void) {
     if (setsid() < 0) return fail("setsid");
     int skipping = 0; /* 1: an inner group's calls, 2: an outer group's */
+    struct own_group own = {NULL, 0, -1, -1, NULL};
+    char anchor[40];
     for (int i = 0; i < cfg.nmounts; i++) {
         struct mount_call *c = &cfg.mounts[i];
         if (skipping) {
@@ -399,8 +516,47 @@ static int set_up(void) {
             if (cover_rest(c->source, c->target, c->data) < 0) return -1;
             continue;
         }
-        int done = (c->flags & CALL_UMOUNT) ? umount2(c->target, MNT_DETACH)
-                                            : mount(c->source, c->target, c->fstype, c->flags & ~CALL_MARKS, c->data);
+        if (c->flags & CALL_GROUP_HEAD) {
+            const char *end = NULL;
+            for (int j = i + 1; j < cfg.nmounts && end == NULL; j++)
+                if ((cfg.mounts[j].flags & CALL_GROUP_END) && !(cfg.mounts[j].flags & CALL_OUTER)) end = cfg.mounts[j].target;
+            int head = own_head(c, end, &own);
+            if (head == 1) continue;
+            if (head == -1 && (errno == EINVAL || errno == ENOENT)) {
+                skipping = 1;
+                continue;
+            }
+            if (head < 0) {
+                char what[300];
+                snprintf(what, sizeof what, "mount %s", c->target);
+                return fail(what);
+            }
+        }
+        struct mount_call moved = *c;
+        int done, onto = -1;
+        if (own.path != NULL && (c->flags & CALL_GROUP_END)) {
+            /* over the anchor itself (the plan's own calls name it); any other name through no link */
+            onto = strcmp(c->target, own.path) == 0 ? own.fd : open_nofollow(AT_FDCWD, c->target, 0);
+            snprintf(anchor, sizeof anchor, "/proc/self/fd/%d", onto);
+            moved.target = anchor;
+        }
+        if (own.path != NULL && (c->flags & CALL_IF_PRESENT)) {
+            done = own_move(&own, c);
+        } else if (own.path != NULL && (c->flags & CALL_GROUP_END) && onto < 0) {
+            errno = ENOENT; /* gone, or a link now */
+            done = -1;
+        } else {
+            done = (c->flags & CALL_UMOUNT) ? umount2(c->target, MNT_DETACH)
+                                            : mount(moved.source, moved.target, moved.fstype, moved.flags & ~CALL_MARKS, moved.data);
+        }
+        if (onto >= 0 && onto != own.fd) {
+            int kept = errno;
+            close(onto);
+            errno = kept;
+        }
+        int err = errno;
+        if (own.path != NULL && (c->flags & CALL_GROUP_END)) own_close(&own);
+        errno = err;
         if (done < 0) {
             if ((c->flags & CALL_GROUP_HEAD) && (errno == EINVAL || errno == ENOENT)) {
                 skipping = (c->flags & CALL_OUTER) ? 2 : 1;
@@ -414,6 +570,7 @@ static int set_up(void) {
             return fail(what);
         }
     }
+    if (own.path != NULL) own_close(&own);
     return lower();
 }
 

@@ -28,6 +28,8 @@ _ATTACKS = (
         "test_redteam_round48_sandbox8_zygoteshare.py",
         "test_a_command_in_flight_leaves_every_zygote_its_sends",
     ),
+    # round 49 (sandbox9): the same split on the Python init's path
+    ("test_redteam_round49_sandbox9_pyinitshare.py", "test_the_python_init_gives_its_commands_the_share"),
 )
 
 
