@@ -1,7 +1,7 @@
 """Values bash evaluates as arithmetic, where a value the command computes may carry code.
 
 bash evaluates a variable named in arithmetic (``(( v ))``, ``[[ v -eq 1 ]]``, ``${a[v]}``,
-``a[v]=1``, ``declare -i i=v``, ``test -v 'a[v]'``…) as an expression, again and again: a value
+``a[v]=1``, ``declare -i i=v``, ``test -v 'a[v]'``, ``[[ -v $n ]]``…) as an expression, again and again: a value
 ``b[$(rm x)]`` runs ``rm x``. Rules see every command the source shows; a value built at run time
 shows none: ``v=$'b[\\x24(\\x72m x)]'; (( v ))``, ``d='$'; v="b[${d}(…)]"``, ``: $'…'; (( _ ))``,
 ``[[ $'…' =~ (.*) ]]; (( BASH_REMATCH[1] ))``, ``for v in $'…'; do a[v]=1; done`` ran ``rm``
@@ -283,6 +283,12 @@ def _sinks(plan: CommandPlan) -> tuple[list[tuple[str, set[str]]], str]:
     for construct in plan.constructs:
         if construct.kind in _ARITH_CONSTRUCTS and _NAMED.search(construct.text) is not None:
             sinks.append((construct.text, _names(construct.text)))
+        elif construct.kind == "test_variable" and construct.text.startswith("-v") and any(
+            w.value is None for w in construct.words
+        ):
+            # `[[ -v $n ]]`: the name, and its subscript, are computed, as `test -v "$n"`'s (round 49;
+            # `[[ ]]` globs nothing: `a[1]` is a name)
+            sinks.append((construct.text, {_ANY}))
         elif construct.kind == "test_variable" and _EVALUATED_PART.search(construct.text) is not None:
             sinks.append((construct.text, _subscript_names(construct.text, assoc)))
     for word in plan_words(plan):
