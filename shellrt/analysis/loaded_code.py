@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-__all__ = ["loaded_code", "loaded_files"]
+__all__ = ["loaded_code", "loaded_files", "piped_commands"]
 
 _VIM: Final = frozenset(
     {"vi", "vim", "nvim", "gvim", "view", "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim", "gview", "vimx",
@@ -271,8 +271,17 @@ def loaded_code(name: str, argv: Sequence[str]) -> str:
     for option, value in _values(name, list(argv[1:]), options) if options else ():
         if not (name in _VIM and value.isdigit()):  # `vim -c 5` only moves to a line
             return f"{name} runs the code or command given to {option} ({value or 'not known'}), which no rule reads"
+    for option, command in piped_commands(name, argv)[:1]:
+        return f"{name} pipes its output to the command given to {option} ({command}), which no rule reads"
+    return ""
+
+
+def piped_commands(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
+    """(option, command) for each output option of ``argv`` given ``|cmd`` (``psql -o '|cmd'``): the
+    command line the program hands to ``sh -c``, for deny rules as an option's command value is."""
     options = _options(name, _PIPE_OPTIONS)
+    found: list[tuple[str, str]] = []
     for option, value in _values(name, list(argv[1:]), options) if options else ():
         if value.lstrip("'\"")[:1] in ("|", "!"):
-            return f"{name} pipes its output to the command given to {option} ({value}), which no rule reads"
-    return ""
+            found.append((option, value.lstrip("'\"")[1:]))
+    return found
