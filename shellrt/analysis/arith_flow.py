@@ -1,7 +1,7 @@
 """Values bash evaluates as arithmetic, where a value the command computes may carry code.
 
 bash evaluates a variable named in arithmetic (``(( v ))``, ``[[ v -eq 1 ]]``, ``${a[v]}``,
-``a[v]=1``, ``declare -i i=v``, ``test -v 'a[v]'``…) as an expression, again and again: a value
+``a[v]=1``, ``declare -i i=v``, ``test -v 'a[v]'``, ``[[ -v $n ]]``…) as an expression, again and again: a value
 ``b[$(rm x)]`` runs ``rm x``. Rules see every command the source shows; a value built at run time
 shows none: ``v=$'b[\\x24(\\x72m x)]'; (( v ))``, ``d='$'; v="b[${d}(…)]"``, ``: $'…'; (( _ ))``,
 ``[[ $'…' =~ (.*) ]]; (( BASH_REMATCH[1] ))``, ``for v in $'…'; do a[v]=1; done`` ran ``rm``
@@ -283,6 +283,12 @@ def _sinks(plan: CommandPlan) -> tuple[list[tuple[str, set[str]]], str]:
     for construct in plan.constructs:
         if construct.kind in _ARITH_CONSTRUCTS and _NAMED.search(construct.text) is not None:
             sinks.append((construct.text, _names(construct.text)))
+        elif construct.kind == "test_variable" and construct.text.startswith("-v") and any(
+            w.value is None for w in construct.words
+        ):
+            # `[[ -v $n ]]`: the name, and its subscript, are computed, as `test -v "$n"`'s (round 49;
+            # `[[ ]]` globs nothing: `a[1]` is a name)
+            sinks.append((construct.text, {_ANY}))
         elif construct.kind == "test_variable" and _EVALUATED_PART.search(construct.text) is not None:
             sinks.append((construct.text, _subscript_names(construct.text, assoc)))
     for word in plan_words(plan):
@@ -427,6 +433,7 @@ def _dynamic_names(plan: CommandPlan) -> set[str]:
         argv = command.argv
         if any(_dynamic(w) for w in argv):
             anything = True
+        bound.update(_env_bound(argv))
         name = command.name
         binder = _BINDERS.get(name or "")
         if binder is not None and (not binder or _binds(argv[1:], binder)):
@@ -436,6 +443,32 @@ def _dynamic_names(plan: CommandPlan) -> set[str]:
     if anything or bound:
         bound.update(_IMPLICIT)
     bound.update(_PLACES)
+    return bound
+
+
+#: Programs that set ``NAME=VALUE`` operands in the environment of the command they run.
+_ENV_SETTERS: Final = frozenset({"env", "sudo", "doas"})
+_ENV_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
+_NO_NAMES: Final[set[str]] = set()  # never changed: callers only read it
+
+
+def _env_bound(argv: list[Word]) -> set[str]:
+    """Names ``env NAME=VALUE`` (after any wrapper: ``nice env``, ``timeout 5 env``; ``sudo NAME=VALUE``)
+    binds to a value holding an expansion, as ``NAME=VALUE cmd`` does: ``env PS4='$(…)' bash -xc ls`` ran
+    the ``$(…)`` (bash takes ``PS4`` from the environment when not root; red team, round 49)."""
+    at = -1
+    for i, w in enumerate(argv):
+        value = w.value
+        if value and value[-1] in "vos" and value.rpartition("/")[2] in _ENV_SETTERS:  # env, sudo, doas
+            at = i
+            break
+    if at < 0:
+        return _NO_NAMES
+    bound: set[str] = set()
+    for word in argv[at + 1 :]:
+        found = _ENV_WORD.match(word.value or word.raw)
+        if found is not None and (_dynamic(word) or _holds_code(word)):
+            bound.add(found.group(1))
     return bound
 
 

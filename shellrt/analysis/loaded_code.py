@@ -19,12 +19,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-__all__ = ["loaded_code", "loaded_files"]
+__all__ = ["loaded_code", "loaded_files", "piped_commands"]
 
 _VIM: Final = frozenset(
     {"vi", "vim", "nvim", "gvim", "view", "rview", "vimdiff", "gvimdiff", "ex", "rvim", "evim", "gview", "vimx",
      "mvim", "nvi"}
 )  # fmt: skip
+#: Compiler drivers (round 49): gcc 12 ran ``./bdir/as`` for ``-B ./bdir/`` and loaded ``-fplugin=./p.so``;
+#: a spec file names the programs the driver runs.
+_CCS: Final = frozenset({"gcc", "g++", "cc", "c++", "gfortran", "cpp", "clang", "clang++"})
+_LDS: Final = frozenset({"ld", "ld.bfd", "ld.gold", "gold"})
+#: Programs that read ``@file`` as more options (GCC's and binutils' ``expandargv``; clang's): gcc 12 ran the
+#: ``-wrapper ./q`` a response file named, and a ``--plugin`` hides in one for nm (round 49).
+_RESPONSE_FILES: Final = _CCS | _LDS | {"nm", "ar", "ranlib", "gcc-nm", "gcc-ar", "gcc-ranlib"}
 #: (program names, options whose value is a file the program loads code or program names from).
 _FILE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
     (frozenset({"less"}), frozenset({"-k", "--lesskey-file", "--lesskey-src"})),
@@ -43,6 +50,16 @@ _FILE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
         frozenset({"awk", "gawk", "mawk", "nawk"}),
         frozenset({"-f", "--file", "-i", "--include", "-E", "--exec"}),
     ),
+    # curl 7.88 loaded the shared object a `-K` file's `engine = /abs/e.so` named, and `--engine` itself (a
+    # value holding `/` is a path, even relative: OpenSSL joins it to its engine directory, `../` climbs out).
+    (frozenset({"curl"}), frozenset({"-K", "--config", "--engine"})),
+    # psql 15 ran `\\! cmd` from the file (round 48's Left).
+    (frozenset({"psql"}), frozenset({"-f", "--file"})),
+    (_CCS, frozenset({"-B", "-fplugin", "-specs", "--specs", "--config", "-fpass-plugin", "-load"})),
+    # ld.bfd 2.40 loaded `-plugin ./p.so` (its constructor ran before the missing `onload`).
+    (_LDS, frozenset({"-plugin", "--plugin"})),
+    # A PKCS#11 library (`-D`: OpenSSH 9.2 loaded it) or a FIDO security-key middleware (`-w`).
+    (frozenset({"ssh-keygen"}), frozenset({"-D", "-w"})),
     # A shared object: an engine (a path or an id), a configuration's `providers` module, a provider directory.
     (
         frozenset({"openssl"}),
@@ -61,8 +78,11 @@ _FILE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
     ),
 )
 _AWKS: Final = frozenset({"awk", "gawk", "mawk", "nawk"})
-#: Programs whose options are whole words (openssl's ``-config``; vim's, whose values may be glued).
-_WHOLE_WORDS: Final = _VIM | {"openssl"}
+#: Programs whose options are whole words (openssl's ``-config``, gcc's ``-fplugin=``; vim's, whose values
+#: may be glued).
+_WHOLE_WORDS: Final = _VIM | _CCS | _LDS | {"openssl"}
+#: Whole-word programs whose option may have its value glued on (``vim -uvimrc``, ``gcc -Bbdir``).
+_GLUED: Final = _VIM | _CCS
 
 #: Options whose value is code or a command the program runs (not a file).
 _CODE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
@@ -78,6 +98,11 @@ _CODE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
     ),
     (frozenset({"openssl"}), frozenset({"-pre", "-post", "--pre", "--post"})),
 )
+#: Options whose value, when it starts with ``|`` (strace: or ``!``), is a command the output is piped to
+#: (psql 15 and strace 6.1 ran `-o '|touch ran'`; round 49). Any other value is a file written.
+_PIPE_OPTIONS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
+    (frozenset({"psql", "strace"}), frozenset({"-o", "--output"})),
+)
 #: Short options that take a value, per program: a cluster's letters after one are that value
 #: (``ssh -oForwardAgent=yes`` names no ``-F``). A program not listed: every letter counts (fail closed).
 _VALUED_LETTERS: Final[dict[str, str]] = {
@@ -85,6 +110,10 @@ _VALUED_LETTERS: Final[dict[str, str]] = {
     **dict.fromkeys(("ssh", "scp", "sftp"), "bBcDEeFIiJLlmOoPpQRSsWw"),
     "man": "CeELmMpPrRSs",
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "fFvilEW"),
+    "curl": "AbcCdDeEFHKmoPQrtTuUwxXyYz",
+    "psql": "cdfFhLopPRTUv",
+    "ssh-keygen": "CDEFIMNOPRVYZabfgjmnrstwz",
+    "strace": "abeEIoOpPsSuUX",
 }
 #: Short options whose value is a number (``less -#5k kb``: ``k`` is an option of its own, round 48).
 _NUMERIC_LETTERS: Final[dict[str, str]] = {"less": "bhjxyz#"}
@@ -122,14 +151,14 @@ def _values(name: str, words: Sequence[str], options: frozenset[str]) -> list[tu
             if option.startswith("--"):
                 if given == option or (len(given) > 4 and option.startswith(given)):
                     found.append((option, attached if eq else following))
-            elif word == option or (eq and name == "openssl" and given == option):
+            elif word == option or (eq and name in _WHOLE_WORDS and given == option):
                 found.append((option, attached if eq and word != option else following))
             elif word[:1] == "-" and word[1:2] not in ("-", "") and name not in _WHOLE_WORDS:
                 at = _cluster_at(name, word, option[1])
                 if at:
                     found.append((option, word[at + 1 :] or following))  # `-kfile`, `-Nk f`
-            elif word.startswith(option) and len(word) > 2 and name in _VIM:
-                found.append((option, word[2:]))  # vim reads `-u` and its value glued too (`-uvimrc`)
+            elif word.startswith(option) and len(word) > len(option) and name in _GLUED:
+                found.append((option, word[len(option) :]))  # glued on: `vim -uvimrc`, `gcc -Bbdir`
     return found
 
 
@@ -204,11 +233,15 @@ def _ex_mode(name: str, words: Sequence[str]) -> bool:
 def loaded_files(name: str, argv: Sequence[str]) -> list[str]:
     """The files ``argv``'s options make ``name`` load code or program names from, as written."""
     options = _options(name, _FILE_OPTIONS)
-    if not options:
+    if not options and name not in _RESPONSE_FILES:
         return []
     words = list(argv[1:])
     found: list[str] = _w_files(words) if name in _AWKS else []
+    if name in _RESPONSE_FILES:
+        found += [w[1:] for w in words if w[:1] == "@" and len(w) > 1]
     for option, value in _values(name, words, options):
+        if name == "curl" and option == "--engine" and value == "list":
+            continue  # lists the engines, loads none
         if name in _VIM and option == "-s" and _ex_mode(name, words):
             continue
         if name in _VIM and option == "-S" and (not value or value.startswith("-")):
@@ -238,4 +271,17 @@ def loaded_code(name: str, argv: Sequence[str]) -> str:
     for option, value in _values(name, list(argv[1:]), options) if options else ():
         if not (name in _VIM and value.isdigit()):  # `vim -c 5` only moves to a line
             return f"{name} runs the code or command given to {option} ({value or 'not known'}), which no rule reads"
+    for option, command in piped_commands(name, argv)[:1]:
+        return f"{name} pipes its output to the command given to {option} ({command}), which no rule reads"
     return ""
+
+
+def piped_commands(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
+    """(option, command) for each output option of ``argv`` given ``|cmd`` (``psql -o '|cmd'``): the
+    command line the program hands to ``sh -c``, for deny rules as an option's command value is."""
+    options = _options(name, _PIPE_OPTIONS)
+    found: list[tuple[str, str]] = []
+    for option, value in _values(name, list(argv[1:]), options) if options else ():
+        if value.lstrip("'\"")[:1] in ("|", "!"):
+            found.append((option, value.lstrip("'\"")[1:]))
+    return found

@@ -46,7 +46,7 @@ from shellrt.analysis.written_places import (
     unpacks_unknown,
 )
 
-__all__ = ["is_command_variable", "made_here", "made_hook", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
+__all__ = ["command_settings", "is_command_variable", "made_here", "made_hook", "modelled", "script_files", "unread_code", "unread_env", "value_code"]
 
 #: Program names that mean standard input or another descriptor the command opened (``3<<'EOF'``,
 #: ``<(…)``): code made by the command itself, which no rule reads.
@@ -502,6 +502,31 @@ def _run_time_runner(value: str, dashed: bool = False) -> str:
         if given[:1] in ("$", "`") and RUNS_NAME.search(option):
             return option
     return ""
+
+
+_SETTING_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
+
+
+def command_settings(words: Sequence[str], raw: bool = False) -> list[tuple[str, str]]:
+    """(name, command line) for each ``NAME=VALUE`` of ``words`` whose name holds a command line a program
+    hands to ``sh -c`` (``LESSOPEN='|cmd %s'``, ``GIT_EXTERNAL_DIFF=cmd``), its ``|``/``!`` mark dropped:
+    for deny rules as an option's command value is (a value the shell reads differently from its text,
+    ``r""m``, is not static there; red team, round 49). ``raw``: the words are assignments as written
+    (their quotes are the shell's: ``X='|r""m y'`` holds ``|r""m y``)."""
+    found: list[tuple[str, str]] = []
+    for word in words:
+        setting = _SETTING_WORD.fullmatch(word)
+        if setting is None or _COMMAND_VARIABLE.fullmatch(setting.group(1)) is None:
+            continue
+        value = setting.group(2)
+        if raw:
+            try:
+                decoded = shlex.split(value)
+            except ValueError:
+                decoded = []
+            value = decoded[0] if len(decoded) == 1 else value  # else kept as written: not static
+        found.append((setting.group(1), _VALUE_PREFIX.sub("", value.strip())))
+    return found
 
 
 def is_command_variable(name: str) -> bool:

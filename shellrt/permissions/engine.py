@@ -51,9 +51,10 @@ from sandbox._hostcode import host_code_reason
 from sandbox.confine import contained
 from shellrt.analysis.code_loaders import assignments, loader_code
 from shellrt.analysis.foreign_code import foreign, foreign_code, foreign_files
-from shellrt.analysis.loaded_code import loaded_code
+from shellrt.analysis.loaded_code import loaded_code, piped_commands
 from shellrt.analysis.pwsh_writes import pwsh_found_code
 from shellrt.analysis.unread_code import (
+    command_settings,
     made_here,
     made_hook,
     modelled,
@@ -468,6 +469,9 @@ class PermissionEngine:
             if not part.read_only:
                 forms += _embedded_commands([*part.argv, part.text, *part.assigned])
             options = command_options(part.name, part.argv)
+            # `psql -o '|cmd'`, `LESSOPEN='|cmd %s'`: command lines handed to `sh -c` too (round 49)
+            options += piped_commands(part.name, part.argv) + command_settings(part.argv[1:])
+            options += command_settings(part.assigned, raw=True)
             forms += _embedded_commands([value for _, value in options])
             hit = self.rules.content_hit(
                 rule_kind, tool_name, PermissionSubject(commands=tuple(forms), access="execute")
