@@ -83,7 +83,8 @@ async def test_parallel_read_only_bash(tmp_path: Path) -> None:
     async with shellrt.Runtime(workspace=tmp_path, sandbox="local", session_dir=tmp_path / ".s") as rt:
         # How many of the sleeps ran at once, counted in /proc (in turn: 1): a wall-clock total (it
         # was < 9 s of 16 s, which two at a time also met) is what a loaded machine stretches.
-        user, peak = await peak_running(["sleep", "2.0491"], lambda: rt.run([bash(f"s{i}", "sleep 2.0491") for i in range(8)]))
+        blocks = [bash(f"s{i}", "sleep 2.0491") for i in range(8)]
+        user, peak = await peak_running(["sleep", "2.0491"], lambda: rt.run(blocks))
     assert all(not b["is_error"] for b in user["content"])
     assert peak >= 4, f"at most {peak} of 8 read-only 2 s sleeps ran at once"
 

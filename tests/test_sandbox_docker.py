@@ -141,7 +141,7 @@ async def test_ten_concurrent_commands_in_one_container(shared: DockerBackend) -
     results: dict[int, tuple[int, str]] = {}
 
     async def one(i: int) -> None:
-        results[i] = await sh(shared, f"sleep 1.0491; echo job{i}; exit {i}")
+        results[i] = await sh(shared, f"sleep 1.0493; echo job{i}; exit {i}")
 
     async def ten() -> None:
         async with anyio.create_task_group() as tg:
@@ -150,7 +150,7 @@ async def test_ten_concurrent_commands_in_one_container(shared: DockerBackend) -
 
     # Side by side, counted in /proc (in turn: 1 at a time), not a wall-clock total (< 8 s of >= 10 s,
     # which two at a time also met): a loaded machine stretches the total, not the overlap.
-    _, peak = await peak_running(["sleep", "1.0491"], ten)
+    _, peak = await peak_running(["sleep", "1.0493"], ten)
     assert peak >= 2, f"at most {peak} of ten 1 s commands ran at once"
     assert results == {i: (i, f"job{i}\n") for i in range(10)}
 
