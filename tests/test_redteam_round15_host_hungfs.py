@@ -155,5 +155,7 @@ def test_file_tools_on_a_hung_mount_fail_in_time_and_never_block_the_event_loop(
         assert "does not answer" in result["text"], (name, out)
         # ripgrep blocked on the mount is killed and left to its reaper (2 s at most).
         assert result["elapsed"] < 5, (name, out)
-        # The event loop kept running: other sessions of the process were not frozen.
-        assert result["loop_gap"] < 0.5, (name, out)
+        # The event loop kept running: other sessions of the process were not frozen. A syscall on the
+        # hung mount made on the loop blocks it for ever (the watchdog's 20 s, "frozen" above); a
+        # 50 ms heartbeat's gap is ~0.05-0.1 s idle but passed 0.5 s at load 15-30 (round 49): 3 s.
+        assert result["loop_gap"] < 3.0, (name, out)

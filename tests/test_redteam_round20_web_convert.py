@@ -52,7 +52,8 @@ def test_one_long_step_of_the_conversion_ends_at_the_deadline() -> None:
     )
     took = time.monotonic() - start
     # Before: 4.5 s (the one slice runs to its end). Now: killed KILL_GRACE_S past the deadline.
-    assert took < budget + 1.5, f"the conversion took {took:.2f} s for a {budget} s deadline"
+    # Round 49: + 2.5 s, not + 1.5 s: the worker's start and kill in a loaded lane; still under 4.5 s.
+    assert took < budget + 2.5, f"the conversion took {took:.2f} s for a {budget} s deadline"
     assert "too long" in converted.note, converted.note
 
 
@@ -61,7 +62,11 @@ def test_one_step_of_the_conversion_takes_no_memory_of_the_host() -> None:
     code = textwrap.dedent(
         """
         import time
+        from shellrt.tools import _convert_worker
         from shellrt.tools._web_text import body_to_text
+        # A converter's 10 s slot is not what this measures: at load ~14 this page passed it and
+        # nothing was converted (round 49).
+        _convert_worker.SLOT_SECONDS = 120.0
         page = b"<html>" + b"<blockquote>" * 20_000 + b"<pre>" + b"\\n" * 8192 + b"</pre>"
         converted = body_to_text(page, "text/html", "http://p/", deadline=time.monotonic() + 60,
                                  max_chars=200_000)

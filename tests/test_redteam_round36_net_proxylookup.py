@@ -75,8 +75,10 @@ def test_stalled_lookups_neither_hold_the_proxy_nor_its_close(
     finally:
         release.set()
     assert stalled, "the stand-in resolver was never asked"
-    # Never held to the request's deadline (408): served, or refused at once saying why.
-    assert elapsed < 0.8 and (own.endswith(b"the page\n") or b"still waiting" in own), (elapsed, own[:300])
-    assert theirs.endswith(b"the page\n") and elapsed_other < 3.0, (elapsed_other, theirs[:300])
-    assert closed_in < 3.0, f"closing the proxy took {closed_in:.1f} s"
+    # Never held to the request's deadline (408): served, or refused at once saying why. The answer
+    # is what pins it (held, the proxy answers 408 at its 1 s deadline); the wall-clock bounds are
+    # round 49's 3-5 s, not 0.8 s: a loaded lane stretched the idle ~0.05 s past that.
+    assert elapsed < 3.0 and (own.endswith(b"the page\n") or b"still waiting" in own), (elapsed, own[:300])
+    assert theirs.endswith(b"the page\n") and elapsed_other < 5.0, (elapsed_other, theirs[:300])
+    assert closed_in < 5.0, f"closing the proxy took {closed_in:.1f} s"  # 10 s (its give-up) before
     assert len(stalled) <= PER_SESSION, stalled

@@ -16,6 +16,7 @@ import os
 import pytest
 
 from shellrt.supervisor._cd_loads import yarn_loads
+from tests._timing import cpu_seconds
 
 _BERRY = {
     "quoted key": '"yarnPath": tools/a.cjs\n',
@@ -63,8 +64,6 @@ def test_the_spellings_read_before_still_are_and_specs_are_not_files() -> None:
 
 @pytest.mark.parametrize("text", ["[" + "a," * (1 << 19), "plugins:\n" + "  - a\n" * 170_000, "{" + "yarnPath: x, " * 80_000])
 def test_a_megabyte_of_config_is_read_in_bounded_time(text: str) -> None:
-    import time
-
-    start = time.monotonic()
+    start = cpu_seconds()  # CPU, not wall: 1.1-1.6 s of wall at load 6 for 0.23-0.36 s of CPU (round 49)
     found = yarn_loads("/proj", text[: 1 << 20])
-    assert time.monotonic() - start < 1.5 and len(found) <= 256
+    assert cpu_seconds() - start < 4.0 and len(found) <= 256  # >= 10x the CPU it costs; a quadratic: hours

@@ -126,7 +126,7 @@ async def test_a_process_with_thousands_of_threads_is_paused_in_bounded_time(tmp
                 await anyio.sleep(0.05)
         took = await _held(sup, ws, 3)
         print("pause of 3000 threads, s:", [round(t, 3) for t in took])
-        assert max(took) < 2.0, took
+        assert max(took) < 3.0, took  # 57-68 ms a pause at load 6: round 49's 3 s floor for a wall bound
 
 
 def _tail(path: Path) -> bytes:

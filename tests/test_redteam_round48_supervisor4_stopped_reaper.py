@@ -52,7 +52,8 @@ async def test_a_stopped_reaper_is_continued(tmp_path: Path) -> None:
             after = await sup.run("echo after", timeout_s=30)
             took = time.monotonic() - began
             assert after.exit_code == 0 and after.preview == "after\n", after.preview
-            assert took < 5.0, f"the command after the reaper's stop took {took:.1f} s"
+            # ~20 s before (the docstring); round 49: 10 s, not 5 s, so a loaded lane's start is not it.
+            assert took < 10.0, f"the command after the reaper's stop took {took:.1f} s"
             reaper = backend._runner.reaper
             assert reaper is not None
             # a task stops it while nothing of the owner waits on it: only the close meets it

@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 from tests._mcp_support import serve_session, text_of
+from tests._timing import peak_running
 
 pytestmark = pytest.mark.anyio
 
@@ -82,9 +83,13 @@ async def test_a_call_a_hook_rewrote_into_a_write_runs_alone_over_mcp(
 
 async def test_held_read_only_calls_still_overlap_over_mcp(ws: Path, home: Path) -> None:
     async with serve_session(ws, home, "--mode", "bypassPermissions") as session:
-        started = anyio.current_time()
-        async with anyio.create_task_group() as tg:
-            for _ in range(3):
-                tg.start_soon(session.call_tool, "Bash", {"command": "sleep 1"})
-        took = anyio.current_time() - started
-    assert took < 2.5, f"three read-only 1 s calls took {took:.1f} s: they did not overlap"
+
+        async def three() -> None:
+            async with anyio.create_task_group() as tg:
+                for _ in range(3):
+                    tg.start_soon(session.call_tool, "Bash", {"command": "sleep 1.0491"})
+
+        # How many ran at once, counted in /proc (in turn: 1), not a wall-clock total (< 2.5 s of 3 s,
+        # which two at a time also met): a loaded machine stretches the total, not the overlap.
+        _, peak = await peak_running(["sleep", "1.0491"], three)
+    assert peak >= 2, f"at most {peak} of three read-only 1 s calls ran at once: they did not overlap"

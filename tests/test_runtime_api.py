@@ -12,6 +12,7 @@ import shellrt
 from shellrt.permissions import ApprovalRequest, ApprovalResponse
 from shellrt.protocol import ToolUseBlock
 from tests._proc_words import shown_words
+from tests._timing import peak_running
 
 pytestmark = pytest.mark.anyio
 
@@ -80,11 +81,12 @@ async def test_approver_callback_allows(tmp_path: Path) -> None:
 
 async def test_parallel_read_only_bash(tmp_path: Path) -> None:
     async with shellrt.Runtime(workspace=tmp_path, sandbox="local", session_dir=tmp_path / ".s") as rt:
-        start = time.monotonic()
-        user = await rt.run([bash(f"s{i}", "sleep 2") for i in range(8)])
-        elapsed = time.monotonic() - start
+        # How many of the sleeps ran at once, counted in /proc (in turn: 1): a wall-clock total (it
+        # was < 9 s of 16 s, which two at a time also met) is what a loaded machine stretches.
+        blocks = [bash(f"s{i}", "sleep 2.0491") for i in range(8)]
+        user, peak = await peak_running(["sleep", "2.0491"], lambda: rt.run(blocks))
     assert all(not b["is_error"] for b in user["content"])
-    assert elapsed < 9.0, f"8 read-only 2 s sleeps took {elapsed:.1f}s (in turn: 16 s)"
+    assert peak >= 4, f"at most {peak} of 8 read-only 2 s sleeps ran at once"
 
 
 async def test_tools_for_both_apis(tmp_path: Path) -> None:

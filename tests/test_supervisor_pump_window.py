@@ -60,7 +60,7 @@ async def test_the_window_ends_at_its_deadline_with_what_it_read(tmp_path: Path)
     os.write(write_end, b"early")
     started = time.monotonic()
     assert not await _pipe_to_eof_within(loop, stream, spool, 0.05)
-    assert 0.04 <= time.monotonic() - started < 2.0
+    assert 0.04 <= time.monotonic() - started < 3.0  # ~0.05 s idle; a window blind to its deadline never ends
     assert spool.preview()[0] == "early"
     fd = stream.fileno()
     assert fd is not None and not _registered(loop, fd)
