@@ -281,8 +281,8 @@ class SpoolFiles:
     - a command's spool is created lazily, at its first byte, by renaming a
       *spare* into place: empty files made ahead by a worker thread, which makes
       another for each one taken (off the event loop);
-    - a command that wrote nothing gets a hard link to one shared empty file
-      (``shared_empty``), at no allocation. Where a command reaches the directory
+    - a command that wrote nothing gets a hard link to one shared empty file, at
+      no allocation. Where a command reaches the directory
       (local: ``check_empty``) the file is checked before each link -- still the
       inode made, still empty -- and made again when not: a command wrote into it
       and the next empty results showed its bytes (red team round 49). A spare of
@@ -293,7 +293,7 @@ class SpoolFiles:
     """
 
     def __init__(
-        self, directory: Path, stem: str, *, spares: int = 4, shared_empty: bool = False, check_empty: bool = False
+        self, directory: Path, stem: str, *, spares: int = 4, check_empty: bool = False
     ) -> None:
         self.directory = directory
         self._stem = stem
@@ -305,8 +305,8 @@ class SpoolFiles:
         self._spare_n = 0  # names of spares ever made (the worker's counter)
         self._ordered = 0  # spares asked of the worker and not made yet
         self._lock = threading.Lock()
-        #: The one empty file linked at every empty result's name (None: each gets its own).
-        self._empty = directory / f".{stem}-empty" if shared_empty else None
+        #: The one empty file linked at every empty result's name.
+        self._empty = directory / f".{stem}-empty"
         #: The shared empty file's inode as made (`_make`), when each link must find it so.
         self._check_empty = check_empty
         self._empty_id: tuple[int, int] | None = None
@@ -333,15 +333,11 @@ class SpoolFiles:
         return os.open(path, _NEW_FILE, 0o600) if fd is None else fd
 
     def place_empty(self, path: Path) -> None:
-        """An empty file at ``path``: a link to the shared empty file (``shared_empty``), else one
-        of its own (a spare moved into place if one is ready).
-
-        Shared only where no command reaches the directory: on local a command wrote into the
-        shared file (or renamed its own over its name), and every empty ``output_path`` showed its
-        bytes (red team round 49). ``FileExistsError``: an earlier command's spool of that name,
-        kept (round 42).
+        """An empty file at ``path``: a link to the shared empty file while it is intact
+        (`_shared_intact`), else one of its own (a spare moved into place if one is ready).
+        ``FileExistsError``: an earlier command's spool of that name, kept (round 42).
         """
-        if self._empty is not None and self._shared_intact():
+        if self._shared_intact():
             try:
                 os.link(self._empty, path)
                 return
@@ -359,7 +355,6 @@ class SpoolFiles:
         unlinked (the worker makes a new one at its next top-up) and this result takes a spare."""
         if not self._check_empty:
             return True
-        assert self._empty is not None
         try:
             st = os.lstat(self._empty)
         except OSError:
@@ -428,7 +423,7 @@ class SpoolFiles:
 
     def _make(self, count: int) -> None:
         """Worker thread: allocate ``count`` spares (and the shared empty file, once)."""
-        if self._empty is not None and not self._empty.exists():
+        if not self._empty.exists():
             with contextlib.suppress(OSError):
                 fd = os.open(self._empty, _NEW_FILE, 0o400)
                 try:
@@ -462,9 +457,9 @@ class SpoolFiles:
             self._sweeper()  # the spares made so far and the shared name (once)
 
 
-def _unlink_all(spares: list[Path], empty: Path | None) -> None:
+def _unlink_all(spares: list[Path], empty: Path) -> None:
     """Remove the unused spares and the shared empty name (at close, or when collected unclosed)."""
-    for path in (*spares, *((empty,) if empty is not None else ())):
+    for path in (*spares, empty):
         with contextlib.suppress(OSError):
             path.unlink()
     spares.clear()

@@ -152,7 +152,6 @@ class Supervisor:
         self._spool_files = SpoolFiles(
             self._shell_dir,
             f"cmd-{self._session_tag}",
-            shared_empty=True,
             check_empty="filesystem" not in backend.enforces(),
         )
         self.tasks = TaskManager()
