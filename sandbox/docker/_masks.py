@@ -28,7 +28,7 @@ from typing import Any
 import docker
 import docker.errors
 
-from sandbox.docker._sysmasks import collapse, walk_root_only
+from sandbox.docker._sysmasks import collapse, is_under, walk_root_only
 
 __all__ = [
     "FLOOR",
@@ -205,10 +205,6 @@ def host_root_only(proc_root: str = "/proc") -> list[str]:
     return [*found, *deep]
 
 
-def _under(path: str, roots: tuple[str, ...] | list[str]) -> bool:
-    return any(path == root or path.startswith(root + "/") for root in roots)
-
-
 def host_root_only_sys(sys_root: str = "/sys") -> list[str]:
     """Each regular file below this host's ``/sys`` that others may not read (round 48: its mode
     is its only guard against a per-call root command, host uid 0; a read of zram's ``hot_add``
@@ -230,7 +226,7 @@ def host_root_only_sys(sys_root: str = "/sys") -> list[str]:
             added = [
                 path
                 for name in sorted(modules - known)
-                if not _under(f"/sys/module/{name}", kept)
+                if not is_under(f"/sys/module/{name}", kept)
                 for path in walk_root_only(sys_root, skip, under=f"/sys/module/{name}")
             ]
             if added:
@@ -262,7 +258,7 @@ def masked_paths_for(
     directories, its root-only ``/proc`` entries and its root-only ``/sys`` files outside those
     (each once, the daemon's order kept)."""
     asked = [*daemon_default, *FLOOR, *host_cpu_masks(sys_root), *host_root_only(proc_root)]
-    files = [p for p in host_root_only_sys(sys_root) if not _under(p, asked)]
+    files = [p for p in host_root_only_sys(sys_root) if not is_under(p, asked)]
     return list(dict.fromkeys([*asked, *files]))
 
 

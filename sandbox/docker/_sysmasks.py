@@ -29,7 +29,7 @@ import stat
 from collections import Counter
 from collections.abc import Iterable
 
-__all__ = ["MAX_ENTRIES", "MAX_MASKS", "NEEDED", "collapse", "walk_root_only"]
+__all__ = ["MAX_ENTRIES", "MAX_MASKS", "NEEDED", "collapse", "is_under", "walk_root_only"]
 
 #: Directories a container reads that no mask may hide, nor one of their ancestors (subdirectories
 #: may be masked): the CPU list and topology (``nproc``, ``os.cpu_count``, glibc's ``get_nprocs``
@@ -62,7 +62,8 @@ MAX_ENTRIES = 40_000
 _PLACE = re.compile(r"/sys(?:/(?!\.\.?(?:/|$))[^/\0]+)+")
 
 
-def _under(path: str, roots: Iterable[str]) -> bool:
+def is_under(path: str, roots: Iterable[str]) -> bool:
+    """``path`` is one of ``roots`` or below one."""
     return any(path == root or path.startswith(root + "/") for root in roots)
 
 
@@ -137,14 +138,14 @@ def walk_root_only(
                     found.append(_named(path))
                     continue
                 if stat.S_ISDIR(st.st_mode):
-                    if st.st_dev != root_dev or _under(path, (*skip, *_PER_NETNS)):
+                    if st.st_dev != root_dev or is_under(path, (*skip, *_PER_NETNS)):
                         continue
                     if st.st_mode & _OTHERS_ENTER != _OTHERS_ENTER:  # what it holds is root's alone
                         if _keeps(path):
                             raise ValueError(f"{path} is root's alone (mode {st.st_mode & 0o7777:o})")
                         found.append(_named(path))
                     else:
-                        (first if _keeps(path) or _under(path, NEEDED) else stack).append(path)
+                        (first if _keeps(path) or is_under(path, NEEDED) else stack).append(path)
                 elif _root_only(st.st_mode):
                     found.append(_named(path))
     return tuple(sorted(found))
@@ -173,7 +174,7 @@ def collapse(masks: Iterable[str], max_masks: int | None = None) -> tuple[str, .
     places: dict[tuple[bool, int], list[str]] = {}  # (inside a NEEDED tree, depth) -> directories
     for directory in held:
         if not _keeps(directory):
-            places.setdefault((_under(directory, NEEDED), directory.count("/")), []).append(directory)
+            places.setdefault((is_under(directory, NEEDED), directory.count("/")), []).append(directory)
     for place in sorted(places, key=lambda p: (p[0], -p[1])):
         for directory in sorted(places[place], key=lambda d: (-held[d], d)):
             if total <= bound:
