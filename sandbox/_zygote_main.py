@@ -386,11 +386,12 @@ def _statx_not_a_mount(dirfd: int, path: bytes, flags: int) -> bool:
     return bool(mask & _STATX_ATTR_MOUNT_ROOT) and not attributes & _STATX_ATTR_MOUNT_ROOT
 
 
-def _open_nofollow(dirfd: int, path: bytes, beneath: bool = False) -> int:
-    """An ``O_PATH`` fd of ``path`` (from ``dirfd``; ``beneath``: never above it) reached through no
-    symbolic link at all, or -1 with errno set (``ELOOP`` where one lies on the way)."""
+def _open_nofollow(dirfd: int, path: bytes, beneath: bool = False, directory: bool = False) -> int:
+    """An ``O_PATH`` fd of ``path`` (from ``dirfd``; ``beneath``: never above it; ``directory``: a
+    directory only, ``ENOTDIR`` otherwise) reached through no symbolic link at all, or -1 with errno
+    set (``ELOOP`` where one lies on the way)."""
     how = (ctypes.c_uint64 * 3)(
-        os.O_PATH | os.O_CLOEXEC,
+        os.O_PATH | os.O_CLOEXEC | (os.O_DIRECTORY if directory else 0),
         0,
         _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS | (_RESOLVE_BENEATH if beneath else 0),
     )
@@ -435,12 +436,13 @@ def _own_head(call: MountCall, end: bytes | None) -> _OwnGroup | int | None:
         path, source, fstype, data = end, call[0], None, b""
     else:
         return None
-    fd = _open_nofollow(_AT_FDCWD, path)
+    # a directory only (red team round 50: a FIFO or a file swapped in failed every later init)
+    fd = _open_nofollow(_AT_FDCWD, path, directory=True)
     if fd < 0:
-        return errno.ENOENT  # gone, or no longer the directory planned: nothing is put over it
+        return errno.ENOENT  # gone, a link or no directory now: nothing is put over it
     group = _OwnGroup(path, fd)
     if fstype is None:  # the shared overlay's part, found through no link
-        src = _open_nofollow(_AT_FDCWD, source or b"")
+        src = _open_nofollow(_AT_FDCWD, source or b"", directory=True)
         if src < 0:
             group.close()
             return errno.ENOENT

@@ -402,8 +402,10 @@ struct own_group {
 };
 #define RESOLVE_NOLINKS_ 0x06ULL /* RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS */
 #define RESOLVE_BENEATH_ 0x08ULL
-static int open_nofollow(int dirfd, const char *path, int beneath) {
-    struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC, 0, RESOLVE_NOLINKS_ | (beneath ? RESOLVE_BENEATH_ : 0)};
+/* `directory`: O_DIRECTORY too (a group's anchor, round 50: a FIFO or a file swapped in for it
+ * failed every later init with ENOTDIR; now it skips the group, as a link does). */
+static int open_nofollow(int dirfd, const char *path, int beneath, int directory) {
+    struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0), 0, RESOLVE_NOLINKS_ | (beneath ? RESOLVE_BENEATH_ : 0)};
     return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
 }
 static void own_close(struct own_group *g) {
@@ -434,14 +436,14 @@ static int own_head(const struct mount_call *c, const char *end, struct own_grou
     } else {
         return 0;
     }
-    int fd = open_nofollow(AT_FDCWD, path, 0);
+    int fd = open_nofollow(AT_FDCWD, path, 0, 1);
     if (fd < 0) {
         errno = ENOENT;
         return -1;
     }
     int done;
     if (colon == NULL) { /* the shared overlay's part, found through no link */
-        int src = open_nofollow(AT_FDCWD, c->source, 0);
+        int src = open_nofollow(AT_FDCWD, c->source, 0, 1);
         if (src < 0) {
             close(fd);
             errno = ENOENT;
@@ -475,16 +477,16 @@ static int own_move(struct own_group *g, const struct mount_call *c) {
         return -1;
     }
     const char *rel = c->source + g->len + 1;
-    if (g->assembly < 0 && (g->assembly = open_nofollow(AT_FDCWD, g->at, 0)) < 0) {
+    if (g->assembly < 0 && (g->assembly = open_nofollow(AT_FDCWD, g->at, 0, 0)) < 0) {
         errno = EIO; /* our own place: the init fails (closed) */
         return -1;
     }
-    int src = open_nofollow(g->fd, rel, 1);
+    int src = open_nofollow(g->fd, rel, 1, 0);
     if (src < 0) {
         errno = ENOENT;
         return -1;
     }
-    int dst = open_nofollow(g->assembly, rel, 1);
+    int dst = open_nofollow(g->assembly, rel, 1, 0);
     if (dst < 0) {
         close(src);
         errno = ENOENT;
@@ -536,7 +538,7 @@ static int set_up(void) {
         int done, onto = -1;
         if (own.path != NULL && (c->flags & CALL_GROUP_END)) {
             /* over the anchor itself (the plan's own calls name it); any other name through no link */
-            onto = strcmp(c->target, own.path) == 0 ? own.fd : open_nofollow(AT_FDCWD, c->target, 0);
+            onto = strcmp(c->target, own.path) == 0 ? own.fd : open_nofollow(AT_FDCWD, c->target, 0, 0);
             snprintf(anchor, sizeof anchor, "/proc/self/fd/%d", onto);
             moved.target = anchor;
         }
