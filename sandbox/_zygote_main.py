@@ -496,7 +496,26 @@ def _own_move(group: _OwnGroup, call: MountCall) -> int:
         os.close(src)
 
 
-def _replay(calls: list[MountCall]) -> None:
+def _group_ends(calls: list[MountCall]) -> list[bytes | None]:
+    """For each call, a group head's end: the target of the first inner group end after it (the
+    directory a shared overlay's part goes over), else None. Worked out once, with the plan (the
+    zygote's `Zygote.__init__`; `zinit.c` `read_config` alike), not by every init: each scanned
+    forward from every head, quadratic in the plan's size (round 50, a cost item)."""
+    ends: list[bytes | None] = [None] * len(calls)
+    end: bytes | None = None
+    for at in range(len(calls) - 1, -1, -1):
+        flags = calls[at][3].value
+        if flags & _CALL_GROUP_HEAD:
+            ends[at] = end
+        if flags & _CALL_GROUP_END and not flags & _CALL_OUTER:
+            end = calls[at][1]
+    return ends
+
+
+def _replay(calls: list[MountCall], ends: list[bytes | None] | None = None) -> None:
+    """The plan's calls, in order (``ends``: `_group_ends` of them, worked out once by the caller)."""
+    if ends is None:
+        ends = _group_ends(calls)
     skipping = 0  # 1: an inner group's calls, 2: an outer group's (`zinit.c` `set_up` alike)
     own: _OwnGroup | None = None
     try:
@@ -507,15 +526,7 @@ def _replay(calls: list[MountCall]) -> None:
                     skipping = 0
                 continue
             if marks & _CALL_GROUP_HEAD:
-                end = next(
-                    (
-                        c[1]
-                        for c in calls[at + 1 :]
-                        if c[3].value & _CALL_GROUP_END and not c[3].value & _CALL_OUTER
-                    ),
-                    None,
-                )
-                head = _own_head(call, end)
+                head = _own_head(call, ends[at])
                 if isinstance(head, _OwnGroup):
                     own = head
                     continue
@@ -751,6 +762,7 @@ class Zygote:
         # each Python object it makes or touches costs it a page copied from the zygote.
         # ``view``: each init's own overlays over the host's read-only directories (`lock_view`).
         self._proc_mounts = _proc_mounts() + (view or [])
+        self._group_ends = _group_ends(self._proc_mounts)
         #: Signals with a Python handler (SIGINT's, the zygote's SIGCHLD), back to default in an init.
         handled = {sig for sig in _signal.valid_signals() if callable(_signal.getsignal(sig))}
         self._handled = sorted(handled | {_signal.SIGCHLD})
@@ -1003,7 +1015,8 @@ class Zygote:
         failure: BaseException | None = None
         try:
             os.setsid()
-            _replay(self._proc_mounts)  # its own /proc, Docker's entries read-only and masked
+            # its own /proc, Docker's entries read-only and masked; the lock view
+            _replay(self._proc_mounts, self._group_ends)
             self._lower()
         except Exception as exc:  # reported to the command that would have run here
             failure = exc

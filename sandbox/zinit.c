@@ -86,6 +86,7 @@ extern char **environ;
 struct mount_call {
     const char *source, *target, *fstype, *data;
     unsigned long flags;
+    const char *end; /* a group head's: the target of the first inner group end after it (read_config) */
 };
 /* Marks on a mount call's flags (never the kernel's: its MS_ flags end at bit 31), set by the
  * zygote for the lock view (`_zygote_main.lock_view`), whose calls were planned at the session's
@@ -247,6 +248,14 @@ static int read_config(void) {
         call->fstype = m[2][0] ? m[2] : NULL;
         call->flags = strtoul(m[3], NULL, 10);
         call->data = m[4][0] ? m[4] : NULL;
+    }
+    /* Each group head's end, worked out once here (the server's, before any init), not by every
+     * init scanning forward from each head (`_zygote_main._group_ends` alike; round 50). */
+    const char *group_end = NULL;
+    for (int i = cfg.nmounts - 1; i >= 0; i--) {
+        struct mount_call *call = &cfg.mounts[i];
+        call->end = (call->flags & CALL_GROUP_HEAD) ? group_end : NULL;
+        if ((call->flags & CALL_GROUP_END) && !(call->flags & CALL_OUTER)) group_end = call->target;
     }
     const char *hex = next_field(&at, end);
     if (hex == NULL) goto bad;
@@ -519,10 +528,7 @@ static int set_up(void) {
             continue;
         }
         if (c->flags & CALL_GROUP_HEAD) {
-            const char *end = NULL;
-            for (int j = i + 1; j < cfg.nmounts && end == NULL; j++)
-                if ((cfg.mounts[j].flags & CALL_GROUP_END) && !(cfg.mounts[j].flags & CALL_OUTER)) end = cfg.mounts[j].target;
-            int head = own_head(c, end, &own);
+            int head = own_head(c, c->end, &own);
             if (head == 1) continue;
             if (head == -1 && (errno == EINVAL || errno == ENOENT)) {
                 skipping = 1;
