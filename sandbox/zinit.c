@@ -411,11 +411,45 @@ struct own_group {
 };
 #define RESOLVE_NOLINKS_ 0x06ULL /* RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS */
 #define RESOLVE_BENEATH_ 0x08ULL
+/* Without openat2 (Linux < 5.6; round 50): the same answer one name at a time, each opened
+ * O_NOFOLLOW (a link on the way: ENOTDIR, the last name a link: ELOOP), ".." refused (never above
+ * where it starts). Round 49 skipped every group there: no lock view at all. */
+static int walk_nofollow(int dirfd, const char *path, int directory) {
+    char buf[PATH_MAX];
+    if (strlen(path) >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(buf, path);
+    int fd = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) : fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    char *save = NULL, *part = strtok_r(buf, "/", &save);
+    while (fd >= 0 && part != NULL) {
+        char *rest = strtok_r(NULL, "/", &save);
+        int next = -1;
+        if (strcmp(part, "..") == 0)
+            errno = EXDEV;
+        else
+            next = openat(fd, part, O_PATH | O_NOFOLLOW | O_CLOEXEC | (rest != NULL || directory ? O_DIRECTORY : 0));
+        int err = errno;
+        close(fd);
+        errno = err;
+        fd = next;
+        part = rest;
+    }
+    struct stat st;
+    if (fd >= 0 && !directory && (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode))) {
+        close(fd);
+        errno = ELOOP;
+        return -1;
+    }
+    return fd;
+}
 /* `directory`: O_DIRECTORY too (a group's anchor, round 50: a FIFO or a file swapped in for it
  * failed every later init with ENOTDIR; now it skips the group, as a link does). */
 static int open_nofollow(int dirfd, const char *path, int beneath, int directory) {
     struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0), 0, RESOLVE_NOLINKS_ | (beneath ? RESOLVE_BENEATH_ : 0)};
-    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+    return fd < 0 && errno == ENOSYS ? walk_nofollow(dirfd, path, directory) : fd;
 }
 static void own_close(struct own_group *g) {
     if (g->fd >= 0) close(g->fd);
