@@ -322,29 +322,61 @@ def _cover_rest(hold: bytes, directory: bytes, known: bytes | None) -> None:
     mount lies below it, the zygote's namespace is private) bound from the overlay over itself,
     unless it is a mount point already (covered, or a mask). Round 38, locks: a command's lock on
     ``/container_info.json`` or on a top-level directory made after the session started was on
-    the host's inode. ``zinit.c`` `cover_rest` alike; raises `OSError` (closed) on a failure but
-    a name gone meanwhile."""
+    the host's inode. Anchored (round 50): the directory, each entry and its copy in the overlay
+    opened through no link (`_open_nofollow`), checked by those fds and bound fd to fd -- a name
+    checked and then bound by path (``mount(2)`` follows links) let a name swapped for a link in
+    between bind a writable root over itself without its masks. ``zinit.c`` `cover_rest` alike;
+    raises `OSError` (closed) on a failure but a name gone meanwhile."""
     names = set((known or b"").split(b"/"))
     base = directory.rstrip(b"/")
     with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
         points = {os.fsencode(_unescape(line.split(" ")[4])) for line in fh}
+    dirfd = _open_nofollow(_AT_FDCWD, directory, directory=True)
+    if dirfd < 0:
+        return  # the mount's directory went away (or is a link now) since the plan: nothing to cover
+    holdfd = _open_nofollow(_AT_FDCWD, hold, directory=True)
     try:
-        entries = list(os.scandir(directory))
-    except FileNotFoundError:
-        return  # the mount's directory went away since the plan: nothing is left to cover
-    for entry in entries:
-        target = base + b"/" + entry.name
-        if target in points or entry.is_symlink():
-            continue
-        is_dir = entry.is_dir(follow_symlinks=False)
-        if (is_dir and entry.name in names) or not (is_dir or entry.is_file(follow_symlinks=False)):
-            continue
-        if is_dir and any(p.startswith(target + b"/") for p in points):
-            continue  # a mount below (a directory renamed since the plan): never hidden
-        if _libc.mount(hold + b"/" + entry.name, target, None, ctypes.c_ulong(_MS_BIND), None) < 0:
-            err = ctypes.get_errno()
-            if err != errno.ENOENT:
-                raise OSError(err, f"mount {os.fsdecode(target)}: {os.strerror(err)}")
+        if holdfd < 0:
+            raise OSError(errno.EIO, f"open {os.fsdecode(hold)}: the lock view's own place is gone")
+        listed = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dirfd)
+        try:
+            entries = os.listdir(listed)
+        finally:
+            os.close(listed)
+        for name in map(os.fsencode, entries):
+            target = base + b"/" + name
+            if target not in points:
+                _cover_one(dirfd, holdfd, name, name in names, any(p.startswith(target + b"/") for p in points))
+    finally:
+        for fd in (dirfd, holdfd):
+            if fd >= 0:
+                os.close(fd)
+
+
+def _cover_one(dirfd: int, holdfd: int, name: bytes, known: bool, mounts_below: bool) -> None:
+    """`_cover_rest`'s entry ``name``: bound from ``holdfd``'s over ``dirfd``'s, both by fd."""
+    dst = _open_nofollow(dirfd, name, beneath=True)
+    if dst < 0:
+        return  # gone, or a link (never followed)
+    try:
+        mode = os.fstat(dst).st_mode & 0o170000
+        is_dir = mode == 0o040000
+        if (is_dir and (known or mounts_below)) or not (is_dir or mode == 0o100000):
+            return  # a directory of the plan, one with a mount below (never hidden), or no file
+        src = _open_nofollow(holdfd, name, beneath=True)
+        if src < 0:
+            return
+        try:
+            if os.fstat(src).st_mode & 0o170000 != mode:
+                return  # not the same kind in the overlay: made since it was
+            if _libc.mount(_fd_path(src), _fd_path(dst), None, ctypes.c_ulong(_MS_BIND), None) < 0:
+                err = ctypes.get_errno()
+                if err != errno.ENOENT:
+                    raise OSError(err, f"mount {os.fsdecode(name)}: {os.strerror(err)}")
+        finally:
+            os.close(src)
+    finally:
+        os.close(dst)
 
 
 def _mount_unmarked(call: MountCall) -> int:

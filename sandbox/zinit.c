@@ -355,33 +355,60 @@ static int mounts_below(const char *path) {
     return strstr(table, prefix) != NULL;
 }
 
+static int open_nofollow(int dirfd, const char *path, int beneath, int directory);
+/* Anchored (round 50, `_zygote_main._cover_rest` alike): the directory, each entry and its copy in
+ * the overlay opened through no link, checked by those fds and bound fd to fd. Checked by name and
+ * then bound by path (mount(2) follows links), a name swapped for a link in between bound a
+ * writable root over itself, without the masks below it. */
 static int cover_rest(const char *hold, const char *dir, const char *known) {
-    DIR *d = opendir(dir);
-    if (d == NULL && errno == ENOENT) return 0; /* the mount's directory went away: nothing to cover */
-    if (d == NULL) return fail("opendir");
+    int dirfd = open_nofollow(AT_FDCWD, dir, 0, 1);
+    if (dirfd < 0) return 0; /* the mount's directory went away (or is a link now): nothing to cover */
+    int holdfd = open_nofollow(AT_FDCWD, hold, 0, 1);
+    int reading = holdfd < 0 ? -1 : openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = reading < 0 ? NULL : fdopendir(reading);
+    if (d == NULL) {
+        if (reading >= 0) close(reading);
+        if (holdfd >= 0) close(holdfd);
+        close(dirfd);
+        return fail("open the lock view's directory");
+    }
     const char *base = strcmp(dir, "/") == 0 ? "" : dir;
-    char src[PATH_MAX], dst[PATH_MAX];
+    char dst[PATH_MAX], from[40], to[40];
     struct dirent *e;
     int done = 0;
     while (done == 0 && (e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
         if (snprintf(dst, sizeof dst, "%s/%s", base, e->d_name) >= (int)sizeof dst) continue;
-        if (snprintf(src, sizeof src, "%s/%s", hold, e->d_name) >= (int)sizeof src) continue;
+        int to_fd = open_nofollow(dirfd, e->d_name, 1, 0), from_fd = -1;
         struct statx stx;
-        if (statx(AT_FDCWD, dst, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) < 0) continue;
-        if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) break;
-        if (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) continue;
+        struct stat st;
+        if (to_fd < 0) continue; /* gone, or a link (never followed) */
+        if (statx(to_fd, "", AT_EMPTY_PATH, STATX_TYPE, &stx) < 0) goto next;
+        if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
+            close(to_fd);
+            break;
+        }
+        if (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) goto next;
         int is_dir = S_ISDIR(stx.stx_mode);
-        if ((is_dir && listed(known, e->d_name)) || !(is_dir || S_ISREG(stx.stx_mode))) continue;
+        if ((is_dir && listed(known, e->d_name)) || !(is_dir || S_ISREG(stx.stx_mode))) goto next;
         /* A mount below (a directory renamed since the plan): never hidden. */
-        if (is_dir && (strpbrk(e->d_name, " \t\n\\") != NULL || mounts_below(dst))) continue;
-        if (mount(src, dst, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) {
+        if (is_dir && (strpbrk(e->d_name, " \t\n\\") != NULL || mounts_below(dst))) goto next;
+        from_fd = open_nofollow(holdfd, e->d_name, 1, 0);
+        if (from_fd < 0 || fstat(from_fd, &st) < 0 || (st.st_mode & S_IFMT) != (stx.stx_mode & S_IFMT)) goto next;
+        snprintf(from, sizeof from, "/proc/self/fd/%d", from_fd);
+        snprintf(to, sizeof to, "/proc/self/fd/%d", to_fd);
+        if (mount(from, to, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) {
             char what[300];
             snprintf(what, sizeof what, "mount %.280s", dst);
             done = fail(what);
         }
+    next:
+        if (from_fd >= 0) close(from_fd);
+        close(to_fd);
     }
     closedir(d);
+    close(holdfd);
+    close(dirfd);
     return done;
 }
 
