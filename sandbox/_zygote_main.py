@@ -487,13 +487,14 @@ class _OwnGroup:
                 os.close(fd)
 
 
-def _own_head(call: MountCall, end: bytes | None) -> _OwnGroup | int | None:
+def _own_head(call: MountCall, plan: GroupPlan | None, points: list[bytes]) -> _OwnGroup | int | None:
     """A directory's group head, from its anchor: its own overlay made at ``h``, or (a shared
     overlay's directory, ``end`` its name: the group's last move's target) its part of the shared
     overlay bound at ``s``. The group, None (not such a head: replayed as it is), or the errno that
     skips the group (gone, or a link now)."""
     data = call[4] or b""
     flags = call[3].value
+    end, planned = plan or (None, ())
     if flags & _CALL_OUTER:
         return None
     if call[2] == b"overlay" and data.startswith(b"lowerdir="):
@@ -508,6 +509,9 @@ def _own_head(call: MountCall, end: bytes | None) -> _OwnGroup | int | None:
     if fd < 0:
         return errno.ENOENT  # gone, a link or no directory now: nothing is put over it
     group = _OwnGroup(path, fd)
+    if _unplanned_below(path, points, planned):  # it would hide a mount the plan does not move
+        group.close()
+        return errno.ENOENT
     if fstype is None:  # the shared overlay's part, found through no link
         src = _open_nofollow(_AT_FDCWD, source or b"", directory=True)
         if src < 0:
@@ -563,26 +567,52 @@ def _own_move(group: _OwnGroup, call: MountCall) -> int:
         os.close(src)
 
 
-def _group_ends(calls: list[MountCall]) -> list[bytes | None]:
-    """For each call, a group head's end: the target of the first inner group end after it (the
-    directory a shared overlay's part goes over), else None. Worked out once, with the plan (the
+#: A group head's plan (`_group_plans`): its end's target (the directory a shared overlay's part
+#: goes over), and the mounts below its directory that the group moves in (their sources).
+GroupPlan = tuple[bytes | None, tuple[bytes, ...]]
+
+
+def _group_plans(calls: list[MountCall]) -> list[GroupPlan | None]:
+    """For each call, a group head's plan (else None): the target of the first inner group end
+    after it, and the sources of the moves before that end. Worked out once, with the plan (the
     zygote's `Zygote.__init__`; `zinit.c` `read_config` alike), not by every init: each scanned
     forward from every head, quadratic in the plan's size (round 50, a cost item)."""
-    ends: list[bytes | None] = [None] * len(calls)
+    plans: list[GroupPlan | None] = [None] * len(calls)
     end: bytes | None = None
+    sources: list[bytes] = []
     for at in range(len(calls) - 1, -1, -1):
         flags = calls[at][3].value
-        if flags & _CALL_GROUP_HEAD:
-            ends[at] = end
         if flags & _CALL_GROUP_END and not flags & _CALL_OUTER:
-            end = calls[at][1]
-    return ends
+            end, sources = calls[at][1], []
+        elif flags & _CALL_IF_PRESENT and calls[at][0]:
+            sources.append(calls[at][0] or b"")
+        if flags & _CALL_GROUP_HEAD:
+            plans[at] = (end, tuple(sources))
+    return plans
 
 
-def _replay(calls: list[MountCall], ends: list[bytes | None] | None = None) -> None:
-    """The plan's calls, in order (``ends``: `_group_ends` of them, worked out once by the caller)."""
-    if ends is None:
-        ends = _group_ends(calls)
+def _mount_points() -> list[bytes]:
+    """This namespace's mount points as they are named now (a rename since shows the new name)."""
+    with open("/proc/self/mountinfo", "rb") as fh:
+        return [os.fsencode(_unescape(os.fsdecode(line.split(b" ")[4]))) for line in fh]
+
+
+def _unplanned_below(directory: bytes, points: list[bytes], planned: tuple[bytes, ...]) -> bool:
+    """Whether a mount lies below ``directory`` that none of ``planned`` is (or holds): an overlay
+    over the directory would hide it -- a mask renamed since the plan, readable at its new name
+    below the overlay (round 50)."""
+    prefix = directory.rstrip(b"/") + b"/"
+    return any(
+        p.startswith(prefix) and not any(p == s or p.startswith(s + b"/") for s in planned) for p in points
+    )
+
+
+def _replay(calls: list[MountCall], plans: list[GroupPlan | None] | None = None) -> None:
+    """The plan's calls, in order (``plans``: `_group_plans` of them, worked out once by the caller)."""
+    if plans is None:
+        plans = _group_plans(calls)
+    points: list[bytes] | None = None  # read at the first group head
+    missed = False  # a planned move of the current group found nothing at its name
     skipping = 0  # 1: an inner group's calls, 2: an outer group's (`zinit.c` `set_up` alike)
     own: _OwnGroup | None = None
     try:
@@ -593,7 +623,9 @@ def _replay(calls: list[MountCall], ends: list[bytes | None] | None = None) -> N
                     skipping = 0
                 continue
             if marks & _CALL_GROUP_HEAD:
-                head = _own_head(call, ends[at])
+                if points is None:
+                    points = _mount_points()
+                head = _own_head(call, plans[at], points)
                 if isinstance(head, _OwnGroup):
                     own = head
                     continue
@@ -607,8 +639,15 @@ def _replay(calls: list[MountCall], ends: list[bytes | None] | None = None) -> N
                 # over the anchor itself (the plan's own calls name it); any other name through no link
                 onto = own.fd if call[1] == own.path else _open_nofollow(_AT_FDCWD, call[1])
                 call = (call[0], _fd_path(onto), call[2], call[3], call[4])
+            if own is not None and marks & _CALL_GROUP_END and missed:
+                missed = False
+                # a mount renamed below the directory since the head's check: closed (the next
+                # init's check skips the group)
+                if _unplanned_below(os.readlink(_fd_path(own.fd)), _mount_points(), ()):
+                    raise OSError(errno.EBUSY, f"a mount below {named.decode()} moved since the plan")
             if own is not None and marks & _CALL_IF_PRESENT:
                 done = _own_move(own, call)
+                missed = missed or (done < 0 and ctypes.get_errno() in (errno.ENOENT, errno.EINVAL))
             elif own is not None and marks & _CALL_GROUP_END and onto < 0:
                 ctypes.set_errno(errno.ENOENT)  # gone, or a link now
                 done = -1
@@ -829,7 +868,7 @@ class Zygote:
         # each Python object it makes or touches costs it a page copied from the zygote.
         # ``view``: each init's own overlays over the host's read-only directories (`lock_view`).
         self._proc_mounts = _proc_mounts() + (view or [])
-        self._group_ends = _group_ends(self._proc_mounts)
+        self._group_plans = _group_plans(self._proc_mounts)
         #: Signals with a Python handler (SIGINT's, the zygote's SIGCHLD), back to default in an init.
         handled = {sig for sig in _signal.valid_signals() if callable(_signal.getsignal(sig))}
         self._handled = sorted(handled | {_signal.SIGCHLD})
@@ -1083,7 +1122,7 @@ class Zygote:
         try:
             os.setsid()
             # its own /proc, Docker's entries read-only and masked; the lock view
-            _replay(self._proc_mounts, self._group_ends)
+            _replay(self._proc_mounts, self._group_plans)
             self._lower()
         except Exception as exc:  # reported to the command that would have run here
             failure = exc

@@ -250,7 +250,7 @@ static int read_config(void) {
         call->data = m[4][0] ? m[4] : NULL;
     }
     /* Each group head's end, worked out once here (the server's, before any init), not by every
-     * init scanning forward from each head (`_zygote_main._group_ends` alike; round 50). */
+     * init scanning forward from each head (`_zygote_main._group_plans` alike; round 50). */
     const char *group_end = NULL;
     for (int i = cfg.nmounts - 1; i >= 0; i--) {
         struct mount_call *call = &cfg.mounts[i];
@@ -339,16 +339,57 @@ static int listed(const char *list, const char *name) {
  * it a command's lock on such a file was on the host's inode. A name gone meanwhile: skipped; a
  * kernel that cannot say what a mount point is: nothing more (as before); else closed. */
 /* Whether a mount point lies below the directory `path` (its name plain: no byte mountinfo escapes). */
-static int mounts_below(const char *path) {
-    static char table[1 << 16];
+/* This namespace's mount table, read whole into `table` (NULL when it cannot be: callers assume a
+ * mount is there). */
+static const char *mount_table(char *table, size_t size) {
     int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 1;
+    if (fd < 0) return NULL;
     size_t have = 0;
     ssize_t n;
-    while (have < sizeof table - 1 && (n = read(fd, table + have, sizeof table - 1 - have)) > 0) have += (size_t)n;
+    while (have < size - 1 && (n = read(fd, table + have, size - 1 - have)) > 0) have += (size_t)n;
     close(fd);
-    if (have >= sizeof table - 1) return 1; /* too long to read whole: assume one */
+    if (have >= size - 1) return NULL; /* too long to read whole */
     table[have] = '\0';
+    return table;
+}
+
+/* Round 50 (`_zygote_main._unplanned_below` alike): 1 when a mount lies below `dir` (as named now:
+ * a rename since the plan shows the new name) that none of the group's moves (its calls from
+ * `first` to its end) is or holds, or when that cannot be told: an overlay over `dir` would hide
+ * it (a mask renamed since the plan, readable at its new name below the overlay). */
+static int unplanned_below(const char *table, const char *dir, int first) {
+    size_t n = strlen(dir);
+    if (table == NULL) return 1;
+    for (const char *line = table; *line;) {
+        const char *eol = strchr(line, '\n'), *f = line;
+        if (eol == NULL) eol = line + strlen(line);
+        for (int k = 0; k < 4 && f != NULL && f < eol; k++)
+            if ((f = memchr(f, ' ', (size_t)(eol - f))) != NULL) f++;
+        if (f != NULL && f < eol) {
+            const char *fe = memchr(f, ' ', (size_t)(eol - f));
+            size_t len = (size_t)((fe ? fe : eol) - f);
+            if (len > n && strncmp(f, dir, n) == 0 && f[n] == '/') {
+                if (memchr(f, '\\', len) != NULL) return 1; /* an escaped name: not compared, assumed unplanned */
+                int planned = 0;
+                for (int j = first; j < cfg.nmounts && !planned; j++) {
+                    const struct mount_call *m = &cfg.mounts[j];
+                    if ((m->flags & CALL_GROUP_END) && !(m->flags & CALL_OUTER)) break;
+                    if (!(m->flags & CALL_IF_PRESENT) || m->source == NULL) continue;
+                    size_t sl = strlen(m->source);
+                    planned = len >= sl && strncmp(f, m->source, sl) == 0 && (len == sl || f[sl] == '/');
+                }
+                if (!planned) return 1;
+            }
+        }
+        line = *eol ? eol + 1 : eol;
+    }
+    return 0;
+}
+
+static int mounts_below(const char *path) {
+    static char buf[1 << 16];
+    const char *table = mount_table(buf, sizeof buf);
+    if (table == NULL) return 1; /* assume one */
     char prefix[PATH_MAX + 2];
     int len = snprintf(prefix, sizeof prefix, " %s/", path);
     if (len < 0 || len >= (int)sizeof prefix) return 1;
@@ -488,7 +529,7 @@ static void own_close(struct own_group *g) {
  * directory, `end` its name: the group's last move's target) its part of the shared overlay bound at
  * s. 1 made (`g` set), 0 not such a head (replayed as it is), -1 failed (errno: ENOENT when the
  * directory is gone or a link now: the group is skipped). */
-static int own_head(const struct mount_call *c, const char *end, struct own_group *g) {
+static int own_head(const struct mount_call *c, const char *end, struct own_group *g, const char *table, int first) {
     static char path[PATH_MAX], lower[PATH_MAX + 64];
     const char *colon = NULL;
     size_t len;
@@ -507,7 +548,8 @@ static int own_head(const struct mount_call *c, const char *end, struct own_grou
         return 0;
     }
     int fd = open_nofollow(AT_FDCWD, path, 0, 1);
-    if (fd < 0) {
+    if (fd < 0 || unplanned_below(table, path, first)) { /* it would hide a mount the plan does not move */
+        if (fd >= 0) close(fd);
         errno = ENOENT;
         return -1;
     }
@@ -578,6 +620,9 @@ static int set_up(void) {
     int skipping = 0; /* 1: an inner group's calls, 2: an outer group's */
     struct own_group own = {NULL, 0, -1, -1, NULL};
     char anchor[40];
+    static char points[1 << 16];
+    const char *table = NULL; /* read at the first group head */
+    int missed = 0, read_table = 0; /* missed: a planned move of the current group found nothing */
     for (int i = 0; i < cfg.nmounts; i++) {
         struct mount_call *c = &cfg.mounts[i];
         if (skipping) {
@@ -589,7 +634,11 @@ static int set_up(void) {
             continue;
         }
         if (c->flags & CALL_GROUP_HEAD) {
-            int head = own_head(c, c->end, &own);
+            if (!read_table) {
+                table = mount_table(points, sizeof points);
+                read_table = 1;
+            }
+            int head = own_head(c, c->end, &own, table, i + 1);
             if (head == 1) continue;
             if (head == -1 && (errno == EINVAL || errno == ENOENT)) {
                 skipping = 1;
@@ -609,8 +658,24 @@ static int set_up(void) {
             snprintf(anchor, sizeof anchor, "/proc/self/fd/%d", onto);
             moved.target = anchor;
         }
+        if (own.path != NULL && (c->flags & CALL_GROUP_END) && missed) {
+            /* a mount renamed below the directory since the head's check: closed (the next init's
+             * check skips the group) */
+            static char now[1 << 16];
+            char self[40], cur[PATH_MAX];
+            snprintf(self, sizeof self, "/proc/self/fd/%d", own.fd);
+            ssize_t got = readlink(self, cur, sizeof cur - 1);
+            missed = 0;
+            if (got <= 0 || (cur[got] = '\0', unplanned_below(mount_table(now, sizeof now), cur, cfg.nmounts))) {
+                errno = EBUSY;
+                char what[300];
+                snprintf(what, sizeof what, "a mount below %.200s moved since the plan", c->target);
+                return fail(what);
+            }
+        }
         if (own.path != NULL && (c->flags & CALL_IF_PRESENT)) {
             done = own_move(&own, c);
+            if (done < 0 && errno == ENOENT) missed = 1;
         } else if (own.path != NULL && (c->flags & CALL_GROUP_END) && onto < 0) {
             errno = ENOENT; /* gone, or a link now */
             done = -1;

@@ -3,7 +3,7 @@
 `_zygote_main._replay` found each group head's end (the directory a shared overlay's part goes
 over) by copying the rest of the plan (``calls[at + 1:]``) and scanning it: every init, every head,
 the whole remaining plan. The plan is the same for every init of a session, so the ends are worked
-out once now, with the plan (`_zygote_main._group_ends`, the zygote's `Zygote.__init__`;
+out once now, with the plan (`_zygote_main._group_plans`, the zygote's `Zygote.__init__`;
 ``zinit.c`` `read_config` alike), and the replay only reads each call once.
 
 Bounded by counts (entries the replay reads from the plan), not by time. No root, no mounts: the
@@ -57,13 +57,14 @@ def _plan(groups: int) -> list[Any]:
 def test_the_ends_are_the_first_inner_group_end_after_each_head() -> None:
     """What each init looked up by scanning, now worked out once: the same answers."""
     calls = _plan(5)
-    ends = zm._group_ends(calls)
+    ends = [plan and plan[0] for plan in zm._group_plans(calls)]
     for at, call in enumerate(calls):
         scanned = next(
             (c[1] for c in calls[at + 1 :] if c[3].value & _CALL_GROUP_END and not c[3].value & _CALL_OUTER), None
         )
         assert ends[at] == (scanned if call[3].value & _CALL_GROUP_HEAD else None), at
     assert ends[3 * 5 + 1] == b"/nonexistent-round50/s0"  # a shared part's head: its directory
+    assert zm._group_plans(calls)[0] == (b"/nonexistent-round50/d0", (b"/nonexistent-round50/d0/m",))
 
 
 def test_an_init_replay_reads_each_call_of_the_plan_once() -> None:
@@ -72,8 +73,8 @@ def test_an_init_replay_reads_each_call_of_the_plan_once() -> None:
     rest of the plan). Now each once (bounded at twice the plan's length)."""
     calls = _plan(79)
     assert len(calls) <= zm._LOCK_VIEW_CALLS
-    ends = zm._group_ends(calls)
+    plans = zm._group_plans(calls)
     counted = _Counted(calls)
     _Counted.read = 0
-    zm._replay(counted, ends)
+    zm._replay(counted, plans)
     assert _Counted.read <= 2 * len(calls), (_Counted.read, len(calls))
