@@ -322,29 +322,61 @@ def _cover_rest(hold: bytes, directory: bytes, known: bytes | None) -> None:
     mount lies below it, the zygote's namespace is private) bound from the overlay over itself,
     unless it is a mount point already (covered, or a mask). Round 38, locks: a command's lock on
     ``/container_info.json`` or on a top-level directory made after the session started was on
-    the host's inode. ``zinit.c`` `cover_rest` alike; raises `OSError` (closed) on a failure but
-    a name gone meanwhile."""
+    the host's inode. Anchored (round 50): the directory, each entry and its copy in the overlay
+    opened through no link (`_open_nofollow`), checked by those fds and bound fd to fd -- a name
+    checked and then bound by path (``mount(2)`` follows links) let a name swapped for a link in
+    between bind a writable root over itself without its masks. ``zinit.c`` `cover_rest` alike;
+    raises `OSError` (closed) on a failure but a name gone meanwhile."""
     names = set((known or b"").split(b"/"))
     base = directory.rstrip(b"/")
     with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
         points = {os.fsencode(_unescape(line.split(" ")[4])) for line in fh}
+    dirfd = _open_nofollow(_AT_FDCWD, directory, directory=True)
+    if dirfd < 0:
+        return  # the mount's directory went away (or is a link now) since the plan: nothing to cover
+    holdfd = _open_nofollow(_AT_FDCWD, hold, directory=True)
     try:
-        entries = list(os.scandir(directory))
-    except FileNotFoundError:
-        return  # the mount's directory went away since the plan: nothing is left to cover
-    for entry in entries:
-        target = base + b"/" + entry.name
-        if target in points or entry.is_symlink():
-            continue
-        is_dir = entry.is_dir(follow_symlinks=False)
-        if (is_dir and entry.name in names) or not (is_dir or entry.is_file(follow_symlinks=False)):
-            continue
-        if is_dir and any(p.startswith(target + b"/") for p in points):
-            continue  # a mount below (a directory renamed since the plan): never hidden
-        if _libc.mount(hold + b"/" + entry.name, target, None, ctypes.c_ulong(_MS_BIND), None) < 0:
-            err = ctypes.get_errno()
-            if err != errno.ENOENT:
-                raise OSError(err, f"mount {os.fsdecode(target)}: {os.strerror(err)}")
+        if holdfd < 0:
+            raise OSError(errno.EIO, f"open {os.fsdecode(hold)}: the lock view's own place is gone")
+        listed = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dirfd)
+        try:
+            entries = os.listdir(listed)
+        finally:
+            os.close(listed)
+        for name in map(os.fsencode, entries):
+            target = base + b"/" + name
+            if target not in points:
+                _cover_one(dirfd, holdfd, name, name in names, any(p.startswith(target + b"/") for p in points))
+    finally:
+        for fd in (dirfd, holdfd):
+            if fd >= 0:
+                os.close(fd)
+
+
+def _cover_one(dirfd: int, holdfd: int, name: bytes, known: bool, mounts_below: bool) -> None:
+    """`_cover_rest`'s entry ``name``: bound from ``holdfd``'s over ``dirfd``'s, both by fd."""
+    dst = _open_nofollow(dirfd, name, beneath=True)
+    if dst < 0:
+        return  # gone, or a link (never followed)
+    try:
+        mode = os.fstat(dst).st_mode & 0o170000
+        is_dir = mode == 0o040000
+        if (is_dir and (known or mounts_below)) or not (is_dir or mode == 0o100000):
+            return  # a directory of the plan, one with a mount below (never hidden), or no file
+        src = _open_nofollow(holdfd, name, beneath=True)
+        if src < 0:
+            return
+        try:
+            if os.fstat(src).st_mode & 0o170000 != mode:
+                return  # not the same kind in the overlay: made since it was
+            if _libc.mount(_fd_path(src), _fd_path(dst), None, ctypes.c_ulong(_MS_BIND), None) < 0:
+                err = ctypes.get_errno()
+                if err != errno.ENOENT:
+                    raise OSError(err, f"mount {os.fsdecode(name)}: {os.strerror(err)}")
+        finally:
+            os.close(src)
+    finally:
+        os.close(dst)
 
 
 def _mount_unmarked(call: MountCall) -> int:
@@ -386,15 +418,51 @@ def _statx_not_a_mount(dirfd: int, path: bytes, flags: int) -> bool:
     return bool(mask & _STATX_ATTR_MOUNT_ROOT) and not attributes & _STATX_ATTR_MOUNT_ROOT
 
 
-def _open_nofollow(dirfd: int, path: bytes, beneath: bool = False) -> int:
-    """An ``O_PATH`` fd of ``path`` (from ``dirfd``; ``beneath``: never above it) reached through no
-    symbolic link at all, or -1 with errno set (``ELOOP`` where one lies on the way)."""
+def _open_nofollow(dirfd: int, path: bytes, beneath: bool = False, directory: bool = False) -> int:
+    """An ``O_PATH`` fd of ``path`` (from ``dirfd``; ``beneath``: never above it; ``directory``: a
+    directory only, ``ENOTDIR`` otherwise) reached through no symbolic link at all, or -1 with errno
+    set (``ELOOP`` where one lies on the way)."""
     how = (ctypes.c_uint64 * 3)(
-        os.O_PATH | os.O_CLOEXEC,
+        os.O_PATH | os.O_CLOEXEC | (os.O_DIRECTORY if directory else 0),
         0,
         _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS | (_RESOLVE_BENEATH if beneath else 0),
     )
-    return int(_libc.syscall(_SYS_OPENAT2, dirfd, path, ctypes.byref(how), ctypes.c_size_t(24)))
+    fd = int(_libc.syscall(_SYS_OPENAT2, dirfd, path, ctypes.byref(how), ctypes.c_size_t(24)))
+    if fd < 0 and ctypes.get_errno() == errno.ENOSYS:
+        return _walk_nofollow(dirfd, path, directory)
+    return fd
+
+
+def _walk_nofollow(dirfd: int, path: bytes, directory: bool) -> int:
+    """`_open_nofollow` without ``openat2`` (Linux < 5.6; round 50): one name at a time, each opened
+    ``O_NOFOLLOW`` (a link on the way: ENOTDIR; the last name a link: ELOOP), ``..`` refused (never
+    above where it starts). Round 49 skipped every group there: no lock view at all. ``zinit.c``
+    `walk_nofollow` alike."""
+    names = [name for name in path.split(b"/") if name]
+    try:
+        fd = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) if path.startswith(b"/") else os.dup(dirfd)
+    except OSError as exc:
+        ctypes.set_errno(exc.errno or errno.EIO)
+        return -1
+    for at, name in enumerate(names):
+        flags = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+        if at < len(names) - 1 or directory:
+            flags |= os.O_DIRECTORY
+        try:
+            if name == b"..":
+                raise OSError(errno.EXDEV, "a name above the start")
+            step = os.open(name, flags, dir_fd=fd)
+        except OSError as exc:
+            ctypes.set_errno(exc.errno or errno.EIO)
+            return -1
+        finally:
+            os.close(fd)
+        fd = step
+    if not directory and os.fstat(fd).st_mode & 0o170000 == 0o120000:  # the last name a link
+        os.close(fd)
+        ctypes.set_errno(errno.ELOOP)
+        return -1
+    return fd
 
 
 def _fd_path(fd: int) -> bytes:
@@ -419,13 +487,14 @@ class _OwnGroup:
                 os.close(fd)
 
 
-def _own_head(call: MountCall, end: bytes | None) -> _OwnGroup | int | None:
+def _own_head(call: MountCall, plan: GroupPlan | None, points: list[bytes]) -> _OwnGroup | int | None:
     """A directory's group head, from its anchor: its own overlay made at ``h``, or (a shared
     overlay's directory, ``end`` its name: the group's last move's target) its part of the shared
     overlay bound at ``s``. The group, None (not such a head: replayed as it is), or the errno that
     skips the group (gone, or a link now)."""
     data = call[4] or b""
     flags = call[3].value
+    end, planned = plan or (None, ())
     if flags & _CALL_OUTER:
         return None
     if call[2] == b"overlay" and data.startswith(b"lowerdir="):
@@ -435,12 +504,16 @@ def _own_head(call: MountCall, end: bytes | None) -> _OwnGroup | int | None:
         path, source, fstype, data = end, call[0], None, b""
     else:
         return None
-    fd = _open_nofollow(_AT_FDCWD, path)
+    # a directory only (red team round 50: a FIFO or a file swapped in failed every later init)
+    fd = _open_nofollow(_AT_FDCWD, path, directory=True)
     if fd < 0:
-        return errno.ENOENT  # gone, or no longer the directory planned: nothing is put over it
+        return errno.ENOENT  # gone, a link or no directory now: nothing is put over it
     group = _OwnGroup(path, fd)
+    if _unplanned_below(path, points, planned):  # it would hide a mount the plan does not move
+        group.close()
+        return errno.ENOENT
     if fstype is None:  # the shared overlay's part, found through no link
-        src = _open_nofollow(_AT_FDCWD, source or b"")
+        src = _open_nofollow(_AT_FDCWD, source or b"", directory=True)
         if src < 0:
             group.close()
             return errno.ENOENT
@@ -494,7 +567,52 @@ def _own_move(group: _OwnGroup, call: MountCall) -> int:
         os.close(src)
 
 
-def _replay(calls: list[MountCall]) -> None:
+#: A group head's plan (`_group_plans`): its end's target (the directory a shared overlay's part
+#: goes over), and the mounts below its directory that the group moves in (their sources).
+GroupPlan = tuple[bytes | None, tuple[bytes, ...]]
+
+
+def _group_plans(calls: list[MountCall]) -> list[GroupPlan | None]:
+    """For each call, a group head's plan (else None): the target of the first inner group end
+    after it, and the sources of the moves before that end. Worked out once, with the plan (the
+    zygote's `Zygote.__init__`; `zinit.c` `read_config` alike), not by every init: each scanned
+    forward from every head, quadratic in the plan's size (round 50, a cost item)."""
+    plans: list[GroupPlan | None] = [None] * len(calls)
+    end: bytes | None = None
+    sources: list[bytes] = []
+    for at in range(len(calls) - 1, -1, -1):
+        flags = calls[at][3].value
+        if flags & _CALL_GROUP_END and not flags & _CALL_OUTER:
+            end, sources = calls[at][1], []
+        elif flags & _CALL_IF_PRESENT and calls[at][0]:
+            sources.append(calls[at][0] or b"")
+        if flags & _CALL_GROUP_HEAD:
+            plans[at] = (end, tuple(sources))
+    return plans
+
+
+def _mount_points() -> list[bytes]:
+    """This namespace's mount points as they are named now (a rename since shows the new name)."""
+    with open("/proc/self/mountinfo", "rb") as fh:
+        return [os.fsencode(_unescape(os.fsdecode(line.split(b" ")[4]))) for line in fh]
+
+
+def _unplanned_below(directory: bytes, points: list[bytes], planned: tuple[bytes, ...]) -> bool:
+    """Whether a mount lies below ``directory`` that none of ``planned`` is (or holds): an overlay
+    over the directory would hide it -- a mask renamed since the plan, readable at its new name
+    below the overlay (round 50)."""
+    prefix = directory.rstrip(b"/") + b"/"
+    return any(
+        p.startswith(prefix) and not any(p == s or p.startswith(s + b"/") for s in planned) for p in points
+    )
+
+
+def _replay(calls: list[MountCall], plans: list[GroupPlan | None] | None = None) -> None:
+    """The plan's calls, in order (``plans``: `_group_plans` of them, worked out once by the caller)."""
+    if plans is None:
+        plans = _group_plans(calls)
+    points: list[bytes] | None = None  # read at the first group head
+    missed = False  # a planned move of the current group found nothing at its name
     skipping = 0  # 1: an inner group's calls, 2: an outer group's (`zinit.c` `set_up` alike)
     own: _OwnGroup | None = None
     try:
@@ -505,15 +623,9 @@ def _replay(calls: list[MountCall]) -> None:
                     skipping = 0
                 continue
             if marks & _CALL_GROUP_HEAD:
-                end = next(
-                    (
-                        c[1]
-                        for c in calls[at + 1 :]
-                        if c[3].value & _CALL_GROUP_END and not c[3].value & _CALL_OUTER
-                    ),
-                    None,
-                )
-                head = _own_head(call, end)
+                if points is None:
+                    points = _mount_points()
+                head = _own_head(call, plans[at], points)
                 if isinstance(head, _OwnGroup):
                     own = head
                     continue
@@ -527,8 +639,15 @@ def _replay(calls: list[MountCall]) -> None:
                 # over the anchor itself (the plan's own calls name it); any other name through no link
                 onto = own.fd if call[1] == own.path else _open_nofollow(_AT_FDCWD, call[1])
                 call = (call[0], _fd_path(onto), call[2], call[3], call[4])
+            if own is not None and marks & _CALL_GROUP_END and missed:
+                missed = False
+                # a mount renamed below the directory since the head's check: closed (the next
+                # init's check skips the group)
+                if _unplanned_below(os.readlink(_fd_path(own.fd)), _mount_points(), ()):
+                    raise OSError(errno.EBUSY, f"a mount below {named.decode()} moved since the plan")
             if own is not None and marks & _CALL_IF_PRESENT:
                 done = _own_move(own, call)
+                missed = missed or (done < 0 and ctypes.get_errno() in (errno.ENOENT, errno.EINVAL))
             elif own is not None and marks & _CALL_GROUP_END and onto < 0:
                 ctypes.set_errno(errno.ENOENT)  # gone, or a link now
                 done = -1
@@ -749,6 +868,7 @@ class Zygote:
         # each Python object it makes or touches costs it a page copied from the zygote.
         # ``view``: each init's own overlays over the host's read-only directories (`lock_view`).
         self._proc_mounts = _proc_mounts() + (view or [])
+        self._group_plans = _group_plans(self._proc_mounts)
         #: Signals with a Python handler (SIGINT's, the zygote's SIGCHLD), back to default in an init.
         handled = {sig for sig in _signal.valid_signals() if callable(_signal.getsignal(sig))}
         self._handled = sorted(handled | {_signal.SIGCHLD})
@@ -1001,7 +1121,8 @@ class Zygote:
         failure: BaseException | None = None
         try:
             os.setsid()
-            _replay(self._proc_mounts)  # its own /proc, Docker's entries read-only and masked
+            # its own /proc, Docker's entries read-only and masked; the lock view
+            _replay(self._proc_mounts, self._group_plans)
             self._lower()
         except Exception as exc:  # reported to the command that would have run here
             failure = exc

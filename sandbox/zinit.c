@@ -86,6 +86,7 @@ extern char **environ;
 struct mount_call {
     const char *source, *target, *fstype, *data;
     unsigned long flags;
+    const char *end; /* a group head's: the target of the first inner group end after it (read_config) */
 };
 /* Marks on a mount call's flags (never the kernel's: its MS_ flags end at bit 31), set by the
  * zygote for the lock view (`_zygote_main.lock_view`), whose calls were planned at the session's
@@ -248,6 +249,14 @@ static int read_config(void) {
         call->flags = strtoul(m[3], NULL, 10);
         call->data = m[4][0] ? m[4] : NULL;
     }
+    /* Each group head's end, worked out once here (the server's, before any init), not by every
+     * init scanning forward from each head (`_zygote_main._group_plans` alike; round 50). */
+    const char *group_end = NULL;
+    for (int i = cfg.nmounts - 1; i >= 0; i--) {
+        struct mount_call *call = &cfg.mounts[i];
+        call->end = (call->flags & CALL_GROUP_HEAD) ? group_end : NULL;
+        if ((call->flags & CALL_GROUP_END) && !(call->flags & CALL_OUTER)) group_end = call->target;
+    }
     const char *hex = next_field(&at, end);
     if (hex == NULL) goto bad;
     size_t len = strlen(hex);
@@ -330,49 +339,117 @@ static int listed(const char *list, const char *name) {
  * it a command's lock on such a file was on the host's inode. A name gone meanwhile: skipped; a
  * kernel that cannot say what a mount point is: nothing more (as before); else closed. */
 /* Whether a mount point lies below the directory `path` (its name plain: no byte mountinfo escapes). */
-static int mounts_below(const char *path) {
-    static char table[1 << 16];
+/* This namespace's mount table, read whole into `table` (NULL when it cannot be: callers assume a
+ * mount is there). */
+static const char *mount_table(char *table, size_t size) {
     int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 1;
+    if (fd < 0) return NULL;
     size_t have = 0;
     ssize_t n;
-    while (have < sizeof table - 1 && (n = read(fd, table + have, sizeof table - 1 - have)) > 0) have += (size_t)n;
+    while (have < size - 1 && (n = read(fd, table + have, size - 1 - have)) > 0) have += (size_t)n;
     close(fd);
-    if (have >= sizeof table - 1) return 1; /* too long to read whole: assume one */
+    if (have >= size - 1) return NULL; /* too long to read whole */
     table[have] = '\0';
+    return table;
+}
+
+/* Round 50 (`_zygote_main._unplanned_below` alike): 1 when a mount lies below `dir` (as named now:
+ * a rename since the plan shows the new name) that none of the group's moves (its calls from
+ * `first` to its end) is or holds, or when that cannot be told: an overlay over `dir` would hide
+ * it (a mask renamed since the plan, readable at its new name below the overlay). */
+static int unplanned_below(const char *table, const char *dir, int first) {
+    size_t n = strlen(dir);
+    if (table == NULL) return 1;
+    for (const char *line = table; *line;) {
+        const char *eol = strchr(line, '\n'), *f = line;
+        if (eol == NULL) eol = line + strlen(line);
+        for (int k = 0; k < 4 && f != NULL && f < eol; k++)
+            if ((f = memchr(f, ' ', (size_t)(eol - f))) != NULL) f++;
+        if (f != NULL && f < eol) {
+            const char *fe = memchr(f, ' ', (size_t)(eol - f));
+            size_t len = (size_t)((fe ? fe : eol) - f);
+            if (len > n && strncmp(f, dir, n) == 0 && f[n] == '/') {
+                if (memchr(f, '\\', len) != NULL) return 1; /* an escaped name: not compared, assumed unplanned */
+                int planned = 0;
+                for (int j = first; j < cfg.nmounts && !planned; j++) {
+                    const struct mount_call *m = &cfg.mounts[j];
+                    if ((m->flags & CALL_GROUP_END) && !(m->flags & CALL_OUTER)) break;
+                    if (!(m->flags & CALL_IF_PRESENT) || m->source == NULL) continue;
+                    size_t sl = strlen(m->source);
+                    planned = len >= sl && strncmp(f, m->source, sl) == 0 && (len == sl || f[sl] == '/');
+                }
+                if (!planned) return 1;
+            }
+        }
+        line = *eol ? eol + 1 : eol;
+    }
+    return 0;
+}
+
+static int mounts_below(const char *path) {
+    static char buf[1 << 16];
+    const char *table = mount_table(buf, sizeof buf);
+    if (table == NULL) return 1; /* assume one */
     char prefix[PATH_MAX + 2];
     int len = snprintf(prefix, sizeof prefix, " %s/", path);
     if (len < 0 || len >= (int)sizeof prefix) return 1;
     return strstr(table, prefix) != NULL;
 }
 
+static int open_nofollow(int dirfd, const char *path, int beneath, int directory);
+/* Anchored (round 50, `_zygote_main._cover_rest` alike): the directory, each entry and its copy in
+ * the overlay opened through no link, checked by those fds and bound fd to fd. Checked by name and
+ * then bound by path (mount(2) follows links), a name swapped for a link in between bound a
+ * writable root over itself, without the masks below it. */
 static int cover_rest(const char *hold, const char *dir, const char *known) {
-    DIR *d = opendir(dir);
-    if (d == NULL && errno == ENOENT) return 0; /* the mount's directory went away: nothing to cover */
-    if (d == NULL) return fail("opendir");
+    int dirfd = open_nofollow(AT_FDCWD, dir, 0, 1);
+    if (dirfd < 0) return 0; /* the mount's directory went away (or is a link now): nothing to cover */
+    int holdfd = open_nofollow(AT_FDCWD, hold, 0, 1);
+    int reading = holdfd < 0 ? -1 : openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = reading < 0 ? NULL : fdopendir(reading);
+    if (d == NULL) {
+        if (reading >= 0) close(reading);
+        if (holdfd >= 0) close(holdfd);
+        close(dirfd);
+        return fail("open the lock view's directory");
+    }
     const char *base = strcmp(dir, "/") == 0 ? "" : dir;
-    char src[PATH_MAX], dst[PATH_MAX];
+    char dst[PATH_MAX], from[40], to[40];
     struct dirent *e;
     int done = 0;
     while (done == 0 && (e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
         if (snprintf(dst, sizeof dst, "%s/%s", base, e->d_name) >= (int)sizeof dst) continue;
-        if (snprintf(src, sizeof src, "%s/%s", hold, e->d_name) >= (int)sizeof src) continue;
+        int to_fd = open_nofollow(dirfd, e->d_name, 1, 0), from_fd = -1;
         struct statx stx;
-        if (statx(AT_FDCWD, dst, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) < 0) continue;
-        if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) break;
-        if (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) continue;
+        struct stat st;
+        if (to_fd < 0) continue; /* gone, or a link (never followed) */
+        if (statx(to_fd, "", AT_EMPTY_PATH, STATX_TYPE, &stx) < 0) goto next;
+        if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
+            close(to_fd);
+            break;
+        }
+        if (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) goto next;
         int is_dir = S_ISDIR(stx.stx_mode);
-        if ((is_dir && listed(known, e->d_name)) || !(is_dir || S_ISREG(stx.stx_mode))) continue;
+        if ((is_dir && listed(known, e->d_name)) || !(is_dir || S_ISREG(stx.stx_mode))) goto next;
         /* A mount below (a directory renamed since the plan): never hidden. */
-        if (is_dir && (strpbrk(e->d_name, " \t\n\\") != NULL || mounts_below(dst))) continue;
-        if (mount(src, dst, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) {
+        if (is_dir && (strpbrk(e->d_name, " \t\n\\") != NULL || mounts_below(dst))) goto next;
+        from_fd = open_nofollow(holdfd, e->d_name, 1, 0);
+        if (from_fd < 0 || fstat(from_fd, &st) < 0 || (st.st_mode & S_IFMT) != (stx.stx_mode & S_IFMT)) goto next;
+        snprintf(from, sizeof from, "/proc/self/fd/%d", from_fd);
+        snprintf(to, sizeof to, "/proc/self/fd/%d", to_fd);
+        if (mount(from, to, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) {
             char what[300];
             snprintf(what, sizeof what, "mount %.280s", dst);
             done = fail(what);
         }
+    next:
+        if (from_fd >= 0) close(from_fd);
+        close(to_fd);
     }
     closedir(d);
+    close(holdfd);
+    close(dirfd);
     return done;
 }
 
@@ -402,9 +479,45 @@ struct own_group {
 };
 #define RESOLVE_NOLINKS_ 0x06ULL /* RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS */
 #define RESOLVE_BENEATH_ 0x08ULL
-static int open_nofollow(int dirfd, const char *path, int beneath) {
-    struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC, 0, RESOLVE_NOLINKS_ | (beneath ? RESOLVE_BENEATH_ : 0)};
-    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+/* Without openat2 (Linux < 5.6; round 50): the same answer one name at a time, each opened
+ * O_NOFOLLOW (a link on the way: ENOTDIR, the last name a link: ELOOP), ".." refused (never above
+ * where it starts). Round 49 skipped every group there: no lock view at all. */
+static int walk_nofollow(int dirfd, const char *path, int directory) {
+    char buf[PATH_MAX];
+    if (strlen(path) >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(buf, path);
+    int fd = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) : fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    char *save = NULL, *part = strtok_r(buf, "/", &save);
+    while (fd >= 0 && part != NULL) {
+        char *rest = strtok_r(NULL, "/", &save);
+        int next = -1;
+        if (strcmp(part, "..") == 0)
+            errno = EXDEV;
+        else
+            next = openat(fd, part, O_PATH | O_NOFOLLOW | O_CLOEXEC | (rest != NULL || directory ? O_DIRECTORY : 0));
+        int err = errno;
+        close(fd);
+        errno = err;
+        fd = next;
+        part = rest;
+    }
+    struct stat st;
+    if (fd >= 0 && !directory && (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode))) {
+        close(fd);
+        errno = ELOOP;
+        return -1;
+    }
+    return fd;
+}
+/* `directory`: O_DIRECTORY too (a group's anchor, round 50: a FIFO or a file swapped in for it
+ * failed every later init with ENOTDIR; now it skips the group, as a link does). */
+static int open_nofollow(int dirfd, const char *path, int beneath, int directory) {
+    struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0), 0, RESOLVE_NOLINKS_ | (beneath ? RESOLVE_BENEATH_ : 0)};
+    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+    return fd < 0 && errno == ENOSYS ? walk_nofollow(dirfd, path, directory) : fd;
 }
 static void own_close(struct own_group *g) {
     if (g->fd >= 0) close(g->fd);
@@ -416,7 +529,7 @@ static void own_close(struct own_group *g) {
  * directory, `end` its name: the group's last move's target) its part of the shared overlay bound at
  * s. 1 made (`g` set), 0 not such a head (replayed as it is), -1 failed (errno: ENOENT when the
  * directory is gone or a link now: the group is skipped). */
-static int own_head(const struct mount_call *c, const char *end, struct own_group *g) {
+static int own_head(const struct mount_call *c, const char *end, struct own_group *g, const char *table, int first) {
     static char path[PATH_MAX], lower[PATH_MAX + 64];
     const char *colon = NULL;
     size_t len;
@@ -434,14 +547,15 @@ static int own_head(const struct mount_call *c, const char *end, struct own_grou
     } else {
         return 0;
     }
-    int fd = open_nofollow(AT_FDCWD, path, 0);
-    if (fd < 0) {
+    int fd = open_nofollow(AT_FDCWD, path, 0, 1);
+    if (fd < 0 || unplanned_below(table, path, first)) { /* it would hide a mount the plan does not move */
+        if (fd >= 0) close(fd);
         errno = ENOENT;
         return -1;
     }
     int done;
     if (colon == NULL) { /* the shared overlay's part, found through no link */
-        int src = open_nofollow(AT_FDCWD, c->source, 0);
+        int src = open_nofollow(AT_FDCWD, c->source, 0, 1);
         if (src < 0) {
             close(fd);
             errno = ENOENT;
@@ -475,16 +589,16 @@ static int own_move(struct own_group *g, const struct mount_call *c) {
         return -1;
     }
     const char *rel = c->source + g->len + 1;
-    if (g->assembly < 0 && (g->assembly = open_nofollow(AT_FDCWD, g->at, 0)) < 0) {
+    if (g->assembly < 0 && (g->assembly = open_nofollow(AT_FDCWD, g->at, 0, 0)) < 0) {
         errno = EIO; /* our own place: the init fails (closed) */
         return -1;
     }
-    int src = open_nofollow(g->fd, rel, 1);
+    int src = open_nofollow(g->fd, rel, 1, 0);
     if (src < 0) {
         errno = ENOENT;
         return -1;
     }
-    int dst = open_nofollow(g->assembly, rel, 1);
+    int dst = open_nofollow(g->assembly, rel, 1, 0);
     if (dst < 0) {
         close(src);
         errno = ENOENT;
@@ -506,6 +620,9 @@ static int set_up(void) {
     int skipping = 0; /* 1: an inner group's calls, 2: an outer group's */
     struct own_group own = {NULL, 0, -1, -1, NULL};
     char anchor[40];
+    static char points[1 << 16];
+    const char *table = NULL; /* read at the first group head */
+    int missed = 0, read_table = 0; /* missed: a planned move of the current group found nothing */
     for (int i = 0; i < cfg.nmounts; i++) {
         struct mount_call *c = &cfg.mounts[i];
         if (skipping) {
@@ -517,10 +634,11 @@ static int set_up(void) {
             continue;
         }
         if (c->flags & CALL_GROUP_HEAD) {
-            const char *end = NULL;
-            for (int j = i + 1; j < cfg.nmounts && end == NULL; j++)
-                if ((cfg.mounts[j].flags & CALL_GROUP_END) && !(cfg.mounts[j].flags & CALL_OUTER)) end = cfg.mounts[j].target;
-            int head = own_head(c, end, &own);
+            if (!read_table) {
+                table = mount_table(points, sizeof points);
+                read_table = 1;
+            }
+            int head = own_head(c, c->end, &own, table, i + 1);
             if (head == 1) continue;
             if (head == -1 && (errno == EINVAL || errno == ENOENT)) {
                 skipping = 1;
@@ -536,12 +654,28 @@ static int set_up(void) {
         int done, onto = -1;
         if (own.path != NULL && (c->flags & CALL_GROUP_END)) {
             /* over the anchor itself (the plan's own calls name it); any other name through no link */
-            onto = strcmp(c->target, own.path) == 0 ? own.fd : open_nofollow(AT_FDCWD, c->target, 0);
+            onto = strcmp(c->target, own.path) == 0 ? own.fd : open_nofollow(AT_FDCWD, c->target, 0, 0);
             snprintf(anchor, sizeof anchor, "/proc/self/fd/%d", onto);
             moved.target = anchor;
         }
+        if (own.path != NULL && (c->flags & CALL_GROUP_END) && missed) {
+            /* a mount renamed below the directory since the head's check: closed (the next init's
+             * check skips the group) */
+            static char now[1 << 16];
+            char self[40], cur[PATH_MAX];
+            snprintf(self, sizeof self, "/proc/self/fd/%d", own.fd);
+            ssize_t got = readlink(self, cur, sizeof cur - 1);
+            missed = 0;
+            if (got <= 0 || (cur[got] = '\0', unplanned_below(mount_table(now, sizeof now), cur, cfg.nmounts))) {
+                errno = EBUSY;
+                char what[300];
+                snprintf(what, sizeof what, "a mount below %.200s moved since the plan", c->target);
+                return fail(what);
+            }
+        }
         if (own.path != NULL && (c->flags & CALL_IF_PRESENT)) {
             done = own_move(&own, c);
+            if (done < 0 && errno == ENOENT) missed = 1;
         } else if (own.path != NULL && (c->flags & CALL_GROUP_END) && onto < 0) {
             errno = ENOENT; /* gone, or a link now */
             done = -1;

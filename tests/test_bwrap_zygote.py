@@ -295,6 +295,8 @@ def test_the_zygote_program_is_compact() -> None:
     """The program goes over in a sealed memfd (round 15; it was a pipe whose 64 KiB buffer it had
     to fit), so any size starts; the bound notices growth, and the docstrings stay out. 104 KiB since
     round 38 (the lock view's shared overlay, its cover of the rest, the pool's early refill: 88 -> 98 KiB);
-    112 KiB since round 49 (the lock view's groups anchored at fds: 102 -> 111 KiB)."""
-    assert len(zygote_module.ZYGOTE_CODE) < 112 * 1024
+    112 KiB since round 49 (the lock view's groups anchored at fds: 102 -> 111 KiB); 124 KiB since
+    round 50 (the anchors' walk without openat2, the group plans worked out once, `_cover_rest`
+    anchored, the check for mounts renamed below a group: 110.7 -> 118.6 KiB)."""
+    assert len(zygote_module.ZYGOTE_CODE) < 124 * 1024
     assert b"The zygote: the one long-lived process" not in zygote_module.ZYGOTE_CODE, "docstrings dropped"
