@@ -51,7 +51,9 @@ def _identity(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
     raise AssertionError("the sleeper did not start")
 
 
-def _record(task_id: str, proc: subprocess.Popen[bytes], owner: dict[str, Any], output: Path) -> dict[str, Any]:
+def _record(
+    task_id: str, proc: subprocess.Popen[bytes], owner: dict[str, Any], output: Path
+) -> dict[str, Any]:
     task = {
         "id": task_id,
         "command": f"run {task_id}",
@@ -66,8 +68,8 @@ def _record(task_id: str, proc: subprocess.Popen[bytes], owner: dict[str, Any], 
 async def test_a_forged_registry_kills_only_what_its_dead_owner_started(
     tmp_path: Path, sleepers: list[subprocess.Popen[bytes]]
 ) -> None:
-    """Failed before: the unmarked process (a stand-in for any of the caller's) was SIGKILLed with
-    its group at the reopening."""
+    """Failed before (2 of 2): the unmarked process (a stand-in for any of the caller's) and another
+    live session's command were SIGKILLed, with their groups, at the reopening."""
     session_dir = tmp_path / "session"
     async with Runtime(tmp_path, "local", session_id="forged50", session_dir=session_dir):
         pass
@@ -83,17 +85,30 @@ async def test_a_forged_registry_kills_only_what_its_dead_owner_started(
     marked = {**env, "SHELLRT_RUN_ID": f"local-{gone.pid}x0123456789ab-1"}
     leftover = subprocess.Popen(["sleep", "3050"], start_new_session=True, env=marked)
     sleepers.append(leftover)
+    # Another live session's command (its owner runs): named with that owner's pid, a wrong start.
+    other_owner = subprocess.Popen(["sleep", "3050"], start_new_session=True, env=env)
+    sleepers.append(other_owner)
+    forged_owner = {**_identity(other_owner), "start_ticks": 1}
+    others = {**env, "SHELLRT_RUN_ID": f"local-{other_owner.pid}x0123456789ab-1"}
+    other_task = subprocess.Popen(["sleep", "3050"], start_new_session=True, env=others)
+    sleepers.append(other_task)
     output = tmp_path / "out.txt"
     output.write_text("line\n")
     records = [
         _record("bvictm", victim, dead_owner, output),
+        _record("bother", other_task, forged_owner, output),
         _record("bleftv", leftover, dead_owner, output),
     ]
     (session_dir / TASKS_FILE).write_text(json.dumps({"version": 1, "tasks": records}))
     async with Runtime(tmp_path, "local", session_id="forged50", session_dir=session_dir) as rt:
         assert rt.supervisor is not None
         assert leftover.wait(10) == -signal.SIGKILL, "the dead owner's own leftover was not killed"
-        assert victim.poll() is None, "a process the forged registry named was killed at the reopening"
+        killed = [
+            name
+            for name, proc in (("unmarked", victim), ("another session's", other_task))
+            if proc.poll() is not None
+        ]
+        assert not killed, f"processes the forged registry named were killed at the reopening: {killed}"
         tasks = {t.id: t for t in rt.supervisor.tasks.list()}
         assert "not signalled" in (tasks["bvictm"].note or ""), tasks["bvictm"]
         assert tasks["bvictm"].status == "killed"

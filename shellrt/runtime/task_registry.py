@@ -147,10 +147,14 @@ _MARKER = re.compile(rb"(?:^|\0)SHELLRT_RUN_ID=[a-z]+-(\d+)x")
 def started_by_owner(pid: int, owner: ProcessIdentity) -> bool:
     """Whether process ``pid`` was started by shellrt for ``owner``: its environment as started
     (``/proc/<pid>/environ``, which the process's own ``unset`` does not change) carries a marker
-    naming the owner's pid. The registry is a file a command on the local backend can write: a
-    record naming any process of the caller's (its identity read from ``/proc``) with a dead owner
-    had that process and its group SIGKILLed at the next reopening (red team round 50). Unreadable
-    (another uid, not dumpable): False."""
+    naming the owner's pid, and no process has that pid now. The registry is a file a command on
+    the local backend can write: a record naming any process of the caller's (its identity read
+    from ``/proc``) with a dead owner had that process and its group SIGKILLed at the next
+    reopening (red team round 50). Unreadable (another uid, not dumpable): False."""
+    if ProcessIdentity.of(owner.pid) is not None:
+        # That pid runs (another owner's, or anyone's): a record naming a live session's owner with
+        # a wrong start time had that session's commands killed. A dead owner's pid reused: not killed.
+        return False
     try:
         environ = _read_proc(f"/proc/{pid}/environ")
     except OSError:
@@ -339,8 +343,8 @@ class TaskRegistry:
         elif process is not None and process.alive():
             note = (
                 f"its owner ({who}) ended; the process the registry names for it (pid {process.pid}) runs "
-                "but was not started by that owner (no marker of its in its environment), so it was not "
-                "signalled: the registry file was written by something else"
+                "but cannot be shown to be that owner's (no marker of that owner in its environment, or "
+                "the owner's pid is in use again), so it was not signalled: stop it yourself if it is yours"
             )
             ended = None
         else:
