@@ -86,3 +86,43 @@ async def test_a_running_tasks_spool_written_in_place_is_never_read_as_its_outpu
             assert chunk.new_bytes
             read += chunk.text.encode()
         assert read == b"aaaaaaa\n" * (_SIZE // 8)
+
+
+def test_every_read_of_a_hashed_spool_is_checked_block_by_block(tmp_path: Path) -> None:
+    """Reads across block edges and past the end give exactly what was written, the last block
+    still growing; one byte written through the open spool's inode fails every read of its block
+    (and only of it) while it is still open."""
+    import errno
+    import os
+    import random
+
+    from shellrt.supervisor.spool import _SUM_BLOCK, OutputSpool
+
+    rnd = random.Random(50)
+    spool = OutputSpool(tmp_path / "t.out", checked=True)
+    data = b""
+    for size in (1, 100, _SUM_BLOCK - 101, 1, _SUM_BLOCK, 3 * _SUM_BLOCK + 7, 5):
+        chunk = rnd.randbytes(size)
+        spool.write(chunk)
+        data += chunk
+        for start in (0, _SUM_BLOCK - 1, _SUM_BLOCK, len(data) - 1, len(data), rnd.randrange(len(data))):
+            for size_read in (1, 2, _SUM_BLOCK, 3 * _SUM_BLOCK, 1 << 30):
+                assert spool.read_at(start, size_read) == data[start : start + size_read]
+    forged = 2 * _SUM_BLOCK + 5
+    fd = os.open(spool.path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, bytes([data[forged] ^ 1]), forged)
+    finally:
+        os.close(fd)
+    for start, size_read in ((forged, 1), (2 * _SUM_BLOCK, 10), (0, 3 * _SUM_BLOCK)):
+        with pytest.raises(OSError) as caught:
+            spool.read_at(start, size_read)
+        assert caught.value.errno == errno.ESTALE
+    assert spool.read_at(0, 2 * _SUM_BLOCK) == data[: 2 * _SUM_BLOCK]
+    assert spool.read_at(3 * _SUM_BLOCK, 100) == data[3 * _SUM_BLOCK : 3 * _SUM_BLOCK + 100]
+    spool.close()
+    plain = OutputSpool(tmp_path / "p.out")  # a foreground command's: never read back unchecked
+    plain.write(b"x")
+    plain.close()
+    with pytest.raises(OSError):
+        plain.read_at(0, 1)
