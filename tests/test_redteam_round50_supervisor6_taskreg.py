@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,11 +44,12 @@ def sleepers() -> Iterator[list[subprocess.Popen[bytes]]]:
 
 
 def _identity(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
-    for _ in range(500):  # until exec'd: the identity is the running sleep's
+    deadline = time.monotonic() + 30  # until exec'd (the real condition): the identity is the sleep's
+    while time.monotonic() < deadline:
         identity = ProcessIdentity.of(proc.pid)
         if identity is not None and b"sleep" in Path(f"/proc/{proc.pid}/cmdline").read_bytes():
             return identity.to_json()
-        os.sched_yield()
+        time.sleep(0.01)
     raise AssertionError("the sleeper did not start")
 
 
