@@ -46,8 +46,12 @@ def sleepers() -> Iterator[list[subprocess.Popen[bytes]]]:
         proc.wait(10)
 
 
-def _sleeper(procs: list[subprocess.Popen[bytes]]) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
-    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
+def _sleeper(
+    procs: list[subprocess.Popen[bytes]], owner_pid: int | None = None
+) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+    # ``owner_pid``: started as that owner's command is (its marker): the only kind a reopening kills.
+    env = None if owner_pid is None else {**os.environ, "SHELLRT_RUN_ID": f"local-{owner_pid}x0123456789ab-1"}
+    proc = subprocess.Popen(["sleep", "60"], start_new_session=True, env=env)
     procs.append(proc)
     deadline = time.monotonic() + 10
     while (identity := ProcessIdentity.of(proc.pid)) is None:
@@ -101,7 +105,7 @@ async def test_a_task_whose_owner_died_after_the_adoption_is_judged_then(
     async with Runtime(ws, "local", session_id="owner18", session_dir=session_dir):
         pass
     owner, owner_id = _sleeper(sleepers)
-    task_proc, task_id_json = _sleeper(sleepers)
+    task_proc, task_id_json = _sleeper(sleepers, owner_pid=owner.pid)
     output = tmp_path / "out.txt"
     output.write_text("line of the owner's task\n")
     record = {

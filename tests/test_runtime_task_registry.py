@@ -102,8 +102,10 @@ def sleepers() -> Iterator[list[subprocess.Popen[bytes]]]:
         proc.wait(10)
 
 
-def _sleeper(procs: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
+def _sleeper(procs: list[subprocess.Popen[bytes]], owner_pid: int | None = None) -> subprocess.Popen[bytes]:
+    # ``owner_pid``: started as that owner's command is (its marker): the only kind a reopening kills.
+    env = None if owner_pid is None else {**os.environ, "SHELLRT_RUN_ID": f"local-{owner_pid}x0123456789ab-1"}
+    proc = subprocess.Popen(["sleep", "60"], start_new_session=True, env=env)
     procs.append(proc)
     _wait_for(lambda: ProcessIdentity.of(proc.pid) is not None)
     return proc
@@ -130,7 +132,8 @@ async def test_reopening_judges_each_task_by_process_identity(
     gone = subprocess.Popen(["true"])
     gone.wait()
     dead_owner = {"pid": gone.pid, "start_ticks": 1, "boot_id": ProcessIdentity.of(os.getpid()).boot_id}  # type: ignore[union-attr]
-    recycled, survivor, foreign_task, foreign_owner = (_sleeper(sleepers) for _ in range(4))
+    recycled, foreign_task, foreign_owner = (_sleeper(sleepers) for _ in range(3))
+    survivor = _sleeper(sleepers, owner_pid=gone.pid)
 
     def ident(proc: subprocess.Popen[bytes], shift: int = 0) -> dict[str, Any]:
         identity = ProcessIdentity.of(proc.pid)

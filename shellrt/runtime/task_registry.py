@@ -11,7 +11,10 @@ differ from the recorded ones.
 On reopening: a task recorded as running whose owner is gone is reported
 ``killed`` with the note that it died with its owner (the owner's watchdog, or
 bwrap's ``--die-with-parent``, normally took it down); one that verifiably
-outlived its owner is killed now and reported so. A task whose recorded owner
+outlived its owner is killed now and reported so -- only when its environment
+carries the marker the local backend gave that owner's commands (`started_by_owner`:
+the file is a command's to write on local; bwrap and docker processes carry none
+of that form and are never signalled from here). A task whose recorded owner
 still runs (another process has this session open) stays its owner's: it is
 reported running, its output is readable here, and it is never signalled.
 """
@@ -22,6 +25,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import secrets
 import signal
 import time
@@ -31,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox._hostread import read_regular
-from sandbox._proctree import stat_fields
+from sandbox._proctree import _read_proc, stat_fields
 from shellrt.runtime.leftovers import root_still_there
 from shellrt.supervisor import BackgroundTask, TaskStatus
 from shellrt.supervisor.tasks import TaskManager
@@ -105,8 +109,10 @@ class ProcessIdentity:
         """This very process still runs (same pid, same start, same boot; a zombie is dead)."""
         return bool(self.boot_id) and ProcessIdentity.of(self.pid) == self
 
-    def kill(self) -> bool:
-        """SIGKILL this process (and its group when it leads one); False when it is not this process.
+    def kill(self, started_by: ProcessIdentity | None = None) -> bool:
+        """SIGKILL this process (and its group when it leads one); False when it is not this process,
+        or (``started_by`` given) when its environment does not carry the marker shellrt gave the
+        commands of that owner (`started_by_owner`).
 
         Race-free against pid reuse: the pid is pinned by a pidfd first, then the
         identity is checked again, then the signal goes through the pidfd. Its
@@ -120,6 +126,8 @@ class ProcessIdentity:
         try:
             if not self.alive():
                 return False
+            if started_by is not None and not started_by_owner(self.pid, started_by):
+                return False
             fields = stat_fields(self.pid)
             if fields is not None and len(fields) > 2 and fields[2] == str(self.pid).encode():
                 with contextlib.suppress(OSError):
@@ -129,6 +137,29 @@ class ProcessIdentity:
             return True
         finally:
             os.close(pidfd)
+
+
+#: The start of every marker shellrt gives a command (`sandbox._hostproc.HostRunner.marker_prefix`:
+#: ``<backend>-<owner pid>x<random>-<n>``), in a process's environment as it was started.
+_MARKER = re.compile(rb"(?:^|\0)SHELLRT_RUN_ID=[a-z]+-(\d+)x")
+
+
+def started_by_owner(pid: int, owner: ProcessIdentity) -> bool:
+    """Whether process ``pid`` was started by shellrt for ``owner``: its environment as started
+    (``/proc/<pid>/environ``, which the process's own ``unset`` does not change) carries a marker
+    naming the owner's pid, and no process has that pid now. The registry is a file a command on
+    the local backend can write: a record naming any process of the caller's (its identity read
+    from ``/proc``) with a dead owner had that process and its group SIGKILLed at the next
+    reopening (red team round 50). Unreadable (another uid, not dumpable): False."""
+    if ProcessIdentity.of(owner.pid) is not None:
+        # That pid runs (another owner's, or anyone's): a record naming a live session's owner with
+        # a wrong start time had that session's commands killed. A dead owner's pid reused: not killed.
+        return False
+    try:
+        environ = _read_proc(f"/proc/{pid}/environ")
+    except OSError:
+        return False
+    return any(int(found) == owner.pid for found in _MARKER.findall(environ))
 
 
 class TaskRegistry:
@@ -306,9 +337,16 @@ class TaskRegistry:
             )
             return task.model_copy(update={"note": note})
         who = f"shellrt process {owner.pid}" if owner is not None else "the shellrt process that started it"
-        if process is not None and process.kill():
+        if owner is not None and process is not None and process.kill(started_by=owner):
             note = f"outlived its owner ({who} ended while it ran); killed when the session was reopened"
             ended: datetime | None = datetime.now(UTC)
+        elif process is not None and process.alive():
+            note = (
+                f"its owner ({who}) ended; the process the registry names for it (pid {process.pid}) runs "
+                "but cannot be shown to be that owner's (no marker of that owner in its environment, or "
+                "the owner's pid is in use again), so it was not signalled: stop it yourself if it is yours"
+            )
+            ended = None
         else:
             note = (
                 f"died with its owner: {who} ended (it crashed or was killed) while the task ran; "

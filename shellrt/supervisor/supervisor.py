@@ -304,6 +304,7 @@ class Supervisor:
             on_output=on_output,
             detach=False,
             files=self._spool_files,
+            movable=background_on_timeout,
         )
         timed_out = interrupted = False
         loop = None if background_on_timeout else asyncio_loop()
@@ -607,6 +608,7 @@ class Supervisor:
         on_output: OutputCallback | None,
         detach: bool = True,
         files: SpoolFiles | None = None,
+        movable: bool = False,
     ) -> Execution:
         if self._closed:
             raise SupervisorClosedError("the shell session is closed; start a new session")
@@ -651,7 +653,16 @@ class Supervisor:
                 raise SupervisorClosedError("the shell session is closed; start a new session")
         try:
             return await self._start_entered(
-                request, cwd, spool_dir, name, on_output, detach, files, stdin=stdin, merge_stderr=merge_stderr
+                request,
+                cwd,
+                spool_dir,
+                name,
+                on_output,
+                detach,
+                files,
+                stdin=stdin,
+                merge_stderr=merge_stderr,
+                checked=detach or movable,
             )
         finally:
             self._entering -= 1
@@ -709,8 +720,10 @@ class Supervisor:
         *,
         stdin: bytes | None,
         merge_stderr: bool,
+        checked: bool,
     ) -> Execution:
-        """The start itself, counted in `_entering` until its execution is live."""
+        """The start itself, counted in `_entering` until its execution is live. ``checked``: a task's
+        output (or a command's that may become one), read by name later: hashed as written."""
         # Spawn first: the spools are set up while the child execs and runs (the
         # pipe holds its first output meanwhile), which keeps them off the latency path.
         self._starting += 1
@@ -744,6 +757,7 @@ class Supervisor:
                 on_chunk=(lambda b: on_output("stdout", b)) if on_output else None,
                 files=files,
                 quota=self.quota,
+                checked=checked,
             )
             err = None
             if not merge_stderr:
@@ -754,6 +768,7 @@ class Supervisor:
                     on_chunk=(lambda b: on_output("stderr", b)) if on_output else None,
                     files=files,
                     quota=self.quota,
+                    checked=checked,
                 )
         except BaseException:
             await process.kill()
