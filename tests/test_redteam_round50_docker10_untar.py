@@ -1,0 +1,102 @@
+"""Red team round 50, docker10: the export's extraction (`_untar.extract`) fed a hostile tar stream.
+
+The copy-back reads the container's workspace as a tar stream and makes each member below the
+destination through anchored directory fds. Two classes were open:
+
+- a sparse member (GNU sparse, PAX 0.0/0.1/1.0) declares a size whose holes the stream never
+  carries: the bound counts the archive's bytes, so ~10 KB of archive had the host generate and
+  scan gigabytes of zeros (6 GiB in 29 s) and leave files of that apparent size, up to a million of
+  them. docker's archives have no sparse members: one is refused, its holes never read.
+- a member the host cannot make (a name component past NAME_MAX, a host directory the caller may
+  not write, an immutable file) raised a bare ``OSError``: the export stopped there (everything
+  after it left out, no `WorkspaceExportError` for the caller to report) and the command's name
+  went raw into the message. Now that member is refused, the rest extracted, and the error names it
+  escaped.
+
+Real files below a temp dir; the streams are built here as a hostile one would be.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from sandbox.docker._untar import ChunkReader, WorkspaceExportError, extract
+
+_DECLARED = 64 << 20  # a sparse member's declared size: 64 MiB of holes, none of it in the stream
+
+
+def _stream(members: list[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for info, data in members:
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def _regular(name: str, data: bytes = b"kept\n") -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode = len(data), 0o644
+    return info, data
+
+
+def _sparse(name: str) -> tuple[tarfile.TarInfo, None]:
+    """A PAX 0.1 sparse member: one empty data region, ``_DECLARED`` bytes of holes."""
+    info = tarfile.TarInfo(name)
+    info.size, info.mode = 0, 0o644
+    info.pax_headers = {"GNU.sparse.map": "0,0", "GNU.sparse.size": str(_DECLARED), "GNU.sparse.numblocks": "1"}
+    return info, None
+
+
+def _extract(tmp_path: Path, data: bytes) -> tuple[Path, BaseException | None]:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        extract(ChunkReader(iter([data]), 1 << 30), fd, lambda name: name)
+    except Exception as exc:  # the assertions below say which kind is right
+        return dest, exc
+    finally:
+        os.close(fd)
+    return dest, None
+
+
+def _apparent(dest: Path) -> int:
+    return sum(os.lstat(Path(top) / name).st_size for top, _dirs, files in os.walk(dest) for name in files)
+
+
+def test_a_sparse_member_is_refused_its_holes_never_made(tmp_path: Path) -> None:
+    data = _stream([_sparse("holes-a"), _sparse("holes-b"), _regular("after")])
+    dest, exc = _extract(tmp_path, data)
+    # Bound by bytes: what the host made is at most what the stream carried.
+    made = _apparent(dest)
+    assert made <= len(data), f"{len(data)} bytes of archive made {made} bytes of files on the host"
+    assert not (dest / "holes-a").exists() and not (dest / "holes-b").exists()
+    assert (dest / "after").read_bytes() == b"kept\n"
+    assert isinstance(exc, WorkspaceExportError), exc
+    assert {name for name, _why in exc.refused} == {"holes-a", "holes-b"}
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "\x1b]0;owned\x07" + "a" * 300,  # a component past NAME_MAX, a terminal escape in front
+        "dir/\x1b[2J" + "b" * 300,  # one below a directory the archive made
+    ],
+    ids=["top", "below"],
+)
+def test_a_member_the_host_cannot_make_is_refused_and_the_rest_extracted(tmp_path: Path, hostile: str) -> None:
+    members = [_regular(hostile), _regular("after")]
+    if hostile.startswith("dir/"):
+        info = tarfile.TarInfo("dir")
+        info.type, info.mode = tarfile.DIRTYPE, 0o755
+        members.insert(0, (info, None))
+    dest, exc = _extract(tmp_path, _stream(members))
+    assert isinstance(exc, WorkspaceExportError), f"not the export's error: {exc!r:.200}"
+    assert [name for name, _why in exc.refused] == [hostile]
+    assert (dest / "after").read_bytes() == b"kept\n", "the export stopped at the member it could not make"
+    assert "\x1b" not in str(exc) and "\x07" not in str(exc), "the command's name went raw into the message"
