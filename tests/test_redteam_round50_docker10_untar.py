@@ -100,3 +100,17 @@ def test_a_member_the_host_cannot_make_is_refused_and_the_rest_extracted(tmp_pat
     assert [name for name, _why in exc.refused] == [hostile]
     assert (dest / "after").read_bytes() == b"kept\n", "the export stopped at the member it could not make"
     assert "\x1b" not in str(exc) and "\x07" not in str(exc), "the command's name went raw into the message"
+
+
+@pytest.mark.parametrize("mtime", ["1e300", "nan", "-99999999999999999999999"])
+def test_a_modification_time_no_call_takes_is_refused_and_the_rest_extracted(tmp_path: Path, mtime: str) -> None:
+    """A PAX ``mtime`` out of ``time_t``'s range or not a number raised OverflowError or ValueError out
+    of the extraction (a directory's at the very end, after its members were written)."""
+    bad_file, _ = _regular("late-file")
+    bad_file.pax_headers = {"mtime": mtime}
+    bad_dir = tarfile.TarInfo("late-dir")
+    bad_dir.type, bad_dir.mode, bad_dir.pax_headers = tarfile.DIRTYPE, 0o755, {"mtime": mtime}
+    dest, exc = _extract(tmp_path, _stream([(bad_file, b"kept\n"), (bad_dir, None), _regular("after")]))
+    assert isinstance(exc, WorkspaceExportError), f"not the export's error: {exc!r:.200}"
+    assert sorted(name for name, _why in exc.refused) == ["late-dir", "late-file"]
+    assert (dest / "after").read_bytes() == b"kept\n"
