@@ -548,8 +548,8 @@ def extract(
                     # directory the caller may not write, an immutable file, a header value no call
                     # takes) is refused like any other, its name shown escaped; a bare exception
                     # ended the export there, with the command's name raw in its message.
-                    why = exc.strerror or exc.errno if isinstance(exc, OSError) else type(exc).__name__
-                    job.refused.append((name, f"the host could not write it ({why})"))
+                    cause = exc.strerror or exc.errno if isinstance(exc, OSError) else type(exc).__name__
+                    job.refused.append((name, f"the host could not write it ({cause})"))
                     job.leave_out([p for p in name.split("/") if p not in ("", ".")])
     except tarfile.TarError as exc:
         raise WorkspaceExportError(f"the container's workspace archive could not be read: {exc}") from None
