@@ -18,9 +18,15 @@ Real files below a temp dir; the streams are built here as a hostile one would b
 
 from __future__ import annotations
 
+import contextlib
 import io
+import json
 import os
+import shutil
+import subprocess
+import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -114,3 +120,72 @@ def test_a_modification_time_no_call_takes_is_refused_and_the_rest_extracted(tmp
     assert isinstance(exc, WorkspaceExportError), f"not the export's error: {exc!r:.200}"
     assert sorted(name for name, _why in exc.refused) == ["late-dir", "late-file"]
     assert (dest / "after").read_bytes() == b"kept\n"
+
+
+_AS_NOBODY = """
+import io, json, os, sys, tarfile, types
+# The packages' __init__ import the docker SDK and anyio, from a site-packages uid 65534 may not
+# read: the two packages are stood in for, their modules loaded from the checkout.
+for name, where in (("sandbox", sys.argv[2]), ("sandbox.docker", sys.argv[2] + "/docker")):
+    package = types.ModuleType(name)
+    package.__path__ = [where]
+    sys.modules[name] = package
+from sandbox.docker._untar import ChunkReader, WorkspaceExportError, extract
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    for name in ("ro/\\x1b]0;owned\\x07new", "after"):
+        info = tarfile.TarInfo(name)
+        info.size = 5
+        tar.addfile(info, io.BytesIO(b"kept\\n"))
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+try:
+    extract(ChunkReader(iter([buf.getvalue()]), 1 << 30), fd, lambda name: name)
+    print(json.dumps({"error": None}))
+except WorkspaceExportError as exc:
+    print(json.dumps({"error": "export", "refused": [n for n, _ in exc.refused], "text": str(exc)}))
+except Exception as exc:
+    print(json.dumps({"error": type(exc).__name__, "text": str(exc)}))
+"""
+
+
+def test_a_host_directory_the_caller_may_not_write_refuses_its_member_only() -> None:
+    """The reachable form, a non-root caller: the host's workspace holds a mode 0555 directory (a Go
+    module cache's are), the command (its copy's owner) makes it writable and adds a file there.
+    The export's write into the host's 0555 directory failed with a bare ``PermissionError`` naming
+    the file raw, and nothing after it came out."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root to give the tree away and setpriv to extract as uid 65534")
+    # Not below pytest's tmp_path: its root is 0700, uid 65534 could not reach the tree.
+    base = Path(tempfile.mkdtemp(prefix="r50-docker10-ro-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
+    try:
+        said = _extract_as_nobody(base)
+    finally:
+        shutil.rmtree(base)
+    assert said["error"] == "export", f"not the export's error: {said}"
+    assert said["refused"] == ["ro/\x1b]0;owned\x07new"], said
+    assert "\x1b" not in said["text"], said
+    assert said["after"] == "kept\n", said
+
+
+def _extract_as_nobody(base: Path) -> dict[str, object]:
+    base.chmod(0o755)
+    dest = base / "dest"
+    (dest / "ro").mkdir(parents=True)
+    for path in (dest, dest / "ro"):
+        os.chown(path, 65534, 65534)
+    (dest / "ro").chmod(0o555)
+    done = subprocess.run(
+        [
+            *("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"),
+            *(sys.executable, "-I", "-c", _AS_NOBODY, str(dest), str(Path(__file__).resolve().parents[1] / "sandbox")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=base,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    said: dict[str, object] = json.loads(done.stdout)
+    with contextlib.suppress(OSError):
+        said["after"] = (dest / "after").read_text()
+    return said
