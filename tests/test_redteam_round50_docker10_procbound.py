@@ -26,13 +26,14 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.docker import _masks
+from sandbox.docker import DockerBackend, _masks
 from sandbox.docker._sysmasks import is_under
+from tests._docker_support import config, policy, require_docker, run_sh
 
 _IRQS = 3_000  # interrupts, each with a root-only file (as a driver's 0400 entry would be)
 _CPUS = 400  # an old kernel's sched_domain tree: one directory a CPU, one root-only file in it
 _BUDGET = 1_000  # entries the walk may visit here (the module's own bound is 20,000)
-_KEPT = ("sys", "sys/kernel", "sys/vm", "sys/fs")
+_KEPT = ("sys", "sys/kernel", "sys/kernel/random", "sys/vm", "sys/fs")
 
 
 def _file(path: Path, mode: int) -> None:
@@ -54,6 +55,7 @@ def server_proc() -> Iterator[tuple[Path, set[str]]]:
             ("sys/kernel/pid_max", 0o644),
             ("sys/kernel/ngroups_max", 0o444),
             ("sys/kernel/cad_pid", 0o600),
+            ("sys/kernel/random/boot_id", 0o444),
             ("sys/vm/overcommit_memory", 0o644),
             ("sys/vm/stat_refresh", 0o600),
             ("sys/fs/file-max", 0o644),
@@ -106,5 +108,34 @@ def test_proc_walk_visits_a_bounded_number_of_entries_and_masks_every_root_only_
     assert not unmasked, f"root-only /proc files left readable: {unmasked[:5]}"
     for needed in ("/proc/sys", "/proc/sys/kernel", "/proc/sys/vm", "/proc/sys/fs"):
         assert not any(needed == m or needed.startswith(m + "/") for m in masks), (needed, masks)
-    for readable in ("/proc/sys/kernel/pid_max", "/proc/sys/vm/overcommit_memory", "/proc/cpuinfo"):
+    for readable in ("/proc/sys/kernel/pid_max", "/proc/sys/kernel/random/boot_id", "/proc/sys/vm/overcommit_memory"):
         assert not is_under(readable, masks), (readable, masks)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_a_container_starts_with_the_proc_walk_past_its_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This host's real /proc walked under a budget of one entry: every directory outside the
+    sysctls programs read is masked whole (``/proc/irq`` reads as empty), the container starts, and
+    ``pid_max``, ``overcommit_memory`` and ``boot_id`` still read. Before: no budget, ``/proc/irq``
+    listed."""
+    require_docker()
+    monkeypatch.setattr(_masks, "MAX_PROC_ENTRIES", 1, raising=False)
+    monkeypatch.setattr(_masks, "_proc_walks", {})  # walked again at this start, under the budget
+    async with DockerBackend(config(), policy(tmp_path)) as backend:
+        rc, out = await run_sh(
+            backend,
+            "ls -A /proc/irq | wc -l; cat /proc/sys/kernel/pid_max /proc/sys/vm/overcommit_memory "
+            "/proc/sys/kernel/random/boot_id >/dev/null && echo sysctls-read",
+        )
+    assert rc == 0, out
+    lines = out.split()
+    assert lines[0] == "0", f"/proc/irq lists entries past the walk's budget: {out!r}"
+    assert "sysctls-read" in lines, out

@@ -156,8 +156,9 @@ MAX_PROC_ENTRIES = 20_000
 #: Masks the ``/proc`` walk gives at most; past it every mask is raised to that same ancestor.
 MAX_PROC_MASKS = 256
 #: ``/proc`` directories no mask hides whole, always listed (their subdirectories may be masked):
-#: the sysctls programs read (``pid_max``, ``ngroups_max``, ``overcommit_memory``, ``file-max``).
-_PROC_KEEPS = frozenset({"/proc/sys", "/proc/sys/kernel", "/proc/sys/vm", "/proc/sys/fs"})
+#: the sysctls programs read (``pid_max``, ``ngroups_max``, ``overcommit_memory``, ``file-max``;
+#: ``random/uuid`` and ``boot_id``: libuuid, systemd's tools).
+_PROC_KEEPS = frozenset({"/proc/sys", "/proc/sys/kernel", "/proc/sys/kernel/random", "/proc/sys/vm", "/proc/sys/fs"})
 
 
 def _root_only_mode(mode: int, top: bool) -> bool:
