@@ -139,3 +139,16 @@ async def test_a_container_starts_with_the_proc_walk_past_its_budget(
     lines = out.split()
     assert lines[0] == "0", f"/proc/irq lists entries past the walk's budget: {out!r}"
     assert "sysctls-read" in lines, out
+
+
+def test_a_top_level_proc_directory_others_may_list_but_not_enter_is_masked(tmp_path: Path) -> None:
+    """Round 47 judged a top-level ``/proc`` entry by its read bit for others alone: a mode 0554
+    directory passed, and the walk below judged its 0444 file readable, though only its owner (root,
+    so a per-call root command) can reach it. Round 49's rule for ``/sys``, now ``/proc``'s top too."""
+    root = tmp_path / "proc"
+    _file(root / "locked" / "value", 0o444)
+    _file(root / "open" / "value", 0o444)
+    (root / "locked").chmod(0o554)
+    masks = _masks.host_root_only(str(root))
+    assert is_under("/proc/locked/value", masks), masks
+    assert not is_under("/proc/open/value", masks), masks

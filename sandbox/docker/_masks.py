@@ -163,10 +163,12 @@ _PROC_KEEPS = frozenset({"/proc/sys", "/proc/sys/kernel", "/proc/sys/kernel/rand
 
 def _root_only_mode(mode: int, top: bool) -> bool:
     """A ``/proc`` entry a per-call root command reads and others do not: at the top level anything
-    but a link without a read bit for others (round 47); below it `_sysmasks`' rules (one copy):
-    a regular file its owner reads and others do not, or a directory others may not list or enter."""
+    but a link without a read bit for others (round 47), or a directory others may list but not
+    enter (round 50: its files are root's alone, whatever their modes); below it `_sysmasks`' rules
+    (one copy): a regular file its owner reads and others do not, or a directory others may not
+    list or enter."""
     if top:
-        return not stat.S_ISLNK(mode) and not mode & stat.S_IROTH
+        return not stat.S_ISLNK(mode) and (not mode & stat.S_IROTH or closed_to_others(mode))
     return closed_to_others(mode) or root_only_file(mode)
 
 
