@@ -28,7 +28,7 @@ from typing import Any
 import docker
 import docker.errors
 
-from sandbox.docker._sysmasks import collapse, is_under, walk_root_only
+from sandbox.docker._sysmasks import closed_to_others, collapse, is_under, root_only_file, walk_root_only
 
 __all__ = [
     "FLOOR",
@@ -148,37 +148,115 @@ _PROC_NOT_WALKED = frozenset({"self", "thread-self", "net", "mounts"})
 _PER_NETNS = "/proc/sys/net"
 
 
+#: Entries the ``/proc`` walk visits (this host: ~500 outside the processes' directories, ~15 ms;
+#: ``/proc/irq/<N>`` grows with a server's interrupts, an old kernel's
+#: ``/proc/sys/kernel/sched_domain`` with its CPUs). Past it each directory not listed yet is masked
+#: whole, at its shallowest ancestor outside `_PROC_KEEPS` (round 50, docker10).
+MAX_PROC_ENTRIES = 20_000
+#: Masks the ``/proc`` walk gives at most; past it every mask is raised to that same ancestor.
+MAX_PROC_MASKS = 256
+#: ``/proc`` directories no mask hides whole, always listed (their subdirectories may be masked):
+#: the sysctls programs read (``pid_max``, ``ngroups_max``, ``overcommit_memory``, ``file-max``;
+#: ``random/uuid`` and ``boot_id``: libuuid, systemd's tools).
+_PROC_KEEPS = frozenset({"/proc/sys", "/proc/sys/kernel", "/proc/sys/kernel/random", "/proc/sys/vm", "/proc/sys/fs"})
+
+
 def _root_only_mode(mode: int, top: bool) -> bool:
     """A ``/proc`` entry a per-call root command reads and others do not: at the top level anything
-    but a link without a read bit for others (round 47); below it a regular file its owner reads
-    and others do not, or a directory others may not list or enter."""
+    but a link without a read bit for others (round 47), or a directory others may list but not
+    enter (round 50: its files are root's alone, whatever their modes); below it `_sysmasks`' rules
+    (one copy): a regular file its owner reads and others do not, or a directory others may not
+    list or enter."""
     if top:
-        return not stat.S_ISLNK(mode) and not mode & stat.S_IROTH
-    if stat.S_ISDIR(mode):
-        return mode & (stat.S_IROTH | stat.S_IXOTH) != stat.S_IROTH | stat.S_IXOTH
-    return stat.S_ISREG(mode) and bool(mode & stat.S_IRUSR) and not mode & stat.S_IROTH
+        return not stat.S_ISLNK(mode) and (not mode & stat.S_IROTH or closed_to_others(mode))
+    return closed_to_others(mode) or root_only_file(mode)
 
 
-def _walk_proc(proc_root: str, top: list[str]) -> tuple[str, ...]:
-    """The root-only entries below ``top``'s directories (round 48), as the container names them."""
+def _proc_whole(inside: str) -> str:
+    """The mask hiding ``inside`` when it is not listed: its shallowest ancestor (or itself)
+    outside `_PROC_KEEPS` (``/proc/irq/17`` -> ``/proc/irq``)."""
+    parts = inside.split("/")
+    for end in range(3, len(parts) + 1):
+        place = "/".join(parts[:end])
+        if place not in _PROC_KEEPS:
+            return place
+    return inside
+
+
+def _outermost(paths: list[str]) -> tuple[str, ...]:
+    """``paths`` without those below another of them, each once, sorted."""
+    given = set(paths)
+    return tuple(sorted(p for p in given if not any(a in given for a in _ancestors(p))))
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:end]) for end in range(3, len(parts))]
+
+
+def _walk_proc(proc_root: str, top: list[str], max_entries: int | None = None) -> tuple[str, ...]:
+    """The root-only entries below ``top``'s directories (round 48), as the container names them:
+    at most `MAX_PROC_ENTRIES` entries visited (``max_entries``), ``/proc/sys`` first; past that, or
+    where a listing fails, a directory is masked whole (`_proc_whole`); at most `MAX_PROC_MASKS`
+    masks, or each raised to `_proc_whole`'s place (`ValueError` if still more: the start refuses)."""
+    budget = MAX_PROC_ENTRIES if max_entries is None else max_entries
     found: list[str] = []
-    stack = [name for name in reversed(top) if name not in _PROC_NOT_WALKED]
+    visited = 0
+    stack: list[str] = []
+    for name in top:
+        if name in _PROC_NOT_WALKED or _PLACE.fullmatch(f"/proc/{name}") is None:
+            continue
+        visited += 1
+        with contextlib.suppress(FileNotFoundError):
+            try:
+                is_dir = stat.S_ISDIR(os.lstat(os.path.join(proc_root, name)).st_mode)
+            except OSError:  # cannot tell what it is: masked
+                found.append(f"/proc/{name}")
+                continue
+            if is_dir:
+                stack.append(name)
+    stack.sort(key=lambda n: n == "sys")  # ``sys`` popped first: past the budget the rest is masked
     while stack:
         rel = stack.pop()
         inside = f"/proc/{rel}"
-        if _PLACE.fullmatch(inside) is None or inside == _PER_NETNS:
+        if inside == _PER_NETNS:
+            continue
+        kept = inside in _PROC_KEEPS
+        if visited >= budget and not kept:
+            found.append(_proc_whole(inside))  # not listed: masked whole, what it holds unread
             continue
         try:
-            mode = os.lstat(os.path.join(proc_root, rel)).st_mode
-        except OSError:
+            names = sorted(os.listdir(os.path.join(proc_root, rel)))
+        except FileNotFoundError:  # a process's or an IRQ's directory gone meanwhile
             continue
-        if "/" in rel and _root_only_mode(mode, top=False):
+        except OSError:  # not ours to list: masked whole (round 48 passed it over)
             found.append(inside)
-        elif stat.S_ISDIR(mode):
-            with contextlib.suppress(OSError):
-                names = sorted(os.listdir(os.path.join(proc_root, rel)), reverse=True)
-                stack.extend(f"{rel}/{name}" for name in names)
-    return tuple(found)
+            continue
+        marks = (len(found), len(stack))
+        for name in names:
+            if visited >= budget and not kept:  # ran out inside it: what it holds, masked whole
+                del found[marks[0] :], stack[marks[1] :]
+                found.append(_proc_whole(inside))
+                break
+            visited += 1
+            sub = f"{rel}/{name}"
+            try:
+                mode = os.lstat(os.path.join(proc_root, sub)).st_mode
+            except FileNotFoundError:
+                continue
+            except OSError:  # cannot tell its mode: masked
+                found.append(f"/proc/{sub}")
+                continue
+            if _root_only_mode(mode, top=False):
+                found.append(f"/proc/{sub}")
+            elif stat.S_ISDIR(mode):
+                stack.append(sub)
+    masks = _outermost(found)
+    if len(masks) > MAX_PROC_MASKS:
+        masks = _outermost([_proc_whole(p) for p in masks])
+    if len(masks) > MAX_PROC_MASKS:
+        raise ValueError(f"{len(masks)} root-only /proc directories of this host, more than {MAX_PROC_MASKS}")
+    return masks
 
 
 def host_root_only(proc_root: str = "/proc") -> list[str]:

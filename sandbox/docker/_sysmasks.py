@@ -29,7 +29,16 @@ import stat
 from collections import Counter
 from collections.abc import Iterable
 
-__all__ = ["MAX_ENTRIES", "MAX_MASKS", "NEEDED", "collapse", "is_under", "walk_root_only"]
+__all__ = [
+    "MAX_ENTRIES",
+    "MAX_MASKS",
+    "NEEDED",
+    "closed_to_others",
+    "collapse",
+    "is_under",
+    "root_only_file",
+    "walk_root_only",
+]
 
 #: Directories a container reads that no mask may hide, nor one of their ancestors (subdirectories
 #: may be masked): the CPU list and topology (``nproc``, ``os.cpu_count``, glibc's ``get_nprocs``
@@ -77,8 +86,15 @@ def _keeps(path: str) -> bool:
 _OTHERS_ENTER = stat.S_IROTH | stat.S_IXOTH
 
 
-def _root_only(mode: int) -> bool:
+def root_only_file(mode: int) -> bool:
+    """A regular file its owner (root: a per-call root command is host uid 0) reads and others do
+    not: its mode is its only guard (the one rule for ``/sys`` and ``/proc``'s walks)."""
     return stat.S_ISREG(mode) and bool(mode & stat.S_IRUSR) and not mode & stat.S_IROTH
+
+
+def closed_to_others(mode: int) -> bool:
+    """A directory others may not list or enter: what it holds is its owner's (root's) alone."""
+    return stat.S_ISDIR(mode) and mode & _OTHERS_ENTER != _OTHERS_ENTER
 
 
 def _named(inside: str) -> str:
@@ -140,13 +156,13 @@ def walk_root_only(
                 if stat.S_ISDIR(st.st_mode):
                     if st.st_dev != root_dev or is_under(path, (*skip, *_PER_NETNS)):
                         continue
-                    if st.st_mode & _OTHERS_ENTER != _OTHERS_ENTER:  # what it holds is root's alone
+                    if closed_to_others(st.st_mode):  # what it holds is root's alone
                         if _keeps(path):
                             raise ValueError(f"{path} is root's alone (mode {st.st_mode & 0o7777:o})")
                         found.append(_named(path))
                     else:
                         (first if _keeps(path) or is_under(path, NEEDED) else stack).append(path)
-                elif _root_only(st.st_mode):
+                elif root_only_file(st.st_mode):
                     found.append(_named(path))
     return tuple(sorted(found))
 
