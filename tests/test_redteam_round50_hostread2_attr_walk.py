@@ -1,0 +1,63 @@
+"""Red team round 50 (hostread2): host git's attribute check stopped at its bound and judged the rest unseen.
+
+When the operator's global configuration defines a diff/filter/merge driver (git-lfs's
+``filter.lfs.*`` is in most), `_gitrepo._own_code_keys` walks the repository's work tree for the
+``.gitattributes`` files that select it (git would run the driver on the repository's data). The walk
+is bounded (20,000 entries, its cost on the host per git judgement), and past the bound it simply
+stopped: every ``.gitattributes`` not reached yet went unread and the command was judged as if none
+existed. A repository puts 20,000 empty files first (or has a ``node_modules``) and its selecting
+``.gitattributes`` one directory down: nothing was reported (the bound was fail-open).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shellrt.tools import _gitrepo
+from tests.conftest import require
+
+
+def _repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    require(shutil.which("git") is not None, "needs git")
+    home = tmp_path / "home"
+    home.mkdir()
+    glob = home / ".gitconfig"
+    glob.write_text('[filter "lfs"]\n\tclean = git-lfs clean -- %f\n')  # the operator's own driver
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(glob))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, env={**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null"})
+    return repo
+
+
+def test_past_the_walk_bound_the_attribute_check_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failed before (1 of 1, with the real bound and 20,001 files: 7 s here): nothing was reported;
+    the driver selected one directory down went unseen. The bound is lowered to keep the test fast
+    (what is checked is what happens past it, not its value)."""
+    repo = _repo(tmp_path, monkeypatch)
+    monkeypatch.setattr(_gitrepo, "_MAX_WALK_ENTRIES", 64)
+    for i in range(65):  # first in the walk: the root's own listing
+        os.close(os.open(repo / f"f{i}", os.O_CREAT | os.O_WRONLY, 0o644))
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".gitattributes").write_text("*.bin filter=lfs\n")
+    keys = _gitrepo.repo_code_keys(str(repo))
+    assert keys, "the attribute check stopped at its bound and judged the unread rest as holding nothing"
+    assert any("attributes" in k for k in keys), keys
+
+
+def test_below_the_bound_a_selecting_file_deep_down_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Control: a small tree is walked whole; its selecting file deep down is named, a clean one is not."""
+    repo = _repo(tmp_path, monkeypatch)
+    deep = repo / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (repo / "a" / ".gitattributes").write_text("*.txt text\n")  # selects no driver
+    assert _gitrepo.repo_code_keys(str(repo)) == []
+    (deep / ".gitattributes").write_text("*.bin  filter=lfs\n")
+    keys = _gitrepo.repo_code_keys(str(repo))
+    assert any("filter=lfs selected by" in k and str(deep) in k for k in keys), keys
