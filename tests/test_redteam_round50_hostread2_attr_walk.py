@@ -61,3 +61,18 @@ def test_below_the_bound_a_selecting_file_deep_down_is_reported(tmp_path: Path, 
     (deep / ".gitattributes").write_text("*.bin  filter=lfs\n")
     keys = _gitrepo.repo_code_keys(str(repo))
     assert any("filter=lfs selected by" in k and str(deep) in k for k in keys), keys
+
+
+@pytest.mark.parametrize("where", ["sub/.gitattributes", ".git/info/attributes"])
+def test_an_attributes_file_that_is_no_regular_file_fails_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Failed before (1 of 2: the in-tree FIFO): git opens a FIFO ``.gitattributes`` and applies
+    what a writer feeds it (``git check-attr`` reads ``filter: lfs`` from one, git 2.39); the check
+    skipped every name that was no regular file as holding nothing."""
+    repo = _repo(tmp_path, monkeypatch)
+    target = repo / where
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(target)
+    keys = _gitrepo.repo_code_keys(str(repo))
+    assert keys, f"a FIFO at {where} was judged as selecting no driver"

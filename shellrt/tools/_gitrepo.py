@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox._hostread import read_regular
+from sandbox._hostread import read_regular_bytes
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
 from shellrt.tools._gitfiles import unsafe_git_files
 from shellrt.tools._hostchild import calm_argv
@@ -380,8 +380,15 @@ def _attribute_uses(cwd: str, env: Mapping[str, str], drivers: set[str]) -> list
     found: list[str] = []
     for file in files:
         # In-tree attributes are never read through a symlink (git does the same since 2.32).
-        data = read_regular(file, _MAX_ATTRIBUTES_BYTES, follow=file.name != ".gitattributes")
-        if data is None:
+        try:
+            data = read_regular_bytes(file, _MAX_ATTRIBUTES_BYTES, follow=file.name != ".gitattributes")
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # none there (or gone): git reads none either
+        except OSError as exc:
+            if exc.errno == errno.ELOOP or (isinstance(exc, PermissionError) and os.geteuid() != 0):
+                continue  # an in-tree symlink, which git does not follow; one this same user cannot read
+            # A FIFO: git opens it and applies what a writer feeds it (red team round 50), a device ...
+            found.append(f"{file} cannot be inspected ({exc.strerror or exc})")
             continue
         if len(data) > _MAX_ATTRIBUTES_BYTES:
             found.append(f"{file} is too large to inspect")
