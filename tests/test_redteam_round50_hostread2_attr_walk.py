@@ -57,6 +57,7 @@ def test_below_the_bound_a_selecting_file_deep_down_is_reported(tmp_path: Path, 
     deep = repo / "a" / "b" / "c"
     deep.mkdir(parents=True)
     (repo / "a" / ".gitattributes").write_text("*.txt text\n")  # selects no driver
+    subprocess.run(["git", "-C", str(repo), "add", "a/.gitattributes"], check=True)  # in the index too
     assert _gitrepo.repo_code_keys(str(repo)) == []
     (deep / ".gitattributes").write_text("*.bin  filter=lfs\n")
     keys = _gitrepo.repo_code_keys(str(repo))
@@ -76,3 +77,25 @@ def test_an_attributes_file_that_is_no_regular_file_fails_closed(
     os.mkfifo(target)
     keys = _gitrepo.repo_code_keys(str(repo))
     assert keys, f"a FIFO at {where} was judged as selecting no driver"
+
+
+@pytest.mark.parametrize("work_tree", ["file deleted", "directory absent"])
+def test_attributes_git_reads_from_the_index_are_inspected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, work_tree: str
+) -> None:
+    """Failed before (2 of 2): git reads a ``.gitattributes`` from the index when the work tree has
+    none there (``git check-attr`` reports ``filter: lfs`` for ``sub/x.bin`` with ``sub/`` gone);
+    the check walked the work tree only."""
+    repo = _repo(tmp_path, monkeypatch)
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".gitattributes").write_text("*.bin filter=lfs\n")
+    subprocess.run(["git", "-C", str(repo), "add", "sub/.gitattributes"], check=True)
+    (repo / "sub" / ".gitattributes").unlink()
+    if work_tree == "directory absent":
+        (repo / "sub").rmdir()
+    applied = subprocess.run(
+        ["git", "-C", str(repo), "check-attr", "filter", "--", "sub/x.bin"], capture_output=True, text=True
+    )
+    assert applied.stdout.strip() == "sub/x.bin: filter: lfs"  # git itself applies it
+    keys = _gitrepo.repo_code_keys(str(repo))
+    assert any("filter=lfs selected by" in k and "index" in k for k in keys), keys

@@ -114,8 +114,10 @@ def _query_env() -> dict[str, str]:
     return env
 
 
-def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[bytes]:
-    """Runs one host git query: output captured, bounded in time and heap, no stdin (the
+def _git(
+    argv: Sequence[str], cwd: str | Path, env: Mapping[str, str], stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Runs one host git query: output captured, bounded in time and heap, ``stdin`` or none (the
     host's may be a protocol stream), exit status left to the caller."""
     command = list(argv)
     # Never a git (or a git-* helper) a sandboxed command wrote: it runs on the host (round 15); nor
@@ -146,7 +148,7 @@ def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subpro
         calm_argv(command),  # this worker thread's priority is the caller's (round 36, sched)
         cwd=cwd,
         env=env,
-        stdin=subprocess.DEVNULL,
+        input=stdin or b"",  # an empty pipe when there is nothing to give: EOF at once, as /dev/null
         capture_output=True,
         timeout=_TIMEOUT_S,
         check=False,
@@ -378,6 +380,12 @@ def _attribute_uses(cwd: str, env: Mapping[str, str], drivers: set[str]) -> list
     if common:
         files.append(Path(cwd, common) / "info" / "attributes")
     found: list[str] = []
+    if root:
+        indexed = _index_attributes(root, env)
+        if isinstance(indexed, str):
+            return [indexed]
+        for label, data in indexed:
+            found.extend(f"{kind}={name} selected by {label}" for kind, name in _selected(data, drivers))
     for file in files:
         # In-tree attributes are never read through a symlink (git does the same since 2.32).
         try:
@@ -393,11 +401,68 @@ def _attribute_uses(cwd: str, env: Mapping[str, str], drivers: set[str]) -> list
         if len(data) > _MAX_ATTRIBUTES_BYTES:
             found.append(f"{file} is too large to inspect")
             continue
-        text = data.decode("utf-8", "replace")
-        for kind, name in _DRIVER_ATTR.findall(text):
-            if name in drivers:
-                found.append(f"{kind}={name} selected by {file}")
+        found.extend(f"{kind}={name} selected by {file}" for kind, name in _selected(data, drivers))
     return found
+
+
+def _selected(data: bytes, drivers: set[str]) -> list[tuple[str, str]]:
+    """``(kind, driver)`` of each of ``drivers`` an attributes file's text selects."""
+    return [(k, n) for k, n in _DRIVER_ATTR.findall(data.decode("utf-8", "replace")) if n in drivers]
+
+
+#: ``.gitattributes`` entries of the index read per judgement; more fails closed.
+_MAX_INDEX_ATTRIBUTES = 256
+
+
+def _index_attributes(root: str, env: Mapping[str, str]) -> list[tuple[str, bytes]] | str:
+    """The ``.gitattributes`` files the index of the work tree at ``root`` holds, as ``(label,
+    content)``, or why they could not be read. git reads one from the index where the work tree has
+    none (deleted, or its whole directory absent: red team round 50), so the walk alone missed them.
+    ``ls-files`` and ``cat-file`` read the index and objects only (no filter runs); blob sizes are
+    asked first, so a huge object is never read into this process."""
+    try:
+        listed = _git(["git", "ls-files", "--stage", "-z", "--", ":(glob)**/.gitattributes"], root, dict(env))
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the repository attributes in its index could not be listed ({exc})"
+    if listed.returncode != 0:
+        return "the repository attributes in its index could not be listed"
+    blobs: dict[bytes, str] = {}
+    for record in listed.stdout.split(b"\0"):
+        head, tab, path = record.partition(b"\t")
+        fields = head.split(b" ")
+        if not tab or len(fields) != 3 or fields[0] == b"160000":
+            continue  # no entry, or a submodule's commit (its own attributes are judged in it)
+        blobs.setdefault(fields[1], path.decode("utf-8", "surrogateescape"))
+    if not blobs:
+        return []
+    if len(blobs) > _MAX_INDEX_ATTRIBUTES:
+        return f"the repository's index holds more than {_MAX_INDEX_ATTRIBUTES} .gitattributes files to inspect"
+    names = b"".join(sha + b"\n" for sha in blobs)
+    try:
+        sizes = _git(["git", "cat-file", "--batch-check"], root, dict(env), names)
+        lines = sizes.stdout.decode("ascii", "replace").splitlines()
+        if sizes.returncode != 0 or len(lines) != len(blobs):
+            return "the repository attributes in its index could not be read"
+        for line in lines:
+            name, kind, size = [*line.split(), "", "", ""][:3]
+            if kind != "blob" or not size.isdigit():
+                return f"the repository attributes in its index could not be read ({line[:100]})"
+            if int(size) > _MAX_ATTRIBUTES_BYTES:
+                return f"{blobs.get(name.encode(), name)} in the index is too large to inspect"
+        contents = _git(["git", "cat-file", "--batch"], root, dict(env), names)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the repository attributes in its index could not be read ({exc})"
+    out: list[tuple[str, bytes]] = []
+    raw, at = contents.stdout, 0
+    for blob, label in blobs.items():
+        end = raw.find(b"\n", at)
+        header = raw[at:end].split() if end >= 0 else []
+        if contents.returncode != 0 or len(header) != 3 or header[0] != blob or not header[2].isdigit():
+            return "the repository attributes in its index could not be read"
+        at = end + 1 + int(header[2])
+        out.append((f"{label} in the index", raw[end + 1 : at]))
+        at += 1  # the newline after each object
+    return out
 
 
 #: Entries (files and directories, all levels) the attribute walk reads per judgement: its cost on
