@@ -99,3 +99,14 @@ def test_attributes_git_reads_from_the_index_are_inspected(
     assert applied.stdout.strip() == "sub/x.bin: filter: lfs"  # git itself applies it
     keys = _gitrepo.repo_code_keys(str(repo))
     assert any("filter=lfs selected by" in k and "index" in k for k in keys), keys
+
+
+def test_a_repository_naming_its_attributes_tree_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failed before (1 of 1): ``attr.tree`` (git 2.42+: ``/opt/shellrt-git``'s 2.47 applies
+    ``filter: lfs`` from ``HEAD:.gitattributes`` with none in the work tree or the index) names a
+    tree git reads attributes from; the check read the work tree and the index only, and the key
+    was no code key."""
+    repo = _repo(tmp_path, monkeypatch)
+    subprocess.run(["git", "-C", str(repo), "config", "attr.tree", "HEAD"], check=True)
+    keys = _gitrepo.repo_code_keys(str(repo))
+    assert any(k.startswith("attr.tree") for k in keys), keys

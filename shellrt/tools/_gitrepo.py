@@ -74,6 +74,7 @@ CODE_RUNNING_KEYS: tuple[str, ...] = (
     r"include\.path",
     r"includeif\..+\.path",
     r"core\.(attributesfile|excludesfile)",
+    r"attr\.tree",  # git 2.42+: attributes read from a tree it names, not the work tree (red team round 50)
     r"mailmap\.file",
     r"blame\.ignorerevsfile",
     r"gpg\.ssh\.(allowedsignersfile|revocationfile)",
