@@ -110,3 +110,39 @@ def test_a_repository_naming_its_attributes_tree_asks(tmp_path: Path, monkeypatc
     subprocess.run(["git", "-C", str(repo), "config", "attr.tree", "HEAD"], check=True)
     keys = _gitrepo.repo_code_keys(str(repo))
     assert any(k.startswith("attr.tree") for k in keys), keys
+
+
+def test_what_this_user_cannot_list_counts_as_git_sees_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A directory closed to the caller: as root the check reads it (git in the sandbox, another
+    uid, may too); as a non-root caller git (this same user) cannot read it either and applies
+    nothing from it, so it is skipped rather than making every git command ask. Either way: whenever
+    git applies the driver, the check reports it."""
+    repo = _repo(tmp_path, monkeypatch)
+    closed = repo / "closed"
+    closed.mkdir()
+    (closed / ".gitattributes").write_text("*.bin filter=lfs\n")
+    closed.chmod(0)
+    try:
+        applied = subprocess.run(
+            ["git", "-C", str(repo), "check-attr", "filter", "--", "closed/x.bin"], capture_output=True, text=True
+        ).stdout.strip()
+        keys = _gitrepo.repo_code_keys(str(repo))
+    finally:
+        closed.chmod(0o755)
+    if applied.endswith("filter: lfs"):
+        assert any("filter=lfs selected by" in k for k in keys), keys
+    if os.geteuid() == 0:
+        assert any("filter=lfs selected by" in k for k in keys), keys
+    else:
+        assert applied.endswith("filter: unspecified") and keys == [], (applied, keys)
+
+
+def test_the_attribute_check_holds_for_a_non_root_caller() -> None:
+    """The cases whose answer depends on the caller (what it may list and open), as uid 65534."""
+    from tests._nonroot import held_as_nobody
+
+    held_as_nobody(
+        __file__,
+        "test_what_this_user_cannot_list_counts_as_git_sees_it",
+        "test_an_attributes_file_that_is_no_regular_file_fails_closed",
+    )
