@@ -19,16 +19,19 @@ least one entry for each word it is given, so empty ``reads``, ``writes`` and
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 
 from shellrt.analysis import CommandAnalysis
 from shellrt.permissions.interfaces import CommandPart
+from shellrt.tools._configfiles import CONFIG_PROGRAMS
 
 __all__ = ["memoised_parts", "names_no_path"]
 
 #: Programs whose split consults the host beyond path resolution (git: repository
-#: configuration, hooks, changed files; jq: module search paths).
-_HOST_LOOKUP_PROGRAMS = frozenset({"git", "jq", "gojq", "jaq"})
+#: configuration, hooks, changed files; jq: module search paths; round 50: the programs whose
+#: configuration files found from their directory are read, `_configfiles.CONFIG_PROGRAMS`).
+_HOST_LOOKUP_PROGRAMS = frozenset({"git", "jq", "gojq", "jaq"}) | CONFIG_PROGRAMS
 
 #: Most analyses remembered (the analysis cache holds 256 commands).
 _MAX_REMEMBERED = 256
@@ -43,7 +46,11 @@ def names_no_path(a: CommandAnalysis, parts: list[CommandPart]) -> bool:
     if a.cd_targets:
         return False
     return all(
-        not p.reads and not p.writes and not p.program_writes and p.name not in _HOST_LOOKUP_PROGRAMS
+        not p.reads
+        and not p.writes
+        and not p.program_writes
+        and p.name not in _HOST_LOOKUP_PROGRAMS
+        and os.path.basename(p.name) not in _HOST_LOOKUP_PROGRAMS
         for p in parts
     )
 
