@@ -36,7 +36,7 @@ pytestmark = pytest.mark.anyio
 ALLOW = [
     "Bash(cargo tree:*)", "Bash(cargo metadata:*)", "Bash(cargo --version:*)", "Bash(rustfmt:*)",
     "Bash(mypy:*)", "Bash(npm config:*)", "Bash(npm ls:*)", "Bash(pylint:*)", "Bash(flake8:*)", "Bash(yarn:*)",
-    "Bash(cd:*)", "Bash(timeout:*)",
+    "Bash(cd:*)", "Bash(timeout:*)", "Bash(python3 -m mypy:*)", "Bash(python3 -Im mypy:*)",
 ]
 #: (directory below the workspace, file, text): each names code the program runs.
 PLANTED = [
@@ -60,6 +60,7 @@ ATTACKS = [
     "cd f && mypy .", "cd g && mypy .", "cd h && npm config edit", "cd h/sub && npm config edit", "cd i && pylint x",
     "cd j && flake8 .", "cd k && yarn --version", "cd l && cargo tree",
     "cargo tree --config 'build.rustc-wrapper=\"./q\"'", "mypy --config-file e/mypy.ini x.py",
+    "cd e && python3 -m mypy .", "cd e/sub && python3 -Im mypy x.py", "cd m && cargo tree",
 ]
 #: Files that name no code: the rules still allow.
 CLEAN = [
@@ -70,7 +71,7 @@ CLEAN = [
     (".npmrc", "registry=https://r/\nsave-exact=true\n"),
 ]
 KEPT = ["cargo tree", "cargo metadata --format-version 1", "cargo --version", "mypy .", "npm config get registry",
-        "npm ls", "rustfmt --version"]
+        "npm ls", "rustfmt --version", "python3 -m mypy ."]
 
 
 async def test_a_config_naming_code_keeps_the_allow_rule_off(tmp_path: Path) -> None:
@@ -80,6 +81,11 @@ async def test_a_config_naming_code_keeps_the_allow_rule_off(tmp_path: Path) -> 
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         (ws / directory / "sub").mkdir(exist_ok=True)
+    # `m/.cargo` is a link to a directory outside the workspace whose config names a wrapper.
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "config.toml").write_text('[build]\nrustc-wrapper = "/bin/true"\n')
+    (ws / "m").mkdir()
+    (ws / "m" / ".cargo").symlink_to(tmp_path / "elsewhere")
     for name, text in CLEAN:
         (ws / name).parent.mkdir(parents=True, exist_ok=True)
         (ws / name).write_text(text)

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from sandbox._hostread import read_regular_bytes
 
-__all__ = ["CONFIG_PROGRAMS", "ROWS", "ConfigRow", "config_hazard"]
+__all__ = ["CONFIG_PROGRAMS", "ROWS", "ConfigRow", "config_hazard", "config_program"]
 
 Form = Literal["toml", "ini", "lines", "toolchain"]
 
@@ -131,6 +131,31 @@ _MAX_STARTS = 32
 _LINE_KEY = re.compile(r"""^\s*["']?([A-Za-z0-9_.@/:-]+?)["']?\s*(?:[:=\s]|$)""")
 
 
+_PYTHON = re.compile(r"python[0-9.]*")
+
+
+def config_program(name: str, argv: Sequence[str]) -> str:
+    """The program of `ROWS` that a part (program ``name``, words ``argv``) runs, or "": its own
+    name (a path's last component), or the module of ``python -m MODULE`` (``python3 -m mypy``)."""
+    program = os.path.basename(name)
+    if program in CONFIG_PROGRAMS:
+        return program
+    if not _PYTHON.fullmatch(program):
+        return ""
+    words = list(argv[1:]) if argv and os.path.basename(argv[0]) == program else list(argv)
+    for i, word in enumerate(words):
+        if word[:1] != "-" or word == "-" or word.startswith("--"):
+            return ""  # a script, stdin, or a long option: no module is run by -m before it
+        if "m" in word[1:]:
+            # `-m mypy`, `-mmypy`, `-Im mypy`: the module is the rest of the word or the next word.
+            rest = word[word.index("m", 1) + 1 :] or (words[i + 1] if i + 1 < len(words) else "")
+            module = rest.split(".", 1)[0]
+            return module if module in CONFIG_PROGRAMS else ""
+        if word[1:2] in ("c", "W", "X", "Q"):
+            return ""  # -c runs its own code (judged elsewhere); -W/-X take a value: stop, not known
+    return ""
+
+
 def config_hazard(
     name: str,
     argv: Sequence[str],
@@ -140,8 +165,8 @@ def config_hazard(
     """Why running ``argv`` (program ``name``) in any of ``places`` (host directories) may run code a
     configuration file names ("" when none): the first file found, walking up from each place and
     from each existing path the part names, whose program section sets a key in `ROWS`."""
-    program = os.path.basename(name)
-    if program not in CONFIG_PROGRAMS:
+    program = config_program(name, argv)
+    if not program:
         return ""
     rows = [row for row in ROWS if program in row.programs]
     if not places:
@@ -238,15 +263,17 @@ def _read(path: str) -> str | None:
 def _look(path: str, rows: Sequence[ConfigRow], inside: Callable[[str], bool]) -> str:
     """Why the file at ``path`` (if any) names code for ``rows`` ("" when absent or naming none)."""
     try:
-        st = os.lstat(path)
+        os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return ""
     except OSError as exc:
         return f"{path} could not be checked ({exc.strerror})"
-    if stat.S_ISLNK(st.st_mode):
+    if inside(path):
+        # A link (of the file, or of a directory on its way: ``.cargo -> /elsewhere``) leading out
+        # of the allowed reads is not followed: what it holds is not known here.
         target = os.path.realpath(path)
-        if inside(os.path.dirname(path)) and not inside(target):
-            return f"{path} is a link leading out of the workspace ({target}), not read here"
+        if target != path and not inside(target):
+            return f"{path} leads out of the workspace ({target}) and was not read here"
     text = _read(path)
     for row in rows:
         why = _judge(row, path, text)

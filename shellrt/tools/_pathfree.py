@@ -19,12 +19,11 @@ least one entry for each word it is given, so empty ``reads``, ``writes`` and
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 
 from shellrt.analysis import CommandAnalysis
 from shellrt.permissions.interfaces import CommandPart
-from shellrt.tools._configfiles import CONFIG_PROGRAMS
+from shellrt.tools._configfiles import CONFIG_PROGRAMS, config_program
 
 __all__ = ["memoised_parts", "names_no_path"]
 
@@ -50,7 +49,7 @@ def names_no_path(a: CommandAnalysis, parts: list[CommandPart]) -> bool:
         and not p.writes
         and not p.program_writes
         and p.name not in _HOST_LOOKUP_PROGRAMS
-        and os.path.basename(p.name) not in _HOST_LOOKUP_PROGRAMS
+        and not config_program(p.name, p.argv)
         for p in parts
     )
 
