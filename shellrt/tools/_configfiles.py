@@ -189,7 +189,14 @@ def config_hazard(
             seen.add(directory)
             if len(seen) > _MAX_DIRS:
                 return f"{program}: too many directories to check for its configuration files"
+            missing: set[str] = set()
             for file in names:
+                head = file.split("/", 1)[0]
+                if head in missing:
+                    continue  # `.cargo` is absent here: so are both of its files (one lstat, not two)
+                if head != file and not os.path.lexists(os.path.join(directory, head)):
+                    missing.add(head)
+                    continue
                 why = _look(os.path.join(directory, file), [r for r in rows if file in r.names], inside)
                 if why:
                     return _reason(program, why)
