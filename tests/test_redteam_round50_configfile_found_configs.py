@@ -36,7 +36,7 @@ pytestmark = pytest.mark.anyio
 ALLOW = [
     "Bash(cargo tree:*)", "Bash(cargo metadata:*)", "Bash(cargo --version:*)", "Bash(rustfmt:*)",
     "Bash(mypy:*)", "Bash(npm config:*)", "Bash(npm ls:*)", "Bash(pylint:*)", "Bash(flake8:*)", "Bash(yarn:*)",
-    "Bash(cd:*)", "Bash(timeout:*)", "Bash(python3 -m mypy:*)", "Bash(python3 -Im mypy:*)",
+    "Bash(cd:*)", "Bash(timeout:*)", "Bash(cargo fmt:*)", "Bash(python3 -m mypy:*)", "Bash(python3 -Im mypy:*)",
 ]
 #: (directory below the workspace, file, text): each names code the program runs.
 PLANTED = [
@@ -52,6 +52,7 @@ PLANTED = [
     ("j", "tox.ini", "[flake8:local-plugins]\nextension =\n  X = evil:P\npaths = .\n"),
     ("k", ".yarnrc.yml", "yarnPath: ./q.cjs\n"),
     ("l", ".cargo/config.toml", "[build]\nrustc-wrapper = 'ok'\n\x00"),  # unparseable: fail closed
+    ("n", ".cargo/config.toml", '[alias]\nfmt = "run --bin q"\n'),  # shadows the external `cargo fmt`
 ]
 ATTACKS = [
     "cd a && cargo tree", "cd a && cargo metadata --format-version 1", "cd a && timeout 60 cargo tree",
@@ -61,17 +62,18 @@ ATTACKS = [
     "cd j && flake8 .", "cd k && yarn --version", "cd l && cargo tree",
     "cargo tree --config 'build.rustc-wrapper=\"./q\"'", "mypy --config-file e/mypy.ini x.py",
     "cd e && python3 -m mypy .", "cd e/sub && python3 -Im mypy x.py", "cd m && cargo tree",
+    "cd n && cargo fmt --check",
 ]
 #: Files that name no code: the rules still allow.
 CLEAN = [
-    (".cargo/config.toml", '[build]\njobs = 2\n[term]\nverbose = true\n'),
+    (".cargo/config.toml", '[build]\njobs = 2\n[term]\nverbose = true\n[alias]\nxtask = "run -p xtask --"\n'),
     ("rust-toolchain.toml", '[toolchain]\nchannel = "stable"\ncomponents = ["rustfmt"]\n'),
     ("pyproject.toml", '[tool.mypy]\nstrict = true\n[tool.poetry.plugins."x"]\na = "b:c"\n'),
     ("setup.cfg", "[options.entry_points]\nplugins = x\n"),
     (".npmrc", "registry=https://r/\nsave-exact=true\n"),
 ]
 KEPT = ["cargo tree", "cargo metadata --format-version 1", "cargo --version", "mypy .", "npm config get registry",
-        "npm ls", "rustfmt --version", "python3 -m mypy ."]
+        "npm ls", "rustfmt --version", "python3 -m mypy .", "cd n && cargo tree"]
 
 
 async def test_a_config_naming_code_keeps_the_allow_rule_off(tmp_path: Path) -> None:

@@ -174,7 +174,7 @@ def config_hazard(
     for row in rows:
         found = _option_files(row, argv, places)
         for path, text in found:
-            why = _judge(row, path, text)
+            why = _judge(row, path, text, argv[1:])
             if why:
                 return _reason(program, why)
     starts = _starts(argv, places)
@@ -197,7 +197,7 @@ def config_hazard(
                 if head != file and not os.path.lexists(os.path.join(directory, head)):
                     missing.add(head)
                     continue
-                why = _look(os.path.join(directory, file), [r for r in rows if file in r.names], inside)
+                why = _look(os.path.join(directory, file), [r for r in rows if file in r.names], inside, argv[1:])
                 if why:
                     return _reason(program, why)
     return ""
@@ -267,7 +267,7 @@ def _read(path: str) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-def _look(path: str, rows: Sequence[ConfigRow], inside: Callable[[str], bool]) -> str:
+def _look(path: str, rows: Sequence[ConfigRow], inside: Callable[[str], bool], words: Sequence[str]) -> str:
     """Why the file at ``path`` (if any) names code for ``rows`` ("" when absent or naming none)."""
     try:
         os.lstat(path)
@@ -283,13 +283,13 @@ def _look(path: str, rows: Sequence[ConfigRow], inside: Callable[[str], bool]) -
             return f"{path} leads out of the workspace ({target}) and was not read here"
     text = _read(path)
     for row in rows:
-        why = _judge(row, path, text)
+        why = _judge(row, path, text, words)
         if why:
             return why
     return ""
 
 
-def _judge(row: ConfigRow, path: str, text: str | None) -> str:
+def _judge(row: ConfigRow, path: str, text: str | None, words: Sequence[str]) -> str:
     import configparser  # here: only a file that exists is parsed (the CLI's import budget)
 
     if text is None:
@@ -298,6 +298,7 @@ def _judge(row: ConfigRow, path: str, text: str | None) -> str:
         keys = _code_keys(row, text)
     except (ValueError, configparser.Error):
         return f"{path} could not be parsed here"
+    keys = {k for k in keys if not k.startswith("alias.") or k[len("alias.") :] in words}
     if keys:
         return f"{path} sets {', '.join(sorted(keys)[:3])}"
     return ""
@@ -342,6 +343,11 @@ def _toml_keys(data: Any, keys: frozenset[str], depth: int = 0) -> set[str]:
     found: set[str] = set()
     if isinstance(data, dict):
         for key, value in data.items():
+            if _norm(str(key)) == "alias" and "alias" in keys and isinstance(value, dict):
+                # cargo takes an alias only for a subcommand that is not built in (`xtask`, `fmt`):
+                # each counts where a word of the command names it (`_judge`).
+                found |= {f"alias.{name}" for name in value}
+                continue
             if _norm(str(key)) in keys:
                 found.add(str(key))
             found |= _toml_keys(value, keys, depth + 1)
