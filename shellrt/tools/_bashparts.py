@@ -26,6 +26,7 @@ from sandbox._hostread import read_regular
 from shellrt.analysis import CommandAnalysis, CommandPlan, Subcommand, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
+from shellrt.tools._configfiles import config_hazard, config_program
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
 
 __all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only", "runs_host_git"]
@@ -117,9 +118,10 @@ _STARTS = re.compile(
 
 
 def runs_host_git(a: CommandAnalysis) -> bool:
-    """Whether `command_parts` of ``a`` runs git on the host (to inspect a repository): the
-    only step of it that a hostile repository can make block."""
-    return any(_name(sub) == "git" for sub in a.subcommands)
+    """Whether `command_parts` of ``a`` runs git on the host (to inspect a repository), or reads
+    the configuration files a program finds from its directory (`_configfiles`, round 50): the
+    steps of it that a hostile repository (or a hung filesystem above it) can make block."""
+    return any((n := _name(sub)) == "git" or config_program(n, sub.argv) for sub in a.subcommands)
 
 
 def command_parts(
@@ -244,6 +246,9 @@ def command_parts(
                 )
         if not hazard:
             hazard = path_lookup_hazard(name, a.shell)
+        if not hazard and config_program(name, argv):
+            # A configuration file found from where it runs may name code it runs (round 50).
+            hazard = config_hazard(name, argv, () if cd_unknown else list(dict.fromkeys(bases)), inside)
         if name == "man" and any(w.startswith(("-M", "--manp")) for w in argv[1:]):
             # Pages from a chosen manpath: their ``.so FILE`` requests print any file.
             reads = tuple(sorted({*reads, ""}))

@@ -23,12 +23,14 @@ from collections.abc import Callable
 
 from shellrt.analysis import CommandAnalysis
 from shellrt.permissions.interfaces import CommandPart
+from shellrt.tools._configfiles import CONFIG_PROGRAMS, config_program
 
 __all__ = ["memoised_parts", "names_no_path"]
 
 #: Programs whose split consults the host beyond path resolution (git: repository
-#: configuration, hooks, changed files; jq: module search paths).
-_HOST_LOOKUP_PROGRAMS = frozenset({"git", "jq", "gojq", "jaq"})
+#: configuration, hooks, changed files; jq: module search paths; round 50: the programs whose
+#: configuration files found from their directory are read, `_configfiles.CONFIG_PROGRAMS`).
+_HOST_LOOKUP_PROGRAMS = frozenset({"git", "jq", "gojq", "jaq"}) | CONFIG_PROGRAMS
 
 #: Most analyses remembered (the analysis cache holds 256 commands).
 _MAX_REMEMBERED = 256
@@ -43,7 +45,11 @@ def names_no_path(a: CommandAnalysis, parts: list[CommandPart]) -> bool:
     if a.cd_targets:
         return False
     return all(
-        not p.reads and not p.writes and not p.program_writes and p.name not in _HOST_LOOKUP_PROGRAMS
+        not p.reads
+        and not p.writes
+        and not p.program_writes
+        and p.name not in _HOST_LOOKUP_PROGRAMS
+        and not config_program(p.name, p.argv)
         for p in parts
     )
 

@@ -61,6 +61,7 @@ from shellrt.supervisor.tasks import max_background_tasks
 from shellrt.supervisor.text import sendable, settled, shown_dir
 from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
+from shellrt.tools._configfiles import config_program
 from shellrt.tools._pathfree import memoised_parts, names_no_path
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
 from shellrt.tools._pwshparts import powershell_git_hazard, powershell_path_words
@@ -400,7 +401,10 @@ class ShellTool(Tool[BashInput, BashOutput]):
                 return PermissionResult.ask(f"{tool_input.command!r}: {hazard}.", safety_check=True)
         if not a.read_only:
             why = "; ".join(a.reasons[:3]) or "it may change the system"
-            return PermissionResult.ask(f"This command is not read-only ({why}).")
+            # A file the program obeys names code (round 50): the person is asked with that file named.
+            found = next((p for p in parts if p.hazard and config_program(p.name, p.argv)), None)
+            named = f" {found.text!r}: {found.hazard}." if found is not None else ""
+            return PermissionResult.ask(f"This command is not read-only ({why}).{named}")
         roots, to_host, cwd = judged.roots, judged.to_host, judged.cwd
         pwsh = self.shell == "powershell"
         outside = [p for p in _paths_mentioned(a, cwd, pwsh) if not _inside(to_host(p), roots)]
