@@ -744,11 +744,34 @@ def _package_script_paths(
     return out
 
 
-def _searched_by_part(root: Path, at: _Base, part: PlanCommand, base: str) -> list[str]:
+#: The word a command line read from a hook script has where its operand is chosen at run time
+#: (`hook_loads_python`, `hook_node_packages.started_commands`).
+_STARTED_ARG = "SHELLRTHOOKARG"
+
+
+def _searched_by_part(
+    root: Path, at: _Base, part: PlanCommand, base: str, started: bool = False
+) -> list[str]:
     """What one command of a hook's shell script loads by its program's own search, run from
     ``base`` (`_searched`, ``package.json`` script lines, and its environment assignments), as the
     hook's own command line is read (red team round 47: ``pytest``, ``make``, ``uv run``, ``npx``
-    inside ``.claude/hooks/check.sh`` recorded nothing)."""
+    inside ``.claude/hooks/check.sh`` recorded nothing). ``started``: a command line a Python or
+    node hook script starts: the files its words name are recorded too, as a hook line's are, and
+    one it cannot resolve records the tree (round 50: ``subprocess.run(["python3", "tools/w.py"])``,
+    ``fork("./tools/w.js")`` ran a command's file unrecorded; a shell script's own words are read
+    by `hook_loads`)."""
+    if started:
+        named: list[str] = []
+        why = _part_paths(part, root, named, set(), _Base(base, at.home))
+        program = os.path.basename(part.argv[0].value or "") if part.argv else ""
+        runs_operand = is_interpreter(program) or program in _RUNS_DIRECTORIES
+        chosen = runs_operand and any(_STARTED_ARG in (w.value or w.raw) for w in part.argv[1:])
+        if (chosen or (why is not None and why != _MODULE_WHY)) and _inside(root, base) is not None:
+            named.append(
+                WHOLE_WORKSPACE
+            )  # ``subprocess.run(["python3", sys.argv[1]])``: a script chosen at run time
+        searched = _searched_by_part(root, at, part, base)
+        return searched + [p for p in named if p not in searched]
     if not part.argv or part.argv[0].value is None:
         return []
     program = os.path.basename(part.argv[0].value)

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
 #: What one command of a shell script loads by its program's own search, run from a directory
 #: (`shellrt.permissions.hook_files` resolves a hook's command line so): workspace-relative paths.
-PartResolver = Callable[["PlanCommand", str], list[str]]
+#: ``(part, base, started)``: ``started`` when the part is a command line a hook script starts (its
+#: words name files it runs: read as a hook's own line's are, round 50), not a shell script's part.
+PartResolver = Callable[["PlanCommand", str, bool], list[str]]
 
 __all__ = [
     "MAX_SCANNED_SCRIPTS",
@@ -212,7 +214,7 @@ def started_loads(
         dropped = bool(cleared and line in cleared) or drops_safe_path(parts)
         for part in parts:
             part = without_safe_path(part) if dropped else part
-            found += [(p, None) for p in resolve(part, where) if all(p != f for f, _ in found)]
+            found += [(p, None) for p in resolve(part, where, True) if all(p != f for f, _ in found)]
     return found
 
 
@@ -260,7 +262,9 @@ def _one_script(
         if resolve is not None:
             # From every directory the script may be in here (a ``cd`` to one chosen at run time:
             # the root and the known ones; such a load is read as the tool's search of the root).
-            searched += [p for base in dict.fromkeys(bases) for p in resolve(part, base) if p not in searched]
+            searched += [
+                p for base in dict.fromkeys(bases) for p in resolve(part, base, False) if p not in searched
+            ]
         if name in _DIR_CHANGERS:
             target = next((w for w in argv[1:] if w.value != "--"), None)
             where = _value(target, root, dirs) if target is not None else None
