@@ -107,3 +107,53 @@ def test_a_line_that_keeps_safe_path_stays_narrow(tmp_path: Path) -> None:
     )
     assert _MARK not in done.stdout and done.returncode == 0, (done.stdout, done.stderr)
     assert compare_hook_files(record, hook_files(ws, [hook])) is None
+
+
+def _older_python() -> str | None:
+    """The real binary of an older Python (a pyenv shim picks its program by the name it is run as)."""
+    import glob
+
+    for name in ("python3.10", "python3.9", "python3.8"):
+        found = [
+            shutil.which(name) or "",
+            *sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/*/bin/{name}"))),
+        ]
+        for candidate in filter(None, found):
+            done = subprocess.run(
+                [candidate, "-c", "import sys; print(sys.executable)"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            real = os.path.realpath(done.stdout.strip()) if done.returncode == 0 else ""
+            if os.path.basename(real) == name:
+                return real
+    return None
+
+
+def test_a_link_named_python311_to_an_older_python_is_not_believed(tmp_path: Path) -> None:
+    """Round 49's Left: the version was read from the name the hook gives first. A ``python3.11``
+    that is a link to ``python3.10`` ignores ``PYTHONSAFEPATH`` and imports the root's ``json``."""
+    older = _older_python()
+    if older is None:
+        pytest.skip("needs a python3.10 (or older) on PATH")
+    ws = tmp_path / "ws"
+    _project(ws)
+    link = tmp_path / "bin" / "python3.11"
+    link.parent.mkdir()
+    link.symlink_to(os.path.realpath(older))
+    hook = f"{link} -m json.tool data.json"
+    before = hook_files(ws, [hook])
+    (ws / "json" / "__init__.py").write_text(f"print({_MARK!r})\n")
+    done = subprocess.run(
+        ["bash", "-c", hook],
+        cwd=ws,
+        env={"PATH": os.environ["PATH"], "PYTHONSAFEPATH": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert _MARK in done.stdout, (done.stdout, done.stderr)  # the premise: 3.10 ignores it
+    assert compare_hook_files(before, hook_files(ws, [hook])) is not None
