@@ -56,8 +56,22 @@ TREE_LOADERS: frozenset[str] = frozenset(
         *("rubocop", "php-cs-fixer", "phpstan", "danger", "golangci-lint"),
         # a module map found from the cwd up: deno.json's "imports", tsconfig.json's "paths"/"extends"
         *("deno", "tsx", "ts-node"),
+        # round 50: project files that run host code or start privileged containers, each able to
+        # include files below the root (``module { source = "./modules/x" }`` with an ``external``
+        # data source or a ``local-exec``; ``import ./nix/shell.nix``'s ``shellHook``; a compose
+        # file's ``include:`` with a ``/:/host`` volume); the root's own files alone were watched
+        *("terraform", "tofu", "terragrunt", "pulumi", "cdk", "nix-shell", "direnv", "devbox"),
+        *("vagrant", "tilt", "ansible-playbook", "docker-compose", "podman-compose", "earthly", "act"),
+        *("helmfile", "skaffold"),
     }
 )
+#: Programs that are `TREE_LOADERS` with one of these subcommands (any word: options come first).
+_LOADING_SUBCOMMANDS: dict[str, frozenset[str]] = {
+    "docker": frozenset({"compose", "bake"}),
+    "podman": frozenset({"compose"}),
+    "nerdctl": frozenset({"compose"}),
+    "nix": frozenset({"develop", "shell", "run", "build", "flake"}),
+}
 #: Python modules (top-level names) that do the same when run with ``python -m``.
 TREE_LOADER_MODULES: frozenset[str] = frozenset(
     {
@@ -78,6 +92,8 @@ def loads_the_tree(program: str, args: list[str | None]) -> bool:
     closed only where the word chooses the tool)."""
     if program in TREE_LOADERS:
         return True
+    if program in _LOADING_SUBCOMMANDS:
+        return any(a is None or a in _LOADING_SUBCOMMANDS[program] for a in args)
     if _PYTHON.fullmatch(program):
         for index, arg in enumerate(args):
             if arg == "-m" and index + 1 < len(args):
