@@ -179,6 +179,8 @@ def drops_safe_path(parts: Sequence[PlanCommand]) -> bool:
             program == "exec" and any(w and w.startswith("-") for w in words[1:2])
         ):
             return True
+        if program == "printf" and "-v" not in words[1:]:
+            continue  # prints only (a format chosen at run time: `hook_substitutions` refuses it)
         if program in _ENV_BUILTINS and any(w is None or SAFE_PATH_VAR in w for w in words[1:]):
             return True
     return False
