@@ -38,16 +38,20 @@ from shellrt.permissions.hook_node_packages import (
     node_module_dirs,
     node_packages,
     started_commands,
+    starts_elsewhere,
     starts_with_own_env,
 )
 from shellrt.permissions.hook_read import read_regular
 from shellrt.permissions.hook_shebang import (
     SAFE_PATH_VAR,
     SHEBANG_BYTES,
+    drops_safe_path,
     env_prefix,
     shebang,
     shebang_program,
+    without_safe_path,
 )
+from shellrt.permissions.hook_substitutions import allowed_substitution_words
 from shellrt.permissions.hook_tree_loaders import (
     first_search_dir,
     is_interpreter,
@@ -261,6 +265,8 @@ def hook_files(
     # What the tools a hook's node script starts load (``execFileSync('npx', ['prettier', f])``).
     for rel in [r for r in paths if is_node_script(os.path.join(root, r)) and not _in_node_modules(r)]:
         lines = started_commands(os.path.join(root, rel))
+        if starts_elsewhere(os.path.join(root, rel)) and _inside(root, at.path) is not None:
+            paths[WHOLE_WORKSPACE] = None  # a child's directory or module chosen by the script (round 50)
         cleared = set(lines) if starts_with_own_env(os.path.join(root, rel)) else None
         started = started_loads(lines, Path(at.path), resolve, cleared=cleared)
         paths.update(dict.fromkeys(p for p, _ in started))
@@ -379,13 +385,20 @@ def _command_paths(
         return [], "cannot be parsed"
     if plan.unsupported:
         return [], f"uses {', '.join(plan.unsupported)}"
+    printed: set[int] = set()
     if plan.substitutions:
-        return [], "uses a command substitution"
+        # Only a data program's output printed by a program that runs no operand (round 50).
+        printed, no = allowed_substitution_words(plan)
+        if no is not None:
+            return [], no
     found: list[str] = []
     resolved: set[str] = set()  # words resolved once (a wrapper's operand is planned again, unread)
+    dropped = drops_safe_path(plan.commands)  # in any part: read for all (round 50)
+    module: str | None = None
     for part in plan.commands:
+        part = without_safe_path(part) if dropped else part
         before = len(found)
-        why = _part_paths(part, root, found, resolved, at)
+        why = _part_paths(part, root, found, resolved, at, printed)
         program = os.path.basename(part.argv[0].value or "") if part.argv else ""
         kind: ScriptKind | None = "shell" if program in SHELLS else None
         if program.startswith("python"):
@@ -394,17 +407,28 @@ def _command_paths(
                 pythons.append(part.argv[0].value)
         if kind is not None:
             hints.update(dict.fromkeys(found[before:], kind))
-        if why is not None:
+        if why == _MODULE_WHY:
+            # Its search is read (`_first_searched`); what the rest of the line runs is read too
+            # (round 50: ``python3 -P -m black . && pytest`` stopped at ``-m``: pytest unread).
+            module = why
+        elif why is not None:
             return found, why
     for redirect in plan.redirects:
         if redirect.op.startswith("<") and redirect.target is not None and redirect.kind == "file":
             why = _word_paths(redirect.target, root, found, resolved, at)
             if why is not None:
                 return found, why
-    return found, None
+    return found, module
 
 
-def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[str], at: _Base) -> str | None:
+def _part_paths(
+    part: PlanCommand,
+    root: Path,
+    found: list[str],
+    resolved: set[str],
+    at: _Base,
+    printed: set[int] | None = None,
+) -> str | None:
     if not part.argv:
         return None
     for assignment in part.assignments:
@@ -412,6 +436,8 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
         if why is not None:
             return why
     name = part.argv[0].value
+    module: str | None = None
+    module_at = -1
     if name in _DIR_PROGRAMS:
         return f"`{name}` changes the directory later paths are read from"
     words = part.argv
@@ -432,6 +458,8 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
         words = words[1:]
     for index, word in enumerate(words):
         value = word.value
+        if printed and id(word) in printed:
+            continue  # a printed substitution (`hook_substitutions`): data, not a path run
         shaped = _ASSIGNMENT_WORD.match(word.raw)
         if shaped is not None and word is not part.argv[0]:
             # ``env NODE_PATH=lib node x.js``, ``sudo PYTHONPATH=. python3 x.py``: an environment
@@ -446,8 +474,11 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
             if why is not None:
                 return why
             continue
+        if index == module_at:
+            continue  # the module's name: searched (`_first_searched`), not a path
         if value == "-m" and index + 1 < len(words):
-            return _MODULE_WHY
+            module, module_at = _MODULE_WHY, index + 1  # its operands are read on (``-m cProfile x.py``)
+            continue
         if value is not None and value.startswith("-"):
             if "=" not in value:
                 continue
@@ -462,7 +493,7 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
         )
         if why is not None:
             return why
-    return None
+    return module
 
 
 def _assignment_paths(
@@ -713,11 +744,34 @@ def _package_script_paths(
     return out
 
 
-def _searched_by_part(root: Path, at: _Base, part: PlanCommand, base: str) -> list[str]:
+#: The word a command line read from a hook script has where its operand is chosen at run time
+#: (`hook_loads_python`, `hook_node_packages.started_commands`).
+_STARTED_ARG = "SHELLRTHOOKARG"
+
+
+def _searched_by_part(
+    root: Path, at: _Base, part: PlanCommand, base: str, started: bool = False
+) -> list[str]:
     """What one command of a hook's shell script loads by its program's own search, run from
     ``base`` (`_searched`, ``package.json`` script lines, and its environment assignments), as the
     hook's own command line is read (red team round 47: ``pytest``, ``make``, ``uv run``, ``npx``
-    inside ``.claude/hooks/check.sh`` recorded nothing)."""
+    inside ``.claude/hooks/check.sh`` recorded nothing). ``started``: a command line a Python or
+    node hook script starts: the files its words name are recorded too, as a hook line's are, and
+    one it cannot resolve records the tree (round 50: ``subprocess.run(["python3", "tools/w.py"])``,
+    ``fork("./tools/w.js")`` ran a command's file unrecorded; a shell script's own words are read
+    by `hook_loads`)."""
+    if started:
+        named: list[str] = []
+        why = _part_paths(part, root, named, set(), _Base(base, at.home))
+        program = os.path.basename(part.argv[0].value or "") if part.argv else ""
+        runs_operand = is_interpreter(program) or program in _RUNS_DIRECTORIES
+        chosen = runs_operand and any(_STARTED_ARG in (w.value or w.raw) for w in part.argv[1:])
+        if (chosen or (why is not None and why != _MODULE_WHY)) and _inside(root, base) is not None:
+            named.append(
+                WHOLE_WORKSPACE
+            )  # ``subprocess.run(["python3", sys.argv[1]])``: a script chosen at run time
+        searched = _searched_by_part(root, at, part, base)
+        return searched + [p for p in named if p not in searched]
     if not part.argv or part.argv[0].value is None:
         return []
     program = os.path.basename(part.argv[0].value)

@@ -26,14 +26,16 @@ from typing import TYPE_CHECKING, Literal
 
 from shellrt.permissions.hook_loads_python import PythonLoads, is_python_script, module_paths, python_loads
 from shellrt.permissions.hook_read import read_regular
-from shellrt.permissions.hook_shebang import SAFE_PATH_VAR, shebang, shebang_program
+from shellrt.permissions.hook_shebang import drops_safe_path, shebang, shebang_program, without_safe_path
 
 if TYPE_CHECKING:
     from shellrt.analysis.models import PlanCommand, Word
 
 #: What one command of a shell script loads by its program's own search, run from a directory
 #: (`shellrt.permissions.hook_files` resolves a hook's command line so): workspace-relative paths.
-PartResolver = Callable[["PlanCommand", str], list[str]]
+#: ``(part, base, started)``: ``started`` when the part is a command line a hook script starts (its
+#: words name files it runs: read as a hook's own line's are, round 50), not a shell script's part.
+PartResolver = Callable[["PlanCommand", str, bool], list[str]]
 
 __all__ = [
     "MAX_SCANNED_SCRIPTS",
@@ -200,7 +202,6 @@ def started_loads(
     if resolve is None:
         return []
     from shellrt.analysis import analyze
-    from shellrt.analysis.models import Assignment, PlanCommand
 
     found: list[tuple[str, ScriptKind | None]] = []
     for line in lines:
@@ -209,13 +210,11 @@ def started_loads(
             found += [(".", None)] if all(f != "." for f, _ in found) else []
             continue
         plan = analyze(line, "bash").plan
-        for part in plan.commands if plan is not None else ():
-            if cleared and line in cleared:  # a copy: the planner's result may be shared
-                unset = Assignment(SAFE_PATH_VAR, f"{SAFE_PATH_VAR}=", None)
-                part = PlanCommand(
-                    part.argv, [*part.assignments, unset], part.redirects, part.context, part.wrapped_by
-                )
-            found += [(p, None) for p in resolve(part, where) if all(p != f for f, _ in found)]
+        parts = plan.commands if plan is not None else []
+        dropped = bool(cleared and line in cleared) or drops_safe_path(parts)
+        for part in parts:
+            part = without_safe_path(part) if dropped else part
+            found += [(p, None) for p in resolve(part, where, True) if all(p != f for f, _ in found)]
     return found
 
 
@@ -253,15 +252,19 @@ def _one_script(
     bases, moved_to_unknown = [str(cwd)], None
     loads: list[tuple[Word, bool]] = []
     searched: list[str] = []
+    dropped = drops_safe_path(plan.commands)  # anywhere in the script: for every command (round 50)
     for part in plan.commands:
         argv = list(part.argv)
         if not argv:
             continue
         name = argv[0].value
+        part = without_safe_path(part) if dropped else part
         if resolve is not None:
             # From every directory the script may be in here (a ``cd`` to one chosen at run time:
             # the root and the known ones; such a load is read as the tool's search of the root).
-            searched += [p for base in dict.fromkeys(bases) for p in resolve(part, base) if p not in searched]
+            searched += [
+                p for base in dict.fromkeys(bases) for p in resolve(part, base, False) if p not in searched
+            ]
         if name in _DIR_CHANGERS:
             target = next((w for w in argv[1:] if w.value != "--"), None)
             where = _value(target, root, dirs) if target is not None else None

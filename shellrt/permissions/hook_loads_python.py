@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shellrt.permissions.hook_shebang import shebang, shebang_program
+from shellrt.permissions.hook_shebang import SAFE_PATH_VAR, shebang, shebang_program
 
 __all__ = ["PythonLoads", "is_python_script", "module_paths", "python_loads"]
 
@@ -46,8 +46,22 @@ _SPAWNS = frozenset(
         *("subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "run", "call"),
         *("check_call", "check_output", "Popen", "getoutput", "getstatusoutput", "os.system", "os.popen"),
         *("system", "popen", "os.execvp", "os.execlp", "os.spawnvp", "os.spawnlp", "execvp", "execlp"),
+        # round 50: the rest of ``os``'s exec/spawn family (their children were not read at all)
+        *("os.execv", "os.execve", "os.execvpe", "os.execl", "os.execle", "os.execlpe"),
+        *("os.spawnv", "os.spawnve", "os.spawnvpe", "os.spawnl", "os.spawnle", "os.spawnlpe"),
+        *("os.posix_spawn", "os.posix_spawnp", "posix_spawn", "posix_spawnp"),
     }
 )
+#: The ``os`` calls whose last positional argument (``e`` variants) or third (``posix_spawn``) is the
+#: child's whole environment (round 50).
+_ENV_LAST = frozenset({"os.execle", "os.execlpe", "os.spawnle", "os.spawnlpe"})
+_ENV_AT = {
+    **dict.fromkeys(("os.execve", "os.execvpe", "os.posix_spawn", "os.posix_spawnp"), 2),
+    **dict.fromkeys(("posix_spawn", "posix_spawnp"), 2),
+    **dict.fromkeys(("os.spawnve", "os.spawnvpe"), 3),
+}
+#: Calls that move the script (and every child it starts after) to another directory.
+_CHDIRS = frozenset({"os.chdir", "chdir", "os.fchdir", "fchdir"})
 #: An operand whose value is chosen at run time, in a command line read from a script.
 _ARG = "SHELLRTHOOKARG"
 
@@ -160,7 +174,39 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                         )
                     else:
                         import_dirs.append(where)
+    if _changes_environ(tree):
+        out.cleared.update(out.commands)  # every child, wherever the change stands (round 50)
+    if any(isinstance(n, ast.Call) and _dotted(n.func) in _CHDIRS for n in ast.walk(tree)):
+        # ``os.chdir("web")`` then ``subprocess.run(["npx", "fmt"])``: every child (and a relative
+        # ``cwd=``) starts from a directory of the script's choosing: read as chosen at run time.
+        out.cwds.update(dict.fromkeys(out.commands))
     return out
+
+
+#: Calls that drop variables of the script's own environment, which every later child inherits.
+_ENVIRON_DROPS = frozenset(
+    {"os.environ.clear", "os.unsetenv", "os.environ.popitem", "environ.clear", "unsetenv"}
+)
+
+
+def _changes_environ(tree: ast.AST) -> bool:
+    """Whether a Python hook script may drop the runner's ``PYTHONSAFEPATH`` from its own
+    environment (red team round 50: ``os.environ.pop("PYTHONSAFEPATH")`` then ``subprocess.run(
+    [python3.11, "-m", "json.tool"])`` passes no ``env=``, yet the child lacks it): the name as a
+    string or keyword anywhere (``del os.environ[…]``, ``os.environ.update(PYTHONSAFEPATH="")``),
+    ``os.environ`` assigned, or a call that clears or unsets (over-reads: fails closed)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value == SAFE_PATH_VAR:
+            return True
+        if isinstance(node, ast.keyword) and node.arg == SAFE_PATH_VAR:
+            return True
+        if isinstance(node, ast.Call) and _dotted(node.func) in _ENVIRON_DROPS:
+            return True
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(_dotted(t) in ("os.environ", "environ") for t in targets):
+                return True
+    return False
 
 
 #: Where the argv of the ``exec``/``spawn`` calls is: a list at an index, or the arguments from one.
@@ -171,7 +217,21 @@ _ARGV_AT = {
     "os.execlp": ("args", 1),
     "execlp": ("args", 1),
     "os.spawnlp": ("args", 2),
+    **dict.fromkeys(
+        ("os.execv", "os.execve", "os.execvpe", "os.posix_spawn", "os.posix_spawnp"), ("list", 1)
+    ),
+    **dict.fromkeys(("posix_spawn", "posix_spawnp"), ("list", 1)),
+    **dict.fromkeys(("os.execl", "os.execle", "os.execlpe"), ("args", 1)),
+    **dict.fromkeys(("os.spawnv", "os.spawnve", "os.spawnvpe"), ("list", 2)),
+    **dict.fromkeys(("os.spawnl", "os.spawnle", "os.spawnlpe"), ("args", 2)),
 }
+#: Of `_ARGV_AT`, the calls whose program is the argument before the argv (a path; the argv's first
+#: word is only its ``argv[0]``): ``os.execv(path, [name, …])`` runs ``path``.
+_PROGRAM_BEFORE = frozenset(
+    name
+    for name in _ARGV_AT
+    if name not in ("os.execvp", "execvp", "os.spawnvp", "os.execlp", "execlp", "os.spawnlp")
+)
 
 
 def _command_line(call: ast.Call, name: str) -> str | None:
@@ -181,12 +241,15 @@ def _command_line(call: ast.Call, name: str) -> str | None:
     how, at = _ARGV_AT.get(name, ("first", 0))
     arg = _arg(call, at)
     if how == "args":
-        words = [_text(e) for e in call.args[at:]]
+        words = [_text(e) for e in call.args[at : -1 if name in _ENV_LAST else None]]
     elif isinstance(arg, ast.List | ast.Tuple):
         words = [_text(e) for e in arg.elts]
     else:
         text = _text(arg) if arg is not None else None
         return text if text and not text.startswith(_ARG) else None  # a command line (or a program)
+    if name in _PROGRAM_BEFORE and words:
+        program = _arg(call, at - 1)
+        words[0] = _text(program) if program is not None else None
     if not words or words[0] is None or _ARG in words[0]:
         return None
     return shlex.join([w if w is not None else _ARG for w in words])
@@ -198,6 +261,11 @@ def _keeps_environment(call: ast.Call) -> bool:
     no ``PYTHONSAFEPATH``; anything else is an environment of the script's making (red team round
     49: ``env={"PATH": …}`` dropped it, and a ``python -m`` child imported the root's plant)."""
     value = next((k.value for k in call.keywords if k.arg == "env"), None)
+    name = _dotted(call.func)
+    if name in _ENV_LAST or name in _ENV_AT:  # the environment is positional (round 50)
+        value = call.args[-1] if name in _ENV_LAST and call.args else _arg(call, _ENV_AT.get(name, 0))
+        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+            return False  # missing (a call the script will fail) or None: not the runner's
     if value is None and any(k.arg is None for k in call.keywords):
         return False  # ``**options``: an env chosen at run time
     if value is None or (isinstance(value, ast.Constant) and value.value is None):

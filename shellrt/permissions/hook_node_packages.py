@@ -199,7 +199,11 @@ def literal_specifiers(path: str) -> list[str]:
 
 #: An ``env`` option other than ``process.env`` itself: the child gets an environment the script
 #: made (``{env: {PATH: process.env.PATH}}``), without the runner's ``PYTHONSAFEPATH`` (round 49).
-_OWN_ENV = re.compile(r"""\benv\s*:\s*(?!process\.env\s*[,}\n])|\{\s*env\s*[,}]""")
+#: So does a script that changes its own: ``delete process.env.PYTHONSAFEPATH``, ``process.env =
+#: {…}`` (round 50: every child started after inherits the change).
+_OWN_ENV = re.compile(
+    r"""\benv\s*:\s*(?!process\.env\s*[,}\n])|\{\s*env\s*[,}]|PYTHONSAFEPATH|\bprocess\.env\s*=(?!=)"""
+)
 
 
 def starts_with_own_env(path: str) -> bool:
@@ -207,6 +211,25 @@ def starts_with_own_env(path: str) -> bool:
     pattern: over-reads); its started commands are then resolved without ``PYTHONSAFEPATH``."""
     raw = read_regular(path, _MANIFEST_LIMIT)
     return raw is not None and _OWN_ENV.search(raw.decode("utf-8", "replace")) is not None
+
+
+#: ``fork("./tools/w.js")``, ``new Worker("./w.js")``: node runs a module by a path from the cwd
+#: (round 50: neither was read); group 2 is a literal path, absent when chosen at run time.
+_FORK = re.compile(r"""\b(?:fork|Worker)\s*\(\s*(?:(["'`])([^"'`\\\n$]+)\1\s*[,)])?""")
+#: A child started elsewhere than the hook's cwd: a ``cwd`` option, or the script's own ``chdir``.
+_MOVES = re.compile(r"""\bcwd\s*:|\{\s*cwd\s*[,}]|\bchdir\s*\(""")
+
+
+def starts_elsewhere(path: str) -> bool:
+    """Whether a node script starts a child in a directory of its choosing (a ``cwd`` option,
+    ``process.chdir``) or runs a module by a path chosen at run time (``fork(p)``, ``new
+    Worker(url)``), by a pattern (over-reads): its children's loads are then the tree's (round 50:
+    ``spawnSync("npx", ["fmt"], {cwd: "web"})`` ran ``web/node_modules/.bin/fmt`` unrecorded)."""
+    raw = read_regular(path, _MANIFEST_LIMIT)
+    if raw is None:
+        return False
+    text = raw.decode("utf-8", "replace")
+    return _MOVES.search(text) is not None or any(m.group(2) is None for m in _FORK.finditer(text))
 
 
 def started_commands(path: str) -> list[str]:
@@ -225,6 +248,7 @@ def started_commands(path: str) -> list[str]:
         for quote, literal in ((m.group(1), m.group(2)) for m in _ARRAY_ITEM.finditer(items)):
             words.append(literal if quote else "SHELLRTHOOKARG")
         lines.append(shlex.join(words))
+    lines += [shlex.join(["node", m.group(2)]) for m in _FORK.finditer(text) if m.group(2) is not None]
     return lines
 
 

@@ -19,8 +19,21 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-__all__ = ["SAFE_PATH_VAR", "SHEBANG_BYTES", "EnvPrefix", "env_prefix", "shebang", "shebang_program"]
+if TYPE_CHECKING:
+    from shellrt.analysis.models import PlanCommand
+
+__all__ = [
+    "SAFE_PATH_VAR",
+    "SHEBANG_BYTES",
+    "EnvPrefix",
+    "drops_safe_path",
+    "env_prefix",
+    "shebang",
+    "shebang_program",
+    "without_safe_path",
+]
 
 SAFE_PATH_VAR = "PYTHONSAFEPATH"
 #: ``env`` flags without a value (``-0``, ``-v``) and long options without one, that change nothing
@@ -135,3 +148,49 @@ def shebang_program(words: list[str]) -> EnvPrefix:
     if words and os.path.basename(words[0]) == "env":
         return env_prefix(words[1:])
     return EnvPrefix(argv=list(words))
+
+
+#: Programs that start their operand with an environment of their own, not the caller's
+#: (``sudo``'s ``env_reset``, ``doas``, ``su -c``, ``runuser``, ``pkexec``, ``systemd-run``): the
+#: runner's ``PYTHONSAFEPATH`` does not reach what they run.
+_ENV_RESETTERS = frozenset({"sudo", "doas", "su", "runuser", "pkexec", "systemd-run"})
+#: Shell builtins that change an exported variable for the rest of the line or script.
+_ENV_BUILTINS = frozenset({"unset", "export", "declare", "typeset", "local", "readonly", "printf", "read"})
+
+
+def drops_safe_path(parts: Sequence[PlanCommand]) -> bool:
+    """Whether any of ``parts`` (one planned hook line, or a whole hook script) drops the runner's
+    ``PYTHONSAFEPATH`` for what runs inside or after it (red team round 50): an assignment of it,
+    ``env -i``/``-u``/``PYTHONSAFEPATH=`` whatever program ``env`` runs (``env -u … nice python3``,
+    ``nice env -u … python3``: the wrapped part that runs Python is planned without it), a builtin
+    naming it (``unset PYTHONSAFEPATH; python3 -m x``), ``exec -c``, or a wrapper that resets the
+    environment (`_ENV_RESETTERS`). A line or script that does is read as if every command of it ran
+    with it unset (over-reads: a drop in one command counts for all)."""
+    for part in parts:
+        if any(a.name == SAFE_PATH_VAR for a in part.assignments):
+            return True
+        words = [w.value for w in part.argv]
+        program = os.path.basename(words[0] or "") if words else ""
+        if program == "env":
+            prefix = env_prefix(words[1:])
+            if prefix.clears_safe_path:
+                return True
+        if program in _ENV_RESETTERS or (
+            program == "exec" and any(w and w.startswith("-") for w in words[1:2])
+        ):
+            return True
+        if program == "printf" and "-v" not in words[1:]:
+            continue  # prints only (a format chosen at run time: `hook_substitutions` refuses it)
+        if program in _ENV_BUILTINS and any(w is None or SAFE_PATH_VAR in w for w in words[1:]):
+            return True
+    return False
+
+
+def without_safe_path(part: PlanCommand) -> PlanCommand:
+    """A copy of ``part`` read as run with the runner's ``PYTHONSAFEPATH`` unset (the planner's
+    result may be shared, so never changed in place)."""
+    from shellrt.analysis.models import Assignment
+    from shellrt.analysis.models import PlanCommand as Part
+
+    unset = Assignment(SAFE_PATH_VAR, f"{SAFE_PATH_VAR}=", None)
+    return Part(part.argv, [*part.assignments, unset], part.redirects, part.context, part.wrapped_by)

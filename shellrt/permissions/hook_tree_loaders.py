@@ -56,8 +56,22 @@ TREE_LOADERS: frozenset[str] = frozenset(
         *("rubocop", "php-cs-fixer", "phpstan", "danger", "golangci-lint"),
         # a module map found from the cwd up: deno.json's "imports", tsconfig.json's "paths"/"extends"
         *("deno", "tsx", "ts-node"),
+        # round 50: project files that run host code or start privileged containers, each able to
+        # include files below the root (``module { source = "./modules/x" }`` with an ``external``
+        # data source or a ``local-exec``; ``import ./nix/shell.nix``'s ``shellHook``; a compose
+        # file's ``include:`` with a ``/:/host`` volume); the root's own files alone were watched
+        *("terraform", "tofu", "terragrunt", "pulumi", "cdk", "nix-shell", "direnv", "devbox"),
+        *("vagrant", "tilt", "ansible-playbook", "docker-compose", "podman-compose", "earthly", "act"),
+        *("helmfile", "skaffold"),
     }
 )
+#: Programs that are `TREE_LOADERS` with one of these subcommands (any word: options come first).
+_LOADING_SUBCOMMANDS: dict[str, frozenset[str]] = {
+    "docker": frozenset({"compose", "bake"}),
+    "podman": frozenset({"compose"}),
+    "nerdctl": frozenset({"compose"}),
+    "nix": frozenset({"develop", "shell", "run", "build", "flake"}),
+}
 #: Python modules (top-level names) that do the same when run with ``python -m``.
 TREE_LOADER_MODULES: frozenset[str] = frozenset(
     {
@@ -78,6 +92,8 @@ def loads_the_tree(program: str, args: list[str | None]) -> bool:
     closed only where the word chooses the tool)."""
     if program in TREE_LOADERS:
         return True
+    if program in _LOADING_SUBCOMMANDS:
+        return any(a is None or a in _LOADING_SUBCOMMANDS[program] for a in args)
     if _PYTHON.fullmatch(program):
         for index, arg in enumerate(args):
             if arg == "-m" and index + 1 < len(args):
@@ -233,12 +249,15 @@ def safe_path_holds(interpreter: str, base: str) -> bool:
     read it (macOS's ``python3`` is 3.9, Ubuntu 22.04's 3.10), and an operator's own empty value,
     which the runner keeps, turns it off. The version is read from the name the hook gives or the
     real file it leads to (``/usr/bin/python3`` -> ``python3.11``), looked up as the hook's shell
-    will; one that names none (a pyenv shim, ``pypy3``) does not hold (fails closed)."""
+    will, the real file's name first (a ``python3.11`` link to ``python3.10`` does not hold); one
+    that names none (a pyenv shim, ``pypy3``) does not hold (fails closed). A copy of an older
+    binary under a newer name is believed (docs/security.md, round 50's Left)."""
     if os.environ.get("PYTHONSAFEPATH", "1") == "":
         return False
     versioned = _VERSIONED.fullmatch(os.path.basename(interpreter))
-    if versioned is not None:
-        return (int(versioned.group(1)), int(versioned.group(2))) >= (3, 11)
+    named = None if versioned is None else (int(versioned.group(1)), int(versioned.group(2)))
+    if named is not None and named < (3, 11):
+        return False
     key = (interpreter, base)
     now = time.monotonic()
     with _holds_lock:
@@ -247,9 +266,16 @@ def safe_path_holds(interpreter: str, base: str) -> bool:
         return hit[1]  # the host's PATH lookup costs up to ~60 ms under load: once per hook set
     from sandbox._hostpath import host_path
 
-    found = interpreter if "/" in interpreter else shutil.which(interpreter, path=host_path(None, (base,)))
+    found = (
+        os.path.join(base, interpreter)
+        if "/" in interpreter
+        else shutil.which(interpreter, path=host_path(None, (base,)))
+    )
     versioned = None if found is None else _VERSIONED.fullmatch(os.path.basename(os.path.realpath(found)))
-    holds = versioned is not None and (int(versioned.group(1)), int(versioned.group(2))) >= (3, 11)
+    # The real file's name wins over the name the hook gives (round 50: a ``python3.11`` link to
+    # ``python3.10`` was believed); a real file that names no version keeps the given name's.
+    real = None if versioned is None else (int(versioned.group(1)), int(versioned.group(2)))
+    holds = (real or named or (0, 0)) >= (3, 11) and (found is not None or named is not None)
     with _holds_lock:
         if len(_holds) > 64:
             _holds.clear()
