@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import shlex
 from collections.abc import Callable
 from typing import Final
 
@@ -785,7 +786,7 @@ class Planner:
         if name in ("cd", "pushd"):
             self._cd(argv)
         if name in UNWRAP_NAMES:  # other names (and dynamic ones) wrap nothing
-            self._unwrap(argv, redirects)
+            self._unwrap(argv, redirects, assignments)
 
     def _cd(self, argv: list[Word]) -> None:
         operands = [w for w in argv[1:] if not (w.value or "").startswith("-") or w.value == "-"]
@@ -794,7 +795,7 @@ class Planner:
         elif operands[0].value is not None:
             self.cd_targets.append(operands[0].value)
 
-    def _unwrap(self, argv: list[Word], redirects: list[Redirect]) -> None:
+    def _unwrap(self, argv: list[Word], redirects: list[Redirect], assignments: list[Assignment]) -> None:
         name = argv[0].value
         values = [w.value for w in argv]
         if name == "find":
@@ -804,10 +805,14 @@ class Planner:
                 # `find . -exe? sh x \;` with a file named `-exec`: the command it runs is a file name.
                 self._unread_script(" ".join(w.raw for w in argv[1:]), "find", redirects)
             return
-        result = unwrap(values)
+        result = unwrap(values, [w.raw for w in argv])
         unread = result.unknown and _runs_dynamic_word(name or "", values)
         if result.start is not None:
-            self._wrapped(argv[result.start :], name or "", redirects)
+            # The wrapped command runs in the environment the wrapper was given and the one it sets
+            # (`X=1 env Y=2 cmd`: cmd sees both): its assignments, read once here (round 50).
+            given = [_operand_assignment(argv[i]) for i in result.assigned]
+            self.assignments.extend(given)
+            self._wrapped(argv[result.start :], name or "", redirects, [*assignments, *given])
         elif result.script is not None:
             self._script(result.script, name or "", redirects)
         if not unread and any(expanded_by_bash(w) for w in argv[1:]):
@@ -819,13 +824,14 @@ class Planner:
             # `bash -c $'\x72m x'`, `exec "$p" x`: what runs is a word only bash decodes.
             self._unread_script(" ".join(w.raw for w in argv[1:]), name or "", redirects)
 
-    def _wrapped(self, argv: list[Word], wrapper: str, redirects: list[Redirect]) -> None:
+    def _wrapped(self, argv: list[Word], wrapper: str, redirects: list[Redirect],
+                 assignments: list[Assignment] | None = None) -> None:
         if len(self.commands) > MAX_WRAPPED_PLAN:
             # Never plan the rest without it: a wrapped command left out is one no rule sees.
             raise PlanLimitError(f"a command wrapped ({wrapper}) after more than {MAX_WRAPPED_PLAN} commands")
         self.context.append(f"wrapped:{wrapper}")
         try:
-            self.add_command(argv, [], list(redirects), wrapper)
+            self.add_command(argv, assignments or [], list(redirects), wrapper)
         finally:
             self.context.pop()
 
@@ -1359,6 +1365,18 @@ def build_plan(
     planner = Planner(source, text=text, fast_scripts=fast_scripts)
     planner.visit(root)
     return planner.plan()
+
+
+def _operand_assignment(word: Word) -> Assignment:
+    """``env NAME=VALUE``'s (``sudo``'s) operand as the assignment it is: ``raw`` spelt as a prefix
+    assignment would be (``NAME=`` and the value shell-quoted; a dynamic word as written)."""
+    value = word.value
+    if value is None:  # `NAME="…"` (`read_env` takes no other dynamic word as an assignment)
+        name, _, rest = word.raw.partition("=")
+        return Assignment(name, word.raw, Word(rest, None, word.features))
+    name, _, rest = value.partition("=")
+    quoted = shlex.quote(rest) if rest else ""
+    return Assignment(name, f"{name}={quoted}", Word(quoted or "''", rest, word.features))
 
 
 def _runs_dynamic_word(name: str, values: list[str | None]) -> bool:
