@@ -15,6 +15,7 @@ from .arith_flow import may_hide_code
 from .effects import OPERAND_WRITERS, copies_tree, operand_unknown
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
+from .programs.wrappers import SYSTEM_DIRS
 from .programs.paths import (
     FLAG_RECURSIVE,
     RESPONSE_FILE_PROGRAMS,
@@ -58,9 +59,7 @@ _SUBSCRIPT_BUILTINS: Final = frozenset(
 )
 DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
 #: Directories whose programs are named by their basename (``/bin/rm`` is ``rm``).
-_SYSTEM_DIRS: Final = frozenset(
-    {"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"}
-)
+_SYSTEM_DIRS: Final = SYSTEM_DIRS
 _OUTPUT_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
 _SHLEX_SAFE: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-"
 _INPUT_OPS: Final = frozenset({"<", "<>"})

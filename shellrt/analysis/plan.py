@@ -33,6 +33,7 @@ from .nodes import (
 )
 from .parse import kind_of, parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
+from .programs.wrappers import program_name
 from .words import (
     CUT_AFTER,
     CUT_BEFORE,
@@ -785,8 +786,10 @@ class Planner:
         name = argv[0].value
         if name in ("cd", "pushd"):
             self._cd(argv)
+        if name is not None and "/" in name:
+            name = program_name(name)  # `/usr/bin/env X=1 cmd` runs cmd as `env X=1 cmd` does (round 50)
         if name in UNWRAP_NAMES:  # other names (and dynamic ones) wrap nothing
-            self._unwrap(argv, redirects, assignments)
+            self._unwrap(argv, redirects, assignments, name)
 
     def _cd(self, argv: list[Word]) -> None:
         operands = [w for w in argv[1:] if not (w.value or "").startswith("-") or w.value == "-"]
@@ -795,9 +798,8 @@ class Planner:
         elif operands[0].value is not None:
             self.cd_targets.append(operands[0].value)
 
-    def _unwrap(self, argv: list[Word], redirects: list[Redirect], assignments: list[Assignment]) -> None:
-        name = argv[0].value
-        values = [w.value for w in argv]
+    def _unwrap(self, argv: list[Word], redirects: list[Redirect], assignments: list[Assignment], name: str) -> None:
+        values: list[str | None] = [name, *[w.value for w in argv[1:]]]
         if name == "find":
             for indexes in find_exec_commands([v or "" for v in values[1:]]):
                 self._wrapped([argv[i + 1] for i in indexes], "find", redirects)
@@ -818,7 +820,7 @@ class Planner:
         if not unread and any(expanded_by_bash(w) for w in argv[1:]):
             # A word bash replaces by file names where the wrapper reads its command or script
             # (`bash -c 'ls '*`, `timeout *`): what runs is chosen by the names, not the text.
-            masked = [None if i and expanded_by_bash(w) else w.value for i, w in enumerate(argv)]
+            masked = [name, *[None if expanded_by_bash(w) else w.value for w in argv[1:]]]
             unread = unwrap(masked).unknown and _runs_dynamic_word(name or "", masked)
         if unread:
             # `bash -c $'\x72m x'`, `exec "$p" x`: what runs is a word only bash decodes.

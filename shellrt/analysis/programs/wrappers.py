@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["INTERPRETERS", "SHELLS", "WRAPPERS", "Unwrapped", "unwrap"]
+__all__ = ["INTERPRETERS", "SHELLS", "SYSTEM_DIRS", "WRAPPERS", "Unwrapped", "program_name", "unwrap"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,19 @@ SHELLS: Final = frozenset(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "
 INTERPRETERS: Final = frozenset(
     ["python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit", "tclsh", "wish", "Rscript", "R", "julia", "osascript", "awk", "gawk", "mawk", "nawk", "busybox", "pwsh", "powershell", "java", "groovy", "scala", "irb", "source", ".", "eval", "exec", "trap", "alias", "unalias", "function", "make", "cmake", "ninja", "vim", "vi", "nvim", "nano", "emacs", "ed", "ex", "less", "more", "most", "pager", "script", "expect", "tmux", "screen", "ssh"]
 ) | SHELLS
+
+
+#: Directories whose programs are named by their basename (``/usr/bin/env`` is ``env``).
+SYSTEM_DIRS: Final = frozenset(
+    {"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"}
+)
+
+
+def program_name(value: str) -> str:
+    """The program a command word names: ``/usr/bin/env`` is ``env`` (a system directory's program);
+    any other path is itself (``./env`` is a file of the workspace)."""
+    directory, slash, name = value.rpartition("/")
+    return name if slash and directory + "/" in SYSTEM_DIRS else value
 
 
 class Unwrapped:
