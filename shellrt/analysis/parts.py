@@ -15,7 +15,6 @@ from .arith_flow import may_hide_code
 from .effects import OPERAND_WRITERS, copies_tree, operand_unknown
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
-from .programs.wrappers import SYSTEM_DIRS
 from .programs.paths import (
     FLAG_RECURSIVE,
     RESPONSE_FILE_PROGRAMS,
@@ -23,6 +22,7 @@ from .programs.paths import (
     program_reads,
     program_writes,
 )
+from .programs.wrappers import SYSTEM_DIRS
 
 __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
 
