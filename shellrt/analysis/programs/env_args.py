@@ -44,6 +44,8 @@ _MAX_SPLITS: Final = 8
 #: ``"$@"`` and ``"${a[@]}"`` are as many words as they hold).
 _QUOTED_ASSIGNMENT: Final = re.compile(r'[A-Za-z_][A-Za-z0-9_]*="[^"@]*"').fullmatch
 _BLANKS: Final = " \t\n\v\f\r"
+#: A NAME=VALUE word the shell also reads as an assignment (a valid name before the ``=``).
+_NAME_VALUE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=").match
 _ESCAPES: Final[dict[str, str]] = {'"': '"', "#": "#", "$": "$", "'": "'", "\\": "\\",
                                     "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
@@ -198,8 +200,16 @@ def read_env(argv: list[str | None], raws: list[str] | None = None) -> Unwrapped
             # env starts over on the string's words, then the rest: as a script, its words quoted.
             options = [*(["-i"] if ignore else []), *[w for n in unset for w in ("-u", n)],
                        *[w for d in chdir for w in ("-C", d)]]
-            script = shlex.join(["env", *options, *pieces, *[w for w in rest if w is not None]])
-            return Unwrapped(script=script, unset=tuple(unset))
+            again: list[str] = [*options, *pieces, *[w for w in rest if w is not None]]
+            inner = read_env(["env", *again])
+            plain = inner.start is not None and inner.script is None and not options
+            if plain and all(_NAME_VALUE(again[k - 1]) for k in range(1, inner.start or 1)):
+                # No option in them: the shell reads the same words the same way (NAME=VALUE words
+                # as the command's prefix assignments), without a second `env` part.
+                count = (inner.start or 1) - 1
+                prefix = [w.partition("=")[0] + "=" + shlex.quote(w.partition("=")[2]) for w in again[:count]]
+                return Unwrapped(script=" ".join([*prefix, shlex.join(again[count:])]), unset=tuple(unset))
+            return Unwrapped(script=shlex.join(["env", *again]), unset=tuple(unset))
     if i < len(words) and words[i] == "-":
         i += 1  # a lone `-` is `-i`
     assigned: list[int] = []
