@@ -433,7 +433,6 @@ def _dynamic_names(plan: CommandPlan) -> set[str]:
         argv = command.argv
         if any(_dynamic(w) for w in argv):
             anything = True
-        bound.update(_env_bound(argv))
         name = command.name
         binder = _BINDERS.get(name or "")
         if binder is not None and (not binder or _binds(argv[1:], binder)):
@@ -443,32 +442,6 @@ def _dynamic_names(plan: CommandPlan) -> set[str]:
     if anything or bound:
         bound.update(_IMPLICIT)
     bound.update(_PLACES)
-    return bound
-
-
-#: Programs that set ``NAME=VALUE`` operands in the environment of the command they run.
-_ENV_SETTERS: Final = frozenset({"env", "sudo", "doas"})
-_ENV_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
-_NO_NAMES: Final[set[str]] = set()  # never changed: callers only read it
-
-
-def _env_bound(argv: list[Word]) -> set[str]:
-    """Names ``env NAME=VALUE`` (after any wrapper: ``nice env``, ``timeout 5 env``; ``sudo NAME=VALUE``)
-    binds to a value holding an expansion, as ``NAME=VALUE cmd`` does: ``env PS4='$(…)' bash -xc ls`` ran
-    the ``$(…)`` (bash takes ``PS4`` from the environment when not root; red team, round 49)."""
-    at = -1
-    for i, w in enumerate(argv):
-        value = w.value
-        if value and value[-1] in "vos" and value.rpartition("/")[2] in _ENV_SETTERS:  # env, sudo, doas
-            at = i
-            break
-    if at < 0:
-        return _NO_NAMES
-    bound: set[str] = set()
-    for word in argv[at + 1 :]:
-        found = _ENV_WORD.match(word.value or word.raw)
-        if found is not None and (_dynamic(word) or _holds_code(word)):
-            bound.add(found.group(1))
     return bound
 
 

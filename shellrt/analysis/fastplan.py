@@ -651,7 +651,7 @@ def _plan(commands: list[_Command], dynamic: bool, declared: list[int], script_d
     """What ``Planner`` makes of the tree of these commands (it does the work when a name needs it);
     ``dynamic``: some word is an expansion; ``declared``: the indexes of ``export`` declarations."""
     for argv, _redirects, _op, _assignments in commands:
-        if argv[0].raw in PLANNER_NAMES:
+        if argv[0].raw.rpartition("/")[2] in PLANNER_NAMES:  # `/usr/bin/env` too
             return _planner_plan(commands, dynamic, declared, script_depth)
     constructs = [_declaration(commands[index][0]) for index in declared]
     plan_commands: list[PlanCommand] = []

@@ -16,6 +16,7 @@ a deny or ask command rule (`script_files`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -230,8 +231,31 @@ def _ex_mode(name: str, words: Sequence[str]) -> bool:
     return name == "ex" or any(w in ("-e", "-E", "-es", "-Es") for w in words)
 
 
+#: The toolchain programs a target triplet or a version names too (``x86_64-linux-gnu-gcc-12``, ``gcc-nm-12``).
+_TOOLCHAIN: Final = _RESPONSE_FILES | {"gfortran", "objdump"}
+_VERSION: Final = re.compile(r"-[0-9]+(?:\.[0-9]+)*$")
+
+
+def toolchain_name(name: str) -> str:
+    """``name`` without a target triplet or a version when it is then a toolchain program (``g++-12``,
+    ``x86_64-linux-gnu-nm``, ``x86_64-linux-gnu-cpp-12`` are ``g++``, ``nm``, ``cpp``: Debian installs
+    each; round 49's rows named only the bare names, red team round 50); else ``name`` itself."""
+    if name in _TOOLCHAIN:
+        return name
+    bare = _VERSION.sub("", name)
+    if bare in _TOOLCHAIN:
+        return bare
+    parts = bare.split("-")
+    for start in range(1, len(parts)):  # the longest known tail after a triplet: `…-gcc-nm` is gcc-nm
+        tail = "-".join(parts[start:])
+        if tail in _TOOLCHAIN and start >= 2:
+            return tail
+    return name
+
+
 def loaded_files(name: str, argv: Sequence[str]) -> list[str]:
     """The files ``argv``'s options make ``name`` load code or program names from, as written."""
+    name = toolchain_name(name)
     options = _options(name, _FILE_OPTIONS)
     if not options and name not in _RESPONSE_FILES:
         return []
@@ -239,6 +263,10 @@ def loaded_files(name: str, argv: Sequence[str]) -> list[str]:
     found: list[str] = _w_files(words) if name in _AWKS else []
     if name in _RESPONSE_FILES:
         found += [w[1:] for w in words if w[:1] == "@" and len(w) > 1]
+    if name in _CCS:
+        linker = _linker_words(words)
+        if linker:  # `gcc -Wl,-plugin,./p.so`: the linker's own loaders (round 50)
+            found += loaded_files("ld", ["ld", *linker])
     for option, value in _values(name, words, options):
         if name == "curl" and option == "--engine" and value == "list":
             continue  # lists the engines, loads none
@@ -258,9 +286,23 @@ def loaded_files(name: str, argv: Sequence[str]) -> list[str]:
     return found
 
 
+def _linker_words(words: Sequence[str]) -> list[str]:
+    """The words a compiler driver hands its linker (``-Wl,a,b``: ``a``, ``b``; ``-Xlinker a``: ``a``):
+    gcc 12 ran ld with ``-Wl,-plugin,./p.so``, ``-Xlinker -plugin -Xlinker ./p.so`` and ``-Wl,@rsp``, and
+    ld loaded ``./p.so`` (red team, round 50)."""
+    out: list[str] = []
+    for index, word in enumerate(words):
+        if word.startswith("-Wl,"):
+            out.extend(word[len("-Wl,") :].split(","))
+        elif word == "-Xlinker":
+            out.append(words[index + 1] if index + 1 < len(words) else "")
+    return out
+
+
 def loaded_code(name: str, argv: Sequence[str]) -> str:
     """Why an allow rule for ``name`` does not cover ``argv`` ("" when it may): an option makes the program
     run code from a file or a value no rule reads."""
+    name = toolchain_name(name)
     files = loaded_files(name, argv)
     if files:
         return (

@@ -22,6 +22,7 @@ from .programs.paths import (
     program_reads,
     program_writes,
 )
+from .programs.wrappers import SYSTEM_DIRS
 
 __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
 
@@ -58,9 +59,7 @@ _SUBSCRIPT_BUILTINS: Final = frozenset(
 )
 DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
 #: Directories whose programs are named by their basename (``/bin/rm`` is ``rm``).
-_SYSTEM_DIRS: Final = frozenset(
-    {"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"}
-)
+_SYSTEM_DIRS: Final = SYSTEM_DIRS
 _OUTPUT_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
 _SHLEX_SAFE: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-"
 _INPUT_OPS: Final = frozenset({"<", "<>"})
@@ -88,34 +87,16 @@ def resolve_command(argv: list[Word]) -> tuple[str, int, list[str]]:
             return name, index, env_names
         values: list[str | None] = [name]
         values.extend([w.value for w in argv[index + 1 :]])
-        result = unwrap(values)
-        if name == "env":
-            env_names.extend(_env_names(values, result.start))
+        result = unwrap(values, [w.raw for w in argv[index:]])
+        # The names env sets (its NAME=VALUE words, as the planner reads them) and unsets (`-u`).
+        env_names.extend([(values[i] or argv[index + i].raw).partition("=")[0] for i in result.assigned])
+        env_names.extend(result.unset)
         if result.unknown or result.script is not None:
             return "", index, env_names
         if result.start is None:
             return name, index, env_names
         index += result.start
     return "", index, env_names
-
-
-def _env_names(values: list[str | None], stop: int | None) -> list[str]:
-    """Names ``env`` sets or unsets before the command at ``stop``."""
-    out: list[str] = []
-    end = len(values) if stop is None else stop
-    for i in range(1, end):
-        value = values[i]
-        if value is None:
-            out.append("")
-        elif "=" in value and not value.startswith("-"):
-            out.append(value.split("=", 1)[0])
-        elif values[i - 1] in ("-u", "--unset"):
-            out.append(value)
-        elif value.startswith("--unset="):
-            out.append(value[len("--unset=") :])
-        elif value.startswith("-u") and len(value) > 2 and not value.startswith("--"):
-            out.append(value[2:])
-    return out
 
 
 def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False) -> list[Subcommand]:

@@ -32,6 +32,7 @@ from .nodes import (
 )
 from .parse import kind_of, parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
+from .programs.wrappers import program_name
 from .words import (
     CUT_AFTER,
     CUT_BEFORE,
@@ -784,8 +785,10 @@ class Planner:
         name = argv[0].value
         if name in ("cd", "pushd"):
             self._cd(argv)
+        if name is not None and "/" in name:
+            name = program_name(name)  # `/usr/bin/env X=1 cmd` runs cmd as `env X=1 cmd` does (round 50)
         if name in UNWRAP_NAMES:  # other names (and dynamic ones) wrap nothing
-            self._unwrap(argv, redirects)
+            self._unwrap(argv, redirects, assignments, name)
 
     def _cd(self, argv: list[Word]) -> None:
         operands = [w for w in argv[1:] if not (w.value or "").startswith("-") or w.value == "-"]
@@ -794,9 +797,8 @@ class Planner:
         elif operands[0].value is not None:
             self.cd_targets.append(operands[0].value)
 
-    def _unwrap(self, argv: list[Word], redirects: list[Redirect]) -> None:
-        name = argv[0].value
-        values = [w.value for w in argv]
+    def _unwrap(self, argv: list[Word], redirects: list[Redirect], assignments: list[Assignment], name: str) -> None:
+        values: list[str | None] = [name, *[w.value for w in argv[1:]]]
         if name == "find":
             for indexes in find_exec_commands([v or "" for v in values[1:]]):
                 self._wrapped([argv[i + 1] for i in indexes], "find", redirects)
@@ -804,28 +806,33 @@ class Planner:
                 # `find . -exe? sh x \;` with a file named `-exec`: the command it runs is a file name.
                 self._unread_script(" ".join(w.raw for w in argv[1:]), "find", redirects)
             return
-        result = unwrap(values)
+        result = unwrap(values, [w.raw for w in argv])
         unread = result.unknown and _runs_dynamic_word(name or "", values)
         if result.start is not None:
-            self._wrapped(argv[result.start :], name or "", redirects)
+            # The wrapped command runs in the environment the wrapper was given and the one it sets
+            # (`X=1 env Y=2 cmd`: cmd sees both): its assignments, read once here (round 50).
+            given = [_operand_assignment(argv[i]) for i in result.assigned]
+            self.assignments.extend(given)
+            self._wrapped(argv[result.start :], name or "", redirects, [*assignments, *given])
         elif result.script is not None:
             self._script(result.script, name or "", redirects)
         if not unread and any(expanded_by_bash(w) for w in argv[1:]):
             # A word bash replaces by file names where the wrapper reads its command or script
             # (`bash -c 'ls '*`, `timeout *`): what runs is chosen by the names, not the text.
-            masked = [None if i and expanded_by_bash(w) else w.value for i, w in enumerate(argv)]
+            masked = [name, *[None if expanded_by_bash(w) else w.value for w in argv[1:]]]
             unread = unwrap(masked).unknown and _runs_dynamic_word(name or "", masked)
         if unread:
             # `bash -c $'\x72m x'`, `exec "$p" x`: what runs is a word only bash decodes.
             self._unread_script(" ".join(w.raw for w in argv[1:]), name or "", redirects)
 
-    def _wrapped(self, argv: list[Word], wrapper: str, redirects: list[Redirect]) -> None:
+    def _wrapped(self, argv: list[Word], wrapper: str, redirects: list[Redirect],
+                 assignments: list[Assignment] | None = None) -> None:
         if len(self.commands) > MAX_WRAPPED_PLAN:
             # Never plan the rest without it: a wrapped command left out is one no rule sees.
             raise PlanLimitError(f"a command wrapped ({wrapper}) after more than {MAX_WRAPPED_PLAN} commands")
         self.context.append(f"wrapped:{wrapper}")
         try:
-            self.add_command(argv, [], list(redirects), wrapper)
+            self.add_command(argv, assignments or [], list(redirects), wrapper)
         finally:
             self.context.pop()
 
@@ -1359,6 +1366,22 @@ def build_plan(
     planner = Planner(source, text=text, fast_scripts=fast_scripts)
     planner.visit(root)
     return planner.plan()
+
+
+_SHLEX_UNSAFE: Final = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
+
+
+def _operand_assignment(word: Word) -> Assignment:
+    """``env NAME=VALUE``'s (``sudo``'s) operand as the assignment it is: ``raw`` spelt as a prefix
+    assignment would be (``NAME=`` and the value shell-quoted; a dynamic word as written)."""
+    value = word.value
+    if value is None:  # `NAME="…"` (`read_env` takes no other dynamic word as an assignment)
+        name, _, rest = word.raw.partition("=")
+        return Assignment(name, word.raw, Word(rest, None, word.features))
+    name, _, rest = value.partition("=")
+    # shlex.quote's output (not imported: `shellrt classify` loads this module, round 50's budget)
+    quoted = rest if not rest or _SHLEX_UNSAFE(rest) is None else "'" + rest.replace("'", "'\"'\"'") + "'"
+    return Assignment(name, f"{name}={quoted}", Word(quoted or "''", rest, word.features))
 
 
 def _runs_dynamic_word(name: str, values: list[str | None]) -> bool:

@@ -507,24 +507,24 @@ def _run_time_runner(value: str, dashed: bool = False) -> str:
 _SETTING_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
 
 
-def command_settings(words: Sequence[str], raw: bool = False) -> list[tuple[str, str]]:
-    """(name, command line) for each ``NAME=VALUE`` of ``words`` whose name holds a command line a program
-    hands to ``sh -c`` (``LESSOPEN='|cmd %s'``, ``GIT_EXTERNAL_DIFF=cmd``), its ``|``/``!`` mark dropped:
-    for deny rules as an option's command value is (a value the shell reads differently from its text,
-    ``r""m``, is not static there; red team, round 49). ``raw``: the words are assignments as written
-    (their quotes are the shell's: ``X='|r""m y'`` holds ``|r""m y``)."""
+def command_settings(assignments: Sequence[str]) -> list[tuple[str, str]]:
+    """(name, command line) for each of the plan's ``assignments`` (as written: a prefix's, a standalone
+    one's, or env's ``NAME=VALUE`` operand, which the planner reads as an assignment: round 50) whose
+    name holds a command line a program hands to ``sh -c`` (``LESSOPEN='|cmd %s'``,
+    ``GIT_EXTERNAL_DIFF=cmd``), its ``|``/``!`` mark dropped: for deny rules as an option's command
+    value is (a value the shell reads differently from its text, ``r""m``, is not static there; red
+    team, round 49). The quotes are the shell's: ``X='|r""m y'`` holds ``|r""m y``."""
     found: list[tuple[str, str]] = []
-    for word in words:
+    for word in assignments:
         setting = _SETTING_WORD.fullmatch(word)
         if setting is None or _COMMAND_VARIABLE.fullmatch(setting.group(1)) is None:
             continue
         value = setting.group(2)
-        if raw:
-            try:
-                decoded = shlex.split(value)
-            except ValueError:
-                decoded = []
-            value = decoded[0] if len(decoded) == 1 else value  # else kept as written: not static
+        try:
+            decoded = shlex.split(value)
+        except ValueError:
+            decoded = []
+        value = decoded[0] if len(decoded) == 1 else value  # else kept as written: not static
         found.append((setting.group(1), _VALUE_PREFIX.sub("", value.strip())))
     return found
 

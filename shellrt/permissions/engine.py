@@ -470,8 +470,8 @@ class PermissionEngine:
                 forms += _embedded_commands([*part.argv, part.text, *part.assigned])
             options = command_options(part.name, part.argv)
             # `psql -o '|cmd'`, `LESSOPEN='|cmd %s'`: command lines handed to `sh -c` too (round 49)
-            options += piped_commands(part.name, part.argv) + command_settings(part.argv[1:])
-            options += command_settings(part.assigned, raw=True)
+            # (env's NAME=VALUE operands are assignments too: the planner reads them, round 50)
+            options += piped_commands(part.name, part.argv) + command_settings(part.assigned)
             forms += _embedded_commands([value for _, value in options])
             hit = self.rules.content_hit(
                 rule_kind, tool_name, PermissionSubject(commands=tuple(forms), access="execute")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["INTERPRETERS", "SHELLS", "WRAPPERS", "Unwrapped", "unwrap"]
+__all__ = ["INTERPRETERS", "SHELLS", "SYSTEM_DIRS", "WRAPPERS", "Unwrapped", "program_name", "unwrap"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ WRAPPERS: Final[dict[str, _Wrapper]] = {
     "timeout": _w("-s --signal -k --kill-after", skip=1),
     "nice": _w("-n --adjustment"),
     "nohup": _w(),
+    # env's arguments are read by `env_args.read_env` (its options, `-`, NAME=VALUE, -S strings).
     "env": _w("-u --unset -C --chdir -S --split-string", assignments=True, script="-S --split-string"),
     "stdbuf": _w("-i -o -e --input --output --error"),
     "xargs": _w("-a --arg-file -d --delimiter -E -e --eof -I -i --replace -L -l --max-lines -n --max-args "
@@ -46,7 +47,7 @@ WRAPPERS: Final[dict[str, _Wrapper]] = {
     "command": _w(none="-v -V"),
     "builtin": _w(),
     "exec": _w("-a"),
-    "sudo": _w("-u --user -g --group -h --host -p --prompt -C --close-from -D --chdir -r --role -t --type "
+    "sudo": _w(assignments=True, values="-u --user -g --group -h --host -p --prompt -C --close-from -D --chdir -r --role -t --type "
                "-T --command-timeout -U --other-user"),
     "doas": _w("-u -C"),
     "time": _w("-o --output -f --format"),  # GNU time's (/usr/bin/time); bash's keyword takes only -p
@@ -89,23 +90,42 @@ INTERPRETERS: Final = frozenset(
 ) | SHELLS
 
 
+#: Directories whose programs are named by their basename (``/usr/bin/env`` is ``env``).
+SYSTEM_DIRS: Final = frozenset(
+    {"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"}
+)
+
+
+def program_name(value: str) -> str:
+    """The program a command word names: ``/usr/bin/env`` is ``env`` (a system directory's program);
+    any other path is itself (``./env`` is a file of the workspace)."""
+    directory, slash, name = value.rpartition("/")
+    return name if slash and directory + "/" in SYSTEM_DIRS else value
+
+
 class Unwrapped:
     """What a wrapper runs: the index where the inner argv starts, or a script string.
 
     A plain class (mypyc compiles its ``__init__``; a dataclass's is generated at run time).
     """
 
-    __slots__ = ("script", "start", "unknown")
+    __slots__ = ("assigned", "script", "start", "unknown", "unset")
 
-    def __init__(self, start: int | None = None, script: str | None = None, unknown: bool = False) -> None:
+    def __init__(self, start: int | None = None, script: str | None = None, unknown: bool = False,
+                 assigned: tuple[int, ...] = (), unset: tuple[str, ...] = ()) -> None:
         self.start = start
         self.script = script
         #: The wrapped command could not be determined (dynamic or unmodelled arguments).
         self.unknown = unknown
+        #: Indexes of the ``NAME=VALUE`` words the wrapper puts in the command's environment (env, sudo).
+        self.assigned = assigned
+        #: Names ``env -u NAME`` removes from it.
+        self.unset = unset
 
 
-def unwrap(argv: list[str | None]) -> Unwrapped:
-    """Locate the command run by a wrapper/interpreter invocation (``None`` = dynamic word)."""
+def unwrap(argv: list[str | None], raws: list[str] | None = None) -> Unwrapped:
+    """Locate the command run by a wrapper/interpreter invocation (``None`` = dynamic word; ``raws``: the
+    words as written, for env's ``NAME="$v"`` words: `env_args.read_env`)."""
     name = argv[0]
     if name is None:
         return Unwrapped(unknown=True)
@@ -115,6 +135,10 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
         return Unwrapped(script=" ".join(a for a in argv[1:] if a is not None))
     if name in SHELLS:
         return _shell(argv)
+    if name == "env":
+        from .env_args import read_env  # the one reading of env's arguments (red team, round 50)
+
+        return read_env(argv, raws)
     spec = WRAPPERS.get(name)
     if spec is None:
         return Unwrapped()
@@ -164,15 +188,17 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
         if consumed == 2 and i + 1 < len(argv) and argv[i + 1] is None:
             return Unwrapped(unknown=True)  # `timeout -s * 5 ls`: the value may be several words
         i += consumed
-    if spec.assignments:
+    assigned: list[int] = []
+    if spec.assignments:  # sudo's NAME=VALUE operands (env's are read by `read_env`)
         while i < len(argv) and argv[i] is not None and "=" in (argv[i] or "") and not (argv[i] or "=").startswith("="):
+            assigned.append(i)
             i += 1
     if any(word is None for word in argv[i : i + spec.skip]):
         return Unwrapped(unknown=True)  # `timeout * ls`: the duration may be several words
     i += spec.skip
     if i >= len(argv) or (spec.runs_with and not any(letter in given for letter in spec.runs_with)):
-        return Unwrapped()
-    return Unwrapped(start=i)
+        return Unwrapped(assigned=tuple(assigned))
+    return Unwrapped(start=i, assigned=tuple(assigned))
 
 
 def _long_option(name: str, spec: _Wrapper) -> str | None:
@@ -248,9 +274,8 @@ def check_wrapper(name: str, argv: list[str | None]) -> list[str] | None:
     if name == "command":
         return _options(name, options, frozenset({"-p"}), frozenset())
     if name == "env":
-        assigned = [a for a in options if a is not None and "=" in a and not a.startswith("-")]
-        if assigned:
-            return [f"env {assigned[0]!r} changes the environment of the command it runs"]
+        if result.assigned:
+            return [f"env {argv[result.assigned[0]]!r} changes the environment of the command it runs"]
         # -i/-u would also drop the environment the runtime sets for the command (git hardening).
         return _options(name, options, frozenset(), frozenset())
     return None
