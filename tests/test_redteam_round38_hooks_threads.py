@@ -54,7 +54,8 @@ async def test_a_thread_mid_write_is_stopped_before_the_pause_ends(tmp_path: Pat
     async with supervised(backend, tmp_path / "session") as sup:
         await sup.start_background("python3 w.py")
         with anyio.fail_after(20):
-            while not (ws / "ready").exists() or (ws / "big").stat().st_size < 128 << 20:
+            # "ready" may come before the writer thread made "big" (round 50 saw it missing, load ~20).
+            while not (ws / "ready").exists() or not (ws / "big").exists() or (ws / "big").stat().st_size < 128 << 20:
                 await anyio.sleep(0.05)
         moved = 0
         for _ in range(6):
