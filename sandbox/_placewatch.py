@@ -41,6 +41,8 @@ _IN_ONLYDIR = 0x01000000
 _IN_DONT_FOLLOW = 0x02000000
 _MASK = _IN_ATTRIB | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE | _IN_DELETE_SELF | _IN_MOVE_SELF
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
+#: Reads of 64 KiB one `_Shared.drain` makes at most (~2 MiB of events, ~60,000 renames).
+_DRAIN_READS = 32
 
 
 def _ways(path: str) -> Iterable[tuple[str, str]]:
@@ -97,12 +99,22 @@ class _Shared:
         return int(self._add(self.open(), os.fsencode(path), _MASK | _IN_ONLYDIR | _IN_DONT_FOLLOW))
 
     def drain(self) -> None:
-        """Read every queued event and mark the watches it concerns. Under `lock`."""
+        """Read the queued events and mark the watches they concern. Under `lock`.
+
+        At most `_DRAIN_READS` reads: a command renaming names in a watched directory as fast as
+        they are read (several processes at once, the reader starved on a loaded host) kept this
+        loop, and every watch's caller waiting on the lock, going for as long as it liked (a 300 s
+        hang was seen in a loaded test run). Past the bound every watch is marked (fail closed: its
+        places are worked out again); what is still queued is read at the next call."""
         if self.fd is None or not self._poll.poll(0):
             return
         try:
-            while data := os.read(self.fd, 1 << 16):
+            for _ in range(_DRAIN_READS):
+                data = os.read(self.fd, 1 << 16)
+                if not data:
+                    return
                 self._mark(data)
+            self._mark_all()
         except BlockingIOError:
             pass
         except OSError:
