@@ -63,4 +63,6 @@ def test_sessions_leave_no_warm_shell_pipes_open(tmp_path: Path) -> None:
         return [await session(n) for n in range(4)]
 
     counts = anyio.run(main)
-    assert counts[1:] == [counts[1]] * 3, counts  # the first session may open the process's own
+    # A leak grows the count with each session; one fewer later (an fd the process opened for itself
+    # in an earlier session, closed since: [7, 7, 7, 5] in CI138) is no leak.
+    assert all(count <= counts[1] for count in counts[2:]), counts  # the first session may open the process's own

@@ -13,6 +13,7 @@ here, under the layer of both.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = ["StrictJsonError", "strict_loads"]
@@ -35,6 +36,30 @@ def _constant(name: str) -> Any:
     raise StrictJsonError(f"{name} is not JSON; send a number or null")
 
 
+#: Nesting refused before the decoder starts (Python's own limit is ~1,000 frames deep).
+MAX_NESTING = 512
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _too_deep(text: str) -> bool:
+    """Whether ``text`` opens more than `MAX_NESTING` arrays/objects within each other (strings
+    skipped). Why: the decoder recursed to the interpreter's limit first and raised `RecursionError`
+    there, and whatever ran at that depth meanwhile (a garbage collection's finalizers) failed too:
+    an unraisable error in CI138, from a hook that printed 100,000 ``[``."""
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return False
+    depth = 0
+    for match in _BRACKET.finditer(_STRING.sub("", text)):
+        if match.group() in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
 #: One decoder for every line (``json.loads`` with hooks builds a new one per call).
 _DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_constant)
 
@@ -44,6 +69,8 @@ def strict_loads(text: str | bytes) -> Any:
     `StrictJsonError`, `UnicodeDecodeError` or `RecursionError`."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
+    if _too_deep(text):
+        raise RecursionError(f"JSON nested more than {MAX_NESTING} levels deep")
     try:
         return _DECODER.decode(text)
     except StrictJsonError:
