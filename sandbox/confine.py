@@ -1485,6 +1485,10 @@ def _replace_in(
     )
     mine = _inode(os.fstat(fd))
     renamed = False
+    # ``fd`` stays open until the last check: (device, inode) names our file only while the inode
+    # lives. Closed before the checks, a temp file a command had already renamed over was freed
+    # with the close, and the command's next file could get the same inode number (ext4 reuses a
+    # freed one at once): both checks passed and its content was reported as this write (CI139).
     try:
         try:
             view = memoryview(data)
@@ -1495,24 +1499,25 @@ def _replace_in(
             mode = _owned_as_wanted(fd, owner, mode)
             os.fchmod(fd, mode)
             os.fsync(fd)
-        finally:
-            os.close(fd)
-        # The temp name sits in a directory commands may write: one renamed over it while the data
-        # was written had its own file renamed over the target, reported as this write (red team
-        # round 19). Checked before the rename (nothing lands) and after it (then it is said).
-        if _inode_at(parent, tmp) != mine:
-            raise _swapped(shown, landed=False)
-        _land(parent, tmp, os.fsencode(name), base, exclusive, shown, mine)
-        renamed = True
-    except BaseException:
-        if not renamed and _inode_at(parent, tmp) == mine:  # never a file a command put there
-            try:
-                os.unlink(tmp, dir_fd=parent)
-            except OSError:
-                pass
-        raise
-    if _inode_at(parent, os.fsencode(name)) != mine:
-        raise _swapped(shown, landed=True)
+            # The temp name sits in a directory commands may write: one renamed over it while the
+            # data was written had its own file renamed over the target, reported as this write
+            # (red team round 19). Checked before the rename (nothing lands) and after it (then it
+            # is said).
+            if _inode_at(parent, tmp) != mine:
+                raise _swapped(shown, landed=False)
+            _land(parent, tmp, os.fsencode(name), base, exclusive, shown, mine)
+            renamed = True
+        except BaseException:
+            if not renamed and _inode_at(parent, tmp) == mine:  # never a file a command put there
+                try:
+                    os.unlink(tmp, dir_fd=parent)
+                except OSError:
+                    pass
+            raise
+        if _inode_at(parent, os.fsencode(name)) != mine:
+            raise _swapped(shown, landed=True)
+    finally:
+        os.close(fd)
     try:
         dfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
     except OSError:
