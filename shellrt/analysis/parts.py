@@ -22,7 +22,7 @@ from .programs.paths import (
     program_reads,
     program_writes,
 )
-from .programs.wrappers import SYSTEM_DIRS
+from .programs.wrappers import program_name
 
 __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
 
@@ -58,8 +58,6 @@ _SUBSCRIPT_BUILTINS: Final = frozenset(
     }
 )
 DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
-#: Directories whose programs are named by their basename (``/bin/rm`` is ``rm``).
-_SYSTEM_DIRS: Final = SYSTEM_DIRS
 _OUTPUT_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
 _SHLEX_SAFE: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-"
 _INPUT_OPS: Final = frozenset({"<", "<>"})
@@ -76,8 +74,8 @@ def resolve_command(argv: list[Word]) -> tuple[str, int, list[str]]:
         value = head.value
         if value is None or "glob" in head.features:
             return "", index, env_names
-        directory, slash, name = value.rpartition("/")
-        if slash and directory + "/" not in _SYSTEM_DIRS:
+        name = program_name(value)  # `/bin/rm` is `rm`
+        if "/" in name:
             # `./ls`, `bin/ls`, `/tmp/ls`: a file of that name, not the program (an allow rule for
             # `ls` must not run it). The path as written is its name.
             return value, index, env_names
