@@ -23,14 +23,14 @@ from collections.abc import Callable
 
 from shellrt.analysis import CommandAnalysis
 from shellrt.permissions.interfaces import CommandPart
-from shellrt.tools._configfiles import CONFIG_PROGRAMS, config_program
+from shellrt.tools._configfiles import config_program
 
 __all__ = ["memoised_parts", "names_no_path"]
 
 #: Programs whose split consults the host beyond path resolution (git: repository
-#: configuration, hooks, changed files; jq: module search paths; round 50: the programs whose
-#: configuration files found from their directory are read, `_configfiles.CONFIG_PROGRAMS`).
-_HOST_LOOKUP_PROGRAMS = frozenset({"git", "jq", "gojq", "jaq"}) | CONFIG_PROGRAMS
+#: configuration, hooks, changed files; jq: module search paths). Also, by `config_program`
+#: (round 50): the programs whose configuration files found from their directory are read.
+_HOST_LOOKUP_PROGRAMS = frozenset({"git", "jq", "gojq", "jaq"})
 
 #: Most analyses remembered (the analysis cache holds 256 commands).
 _MAX_REMEMBERED = 256
