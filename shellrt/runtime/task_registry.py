@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox._hostread import read_regular
-from sandbox._proctree import _read_proc, stat_fields
+from sandbox._proctree import read_proc, stat_fields
 from shellrt.runtime.leftovers import root_still_there
 from shellrt.supervisor import BackgroundTask, TaskStatus
 from shellrt.supervisor.tasks import TaskManager
@@ -156,7 +156,7 @@ def started_by_owner(pid: int, owner: ProcessIdentity) -> bool:
         # a wrong start time had that session's commands killed. A dead owner's pid reused: not killed.
         return False
     try:
-        environ = _read_proc(f"/proc/{pid}/environ")
+        environ = read_proc(f"/proc/{pid}/environ")
     except OSError:
         return False
     return any(int(found) == owner.pid for found in _MARKER.findall(environ))
