@@ -39,7 +39,7 @@ from sandbox._proctree import read_proc, stat_fields
 from shellrt.runtime.leftovers import root_still_there
 from shellrt.runtime.session_dir import IN_USE_FILE
 from shellrt.supervisor import BackgroundTask, TaskStatus
-from shellrt.supervisor.tasks import TaskManager
+from shellrt.supervisor.tasks import DEFAULT_MAX_BACKGROUND_TASKS, TaskManager, max_background_tasks
 
 __all__ = ["TASKS_FILE", "ProcessIdentity", "TaskRegistry"]
 
@@ -249,7 +249,15 @@ class TaskRegistry:
             ]
         notes: list[str] = []
         records = raw.get("tasks") if isinstance(raw, dict) else None
-        for record in records if isinstance(records, list) else []:
+        records = records if isinstance(records, list) else []
+        limit = MAX_RECORDS + _running_cap()
+        if len(records) > limit:
+            notes.append(
+                f"background-task registry {self.path} holds {len(records):,} records, more than the {limit:,} "
+                f"shellrt writes (a command may have written it): the {len(records) - limit:,} more were not read"
+            )
+            records = records[:limit]
+        for record in records:
             try:
                 task = BackgroundTask.model_validate(record["task"])
                 offset = int(record.get("read_offset", 0))
@@ -383,6 +391,16 @@ class TaskRegistry:
             )
             ended = None
         return task.model_copy(update={"status": TaskStatus.KILLED, "note": note, "ended_at": ended})
+
+
+def _running_cap() -> int:
+    """The session's background-task cap: `TaskRegistry.save` keeps every running task beyond
+    `MAX_RECORDS`. A reopening read every record of a 16 MiB file: 45,000 forged "running" ones took
+    it 60 s on the event loop (red team round 51)."""
+    try:
+        return max_background_tasks()
+    except ValueError:
+        return DEFAULT_MAX_BACKGROUND_TASKS
 
 
 def _inode(path: Path) -> int | None:
