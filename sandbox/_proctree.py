@@ -41,6 +41,7 @@ __all__ = [
     "last_pid",
     "pids_with_marker",
     "process_table",
+    "read_proc",
     "scan_markers",
     "start_time",
     "stat_fields",
@@ -58,7 +59,7 @@ MARKER_VAR = "SHELLRT_RUN_ID"
 COMMAND_ENV: dict[str, str] = {"GIT_OPTIONAL_LOCKS": "0"}
 
 
-def _read_proc(path: str) -> bytes:
+def read_proc(path: str) -> bytes:
     """The whole of a /proc file, by descriptor: a Python file object costs four more system calls
     per file (fstat twice, TCGETS, lseek), and the poller and the sweeps read one per process.
     Read to the end (not up to a newline: a process may put one in its own ``comm``)."""
@@ -75,7 +76,7 @@ def _read_proc(path: str) -> bytes:
 def is_alive(pid: int) -> bool:
     """True when ``pid`` exists and is not a zombie (a zombie is dead, just not reaped)."""
     try:
-        stat = _read_proc(f"/proc/{pid}/stat")
+        stat = read_proc(f"/proc/{pid}/stat")
     except OSError:
         return False
     # Format: "pid (comm) S ..." — comm may contain spaces/parens, so split at the last ')'.
@@ -86,7 +87,7 @@ def is_alive(pid: int) -> bool:
 def stat_fields(pid: int) -> list[bytes] | None:
     """The fields of ``/proc/<pid>/stat`` after ``comm`` (state first), or None when it is gone."""
     try:
-        stat = _read_proc(f"/proc/{pid}/stat")
+        stat = read_proc(f"/proc/{pid}/stat")
     except OSError:
         return None
     return stat[stat.rfind(b")") + 2 :].split()
@@ -104,7 +105,7 @@ def _parse_stat(stat: bytes) -> tuple[int, int] | None:
 def start_time(pid: int) -> int | None:
     """The process's start time in clock ticks (its identity with the pid), or None when gone."""
     try:
-        parsed = _parse_stat(_read_proc(f"/proc/{pid}/stat"))
+        parsed = _parse_stat(read_proc(f"/proc/{pid}/stat"))
     except OSError:
         return None
     return None if parsed is None else parsed[1]
@@ -126,7 +127,7 @@ def process_table(min_pid: int = 0) -> dict[int, tuple[int, int]]:
     table: dict[int, tuple[int, int]] = {}
     for pid in _pids_above(min_pid):
         try:
-            parsed = _parse_stat(_read_proc(f"/proc/{pid}/stat"))
+            parsed = _parse_stat(read_proc(f"/proc/{pid}/stat"))
         except OSError:
             continue
         if parsed is not None:
@@ -137,7 +138,7 @@ def process_table(min_pid: int = 0) -> dict[int, tuple[int, int]]:
 def last_pid() -> int | None:
     """The pid the kernel allocated last in our pid namespace (None when unknown)."""
     try:
-        return int(_read_proc("/proc/sys/kernel/ns_last_pid"))
+        return int(read_proc("/proc/sys/kernel/ns_last_pid"))
     except (OSError, ValueError):
         return None
 
@@ -157,7 +158,7 @@ def scan_markers(min_pid: int = 0) -> dict[int, str]:
         if pid == me:
             continue
         try:
-            env = b"\0" + _read_proc(f"/proc/{pid}/environ")
+            env = b"\0" + read_proc(f"/proc/{pid}/environ")
         except OSError:
             continue
         at = env.find(needle)
@@ -234,7 +235,7 @@ def _started_at(started: int) -> Callable[[int], bool]:
 def _marker_of(pid: int) -> str | None:
     needle = f"\0{MARKER_VAR}=".encode()
     try:
-        env = b"\0" + _read_proc(f"/proc/{pid}/environ")
+        env = b"\0" + read_proc(f"/proc/{pid}/environ")
     except OSError:
         return None
     at = env.find(needle)

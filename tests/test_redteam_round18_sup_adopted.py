@@ -26,6 +26,7 @@ import pytest
 from shellrt.runtime import Runtime
 from shellrt.runtime.task_registry import TASKS_FILE, ProcessIdentity
 from shellrt.supervisor import TaskStatus
+from tests._session_owner import start_session_owner
 from tests.test_server_jsonl import bash, text_of
 
 pytestmark = pytest.mark.anyio
@@ -104,7 +105,8 @@ async def test_a_task_whose_owner_died_after_the_adoption_is_judged_then(
     ws.mkdir()
     async with Runtime(ws, "local", session_id="owner18", session_dir=session_dir):
         pass
-    owner, owner_id = _sleeper(sleepers)
+    owner = start_session_owner(session_dir, sleepers)  # a live owner holds the session (round 51)
+    owner_id = ProcessIdentity.of(owner.pid).to_json()  # type: ignore[union-attr]
     task_proc, task_id_json = _sleeper(sleepers, owner_pid=owner.pid)
     output = tmp_path / "out.txt"
     output.write_text("line of the owner's task\n")

@@ -19,6 +19,7 @@ import pytest
 from shellrt.runtime import Runtime
 from shellrt.runtime.task_registry import TASKS_FILE, ProcessIdentity
 from tests._proc_words import shown_words
+from tests._session_owner import start_session_owner
 from tests.test_server_jsonl import JsonlClient, bash, text_of
 
 _fresh = iter(range(1, 1_000_000))
@@ -132,7 +133,8 @@ async def test_reopening_judges_each_task_by_process_identity(
     gone = subprocess.Popen(["true"])
     gone.wait()
     dead_owner = {"pid": gone.pid, "start_ticks": 1, "boot_id": ProcessIdentity.of(os.getpid()).boot_id}  # type: ignore[union-attr]
-    recycled, foreign_task, foreign_owner = (_sleeper(sleepers) for _ in range(3))
+    recycled, foreign_task = (_sleeper(sleepers) for _ in range(2))
+    foreign_owner = start_session_owner(session_dir, sleepers)  # a live owner holds the session (round 51)
     survivor = _sleeper(sleepers, owner_pid=gone.pid)
 
     def ident(proc: subprocess.Popen[bytes], shift: int = 0) -> dict[str, Any]:

@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from sandbox._hostread import read_regular
-from sandbox._proctree import _read_proc, stat_fields
+from sandbox._proctree import read_proc, stat_fields
 from shellrt.runtime.leftovers import root_still_there
+from shellrt.runtime.session_dir import IN_USE_FILE
 from shellrt.supervisor import BackgroundTask, TaskStatus
-from shellrt.supervisor.tasks import TaskManager
+from shellrt.supervisor.tasks import DEFAULT_MAX_BACKGROUND_TASKS, TaskManager, max_background_tasks
 
 __all__ = ["TASKS_FILE", "ProcessIdentity", "TaskRegistry"]
 
@@ -156,7 +157,7 @@ def started_by_owner(pid: int, owner: ProcessIdentity) -> bool:
         # a wrong start time had that session's commands killed. A dead owner's pid reused: not killed.
         return False
     try:
-        environ = _read_proc(f"/proc/{pid}/environ")
+        environ = read_proc(f"/proc/{pid}/environ")
     except OSError:
         return False
     return any(int(found) == owner.pid for found in _MARKER.findall(environ))
@@ -169,6 +170,10 @@ class TaskRegistry:
         self.path = Path(session_dir) / TASKS_FILE
         self.tasks = tasks
         self.owner = ProcessIdentity.of(os.getpid())
+        #: The inode of the session's in-use lock as this process holds it (`session_holders`).
+        self._lock_ino = _inode(Path(session_dir) / IN_USE_FILE)
+        #: When the holders of that lock were last read, and who they were (`_owner_live`).
+        self._holders: tuple[float, set[int] | None] | None = None
         #: task id -> the identity of its process, taken once while it ran.
         self._identities: dict[str, ProcessIdentity | None] = {}
         #: task id -> the owner that started it (this process, or an earlier one for adopted tasks).
@@ -244,7 +249,15 @@ class TaskRegistry:
             ]
         notes: list[str] = []
         records = raw.get("tasks") if isinstance(raw, dict) else None
-        for record in records if isinstance(records, list) else []:
+        records = records if isinstance(records, list) else []
+        limit = MAX_RECORDS + _running_cap()
+        if len(records) > limit:
+            notes.append(
+                f"background-task registry {self.path} holds {len(records):,} records, more than the {limit:,} "
+                f"shellrt writes (a command may have written it): the {len(records) - limit:,} more were not read"
+            )
+            records = records[:limit]
+        for record in records:
             try:
                 task = BackgroundTask.model_validate(record["task"])
                 offset = int(record.get("read_offset", 0))
@@ -279,7 +292,7 @@ class TaskRegistry:
             return None  # asked a moment ago (the supervisor asks twice per command)
         self._asked[task.id] = now
         owner, process = self._owners.get(task.id), self._identities.get(task.id)
-        if owner is None or not owner.alive():
+        if owner is None or not self._owner_live(owner):
             self._identities[task.id] = None
             return self._judge(task, owner, process)
         if process is not None and process.alive():
@@ -325,17 +338,41 @@ class TaskRegistry:
             return None
         return None
 
+    def _owner_live(self, owner: ProcessIdentity | None) -> bool:
+        """Whether ``owner`` runs and has this session open: it holds the session's in-use lock, as
+        every `Runtime` does from its start to its close. The identity alone is public in ``/proc``: a
+        forged record naming init as the owner of tasks "running" held the session's background-task
+        cap at every reopening for good (red team round 51). Where this process holds no such lock
+        (a registry used without a `Runtime`), the identity alone decides, as before."""
+        if owner is None or not owner.alive():
+            return False
+        now = time.monotonic()
+        if self._holders is None or now - self._holders[0] >= _ASK_EVERY_S:
+            # Read at most every `_ASK_EVERY_S` (a reopening judges every record at once): /proc/locks
+            # costs ~0.1 ms with 40 locks on the host, ~10 ms with 1,000 (measured here, load ~10).
+            self._holders = (now, session_holders(self._lock_ino))
+        holders = self._holders[1]
+        return holders is None or owner.pid in holders
+
     def _judge(
         self, task: BackgroundTask, owner: ProcessIdentity | None, process: ProcessIdentity | None
     ) -> BackgroundTask:
         """What became of a task recorded as running, now that its session is reopened."""
-        if owner is not None and owner.alive():
+        if self._owner_live(owner):
+            assert owner is not None
             whose = "this process" if owner.pid == os.getpid() else f"shellrt process {owner.pid}"
             note = (
                 f"run by {whose}, which still has this session open: its output is readable here; "
                 "stop it there"
             )
             return task.model_copy(update={"note": note})
+        if owner is not None and owner.alive():  # it runs, but without this session: no owner of it
+            note = (
+                f"the process the registry names as its owner (pid {owner.pid}) runs but does not have this "
+                "session open, so it is not the shellrt process that ran the task (a command may have written "
+                "the registry) and nothing was signalled; stop the task yourself if it runs and is yours"
+            )
+            return task.model_copy(update={"status": TaskStatus.KILLED, "note": note, "ended_at": None})
         who = f"shellrt process {owner.pid}" if owner is not None else "the shellrt process that started it"
         if owner is not None and process is not None and process.kill(started_by=owner):
             note = f"outlived its owner ({who} ended while it ran); killed when the session was reopened"
@@ -354,6 +391,48 @@ class TaskRegistry:
             )
             ended = None
         return task.model_copy(update={"status": TaskStatus.KILLED, "note": note, "ended_at": ended})
+
+
+def _running_cap() -> int:
+    """The session's background-task cap: `TaskRegistry.save` keeps every running task beyond
+    `MAX_RECORDS`. A reopening read every record of a 16 MiB file: 45,000 forged "running" ones took
+    it 60 s on the event loop (red team round 51)."""
+    try:
+        return max_background_tasks()
+    except ValueError:
+        return DEFAULT_MAX_BACKGROUND_TASKS
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path, follow_symlinks=False).st_ino
+    except OSError:
+        return None
+
+
+def session_holders(lock_ino: int | None) -> set[int] | None:
+    """The pids holding a ``flock`` on the file whose lock this process holds at inode ``lock_ino``
+    (the session's in-use lock: `shellrt.runtime.session_dir.hold_session_dir`), from ``/proc/locks``;
+    None when this process holds none there (or ``/proc/locks`` cannot be read): unknown.
+
+    The file is found by this process's own lock line (its device and inode as the kernel prints
+    them), not by the name: a command may rename another file over ``.in-use`` meanwhile."""
+    if lock_ino is None:
+        return None
+    try:
+        lines = read_proc("/proc/locks").split(b"\n")
+    except OSError:
+        return None
+    held: list[tuple[bytes, bytes]] = []  # (pid, device:inode) of each flock held (not waited for)
+    for line in lines:
+        words = line.split()
+        if len(words) > 5 and words[1] == b"FLOCK":
+            held.append((words[4], words[5]))
+    me, suffix = str(os.getpid()).encode(), b":%d" % lock_ino
+    ours = {where for pid, where in held if pid == me and where.endswith(suffix)}
+    if len(ours) != 1:
+        return None
+    return {int(pid) for pid, where in held if where in ours and pid.isdigit()}
 
 
 def _cut_texts(record: dict[str, Any]) -> dict[str, Any]:
