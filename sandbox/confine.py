@@ -974,27 +974,33 @@ def _open_regular_in(parent: int, name: str, flags: int, shown: str) -> int | No
         if exc.errno == errno.ELOOP:
             return None
         raise
+    # ``probe`` stays open until the opened fd is compared with it: (device, inode) names the file
+    # looked at only while that inode lives. Closed before, a regular file a command unlinked then
+    # was freed, and a FIFO or directory it made next could take its number (ext4 reuses one at
+    # once) and be opened as that regular file (red team round 51).
     try:
         seen = os.fstat(probe)
+        if stat.S_ISLNK(seen.st_mode):
+            return None
+        if stat.S_ISDIR(seen.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
+        if not stat.S_ISREG(seen.st_mode):
+            raise SpecialFileError(shown, file_kind(seen.st_mode))
+        try:
+            fd = os.open(
+                name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=parent
+            )
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return None
+            raise
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (seen.st_dev, seen.st_ino) or not stat.S_ISREG(now.st_mode):
+            os.close(fd)
+            return None
+        return fd
     finally:
         os.close(probe)
-    if stat.S_ISLNK(seen.st_mode):
-        return None
-    if stat.S_ISDIR(seen.st_mode):
-        raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
-    if not stat.S_ISREG(seen.st_mode):
-        raise SpecialFileError(shown, file_kind(seen.st_mode))
-    try:
-        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=parent)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return None
-        raise
-    now = os.fstat(fd)
-    if (now.st_dev, now.st_ino) != (seen.st_dev, seen.st_ino):
-        os.close(fd)
-        return None
-    return fd
 
 
 def open_dir_beneath(dir_fd: int, parts: Sequence[str], *, create: int | None = None) -> int:
@@ -1320,14 +1326,37 @@ def _land(
             except OSError:
                 pass
             return
-    _refuse_stale(parent, name, base, exclusive, shown)
-    if base is not None and _exchanged(parent, tmp, name, base, shown, mine):
-        return
+    pin = _pin_read(parent, name, base, shown) if base is not None else None
     try:
-        os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
-    except PermissionError:
-        _refuse_locked_file(parent, name, shown)
-        raise
+        _refuse_stale(parent, name, base, exclusive, shown)
+        if base is not None and _exchanged(parent, tmp, name, base, shown, mine):
+            return
+        try:
+            os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except PermissionError:
+            _refuse_locked_file(parent, name, shown)
+            raise
+    finally:
+        if pin is not None:
+            os.close(pin)
+
+
+def _pin_read(parent: int, name: bytes, base: Stamp, shown: str) -> int:
+    """An ``O_PATH`` fd of entry ``name``, which must be the file read (``base``): held until the
+    write has landed, so that no other file can take its inode number meanwhile.
+
+    `_exchanged` knows the file it displaced by (device, inode): unheld, the file read could be
+    unlinked by a command and freed, and the command's next file given its number (ext4 reuses one
+    at once), its size and its modification time (``utime``); that file was then taken for the one
+    read and removed, and the write reported made (red team round 51)."""
+    try:
+        pin = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    except FileNotFoundError:
+        raise _stale(shown) from None
+    if stamp(os.fstat(pin)) != base:
+        os.close(pin)
+        raise _stale(shown)
+    return pin
 
 
 def _exchanged(parent: int, tmp: bytes, name: bytes, base: Stamp, shown: str, mine: tuple[int, int]) -> bool:
