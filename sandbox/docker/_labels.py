@@ -130,7 +130,7 @@ def owner_alive(labels: Mapping[str, str]) -> bool | None:
         return have == want
     try:
         start = _process_start(pid)
-    except psutil.Error:  # denied: this process cannot see it, which is no proof it is gone
+    except (psutil.Error, OSError, ValueError):  # denied (or no pid psutil takes): no proof it is gone
         return None
     if start is None:
         return False
@@ -181,6 +181,8 @@ def judge(
             return ReapVerdict(True, f"older than {older_than:g}s")
     if alive is None:
         return ReapVerdict(
-            False, f"owned by another host or PID namespace ({labels.get(LABEL_OWNER_HOST, '?')})"
+            False,
+            f"owned by another host or PID namespace ({labels.get(LABEL_OWNER_HOST, '?')}), or an owner "
+            "this process may not look at",
         )
     return ReapVerdict(False, "owner is alive")
