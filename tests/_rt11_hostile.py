@@ -15,11 +15,32 @@ import tarfile
 
 from tests._docker_support import BUSYBOX, require_docker
 
+#: The executor marks each event after its hello with the session's secret (round 51); the image's
+#: shell is the executor and has it. The filter sees each event without it (``$l``), and each line
+#: it prints with ``printf`` or ``echo`` gets it back, in the same single write.
+_MARKS = r"""_tk=
+printf() {
+  [ -n "$_tk" ] || { command printf "$@"; return; }
+  _fmt=$1; shift; _nf="$_tk "
+  while :; do
+    case $_fmt in
+      *'\n'?*) _nf="$_nf${_fmt%%'\n'*}\\n$_tk "; _fmt=${_fmt#*'\n'} ;;
+      *) _nf="$_nf$_fmt"; break ;;
+    esac
+  done
+  command printf "$_nf" "$@"
+}
+echo() { if [ -n "$_tk" ]; then command echo "$_tk $*"; else command echo "$@"; fi; }
+"""
+_UNMARK = (
+    '_f=${l%% *}; [ "${#_f}" = 32 ] && case ${l#* } in [SEXKPZ]" "*) l=${l#* }; _tk=$_f ;; esac\n'
+)
+
 
 def build_hostile(name: str, *, pre: str = "", filter: str = 'printf "%s\\n" "$l"') -> str:
     """Build (once per content: docker's cache) image ``name`` from busybox with a lying /bin/sh."""
     require_docker()
-    script = f'#!/bin/busybox ash\n{pre}\n/bin/busybox ash "$@" | while IFS= read -r l; do\n{filter}\ndone\n'
+    script = f'#!/bin/busybox ash\n{_MARKS}{pre}\n/bin/busybox ash "$@" | while IFS= read -r l; do\n{_UNMARK}{filter}\ndone\n'
     dockerfile = (
         f"FROM {BUSYBOX}\n"
         "COPY hsh /hsh\n"

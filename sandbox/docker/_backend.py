@@ -1157,7 +1157,13 @@ class DockerBackend(SandboxBackend):
                 # Before anything of the image runs: each reset compares (`_netcounters`).
                 self._net_counters = _counters_of(ref)
                 self._ipc_ids = _ipc_ids_of(ref)
+                # The executor's secret (`executor.sh`, `ControlChannel.expect_token`): read by it
+                # right after its hello, before any request; nothing of the image but that shell
+                # runs yet, and no command ever sees it.
+                token = secrets.token_hex(16)
+                channel.expect_token(token)
                 await channel.send(_GO)
+                await channel.send(f"T {token}")
         except ExecutorGoneError:
             pass  # the wait for the hello below reports the start failure
         except BaseException:

@@ -177,6 +177,21 @@ class ControlChannel:
         self.closed = False
         #: Why the channel was closed from this side because of what the executor sent (None: it was not).
         self.failure: str | None = None
+        #: ``"<token> "``: what every event line after the hello starts with (`expect_token`).
+        self._mark: str | None = None
+        #: The hello was taken: from then on, a line without ``_mark`` is no event.
+        self._marked = False
+
+    def expect_token(self, token: str) -> None:
+        """Believe no line after the hello unless it starts with ``token`` and a space (stripped).
+
+        The executor gets ``token`` on its stdin before any command exists (`_backend`) and writes
+        it before each event after its hello; a line without it is no record of the executor's,
+        whoever found a way to write this stream (red team round 51): it is noise, and counts as
+        noise. Lines before the hello is taken need none: nothing but the image's shell runs yet
+        (the executor reads the token after its hello, so an image that never reads still says
+        hello and fails its first request, as since round 36)."""
+        self._mark = token + " "
 
     @property
     def stderr_text(self) -> str:
@@ -244,6 +259,10 @@ class ControlChannel:
         if event is not None:
             self._mail_bytes -= _size(event)
             self._remember(key)
+            if key[0] == "H":
+                # The hello is taken: no command runs before this (the host sends its first
+                # request after), and every line the executor writes from here on is marked.
+                self._marked = self._mark is not None
         return event
 
     def _remember(self, key: tuple[str, str]) -> None:
@@ -325,6 +344,13 @@ class ControlChannel:
                 self.budget.stderr += len(payload)
                 continue
             for line in self._lines.feed(payload):
+                mark = self._mark
+                if mark is not None and line.startswith(mark):
+                    line = line[len(mark) :]
+                elif self._marked:  # not the executor's: no event, whatever it looks like
+                    _log.debug("unmarked line on the events' stream: %r", line[:200])
+                    self.budget.noise += len(line) + 1
+                    continue
                 event = parse_event(line)
                 if event is None:
                     _log.debug("executor noise: %r", line[:200])

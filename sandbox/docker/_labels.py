@@ -5,7 +5,10 @@ creation time and owner (host, pid and the pid's start time). A client that dies
 without ``close()`` (SIGKILL, OOM, power loss) leaves its container running;
 the next backend start on the same host, or ``shellrt sandbox gc``, finds it
 by these labels and removes it once the owner process is gone. The owner's start
-time guards against pid reuse: a recycled pid belongs to a different process.
+time guards against pid reuse: a recycled pid belongs to a different process. It is
+compared in clock ticks since boot (``/proc/<pid>/stat``), which no wall-clock step
+moves: compared in seconds since the epoch, a clock step made every live owner on the
+host look dead to the next start's reap (red team round 51).
 
 Pure logic, no docker SDK: the SDK is confined to ``sandbox/docker.py``.
 """
@@ -28,6 +31,7 @@ __all__ = [
     "LABEL_OWNER_HOST",
     "LABEL_OWNER_PID",
     "LABEL_OWNER_START",
+    "LABEL_OWNER_TICKS",
     "LABEL_SESSION",
     "ReapVerdict",
     "judge",
@@ -41,6 +45,10 @@ LABEL_CREATED = "shellrt.created"
 LABEL_OWNER_PID = "shellrt.owner-pid"
 LABEL_OWNER_HOST = "shellrt.owner-host"
 LABEL_OWNER_START = "shellrt.owner-start"
+#: The owner's start in clock ticks since boot (field 22 of ``/proc/<pid>/stat``): exact, and moved
+#: by no clock step. ``LABEL_OWNER_START`` (seconds since the epoch, from the kernel's ``btime``,
+#: which a step of the wall clock moves) is kept for the containers of an older shellrt.
+LABEL_OWNER_TICKS = "shellrt.owner-ticks"
 #: The owner's boot and PID namespace: its pid means something only where both are ours (two
 #: containers may share a hostname and the daemon, never a PID namespace: red team round 10).
 LABEL_OWNER_NS = "shellrt.owner-ns"
@@ -51,10 +59,24 @@ LABEL_HOST_DIR = "shellrt.host-dir"
 
 
 def _process_start(pid: int) -> float | None:
+    """The process's start in seconds since the epoch; None when it is gone. Raises
+    `psutil.AccessDenied` when this process may not tell (then nothing is known)."""
     try:
         return float(psutil.Process(pid).create_time())
-    except (psutil.Error, OSError):
+    except psutil.NoSuchProcess:  # a zombie too: it has ended
         return None
+
+
+def start_ticks(pid: int) -> int | None:
+    """The process's start in clock ticks since boot (``/proc/<pid>/stat`` field 22); None when
+    it is gone. Raises `OSError` or `ValueError` when ``/proc`` cannot tell (nothing is known)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    # The name (field 2) is the process's own to write, ")" included: the fields follow the last.
+    return int(data[data.rindex(b")") + 2 :].split()[19])
 
 
 def owner_namespace() -> str:
@@ -71,6 +93,7 @@ def session_labels(session_id: str, io_dir: str, host_dir: str) -> dict[str, str
     """Labels for a new container owned by this process."""
     pid = os.getpid()
     start = _process_start(pid)
+    ticks = start_ticks(pid)
     return {
         LABEL_MANAGED: "1",
         LABEL_SESSION: session_id,
@@ -78,6 +101,7 @@ def session_labels(session_id: str, io_dir: str, host_dir: str) -> dict[str, str
         LABEL_OWNER_PID: str(pid),
         LABEL_OWNER_HOST: socket.gethostname(),
         LABEL_OWNER_START: f"{start:.2f}" if start is not None else "",
+        LABEL_OWNER_TICKS: str(ticks) if ticks is not None else "",
         LABEL_OWNER_NS: owner_namespace(),
         LABEL_IO_DIR: io_dir,
         LABEL_HOST_DIR: host_dir,
@@ -85,7 +109,8 @@ def session_labels(session_id: str, io_dir: str, host_dir: str) -> dict[str, str
 
 
 def owner_alive(labels: Mapping[str, str]) -> bool | None:
-    """Whether the container's owner process still runs; None when that cannot be told from here."""
+    """Whether the container's owner process still runs; None when that cannot be told from here
+    (then no reap takes it: a live session's container is never removed on a guess)."""
     if labels.get(LABEL_OWNER_HOST) != socket.gethostname():
         return None
     ns = labels.get(LABEL_OWNER_NS)
@@ -95,7 +120,18 @@ def owner_alive(labels: Mapping[str, str]) -> bool | None:
         pid = int(labels.get(LABEL_OWNER_PID, ""))
     except ValueError:
         return False
-    start = _process_start(pid)
+    ticks = labels.get(LABEL_OWNER_TICKS, "")
+    if ticks:
+        try:
+            want = int(ticks)
+            have = start_ticks(pid)
+        except (OSError, ValueError, IndexError):
+            return None
+        return have == want
+    try:
+        start = _process_start(pid)
+    except (psutil.Error, OSError, ValueError):  # denied (or no pid psutil takes): no proof it is gone
+        return None
     if start is None:
         return False
     recorded = labels.get(LABEL_OWNER_START, "")
@@ -145,6 +181,8 @@ def judge(
             return ReapVerdict(True, f"older than {older_than:g}s")
     if alive is None:
         return ReapVerdict(
-            False, f"owned by another host or PID namespace ({labels.get(LABEL_OWNER_HOST, '?')})"
+            False,
+            f"owned by another host or PID namespace ({labels.get(LABEL_OWNER_HOST, '?')}), or an owner "
+            "this process may not look at",
         )
     return ReapVerdict(False, "owner is alive")

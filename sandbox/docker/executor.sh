@@ -43,13 +43,15 @@
 # a command keeps inotify (priv own; see priv.c).
 #
 # Requests (one line each, host -> executor):
+#   T <token>        first, read right after the hello: the session's secret (see the main loop)
 #   R <id> <flags>   run; flags: m = merge stderr into stdout, i = stdin FIFO
 #   K <id> <pid>     kill the command's whole tree (see _kill), then ack
 #   P <id>           ping
 #   Z <id>           reset for the next task (see _reset), then report
 #   Q <id>           quit (the container stops)
 # Events (one short line each, executor -> host; a line is one write(2) of
-# less than PIPE_BUF bytes, so concurrent runners never interleave inside one):
+# less than PIPE_BUF bytes, so concurrent runners never interleave inside one),
+# each after the hello preceded by "<token> " (the host's T line):
 #   H <version> <executor pid> <setsid 0|1> <shell path>
 #   S <id> <pid>                      started (pid is also pgid and sid)
 #   E <id> <reason>                   could not start, nothing ran: cwd-missing,
@@ -267,15 +269,15 @@ _run() {
     CL=
     CP=
     GR=-
-    . "$IO/$id.req" 2>/dev/null || { echo "E $id request"; return 0; }
+    . "$IO/$id.req" 2>/dev/null || { echo "$TK E $id request"; return 0; }
     if [ -n "$CL" ]; then
-        _user || { echo "E $id $RERR"; return 0; }
+        _user || { echo "$TK E $id $RERR"; return 0; }
     fi
-    case $CU$CG in '' | *[!0-9]*) echo "E $id request" && return 0 ;; esac
+    case $CU$CG in '' | *[!0-9]*) echo "$TK E $id request" && return 0 ;; esac
     # EID and the 16 ids after it (the TMPDIR slots' groups: priv.c reserved_id) are never a command's.
     _r=0
     while [ "$_r" -le 16 ]; do
-        case ",$CU,$CG,$GR," in *",$((EID + _r)),"*) echo "E $id user-reserved" && return 0 ;; esac
+        case ",$CU,$CG,$GR," in *",$((EID + _r)),"*) echo "$TK E $id user-reserved" && return 0 ;; esac
         _r=$((_r + 1))
     done
     # CP=1: the host says CU is the session's leased uid, which nothing else on the host has: the
@@ -285,7 +287,7 @@ _run() {
     if [ "$CP" = 1 ] && [ -z "$CL" ]; then mode=own; fi
     if [ "$ADMIN" = 1 ] && [ "$CU" = 0 ]; then
         # Fail closed: the I/O directory must be out of reach before a command may override modes.
-        if [ -e "$IOM/priv" ]; then echo "E $id request" && return 0; fi
+        if [ -e "$IOM/priv" ]; then echo "$TK E $id request" && return 0; fi
         mode=admin
     fi
     CWFD=
@@ -293,7 +295,7 @@ _run() {
         '' | @s) ;;
         @6)
             CWDF="$IO/$id.cwd"
-            command exec 6>"$CWDF" 7<"$CWDF" || { echo "E $id streams"; return 0; }
+            command exec 6>"$CWDF" 7<"$CWDF" || { echo "$TK E $id streams"; return 0; }
             CWFD=1
             ;;
         *)
@@ -304,11 +306,11 @@ _run() {
     esac
     if ! cd -- "$C" 2>/dev/null; then
         if [ ! -e "$C" ]; then
-            echo "E $id cwd-missing"
+            echo "$TK E $id cwd-missing"
         elif [ ! -d "$C" ]; then
-            echo "E $id cwd-notdir"
+            echo "$TK E $id cwd-notdir"
         else
-            echo "E $id cwd-denied"
+            echo "$TK E $id cwd-denied"
         fi
         return 0
     fi
@@ -320,17 +322,17 @@ _run() {
     # and none of them; `cd -P .` sets PWD from getcwd (builtin: no fork), empty where getcwd fails
     # (an unreachable, detached or deleted directory).
     cd -P . 2>/dev/null || PWD=
-    case $PWD in /*) ;; *) echo "E $id cwd-denied" && return 0 ;; esac
+    case $PWD in /*) ;; *) echo "$TK E $id cwd-denied" && return 0 ;; esac
     case $PWD/ in
-        /proc/* | "$IOM"/* | "$PRIV"/* | *"(unreachable)"*) echo "E $id cwd-denied" && return 0 ;;
+        /proc/* | "$IOM"/* | "$PRIV"/* | *"(unreachable)"*) echo "$TK E $id cwd-denied" && return 0 ;;
     esac
-    if [ . -ef "$IO" ] || [ . -ef "$PRIV" ]; then echo "E $id cwd-denied" && return 0; fi
+    if [ . -ef "$IO" ] || [ . -ef "$PRIV" ]; then echo "$TK E $id cwd-denied" && return 0; fi
     # The host judged the path it sent (normalized, absolute): a physical directory, or in the
     # container's /tmp one it cannot see. `cd --` follows a link, one planted there (/tmp) or swapped
     # in by a background task after the host's check (red team round 26): the command then started
     # where the link led (/etc). The directory entered must be the one at that path now, no link on
     # the way: getcwd names exactly it (a rename of it since gives another name, also refused).
-    [ "$PWD" = "$C" ] || { echo "E $id cwd-link" && return 0; }
+    [ "$PWD" = "$C" ] || { echo "$TK E $id cwd-link" && return 0; }
     # Its own TMPDIR (red team round 29, _tmpslots.py): the first free slot, taken by making its lock
     # (noclobber: O_EXCL) here, where only the executor creates. The helper frees it when the
     # command left it empty; else _free wipes it once the command's tree is gone. None free: refused
@@ -347,7 +349,7 @@ _run() {
         fi
     done
     set +C
-    [ -n "$TD" ] || { echo "E $id tmp-busy"; return 0; }
+    [ -n "$TD" ] || { echo "$TK E $id tmp-busy"; return 0; }
     # CWDF=@s: the command's cwd file is in its own slot's root (where only this identity creates;
     # the helper does not count it as left behind), as fd 6 (the command writes /proc/self/fd/6) and
     # 7 (read back here), truncated first. What it writes there fills its own TMPDIR alone: on PRIV,
@@ -359,10 +361,10 @@ _run() {
         command exec 6>"$TD/.shellrt-cwd" 7<"$TD/.shellrt-cwd" 2>/dev/null && CWDF="$TD/.shellrt-cwd" && CWFD=1
         umask 077
     fi
-    command exec 3>"$IO/$id.out" 5<"$i" || { echo "E $id streams"; _free; return 0; }
+    command exec 3>"$IO/$id.out" 5<"$i" || { echo "$TK E $id streams"; _free; return 0; }
     case $flags in
         *m*) command exec 4>&3 ;;
-        *) command exec 4>"$IO/$id.err" || { echo "E $id streams"; _free; return 0; } ;;
+        *) command exec 4>"$IO/$id.err" || { echo "$TK E $id streams"; _free; return 0; } ;;
     esac
     # The cwd reported must be the kernel's at the command's exit: its helper traces the command's
     # own process for that one event, reads /proc/<pid>/cwd and writes it to fd 9 (priv.c). The cwd
@@ -395,11 +397,11 @@ _run() {
     _end=$((NOW + 500))
     while ! command eval 'SHELLRT_KCWD=$KC SHELLRT_KST=$KT SHELLRT_TMP=$TD SHELLRT_TMP_LOCK=$TL "$PRIVX" "$mode" "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- 7<&- &' 2>/dev/null; do
         _now
-        [ "$NOW" -lt "$_end" ] || { echo "E $id pids"; _free; return 0; }
+        [ "$NOW" -lt "$_end" ] || { echo "$TK E $id pids"; _free; return 0; }
     done
     pid=$!
     exec 3>&- 4>&- 5<&- 6>&-
-    echo "S $id $pid"
+    echo "$TK S $id $pid"
     wait "$pid"
     rc=$?
     _oomcount
@@ -433,7 +435,7 @@ _run() {
     # write below PIPE_BUF (other runners' lines land inside it). Such a cwd is not reported.
     case $cwd in *\\*) cwd= ;; esac
     if [ "${#cwd}" -gt 1000 ]; then cwd=; fi
-    echo "X $id $rc $oom$sig $cwd"
+    echo "$TK X $id $rc $oom$sig $cwd"
     _free
 }
 
@@ -516,7 +518,7 @@ _kill() {
             break
         fi
     done
-    echo "K $kid $killed"
+    echo "$TK K $kid $killed"
 }
 
 # The fallback: kill everything that belongs to the command whose session/pgid is <pg>:
@@ -612,23 +614,33 @@ _reset() {
         [ $# = 0 ] && continue
         command eval 'rm -rf -- "$@"' 2>/dev/null || wiped=0
     done
-    echo "Z $zid $passes $left $wiped"
+    echo "$TK Z $zid $passes $left $wiped"
 }
 
 # The Landlock isolation each command gets (priv exec found it once: SHELLRT_ISO, priv.c
 # probe_isolation), told to the host, which warns or refuses (require_command_isolation).
 case ${SHELLRT_ISO:-e} in 0 | 1 | 2) ISO=$SHELLRT_ISO ;; *) ISO=e ;; esac
 echo "H 2 $$ $HAVE_SETSID $SHELLP $ISO"
+# The session's secret (red team round 51): the host's first line after priv's go, "T <token>",
+# read only after the hello (an image that never reads its stdin still says hello and fails its
+# first request, as before). Every event after the hello starts with it, and the host believes no
+# line after the hello without it: whatever a command might find to write to this stream (none is
+# known: /proc/<pid>/fd of this process, its runners and docker-init are closed to commands) is
+# no record of ours. Nothing of it reaches a command: it is in this shell's memory (no command may
+# trace or read it), never exported, never in a file.
+TK=
+read -r _op TK _rest || exit 125
+[ "$_op" = T ] && [ -n "$TK" ] || exit 125
 while read -r op id a; do
     case $op in
         R)
             # No free pid for a second: the host says so ("stop a background task"); the loop
             # never blocks longer, so a kill (which frees pids) is read soon.
             # shellcheck disable=SC2016
-            _spawn 100 '_run "$id" "$a"' || echo "E $id pids"
+            _spawn 100 '_run "$id" "$a"' || echo "$TK E $id pids"
             ;;
         K) _kill "$id" "$a" ;;
-        P) echo "P $id" ;;
+        P) echo "$TK P $id" ;;
         Z) _reset "$id" ;;
         Q) break ;;
     esac
