@@ -353,13 +353,36 @@ static const char *mount_table(char *table, size_t size) {
     return table;
 }
 
+/* A mountinfo field (`f`, `len` bytes) with the kernel's octal escapes (space, tab, newline and
+ * backslash are written `\ooo`) undone into `out` (`_zygote_main._unescape` alike); its length, or
+ * -1 when it does not fit. Round 51: compared escaped with a plain name, a directory whose name has
+ * a space never matched, and a mount below it was not seen. */
+#define OCTAL(c) ((c) >= '0' && (c) <= '7')
+static ssize_t unescaped(const char *f, size_t len, char *out, size_t size) {
+    size_t n = 0;
+    for (size_t i = 0; i < len; n++) {
+        if (n + 1 >= size) return -1;
+        if (f[i] == '\\' && len - i >= 4 && OCTAL(f[i + 1]) && OCTAL(f[i + 2]) && OCTAL(f[i + 3])) {
+            out[n] = (char)(((f[i + 1] - '0') << 6) | ((f[i + 2] - '0') << 3) | (f[i + 3] - '0'));
+            i += 4;
+        } else {
+            out[n] = f[i++];
+        }
+    }
+    out[n] = '\0';
+    return (ssize_t)n;
+}
+
 /* Round 50 (`_zygote_main._unplanned_below` alike): 1 when a mount lies below `dir` (as named now:
  * a rename since the plan shows the new name) that none of the group's moves (its calls from
  * `first` to its end) is or holds, or when that cannot be told: an overlay over `dir` would hide
- * it (a mask renamed since the plan, readable at its new name below the overlay). */
+ * it (a mask renamed since the plan, readable at its new name below the overlay). Each name is
+ * compared with its escapes undone (round 51). */
 static int unplanned_below(const char *table, const char *dir, int first) {
     size_t n = strlen(dir);
+    while (n > 0 && dir[n - 1] == '/') n--; /* "/" holds every mount, as in the Python init */
     if (table == NULL) return 1;
+    static char name[PATH_MAX + 1];
     for (const char *line = table; *line;) {
         const char *eol = strchr(line, '\n'), *f = line;
         if (eol == NULL) eol = line + strlen(line);
@@ -367,16 +390,17 @@ static int unplanned_below(const char *table, const char *dir, int first) {
             if ((f = memchr(f, ' ', (size_t)(eol - f))) != NULL) f++;
         if (f != NULL && f < eol) {
             const char *fe = memchr(f, ' ', (size_t)(eol - f));
-            size_t len = (size_t)((fe ? fe : eol) - f);
-            if (len > n && strncmp(f, dir, n) == 0 && f[n] == '/') {
-                if (memchr(f, '\\', len) != NULL) return 1; /* an escaped name: not compared, assumed unplanned */
+            ssize_t got = unescaped(f, (size_t)((fe ? fe : eol) - f), name, sizeof name);
+            if (got < 0) return 1; /* too long to compare: assumed unplanned */
+            size_t len = (size_t)got;
+            if (len > n && strncmp(name, dir, n) == 0 && name[n] == '/') {
                 int planned = 0;
                 for (int j = first; j < cfg.nmounts && !planned; j++) {
                     const struct mount_call *m = &cfg.mounts[j];
                     if ((m->flags & CALL_GROUP_END) && !(m->flags & CALL_OUTER)) break;
                     if (!(m->flags & CALL_IF_PRESENT) || m->source == NULL) continue;
                     size_t sl = strlen(m->source);
-                    planned = len >= sl && strncmp(f, m->source, sl) == 0 && (len == sl || f[sl] == '/');
+                    planned = len >= sl && strncmp(name, m->source, sl) == 0 && (len == sl || name[sl] == '/');
                 }
                 if (!planned) return 1;
             }
