@@ -27,6 +27,8 @@ import pytest
 from sandbox import _seccomp, _zinit
 from sandbox import _zygote_main as zm
 from tests.conftest import require
+from tests.test_redteam_round49_sandbox9_lockviewlink import _group
+from tests.test_redteam_round50_sandbox10_renamedmask import _lay_out
 from tests.test_zinit import _config, _private_scratch
 
 pytestmark = pytest.mark.bwrap
@@ -54,10 +56,12 @@ def _children() -> set[int]:
     }
 
 
-def _traced_run(tmp_path: Path, config: bytes, script: str, swap: Callable[[], None]) -> tuple[str, str, int]:
+def _traced_run(
+    tmp_path: Path, config: bytes, script: str, swap: Callable[[], None], binds_only: bool = True
+) -> tuple[str, str, int]:
     """`tests.test_zinit._run_directly`, the init traced: ``swap()`` runs at the entry of its first
-    ``mount`` with ``MS_BIND`` (`cover_rest`'s bind: the only one this plan makes), then the init
-    goes on untraced. (its command's output, its status line, how many swaps ran)."""
+    ``mount`` with ``MS_BIND`` (``binds_only``; else its first ``mount``), then the init goes on
+    untraced. (its command's output, its status line, how many swaps ran)."""
     program = _zinit.init_program_fd()
     require(program is not None, "no C compiler here (install gcc and libc6-dev)")
     assert program is not None
@@ -114,7 +118,7 @@ def _traced_run(tmp_path: Path, config: bytes, script: str, swap: Callable[[], N
             if sig == (0x80 | 5):  # a syscall stop
                 assert _libc.ptrace(_PTRACE_GETREGS, init, None, ctypes.cast(regs, ctypes.c_void_p)) == 0
                 entry = ctypes.c_longlong(regs[_RAX]).value == -38  # -ENOSYS at the entry
-                if entry and regs[_ORIG_RAX] == _SYS_MOUNT and regs[_R10] & _MS_BIND:
+                if entry and regs[_ORIG_RAX] == _SYS_MOUNT and (regs[_R10] & _MS_BIND or not binds_only):
                     swap()
                     swaps += 1
                     _libc.ptrace(_PTRACE_DETACH, init, None, None)
@@ -165,5 +169,32 @@ def test_a_name_swapped_in_the_c_inits_window_binds_nothing_over_the_link_target
         assert swaps == 1, (swaps, said)
         assert status == "s 0\n", (status, said)
         assert said.split() == [], said  # masked (empty)
+    finally:
+        subprocess.run(["umount", "-R", "-l", str(scratch)], check=False)
+
+
+@pytest.mark.parametrize("shape", ["own", "shared"])
+def test_a_mask_renamed_inside_the_c_inits_group_fails_the_init_closed(tmp_path: Path, shape: str) -> None:
+    """Round 50's group-end check in the C init, its race made certain (the Python init's is
+    `tests.test_redteam_round50_sandbox10_renamedmask`): ``docs/x``, holding a mask, renamed to
+    ``docs/y`` after the group's head check -- at the group's first mount after it (its own overlay;
+    a shared overlay's part bound) -- so the planned move finds nothing. Held: the init fails
+    ("moved since the plan"), the command does not run. On ``zinit.c`` before round 50's check
+    (``06278f50~1``) ``TOPSECRET`` read: 2 of 2."""
+    require(os.geteuid() == 0, "mounting a private tmpfs and an overlay, and tracing, need root")
+    require(platform.machine() == "x86_64", "the trace reads x86_64 registers")
+    scratch = _private_scratch(tmp_path)
+    try:
+        _lay_out(scratch, renamed=False)
+
+        def swap() -> None:
+            (scratch / "docs" / "x").rename(scratch / "docs" / "y")
+
+        check = f"cat {scratch}/docs/y/secret; echo; true"
+        config = _config(_seccomp.filter_bytes(), _group(scratch, "path", shape))
+        said, status, swaps = _traced_run(tmp_path, config, check, swap, binds_only=shape == "shared")
+        assert swaps == 1, (swaps, said)
+        assert "TOPSECRET" not in said, said
+        assert status != "s 0\n" and "moved since the plan" in said, (status, said)
     finally:
         subprocess.run(["umount", "-R", "-l", str(scratch)], check=False)
