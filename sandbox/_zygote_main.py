@@ -1806,10 +1806,11 @@ def capped_devpts(options: str | None) -> None:
 
 
 def _unescape(field: str) -> str:
-    """A mountinfo path: the kernel writes space, tab, newline and backslash as ``\\ooo``."""
+    """A mountinfo path: the kernel writes space, tab, newline and backslash as ``\\ooo`` (octal
+    digits only, as `zinit.c` `unescaped`)."""
     out, i = [], 0
     while i < len(field):
-        if field[i] == "\\" and field[i + 1 : i + 4].isdigit():
+        if field[i] == "\\" and len(field) - i >= 4 and all(c in "01234567" for c in field[i + 1 : i + 4]):
             out.append(chr(int(field[i + 1 : i + 4], 8)))
             i += 4
         else:

@@ -338,28 +338,67 @@ static int listed(const char *list, const char *name) {
  * with one below it (renamed since the plan: a mask there stays on top). Without
  * it a command's lock on such a file was on the host's inode. A name gone meanwhile: skipped; a
  * kernel that cannot say what a mount point is: nothing more (as before); else closed. */
-/* Whether a mount point lies below the directory `path` (its name plain: no byte mountinfo escapes). */
-/* This namespace's mount table, read whole into `table` (NULL when it cannot be: callers assume a
- * mount is there). */
-static const char *mount_table(char *table, size_t size) {
+/* A mount table read whole, in a buffer that grows as it needs (round 51: a fixed 64 KiB one did
+ * not hold a host's with a few dozen containers, and every lock-view group was skipped). */
+struct table {
+    char *buf;
+    size_t size;
+};
+#define TABLE_MAX (16u << 20)
+/* This namespace's mount table, read whole into `t` (NULL when it cannot be, or is longer than
+ * TABLE_MAX: callers assume a mount is there). */
+static const char *mount_table(struct table *t) {
     int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;
     size_t have = 0;
-    ssize_t n;
-    while (have < size - 1 && (n = read(fd, table + have, size - 1 - have)) > 0) have += (size_t)n;
+    ssize_t n = 1;
+    while (n > 0) {
+        if (have + 1 >= t->size) { /* full: twice the room, then read on */
+            size_t size = t->size ? t->size * 2 : 1u << 16;
+            char *grown = size <= TABLE_MAX ? realloc(t->buf, size) : NULL;
+            if (grown == NULL) break;
+            t->buf = grown;
+            t->size = size;
+        }
+        n = read(fd, t->buf + have, t->size - 1 - have);
+        if (n > 0) have += (size_t)n;
+    }
     close(fd);
-    if (have >= size - 1) return NULL; /* too long to read whole */
-    table[have] = '\0';
-    return table;
+    if (n != 0) return NULL; /* a read failed, or too long to read whole */
+    t->buf[have] = '\0';
+    return t->buf;
+}
+
+/* A mountinfo field (`f`, `len` bytes) with the kernel's octal escapes (space, tab, newline and
+ * backslash are written `\ooo`) undone into `out` (`_zygote_main._unescape` alike); its length, or
+ * -1 when it does not fit. Round 51: compared escaped with a plain name, a directory whose name has
+ * a space never matched, and a mount below it was not seen. */
+#define OCTAL(c) ((c) >= '0' && (c) <= '7')
+static ssize_t unescaped(const char *f, size_t len, char *out, size_t size) {
+    size_t n = 0;
+    for (size_t i = 0; i < len; n++) {
+        if (n + 1 >= size) return -1;
+        if (f[i] == '\\' && len - i >= 4 && OCTAL(f[i + 1]) && OCTAL(f[i + 2]) && OCTAL(f[i + 3])) {
+            out[n] = (char)(((f[i + 1] - '0') << 6) | ((f[i + 2] - '0') << 3) | (f[i + 3] - '0'));
+            i += 4;
+        } else {
+            out[n] = f[i++];
+        }
+    }
+    out[n] = '\0';
+    return (ssize_t)n;
 }
 
 /* Round 50 (`_zygote_main._unplanned_below` alike): 1 when a mount lies below `dir` (as named now:
  * a rename since the plan shows the new name) that none of the group's moves (its calls from
  * `first` to its end) is or holds, or when that cannot be told: an overlay over `dir` would hide
- * it (a mask renamed since the plan, readable at its new name below the overlay). */
+ * it (a mask renamed since the plan, readable at its new name below the overlay). Each name is
+ * compared with its escapes undone (round 51). */
 static int unplanned_below(const char *table, const char *dir, int first) {
     size_t n = strlen(dir);
+    while (n > 0 && dir[n - 1] == '/') n--; /* "/" holds every mount, as in the Python init */
     if (table == NULL) return 1;
+    static char name[PATH_MAX + 1];
     for (const char *line = table; *line;) {
         const char *eol = strchr(line, '\n'), *f = line;
         if (eol == NULL) eol = line + strlen(line);
@@ -367,16 +406,17 @@ static int unplanned_below(const char *table, const char *dir, int first) {
             if ((f = memchr(f, ' ', (size_t)(eol - f))) != NULL) f++;
         if (f != NULL && f < eol) {
             const char *fe = memchr(f, ' ', (size_t)(eol - f));
-            size_t len = (size_t)((fe ? fe : eol) - f);
-            if (len > n && strncmp(f, dir, n) == 0 && f[n] == '/') {
-                if (memchr(f, '\\', len) != NULL) return 1; /* an escaped name: not compared, assumed unplanned */
+            ssize_t got = unescaped(f, (size_t)((fe ? fe : eol) - f), name, sizeof name);
+            if (got < 0) return 1; /* too long to compare: assumed unplanned */
+            size_t len = (size_t)got;
+            if (len > n && strncmp(name, dir, n) == 0 && name[n] == '/') {
                 int planned = 0;
                 for (int j = first; j < cfg.nmounts && !planned; j++) {
                     const struct mount_call *m = &cfg.mounts[j];
                     if ((m->flags & CALL_GROUP_END) && !(m->flags & CALL_OUTER)) break;
                     if (!(m->flags & CALL_IF_PRESENT) || m->source == NULL) continue;
                     size_t sl = strlen(m->source);
-                    planned = len >= sl && strncmp(f, m->source, sl) == 0 && (len == sl || f[sl] == '/');
+                    planned = len >= sl && strncmp(name, m->source, sl) == 0 && (len == sl || name[sl] == '/');
                 }
                 if (!planned) return 1;
             }
@@ -386,14 +426,11 @@ static int unplanned_below(const char *table, const char *dir, int first) {
     return 0;
 }
 
+/* Whether a mount point lies below the directory `path` (as named now, escapes undone), or that
+ * cannot be told. */
 static int mounts_below(const char *path) {
-    static char buf[1 << 16];
-    const char *table = mount_table(buf, sizeof buf);
-    if (table == NULL) return 1; /* assume one */
-    char prefix[PATH_MAX + 2];
-    int len = snprintf(prefix, sizeof prefix, " %s/", path);
-    if (len < 0 || len >= (int)sizeof prefix) return 1;
-    return strstr(table, prefix) != NULL;
+    static struct table buf;
+    return unplanned_below(mount_table(&buf), path, cfg.nmounts); /* no moves: any mount; or unknown */
 }
 
 static int open_nofollow(int dirfd, const char *path, int beneath, int directory);
@@ -433,7 +470,7 @@ static int cover_rest(const char *hold, const char *dir, const char *known) {
         int is_dir = S_ISDIR(stx.stx_mode);
         if ((is_dir && listed(known, e->d_name)) || !(is_dir || S_ISREG(stx.stx_mode))) goto next;
         /* A mount below (a directory renamed since the plan): never hidden. */
-        if (is_dir && (strpbrk(e->d_name, " \t\n\\") != NULL || mounts_below(dst))) goto next;
+        if (is_dir && mounts_below(dst)) goto next;
         from_fd = open_nofollow(holdfd, e->d_name, 1, 0);
         if (from_fd < 0 || fstat(from_fd, &st) < 0 || (st.st_mode & S_IFMT) != (stx.stx_mode & S_IFMT)) goto next;
         snprintf(from, sizeof from, "/proc/self/fd/%d", from_fd);
@@ -620,7 +657,7 @@ static int set_up(void) {
     int skipping = 0; /* 1: an inner group's calls, 2: an outer group's */
     struct own_group own = {NULL, 0, -1, -1, NULL};
     char anchor[40];
-    static char points[1 << 16];
+    static struct table points;
     const char *table = NULL; /* read at the first group head */
     int missed = 0, read_table = 0; /* missed: a planned move of the current group found nothing */
     for (int i = 0; i < cfg.nmounts; i++) {
@@ -635,7 +672,7 @@ static int set_up(void) {
         }
         if (c->flags & CALL_GROUP_HEAD) {
             if (!read_table) {
-                table = mount_table(points, sizeof points);
+                table = mount_table(&points);
                 read_table = 1;
             }
             int head = own_head(c, c->end, &own, table, i + 1);
@@ -661,12 +698,12 @@ static int set_up(void) {
         if (own.path != NULL && (c->flags & CALL_GROUP_END) && missed) {
             /* a mount renamed below the directory since the head's check: closed (the next init's
              * check skips the group) */
-            static char now[1 << 16];
+            static struct table now;
             char self[40], cur[PATH_MAX];
             snprintf(self, sizeof self, "/proc/self/fd/%d", own.fd);
             ssize_t got = readlink(self, cur, sizeof cur - 1);
             missed = 0;
-            if (got <= 0 || (cur[got] = '\0', unplanned_below(mount_table(now, sizeof now), cur, cfg.nmounts))) {
+            if (got <= 0 || (cur[got] = '\0', unplanned_below(mount_table(&now), cur, cfg.nmounts))) {
                 errno = EBUSY;
                 char what[300];
                 snprintf(what, sizeof what, "a mount below %.200s moved since the plan", c->target);
