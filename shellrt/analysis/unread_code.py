@@ -152,6 +152,8 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
         return "gdb reads its commands (shell runs programs) from standard input"
     if lang == "ssh" and _ssh_reads_stdin(words):
         return "ssh without a command runs commands read from standard input"
+    if lang == "ssh" and (remote := _ssh_remote_code(words)):
+        return f"ssh hands {remote!r} to the remote user's shell, which parses it again (a command no part shows)"
     return ""
 
 
@@ -450,6 +452,35 @@ def _ssh_reads_stdin(words: Sequence[str]) -> bool:
         i += 2 if valued is not None and valued == len(letters) - 1 else 1
     rest = words[i:]
     return len(rest) <= 1  # a host and no command
+
+
+#: A remote command's words the remote shell reads as themselves (no quoting, expansion or operator).
+_PLAIN_REMOTE = re.compile(r"[A-Za-z0-9_./:=@%+,-]*")
+
+
+def _ssh_remote_code(words: Sequence[str]) -> str:
+    """The command line ``ssh`` joins from its words after the host when the remote shell would read it as
+    more than those words (``ssh h 'x=r; ${x}m y'``, red team, round 51); "" otherwise. OpenSSH reads
+    options again after the host (``ssh h -p 22 cmd``) and joins the rest with spaces."""
+    i, host = 0, False
+    while i < len(words):
+        word = words[i]
+        if word == "--":  # the end of the options: the host (if not yet given) and the command follow
+            i += 1 if host else 2
+            host = True
+            break
+        if not word.startswith("-") or word == "-":
+            if host:
+                break
+            host, i = True, i + 1
+            continue
+        letters = word[1:]
+        valued = next((at for at, c in enumerate(letters) if c in _SSH_VALUED), None)
+        i += 2 if valued is not None and valued == len(letters) - 1 else 1
+    rest = list(words[i:])
+    if not host or not rest:
+        return ""
+    return "" if all(_PLAIN_REMOTE.fullmatch(w) for w in rest) else " ".join(rest)
 
 
 def value_code(value: str, name: str | None = None) -> str:
