@@ -62,30 +62,15 @@ _DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "read
 _PROC_LINKS: Final = frozenset({"fd", "root", "cwd", "map_files", "kmsg"})
 
 
-def _system_paths(value: str, bases: tuple[str, ...]) -> list[str]:
-    """The absolute paths a path word may open, as the kernel reads its text: ``//dev/zero``, ``/dev/./zero``,
-    ``/dev/../dev/zero`` are ``/dev/zero``; a relative word with more ``..`` than its directory is deep ends at the
-    root (``../../dev/zero``, ``~/../../dev/zero``); a relative word after ``cd /dev`` is under it (``bases``)."""
-    if not value or "\0" in value:
-        return []
-    if value.startswith("/"):
-        return ["/" + posixpath.normpath(value).lstrip("/")]
-    found = []
-    relative = posixpath.normpath(value)
-    if relative == ".." or relative.startswith("../"):
-        while relative.startswith("../"):
-            relative = relative[3:]
-        found.append("/" + relative.removeprefix(".."))  # every leading `..` stops at the root
-    for base in bases:
-        found.append("/" + posixpath.normpath(posixpath.join(base, value)).lstrip("/"))
-    return found
-
-
 def special_file(value: str, bases: tuple[str, ...] = ()) -> tuple[str, str] | None:
     """(path, why) when a path word names a device or an endless file (its spellings read as the kernel
     does): a device other than ``/dev/null`` (opening one may act, as ``/dev/watchdog`` arms a reboot
     timer and a tape rewinds, or never end), a ``/proc`` descriptor or root link, ``kmsg``, ``trace_pipe``."""
-    for path in _system_paths(value, bases):
+    if not bases and "/" not in value:
+        return None  # a word with no slash names no file outside its directory
+    from .kernel_paths import kernel_paths  # loaded only for a path word (`shellrt classify ls` needs none)
+
+    for path in kernel_paths(value, bases):
         if path in ENDLESS_DEVICES:
             return path, "which never ends"
         names = path.split("/")
