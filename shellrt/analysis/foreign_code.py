@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from shellrt.analysis.kernel_paths import names_stdin
 from shellrt.analysis.programs import program_spec
 
 __all__ = ["foreign", "foreign_code", "foreign_files"]
@@ -58,7 +59,6 @@ _DATA_SHORT: dict[str, frozenset[str]] = {
 _RUNTIME_WORD = re.compile(r'"?[$`]')
 #: Standard input files that hold no code.
 _EMPTY_INPUTS = frozenset({"/dev/null", "/dev/zero"})
-_STDIN_NAME = re.compile(r"/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+")
 #: Inline code as a URL (``deno run 'data:text/javascript,…'``), as an operand or an option's value.
 _DATA_URL = re.compile(r"(?:-[^=]*=)?['\"]?data:")
 #: Programs that read data (not code) from a here-document or a pipe, or none at all: left out.
@@ -105,7 +105,7 @@ def foreign_code(name: str, argv: Sequence[str], stdin: Sequence[str]) -> str:
         short = _short_code(name, word)
         if short:
             return f"{name} {word} may run code (-{short} is code in many programs, and no list here says {name}'s is not)"
-        if _STDIN_NAME.fullmatch(word):
+        if word != "-" and names_stdin(word):  # any spelling of a descriptor (round 51)
             return f"{name} reads {word}, which may be code on standard input"
         if _DATA_URL.match(word):
             return f"{name} is given code in a data: URL"

@@ -6,6 +6,7 @@ human-readable reason; an empty list means read-only. Anything unknown objects.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Final
 
@@ -56,6 +57,44 @@ _ARITH_OPS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 ENDLESS_DEVICES: Final = frozenset({"/dev/zero", "/dev/urandom", "/dev/random", "/dev/full", "/dev/stdin",
                                     "/dev/tty", "/dev/fd/0", "/proc/self/fd/0"})
 _DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
+#: ``/proc`` names that lead to a process's descriptors or root (``/proc/thread-self/fd/0`` is standard input,
+#: ``/proc/self/root/dev/zero`` is ``/dev/zero``) or drain the kernel log (red team, round 51).
+_PROC_LINKS: Final = frozenset({"fd", "root", "cwd", "map_files", "kmsg"})
+
+
+def special_file(value: str, bases: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """(path, why) when a path word names a device or an endless file (its spellings read as the kernel
+    does): a device other than ``/dev/null`` (opening one may act, as ``/dev/watchdog`` arms a reboot
+    timer and a tape rewinds, or never end), a ``/proc`` descriptor or root link, ``kmsg``, ``trace_pipe``."""
+    if not bases and "/" not in value:
+        return None  # a word with no slash names no file outside its directory
+    from .kernel_paths import kernel_paths  # loaded only for a path word (`shellrt classify ls` needs none)
+
+    for path in kernel_paths(value, bases):
+        if path in ENDLESS_DEVICES:
+            return path, "which never ends"
+        names = path.split("/")
+        if names[1] == "dev" and len(names) > 2 and path != "/dev/null":
+            return path, "a device file (opening one may act on the device, or never end)"
+        if names[1] == "proc" and not _PROC_LINKS.isdisjoint(names[2:]):
+            return path, "a process's descriptor or root, or the kernel log (it may never end)"
+        if names[1] == "sys" and names[-1].startswith("trace_pipe"):
+            return path, "which never ends (and its reads consume the trace)"
+    return None
+
+
+def _shown(value: str, path: str) -> str:
+    return value if value == path else f"{value} ({path})"
+
+
+def _cd_bases(plan: CommandPlan) -> tuple[str, ...]:
+    """The system directories a ``cd`` in the plan moves to (``cd /dev && cat zero`` reads ``/dev/zero``)."""
+    bases = []
+    for target in plan.cd_targets:
+        path = "/" + posixpath.normpath(target).lstrip("/") if target.startswith("/") else ""
+        if path == "/" or path.split("/")[1:2] in (["dev"], ["proc"], ["sys"]):
+            bases.append(path)
+    return tuple(bases)
 
 
 def judge_plan(plan: CommandPlan) -> list[str]:
@@ -75,15 +114,16 @@ def judge_plan(plan: CommandPlan) -> list[str]:
         reasons.extend(_construct(construct))
     for assignment in plan.assignments:
         reasons.append(f"assigns {assignment.name or 'a variable'} ({assignment.raw!r})")
+    bases = _cd_bases(plan) if plan.cd_targets else ()
     for redirect in plan.redirects:
-        reasons.extend(_redirect(redirect))
+        reasons.extend(_redirect(redirect, bases))
     for heredoc in plan.heredocs:
         for word in heredoc.expansions:
             reasons.extend(_data_word(word, "here-document expansion"))
     for command in plan.commands:
         # Commands run by other wrappers are not judged: the wrapper itself is never read-only.
         if command.wrapped_by is None or command.wrapped_by in JUDGED_WRAPPERS:
-            reasons.extend(_command(command))
+            reasons.extend(_command(command, bases))
     return list(dict.fromkeys(reasons)) if len(reasons) > 1 else reasons
 
 
@@ -121,7 +161,7 @@ def _data_word(word: Word, where: str) -> list[str]:
     return []
 
 
-def _redirect(redirect: Redirect) -> list[str]:
+def _redirect(redirect: Redirect, bases: tuple[str, ...]) -> list[str]:
     op = redirect.op
     target = redirect.target
     if redirect.kind == "heredoc":
@@ -142,9 +182,8 @@ def _redirect(redirect: Redirect) -> list[str]:
     if "glob" in target.features:
         return [f"redirection target {target.raw!r} is a glob"]
     if op == "<":
-        if value in ENDLESS_DEVICES:
-            return [f"reads {value}, which never ends"]
-        return []
+        special = special_file(value, bases)
+        return [f"reads {_shown(value, special[0])}, {special[1]}"] if special else []
     if op in _OUTPUT_OPS or op in _DUP_OPS:
         if value == "/dev/null":
             return []
@@ -152,7 +191,7 @@ def _redirect(redirect: Redirect) -> list[str]:
     return [f"redirection {op} is not modelled"]
 
 
-def _command(command: PlanCommand) -> list[str]:
+def _command(command: PlanCommand, bases: tuple[str, ...] = ()) -> list[str]:
     reasons: list[str] = []
     for assignment in command.assignments:
         reasons.append(f"environment prefix {assignment.raw!r} changes how the command runs")
@@ -184,10 +223,10 @@ def _command(command: PlanCommand) -> list[str]:
     if name == "test" or name == "[":
         return reasons + _test_command(args)
     values: list[str] = []
-    if name != "head":
-        for word in args:
-            if word.value in ENDLESS_DEVICES:
-                return [*reasons, f"{name} reads {word.value}, which never ends"]
+    for word in args:
+        special = special_file(word.value, bases) if word.value else None
+        if special and not (name == "head" and special[0] in ENDLESS_DEVICES):  # head stops by itself
+            return [*reasons, f"{name} reads {_shown(word.value or '', special[0])}, {special[1]}"]
     for word in args:
         value = word.value
         if value is None or word.features:

@@ -15,6 +15,7 @@ from typing import Final
 
 from .globwords import expanded_by_bash
 from .nodes import PlanCommand, Word
+from .programs.wrappers import program_name
 
 __all__ = ["OPTION_PROGRAMS", "RUNNERS", "run_time_option", "run_time_program"]
 
@@ -121,11 +122,12 @@ def _unknown(word: Word) -> bool:
 
 def run_time_program(command: PlanCommand) -> str:
     """The command's text when an option of `RUNNERS` is given a program known only at run time."""
-    options = RUNNERS.get(command.name or "")
+    name = program_name(command.name or "")  # `/usr/bin/rg` is `rg` (round 51)
+    options = RUNNERS.get(name)
     if options is None:
         return ""
     words = command.argv[1:]
-    fd = command.name != "rg"
+    fd = name != "rg"
     for i, word in enumerate(words):
         text = word.value if word.value is not None else word.raw
         if text == "--":
@@ -161,7 +163,7 @@ def run_time_option(command: PlanCommand) -> str:
     call set, ``$p`` split into ``-exec rm {} ;``) or a glob whose first name may begin with ``-`` (a file
     ``--pre=./x``). Known non-options: words after ``--``, an option's value, a word whose first
     character is static and no ``-``/``+`` (``"./$f"``, ``x$p``, ``src/*``)."""
-    name = command.name or ""
+    name = program_name(command.name or "")  # `/usr/bin/rg` is `rg` (round 51)
     if name not in OPTION_PROGRAMS:
         return ""
     valued = _VALUED.get(name, frozenset())

@@ -134,7 +134,8 @@ def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False
     if may_hide_code(plan):
         out.extend(_hidden_code(plan))
         out.extend(part for part in _code_string_parts(plan) if not any(_same(part, o) for o in seen.get(part.text, ())))
-    if any((c.name or "") in _OPTION_PROGRAMS for c in plan.commands):  # a glob is no dynamic word: not gated
+    # `/usr/bin/rg` is `rg` (a system directory's program, round 51); a glob is no dynamic word: not gated
+    if any(program_name(c.name or "") in _OPTION_PROGRAMS for c in plan.commands):
         out.extend(_run_time_programs(plan))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
@@ -190,7 +191,7 @@ def _run_time_programs(plan: CommandPlan) -> list[Subcommand]:
     from .option_programs import RUNNERS, run_time_option, run_time_program
 
     found = [("a program named at run time, run by an option", run_time_program(c))
-             for c in plan.commands if (c.name or "") in RUNNERS]  # fmt: skip
+             for c in plan.commands if program_name(c.name or "") in RUNNERS]  # fmt: skip
     found += [("a word known only at run time may be an option that runs a program", run_time_option(c))
               for c in plan.commands]  # fmt: skip
     return [Subcommand(f"{what}: {t}", [t], "", False, [], False, [], [], False, "") for what, t in found if t]

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from shellrt.analysis.awk_code import awk_runs
 from shellrt.analysis.config_vars import config_variable_code, is_config_variable
 from shellrt.analysis.foreign_code import foreign_code
+from shellrt.analysis.kernel_paths import names_stdin
 from shellrt.analysis.loaded_code import loaded_files
 from shellrt.analysis.programs.sed import SED_SPEC, script_runs
 from shellrt.analysis.programs.spec import parse_args
@@ -50,7 +51,7 @@ __all__ = ["command_settings", "is_command_variable", "made_here", "made_hook", 
 
 #: Program names that mean standard input or another descriptor the command opened (``3<<'EOF'``,
 #: ``<(…)``): code made by the command itself, which no rule reads.
-_STDIN = re.compile(r"-|/dev/stdin|/dev/fd/.*|/proc/[^/]+/fd/.*")
+#: (Any spelling: ``//dev/stdin``, ``/proc/self/root/dev/stdin``: `kernel_paths.names_stdin`, round 51.)
 
 #: Per interpreter: (short options whose letter makes the program inline, long ones, short options
 #: that take a value, long ones that take a value). Names are folded (``python3.12`` -> ``python``).
@@ -152,6 +153,8 @@ def unread_code(name: str, argv: Sequence[str]) -> str:
         return "gdb reads its commands (shell runs programs) from standard input"
     if lang == "ssh" and _ssh_reads_stdin(words):
         return "ssh without a command runs commands read from standard input"
+    if lang == "ssh" and (remote := _ssh_remote_code(words)):
+        return f"ssh hands {remote!r} to the remote user's shell, which parses it again (a command no part shows)"
     return ""
 
 
@@ -239,7 +242,7 @@ def _shell(words: list[str]) -> tuple[bool, str]:
             return False, ""
         i += 1 + letters.count("o") + letters.count("O")
     script = words[i] if i < len(words) else ""
-    return False, "" if _STDIN.fullmatch(script or "-") else script
+    return False, "" if names_stdin(script or "-") else script
 
 
 def _interpreter(lang: str, name: str, words: list[str]) -> tuple[str, str]:
@@ -326,7 +329,7 @@ def unread_env(variables: dict[str, str | None]) -> str:
 
 
 def _script(name: str, operand: list[str]) -> tuple[str, str]:
-    if not operand or _STDIN.fullmatch(operand[0]):
+    if not operand or names_stdin(operand[0]):
         return f"{name} reads its program from standard input or a descriptor", ""
     return "", operand[0]
 
@@ -346,7 +349,7 @@ def _awk(name: str, words: list[str]) -> str:
         taken = value or (words[i + 1] if i + 1 < len(words) else "")
         step = 1 if value else 2
         if option in ("-f", "--file", "-E", "--exec", "-i", "--include") or word.startswith(("-f", "-E", "-i")):
-            if _STDIN.fullmatch(taken):
+            if names_stdin(taken):
                 return f"{name} -f - reads its program from standard input"
             program_file = True
         elif option in ("-e", "--source") or word.startswith("-e"):
@@ -391,7 +394,7 @@ def _awk_w(name: str, spec: str, following: str) -> tuple[str, int]:
             value, took = following, 1
         if "load".startswith(key):
             return f"{name} -W {key} loads an extension that runs code no rule reads", took
-        if _STDIN.fullmatch(value):
+        if names_stdin(value):
             return f"{name} -W {key} reads its program from standard input", took
         if awk_runs(value):
             return f"{name}'s program runs commands (system, a pipe) known only at run time", took
@@ -433,7 +436,7 @@ def _option_values(words: Sequence[str], short: str, longs: tuple[str, ...]) -> 
 
 def _value_is_stdin(words: Sequence[str], short: str, longs: tuple[str, ...]) -> bool:
     """Whether an option ``-SHORT``/``--LONG`` is given standard input."""
-    return any(_STDIN.fullmatch(value) for value in _option_values(words, short, longs))
+    return any(names_stdin(value) for value in _option_values(words, short, longs))
 
 
 def _ssh_reads_stdin(words: Sequence[str]) -> bool:
@@ -450,6 +453,35 @@ def _ssh_reads_stdin(words: Sequence[str]) -> bool:
         i += 2 if valued is not None and valued == len(letters) - 1 else 1
     rest = words[i:]
     return len(rest) <= 1  # a host and no command
+
+
+#: A remote command's words the remote shell reads as themselves (no quoting, expansion or operator).
+_PLAIN_REMOTE = re.compile(r"[A-Za-z0-9_./:=@%+,-]*")
+
+
+def _ssh_remote_code(words: Sequence[str]) -> str:
+    """The command line ``ssh`` joins from its words after the host when the remote shell would read it as
+    more than those words (``ssh h 'x=r; ${x}m y'``, red team, round 51); "" otherwise. OpenSSH reads
+    options again after the host (``ssh h -p 22 cmd``) and joins the rest with spaces."""
+    i, host = 0, False
+    while i < len(words):
+        word = words[i]
+        if word == "--":  # the end of the options: the host (if not yet given) and the command follow
+            i += 1 if host else 2
+            host = True
+            break
+        if not word.startswith("-") or word == "-":
+            if host:
+                break
+            host, i = True, i + 1
+            continue
+        letters = word[1:]
+        valued = next((at for at, c in enumerate(letters) if c in _SSH_VALUED), None)
+        i += 2 if valued is not None and valued == len(letters) - 1 else 1
+    rest = list(words[i:])
+    if not host or not rest:
+        return ""
+    return "" if all(_PLAIN_REMOTE.fullmatch(w) for w in rest) else " ".join(rest)
 
 
 def value_code(value: str, name: str | None = None) -> str:

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
+from shellrt.analysis.kernel_paths import names_stdin
 from shellrt.analysis.runner_names import RUNS_NAME
 from shellrt.permissions.host_path import host_path
 
@@ -409,7 +410,6 @@ def _git_subcommand_runs(argv: Sequence[str]) -> list[tuple[str, str]]:
 
 
 _SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish"})
-_STDIN_FILES = re.compile(r"-|/dev/stdin|/dev/fd/.*|/proc/[^/]+/fd/.*")
 
 
 def unknown_code(name: str, argv: Sequence[str]) -> str:
@@ -431,12 +431,12 @@ def unknown_code(name: str, argv: Sequence[str]) -> str:
         if any("s" in w[1:] for w in options):
             return f"{name} -s reads its program from standard input"
         script = next((w for w in words if not w.startswith("-")), "")
-        if _STDIN_FILES.fullmatch(script):
+        if names_stdin(script):
             return f"{name} {script} reads its program from standard input"
     later = _runs_stdin_commands(name, words)
     if later:
         return later
-    if name in ("source", ".") and (not words or _STDIN_FILES.fullmatch(words[0]) or is_dynamic(words[0])):
+    if name in ("source", ".") and (not words or names_stdin(words[0]) or is_dynamic(words[0])):
         return f"{name} runs code read from standard input or a file named at run time"
     if name == "trap" and any(_DYNAMIC_CODE.search(w) for w in words):
         return "trap runs a value computed at run time"
@@ -455,7 +455,7 @@ def startup_from_stdin(words: Sequence[str]) -> str:
         if found is None:
             continue
         value = found.group(1).strip("'\"")
-        if _STDIN_FILES.fullmatch(value) or _DYNAMIC_CODE.search(value) or value.startswith("<("):
+        if names_stdin(value) or _DYNAMIC_CODE.search(value) or value.startswith("<("):
             return f"{word.partition('=')[0]} makes a shell run start-up code from standard input or a run-time value"
     return ""
 

@@ -39,8 +39,9 @@ WRAPPERS: Final[dict[str, _Wrapper]] = {
     "timeout": _w("-s --signal -k --kill-after", skip=1),
     "nice": _w("-n --adjustment"),
     "nohup": _w(),
-    # env's arguments are read by `env_args.read_env` (its options, `-`, NAME=VALUE, -S strings).
-    "env": _w("-u --unset -C --chdir -S --split-string", assignments=True, script="-S --split-string"),
+    # env's arguments are read by `env_args.read_env` alone (its options, `-`, NAME=VALUE, -S strings):
+    # no option spec here, which would be a second reading nobody checks (red team, round 51).
+    "env": _w(),
     "stdbuf": _w("-i -o -e --input --output --error"),
     "xargs": _w("-a --arg-file -d --delimiter -E -e --eof -I -i --replace -L -l --max-lines -n --max-args "
                 "-P --max-procs -s --max-chars --process-slot-var"),
