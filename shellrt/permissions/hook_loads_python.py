@@ -19,7 +19,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shellrt.permissions.hook_shebang import SAFE_PATH_VAR, shebang, shebang_program
+from shellrt.permissions.hook_environ import changes_environ
+from shellrt.permissions.hook_shebang import shebang, shebang_program
 
 __all__ = ["PythonLoads", "is_python_script", "module_paths", "python_loads"]
 
@@ -174,39 +175,13 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                         )
                     else:
                         import_dirs.append(where)
-    if _changes_environ(tree):
+    if changes_environ(tree):  # round 51: an allow-list of reads (`hook_environ`)
         out.cleared.update(out.commands)  # every child, wherever the change stands (round 50)
     if any(isinstance(n, ast.Call) and _dotted(n.func) in _CHDIRS for n in ast.walk(tree)):
         # ``os.chdir("web")`` then ``subprocess.run(["npx", "fmt"])``: every child (and a relative
         # ``cwd=``) starts from a directory of the script's choosing: read as chosen at run time.
         out.cwds.update(dict.fromkeys(out.commands))
     return out
-
-
-#: Calls that drop variables of the script's own environment, which every later child inherits.
-_ENVIRON_DROPS = frozenset(
-    {"os.environ.clear", "os.unsetenv", "os.environ.popitem", "environ.clear", "unsetenv"}
-)
-
-
-def _changes_environ(tree: ast.AST) -> bool:
-    """Whether a Python hook script may drop the runner's ``PYTHONSAFEPATH`` from its own
-    environment (red team round 50: ``os.environ.pop("PYTHONSAFEPATH")`` then ``subprocess.run(
-    [python3.11, "-m", "json.tool"])`` passes no ``env=``, yet the child lacks it): the name as a
-    string or keyword anywhere (``del os.environ[…]``, ``os.environ.update(PYTHONSAFEPATH="")``),
-    ``os.environ`` assigned, or a call that clears or unsets (over-reads: fails closed)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and node.value == SAFE_PATH_VAR:
-            return True
-        if isinstance(node, ast.keyword) and node.arg == SAFE_PATH_VAR:
-            return True
-        if isinstance(node, ast.Call) and _dotted(node.func) in _ENVIRON_DROPS:
-            return True
-        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(_dotted(t) in ("os.environ", "environ") for t in targets):
-                return True
-    return False
 
 
 #: Where the argv of the ``exec``/``spawn`` calls is: a list at an index, or the arguments from one.
