@@ -122,6 +122,7 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
     script = os.path.join(root, rel)
     out = PythonLoads()
     paths, unbounded, import_dirs, modules = out.paths, out.unbounded, out.import_dirs, out.modules
+    aliases = _import_aliases(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules.update(alias.name.split(".")[0] for alias in node.names)
@@ -130,7 +131,13 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
         elif isinstance(node, ast.Assign | ast.AugAssign) and _touches_sys_path(node):
             unbounded.append(f"hook script {rel} sets sys.path to directories chosen at run time")
         elif isinstance(node, ast.Call):
-            name = _dotted(node.func)
+            name = _aliased(_dotted(node.func), aliases)
+            if name not in _SPAWNS and _starts_a_child(name):
+                # round 51: a child started by a call not read (``asyncio.create_subprocess_exec``,
+                # ``pty.spawn``, ``sh``, ``plumbum``, ``multiprocessing``…): read as one whose
+                # program and directory are chosen at run time (the tree is recorded).
+                out.commands.append(_UNREAD_CHILD)
+                out.cwds[_UNREAD_CHILD] = None
             if name in _RUNS_FILE:
                 arg = _arg(node, _RUNS_FILE[name])
                 where = _eval_path(arg, script, root) if arg is not None else None
@@ -142,6 +149,9 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                     paths.append(where)
             elif name in _SPAWNS:
                 line = _command_line(node, name)
+                if line is None:  # round 51: a program chosen at run time (``run([tool, …])``)
+                    out.commands.append(_UNREAD_CHILD)
+                    out.cwds[_UNREAD_CHILD] = None
                 if line is not None:
                     out.commands.append(line)
                     if not _keeps_environment(node):
@@ -284,6 +294,46 @@ def _touches_sys_path(node: ast.Assign | ast.AugAssign) -> bool:
         if _dotted(base) == "sys.path":
             return True
     return False
+
+
+#: The line recorded for a child this reader cannot read (its directory: chosen at run time).
+_UNREAD_CHILD = "# a child started by a call not read"
+#: Modules (and ``os`` names) whose calls start processes; one not in `_SPAWNS` is not read.
+_CHILD_MODULES = ("subprocess.", "asyncio.create_subprocess", "pty.", "multiprocessing.", "sh.", "plumbum.",
+                  "pexpect.", "sarge.", "delegator.", "invoke.", "fabric.", "os.exec", "os.spawn",
+                  "os.posix_spawn", "os.fork", "os.system", "os.popen", "concurrent.futures.ProcessPool")
+
+
+def _starts_a_child(name: str) -> bool:
+    return name.startswith(_CHILD_MODULES) and not name.startswith(("subprocess.PIPE", "subprocess.DEVNULL",
+                                                                    "subprocess.STDOUT", "subprocess.Completed",
+                                                                    "subprocess.CalledProcessError",
+                                                                    "subprocess.TimeoutExpired"))
+
+
+def _import_aliases(tree: ast.AST) -> dict[str, str]:
+    """Names the script binds to modules or their members by import: ``import subprocess as sp``
+    (``sp`` -> ``subprocess``), ``from subprocess import run as r`` (``r`` -> ``subprocess.run``)."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update({a.asname: a.name for a in node.names if a.asname})
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if a.name != "*"})
+    return out
+
+
+def _aliased(name: str, aliases: dict[str, str]) -> str:
+    """``name`` with its first part spelled as imported; a bare member of ``subprocess``/``os``
+    keeps its short name too when `_SPAWNS` knows it (``from subprocess import run``: ``run``)."""
+    head, dot, rest = name.partition(".")
+    full = aliases.get(head)
+    if full is None:
+        return name
+    spelled = full + dot + rest
+    if spelled in _SPAWNS or name not in _SPAWNS:
+        return spelled
+    return name
 
 
 def _dotted(node: ast.expr) -> str:
