@@ -90,3 +90,12 @@ def test_env_lines_env_runs_plainly_stay_narrow(tmp_path: Path) -> None:
     (ws / "json" / "__init__.py").write_text(f"print({_MARK!r})\n")
     done = _run(ws, " && ".join(hooks))
     assert done.returncode == 0 and _MARK not in done.stdout, (done.stdout, done.stderr)
+
+
+def test_another_programs_name_value_operands_are_still_read(tmp_path: Path) -> None:
+    """Guard (held before; the regex's deletion first lost it): ``systemd-run -E`` and ``chpst -e``
+    pass ``NAME=VALUE`` to their program as its environment; not wrappers the reader knows, their
+    operands are over-read as assignments, so ``lib`` is recorded."""
+    (tmp_path / "lib").mkdir()
+    for hook in ("systemd-run -E PYTHONPATH=lib python3 x.py", "chpst -e PYTHONPATH=lib python3 x.py"):
+        assert "lib" in hook_files(tmp_path, [hook]).files, hook

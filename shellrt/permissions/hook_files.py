@@ -468,6 +468,18 @@ def _part_paths(
             continue  # a printed substitution (`hook_substitutions`): data, not a path run
         if id(word) in passed:
             continue  # read on the wrapped part, as its own assignment (`_wrapper_assigned`)
+        name_part, eq, rest = word.raw.partition("=")
+        if eq and name_part.isidentifier() and word is not part.argv[0]:
+            # Another program's ``NAME=VALUE`` operand (``systemd-run -E``, ``chpst -e``, ``make``):
+            # over-read as an environment it may pass (round 46), its value read as paths.
+            from shellrt.analysis.models import Assignment, Word
+
+            after = None if value is None else value.split("=", 1)[1]
+            named = Assignment(name_part, word.raw, Word(rest, after, word.features))
+            why = _assignment_paths(named, root, found, resolved, at)
+            if why is not None:
+                return why
+            continue
         if index == module_at:
             continue  # the module's name: searched (`_first_searched`), not a path
         if value == "-m" and index + 1 < len(words):
