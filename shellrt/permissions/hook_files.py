@@ -49,6 +49,7 @@ from shellrt.permissions.hook_shebang import (
     env_prefix,
     shebang,
     shebang_program,
+    unread_shebang,
     without_safe_path,
 )
 from shellrt.permissions.hook_substitutions import allowed_substitution_words
@@ -86,8 +87,6 @@ _VALUE_PARTS = re.compile(r"[\s:=,;]+")
 WATCHED_HOOK_DIRS: tuple[str, ...] = (".claude/hooks", ".shellrt/hooks")
 #: Digest prefix of a path that leads out of the workspace (never trusted).
 OUTSIDE_PREFIX = "outside:"
-#: A word shaped as an environment assignment (``NAME=``, the name unquoted), as ``env`` reads one.
-_ASSIGNMENT_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 #: The variables the hook runner sets to the workspace (`CommandHookRunner`).
 _PROJECT_VAR = re.compile(
     r"\$(?:\{(?:CLAUDE|SHELLRT)_PROJECT_DIR\}|(?:CLAUDE|SHELLRT)_PROJECT_DIR(?![A-Za-z0-9_]))"
@@ -262,6 +261,12 @@ def hook_files(
     resolve = functools.partial(_searched_by_part, root, at)
     loads = script_loads(root, kinds, cwd=None if base is None else Path(at.path), resolve=resolve)
     paths.update(dict.fromkeys(loads.paths))
+    unread = [rel for rel in paths if rel not in kinds and unread_shebang(os.path.join(root, rel))]
+    if unread and _inside(root, at.path) is not None:
+        # Its ``#!`` line's ``env`` cannot be read: its kind, and so what it loads, is not known
+        # (red team round 51): the workspace is recorded whole, as for a line that cannot be read.
+        untrackable += [f"{rel} (its #! line cannot be read)" for rel in unread]
+        paths[WHOLE_WORKSPACE] = None
     # What the tools a hook's node script starts load (``execFileSync('npx', ['prettier', f])``).
     for rel in [r for r in paths if is_node_script(os.path.join(root, r)) and not _in_node_modules(r)]:
         lines = started_commands(os.path.join(root, rel))
@@ -453,6 +458,7 @@ def _part_paths(
             found.extend(
                 _package_script_paths(program, [w.value for w in words[1:]], root, pwd or at.path, at)
             )
+    passed = _wrapper_assigned(part)
     if name is not None and "/" not in name:
         found.extend(_on_path(name, root, at.path))
         words = words[1:]
@@ -460,16 +466,16 @@ def _part_paths(
         value = word.value
         if printed and id(word) in printed:
             continue  # a printed substitution (`hook_substitutions`): data, not a path run
-        shaped = _ASSIGNMENT_WORD.match(word.raw)
-        if shaped is not None and word is not part.argv[0]:
-            # ``env NODE_PATH=lib node x.js``, ``sudo PYTHONPATH=. python3 x.py``: an environment
-            # the program gets from a wrapper is read as the command's own assignment (round 46:
-            # ``lib`` was not recorded and a command's ``lib/plug.js`` ran on the host).
+        if id(word) in passed:
+            continue  # read on the wrapped part, as its own assignment (`_wrapper_assigned`)
+        name_part, eq, rest = word.raw.partition("=")
+        if eq and name_part.isidentifier() and word is not part.argv[0]:
+            # Another program's ``NAME=VALUE`` operand (``systemd-run -E``, ``chpst -e``, ``make``):
+            # over-read as an environment it may pass (round 46), its value read as paths.
             from shellrt.analysis.models import Assignment, Word
 
-            rest = word.raw[shaped.end() :]
             after = None if value is None else value.split("=", 1)[1]
-            named = Assignment(shaped.group(1), word.raw, Word(rest, after, word.features))
+            named = Assignment(name_part, word.raw, Word(rest, after, word.features))
             why = _assignment_paths(named, root, found, resolved, at)
             if why is not None:
                 return why
@@ -494,6 +500,22 @@ def _part_paths(
         if why is not None:
             return why
     return module
+
+
+def _wrapper_assigned(part: PlanCommand) -> set[int]:
+    """The ids of ``part``'s words that a wrapper puts in its program's environment (``env
+    NODE_PATH=lib node x.js``, ``sudo PYTHONPATH=. python3 x.py``, ``env -S'PYTHONPATH=lib …'``),
+    as the analysis' one reader reads them (`wrappers.unwrap`, `env_args.read_env`; red team round
+    51: a regex of this module's own read them before). The planner gives the wrapped part those
+    words as its own assignments (read there by `_assignment_paths`), so the wrapper's copies are
+    skipped; a wrapper the reader cannot read leaves every word to be read as a path."""
+    from shellrt.analysis.programs.wrappers import WRAPPERS, unwrap
+
+    argv = [w.value for w in part.argv]
+    if not argv or os.path.basename(argv[0] or "") not in WRAPPERS:
+        return set()
+    got = unwrap([os.path.basename(argv[0] or ""), *argv[1:]], [w.raw for w in part.argv])
+    return {id(part.argv[k]) for k in got.assigned if k < len(part.argv)}
 
 
 def _assignment_paths(

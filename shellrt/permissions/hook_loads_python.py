@@ -19,7 +19,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shellrt.permissions.hook_shebang import SAFE_PATH_VAR, shebang, shebang_program
+from shellrt.permissions.hook_environ import changes_environ
+from shellrt.permissions.hook_shebang import shebang, shebang_program
 
 __all__ = ["PythonLoads", "is_python_script", "module_paths", "python_loads"]
 
@@ -121,6 +122,7 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
     script = os.path.join(root, rel)
     out = PythonLoads()
     paths, unbounded, import_dirs, modules = out.paths, out.unbounded, out.import_dirs, out.modules
+    aliases = _import_aliases(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules.update(alias.name.split(".")[0] for alias in node.names)
@@ -129,7 +131,13 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
         elif isinstance(node, ast.Assign | ast.AugAssign) and _touches_sys_path(node):
             unbounded.append(f"hook script {rel} sets sys.path to directories chosen at run time")
         elif isinstance(node, ast.Call):
-            name = _dotted(node.func)
+            name = _aliased(_dotted(node.func), aliases)
+            if name not in _SPAWNS and _starts_a_child(name):
+                # round 51: a child started by a call not read (``asyncio.create_subprocess_exec``,
+                # ``pty.spawn``, ``sh``, ``plumbum``, ``multiprocessing``…): read as one whose
+                # program and directory are chosen at run time (the tree is recorded).
+                out.commands.append(_UNREAD_CHILD)
+                out.cwds[_UNREAD_CHILD] = None
             if name in _RUNS_FILE:
                 arg = _arg(node, _RUNS_FILE[name])
                 where = _eval_path(arg, script, root) if arg is not None else None
@@ -141,6 +149,9 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                     paths.append(where)
             elif name in _SPAWNS:
                 line = _command_line(node, name)
+                if line is None:  # round 51: a program chosen at run time (``run([tool, …])``)
+                    out.commands.append(_UNREAD_CHILD)
+                    out.cwds[_UNREAD_CHILD] = None
                 if line is not None:
                     out.commands.append(line)
                     if not _keeps_environment(node):
@@ -174,39 +185,13 @@ def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
                         )
                     else:
                         import_dirs.append(where)
-    if _changes_environ(tree):
+    if changes_environ(tree):  # round 51: an allow-list of reads (`hook_environ`)
         out.cleared.update(out.commands)  # every child, wherever the change stands (round 50)
     if any(isinstance(n, ast.Call) and _dotted(n.func) in _CHDIRS for n in ast.walk(tree)):
         # ``os.chdir("web")`` then ``subprocess.run(["npx", "fmt"])``: every child (and a relative
         # ``cwd=``) starts from a directory of the script's choosing: read as chosen at run time.
         out.cwds.update(dict.fromkeys(out.commands))
     return out
-
-
-#: Calls that drop variables of the script's own environment, which every later child inherits.
-_ENVIRON_DROPS = frozenset(
-    {"os.environ.clear", "os.unsetenv", "os.environ.popitem", "environ.clear", "unsetenv"}
-)
-
-
-def _changes_environ(tree: ast.AST) -> bool:
-    """Whether a Python hook script may drop the runner's ``PYTHONSAFEPATH`` from its own
-    environment (red team round 50: ``os.environ.pop("PYTHONSAFEPATH")`` then ``subprocess.run(
-    [python3.11, "-m", "json.tool"])`` passes no ``env=``, yet the child lacks it): the name as a
-    string or keyword anywhere (``del os.environ[…]``, ``os.environ.update(PYTHONSAFEPATH="")``),
-    ``os.environ`` assigned, or a call that clears or unsets (over-reads: fails closed)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and node.value == SAFE_PATH_VAR:
-            return True
-        if isinstance(node, ast.keyword) and node.arg == SAFE_PATH_VAR:
-            return True
-        if isinstance(node, ast.Call) and _dotted(node.func) in _ENVIRON_DROPS:
-            return True
-        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(_dotted(t) in ("os.environ", "environ") for t in targets):
-                return True
-    return False
 
 
 #: Where the argv of the ``exec``/``spawn`` calls is: a list at an index, or the arguments from one.
@@ -309,6 +294,46 @@ def _touches_sys_path(node: ast.Assign | ast.AugAssign) -> bool:
         if _dotted(base) == "sys.path":
             return True
     return False
+
+
+#: The line recorded for a child this reader cannot read (its directory: chosen at run time).
+_UNREAD_CHILD = "# a child started by a call not read"
+#: Modules (and ``os`` names) whose calls start processes; one not in `_SPAWNS` is not read.
+_CHILD_MODULES = ("subprocess.", "asyncio.create_subprocess", "pty.", "multiprocessing.", "sh.", "plumbum.",
+                  "pexpect.", "sarge.", "delegator.", "invoke.", "fabric.", "os.exec", "os.spawn",
+                  "os.posix_spawn", "os.fork", "os.system", "os.popen", "concurrent.futures.ProcessPool")
+
+
+def _starts_a_child(name: str) -> bool:
+    return name.startswith(_CHILD_MODULES) and not name.startswith(("subprocess.PIPE", "subprocess.DEVNULL",
+                                                                    "subprocess.STDOUT", "subprocess.Completed",
+                                                                    "subprocess.CalledProcessError",
+                                                                    "subprocess.TimeoutExpired"))
+
+
+def _import_aliases(tree: ast.AST) -> dict[str, str]:
+    """Names the script binds to modules or their members by import: ``import subprocess as sp``
+    (``sp`` -> ``subprocess``), ``from subprocess import run as r`` (``r`` -> ``subprocess.run``)."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update({a.asname: a.name for a in node.names if a.asname})
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if a.name != "*"})
+    return out
+
+
+def _aliased(name: str, aliases: dict[str, str]) -> str:
+    """``name`` with its first part spelled as imported; a bare member of ``subprocess``/``os``
+    keeps its short name too when `_SPAWNS` knows it (``from subprocess import run``: ``run``)."""
+    head, dot, rest = name.partition(".")
+    full = aliases.get(head)
+    if full is None:
+        return name
+    spelled = full + dot + rest
+    if spelled in _SPAWNS or name not in _SPAWNS:
+        return spelled
+    return name
 
 
 def _dotted(node: ast.expr) -> str:

@@ -32,16 +32,15 @@ __all__ = [
     "env_prefix",
     "shebang",
     "shebang_program",
+    "unread_shebang",
     "without_safe_path",
 ]
 
 SAFE_PATH_VAR = "PYTHONSAFEPATH"
-#: ``env`` flags without a value (``-0``, ``-v``) and long options without one, that change nothing
-#: a program loads.
-_PLAIN_SHORT = frozenset("0v")
-_PLAIN_LONG = ("--null", "--debug", "--default-signal", "--ignore-signal", "--block-signal")
 #: Bytes of a script read for its ``#!`` line.
 SHEBANG_BYTES = 256
+#: ``env -S`` strings read inside one another, at most (`env_args.read_env` bounds its own too).
+_MAX_DEPTH = 8
 
 
 @dataclass
@@ -57,81 +56,52 @@ class EnvPrefix:
     unknown: str | None = None
 
 
-def env_prefix(words: Sequence[str | None]) -> EnvPrefix:
-    """Read ``words`` (``env``'s arguments, after ``env`` itself; None: chosen at run time)."""
-    out = EnvPrefix()
-    queue = list(words)
-    while queue:
-        word = queue.pop(0)
-        if word is None:
-            out.unknown = "an env word chosen at run time"
-            return out
-        if word in ("-i", "--ignore-environment", "-"):
-            out.clears_safe_path = True
-        elif word == "--":
-            out.argv = queue
-            return out
-        elif word.startswith("--"):
-            name, eq, value = word.partition("=")
-            if name in _PLAIN_LONG:
-                continue
-            if name in ("--unset", "--split-string"):
-                if not eq:
-                    if not queue or queue[0] is None:
-                        out.unknown = f"`env {name}` without a value"
-                        return out
-                    value = queue.pop(0) or ""
-                if name == "--unset":
-                    out.clears_safe_path |= value == SAFE_PATH_VAR
-                elif not _split_into(value, queue, out):
-                    return out
-                continue
-            out.unknown = f"`env {name}` (not read: it may change the directory or the program)"
-            return out
-        elif word.startswith("-") and len(word) > 1:
-            if not _short_options(word[1:], queue, out):
-                return out
-        elif "=" in word and not word.startswith("="):
-            out.assignments.append(word)
-            out.clears_safe_path |= word.split("=", 1)[0] == SAFE_PATH_VAR
+def env_prefix(words: Sequence[str | None], _depth: int = 0) -> EnvPrefix:
+    """Read ``words`` (``env``'s arguments, after ``env`` itself; None: chosen at run time) by the
+    analysis' one reading of ``env`` (`shellrt.analysis.programs.env_args.read_env`, red team round
+    51: this module's own reader took ``=x`` for the program and could not read ``-S`` quotes,
+    ``\\_`` or an abbreviated ``--split-s``, so a ``#!/usr/bin/env -S "bash" -e`` script was not
+    read as a shell script). What it cannot read, and ``-C`` (another directory), is `unknown`."""
+    import shlex
+
+    from shellrt.analysis.programs.env_args import read_env
+
+    argv = ["env", *words]
+    got = read_env(argv)
+    unknown = EnvPrefix(unknown=f"`env {' '.join(w or '$…' for w in words)}` cannot be read")
+    if got.unknown or _depth > _MAX_DEPTH:
+        return unknown
+    if got.script is not None:  # ``-S``: env's words, shell-quoted by the reader
+        again = shlex.split(got.script)
+        if again and again[0] == "env":
+            inner = env_prefix(again[1:], _depth + 1)
         else:
-            out.argv = [word, *queue]
-            return out
+            count = next((k for k, w in enumerate(again) if "=" not in w), len(again))
+            inner = EnvPrefix(argv=list(again[count:]), assignments=again[:count])
+        inner.clears_safe_path |= SAFE_PATH_VAR in got.unset or _assigns_safe_path(inner.assignments)
+        return inner
+    first = min([*got.assigned, got.start or len(argv)])
+    options = [w for w in argv[1:first] if w is not None]
+    ignores = "-" in options  # a lone ``-`` is ``-i``
+    if options and options[-1] in ("-", "--"):
+        options.pop()
+    # The options as the reader re-emits them before a ``-S`` string: ``-i`` and ``-C`` shown.
+    shown = read_env(["env", *options, "-S", "true"]).script or ""
+    shown_words = shlex.split(shown)
+    if "-C" in shown_words:
+        return EnvPrefix(unknown=f"`env {' '.join(options)}` changes the directory (not read)")
+    out = EnvPrefix(
+        argv=argv[got.start :] if got.start is not None else [],
+        assignments=[argv[k] or "" for k in got.assigned],
+    )
+    out.clears_safe_path = (
+        ignores or "-i" in shown_words or SAFE_PATH_VAR in got.unset or _assigns_safe_path(out.assignments)
+    )
     return out
 
 
-def _short_options(flags: str, queue: list[str | None], out: EnvPrefix) -> bool:
-    """Read one ``-xyz`` word; False when it cannot be read (``out.unknown`` says why)."""
-    for at, flag in enumerate(flags):
-        if flag == "i":
-            out.clears_safe_path = True
-        elif flag in _PLAIN_SHORT:
-            continue
-        elif flag in "uS":
-            value: str | None = flags[at + 1 :]
-            if not value:
-                value = queue.pop(0) if queue else None
-            if value is None:
-                out.unknown = f"`env -{flag}` without a value"
-                return False
-            if flag == "u":
-                out.clears_safe_path |= value == SAFE_PATH_VAR
-                return True
-            return _split_into(value, queue, out)
-        else:
-            out.unknown = f"`env -{flag}` (not read: it may change the directory or the program)"
-            return False
-    return True
-
-
-def _split_into(text: str, queue: list[str | None], out: EnvPrefix) -> bool:
-    """``-S text``: its words go before the rest (GNU ``env`` splits them so); quotes, escapes and
-    ``${…}`` are read otherwise there: not read here (False)."""
-    if any(c in text for c in "'\"\\$#"):
-        out.unknown = f"`env -S {text!r}` (quotes, escapes or variables are not read)"
-        return False
-    queue[:0] = text.split()
-    return True
+def _assigns_safe_path(assignments: Sequence[str]) -> bool:
+    return any(a.partition("=")[0] == SAFE_PATH_VAR for a in assignments)
 
 
 def shebang(head: bytes) -> list[str] | None:
@@ -141,6 +111,17 @@ def shebang(head: bytes) -> list[str] | None:
         return None
     line = head[2:].split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
     return line.split()
+
+
+def unread_shebang(path: str) -> str | None:
+    """Why the ``#!`` line of the file at ``path`` cannot be read (its ``env`` words), or None
+    (red team round 51: such a script was read as neither a shell nor a Python script, so what it
+    sources went unread; its caller records the tree instead)."""
+    from shellrt.permissions.hook_read import read_regular
+
+    head = read_regular(path, SHEBANG_BYTES)
+    line = shebang(head) if head is not None else None
+    return shebang_program(line).unknown if line is not None else None
 
 
 def shebang_program(words: list[str]) -> EnvPrefix:
@@ -173,8 +154,8 @@ def drops_safe_path(parts: Sequence[PlanCommand]) -> bool:
         program = os.path.basename(words[0] or "") if words else ""
         if program == "env":
             prefix = env_prefix(words[1:])
-            if prefix.clears_safe_path:
-                return True
+            if prefix.clears_safe_path or prefix.unknown is not None:
+                return True  # round 51: an ``env`` not read may drop it (fails closed)
         if program in _ENV_RESETTERS or (
             program == "exec" and any(w and w.startswith("-") for w in words[1:2])
         ):

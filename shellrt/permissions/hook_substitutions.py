@@ -25,6 +25,7 @@ part of the line (the files it names are recorded).
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -41,6 +42,58 @@ DATA_PROGRAMS = frozenset(
         *("date", "basename", "dirname", "hostname", "whoami", "id"),
     }
 )
+#: The options each data program may take in a substitution (red team round 51): short letters
+#: (clustered or alone) and whole words; a program's other options fail closed. Not listed: jq's
+#: ``-L``/``--library-path``, ``-f``/``--from-file``, ``--rawfile``/``--slurpfile`` (jq code or
+#: files from the cwd by a name not read as a path), ``date -f``/``-r``/``-s``, ``hostname -F``/a
+#: name operand (sets it), ``wc --files0-from``.
+_OPTIONS: dict[str, tuple[str, frozenset[str]]] = {
+    "jq": ("rjcnseMCSa", frozenset({
+        "--raw-output", "--join-output", "--compact-output", "--null-input", "--slurp", "--exit-status",
+        "--sort-keys", "--ascii-output", "--tab", "--arg", "--argjson", "--"})),
+    "cat": ("nbsETvAetu", frozenset({"--"})),
+    "head": ("nqvc0123456789", frozenset({"--"})),
+    "tail": ("nqvc0123456789", frozenset({"--"})),
+    "cut": ("s", frozenset({"--complement", "--only-delimited", "--"})),
+    "tr": ("dscCt", frozenset({"--"})),
+    "wc": ("lcwmL", frozenset({"--"})),
+    "date": ("uRI", frozenset({"--utc", "--rfc-email", "--iso-8601", "-d", "--date"})),
+    "basename": ("asz", frozenset({"--"})),
+    "dirname": ("z", frozenset({"--"})),
+    "hostname": ("sfdiIA", frozenset()),
+    "whoami": ("", frozenset()),
+    "id": ("ugnrGz", frozenset()),
+}
+#: Options whose value is attached and is data (``cut -d, -f1``, ``head -n5``).
+_ATTACHED = {"cut": "dfcb", "head": "nc", "tail": "nc"}
+#: jq's module directives: ``import "m" as m {search: "./"}`` loads ``m.jq`` from the cwd.
+_JQ_MODULES = re.compile(r"\b(?:import|include|modulemeta|get_search_list)\b")
+#: Programs whose operands never name something they set or run (``hostname NAME`` sets the name).
+_NO_OPERANDS = frozenset({"hostname", "whoami", "id"})
+
+
+def _unlisted_word(program: str, words: list[str]) -> str | None:
+    """The first of ``words`` (a data program's arguments) `_OPTIONS` does not allow, or None."""
+    letters, whole = _OPTIONS.get(program, ("", frozenset()))
+    for word in words:
+        if program == "jq" and _JQ_MODULES.search(word):
+            return word
+        if not word.startswith("-") or word == "-":
+            if program in _NO_OPERANDS:
+                return word
+            continue
+        if word in whole or (program == "date" and word.startswith(("--iso-8601=", "--date="))):
+            continue
+        if word.startswith("--") or not letters:
+            return word
+        body = word[1:]
+        attached = _ATTACHED.get(program, "")
+        if body[0] in attached or all(c in letters for c in body):
+            continue
+        return word
+    return None
+
+
 #: Word features a printer's argument may have beside its substitution (quoting).
 _ARG_FEATURES = frozenset({"command_substitution", "quoted", "dq_whole"})
 _SUBSTITUTION_CONTEXTS = frozenset({"command_substitution"})
@@ -67,6 +120,9 @@ def allowed_substitution_words(plan: CommandPlan) -> tuple[set[int], str | None]
                 return set(), f"{why} running {name or 'a program chosen at run time'!r}"
             if name is None or dynamic:
                 return set(), f"{why} with words chosen at run time"
+            odd = _unlisted_word(program, [w.value or "" for w in part.argv[1:]])
+            if odd is not None:
+                return set(), f"{why} running `{program} {odd}` (it may read code or files not named)"
         if not dynamic:
             continue
         if program not in PRINTERS or part.wrapped_by is not None or "pipeline" in part.context:
