@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,7 @@ def runtime(tmp_path: Path) -> shellrt.Runtime:
     )
 
 
-def interrupt_after(rt: shellrt.Runtime, seconds: float) -> Callable[[], Awaitable[None]]:
+def interrupt_after(rt: shellrt.Runtime, seconds: float) -> Callable[[], Coroutine[Any, Any, None]]:
     """Interrupt ``seconds`` after the next call began (waited for, up to 30 s); armed at once,
     before the message that makes the call is sent."""
     started = anyio.Event()
