@@ -77,7 +77,7 @@ def test_the_walkers_passes_after_a_stop_share_one_deadline(tmp_path: Path, monk
     assert len(given) == 3, given  # the search, the listing, the search again
     assert len(ended) == 3, ended
     first, budget = given[0]
-    for (_when, limit), previous_end in zip(given[1:], ended[:-1]):
+    for (_when, limit), previous_end in zip(given[1:], ended[:-1], strict=True):
         assert limit <= first + budget - previous_end + 1e-6, (  # 1e-6: float rounding only
             f"a later pass may run {limit - (first + budget - previous_end):.3f} s past the search's {budget:g} s"
         )
