@@ -59,7 +59,13 @@ async def _call_then_cancel(tmp_path: Path, tool: str, label: str) -> None:
                 # Abandoning the call sends the client's `notifications/cancelled` for it.
                 with anyio.move_on_after(0.5):
                     await client.call_tool(tool, {"seconds": 1.5, "label": label})
-                await anyio.sleep(2.5)
+                if tool == "BlockSleep":
+                    # Until it finished (a fixed 2.5 s wait was 1.5 s of margin on a loaded lane).
+                    with anyio.move_on_after(30):
+                        while label not in FINISHED:
+                            await anyio.sleep(0.05)
+                else:
+                    await anyio.sleep(2.5)  # a cancel tool not cut off would have finished by now
             tg.cancel_scope.cancel()
 
 

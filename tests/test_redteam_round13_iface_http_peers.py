@@ -19,11 +19,12 @@ import socket
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from shellrt.server._http_guard import guarded_protocol
 from tests._http_raw import closed_within, initialize_works, mcp_post_head, serve_refuses, standing_after
-from tests.test_mcp_http_auth import TOKEN, served
+from tests.test_mcp_http_auth import TOKEN, Served, served
 
 
 def _other_peer() -> str:
@@ -52,6 +53,25 @@ OTHER = _other_peer()
 
 def _connect(port: int, source: str) -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+
+
+def _server_holds(s: Served, socks: list[socket.socket]) -> None:
+    """Wait until the server process holds exactly the connections of ``socks`` (accepted, not
+    closed by it): fixed 0.3 s sleeps let a loaded lane's server still hold the port probe's
+    connection (the oldest idle one: closed in idle[0]'s place) or not yet hold the test's own.
+    What it closed stays closed: a wrong choice is never waited into a pass (30 s, then fails)."""
+    want = {sock.getsockname()[:2] for sock in socks}
+    server, deadline = psutil.Process(s.proc.pid), time.monotonic() + 30
+    while True:
+        held = {
+            (c.raddr.ip, c.raddr.port)
+            for c in server.net_connections("tcp")
+            if c.laddr and c.laddr.port == s.port and c.raddr
+        }
+        if held == want:
+            return
+        assert time.monotonic() < deadline, f"the server holds {sorted(held)}, not {sorted(want)}"
+        time.sleep(0.02)
 
 
 def _stalled_request(port: int, source: str) -> socket.socket:
@@ -89,12 +109,12 @@ def test_a_full_server_closes_the_longest_idle_connection(tmp_path: Path) -> Non
     """Failed on the old code: 8 idle connections under --max-connections 8 refused the next client."""
     flags = ("--header-timeout", "60", "--max-connections", "8")
     with served(tmp_path, *flags, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
-        time.sleep(0.3)  # the port probe's connection is gone
+        _server_holds(s, [])  # the port probe's connection is gone
         idle = [_connect(s.port, "127.0.0.2") for _ in range(8)]
         try:
-            time.sleep(0.3)
+            _server_holds(s, idle)
             initialize_works(s.url)
-            assert closed_within(idle[0], 2.0), "the oldest idle connection was not the one closed"
+            assert closed_within(idle[0], 10.0), "the oldest idle connection was not the one closed"
             assert len(_standing(idle[1:], 0.1)) >= 6
         finally:
             for sock in idle:
@@ -105,13 +125,14 @@ def test_requests_in_flight_are_never_evicted(tmp_path: Path) -> None:
     """A full server of requests in flight refuses the newcomer rather than cut one of them."""
     flags = ("--max-connections", "6", "--max-connections-per-peer", "3")
     with served(tmp_path, *flags, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
-        time.sleep(0.3)
+        _server_holds(s, [])
         busy = [_stalled_request(s.port, ("127.0.0.2", OTHER)[i % 2]) for i in range(6)]
         try:
-            time.sleep(0.5)
+            _server_holds(s, busy)
+            time.sleep(0.5)  # and has read their heads: requests in flight
             assert len(_standing(busy, 0.05)) == 6
             late = _connect(s.port, "127.0.0.4")
-            assert closed_within(late, 2.0), "a seventh connection was kept over the cap"
+            assert closed_within(late, 10.0), "a seventh connection was kept over the cap"
             late.close()
             assert len(_standing(busy, 0.05)) == 6, "a request in flight was cut for a newcomer"
         finally:
@@ -123,14 +144,14 @@ def test_an_idle_peer_over_its_share_loses_its_own_oldest(tmp_path: Path) -> Non
     """Over its per-peer share a peer's own longest-idle connection goes, not another peer's."""
     flags = ("--header-timeout", "60", "--max-connections", "20", "--max-connections-per-peer", "4")
     with served(tmp_path, *flags, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
-        time.sleep(0.3)
+        _server_holds(s, [])
         other = [_connect(s.port, OTHER) for _ in range(2)]
         mine = []
         for _ in range(10):
             mine.append(_connect(s.port, "127.0.0.2"))
             time.sleep(0.02)
         try:
-            time.sleep(0.3)
+            _server_holds(s, other + mine[-4:])  # the peer's six over its share of four closed
             assert len(_standing(other, 0.1)) == 2, "another peer's connection was cut"
             assert _standing(mine, 0.1) == mine[-4:], "not the newest four of the peer stand"
         finally:

@@ -212,7 +212,7 @@ async def test_what_the_command_left_in_its_group_still_dies_with_it(supervisor:
     try:
         result = await supervisor.run(f"env -i sleep {token} >/dev/null 2>&1 & exit 0", timeout_s=20)
         assert result.exit_code == 0, result
-        end = time.monotonic() + 2.0
+        end = time.monotonic() + 10.0  # ends when it is gone; a survivor fails (2 s: a loaded lane's kill)
         while _alive_with(token) and time.monotonic() < end:
             await anyio.sleep(0.02)
         assert not _alive_with(token), "the command's group leftover outlived it"

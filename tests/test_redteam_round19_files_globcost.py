@@ -36,7 +36,9 @@ def _long_names(ws: Path) -> None:
 async def test_a_costly_glob_stops_and_leaves_no_cpu_burning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_offloop, "FILE_IO_TIMEOUT_S", 4.0)
+    # The matching's own 1 s deadline (below) must answer, not off_loop's: listing 2,000 names and
+    # matching to that deadline is ~1.1 s idle; 4 s left a loaded lane 2.9 s for the listing.
+    monkeypatch.setattr(_offloop, "FILE_IO_TIMEOUT_S", 12.0)
     # Its own threads alone: another test's abandoned threads still running in this worker (round 44
     # batch2's Glob matching, up to 20 s) would count as stuck under the shortened deadline.
     monkeypatch.setattr(_offloop, "_abandoned", {})

@@ -69,8 +69,11 @@ async def test_a_send_nobody_reads_fails_closed_within_its_deadline(monkeypatch:
         # ~1.0 s idle (SEND_TIMEOUT); one blind to it waits for fail_after's 10 s. Round 49: < 8, not < 5.
         assert 0.9 < took < 8, f"the stalled send failed after {took:.1f}s"
         assert channel.closed and channel.failure is not None and "POSIX shell" in channel.failure
-        # Every later request fails at once, none waits behind the stalled one.
-        with anyio.fail_after(2), pytest.raises(_channel.ExecutorGoneError):
+        # Every later request fails at once, none waits behind the stalled one: one that waited
+        # would wait its own send deadline, made 60 s here, so a 20 s ceiling tells them apart on a
+        # loaded lane (2 s was under the 3 s floor, and a 1 s wait passed it).
+        monkeypatch.setattr(_channel, "SEND_TIMEOUT", 60.0, raising=False)
+        with anyio.fail_after(20), pytest.raises(_channel.ExecutorGoneError):
             await channel.send("K abc 12")
     finally:
         ours.close()

@@ -8,7 +8,6 @@ threads (what the check costs).
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import anyio
@@ -18,6 +17,7 @@ from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
 from tests import _nonroot
 from tests._bwrap_session import require_bwrap, supervised
+from tests._timing import cpu_seconds
 
 pytestmark = pytest.mark.anyio
 
@@ -79,16 +79,17 @@ def _size(path: Path) -> int:
 
 
 async def _held(sup: object, ws: Path, pauses: int) -> list[float]:
-    """Pause ``pauses`` times; the counter must not move under any; the time each pause took."""
+    """Pause ``pauses`` times; the counter must not move under any; the CPU seconds this process
+    (the pause runs in one of its threads) spent entering each pause."""
     from shellrt.supervisor import Supervisor
 
     assert isinstance(sup, Supervisor)
     took = []
     moved = 0
     for _ in range(pauses):
-        begun = time.monotonic()
+        begun = cpu_seconds()
         async with sup.quiet_for_host() as failure:
-            took.append(time.monotonic() - begun)
+            took.append(cpu_seconds() - begun)
             assert failure is None, failure
             before = _size(ws / "c.cnt")
             await anyio.sleep(0.3)
@@ -125,8 +126,13 @@ async def test_a_process_with_thousands_of_threads_is_paused_in_bounded_time(tmp
             while _size(ws / "c.cnt") < 1000:
                 await anyio.sleep(0.05)
         took = await _held(sup, ws, 3)
-        print("pause of 3000 threads, s:", [round(t, 3) for t in took])
-        assert max(took) < 3.0, took  # 57-68 ms a pause at load 6: round 49's 3 s floor for a wall bound
+        print("pause of 3000 threads, CPU s:", [round(t, 3) for t in took])
+        # The check's cost, in CPU seconds (tests/_timing): a wall bound of 3 s counted the time the
+        # pause waited for a core (57-68 ms wall at load 6; CI's lane runs at load 15-30). Its wall
+        # time is the product's own promise: the settle pass refuses after 2 s (failure above).
+        # Measured idle: 0.11-0.14 CPU s a pause; a check quadratic in the threads (a task listing
+        # a thread, 9 M stat reads) costs minutes.
+        assert max(took) < 3.0, took
 
 
 def _tail(path: Path) -> bytes:

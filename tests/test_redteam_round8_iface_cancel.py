@@ -78,11 +78,18 @@ async def test_mcp_cancel_of_a_queued_write_keeps_it_from_running(tmp_path: Path
         _serve(rt) as client,
         anyio.create_task_group() as tg,
     ):
-        tg.start_soon(client.call_tool, "Bash", {"command": "sleep 1.5; echo done > done.txt"})
-        await anyio.sleep(0.4)  # the command (not read-only) holds the one-at-a-time lock
+        tg.start_soon(client.call_tool, "Bash", {"command": "touch started.txt; sleep 2; echo done > done.txt"})
+        # Until the command (not read-only) runs, holding the one-at-a-time lock: a fixed 0.4 s wait
+        # let a loaded lane's Write run first, unqueued.
+        with anyio.fail_after(30):
+            while not (ws / "started.txt").exists():
+                await anyio.sleep(0.02)
         with anyio.move_on_after(0.4):  # the client gives up: notifications/cancelled
             await client.call_tool("Write", {"file_path": str(target), "content": "x"})
-        await anyio.sleep(2.0)  # the command ended long ago: a queued Write would have run
+        with anyio.fail_after(30):
+            while not (ws / "done.txt").exists():
+                await anyio.sleep(0.05)
+        await anyio.sleep(0.5)  # the command ended: a queued Write would have run
         after = await client.call_tool("Bash", {"command": "echo alive"})
         assert "alive" in after.content[0].text  # type: ignore[union-attr]
     assert not target.exists(), "the Write ran although the client cancelled it before it started"
