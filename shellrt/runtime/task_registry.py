@@ -317,10 +317,12 @@ class TaskRegistry:
 
     def _recorded(self, task_id: str) -> BackgroundTask | None:
         """The task as ``tasks.json`` records it now (another process may have rewritten it); the
-        file is read again only when it changed (a query may come twice per command)."""
+        file is read again only when it changed (a query may come twice per command). The change
+        time is in the key: an atomic rewrite may reuse the freed inode number at the same size
+        within one mtime tick."""
         try:
             st = os.stat(self.path, follow_symlinks=False)
-            key: tuple[int, ...] = (st.st_ino, st.st_size, st.st_mtime_ns)
+            key: tuple[int, ...] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         except OSError:
             return None
         if self._seen.get(task_id) == key:

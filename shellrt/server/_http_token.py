@@ -78,6 +78,29 @@ def read_token_file(path: Path) -> ServeToken:
         raise TokenError(f"--token-file {path}: {exc.strerror}") from exc
     if stat.S_ISLNK(st.st_mode):
         raise TokenError(f"--token-file {path} is a symlink; pass the file it points to")
+    _require_private(path, st)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        raise TokenError(f"--token-file {path}: {exc.strerror}") from exc
+    with os.fdopen(fd, "rb") as fh:
+        # Judged again on the file opened (the stat above named a path, which may have changed
+        # since: a file made readable by others, or another file, between the two).
+        opened = os.fstat(fh.fileno())
+        if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):
+            raise TokenError(f"--token-file {path} changed while it was read; try again")
+        _require_private(path, opened)
+        raw = fh.read(_MAX_TOKEN_FILE_BYTES + 1)
+    if len(raw) > _MAX_TOKEN_FILE_BYTES:
+        raise TokenError(
+            f"--token-file {path} is larger than {_MAX_TOKEN_FILE_BYTES} bytes; put the token alone in it"
+        )
+    first_line = raw.decode("utf-8", errors="replace").splitlines()[:1]
+    return ServeToken(_checked_token(first_line[0] if first_line else "", f"--token-file {path}"), str(path))
+
+
+def _require_private(path: Path, st: os.stat_result) -> None:
+    """Refuse a token file that is not a regular file of the caller's, private to them."""
     if not stat.S_ISREG(st.st_mode):
         raise TokenError(f"--token-file {path} is not a regular file")
     if st.st_uid != os.getuid():
@@ -89,21 +112,6 @@ def read_token_file(path: Path) -> ServeToken:
             f"--token-file {path} is readable or writable by others (mode {stat.S_IMODE(st.st_mode):o}); "
             f"run `chmod 600 {path}`"
         )
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError as exc:
-        raise TokenError(f"--token-file {path}: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as fh:
-        opened = os.fstat(fh.fileno())
-        if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):
-            raise TokenError(f"--token-file {path} changed while it was read; try again")
-        raw = fh.read(_MAX_TOKEN_FILE_BYTES + 1)
-    if len(raw) > _MAX_TOKEN_FILE_BYTES:
-        raise TokenError(
-            f"--token-file {path} is larger than {_MAX_TOKEN_FILE_BYTES} bytes; put the token alone in it"
-        )
-    first_line = raw.decode("utf-8", errors="replace").splitlines()[:1]
-    return ServeToken(_checked_token(first_line[0] if first_line else "", f"--token-file {path}"), str(path))
 
 
 def token_from_env() -> ServeToken | None:

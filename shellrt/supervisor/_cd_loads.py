@@ -404,8 +404,10 @@ def _folded_loads(loads: frozenset[str], folded: str) -> bool:
     return folded in mine or on_path_obeys(mine, folded)
 
 
-#: config path -> (its signature, what it loads): parsed again only once it changed.
-_parsed: dict[str, tuple[tuple[int, int, int, int], frozenset[str]]] = {}
+#: config path -> (its signature, what it loads): parsed again only once it changed. The signature
+#: holds the change time: a rewrite of the same size with its modification time put back
+#: (``touch -d``, ``os.utime``) kept the old answer (stop 64); nothing but the kernel sets ctime.
+_parsed: dict[str, tuple[tuple[int, int, int, int, int], frozenset[str]]] = {}
 
 
 def _config_loads(config: str) -> frozenset[str]:
@@ -413,7 +415,7 @@ def _config_loads(config: str) -> frozenset[str]:
         st = os.stat(config)
     except OSError:
         return frozenset()
-    sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     known = _parsed.get(config)
     if known is not None and known[0] == sig:
         return known[1]

@@ -48,13 +48,15 @@ class BinaryJudge:
 
     def __init__(self, budget: int = NUL_CHECK_CALL_BYTES) -> None:
         self.left = budget
-        self._seen: dict[tuple[int, int, int, int], bool] = {}
+        self._seen: dict[tuple[int, int, int, int, int], bool] = {}
 
     def has_nul(self, fh: BinaryIO) -> bool:
         """`stream_has_nul` of ``fh`` (a regular file, read from where it stands), remembered for
-        its inode (and size and modification time: a name of the same file says the same)."""
+        its inode (and size, modification and change time: a name of the same file says the same;
+        a file remade under a freed inode number, or rewritten with its mtime put back, has another
+        change time, which only the kernel sets)."""
         st = os.fstat(fh.fileno())
-        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         known = self._seen.get(key)
         if known is not None:
             return known
