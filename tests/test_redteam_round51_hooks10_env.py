@@ -12,30 +12,18 @@ could not read recorded the whole workspace though ``env`` runs them plainly (``
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from shellrt.permissions.hook_files import compare_hook_files, hook_files
+from tests._hook_runs import run_hook_line
 
 _MARK = "R51-HOOKS10-ENV"
 _PY = shutil.which("python3.11") or ""  # a name saying 3.11: the runner's PYTHONSAFEPATH believed
 _HOOK = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/run'
 
-
-def _run(ws: Path, hook: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-c", hook],
-        cwd=ws,
-        env={"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(ws), "PYTHONSAFEPATH": "1"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def _script_project(ws: Path, line: str) -> None:
@@ -61,7 +49,7 @@ def test_a_shell_script_by_an_env_line_is_read_as_one(tmp_path: Path, line: str)
     _script_project(ws, line)
     before = hook_files(ws, [_HOOK])
     (ws / "tools" / "lib.sh").write_text(f"echo {_MARK}\n")
-    done = _run(ws, _HOOK)
+    done = run_hook_line(ws, _HOOK)
     assert _MARK in done.stdout, (line, done.stdout, done.stderr)  # the premise: the host runs it
     assert compare_hook_files(before, hook_files(ws, [_HOOK])) is not None, f"tools/lib.sh unrecorded: {line}"
 
@@ -88,7 +76,7 @@ def test_env_lines_env_runs_plainly_stay_narrow(tmp_path: Path) -> None:
     records = [hook_files(ws, [hook]) for hook in hooks]
     assert [hook for hook, r in zip(hooks, records, strict=True) if "." in r.files] == []
     (ws / "json" / "__init__.py").write_text(f"print({_MARK!r})\n")
-    done = _run(ws, " && ".join(hooks))
+    done = run_hook_line(ws, " && ".join(hooks))
     assert done.returncode == 0 and _MARK not in done.stdout, (done.stdout, done.stderr)
 
 

@@ -10,14 +10,13 @@ Now every use of the environment must be a known read (`hook_environ.changes_env
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from shellrt.permissions.hook_files import compare_hook_files, hook_files
+from tests._hook_runs import run_hook_line
 
 _MARK = "R51-HOOKS10-ENVIRON"
 _PY = shutil.which("python3.11") or ""  # a name saying 3.11: the runner's PYTHONSAFEPATH believed
@@ -50,17 +49,6 @@ def _project(ws: Path, name: str, text: str) -> str:
     return f'{_PY} -I "$CLAUDE_PROJECT_DIR"/.claude/hooks/{name}.py'
 
 
-def _run(ws: Path, hook: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-c", hook],
-        cwd=ws,
-        env={"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(ws), "PYTHONSAFEPATH": "1"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
 
 @pytest.mark.parametrize("name", sorted(_DROPS))
 def test_a_dropped_safe_path_in_a_python_hook_script_is_read(tmp_path: Path, name: str) -> None:
@@ -68,7 +56,7 @@ def test_a_dropped_safe_path_in_a_python_hook_script_is_read(tmp_path: Path, nam
     hook = _project(ws, name, _DROPS[name])
     before = hook_files(ws, [hook])
     (ws / "json" / "__init__.py").write_text(f"print({_MARK!r})\n")
-    done = _run(ws, hook)
+    done = run_hook_line(ws, hook)
     assert _MARK in done.stdout, (name, done.stdout, done.stderr)  # the premise: the host runs it
     assert compare_hook_files(before, hook_files(ws, [hook])) is not None, f"json/__init__.py unrecorded: {name}"
 
@@ -79,6 +67,6 @@ def test_a_script_that_only_reads_its_environment_stays_narrow(tmp_path: Path) -
     record = hook_files(ws, [hook])
     assert "." not in record.files, record
     (ws / "json" / "__init__.py").write_text(f"print({_MARK!r})\n")
-    done = _run(ws, hook)
+    done = run_hook_line(ws, hook)
     assert done.returncode == 0 and _MARK not in done.stdout, (done.stdout, done.stderr)
     assert compare_hook_files(record, hook_files(ws, [hook])) is None
