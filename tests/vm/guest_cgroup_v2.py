@@ -160,7 +160,14 @@ def check_session(facts: Facts, prefix: str, cg: ModuleType, parent: Path) -> No
         time.sleep(0.1)
 
         leftover = subprocess.Popen([*group.enter_argv(), "sleep", "1000"])
-        time.sleep(0.5)
+        # Removed only once it has joined (the join script writes its pid, then execs sleep): a
+        # fixed 0.5 s was not enough in a loaded CI's emulated VM, where the join then found the
+        # group gone and refused to run the command (exit 125: right, but not what is tested).
+        procs = where / "cgroup.procs"
+        for _ in range(600):
+            if str(leftover.pid) in procs.read_text().split() or leftover.poll() is not None:
+                break
+            time.sleep(0.1)
         group.remove()
         try:
             code = leftover.wait(timeout=10)
