@@ -1,7 +1,8 @@
 """Red team, round 16 part 2: what ``cat <&3`` / ``head /dev/fd/3`` can reach, on every backend.
 
-The classifier judges ``cat <&3``, ``head /dev/fd/3`` and ``cat /proc/self/fd/3`` read-only: what a
-descriptor leads to is the runtime's to keep empty, not the analysis's to guess. So on every backend
+The classifier judges ``cat <&3`` read-only (``head /dev/fd/3`` and ``cat /proc/self/fd/3`` too, until
+round 51 made descriptor paths fail closed): what a descriptor leads to is the runtime's to keep
+empty, not the analysis's to guess. So on every backend
 (local, bwrap session, bwrap per command, docker) a command's shell holds fds 0, 1 and 2 only, plus
 the one documented descriptor (docker: fd 6, the write-only cwd report file named by
 ``SHELLRT_CWD_FILE``), even when the embedding program left descriptors of its own inheritable
@@ -42,9 +43,13 @@ _PROBE = (
 
 
 def test_the_probe_forms_are_judged_read_only() -> None:
-    """The premise: the analysis leaves descriptors to the runtime."""
-    for command in ("cat <&3", "head /dev/fd/3", "cat /proc/self/fd/3"):
-        assert analyze(command).read_only, command
+    """The premise: the analysis leaves descriptors to the runtime. A redirection from one stays
+    read-only; a *path* naming one (``/dev/fd/3``, ``/proc/self/fd/3``) is not read-only since red
+    team round 51 (analysis11: what it leads to may be a device or a FIFO; fail closed). The
+    runtime's promise below holds either way: there is no fd 3 to read."""
+    assert analyze("cat <&3").read_only
+    for command in ("head /dev/fd/3", "cat /proc/self/fd/3"):
+        assert not analyze(command).read_only, command
 
 
 @pytest.fixture(params=["local", "bwrap-session", "bwrap-per-command", "docker"])

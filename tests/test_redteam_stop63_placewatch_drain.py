@@ -6,11 +6,17 @@ as fast as they were read kept it reading: a 300 s hang was seen in a loaded run
 cwdswap test (round 50's suitetime helper). The race is made certain here, not waited for: each
 read the drain makes is preceded by a real rename in the watched directory, so the queue is never
 empty when the drain looks again.
+
+Each test has an inotify instance of its own (`_own_queue`): the process's shared one also carries
+the events of every other watch an earlier test in the same worker left open, and a queue that
+overflowed there marks every watch changed (fail closed), a fresh one too (CI141: both tests failed
+so on one xdist worker).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +45,15 @@ class _RenamingOs:
         return getattr(os, name)
 
 
+@pytest.fixture(autouse=True)
+def _own_queue(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    shared = _placewatch._Shared()
+    monkeypatch.setattr(_placewatch, "_SHARED", shared)
+    yield
+    if shared.fd is not None:
+        os.close(shared.fd)
+
+
 def test_a_queue_refilled_as_fast_as_it_is_read_ends_the_drain_and_marks_the_watch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -49,9 +64,9 @@ def test_a_queue_refilled_as_fast_as_it_is_read_ends_the_drain_and_marks_the_wat
         assert not watch.changed()
         renaming = _RenamingOs(tmp_path, ceiling=10_000)
         (tmp_path / "other").write_bytes(b"")  # an event that matters to no watch: the queue is not empty
-        monkeypatch.setattr(_placewatch, "os", renaming)
-        changed = watch.changed()
-        monkeypatch.undo()
+        with monkeypatch.context() as patched:
+            patched.setattr(_placewatch, "os", renaming)
+            changed = watch.changed()
         assert renaming.reads <= _placewatch._DRAIN_READS, renaming.reads
         # Cut short, the drain cannot tell whether a name that matters went by: it says changed.
         assert changed
