@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from typing import BinaryIO
 
+from sandbox.confine import Stamp, stamp
+
 __all__ = [
     "FIRST_CHUNK_BYTES",
     "NUL_CHECK_CALL_BYTES",
@@ -48,7 +50,7 @@ class BinaryJudge:
 
     def __init__(self, budget: int = NUL_CHECK_CALL_BYTES) -> None:
         self.left = budget
-        self._seen: dict[tuple[int, int, int, int, int], bool] = {}
+        self._seen: dict[Stamp, bool] = {}
 
     def has_nul(self, fh: BinaryIO) -> bool:
         """`stream_has_nul` of ``fh`` (a regular file, read from where it stands), remembered for
@@ -56,7 +58,7 @@ class BinaryJudge:
         a file remade under a freed inode number, or rewritten with its mtime put back, has another
         change time, which only the kernel sets)."""
         st = os.fstat(fh.fileno())
-        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        key = stamp(st)
         known = self._seen.get(key)
         if known is not None:
             return known

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sandbox._hostread import read_regular
-from sandbox.confine import View
+from sandbox.confine import Stamp, View, stamp
 from shellrt.tools._dirs_below import DirsBelow, plain_relative
 
 __all__ = ["MAX_INDEX_BYTES", "UNIGNORED_NOTE", "hidden_tracked", "tracked_in_view", "tracked_under"]
@@ -49,7 +49,7 @@ _CACHED_MAX_BYTES = 16 << 20
 #: How old an index's ctime must be before its parse is kept: a file system's timestamps may be a
 #: clock tick (a few ms) coarse, so a rewrite of the same size within one tick could look unchanged.
 _SETTLED_NS = 2_000_000_000
-_CACHE: OrderedDict[tuple[object, ...], tuple[str, ...]] = OrderedDict()
+_CACHE: OrderedDict[tuple[str, Stamp], tuple[str, ...]] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 #: The note Glob and Grep add (``count``, ``verb``): the model learns the ignore files were overruled.
 UNIGNORED_NOTE = (
@@ -150,10 +150,6 @@ def _with_submodules(top: Path, gitdir: Path, top_bound: Path, spent: _Spent, de
     return names
 
 
-def _identity(st: os.stat_result) -> tuple[int, ...]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
 def _index_names_cached(index: Path, gitdir: Path, shared: bool = False) -> tuple[str, ...] | None:
     """`_index_names` of the index file, from `_CACHE` when its identity (device, inode, size,
     mtime, ctime) is the one it was read with. Only an index whose ctime was at least
@@ -165,7 +161,7 @@ def _index_names_cached(index: Path, gitdir: Path, shared: bool = False) -> tupl
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_INDEX_BYTES:
         return None  # a sparse 10 GB index costs no read (the read below is bounded as well)
-    key = (str(index), *_identity(st))
+    key = (str(index), stamp(st))
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
@@ -191,7 +187,7 @@ def _index_names_cached(index: Path, gitdir: Path, shared: bool = False) -> tupl
     except OSError:
         return names
     settled = time.time_ns() - st.st_ctime_ns >= _SETTLED_NS
-    if settled and _identity(after) == _identity(st) and len(data) == st.st_size <= _CACHED_MAX_BYTES:
+    if settled and stamp(after) == stamp(st) and len(data) == st.st_size <= _CACHED_MAX_BYTES:
         with _CACHE_LOCK:
             _CACHE[key] = names
             while len(_CACHE) > _CACHE_ENTRIES:
