@@ -56,7 +56,7 @@ WIRE_SLACK = 256 * 1024
 MIN_PIECES = 4096
 #: Mean bytes a piece must carry past `MIN_PIECES`: a page read one TCP segment at a time
 #: (~1,460 bytes) is far above it; 64 KiB of one-byte chunks is ~10,000 pieces.
-MIN_MEAN_PIECE = 256
+MIN_MEAN_PIECE = 1024
 
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
