@@ -13,6 +13,14 @@ nothing decoded, each) or a deflate stream of empty stored blocks decoded to not
 long as the server sent it, up to the call's whole deadline, a core busy (red team round 13).
 A real page's compressed form is smaller than the page, so this cuts no body the decoded
 limit would not.
+
+And what the body's *framing* costs is bounded (red team round 52, net4): h11 de-chunks a
+``Transfer-Encoding: chunked`` body before a byte reaches here, so one-byte chunks behind
+16,000-byte chunk extensions read hundreds of MB off the socket for a few bytes of body, and bare
+one-byte chunks (64 KiB of them one ``send`` of the server's) cost an event each, both up to the
+call's deadline. The caller reports the bytes read off the wire (`read_off_the_wire`): past
+`WIRE_FACTOR` times the limit (plus `WIRE_SLACK`) the body is cut; and past `max_pieces` pieces
+(a mean piece of `MIN_MEAN_PIECE` bytes over the limit, at least `MIN_PIECES`) too.
 """
 
 from __future__ import annotations
@@ -20,7 +28,16 @@ from __future__ import annotations
 import re
 import zlib
 
-__all__ = ["ACCEPT_ENCODING", "MAX_GZIP_MEMBERS", "BodyDecodeError", "BoundedBody"]
+__all__ = [
+    "ACCEPT_ENCODING",
+    "MAX_GZIP_MEMBERS",
+    "MIN_MEAN_PIECE",
+    "MIN_PIECES",
+    "WIRE_FACTOR",
+    "WIRE_SLACK",
+    "BodyDecodeError",
+    "BoundedBody",
+]
 
 #: What WebFetch tells servers it decodes (httpx would also offer zstd/br when installed).
 ACCEPT_ENCODING = "gzip, deflate"
@@ -28,6 +45,18 @@ ACCEPT_ENCODING = "gzip, deflate"
 #: gzip members one body may hold (each costs a new decompressor: 20-byte empty members made
 #: 10 MB of body ~500,000 of them, seconds of CPU); a body of more is cut there.
 MAX_GZIP_MEMBERS = 10_000
+
+#: Bytes read off the socket for a body, at most, per byte of the limit: chunked framing of real
+#: pages costs a few bytes per KiB; a body over it is cut (round 52).
+WIRE_FACTOR = 2
+#: Read off the socket beyond ``WIRE_FACTOR`` x the limit: a last chunk's size line, trailers, a
+#: read's worth of slack (h11 holds one line to 16 KiB; a read is at most 64 KiB).
+WIRE_SLACK = 256 * 1024
+#: Pieces one body may arrive in, at least (a small limit still takes a page read in segments).
+MIN_PIECES = 4096
+#: Mean bytes a piece must carry past `MIN_PIECES`: a page read one TCP segment at a time
+#: (~1,460 bytes) is far above it; 64 KiB of one-byte chunks is ~10,000 pieces.
+MIN_MEAN_PIECE = 1024
 
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
@@ -69,15 +98,29 @@ class BoundedBody:
         #: Bytes received, before decoding.
         self.raw_bytes = 0
         self._members = 1
+        #: Pieces fed (each an event of the parser's, whatever bytes it carries): bounded.
+        self.pieces = 0
+        self.max_pieces = MIN_PIECES + self._limit // MIN_MEAN_PIECE
+        self._max_wire = WIRE_FACTOR * self._limit + WIRE_SLACK
 
     @property
     def full(self) -> bool:
         """The limit is reached: nothing more needs to be read."""
         return self.truncated or self._size >= self._limit
 
+    def read_off_the_wire(self, count: int) -> None:
+        """``count`` bytes were read off the socket for this body so far (its framing included):
+        past the bound the body is cut here."""
+        if count > self._max_wire:
+            self.truncated = True
+
     def feed(self, raw: bytes) -> None:
         if self.full:
             self.truncated = self.truncated or bool(raw)
+            return
+        self.pieces += 1
+        if self.pieces > self.max_pieces:
+            self.truncated = True  # what is kept stays; the framing cost more than it carried
             return
         self.raw_bytes += len(raw)
         if self._zlib is None:

@@ -31,6 +31,9 @@ class HeadBudget:
         self.limit = limit
         self.reading_head = False
         self.used = 0
+        #: Every byte the fetch's streams read (heads, bodies, framing): what a body's framing
+        #: cost is read from it (`shellrt.tools._http_body.BoundedBody.read_off_the_wire`).
+        self.read = 0
 
     async def trace(self, event_name: str, info: dict[str, Any]) -> None:
         if event_name == _HEAD + "started":
@@ -39,6 +42,7 @@ class HeadBudget:
             self.reading_head = False  # complete or failed
 
     def count(self, size: int) -> None:
+        self.read += size
         if not self.reading_head:
             return
         self.used += size

@@ -17,7 +17,8 @@ Settings (``ctx.settings["webFetch"]``):
   CIDR ranges that may be fetched although not public (default: none);
 - ``upgradeHttp``: fetch ``http://`` URLs as ``https://`` (default ``false``);
 - ``maxBytes``: body size cap, larger bodies are truncated with a note
-  (default 10 MB); the cap counts decoded bytes and holds while decoding: only
+  (default 10 MB); the cap counts decoded bytes and holds while decoding, and what the
+  body's transfer framing costs is bounded by it too (bytes read, pieces); only
   ``gzip`` and ``deflate`` are asked for and decoded (``shellrt.tools._http_body``),
   another or a stacked ``Content-Encoding`` is refused;
 - ``timeoutSeconds``: the whole call's deadline — name resolution, connect,
@@ -718,8 +719,12 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             try:
                 # Raw bytes, decoded here under the cap: httpx's own decoders have no bound.
                 body = BoundedBody(response.headers.get("content-encoding", ""), settings.max_bytes)
+                # What the body's framing costs is counted too: off the socket, and in pieces (round 52).
+                start = budget.read if budget is not None else 0
                 async for chunk in response.aiter_raw():
                     body.feed(chunk)
+                    if budget is not None:
+                        body.read_off_the_wire(budget.read - start)
                     if body.truncated:
                         break
             except BodyDecodeError as exc:
@@ -755,7 +760,8 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         content = output.content
         if output.truncated:
             notes.append(
-                f"The response body was larger than the size cap and was truncated after {output.bytes:,} bytes."
+                f"The response body was larger than the size cap (or its chunked framing cost more than "
+                f"the bytes it carried) and was truncated after {output.bytes:,} bytes."
             )
         if output.note:
             notes.append(output.note)
