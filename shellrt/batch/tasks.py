@@ -16,7 +16,15 @@ import shlex
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from sandbox import LocalConfig, NetworkMode, ResourceLimits, SandboxConfig
 from sandbox.policy import normalize_deny_list, normalize_domain
@@ -25,6 +33,11 @@ from shellrt.protocol import ToolUseBlock
 
 __all__ = [
     "DEFAULT_COMMAND_TIMEOUT_S",
+    "MAX_COLLECT_FILES",
+    "MAX_COMMANDS",
+    "MAX_DOMAINS",
+    "MAX_ENV_ENTRIES",
+    "MAX_TASK_ITEMS",
     "CollectSpec",
     "CommandSpec",
     "Task",
@@ -35,10 +48,52 @@ __all__ = [
 #: results line until the task ends (red team round 23: no bound let a task line hold ~780,000).
 MAX_COMMANDS = 10_000
 
+#: Items (JSON objects, arrays and their members) one task line may hold, counted before any is
+#: built. The loader reads on the batch's event loop, and items cost Python work before anything
+#: runs: a tool_use input of a million keys took 19.5 s (red team round 52), against 1.3 s for a
+#: 60 MB line of plain command text. 10,000 tool_use commands hold about 60,000.
+MAX_TASK_ITEMS = 100_000
+#: Entries of an ``env`` (the task's, a command's): ~11 us each to check (a million: 11 s).
+MAX_ENV_ENTRIES = 10_000
+#: ``collect.files`` patterns: ~38 us each to check (a million: 38 s), and each is a walk later.
+MAX_COLLECT_FILES = 1_000
+#: ``allowed_domains`` / ``denied_domains`` entries: ~33 us each to normalise (a million: 33 s).
+MAX_DOMAINS = 10_000
+
+
+def _at_most(field: str, value: Any, most: int, hint: str) -> Any:
+    """``value`` unchanged, or ValueError when it is a list or object of more than ``most`` items
+    (counted before pydantic builds them: its ``max_length`` counts after)."""
+    if isinstance(value, list | tuple | dict) and len(value) > most:
+        raise ValueError(f"{field} has {len(value):,} entries; at most {most:,}: {hint}")
+    return value
+
+
+def _items_past(value: Any, most: int) -> int:
+    """How many items ``value`` (parsed JSON) holds, counted up to just past ``most``: each
+    container counts its members at once; only containers are walked into."""
+    if type(value) not in _CONTAINER_TYPES:
+        return 1
+    count, stack = 1, [value]
+    while stack and count <= most:
+        item = stack.pop()
+        members = list(item.values()) if type(item) is dict else item
+        count += len(members)
+        if count <= most:
+            stack += [m for m in members if type(m) in _CONTAINER_TYPES]
+    return count
+
+
+_CONTAINER_TYPES = frozenset({dict, list, tuple})
+
+
 #: Per-command timeout when neither the command nor the task sets one.
 DEFAULT_COMMAND_TIMEOUT_S = 600.0
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
+
+
+_ENV_HINT = "set the rest in a file the commands source, or in the workspace"
 
 
 def _refuse_nul(field: str, *texts: str | Path | None) -> None:
@@ -76,6 +131,11 @@ class TaskSandbox(BaseModel):
     denied_domains: tuple[str, ...] = ()
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
     reuse: ReuseMode = "auto"
+
+    @field_validator("allowed_domains", "denied_domains", mode="before")
+    @classmethod
+    def _few_domains(cls, value: Any, info: ValidationInfo) -> Any:
+        return _at_most(str(info.field_name), value, MAX_DOMAINS, "name a parent domain (*.example.org) instead")
 
     @field_validator("allowed_domains")
     @classmethod
@@ -127,6 +187,11 @@ class CommandSpec(BaseModel):
         default=None, min_length=1, description="Run as this user (docker); the task's user when None."
     )
 
+    @field_validator("env", mode="before")
+    @classmethod
+    def _few_env(cls, value: Any) -> Any:
+        return _at_most("env", value, MAX_ENV_ENTRIES, _ENV_HINT)
+
     @model_validator(mode="after")
     def _one_command(self) -> CommandSpec:
         if (self.run is None) == (self.argv is None):
@@ -166,6 +231,11 @@ class CollectSpec(BaseModel):
     #: The most bytes ``files`` may copy to the host: the task's commands choose those files (a
     #: sparse ``truncate -s 1T`` or a hundred hard links cost them nothing, the host their size).
     max_bytes: int = Field(default=1 << 30, ge=0)
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _few_files(cls, value: Any) -> Any:
+        return _at_most("collect.files", value, MAX_COLLECT_FILES, "collect a directory, or a glob pattern")
 
     @field_validator("files")
     @classmethod
@@ -234,6 +304,21 @@ class Task(BaseModel):
     #: The (device, inode) of ``workspace`` when `TaskFloor` judged what it holds (kept by
     #: ``model_copy``): the copy must open that directory, not what a swapped link names later.
     _source_identity: tuple[int, int] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _few_items(cls, data: Any) -> Any:
+        if isinstance(data, dict) and _items_past(data, MAX_TASK_ITEMS) > MAX_TASK_ITEMS:
+            raise ValueError(
+                f"the task holds more than {MAX_TASK_ITEMS:,} items (JSON objects, arrays and their members); "
+                "at most that many: split it into several tasks, or put large data in a workspace file"
+            )
+        return data
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _few_env(cls, value: Any) -> Any:
+        return _at_most("env", value, MAX_ENV_ENTRIES, _ENV_HINT)
 
     @field_validator("id")
     @classmethod
