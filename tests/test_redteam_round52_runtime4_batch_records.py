@@ -16,13 +16,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shellrt.batch.loader import load_tasks
+from shellrt.batch.checked import checked_task
+from shellrt.batch.loader import MAX_TASK_ITEMS, load_tasks
 from shellrt.batch.tasks import (
     MAX_COLLECT_FILES,
     MAX_COMMANDS,
     MAX_DOMAINS,
     MAX_ENV_ENTRIES,
-    MAX_TASK_ITEMS,
 )
 
 
@@ -38,7 +38,7 @@ def _over(field: str) -> dict[str, Any]:
     if field == "denied_domains":
         return {"commands": ["true"], "sandbox": {"denied_domains": [f"d{i}.example.org" for i in range(MAX_DOMAINS + 1)]}}
     # the whole line: a tool_use input of many small items (each field within its own bound)
-    tool_use = {"type": "tool_use", "id": "t", "name": "Bash", "input": {f"k{i}": [i] for i in range(MAX_TASK_ITEMS)}}
+    tool_use = {"type": "tool_use", "id": "t", "name": "Bash", "input": {"xs": [0] * MAX_TASK_ITEMS}}
     return {"commands": [tool_use]}
 
 
@@ -60,7 +60,8 @@ def test_each_unbounded_field_of_a_task_line_is_refused_by_count(tmp_path: Path)
 
 
 def test_a_large_honest_task_still_loads(tmp_path: Path) -> None:
-    """The guard: the most commands a task may list, each a tool_use block, and fields at their bounds."""
+    """The guard: the most commands a task may list (tool_use blocks, and command objects with an
+    env), fields at their bounds: loaded, and validated again as a run does."""
     tool_uses = [
         {"type": "tool_use", "id": f"u{i}", "name": "Bash", "input": {"command": f"echo {i}"}} for i in range(MAX_COMMANDS)
     ]
@@ -70,8 +71,11 @@ def test_a_large_honest_task_still_loads(tmp_path: Path) -> None:
         "env": {f"K{i}": "v" for i in range(MAX_ENV_ENTRIES)},
         "collect": {"files": [f"out/{i}.txt" for i in range(MAX_COLLECT_FILES)]},
     }
+    task["commands"][:1000] = [{"run": "true", "env": {f"E{n}": "v" for n in range(20)}}] * 1000
     path = tmp_path / "tasks.jsonl"
     path.write_text(json.dumps(task) + "\n")
     tasks, errors = load_tasks(path)
     assert not errors, errors[0].message[:300]
     assert len(tasks) == 1 and len(tasks[0].commands) == MAX_COMMANDS
+    # and where it runs: each run validates the task again, from its dump (every default field too)
+    assert len(checked_task(tasks[0]).commands) == MAX_COMMANDS

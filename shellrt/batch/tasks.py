@@ -37,7 +37,6 @@ __all__ = [
     "MAX_COMMANDS",
     "MAX_DOMAINS",
     "MAX_ENV_ENTRIES",
-    "MAX_TASK_ITEMS",
     "CollectSpec",
     "CommandSpec",
     "Task",
@@ -48,11 +47,6 @@ __all__ = [
 #: results line until the task ends (red team round 23: no bound let a task line hold ~780,000).
 MAX_COMMANDS = 10_000
 
-#: Items (JSON objects, arrays and their members) one task line may hold, counted before any is
-#: built. The loader reads on the batch's event loop, and items cost Python work before anything
-#: runs: a tool_use input of a million keys took 19.5 s (red team round 52), against 1.3 s for a
-#: 60 MB line of plain command text. 10,000 tool_use commands hold about 60,000.
-MAX_TASK_ITEMS = 100_000
 #: Entries of an ``env`` (the task's, a command's): ~11 us each to check (a million: 11 s).
 MAX_ENV_ENTRIES = 10_000
 #: ``collect.files`` patterns: ~38 us each to check (a million: 38 s), and each is a walk later.
@@ -67,24 +61,6 @@ def _at_most(field: str, value: Any, most: int, hint: str) -> Any:
     if isinstance(value, list | tuple | dict) and len(value) > most:
         raise ValueError(f"{field} has {len(value):,} entries; at most {most:,}: {hint}")
     return value
-
-
-def _items_past(value: Any, most: int) -> int:
-    """How many items ``value`` (parsed JSON) holds, counted up to just past ``most``: each
-    container counts its members at once; only containers are walked into."""
-    if type(value) not in _CONTAINER_TYPES:
-        return 1
-    count, stack = 1, [value]
-    while stack and count <= most:
-        item = stack.pop()
-        members = list(item.values()) if type(item) is dict else item
-        count += len(members)
-        if count <= most:
-            stack += [m for m in members if type(m) in _CONTAINER_TYPES]
-    return count
-
-
-_CONTAINER_TYPES = frozenset({dict, list, tuple})
 
 
 #: Per-command timeout when neither the command nor the task sets one.
@@ -304,16 +280,6 @@ class Task(BaseModel):
     #: The (device, inode) of ``workspace`` when `TaskFloor` judged what it holds (kept by
     #: ``model_copy``): the copy must open that directory, not what a swapped link names later.
     _source_identity: tuple[int, int] | None = PrivateAttr(default=None)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _few_items(cls, data: Any) -> Any:
-        if isinstance(data, dict) and _items_past(data, MAX_TASK_ITEMS) > MAX_TASK_ITEMS:
-            raise ValueError(
-                f"the task holds more than {MAX_TASK_ITEMS:,} items (JSON objects, arrays and their members); "
-                "at most that many: split it into several tasks, or put large data in a workspace file"
-            )
-        return data
 
     @field_validator("env", mode="before")
     @classmethod
