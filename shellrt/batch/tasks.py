@@ -16,7 +16,15 @@ import shlex
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from sandbox import LocalConfig, NetworkMode, ResourceLimits, SandboxConfig
 from sandbox.policy import normalize_deny_list, normalize_domain
@@ -25,6 +33,10 @@ from shellrt.protocol import ToolUseBlock
 
 __all__ = [
     "DEFAULT_COMMAND_TIMEOUT_S",
+    "MAX_COLLECT_FILES",
+    "MAX_COMMANDS",
+    "MAX_DOMAINS",
+    "MAX_ENV_ENTRIES",
     "CollectSpec",
     "CommandSpec",
     "Task",
@@ -35,10 +47,29 @@ __all__ = [
 #: results line until the task ends (red team round 23: no bound let a task line hold ~780,000).
 MAX_COMMANDS = 10_000
 
+#: Entries of an ``env`` (the task's, a command's): ~11 us each to check (a million: 11 s).
+MAX_ENV_ENTRIES = 10_000
+#: ``collect.files`` patterns: ~38 us each to check (a million: 38 s), and each is a walk later.
+MAX_COLLECT_FILES = 1_000
+#: ``allowed_domains`` / ``denied_domains`` entries: ~33 us each to normalise (a million: 33 s).
+MAX_DOMAINS = 10_000
+
+
+def _at_most(field: str, value: Any, most: int, hint: str) -> Any:
+    """``value`` unchanged, or ValueError when it is a list or object of more than ``most`` items
+    (counted before pydantic builds them: its ``max_length`` counts after)."""
+    if isinstance(value, list | tuple | dict) and len(value) > most:
+        raise ValueError(f"{field} has {len(value):,} entries; at most {most:,}: {hint}")
+    return value
+
+
 #: Per-command timeout when neither the command nor the task sets one.
 DEFAULT_COMMAND_TIMEOUT_S = 600.0
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
+
+
+_ENV_HINT = "set the rest in a file the commands source, or in the workspace"
 
 
 def _refuse_nul(field: str, *texts: str | Path | None) -> None:
@@ -76,6 +107,11 @@ class TaskSandbox(BaseModel):
     denied_domains: tuple[str, ...] = ()
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
     reuse: ReuseMode = "auto"
+
+    @field_validator("allowed_domains", "denied_domains", mode="before")
+    @classmethod
+    def _few_domains(cls, value: Any, info: ValidationInfo) -> Any:
+        return _at_most(str(info.field_name), value, MAX_DOMAINS, "name a parent domain (*.example.org) instead")
 
     @field_validator("allowed_domains")
     @classmethod
@@ -127,6 +163,11 @@ class CommandSpec(BaseModel):
         default=None, min_length=1, description="Run as this user (docker); the task's user when None."
     )
 
+    @field_validator("env", mode="before")
+    @classmethod
+    def _few_env(cls, value: Any) -> Any:
+        return _at_most("env", value, MAX_ENV_ENTRIES, _ENV_HINT)
+
     @model_validator(mode="after")
     def _one_command(self) -> CommandSpec:
         if (self.run is None) == (self.argv is None):
@@ -166,6 +207,11 @@ class CollectSpec(BaseModel):
     #: The most bytes ``files`` may copy to the host: the task's commands choose those files (a
     #: sparse ``truncate -s 1T`` or a hundred hard links cost them nothing, the host their size).
     max_bytes: int = Field(default=1 << 30, ge=0)
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _few_files(cls, value: Any) -> Any:
+        return _at_most("collect.files", value, MAX_COLLECT_FILES, "collect a directory, or a glob pattern")
 
     @field_validator("files")
     @classmethod
@@ -234,6 +280,11 @@ class Task(BaseModel):
     #: The (device, inode) of ``workspace`` when `TaskFloor` judged what it holds (kept by
     #: ``model_copy``): the copy must open that directory, not what a swapped link names later.
     _source_identity: tuple[int, int] | None = PrivateAttr(default=None)
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _few_env(cls, value: Any) -> Any:
+        return _at_most("env", value, MAX_ENV_ENTRIES, _ENV_HINT)
 
     @field_validator("id")
     @classmethod

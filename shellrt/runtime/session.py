@@ -41,7 +41,6 @@ from shellrt.protocol import (
     ToolContext,
     ToolResultBlock,
     ToolUseBlock,
-    apply_message_budget,
     error_envelope,
 )
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
@@ -49,6 +48,7 @@ from shellrt.runtime.append_log import AppendLog
 from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
 from shellrt.runtime.input_size import bounded_input, input_chars, sized_block
 from shellrt.runtime.interrupts import InterruptWatch
+from shellrt.runtime.message_fit import fit_message
 from shellrt.runtime.messages import (
     MISSING_RESULT,
     HistoryRepair,
@@ -738,7 +738,7 @@ class Runtime:
                 results = [e async for e in stream]
         if sum(model_chars(e) for e in results) <= self.message_budget_chars:
             return results  # within budget: nothing to persist (and no need to ask every tool)
-        return apply_message_budget(
+        return fit_message(  # many calls: exempt results and previews too (round 52)
             results,
             self.session_dir,
             self.message_budget_chars,
