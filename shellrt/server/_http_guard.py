@@ -19,7 +19,7 @@ token check's 401 reads none of it) now ends its connection with the answer (the
 no one reads held it for as long as its bytes trickled in); and an answer the client does not
 read (requests pipelined without reading their 401s until the socket's buffers fill) may stall
 the connection's writes at most `WRITE_STALL_FACTOR` header deadlines, then the connection is
-closed (uvicorn waited for the client to read without end).
+reset (uvicorn waited for the client to read without end).
 """
 
 from __future__ import annotations
