@@ -13,13 +13,22 @@ server (or a peer's share) is full the connection idle the longest (waiting for 
 headers: nothing in flight) is closed to make room, the full peer's own first. A request in
 flight is never cut for a newcomer: with no idle connection to close, the newcomer is closed.
 A request whose headers arrived is not timed here: its body is bounded by the body reader, a
-long answer (an event stream) by the session.
+long answer (an event stream) by the session. Two ways a connection stayed "in flight" forever
+without a token (red team round 52): a request answered before its body was read whole (the
+token check's 401 reads none of it) now ends its connection with the answer (the rest of a body
+no one reads held it for as long as its bytes trickled in); and an answer the client does not
+read (requests pipelined without reading their 401s until the socket's buffers fill) may stall
+the connection's writes at most `WRITE_STALL_FACTOR` header deadlines, then the connection is
+reset (uvicorn waited for the client to read without end).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import socket
+import struct
 import time
 from typing import Any
 
@@ -30,7 +39,7 @@ from shellrt.server._http_head import ambiguous_head
 from shellrt.server._http_pipeline import PIPELINE_LIMIT, HeldFlow, buffered
 from shellrt.server._http_sessions import peer_key
 
-__all__ = ["HEADER_TIMEOUT_S", "MAX_CONNECTIONS", "MAX_PER_PEER", "guarded_protocol"]
+__all__ = ["HEADER_TIMEOUT_S", "MAX_CONNECTIONS", "MAX_PER_PEER", "WRITE_STALL_FACTOR", "guarded_protocol"]
 
 log = logging.getLogger("shellrt.server")
 
@@ -42,6 +51,9 @@ MAX_CONNECTIONS = 256
 _HEAD_SCAN = 64 * 1024
 #: Open connections of one peer address at most (behind a reverse proxy all clients are one peer).
 MAX_PER_PEER = 64
+#: How long, in header deadlines, a connection's writes may wait for the client to read (30 s by
+#: default: the socket's megabytes of buffers are already full then, the client reads nothing).
+WRITE_STALL_FACTOR = 3
 
 
 def guarded_protocol(
@@ -63,6 +75,7 @@ def guarded_protocol(
         """Makes room for a newcomer by closing the longest-idle connection; times request headers."""
 
         _header_timer: asyncio.TimerHandle | None = None
+        _write_timer: asyncio.TimerHandle | None = None
         _peer: str = ""
         _idle_since: float = 0.0
 
@@ -84,7 +97,38 @@ def guarded_protocol(
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._writes_drained()
             super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._write_timer is None:
+                self._write_timer = self.loop.call_later(
+                    WRITE_STALL_FACTOR * header_timeout, self._writes_stalled
+                )
+
+        def resume_writing(self) -> None:
+            self._writes_drained()
+            super().resume_writing()
+
+        def _writes_drained(self) -> None:
+            if self._write_timer is not None:
+                self._write_timer.cancel()
+                self._write_timer = None
+
+        def _writes_stalled(self) -> None:
+            self._write_timer = None
+            if not self.transport.is_closing():
+                log.warning(
+                    "HTTP connection closed: its client read nothing of its answers for %g s",
+                    WRITE_STALL_FACTOR * header_timeout,
+                )
+                self._disarm()
+                sock = self.transport.get_extra_info("socket")
+                if sock is not None:  # reset, not closed: a closed socket kept its unsent answers
+                    with contextlib.suppress(OSError):  # in the kernel while the client read nothing
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.transport.abort()  # connection_lost wakes the answer waiting to be written
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -108,9 +152,19 @@ def guarded_protocol(
             return buffered(self.conn) > PIPELINE_LIMIT
 
         def on_response_complete(self) -> None:
+            # Judged before uvicorn starts the next cycle (a pipelined request's body is its own).
+            unread = self.conn.their_state is h11.SEND_BODY
             super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm()  # the next request's headers are timed again (keep-alive)
+            if self.transport.is_closing():
+                return
+            if unread:
+                # Answered before its body was read whole (401, 413, …): uvicorn would keep the
+                # connection to discard the rest, each byte cancelling its keep-alive timer, never
+                # idle and never timed (red team round 52). The answer is sent; the connection ends.
+                self._disarm()
+                self.transport.close()
+                return
+            self._arm()  # the next request's headers are timed again (keep-alive)
 
         def _make_room(self) -> bool:
             """Close idle connections until this one fits both caps; False when only requests in flight stand."""
