@@ -149,9 +149,9 @@ def decode_bytes(data: bytes) -> DecodedText:
 _UTF8_SEQUENCE = re.compile("[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 
 
-def utf8_split(text: str, old: str) -> int | None:
-    """Where an occurrence of ``old`` in latin-1-decoded ``text`` begins or ends inside a UTF-8
-    sequence, else None.
+def utf8_split(text: str, old: str, pattern: re.Pattern[str] | None = None) -> int | None:
+    """Where an occurrence of ``old`` (or a match of ``pattern``, which matches ``old`` in either
+    line-ending form) in latin-1-decoded ``text`` begins or ends inside a UTF-8 sequence, else None.
 
     A file that is UTF-8 but for one stray byte is decoded as latin-1 whole: ``old="©"`` (A9) also
     matched the tail of every UTF-8 ``é`` (C3 A9), and an Edit split it (round 32). A boundary next
@@ -162,7 +162,11 @@ def utf8_split(text: str, old: str) -> int | None:
     inside: set[int] = set()
     for match in _UTF8_SEQUENCE.finditer(text):
         inside.update(range(match.start() + 1, match.end()))
-    at = text.find(old) if inside else -1
+    if not inside:
+        return None
+    if pattern is not None:
+        return next((m.start() for m in pattern.finditer(text) if m.start() in inside or m.end() in inside), None)
+    at = text.find(old)
     while at != -1:
         if at in inside or at + len(old) in inside:
             return at

@@ -208,6 +208,9 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
             )
         return _Plan(existing, decoded, to_newline(new, dominant_newline(text)), 1, 0, len(new))
     newline = dominant_newline(text)
+    if newline != "\r" and "\n" in old and "\r" not in old and 0 < text.count("\r\n") < text.count("\n"):
+        # Both line endings: Read shows them alike (a file of one form keeps the plain match below).
+        return _plan_as_shown(existing, decoded, path, tool_input, newline)
     candidates = [(old, new)]
     if newline != "\n":
         # The model writes \n; in a CRLF (or CR) file both strings are meant in the file's line endings.
@@ -260,6 +263,59 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
         f"old_string was not found in {label}.{hint} Read the file again and copy the exact text (indentation "
         "included, without the line-number prefix)."
     )
+
+
+def _plan_as_shown(
+    existing: Existing, decoded: DecodedText, path: str, tool_input: EditInput, newline: str
+) -> _Plan:
+    """`_plan` for an ``old_string`` with line breaks in a file that has CRLF line endings: matched as
+    Read shows the file (a CRLF's ``\\r`` dropped), so each ``\\n`` matches a break of either form.
+
+    Matched in one form at a time, two occurrences Read shows alike (one CRLF, one LF) were "one
+    match": the Edit changed whichever form came first and said so, and ``replace_all`` left the
+    others (red team round 52). Each replacement takes its occurrence's line ending (the file's
+    dominant one where the occurrence mixes both)."""
+    text, label = decoded.text, shown_path(path)
+    old, new = tool_input.old_string, tool_input.new_string
+    pattern = re.compile("\r?\n".join(re.escape(piece) for piece in old.split("\n")))
+    forms = {"\r\n": to_newline(new, "\r\n"), "\n": new, "": to_newline(new, newline)}
+
+    def replacement(match: re.Match[str]) -> str:
+        found = match.group()
+        crlf = found.count("\r\n")
+        return forms["\r\n" if crlf == found.count("\n") else "\n" if crlf == 0 else ""]
+
+    count, growth, first, span = 0, 0, -1, 0
+    for match in pattern.finditer(text):
+        count += 1
+        if count > 1 and not tool_input.replace_all:
+            count = sum(1 for _ in pattern.finditer(text))
+            raise ToolExecutionError(
+                f"old_string matches {count} times in {label} (Read shows CRLF and LF line endings alike). "
+                "Include more surrounding lines so it matches exactly once, or set replace_all=true to replace "
+                "every occurrence."
+            )
+        put = replacement(match)
+        growth += len(put) - len(match.group())
+        if first < 0:
+            first, span = match.start(), len(put)
+    if count == 0:
+        raise ToolExecutionError(
+            f"old_string was not found in {label}. Read the file again and copy the exact text (indentation "
+            "included, without the line-number prefix)."
+        )
+    split = utf8_split(text, old, pattern) if decoded.encoding == "latin-1" else None
+    if split is not None:
+        raise ToolExecutionError(
+            f"old_string matches at character {split + 1:,} of {label} inside a UTF-8 character: the file "
+            "is not valid UTF-8 as a whole, so it was decoded as latin-1 (a character a byte), and this "
+            "replacement would split a multi-byte character. Include the whole character (all its "
+            "latin-1 characters, e.g. 'Ã©' for é), or change the file with Bash."
+        )
+    how = f"replace_all ({count:,} occurrences)" if tool_input.replace_all else "This Edit"
+    refuse_oversized(len(text) + growth, path, how)
+    new_text = pattern.sub(replacement, text, count=0 if tool_input.replace_all else 1)
+    return _Plan(existing, decoded, new_text, count, first, span)
 
 
 def _apply(
