@@ -73,3 +73,15 @@ def test_a_pair_unique_as_shown_still_edits_in_place(tmp_path: Path) -> None:
     _read_text(ctx, f)
     edit(ctx, file_path=str(f), old_string="b\nc", new_string="B\nC")
     assert f.read_bytes() == b"a\r\nB\r\nC\nd\n"
+
+
+def test_the_shown_match_still_refuses_to_split_a_utf8_character(tmp_path: Path) -> None:
+    # Not UTF-8 as a whole (the stray FF): decoded as latin-1, where "Ã" is the first byte of é.
+    f = tmp_path / "l1.txt"
+    data = b"\xff stray\r\na\xc3\xa9\nb\r\n"
+    f.write_bytes(data)
+    ctx = make_ctx(tmp_path)
+    _read_text(ctx, f)
+    with pytest.raises(ToolExecutionError, match="inside a UTF-8 character"):
+        edit(ctx, file_path=str(f), old_string="stray\na\u00c3", new_string="x")
+    assert f.read_bytes() == data
