@@ -34,6 +34,7 @@ __all__ = [
     "bom_encoding",
     "decode_bytes",
     "dominant_newline",
+    "line_end_counts",
     "read_existing",
     "refuse_oversized",
     "require_fresh",
@@ -174,11 +175,16 @@ def utf8_split(text: str, old: str, pattern: re.Pattern[str] | None = None) -> i
     return None
 
 
-def dominant_newline(text: str) -> str:
-    """The line ending most lines use (``\\n`` for files without line breaks)."""
+def line_end_counts(text: str) -> tuple[int, int, int]:
+    """How many line breaks of ``text`` are CRLF, bare ``\\n`` and bare ``\\r``."""
     crlf = text.count("\r\n")
-    lf = text.count("\n") - crlf
-    cr = text.count("\r") - crlf
+    return crlf, text.count("\n") - crlf, text.count("\r") - crlf
+
+
+def dominant_newline(text: str, counts: tuple[int, int, int] | None = None) -> str:
+    """The line ending most lines use (``\\n`` for files without line breaks); ``counts``: the
+    text's `line_end_counts`, when the caller has them."""
+    crlf, lf, cr = counts if counts is not None else line_end_counts(text)
     if crlf > lf and crlf >= cr:
         return "\r\n"
     if cr > lf and cr > crlf:

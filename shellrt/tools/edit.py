@@ -32,6 +32,7 @@ from shellrt.tools._fileio import (
     Existing,
     decode_bytes,
     dominant_newline,
+    line_end_counts,
     read_existing,
     refuse_oversized,
     require_fresh,
@@ -207,8 +208,9 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
                 "replace the whole file)."
             )
         return _Plan(existing, decoded, to_newline(new, dominant_newline(text)), 1, 0, len(new))
-    newline = dominant_newline(text)
-    if newline != "\r" and "\n" in old and "\r" not in old and 0 < text.count("\r\n") < text.count("\n"):
+    counts = line_end_counts(text)
+    newline = dominant_newline(text, counts)
+    if newline != "\r" and "\n" in old and "\r" not in old and counts[0] and counts[1]:
         # Both line endings: Read shows them alike (a file of one form keeps the plain match below).
         return _plan_as_shown(existing, decoded, path, tool_input, newline)
     candidates = [(old, new)]
