@@ -27,6 +27,7 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.protocol.textchars import INLINE_BREAK_MARKS
 from shellrt.tools._fileio import (
     DecodedText,
     Existing,
@@ -230,6 +231,7 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
                 f"old_string matches {count} times in {label}. Include more surrounding lines so it matches "
                 "exactly once, or set replace_all=true to replace every occurrence."
             )
+        _refuse_marks_alike(text, cand_old, count, label, crlf=False)
         split = utf8_split(text, cand_old) if decoded.encoding == "latin-1" else None
         if split is not None:
             raise ToolExecutionError(
@@ -279,7 +281,7 @@ def _plan_as_shown(
     dominant one where the occurrence mixes both)."""
     text, label = decoded.text, shown_path(path)
     old, new = tool_input.old_string, tool_input.new_string
-    pattern = re.compile("\r?\n".join(re.escape(piece) for piece in old.split("\n")))
+    pattern = re.compile(_escaped(old, crlf=True))
     forms = {"\r\n": to_newline(new, "\r\n"), "\n": new, "": to_newline(new, newline)}
 
     def replacement(match: re.Match[str]) -> str:
@@ -306,6 +308,7 @@ def _plan_as_shown(
             f"old_string was not found in {label}. Read the file again and copy the exact text (indentation "
             "included, without the line-number prefix)."
         )
+    _refuse_marks_alike(text, old, count, label, crlf=True)
     split = utf8_split(text, old, pattern) if decoded.encoding == "latin-1" else None
     if split is not None:
         raise ToolExecutionError(
@@ -318,6 +321,41 @@ def _plan_as_shown(
     refuse_oversized(len(text) + growth, path, how)
     new_text = pattern.sub(replacement, text, count=0 if tool_input.replace_all else 1)
     return _Plan(existing, decoded, new_text, count, first, span)
+
+
+#: Each mark Read shows for a line break inside a line (`INLINE_BREAK_MARKS`), and its break.
+_MARKED = {mark: brk for brk, mark in INLINE_BREAK_MARKS.items()}
+_MARK = re.compile("|".join(re.escape(mark) for mark in sorted(_MARKED, key=len, reverse=True)))
+
+
+def _escaped(old: str, *, crlf: bool) -> str:
+    """A pattern of ``old`` as written (``crlf``: each ``\\n`` matches a CRLF too)."""
+    return ("\r?\n" if crlf else "\n").join(re.escape(piece) for piece in old.split("\n"))
+
+
+def _refuse_marks_alike(text: str, old: str, count: int, label: str, *, crlf: bool) -> None:
+    """Refuse an ``old_string`` holding a mark Read shows for a line break (U+240D for ``\\r``...)
+    when, counted as Read shows ``text`` (each mark matching itself or its break), it matches
+    other than its ``count`` literal matches: a file holding the mark as text on one line and the
+    break on another is shown alike twice, and the Edit changed the line the file chose (red team
+    round 52)."""
+    if _MARK.search(old) is None:
+        return
+    parts: list[str] = []
+    at = 0
+    for mark in _MARK.finditer(old):
+        parts.append(_escaped(old[at : mark.start()], crlf=crlf))
+        parts.append(f"(?:{re.escape(mark.group())}|{re.escape(_MARKED[mark.group()])})")
+        at = mark.end()
+    parts.append(_escaped(old[at:], crlf=crlf))
+    shown = sum(1 for _ in re.finditer("".join(parts), text))
+    if shown != count:
+        raise ToolExecutionError(
+            f"old_string matches {shown} times in {label} as Read shows it, {count} of them with the mark as "
+            "text: Read shows a line break inside a line (\u240d for \\r, \u27e8U+2028\u27e9 ...) with the same "
+            "mark, so these lines look alike. Change the file with Bash (`grep -n`, `cat -A` and `sed` tell "
+            "them apart), or include more surrounding lines so it matches exactly once as shown."
+        )
 
 
 def _apply(
