@@ -34,6 +34,7 @@ __all__ = [
     "bom_encoding",
     "decode_bytes",
     "dominant_newline",
+    "line_end_counts",
     "read_existing",
     "refuse_oversized",
     "require_fresh",
@@ -149,9 +150,9 @@ def decode_bytes(data: bytes) -> DecodedText:
 _UTF8_SEQUENCE = re.compile("[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 
 
-def utf8_split(text: str, old: str) -> int | None:
-    """Where an occurrence of ``old`` in latin-1-decoded ``text`` begins or ends inside a UTF-8
-    sequence, else None.
+def utf8_split(text: str, old: str, pattern: re.Pattern[str] | None = None) -> int | None:
+    """Where an occurrence of ``old`` (or a match of ``pattern``, which matches ``old`` in either
+    line-ending form) in latin-1-decoded ``text`` begins or ends inside a UTF-8 sequence, else None.
 
     A file that is UTF-8 but for one stray byte is decoded as latin-1 whole: ``old="©"`` (A9) also
     matched the tail of every UTF-8 ``é`` (C3 A9), and an Edit split it (round 32). A boundary next
@@ -162,7 +163,11 @@ def utf8_split(text: str, old: str) -> int | None:
     inside: set[int] = set()
     for match in _UTF8_SEQUENCE.finditer(text):
         inside.update(range(match.start() + 1, match.end()))
-    at = text.find(old) if inside else -1
+    if not inside:
+        return None
+    if pattern is not None:
+        return next((m.start() for m in pattern.finditer(text) if m.start() in inside or m.end() in inside), None)
+    at = text.find(old)
     while at != -1:
         if at in inside or at + len(old) in inside:
             return at
@@ -170,11 +175,16 @@ def utf8_split(text: str, old: str) -> int | None:
     return None
 
 
-def dominant_newline(text: str) -> str:
-    """The line ending most lines use (``\\n`` for files without line breaks)."""
+def line_end_counts(text: str) -> tuple[int, int, int]:
+    """How many line breaks of ``text`` are CRLF, bare ``\\n`` and bare ``\\r``."""
     crlf = text.count("\r\n")
-    lf = text.count("\n") - crlf
-    cr = text.count("\r") - crlf
+    return crlf, text.count("\n") - crlf, text.count("\r") - crlf
+
+
+def dominant_newline(text: str, counts: tuple[int, int, int] | None = None) -> str:
+    """The line ending most lines use (``\\n`` for files without line breaks); ``counts``: the
+    text's `line_end_counts`, when the caller has them."""
+    crlf, lf, cr = counts if counts is not None else line_end_counts(text)
     if crlf > lf and crlf >= cr:
         return "\r\n"
     if cr > lf and cr > crlf:

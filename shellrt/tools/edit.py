@@ -27,11 +27,13 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.protocol.textchars import INLINE_BREAK_MARKS
 from shellrt.tools._fileio import (
     DecodedText,
     Existing,
     decode_bytes,
     dominant_newline,
+    line_end_counts,
     read_existing,
     refuse_oversized,
     require_fresh,
@@ -207,7 +209,11 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
                 "replace the whole file)."
             )
         return _Plan(existing, decoded, to_newline(new, dominant_newline(text)), 1, 0, len(new))
-    newline = dominant_newline(text)
+    counts = line_end_counts(text)
+    newline = dominant_newline(text, counts)
+    if newline != "\r" and "\n" in old and "\r" not in old and counts[0] and counts[1]:
+        # Both line endings: Read shows them alike (a file of one form keeps the plain match below).
+        return _plan_as_shown(existing, decoded, path, tool_input, newline)
     candidates = [(old, new)]
     if newline != "\n":
         # The model writes \n; in a CRLF (or CR) file both strings are meant in the file's line endings.
@@ -225,6 +231,7 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
                 f"old_string matches {count} times in {label}. Include more surrounding lines so it matches "
                 "exactly once, or set replace_all=true to replace every occurrence."
             )
+        _refuse_marks_alike(text, cand_old, count, label, crlf=False)
         split = utf8_split(text, cand_old) if decoded.encoding == "latin-1" else None
         if split is not None:
             raise ToolExecutionError(
@@ -260,6 +267,95 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
         f"old_string was not found in {label}.{hint} Read the file again and copy the exact text (indentation "
         "included, without the line-number prefix)."
     )
+
+
+def _plan_as_shown(
+    existing: Existing, decoded: DecodedText, path: str, tool_input: EditInput, newline: str
+) -> _Plan:
+    """`_plan` for an ``old_string`` with line breaks in a file that has CRLF line endings: matched as
+    Read shows the file (a CRLF's ``\\r`` dropped), so each ``\\n`` matches a break of either form.
+
+    Matched in one form at a time, two occurrences Read shows alike (one CRLF, one LF) were "one
+    match": the Edit changed whichever form came first and said so, and ``replace_all`` left the
+    others (red team round 52). Each replacement takes its occurrence's line ending (the file's
+    dominant one where the occurrence mixes both)."""
+    text, label = decoded.text, shown_path(path)
+    old, new = tool_input.old_string, tool_input.new_string
+    pattern = re.compile(_escaped(old, crlf=True))
+    forms = {"\r\n": to_newline(new, "\r\n"), "\n": new, "": to_newline(new, newline)}
+
+    def replacement(match: re.Match[str]) -> str:
+        found = match.group()
+        crlf = found.count("\r\n")
+        return forms["\r\n" if crlf == found.count("\n") else "\n" if crlf == 0 else ""]
+
+    count, growth, first, span = 0, 0, -1, 0
+    for match in pattern.finditer(text):
+        count += 1
+        if count > 1 and not tool_input.replace_all:
+            count = sum(1 for _ in pattern.finditer(text))
+            raise ToolExecutionError(
+                f"old_string matches {count} times in {label} (Read shows CRLF and LF line endings alike). "
+                "Include more surrounding lines so it matches exactly once, or set replace_all=true to replace "
+                "every occurrence."
+            )
+        put = replacement(match)
+        growth += len(put) - len(match.group())
+        if first < 0:
+            first, span = match.start(), len(put)
+    if count == 0:
+        raise ToolExecutionError(
+            f"old_string was not found in {label}. Read the file again and copy the exact text (indentation "
+            "included, without the line-number prefix)."
+        )
+    _refuse_marks_alike(text, old, count, label, crlf=True)
+    split = utf8_split(text, old, pattern) if decoded.encoding == "latin-1" else None
+    if split is not None:
+        raise ToolExecutionError(
+            f"old_string matches at character {split + 1:,} of {label} inside a UTF-8 character: the file "
+            "is not valid UTF-8 as a whole, so it was decoded as latin-1 (a character a byte), and this "
+            "replacement would split a multi-byte character. Include the whole character (all its "
+            "latin-1 characters, e.g. 'Ã©' for é), or change the file with Bash."
+        )
+    how = f"replace_all ({count:,} occurrences)" if tool_input.replace_all else "This Edit"
+    refuse_oversized(len(text) + growth, path, how)
+    new_text = pattern.sub(replacement, text, count=0 if tool_input.replace_all else 1)
+    return _Plan(existing, decoded, new_text, count, first, span)
+
+
+#: Each mark Read shows for a line break inside a line (`INLINE_BREAK_MARKS`), and its break.
+_MARKED = {mark: brk for brk, mark in INLINE_BREAK_MARKS.items()}
+_MARK = re.compile("|".join(re.escape(mark) for mark in sorted(_MARKED, key=len, reverse=True)))
+
+
+def _escaped(old: str, *, crlf: bool) -> str:
+    """A pattern of ``old`` as written (``crlf``: each ``\\n`` matches a CRLF too)."""
+    return ("\r?\n" if crlf else "\n").join(re.escape(piece) for piece in old.split("\n"))
+
+
+def _refuse_marks_alike(text: str, old: str, count: int, label: str, *, crlf: bool) -> None:
+    """Refuse an ``old_string`` holding a mark Read shows for a line break (U+240D for ``\\r``...)
+    when, counted as Read shows ``text`` (each mark matching itself or its break), it matches
+    other than its ``count`` literal matches: a file holding the mark as text on one line and the
+    break on another is shown alike twice, and the Edit changed the line the file chose (red team
+    round 52)."""
+    if _MARK.search(old) is None:
+        return
+    parts: list[str] = []
+    at = 0
+    for mark in _MARK.finditer(old):
+        parts.append(_escaped(old[at : mark.start()], crlf=crlf))
+        parts.append(f"(?:{re.escape(mark.group())}|{re.escape(_MARKED[mark.group()])})")
+        at = mark.end()
+    parts.append(_escaped(old[at:], crlf=crlf))
+    shown = sum(1 for _ in re.finditer("".join(parts), text))
+    if shown != count:
+        raise ToolExecutionError(
+            f"old_string matches {shown} times in {label} as Read shows it, {count} of them with the mark as "
+            "text: Read shows a line break inside a line (\u240d for \\r, \u27e8U+2028\u27e9 ...) with the same "
+            "mark, so these lines look alike. Change the file with Bash (`grep -n`, `cat -A` and `sed` tell "
+            "them apart), or include more surrounding lines so it matches exactly once as shown."
+        )
 
 
 def _apply(
