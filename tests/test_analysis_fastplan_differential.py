@@ -52,7 +52,6 @@ def _candidates() -> list[str]:
     return sorted(command for command in found if 0 < len(command) <= 2000)
 
 
-
 def test_the_corpus_is_real() -> None:
     """The sources exist and the fast path takes a real share of their commands (else this tests nothing)."""
     assert len(_SOURCES) >= 10

@@ -76,6 +76,7 @@ def _raw_deflate(data: bytes) -> bytes:
 
 PAGE = b"<html><body><p>" + b"hello compressed world " * 200 + b"</p></body></html>"
 
+
 def _routes() -> dict[str, Route]:
     """The pages, made when the server starts: the bombs cost 1.5-4 s of CPU to compress, which every
     collecting process (three workers and the serial lane) paid at import while the routes were a
