@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests import _leftovers, _nonroot
+from tests import _cpu_log, _leftovers, _nonroot
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -95,6 +95,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # A non-root child runs without xdist's plugin (tests/_nonroot.py): the group mark set below
         # is then a known one, not a warning in every child's output.
         config.addinivalue_line("markers", "xdist_group(name): the tests of one group run on one worker")
+    # Each test's CPU seconds, only when SHELLRT_TEST_CPU_LOG names a directory (tests/_cpu_log.py).
+    _cpu_log.register(config)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
