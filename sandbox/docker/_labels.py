@@ -58,25 +58,52 @@ LABEL_IO_DIR = "shellrt.io-dir"
 LABEL_HOST_DIR = "shellrt.host-dir"
 
 
-def _process_start(pid: int) -> float | None:
-    """The process's start in seconds since the epoch; None when it is gone. Raises
-    `psutil.AccessDenied` when this process may not tell (then nothing is known)."""
+def _kernel_says_gone(pid: int) -> bool:
+    """Whether no process has ``pid`` (``kill(pid, 0)``: ESRCH; nothing is sent). A missing
+    ``/proc/<pid>`` alone proves nothing: a ``/proc`` mounted ``hidepid=2`` (systemd's
+    ``ProtectProc=invisible``) hides every other user's process from a caller without root, whose
+    reap then removed every other user's live session's container (red team round 52)."""
+    if pid <= 0:
+        return True  # no owner's pid (a forged label): nothing to ask about
     try:
-        return float(psutil.Process(pid).create_time())
-    except psutil.NoSuchProcess:  # a zombie too: it has ended
-        return None
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # EPERM: it runs, under another user
+        return False
+    return False
+
+
+def _process_start(pid: int) -> float | None:
+    """The process's start in seconds since the epoch; None when it is gone (a zombie too: it has
+    ended). Raises `psutil.AccessDenied` when this process may not tell (then nothing is known)."""
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return float(process.create_time())
+    except psutil.NoSuchProcess:
+        if _kernel_says_gone(pid):
+            return None
+        raise psutil.AccessDenied(pid) from None  # it runs, hidden from this reader
 
 
 def start_ticks(pid: int) -> int | None:
     """The process's start in clock ticks since boot (``/proc/<pid>/stat`` field 22); None when
-    it is gone. Raises `OSError` or `ValueError` when ``/proc`` cannot tell (nothing is known)."""
+    it is gone (a zombie too: it has ended). Raises `OSError` or `ValueError` when ``/proc`` cannot
+    tell (nothing is known): a process it hides (``hidepid``) among them."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read()
     except (FileNotFoundError, ProcessLookupError):
-        return None
+        if _kernel_says_gone(pid):
+            return None
+        raise PermissionError(f"process {pid} runs but /proc does not show it here") from None
     # The name (field 2) is the process's own to write, ")" included: the fields follow the last.
-    return int(data[data.rindex(b")") + 2 :].split()[19])
+    fields = data[data.rindex(b")") + 2 :].split()
+    if fields[0] in (b"Z", b"X", b"x"):
+        return None
+    return int(fields[19])
 
 
 def owner_namespace() -> str:

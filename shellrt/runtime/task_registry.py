@@ -380,7 +380,10 @@ class TaskRegistry:
             if len(self._holders) > MAX_RECORDS:
                 self._holders.clear()
             looked, held = holds_flock(
-                owner.pid, self._lock_key, min(_FD_LIMIT, self._fd_budget), first=self._lock_fds.get(owner.pid)
+                owner.pid,
+                self._lock_key,
+                min(_FD_LIMIT, self._fd_budget),
+                first=self._lock_fds.get(owner.pid),
             )
             self._fd_budget = max(0, self._fd_budget - looked)
             asked = (now, held)
