@@ -12,37 +12,59 @@ A process is now gone only when the kernel says so (``kill(pid, 0)``: ESRCH); on
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sandbox.docker._labels import LABEL_OWNER_PID, LABEL_OWNER_TICKS, judge, session_labels
 
-ROOT = Path(__file__).resolve().parents[1]
+#: Flags of unshare(2) and mount(2) used below.
+_CLONE_NEWNS, _MS_REC, _MS_PRIVATE = 0x00020000, 0x4000, 0x40000
 
-#: Run as root: load the module, then see /proc as a hardened host shows it to uid 65534 (a
-#: private mount namespace, proc remounted hidepid=2), drop to that uid and judge each label set.
-_JUDGE = r"""
-import ctypes, json, os, sys
-from sandbox.docker._labels import judge
-libc = ctypes.CDLL(None, use_errno=True)
-if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
-    sys.exit("unshare: %d" % ctypes.get_errno())
-if libc.mount(b"none", b"/", None, 0x40000 | 0x4000, None) != 0:  # MS_PRIVATE | MS_REC
-    sys.exit("private: %d" % ctypes.get_errno())
-if libc.mount(b"proc", b"/proc", b"proc", 0, b"hidepid=2") != 0:
-    sys.exit("mount: %d" % ctypes.get_errno())
-os.setgroups([])
-os.setresgid(65534, 65534, 65534)
-os.setresuid(65534, 65534, 65534)
-hidden = not os.path.exists("/proc/%d" % int(sys.argv[2]))
-out = [hidden] + [[v.reap, v.reason] for v in (judge(labels) for labels in json.loads(sys.argv[1]))]
-print(json.dumps(out))
-"""
+
+def _judged_as_nobody_under_hidepid(labels: list[dict[str, str]]) -> list[Any]:
+    """[whether this process is hidden, then (reap, reason) per label set], judged by a fork of this
+    process (the modules are loaded already) that sees /proc as a hardened host shows it to uid
+    65534: a private mount namespace, proc remounted ``hidepid=2``, then that uid."""
+    me = os.getpid()
+    rfd, wfd = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            os.close(rfd)
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.unshare(_CLONE_NEWNS) != 0:
+                raise OSError(ctypes.get_errno(), "unshare")
+            if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+                raise OSError(ctypes.get_errno(), "mount --make-rprivate /")
+            if libc.mount(b"proc", b"/proc", b"proc", 0, b"hidepid=2") != 0:
+                raise OSError(ctypes.get_errno(), "mount proc hidepid=2")
+            os.setgroups([])
+            os.setresgid(65534, 65534, 65534)
+            os.setresuid(65534, 65534, 65534)
+            said: list[Any] = [not os.path.exists(f"/proc/{me}")]
+            said += [[v.reap, v.reason] for v in map(judge, labels)]
+            os.write(wfd, json.dumps(said).encode())
+            code = 0
+        except BaseException as exc:
+            os.write(wfd, json.dumps({"error": repr(exc)}).encode())
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    chunks = []
+    while chunk := os.read(rfd, 65536):
+        chunks.append(chunk)
+    os.close(rfd)
+    _, status = os.waitpid(child, 0)
+    found = json.loads(b"".join(chunks) or b"null")
+    assert os.waitstatus_to_exitcode(status) == 0 and isinstance(found, list), found
+    return found
 
 
 @pytest.mark.skipif(
@@ -58,22 +80,7 @@ def test_an_owner_hidden_by_hidepid_is_not_judged_gone() -> None:
     gone = {**live, LABEL_OWNER_PID: str(gone_child.pid)}  # ended and reaped: gone for the kernel too
     assert not judge(live).reap and not judge(older).reap, "control: seen as root, the owner is alive"
     labels = [live, older, gone]
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-I",
-            "-c",
-            f"import sys; sys.path.insert(0, {str(ROOT)!r})\n{_JUDGE}",
-            json.dumps(labels),
-            str(os.getpid()),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    hidden, *verdicts = json.loads(proc.stdout.strip().splitlines()[-1])
+    hidden, *verdicts = _judged_as_nobody_under_hidepid(labels)
     assert hidden, "hidepid=2 did not hide root's process from uid 65534: the premise does not hold"
     (live_reap, live_why), (older_reap, older_why), (gone_reap, gone_why) = verdicts
     assert not live_reap, f"a live owner hidden by hidepid was judged gone: {live_why}"
