@@ -170,12 +170,14 @@ class TaskRegistry:
         self.path = Path(session_dir) / TASKS_FILE
         self.tasks = tasks
         self.owner = ProcessIdentity.of(os.getpid())
-        #: The session's in-use lock as this process holds it (`lock_key`: device and inode as the
+        #: The session's in-use lock as this process holds it (`_lock_token`: device and inode as the
         #: kernel prints them in a descriptor's lock lines); None when this process holds none.
-        self._lock_key, own_fd = lock_key(Path(session_dir) / IN_USE_FILE)
+        self._lock_key = _lock_token_at(Path(session_dir) / IN_USE_FILE)
+        #: Whether this process holds that lock (`_own_lock`): looked for once, when first needed.
+        self._own_checked = False
         #: owner pid -> the descriptor its record says it holds that lock on (looked at first: a
-        #: hint only, each record's ``owner.lock_fd``; a process's own is found by `lock_key`).
-        self._lock_fds: dict[int, int] = {os.getpid(): own_fd} if own_fd is not None else {}
+        #: hint only, each record's ``owner.lock_fd``; this process's own is found by `_own_lock`).
+        self._lock_fds: dict[int, int] = {}
         #: owner pid -> when it was last asked whether it holds that lock, and the answer (`_owner_live`).
         self._holders: dict[int, tuple[float, bool]] = {}
         #: Descriptors of other processes still to be looked at in this judgement (`_owner_live`).
@@ -235,10 +237,24 @@ class TaskRegistry:
             "owner": self._owner_json(owner),
         }
 
+    def _own_lock(self) -> bool:
+        """Whether this process holds the session's in-use lock (as its `Runtime` does), found once
+        among its own descriptors (not at construction: a server's thousands of descriptors would
+        be read at every session's start, for registries that never judge an owner)."""
+        if not self._own_checked:
+            self._own_checked = True
+            fd = _flock_fd(os.getpid(), self._lock_key, None)[1] if self._lock_key is not None else None
+            if fd is None:
+                self._lock_key = None
+            else:
+                self._lock_fds[os.getpid()] = fd
+        return self._lock_key is not None
+
     def _owner_json(self, owner: ProcessIdentity | None) -> dict[str, Any] | None:
         if owner is None:
             return None
         found = owner.to_json()
+        self._own_lock()
         if owner.pid in self._lock_fds:
             found["lock_fd"] = self._lock_fds[owner.pid]
         return found
@@ -368,7 +384,7 @@ class TaskRegistry:
         (a registry used without a `Runtime`), the identity alone decides, as before."""
         if owner is None or not owner.alive():
             return False
-        if self._lock_key is None:
+        if not self._own_lock():
             return True
         now = time.monotonic()
         asked = self._holders.get(owner.pid)
@@ -379,6 +395,7 @@ class TaskRegistry:
             # with the square of its length (200,000 locks a process made: 45 s; round 52).
             if len(self._holders) > MAX_RECORDS:
                 self._holders.clear()
+            assert self._lock_key is not None
             looked, held = holds_flock(
                 owner.pid,
                 self._lock_key,
@@ -453,17 +470,14 @@ def _lock_token(st: os.stat_result) -> bytes:
     return b"%02x:%02x:%d" % (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
 
 
-def lock_key(path: Path) -> tuple[bytes | None, int | None]:
-    """`_lock_token` of the file at ``path`` and the descriptor this process holds a ``flock`` on it
-    with (the session's in-use lock: `shellrt.runtime.session_dir.hold_session_dir`); (None, None)
-    when it holds none there (a registry used without a `Runtime`: then an owner is judged by its
-    identity alone)."""
+def _lock_token_at(path: Path) -> bytes | None:
+    """`_lock_token` of the file at ``path`` (the session's in-use lock, taken by this process's
+    `Runtime` through `shellrt.runtime.session_dir.hold_session_dir`), None when there is none. Read
+    when the registry is made: a command may rename another file over ``.in-use`` later."""
     try:
-        token = _lock_token(os.stat(path, follow_symlinks=False))
+        return _lock_token(os.stat(path, follow_symlinks=False))
     except OSError:
-        return None, None
-    fd = _flock_fd(os.getpid(), token, None)[1]
-    return (token, fd) if fd is not None else (None, None)
+        return None
 
 
 def holds_flock(pid: int, token: bytes, limit: int | None, *, first: int | None = None) -> tuple[int, bool]:
