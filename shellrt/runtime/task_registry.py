@@ -170,9 +170,12 @@ class TaskRegistry:
         self.path = Path(session_dir) / TASKS_FILE
         self.tasks = tasks
         self.owner = ProcessIdentity.of(os.getpid())
-        #: The session's in-use lock as this process holds it (`_lock_token`: device and inode as the
-        #: kernel prints them in a descriptor's lock lines); None when this process holds none.
-        self._lock_key = _lock_token_at(Path(session_dir) / IN_USE_FILE)
+        #: The inode of the session's in-use lock, taken now (a command may rename another file over
+        #: ``.in-use`` later); `_own_lock` turns it into ``_lock_key``.
+        self._lock_ino = _inode(Path(session_dir) / IN_USE_FILE)
+        #: That lock as this process holds it: ``<major>:<minor>:<inode>`` as the kernel prints it in
+        #: a descriptor's lock lines (found by `_own_lock`); None when this process holds none.
+        self._lock_key: bytes | None = None
         #: Whether this process holds that lock (`_own_lock`): looked for once, when first needed.
         self._own_checked = False
         #: owner pid -> the descriptor its record says it holds that lock on (looked at first: a
@@ -243,10 +246,9 @@ class TaskRegistry:
         be read at every session's start, for registries that never judge an owner)."""
         if not self._own_checked:
             self._own_checked = True
-            fd = _flock_fd(os.getpid(), self._lock_key, None)[1] if self._lock_key is not None else None
-            if fd is None:
-                self._lock_key = None
-            else:
+            found = _own_flocks(self._lock_ino) if self._lock_ino is not None else {}
+            if len(set(found.values())) == 1:  # else none, or files of that inode on two devices
+                fd, self._lock_key = next(iter(found.items()))
                 self._lock_fds[os.getpid()] = fd
         return self._lock_key is not None
 
@@ -465,19 +467,25 @@ _FD_LIMIT = 128
 _FD_BUDGET = 1024
 
 
-def _lock_token(st: os.stat_result) -> bytes:
-    """How the kernel names a file in a lock line: ``<major>:<minor>:<inode>`` (``%02x:%02x:%lu``)."""
-    return b"%02x:%02x:%d" % (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
-
-
-def _lock_token_at(path: Path) -> bytes | None:
-    """`_lock_token` of the file at ``path`` (the session's in-use lock, taken by this process's
-    `Runtime` through `shellrt.runtime.session_dir.hold_session_dir`), None when there is none. Read
-    when the registry is made: a command may rename another file over ``.in-use`` later."""
+def _inode(path: Path) -> int | None:
     try:
-        return _lock_token(os.stat(path, follow_symlinks=False))
+        return os.stat(path, follow_symlinks=False).st_ino
     except OSError:
         return None
+
+
+def _own_flocks(ino: int) -> dict[int, bytes]:
+    """This process's descriptors holding a ``flock`` on a file of inode ``ino``, each with the file
+    as the kernel prints it (``<major>:<minor>:<inode>``: taken from the kernel's own line, not made
+    from ``stat``, whose device differs from the kernel's on btrfs subvolumes)."""
+    found: dict[int, bytes] = {}
+    suffix = b":%d" % ino
+    with contextlib.suppress(OSError), os.scandir("/proc/self/fd") as listing:
+        for entry in listing:
+            for token in _flock_tokens(os.getpid(), entry.name):
+                if token.endswith(suffix):
+                    found[int(entry.name)] = token
+    return found
 
 
 def holds_flock(pid: int, token: bytes, limit: int | None, *, first: int | None = None) -> tuple[int, bool]:
@@ -491,17 +499,25 @@ def holds_flock(pid: int, token: bytes, limit: int | None, *, first: int | None 
 
 def _fd_holds(pid: int, name: str, token: bytes) -> bool:
     """Whether descriptor ``name`` of process ``pid`` names a path and holds a ``flock`` on ``token``."""
+    return token in _flock_tokens(pid, name)
+
+
+def _flock_tokens(pid: int, name: str) -> list[bytes]:
+    """The files (``<major>:<minor>:<inode>``) descriptor ``name`` of process ``pid`` holds a
+    ``flock`` on, from its ``fdinfo`` lock lines; none when it names no path (a socket's, pipe's or
+    epoll's ``fdinfo`` is not read) or cannot be read."""
     try:
         if not os.readlink(f"/proc/{pid}/fd/{name}").startswith("/"):
-            return False
+            return []
         info = read_proc(f"/proc/{pid}/fdinfo/{name}")
     except OSError:
-        return False
+        return []
+    tokens = []
     for line in info.split(b"\n"):
         words = line.split()
-        if len(words) > 6 and words[0] == b"lock:" and words[2] == b"FLOCK" and words[6] == token:
-            return True
-    return False
+        if len(words) > 6 and words[0] == b"lock:" and words[2] == b"FLOCK":
+            tokens.append(words[6])
+    return tokens
 
 
 def _flock_fd(pid: int, token: bytes, limit: int | None) -> tuple[int, int | None]:
