@@ -22,6 +22,7 @@ import docker.errors
 
 from sandbox._scratch import remove_tree, sweep_orphans
 from sandbox.docker._client import _clients_lock, connect, daemon_url
+from sandbox.docker._hostpid import is_container_process
 from sandbox.docker._iobase import io_base, io_bases
 from sandbox.docker._isolation import recorded_isolation
 from sandbox.docker._labels import (
@@ -31,9 +32,11 @@ from sandbox.docker._labels import (
     LABEL_MANAGED,
     LABEL_OWNER_HOST,
     LABEL_OWNER_PID,
+    LABEL_OWNER_TICKS,
     LABEL_SESSION,
     ReapVerdict,
     judge,
+    start_ticks,
 )
 
 __all__ = [
@@ -156,6 +159,19 @@ def _remove_container(client: docker.DockerClient, summary: dict[str, Any]) -> N
     remove_io_dir(labels.get(LABEL_HOST_DIR))
 
 
+def _anchor_ticks(client: docker.DockerClient, cid: str) -> int | None:
+    """The start in clock ticks of container ``cid``'s first process (docker-init), verified as that
+    container's process 1 now; None when it does not run or that cannot be told. Asked only for an
+    older shellrt's containers (no ``shellrt.owner-ticks``): one inspect each (`owner_alive`)."""
+    try:
+        pid = int(client.api.inspect_container(cid)["State"]["Pid"] or 0)
+        if pid <= 0 or not is_container_process(pid, cid, 1):
+            return None
+        return start_ticks(pid)
+    except (docker.errors.APIError, OSError, ValueError, IndexError, KeyError, TypeError):
+        return None
+
+
 def _reap(
     client: docker.DockerClient,
     *,
@@ -169,7 +185,9 @@ def _reap(
     for summary in _managed(client):
         if summary.get("Id") in skipped:
             continue
-        verdict = judge(summary.get("Labels") or {}, older_than=older_than, reap_all=reap_all)
+        labels = summary.get("Labels") or {}
+        anchor = None if LABEL_OWNER_TICKS in labels or reap_all else _anchor_ticks(client, str(summary.get("Id")))
+        verdict = judge(labels, older_than=older_than, reap_all=reap_all, anchor_ticks=anchor)
         if not verdict.reap:
             continue
         info = _info(summary, verdict)

@@ -37,6 +37,7 @@ __all__ = [
     "judge",
     "owner_alive",
     "session_labels",
+    "start_ticks",
 ]
 
 LABEL_MANAGED = "shellrt.managed"
@@ -58,25 +59,52 @@ LABEL_IO_DIR = "shellrt.io-dir"
 LABEL_HOST_DIR = "shellrt.host-dir"
 
 
-def _process_start(pid: int) -> float | None:
-    """The process's start in seconds since the epoch; None when it is gone. Raises
-    `psutil.AccessDenied` when this process may not tell (then nothing is known)."""
+def _kernel_says_gone(pid: int) -> bool:
+    """Whether no process has ``pid`` (``kill(pid, 0)``: ESRCH; nothing is sent). A missing
+    ``/proc/<pid>`` alone proves nothing: a ``/proc`` mounted ``hidepid=2`` (systemd's
+    ``ProtectProc=invisible``) hides every other user's process from a caller without root, whose
+    reap then removed every other user's live session's container (red team round 52)."""
+    if pid <= 0:
+        return True  # no owner's pid (a forged label): nothing to ask about
     try:
-        return float(psutil.Process(pid).create_time())
-    except psutil.NoSuchProcess:  # a zombie too: it has ended
-        return None
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # EPERM: it runs, under another user
+        return False
+    return False
+
+
+def _process_start(pid: int) -> float | None:
+    """The process's start in seconds since the epoch; None when it is gone (a zombie too: it has
+    ended). Raises `psutil.AccessDenied` when this process may not tell (then nothing is known)."""
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return float(process.create_time())
+    except psutil.NoSuchProcess:
+        if _kernel_says_gone(pid):
+            return None
+        raise psutil.AccessDenied(pid) from None  # it runs, hidden from this reader
 
 
 def start_ticks(pid: int) -> int | None:
     """The process's start in clock ticks since boot (``/proc/<pid>/stat`` field 22); None when
-    it is gone. Raises `OSError` or `ValueError` when ``/proc`` cannot tell (nothing is known)."""
+    it is gone (a zombie too: it has ended). Raises `OSError` or `ValueError` when ``/proc`` cannot
+    tell (nothing is known): a process it hides (``hidepid``) among them."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read()
     except (FileNotFoundError, ProcessLookupError):
-        return None
+        if _kernel_says_gone(pid):
+            return None
+        raise PermissionError(f"process {pid} runs but /proc does not show it here") from None
     # The name (field 2) is the process's own to write, ")" included: the fields follow the last.
-    return int(data[data.rindex(b")") + 2 :].split()[19])
+    fields = data[data.rindex(b")") + 2 :].split()
+    if fields[0] in (b"Z", b"X", b"x"):
+        return None
+    return int(fields[19])
 
 
 def owner_namespace() -> str:
@@ -108,9 +136,16 @@ def session_labels(session_id: str, io_dir: str, host_dir: str) -> dict[str, str
     }
 
 
-def owner_alive(labels: Mapping[str, str]) -> bool | None:
+def owner_alive(labels: Mapping[str, str], anchor_ticks: int | None = None) -> bool | None:
     """Whether the container's owner process still runs; None when that cannot be told from here
-    (then no reap takes it: a live session's container is never removed on a guess)."""
+    (then no reap takes it: a live session's container is never removed on a guess).
+
+    ``anchor_ticks``: the start, in clock ticks since boot, of the container's own first process
+    (docker-init, verified as that container's), when known. Its owner started it, so held its pid
+    from before that start until after it: a process at that pid now that started before it is the
+    owner itself, one that started after it is another (the pid was reused). Used for an older
+    shellrt's labels (seconds since the epoch, no ticks) when the seconds disagree: a clock step
+    since moved them (red team round 51's Left), and no clock step moves ticks."""
     if labels.get(LABEL_OWNER_HOST) != socket.gethostname():
         return None
     ns = labels.get(LABEL_OWNER_NS)
@@ -137,9 +172,17 @@ def owner_alive(labels: Mapping[str, str]) -> bool | None:
     recorded = labels.get(LABEL_OWNER_START, "")
     if recorded:
         try:
-            return abs(float(recorded) - start) < 1.0
+            if abs(float(recorded) - start) < 1.0:
+                return True
         except ValueError:
             return True
+        if anchor_ticks is None:
+            return False  # no anchor (the container does not run): judged by the seconds, as before
+        try:
+            have = start_ticks(pid)
+        except (OSError, ValueError, IndexError):
+            return None
+        return have is not None and have < anchor_ticks
     return True
 
 
@@ -157,19 +200,20 @@ def judge(
     now: float | None = None,
     older_than: float | None = None,
     reap_all: bool = False,
+    anchor_ticks: int | None = None,
 ) -> ReapVerdict:
     """Decide whether a shellrt container may be removed.
 
     Default: only orphans (owner process on this host is gone). ``older_than``
     also reaps containers older than that many seconds whatever their owner
     (leaks of long-lived processes, containers of other hosts); ``reap_all``
-    reaps every shellrt container.
+    reaps every shellrt container. ``anchor_ticks``: see `owner_alive`.
     """
     if labels.get(LABEL_MANAGED) != "1":
         return ReapVerdict(False, "not managed by shellrt")
     if reap_all:
         return ReapVerdict(True, "--all")
-    alive = owner_alive(labels)
+    alive = owner_alive(labels, anchor_ticks)
     if alive is False:
         return ReapVerdict(True, f"owner pid {labels.get(LABEL_OWNER_PID, '?')} is gone")
     if older_than is not None:

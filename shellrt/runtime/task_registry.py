@@ -170,10 +170,21 @@ class TaskRegistry:
         self.path = Path(session_dir) / TASKS_FILE
         self.tasks = tasks
         self.owner = ProcessIdentity.of(os.getpid())
-        #: The inode of the session's in-use lock as this process holds it (`session_holders`).
+        #: The inode of the session's in-use lock, taken now (a command may rename another file over
+        #: ``.in-use`` later); `_own_lock` turns it into ``_lock_key``.
         self._lock_ino = _inode(Path(session_dir) / IN_USE_FILE)
-        #: When the holders of that lock were last read, and who they were (`_owner_live`).
-        self._holders: tuple[float, set[int] | None] | None = None
+        #: That lock as this process holds it: ``<major>:<minor>:<inode>`` as the kernel prints it in
+        #: a descriptor's lock lines (found by `_own_lock`); None when this process holds none.
+        self._lock_key: bytes | None = None
+        #: Whether this process holds that lock (`_own_lock`): looked for once, when first needed.
+        self._own_checked = False
+        #: owner pid -> the descriptor its record says it holds that lock on (looked at first: a
+        #: hint only, each record's ``owner.lock_fd``; this process's own is found by `_own_lock`).
+        self._lock_fds: dict[int, int] = {}
+        #: owner pid -> when it was last asked whether it holds that lock, and the answer (`_owner_live`).
+        self._holders: dict[int, tuple[float, bool]] = {}
+        #: Descriptors of other processes still to be looked at in this judgement (`_owner_live`).
+        self._fd_budget = _FD_BUDGET
         #: task id -> the identity of its process, taken once while it ran.
         self._identities: dict[str, ProcessIdentity | None] = {}
         #: task id -> the owner that started it (this process, or an earlier one for adopted tasks).
@@ -226,8 +237,29 @@ class TaskRegistry:
             "process": identity.to_json()
             if identity is not None and task.status is TaskStatus.RUNNING
             else None,
-            "owner": owner.to_json() if owner is not None else None,
+            "owner": self._owner_json(owner),
         }
+
+    def _own_lock(self) -> bool:
+        """Whether this process holds the session's in-use lock (as its `Runtime` does), found once
+        among its own descriptors (not at construction: a server's thousands of descriptors would
+        be read at every session's start, for registries that never judge an owner)."""
+        if not self._own_checked:
+            self._own_checked = True
+            found = _own_flocks(self._lock_ino) if self._lock_ino is not None else {}
+            if len(set(found.values())) == 1:  # else none, or files of that inode on two devices
+                fd, self._lock_key = next(iter(found.items()))
+                self._lock_fds[os.getpid()] = fd
+        return self._lock_key is not None
+
+    def _owner_json(self, owner: ProcessIdentity | None) -> dict[str, Any] | None:
+        if owner is None:
+            return None
+        found = owner.to_json()
+        self._own_lock()
+        if owner.pid in self._lock_fds:
+            found["lock_fd"] = self._lock_fds[owner.pid]
+        return found
 
     # --- reopening ---------------------------------------------------------------------------
     def reopen(self) -> list[str]:
@@ -248,6 +280,7 @@ class TaskRegistry:
                 f"background-task registry {self.path} is unreadable ({exc}); earlier tasks are not listed"
             ]
         notes: list[str] = []
+        self._fd_budget = _FD_BUDGET
         records = raw.get("tasks") if isinstance(raw, dict) else None
         records = records if isinstance(records, list) else []
         limit = MAX_RECORDS + _running_cap()
@@ -265,6 +298,10 @@ class TaskRegistry:
                 notes.append(f"background-task registry {self.path}: a record is unreadable ({exc}); skipped")
                 continue
             owner = ProcessIdentity.from_json(record.get("owner"))
+            said = record.get("owner")
+            hint = said.get("lock_fd") if isinstance(said, dict) else None
+            if owner is not None and type(hint) is int and 0 <= hint < 1 << 20:
+                self._lock_fds.setdefault(owner.pid, hint)
             process = ProcessIdentity.from_json(record.get("process"))
             if task.status is TaskStatus.RUNNING:
                 task = self._judge(task, owner, process)
@@ -291,6 +328,7 @@ class TaskRegistry:
         if now - self._asked.get(task.id, -_ASK_EVERY_S) < _ASK_EVERY_S:
             return None  # asked a moment ago (the supervisor asks twice per command)
         self._asked[task.id] = now
+        self._fd_budget = _FD_BUDGET
         owner, process = self._owners.get(task.id), self._identities.get(task.id)
         if owner is None or not self._owner_live(owner):
             self._identities[task.id] = None
@@ -348,13 +386,28 @@ class TaskRegistry:
         (a registry used without a `Runtime`), the identity alone decides, as before."""
         if owner is None or not owner.alive():
             return False
+        if not self._own_lock():
+            return True
         now = time.monotonic()
-        if self._holders is None or now - self._holders[0] >= _ASK_EVERY_S:
-            # Read at most every `_ASK_EVERY_S` (a reopening judges every record at once): /proc/locks
-            # costs ~0.1 ms with 40 locks on the host, ~10 ms with 1,000 (measured here, load ~10).
-            self._holders = (now, session_holders(self._lock_ino))
-        holders = self._holders[1]
-        return holders is None or owner.pid in holders
+        asked = self._holders.get(owner.pid)
+        if asked is None or now - asked[0] >= _ASK_EVERY_S:
+            # Asked at most every `_ASK_EVERY_S` per owner (a reopening judges every record at once).
+            # From the owner's own descriptors, never ``/proc/locks``: that table holds every lock on
+            # the host, any process adds to it without bound, and the kernel's time to list it grows
+            # with the square of its length (200,000 locks a process made: 45 s; round 52).
+            if len(self._holders) > MAX_RECORDS:
+                self._holders.clear()
+            assert self._lock_key is not None
+            looked, held = holds_flock(
+                owner.pid,
+                self._lock_key,
+                min(_FD_LIMIT, self._fd_budget),
+                first=self._lock_fds.get(owner.pid),
+            )
+            self._fd_budget = max(0, self._fd_budget - looked)
+            asked = (now, held)
+            self._holders[owner.pid] = asked
+        return asked[1]
 
     def _judge(
         self, task: BackgroundTask, owner: ProcessIdentity | None, process: ProcessIdentity | None
@@ -405,6 +458,15 @@ def _running_cap() -> int:
         return DEFAULT_MAX_BACKGROUND_TASKS
 
 
+#: Descriptors of one owner looked at for the session's lock after the one its record names (a
+#: `Runtime` takes the lock at its start: among its first few dozen; /proc lists them in numeric
+#: order). Past it, "cannot tell": not counted as this session's owner, and nothing is signalled.
+_FD_LIMIT = 128
+#: Descriptors looked at over one reopening (or one query of an adopted task), whatever the records
+#: name: ~80 ms at most (128 descriptors of a process without the lock: ~10 ms at load 13 here).
+_FD_BUDGET = 1024
+
+
 def _inode(path: Path) -> int | None:
     try:
         return os.stat(path, follow_symlinks=False).st_ino
@@ -412,29 +474,75 @@ def _inode(path: Path) -> int | None:
         return None
 
 
-def session_holders(lock_ino: int | None) -> set[int] | None:
-    """The pids holding a ``flock`` on the file whose lock this process holds at inode ``lock_ino``
-    (the session's in-use lock: `shellrt.runtime.session_dir.hold_session_dir`), from ``/proc/locks``;
-    None when this process holds none there (or ``/proc/locks`` cannot be read): unknown.
+def _own_flocks(ino: int) -> dict[int, bytes]:
+    """This process's descriptors holding a ``flock`` on a file of inode ``ino``, each with the file
+    as the kernel prints it (``<major>:<minor>:<inode>``: taken from the kernel's own line, not made
+    from ``stat``, whose device differs from the kernel's on btrfs subvolumes)."""
+    found: dict[int, bytes] = {}
+    suffix = b":%d" % ino
+    with contextlib.suppress(OSError), os.scandir("/proc/self/fd") as listing:
+        for entry in listing:
+            for token in _flock_tokens(os.getpid(), entry.name):
+                if token.endswith(suffix):
+                    found[int(entry.name)] = token
+    return found
 
-    The file is found by this process's own lock line (its device and inode as the kernel prints
-    them), not by the name: a command may rename another file over ``.in-use`` meanwhile."""
-    if lock_ino is None:
-        return None
+
+def holds_flock(pid: int, token: bytes, limit: int | None, *, first: int | None = None) -> tuple[int, bool]:
+    """(descriptors looked at, whether one of process ``pid``'s descriptors holds a ``flock`` on the
+    file ``token`` names): `_flock_fd`, descriptor ``first`` (its record's hint) looked at first."""
+    if first is not None and _fd_holds(pid, str(first), token):
+        return 1, True
+    looked, fd = _flock_fd(pid, token, limit)
+    return looked + (first is not None), fd is not None
+
+
+def _fd_holds(pid: int, name: str, token: bytes) -> bool:
+    """Whether descriptor ``name`` of process ``pid`` names a path and holds a ``flock`` on ``token``."""
+    return token in _flock_tokens(pid, name)
+
+
+def _flock_tokens(pid: int, name: str) -> list[bytes]:
+    """The files (``<major>:<minor>:<inode>``) descriptor ``name`` of process ``pid`` holds a
+    ``flock`` on, from its ``fdinfo`` lock lines; none when it names no path (a socket's, pipe's or
+    epoll's ``fdinfo`` is not read) or cannot be read."""
     try:
-        lines = read_proc("/proc/locks").split(b"\n")
+        if not os.readlink(f"/proc/{pid}/fd/{name}").startswith("/"):
+            return []
+        info = read_proc(f"/proc/{pid}/fdinfo/{name}")
     except OSError:
-        return None
-    held: list[tuple[bytes, bytes]] = []  # (pid, device:inode) of each flock held (not waited for)
-    for line in lines:
+        return []
+    tokens = []
+    for line in info.split(b"\n"):
         words = line.split()
-        if len(words) > 5 and words[1] == b"FLOCK":
-            held.append((words[4], words[5]))
-    me, suffix = str(os.getpid()).encode(), b":%d" % lock_ino
-    ours = {where for pid, where in held if pid == me and where.endswith(suffix)}
-    if len(ours) != 1:
-        return None
-    return {int(pid) for pid, where in held if where in ours and pid.isdigit()}
+        if len(words) > 6 and words[0] == b"lock:" and words[2] == b"FLOCK":
+            tokens.append(words[6])
+    return tokens
+
+
+def _flock_fd(pid: int, token: bytes, limit: int | None) -> tuple[int, int | None]:
+    """(descriptors looked at, the one of process ``pid``'s that holds a ``flock`` on the file
+    ``token`` names, or None), from its own ``/proc/<pid>/fdinfo`` (the kernel lists there the locks
+    that very descriptor holds): the first ``limit`` descriptors at most (None: all). Unreadable
+    (another uid, gone): none.
+
+    Never ``/proc/locks``: it lists every lock of every process on the host, sandboxed ones too,
+    which any process can grow without bound (POSIX byte-range locks on files of its own), and the
+    kernel's time to list it grows with the square of its length (round 52). Only descriptors that
+    name a path are read (no socket's, pipe's or epoll's ``fdinfo``, which another process may make
+    long); ``readlink`` and ``fdinfo`` ask no file system (a hung mount stalls neither)."""
+    looked = 0
+    try:
+        with os.scandir(f"/proc/{pid}/fd") as listing:
+            for entry in listing:
+                if limit is not None and looked >= limit:
+                    break
+                looked += 1
+                if _fd_holds(pid, entry.name, token):
+                    return looked, int(entry.name)
+    except OSError:
+        pass
+    return looked, None
 
 
 def _cut_texts(record: dict[str, Any]) -> dict[str, Any]:
