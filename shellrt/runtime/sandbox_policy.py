@@ -781,6 +781,43 @@ def _covers(masked: Path, roots: Sequence[Path]) -> Path | None:
     return None
 
 
+def _around_roots(holder: Path, roots: Sequence[Path], limit: int) -> tuple[list[Path], str | None]:
+    """Every entry below ``holder`` but the writable ``roots`` it holds and the directories on the way
+    to them: what hides ``holder`` while the roots stay. Symlinks are left (their target is not
+    below ``holder``, or is an entry masked here itself). Second: why that is not all of it (a
+    directory on the way that cannot be listed, more than ``limit`` entries), else None."""
+    ends = {r for r in (*roots, *(Path(os.path.realpath(r)) for r in roots)) if holder in r.parents}
+    way = sorted({p for r in ends for p in r.parents if p == holder or holder in p.parents})
+    out: list[Path] = []
+    for directory in way:
+        try:
+            with os.scandir(directory) as entries:
+                found = [Path(e.path) for e in entries if not e.is_symlink()]
+        except OSError as exc:
+            return out, f"{directory} cannot be listed ({exc.strerror})"
+        out += [p for p in found if p not in ends and p not in way]
+        if len(out) > limit:
+            return out[:limit], f"it holds more than {limit:,} entries beside the way to the writable roots"
+    return out, None
+
+
+def _holder_masks(
+    holder: Path, roots: Sequence[Path], why: str, *, operator: bool
+) -> tuple[list[tuple[Path, str]], list[str]]:
+    """The masks that hide what ``holder`` (a mask of ``why`` that holds writable roots) holds beside
+    them (red team, round 52), and a note when that is not all of it: `PolicyError` instead for the
+    operator's mask (fail closed); a repository's masks what it can."""
+    masks, problem = _around_roots(holder, roots, MAX_GLOB_MATCHES)
+    notes: list[str] = []
+    if problem is not None:
+        exc = PolicyError(
+            f"{why}: {holder} holds a writable root, so the sandbox masks everything else in it, but {problem}. "
+            f"Deny the paths beside the workspace by name instead, or move the workspace out of {holder}"
+        )
+        notes.append(_repository_rule(exc, operator))
+    return [(p, why) for p in masks], notes
+
+
 def _sandbox_sections(files: Iterable[FileSettings]) -> list[tuple[str, Mapping[str, Any]]]:
     """(source, ``sandbox`` section) of each loaded settings file that has one."""
     return [(loaded.source, loaded.sandbox) for loaded in files if loaded.sandbox]
@@ -1027,6 +1064,13 @@ def derive_policy(
                         f"{why}: {form} is or contains the writable root {root}; it cannot be masked "
                         "in the sandbox (the permission layer still denies it to the file tools)"
                     )
+                    if form != root:
+                        # Round 52: the skip dropped the whole mask, so ``Read(~/**)`` with the
+                        # workspace at ~/proj hid nothing of the home. Everything else in it is masked:
+                        # appended here, each judged below like any other mask of ``why``.
+                        around, around_notes = _holder_masks(form, roots, why, operator=why not in repository)
+                        wanted += around
+                        notes += around_notes
                 continue
             # A symlink inside a writable root led the name out (``ws/secrets -> /proc``): the
             # repository's choice of place, whoever's rule it is.
