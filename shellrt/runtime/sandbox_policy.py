@@ -112,7 +112,8 @@ TRUSTED_SANDBOX_SOURCES = frozenset({"managed", "cli", "user"})
 MAX_GLOB_MATCHES = 2000
 #: Directory entries a glob expansion visits at most (a rule over a huge tree is cut short).
 _MAX_VISITS = 200_000
-#: ... all the glob rules of files the workspace can write together (~60 µs an entry: ~3 s).
+#: ... all the glob rules of files the workspace can write together, and every walk below a symlink
+#: planted in a writable root that leads out of the roots (round 52) (~60 µs an entry: ~3 s).
 _MAX_WORKSPACE_VISITS = 50_000
 _GLOB_CHARS = frozenset("*?[{\\")
 
@@ -175,32 +176,65 @@ class _Visits:
         self.left = left
 
 
+#: (the writable roots, the budget of the files the workspace can write): what `_walk_matches` charges
+#: below a symlink a command or repository planted (round 52).
+_Planted = tuple[Sequence[Path], _Visits]
+
+
+def _leads_out(path: Path, roots: Sequence[Path]) -> bool:
+    """Whether ``path`` lies inside a writable root by name and outside every root where it leads (a
+    symlink on the way that the workspace could plant)."""
+    if not _inside(Path(os.path.normpath(path)), roots):
+        return False
+    real = Path(os.path.realpath(path))
+    return not any(r == real or r in real.parents for r in (*roots, *(Path(os.path.realpath(r)) for r in roots)))
+
+
 def _walk_matches(
-    base: Path, start: Path, pattern: str, limit: int, visits: _Visits | None = None
-) -> tuple[list[Path], bool]:
-    """Paths under ``start`` whose path relative to ``base`` matches ``pattern`` (a matched dir is not entered)."""
+    base: Path, start: Path, pattern: str, limit: int, visits: _Visits | None = None, planted: _Planted | None = None
+) -> tuple[list[Path], bool, bool]:
+    """Paths under ``start`` whose path relative to ``base`` matches ``pattern`` (a matched dir is not
+    entered); whether the walk was cut short; whether a planted subtree's was (below).
+
+    ``planted``: below a symlink inside a writable root that leads out of the roots (the repository's
+    choice of place, as `derive_policy`'s ``planted`` masks) what is visited and matched is charged to
+    the budget of the files the workspace can write, and its end stops only those subtrees: a
+    repository's ``vendor/l -> /`` made the operator's ``Read(**/*.pem)`` walk the host's whole file
+    system (minutes) and then refuse the session, "too many paths" (red team, round 52)."""
     budget = visits if visits is not None else _Visits()
+    roots, theirs = planted if planted is not None else ((), _Visits(0))
     found: list[Path] = []
-    stack = [start]
+    out_found = 0  # of them, below a planted link
+    out_cut = False
+    stack = [(start, planted is not None and _leads_out(start, roots))]
     seen: set[tuple[int, int]] = set()  # symlinked directories entered: a link loop is walked once
     normal = _nfc(pattern)
     while stack:
-        directory = stack.pop()
+        directory, out = stack.pop()
+        if out and out_cut:
+            continue
         try:
             entries = list(os.scandir(directory))
         except OSError:
             continue
         for entry in entries:
-            budget.left -= 1
-            if budget.left < 0 or len(found) >= limit:
-                return found, True
+            if out:
+                theirs.left -= 1
+                if theirs.left < 0 or out_found >= limit:
+                    out_cut = True
+                    break
+            else:
+                budget.left -= 1
+                if budget.left < 0 or len(found) - out_found >= limit:
+                    return found, True, out_cut
             path = Path(entry.path)
             rel = os.path.relpath(path, base)
             # NFC and NFD spellings alike, as the permission layer matches a deny.
             if glob_matches(pattern, rel) or (not rel.isascii() and glob_matches(normal, _nfc(rel))):
                 found.append(path)
+                out_found += out
             elif entry.is_dir(follow_symlinks=False):
-                stack.append(path)
+                stack.append((path, out))
             elif entry.is_symlink():
                 # A symlinked directory too: ``ws/link/x.pem`` is denied by ``Read(**/*.pem)`` through
                 # the link (the permission layer matches the literal path), and cat reads it there.
@@ -210,17 +244,26 @@ def _walk_matches(
                     continue
                 if stat.S_ISDIR(target.st_mode) and (target.st_dev, target.st_ino) not in seen:
                     seen.add((target.st_dev, target.st_ino))
-                    stack.append(path)
-    return found, False
+                    stack.append((path, out or (planted is not None and _leads_out(path, roots))))
+    return found, False, out_cut
 
 
 def rule_masks(
-    rule: PermissionRule, *, home: Path, limit: int = MAX_GLOB_MATCHES, visits: _Visits | None = None
+    rule: PermissionRule,
+    *,
+    home: Path,
+    limit: int | None = None,
+    visits: _Visits | None = None,
+    planted: _Planted | None = None,
 ) -> tuple[list[Path], list[str]]:
     """The paths a ``Read(...)`` deny rule masks, and diagnostics for what the mount cannot cover.
     ``visits``: the walk's budget when shared with other rules (default: a fresh one); given for the
-    rules of files the workspace can write, whose cut glob is a diagnostic. `PolicyError` for a rule
-    the sandbox cannot compile exactly: Windows separators, no anchor, an operator's glob cut short."""
+    rules of files the workspace can write, whose cut glob is a diagnostic. ``planted``: (the
+    writable roots, that budget): what a walk visits below a symlink planted in a root that leads out
+    of the roots is charged to it, and its end there is a diagnostic (`_walk_matches`, round 52).
+    ``limit``: matches masked at most (None: `MAX_GLOB_MATCHES`). `PolicyError` for a rule the
+    sandbox cannot compile exactly: Windows separators, no anchor, an operator's glob cut short."""
+    limit = MAX_GLOB_MATCHES if limit is None else limit
     spec = rule.specifier
     if spec is None:
         return [], [
@@ -240,7 +283,7 @@ def rule_masks(
         for form in forms:
             try:
                 found, found_notes = rule_masks(
-                    dataclasses.replace(rule, specifier=form), home=home, limit=limit, visits=visits
+                    dataclasses.replace(rule, specifier=form), home=home, limit=limit, visits=visits, planted=planted
                 )
             except _PerProcessLink:
                 raise  # `derive_policy` says where the planted link is
@@ -248,7 +291,7 @@ def rule_masks(
                 found, found_notes = [], [_repository_rule(exc, operator=False)]
             paths += found
             notes += found_notes
-        more, more_notes = _escape_reading_masks(rule, home=home, limit=limit, visits=visits)
+        more, more_notes = _escape_reading_masks(rule, home=home, limit=limit, visits=visits, planted=planted)
         return list(dict.fromkeys([*paths, *more])), [*notes, *more_notes]
     check_rule_syntax(rule)
     split = pattern_base(spec, rule.origin.root, home)
@@ -281,13 +324,23 @@ def rule_masks(
             f"write already walked {_MAX_WORKSPACE_VISITS:,} entries (the permission layer still denies it to the "
             "file tools)"
         ]
-    found, cut = _walk_matches(base, start, pattern, limit, visits)
+    found, cut, out_cut = _walk_matches(base, start, pattern, limit, visits, planted)
+    planted_notes = (
+        [
+            f"{rule.describe()}: a symlink inside a writable root leads out of the roots to more than the "
+            "walks of settings the workspace can write may visit; only part of what it leads to is masked "
+            "(the repository's choice of place: the permission layer still denies the rest to the file tools)"
+        ]
+        if out_cut
+        else []
+    )
     if cut and visits is not None:
         # A rule of a file the workspace can write: a repository must not stop the session by
         # flooding it (red team, round 7); its own rule protects nothing of the operator's.
         return found, [
             f"{rule.describe()}: the glob matched too many paths under {start}; only {len(found)} are masked "
-            "in the sandbox (the permission layer still denies the rest to the file tools)"
+            "in the sandbox (the permission layer still denies the rest to the file tools)",
+            *planted_notes,
         ]
     if cut:  # the operator's rule: fail closed
         raise PolicyError(
@@ -295,7 +348,7 @@ def rule_masks(
             "for the sandbox to enforce it exactly. Deny the directory that holds them instead, or anchor "
             "the rule below a smaller directory (./dir/**/*.pem)"
         )
-    return found, []
+    return found, planted_notes
 
 
 #: A path segment that is a whole shell variable (``$HOME/x``, ``./${XDG_CONFIG_HOME}/y``, ``%APPDATA%``).
@@ -305,7 +358,7 @@ _SHELL_VARIABLE = re.compile(
 
 
 def _escape_reading_masks(
-    rule: PermissionRule, *, home: Path, limit: int, visits: _Visits
+    rule: PermissionRule, *, home: Path, limit: int, visits: _Visits, planted: _Planted | None = None
 ) -> tuple[list[Path], list[str]]:
     """The masks of a repository's Windows-style rule read as the glob escape it also is
     (`rule_paths.escape_reading`); a reading the sandbox cannot compile is a diagnostic, as the rule
@@ -316,7 +369,9 @@ def _escape_reading_masks(
     if reading is None:
         return [], []
     try:
-        return rule_masks(dataclasses.replace(rule, specifier=reading), home=home, limit=limit, visits=visits)
+        return rule_masks(
+            dataclasses.replace(rule, specifier=reading), home=home, limit=limit, visits=visits, planted=planted
+        )
     except PolicyError as exc:
         return [], [_repository_rule(exc, operator=False)]
 
@@ -1022,7 +1077,9 @@ def derive_policy(
             continue
         operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
         try:
-            paths, rule_notes = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
+            paths, rule_notes = rule_masks(
+                rule, home=home, visits=None if operator else workspace_visits, planted=(roots, workspace_visits)
+            )
         except PolicyError as exc:
             notes.append(_planted_link(exc, roots) or _repository_rule(exc, operator))
             continue
