@@ -96,6 +96,20 @@ def test_an_operators_holder_too_large_refuses_a_repositorys_is_a_note(
     assert any("move the workspace out" in n for n in notes), notes
 
 
+def test_a_planted_link_to_a_holder_never_refuses_the_operators_session(
+    top: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository's ``secrets -> ..`` makes the operator's ``Read(./secrets/**)`` hold the
+    workspace: its holder masks are the repository's choice of place, so what cannot be masked whole
+    there is a note, never a refusal (a repository must not stop the session)."""
+    monkeypatch.setattr(sandbox_policy, "MAX_GLOB_MATCHES", 0)
+    ws = top / "outer" / "mid" / "ws"
+    os.symlink("..", ws / "secrets")
+    rule = parse_rule("Read(./secrets/**)", "deny", RuleOrigin("cli", None, None, ws))
+    _, notes = derive_policy(SandboxPolicy(workspace=ws), rules=[rule], mask_defaults=False, home=top / "home")
+    assert any("move the workspace out" in n for n in notes), notes
+
+
 @pytest.mark.anyio
 async def test_a_command_reads_nothing_beside_the_workspace(top: Path) -> None:
     """Failed 1 of 1 before: ``sh /tmp/r.sh`` (a script the analyser cannot see into) printed both

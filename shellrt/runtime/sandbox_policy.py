@@ -187,11 +187,17 @@ def _leads_out(path: Path, roots: Sequence[Path]) -> bool:
     if not _inside(Path(os.path.normpath(path)), roots):
         return False
     real = Path(os.path.realpath(path))
-    return not any(r == real or r in real.parents for r in (*roots, *(Path(os.path.realpath(r)) for r in roots)))
+    forms = (*roots, *(Path(os.path.realpath(r)) for r in roots))
+    return not any(r == real or r in real.parents for r in forms)
 
 
 def _walk_matches(
-    base: Path, start: Path, pattern: str, limit: int, visits: _Visits | None = None, planted: _Planted | None = None
+    base: Path,
+    start: Path,
+    pattern: str,
+    limit: int,
+    visits: _Visits | None = None,
+    planted: _Planted | None = None,
 ) -> tuple[list[Path], bool, bool]:
     """Paths under ``start`` whose path relative to ``base`` matches ``pattern`` (a matched dir is not
     entered); whether the walk was cut short; whether a planted subtree's was (below).
@@ -207,7 +213,7 @@ def _walk_matches(
     out_found = 0  # of them, below a planted link
     out_cut = False
     stack = [(start, planted is not None and _leads_out(start, roots))]
-    seen: set[tuple[int, int]] = set()  # symlinked directories entered: a link loop is walked once
+    seen: set[tuple[int, int, bool]] = set()  # symlinked directories entered: a link loop is walked once
     normal = _nfc(pattern)
     while stack:
         directory, out = stack.pop()
@@ -242,9 +248,13 @@ def _walk_matches(
                     target = entry.stat()
                 except OSError:
                     continue
-                if stat.S_ISDIR(target.st_mode) and (target.st_dev, target.st_ino) not in seen:
-                    seen.add((target.st_dev, target.st_ino))
-                    stack.append((path, out or (planted is not None and _leads_out(path, roots))))
+                if not stat.S_ISDIR(target.st_mode):
+                    continue
+                # walked below a planted link (maybe cut there): walked again from the operator's own
+                below_planted = out or (planted is not None and _leads_out(path, roots))
+                if (target.st_dev, target.st_ino, below_planted) not in seen:
+                    seen.add((target.st_dev, target.st_ino, below_planted))
+                    stack.append((path, below_planted))
     return found, False, out_cut
 
 
@@ -1125,7 +1135,11 @@ def derive_policy(
                         # Round 52: the skip dropped the whole mask, so ``Read(~/**)`` with the
                         # workspace at ~/proj hid nothing of the home. Everything else in it is masked:
                         # appended here, each judged below like any other mask of ``why``.
-                        around, around_notes = _holder_masks(form, roots, why, operator=why not in repository)
+                        # a symlink in a root that led the name here is the repository's choice of place
+                        led = _inside(Path(os.path.normpath(path)), roots)
+                        around, around_notes = _holder_masks(
+                            form, roots, why, operator=not (why in repository or led)
+                        )
                         wanted += around
                         notes += around_notes
                 continue
