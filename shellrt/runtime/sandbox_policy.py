@@ -112,7 +112,8 @@ TRUSTED_SANDBOX_SOURCES = frozenset({"managed", "cli", "user"})
 MAX_GLOB_MATCHES = 2000
 #: Directory entries a glob expansion visits at most (a rule over a huge tree is cut short).
 _MAX_VISITS = 200_000
-#: ... all the glob rules of files the workspace can write together (~60 µs an entry: ~3 s).
+#: ... all the glob rules of files the workspace can write together, and every walk below a symlink
+#: planted in a writable root that leads out of the roots (round 52) (~60 µs an entry: ~3 s).
 _MAX_WORKSPACE_VISITS = 50_000
 _GLOB_CHARS = frozenset("*?[{\\")
 
@@ -175,32 +176,71 @@ class _Visits:
         self.left = left
 
 
+#: (the writable roots, the budget of the files the workspace can write): what `_walk_matches` charges
+#: below a symlink a command or repository planted (round 52).
+_Planted = tuple[Sequence[Path], _Visits]
+
+
+def _leads_out(path: Path, roots: Sequence[Path]) -> bool:
+    """Whether ``path`` lies inside a writable root by name and outside every root where it leads (a
+    symlink on the way that the workspace could plant)."""
+    if not _inside(Path(os.path.normpath(path)), roots):
+        return False
+    real = Path(os.path.realpath(path))
+    forms = (*roots, *(Path(os.path.realpath(r)) for r in roots))
+    return not any(r == real or r in real.parents for r in forms)
+
+
 def _walk_matches(
-    base: Path, start: Path, pattern: str, limit: int, visits: _Visits | None = None
-) -> tuple[list[Path], bool]:
-    """Paths under ``start`` whose path relative to ``base`` matches ``pattern`` (a matched dir is not entered)."""
+    base: Path,
+    start: Path,
+    pattern: str,
+    limit: int,
+    visits: _Visits | None = None,
+    planted: _Planted | None = None,
+) -> tuple[list[Path], bool, bool]:
+    """Paths under ``start`` whose path relative to ``base`` matches ``pattern`` (a matched dir is not
+    entered); whether the walk was cut short; whether a planted subtree's was (below).
+
+    ``planted``: below a symlink inside a writable root that leads out of the roots (the repository's
+    choice of place, as `derive_policy`'s ``planted`` masks) what is visited and matched is charged to
+    the budget of the files the workspace can write, and its end stops only those subtrees: a
+    repository's ``vendor/l -> /`` made the operator's ``Read(**/*.pem)`` walk the host's whole file
+    system (minutes) and then refuse the session, "too many paths" (red team, round 52)."""
     budget = visits if visits is not None else _Visits()
+    roots, theirs = planted if planted is not None else ((), _Visits(0))
     found: list[Path] = []
-    stack = [start]
-    seen: set[tuple[int, int]] = set()  # symlinked directories entered: a link loop is walked once
+    out_found = 0  # of them, below a planted link
+    out_cut = False
+    stack = [(start, planted is not None and _leads_out(start, roots))]
+    seen: set[tuple[int, int, bool]] = set()  # symlinked directories entered: a link loop is walked once
     normal = _nfc(pattern)
     while stack:
-        directory = stack.pop()
+        directory, out = stack.pop()
+        if out and out_cut:
+            continue
         try:
             entries = list(os.scandir(directory))
         except OSError:
             continue
         for entry in entries:
-            budget.left -= 1
-            if budget.left < 0 or len(found) >= limit:
-                return found, True
+            if out:
+                theirs.left -= 1
+                if theirs.left < 0 or out_found >= limit:
+                    out_cut = True
+                    break
+            else:
+                budget.left -= 1
+                if budget.left < 0 or len(found) - out_found >= limit:
+                    return found, True, out_cut
             path = Path(entry.path)
             rel = os.path.relpath(path, base)
             # NFC and NFD spellings alike, as the permission layer matches a deny.
             if glob_matches(pattern, rel) or (not rel.isascii() and glob_matches(normal, _nfc(rel))):
                 found.append(path)
+                out_found += out
             elif entry.is_dir(follow_symlinks=False):
-                stack.append(path)
+                stack.append((path, out))
             elif entry.is_symlink():
                 # A symlinked directory too: ``ws/link/x.pem`` is denied by ``Read(**/*.pem)`` through
                 # the link (the permission layer matches the literal path), and cat reads it there.
@@ -208,19 +248,32 @@ def _walk_matches(
                     target = entry.stat()
                 except OSError:
                     continue
-                if stat.S_ISDIR(target.st_mode) and (target.st_dev, target.st_ino) not in seen:
-                    seen.add((target.st_dev, target.st_ino))
-                    stack.append(path)
-    return found, False
+                if not stat.S_ISDIR(target.st_mode):
+                    continue
+                # walked below a planted link (maybe cut there): walked again from the operator's own
+                below_planted = out or (planted is not None and _leads_out(path, roots))
+                if (target.st_dev, target.st_ino, below_planted) not in seen:
+                    seen.add((target.st_dev, target.st_ino, below_planted))
+                    stack.append((path, below_planted))
+    return found, False, out_cut
 
 
 def rule_masks(
-    rule: PermissionRule, *, home: Path, limit: int = MAX_GLOB_MATCHES, visits: _Visits | None = None
+    rule: PermissionRule,
+    *,
+    home: Path,
+    limit: int | None = None,
+    visits: _Visits | None = None,
+    planted: _Planted | None = None,
 ) -> tuple[list[Path], list[str]]:
     """The paths a ``Read(...)`` deny rule masks, and diagnostics for what the mount cannot cover.
     ``visits``: the walk's budget when shared with other rules (default: a fresh one); given for the
-    rules of files the workspace can write, whose cut glob is a diagnostic. `PolicyError` for a rule
-    the sandbox cannot compile exactly: Windows separators, no anchor, an operator's glob cut short."""
+    rules of files the workspace can write, whose cut glob is a diagnostic. ``planted``: (the
+    writable roots, that budget): what a walk visits below a symlink planted in a root that leads out
+    of the roots is charged to it, and its end there is a diagnostic (`_walk_matches`, round 52).
+    ``limit``: matches masked at most (None: `MAX_GLOB_MATCHES`). `PolicyError` for a rule the
+    sandbox cannot compile exactly: Windows separators, no anchor, an operator's glob cut short."""
+    limit = MAX_GLOB_MATCHES if limit is None else limit
     spec = rule.specifier
     if spec is None:
         return [], [
@@ -240,7 +293,7 @@ def rule_masks(
         for form in forms:
             try:
                 found, found_notes = rule_masks(
-                    dataclasses.replace(rule, specifier=form), home=home, limit=limit, visits=visits
+                    dataclasses.replace(rule, specifier=form), home=home, limit=limit, visits=visits, planted=planted
                 )
             except _PerProcessLink:
                 raise  # `derive_policy` says where the planted link is
@@ -248,7 +301,7 @@ def rule_masks(
                 found, found_notes = [], [_repository_rule(exc, operator=False)]
             paths += found
             notes += found_notes
-        more, more_notes = _escape_reading_masks(rule, home=home, limit=limit, visits=visits)
+        more, more_notes = _escape_reading_masks(rule, home=home, limit=limit, visits=visits, planted=planted)
         return list(dict.fromkeys([*paths, *more])), [*notes, *more_notes]
     check_rule_syntax(rule)
     split = pattern_base(spec, rule.origin.root, home)
@@ -281,13 +334,23 @@ def rule_masks(
             f"write already walked {_MAX_WORKSPACE_VISITS:,} entries (the permission layer still denies it to the "
             "file tools)"
         ]
-    found, cut = _walk_matches(base, start, pattern, limit, visits)
+    found, cut, out_cut = _walk_matches(base, start, pattern, limit, visits, planted)
+    planted_notes = (
+        [
+            f"{rule.describe()}: a symlink inside a writable root leads out of the roots to more than the "
+            "walks of settings the workspace can write may visit; only part of what it leads to is masked "
+            "(the repository's choice of place: the permission layer still denies the rest to the file tools)"
+        ]
+        if out_cut
+        else []
+    )
     if cut and visits is not None:
         # A rule of a file the workspace can write: a repository must not stop the session by
         # flooding it (red team, round 7); its own rule protects nothing of the operator's.
         return found, [
             f"{rule.describe()}: the glob matched too many paths under {start}; only {len(found)} are masked "
-            "in the sandbox (the permission layer still denies the rest to the file tools)"
+            "in the sandbox (the permission layer still denies the rest to the file tools)",
+            *planted_notes,
         ]
     if cut:  # the operator's rule: fail closed
         raise PolicyError(
@@ -295,7 +358,7 @@ def rule_masks(
             "for the sandbox to enforce it exactly. Deny the directory that holds them instead, or anchor "
             "the rule below a smaller directory (./dir/**/*.pem)"
         )
-    return found, []
+    return found, planted_notes
 
 
 #: A path segment that is a whole shell variable (``$HOME/x``, ``./${XDG_CONFIG_HOME}/y``, ``%APPDATA%``).
@@ -305,7 +368,7 @@ _SHELL_VARIABLE = re.compile(
 
 
 def _escape_reading_masks(
-    rule: PermissionRule, *, home: Path, limit: int, visits: _Visits
+    rule: PermissionRule, *, home: Path, limit: int, visits: _Visits, planted: _Planted | None = None
 ) -> tuple[list[Path], list[str]]:
     """The masks of a repository's Windows-style rule read as the glob escape it also is
     (`rule_paths.escape_reading`); a reading the sandbox cannot compile is a diagnostic, as the rule
@@ -316,7 +379,9 @@ def _escape_reading_masks(
     if reading is None:
         return [], []
     try:
-        return rule_masks(dataclasses.replace(rule, specifier=reading), home=home, limit=limit, visits=visits)
+        return rule_masks(
+            dataclasses.replace(rule, specifier=reading), home=home, limit=limit, visits=visits, planted=planted
+        )
     except PolicyError as exc:
         return [], [_repository_rule(exc, operator=False)]
 
@@ -781,6 +846,43 @@ def _covers(masked: Path, roots: Sequence[Path]) -> Path | None:
     return None
 
 
+def _around_roots(holder: Path, roots: Sequence[Path], limit: int) -> tuple[list[Path], str | None]:
+    """Every entry below ``holder`` but the writable ``roots`` it holds and the directories on the way
+    to them: what hides ``holder`` while the roots stay. Symlinks are left (their target is not
+    below ``holder``, or is an entry masked here itself). Second: why that is not all of it (a
+    directory on the way that cannot be listed, more than ``limit`` entries), else None."""
+    ends = {r for r in (*roots, *(Path(os.path.realpath(r)) for r in roots)) if holder in r.parents}
+    way = sorted({p for r in ends for p in r.parents if p == holder or holder in p.parents})
+    out: list[Path] = []
+    for directory in way:
+        try:
+            with os.scandir(directory) as entries:
+                found = [Path(e.path) for e in entries if not e.is_symlink()]
+        except OSError as exc:
+            return out, f"{directory} cannot be listed ({exc.strerror})"
+        out += [p for p in found if p not in ends and p not in way]
+        if len(out) > limit:
+            return out[:limit], f"it holds more than {limit:,} entries beside the way to the writable roots"
+    return out, None
+
+
+def _holder_masks(
+    holder: Path, roots: Sequence[Path], why: str, *, operator: bool
+) -> tuple[list[tuple[Path, str]], list[str]]:
+    """The masks that hide what ``holder`` (a mask of ``why`` that holds writable roots) holds beside
+    them (red team, round 52), and a note when that is not all of it: `PolicyError` instead for the
+    operator's mask (fail closed); a repository's masks what it can."""
+    masks, problem = _around_roots(holder, roots, MAX_GLOB_MATCHES)
+    notes: list[str] = []
+    if problem is not None:
+        exc = PolicyError(
+            f"{why}: {holder} holds a writable root, so the sandbox masks everything else in it, but {problem}. "
+            f"Deny the paths beside the workspace by name instead, or move the workspace out of {holder}"
+        )
+        notes.append(_repository_rule(exc, operator))
+    return [(p, why) for p in masks], notes
+
+
 def _sandbox_sections(files: Iterable[FileSettings]) -> list[tuple[str, Mapping[str, Any]]]:
     """(source, ``sandbox`` section) of each loaded settings file that has one."""
     return [(loaded.source, loaded.sandbox) for loaded in files if loaded.sandbox]
@@ -985,7 +1087,9 @@ def derive_policy(
             continue
         operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
         try:
-            paths, rule_notes = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
+            paths, rule_notes = rule_masks(
+                rule, home=home, visits=None if operator else workspace_visits, planted=(roots, workspace_visits)
+            )
         except PolicyError as exc:
             notes.append(_planted_link(exc, roots) or _repository_rule(exc, operator))
             continue
@@ -1027,6 +1131,17 @@ def derive_policy(
                         f"{why}: {form} is or contains the writable root {root}; it cannot be masked "
                         "in the sandbox (the permission layer still denies it to the file tools)"
                     )
+                    if form != root:
+                        # Round 52: the skip dropped the whole mask, so ``Read(~/**)`` with the
+                        # workspace at ~/proj hid nothing of the home. Everything else in it is masked:
+                        # appended here, each judged below like any other mask of ``why``.
+                        # a symlink in a root that led the name here is the repository's choice of place
+                        led = _inside(Path(os.path.normpath(path)), roots)
+                        around, around_notes = _holder_masks(
+                            form, roots, why, operator=not (why in repository or led)
+                        )
+                        wanted += around
+                        notes += around_notes
                 continue
             # A symlink inside a writable root led the name out (``ws/secrets -> /proc``): the
             # repository's choice of place, whoever's rule it is.
