@@ -78,6 +78,8 @@ def _walk(path: str, bases: tuple[str, ...], hops: int) -> tuple[list[str], str]
     """`kernel_reading` of an absolute ``path``: its names one by one, a link followed where the kernel's
     reading differs from the text's (a ``..`` after it, or a root link)."""
     names = [name for name in path.split("/") if name and name != "."]
+    if ".." not in names and "root" not in names:
+        return ["/" + "/".join(names)], ""  # no `..` and no root link: the text is the kernel's reading
     stack: list[str] = []
     doubt = ""
     for at, name in enumerate(names):
