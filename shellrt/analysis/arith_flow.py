@@ -21,6 +21,7 @@ import re
 from typing import Final
 
 from .nodes import CommandPlan, PlanCommand, Word
+from .programs.wrappers import possible_program
 
 __all__ = [
     "ANY_NAME", "RUNTIME_BOUND", "bound_reached", "code_plans", "code_texts", "dynamic_names", "hidden_arithmetic", "may_hide_code", "plan_words"
@@ -180,7 +181,7 @@ def code_texts(plan: CommandPlan) -> list[str]:
     """The code strings ``trap``, ``alias``, ``watch``, the ``-C`` callbacks and ``compgen -W`` run."""
     codes: list[str] = []
     for command in plan.commands:
-        name = command.name
+        name = possible_program(command.name or "")  # `/usr/bin/watch 'cmd'` too (round 52)
         values = [w.value for w in command.argv[1:]]
         if name == "trap":
             operands = [v for v in values if v is None or not v.startswith("-")]

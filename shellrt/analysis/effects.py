@@ -12,6 +12,7 @@ from typing import Final
 from .nodes import CommandPlan, PlanCommand, Word, is_fd_number
 from .programs import program_spec
 from .programs.paths import WRITING_PROGRAMS, program_writes
+from .programs.wrappers import program_name
 
 __all__ = ["OPERAND_WRITERS", "Effects", "copies_tree", "operand_unknown", "plan_effects"]
 
@@ -244,11 +245,9 @@ def _option_writes(name: str, command: PlanCommand, effects: Effects) -> None:
 
     Never for a read-only plan: every such option or operand makes a command not read-only.
     """
-    base = name
-    if "/" in name:
-        directory, _slash, base = name.rpartition("/")
-        if directory + "/" not in _SYSTEM_DIRS:
-            return  # `./sort` is some file, not the program
+    base = program_name(name)  # `/usr/bin/sort`, `//usr/bin/sort` (round 52: one reading of a path's program)
+    if "/" in base:
+        return  # `./sort` is some file, not the program
     if base not in WRITING_PROGRAMS or len(command.argv) < 2:
         return
     for target in program_writes(base, [w.value for w in command.argv[1:]], program_spec(base)):
@@ -256,9 +255,6 @@ def _option_writes(name: str, command: PlanCommand, effects: Effects) -> None:
             effects.write_targets.append(target)
         else:
             effects.writes_unknown = True
-
-
-_SYSTEM_DIRS: Final = frozenset({"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"})
 
 
 def _short_flags(flags: set[str]) -> set[str]:

@@ -6,7 +6,6 @@ human-readable reason; an empty list means read-only. Anything unknown objects.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from typing import Final
 
@@ -68,9 +67,12 @@ def special_file(value: str, bases: tuple[str, ...] = ()) -> tuple[str, str] | N
     timer and a tape rewinds, or never end), a ``/proc`` descriptor or root link, ``kmsg``, ``trace_pipe``."""
     if not bases and "/" not in value:
         return None  # a word with no slash names no file outside its directory
-    from .kernel_paths import kernel_paths  # loaded only for a path word (`shellrt classify ls` needs none)
+    from .kernel_paths import kernel_reading  # loaded only for a path word (`shellrt classify ls` needs none)
 
-    for path in kernel_paths(value, bases):
+    paths, doubt = kernel_reading(value, bases)
+    if doubt:  # `/var/run/../dev/zero`: `..` after a link is the link target's parent (round 52)
+        return doubt + "/..", "a `..` after a name that may be a link (where it leads is not known)"
+    for path in paths:
         if path in ENDLESS_DEVICES:
             return path, "which never ends"
         names = path.split("/")
@@ -88,13 +90,18 @@ def _shown(value: str, path: str) -> str:
 
 
 def _cd_bases(plan: CommandPlan) -> tuple[str, ...]:
-    """The system directories a ``cd`` in the plan moves to (``cd /dev && cat zero`` reads ``/dev/zero``)."""
-    bases = []
+    """The system directories a ``cd`` in the plan may move to (``cd /dev && cat zero`` reads ``/dev/zero``):
+    each target read as the kernel does, a relative one from the directories the ``cd``s before it reach
+    (``cd /; cd dev``) and, when it climbs, from the root (``cd ../../../dev``: round 52)."""
+    from .kernel_paths import kernel_reading  # loaded only for a plan with a `cd`
+
+    reached: list[str] = []
     for target in plan.cd_targets:
-        path = "/" + posixpath.normpath(target).lstrip("/") if target.startswith("/") else ""
-        if path == "/" or path.split("/")[1:2] in (["dev"], ["proc"], ["sys"]):
-            bases.append(path)
-    return tuple(bases)
+        paths, doubt = kernel_reading(target, tuple(reached))
+        reached += [*paths, f"{doubt}/.."] if doubt else paths  # a word below `x/..` keeps the doubt
+    bases = [path for path in reached
+             if path == "/" or path.split("/")[1:2] in (["dev"], ["proc"], ["sys"]) or path.endswith("/..")]
+    return tuple(dict.fromkeys(bases))
 
 
 def judge_plan(plan: CommandPlan) -> list[str]:

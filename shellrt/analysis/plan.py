@@ -32,7 +32,7 @@ from .nodes import (
 )
 from .parse import kind_of, parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
-from .programs.wrappers import program_name
+from .programs.wrappers import possible_program
 from .words import (
     CUT_AFTER,
     CUT_BEFORE,
@@ -786,7 +786,9 @@ class Planner:
         if name in ("cd", "pushd"):
             self._cd(argv)
         if name is not None and "/" in name:
-            name = program_name(name)  # `/usr/bin/env X=1 cmd` runs cmd as `env X=1 cmd` does (round 50)
+            # `/usr/bin/env X=1 cmd` runs cmd as `env X=1 cmd` does (round 50); `//bin/sh -c …` and
+            # `/bin/../bin/sh -c …` may be sh: their script is read (round 52).
+            name = possible_program(name)
         if name in UNWRAP_NAMES:  # other names (and dynamic ones) wrap nothing
             self._unwrap(argv, redirects, assignments, name)
 

@@ -117,6 +117,27 @@ _STARTS = re.compile(
 )
 
 
+#: Programs that look at a name without opening it (``ls -l fifo``, ``test -p fifo``).
+_OPENS_NOTHING = frozenset({"ls", "stat", "test", "[", "[[", "du", "find", "readlink", "realpath"})
+
+
+def _not_a_file(reads: Sequence[str]) -> str:
+    """Why reading one of ``reads`` (resolved host paths) is not a bounded read of data ("" when none is):
+    a FIFO waits for a writer and takes what another command writes to it, and a device or socket in the
+    workspace (``mkfifo``, ``mknod`` by an earlier call, or an unpacked archive) is not a file of data (red
+    team, round 52: ``cat fifo`` was read-only, allowed unasked and in plan mode, and blocked until its
+    timeout). ``stat`` does not open: it never waits on the FIFO."""
+    for path in reads:
+        try:
+            mode = os.stat(path).st_mode if path and path != "/dev/null" else 0
+        except (OSError, ValueError):
+            continue  # nothing there (yet): what is made later is the sandbox's to bound
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+            return f"it reads {path}, {kind}: opening it may wait for a writer or take another command's data"
+    return ""
+
+
 def runs_host_git(a: CommandAnalysis) -> bool:
     """Whether `command_parts` of ``a`` runs git on the host (to inspect a repository), or reads
     the configuration files a program finds from its directory (`_configfiles`, round 50): the
@@ -294,6 +315,8 @@ def command_parts(
                 why = f"it reads outside the workspace: {shown}"
         if read_only and hazard:
             read_only, why = False, hazard
+        if read_only and name not in _OPENS_NOTHING and (odd := _not_a_file(reads)):
+            read_only, why = False, odd  # `cat fifo` waits for a writer, or drains another's (round 52)
         out.append(
             CommandPart(
                 text=sub.text,

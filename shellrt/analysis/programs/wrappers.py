@@ -8,10 +8,11 @@ a script string (``bash -c``, ``eval``) have that string parsed too.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["INTERPRETERS", "SHELLS", "SYSTEM_DIRS", "WRAPPERS", "Unwrapped", "program_name", "unwrap"]
+__all__ = ["INTERPRETERS", "SHELLS", "SYSTEM_DIRS", "WRAPPERS", "Unwrapped", "possible_program", "program_name", "unwrap"]
 
 
 @dataclass(frozen=True)
@@ -97,11 +98,43 @@ SYSTEM_DIRS: Final = frozenset(
 )
 
 
+#: A directory spelt other than as written in `SYSTEM_DIRS` (``//bin``, ``/bin/.``, ``/usr/bin/../bin``,
+#: ``/proc/self/root/bin``): read as the kernel opens it (red team, round 52).
+_SPELT_DIRECTORY: Final = re.compile(r"//|/\.\.?(?:/|$)|^/proc/")
+
+
 def program_name(value: str) -> str:
-    """The program a command word names: ``/usr/bin/env`` is ``env`` (a system directory's program);
-    any other path is itself (``./env`` is a file of the workspace)."""
+    """The program a command word names: ``/usr/bin/env`` is ``env`` (a system directory's program, in any
+    spelling the kernel reads as one: ``//usr/bin/env``, ``/proc/self/root/bin/env``); any other path is itself
+    (``./env`` is a file of the workspace, and so is ``/bin/../bin/env``, whose ``..`` may follow a link)."""
     directory, slash, name = value.rpartition("/")
-    return name if slash and directory + "/" in SYSTEM_DIRS else value
+    if not slash or directory + "/" in SYSTEM_DIRS:
+        return name if slash else value
+    return name if _system_directory(directory, name) == "yes" else value
+
+
+def possible_program(value: str) -> str:
+    """The program a command word may name, for readings where more is only more caught (the planner's
+    wrapped commands and ``-c`` scripts): `program_name`, or the base name of an absolute path whose
+    directory may be a system one (``/bin/../bin/bash``: ``/bin`` is a link to ``/usr/bin`` on merged-usr
+    systems, so ``..`` after it is not known here) (red team, round 52)."""
+    directory, slash, name = value.rpartition("/")
+    if not slash or directory + "/" in SYSTEM_DIRS:
+        return name if slash else value
+    return name if _system_directory(directory, name) else value
+
+
+def _system_directory(directory: str, name: str) -> str:
+    """Whether an absolute ``directory`` spelt oddly is a system one: "yes", "maybe" (a ``..`` after a name
+    that may be a link), "" (no, or not spelt oddly: ``/opt/bin``, ``bin``)."""
+    if not directory.startswith("/") or name in ("", ".", "..") or _SPELT_DIRECTORY.search(directory + "/") is None:
+        return ""
+    from ..kernel_paths import kernel_reading  # loaded only for an oddly spelt path
+
+    paths, doubt = kernel_reading(directory)
+    if doubt:
+        return "maybe"
+    return "yes" if any(path + "/" in SYSTEM_DIRS for path in paths) else ""
 
 
 class Unwrapped:
