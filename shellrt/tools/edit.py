@@ -234,12 +234,7 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
         _refuse_marks_alike(text, cand_old, count, label, crlf=False)
         split = utf8_split(text, cand_old) if decoded.encoding == "latin-1" else None
         if split is not None:
-            raise ToolExecutionError(
-                f"old_string matches at character {split + 1:,} of {label} inside a UTF-8 character: the file "
-                "is not valid UTF-8 as a whole, so it was decoded as latin-1 (a character a byte), and this "
-                "replacement would split a multi-byte character. Include the whole character (all its "
-                "latin-1 characters, e.g. 'Ã©' for é), or change the file with Bash."
-            )
+            raise _split_error(split, label)
         used = count if tool_input.replace_all else 1
         how = f"replace_all ({count:,} occurrences)" if tool_input.replace_all else "This Edit"
         # Checked before the new text exists: the growth is multiplied by the occurrences.
@@ -311,12 +306,7 @@ def _plan_as_shown(
     _refuse_marks_alike(text, old, count, label, crlf=True)
     split = utf8_split(text, old, pattern) if decoded.encoding == "latin-1" else None
     if split is not None:
-        raise ToolExecutionError(
-            f"old_string matches at character {split + 1:,} of {label} inside a UTF-8 character: the file "
-            "is not valid UTF-8 as a whole, so it was decoded as latin-1 (a character a byte), and this "
-            "replacement would split a multi-byte character. Include the whole character (all its "
-            "latin-1 characters, e.g. 'Ã©' for é), or change the file with Bash."
-        )
+        raise _split_error(split, label)
     how = f"replace_all ({count:,} occurrences)" if tool_input.replace_all else "This Edit"
     refuse_oversized(len(text) + growth, path, how)
     new_text = pattern.sub(replacement, text, count=0 if tool_input.replace_all else 1)
@@ -398,3 +388,14 @@ def _apply(
         created=plan.original is None,
     )
     return output, record
+
+
+def _split_error(split: int, label: str) -> ToolExecutionError:
+    """The refusal of a replacement at character ``split`` that would cut a UTF-8 character in two
+    (the file decoded as latin-1: a character a byte)."""
+    return ToolExecutionError(
+        f"old_string matches at character {split + 1:,} of {label} inside a UTF-8 character: the file "
+        "is not valid UTF-8 as a whole, so it was decoded as latin-1 (a character a byte), and this "
+        "replacement would split a multi-byte character. Include the whole character (all its "
+        "latin-1 characters, e.g. 'Ã©' for é), or change the file with Bash."
+    )
