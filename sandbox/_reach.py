@@ -55,21 +55,34 @@ def acl_of(path: int | str | os.PathLike[str], *, follow: bool, st: os.stat_resu
         if len(value) < 4 or (len(value) - 4) % 8 or struct.unpack_from("<I", value)[0] != 2:
             return None
         acl = tuple(struct.unpack_from("<HHI", value, 4 + 8 * n) for n in range((len(value) - 4) // 8))
-    if key is not None and not isinstance(path, int):
-        # Read by name: kept only when the name still leads to the inode the key names (a rename
-        # of a directory on the way between the stat and the read does not change that inode's
-        # change time, and its key would keep another inode's ACL: round 48); else unknown.
+    if st is not None and not isinstance(path, int):
+        # Read by name: the name must still lead to the inode ``st`` is of, with its mode and owner
+        # (a rename of a directory on the way between the stat and the read does not change that
+        # inode's change time, and its key would keep another inode's ACL: round 48; a chmod
+        # meanwhile leaves the caller's mode bits stale beside this ACL); else unknown.
         try:
             again = os.stat(path, follow_symlinks=follow)
         except OSError:
             return None
-        if (again.st_dev, again.st_ino, again.st_ctime_ns) != key:
+        if _identity(again) != _identity(st):
             return None
+        if again.st_ctime_ns != st.st_ctime_ns:
+            # Changed meanwhile, but still that inode with that mode: an entry made or removed in a
+            # directory moves its change time too, and the host's /tmp does so all the time (a
+            # root caller's per-command start failed on "cannot read the ACL of /tmp"). The ACL
+            # read is this inode's, current with the caller's mode bits; not kept under a key whose
+            # time is stale, nor under the new one (a setfacl may have come after the read).
+            return acl
     if key is not None:
         if len(_cache) >= _CACHE_MAX:
             _cache.clear()
         _cache[key] = acl
     return acl
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What must not change between a caller's ``stat`` and an ACL read for the two to go together."""
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_gid)
 
 
 def bits_for(st: os.stat_result, acl: Acl | None, ids: tuple[int, int] | None) -> int:
