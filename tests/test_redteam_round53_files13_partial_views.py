@@ -82,3 +82,15 @@ def test_a_notebook_and_a_pdf_shown_whole_may_be_replaced(tmp_path: Path) -> Non
     write(ctx, file_path=str(nb), content="{}\n")
     write(ctx, file_path=str(pdf), content="x\n")
     assert nb.read_text() == "{}\n" and pdf.read_text() == "x\n"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_a_text_file_with_a_line_shown_cut_is_not_replaced(tmp_path: Path, encoding: str) -> None:
+    f = tmp_path / "long_line.txt"
+    f.write_text("short\n" + "a" * 5_000 + "TAIL-NEVER-SHOWN\nend\n", encoding=encoding)
+    before = f.read_bytes()
+    ctx = make_ctx(tmp_path)
+    read(ctx, f)
+    with pytest.raises(ToolExecutionError, match="only read part"):
+        write(ctx, file_path=str(f), content="short\nend\n")
+    assert f.read_bytes() == before

@@ -497,7 +497,8 @@ def _read_text(
             sha256=scan.digest.hexdigest(),
             mtime_ns=st.st_mtime_ns,
             size=seen,
-            partial=start > 1 or scan.more or cut,
+            # A line shown cut is content never shown, as a range's other lines are (round 53).
+            partial=start > 1 or scan.more or cut or bool(scan.cut),
         )
     text = _format_window(path, label, scan, start, encoding)
     if cut:
@@ -665,7 +666,7 @@ def _read_utf16(
         sha256=hashlib.sha256(data).hexdigest(),
         mtime_ns=st.st_mtime_ns,
         size=len(data),
-        partial=start > 1 or scan.more,
+        partial=start > 1 or scan.more or bool(scan.cut),
     )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
     return ReadOutput("text", os.fspath(path), text, lines_shown=shown, total_lines=scan.total_lines), record
