@@ -291,7 +291,7 @@ def _search_only(query: GrepQuery, rx: re.Pattern[str]) -> dict[str, FileHits]:
     without following a symlink (`confine.open_beneath`)."""
     results: dict[str, FileHits] = {}
     kept = 0
-    linked = _Linked()
+    linked = _Linked(query.skip_inodes)  # a masked file's other name is not read here either (round 53)
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     top = os.dup(query.root_fd) if query.root_fd is not None else os.open(str(query.root), flags)
     try:
