@@ -1,5 +1,5 @@
 """Red team round 53 (files13): a Read shown in part does not let Write replace the file, through a
-whole session on bwrap and on docker (a private copy of the workspace).
+whole session on bwrap and on docker (a private copy of the workspace, and the workspace bound).
 
 Read's record is made on the host from the bytes the session's view read (the same code for every
 backend); this pins that the refusal reaches the model through the runtime there too, and that
@@ -30,7 +30,7 @@ _NOTEBOOK = json.dumps(
 _LONG_LINE = b"short\n" + b"a" * 5_000 + b"TAIL\nend\n"
 
 
-@pytest.mark.parametrize("backend", ["bwrap", "docker-copy"])
+@pytest.mark.parametrize("backend", ["bwrap", "docker-copy", "docker-bind"])
 def test_a_write_after_a_partial_view_is_refused_in_a_session(tmp_path: Path, backend: str) -> None:
     base = Path(os.path.realpath(tmp_path))
     ws = base / "ws"
@@ -39,9 +39,9 @@ def test_a_write_after_a_partial_view_is_refused_in_a_session(tmp_path: Path, ba
     (ws / "long.txt").write_bytes(_LONG_LINE)
     sandbox: Any = "bwrap"
     inside = str(ws)
-    if backend == "docker-copy":
+    if backend.startswith("docker"):
         require_docker()
-        sandbox, inside = config(DEBIAN, workspace_mode="copy"), "/workspace"
+        sandbox, inside = config(DEBIAN, workspace_mode=backend.removeprefix("docker-")), "/workspace"
     calls: list[tuple[str, dict[str, Any]]] = [
         ("Read", {"file_path": f"{inside}/long.ipynb"}),
         ("Write", {"file_path": f"{inside}/long.ipynb", "content": "{}\n"}),
