@@ -491,7 +491,10 @@ def _read_text(
             while seen < max_bytes and (chunk := fh.read(min(_CHUNK, max_bytes - seen))):
                 seen += len(chunk)
                 scan.feed(chunk)
-        cut = seen >= MAX_SCAN_BYTES and st.st_size > seen
+        # A file of size 0 when judged (a /proc-like file, or one a command filled since) may hold
+        # more than was scanned: without this the cut was silent and the read whole (round 53).
+        unsized = st.st_size == 0 and seen >= MAX_PSEUDO_FILE_BYTES and fh.read(1) != b""
+        cut = (seen >= MAX_SCAN_BYTES and st.st_size > seen) or unsized
         scan.finish()
         record = FileReadRecord(
             sha256=scan.digest.hexdigest(),
@@ -502,8 +505,9 @@ def _read_text(
         )
     text = _format_window(path, label, scan, start, encoding)
     if cut:
+        size = f"{st.st_size:,}-byte file" if st.st_size else "file (its size was 0 when it was opened)"
         text += (
-            f"\n\n(Only the first {MAX_SCAN_BYTES // (1 << 20)} MiB of this {st.st_size:,}-byte file were scanned; "
+            f"\n\n(Only the first {seen // (1 << 20)} MiB of this {size} were scanned; "
             "line counts cover that part. Use Bash for the rest, e.g. `tail` or `sed -n 'N,Mp'`.)"
         )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
