@@ -118,5 +118,5 @@ def test_a_cut_output_says_so_once() -> None:
         "source": "",
         "outputs": [{"output_type": "stream", "name": "stderr", "text": "z" * 5000}],
     }
-    text = render(json.dumps({"cells": [cell]}).encode(), "n.ipynb", 100_000)
+    text = render(json.dumps({"cells": [cell]}).encode(), "n.ipynb", 100_000).text
     assert _labels(text) == ["[stderr]", "...[3,000morecharacters]"], text

@@ -353,9 +353,12 @@ def require_fresh(
             f"File has not been read yet: Read {named} first, then {verb} it (edits must start from what you saw)."
         )
     if need_full and record.partial:
+        # Not only a range: what Read cuts (a long line's rest, a notebook's cells past the budget, a
+        # PDF's other pages) was never shown either, and was replaced unseen (red team round 53).
         raise ToolExecutionError(
-            f"You only read part of {named}; read all of it (Read without offset/limit) before you {verb} it, "
-            "or change it with Edit instead."
+            f"You only read part of {named} (a range, or what Read cut: a line's rest, the output budget, "
+            f"a notebook's later cells, a PDF's other pages); read all of it (Read without offset/limit) "
+            f"before you {verb} it, or change it with Edit (or Bash) instead where Read cannot show it whole."
         )
     if sha256_bytes(data) != record.sha256:
         raise ToolExecutionError(

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import re
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from shellrt.tools._framing import NOTEBOOK_CUT, NOTEBOOK_FRAMING, NOTEBOOK_LABELS, unframed
 
-__all__ = ["NotebookError", "render", "serve"]
+__all__ = ["NotebookError", "Rendered", "render", "serve"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _MAX_OUTPUT_PER_CELL = 2_000
@@ -90,9 +91,19 @@ def _summarise_output(out: dict[str, Any]) -> str:
     return f"[{kind if kind in _DATA_KINDS else 'output'}]\n" + "\n".join(parts)
 
 
-def render(data: bytes, label: str, max_chars: int) -> str:
+@dataclass(frozen=True)
+class Rendered:
+    """A notebook's model-facing text, and whether it shows every cell (``whole``): Write replaces
+    only what was read whole, and cells past the budget were replaced unseen (red team round 53)."""
+
+    text: str
+    whole: bool
+
+
+def render(data: bytes, label: str, max_chars: int) -> Rendered:
     """The model-facing text of the notebook ``data`` (cells up to ``max_chars``); `NotebookError`
     when it is not one."""
+    whole = True
     try:
         nb = json.loads(data)
         cells = nb["cells"]
@@ -110,8 +121,11 @@ def render(data: bytes, label: str, max_chars: int) -> str:
             outputs = [_summarise_output(o) for o in cell.get("outputs", []) if isinstance(o, dict)]
             if outputs:
                 piece += f'\n<outputs cell="{index}">\n' + "\n".join(outputs) + "\n</outputs>"
-            piece = _clip(piece, max_chars)  # a first cell is shown even when alone over the budget
+            clipped = _clip(piece, max_chars)  # a first cell is shown even when alone over the budget
+            whole = whole and clipped == piece
+            piece = clipped
             if total + len(piece) > max_chars and rendered:
+                whole = False
                 rendered.append(
                     f"(Output budget reached: showing cells 1-{index - 1} of {len(cells)}. Search the rest "
                     "with Grep or read the raw JSON with Bash.)"
@@ -121,18 +135,19 @@ def render(data: bytes, label: str, max_chars: int) -> str:
             total += len(piece)
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise NotebookError(f"{label} is not a valid Jupyter notebook (bad JSON or no cells).") from None
-    return f"Notebook {label} ({len(cells)} cells)\n\n" + "\n\n".join(rendered)
+    return Rendered(f"Notebook {label} ({len(cells)} cells)\n\n" + "\n\n".join(rendered), whole)
 
 
 def serve() -> None:
     """The child's entry: ``argv`` = address-space bytes, label, character budget; the notebook on
-    stdin; ``{"text": ...}`` or ``{"error": ...}`` on stdout."""
+    stdin; ``{"text": ..., "whole": ...}`` or ``{"error": ...}`` on stdout."""
     import resource
 
     limit = int(sys.argv[1])
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
-        answer = {"text": render(sys.stdin.buffer.read(), sys.argv[2], int(sys.argv[3]))}
+        shown = render(sys.stdin.buffer.read(), sys.argv[2], int(sys.argv[3]))
+        answer: dict[str, object] = {"text": shown.text, "whole": shown.whole}
     except NotebookError as exc:
         answer = {"error": str(exc)}
     json.dump(answer, sys.stdout)

@@ -227,10 +227,7 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
         if count == 0:
             continue
         if count > 1 and not tool_input.replace_all:
-            raise ToolExecutionError(
-                f"old_string matches {count} times in {label}. Include more surrounding lines so it matches "
-                "exactly once, or set replace_all=true to replace every occurrence."
-            )
+            raise _duplicate_error(count, label)
         _refuse_marks_alike(text, cand_old, count, label, crlf=False)
         split = utf8_split(text, cand_old) if decoded.encoding == "latin-1" else None
         if split is not None:
@@ -289,11 +286,7 @@ def _plan_as_shown(
         count += 1
         if count > 1 and not tool_input.replace_all:
             count = sum(1 for _ in pattern.finditer(text))
-            raise ToolExecutionError(
-                f"old_string matches {count} times in {label} (Read shows CRLF and LF line endings alike). "
-                "Include more surrounding lines so it matches exactly once, or set replace_all=true to replace "
-                "every occurrence."
-            )
+            raise _duplicate_error(count, label, " (Read shows CRLF and LF line endings alike)")
         put = replacement(match)
         growth += len(put) - len(match.group())
         if first < 0:
@@ -388,6 +381,15 @@ def _apply(
         created=plan.original is None,
     )
     return output, record
+
+
+def _duplicate_error(count: int, label: str, why: str = "") -> ToolExecutionError:
+    """The refusal of an ``old_string`` found ``count`` times without ``replace_all`` (``why``: how the
+    occurrences were counted, when not byte for byte). One text for both match paths."""
+    return ToolExecutionError(
+        f"old_string matches {count} times in {label}{why}. Include more surrounding lines so it matches "
+        "exactly once, or set replace_all=true to replace every occurrence."
+    )
 
 
 def _split_error(split: int, label: str) -> ToolExecutionError:

@@ -55,6 +55,7 @@ from shellrt.tools._fileio import bom_encoding
 from shellrt.tools._framing import PDF_FRAMING, unframed
 from shellrt.tools._hostchild import calm_argv
 from shellrt.tools._notebook import NotebookError
+from shellrt.tools._notebook import Rendered as RenderedNotebook
 from shellrt.tools._notebook import render as render_notebook
 from shellrt.tools._offloop import off_loop
 from shellrt.tools._parse_slots import parse_slot
@@ -490,18 +491,23 @@ def _read_text(
             while seen < max_bytes and (chunk := fh.read(min(_CHUNK, max_bytes - seen))):
                 seen += len(chunk)
                 scan.feed(chunk)
-        cut = seen >= MAX_SCAN_BYTES and st.st_size > seen
+        # A file of size 0 when judged (a /proc-like file, or one a command filled since) may hold
+        # more than was scanned: without this the cut was silent and the read whole (round 53).
+        unsized = st.st_size == 0 and seen >= MAX_PSEUDO_FILE_BYTES and fh.read(1) != b""
+        cut = (seen >= MAX_SCAN_BYTES and st.st_size > seen) or unsized
         scan.finish()
         record = FileReadRecord(
             sha256=scan.digest.hexdigest(),
             mtime_ns=st.st_mtime_ns,
             size=seen,
-            partial=start > 1 or scan.more or cut,
+            # A line shown cut is content never shown, as a range's other lines are (round 53).
+            partial=start > 1 or scan.more or cut or bool(scan.cut),
         )
     text = _format_window(path, label, scan, start, encoding)
     if cut:
+        size = f"{st.st_size:,}-byte file" if st.st_size else "file (its size was 0 when it was opened)"
         text += (
-            f"\n\n(Only the first {MAX_SCAN_BYTES // (1 << 20)} MiB of this {st.st_size:,}-byte file were scanned; "
+            f"\n\n(Only the first {seen // (1 << 20)} MiB of this {size} were scanned; "
             "line counts cover that part. Use Bash for the rest, e.g. `tail` or `sed -n 'N,Mp'`.)"
         )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
@@ -664,7 +670,7 @@ def _read_utf16(
         sha256=hashlib.sha256(data).hexdigest(),
         mtime_ns=st.st_mtime_ns,
         size=len(data),
-        partial=start > 1 or scan.more,
+        partial=start > 1 or scan.more or bool(scan.cut),
     )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
     return ReadOutput("text", os.fspath(path), text, lines_shown=shown, total_lines=scan.total_lines), record
@@ -761,13 +767,16 @@ def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple
         data = fh.read(MAX_WHOLE_FILE_BYTES + 1)
     if len(data) <= NOTEBOOK_IN_PROCESS_BYTES:
         try:
-            text = render_notebook(data, label, MAX_OUTPUT_CHARS)
+            shown = render_notebook(data, label, MAX_OUTPUT_CHARS)
         except NotebookError as exc:
             raise ToolExecutionError(str(exc)) from None
     else:
-        text = _render_in_child(data, label)
-    record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    return ReadOutput("notebook", os.fspath(path), _marked(text, "the notebook")), record
+        shown = _render_in_child(data, label)
+    # Cells past the budget were never shown: Write must not replace them unseen (red team round 53).
+    record = FileReadRecord(
+        sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data), partial=not shown.whole
+    )
+    return ReadOutput("notebook", os.fspath(path), _marked(shown.text, "the notebook")), record
 
 
 def _marked(text: str, source: str) -> str:
@@ -782,7 +791,7 @@ def notebook_deadline() -> float:
     return _offloop.inner_deadline(NOTEBOOK_TIMEOUT_S)
 
 
-def _render_in_child(data: bytes, label: str) -> str:
+def _render_in_child(data: bytes, label: str) -> RenderedNotebook:
     tools = os.path.dirname(os.path.abspath(__file__))
     argv = [sys.executable, "-I", "-S", "-c", _NOTEBOOK_CHILD, os.path.dirname(tools)]
     argv += [str(NOTEBOOK_MEMORY_BYTES), label, str(MAX_OUTPUT_CHARS)]
@@ -808,7 +817,7 @@ def _render_in_child(data: bytes, label: str) -> str:
         ) from None
     if "error" in answer:
         raise ToolExecutionError(str(answer["error"]))
-    return str(answer["text"])
+    return RenderedNotebook(str(answer["text"]), answer.get("whole") is True)
 
 
 # --- PDFs ----------------------------------------------------------------------------
@@ -969,9 +978,16 @@ def _read_pdf(
     total = found.total
     first, last = _page_range(pages, total)
     text = _pdf_pages(found.texts, first, last, total, found.failed)
-    if len(text) > MAX_OUTPUT_CHARS:
+    cut = len(text) > MAX_OUTPUT_CHARS
+    if cut:
         text = text[:MAX_OUTPUT_CHARS] + "\n\n(Output budget reached; ask for fewer pages.)"
     if last < total:
         text += f'\n\n(Showing pages {first}-{last} of {total}; pass pages="{last + 1}-{min(total, last + MAX_PDF_PAGES_PER_CALL)}" for more.)'
-    record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
+    # Pages not shown (the range, the output budget): Write must not replace them unseen (round 53).
+    record = FileReadRecord(
+        sha256=hashlib.sha256(data).hexdigest(),
+        mtime_ns=st.st_mtime_ns,
+        size=len(data),
+        partial=cut or first > 1 or last < total,
+    )
     return ReadOutput("pdf", os.fspath(path), _marked(text, "the PDF")), record
