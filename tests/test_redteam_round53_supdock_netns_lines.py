@@ -56,7 +56,9 @@ async def test_socket_pairs_in_a_sandbox_do_not_reach_the_hosts_per_command_pars
         cpu = time.process_time()
         for _ in range(3):
             assert (await sup.run("true", timeout_s=60)).exit_code == 0
-        print(f"host CPU a command beside {2 * _PAIRS} sockets: {(time.process_time() - cpu) / 3 * 1000:.1f} ms")
+        print(
+            f"host CPU a command beside {2 * _PAIRS} sockets: {(time.process_time() - cpu) / 3 * 1000:.1f} ms"
+        )
         ours, _theirs = _netns_sockets.namespace_lines()
         lines = ours.splitlines()
         assert len(lines) < 1_000, (
@@ -66,3 +68,17 @@ async def test_socket_pairs_in_a_sandbox_do_not_reach_the_hosts_per_command_pars
         assert f"/tmp/r53-named-{tag}.sock".encode() in ours, "a pathname socket must still be listed"
         assert f"@r53-abstract-{tag}".encode() not in ours, "an abstract socket reaches no path"
         await sup.tasks.stop(task.id)
+
+
+def test_only_lines_no_path_reaches_are_dropped() -> None:
+    """The filter keeps every pathname line (absolute, relative, one with spaces), and a line of a
+    format it does not know; drops an unnamed and an abstract socket's. A path holding a line end
+    keeps its first part (what the callers judged before)."""
+    head = b"0000000000000000: 00000003 00000000 00000000 0001 03 "
+    kept = [head + b"15788 /run/a b.sock", head + b"15790 rel.sock", b"odd line", head + b"15791 /x\ny"]
+    dropped = [head + b" 5788", head + b"15789 @abstract", head + b"15792"]
+    table = b"".join(
+        line + b"\n" for line in (dropped[0], kept[0], dropped[1], kept[1], kept[2], dropped[2], kept[3])
+    )
+    got = _netns_sockets._Pathnames().of(1, table)
+    assert got == b"".join(line + b"\n" for line in kept)
