@@ -47,9 +47,9 @@ def _read(path: str) -> tuple[int, bytes] | None:
 
 #: A line of a socket no path reaches (``/proc/net/unix``: no name, or an abstract one, ``@...``,
 #: which only its own network namespace sees), with the line end before it: dropped before any
-#: caller's per-line work. Why (red team round 53): a sandboxed command holding 60,000 socket pairs
-#: in its session's namespace made every bwrap command on the host -- every session's, not only its
-#: own -- parse and join 60,000 lines on the event loop (~0.27 s a command). A line this pattern
+#: caller's per-line work. Why (red team round 53): a sandboxed command holding 57,000 sockets (in
+#: pairs) in its session's namespace made every bwrap command on the host -- every session's, not only
+#: its own -- parse and join 57,000 lines on the event loop (~0.27 s a command). A line this pattern
 #: does not match is kept (a pathname socket, or a line of an unknown format: the callers judge it
 #: as before). It starts with a literal line end, so the engine jumps from line to line (a ``^``
 #: under MULTILINE tried every byte: 2.3 us a kept line, against 0.7).
