@@ -587,8 +587,9 @@ class SocketWatch:
 #: line again at each command (1.1-2.0 s a command; red team round 53, supdock).
 _VERDICTS: dict[tuple[str, ...], dict[bytes, bool]] = {}
 _VERDICTS_MAX = 1 << 16
-#: Sets of own paths remembered at most (the oldest is forgotten first).
-_VERDICT_SETS_MAX = 32
+#: Sets of own paths remembered at most, the least recently used forgotten first: a full table is
+#: ~10 MB (65,536 lines), so at most ~80 MB while namespaces list that many sockets.
+_VERDICT_SETS_MAX = 8
 
 
 def _foreign_lines(lines: bytes, own: list[str]) -> bytes:
@@ -602,11 +603,12 @@ def _foreign_lines(lines: bytes, own: list[str]) -> bytes:
     every start walk /proc thousands of times (round 38 review). Directories are resolved once,
     and a line judged before is not judged again (`_VERDICTS`)."""
     key = tuple(own)
-    verdicts = _VERDICTS.get(key)
+    verdicts = _VERDICTS.pop(key, None)
     if verdicts is None:
+        verdicts = {}
         if len(_VERDICTS) >= _VERDICT_SETS_MAX:
             del _VERDICTS[next(iter(_VERDICTS))]
-        verdicts = _VERDICTS[key] = {}
+    _VERDICTS[key] = verdicts  # the most recently used last
     kept: dict[bytes, bool] = {}
     rows: list[tuple[bytes, str, str]] = []
     for line in lines.splitlines(keepends=True):
