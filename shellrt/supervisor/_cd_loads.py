@@ -31,6 +31,7 @@ from typing import Final
 
 from sandbox._hostread import read_regular
 from sandbox._namefold import fold_name, fold_path
+from sandbox.confine import Stamp, stamp
 from shellrt.supervisor._hgrc_loads import hgrc_loads, is_hg_config
 from shellrt.supervisor._host_obeyed import obeyed_reason
 
@@ -404,10 +405,11 @@ def _folded_loads(loads: frozenset[str], folded: str) -> bool:
     return folded in mine or on_path_obeys(mine, folded)
 
 
-#: config path -> (its signature, what it loads): parsed again only once it changed. The signature
+#: config path -> (its `Stamp`, what it loads): parsed again only once it changed. The stamp
 #: holds the change time: a rewrite of the same size with its modification time put back
 #: (``touch -d``, ``os.utime``) kept the old answer (stop 64); nothing but the kernel sets ctime.
-_parsed: dict[str, tuple[tuple[int, int, int, int, int], frozenset[str]]] = {}
+#: The stamp is `sandbox.confine`'s (same fields, taken before the read, as its `write_file` wants).
+_parsed: dict[str, tuple[Stamp, frozenset[str]]] = {}
 
 
 def _config_loads(config: str) -> frozenset[str]:
@@ -415,7 +417,7 @@ def _config_loads(config: str) -> frozenset[str]:
         st = os.stat(config)
     except OSError:
         return frozenset()
-    sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    sig = stamp(st)
     known = _parsed.get(config)
     if known is not None and known[0] == sig:
         return known[1]
