@@ -9,6 +9,7 @@ becomes a `TaskLineError` (handed to ``on_error``) and the rest still run.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -123,6 +124,15 @@ def iter_tasks(
                 )
             except TaskLineError as exc:
                 error = exc
+            except ValueError:
+                # json's int() past sys.get_int_max_str_digits(): a plain ValueError left this
+                # generator and stopped the whole run (red team round 53)
+                error = TaskLineError(
+                    path,
+                    number,
+                    f"not a task: it holds a number of more than {sys.get_int_max_str_digits():,} digits, "
+                    "which cannot be read; write such a value as a string",
+                )
             else:
                 if task.id in seen:
                     error = TaskLineError(path, number, f"duplicate task id {task.id!r}", task.id)

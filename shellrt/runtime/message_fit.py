@@ -14,6 +14,10 @@ still over:
    own, is one bounded Read (no loop).
 2. persisted results lose their preview (largest first): the model is told the size and the
    path, and to read the file in pages.
+3. results still in the message, largest first, are saved with that note alone where the note is
+   shorter: the first pass never saves a result no longer than a preview (~3,000 characters), so a
+   message of many such results stayed over (red team round 53: 20 results of 2,800 characters
+   answered 56,000 against 20,000).
 
 What stays above: images (only text is persisted), results whose text is smaller than a note,
 results that could not be saved, and a message of so many calls that their notes alone are over
@@ -27,7 +31,7 @@ from pathlib import Path
 from shellrt.protocol import ResultEnvelope, apply_message_budget
 from shellrt.protocol.messages import ContentBlock, TextBlock
 from shellrt.protocol.notes import NOTE_MARK
-from shellrt.protocol.results import model_chars
+from shellrt.protocol.results import model_chars, persist_block
 
 __all__ = ["fit_message"]
 
@@ -66,7 +70,41 @@ def fit_message(
         if model_chars(shorter) < before:
             result[index] = shorter
             total += model_chars(shorter) - before
+    if total > budget:
+        total = _save_whole(result, session_dir, budget, total, seen_by_commands)
     return result
+
+
+def _save_whole(
+    result: list[ResultEnvelope], session_dir: Path, budget: int, total: int, seen_by_commands: frozenset[str]
+) -> int:
+    """Pass 3: results not yet saved, largest first while ``result`` is over ``budget``, saved and
+    replaced by the note alone where that is shorter (in place); the new total."""
+    left = sorted(
+        (i for i, e in enumerate(result) if e.persisted_path is None),
+        key=lambda i: model_chars(result[i]),
+        reverse=True,
+    )
+    for index in left:
+        if total <= budget:
+            break
+        before = model_chars(result[index])
+        if before <= _NOTE_CHARS:
+            break  # sorted: no later result is larger than its note either
+        commands_see = result[index].tool_name in seen_by_commands
+        saved = persist_block(result[index], session_dir, commands_see=commands_see)
+        if saved.persisted_path is None:
+            continue  # not saved: its text stays (told nothing is lost)
+        shorter = _without_preview(saved, budget)
+        if model_chars(shorter) < before:
+            result[index] = shorter
+            total += model_chars(shorter) - before
+    return total
+
+
+#: About what `_without_preview`'s note costs (its path and numbers vary): results no longer are
+#: left as they are.
+_NOTE_CHARS = 300
 
 
 def _without_preview(envelope: ResultEnvelope, budget: int) -> ResultEnvelope:

@@ -176,19 +176,30 @@ class _Visits:
         self.left = left
 
 
-#: (the writable roots, the budget of the files the workspace can write): what `_walk_matches` charges
-#: below a symlink a command or repository planted (round 52).
-_Planted = tuple[Sequence[Path], _Visits]
+@dataclasses.dataclass(frozen=True)
+class _Planted:
+    """What `_walk_matches` needs to charge a walk below a symlink a command or repository planted
+    (round 52): the writable roots as named, every form of them (as named and where they lead:
+    worked out once per derivation, not per symlink walked; round 53), and the budget of the files
+    the workspace can write."""
+
+    roots: Sequence[Path]
+    forms: frozenset[Path]
+    visits: _Visits
 
 
-def _leads_out(path: Path, roots: Sequence[Path]) -> bool:
+def _root_forms(roots: Sequence[Path]) -> frozenset[Path]:
+    """The writable ``roots`` as named and where they lead."""
+    return frozenset((*roots, *(Path(os.path.realpath(r)) for r in roots)))
+
+
+def _leads_out(path: Path, planted: _Planted) -> bool:
     """Whether ``path`` lies inside a writable root by name and outside every root where it leads (a
     symlink on the way that the workspace could plant)."""
-    if not _inside(Path(os.path.normpath(path)), roots):
+    if not _inside(Path(os.path.normpath(path)), planted.roots):
         return False
     real = Path(os.path.realpath(path))
-    forms = (*roots, *(Path(os.path.realpath(r)) for r in roots))
-    return not any(r == real or r in real.parents for r in forms)
+    return not any(r == real or r in real.parents for r in planted.forms)
 
 
 def _walk_matches(
@@ -208,11 +219,11 @@ def _walk_matches(
     repository's ``vendor/l -> /`` made the operator's ``Read(**/*.pem)`` walk the host's whole file
     system (minutes) and then refuse the session, "too many paths" (red team, round 52)."""
     budget = visits if visits is not None else _Visits()
-    roots, theirs = planted if planted is not None else ((), _Visits(0))
+    theirs = planted.visits if planted is not None else _Visits(0)
     found: list[Path] = []
     out_found = 0  # of them, below a planted link
     out_cut = False
-    stack = [(start, planted is not None and _leads_out(start, roots))]
+    stack = [(start, planted is not None and _leads_out(start, planted))]
     seen: set[tuple[int, int, bool]] = set()  # symlinked directories entered: a link loop is walked once
     normal = _nfc(pattern)
     while stack:
@@ -251,7 +262,7 @@ def _walk_matches(
                 if not stat.S_ISDIR(target.st_mode):
                     continue
                 # walked below a planted link (maybe cut there): walked again from the operator's own
-                below_planted = out or (planted is not None and _leads_out(path, roots))
+                below_planted = out or (planted is not None and _leads_out(path, planted))
                 if (target.st_dev, target.st_ino, below_planted) not in seen:
                     seen.add((target.st_dev, target.st_ino, below_planted))
                     stack.append((path, below_planted))
@@ -846,33 +857,37 @@ def _covers(masked: Path, roots: Sequence[Path]) -> Path | None:
     return None
 
 
-def _around_roots(holder: Path, roots: Sequence[Path], limit: int) -> tuple[list[Path], str | None]:
-    """Every entry below ``holder`` but the writable ``roots`` it holds and the directories on the way
-    to them: what hides ``holder`` while the roots stay. Symlinks are left (their target is not
-    below ``holder``, or is an entry masked here itself). Second: why that is not all of it (a
-    directory on the way that cannot be listed, more than ``limit`` entries), else None."""
-    ends = {r for r in (*roots, *(Path(os.path.realpath(r)) for r in roots)) if holder in r.parents}
+def _around_roots(holder: Path, root_forms: frozenset[Path], limit: int) -> tuple[list[Path], str | None]:
+    """Every entry below ``holder`` but the writable roots it holds (``root_forms``: `_root_forms`)
+    and the directories on the way to them: what hides ``holder`` while the roots stay. Symlinks are
+    left (their target is not below ``holder``, or is an entry masked here itself). Second: why that
+    is not all of it (a directory on the way that cannot be listed, more than ``limit`` entries),
+    else None. A directory is read only up to the bound (a million entries are not listed to refuse)."""
+    ends = {r for r in root_forms if holder in r.parents}
     way = sorted({p for r in ends for p in r.parents if p == holder or holder in p.parents})
     out: list[Path] = []
     for directory in way:
         try:
             with os.scandir(directory) as entries:
-                found = [Path(e.path) for e in entries if not e.is_symlink()]
+                for entry in entries:
+                    path = Path(entry.path)
+                    if entry.is_symlink() or path in ends or path in way:
+                        continue
+                    if len(out) >= limit:
+                        return out, f"it holds more than {limit:,} entries beside the way to the writable roots"
+                    out.append(path)
         except OSError as exc:
             return out, f"{directory} cannot be listed ({exc.strerror})"
-        out += [p for p in found if p not in ends and p not in way]
-        if len(out) > limit:
-            return out[:limit], f"it holds more than {limit:,} entries beside the way to the writable roots"
     return out, None
 
 
 def _holder_masks(
-    holder: Path, roots: Sequence[Path], why: str, *, operator: bool
+    holder: Path, root_forms: frozenset[Path], why: str, *, operator: bool
 ) -> tuple[list[tuple[Path, str]], list[str]]:
     """The masks that hide what ``holder`` (a mask of ``why`` that holds writable roots) holds beside
     them (red team, round 52), and a note when that is not all of it: `PolicyError` instead for the
     operator's mask (fail closed); a repository's masks what it can."""
-    masks, problem = _around_roots(holder, roots, MAX_GLOB_MATCHES)
+    masks, problem = _around_roots(holder, root_forms, MAX_GLOB_MATCHES)
     notes: list[str] = []
     if problem is not None:
         exc = PolicyError(
@@ -1080,6 +1095,8 @@ def derive_policy(
     operator_rules: set[str] = set()  # the texts of the operator's Read denies (`_hard_links`)
     found: set[Path] = set()  # what the operator's globs found on a walk as this caller (round 42)
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
+    root_forms = _root_forms(roots)  # once: every symlink a walk meets and every holder compares with them
+    planted_walk = _Planted(roots, root_forms, workspace_visits)
     for rule in rules:
         from shellrt.permissions.rules import READ_RULE_TOOLS  # loaded only when there are rules
 
@@ -1088,7 +1105,7 @@ def derive_policy(
         operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
         try:
             paths, rule_notes = rule_masks(
-                rule, home=home, visits=None if operator else workspace_visits, planted=(roots, workspace_visits)
+                rule, home=home, visits=None if operator else workspace_visits, planted=planted_walk
             )
         except PolicyError as exc:
             notes.append(_planted_link(exc, roots) or _repository_rule(exc, operator))
@@ -1110,6 +1127,9 @@ def derive_policy(
     origin: dict[Path, str] = {}  # which rule or source each mask came from first
     closed: list[tuple[Path, str, bool]] = []  # (path, why, an operator's walked match) none may reach
     seen = _Aliases()  # other mounts of the closed places, looked for once
+    # (holder, the operator's?) expanded already: a holder named again (a repository's 50 spellings of
+    # its workspace's parent) added and judged every entry again, 6 s of the start (round 53)
+    expanded: set[tuple[Path, bool]] = set()
     for path, why in wanted:
         named, _ = _per_process(path)
         if named is None:  # an operator's rule refused above; a setting's or a glob's match is skipped
@@ -1137,11 +1157,12 @@ def derive_policy(
                         # appended here, each judged below like any other mask of ``why``.
                         # a symlink in a root that led the name here is the repository's choice of place
                         led = _inside(Path(os.path.normpath(path)), roots)
-                        around, around_notes = _holder_masks(
-                            form, roots, why, operator=not (why in repository or led)
-                        )
-                        wanted += around
-                        notes += around_notes
+                        operators = not (why in repository or led)
+                        if (form, operators) not in expanded:
+                            expanded.add((form, operators))
+                            around, around_notes = _holder_masks(form, root_forms, why, operator=operators)
+                            wanted += around
+                            notes += around_notes
                 continue
             # A symlink inside a writable root led the name out (``ws/secrets -> /proc``): the
             # repository's choice of place, whoever's rule it is.

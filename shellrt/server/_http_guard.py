@@ -19,7 +19,10 @@ token check's 401 reads none of it) now ends its connection with the answer (the
 no one reads held it for as long as its bytes trickled in); and an answer the client does not
 read (requests pipelined without reading their 401s until the socket's buffers fill) may stall
 the connection's writes at most `WRITE_STALL_FACTOR` header deadlines, then the connection is
-reset (uvicorn waited for the client to read without end).
+reset (uvicorn waited for the client to read without end). A connection uvicorn closed with
+answers still unsent (asyncio keeps it until they are written) is reset once a stall deadline sees
+no progress, counts toward the caps until then, and is the first to go for a newcomer (red team
+round 53: such connections stood forever, uncounted, any number of them; `_http_closing`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from shellrt.server._http_closing import ClosingTransport, unsent
 from shellrt.server._http_head import ambiguous_head
 from shellrt.server._http_pipeline import PIPELINE_LIMIT, HeldFlow, buffered
 from shellrt.server._http_sessions import peer_key
@@ -76,11 +80,14 @@ def guarded_protocol(
 
         _header_timer: asyncio.TimerHandle | None = None
         _write_timer: asyncio.TimerHandle | None = None
+        _closing_timer: asyncio.TimerHandle | None = None
+        _closing_unsent: int = 0  # bytes unsent when the closing deadline was last armed
         _peer: str = ""
         _idle_since: float = 0.0
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            self.transport = ClosingTransport(transport, self._closed)  # type: ignore[assignment]
             self.flow = HeldFlow(transport, self._holding_too_much)
             peername = transport.get_extra_info("peername")
             host = str(peername[0]) if isinstance(peername, tuple) and peername else str(peername)
@@ -98,7 +105,35 @@ def guarded_protocol(
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             self._writes_drained()
+            if self._closing_timer is not None:
+                self._closing_timer.cancel()
+                self._closing_timer = None
             super().connection_lost(exc)
+
+        def _closed(self) -> None:
+            """uvicorn closed the transport: what is still unsent is timed from here (round 53)."""
+            self._disarm()
+            self._writes_drained()  # the closing deadline below replaces the paused one
+            self._idle_since = time.monotonic()  # done: evicted first (`_evict`)
+            self._arm_closing()
+
+        def _arm_closing(self) -> None:
+            self._closing_unsent = unsent(self.transport)
+            if self._closing_unsent and self._closing_timer is None:
+                self._closing_timer = self.loop.call_later(WRITE_STALL_FACTOR * header_timeout, self._closing_late)
+
+        def _closing_late(self) -> None:
+            self._closing_timer = None
+            left = unsent(self.transport)
+            if 0 < left < self._closing_unsent:
+                self._arm_closing()  # the client reads: another deadline for the rest
+            elif left:
+                log.warning(
+                    "HTTP connection reset: closed with %d bytes unsent, its client read none for %g s",
+                    left,
+                    WRITE_STALL_FACTOR * header_timeout,
+                )
+                self._reset()
 
         def pause_writing(self) -> None:
             super().pause_writing()
@@ -118,17 +153,20 @@ def guarded_protocol(
 
         def _writes_stalled(self) -> None:
             self._write_timer = None
-            if not self.transport.is_closing():
+            if not self.transport.is_closing():  # closing: timed by `_closing_late`
                 log.warning(
                     "HTTP connection closed: its client read nothing of its answers for %g s",
                     WRITE_STALL_FACTOR * header_timeout,
                 )
-                self._disarm()
-                sock = self.transport.get_extra_info("socket")
-                if sock is not None:  # reset, not closed: a closed socket kept its unsent answers
-                    with contextlib.suppress(OSError):  # in the kernel while the client read nothing
-                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                self.transport.abort()  # connection_lost wakes the answer waiting to be written
+                self._reset()
+
+        def _reset(self) -> None:
+            self._disarm()
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:  # reset, not closed: a closed socket kept its unsent answers
+                with contextlib.suppress(OSError):  # in the kernel while the client read nothing
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.transport.abort()  # connection_lost wakes the answer waiting to be written
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -187,6 +225,10 @@ def guarded_protocol(
         def _idle(self) -> bool:
             return self.conn.their_state is h11.IDLE and self.conn.our_state is h11.IDLE
 
+        def _done(self) -> bool:
+            """Closed with answers unsent: nothing left to do but wait for a client that may never read."""
+            return self.transport.is_closing() and unsent(self.transport) > 0
+
         def _arm(self) -> None:
             self._disarm()
             self._idle_since = time.monotonic()
@@ -204,14 +246,22 @@ def guarded_protocol(
                 self.transport.abort()
 
     def _open(protocol: Any) -> bool:
+        """Whether ``protocol`` holds a slot: not closing, or closed with answers unsent (round 53:
+        those stood uncounted, any number of them)."""
         transport = getattr(protocol, "transport", None)
-        return transport is not None and not transport.is_closing()
+        return transport is not None and (not transport.is_closing() or unsent(transport) > 0)
 
     def _evict(candidates: list[Any], newcomer: Any) -> bool:
-        """Close the longest-idle of ``candidates`` (not ``newcomer``); False when none is idle."""
-        idle = [
-            p for p in candidates if p is not newcomer and isinstance(p, GuardedH11Protocol) and p._idle()
-        ]
+        """Close one of ``candidates`` (not ``newcomer``): one closed with answers unsent first (reset),
+        else the longest-idle; False when none is either."""
+        mine = [p for p in candidates if p is not newcomer and isinstance(p, GuardedH11Protocol)]
+        done = [p for p in mine if p._done()]
+        if done:
+            victim = min(done, key=lambda p: p._idle_since)
+            log.info("HTTP connections full: reset one closed with answers its client did not read")
+            victim._reset()
+            return True
+        idle = [p for p in mine if p._idle()]
         if not idle:
             return False
         victim = min(idle, key=lambda p: p._idle_since)
