@@ -24,9 +24,13 @@ from pathlib import PurePosixPath
 
 from sandbox._hostread import read_regular
 from shellrt.analysis import CommandAnalysis, CommandPlan, Subcommand, analyze
+from shellrt.analysis.loaded_code import loaded_code
+from shellrt.analysis.unread_code import unread_code
+from shellrt.permissions.embedded import startup_from_stdin, unknown_code
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
 from shellrt.tools._configfiles import config_hazard, config_program
+from shellrt.tools._device_links import device_links
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
 
 __all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only", "runs_host_git"]
@@ -199,6 +203,7 @@ def command_parts(
     linking = len(a.subcommands) > 1 and any(_makes_symlink(_name(s), s.argv) for s in a.subcommands)
     assigned = _assignment_sources(a)
     assigned_paths, history_files = _assigned_files(assigned)
+    assignment_words = _all_assignments(a)
     # The analysis knows program writes for the command as a whole: every part carries them.
     program_writes = _resolve_writes([w for w in a.write_targets if w], bases, to_host, cd_unknown, globs)
     out: list[CommandPart] = []
@@ -317,6 +322,9 @@ def command_parts(
             read_only, why = False, hazard
         if read_only and name not in _OPENS_NOTHING and (odd := _not_a_file(reads)):
             read_only, why = False, odd  # `cat fifo` waits for a writer, or drains another's (round 52)
+        if not read_only and not hazard:
+            # `bash s <<< CODE` where `s -> /dev/stdin`: code no rule reads, spelt as a workspace file (round 53).
+            hazard = _linked_code(name, argv, assignment_words, bases, to_host)
         out.append(
             CommandPart(
                 text=sub.text,
@@ -895,6 +903,35 @@ def _assigned_files(assigned: Sequence[str]) -> tuple[list[str], list[str]]:
         if eq and value and name.rstrip("+") == "HISTFILE" and not any(c in value for c in "$`"):
             files.append(value)
     return files, files
+
+
+def _linked_code(
+    name: str, argv: Sequence[str], assigned: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str]
+) -> str:
+    """Why the part runs code no rule reads once its workspace links are read as what they lead to ("" when it
+    does not): ``bash s`` with ``s -> /dev/stdin`` is ``bash /dev/stdin`` (red team, round 53)."""
+    links = device_links([*argv, *assigned], bases, to_host)
+    if not links:
+        return ""
+    words = [links.get(w, w) for w in argv]
+    code = (
+        unknown_code(name, words)
+        or startup_from_stdin([*(links.get(w, w) for w in assigned), *words])
+        or loaded_code(name, words)
+        or unread_code(name, words)
+    )
+    if not code:
+        return ""
+    shown = ", ".join(f"{w} is {t}" for w, t in list(links.items())[:2])
+    return f"through a link of the workspace ({shown}), {code}"
+
+
+def _all_assignments(a: CommandAnalysis) -> tuple[str, ...]:
+    """Every assignment of the command as written, its commands' prefixes too (``BASH_ENV=s bash -c :``)."""
+    plan = a.plan
+    if plan is None:
+        return ()
+    return tuple(x.raw for x in [*plan.assignments, *(y for c in plan.commands for y in c.assignments)])
 
 
 def _assignment_sources(a: CommandAnalysis) -> tuple[str, ...]:
