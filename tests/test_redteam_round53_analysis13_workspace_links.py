@@ -58,3 +58,15 @@ async def test_workspace_links_meet_deny_rules(tmp_path: Path) -> None:
     refused = [c for c, d in zip(calls, got, strict=True) if d != "allow" and c in KEPT]
     assert (ran, refused) == ([], [])
     assert os.path.islink(ws / "s")  # nothing ran: the decision reads the links, never opens them
+
+
+@pytest.mark.anyio
+async def test_an_allow_rule_does_not_cover_the_linked_code(tmp_path: Path) -> None:
+    """As ``bash /dev/stdin`` is not covered by ``Bash(bash:*)``, neither is ``bash s`` (held before: the link's
+    target is a read outside the workspace); a plain script is."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _links(ws)
+    calls = [f"bash s <<< {RM}", f"bash /dev/stdin <<< {RM}", "bash ok.sh"]
+    got = await decide(tmp_path, Bash(), calls, "default", ws=ws, allow=["Bash(bash:*)"])
+    assert got == ["ask", "ask", "allow"]

@@ -322,9 +322,8 @@ def command_parts(
             read_only, why = False, hazard
         if read_only and name not in _OPENS_NOTHING and (odd := _not_a_file(reads)):
             read_only, why = False, odd  # `cat fifo` waits for a writer, or drains another's (round 52)
-        if not read_only and not hazard:
-            # `bash s <<< CODE` where `s -> /dev/stdin`: code no rule reads, spelt as a workspace file (round 53).
-            hazard = _linked_code(name, argv, assignment_words, bases, to_host)
+        # `bash s <<< CODE` where `s -> /dev/stdin`: code no rule reads, spelt as a workspace file (round 53).
+        linked_code = "" if read_only else _linked_code(name, argv, assignment_words, bases, to_host)
         out.append(
             CommandPart(
                 text=sub.text,
@@ -353,6 +352,7 @@ def command_parts(
                 hazard=hazard,
                 dirs=dirs,
                 stdin=_stdin(plan, argv, a.command),
+                linked_code=linked_code,
             )
         )
     return out
