@@ -3,8 +3,9 @@
 The analysis reads words as text: ``bash /dev/stdin <<< CODE`` is code no rule reads, denied beside a command
 rule. A link the repository (or an earlier call) left in the workspace spells the same file as a plain name:
 ``s -> /dev/stdin``, ``w -> /proc/self/fd``, ``d -> /dev``. ``bash s <<< 'x=r; ${x}m y'`` (and ``source s``,
-``bash w/0``, ``bash d/stdin``, ``bash a/../s``, ``BASH_ENV=s``, ``sed -f s``, ``awk -f s``) ran ``rm`` beside
-``Bash(rm:*)`` denied in bypassPermissions (9 of 9 allowed before). Now the tools, which resolve a part's words
+``bash w/0``, ``bash d/stdin``, ``bash a/../s``, ``BASH_ENV=s``, ``sed -f s``, ``awk -f s``, ``bash c/s`` with ``c ->
+/proc/self/cwd``, ``bash m/../stdin`` with ``m -> /dev/shm``) ran ``rm`` beside ``Bash(rm:*)`` denied in
+bypassPermissions (12 of 12 allowed before). Now the tools, which resolve a part's words
 on the host, read each word a link leads into ``/proc`` or ``/dev`` as the path it leads to, and the part's
 code checks judge that reading.
 """
@@ -23,8 +24,9 @@ from tests.test_redteam_round26_analysis3_pwsh_rule_case import decide
 RM = "'x=r; ${x}m y'"
 ATTACKS = [f"bash s <<< {RM}", f"source s <<< {RM}", f"bash w/0 <<< {RM}", f"bash d/stdin <<< {RM}",
            f"bash a/../s <<< {RM}", f"BASH_ENV=s bash -c true <<< {RM}", "sed -f s f <<< '1e rm y'",
-           "awk -f s f <<< 'BEGIN { system(\"rm y\") }'", "sed -fs f <<< '1e rm y'"]  # fmt: skip
-KEPT = ["bash ok.sh", "bash d/null", "cat s", "cp s z", "sed -f ok.sed f", "bash a/ok.sh"]
+           "awk -f s f <<< 'BEGIN { system(\"rm y\") }'", "sed -fs f <<< '1e rm y'", f"bash c/s <<< {RM}",
+           f"bash c/a/../s <<< {RM}", f"bash m/../stdin <<< {RM}"]  # fmt: skip
+KEPT = ["bash ok.sh", "bash d/null", "cat s", "cp s z", "sed -f ok.sed f", "bash a/ok.sh", "bash c/c/ok.sh"]
 
 
 def _links(ws: Path) -> None:
@@ -32,6 +34,8 @@ def _links(ws: Path) -> None:
     (ws / "s").symlink_to("/dev/stdin")
     (ws / "w").symlink_to("/proc/self/fd")
     (ws / "d").symlink_to("/dev")
+    (ws / "c").symlink_to("/proc/self/cwd")  # the caller's directory: `c/s` is `s`
+    (ws / "m").symlink_to("/dev/shm")  # a directory of the kernel's: its `..` is `/dev`
     (ws / "a").mkdir()
     (ws / "a" / "ok.sh").write_text("echo a\n")
     (ws / "ok.sh").write_text("echo hi\n")

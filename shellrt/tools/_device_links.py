@@ -12,6 +12,7 @@ a file of the workspace that any rule can read.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable, Sequence
 
@@ -21,6 +22,8 @@ __all__ = ["device_links"]
 
 #: Links followed in one word (the kernel's own limit is 40).
 _MAX_HOPS = 40
+#: A process's root or working directory link, what follows it walked on from ``/`` or the part's directory.
+_PROCESS_PLACE = re.compile(r"/proc/[^/]+(?:/task/[^/]+)?/(root|cwd)(?=/|$)")
 #: Words looked at per part: past this many, a part is not checked (a long argv of plain names is not code).
 _MAX_WORDS = 256
 
@@ -79,7 +82,7 @@ def _first_kernel_path(directory: str, relative: str) -> str:
     and each link followed as the kernel does, enters ``/proc`` or ``/dev`` ("" when it never does, or when a link
     is not readable). It stops there: ``/proc/self`` is the caller's process, not this one."""
     names = [n for n in relative.split("/") if n and n != "."]
-    here = directory
+    here = start = directory
     hops = 0
     while names:
         name = names.pop(0)
@@ -88,7 +91,15 @@ def _first_kernel_path(directory: str, relative: str) -> str:
             continue
         step = os.path.join(here, name)
         if _kernel_owned(step):
-            return os.path.normpath(os.path.join(step, *names))
+            text = "/".join([step, *names])
+            place = _PROCESS_PLACE.match(text)
+            if place is None or hops >= _MAX_HOPS:
+                return text  # as text: `kernel_paths` reads a `..` after the kernel's links
+            # The caller's root or working directory (`c -> /proc/self/cwd`, then `c/s`): walked on from there.
+            hops += 1
+            here = "/" if place.group(1) == "root" else start
+            names = [n for n in text[place.end() :].split("/") if n and n != "."]
+            continue
         if not os.path.islink(step):
             here = step
             continue
