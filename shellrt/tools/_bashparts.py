@@ -30,7 +30,7 @@ from shellrt.permissions.embedded import startup_from_stdin, unknown_code
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
 from shellrt.tools._configfiles import config_hazard, config_program
-from shellrt.tools._device_links import device_links
+from shellrt.tools._device_links import as_stdin, device_links
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
 
 __all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only", "runs_host_git"]
@@ -910,20 +910,26 @@ def _linked_code(
 ) -> str:
     """Why the part runs code no rule reads once its workspace links are read as what they lead to ("" when it
     does not): ``bash s`` with ``s -> /dev/stdin`` is ``bash /dev/stdin`` (red team, round 53)."""
-    links = device_links([*argv, *assigned], bases, to_host)
-    if not links:
+    words = [*argv[1:], *assigned]  # the program word is `name`'s: a link there is a program, run as itself
+    if not words or not _code_read_through(name, argv, assigned, as_stdin(words)):
+        return ""  # not even every value as standard input makes code: no link can
+    links = device_links(words, bases, to_host)
+    code = _code_read_through(name, argv, assigned, links) if links else ""
+    if not code:
         return ""
-    words = [links.get(w, w) for w in argv]
-    code = (
+    shown = ", ".join(f"{w} is {t}" for w, t in list(links.items())[:2])
+    return f"through a link of the workspace ({shown}), {code}"
+
+
+def _code_read_through(name: str, argv: Sequence[str], assigned: Sequence[str], links: dict[str, str]) -> str:
+    """Why the part runs code no rule reads with each word of ``links`` read as its value there ("" if not)."""
+    words = [*argv[:1], *(links.get(w, w) for w in argv[1:])]
+    return (
         unknown_code(name, words)
         or startup_from_stdin([*(links.get(w, w) for w in assigned), *words])
         or loaded_code(name, words)
         or unread_code(name, words)
     )
-    if not code:
-        return ""
-    shown = ", ".join(f"{w} is {t}" for w, t in list(links.items())[:2])
-    return f"through a link of the workspace ({shown}), {code}"
 
 
 def _all_assignments(a: CommandAnalysis) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from shellrt.analysis.kernel_paths import names_stdin
 
-__all__ = ["device_links"]
+__all__ = ["as_stdin", "device_links"]
 
 #: Links followed in one word (the kernel's own limit is 40).
 _MAX_HOPS = 40
@@ -41,6 +41,18 @@ def device_links(words: Sequence[str], bases: Sequence[str], to_host: Callable[[
             if target:
                 found[word] = word[: len(word) - len(value)] + target
                 break
+    return found
+
+
+def as_stdin(words: Sequence[str]) -> dict[str, str]:
+    """Each of ``words`` with a value, mapped to the word with that value read as ``/dev/stdin``: what
+    `device_links` could make of them at most. Pure text: when no code check fires on it, no link can make one
+    fire, and the filesystem is not looked at (most parts)."""
+    found: dict[str, str] = {}
+    for word in words:
+        value = next(iter(_values(word)), "")
+        if value:
+            found[word] = word[: len(word) - len(value)] + "/dev/stdin"
     return found
 
 
