@@ -100,6 +100,27 @@ def _stdin(plan: CommandPlan | None, argv: tuple[str, ...], source: str) -> tupl
     return tuple(dict.fromkeys(found))
 
 
+def _opened_by_shell(plan: CommandPlan | None, argv: tuple[str, ...]) -> list[str]:
+    """The files bash opens for reading before the part's program starts: input redirections on any descriptor
+    (``ls < q``, ``ls 3<q``), the part's own and those of a compound around it (``{ ls; } < q``), as written.
+    A program that looks at a name without opening it (`_OPENS_NOTHING`) still waits on these (round 53)."""
+    if plan is None:
+        return []
+    redirects = list(plan.redirects)
+    for command in plan.commands:
+        words = tuple(w.value for w in command.argv)
+        if argv and words[len(words) - len(argv) :] == argv:
+            redirects += command.redirects
+    return [
+        r.target.value or ""
+        for r in redirects
+        if r.kind == "file"
+        and r.op in ("<", "<>")
+        and r.target is not None
+        and not _fd_dup(r.op, r.target.value)
+    ]
+
+
 def _piped(word: str | None, source: str, context: Sequence[str]) -> bool:
     """Whether a command in a pipeline (first word ``word``, planner ``context``) may be fed by a
     pipe in ``source``: unless the source shows it only where a pipeline starts (the source's
@@ -322,6 +343,8 @@ def command_parts(
             read_only, why = False, hazard
         if read_only and name not in _OPENS_NOTHING and (odd := _not_a_file(reads)):
             read_only, why = False, odd  # `cat fifo` waits for a writer, or drains another's (round 52)
+        if read_only and (odd := _not_a_file(_resolve_all(_opened_by_shell(plan, argv), bases, to_host, globs))):
+            read_only, why = False, odd  # `ls < fifo`: bash opens it before `ls` starts (round 53)
         # `bash s <<< CODE` where `s -> /dev/stdin`: code no rule reads, spelt as a workspace file (round 53).
         linked_code = "" if read_only else _linked_code(name, argv, assignment_words, bases, to_host)
         out.append(
