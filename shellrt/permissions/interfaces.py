@@ -92,9 +92,6 @@ class CommandPart:
     #: Set when the part would run a program the workspace itself names (a hostile
     #: repository's git drivers): no allow rule covers it.
     hazard: str = ""
-    #: Why the part runs code no rule reads once a link of the workspace is read as what it leads to
-    #: (``bash s`` with ``s -> /dev/stdin``); "" when it does not. Judged as ``bash /dev/stdin`` is.
-    linked_code: str = ""
     #: The directories the part may run in (the session's, and each its ``cd``s reach), resolved;
     #: empty when not known. Relative names in it (``./run.sh``) mean files there: a rule
     #: remembered from an approval covers the part only in the directories it was approved in.
@@ -105,6 +102,9 @@ class CommandPart:
     #: Where its standard input may come from: ``<<`` (a here-document or here-string), ``|`` (it is
     #: in a pipeline), or a file as written (``< s``); empty when it is inherited or not known.
     stdin: tuple[str, ...] = ()
+    #: Why the part runs code no rule reads once a link of the workspace is read as what it leads to
+    #: (``bash s`` with ``s -> /dev/stdin``); "" when it does not. Judged as ``bash /dev/stdin`` is.
+    linked_code: str = ""
 
 
 @runtime_checkable
