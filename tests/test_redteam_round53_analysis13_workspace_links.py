@@ -4,8 +4,8 @@ The analysis reads words as text: ``bash /dev/stdin <<< CODE`` is code no rule r
 rule. A link the repository (or an earlier call) left in the workspace spells the same file as a plain name:
 ``s -> /dev/stdin``, ``w -> /proc/self/fd``, ``d -> /dev``. ``bash s <<< 'x=r; ${x}m y'`` (and ``source s``,
 ``bash w/0``, ``bash d/stdin``, ``bash a/../s``, ``BASH_ENV=s``, ``sed -f s``, ``awk -f s``, ``bash c/s`` with ``c ->
-/proc/self/cwd``, ``bash m/../stdin`` with ``m -> /dev/shm``) ran ``rm`` beside ``Bash(rm:*)`` denied in
-bypassPermissions (12 of 12 allowed before). Now the tools, which resolve a part's words
+/proc/self/cwd``, ``bash m/../stdin`` with ``m -> /dev/shm``, ``export BASH_ENV=s``) ran ``rm`` beside
+``Bash(rm:*)`` denied in bypassPermissions (15 of 15 allowed before). Now the tools, which resolve a part's words
 on the host, read each word a link leads into ``/proc`` or ``/dev`` as the path it leads to, and the part's
 code checks judge that reading.
 """
@@ -25,8 +25,9 @@ RM = "'x=r; ${x}m y'"
 ATTACKS = [f"bash s <<< {RM}", f"source s <<< {RM}", f"bash w/0 <<< {RM}", f"bash d/stdin <<< {RM}",
            f"bash a/../s <<< {RM}", f"BASH_ENV=s bash -c true <<< {RM}", "sed -f s f <<< '1e rm y'",
            "awk -f s f <<< 'BEGIN { system(\"rm y\") }'", "sed -fs f <<< '1e rm y'", f"bash c/s <<< {RM}",
-           f"bash c/a/../s <<< {RM}", f"bash m/../stdin <<< {RM}"]  # fmt: skip
-KEPT = ["bash ok.sh", "bash d/null", "cat s", "cp s z", "sed -f ok.sed f", "bash a/ok.sh", "bash c/c/ok.sh"]
+           f"bash c/a/../s <<< {RM}", f"bash m/../stdin <<< {RM}", f"export BASH_ENV=s; bash -c true <<< {RM}",
+           f"BASH_ENV=s; export BASH_ENV; bash -c true <<< {RM}", f"declare -x BASH_ENV=s; bash -c : <<< {RM}"]  # fmt: skip
+KEPT = ["bash ok.sh", "bash d/null", "cat s", "cp s z", "sed -f ok.sed f", "bash a/ok.sh", "bash c/c/ok.sh", "export X=s; ls"]
 
 
 def _links(ws: Path) -> None:

@@ -934,7 +934,7 @@ def _linked_code(
     """Why the part runs code no rule reads once its workspace links are read as what they lead to ("" when it
     does not): ``bash s`` with ``s -> /dev/stdin`` is ``bash /dev/stdin`` (red team, round 53)."""
     words = [*argv[1:], *assigned]  # the program word is `name`'s: a link there is a program, run as itself
-    if not words or not _code_read_through(name, argv, assigned, as_stdin(words)):
+    if not any(_code_read_through(name, argv, assigned, reading) for reading in as_stdin(words)):
         return ""  # not even every value as standard input makes code: no link can
     links = device_links(words, bases, to_host)
     code = _code_read_through(name, argv, assigned, links) if links else ""

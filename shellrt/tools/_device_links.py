@@ -44,25 +44,29 @@ def device_links(words: Sequence[str], bases: Sequence[str], to_host: Callable[[
     return found
 
 
-def as_stdin(words: Sequence[str]) -> dict[str, str]:
-    """Each of ``words`` with a value, mapped to the word with that value read as ``/dev/stdin``: what
-    `device_links` could make of them at most. Pure text: when no code check fires on it, no link can make one
-    fire, and the filesystem is not looked at (most parts)."""
-    found: dict[str, str] = {}
+def as_stdin(words: Sequence[str]) -> list[dict[str, str]]:
+    """What `device_links` could make of ``words`` at most, one reading per kind of value: every word read as
+    ``/dev/stdin``, every ``=`` value (``BASH_ENV=/dev/stdin``), every attached short option's value
+    (``-f/dev/stdin``). Pure text: when no code check fires on any of them, no link can make one fire, and
+    the filesystem is not looked at (most parts)."""
+    readings: list[dict[str, str]] = [{}, {}, {}]
     for word in words:
-        value = next(iter(_values(word)), "")
-        if value:
-            found[word] = word[: len(word) - len(value)] + "/dev/stdin"
-    return found
+        for kind, value in enumerate(_kinds(word)):
+            if value and "\0" not in value and not value.startswith("-"):
+                readings[kind][word] = word[: len(word) - len(value)] + "/dev/stdin"
+    return [reading for reading in readings if reading]
+
+
+def _kinds(word: str) -> tuple[str, str, str]:
+    """A word's possible values by kind: itself, what follows its ``=``, an attached short option's value."""
+    attached = word[2:] if word.startswith("-") and not word.startswith("--") else ""
+    return word, word.partition("=")[2], attached
 
 
 def _values(word: str) -> list[str]:
     """The path-like values a word may hand a program: itself, after ``=`` (``--rcfile=s``, ``BASH_ENV=s``), and
     an attached short option's value (``-fs``)."""
-    found = [word, word.partition("=")[2]]
-    if word.startswith("-") and not word.startswith("--"):
-        found.append(word[2:])
-    return [v for v in found if v and "\0" not in v and not v.startswith("-")]
+    return [v for v in _kinds(word) if v and "\0" not in v and not v.startswith("-")]
 
 
 def _linked_target(value: str, base: str, to_host: Callable[[str], str]) -> str:
