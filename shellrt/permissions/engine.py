@@ -494,7 +494,11 @@ class PermissionEngine:
                     f"{part.text!r}: {why}, so {tool_name} {rule_kind} rules cannot be checked against it; "
                     "write the program name literally"
                 )
-            code = unknown_code(part.name, part.argv) or startup_from_stdin([*part.assigned, *part.argv])
+            code = (
+                unknown_code(part.name, part.argv)
+                or startup_from_stdin([*part.assigned, *part.argv])
+                or part.linked_code  # `bash s`, `s -> /dev/stdin` (round 53)
+            )
             if not code and part.name == "git" and self._has_git_rule(rule_kind, tool_name):
                 code = git_alias_unknown(part.argv)
             if code and has_command_rule:

@@ -102,6 +102,9 @@ class CommandPart:
     #: Where its standard input may come from: ``<<`` (a here-document or here-string), ``|`` (it is
     #: in a pipeline), or a file as written (``< s``); empty when it is inherited or not known.
     stdin: tuple[str, ...] = ()
+    #: Why the part runs code no rule reads once a link of the workspace is read as what it leads to
+    #: (``bash s`` with ``s -> /dev/stdin``); "" when it does not. Judged as ``bash /dev/stdin`` is.
+    linked_code: str = ""
 
 
 @runtime_checkable

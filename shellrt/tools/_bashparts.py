@@ -24,9 +24,13 @@ from pathlib import PurePosixPath
 
 from sandbox._hostread import read_regular
 from shellrt.analysis import CommandAnalysis, CommandPlan, Subcommand, analyze
+from shellrt.analysis.loaded_code import loaded_code
+from shellrt.analysis.unread_code import unread_code
+from shellrt.permissions.embedded import startup_from_stdin, unknown_code
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
 from shellrt.tools._configfiles import config_hazard, config_program
+from shellrt.tools._device_links import as_stdin, device_links
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
 
 __all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only", "runs_host_git"]
@@ -94,6 +98,27 @@ def _stdin(plan: CommandPlan | None, argv: tuple[str, ...], source: str) -> tupl
             elif redirect.op == "<&" and (redirect.target is None or redirect.target.value != "-"):
                 found.append("")  # a descriptor the command opened: what it holds is not known here
     return tuple(dict.fromkeys(found))
+
+
+def _opened_by_shell(plan: CommandPlan | None, argv: tuple[str, ...]) -> list[str]:
+    """The files bash opens for reading before the part's program starts: input redirections on any descriptor
+    (``ls < q``, ``ls 3<q``), the part's own and those of a compound around it (``{ ls; } < q``), as written.
+    A program that looks at a name without opening it (`_OPENS_NOTHING`) still waits on these (round 53)."""
+    if plan is None:
+        return []
+    redirects = list(plan.redirects)
+    for command in plan.commands:
+        words = tuple(w.value for w in command.argv)
+        if argv and words[len(words) - len(argv) :] == argv:
+            redirects += command.redirects
+    return [
+        r.target.value or ""
+        for r in redirects
+        if r.kind == "file"
+        and r.op in ("<", "<>")
+        and r.target is not None
+        and not _fd_dup(r.op, r.target.value)
+    ]
 
 
 def _piped(word: str | None, source: str, context: Sequence[str]) -> bool:
@@ -199,6 +224,7 @@ def command_parts(
     linking = len(a.subcommands) > 1 and any(_makes_symlink(_name(s), s.argv) for s in a.subcommands)
     assigned = _assignment_sources(a)
     assigned_paths, history_files = _assigned_files(assigned)
+    assignment_words = _all_assignments(a)
     # The analysis knows program writes for the command as a whole: every part carries them.
     program_writes = _resolve_writes([w for w in a.write_targets if w], bases, to_host, cd_unknown, globs)
     out: list[CommandPart] = []
@@ -317,6 +343,10 @@ def command_parts(
             read_only, why = False, hazard
         if read_only and name not in _OPENS_NOTHING and (odd := _not_a_file(reads)):
             read_only, why = False, odd  # `cat fifo` waits for a writer, or drains another's (round 52)
+        if read_only and (odd := _not_a_file(_resolve_all(_opened_by_shell(plan, argv), bases, to_host, globs))):
+            read_only, why = False, odd  # `ls < fifo`: bash opens it before `ls` starts (round 53)
+        # `bash s <<< CODE` where `s -> /dev/stdin`: code no rule reads, spelt as a workspace file (round 53).
+        linked_code = "" if read_only else _linked_code(name, argv, assignment_words, bases, to_host)
         out.append(
             CommandPart(
                 text=sub.text,
@@ -345,6 +375,7 @@ def command_parts(
                 hazard=hazard,
                 dirs=dirs,
                 stdin=_stdin(plan, argv, a.command),
+                linked_code=linked_code,
             )
         )
     return out
@@ -895,6 +926,41 @@ def _assigned_files(assigned: Sequence[str]) -> tuple[list[str], list[str]]:
         if eq and value and name.rstrip("+") == "HISTFILE" and not any(c in value for c in "$`"):
             files.append(value)
     return files, files
+
+
+def _linked_code(
+    name: str, argv: Sequence[str], assigned: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str]
+) -> str:
+    """Why the part runs code no rule reads once its workspace links are read as what they lead to ("" when it
+    does not): ``bash s`` with ``s -> /dev/stdin`` is ``bash /dev/stdin`` (red team, round 53)."""
+    words = [*argv[1:], *assigned]  # the program word is `name`'s: a link there is a program, run as itself
+    if not any(_code_read_through(name, argv, assigned, reading) for reading in as_stdin(words)):
+        return ""  # not even every value as standard input makes code: no link can
+    links = device_links(words, bases, to_host)
+    code = _code_read_through(name, argv, assigned, links) if links else ""
+    if not code:
+        return ""
+    shown = ", ".join(f"{w} is {t}" for w, t in list(links.items())[:2])
+    return f"through a link of the workspace ({shown}), {code}"
+
+
+def _code_read_through(name: str, argv: Sequence[str], assigned: Sequence[str], links: dict[str, str]) -> str:
+    """Why the part runs code no rule reads with each word of ``links`` read as its value there ("" if not)."""
+    words = [*argv[:1], *(links.get(w, w) for w in argv[1:])]
+    return (
+        unknown_code(name, words)
+        or startup_from_stdin([*(links.get(w, w) for w in assigned), *words])
+        or loaded_code(name, words)
+        or unread_code(name, words)
+    )
+
+
+def _all_assignments(a: CommandAnalysis) -> tuple[str, ...]:
+    """Every assignment of the command as written, its commands' prefixes too (``BASH_ENV=s bash -c :``)."""
+    plan = a.plan
+    if plan is None:
+        return ()
+    return tuple(x.raw for x in [*plan.assignments, *(y for c in plan.commands for y in c.assignments)])
 
 
 def _assignment_sources(a: CommandAnalysis) -> tuple[str, ...]:

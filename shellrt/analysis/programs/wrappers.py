@@ -107,10 +107,8 @@ def program_name(value: str) -> str:
     """The program a command word names: ``/usr/bin/env`` is ``env`` (a system directory's program, in any
     spelling the kernel reads as one: ``//usr/bin/env``, ``/proc/self/root/bin/env``); any other path is itself
     (``./env`` is a file of the workspace, and so is ``/bin/../bin/env``, whose ``..`` may follow a link)."""
-    directory, slash, name = value.rpartition("/")
-    if not slash or directory + "/" in SYSTEM_DIRS:
-        return name if slash else value
-    return name if _system_directory(directory, name) == "yes" else value
+    name, sure = _program_reading(value)
+    return name if sure else value
 
 
 def possible_program(value: str) -> str:
@@ -118,10 +116,20 @@ def possible_program(value: str) -> str:
     wrapped commands and ``-c`` scripts): `program_name`, or the base name of an absolute path whose
     directory may be a system one (``/bin/../bin/bash``: ``/bin`` is a link to ``/usr/bin`` on merged-usr
     systems, so ``..`` after it is not known here) (red team, round 52)."""
+    return _program_reading(value)[0]
+
+
+def _program_reading(value: str) -> tuple[str, bool]:
+    """(the program ``value`` may name, whether it surely does): a bare name is itself; a system directory's
+    program (any spelling) its base name, surely; an oddly spelt directory that may be a system one its base
+    name, not surely; any other path itself. One reading for `program_name` and `possible_program`."""
     directory, slash, name = value.rpartition("/")
-    if not slash or directory + "/" in SYSTEM_DIRS:
-        return name if slash else value
-    return name if _system_directory(directory, name) else value
+    if not slash:
+        return value, True
+    if directory + "/" in SYSTEM_DIRS:
+        return name, True
+    system = _system_directory(directory, name)
+    return (name, system == "yes") if system else (value, True)
 
 
 def _system_directory(directory: str, name: str) -> str:
