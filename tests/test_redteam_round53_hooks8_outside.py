@@ -123,3 +123,22 @@ def test_an_outside_load_chosen_at_run_time_records_the_tree_not_a_refusal(tmp_p
     (ws / ".claude" / "hooks" / "g.py").write_text("import json\n")
     shim = hook_files(ws, [f'{home / "python3"} -P "$CLAUDE_PROJECT_DIR"/.claude/hooks/g.py'])
     assert not shim.problems() and WHOLE_WORKSPACE not in {*shim.files, *shim.dirs}, shim
+
+
+@pytest.mark.parametrize("where", ["outside", "workspace"])
+def test_an_outside_helper_a_hook_script_sources_is_read(tmp_path: Path, where: str) -> None:
+    """``. "$(dirname "$0")/common.sh"`` in the operator's script, or ``. ~/hooks/common.sh`` in a
+    workspace hook script: the helper's ``pytest -q`` (which runs ``tests/conftest.py``, as the real
+    run above shows) was never read (2 of 2 failed before)."""
+    ws, home = _workspace(tmp_path)
+    (home / "common.sh").write_text("pytest -q\n")
+    if where == "outside":
+        (home / "main.sh").write_text('#!/bin/sh\n. "$(dirname "$0")/common.sh"\n')
+        hook = f"sh {home / 'main.sh'}"
+    else:
+        (ws / ".claude" / "hooks").mkdir()
+        (ws / ".claude" / "hooks" / "x.sh").write_text(f". {home / 'common.sh'}\n")
+        hook = 'sh "$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh'
+    before = hook_files(ws, [hook])
+    (ws / "tests" / "conftest.py").write_text("import os\nos.system('id')\n")
+    assert compare_hook_files(before, hook_files(ws, [hook])) is not None, f"conftest.py unrecorded: {where}"

@@ -275,16 +275,27 @@ def hook_files(
     resolve = functools.partial(_searched_by_part, root, at)
     loads = script_loads(root, kinds, cwd=None if base is None else Path(at.path), resolve=resolve)
     paths.update(dict.fromkeys(loads.paths))
-    if outside_kinds := {path: kind for path, kind in outside.items() if kind is not None}:
+    queue: dict[str, ScriptKind | None] = {**outside, **loads.outside}
+    read_outside: dict[str, ScriptKind] = {}
+    while queue:
+        batch = {
+            p: k for p, h in queue.items() if p not in read_outside and (k := script_kind(Path("/"), p, h))
+        }
+        if len(read_outside) + len(batch) > MAX_OUTSIDE_SCRIPTS:
+            untrackable.append(f"more than {MAX_OUTSIDE_SCRIPTS} hook scripts outside the workspace")
+            paths[WHOLE_WORKSPACE] = None  # not read: what they load is not known
+            break
+        read_outside.update(batch)
         cwd = None if base is None else Path(at.path)
-        theirs = script_loads(root, outside_kinds, cwd=cwd, resolve=resolve, hook_args=True)
+        theirs = script_loads(root, batch, cwd=cwd, resolve=resolve, hook_args=True)
         paths.update(dict.fromkeys(theirs.paths))
         if theirs.unbounded and _inside(root, at.path) is not None:
             # A load chosen at run time (``. "$HOME/x.sh"``): not the workspace's to refuse the
             # operator's hook for, but what it loads is not known: the workspace is recorded whole.
             untrackable += theirs.unbounded
             paths[WHOLE_WORKSPACE] = None
-        kinds.update(outside_kinds)
+        queue = theirs.outside  # what those source or run in turn (``. "$(dirname "$0")/lib.sh"``)
+    kinds.update(read_outside)
     unread = [
         rel for rel in [*paths, *outside] if rel not in kinds and unread_shebang(os.path.join(root, rel))
     ]

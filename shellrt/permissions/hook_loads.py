@@ -80,6 +80,9 @@ class ScriptLoads:
 
     paths: list[str] = field(default_factory=list)
     unbounded: list[str] = field(default_factory=list)
+    #: Files outside the workspace the scripts source or run (absolute, real), by how they are read:
+    #: the operator's own helpers, read in turn by the caller (red team round 53).
+    outside: dict[str, ScriptKind | None] = field(default_factory=dict)
 
 
 def is_shell_script(path: str) -> bool:
@@ -312,6 +315,8 @@ def _one_script(
             inside = _inside(root, os.path.join(base, value))
             if inside is not None and all(inside != f for f, _ in found):
                 found.append((inside, script_kind(root, inside, "shell" if is_shell else None)))
+            elif inside is None and os.path.isfile(there := os.path.realpath(os.path.join(base, value))):
+                out.outside.setdefault(there, "shell" if is_shell else None)
     return found
 
 
