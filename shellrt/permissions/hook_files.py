@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shellrt.permissions.hook_env_files import env_file_lines, env_file_operands, loads_env_at_run_time
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads, started_loads
 from shellrt.permissions.hook_loads_node import node_script_loads, root_node_scripts, runs_from_node_modules
+from shellrt.permissions.hook_loads_other import other_interpreter_loads
 from shellrt.permissions.hook_node_packages import (
     is_node_script,
     node_module_dirs,
@@ -245,8 +247,16 @@ def hook_files(
     hints: dict[str, ScriptKind] = {}
     untrackable: list[str] = []
     pythons: list[str] = []  # the programs of its ``python …`` commands (`venv_paths`)
-    for command in dict.fromkeys(commands):
-        found, why = _command_paths(command, root, hints, at, pythons)
+    named_outside: dict[str, None] = {}
+    token = _outside_named.set(named_outside)
+    try:
+        read = [
+            (command, _command_paths(command, root, hints, at, pythons))
+            for command in dict.fromkeys(commands)
+        ]
+    finally:
+        _outside_named.reset(token)
+    for command, (found, why) in read:
         paths.update(dict.fromkeys(found))
         if why is not None:
             untrackable.append(f"{command} ({why})")
@@ -258,17 +268,54 @@ def hook_files(
     # What shell hook scripts load (``. ./lib.sh`` from ``scripts/x.sh`` is read at the root,
     # where hooks run), transitively; each such file's directory is then recorded below too.
     kinds = {rel: kind for rel in paths if (kind := script_kind(root, rel, hints.get(rel))) is not None}
+    # The operator's own scripts outside the workspace run from it too (red team round 53:
+    # ``sh ~/hooks/t.sh`` running ``pytest -q`` recorded nothing): read as a workspace script is,
+    # for what they load and start from the workspace; they themselves are not recorded.
+    outside = outside_scripts(named_outside)
     resolve = functools.partial(_searched_by_part, root, at)
     loads = script_loads(root, kinds, cwd=None if base is None else Path(at.path), resolve=resolve)
     paths.update(dict.fromkeys(loads.paths))
-    unread = [rel for rel in paths if rel not in kinds and unread_shebang(os.path.join(root, rel))]
+    queue: dict[str, ScriptKind | None] = {**outside, **loads.outside}
+    read_outside: dict[str, ScriptKind] = {}
+    while queue:
+        batch = {
+            p: k for p, h in queue.items() if p not in read_outside and (k := script_kind(Path("/"), p, h))
+        }
+        if len(read_outside) + len(batch) > MAX_OUTSIDE_SCRIPTS:
+            untrackable.append(f"more than {MAX_OUTSIDE_SCRIPTS} hook scripts outside the workspace")
+            paths[WHOLE_WORKSPACE] = None  # not read: what they load is not known
+            break
+        read_outside.update(batch)
+        cwd = None if base is None else Path(at.path)
+        theirs = script_loads(root, batch, cwd=cwd, resolve=resolve, hook_args=True)
+        paths.update(dict.fromkeys(theirs.paths))
+        if theirs.unbounded and _inside(root, at.path) is not None:
+            # A load chosen at run time (``. "$HOME/x.sh"``): not the workspace's to refuse the
+            # operator's hook for, but what it loads is not known: the workspace is recorded whole.
+            untrackable += theirs.unbounded
+            paths[WHOLE_WORKSPACE] = None
+        queue = theirs.outside  # what those source or run in turn (``. "$(dirname "$0")/lib.sh"``)
+    kinds.update(read_outside)
+    unread = [
+        rel for rel in [*paths, *outside] if rel not in kinds and unread_shebang(os.path.join(root, rel))
+    ]
+    scripts = [r for r in [*paths, *outside] if r in kinds or is_node_script(os.path.join(root, r))]
+    if _inside(root, at.path) is not None and any(
+        loads_env_at_run_time(os.path.join(root, r)) for r in scripts
+    ):
+        # ``process.loadEnvFile()``, ``load_dotenv()``: every child it starts has an environment
+        # no record reads (``NODE_OPTIONS``, ``PYTHONPATH`` from the workspace's ``.env``; round 53)
+        paths[WHOLE_WORKSPACE] = None
     if unread and _inside(root, at.path) is not None:
         # Its ``#!`` line's ``env`` cannot be read: its kind, and so what it loads, is not known
         # (red team round 51): the workspace is recorded whole, as for a line that cannot be read.
         untrackable += [f"{rel} (its #! line cannot be read)" for rel in unread]
         paths[WHOLE_WORKSPACE] = None
     # What the tools a hook's node script starts load (``execFileSync('npx', ['prettier', f])``).
-    for rel in [r for r in paths if is_node_script(os.path.join(root, r)) and not _in_node_modules(r)]:
+    node_scripts = [r for r in paths if is_node_script(os.path.join(root, r)) and not _in_node_modules(r)]
+    for rel in node_scripts + [
+        path for path, kind in outside.items() if kind is None and is_node_script(path)
+    ]:
         lines = started_commands(os.path.join(root, rel))
         if starts_elsewhere(os.path.join(root, rel)) and _inside(root, at.path) is not None:
             paths[WHOLE_WORKSPACE] = None  # a child's directory or module chosen by the script (round 50)
@@ -321,6 +368,25 @@ class _Base:
 
     path: str
     home: bool
+
+
+#: Files outside the workspace read as the operator's hook scripts, per hook line at most.
+MAX_OUTSIDE_SCRIPTS = 16
+
+
+def outside_scripts(named: dict[str, None]) -> dict[str, ScriptKind | None]:
+    """The regular files of ``named`` (absolute, outside the workspace) that a hook may run as a
+    script: a shell or Python script by its name or ``#!`` line (its kind), a node one (None).
+    Data files (``jq -f /etc/x.jq``) are neither and are not read; beyond `MAX_OUTSIDE_SCRIPTS`
+    the rest is not read (a hook line naming more is not one the operator writes)."""
+    out: dict[str, ScriptKind | None] = {}
+    for path in list(named)[:MAX_OUTSIDE_SCRIPTS]:
+        if not os.path.isfile(path):
+            continue
+        kind = script_kind(Path("/"), path)
+        if kind is not None or (is_node_script(path) and not _in_node_modules(path)):
+            out[path] = kind  # an installed node tool's own code: its search is the tool tables'
+    return out
 
 
 def _in_node_modules(rel: str) -> bool:
@@ -458,6 +524,9 @@ def _part_paths(
             found.extend(
                 _package_script_paths(program, [w.value for w in words[1:]], root, pwd or at.path, at)
             )
+        why = _env_file_paths(program, [w.value for w in words[1:]], root, found, resolved, at)
+        if why is not None:
+            return why
     passed = _wrapper_assigned(part)
     if name is not None and "/" not in name:
         found.extend(_on_path(name, root, at.path))
@@ -485,7 +554,12 @@ def _part_paths(
         if value == "-m" and index + 1 < len(words):
             module, module_at = _MODULE_WHY, index + 1  # its operands are read on (``-m cProfile x.py``)
             continue
-        if value is not None and value.startswith("-"):
+        if value is not None and value.startswith("-I") and len(value) > 2 and program in _INCLUDE_DIRS:
+            # ``perl -Ilib``, ``ruby -Ilib``: a directory searched first for every module (round 53)
+            from shellrt.analysis.models import Word
+
+            word = Word(value[2:], value[2:], frozenset())
+        elif value is not None and value.startswith("-"):
             if "=" not in value:
                 continue
             option_value = value.split("=", 1)[1]
@@ -500,6 +574,38 @@ def _part_paths(
         if why is not None:
             return why
     return module
+
+
+#: Interpreters whose attached ``-I<dir>`` puts a directory first on their module search path.
+_INCLUDE_DIRS = frozenset({"perl", "ruby"})
+
+
+def _env_file_paths(
+    program: str, values: list[str | None], root: Path, found: list[str], resolved: set[str], at: _Base
+) -> str | None:
+    """The environment files ``program`` reads by its options (``node --env-file=.env``), recorded,
+    and what their lines name, read as the line's own assignments are (red team round 53)."""
+    from shellrt.analysis.models import Assignment, Word
+
+    for operand in env_file_operands(program, values):
+        if operand is None:
+            return "an environment file chosen at run time"
+        path = os.path.join(at.path, os.path.expanduser(operand))
+        rel = _inside(root, path)
+        if rel is not None and rel != ".":
+            found.append(rel)
+        lines = env_file_lines(path)
+        if lines is None:
+            if _inside(root, at.path) is not None:
+                found.append(WHOLE_WORKSPACE)  # what it sets cannot be read: it may name anything
+            continue
+        for name, value in lines:
+            why = _assignment_paths(
+                Assignment(name, value, Word(value, value, frozenset())), root, found, resolved, at
+            )
+            if why is not None:
+                return why
+    return None
 
 
 def _wrapper_assigned(part: PlanCommand) -> set[int]:
@@ -570,6 +676,8 @@ def _word_paths(
     rel = _inside(root, os.path.join(at.path, value))
     if rel is not None and rel != "." and (dirs or not os.path.isdir(os.path.join(root, rel))):
         found.append(rel)
+    elif rel is None and (outside := _outside_named.get()) is not None:
+        outside[os.path.realpath(os.path.join(at.path, value))] = None  # read by `outside_scripts`
     return None
 
 
@@ -662,6 +770,8 @@ def _first_searched(
                 return _shebang_paths(line, script, root, base, at, unsafe_env=unsafe_env)
     else:
         safe = not unsafe_env and program.startswith(("python", "pypy")) and safe_path_holds(name or "", base)
+        if other_interpreter_loads(program, values[1:], base) and _inside(root, base) is not None:
+            return [WHOLE_WORKSPACE]  # a Perl/Ruby/PHP script's relative loads start at the cwd (round 53)
         first = first_search_dir(program, values[1:], safe_path=safe)
     if first is None:
         return []
@@ -674,6 +784,10 @@ def _first_searched(
 #: ``#!`` lines followed through scripts they name (Linux follows 4 levels), at most.
 _MAX_SHEBANG_DEPTH = 4
 _shebang_depth: ContextVar[int] = ContextVar("shellrt_hook_shebang_depth", default=0)
+#: Files outside the workspace a hook line names (absolute, real paths), while `hook_files` reads
+#: one: the operator's own scripts (``python3 ~/.claude/hooks/fmt.py``), read for what they load
+#: and start from the workspace (`outside_scripts`).
+_outside_named: ContextVar[dict[str, None] | None] = ContextVar("shellrt_hook_outside_named", default=None)
 
 
 def _shebang_paths(

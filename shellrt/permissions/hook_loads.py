@@ -80,6 +80,9 @@ class ScriptLoads:
 
     paths: list[str] = field(default_factory=list)
     unbounded: list[str] = field(default_factory=list)
+    #: Files outside the workspace the scripts source or run (absolute, real), by how they are read:
+    #: the operator's own helpers, read in turn by the caller (red team round 53).
+    outside: dict[str, ScriptKind | None] = field(default_factory=dict)
 
 
 def is_shell_script(path: str) -> bool:
@@ -117,12 +120,15 @@ def script_loads(
     *,
     cwd: Path | None = None,
     resolve: PartResolver | None = None,
+    hook_args: bool = False,
 ) -> ScriptLoads:
     """What ``scripts`` (files relative to ``root``, by kind) load, transitively, when the hook
     runs from ``cwd`` (default ``root``; also the project directory). ``resolve``: what each
     command of a shell script loads by its program's search (manifests, ``npx``'s local binary,
     project runners, tools that search for code: red team round 47, applied before to the hook's
-    own command line only)."""
+    own command line only). ``hook_args``: the scripts' positional parameters are the hook line's
+    own words, read there (the operator's scripts outside the workspace, an interpreter shim's
+    ``exec python3 "$@"``: red team round 53)."""
     out = ScriptLoads()
     queue: list[tuple[str, str, ScriptKind]] = [(rel, rel, kind) for rel, kind in scripts.items()]
     seen: set[str] = set()
@@ -137,7 +143,7 @@ def script_loads(
                 out.unbounded.append(f"more than {MAX_SCANNED_SCRIPTS} hook scripts load one another")
                 return out
             loads = (
-                _one_script(root, rel, top, out, cwd or root, resolve)
+                _one_script(root, rel, top, out, cwd or root, resolve, hook_args)
                 if kind == "shell"
                 else _one_python(root, rel, out, python, cwd or root, resolve)
             )
@@ -228,7 +234,13 @@ def _python_found(root: Path, paths: list[str]) -> list[tuple[str, ScriptKind | 
 
 
 def _one_script(
-    root: Path, rel: str, top: str, out: ScriptLoads, cwd: Path, resolve: PartResolver | None = None
+    root: Path,
+    rel: str,
+    top: str,
+    out: ScriptLoads,
+    cwd: Path,
+    resolve: PartResolver | None = None,
+    hook_args: bool = False,
 ) -> list[tuple[str, ScriptKind | None]]:
     """(path, how it is read) for each load of the shell script ``rel``; problems go to ``out``."""
     from shellrt.analysis import analyze
@@ -287,6 +299,8 @@ def _one_script(
                 loads.append((operand, program in SHELLS))
     found: list[tuple[str, ScriptKind | None]] = [(p, None) for p in searched]
     for word, is_shell in loads:
+        if hook_args and word.raw in _HOOK_ARGS:
+            continue  # the hook line's own words, read where the line is
         value = _value(word, root, dirs)
         if value is None:
             out.unbounded.append(f"hook script {rel} loads {word.raw!r}, a path chosen at run time")
@@ -301,7 +315,13 @@ def _one_script(
             inside = _inside(root, os.path.join(base, value))
             if inside is not None and all(inside != f for f, _ in found):
                 found.append((inside, script_kind(root, inside, "shell" if is_shell else None)))
+            elif inside is None and os.path.isfile(there := os.path.realpath(os.path.join(base, value))):
+                out.outside.setdefault(there, "shell" if is_shell else None)
     return found
+
+
+#: A script's positional parameters passed on whole.
+_HOOK_ARGS = frozenset({'"$@"', "$@", '"$*"', "$*", '"${@}"', "${@}"})
 
 
 def _is_shell_name(name: str | None) -> bool:

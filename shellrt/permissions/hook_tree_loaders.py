@@ -63,6 +63,16 @@ TREE_LOADERS: frozenset[str] = frozenset(
         *("terraform", "tofu", "terragrunt", "pulumi", "cdk", "nix-shell", "direnv", "devbox"),
         *("vagrant", "tilt", "ansible-playbook", "docker-compose", "podman-compose", "earthly", "act"),
         *("helmfile", "skaffold"),
+        # round 53: configuration or plugins that are code, found at the cwd (or from the given
+        # file up): ``knip.config.ts``, ``.remarkrc.js``, ``svelte.config.js``, tflint's
+        # ``./.tflint.d/plugins`` binaries, ansible-lint's ``rulesdir`` and ``library/``, checkov's
+        # ``external-checks-dir``, sqlfluff's jinja ``library_path``, composer's ``vendor/``
+        # plugins, vue-tsc's ``vueCompilerOptions.plugins``, ``.luacheckrc`` (Lua), jekyll's
+        # ``_plugins/``, site generators' JS configs, ``alembic``'s ``env.py``, flask's ``app.py``
+        *("knip", "remark", "svelte-check", "vue-tsc", "tflint", "ansible-lint", "checkov", "sqlfluff"),
+        *("composer", "phpcs", "phpcbf", "psalm", "rector", "luacheck", "busted", "jekyll", "eleventy"),
+        *("docusaurus", "vitepress", "gatsby", "nodemon", "tsup", "parcel", "rspack", "rsbuild", "dbt"),
+        *("alembic", "flask", "poe", "eslint_d", "prettierd", "oxlint", "standardrb", "erb_lint", "erblint"),
     }
 )
 #: Programs that are `TREE_LOADERS` with one of these subcommands (any word: options come first).
@@ -78,6 +88,7 @@ TREE_LOADER_MODULES: frozenset[str] = frozenset(
         *("pytest", "unittest", "nose2", "nose", "behave", "green", "stestr", "robot", "tox", "nox"),
         *("invoke", "doit", "pylint", "flake8", "mypy", "sphinx", "mkdocs", "coverage", "pre_commit"),
         "build",
+        *("ansiblelint", "checkov", "sqlfluff", "alembic", "flask", "dbt", "poethepoet"),  # round 53
     }
 )
 _PYTHON = re.compile(r"(?:python|pypy)[0-9.]*")
