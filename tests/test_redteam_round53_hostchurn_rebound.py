@@ -166,7 +166,9 @@ def test_rebound_is_bounded_and_names_a_mask(tmp_path: Path, daemon: _Daemon) ->
     other = f"bwrap: Can't create file at {daemon.path.parent}/other.sock: Read-only file system".encode()
     assert not masks.rebound(other)
     said = f"bwrap: Can't create file at {daemon.path}: Read-only file system\n".encode()
-    found = f'bwrap: Can\'t bind mount /oldroot/dev/null on /newroot{daemon.path}: Unable to find "x"'.encode()
+    found = (
+        f'bwrap: Can\'t bind mount /oldroot/dev/null on /newroot{daemon.path}: Unable to find "x"'.encode()
+    )
     assert masks.rebound(found)
     assert sum(masks.rebound(said) for _ in range(REBOUND_RETRIES + 5)) == REBOUND_RETRIES - 1
     assert masks.args(None) == ["--ro-bind", "/dev/null", str(daemon.path), "--tmpfs", "/run"]  # kept
