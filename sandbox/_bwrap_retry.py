@@ -11,6 +11,9 @@ That one is retried without counting against `MAX_RETRIES` when the caller's
 ``drop_vanished`` removed at least one mask whose socket is gone
 (`sandbox._hostsockets.StartMasks`): each such retry has fewer masks, so host
 programs removing sockets cannot make a start fail, however fast they churn.
+Nor when the socket is bound again at its path before the failure is judged
+(``rebound``: bwrap's message names the mask and a socket is there again): such
+a retry keeps the mask and counts against a budget of its own (red team round 53).
 
 Detection never guesses from output alone: bwrap is started with
 ``--json-status-fd``, which reports ``exit-code`` only when the command itself
@@ -115,10 +118,14 @@ class RetryingBwrapProcess(SandboxProcess):
         *,
         may_retry: bool,
         drop_vanished: Callable[[], bool] | None = None,
+        rebound: Callable[[bytes], bool] | None = None,
     ) -> None:
         self._spawn = spawn
         #: Drops the masks whose socket is gone from the next attempt's flags; True if it dropped any.
         self._drop_vanished = drop_vanished
+        #: Whether bwrap's message names a mask whose socket was bound again (a free retry, bounded
+        #: by the caller: `sandbox._hostsockets.StartMasks.rebound`).
+        self._rebound = rebound
         self._attempt = _Attempt(*first)
         self._may_retry = may_retry
         self._retries = 0
@@ -212,9 +219,11 @@ class RetryingBwrapProcess(SandboxProcess):
             # Not judged by the text alone: with stderr apart, stdout's EOF may settle the attempt
             # before the message arrived; the command never ran either way.
             fewer_masks = may and self._drop_vanished is not None and self._drop_vanished()
-            retry = fewer_masks or (may and lost_mount_race(said) and self._retries < MAX_RETRIES)
+            # A mask's socket bound again at its path (gone when bwrap looked): host churn, not a race.
+            free = fewer_masks or (may and self._rebound is not None and self._rebound(said))
+            retry = free or (may and lost_mount_race(said) and self._retries < MAX_RETRIES)
             if retry:
-                if not fewer_masks:
+                if not free:
                     self._retries += 1
                 # Shielded: done once for every reader, whichever of them (under a deadline of its
                 # own) settles it; a start waits for bwrap's report (`sandbox._bwrap_init.pin_init`).

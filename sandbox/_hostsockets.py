@@ -882,6 +882,11 @@ def _is_socket(path: str) -> bool:
 
 #: What bwrap says when a mask's target (a listed socket, or its directory) is gone.
 VANISHED_MASK = (b"Can't mkdir parents for", b"Can't create file at")
+#: How bwrap names a mask's target in those messages, and when it is gone between its look and
+#: its mount ("Can't bind mount /oldroot/dev/null on /newroot<path>: Unable to find ...").
+_NAMED_AS = (b"at ", b"for ", b"/newroot")
+#: Free attempts of one start whose failure names a mask whose socket is there again (`StartMasks.rebound`).
+REBOUND_RETRIES = 16
 
 
 class StartMasks:
@@ -895,6 +900,13 @@ class StartMasks:
     can fail this way only as many times as it had masks. A socket bound after the
     first listing is one bound after the start: the next command's sandbox hides it
     (`IpcMasks`, `SocketWatch` see its new inode).
+
+    A socket at a fixed path that a host program removes and binds again (a daemon's restart, a
+    test suite's server) can be missing just when bwrap covers it and there again when the failure
+    is judged: nothing to drop, and such failures counted as lost mount races failed a start after
+    `sandbox._bwrap_retry.MAX_RETRIES` of them (red team round 53, hostchurn: 5 of 200 starts while 40 sockets were bound
+    again and again). `rebound` tells that case by bwrap's message naming the mask: it goes again,
+    mask kept (the socket is there: it stays hidden), up to `REBOUND_RETRIES` times a start.
     """
 
     def __init__(
@@ -906,6 +918,7 @@ class StartMasks:
         session's zygote: the masks and the watch's start set from one listing, round 40)."""
         self._args: list[str] | None = None if listed is None else list(listed)
         self._namespaces = namespaces
+        self._rebound_left = REBOUND_RETRIES
 
     def args(self, masks: IpcMasks) -> list[str]:
         """The flags of this start: ``masks``' at the first attempt, the same less vanished ones after."""
@@ -934,3 +947,20 @@ class StartMasks:
                 i += 1
         self._args = kept
         return dropped
+
+    def rebound(self, said: bytes) -> bool:
+        """Whether bwrap's failure ``said`` names a mask of this start whose socket is there now:
+        removed and bound again while bwrap set up (host churn, not a lost mount race); True at most
+        `REBOUND_RETRIES` times (a command churning a socket in a writable root only slows its own
+        session's starts). The mask is kept: the socket there now stays hidden."""
+        if self._args is None or self._rebound_left <= 0:
+            return False
+        args = self._args
+        for i in range(len(args) - 2):
+            if args[i] != "--ro-bind" or args[i + 1] != "/dev/null":
+                continue
+            target = os.fsencode(args[i + 2]) + b":"
+            if any(how + target in said for how in _NAMED_AS) and _is_socket(args[i + 2]):
+                self._rebound_left -= 1
+                return True
+        return False

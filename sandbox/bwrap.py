@@ -135,7 +135,7 @@ from sandbox._hostcode import checked_host_code_places
 from sandbox._hostmem import default_memory_ceiling
 from sandbox._hostpath import host_path, host_which
 from sandbox._hostproc import HostRunner, child_env
-from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
+from sandbox._hostsockets import RUN_DIRS, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._maskaliases import ALIAS, AliasFinder, stats_of
 from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
@@ -837,8 +837,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             result = await anyio.to_thread.run_sync(_run_probe, probe)
             if result.returncode == 0:
                 break
-            if any(v in result.stderr for v in VANISHED_MASK) and masks.drop_vanished():
-                continue  # fewer masks each time: bounded by their number
+            if masks.drop_vanished() or masks.rebound(result.stderr):
+                continue  # fewer masks each time, or a socket bound again: bounded (sandbox._hostsockets)
             retries += 1
             if retries > MAX_RETRIES or not lost_mount_race(result.stderr):
                 break
@@ -1147,8 +1147,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     net.close()
                     self._net = net = None  # the next try's namespace is the session's from now on
                     continue
-                if any(v in said for v in VANISHED_MASK) and masks.drop_vanished():
-                    continue  # fewer masks each time: bounded by their number
+                if masks.drop_vanished() or masks.rebound(said):
+                    continue  # fewer masks each time, or a socket bound again: bounded (sandbox._hostsockets)
                 retries += 1
                 if retries > MAX_RETRIES or not (lost_mount_race(said) or REFUSED.encode() in said):
                     raise
@@ -1551,7 +1551,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
         first = await spawn()
         # stdin written to a failed attempt is written again to the next (up to REPLAY_MAX).
-        retrying = RetryingBwrapProcess(spawn, first, may_retry=True, drop_vanished=masks.drop_vanished)
+        retrying = RetryingBwrapProcess(
+            spawn, first, may_retry=True, drop_vanished=masks.drop_vanished, rebound=masks.rebound
+        )
         self._runs.append((kinds, sockets, retrying))
         return self.cgroup_watch(retrying)
 

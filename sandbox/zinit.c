@@ -393,8 +393,10 @@ static ssize_t unescaped(const char *f, size_t len, char *out, size_t size) {
  * a rename since the plan shows the new name) that none of the group's moves (its calls from
  * `first` to its end) is or holds, or when that cannot be told: an overlay over `dir` would hide
  * it (a mask renamed since the plan, readable at its new name below the overlay). Each name is
- * compared with its escapes undone (round 51). */
-static int unplanned_below(const char *table, const char *dir, int first) {
+ * compared with its escapes undone (round 51). `moved` (not NULL): only the group's moves that
+ * moved a mount (`moved[j]`), and only at their very name (`_zygote_main._strays_below`: what is
+ * left there is a lower mount of a stack whose top was moved; round 53). */
+static int unplanned_below(const char *table, const char *dir, int first, const unsigned char *moved) {
     size_t n = strlen(dir);
     while (n > 0 && dir[n - 1] == '/') n--; /* "/" holds every mount, as in the Python init */
     if (table == NULL) return 1;
@@ -414,9 +416,9 @@ static int unplanned_below(const char *table, const char *dir, int first) {
                 for (int j = first; j < cfg.nmounts && !planned; j++) {
                     const struct mount_call *m = &cfg.mounts[j];
                     if ((m->flags & CALL_GROUP_END) && !(m->flags & CALL_OUTER)) break;
-                    if (!(m->flags & CALL_IF_PRESENT) || m->source == NULL) continue;
+                    if (!(m->flags & CALL_IF_PRESENT) || m->source == NULL || (moved && !moved[j])) continue;
                     size_t sl = strlen(m->source);
-                    planned = len >= sl && strncmp(name, m->source, sl) == 0 && (len == sl || name[sl] == '/');
+                    planned = len >= sl && strncmp(name, m->source, sl) == 0 && (len == sl || (!moved && name[sl] == '/'));
                 }
                 if (!planned) return 1;
             }
@@ -430,7 +432,7 @@ static int unplanned_below(const char *table, const char *dir, int first) {
  * cannot be told. */
 static int mounts_below(const char *path) {
     static struct table buf;
-    return unplanned_below(mount_table(&buf), path, cfg.nmounts); /* no moves: any mount; or unknown */
+    return unplanned_below(mount_table(&buf), path, cfg.nmounts, NULL); /* no moves: any mount; or unknown */
 }
 
 static int open_nofollow(int dirfd, const char *path, int beneath, int directory);
@@ -585,7 +587,7 @@ static int own_head(const struct mount_call *c, const char *end, struct own_grou
         return 0;
     }
     int fd = open_nofollow(AT_FDCWD, path, 0, 1);
-    if (fd < 0 || unplanned_below(table, path, first)) { /* it would hide a mount the plan does not move */
+    if (fd < 0 || unplanned_below(table, path, first, NULL)) { /* it would hide a mount the plan does not move */
         if (fd >= 0) close(fd);
         errno = ENOENT;
         return -1;
@@ -660,6 +662,8 @@ static int set_up(void) {
     static struct table points;
     const char *table = NULL; /* read at the first group head */
     int missed = 0, read_table = 0; /* missed: a planned move of the current group found nothing */
+    static unsigned char moved_ok[MAX_MOUNTS]; /* the current group's moves that moved a mount */
+    int group_first = 0;                       /* its first call after the head */
     for (int i = 0; i < cfg.nmounts; i++) {
         struct mount_call *c = &cfg.mounts[i];
         if (skipping) {
@@ -676,7 +680,10 @@ static int set_up(void) {
                 read_table = 1;
             }
             int head = own_head(c, c->end, &own, table, i + 1);
-            if (head == 1) continue;
+            if (head == 1) {
+                group_first = i + 1;
+                continue;
+            }
             if (head == -1 && (errno == EINVAL || errno == ENOENT)) {
                 skipping = 1;
                 continue;
@@ -703,7 +710,7 @@ static int set_up(void) {
             snprintf(self, sizeof self, "/proc/self/fd/%d", own.fd);
             ssize_t got = readlink(self, cur, sizeof cur - 1);
             missed = 0;
-            if (got <= 0 || (cur[got] = '\0', unplanned_below(mount_table(&now), cur, cfg.nmounts))) {
+            if (got <= 0 || (cur[got] = '\0', unplanned_below(mount_table(&now), cur, group_first, moved_ok))) {
                 errno = EBUSY;
                 char what[300];
                 snprintf(what, sizeof what, "a mount below %.200s moved since the plan", c->target);
@@ -712,6 +719,7 @@ static int set_up(void) {
         }
         if (own.path != NULL && (c->flags & CALL_IF_PRESENT)) {
             done = own_move(&own, c);
+            moved_ok[i] = done == 0;
             if (done < 0 && errno == ENOENT) missed = 1;
         } else if (own.path != NULL && (c->flags & CALL_GROUP_END) && onto < 0) {
             errno = ENOENT; /* gone, or a link now */
