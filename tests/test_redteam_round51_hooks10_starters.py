@@ -11,14 +11,13 @@ records the tree (`hook_loads_python._starts_a_child`).
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from shellrt.permissions.hook_files import compare_hook_files, hook_files
+from tests._hook_on_host import run_hook_on_host
 
 _MARK = "R51-HOOKS10-STARTERS"
 _PY = shutil.which("python3.11") or shutil.which("python3") or ""
@@ -48,15 +47,5 @@ def test_a_child_started_by_another_spelling_is_read(tmp_path: Path, name: str) 
     hook = f'{_PY} -I "$CLAUDE_PROJECT_DIR"/.claude/hooks/{name}.py'
     before = hook_files(ws, [hook])
     (ws / "tools" / "w.sh").write_text(f"echo {_MARK}\n")
-    done = subprocess.run(
-        ["bash", "-c", hook],
-        cwd=ws,
-        env={"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(ws)},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert _MARK in done.stdout, (name, done.stdout, done.stderr)  # the premise: the host runs it
+    run_hook_on_host(ws, hook, _MARK, name)
     assert compare_hook_files(before, hook_files(ws, [hook])) is not None, f"tools/w.sh unrecorded: {name}"

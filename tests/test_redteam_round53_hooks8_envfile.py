@@ -11,14 +11,13 @@ Now the file is recorded and its lines read as the line's own assignments are
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from shellrt.permissions.hook_files import WHOLE_WORKSPACE, compare_hook_files, hook_files
+from tests._hook_on_host import run_hook_on_host
 from tests.conftest import require
 
 _MARK = "R53-HOOKS8-ENVFILE"
@@ -61,17 +60,7 @@ def test_what_an_env_file_names_is_recorded(tmp_path: Path, name: str) -> None:
     (ws / target).write_text(text)
     if target == ".env":
         (ws / "lib" / "pre.js").write_text(_PLANT)
-    done = subprocess.run(
-        ["bash", "-c", hook],
-        cwd=ws,
-        env={"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(ws)},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert _MARK in done.stdout, (name, done.stdout, done.stderr)  # the premise: the host runs it
+    run_hook_on_host(ws, hook, _MARK, name)
     assert compare_hook_files(before, hook_files(ws, [hook])) is not None, f"{target} unrecorded: {name}"
 
 

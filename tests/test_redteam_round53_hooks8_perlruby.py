@@ -12,14 +12,13 @@ other than plain flags, records the tree (`hook_loads_other`).
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from shellrt.permissions.hook_files import WHOLE_WORKSPACE, compare_hook_files, hook_files
+from tests._hook_on_host import run_hook_on_host
 from tests.conftest import require
 
 _MARK = "R53-HOOKS8-PERL"
@@ -54,17 +53,7 @@ def test_a_perl_script_loading_from_the_cwd_is_recorded(
     hook = f"{_PERL} {options} {where}"
     before = hook_files(ws, [hook])
     (ws / "lib" / "A.pm").write_text(_PLANT)
-    done = subprocess.run(
-        ["bash", "-c", hook],
-        cwd=ws,
-        env={"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(ws)},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert _MARK in done.stdout, (name, done.stdout, done.stderr)  # the premise: the host runs it
+    run_hook_on_host(ws, hook, _MARK, name)
     assert compare_hook_files(before, hook_files(ws, [hook])) is not None, f"lib/A.pm unrecorded: {name}"
 
 
