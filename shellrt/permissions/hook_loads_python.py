@@ -21,6 +21,7 @@ from pathlib import Path
 
 from shellrt.permissions.hook_environ import changes_environ
 from shellrt.permissions.hook_shebang import shebang, shebang_program
+from shellrt.permissions.python_source import UnparsableSource, parse_python
 
 __all__ = ["PythonLoads", "is_python_script", "module_paths", "python_loads"]
 
@@ -116,8 +117,8 @@ def module_paths(import_dirs: list[str], modules: set[str]) -> tuple[list[str], 
 def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
     """What the Python script ``rel`` loads (see `PythonLoads`); paths are absolute."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+        tree = parse_python(source)
+    except UnparsableSource:
         return PythonLoads(unbounded=[f"hook script {rel} cannot be parsed as Python"])
     script = os.path.join(root, rel)
     out = PythonLoads()

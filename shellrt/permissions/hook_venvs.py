@@ -40,6 +40,7 @@ from pathlib import Path
 
 from sandbox._hostpath import host_env, host_path
 from shellrt.permissions.hook_read import read_regular
+from shellrt.permissions.python_source import UnparsableSource, parse_python
 
 __all__ = ["venv_paths"]
 
@@ -186,8 +187,8 @@ def _head(path: str) -> str:
 def _mapping(path: str) -> list[str]:
     """The paths an editable finder module's ``MAPPING`` (setuptools) maps package names to."""
     try:
-        tree = ast.parse(_head(path))
-    except (SyntaxError, ValueError):
+        tree = parse_python(_head(path))
+    except UnparsableSource:
         return []
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
