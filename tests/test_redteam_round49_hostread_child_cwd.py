@@ -55,7 +55,7 @@ def _children() -> list[tuple[str, Callable[[], object]]]:
         return False
 
     def notebook() -> object:
-        return read._render_in_child(b'{"cells": [], "nbformat": 4}', "x.ipynb").startswith("Notebook x.ipynb")
+        return read._render_in_child(b'{"cells": [], "nbformat": 4}', "x.ipynb").text.startswith("Notebook x.ipynb")
 
     def filtered() -> object:
         return anyio.run(task_output._filtered, chunk, "a").text == "a\n"
