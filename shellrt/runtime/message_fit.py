@@ -26,6 +26,7 @@ results that could not be saved, and a message of so many calls that their notes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from shellrt.protocol import ResultEnvelope, apply_message_budget
@@ -57,49 +58,43 @@ def fit_message(
         total = sum(model_chars(e) for e in result)
     if total <= budget:
         return result
-    saved = sorted(
-        (i for i, e in enumerate(result) if e.persisted_path is not None),
-        key=lambda i: model_chars(result[i]),
-        reverse=True,
-    )
-    for index in saved:
-        if total <= budget:
-            break
-        before = model_chars(result[index])
-        shorter = _without_preview(result[index], budget)
-        if model_chars(shorter) < before:
-            result[index] = shorter
-            total += model_chars(shorter) - before
-    if total > budget:
-        total = _save_whole(result, session_dir, budget, total, seen_by_commands)
+    saved = [i for i, e in enumerate(result) if e.persisted_path is not None]
+    total = _shrink_largest(result, saved, total, budget, lambda e: _without_preview(e, budget))
+    if total > budget:  # pass 3: what is still in the message, saved with the note alone
+        left = [i for i, e in enumerate(result) if e.persisted_path is None]
+        _shrink_largest(result, left, total, budget, lambda e: _saved_note(e, session_dir, budget, seen_by_commands))
     return result
 
 
-def _save_whole(
-    result: list[ResultEnvelope], session_dir: Path, budget: int, total: int, seen_by_commands: frozenset[str]
+def _shrink_largest(
+    result: list[ResultEnvelope],
+    indices: list[int],
+    total: int,
+    budget: int,
+    shorten: Callable[[ResultEnvelope], ResultEnvelope | None],
 ) -> int:
-    """Pass 3: results not yet saved, largest first while ``result`` is over ``budget``, saved and
-    replaced by the note alone where that is shorter (in place); the new total."""
-    left = sorted(
-        (i for i, e in enumerate(result) if e.persisted_path is None),
-        key=lambda i: model_chars(result[i]),
-        reverse=True,
-    )
-    for index in left:
+    """The results at ``indices``, largest first while ``result`` is over ``budget``, replaced (in
+    place) by ``shorten``'s form of each where that is shorter (None: left as it is); the new total."""
+    for index in sorted(indices, key=lambda i: model_chars(result[i]), reverse=True):
         if total <= budget:
             break
         before = model_chars(result[index])
-        if before <= _NOTE_CHARS:
-            break  # sorted: no later result is larger than its note either
-        commands_see = result[index].tool_name in seen_by_commands
-        saved = persist_block(result[index], session_dir, commands_see=commands_see)
-        if saved.persisted_path is None:
-            continue  # not saved: its text stays (told nothing is lost)
-        shorter = _without_preview(saved, budget)
-        if model_chars(shorter) < before:
+        shorter = shorten(result[index])
+        if shorter is not None and model_chars(shorter) < before:
             result[index] = shorter
             total += model_chars(shorter) - before
     return total
+
+
+def _saved_note(
+    envelope: ResultEnvelope, session_dir: Path, budget: int, seen_by_commands: frozenset[str]
+) -> ResultEnvelope | None:
+    """``envelope`` saved, with the note alone in its place (None: no longer than a note, so not
+    saved at all, or not saved: its text stays, told nothing is lost)."""
+    if model_chars(envelope) <= _NOTE_CHARS:
+        return None
+    saved = persist_block(envelope, session_dir, commands_see=envelope.tool_name in seen_by_commands)
+    return None if saved.persisted_path is None else _without_preview(saved, budget)
 
 
 #: About what `_without_preview`'s note costs (its path and numbers vary): results no longer are
