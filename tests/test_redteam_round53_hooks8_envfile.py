@@ -80,3 +80,17 @@ def test_an_env_file_that_cannot_be_read_records_the_tree(tmp_path: Path) -> Non
     ws = _workspace(tmp_path, "", 'NODE_OPTIONS="--require \\x2e/lib/pre.js"\n')
     record = hook_files(ws, ['node --env-file=.env "$CLAUDE_PROJECT_DIR"/.claude/hooks/g.js'])
     assert WHOLE_WORKSPACE in record.files, record
+
+
+def test_a_script_past_the_read_limit_counts_as_loading_an_env_file(tmp_path: Path) -> None:
+    """A script whose ``loadEnvFile()`` lies past the 1 MiB read was judged by its first MiB alone
+    (fail open); now a script larger than the read counts as loading one, as an unread Perl/Ruby/PHP
+    script counts as loading (`hook_loads_other.loads_by_path`)."""
+    from shellrt.permissions.hook_env_files import loads_env_at_run_time
+
+    small = tmp_path / "small.js"
+    small.write_text("console.log(1)\n")
+    big = tmp_path / "big.js"
+    big.write_text("// pad\n" * 200_000 + "process.loadEnvFile()\n")
+    assert loads_env_at_run_time(str(small)) is False  # control
+    assert loads_env_at_run_time(str(big)) is True

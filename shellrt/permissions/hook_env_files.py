@@ -54,7 +54,7 @@ def env_file_operands(program: str, values: Sequence[str | None]) -> list[str | 
             out.append(values[index + 1])
         elif value.startswith(tuple(option + "=" for option in options)):
             out.append(value.split("=", 1)[1])
-        elif value.startswith(tuple(option for option in options)):
+        elif value.startswith(options):
             out.append(None)  # another spelling of the option (``--env-file-if-exists``'s prefix)
     return out
 
@@ -95,6 +95,7 @@ def env_file_lines(path: str) -> list[tuple[str, str]] | None:
 
 
 def loads_env_at_run_time(path: str) -> bool:
-    """Whether the script ``path`` may load an environment file while it runs (by a pattern)."""
+    """Whether the script ``path`` may load an environment file while it runs (by a pattern; a
+    script larger than the read counts: what lies past it is not known)."""
     data = read_regular(path, _MAX_ENV_FILE + 1)
-    return data is not None and _RUNTIME_LOADERS.search(data) is not None
+    return data is not None and (len(data) > _MAX_ENV_FILE or _RUNTIME_LOADERS.search(data) is not None)
