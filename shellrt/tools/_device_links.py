@@ -52,7 +52,7 @@ def as_stdin(words: Sequence[str]) -> list[dict[str, str]]:
     readings: list[dict[str, str]] = [{}, {}, {}]
     for word in words:
         for kind, value in enumerate(_kinds(word)):
-            if value and "\0" not in value and not value.startswith("-"):
+            if _path_like(value):
                 readings[kind][word] = word[: len(word) - len(value)] + "/dev/stdin"
     return [reading for reading in readings if reading]
 
@@ -66,7 +66,12 @@ def _kinds(word: str) -> tuple[str, str, str]:
 def _values(word: str) -> list[str]:
     """The path-like values a word may hand a program: itself, after ``=`` (``--rcfile=s``, ``BASH_ENV=s``), and
     an attached short option's value (``-fs``)."""
-    return [v for v in _kinds(word) if v and "\0" not in v and not v.startswith("-")]
+    return [v for v in _kinds(word) if _path_like(v)]
+
+
+def _path_like(value: str) -> bool:
+    """A value a program may open as a path: not empty, no NUL, not an option."""
+    return bool(value) and "\0" not in value and not value.startswith("-")
 
 
 def _linked_target(value: str, base: str, to_host: Callable[[str], str]) -> str:
