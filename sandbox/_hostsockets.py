@@ -35,7 +35,7 @@ import re
 import socket
 import stat
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -931,22 +931,10 @@ class StartMasks:
         """Drop the masks whose socket is no longer there; True if any was (the start may be retried)."""
         if self._args is None:
             return False
-        kept: list[str] = []
-        dropped = False
         args = self._args
-        i = 0
-        while i < len(args):
-            if args[i] == "--ro-bind" and i + 2 < len(args) and args[i + 1] == "/dev/null":
-                if _is_socket(args[i + 2]):  # every /dev/null mask here covers a socket
-                    kept += args[i : i + 3]
-                else:
-                    dropped = True
-                i += 3
-            else:
-                kept.append(args[i])
-                i += 1
-        self._args = kept
-        return dropped
+        gone = {i + k for i, target in _socket_masks(args) if not _is_socket(target) for k in range(3)}
+        self._args = [arg for i, arg in enumerate(args) if i not in gone]
+        return bool(gone)
 
     def rebound(self, said: bytes) -> bool:
         """Whether bwrap's failure ``said`` names a mask of this start whose socket is there now:
@@ -955,12 +943,21 @@ class StartMasks:
         session's starts). The mask is kept: the socket there now stays hidden."""
         if self._args is None or self._rebound_left <= 0:
             return False
-        args = self._args
-        for i in range(len(args) - 2):
-            if args[i] != "--ro-bind" or args[i + 1] != "/dev/null":
-                continue
-            target = os.fsencode(args[i + 2]) + b":"
-            if any(how + target in said for how in _NAMED_AS) and _is_socket(args[i + 2]):
+        for _, target in _socket_masks(self._args):
+            named = os.fsencode(target) + b":"
+            if any(how + named in said for how in _NAMED_AS) and _is_socket(target):
                 self._rebound_left -= 1
                 return True
         return False
+
+
+def _socket_masks(args: list[str]) -> Iterator[tuple[int, str]]:
+    """(index, target) of each ``--ro-bind /dev/null <target>`` in ``args``, read flag by flag: every
+    /dev/null mask of a start's socket flags covers a socket."""
+    i = 0
+    while i < len(args):
+        if args[i] == "--ro-bind" and i + 2 < len(args) and args[i + 1] == "/dev/null":
+            yield i, args[i + 2]
+            i += 3
+        else:
+            i += 1
