@@ -597,24 +597,22 @@ def _mount_points() -> list[bytes]:
         return [os.fsencode(_unescape(os.fsdecode(line.split(b" ")[4]))) for line in fh]
 
 
-def _unplanned_below(directory: bytes, points: list[bytes], planned: tuple[bytes, ...]) -> bool:
+def _unplanned_below(
+    directory: bytes, points: list[bytes], planned: Iterable[bytes], *, exact: bool = False
+) -> bool:
     """Whether a mount lies below ``directory`` that none of ``planned`` is (or holds): an overlay
     over the directory would hide it -- a mask renamed since the plan, readable at its new name
-    below the overlay (round 50)."""
+    below the overlay (round 50). ``exact``: ``planned`` are the names this group moved a mount
+    from, and only a mount at that very name is known -- what is left there is a lower mount of a
+    stack whose top was moved (a path names its top mount only), hidden below the overlay (red team
+    round 53: every command failed on a host with two mounts at one place below /var once a masked
+    host socket went away; `zinit.c`'s ``unplanned_below`` with ``moved``)."""
     prefix = directory.rstrip(b"/") + b"/"
+    known = tuple(planned)
     return any(
-        p.startswith(prefix) and not any(p == s or p.startswith(s + b"/") for s in planned) for p in points
+        p.startswith(prefix) and not any(p == s or (not exact and p.startswith(s + b"/")) for s in known)
+        for p in points
     )
-
-
-def _strays_below(directory: bytes, points: list[bytes], moved: set[bytes]) -> bool:
-    """Whether a mount lies below ``directory`` other than at a place ``moved`` (this group moved a
-    mount from there: what is left at that very name is a lower mount of a stack, whose top was moved
-    -- a path names its top mount only -- and lies hidden below the overlay; red team round 53:
-    every command failed on a host with two mounts at one place below /var once a masked host socket
-    went away). A mount anywhere else is one the plan does not know (a mask renamed: round 50)."""
-    prefix = directory.rstrip(b"/") + b"/"
-    return any(p.startswith(prefix) and p not in moved for p in points)
 
 
 def _replay(calls: list[MountCall], plans: list[GroupPlan | None] | None = None) -> None:
@@ -655,7 +653,7 @@ def _replay(calls: list[MountCall], plans: list[GroupPlan | None] | None = None)
                 missed = False
                 # a mount renamed below the directory since the head's check: closed (the next
                 # init's check skips the group)
-                if _strays_below(os.readlink(_fd_path(own.fd)), _mount_points(), moved):
+                if _unplanned_below(os.readlink(_fd_path(own.fd)), _mount_points(), moved, exact=True):
                     raise OSError(errno.EBUSY, f"a mount below {named.decode()} moved since the plan")
             if own is not None and marks & _CALL_IF_PRESENT:
                 done = _own_move(own, call)
