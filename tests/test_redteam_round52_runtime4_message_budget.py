@@ -11,7 +11,6 @@ model's context again, and stays in the conversation. Real Runtime, real local s
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import pytest
@@ -19,13 +18,11 @@ import pytest
 import shellrt
 from shellrt.protocol import ToolUseBlock
 from shellrt.protocol.results import model_chars
-from shellrt.tools.bash import Bash
-from shellrt.tools.read import ReadTool
 from tests._governance import envelope_text, isolated_workspace
+from tests._message_budget import budget_runtime, read_or_cat
 
 pytestmark = pytest.mark.anyio
 
-_ids = itertools.count()
 #: Small enough that a dozen 5,000-character results overflow it, large enough for one of them.
 BUDGET = 20_000
 CALLS = 12
@@ -40,21 +37,11 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _runtime(ws: Path, budget: int = BUDGET) -> shellrt.Runtime:
-    return shellrt.Runtime(
-        ws,
-        "local",
-        session_dir=ws.parent / "s",
-        tools=[Bash(), ReadTool()],
-        mode="bypassPermissions",
-        message_budget_chars=budget,
-    )
+    return budget_runtime(ws, budget)
 
 
 def _block(ws: Path, tool: str, i: int) -> ToolUseBlock:
-    tag = f"r52mb{next(_ids)}"
-    if tool == "Read":
-        return ToolUseBlock(id=tag, name="Read", input={"file_path": str(ws / f"f{i}.txt")})
-    return ToolUseBlock(id=tag, name="Bash", input={"command": f"cat f{i}.txt"})
+    return read_or_cat(ws, tool, f"f{i}.txt")
 
 
 @pytest.mark.parametrize("tool", ["Read", "Bash"])

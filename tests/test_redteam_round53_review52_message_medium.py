@@ -12,7 +12,6 @@ Real Runtime, real local sandbox, real files.
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,11 @@ import pytest
 import shellrt
 from shellrt.protocol import ToolUseBlock
 from shellrt.protocol.results import PREVIEW_HEAD_CHARS, PREVIEW_TAIL_CHARS, model_chars
-from shellrt.tools.bash import Bash
-from shellrt.tools.read import ReadTool
 from tests._governance import envelope_text, isolated_workspace
+from tests._message_budget import budget_runtime, read_or_cat
 
 pytestmark = pytest.mark.anyio
 
-_ids = itertools.count()
 BUDGET = 20_000
 CALLS = 20
 #: Each result just under the size the first pass would persist.
@@ -42,21 +39,11 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _runtime(ws: Path, budget: int = BUDGET) -> shellrt.Runtime:
-    return shellrt.Runtime(
-        ws,
-        "local",
-        session_dir=ws.parent / "s",
-        tools=[Bash(), ReadTool()],
-        mode="bypassPermissions",
-        message_budget_chars=budget,
-    )
+    return budget_runtime(ws, budget)
 
 
 def _block(ws: Path, tool: str, i: int) -> ToolUseBlock:
-    tag = f"r53mm{next(_ids)}"
-    if tool == "Read":
-        return ToolUseBlock(id=tag, name="Read", input={"file_path": str(ws / f"m{i}.txt")})
-    return ToolUseBlock(id=tag, name="Bash", input={"command": f"cat m{i}.txt"})
+    return read_or_cat(ws, tool, f"m{i}.txt")
 
 
 @pytest.mark.parametrize("tool", ["Read", "Bash"])
