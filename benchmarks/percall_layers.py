@@ -54,7 +54,16 @@ LAYERS: list[tuple[str, str, str, tuple[str, ...]]] = [
         "Supervisor.run",
         ("start", "pump", "protect before", "protect after", "result"),
     ),
-    ("start", "shellrt.supervisor.supervisor", "Supervisor._start", ()),
+    ("start", "shellrt.supervisor.supervisor", "Supervisor._start", ("peers enter", "start entered")),
+    # Round 54: the start's parts. A start takes the session's entry among other shellrt
+    # processes (`_host_pause_peers`: a lock and a look for their hooks; round 41), then the
+    # backend's start: the caller's scheduling read (`calm_prefix`) and the spawner's hand-off.
+    ("peers enter", "shellrt.supervisor.supervisor", "Supervisor._enter_start", ()),
+    ("start entered", "shellrt.supervisor.supervisor", "Supervisor._start_entered", ("backend exec",)),
+    ("backend exec", "sandbox.local", "LocalBackend.exec", ("host spawn",)),
+    ("host spawn", "sandbox._hostproc", "HostRunner.spawn", ("calm prefix", "cgroup start")),
+    ("calm prefix", "sandbox._hostproc", "HostRunner._calm_prefix", ()),
+    ("cgroup start", "sandbox._session_cgroup", "SessionCgroup.start", ()),
     (
         "pump",
         "shellrt.supervisor.execution",
@@ -67,6 +76,9 @@ LAYERS: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("protect before", "shellrt.supervisor.protect_roots", "RootGuards.before", ()),
     ("protect after", "shellrt.supervisor.supervisor", "Supervisor._guarded", ()),
     ("result", "shellrt.supervisor.supervisor", "Supervisor._result", ()),
+    # Called from the start, the pump's end and the protected-files check after (inside their
+    # rows): the session's entry let go once nothing runs (an `flock` unlock).
+    ("(peers leave, in the rows above)", "shellrt.supervisor.supervisor", "Supervisor._settle_peer", ()),
 ]
 
 

@@ -42,6 +42,9 @@ IOPRIO_CLASS_RT = 1
 _IOPRIO_GET = {"x86_64": 252, "aarch64": 31}
 #: ``ioprio_set`` by machine.
 _IOPRIO_SET = {"x86_64": 251, "aarch64": 30}
+#: This process's machine, read once: `io_class` runs at every local start, and ``os.uname`` is a
+#: system call that cannot answer differently later (issue 22 item 2, round 54).
+_MACHINE = os.uname().machine
 _IOPRIO_WHO_PROCESS = 1
 
 
@@ -53,7 +56,7 @@ def _libc() -> ctypes.CDLL:
 def io_class() -> int:
     """The calling thread's I/O scheduling class (0 none: from its nice, 1 real time, 2 best
     effort, 3 idle); -1 where it cannot be read (an unknown machine), which counts as real time."""
-    number = _IOPRIO_GET.get(os.uname().machine)
+    number = _IOPRIO_GET.get(_MACHINE)
     if number is None:
         return -1
     value = int(_libc().syscall(number, _IOPRIO_WHO_PROCESS, 0))
@@ -72,7 +75,7 @@ def calm_this_thread() -> None:
     if os.getpriority(os.PRIO_PROCESS, tid) < 0:
         os.setpriority(os.PRIO_PROCESS, tid, 0)
     if io_class() in (IOPRIO_CLASS_RT, -1):
-        number = _IOPRIO_SET.get(os.uname().machine)
+        number = _IOPRIO_SET.get(_MACHINE)
         if number is None or _libc().syscall(number, _IOPRIO_WHO_PROCESS, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "cannot leave the real-time I/O class on this machine")
 

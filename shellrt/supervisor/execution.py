@@ -9,6 +9,8 @@ background without losing a byte.
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 import time
 from collections.abc import Callable
 
@@ -295,12 +297,41 @@ async def _close_stream(stream: ByteReceiveStream) -> None:
         await stream.aclose()
 
 
+#: (thread ident, the loop that thread found running): `asyncio_loop`'s one slot, any thread's.
+_last_loop: tuple[int, asyncio.AbstractEventLoop] | None = None
+
+
 def asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """The running asyncio loop (None under another anyio backend)."""
+    """The running asyncio loop of this thread (None under another anyio backend, or none).
+
+    Without a system call per lookup (issue 22 item 2, round 54): CPython 3.11's
+    ``asyncio.get_running_loop`` makes a ``getpid`` every time (a loop a forked child inherited
+    does not run there), and a ``true`` through the Supervisor asked three times (the timeout's
+    timer, the pump's window, the peers' relist timer), each run cold after the command's sleep.
+    The loop found last is remembered with its thread; it is that thread's running loop again
+    while it says it runs in that thread (``_thread_id``, set by ``run_forever``, cleared when it
+    stops: one loop runs in a thread at a time). A forked child forgets it (`_forget_loop`);
+    a loop without ``_thread_id`` (another implementation) is looked up every time."""
+    global _last_loop
+    last = _last_loop
+    if last is not None:
+        ident = threading.get_ident()
+        if last[0] == ident and getattr(last[1], "_thread_id", None) == ident:
+            return last[1]
     try:
-        return asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
     except RuntimeError:
         return None
+    _last_loop = (threading.get_ident(), loop)
+    return loop
+
+
+def _forget_loop() -> None:
+    global _last_loop
+    _last_loop = None
+
+
+os.register_at_fork(after_in_child=_forget_loop)
 
 
 async def _pipe_to_eof_within(
