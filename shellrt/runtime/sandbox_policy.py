@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # `shellrt run` derives its policy without loading the rule a
     from shellrt.permissions.settings import FileSettings
 
 __all__ = [
+    "CREDENTIAL_STORES",
     "DEFAULT_MASKED_PATHS",
     "MAX_GLOB_MATCHES",
     "TRUSTED_SANDBOX_SOURCES",
@@ -71,6 +72,49 @@ __all__ = [
     "fixed_sandbox_ids",
     "rule_masks",
 ]
+
+#: Credential stores of the home that round 54 (sandbox12) added to the defaults: files and
+#: directories that hold a token, password, key or session cookie and nothing a build needs
+#: (mixed configuration such as ``~/.m2/settings.xml`` or ``~/.gradle/gradle.properties`` is
+#: not here: masking it would break builds that only read its mirrors).
+CREDENTIAL_STORES: tuple[str, ...] = (
+    "~/.claude/.credentials.json",  # Claude Code's OAuth tokens (Linux)
+    "~/.codex/auth.json",  # Codex CLI's API key or tokens
+    "~/.gemini/oauth_creds.json",  # Gemini CLI
+    "~/.config/github-copilot",  # Copilot's tokens (hosts.json, apps.json)
+    "~/.config/glab-cli",  # GitLab CLI (as ~/.config/gh)
+    "~/.config/containers/auth.json",  # podman, buildah, skopeo registry logins (as ~/.docker)
+    "~/.gem/credentials",  # RubyGems API key
+    "~/.config/composer/auth.json",
+    "~/.composer/auth.json",
+    "~/.m2/settings-security.xml",  # Maven's master password
+    "~/.pulumi/credentials.json",
+    "~/.config/doctl",  # DigitalOcean token
+    "~/.config/hcloud",  # Hetzner token
+    "~/.oci",  # Oracle Cloud config and API keys
+    "~/.databrickscfg",
+    "~/.kaggle",
+    "~/.config/kaggle",
+    "~/.cache/huggingface/token",
+    "~/.huggingface/token",
+    "~/.config/rclone/rclone.conf",
+    "~/.s3cfg",
+    "~/.boto",
+    "~/.passwd-s3fs",
+    "~/.pgpass",
+    "~/.mylogin.cnf",  # MySQL login paths
+    "~/.config/sops",  # age keys
+    "~/.cloudflared",  # tunnel certificates
+    "~/.config/ngrok",
+    "~/.ngrok2",
+    "~/.fly",  # flyctl access token
+    "~/.local/share/keyrings",  # GNOME keyring files
+    "~/.mozilla",  # browser profiles: cookies, saved logins
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+    "~/.bash_history",  # tokens typed on command lines
+    "~/.zsh_history",
+)
 
 #: Credential stores hidden from commands by default. ``~/…`` entries are hidden in the
 #: caller's home (``$HOME`` and the password database's, which differ when CI points HOME at a
@@ -97,6 +141,9 @@ DEFAULT_MASKED_PATHS: tuple[str, ...] = (
     "~/.cargo/credentials",
     "~/.cargo/credentials.toml",
     "~/.terraform.d/credentials.tfrc.json",
+    # Red team round 54 (sandbox12): stores whose purpose is a credential, read by a non-root
+    # caller's every command before (commands run as the caller). The agents' own first.
+    *CREDENTIAL_STORES,
     "/etc/shadow",
     "/etc/shadow-",
     "/etc/gshadow",
