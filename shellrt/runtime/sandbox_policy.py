@@ -65,6 +65,8 @@ __all__ = [
     "CREDENTIAL_STORES",
     "DEFAULT_MASKED_PATHS",
     "MAX_GLOB_MATCHES",
+    "MOVED_STORE_DIRS",
+    "MOVED_STORE_FILES",
     "TRUSTED_SANDBOX_SOURCES",
     "PolicyError",
     "derive_network",
@@ -151,6 +153,54 @@ DEFAULT_MASKED_PATHS: tuple[str, ...] = (
     "/etc/sudoers",
     "/etc/sudoers.d",
     "/root",
+)
+
+#: Variables of the operator's environment that move a store of `DEFAULT_MASKED_PATHS` (round 54,
+#: sandbox12): the variable -> the home path it stands for. Each default at or below that path is
+#: masked at the same place below the variable's value too (``GNUPGHOME=/srv/gpg`` masks /srv/gpg,
+#: ``XDG_CONFIG_HOME=/cfg`` masks /cfg/gh, /cfg/gcloud...): the programs read them there.
+MOVED_STORE_DIRS: dict[str, str] = {
+    "XDG_CONFIG_HOME": "~/.config",
+    "XDG_DATA_HOME": "~/.local/share",
+    "XDG_CACHE_HOME": "~/.cache",
+    "GNUPGHOME": "~/.gnupg",
+    "DOCKER_CONFIG": "~/.docker",
+    "CARGO_HOME": "~/.cargo",
+    "AZURE_CONFIG_DIR": "~/.azure",
+    "CLOUDSDK_CONFIG": "~/.config/gcloud",
+    "GH_CONFIG_DIR": "~/.config/gh",
+    "PASSWORD_STORE_DIR": "~/.password-store",
+    "CLAUDE_CONFIG_DIR": "~/.claude",
+    "CODEX_HOME": "~/.codex",
+    "HF_HOME": "~/.cache/huggingface",
+    "KAGGLE_CONFIG_DIR": "~/.kaggle",
+    "PULUMI_HOME": "~/.pulumi",
+    "COMPOSER_HOME": "~/.config/composer",
+}
+#: Variables naming a credential file itself (``KUBECONFIG``: a ``:``-list), masked where they point:
+#: CI puts service-account keys and cluster configs anywhere (``GOOGLE_APPLICATION_CREDENTIALS``).
+MOVED_STORE_FILES: tuple[str, ...] = (
+    "KUBECONFIG",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "OCI_CLI_CONFIG_FILE",
+    "NETRC",
+    "PGPASSFILE",
+    "MYSQL_TEST_LOGIN_FILE",
+    "RCLONE_CONFIG",
+    "NPM_CONFIG_USERCONFIG",
+    "npm_config_userconfig",
+    "REGISTRY_AUTH_FILE",
+    "SOPS_AGE_KEY_FILE",
+    "BOTO_CONFIG",
+    "S3CMD_CONFIG",
+    "DATABRICKS_CONFIG_FILE",
+    "TF_CLI_CONFIG_FILE",
+    "HF_TOKEN_PATH",
+    "HISTFILE",
 )
 
 #: Settings sources the workspace cannot write: only they may unmask a default.
@@ -896,6 +946,47 @@ def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
     return out
 
 
+def _moved_masks(environ: Mapping[str, str], base: SandboxPolicy) -> tuple[list[Path], list[str]]:
+    """The defaults' stores where the operator's ``environ`` moves them (`MOVED_STORE_DIRS`,
+    `MOVED_STORE_FILES`), and notes for the values not masked. Only absolute values count (a program
+    resolves a relative one from wherever it runs); one that is or holds a writable root or the
+    interpreter, or would hide what the sandbox runs on (``DOCKER_CONFIG=/usr``), is left with a note:
+    an odd environment must not stop every session, and the default it moves is masked as before."""
+    wanted: list[tuple[Path, str]] = []
+    for name, stands in MOVED_STORE_DIRS.items():
+        value = environ.get(name, "")
+        if not value.startswith("/"):
+            continue
+        for text in DEFAULT_MASKED_PATHS:
+            if text == stands or text.startswith(stands + "/"):
+                rest = text[len(stands) :].lstrip("/")
+                wanted.append((Path(os.path.normpath(os.path.join(value, rest))), name))
+    for name in MOVED_STORE_FILES:
+        values = environ.get(name, "").split(":") if name == "KUBECONFIG" else [environ.get(name, "")]
+        wanted += [(Path(os.path.normpath(v)), name) for v in values if v.startswith("/")]
+    if not wanted:
+        return [], []
+    keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
+    needs = _sandbox_needs()
+    out: list[Path] = []
+    notes: list[str] = []
+    for path, name in dict.fromkeys(wanted):
+        real = Path(os.path.realpath(path))
+        held = _covers(path, keep) or _covers(real, keep) or _meets_sandbox(real, needs)
+        if held is not None or (len(real.parts) < 3 and real.name in _SYSTEM_TOP):
+            notes.append(f"${name}: {path} not masked: it is, holds or would hide {held or real}, which commands need")
+            continue
+        out.append(path)
+    return out, notes
+
+
+#: Top-level directories a moved store is never at (``GNUPGHOME=/etc`` would hide the system's).
+_SYSTEM_TOP = frozenset(
+    {"", "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc", "root", "run"}
+    | {"sbin", "srv", "sys", "tmp", "usr", "var"}
+)
+
+
 def _covers(masked: Path, roots: Sequence[Path]) -> Path | None:
     """The writable root that ``masked`` is or contains (hiding it would hide that root)."""
     for root in roots:
@@ -1089,6 +1180,7 @@ def derive_policy(
     home: Path | None = None,
     trusted: TrustCheck | None = None,
     sandbox_ids: tuple[int, int] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> tuple[SandboxPolicy, list[str]]:
     """``base`` with every masked path of the session added to ``read_denied``, and diagnostics.
 
@@ -1099,6 +1191,8 @@ def derive_policy(
     ``trusted``: which sources may open the network (see `derive_network`).
     ``sandbox_ids``: the fixed host (uid, gid) a root caller's commands run under, when the operator
     set one (`fixed_sandbox_ids`): what they own is reachable to them (None: a leased uid, owning nothing).
+    ``environ``: the operator's environment, whose variables move default stores (`MOVED_STORE_DIRS`,
+    `MOVED_STORE_FILES`; None: this process's).
     Idempotent: deriving a derived policy adds nothing.
     """
     rules, settings_files = list(rules), list(settings_files)
@@ -1127,6 +1221,9 @@ def derive_policy(
         defaults_on = mask_defaults
     if defaults_on:
         wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
+        moved, moved_notes = _moved_masks(os.environ if environ is None else environ, base)
+        wanted += [(p, "default") for p in moved if p not in unmasked]
+        notes += moved_notes
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     # A repository's maskedPaths: judged as its rules are (below, `repository`).
     repo_extra: list[Path] = []
