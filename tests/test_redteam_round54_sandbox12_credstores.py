@@ -5,7 +5,8 @@ the home stays readable". A non-root caller's commands run as the caller, so eve
 is theirs to read; a root caller's leased uid reads what others may (a CI job's scratch ``HOME``).
 The defaults knew ``~/.ssh``, ``~/.aws``, ``~/.docker`` and a dozen more, but not the stores of the
 agents themselves (Claude Code's ``~/.claude/.credentials.json``, Codex's ``~/.codex/auth.json``,
-Gemini's OAuth file, Copilot's tokens), nor those of common tools (``~/.pgpass``, Hugging Face's
+Gemini's OAuth file, Copilot's tokens) nor their transcripts (every tool result of the operator's
+other sessions, a file masked here that one of them read included), nor those of common tools (``~/.pgpass``, Hugging Face's
 token, rclone, podman's registry logins, browsers' cookie stores, shell histories...): a command
 printed each into its result. Each is now a default mask (`CREDENTIAL_STORES`).
 
@@ -37,6 +38,10 @@ STORES: tuple[tuple[str, str], ...] = (
     (".claude/.credentials.json", ""),
     (".codex/auth.json", ""),
     (".gemini/oauth_creds.json", ""),
+    (".claude/projects", "-work-app/5e1f.jsonl"),
+    (".codex/sessions", "2026/12/07/rollout-1.jsonl"),
+    (".codex/history.jsonl", ""),
+    (".gemini/tmp", "0a1b/logs.json"),
     (".config/github-copilot", "hosts.json"),
     (".config/glab-cli", "config.yml"),
     (".config/containers/auth.json", ""),

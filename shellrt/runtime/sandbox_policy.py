@@ -83,6 +83,12 @@ CREDENTIAL_STORES: tuple[str, ...] = (
     "~/.claude/.credentials.json",  # Claude Code's OAuth tokens (Linux)
     "~/.codex/auth.json",  # Codex CLI's API key or tokens
     "~/.gemini/oauth_creds.json",  # Gemini CLI
+    # the agents' transcripts: every tool result of the operator's other sessions (a masked file one
+    # of them read included), as shellrt's own state directory is masked for its own
+    "~/.claude/projects",
+    "~/.codex/sessions",
+    "~/.codex/history.jsonl",
+    "~/.gemini/tmp",
     "~/.config/github-copilot",  # Copilot's tokens (hosts.json, apps.json)
     "~/.config/glab-cli",  # GitLab CLI (as ~/.config/gh)
     "~/.config/containers/auth.json",  # podman, buildah, skopeo registry logins (as ~/.docker)
