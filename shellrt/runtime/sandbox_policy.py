@@ -937,8 +937,9 @@ def _one_name(path: Path) -> bool:
     return not stat.S_ISDIR(st.st_mode) and st.st_nlink == 1
 
 
-def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
-    """`DEFAULT_MASKED_PATHS` for this caller (see there for ``/root``)."""
+def _default_masks(home: Path, base: SandboxPolicy, sandbox_ids: tuple[int, int] | None = None) -> list[Path]:
+    """`DEFAULT_MASKED_PATHS` for this caller (see there for ``/root``), and what of them other users'
+    homes hold (`_other_home_masks`)."""
     keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
     homes = dict.fromkeys(
         h for h in (home, password_home(), Path("/root")) if h is not None and h.is_absolute()
@@ -949,6 +950,49 @@ def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
             out += [Path(os.path.normpath(h / text[2:])) for h in homes]
         elif _covers(Path(text), keep) is None:
             out.append(Path(text))
+    return out + _other_home_masks(homes, sandbox_ids)
+
+
+#: Homes of other users looked at in all (a directory service may list thousands of users).
+_MAX_OTHER_HOMES = 64
+
+
+def _other_home_masks(mine: Iterable[Path], ids: tuple[int, int] | None) -> list[Path]:
+    """The `DEFAULT_MASKED_PATHS` stores that exist now in the homes of the password database's other
+    users and that the commands could read (red team round 54, sandbox12: a root caller's leased uid,
+    or a non-root caller, read another user's 0644 ``~/.npmrc`` token or ``~/.pgpass`` in a 0755
+    home). A home counts when it is a directory its user owns (``/bin``, ``/nonexistent`` and the
+    system users' shared places do not); only existing stores are masked (no freeze of another's
+    home, no stat a command for each missing one), and only those the commands reach (a mask over
+    what they cannot read shows its name in the mount table and nothing more)."""
+    import pwd
+
+    try:
+        users = pwd.getpwall()
+    except (OSError, KeyError):
+        return []
+    skip = set(mine)
+    as_root = os.geteuid() == 0
+    out: list[Path] = []
+    looked = 0
+    for user in users:
+        home = Path(os.path.normpath(user.pw_dir)) if user.pw_dir.startswith("/") else None
+        if home is None or home in skip or looked >= _MAX_OTHER_HOMES:
+            continue
+        skip.add(home)
+        try:
+            st = os.lstat(home)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != user.pw_uid or user.pw_uid == 0:
+            continue
+        looked += 1
+        for text in DEFAULT_MASKED_PATHS:
+            path = home / text[2:] if text.startswith("~/") else None
+            if path is None or not os.path.lexists(path):
+                continue
+            if _others_reach(path, ids) if as_root else os.access(path, os.R_OK):
+                out.append(path)
     return out
 
 
@@ -1226,7 +1270,7 @@ def derive_policy(
     if mask_defaults is not None:
         defaults_on = mask_defaults
     if defaults_on:
-        wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
+        wanted += [(p, "default") for p in _default_masks(home, base, sandbox_ids) if p not in unmasked]
         moved, moved_notes = _moved_masks(os.environ if environ is None else environ, base)
         wanted += [(p, "default") for p in moved if p not in unmasked]
         notes += moved_notes
