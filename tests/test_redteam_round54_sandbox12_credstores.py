@@ -73,6 +73,8 @@ STORES: tuple[tuple[str, str], ...] = (
     (".mozilla", "firefox/p/cookies.sqlite"),
     (".config/google-chrome", "Default/Cookies"),
     (".config/chromium", "Default/Cookies"),
+    (".Xauthority", ""),
+    (".ICEauthority", ""),
     (".bash_history", ""),
     (".zsh_history", ""),
 )

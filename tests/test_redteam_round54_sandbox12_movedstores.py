@@ -47,6 +47,7 @@ MOVED: dict[str, tuple[str, tuple[str, ...]]] = {
     "PGPASSFILE": ("pgpass", ("pgpass",)),
     "NETRC": ("netrc", ("netrc",)),
     "HISTFILE": ("hist", ("hist",)),
+    "XAUTHORITY": ("xauth", ("xauth",)),
 }
 SECRETS = [f for _, files in MOVED.values() for f in files]
 MODES = [pytest.param(False, id="per-command"), pytest.param(True, id="session")]

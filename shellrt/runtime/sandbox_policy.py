@@ -120,6 +120,8 @@ CREDENTIAL_STORES: tuple[str, ...] = (
     "~/.mozilla",  # browser profiles: cookies, saved logins
     "~/.config/google-chrome",
     "~/.config/chromium",
+    "~/.Xauthority",  # the X display's cookie: with the host's network, the user's screen and keys
+    "~/.ICEauthority",
     "~/.bash_history",  # tokens typed on command lines
     "~/.zsh_history",
 )
@@ -207,6 +209,7 @@ MOVED_STORE_FILES: tuple[str, ...] = (
     "TF_CLI_CONFIG_FILE",
     "HF_TOKEN_PATH",
     "HISTFILE",
+    "XAUTHORITY",
 )
 
 #: Settings sources the workspace cannot write: only they may unmask a default.
