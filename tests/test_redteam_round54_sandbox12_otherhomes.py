@@ -6,7 +6,8 @@ all: ``~/.npmrc`` (npm keeps its mode), ``~/.pypirc``, ``~/.config/gh``... A roo
 run as a leased uid that reads what any user reads, and a non-root caller's as the caller: either
 read another user's tokens. Now every store of `DEFAULT_MASKED_PATHS` that exists in the home of
 another user of the password database (a directory that user owns) and that the commands could
-read is masked too (`_other_home_masks`).
+read is masked too (`_other_home_masks`); homes on automounted or network file systems are not
+looked into (a lookup would mount or hang).
 
 The other user is a password entry added to what ``pwd.getpwall`` returns (the host's database is
 not the test's to change); its home a directory in ``/var/tmp`` that user owns. Real bwrap, session
@@ -91,6 +92,28 @@ def test_a_command_reads_no_store_of_another_home(other_home: Path, persistent: 
     assert "other-home-visible" in out, out
     read = [rel for i, rel in enumerate(STORES) if f"RT54-OTHER-{i:02d}" in out]
     assert not read, f"{len(read)} of {len(STORES)} stores of another home read: {read}"
+
+
+def test_a_home_on_an_automounted_or_network_file_system_is_not_looked_into() -> None:
+    """Looking up a name in an automounted home mounts it (64 NFS mounts at a session's start), and
+    a network file system whose server is gone hangs the lookup: such homes are left alone."""
+    from shellrt.runtime.sandbox_policy import _mount_types, _remote
+
+    table = "\n".join(
+        (
+            "22 1 8:1 / / rw - ext4 /dev/sda1 rw",
+            "40 22 0:40 / /home rw - autofs auto.home rw",
+            "41 22 0:41 / /srv/nfs rw - nfs4 server:/export rw",
+            "42 22 0:42 / /mnt/my\\040box rw - fuse.sshfs me@box: rw",
+            "43 22 8:2 / /srv/local rw - xfs /dev/sda2 rw",
+        )
+    )
+    places = _mount_types(table)
+    assert _remote(Path("/home/alice"), places)
+    assert _remote(Path("/srv/nfs/bob"), places)
+    assert _remote(Path("/mnt/my box/carol"), places)
+    assert not _remote(Path("/srv/local/dave"), places)
+    assert not _remote(Path("/srv/nfsx/erin"), places)
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:

@@ -958,6 +958,33 @@ def _default_masks(home: Path, base: SandboxPolicy, sandbox_ids: tuple[int, int]
 
 #: Homes of other users looked at in all (a directory service may list thousands of users).
 _MAX_OTHER_HOMES = 64
+#: File systems another user's home is not looked into on: an automounter mounts each home looked
+#: up (64 NFS mounts at a session's start), a network one may hang the start while its server is gone.
+_REMOTE_TYPES = frozenset(
+    {"autofs", "nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "9p", "afs", "lustre", "gpfs", "beegfs"}
+)
+
+
+def _mount_types(table: str) -> list[tuple[str, str]]:
+    """(mount point, file system type) of each line of a ``mountinfo`` table, longest point first."""
+    out: list[tuple[str, str]] = []
+    for line in table.splitlines():
+        fields = line.split(" ")
+        if "-" not in fields[6:] or len(fields) < 5:
+            continue
+        kind = fields[fields.index("-", 6) + 1] if len(fields) > fields.index("-", 6) + 1 else ""
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+        out.append((point, kind))
+    return sorted(out, key=lambda p: len(p[0]), reverse=True)
+
+
+def _remote(path: Path, places: Sequence[tuple[str, str]]) -> bool:
+    """Whether ``path`` lies on a file system of `_REMOTE_TYPES` (or FUSE's) by the mount table."""
+    text = str(path)
+    for point, kind in places:
+        if text == point or text.startswith(point.rstrip("/") + "/"):
+            return kind in _REMOTE_TYPES or kind.startswith("fuse")
+    return False
 
 
 def _other_home_masks(mine: Iterable[Path], ids: tuple[int, int] | None) -> list[Path]:
@@ -974,13 +1001,18 @@ def _other_home_masks(mine: Iterable[Path], ids: tuple[int, int] | None) -> list
         users = pwd.getpwall()
     except (OSError, KeyError):
         return []
+    try:
+        table = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    places = _mount_types(table)
     skip = set(mine)
     as_root = os.geteuid() == 0
     out: list[Path] = []
     looked = 0
     for user in users:
         home = Path(os.path.normpath(user.pw_dir)) if user.pw_dir.startswith("/") else None
-        if home is None or home in skip or looked >= _MAX_OTHER_HOMES:
+        if home is None or home in skip or looked >= _MAX_OTHER_HOMES or _remote(home, places):
             continue
         skip.add(home)
         try:
