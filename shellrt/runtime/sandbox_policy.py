@@ -62,8 +62,11 @@ if TYPE_CHECKING:  # `shellrt run` derives its policy without loading the rule a
     from shellrt.permissions.settings import FileSettings
 
 __all__ = [
+    "CREDENTIAL_STORES",
     "DEFAULT_MASKED_PATHS",
     "MAX_GLOB_MATCHES",
+    "MOVED_STORE_DIRS",
+    "MOVED_STORE_FILES",
     "TRUSTED_SANDBOX_SOURCES",
     "PolicyError",
     "derive_network",
@@ -71,6 +74,57 @@ __all__ = [
     "fixed_sandbox_ids",
     "rule_masks",
 ]
+
+#: Credential stores of the home that round 54 (sandbox12) added to the defaults: files and
+#: directories that hold a token, password, key or session cookie and nothing a build needs
+#: (mixed configuration such as ``~/.m2/settings.xml`` or ``~/.gradle/gradle.properties`` is
+#: not here: masking it would break builds that only read its mirrors).
+CREDENTIAL_STORES: tuple[str, ...] = (
+    "~/.claude/.credentials.json",  # Claude Code's OAuth tokens (Linux)
+    "~/.codex/auth.json",  # Codex CLI's API key or tokens
+    "~/.gemini/oauth_creds.json",  # Gemini CLI
+    # the agents' transcripts: every tool result of the operator's other sessions (a masked file one
+    # of them read included), as shellrt's own state directory is masked for its own
+    "~/.claude/projects",
+    "~/.codex/sessions",
+    "~/.codex/history.jsonl",
+    "~/.gemini/tmp",
+    "~/.config/github-copilot",  # Copilot's tokens (hosts.json, apps.json)
+    "~/.config/glab-cli",  # GitLab CLI (as ~/.config/gh)
+    "~/.config/containers/auth.json",  # podman, buildah, skopeo registry logins (as ~/.docker)
+    "~/.gem/credentials",  # RubyGems API key
+    "~/.config/composer/auth.json",
+    "~/.composer/auth.json",
+    "~/.m2/settings-security.xml",  # Maven's master password
+    "~/.pulumi/credentials.json",
+    "~/.config/doctl",  # DigitalOcean token
+    "~/.config/hcloud",  # Hetzner token
+    "~/.oci",  # Oracle Cloud config and API keys
+    "~/.databrickscfg",
+    "~/.kaggle",
+    "~/.config/kaggle",
+    "~/.cache/huggingface/token",
+    "~/.huggingface/token",
+    "~/.config/rclone/rclone.conf",
+    "~/.s3cfg",
+    "~/.boto",
+    "~/.passwd-s3fs",
+    "~/.pgpass",
+    "~/.mylogin.cnf",  # MySQL login paths
+    "~/.config/sops",  # age keys
+    "~/.cloudflared",  # tunnel certificates
+    "~/.config/ngrok",
+    "~/.ngrok2",
+    "~/.fly",  # flyctl access token
+    "~/.local/share/keyrings",  # GNOME keyring files
+    "~/.mozilla",  # browser profiles: cookies, saved logins
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+    "~/.Xauthority",  # the X display's cookie: with the host's network, the user's screen and keys
+    "~/.ICEauthority",
+    "~/.bash_history",  # tokens typed on command lines
+    "~/.zsh_history",
+)
 
 #: Credential stores hidden from commands by default. ``~/…`` entries are hidden in the
 #: caller's home (``$HOME`` and the password database's, which differ when CI points HOME at a
@@ -97,6 +151,9 @@ DEFAULT_MASKED_PATHS: tuple[str, ...] = (
     "~/.cargo/credentials",
     "~/.cargo/credentials.toml",
     "~/.terraform.d/credentials.tfrc.json",
+    # Red team round 54 (sandbox12): stores whose purpose is a credential, read by a non-root
+    # caller's every command before (commands run as the caller). The agents' own first.
+    *CREDENTIAL_STORES,
     "/etc/shadow",
     "/etc/shadow-",
     "/etc/gshadow",
@@ -104,6 +161,55 @@ DEFAULT_MASKED_PATHS: tuple[str, ...] = (
     "/etc/sudoers",
     "/etc/sudoers.d",
     "/root",
+)
+
+#: Variables of the operator's environment that move a store of `DEFAULT_MASKED_PATHS` (round 54,
+#: sandbox12): the variable -> the home path it stands for. Each default at or below that path is
+#: masked at the same place below the variable's value too (``GNUPGHOME=/srv/gpg`` masks /srv/gpg,
+#: ``XDG_CONFIG_HOME=/cfg`` masks /cfg/gh, /cfg/gcloud...): the programs read them there.
+MOVED_STORE_DIRS: dict[str, str] = {
+    "XDG_CONFIG_HOME": "~/.config",
+    "XDG_DATA_HOME": "~/.local/share",
+    "XDG_CACHE_HOME": "~/.cache",
+    "GNUPGHOME": "~/.gnupg",
+    "DOCKER_CONFIG": "~/.docker",
+    "CARGO_HOME": "~/.cargo",
+    "AZURE_CONFIG_DIR": "~/.azure",
+    "CLOUDSDK_CONFIG": "~/.config/gcloud",
+    "GH_CONFIG_DIR": "~/.config/gh",
+    "PASSWORD_STORE_DIR": "~/.password-store",
+    "CLAUDE_CONFIG_DIR": "~/.claude",
+    "CODEX_HOME": "~/.codex",
+    "HF_HOME": "~/.cache/huggingface",
+    "KAGGLE_CONFIG_DIR": "~/.kaggle",
+    "PULUMI_HOME": "~/.pulumi",
+    "COMPOSER_HOME": "~/.config/composer",
+}
+#: Variables naming a credential file itself (``KUBECONFIG``: a ``:``-list), masked where they point:
+#: CI puts service-account keys and cluster configs anywhere (``GOOGLE_APPLICATION_CREDENTIALS``).
+MOVED_STORE_FILES: tuple[str, ...] = (
+    "KUBECONFIG",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "OCI_CLI_CONFIG_FILE",
+    "NETRC",
+    "PGPASSFILE",
+    "MYSQL_TEST_LOGIN_FILE",
+    "RCLONE_CONFIG",
+    "NPM_CONFIG_USERCONFIG",
+    "npm_config_userconfig",
+    "REGISTRY_AUTH_FILE",
+    "SOPS_AGE_KEY_FILE",
+    "BOTO_CONFIG",
+    "S3CMD_CONFIG",
+    "DATABRICKS_CONFIG_FILE",
+    "TF_CLI_CONFIG_FILE",
+    "HF_TOKEN_PATH",
+    "HISTFILE",
+    "XAUTHORITY",
 )
 
 #: Settings sources the workspace cannot write: only they may unmask a default.
@@ -834,8 +940,9 @@ def _one_name(path: Path) -> bool:
     return not stat.S_ISDIR(st.st_mode) and st.st_nlink == 1
 
 
-def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
-    """`DEFAULT_MASKED_PATHS` for this caller (see there for ``/root``)."""
+def _default_masks(home: Path, base: SandboxPolicy, sandbox_ids: tuple[int, int] | None = None) -> list[Path]:
+    """`DEFAULT_MASKED_PATHS` for this caller (see there for ``/root``), and what of them other users'
+    homes hold (`_other_home_masks`)."""
     keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
     homes = dict.fromkeys(
         h for h in (home, password_home(), Path("/root")) if h is not None and h.is_absolute()
@@ -846,7 +953,123 @@ def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
             out += [Path(os.path.normpath(h / text[2:])) for h in homes]
         elif _covers(Path(text), keep) is None:
             out.append(Path(text))
+    return out + _other_home_masks(homes, sandbox_ids)
+
+
+#: Homes of other users looked at in all (a directory service may list thousands of users).
+_MAX_OTHER_HOMES = 64
+#: File systems another user's home is not looked into on: an automounter mounts each home looked
+#: up (64 NFS mounts at a session's start), a network one may hang the start while its server is gone.
+_REMOTE_TYPES = frozenset(
+    {"autofs", "nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "9p", "afs", "lustre", "gpfs", "beegfs"}
+)
+
+
+def _mount_types(table: str) -> list[tuple[str, str]]:
+    """(mount point, file system type) of each line of a ``mountinfo`` table, longest point first."""
+    out: list[tuple[str, str]] = []
+    for line in table.splitlines():
+        fields = line.split(" ")
+        if "-" not in fields[6:] or len(fields) < 5:
+            continue
+        kind = fields[fields.index("-", 6) + 1] if len(fields) > fields.index("-", 6) + 1 else ""
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+        out.append((point, kind))
+    return sorted(out, key=lambda p: len(p[0]), reverse=True)
+
+
+def _remote(path: Path, places: Sequence[tuple[str, str]]) -> bool:
+    """Whether ``path`` lies on a file system of `_REMOTE_TYPES` (or FUSE's) by the mount table."""
+    text = str(path)
+    for point, kind in places:
+        if text == point or text.startswith(point.rstrip("/") + "/"):
+            return kind in _REMOTE_TYPES or kind.startswith("fuse")
+    return False
+
+
+def _other_home_masks(mine: Iterable[Path], ids: tuple[int, int] | None) -> list[Path]:
+    """The `DEFAULT_MASKED_PATHS` stores that exist now in the homes of the password database's other
+    users and that the commands could read (red team round 54, sandbox12: a root caller's leased uid,
+    or a non-root caller, read another user's 0644 ``~/.npmrc`` token or ``~/.pgpass`` in a 0755
+    home). A home counts when it is a directory its user owns (``/bin``, ``/nonexistent`` and the
+    system users' shared places do not); only existing stores are masked (no freeze of another's
+    home, no stat a command for each missing one), and only those the commands reach (a mask over
+    what they cannot read shows its name in the mount table and nothing more)."""
+    import pwd
+
+    try:
+        users = pwd.getpwall()
+    except (OSError, KeyError):
+        return []
+    try:
+        table = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    places = _mount_types(table)
+    skip = set(mine)
+    as_root = os.geteuid() == 0
+    out: list[Path] = []
+    looked = 0
+    for user in users:
+        home = Path(os.path.normpath(user.pw_dir)) if user.pw_dir.startswith("/") else None
+        if home is None or home in skip or looked >= _MAX_OTHER_HOMES or _remote(home, places):
+            continue
+        skip.add(home)
+        try:
+            st = os.lstat(home)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != user.pw_uid or user.pw_uid == 0:
+            continue
+        looked += 1
+        for text in DEFAULT_MASKED_PATHS:
+            path = home / text[2:] if text.startswith("~/") else None
+            if path is None or not os.path.lexists(path):
+                continue
+            if _others_reach(path, ids) if as_root else os.access(path, os.R_OK):
+                out.append(path)
     return out
+
+
+def _moved_masks(environ: Mapping[str, str], base: SandboxPolicy) -> tuple[list[Path], list[str]]:
+    """The defaults' stores where the operator's ``environ`` moves them (`MOVED_STORE_DIRS`,
+    `MOVED_STORE_FILES`), and notes for the values not masked. Only absolute values count (a program
+    resolves a relative one from wherever it runs); one that is or holds a writable root or the
+    interpreter, or would hide what the sandbox runs on (``DOCKER_CONFIG=/usr``), is left with a note:
+    an odd environment must not stop every session, and the default it moves is masked as before."""
+    wanted: list[tuple[Path, str]] = []
+    for name, stands in MOVED_STORE_DIRS.items():
+        value = environ.get(name, "")
+        if not value.startswith("/"):
+            continue
+        for text in DEFAULT_MASKED_PATHS:
+            if text == stands or text.startswith(stands + "/"):
+                rest = text[len(stands) :].lstrip("/")
+                wanted.append((Path(os.path.normpath(os.path.join(value, rest))), name))
+    for name in MOVED_STORE_FILES:
+        values = environ.get(name, "").split(":") if name == "KUBECONFIG" else [environ.get(name, "")]
+        wanted += [(Path(os.path.normpath(v)), name) for v in values if v.startswith("/")]
+    if not wanted:
+        return [], []
+    keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
+    needs = _sandbox_needs()
+    out: list[Path] = []
+    notes: list[str] = []
+    for path, name in dict.fromkeys(wanted):
+        real = Path(os.path.realpath(path))
+        held = _covers(path, keep) or _covers(real, keep) or _meets_sandbox(real, needs)
+        if held is not None or (len(real.parts) < 3 and real.name in _SYSTEM_TOP):
+            notes.append(f"${name}: {path} not masked: it is, holds or would hide {held or real}, which commands need")
+            continue
+        out.append(path)
+    return out, notes
+
+
+#: Top-level directories a moved store is never at (``GNUPGHOME=/etc`` would hide the system's).
+_SYSTEM_TOP = frozenset(
+    {"", "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc", "root", "run"}
+    | {"sbin", "srv", "sys", "tmp", "usr", "var"}
+)
 
 
 def _covers(masked: Path, roots: Sequence[Path]) -> Path | None:
@@ -1042,6 +1265,7 @@ def derive_policy(
     home: Path | None = None,
     trusted: TrustCheck | None = None,
     sandbox_ids: tuple[int, int] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> tuple[SandboxPolicy, list[str]]:
     """``base`` with every masked path of the session added to ``read_denied``, and diagnostics.
 
@@ -1052,6 +1276,8 @@ def derive_policy(
     ``trusted``: which sources may open the network (see `derive_network`).
     ``sandbox_ids``: the fixed host (uid, gid) a root caller's commands run under, when the operator
     set one (`fixed_sandbox_ids`): what they own is reachable to them (None: a leased uid, owning nothing).
+    ``environ``: the operator's environment, whose variables move default stores (`MOVED_STORE_DIRS`,
+    `MOVED_STORE_FILES`; None: this process's).
     Idempotent: deriving a derived policy adds nothing.
     """
     rules, settings_files = list(rules), list(settings_files)
@@ -1079,7 +1305,10 @@ def derive_policy(
     if mask_defaults is not None:
         defaults_on = mask_defaults
     if defaults_on:
-        wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
+        wanted += [(p, "default") for p in _default_masks(home, base, sandbox_ids) if p not in unmasked]
+        moved, moved_notes = _moved_masks(os.environ if environ is None else environ, base)
+        wanted += [(p, "default") for p in moved if p not in unmasked]
+        notes += moved_notes
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     # A repository's maskedPaths: judged as its rules are (below, `repository`).
     repo_extra: list[Path] = []
