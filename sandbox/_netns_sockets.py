@@ -22,8 +22,9 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterable
 
-__all__ = ["namespace_lines", "other_namespace_lines"]
+__all__ = ["namespace_lines", "namespaces_listing", "other_namespace_lines"]
 
 
 def _read(path: str) -> tuple[int, bytes] | None:
@@ -259,6 +260,27 @@ def namespace_lines() -> tuple[bytes, bytes]:
         b"".join(t for ino, t in tables.items() if ino in ours),
         b"".join(t for ino, t in tables.items() if ino not in ours),
     )
+
+
+def namespaces_listing(inodes: Iterable[str]) -> dict[str, list[str]]:
+    """For each socket inode of ``inodes`` (decimal, as listed), a process (a /proc name) of each
+    other namespace whose table, as `namespace_lines` last read it, has a pathname line naming that
+    inode: where to ask the kernel about that socket (`sandbox._boundfile`). A line merely holding
+    the number (in a path) gives a namespace that has no such socket: its answer says so."""
+    with _scan.lock:
+        reader: dict[int, str] = {}
+        for pid, ino in _scan.namespace_of.items():
+            reader.setdefault(ino, pid)
+        found: dict[str, list[str]] = {}
+        wanted = [(inode, b" " + inode.encode() + b" ") for inode in inodes]
+        for ino, (_table, kept) in _pathnames.last.items():
+            one = reader.get(ino)
+            if one is None:
+                continue
+            for inode, column in wanted:
+                if column in kept:
+                    found.setdefault(inode, []).append(one)
+    return found
 
 
 def _fresh_in_ours(fresh: set[str], namespace_of: dict[str, int], own: int | None) -> list[str]:
