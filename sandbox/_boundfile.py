@@ -20,11 +20,12 @@ import ctypes
 import errno
 import os
 import socket
+import stat
 import struct
 import threading
 from collections.abc import Iterable
 
-__all__ = ["BoundFile", "bound_files", "same_file"]
+__all__ = ["BoundFile", "bound_file_at", "bound_files"]
 
 #: (device as ``st_dev`` encodes it, inode's low 32 bits: the kernel's ``udiag_vfs_ino`` is a u32).
 BoundFile = tuple[int, int]
@@ -43,9 +44,49 @@ _DIAG_MSG_SIZE = 16
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def same_file(st: os.stat_result, bound: BoundFile) -> bool:
-    """Whether ``st`` (of a socket file) is the file ``bound`` names."""
-    return (st.st_dev, st.st_ino & 0xFFFFFFFF) == bound
+def bound_file_at(path: str, bound: BoundFile, mountinfo: str) -> os.stat_result | None:
+    """The ``lstat`` of the socket file at ``path`` when it is the file ``bound`` names, else None:
+    the same inode on the same filesystem -- its ``st_dev``, or where a filesystem reports another
+    device than its superblock's (a btrfs subvolume's), the device ``mountinfo`` (the table of the
+    mount namespace ``path`` is looked up in) gives the mount the file is on, as the kernel does."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISSOCK(st.st_mode) or st.st_ino & 0xFFFFFFFF != bound[1]:
+        return None
+    if st.st_dev == bound[0]:
+        return st
+    try:
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        again = os.fstat(fd)
+        if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino):
+            return None  # replaced meanwhile
+        return st if _superblock_of(fd, mountinfo) == bound[0] else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _superblock_of(fd: int, mountinfo: str) -> int | None:
+    """The device of the filesystem ``fd`` is on, as ``mountinfo`` lists its mount (``mnt_id`` of
+    ``/proc/self/fdinfo``)."""
+    with open(f"/proc/self/fdinfo/{fd}", "rb") as fh:
+        fields = dict(line.split(b":", 1) for line in fh.read().splitlines() if b":" in line)
+    mount = fields.get(b"mnt_id", b"").strip()
+    if not mount:
+        return None
+    with open(mountinfo, "rb") as fh:
+        for line in fh:
+            parts = line.split(None, 3)
+            if len(parts) > 2 and parts[0] == mount:
+                major, _sep, minor = parts[2].partition(b":")
+                return os.makedev(int(major), int(minor))
+    return None
 
 
 def bound_files(inodes: Iterable[int], pid: str | None = None) -> dict[int, BoundFile | None] | None:

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sandbox._boundfile import BoundFile, bound_files, same_file
+from sandbox._boundfile import BoundFile, bound_file_at, bound_files
 from sandbox._netns_sockets import namespace_lines, namespaces_listing
 from sandbox._reach import searchable
 from sandbox._sockreach import MountIndex, Reach, read_mounts, resolve, shown_at
@@ -174,7 +174,7 @@ def _bound_files(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], BoundFil
             asked.setdefault(pid, []).append(inode)
     unanswered: set[str] = set()
     for pid, inodes in asked.items():
-        theirs = bound_files((int(inode) for inode in inodes), pid)
+        theirs = bound_files((int(inode) for inode in inodes), pid) if pid else None
         if theirs is None:
             unanswered.update(inodes)
             continue
@@ -218,11 +218,8 @@ def _find_in_cwds(
                 unsettled.add(pair)
                 break
             budget -= 1
-            try:
-                theirs = os.stat(f"/proc/{pid}/cwd/{name}", follow_symlinks=False)
-            except (OSError, ValueError):
-                continue
-            if stat.S_ISSOCK(theirs.st_mode) and same_file(theirs, file):
+            theirs = bound_file_at(f"/proc/{pid}/cwd/{name}", file, f"/proc/{pid}/mountinfo")
+            if theirs is not None:
                 path = _seen_by_host(where, name, theirs)
                 if path is not None:
                     found[pair] = path

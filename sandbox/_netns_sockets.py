@@ -265,8 +265,9 @@ def namespace_lines() -> tuple[bytes, bytes]:
 def namespaces_listing(inodes: Iterable[str]) -> dict[str, list[str]]:
     """For each socket inode of ``inodes`` (decimal, as listed), a process (a /proc name) of each
     other namespace whose table, as `namespace_lines` last read it, has a pathname line naming that
-    inode: where to ask the kernel about that socket (`sandbox._boundfile`). A line merely holding
-    the number (in a path) gives a namespace that has no such socket: its answer says so."""
+    inode: where to ask the kernel about that socket (`sandbox._boundfile`); "" for a namespace no
+    process is known in now. A line merely holding the number (in a path) gives a namespace that has
+    no such socket: its answer says so."""
     with _scan.lock:
         reader: dict[int, str] = {}
         for pid, ino in _scan.namespace_of.items():
@@ -274,9 +275,7 @@ def namespaces_listing(inodes: Iterable[str]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         wanted = [(inode, b" " + inode.encode() + b" ") for inode in inodes]
         for ino, (_table, kept) in _pathnames.last.items():
-            one = reader.get(ino)
-            if one is None:
-                continue
+            one = reader.get(ino, "")  # "": no process of it is known any more (cannot be asked)
             for inode, column in wanted:
                 if column in kept:
                     found.setdefault(inode, []).append(one)

@@ -175,3 +175,44 @@ def test_the_fallback_walk_is_bounded_and_fails_closed(monkeypatch: pytest.Monke
             kept = _hostsockets._foreign_lines(lines, [str(binder.where.resolve())])
         assert len(calls) <= 2_000 + 10, len(calls)
         assert len(_lines_of(kept, binder.where)) == 1
+
+
+def test_the_bound_file_is_told_by_inode_and_filesystem(tmp_path: Path) -> None:
+    """`sandbox._boundfile`: the kernel's record of a socket's file matches that file only (a
+    lookalike with the same name elsewhere does not), and the filesystem is read from the mount
+    table where ``stat`` reports another device (as btrfs subvolumes do)."""
+    import socket
+
+    from sandbox._boundfile import _superblock_of, bound_file_at, bound_files
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    real = socket.socket(socket.AF_UNIX)
+    other = socket.socket(socket.AF_UNIX)
+    try:
+        real.bind(str(tmp_path / "a" / "s.sock"))
+        other.bind(str(tmp_path / "b" / "s.sock"))
+        inode = os.fstat(real.fileno()).st_ino
+        files = bound_files([inode])
+        require(files is not None, "needs unix_diag (CONFIG_UNIX_DIAG)")
+        assert files is not None
+        bound = files[inode]
+        assert bound is not None
+        st = os.stat(tmp_path / "a" / "s.sock")
+        assert bound == (st.st_dev, st.st_ino & 0xFFFFFFFF)
+        assert bound_file_at(str(tmp_path / "a" / "s.sock"), bound, "/proc/self/mountinfo") is not None
+        assert bound_file_at(str(tmp_path / "b" / "s.sock"), bound, "/proc/self/mountinfo") is None
+        fd = os.open(tmp_path / "a" / "s.sock", os.O_PATH)
+        try:
+            assert _superblock_of(fd, "/proc/self/mountinfo") == st.st_dev
+        finally:
+            os.close(fd)
+        # another device in stat than the record's: only the mount table's device can match
+        assert (
+            bound_file_at(str(tmp_path / "a" / "s.sock"), (st.st_dev + 1, bound[1]), "/proc/self/mountinfo")
+            is None
+        )
+        assert bound_files([4_000_000_001]) == {4_000_000_001: None}  # no such socket
+    finally:
+        real.close()
+        other.close()
