@@ -39,9 +39,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sandbox._boundfile import BoundFile, bound_file_at, bound_files
-from sandbox._netns_sockets import namespace_lines, namespaces_listing
+from sandbox._netns_sockets import namespace_lines
 from sandbox._reach import searchable
+from sandbox._relnames import relative_places, relative_socket_paths
 from sandbox._sockreach import MountIndex, Reach, read_mounts, resolve, shown_at
 from sandbox.errors import SandboxExecError
 
@@ -59,6 +59,7 @@ __all__ = [
     "ipc_mask_args",
     "open_unix_diag",
     "outside_sockets",
+    "relative_socket_paths",
 ]
 
 RUN_DIRS = ("/run", "/var/run")
@@ -91,211 +92,6 @@ def host_socket_paths(table: bytes | None = None) -> list[str]:
     found = relative_socket_paths(pair for pair in bound if not pair[1].startswith("/"))
     paths.update(path for path in found.values() if path is not None)
     return sorted(paths)
-
-
-#: Relative names looked up already: (socket inode, name) -> the absolute path found, or None.
-_RELATIVE: dict[tuple[str, str], str | None] = {}
-
-#: ``stat`` calls one lookup of new relative names may spend on (process cwd, name) pairs, and
-#: ``readlink`` calls the fallback walk of descriptors may spend: past either, the names not found
-#: yet are unsettled (`relative_places`), not taken as found nowhere. Both far above what an honest
-#: host needs (a few hundred processes, a few distinct cwds), so a command cannot buy a check's time
-#: with what it holds (red team round 54, relsock).
-_LOOK_BUDGET = 4096
-_WALK_BUDGET = 65536
-
-
-def relative_socket_paths(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
-    """Where each socket (inode, relative name) of ``pairs`` is (`relative_places`), None when not
-    found (nowhere, or unsettled: nothing to mask at a place not known)."""
-    return relative_places(pairs)[0]
-
-
-def relative_places(
-    pairs: Iterable[tuple[str, str]],
-) -> tuple[dict[tuple[str, str], str | None], set[tuple[str, str]]]:
-    """(where each socket (inode, relative name) of ``pairs`` is, the pairs left unsettled).
-
-    Where: the name joined to the current directory of a process that shows the socket's own file
-    there, when the host sees that same file at that path (same device and inode: not a lookalike
-    in another mount namespace); None when no process shows it (a binder that changed directory after
-    ``bind``: the name then names no place anyone can find) or the socket is gone. The file is the one
-    the kernel says the socket is bound to (`sandbox._boundfile`), looked for in each distinct cwd:
-    a ``stat`` a process and one a (cwd, name), never a read of anyone's descriptors (a command holding
-    18,000 of them and binding a name every 50 ms made every check of every session walk them all;
-    red team round 54). Where the kernel cannot be asked (no ``unix_diag``, another namespace without
-    the right to enter it) the holders are found by a walk of descriptors, as before, bounded.
-    Unsettled: the budget ran out first; such a pair is not remembered (looked up again next time),
-    and a caller that must fail closed keeps it. Remembered per (inode, name); the new ones cost one
-    lookup together, however many they are."""
-    wanted = list(dict.fromkeys(pairs))
-    new = [pair for pair in wanted if pair not in _RELATIVE]
-    unsettled: set[tuple[str, str]] = set()
-    if new:
-        if len(_RELATIVE) + len(new) > 4096:
-            _RELATIVE.clear()
-        found, unsettled = _locate(new)
-        _RELATIVE.update(found)
-    return {pair: _RELATIVE.get(pair) for pair in wanted}, unsettled
-
-
-def _locate(
-    pairs: list[tuple[str, str]],
-) -> tuple[dict[tuple[str, str], str | None], set[tuple[str, str]]]:
-    """`relative_places` of pairs not looked up before: (settled ones, unsettled ones)."""
-    files = _bound_files(pairs)
-    found: dict[tuple[str, str], str | None] = {pair: None for pair, file in files.items() if file is None}
-    in_cwds, unsettled = _find_in_cwds({pair: file for pair, file in files.items() if file is not None})
-    found.update(in_cwds)
-    rest = [pair for pair in pairs if pair not in files]
-    if rest:
-        walked, undone = _walk_holders(rest)
-        found.update(walked)
-        unsettled |= undone
-    return found, unsettled
-
-
-def _bound_files(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], BoundFile | None]:
-    """The file each pair's socket is bound to, None for a socket no namespace has (gone), asked in
-    this process's network namespace and then in each other one listing its inode; a pair left out
-    where the kernel could not be asked."""
-    by_inode: dict[str, list[tuple[str, str]]] = {}
-    for pair in pairs:
-        if pair[0].isdigit() and int(pair[0]) <= 0xFFFFFFFF and "\0" not in pair[1]:
-            by_inode.setdefault(pair[0], []).append(pair)
-    ours = bound_files(int(inode) for inode in by_inode)
-    if ours is None:
-        return {}
-    files: dict[str, BoundFile | None] = {inode: ours[int(inode)] for inode in by_inode}
-    elsewhere = [inode for inode, file in files.items() if file is None]
-    asked: dict[str, list[str]] = {}
-    for inode, pids in namespaces_listing(elsewhere).items():
-        for pid in pids:
-            asked.setdefault(pid, []).append(inode)
-    unanswered: set[str] = set()
-    for pid, inodes in asked.items():
-        theirs = bound_files((int(inode) for inode in inodes), pid) if pid else None
-        if theirs is None:
-            unanswered.update(inodes)
-            continue
-        for inode in inodes:
-            if theirs[int(inode)] is not None:
-                files[inode] = theirs[int(inode)]
-    for inode in unanswered:
-        if files.get(inode) is None:
-            del files[inode]  # not found where asked, and a namespace listing it could not be asked
-    return {pair: file for inode, file in files.items() for pair in by_inode[inode]}
-
-
-def _find_in_cwds(
-    files: dict[tuple[str, str], BoundFile],
-) -> tuple[dict[tuple[str, str], str | None], set[tuple[str, str]]]:
-    """Each pair's socket file looked for under its name in every distinct process cwd (one each, by
-    its identity and path): (pair -> host path or None, pairs the `_LOOK_BUDGET` did not reach)."""
-    if not files:
-        return {}, set()
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return {}, set(files)
-    cwds: dict[tuple[int, int, str], str] = {}
-    for pid in pids:
-        try:
-            where = os.readlink(f"/proc/{pid}/cwd")
-            st = os.stat(f"/proc/{pid}/cwd")
-        except OSError:
-            continue  # gone, or a kernel thread
-        cwds.setdefault((st.st_dev, st.st_ino, where), pid)
-    budget = _LOOK_BUDGET
-    found: dict[tuple[str, str], str | None] = {}
-    unsettled: set[tuple[str, str]] = set()
-    for pair, file in files.items():
-        name = pair[1]
-        found[pair] = None
-        for (_dev, _ino, where), pid in cwds.items():
-            if budget <= 0:
-                del found[pair]
-                unsettled.add(pair)
-                break
-            budget -= 1
-            theirs = bound_file_at(f"/proc/{pid}/cwd/{name}", file, f"/proc/{pid}/mountinfo")
-            if theirs is not None:
-                path = _seen_by_host(where, name, theirs)
-                if path is not None:
-                    found[pair] = path
-                    break
-    return found, unsettled
-
-
-def _seen_by_host(cwd: str, name: str, theirs: os.stat_result) -> str | None:
-    """The host's path of ``name`` in a process's ``cwd`` (as it names it), when the host sees the same
-    file there as the process does (``theirs``)."""
-    path = os.path.normpath(os.path.join(cwd, name))
-    try:
-        ours = os.stat(path, follow_symlinks=False)
-    except (OSError, ValueError):
-        return None
-    if stat.S_ISSOCK(ours.st_mode) and (ours.st_dev, ours.st_ino) == (theirs.st_dev, theirs.st_ino):
-        return path
-    return None
-
-
-def _walk_holders(
-    pairs: list[tuple[str, str]],
-) -> tuple[dict[tuple[str, str], str | None], set[tuple[str, str]]]:
-    """The fallback where the kernel tells no bound file: the holders found by a walk of descriptors
-    (at most `_WALK_BUDGET` of them); a pair not found by an unfinished walk is unsettled."""
-    holders, complete = _holders({f"socket:[{inode}]" for inode, _ in pairs})
-    found: dict[tuple[str, str], str | None] = {}
-    unsettled: set[tuple[str, str]] = set()
-    for inode, name in pairs:
-        path = _through(holders.get(f"socket:[{inode}]", ()), name)
-        if path is None and not complete:
-            unsettled.add((inode, name))
-        else:
-            found[(inode, name)] = path
-    return found, unsettled
-
-
-def _holders(targets: set[str]) -> tuple[dict[str, list[str]], bool]:
-    """The pids (as /proc names) holding each of ``targets`` (``socket:[inode]``), in one walk, and
-    whether the walk read every descriptor (False past `_WALK_BUDGET`)."""
-    found: dict[str, list[str]] = {}
-    budget = _WALK_BUDGET
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        fds = f"/proc/{pid}/fd"
-        try:
-            names = os.listdir(fds)
-        except OSError:
-            continue  # gone, or not ours to read
-        if len(names) > budget:
-            return found, False
-        budget -= len(names)
-        for fd in names:
-            try:
-                link = os.readlink(f"{fds}/{fd}")
-            except OSError:
-                continue  # closed meanwhile
-            if link in targets and pid not in found.setdefault(link, []):
-                found[link].append(pid)
-    return found, True
-
-
-def _through(pids: Iterable[str], name: str) -> str | None:
-    if "\0" in name:
-        return None
-    for pid in pids:
-        try:
-            cwd = os.readlink(f"/proc/{pid}/cwd")
-            theirs = os.stat(f"/proc/{pid}/cwd/{name}", follow_symlinks=False)
-        except (OSError, ValueError):
-            continue
-        path = _seen_by_host(cwd, name, theirs)
-        if path is not None:
-            return path
-    return None
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:

@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from sandbox import _hostsockets
+from sandbox import _hostsockets, _relnames
 
 HEADER = b"Num       RefCount Protocol Flags    Type St Inode Path\n"
 
@@ -38,8 +38,8 @@ def test_many_relative_names_cost_one_walk_of_proc(monkeypatch: pytest.MonkeyPat
         return listdir(path)
 
     monkeypatch.setattr(os, "listdir", counting)
-    monkeypatch.setattr(_hostsockets, "bound_files", lambda *_args: None)  # no unix_diag: the walk
-    _hostsockets._RELATIVE.clear()
+    monkeypatch.setattr(_relnames, "bound_files", lambda *_args: None)  # no unix_diag: the walk
+    _relnames._RELATIVE.clear()
     # Inodes no process holds: nothing is found, every name is looked up.
     assert _hostsockets.host_socket_paths(_table(200, 4_000_000_000)) == []
     assert len(walks) == 1, f"{len(walks)} walks of /proc for 200 relative names"
@@ -59,6 +59,6 @@ def test_inodes_no_namespace_has_cost_no_walk_of_proc(monkeypatch: pytest.Monkey
         return listdir(path)
 
     monkeypatch.setattr(os, "listdir", counting)
-    _hostsockets._RELATIVE.clear()
+    _relnames._RELATIVE.clear()
     assert _hostsockets.host_socket_paths(_table(200, 4_000_000_000)) == []
     assert len(walks) <= 1, f"{len(walks)} walks of /proc for 200 relative names"

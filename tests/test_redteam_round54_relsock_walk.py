@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import _hostsockets
+from sandbox import _hostsockets, _relnames
 from sandbox._netns_sockets import other_namespace_lines
 from tests.conftest import require
 
@@ -155,22 +155,22 @@ def test_an_unsettled_name_is_kept_and_judged_again(monkeypatch: pytest.MonkeyPa
         binder.bind("r54rel-budget.sock")
         lines = other_namespace_lines()
         own = [str(binder.where.resolve())]
-        _hostsockets._RELATIVE.clear()
-        monkeypatch.setattr(_hostsockets, "_LOOK_BUDGET", 0)
+        _relnames._RELATIVE.clear()
+        monkeypatch.setattr(_relnames, "_LOOK_BUDGET", 0)
         assert len(_lines_of(_hostsockets._foreign_lines(lines, own), binder.where)) == 1
-        monkeypatch.setattr(_hostsockets, "_LOOK_BUDGET", 4096)
+        monkeypatch.setattr(_relnames, "_LOOK_BUDGET", 4096)
         assert not _lines_of(_hostsockets._foreign_lines(lines, own), binder.where)
 
 
 def test_the_fallback_walk_is_bounded_and_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the kernel cannot be asked (no ``unix_diag``, a namespace not ours to enter) the holders
     are walked as before, but at most `_WALK_BUDGET` descriptors: a name not found by then is kept."""
-    monkeypatch.setattr(_hostsockets, "bound_files", lambda *_args: None)
-    monkeypatch.setattr(_hostsockets, "_WALK_BUDGET", 2_000)
+    monkeypatch.setattr(_relnames, "bound_files", lambda *_args: None)
+    monkeypatch.setattr(_relnames, "_WALK_BUDGET", 2_000)
     with _binder("ns") as binder:
         binder.bind("r54rel-walk.sock")
         lines = other_namespace_lines()
-        _hostsockets._RELATIVE.clear()
+        _relnames._RELATIVE.clear()
         with _counted_readlinks(monkeypatch) as calls:
             kept = _hostsockets._foreign_lines(lines, [str(binder.where.resolve())])
         assert len(calls) <= 2_000 + 10, len(calls)
