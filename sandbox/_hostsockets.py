@@ -85,7 +85,7 @@ def _bound(table: bytes) -> frozenset[tuple[str, str]]:
 def host_socket_paths(table: bytes | None = None) -> list[str]:
     """Pathname unix sockets bound in the host's network namespace (``/proc/net/unix``, or ``table``
     read from it), by absolute path. A name relative to its binder's cwd (``bind("app.sock")``)
-    is looked up through the processes holding it (`relative_socket_paths`): skipped, it left
+    is located through the processes whose cwd shows its file (`sandbox._relnames`): skipped, it left
     such a daemon unmasked, in the workspace or anywhere the sandbox shows (red team round 14)."""
     bound = _bound(_socket_table() if table is None else table)
     paths = {path for _, path in bound if path.startswith("/")}
@@ -539,10 +539,11 @@ def _foreign_lines(lines: bytes, own: list[str]) -> bytes:
     the kept and covered ones), where a sandbox's own commands bind theirs, in a network namespace
     of the sandbox's (session) or of each command's own (one bwrap per command): masking those, or
     counting them as new, would hide a session's own background servers from its later commands.
-    A name relative to its binder's cwd is looked up through its holders (none: left out), all in
-    one walk of /proc: one walk per name let a process holding thousands of relative names make
-    every start walk /proc thousands of times (round 38 review). Directories are resolved once,
-    and a line judged before is not judged again (`_VERDICTS`)."""
+    A name relative to its binder's cwd is located by `sandbox._relnames` (found nowhere: left out;
+    not settled yet: kept, and judged again next time), all new names in one lookup: one per name let
+    a process holding thousands of relative names make every start walk /proc thousands of times
+    (round 38 review). Directories are resolved once, and a line judged before is not judged again
+    (`_VERDICTS`)."""
     key = tuple(own)
     verdicts = _VERDICTS.pop(key, None)
     if verdicts is None:

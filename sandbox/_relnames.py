@@ -37,10 +37,11 @@ Pair = tuple[str, str]
 _RELATIVE: dict[Pair, str | None] = {}
 
 #: ``stat`` calls a lookup may spend on (cwd, name) pairs for one namespace's sockets, and
-#: descriptors the fallback walk may read for them: far above an honest namespace's needs (a few
-#: distinct cwds; a few thousand descriptors), so a command cannot buy a check's time with what it
-#: holds (~5 ms and ~0.1 s at most; the walk only where the kernel cannot be asked).
-_LOOK_BUDGET = 2048
+#: descriptors the fallback walk may read for them: above an honest namespace's needs (a few distinct
+#: cwds; a few thousand descriptors) and a session's default process cap (4,096: one name in each of
+#: its processes' cwds is settled), so a command cannot buy a check's time with what it holds (~20 ms
+#: and ~0.1 s at most; the walk only where the kernel cannot be asked).
+_LOOK_BUDGET = 8192
 _WALK_BUDGET = 16384
 
 

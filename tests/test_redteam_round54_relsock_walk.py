@@ -105,7 +105,8 @@ def _counted_readlinks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 
 def _lines_of(lines: bytes, where: Path) -> list[bytes]:
-    return [line for line in lines.splitlines() if b"r54rel-" in line]
+    """The lines of sockets the binder working in ``where`` bound (named after it: tests run in parallel)."""
+    return [line for line in lines.splitlines() if f"r54rel-{where.name}-".encode() in line]
 
 
 def test_a_new_relative_name_in_another_namespace_costs_no_descriptor_walk(
@@ -116,8 +117,9 @@ def test_a_new_relative_name_in_another_namespace_costs_no_descriptor_walk(
     with _binder("ns") as binder:
         took = []
         for i in range(3):
-            binder.bind(f"r54rel-{i}.sock")
-            lines = other_namespace_lines()
+            binder.bind(f"r54rel-{binder.where.name}-{i}.sock")
+            # only this binder's lines: another test's sockets (a parallel run) are no part of the count
+            lines = b"".join(line + b"\n" for line in _lines_of(other_namespace_lines(), binder.where))
             assert len(_lines_of(lines, binder.where)) == i + 1
             with _counted_readlinks(monkeypatch) as calls:
                 start = time.perf_counter()
@@ -141,10 +143,10 @@ def test_a_new_relative_name_in_the_hosts_namespace_costs_no_descriptor_walk(
     the located path is masked (`ipc_mask_args` lists it)."""
     with _binder("host") as binder:
         for i in range(2):
-            binder.bind(f"r54rel-host-{i}.sock")
+            binder.bind(f"r54rel-{binder.where.name}-host{i}.sock")
             with _counted_readlinks(monkeypatch) as calls:
                 paths = _hostsockets.host_socket_paths()
-            assert str(binder.where / f"r54rel-host-{i}.sock") in paths
+            assert str(binder.where / f"r54rel-{binder.where.name}-host{i}.sock") in paths
             assert len(calls) < 1_000, f"{len(calls)} readlinks for one new relative name"
 
 
@@ -152,7 +154,7 @@ def test_an_unsettled_name_is_kept_and_judged_again(monkeypatch: pytest.MonkeyPa
     """Fail closed: past the lookup's budget a relative name is kept (counted, as one whose place is
     unknown), even under the sandbox's own paths, and not remembered: judged again once settled."""
     with _binder("ns", fds=16) as binder:
-        binder.bind("r54rel-budget.sock")
+        binder.bind(f"r54rel-{binder.where.name}-budget.sock")
         lines = other_namespace_lines()
         own = [str(binder.where.resolve())]
         _relnames._RELATIVE.clear()
@@ -168,7 +170,7 @@ def test_the_fallback_walk_is_bounded_and_fails_closed(monkeypatch: pytest.Monke
     monkeypatch.setattr(_relnames, "bound_files", lambda *_args: None)
     monkeypatch.setattr(_relnames, "_WALK_BUDGET", 2_000)
     with _binder("ns") as binder:
-        binder.bind("r54rel-walk.sock")
+        binder.bind(f"r54rel-{binder.where.name}-walk.sock")
         lines = other_namespace_lines()
         _relnames._RELATIVE.clear()
         with _counted_readlinks(monkeypatch) as calls:
