@@ -153,8 +153,12 @@ class _Order:
         self._cwds: dict[str, tuple[int, int, str] | None] = {}
 
     def of(self, space: int | None) -> tuple[list[str], list[str]]:
-        """(the processes of ``space``, the others)."""
-        first = self._by_space.get(space, []) if space is not None else []
+        """(the processes of ``space``, the others); every process is of a namespace no scan placed
+        any process in (a caller that never listed the namespaces: the budget then settles nothing
+        it did not reach)."""
+        first = self._by_space.get(space) if space is not None else None
+        if not first:
+            return list(self._pids), []
         firsts = set(first)
         return first, [pid for pid in self._pids if pid not in firsts]
 
