@@ -218,3 +218,63 @@ def test_the_bound_file_is_told_by_inode_and_filesystem(tmp_path: Path) -> None:
     finally:
         real.close()
         other.close()
+
+
+#: Forks ``n`` children each in a directory of its own (in a network namespace of its own), then binds
+#: relative names on request and renames each away, so that no process's cwd shows it.
+_CROWD = r"""
+import ctypes, os, socket, sys, time
+assert ctypes.CDLL(None, use_errno=True).unshare(0x10000000 | 0x40000000) == 0  # NEWUSER | NEWNET
+base = sys.argv[1]
+for i in range(int(sys.argv[2])):
+    if os.fork() == 0:
+        os.mkdir(f"{base}/d{i}")
+        os.chdir(f"{base}/d{i}")
+        time.sleep(120)
+        os._exit(0)
+os.chdir(base)
+socks = []
+print("ready", flush=True)
+for line in sys.stdin:
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(line.strip())
+    os.rename(line.strip(), "moved-" + line.strip())
+    socks.append(s)
+    print("bound", flush=True)
+"""
+
+
+def test_a_crowd_of_processes_spends_only_its_own_namespaces_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each namespace's names have a budget of their own: 300 processes in cwds of their own and names
+    no cwd shows (each costs every cwd) do not leave a host socket's name, looked up in the same
+    batch, unsettled -- it is found, and masked."""
+    require(os.geteuid() == 0, "needs root: to enter another network namespace (setns)")
+    monkeypatch.setattr(_relnames, "_LOOK_BUDGET", 600)
+    where = Path(tempfile.mkdtemp(prefix="shellrt-r54-relsock-", dir="/var/tmp"))
+    crowd = subprocess.Popen(
+        [sys.executable, "-c", _CROWD, str(where), "300"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert crowd.stdin is not None and crowd.stdout is not None
+        assert "ready" in crowd.stdout.readline()
+        for i in range(3):
+            crowd.stdin.write(f"r54rel-{where.name}-crowd{i}.sock\n")
+            crowd.stdin.flush()
+            assert "bound" in crowd.stdout.readline()
+        with _binder("host", fds=16) as host:
+            name = f"r54rel-{host.where.name}-daemon.sock"
+            host.bind(name)
+            foreign = b"".join(line + b"\n" for line in _lines_of(other_namespace_lines(), where))
+            assert len(foreign.splitlines()) == 3
+            _relnames._RELATIVE.clear()
+            # one table, one lookup: the crowd's names and the host's in the same batch
+            paths = _hostsockets.host_socket_paths((_hostsockets._strict_socket_table() or b"") + foreign)
+            assert str(host.where / name) in paths
+    finally:
+        os.killpg(crowd.pid, 9)
+        crowd.wait()
+        shutil.rmtree(where, ignore_errors=True)
