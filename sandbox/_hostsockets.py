@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 from sandbox._netns_sockets import namespace_lines
 from sandbox._reach import searchable
+from sandbox._relnames import relative_places, relative_socket_paths
 from sandbox._sockreach import MountIndex, Reach, read_mounts, resolve, shown_at
 from sandbox.errors import SandboxExecError
 
@@ -58,6 +59,7 @@ __all__ = [
     "ipc_mask_args",
     "open_unix_diag",
     "outside_sockets",
+    "relative_socket_paths",
 ]
 
 RUN_DIRS = ("/run", "/var/run")
@@ -83,74 +85,13 @@ def _bound(table: bytes) -> frozenset[tuple[str, str]]:
 def host_socket_paths(table: bytes | None = None) -> list[str]:
     """Pathname unix sockets bound in the host's network namespace (``/proc/net/unix``, or ``table``
     read from it), by absolute path. A name relative to its binder's cwd (``bind("app.sock")``)
-    is looked up through the processes holding it (`relative_socket_paths`): skipped, it left
+    is located through the processes whose cwd shows its file (`sandbox._relnames`): skipped, it left
     such a daemon unmasked, in the workspace or anywhere the sandbox shows (red team round 14)."""
     bound = _bound(_socket_table() if table is None else table)
     paths = {path for _, path in bound if path.startswith("/")}
     found = relative_socket_paths(pair for pair in bound if not pair[1].startswith("/"))
     paths.update(path for path in found.values() if path is not None)
     return sorted(paths)
-
-
-#: Relative names looked up already: (socket inode, name) -> the absolute path found, or None.
-_RELATIVE: dict[tuple[str, str], str | None] = {}
-
-
-def relative_socket_paths(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
-    """Where each socket (inode, relative name) of ``pairs`` is: the name joined to the current
-    directory of a process holding it, when the file there is a socket and the one that process
-    itself reaches (same device and inode: not a lookalike in another mount namespace). None when
-    no holder shows it (one that changed directory after ``bind``: the name then names no place
-    anyone can find). Remembered per (inode, name); the ones not seen before cost one walk of
-    /proc together, however many they are (each its own walk: a command binding thousands of
-    relative names, where it shares the host's network namespace, made the host walk /proc
-    thousands of times before the next command)."""
-    wanted = list(dict.fromkeys(pairs))
-    new = [pair for pair in wanted if pair not in _RELATIVE]
-    if new:
-        if len(_RELATIVE) + len(new) > 4096:
-            _RELATIVE.clear()
-        holders = _holders({f"socket:[{inode}]" for inode, _ in new})
-        for inode, name in new:
-            _RELATIVE[(inode, name)] = _through(holders.get(f"socket:[{inode}]", ()), name)
-    return {pair: _RELATIVE.get(pair) for pair in wanted}
-
-
-def _holders(targets: set[str]) -> dict[str, list[str]]:
-    """The pids (as /proc names) holding each of ``targets`` (``socket:[inode]``), in one walk."""
-    found: dict[str, list[str]] = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        fds = f"/proc/{pid}/fd"
-        try:
-            names = os.listdir(fds)
-        except OSError:
-            continue  # gone, or not ours to read
-        for fd in names:
-            try:
-                link = os.readlink(f"{fds}/{fd}")
-            except OSError:
-                continue  # closed meanwhile
-            if link in targets and pid not in found.setdefault(link, []):
-                found[link].append(pid)
-    return found
-
-
-def _through(pids: Iterable[str], name: str) -> str | None:
-    if "\0" in name:
-        return None
-    for pid in pids:
-        try:
-            cwd = os.readlink(f"/proc/{pid}/cwd")
-            theirs = os.stat(f"/proc/{pid}/cwd/{name}", follow_symlinks=False)
-            path = os.path.normpath(os.path.join(cwd, name))
-            ours = os.stat(path, follow_symlinks=False)
-        except (OSError, ValueError):
-            continue
-        if stat.S_ISSOCK(ours.st_mode) and (ours.st_dev, ours.st_ino) == (theirs.st_dev, theirs.st_ino):
-            return path
-    return None
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:
@@ -598,10 +539,11 @@ def _foreign_lines(lines: bytes, own: list[str]) -> bytes:
     the kept and covered ones), where a sandbox's own commands bind theirs, in a network namespace
     of the sandbox's (session) or of each command's own (one bwrap per command): masking those, or
     counting them as new, would hide a session's own background servers from its later commands.
-    A name relative to its binder's cwd is looked up through its holders (none: left out), all in
-    one walk of /proc: one walk per name let a process holding thousands of relative names make
-    every start walk /proc thousands of times (round 38 review). Directories are resolved once,
-    and a line judged before is not judged again (`_VERDICTS`)."""
+    A name relative to its binder's cwd is located by `sandbox._relnames` (found nowhere: left out;
+    not settled yet: kept, and judged again next time), all new names in one lookup: one per name let
+    a process holding thousands of relative names make every start walk /proc thousands of times
+    (round 38 review). Directories are resolved once, and a line judged before is not judged again
+    (`_VERDICTS`)."""
     key = tuple(own)
     verdicts = _VERDICTS.pop(key, None)
     if verdicts is None:
@@ -621,24 +563,30 @@ def _foreign_lines(lines: bytes, own: list[str]) -> bytes:
     if rows:
         if len(verdicts) + len(rows) > _VERDICTS_MAX:
             verdicts.clear()
-        for line, verdict in _judge(rows, own):
-            kept[line] = verdicts[line] = verdict
+        for line, verdict, final in _judge(rows, own):
+            kept[line] = verdict
+            if final:  # an unsettled relative name is judged again next time
+                verdicts[line] = verdict
     return b"".join(line for line, verdict in kept.items() if verdict)
 
 
-def _judge(rows: list[tuple[bytes, str, str]], own: list[str]) -> list[tuple[bytes, bool]]:
-    """Whether each (line, inode, name) of ``rows`` is kept."""
-    out: list[tuple[bytes, bool]] = []
+def _judge(rows: list[tuple[bytes, str, str]], own: list[str]) -> list[tuple[bytes, bool, bool]]:
+    """Whether each (line, inode, name) of ``rows`` is kept, and whether that is final (False for a
+    relative name not settled yet: kept meanwhile, `relative_places`)."""
+    out: list[tuple[bytes, bool, bool]] = []
     relative = [(inode, name) for _line, inode, name in rows if name and not name.startswith(("/", "@"))]
-    found = relative_socket_paths(relative) if relative else {}
+    found, unsettled = relative_places(relative) if relative else ({}, set())
     dirs: dict[str, str] = {}
     for line, inode, name in rows:
         if name and not name.startswith(("/", "@")):  # relative to its binder's cwd
-            name = found.get((inode, name)) or ""  # None: no holder shows it anywhere
-            if not name:
-                out.append((line, False))
+            if (inode, name) in unsettled:
+                out.append((line, True, False))  # where it is is not known yet: counted (fail closed)
                 continue
-        out.append((line, not (name.startswith("/") and _under(_real(name, dirs), own))))
+            name = found.get((inode, name)) or ""  # None: no process shows it anywhere
+            if not name:
+                out.append((line, False, True))
+                continue
+        out.append((line, not (name.startswith("/") and _under(_real(name, dirs), own)), True))
     return out
 
 

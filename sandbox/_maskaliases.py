@@ -658,8 +658,12 @@ class _Raced(SandboxExecError):
 _Listed = dict[Path, tuple[int, int]]
 
 #: Passes over the listed directories before a walk that keeps changing is `_Raced` (each pass one
-#: ``lstat`` a directory, and a listing of the changed ones: ~1 ms a pass for 1,000 directories).
+#: ``lstat`` a directory, and a listing of the changed ones: ~1 ms a pass for 1,000 directories), and
+#: the time they go on for at least: 20 passes were a fraction of a millisecond for a small tree, so
+#: a host program making and removing files in a few directories for a moment outlasted them (about 1
+#: walk in 4,571 refused on a loaded host: red team round 53, hostchurn; round 54, relsock).
 _SETTLE_PASSES = 20
+_SETTLE_S = 0.25
 
 
 def _settle(
@@ -668,13 +672,15 @@ def _settle(
     """The files of ``inodes`` a walk missed because the tree changed under it (round 39): each
     directory whose inode or ctime changed since its listing is listed again and what is new in it
     walked (a directory moved in from a part not walked yet, a link renamed there), until one pass
-    finds every directory as it was listed. That pass proves the walk saw the whole tree as of its
+    finds every directory as it was listed (`_Raced` past `_SETTLE_PASSES` passes and `_SETTLE_S`). That pass proves the walk saw the whole tree as of its
     start: anything not seen would sit then in a listed directory that did not hold it when listed,
     and so changed. A file made or removed, a chmod, an xattr (a build, another session) cost one
     listing of that directory, not a refusal (round 39, review10: every search was refused). The
     directories changed last are looked at first (their ctime is minutes old, not a pass old)."""
     order = list(listed)
-    for _ in range(_SETTLE_PASSES):
+    started, passes = time.monotonic(), 0
+    while True:
+        passes += 1
         changed = []
         for directory in order:
             try:
@@ -686,11 +692,12 @@ def _settle(
                 changed.append(directory)
         if not changed:
             return
+        if passes >= _SETTLE_PASSES and time.monotonic() - started >= _SETTLE_S:
+            raise _Raced(changed[0])
         for directory in changed:
             yield from _relist(directory, listed, budget, inodes, device)
         again = set(changed)  # gone ones are forgotten by `_relist`: their parents changed too
         order = [*(d for d in changed if d in listed), *(d for d in listed if d not in again)]
-    raise _Raced(changed[0])
 
 
 def _relist(

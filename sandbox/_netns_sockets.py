@@ -22,8 +22,15 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterable
 
-__all__ = ["namespace_lines", "other_namespace_lines"]
+__all__ = [
+    "namespace_lines",
+    "namespaces_listing",
+    "other_namespace_lines",
+    "own_namespace",
+    "processes_by_namespace",
+]
 
 
 def _read(path: str) -> tuple[int, bytes] | None:
@@ -259,6 +266,43 @@ def namespace_lines() -> tuple[bytes, bytes]:
         b"".join(t for ino, t in tables.items() if ino in ours),
         b"".join(t for ino, t in tables.items() if ino not in ours),
     )
+
+
+def namespaces_listing(inodes: Iterable[str]) -> dict[str, list[tuple[int, str]]]:
+    """For each socket inode of ``inodes`` (decimal, as listed), each other namespace whose table, as
+    `namespace_lines` last read it, has a pathname line naming that inode, as (its table's inode, a
+    process in it: a /proc name, "" when none is known now): where to ask the kernel about that
+    socket (`sandbox._boundfile`). A line merely holding the number (in a path) gives a namespace
+    that has no such socket: its answer says so."""
+    with _scan.lock:
+        reader: dict[int, str] = {}
+        for pid, ino in _scan.namespace_of.items():
+            reader.setdefault(ino, pid)
+        wanted = [(inode, b" " + inode.encode() + b" ") for inode in inodes]
+        found: dict[str, list[tuple[int, str]]] = {}
+        for ino, (_table, kept) in _pathnames.last.items():
+            for inode, column in wanted:
+                if column in kept:
+                    found.setdefault(inode, []).append((ino, reader.get(ino, "")))
+    return found
+
+
+def processes_by_namespace() -> dict[int, list[str]]:
+    """The processes (/proc names) in each network namespace (by its table's inode), as the last
+    `namespace_lines` found them (a process made since is in none: callers take it as any other)."""
+    with _scan.lock:
+        by: dict[int, list[str]] = {}
+        for pid, ino in _scan.namespace_of.items():
+            by.setdefault(ino, []).append(pid)
+    return by
+
+
+def own_namespace() -> int | None:
+    """This process's network namespace, by its table's inode (as `processes_by_namespace` names them)."""
+    try:
+        return os.stat("/proc/self/net/unix").st_ino
+    except OSError:
+        return None
 
 
 def _fresh_in_ours(fresh: set[str], namespace_of: dict[str, int], own: int | None) -> list[str]:

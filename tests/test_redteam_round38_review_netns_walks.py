@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import _hostsockets
+from sandbox import _hostsockets, _relnames
 from sandbox._netns_sockets import other_namespace_lines
 
 #: Serial: its sockets, bound where every session's watch looks, would retire other tests' sandboxes.
@@ -78,13 +78,14 @@ def test_many_relative_names_cost_one_walk(monkeypatch: pytest.MonkeyPatch) -> N
     """Failed before: 300 walks of /proc for one start (1 of 1); now one, and every name is still
     found where its binder is (kept when outside the sandbox's paths, left out under them)."""
     walks = []
-    real_holders = _hostsockets._holders
+    real_holders = _relnames._holders
 
-    def counted(targets: set[str]) -> dict[str, list[str]]:
+    def counted(targets: set[str], pids: list[str], budget: list[int]) -> tuple[dict[str, list[str]], bool]:
         walks.append(len(targets))
-        return real_holders(targets)
+        return real_holders(targets, pids, budget)
 
-    monkeypatch.setattr(_hostsockets, "_holders", counted)
+    monkeypatch.setattr(_relnames, "_holders", counted)
+    monkeypatch.setattr(_relnames, "bound_files", lambda *_args: None)  # the walk it counts (round 54)
     with _binder(_N) as where:
         lines = other_namespace_lines()
         ours = [line for line in lines.splitlines() if b"r38rev-" in line]
