@@ -93,6 +93,7 @@ from sandbox.docker._cmdcg import (
     check_commands_cgroup,
     commands_mount,
     container_memory_cgroup,
+    detach_commands_cgroup,
     make_commands_cgroup,
     renew_commands_cgroup,
 )
@@ -1266,10 +1267,14 @@ class DockerBackend(SandboxBackend):
         await thread(lambda: start_mounts(ref, empty))
 
     async def _detach_io(self, ref: PidRef) -> None:
-        """root_can_administer: no path in the container names the I/O directory (`_detach`)."""
+        """root_can_administer: no path in the container names the I/O directory (`_detach`), nor
+        the commands' memory cgroup (`_cmdcg.detach_commands_cgroup`, round 54): a root command's
+        DAC_OVERRIDE would open both."""
         if not self.config.root_can_administer:
             return
         await thread(lambda: detach_mount(ref, IO_MOUNT))
+        if self._commands_cg is not None:
+            await thread(lambda: detach_commands_cgroup(ref))
 
     async def _mask_lasting(self, ref: PidRef, executor: int) -> None:
         """A root host: docker-init's and the executor's ``/proc`` directories covered (`_procmask`).

@@ -134,6 +134,10 @@ static const int admin_caps[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER};
 #define COMMANDS_CGROUP "/.shellrt-cmds"
 #define COMMANDS_CHILD "/shellrt-cmds"
 #define CGROUP_MAGIC 0x27e0eb
+/* The commands' memory cgroup as `boot` found it, held open for the executor and all it starts
+ * (hold_commands_cgroup): under root_can_administer the host then detaches the mount, as it does
+ * the I/O directory's (round 54), and commands join it through this descriptor. */
+#define CMDS_FD 23
 #define MQUEUE_MAGIC 0x19800202
 #ifndef SYS_close_range
 #define SYS_close_range 436
@@ -198,6 +202,25 @@ static void wait_for_go(void) {
         _exit(126);
     }
     if (chdir("/") != 0) die("chdir /");
+}
+
+/* boot, once the host's go says the container is set up: hold the commands' memory cgroup (where
+ * the host mounted one) as CMDS_FD, inherited by the shell, its runners and every helper. A root
+ * command of a root_can_administer session holds CAP_DAC_OVERRIDE, which ignores the mode of the
+ * cgroup's files (the executor's uid owns them): through the mount it disabled later commands' OOM
+ * killer, raised their limit into the executor's reserve, moved any process (cgroup v1 lets host
+ * uid 0) and made child cgroups, the host's own (red team round 54). The host detaches the mount
+ * after the hello there; only this descriptor, which no command may follow (/proc/<pid>/fd needs
+ * ptrace access), reaches it then. Fail closed: a cgroup that cannot be held stops the start. */
+static void hold_commands_cgroup(void) {
+    struct statfs fs;
+    if (statfs(COMMANDS_CGROUP, &fs) != 0 || fs.f_type != CGROUP_MAGIC) return;
+    int fd = open(COMMANDS_CGROUP, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    if (fd < 0) die("hold the commands' cgroup");
+    if (fd != CMDS_FD) {
+        if (dup2(fd, CMDS_FD) != CMDS_FD) die("hold the commands' cgroup");
+        close(fd);
+    }
 }
 
 /* Close every descriptor in [lo, hi]: the executor's own (its I/O directory above all) never
@@ -1110,8 +1133,16 @@ static void set_oom(const char *value) {
  * /proc/self/cgroup afterwards: a command never runs outside a cgroup that exists. */
 static void join_commands_cgroup(void) {
     struct statfs fs;
-    if (statfs(COMMANDS_CGROUP, &fs) != 0 || fs.f_type != CGROUP_MAGIC) return;
-    int fd = open(COMMANDS_CGROUP "/cgroup.procs", O_WRONLY | O_CLOEXEC);
+    int fd;
+    if (statfs(COMMANDS_CGROUP, &fs) == 0 && fs.f_type == CGROUP_MAGIC) {
+        /* Mounted (a reset mounts a fresh one there: the path, never an older one held below). */
+        fd = open(COMMANDS_CGROUP "/cgroup.procs", O_WRONLY | O_CLOEXEC);
+    } else if (fstatfs(CMDS_FD, &fs) == 0 && fs.f_type == CGROUP_MAGIC) {
+        /* Detached (root_can_administer): the one boot held (hold_commands_cgroup). */
+        fd = openat(CMDS_FD, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    } else {
+        return;
+    }
     if (fd < 0) die("commands cgroup");
     if (write(fd, "0", 1) != 1) die("commands cgroup");
     close(fd);
@@ -1172,7 +1203,10 @@ int main(int argc, char **argv) {
         environ = executor_environment(probe_isolation());
         setid_filter();
         load_host_budget_filter();
-        if (boot) wait_for_go();
+        if (boot) {
+            wait_for_go();
+            hold_commands_cgroup();
+        }
     } else if (drop) {
         /* Never the executor's own identity: a command under it could signal and trace it. */
         uid_t own_uid = getuid();
