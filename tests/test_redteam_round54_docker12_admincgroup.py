@@ -81,7 +81,9 @@ _WRITES = (
     # Each prints WROTE only when the kernel took the write.
     "mkdir /.shellrt-cmds/rt54 2>/dev/null && echo WROTE-mkdir",
     "echo 1 > /.shellrt-cmds/memory.oom_control 2>/dev/null && echo WROTE-oom",
-    "echo 17179869184 > /.shellrt-cmds/memory.limit_in_bytes 2>/dev/null && echo WROTE-limit",
+    # memsw first: the kernel keeps the limit at most memsw (the host set both to the same).
+    "echo 17179869184 > /.shellrt-cmds/memory.memsw.limit_in_bytes 2>/dev/null;"
+    " echo 17179869184 > /.shellrt-cmds/memory.limit_in_bytes 2>/dev/null && echo WROTE-limit",
     "echo $$ > /.shellrt-cmds/cgroup.procs 2>/dev/null && echo WROTE-procs",
     "ls /.shellrt-cmds/ 2>/dev/null | grep -q cgroup.procs && echo SEES-cgroup",
 )
@@ -108,4 +110,13 @@ async def test_commands_still_run_in_the_commands_cgroup(admin: DockerBackend, u
 async def test_an_oom_kill_in_the_commands_cgroup_is_still_reported(admin: DockerBackend) -> None:
     # The executor reads the commands' cgroup's oom_kill counter through the executor's descriptor now.
     rc, oom, out = await _run(admin, "dd if=/dev/zero of=/dev/null bs=400M count=1", None)
+    assert rc == 137 and oom, (rc, oom, out)
+
+
+async def test_a_root_command_cannot_spare_later_commands_from_the_oom_killer(admin: DockerBackend) -> None:
+    # Before: the root command's write took, and the next command's hog hung at the ceiling
+    # (under_oom) until its caller's own timeout instead of being killed and reported.
+    await _run(admin, "echo 1 > /.shellrt-cmds/memory.oom_control", "root")
+    with anyio.fail_after(30):
+        rc, oom, out = await _run(admin, "dd if=/dev/zero of=/dev/null bs=400M count=1", None)
     assert rc == 137 and oom, (rc, oom, out)
