@@ -68,7 +68,10 @@ def _commands_cgroup(backend: DockerBackend) -> str:
     assert backend.container_id is not None
     inspected = subprocess.run(
         ["docker", "inspect", "-f", "{{.State.Pid}}", backend.container_id],
-        capture_output=True, text=True, timeout=30, check=True,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
     init = int(inspected.stdout.strip())
     parent = container_memory_cgroup(init)
@@ -90,7 +93,9 @@ _WRITES = (
 
 
 @pytest.mark.parametrize("probe", _WRITES)
-async def test_an_admin_root_command_cannot_write_the_commands_cgroup(admin: DockerBackend, probe: str) -> None:
+async def test_an_admin_root_command_cannot_write_the_commands_cgroup(
+    admin: DockerBackend, probe: str
+) -> None:
     cgroup = _commands_cgroup(admin)
     limit_before = Path(cgroup, "memory.limit_in_bytes").read_text()
     rc, _oom, out = await _run(admin, probe, "root")
