@@ -19,7 +19,9 @@ owns what it extracts); total size and entry count bounded; runs of zeros are le
 as holes (a sparse file stays sparse). A member the caller holds back (``held``: a
 read- or write-denied path of the host, a protected name) is not written; one whose
 content equals what the host already has there is skipped silently, any other is
-refused. A link the archive made is judged under every name it gives the archive's entries
+refused. A member that replaces what the host has (a file or link over a directory, which goes
+whole; a directory over a file or link) is refused when ``held`` names anything it would remove
+(round 54). A link the archive made is judged under every name it gives the archive's entries
 (`sandbox.docker._linkcheck`; red team round 26) and removed when one is held.
 Members that are refused are skipped, the rest is extracted, and
 `WorkspaceExportError` names them at the end: a stable tree never produces one.
@@ -49,6 +51,7 @@ __all__ = [
     "MAX_EXPORT_ENTRIES",
     "MAX_EXPORT_NAME_BYTES",
     "MAX_EXPORT_STEPS",
+    "MAX_REPLACED_CHECKS",
     "ChunkReader",
     "Held",
     "WorkspaceExportError",
@@ -77,6 +80,11 @@ _META_TYPES = frozenset(
     )
 )
 _SHOWN_REFUSALS = 10
+#: Host entries judged (``held``) in the directories an export would replace, over the whole export
+#: (a member that is no directory where the host has one removes it whole: round 54). Past it such
+#: a replacement is refused: the caller's `protected_reason` takes ~0.1 ms a name, ~20 s at most.
+MAX_REPLACED_CHECKS = 200_000
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 #: Marks an entry that was left out in `_Extraction.left_out` (no component is empty).
 _LEFT = ""
 _Tree = dict[str, "_Tree"]
@@ -257,6 +265,8 @@ class _Extraction:
     left_out: _Tree = field(default_factory=dict)
     #: Symbolic links this archive created: name -> target (judged at the end: `_linkcheck`).
     links: dict[str, str] = field(default_factory=dict)
+    #: Host entries the replaced directories may still have judged (`MAX_REPLACED_CHECKS`).
+    replace_checks: int = MAX_REPLACED_CHECKS
 
     def member(self, tar: tarfile.TarFile, info: tarfile.TarInfo, name: str) -> None:
         parts = _parts(name)
@@ -273,7 +283,7 @@ class _Extraction:
         if info.isdir():
             parent = self._parent(parts)
             try:
-                self._make_dir(parent, parts[-1])
+                self._make_dir(parent, parts)
             finally:
                 os.close(parent)
             self.dirs[key] = (info.mode, info.mtime)
@@ -345,7 +355,8 @@ class _Extraction:
                 raise _Refused("below a symbolic link or a file") from None
             raise _Refused(f"its directory cannot be made ({exc.strerror})") from None
 
-    def _make_dir(self, parent: int, name: str) -> None:
+    def _make_dir(self, parent: int, parts: list[str]) -> None:
+        name = parts[-1]
         try:
             os.mkdir(name, 0o700, dir_fd=parent)
             return
@@ -353,8 +364,48 @@ class _Extraction:
             pass
         if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
             return
-        os.unlink(name, dir_fd=parent)  # a file or a symlink where the archive has a directory
+        # A file or a symlink where the archive has a directory: the host's, judged as the file it
+        # is (a directory member is judged by nothing but the denied paths: round 54, a ``.git``
+        # file, which names the repository git obeys, was removed by a ``.git/`` directory).
+        why = self.held(parts, False) if self.held is not None else None
+        if why is not None:
+            raise _Refused(f"it would replace the host's {'/'.join(parts)}: {why}")
+        os.unlink(name, dir_fd=parent)
         os.mkdir(name, 0o700, dir_fd=parent)
+
+    def _check_replaced(self, parent: int, parts: list[str]) -> None:
+        """Before the host's directory at ``parts`` is removed (a member that is no directory takes
+        its place): refused when ``held`` names anything in it, at any depth, never through a link.
+        The denied paths were judged so since round 13; a protected name was not: ``rm -rf .claude
+        && echo x > .claude`` in the container removed the operator's ``.claude/settings.json`` (its
+        deny rules and hooks) on the host (round 54)."""
+        if self.held is None:
+            return
+        stack = [(os.open(parts[-1], _DIR_FLAGS, dir_fd=parent), parts)]
+        try:
+            while stack:
+                fd, where = stack.pop()
+                try:
+                    with os.scandir(fd) as listing:
+                        for entry in listing:
+                            self.replace_checks -= 1
+                            if self.replace_checks < 0:
+                                raise _Refused(
+                                    f"it would replace a host directory; more than {MAX_REPLACED_CHECKS} "
+                                    "host entries in the replaced directories are too many to judge"
+                                )
+                            path = [*where, entry.name]
+                            is_dir = entry.is_dir(follow_symlinks=False)
+                            why = self.held(path, is_dir)
+                            if why is not None:
+                                raise _Refused(f"it would replace a directory holding {'/'.join(path)}: {why}")
+                            if is_dir:
+                                stack.append((os.open(entry.name, _DIR_FLAGS, dir_fd=fd), path))
+                finally:
+                    os.close(fd)
+        finally:
+            for fd, _ in stack:
+                os.close(fd)
 
     def _place(self, parts: list[str], make: Callable[[int, str], None]) -> os.stat_result:
         """Create an entry under a temporary name in the anchored parent (``make``), then rename
@@ -376,6 +427,7 @@ class _Extraction:
                 name = parts[-1]
                 try:
                     if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+                        self._check_replaced(parent, parts)
                         remove_tree(name, dir_fd=parent)  # however deep (round 11)
                 except FileNotFoundError:
                     pass
