@@ -9,7 +9,7 @@ which ignores those modes: it disabled the OOM killer of every later command
 a cgroup of its choosing (``cgroup.procs``: cgroup v1 lets host uid 0 move any process) and made
 child cgroups, each a memory cgroup of the host's (a v1 hierarchy has no ``max.descendants``: one
 command could spend the host's 65,535 memory cgroup ids, and every later container and service
-start on the host would fail). Now, once the executor's ``priv boot`` holds the directory open, the
+start on the host would fail). Now, once the executor's ``priv boot-admin`` holds the directory open, the
 host detaches that mount as it does the I/O directory's: commands still join the cgroup (through
 the descriptor, which only the executor's identity may follow) and no path in the container
 names it.

@@ -101,7 +101,7 @@ def check_commands_cgroup(ref: PidRef) -> None:
 
 
 def detach_commands_cgroup(ref: PidRef) -> None:
-    """root_can_administer, once the executor's ``priv boot`` holds the cgroup (``CMDS_FD``, priv.c):
+    """root_can_administer, once the executor's ``priv boot-admin`` holds the cgroup (``CMDS_FD``, priv.c):
     no path in the container names it any more. A uid-0 command there holds ``CAP_DAC_OVERRIDE``,
     which ignores its files' owner (the executor's uid): through the mount it disabled the OOM
     killer of later commands, raised their limit into the executor's reserve, moved any process into

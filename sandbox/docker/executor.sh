@@ -3,6 +3,7 @@
 # The container's main process (under docker-init, which reaps orphans), so
 # starting it costs no `docker exec`. Started by the host as
 #     IO/priv boot EUID EGID -- /bin/sh IO/executor.sh IO PRIV EUID
+# (root_can_administer: priv boot-admin, and a last argument 1: ADMIN below)
 # (boot: once the host has set the container up and said so, from /; see priv.c)
 # i.e. under its own uid EUID, which no command ever has, holding the few
 # capabilities it needs to start commands as others (setuid, setgid), end
@@ -130,7 +131,7 @@ done
 # child cgroup's kills are not counted in its parent's; sandbox/docker/_cmdcg.py): a read-only
 # mount no command can plant a file in. Under root_can_administer the host detaches that mount
 # once we said hello (round 54: a root command's DAC_OVERRIDE wrote the cgroup's files), and the
-# cgroup is reached only through the descriptor priv boot holds (CMDS_FD, 23), as our own.
+# cgroup is reached only through the descriptor priv boot-admin holds (CMDS_FD, 23), as our own.
 CMDOOMF=/.shellrt-cmds/memory.oom_control
 CMDOOMFD=/proc/self/fd/23/memory.oom_control
 

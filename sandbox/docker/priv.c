@@ -17,6 +17,9 @@
  *   priv boot EUID EGID AUID -- PROG ARGS...
  *       exec as the container's main process: PROG (the image's /bin/sh) runs only once the host
  *       said "G" on stdin, from / (wait_for_go).
+ *   priv boot-admin EUID EGID AUID -- PROG ARGS...
+ *       boot for a root_can_administer container: it also holds the commands' memory cgroup as
+ *       CMDS_FD for everything it starts, whose mount the host then detaches (hold_commands_cgroup).
  *   priv drop UID GID GROUPS -- PROG ARGS...
  *       Run by the executor's runner for each command. It pins the audit login uid to UID where
  *       still unset (pin_audit_identity), starts a new session
@@ -204,8 +207,10 @@ static void wait_for_go(void) {
     if (chdir("/") != 0) die("chdir /");
 }
 
-/* boot, once the host's go says the container is set up: hold the commands' memory cgroup (where
- * the host mounted one) as CMDS_FD, inherited by the shell, its runners and every helper. A root
+/* boot-admin, once the host's go says the container is set up: hold the commands' memory cgroup
+ * (where the host mounted one) as CMDS_FD, inherited by the shell, its runners and every helper.
+ * Not for other containers: a reset mounts a fresh cgroup at the path, and a held one would
+ * keep the first task's removed cgroup alive until the container ends. A root
  * command of a root_can_administer session holds CAP_DAC_OVERRIDE, which ignores the mode of the
  * cgroup's files (the executor's uid owns them): through the mount it disabled later commands' OOM
  * killer, raised their limit into the executor's reserve, moved any process (cgroup v1 lets host
@@ -1180,7 +1185,7 @@ int main(int argc, char **argv) {
     int drop = admin || own || (argc >= 2 && strcmp(argv[1], "drop") == 0);
     int sep = 5;
     if (argc < sep + 2 || strcmp(argv[sep], "--") != 0) {
-        fprintf(stderr, "usage: priv exec|boot UID GID AUID -- PROG ARGS... | priv drop|own|admin UID GID GROUPS -- PROG ARGS...\n");
+        fprintf(stderr, "usage: priv exec|boot|boot-admin UID GID AUID -- PROG ARGS... | priv drop|own|admin UID GID GROUPS -- PROG ARGS...\n");
         return 126;
     }
     uid_t uid = (uid_t)parse_id(argv[2]);
@@ -1188,7 +1193,8 @@ int main(int argc, char **argv) {
     unsigned long long mask = 0;
     for (unsigned i = 0; i < NKEEP; i++) mask |= 1ULL << keep[i];
     int last = CAP_LAST_CAP;
-    int boot = strcmp(argv[1], "boot") == 0;
+    int boot_admin = strcmp(argv[1], "boot-admin") == 0; /* root_can_administer: hold_commands_cgroup */
+    int boot = boot_admin || strcmp(argv[1], "boot") == 0;
     if (boot || strcmp(argv[1], "exec") == 0) {
         pin_audit_identity(parse_auid(argv[4]));
         for (int c = 0; c <= last + 8; c++)
@@ -1203,10 +1209,8 @@ int main(int argc, char **argv) {
         environ = executor_environment(probe_isolation());
         setid_filter();
         load_host_budget_filter();
-        if (boot) {
-            wait_for_go();
-            hold_commands_cgroup();
-        }
+        if (boot) wait_for_go();
+        if (boot_admin) hold_commands_cgroup();
     } else if (drop) {
         /* Never the executor's own identity: a command under it could signal and trace it. */
         uid_t own_uid = getuid();
