@@ -256,8 +256,9 @@ class _Extraction:
     archive: ChunkReader | None = None
     #: Regular files this archive created: name -> (st_dev, st_ino), for its hard links.
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
-    #: Directories: name -> (mode, mtime), applied once everything below them is written.
-    dirs: dict[str, tuple[int, float]] = field(default_factory=dict)
+    #: Directories: name -> (mode, mtime, the host's mode when it had the directory already),
+    #: applied once everything below them is written.
+    dirs: dict[str, tuple[int, float, int | None]] = field(default_factory=dict)
     refused: list[tuple[str, str]] = field(default_factory=list)
     #: Entries left out, as a tree of components (``_LEFT`` marks one): a member below one is
     #: refused, found in one step per component (a set of joined prefixes took O(depth²) per
@@ -283,10 +284,10 @@ class _Extraction:
         if info.isdir():
             parent = self._parent(parts)
             try:
-                self._make_dir(parent, parts)
+                had = self._make_dir(parent, parts)
             finally:
                 os.close(parent)
-            self.dirs[key] = (info.mode, info.mtime)
+            self.dirs[key] = (info.mode, info.mtime, had)
         elif info.isreg():
             self._regular(tar, info, parts, key)
         elif info.issym():
@@ -355,15 +356,18 @@ class _Extraction:
                 raise _Refused("below a symbolic link or a file") from None
             raise _Refused(f"its directory cannot be made ({exc.strerror})") from None
 
-    def _make_dir(self, parent: int, parts: list[str]) -> None:
+    def _make_dir(self, parent: int, parts: list[str]) -> int | None:
+        """Make the directory ``parts`` (its parent open as ``parent``); the host's mode when it had
+        one there already (its mode is never widened: `finish_directories`), else None."""
         name = parts[-1]
         try:
             os.mkdir(name, 0o700, dir_fd=parent)
-            return
+            return None
         except FileExistsError:
             pass
-        if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
-            return
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
         # A file or a symlink where the archive has a directory: the host's, judged as the file it
         # is (a directory member is judged by nothing but the denied paths: round 54, a ``.git``
         # file, which names the repository git obeys, was removed by a ``.git/`` directory).
@@ -372,6 +376,7 @@ class _Extraction:
             raise _Refused(f"it would replace the host's {'/'.join(parts)}: {why}")
         os.unlink(name, dir_fd=parent)
         os.mkdir(name, 0o700, dir_fd=parent)
+        return None
 
     def _check_replaced(self, parent: int, parts: list[str]) -> None:
         """Before the host's directory at ``parts`` is removed (a member that is no directory takes
@@ -507,9 +512,14 @@ class _Extraction:
 
     def finish_directories(self) -> None:
         """Apply directory modes (owner rwx kept, no set-id/sticky/group-other write) and times,
-        deepest first, through the same anchored walk; one replaced meanwhile is skipped."""
+        deepest first, through the same anchored walk; one replaced meanwhile is skipped. A
+        directory the host had keeps its own bits but those the member clears: the container's
+        ``chmod 755 .git`` opened the operator's 0700 ``.git`` to every local user (round 54)."""
         for key in sorted(self.dirs, key=lambda k: k.count("/"), reverse=True):
-            mode, mtime = self.dirs[key]
+            mode, mtime, had = self.dirs[key]
+            mode = (mode & 0o755) | 0o700
+            if had is not None:
+                mode = (had & 0o7000) | (had & 0o777 & mode)
             parts = key.split("/")
             try:
                 parent = open_dir_beneath(self.root, parts[:-1])
@@ -524,7 +534,7 @@ class _Extraction:
             finally:
                 os.close(parent)
             try:
-                os.fchmod(fd, (mode & 0o755) | 0o700)
+                os.fchmod(fd, mode)
                 os.utime(fd, (mtime, mtime))
             finally:
                 os.close(fd)
