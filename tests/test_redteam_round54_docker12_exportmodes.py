@@ -71,3 +71,25 @@ async def test_an_export_may_still_close_a_host_directory(backend: DockerBackend
         assert await run_sh(backend, reset + "mkdir -p shared && chmod 700 shared && echo ok") == (0, "ok\n")
         await backend.export_workspace(dest, refuse=protected_reason)
     assert _mode(dest / "shared") == 0o700
+
+
+async def test_an_export_never_opens_a_host_file_wider(backend: DockerBackend, tmp_path: Path) -> None:
+    require_docker()
+    dest = tmp_path / "out"
+    dest.mkdir()
+    for name, mode in (("notes.txt", 0o600), ("run.sh", 0o644), ("open.txt", 0o644)):
+        (dest / name).write_text(f"{name}\n")
+        os.chmod(dest / name, mode)
+    with anyio.fail_after(120):
+        reset = "rm -rf /workspace/* /workspace/.[!.]* 2>/dev/null; "
+        script = (
+            "echo notes.txt > notes.txt && chmod 644 notes.txt && echo run.sh > run.sh && chmod 755 run.sh && "
+            "echo open.txt > open.txt && chmod 600 open.txt && echo new > new.txt && chmod 644 new.txt && "
+            "ln notes.txt copy.txt 2>/dev/null; echo ok"
+        )
+        assert await run_sh(backend, reset + script) == (0, "ok\n")
+        await backend.export_workspace(dest, refuse=protected_reason)
+    assert _mode(dest / "notes.txt") == 0o600  # the host's private bytes stay private
+    assert _mode(dest / "run.sh") == 0o744  # the owner's chmod +x comes out, no wider for others
+    assert _mode(dest / "open.txt") == 0o600  # closing still comes out
+    assert _mode(dest / "new.txt") == 0o644  # a name the host did not have: the member's mode

@@ -198,6 +198,20 @@ def _file_mode(mode: int) -> int:
     return mode | 0o600
 
 
+def _no_wider(mode: int, parent: int, name: str) -> int:
+    """``mode`` for a file replacing the host's regular file ``name`` in ``parent``: the owner's bits
+    as the member says, the group's and others' no wider than the host's file had them. Its bytes
+    came from the host (the copy-in): a command's ``chmod 644`` of the operator's 0600 file made the
+    export show them to every local user (round 54). A new name takes ``mode`` as it is."""
+    try:
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return mode
+    if not stat.S_ISREG(st.st_mode):
+        return mode
+    return (mode & 0o700) | (mode & stat.S_IMODE(st.st_mode) & 0o077)
+
+
 #: Why a member (its parts below the destination; whether it is a directory) must not be
 #: written on the host, or None.
 Held = Callable[[list[str], bool], "str | None"]
@@ -463,7 +477,7 @@ class _Extraction:
                     while view:
                         view = view[os.write(fd, view) :]
                 os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_CUR))  # a hole at the end, too
-                os.fchmod(fd, _file_mode(info.mode))
+                os.fchmod(fd, _no_wider(_file_mode(info.mode), parent, parts[-1]))
                 os.utime(fd, (info.mtime, info.mtime))
             finally:
                 os.close(fd)
@@ -500,7 +514,7 @@ class _Extraction:
                     self.copy_budget -= copied
                     if self.archive is not None:
                         self.archive.charge(copied)
-                    os.fchmod(out, stat.S_IMODE(seen.st_mode))
+                    os.fchmod(out, _no_wider(stat.S_IMODE(seen.st_mode), parent, parts[-1]))
                     os.utime(out, (info.mtime, info.mtime))
                 finally:
                     os.close(out)
