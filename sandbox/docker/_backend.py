@@ -93,6 +93,7 @@ from sandbox.docker._cmdcg import (
     check_commands_cgroup,
     commands_mount,
     container_memory_cgroup,
+    detach_commands_cgroup,
     make_commands_cgroup,
     renew_commands_cgroup,
 )
@@ -188,12 +189,16 @@ _EXECUTOR_CAP_NAMES = [
     "CHOWN",
     "SYS_NICE",  # a command's helper sweeps at nice -20, its command at 19 (priv.c; red team round 23)
 ]
-def _executor_argv(audit: int) -> list[str]:
+def _executor_argv(audit: int, admin: bool) -> list[str]:
     """The container's command: ``priv boot`` to the executor's identity, the audit login uid
-    pinned to ``audit`` first (`_audit`), then the image's shell running executor.sh."""
+    pinned to ``audit`` first (`_audit`), then the image's shell running executor.sh. ``admin``
+    (root_can_administer): ``boot-admin``, which also holds the commands' memory cgroup for the
+    executor, whose mount the host detaches after the hello (`_cmdcg.detach_commands_cgroup`)."""
     e = str(EXECUTOR_UID)
     # boot: the image's shell starts only on the host's go (`_GO`), once the container is set up
-    return [f"{IO_MOUNT}/priv", "boot", e, e, str(audit), "--", "/bin/sh", f"{IO_MOUNT}/executor.sh", IO_MOUNT, PRIV_DIR, e]
+    verb = "boot-admin" if admin else "boot"
+    shell = ["/bin/sh", f"{IO_MOUNT}/executor.sh", IO_MOUNT, PRIV_DIR, e, *(["1"] if admin else [])]
+    return [f"{IO_MOUNT}/priv", verb, e, e, str(audit), "--", *shell]
 
 
 #: The line ``priv boot`` waits for before it runs the image's shell (red team round 33: that shell,
@@ -987,7 +992,7 @@ class DockerBackend(SandboxBackend):
         image = self.config.image
         suffix = f"-{len(self.recoveries)}" if self.recoveries else ""
 
-        executor_argv = _executor_argv(audit_uid(self.command_ids[0]))
+        command = _executor_argv(audit_uid(self.command_ids[0]), admin)
         name = f"shellrt-{self.session_id}{suffix}"
 
         def discard(ref: str) -> None:
@@ -1023,7 +1028,6 @@ class DockerBackend(SandboxBackend):
                     f"{exc}; shellrt masks every root-only /sys file of this host: run on a host whose /sys "
                     "has few of them, or report this one"
                 ) from exc
-            command = [*executor_argv, "1"] if admin else executor_argv
             response = client.api.create_container(
                 image,
                 command=command,
@@ -1266,10 +1270,14 @@ class DockerBackend(SandboxBackend):
         await thread(lambda: start_mounts(ref, empty))
 
     async def _detach_io(self, ref: PidRef) -> None:
-        """root_can_administer: no path in the container names the I/O directory (`_detach`)."""
+        """root_can_administer: no path in the container names the I/O directory (`_detach`), nor
+        the commands' memory cgroup (`_cmdcg.detach_commands_cgroup`, round 54): a root command's
+        DAC_OVERRIDE would open both."""
         if not self.config.root_can_administer:
             return
         await thread(lambda: detach_mount(ref, IO_MOUNT))
+        if self._commands_cg is not None:
+            await thread(lambda: detach_commands_cgroup(ref))
 
     async def _mask_lasting(self, ref: PidRef, executor: int) -> None:
         """A root host: docker-init's and the executor's ``/proc`` directories covered (`_procmask`).

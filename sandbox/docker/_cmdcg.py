@@ -27,6 +27,7 @@ import errno
 import os
 import time
 
+from sandbox.docker._detach import detach_top
 from sandbox.docker._nsmount import NsMount, mount_into, top_mounts
 from sandbox.docker._pidref import PidRef
 from sandbox.docker._tcpmem import cap_socket_memory
@@ -38,6 +39,7 @@ __all__ = [
     "check_commands_cgroup",
     "commands_mount",
     "container_memory_cgroup",
+    "detach_commands_cgroup",
     "make_commands_cgroup",
     "renew_commands_cgroup",
 ]
@@ -95,6 +97,22 @@ def check_commands_cgroup(ref: PidRef) -> None:
     if not kinds or kinds[-1] != "cgroup" or kinds.count("cgroup") != 1:
         raise BackendUnavailableError(
             f"{COMMANDS_CGROUP} is not the commands' cgroup in the container ({kinds})"
+        )
+
+
+def detach_commands_cgroup(ref: PidRef) -> None:
+    """root_can_administer, once the executor's ``priv boot-admin`` holds the cgroup (``CMDS_FD``, priv.c):
+    no path in the container names it any more. A uid-0 command there holds ``CAP_DAC_OVERRIDE``,
+    which ignores its files' owner (the executor's uid): through the mount it disabled the OOM
+    killer of later commands, raised their limit into the executor's reserve, moved any process into
+    it and made child cgroups, memory cgroups of the host's (round 54). What stays at the path is the
+    empty read-only directory from before the mount. Fail closed: a cgroup mount left there stops
+    the start."""
+    pid = detach_top(ref, COMMANDS_CGROUP)
+    kinds = [kind for kind, _ro in top_mounts(ref, COMMANDS_CGROUP)]
+    if "cgroup" in kinds or ref.alive() != pid:
+        raise BackendUnavailableError(
+            f"{COMMANDS_CGROUP} is still the commands' cgroup in the container after detaching it ({kinds})"
         )
 
 

@@ -20,7 +20,7 @@ import sys
 from sandbox.docker._pidref import PidRef
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["detach_mount", "mount_points", "run_child"]
+__all__ = ["detach_mount", "detach_top", "mount_points", "run_child"]
 
 _CHILD = """
 import ctypes, os, sys
@@ -52,8 +52,9 @@ def run_child(script: str, *args: str, pass_fds: tuple[int, ...] = ()) -> subpro
     )
 
 
-def detach_mount(ref: PidRef, target: str) -> None:
-    """Detach ``target`` in the mount namespace of ``ref``'s process, then check it is gone (fail closed)."""
+def detach_top(ref: PidRef, target: str) -> int:
+    """Detach the mount on top of ``target`` in the mount namespace of ``ref``'s process (what is
+    below it stays); the process's pid. The caller checks what is left."""
     pid = ref.alive()
     proc = run_child(_CHILD, str(ref.pidfd), target, pass_fds=(ref.pidfd,))
     if proc.returncode != 0:
@@ -61,5 +62,11 @@ def detach_mount(ref: PidRef, target: str) -> None:
             f"could not take {target} out of the container (root_can_administer needs shellrt to run as "
             f"root on the host): {proc.stderr.strip()[-300:]}"
         )
+    return pid
+
+
+def detach_mount(ref: PidRef, target: str) -> None:
+    """Detach ``target`` in the mount namespace of ``ref``'s process, then check it is gone (fail closed)."""
+    pid = detach_top(ref, target)
     if target in mount_points(pid) or ref.alive() != pid:
         raise BackendUnavailableError(f"{target} is still mounted in the container after detaching it")

@@ -19,7 +19,9 @@ owns what it extracts); total size and entry count bounded; runs of zeros are le
 as holes (a sparse file stays sparse). A member the caller holds back (``held``: a
 read- or write-denied path of the host, a protected name) is not written; one whose
 content equals what the host already has there is skipped silently, any other is
-refused. A link the archive made is judged under every name it gives the archive's entries
+refused. A member that replaces what the host has (a file or link over a directory, which goes
+whole; a directory over a file or link) is refused when ``held`` names anything it would remove
+(round 54). A link the archive made is judged under every name it gives the archive's entries
 (`sandbox.docker._linkcheck`; red team round 26) and removed when one is held.
 Members that are refused are skipped, the rest is extracted, and
 `WorkspaceExportError` names them at the end: a stable tree never produces one.
@@ -49,6 +51,7 @@ __all__ = [
     "MAX_EXPORT_ENTRIES",
     "MAX_EXPORT_NAME_BYTES",
     "MAX_EXPORT_STEPS",
+    "MAX_REPLACED_CHECKS",
     "ChunkReader",
     "Held",
     "WorkspaceExportError",
@@ -77,6 +80,11 @@ _META_TYPES = frozenset(
     )
 )
 _SHOWN_REFUSALS = 10
+#: Host entries judged (``held``) in the directories an export would replace, over the whole export
+#: (a member that is no directory where the host has one removes it whole: round 54). Past it such
+#: a replacement is refused: the caller's `protected_reason` takes ~0.1 ms a name, ~20 s at most.
+MAX_REPLACED_CHECKS = 200_000
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 #: Marks an entry that was left out in `_Extraction.left_out` (no component is empty).
 _LEFT = ""
 _Tree = dict[str, "_Tree"]
@@ -190,6 +198,20 @@ def _file_mode(mode: int) -> int:
     return mode | 0o600
 
 
+def _no_wider(mode: int, parent: int, name: str) -> int:
+    """``mode`` for a file replacing the host's regular file ``name`` in ``parent``: the owner's bits
+    as the member says, the group's and others' no wider than the host's file had them. Its bytes
+    came from the host (the copy-in): a command's ``chmod 644`` of the operator's 0600 file made the
+    export show them to every local user (round 54). A new name takes ``mode`` as it is."""
+    try:
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return mode
+    if not stat.S_ISREG(st.st_mode):
+        return mode
+    return (mode & 0o700) | (mode & stat.S_IMODE(st.st_mode) & 0o077)
+
+
 #: Why a member (its parts below the destination; whether it is a directory) must not be
 #: written on the host, or None.
 Held = Callable[[list[str], bool], "str | None"]
@@ -248,8 +270,9 @@ class _Extraction:
     archive: ChunkReader | None = None
     #: Regular files this archive created: name -> (st_dev, st_ino), for its hard links.
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
-    #: Directories: name -> (mode, mtime), applied once everything below them is written.
-    dirs: dict[str, tuple[int, float]] = field(default_factory=dict)
+    #: Directories: name -> (mode, mtime, the host's mode when it had the directory already),
+    #: applied once everything below them is written.
+    dirs: dict[str, tuple[int, float, int | None]] = field(default_factory=dict)
     refused: list[tuple[str, str]] = field(default_factory=list)
     #: Entries left out, as a tree of components (``_LEFT`` marks one): a member below one is
     #: refused, found in one step per component (a set of joined prefixes took O(depth²) per
@@ -257,6 +280,8 @@ class _Extraction:
     left_out: _Tree = field(default_factory=dict)
     #: Symbolic links this archive created: name -> target (judged at the end: `_linkcheck`).
     links: dict[str, str] = field(default_factory=dict)
+    #: Host entries the replaced directories may still have judged (`MAX_REPLACED_CHECKS`).
+    replace_checks: int = MAX_REPLACED_CHECKS
 
     def member(self, tar: tarfile.TarFile, info: tarfile.TarInfo, name: str) -> None:
         parts = _parts(name)
@@ -273,10 +298,10 @@ class _Extraction:
         if info.isdir():
             parent = self._parent(parts)
             try:
-                self._make_dir(parent, parts[-1])
+                had = self._make_dir(parent, parts)
             finally:
                 os.close(parent)
-            self.dirs[key] = (info.mode, info.mtime)
+            self.dirs[key] = (info.mode, info.mtime, had)
         elif info.isreg():
             self._regular(tar, info, parts, key)
         elif info.issym():
@@ -345,16 +370,61 @@ class _Extraction:
                 raise _Refused("below a symbolic link or a file") from None
             raise _Refused(f"its directory cannot be made ({exc.strerror})") from None
 
-    def _make_dir(self, parent: int, name: str) -> None:
+    def _make_dir(self, parent: int, parts: list[str]) -> int | None:
+        """Make the directory ``parts`` (its parent open as ``parent``); the host's mode when it had
+        one there already (its mode is never widened: `finish_directories`), else None."""
+        name = parts[-1]
         try:
             os.mkdir(name, 0o700, dir_fd=parent)
-            return
+            return None
         except FileExistsError:
             pass
-        if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
-            return
-        os.unlink(name, dir_fd=parent)  # a file or a symlink where the archive has a directory
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+        # A file or a symlink where the archive has a directory: the host's, judged as the file it
+        # is (a directory member is judged by nothing but the denied paths: round 54, a ``.git``
+        # file, which names the repository git obeys, was removed by a ``.git/`` directory).
+        why = self.held(parts, False) if self.held is not None else None
+        if why is not None:
+            raise _Refused(f"it would replace the host's {'/'.join(parts)}: {why}")
+        os.unlink(name, dir_fd=parent)
         os.mkdir(name, 0o700, dir_fd=parent)
+        return None
+
+    def _check_replaced(self, parent: int, parts: list[str]) -> None:
+        """Before the host's directory at ``parts`` is removed (a member that is no directory takes
+        its place): refused when ``held`` names anything in it, at any depth, never through a link.
+        The denied paths were judged so since round 13; a protected name was not: ``rm -rf .claude
+        && echo x > .claude`` in the container removed the operator's ``.claude/settings.json`` (its
+        deny rules and hooks) on the host (round 54)."""
+        if self.held is None:
+            return
+        stack = [(os.open(parts[-1], _DIR_FLAGS, dir_fd=parent), parts)]
+        try:
+            while stack:
+                fd, where = stack.pop()
+                try:
+                    with os.scandir(fd) as listing:
+                        for entry in listing:
+                            self.replace_checks -= 1
+                            if self.replace_checks < 0:
+                                raise _Refused(
+                                    f"it would replace a host directory; more than {MAX_REPLACED_CHECKS} "
+                                    "host entries in the replaced directories are too many to judge"
+                                )
+                            path = [*where, entry.name]
+                            is_dir = entry.is_dir(follow_symlinks=False)
+                            why = self.held(path, is_dir)
+                            if why is not None:
+                                raise _Refused(f"it would replace a directory holding {'/'.join(path)}: {why}")
+                            if is_dir:
+                                stack.append((os.open(entry.name, _DIR_FLAGS, dir_fd=fd), path))
+                finally:
+                    os.close(fd)
+        finally:
+            for fd, _ in stack:
+                os.close(fd)
 
     def _place(self, parts: list[str], make: Callable[[int, str], None]) -> os.stat_result:
         """Create an entry under a temporary name in the anchored parent (``make``), then rename
@@ -376,6 +446,7 @@ class _Extraction:
                 name = parts[-1]
                 try:
                     if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+                        self._check_replaced(parent, parts)
                         remove_tree(name, dir_fd=parent)  # however deep (round 11)
                 except FileNotFoundError:
                     pass
@@ -406,7 +477,7 @@ class _Extraction:
                     while view:
                         view = view[os.write(fd, view) :]
                 os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_CUR))  # a hole at the end, too
-                os.fchmod(fd, _file_mode(info.mode))
+                os.fchmod(fd, _no_wider(_file_mode(info.mode), parent, parts[-1]))
                 os.utime(fd, (info.mtime, info.mtime))
             finally:
                 os.close(fd)
@@ -443,7 +514,7 @@ class _Extraction:
                     self.copy_budget -= copied
                     if self.archive is not None:
                         self.archive.charge(copied)
-                    os.fchmod(out, stat.S_IMODE(seen.st_mode))
+                    os.fchmod(out, _no_wider(stat.S_IMODE(seen.st_mode), parent, parts[-1]))
                     os.utime(out, (info.mtime, info.mtime))
                 finally:
                     os.close(out)
@@ -455,9 +526,14 @@ class _Extraction:
 
     def finish_directories(self) -> None:
         """Apply directory modes (owner rwx kept, no set-id/sticky/group-other write) and times,
-        deepest first, through the same anchored walk; one replaced meanwhile is skipped."""
+        deepest first, through the same anchored walk; one replaced meanwhile is skipped. A
+        directory the host had keeps its own bits but those the member clears: the container's
+        ``chmod 755 .git`` opened the operator's 0700 ``.git`` to every local user (round 54)."""
         for key in sorted(self.dirs, key=lambda k: k.count("/"), reverse=True):
-            mode, mtime = self.dirs[key]
+            mode, mtime, had = self.dirs[key]
+            mode = (mode & 0o755) | 0o700
+            if had is not None:
+                mode = (had & 0o7000) | (had & 0o777 & mode)
             parts = key.split("/")
             try:
                 parent = open_dir_beneath(self.root, parts[:-1])
@@ -472,7 +548,7 @@ class _Extraction:
             finally:
                 os.close(parent)
             try:
-                os.fchmod(fd, (mode & 0o755) | 0o700)
+                os.fchmod(fd, mode)
                 os.utime(fd, (mtime, mtime))
             finally:
                 os.close(fd)

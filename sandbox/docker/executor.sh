@@ -3,6 +3,7 @@
 # The container's main process (under docker-init, which reaps orphans), so
 # starting it costs no `docker exec`. Started by the host as
 #     IO/priv boot EUID EGID -- /bin/sh IO/executor.sh IO PRIV EUID
+# (root_can_administer: priv boot-admin, and a last argument 1: ADMIN below)
 # (boot: once the host has set the container up and said so, from /; see priv.c)
 # i.e. under its own uid EUID, which no command ever has, holding the few
 # capabilities it needs to start commands as others (setuid, setgid), end
@@ -128,14 +129,22 @@ done
 
 # The commands' own memory cgroup's counter, where the host mounted one after our start (a v1
 # child cgroup's kills are not counted in its parent's; sandbox/docker/_cmdcg.py): a read-only
-# mount no command can plant a file in.
+# mount no command can plant a file in. Under root_can_administer the host detaches that mount
+# once we said hello (round 54: a root command's DAC_OVERRIDE wrote the cgroup's files), and the
+# cgroup is reached only through the descriptor priv boot-admin holds (CMDS_FD, 23), as our own.
 CMDOOMF=/.shellrt-cmds/memory.oom_control
+CMDOOMFD=/proc/self/fd/23/memory.oom_control
 
-# OOMN <- the oom_kill counter of $CMDOOMF or $OOMF, 0 when unreadable. Builtins only.
+# OOMN <- the oom_kill counter of $CMDOOMF (or, detached, $CMDOOMFD) or $OOMF, 0 when unreadable.
+# Builtins only.
 _oomcount() {
     OOMN=0
     _of=$OOMF
-    [ -r "$CMDOOMF" ] && _of=$CMDOOMF
+    if [ -r "$CMDOOMF" ]; then
+        _of=$CMDOOMF
+    elif [ -r "$CMDOOMFD" ]; then
+        _of=$CMDOOMFD
+    fi
     [ -n "$_of" ] && [ -r "$_of" ] || return 0
     while read -r _k _v; do
         [ "$_k" = oom_kill ] && OOMN=$_v

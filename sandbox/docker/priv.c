@@ -17,6 +17,9 @@
  *   priv boot EUID EGID AUID -- PROG ARGS...
  *       exec as the container's main process: PROG (the image's /bin/sh) runs only once the host
  *       said "G" on stdin, from / (wait_for_go).
+ *   priv boot-admin EUID EGID AUID -- PROG ARGS...
+ *       boot for a root_can_administer container: it also holds the commands' memory cgroup as
+ *       CMDS_FD for everything it starts, whose mount the host then detaches (hold_commands_cgroup).
  *   priv drop UID GID GROUPS -- PROG ARGS...
  *       Run by the executor's runner for each command. It pins the audit login uid to UID where
  *       still unset (pin_audit_identity), starts a new session
@@ -134,6 +137,10 @@ static const int admin_caps[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER};
 #define COMMANDS_CGROUP "/.shellrt-cmds"
 #define COMMANDS_CHILD "/shellrt-cmds"
 #define CGROUP_MAGIC 0x27e0eb
+/* The commands' memory cgroup as `boot` found it, held open for the executor and all it starts
+ * (hold_commands_cgroup): under root_can_administer the host then detaches the mount, as it does
+ * the I/O directory's (round 54), and commands join it through this descriptor. */
+#define CMDS_FD 23
 #define MQUEUE_MAGIC 0x19800202
 #ifndef SYS_close_range
 #define SYS_close_range 436
@@ -198,6 +205,27 @@ static void wait_for_go(void) {
         _exit(126);
     }
     if (chdir("/") != 0) die("chdir /");
+}
+
+/* boot-admin, once the host's go says the container is set up: hold the commands' memory cgroup
+ * (where the host mounted one) as CMDS_FD, inherited by the shell, its runners and every helper.
+ * Not for other containers: a reset mounts a fresh cgroup at the path, and a held one would
+ * keep the first task's removed cgroup alive until the container ends. A root
+ * command of a root_can_administer session holds CAP_DAC_OVERRIDE, which ignores the mode of the
+ * cgroup's files (the executor's uid owns them): through the mount it disabled later commands' OOM
+ * killer, raised their limit into the executor's reserve, moved any process (cgroup v1 lets host
+ * uid 0) and made child cgroups, the host's own (red team round 54). The host detaches the mount
+ * after the hello there; only this descriptor, which no command may follow (/proc/<pid>/fd needs
+ * ptrace access), reaches it then. Fail closed: a cgroup that cannot be held stops the start. */
+static void hold_commands_cgroup(void) {
+    struct statfs fs;
+    if (statfs(COMMANDS_CGROUP, &fs) != 0 || fs.f_type != CGROUP_MAGIC) return;
+    int fd = open(COMMANDS_CGROUP, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    if (fd < 0) die("hold the commands' cgroup");
+    if (fd != CMDS_FD) {
+        if (dup2(fd, CMDS_FD) != CMDS_FD) die("hold the commands' cgroup");
+        close(fd);
+    }
 }
 
 /* Close every descriptor in [lo, hi]: the executor's own (its I/O directory above all) never
@@ -1110,8 +1138,16 @@ static void set_oom(const char *value) {
  * /proc/self/cgroup afterwards: a command never runs outside a cgroup that exists. */
 static void join_commands_cgroup(void) {
     struct statfs fs;
-    if (statfs(COMMANDS_CGROUP, &fs) != 0 || fs.f_type != CGROUP_MAGIC) return;
-    int fd = open(COMMANDS_CGROUP "/cgroup.procs", O_WRONLY | O_CLOEXEC);
+    int fd;
+    if (statfs(COMMANDS_CGROUP, &fs) == 0 && fs.f_type == CGROUP_MAGIC) {
+        /* Mounted (a reset mounts a fresh one there: the path, never an older one held below). */
+        fd = open(COMMANDS_CGROUP "/cgroup.procs", O_WRONLY | O_CLOEXEC);
+    } else if (fstatfs(CMDS_FD, &fs) == 0 && fs.f_type == CGROUP_MAGIC) {
+        /* Detached (root_can_administer): the one boot held (hold_commands_cgroup). */
+        fd = openat(CMDS_FD, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    } else {
+        return;
+    }
     if (fd < 0) die("commands cgroup");
     if (write(fd, "0", 1) != 1) die("commands cgroup");
     close(fd);
@@ -1149,7 +1185,7 @@ int main(int argc, char **argv) {
     int drop = admin || own || (argc >= 2 && strcmp(argv[1], "drop") == 0);
     int sep = 5;
     if (argc < sep + 2 || strcmp(argv[sep], "--") != 0) {
-        fprintf(stderr, "usage: priv exec|boot UID GID AUID -- PROG ARGS... | priv drop|own|admin UID GID GROUPS -- PROG ARGS...\n");
+        fprintf(stderr, "usage: priv exec|boot|boot-admin UID GID AUID -- PROG ARGS... | priv drop|own|admin UID GID GROUPS -- PROG ARGS...\n");
         return 126;
     }
     uid_t uid = (uid_t)parse_id(argv[2]);
@@ -1157,7 +1193,8 @@ int main(int argc, char **argv) {
     unsigned long long mask = 0;
     for (unsigned i = 0; i < NKEEP; i++) mask |= 1ULL << keep[i];
     int last = CAP_LAST_CAP;
-    int boot = strcmp(argv[1], "boot") == 0;
+    int boot_admin = strcmp(argv[1], "boot-admin") == 0; /* root_can_administer: hold_commands_cgroup */
+    int boot = boot_admin || strcmp(argv[1], "boot") == 0;
     if (boot || strcmp(argv[1], "exec") == 0) {
         pin_audit_identity(parse_auid(argv[4]));
         for (int c = 0; c <= last + 8; c++)
@@ -1173,6 +1210,7 @@ int main(int argc, char **argv) {
         setid_filter();
         load_host_budget_filter();
         if (boot) wait_for_go();
+        if (boot_admin) hold_commands_cgroup();
     } else if (drop) {
         /* Never the executor's own identity: a command under it could signal and trace it. */
         uid_t own_uid = getuid();
