@@ -101,6 +101,8 @@ class BudgetError(OSError):
 #: fresh /proc in a pid and mount namespace of the new namespace's own, as the zygote's
 #: `lower_ceilings`). Then "ready made" or "ready joined"; it holds the namespace until its stdin
 #: closes (its owner closed it or died), serving it under ``NAME`` when the name is free.
+#: Every holder that shares its namespace holds ``NAME.live``'s flock shared while it lives: a start
+#: makes a namespace of its own only when none does (round 54), else it waits for one to serve.
 _MAKE = r"""
 import ctypes, fcntl, os, select, socket, struct, sys, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
