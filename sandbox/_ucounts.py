@@ -101,6 +101,8 @@ class BudgetError(OSError):
 #: fresh /proc in a pid and mount namespace of the new namespace's own, as the zygote's
 #: `lower_ceilings`). Then "ready made" or "ready joined"; it holds the namespace until its stdin
 #: closes (its owner closed it or died), serving it under ``NAME`` when the name is free.
+#: Every holder that shares its namespace holds ``NAME.live``'s flock shared while it lives: a start
+#: makes a namespace of its own only when none does (round 54), else it waits for one to serve.
 _MAKE = r"""
 import ctypes, fcntl, os, select, socket, struct, sys, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -110,6 +112,7 @@ if MEET >= 0:
     os.fchdir(MEET); os.close(MEET)
 NAME = sys.argv[2]
 LOCK = NAME + ".lock"
+LIVE = NAME + ".live"
 limits = [a.split("=") for a in sys.argv[3:]]
 HOST = os.stat("/proc/self/ns/user").st_ino
 def fail(what):
@@ -138,9 +141,12 @@ def same_limits(fd):
         try: ok = ok and all(open("/proc/sys/user/" + n).read().strip() == v for n, v in limits)
         finally: os._exit(0 if ok else 1)
     return os.waitpid(pid, 0)[1] == 0
-def lock_taken():
+def someone_lives():
+    # whether a holder sharing a namespace under NAME lives: each holds LIVE's flock shared while
+    # it does (round 54). Not LOCK: the kernel does not hand a freed flock to its waiter, which
+    # takes it when it next runs, so right after a server's exit LOCK was free while its survivor lived
     try:
-        fd = os.open(LOCK, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+        fd = os.open(LIVE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     except OSError:
         return False
     try:
@@ -150,39 +156,51 @@ def lock_taken():
         return True
     finally:
         os.close(fd)
+def hold_live():
+    # LIVE's flock shared, held until this holder ends (an fd never closed); a probe holds it
+    # exclusively for a moment at most
+    try:
+        fd = os.open(LIVE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:
+        os.close(fd); return None
+    return fd
 def join():
     # the namespace of the holder serving NAME, opened by its own /proc entry when it checks out;
     # else None. Nothing is read from the server (it cannot stall this start or hand this process
-    # an fd), and the connect never waits (a squatter's full backlog says EAGAIN at once); only
-    # while LOCK is held and nobody serves (a takeover, or a process of this uid squatting the
-    # lock) is it asked again, for 1 s at most (round 26).
-    for _ in range(50):
+    # an fd), and the connect never waits (a squatter's full backlog says EAGAIN at once). While
+    # nobody serves but a holder lives (a server just ended and a survivor is taking over; a
+    # server ending as this one connected) it asks again, for 10 s at most (round 54: 1 s, and
+    # only while LOCK was taken, made a namespace of its own beside a survivor not yet running)
+    deadline = time.monotonic() + 10
+    while True:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK) as sock:
             try:
                 sock.connect(NAME)
                 pid, their_uid, _gid = peer_uid(sock)  # the listener's, recorded by the kernel at listen()
-                break
+                served = True
             except OSError:
-                pass
-        # nobody serves: a holder that holds LOCK is taking over (its server just ended), so ask
-        # again shortly (at most 1 s); a free LOCK means no holder lives to take over
-        if not lock_taken(): return None
+                served = False
+        if served:
+            if their_uid != uid or pid <= 0: return None
+            try:
+                fd = os.open("/proc/%d/ns/user" % pid, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                fd = -1  # the server ended since: its survivor takes over
+            if fd >= 0:
+                try:
+                    if owned_child(fd) and same_limits(fd) and libc.setns(fd, 0x10000000) == 0:
+                        return True
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+                return None
+        if not someone_lives() or time.monotonic() > deadline: return None
         time.sleep(0.02)
-    else:
-        return None
-    if their_uid != uid or pid <= 0: return None
-    try:
-        fd = os.open("/proc/%d/ns/user" % pid, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if owned_child(fd) and same_limits(fd) and libc.setns(fd, 0x10000000) == 0:
-            return True
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    return None
 def make():
     if libc.unshare(0x10000000): fail("unshare(CLONE_NEWUSER)")
     write("/proc/self/setgroups", "deny")
@@ -203,6 +221,7 @@ def make():
         if os.waitpid(pid, 0)[1]: print("no /proc/sys/user limits", flush=True); sys.exit(1)
 joined = join() if MEET >= 0 else None
 if not joined: make()
+live = hold_live() if MEET >= 0 else None  # a start from now on waits for this one's server
 def serve():
     # a listener on NAME once it is free (its holder ended), else None. The name is taken only by
     # the holder of LOCK's flock (released when it dies), which alone removes a stale socket file

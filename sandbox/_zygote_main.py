@@ -509,7 +509,7 @@ def _own_head(call: MountCall, plan: GroupPlan | None, points: list[bytes]) -> _
     if fd < 0:
         return errno.ENOENT  # gone, a link or no directory now: nothing is put over it
     group = _OwnGroup(path, fd)
-    if _unplanned_below(path, points, planned):  # it would hide a mount the plan does not move
+    if _unplanned_below(path, points, planned) is not None:  # it would hide a mount the plan does not move
         group.close()
         return errno.ENOENT
     if fstype is None:  # the shared overlay's part, found through no link
@@ -597,22 +597,30 @@ def _mount_points() -> list[bytes]:
         return [os.fsencode(_unescape(os.fsdecode(line.split(b" ")[4]))) for line in fh]
 
 
-def _unplanned_below(
-    directory: bytes, points: list[bytes], planned: Iterable[bytes], *, exact: bool = False
-) -> bool:
-    """Whether a mount lies below ``directory`` that none of ``planned`` is (or holds): an overlay
-    over the directory would hide it -- a mask renamed since the plan, readable at its new name
-    below the overlay (round 50). ``exact``: ``planned`` are the names this group moved a mount
-    from, and only a mount at that very name is known -- what is left there is a lower mount of a
-    stack whose top was moved (a path names its top mount only), hidden below the overlay (red team
-    round 53: every command failed on a host with two mounts at one place below /var once a masked
-    host socket went away; `zinit.c`'s ``unplanned_below`` with ``moved``)."""
+def _unplanned_below(directory: bytes, points: list[bytes], planned: Iterable[bytes]) -> bytes | None:
+    """A mount below ``directory`` that none of ``planned`` is or holds (None when there is none):
+    an overlay over the directory would hide it -- a mask renamed since the plan, readable at its
+    new name below the overlay (round 50). At a group's end ``planned`` are the names it moved a
+    mount from (`_replay`'s ``moved``): what is left at such a name is a lower layer of a stack
+    whose top was moved (a path names its top mount only; red team round 53), and what is below it
+    is mounted in that lower layer (round 54: a host mount inside a stacked one failed every
+    command); the moved top covers both in the overlay, as it does on the host. `zinit.c`'s
+    ``unplanned_below`` alike."""
     prefix = directory.rstrip(b"/") + b"/"
     known = tuple(planned)
-    return any(
-        p.startswith(prefix) and not any(p == s or (not exact and p.startswith(s + b"/")) for s in known)
-        for p in points
+    return next(
+        (
+            p
+            for p in points
+            if p.startswith(prefix) and not any(p == s or p.startswith(s + b"/") for s in known)
+        ),
+        None,
     )
+
+
+def _shown(name: bytes) -> str:
+    """A host's mount point as a refusal says it: no control character (`zinit.c` alike)."""
+    return "".join("?" if ord(c) < 0x20 or c == "\x7f" else c for c in name.decode("utf-8", "replace")[:150])
 
 
 def _replay(calls: list[MountCall], plans: list[GroupPlan | None] | None = None) -> None:
@@ -653,8 +661,11 @@ def _replay(calls: list[MountCall], plans: list[GroupPlan | None] | None = None)
                 missed = False
                 # a mount renamed below the directory since the head's check: closed (the next
                 # init's check skips the group)
-                if _unplanned_below(os.readlink(_fd_path(own.fd)), _mount_points(), moved, exact=True):
-                    raise OSError(errno.EBUSY, f"a mount below {named.decode()} moved since the plan")
+                found = _unplanned_below(os.readlink(_fd_path(own.fd)), _mount_points(), moved)
+                if found is not None:
+                    raise OSError(
+                        errno.EBUSY, f"a mount below {named.decode()} moved since the plan ({_shown(found)})"
+                    )
             if own is not None and marks & _CALL_IF_PRESENT:
                 done = _own_move(own, call)
                 missed = missed or (done < 0 and ctypes.get_errno() in (errno.ENOENT, errno.EINVAL))

@@ -394,11 +394,15 @@ static ssize_t unescaped(const char *f, size_t len, char *out, size_t size) {
  * `first` to its end) is or holds, or when that cannot be told: an overlay over `dir` would hide
  * it (a mask renamed since the plan, readable at its new name below the overlay). Each name is
  * compared with its escapes undone (round 51). `moved` (not NULL): only the group's moves that
- * moved a mount (`moved[j]`), and only at their very name (`_zygote_main._strays_below`: what is
- * left there is a lower mount of a stack whose top was moved; round 53). */
+ * moved a mount (`moved[j]`): what is left at such a name is a lower layer of a stack whose top was
+ * moved (round 53), and what is below it is mounted in that lower layer (round 54: a host mount
+ * inside a stacked one failed every command); the moved top covers both in the overlay, as it does
+ * on the host. The name found is kept in `unplanned_name` for the refusal. */
+static char unplanned_name[PATH_MAX + 1];
 static int unplanned_below(const char *table, const char *dir, int first, const unsigned char *moved) {
     size_t n = strlen(dir);
     while (n > 0 && dir[n - 1] == '/') n--; /* "/" holds every mount, as in the Python init */
+    unplanned_name[0] = '\0';
     if (table == NULL) return 1;
     static char name[PATH_MAX + 1];
     for (const char *line = table; *line;) {
@@ -418,9 +422,13 @@ static int unplanned_below(const char *table, const char *dir, int first, const 
                     if ((m->flags & CALL_GROUP_END) && !(m->flags & CALL_OUTER)) break;
                     if (!(m->flags & CALL_IF_PRESENT) || m->source == NULL || (moved && !moved[j])) continue;
                     size_t sl = strlen(m->source);
-                    planned = len >= sl && strncmp(name, m->source, sl) == 0 && (len == sl || (!moved && name[sl] == '/'));
+                    planned = len >= sl && strncmp(name, m->source, sl) == 0 && (len == sl || name[sl] == '/');
                 }
-                if (!planned) return 1;
+                if (!planned) { /* said to the command: no control character of a host's name */
+                    for (size_t k = 0; k <= len; k++)
+                        unplanned_name[k] = k < len && ((unsigned char)name[k] < 0x20 || name[k] == 0x7f) ? '?' : name[k];
+                    return 1;
+                }
             }
         }
         line = *eol ? eol + 1 : eol;
@@ -713,7 +721,8 @@ static int set_up(void) {
             if (got <= 0 || (cur[got] = '\0', unplanned_below(mount_table(&now), cur, group_first, moved_ok))) {
                 errno = EBUSY;
                 char what[300];
-                snprintf(what, sizeof what, "a mount below %.200s moved since the plan", c->target);
+                snprintf(what, sizeof what, "a mount below %.100s moved since the plan (%.150s)", c->target,
+                         got > 0 && unplanned_name[0] ? unplanned_name : "unknown");
                 return fail(what);
             }
         }

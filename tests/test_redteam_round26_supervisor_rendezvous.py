@@ -125,14 +125,20 @@ def _two_starts(
     return first, said_first, said_second
 
 
-def _left_in(meet: Path) -> list[str]:
+def _left_in(meet: Path, name: str) -> list[str]:
     """What stays in ``meet`` once the holders are gone: a holder unlinks its socket the moment
     after its owner exits (it reads EOF first), so a look right after `_end` can be too early
-    (round 23's twin of this check failed so in CI63). Waits up to 10 s for the lock alone."""
+    (round 23's twin of this check failed so in CI63). Waits up to 10 s for the socket ``name`` to go."""
     deadline = time.monotonic() + 10
-    while len(names := sorted(os.listdir(meet))) > 1 and time.monotonic() < deadline:
+    while name in (names := sorted(os.listdir(meet))) and time.monotonic() < deadline:
         time.sleep(0.02)
     return names
+
+
+def _kept(name: str) -> list[str]:
+    """What a rendezvous keeps once its holders are gone: the server's lock and the holders'
+    liveness lock (round 54)."""
+    return [f"{name}.live", f"{name}.lock"]
 
 
 def _home(run: _nonroot.NonRootRun) -> Path:
@@ -158,7 +164,7 @@ def test_another_user_making_the_temp_path_cannot_stop_a_start(nobody: _nonroot.
     budget = home / ".cache" / "shellrt" / f"budget-{os.uname().nodename}"
     info = budget.lstat()
     assert (info.st_uid, info.st_mode & 0o7777) == (_nonroot.NOBODY, 0o700)
-    assert _left_in(budget) == [f"{name}.lock"], "the serving holder left its socket behind"
+    assert _left_in(budget, name) == _kept(name), "the serving holder left its socket behind"
     assert os.listdir(meet) == []
 
 
@@ -193,7 +199,7 @@ def test_another_user_on_the_abstract_name_cannot_stop_the_sharing(
     meet = shared_tmp / "shellrt-budget-65534"
     info = meet.lstat()
     assert (info.st_uid, info.st_mode & 0o7777) == (_nonroot.NOBODY, 0o700)
-    assert _left_in(meet) == [f"{name}.lock"], "the serving holder left its socket behind"
+    assert _left_in(meet, name) == _kept(name), "the serving holder left its socket behind"
 
 
 def _planted_dir(tmp: Path, meet: Path) -> None:
@@ -269,7 +275,7 @@ def test_a_home_others_may_write_or_own_is_never_used(
     _end(process)
     assert said.isdigit(), said
     assert os.listdir(home) == [], "the caller made its rendezvous in a home others control"
-    assert _left_in(shared_tmp / "shellrt-budget-65534") == [f"{name}.lock"]
+    assert _left_in(shared_tmp / "shellrt-budget-65534", name) == _kept(name)
 
 
 def test_a_start_as_the_serving_holder_ends_joins_the_survivor(nobody: _nonroot.NonRootRun, shared_tmp: Path) -> None:
