@@ -110,15 +110,22 @@ await_job docker
 # (they count or lease machine-wide things). Both always run; either failing fails the run, and
 # a lane that collected nothing (exit 5) is a failure unless the other one ran tests (extra
 # arguments such as -k may leave one lane empty).
+# Whether a lane is CPU-bound (more workers would not help) or waits (they would) is the first
+# question of every suite-time round, and per-test CPU logs cannot answer it (dockerd, containers
+# and kernel work are nobody's test): each lane's line says how busy the machine's cores were.
+cpu_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat; }
 lane() {
-    local name=$1
+    local name=$1 busy0 idle0 busy1 idle1
     shift
     step "pytest, $name lane (compiled analyser)"
+    read -r busy0 idle0 < <(cpu_ticks)
     set +e
     SHELLRT_EXPECT_COMPILED=1 python3 -m pytest -q -p no:cacheprovider --durations=25 --lane "$name" "$@"
     local status=$?
     set -e
-    echo "pytest $name lane: exit $status" >&2
+    read -r busy1 idle1 < <(cpu_ticks)
+    echo "pytest $name lane: exit $status; the $(nproc) cores were busy" \
+        "$(( 100 * (busy1 - busy0) / (busy1 - busy0 + idle1 - idle0 + 1) ))% of the time (whole machine)" >&2
     return "$status"
 }
 if [ "$workers" -gt 0 ]; then
