@@ -110,15 +110,37 @@ await_job docker
 # (they count or lease machine-wide things). Both always run; either failing fails the run, and
 # a lane that collected nothing (exit 5) is a failure unless the other one ran tests (extra
 # arguments such as -k may leave one lane empty).
+# Whether a lane is CPU-bound (more workers would not help) or waits (they would) is the first
+# question of every suite-time round, and per-test CPU logs cannot answer it (dockerd, containers
+# and kernel work are nobody's test): each lane's line says how busy the machine's cores were.
+cpu_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat; }
+# The Docker side's CPU (centiseconds), which no test's CPU log holds: dockerd and containerd (with
+# what they reaped), and the containers (cgroup v1's cpuacct `docker` group; 0 where there is none).
+docker_cs() {
+    local cs=0 pid stat
+    for pid in $(pidof dockerd containerd 2>/dev/null); do
+        stat="$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat" 2>/dev/null)" || stat=0
+        cs=$((cs + ${stat:-0} * 100 / $(getconf CLK_TCK)))
+    done
+    local usage=/sys/fs/cgroup/cpuacct/docker/cpuacct.usage containers=0
+    [ -r "$usage" ] && containers=$(($(cat "$usage") / 10000000))
+    echo "$cs $containers"
+}
 lane() {
-    local name=$1
+    local name=$1 busy0 idle0 busy1 idle1 daemons0 containers0 daemons1 containers1
     shift
     step "pytest, $name lane (compiled analyser)"
+    read -r busy0 idle0 < <(cpu_ticks)
+    read -r daemons0 containers0 < <(docker_cs)
     set +e
     SHELLRT_EXPECT_COMPILED=1 python3 -m pytest -q -p no:cacheprovider --durations=25 --lane "$name" "$@"
     local status=$?
     set -e
-    echo "pytest $name lane: exit $status" >&2
+    read -r busy1 idle1 < <(cpu_ticks)
+    read -r daemons1 containers1 < <(docker_cs)
+    echo "pytest $name lane: exit $status; the $(nproc) cores were busy" \
+        "$(( 100 * (busy1 - busy0) / (busy1 - busy0 + idle1 - idle0 + 1) ))% of the time (whole machine);" \
+        "CPU seconds of dockerd and containerd $(( (daemons1 - daemons0) / 100 )), of containers $(( (containers1 - containers0) / 100 ))" >&2
     return "$status"
 }
 if [ "$workers" -gt 0 ]; then

@@ -189,8 +189,15 @@ def _requirement_names(dist: str) -> list[str]:
     return names
 
 
+#: Loaded by root, never linked for a child: anyio's pytest plugin imports its trio backend whenever
+#: trio imports (with attrs' generated classes: ~0.1 s of each child's ~1.8 s of CPU), and the
+#: suite runs on asyncio only (tests/conftest.py `anyio_backend`).
+_NOT_FOR_CHILDREN = frozenset({"trio"})
+
+
 def with_requirements(names: list[str], *, also: tuple[str, ...] = ("shellrt",)) -> list[str]:
-    """``names`` plus the requirements of ``also`` and of every one of them, transitively (installed ones)."""
+    """``names`` plus the requirements of ``also`` and of every one of them, transitively (installed
+    ones), but `_NOT_FOR_CHILDREN`."""
     return list(_with_requirements(tuple(sorted(set(names))), also))
 
 
@@ -206,7 +213,7 @@ def _with_requirements(names: tuple[str, ...], also: tuple[str, ...]) -> tuple[s
             canonical = importlib.metadata.distribution(name).metadata["Name"]
         except importlib.metadata.PackageNotFoundError:
             continue  # an optional dependency this environment lacks
-        if canonical in wanted:
+        if canonical in wanted or canonical in _NOT_FOR_CHILDREN:
             continue
         wanted.add(canonical)
         todo += _requirement_names(canonical)
