@@ -749,8 +749,9 @@ class FilteringProxy:
             held += more
             sni = hello.feed(more)
         data = bytes(held)
-        if _literal(name):
-            return data, None, None  # an address the operator listed: every name it serves
+        if _literal(name):  # an address the operator listed: every name it serves but a denied one
+            self._literal_sni_refusal(sni, name, port)
+            return data, None, None
         if sni:
             try:
                 asked = normalize_domain(sni)
@@ -764,6 +765,27 @@ class FilteringProxy:
         # No name (sni ""): no site is chosen by it, the server's default, as good as the Host
         # inside TLS, which no proxy sees (some clients send no SNI for a dotless name).
         return data[: hello.end], None, (sni, data[hello.end :])
+
+    def _literal_sni_refusal(self, sni: str, name: str, port: int) -> None:
+        """Raise `_FrontingError` when a ClientHello through a tunnel to the listed address
+        ``name`` asks for a name the deny-list names, or for one the proxy cannot read as a name
+        (a front may: cut at a NUL, it is the denied one). A deny beats any allow, a listed
+        address's too (red team, round 55: a shared front at a listed address picks the site by
+        SNI, and a wildcard deny resolves to no address the address check could compare)."""
+        if not sni:
+            return  # no name: the server's default site, as for a listed name (round 17)
+        try:
+            asked = normalize_domain(sni)
+        except ValueError:
+            raise _FrontingError(
+                sni, f"a TLS ClientHello through a tunnel to the listed address {name}:{port} names no "
+                "valid host name; send the name the site is reached by"
+            ) from None  # fmt: skip
+        if "*" in asked or any(domain_matches(asked, p) for p in self.denied):
+            raise _FrontingError(
+                sni, f"a TLS ClientHello for it was sent through a tunnel to the listed address {name}:{port}, "
+                f"and {_DENIED} (a deny beats any allow, a listed address's too)"
+            )  # fmt: skip
 
     def _http_opening(
         self, writer: asyncio.StreamWriter, data: bytes, name: str, port: int, authority: str
