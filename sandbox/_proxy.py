@@ -79,6 +79,7 @@ from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._lookup import lookup
 from sandbox._namekinds import FirstKinds
+from sandbox._proxy_preamble import PreambleScan
 from sandbox._tunnel import (
     MAX_HELLO_BYTES,
     HeadScan,
@@ -706,17 +707,25 @@ class FilteringProxy:
                     data += more
                 if looks_like_tls(data):
                     return await self._tls_opening(reader, data, name, port)
-                scan = HeadScan()
+                scan, preamble = HeadScan(), PreambleScan()
                 more = data
                 while True:
-                    http = scan.feed(more)
+                    relayed = preamble.feed(more)
+                    if relayed:
+                        self._refuse(
+                            name, port, "the tunnel's opening is a PROXY protocol header (a relay's word on who "
+                            "the client is, and the hello behind it unread); a sandbox relays for no one: send "
+                            "the connection's own protocol",
+                        )  # fmt: skip
+                        return None
+                    http = False if scan.http is False else scan.feed(more)  # a verdict of False stands
                     if http and scan.bare_lf:
                         self._refuse(name, port, "plain HTTP through the tunnel with a bare LF in its head")
                         _answer(writer, 400, "shellrt: bare LF in the request head")
                         return None
                     if http and scan.head_end >= 0:
                         return self._http_opening(writer, scan.request, name, port, authority)
-                    if http is False:
+                    if http is False and relayed is not None:
                         if not public:  # another protocol to a host the operator listed
                             return bytes(scan.data), None, None
                         self._refuse(name, port, "a tunnel to a public host carries TLS or HTTP only")
@@ -726,7 +735,7 @@ class FilteringProxy:
                         return None
                     more = await reader.read(_CHUNK)
                     if not more:  # the client ended: a request without its end never goes
-                        if http is None and not public:
+                        if not http and not public:  # False: a PROXY header's prefix, cut short
                             return bytes(scan.data), None, None
                         self._refuse(name, port, "the tunnel's opening ended unfinished")
                         return None
