@@ -760,8 +760,7 @@ class FilteringProxy:
         data = bytes(held)
         if _literal(name):  # an address the operator listed: every name it serves but a denied one
             self._literal_sni_refusal(sni, name, port)
-            return data, None, None
-        if sni:
+        elif sni:
             try:
                 asked = normalize_domain(sni)
             except ValueError:

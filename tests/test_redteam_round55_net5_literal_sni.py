@@ -14,6 +14,7 @@ from __future__ import annotations
 import socket
 import ssl
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,3 +113,71 @@ def test_other_names_still_pass_a_listed_address(
         _through_literal(p, port, _client_hello("www.public.test"), socks=False)
         assert any(b"www.public.test" in r for r in received), received
         assert not p.refusals, p.refusals
+
+
+#: ServerHello.random of a TLS 1.3 HelloRetryRequest (RFC 8446, 4.1.3).
+_RETRY_RANDOM = bytes.fromhex("cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c")
+_CCS = b"\x14\x03\x03\x00\x01\x01"
+
+
+def _retry_request() -> bytes:
+    ext = b"\x00\x2b\x00\x02\x03\x04"  # supported_versions: TLS 1.3
+    body = b"\x03\x03" + _RETRY_RANDOM + b"\x00\x13\x01\x00" + struct.pack(">H", len(ext)) + ext
+    handshake = b"\x02" + len(body).to_bytes(3, "big") + body
+    return b"\x16\x03\x03" + struct.pack(">H", len(handshake)) + handshake
+
+
+@pytest.fixture
+def retrying_front() -> Iterator[tuple[int, list[bytes]]]:
+    """A TLS 1.3 front on 127.0.0.1: answers the first record with a HelloRetryRequest and
+    records all the client sends (up to 3 s)."""
+    received: list[bytes] = []
+
+    def serve(conn: socket.socket) -> None:
+        conn.settimeout(3)
+        data = b""
+        try:
+            while len(data) < 5 or len(data) < 5 + int.from_bytes(data[3:5], "big"):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            conn.sendall(_retry_request())
+            while chunk := conn.recv(65536):
+                data += chunk
+        except OSError:
+            pass
+        received.append(data)
+
+    with tcp_server(serve) as port:
+        yield port, received
+
+
+def test_a_second_hello_after_a_retry_does_not_name_a_denied_name(
+    tmp_path: Path, retrying_front: tuple[int, list[bytes]]
+) -> None:
+    """The second ClientHello a HelloRetryRequest asks for must name what the first did through a
+    listed address too (round 18 checked it only in tunnels to names)."""
+    port, received = retrying_front
+    with running_proxy(tmp_path, "127.0.0.1", denied=("*.secret.test",)) as p:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(10)
+        s.connect(str(p.socket_path))
+        s.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head and (chunk := s.recv(1)):
+            head += chunk
+        assert head.startswith(b"HTTP/1.1 200"), head
+        s.sendall(_client_hello("www.public.test"))
+        assert _RETRY_RANDOM in s.recv(65536)
+        try:
+            s.sendall(_CCS + _client_hello("x.secret.test"))
+        except OSError:
+            pass
+        drain(s)
+        deadline = time.monotonic() + 5
+        while not received and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert received and b"www.public.test" in received[0], received
+        assert b"x.secret.test" not in received[0], "the second hello for a denied name passed"
+        assert any("HelloRetryRequest" in r.reason for r in p.refusals), p.refusals
