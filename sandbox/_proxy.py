@@ -79,6 +79,7 @@ from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._lookup import lookup
 from sandbox._namekinds import FirstKinds
+from sandbox._proxy_preamble import PreambleScan
 from sandbox._tunnel import (
     MAX_HELLO_BYTES,
     HeadScan,
@@ -156,14 +157,24 @@ _ROUTING = frozenset(
         "fastly-client-ip",
     }
 )
-_ROUTING_PREFIXES = ("x-forwarded-", "x-envoy-")
+_ROUTING_PREFIXES = ("x-forwarded-", "x-envoy-", "x-original-", "x-rewrite-")
+#: Last words of a header name that says who the client is (``Fly-Client-IP``, ``X-Azure-ClientIP``,
+#: ``X-Remote-Addr``, ``CloudFront-Viewer-Address``): each front names its own (round 55).
+_ADDRESS_WORDS = frozenset({"ip", "clientip", "socketip", "addr", "address"})
 
 
 def _routing_header(key: str) -> bool:
     """Whether the (lower-case) header ``key`` is one an application routes or trusts by; ``_`` as
-    ``-``: CGI and WSGI name ``X_Forwarded_Host`` and ``X-Forwarded-Host`` alike."""
+    ``-``: CGI and WSGI name ``X_Forwarded_Host`` and ``X-Forwarded-Host`` alike. Judged by shape
+    past the named ones (round 55: a list of names missed ``X-Original-Forwarded-For``,
+    ``X-Originating-IP`` ...): any name holding ``forwarded``, and any ending in an address word."""
     folded = key.replace("_", "-")
-    return folded in _ROUTING or folded.startswith(_ROUTING_PREFIXES)
+    return (
+        folded in _ROUTING
+        or folded.startswith(_ROUTING_PREFIXES)
+        or "forwarded" in folded
+        or folded.rpartition("-")[2] in _ADDRESS_WORDS
+    )
 
 
 @dataclass(frozen=True)
@@ -706,17 +717,25 @@ class FilteringProxy:
                     data += more
                 if looks_like_tls(data):
                     return await self._tls_opening(reader, data, name, port)
-                scan = HeadScan()
+                scan, preamble = HeadScan(), PreambleScan()
                 more = data
                 while True:
-                    http = scan.feed(more)
+                    relayed = preamble.feed(more)
+                    if relayed:
+                        self._refuse(
+                            name, port, "the tunnel's opening is a PROXY protocol header (a relay's word on who "
+                            "the client is, and the hello behind it unread); a sandbox relays for no one: send "
+                            "the connection's own protocol",
+                        )  # fmt: skip
+                        return None
+                    http = False if scan.http is False else scan.feed(more)  # a verdict of False stands
                     if http and scan.bare_lf:
                         self._refuse(name, port, "plain HTTP through the tunnel with a bare LF in its head")
                         _answer(writer, 400, "shellrt: bare LF in the request head")
                         return None
                     if http and scan.head_end >= 0:
                         return self._http_opening(writer, scan.request, name, port, authority)
-                    if http is False:
+                    if http is False and relayed is not None:
                         if not public:  # another protocol to a host the operator listed
                             return bytes(scan.data), None, None
                         self._refuse(name, port, "a tunnel to a public host carries TLS or HTTP only")
@@ -726,7 +745,7 @@ class FilteringProxy:
                         return None
                     more = await reader.read(_CHUNK)
                     if not more:  # the client ended: a request without its end never goes
-                        if http is None and not public:
+                        if not http and not public:  # False: a PROXY header's prefix, cut short
                             return bytes(scan.data), None, None
                         self._refuse(name, port, "the tunnel's opening ended unfinished")
                         return None
@@ -749,9 +768,9 @@ class FilteringProxy:
             held += more
             sni = hello.feed(more)
         data = bytes(held)
-        if _literal(name):
-            return data, None, None  # an address the operator listed: every name it serves
-        if sni:
+        if _literal(name):  # an address the operator listed: every name it serves but a denied one
+            self._literal_sni_refusal(sni, name, port)
+        elif sni:
             try:
                 asked = normalize_domain(sni)
             except ValueError:
@@ -764,6 +783,27 @@ class FilteringProxy:
         # No name (sni ""): no site is chosen by it, the server's default, as good as the Host
         # inside TLS, which no proxy sees (some clients send no SNI for a dotless name).
         return data[: hello.end], None, (sni, data[hello.end :])
+
+    def _literal_sni_refusal(self, sni: str, name: str, port: int) -> None:
+        """Raise `_FrontingError` when a ClientHello through a tunnel to the listed address
+        ``name`` asks for a name the deny-list names, or for one the proxy cannot read as a name
+        (a front may: cut at a NUL, it is the denied one). A deny beats any allow, a listed
+        address's too (red team, round 55: a shared front at a listed address picks the site by
+        SNI, and a wildcard deny resolves to no address the address check could compare)."""
+        if not sni:
+            return  # no name: the server's default site, as for a listed name (round 17)
+        try:
+            asked = normalize_domain(sni)
+        except ValueError:
+            raise _FrontingError(
+                sni, f"a TLS ClientHello through a tunnel to the listed address {name}:{port} names no "
+                "valid host name; send the name the site is reached by"
+            ) from None  # fmt: skip
+        if "*" in asked or any(domain_matches(asked, p) for p in self.denied):
+            raise _FrontingError(
+                sni, f"a TLS ClientHello for it was sent through a tunnel to the listed address {name}:{port}, "
+                f"and {_DENIED} (a deny beats any allow, a listed address's too)"
+            )  # fmt: skip
 
     def _http_opening(
         self, writer: asyncio.StreamWriter, data: bytes, name: str, port: int, authority: str

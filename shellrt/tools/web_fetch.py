@@ -681,7 +681,10 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         parts = urlsplit(url)
         shown = _shown_url(url)
         host = parts.hostname or ""
-        host_header = host if parts.port is None else f"{host}:{parts.port}"
+        # An IPv6 literal is bracketed (RFC 9110 7.2): ``::1:8080`` names no authority, and a server
+        # splitting it at the first colon picks another site than the one checked (round 55).
+        authority = f"[{host}]" if ":" in host else host
+        host_header = authority if parts.port is None else f"{authority}:{parts.port}"
         last_error: Exception | None = None
         for address in addresses:
             try:
