@@ -52,9 +52,13 @@ _SPECIAL = re.compile(char_class((ESC, C1_LEAD, _ENQ)).encode("ascii"))
 _STRING_STOPS = frozenset({BEL, *ABORTS})
 _ST_FINAL = ST_7BIT[1]
 #: A whole kept CSI with plain parameters (the common case, judged without the state machine).
-_PLAIN_CSI = re.compile(b"\x1b\\[[0-9;:]{0,32}[mABCDEFGHfdKJsu]")
+_PLAIN_CSI = re.compile(b"\x1b\\[(?:[0-9;:]{0,32}[mABCDEFGHfdKsu]|[012]?J)")
+#: Erase in display kept with these parameters only: the screen, never ``3`` (the scrollback,
+#: everything the operator's terminal showed before the command; round 55).
+_SCREEN_ERASES = frozenset({b"", b"0", b"1", b"2"})
 #: CSI final bytes kept: SGR, cursor moves, erase in line/display, save/restore cursor.
 _CSI_KEPT = frozenset(b"mABCDEFGHfdKJsu")
+_ERASE_DISPLAY = ord("J")
 #: Private-mode CSI kept: show and hide the cursor (progress bars).
 _CSI_PRIVATE_KEPT = frozenset({b"?25h", b"?25l"})
 #: Longest CSI held while waiting for its final byte; longer ones are dropped.
@@ -138,7 +142,8 @@ class TerminalFilter:
                     body = bytes(held[2:-1])
                     if state == "csi" and (
                         (byte in _CSI_KEPT and body[:1] not in (b"?", b">", b"<", b"=")
-                         and not any(b in CSI_INTERMEDIATES for b in body))
+                         and not any(b in CSI_INTERMEDIATES for b in body)
+                         and (byte != _ERASE_DISPLAY or body in _SCREEN_ERASES))
                         or body + bytes([byte]) in _CSI_PRIVATE_KEPT
                     ):
                         out += held

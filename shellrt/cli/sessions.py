@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             for row in rows:
                 stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["modified"]))
-                print(f"{row['id']:<24} {stamp}  {row['calls']:>5} calls  {row['bytes']:>10} bytes")
+                # Escaped: any process of the caller's names a directory there (round 55).
+                print(f"{shown(row['id']):<24} {stamp}  {row['calls']:>5} calls  {row['bytes']:>10} bytes")
         return 0
     if args.action == "show":
         if len(args.ids) != 1:
@@ -118,7 +119,7 @@ def _remove(directory: Path, *, force: bool) -> bool:
     finally:
         if isinstance(held, int):
             os.close(held)
-    print(f"removed {directory}")
+    print(f"removed {shown(str(directory))}")
     return True
 
 
@@ -151,8 +152,8 @@ def _summary(directory: Path) -> dict[str, Any]:
     transcript = directory / "transcript.jsonl"
     calls = 0
     if transcript.is_file():
-        with transcript.open() as fh:
-            calls = sum(1 for line in fh if '"type": "call"' in line)
+        with transcript.open("rb") as fh:  # bytes: a transcript not UTF-8 stopped the whole listing
+            calls = sum(1 for line in fh if b'"type": "call"' in line)
     size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file() and not p.is_symlink())
     return {
         "id": directory.name,

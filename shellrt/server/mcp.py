@@ -239,7 +239,7 @@ class McpToolServer:
         from shellrt.server._http_framing import FramingCheckMiddleware
         from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
         from shellrt.server._http_sessions import MAX_SESSIONS, SESSION_IDLE_S, SessionCapMiddleware
-        from shellrt.server._http_strict import BODY_TIMEOUT_FACTOR, StrictJsonBodyMiddleware
+        from shellrt.server._http_strict import BODY_TIMEOUT_FACTOR, MAX_BODY_BYTES, StrictJsonBodyMiddleware
 
         header_timeout = HEADER_TIMEOUT_S if header_timeout is None else header_timeout
         security = loopback_security(host, port)  # origins: this server's own (round 29)
@@ -252,6 +252,7 @@ class McpToolServer:
             session_idle_timeout=SESSION_IDLE_S if session_idle_timeout is None else session_idle_timeout,
             # The SDK's own cap only backs ours up: sessions being opened are bounded by connections.
             max_sessions=sessions + connections,
+            **_sdk_body_cap(self.server.streamable_http_app, MAX_BODY_BYTES),
         )
         # Innermost: only an authorised, well-formed request for the endpoint makes room (round 37).
         app = SessionCapMiddleware(
@@ -503,6 +504,23 @@ def _version() -> str:
         return version("shellrt")
     except PackageNotFoundError:
         return "0+unknown"
+
+
+def _sdk_body_cap(make_app: Callable[..., Any], most: int) -> dict[str, Any]:
+    """The SDK's own body limit set to ours (`_http_strict.MAX_BODY_BYTES`), where it has one.
+
+    Why: MCP SDK 2.x refuses a body over 4 MiB with a plain-text 413 no client can pair (it saw
+    ``-32603 Server returned an error response``), below the 4 Mi characters a tool input may
+    hold: a Write the stdio wire takes failed over HTTP with nothing to act on (round 55). Ours is
+    in front and refuses a larger body with a JSON-RPC error saying what to do.
+    """
+    import inspect
+
+    try:
+        takes = "max_request_body_size" in inspect.signature(make_app).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return {"max_request_body_size": most} if takes else {}
 
 
 def loopback_security(host: str, port: int) -> Any:
