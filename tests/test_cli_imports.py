@@ -56,6 +56,10 @@ PROTOCOL_MODELS = (
 #: A local run the lean path does not take (``--cwd``): the full path, through the async supervisor.
 FULL_RUN = ("run", "--sandbox", "local", "--cwd", ".", "--", "true")
 
+#: Listing sessions and listing permission rules: read-only views of files on disk.
+SESSIONS_LS = ("sessions", "ls")
+PERMISSIONS_LIST = ("permissions", "list")
+
 #: Command line -> modules (and their submodules) it must not import.
 FORBIDDEN: dict[tuple[str, ...], tuple[str, ...]] = {
     ("--help",): (
@@ -168,6 +172,35 @@ FORBIDDEN: dict[tuple[str, ...], tuple[str, ...]] = {
         "shellrt.cli.run",
     ),
     ("classify", "--json", "ls"): ("pydantic", "shellrt.analysis.models", "shellrt.cli.run"),
+    # Round 55: listing sessions reads directory names and sizes; it loaded the whole Session
+    # (runtime, every tool, asyncio, pydantic) for the one function naming their directory.
+    SESSIONS_LS: (
+        "pydantic",
+        "anyio",
+        "asyncio",
+        "sandbox.base",
+        "shellrt.runtime",
+        "shellrt.supervisor.supervisor",
+        "shellrt.tools",
+        "shellrt.analysis",
+        "shellrt.permissions",
+        *PROTOCOL_MODELS,
+    ),
+    # Round 55: listing the effective rules reads the settings and their hooks; it built the
+    # decision engine and its gate too (and with them the command analysis), which only `check` uses.
+    PERMISSIONS_LIST: (
+        "shellrt.permissions.engine",
+        "shellrt.permissions.gate",
+        "shellrt.analysis.unread_code",
+        "shellrt.cli._permissions_check",
+        "shellrt.analysis.analyze",
+        "shellrt.analysis.judge",
+        "tree_sitter",
+        "tree_sitter_bash",
+        "shellrt.tools",
+        "shellrt.runtime",
+        "shellrt.supervisor.supervisor",
+    ),
 }
 
 #: Command line -> the most its median start-up CPU time may be, as a multiple of the pydantic
@@ -257,6 +290,11 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +1 stop 58: supervisor._caller_home (permissions.caller_home re-exports its one definition)
     # +1 round 45 iface5: permissions._own_roots (the refused roots, one function for both paths)
     FULL_RUN: 220,
+    # Round 55: 38 measured (244 before: the whole Session for the function naming its directory)
+    SESSIONS_LS: 40,
+    # Round 55: 193 measured (252 before: the decision engine, its gate and the command analysis,
+    # which only `permissions check` uses); what remains is the settings loader and its hooks
+    PERMISSIONS_LIST: 200,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it
@@ -278,8 +316,9 @@ RUNS = 5
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The children's environment: this checkout first, bytecode cached in a private directory."""
-    return child_env(tmp_path_factory.mktemp("pycache"))
+    """The children's environment: this checkout first, bytecode cached in a private directory,
+    shellrt's state (``sessions ls`` lists it) in another."""
+    return {**child_env(tmp_path_factory.mktemp("pycache")), "SHELLRT_HOME": str(tmp_path_factory.mktemp("state"))}
 
 
 def _shellrt(*words: str) -> tuple[str, ...]:

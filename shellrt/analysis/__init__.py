@@ -44,15 +44,17 @@ mutate them or their lists).
 
 from __future__ import annotations
 
+import importlib
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .analyze import analyze
 from .compiled import warn_if_stale
-from .git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
-from .judge import MAX_SUBCOMMANDS
-from .parse import MAX_COMMAND_CHARS
 
 if TYPE_CHECKING:
+    from .analyze import analyze
+    from .git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
+    from .judge import MAX_SUBCOMMANDS
     from .models import (
         Assignment,
         CommandAnalysis,
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
         Substitution,
         Word,
     )
+    from .parse import MAX_COMMAND_CHARS
 
 __all__ = [
     "GIT_CONFIG_OVERRIDES",
@@ -84,34 +87,59 @@ __all__ = [
     "git_hardening_env",
 ]
 
-#: Names re-exported from ``models`` on first use (PEP 562): it builds the pydantic model, which
-#: ``shellrt classify`` does not need (``analyze`` imports it on its first verdict). The plan
-#: types come through ``models`` too: it gives a compiled build's dataclasses back the annotations
-#: pydantic reads.
-_FROM_MODELS: frozenset[str] = frozenset(
-    {
-        "Assignment",
-        "CommandAnalysis",
-        "CommandPlan",
-        "Construct",
-        "Heredoc",
-        "PlanCommand",
-        "Redirect",
-        "Subcommand",
-        "Substitution",
-        "Word",
-    }
-)
+#: Names re-exported on first use (PEP 562), name -> defining submodule. ``models`` builds the
+#: pydantic model, which ``shellrt classify`` does not need (``analyze`` imports it on its first
+#: verdict); the plan types come through ``models`` too: it gives a compiled build's dataclasses
+#: back the annotations pydantic reads. The rest (``analyze`` with tree-sitter and every program's
+#: option model) load when first named, so a caller of a light submodule (``kernel_paths``,
+#: ``git_env``: ``shellrt permissions list`` through the hooks) does not load the analysis (round 55).
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "Assignment",
+            "CommandAnalysis",
+            "CommandPlan",
+            "Construct",
+            "Heredoc",
+            "PlanCommand",
+            "Redirect",
+            "Subcommand",
+            "Substitution",
+            "Word",
+        ),
+        "models",
+    ),
+    "analyze": "analyze",
+    "GIT_CONFIG_OVERRIDES": "git_env",
+    "git_hardening_env": "git_env",
+    "MAX_SUBCOMMANDS": "judge",
+    "MAX_COMMAND_CHARS": "parse",
+}
 
 
 def __getattr__(name: str) -> object:
-    if name not in _FROM_MODELS:
+    module = _LAZY.get(name)
+    if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import models
-
-    value: object = getattr(models, name)
+    value: object = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value  # later look-ups skip this function
     return value
 
+
+class _Package(ModuleType):
+    """This package, keeping ``analyze`` the function when its submodule of the same name loads.
+
+    The import system binds each loaded submodule on its package; for ``analyze`` that would
+    replace the function every caller imports (``from shellrt.analysis import analyze``) with the
+    module. The eager package re-bound the function right after; lazily, this does it.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "analyze" and isinstance(value, ModuleType):
+            value = value.analyze
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 warn_if_stale()  # a source checkout whose in-place compiled modules lag behind edits

@@ -1,4 +1,4 @@
-"""The implementation of ``shellrt permissions check|list`` (see `shellrt.cli.permissions`).
+"""The implementation of ``shellrt permissions check`` (see `shellrt.cli.permissions`).
 
 Kept apart from the argument parser so ``shellrt --help`` loads no governance.
 """
@@ -23,7 +23,7 @@ from shellrt.permissions import Governance, PermissionDecision, build_governance
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext, ToolOutput
 from shellrt.protocol._one_line import printable_json
 
-__all__ = ["run_check", "run_list"]
+__all__ = ["run_check"]
 
 #: Built-in tool classes by name, imported one by one so a missing module only loses that tool.
 _KNOWN_TOOLS: dict[str, tuple[str, str]] = {
@@ -124,45 +124,10 @@ def run_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_list(args: argparse.Namespace) -> int:
-    """``shellrt permissions list``: effective rules, hooks and files, with their sources."""
-    from shellrt.permissions.shown import for_person
-
-    gov = _governance(args)
-    described = gov.settings.describe()
-    if args.json:
-        print(json.dumps(described, indent=2))
-        return 0
-    print(f"mode: {described['mode']} (from {described['mode_source']})")
-    if described["degraded"]:
-        print("DEGRADED: a settings file could not be read; allow rules and bypass mode are off")
-    for kind in ("deny", "ask", "allow"):
-        rules = [r for r in described["rules"] if r["kind"] == kind]
-        print(f"{kind}:" + ("" if rules else " (none)"))
-        for r in rules:
-            ignored = "  (ignored: managed policy allows managed allow rules only)" if r["ignored"] else ""
-            print(for_person(f"  {r['rule']:<40} {r['source']}{ignored}"))
-    if described["hooks"]:
-        print("hooks:")
-        for h in described["hooks"]:
-            matcher = h["matcher"] or "*"
-            print(for_person(f"  {h['event']:<18} {matcher:<16} {h['command']}  [{h['source']}]"))
-    if described["additional_directories"]:
-        print("additional directories: " + ", ".join(for_person(d) for d in described["additional_directories"]))
-    print("settings files (highest precedence first):")
-    for f in described["files"]:
-        print(for_person(f"  {f['source']:<8} {f['path']}" + ("" if f["exists"] else "  (absent)")))
-    _print_diagnostics(gov)
-    return 0
-
-
 def _print_diagnostics(gov: Governance) -> None:
-    from shellrt.permissions.shown import for_person
+    from shellrt.cli._permissions_list import print_diagnostics
 
-    if gov.diagnostics:
-        print("diagnostics:")
-        for line in gov.diagnostics:  # they quote a repository's files and names (round 19)
-            print(f"  {for_person(line)}")
+    print_diagnostics(gov.diagnostics)
 
 
 # --- tools ------------------------------------------------------------------------------

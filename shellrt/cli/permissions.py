@@ -68,6 +68,6 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """``shellrt permissions list``: the effective rules with their sources."""
-    from shellrt.cli._permissions_check import run_list as listing
+    from shellrt.cli._permissions_list import run_list as listing
 
     return listing(args)

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``shellrt sessions``; 0 on success, 1 when a session is missing, 2 on misuse."""
-    from shellrt.runtime.session import session_root
+    from shellrt.supervisor._inflight import session_root
 
     root = session_root()
     if args.action == "ls":
