@@ -2,7 +2,8 @@
 # System packages the full test suite needs, from Debian's packages:
 #   bubblewrap (bwrap sandbox), ripgrep (Grep fast path; the pure-Python fallback
 #   is tested too), docker.io (docker sandbox), debootstrap + busybox-static
-#   (registry-free test images), procps/iproute2 (process and network checks).
+#   (registry-free test images), procps/iproute2 (process and network checks),
+#   strace (the session CPU test watches an init server).
 # Idempotent and quiet when everything is present.
 set -eu
 
@@ -24,6 +25,8 @@ command -v gcc >/dev/null 2>&1 || missing="$missing gcc libc6-dev"
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 command -v make >/dev/null 2>&1 || missing="$missing make"
 command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
+# watching an init server's system calls (tests/test_zyg22_session_cpu.py)
+command -v strace >/dev/null 2>&1 || missing="$missing strace"
 
 if [ -n "$missing" ]; then
     echo "install-system-deps: installing$missing" >&2
