@@ -209,10 +209,7 @@ def namespace_lines() -> tuple[bytes, bytes]:
     a full pass, when the set of namespaces changed, and when a process not seen before is in one
     taken as ours (a command of a session; or another program's process in a namespace that took
     the number of one of ours that is gone: round 39)."""
-    try:
-        own = os.stat("/proc/self/net/unix").st_ino
-    except OSError:
-        own = None
+    own = own_namespace()
     with _scan.lock:
         now = time.monotonic()
         full = now - _scan.full_at >= _FULL_EVERY_S
