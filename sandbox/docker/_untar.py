@@ -540,9 +540,7 @@ class _Extraction:
             except OSError:
                 continue
             try:
-                fd = os.open(
-                    parts[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent
-                )
+                fd = os.open(parts[-1], _DIR_FLAGS, dir_fd=parent)
             except OSError:
                 continue
             finally:
