@@ -811,6 +811,12 @@ def _interpreter_dirs() -> list[Path]:
     return [Path(os.path.realpath(d)) for d in dirs if d]
 
 
+def _kept_roots(base: SandboxPolicy) -> list[Path]:
+    """What no default mask, at home or where the environment moved it, may be or hold: the writable
+    roots and the running Python (`_default_masks` and `_moved_masks` both judge against it)."""
+    return [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
+
+
 #: File systems bwrap mounts itself in the sandbox: a mask that is or holds one stops bwrap (``/proc``)
 #: or the session zygote (``/dev``: its ``/dev/shm``) from starting (red team, round 41).
 _KERNEL_MOUNTS = (Path("/proc"), Path("/dev"))
@@ -943,7 +949,7 @@ def _one_name(path: Path) -> bool:
 def _default_masks(home: Path, base: SandboxPolicy, sandbox_ids: tuple[int, int] | None = None) -> list[Path]:
     """`DEFAULT_MASKED_PATHS` for this caller (see there for ``/root``), and what of them other users'
     homes hold (`_other_home_masks`)."""
-    keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
+    keep = _kept_roots(base)
     homes = dict.fromkeys(
         h for h in (home, password_home(), Path("/root")) if h is not None and h.is_absolute()
     )
@@ -1051,7 +1057,7 @@ def _moved_masks(environ: Mapping[str, str], base: SandboxPolicy) -> tuple[list[
         wanted += [(Path(os.path.normpath(v)), name) for v in values if v.startswith("/")]
     if not wanted:
         return [], []
-    keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
+    keep = _kept_roots(base)
     needs = _sandbox_needs()
     out: list[Path] = []
     notes: list[str] = []
