@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import shutil
+import stat
 import sys
 import time
 from pathlib import Path
@@ -46,8 +47,16 @@ def run(args: argparse.Namespace) -> int:
     from shellrt.supervisor._inflight import session_root
 
     root = session_root()
+    try:
+        return _run(args, root)
+    except _Unlisted as exc:
+        print(f"shellrt sessions: {shown(str(exc))}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace, root: Path) -> int:
     if args.action == "ls":
-        rows = [_summary(d) for d in _sessions(root)]
+        rows = [row for row in map(_summary, _sessions(root)) if row is not None]
         if args.json:
             print(json.dumps(rows))
         elif not rows:
@@ -93,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             targets.append(found)
     if args.older_than is not None:
         cutoff = time.time() - args.older_than * 86400
-        targets += [d for d in _sessions(root) if d.stat().st_mtime < cutoff and d not in targets]
+        targets += [d for d in _sessions(root) if _modified(d) < cutoff and d not in targets]
     for directory in targets:
         if not _remove(directory, force=args.force):
             status = 1
@@ -124,17 +133,30 @@ def _remove(directory: Path, *, force: bool) -> bool:
 
 
 def _sessions(root: Path) -> list[Path]:
+    """The session directories under ``root``, oldest first (none when ``root`` does not exist).
+
+    Judged entry by entry: sorted by one ``stat`` inside one ``try``, a single entry that could not
+    be stat'ed (a dangling symlink, a directory a concurrent prune removed meanwhile) emptied the
+    whole listing, and ``rm --older-than`` removed nothing and exited 0 (red team round 56)."""
     try:
-        entries = sorted(root.iterdir(), key=lambda p: p.stat().st_mtime)
-    except OSError:
+        names = list(root.iterdir())
+    except FileNotFoundError:
         return []
-    return [
-        d
-        for d in entries
-        if d.is_dir()
-        and not d.is_symlink()
-        and ((d / "state.json").exists() or (d / "transcript.jsonl").exists())
-    ]
+    except OSError as exc:  # there, but not listable: never "no sessions" (the transcripts stay)
+        raise _Unlisted(f"cannot list {root} ({exc.strerror or exc})") from None
+    found: list[tuple[float, Path]] = []
+    for entry in names:
+        try:
+            st = entry.lstat()
+            if stat.S_ISDIR(st.st_mode) and ((entry / "state.json").exists() or (entry / "transcript.jsonl").exists()):
+                found.append((st.st_mtime, entry))
+        except OSError:
+            continue  # gone meanwhile, or not a session's to judge
+    return [entry for _, entry in sorted(found)]
+
+
+class _Unlisted(OSError):
+    """The sessions directory exists but cannot be listed."""
 
 
 def _find(root: Path, session_id: str) -> Path | None:
@@ -148,17 +170,30 @@ def _find(root: Path, session_id: str) -> Path | None:
     return directory
 
 
-def _summary(directory: Path) -> dict[str, Any]:
+def _modified(directory: Path) -> float:
+    """When ``directory`` last changed; +inf when it is gone meanwhile (nothing to remove)."""
+    try:
+        return directory.lstat().st_mtime
+    except OSError:
+        return float("inf")
+
+
+def _summary(directory: Path) -> dict[str, Any] | None:
+    """One row of ``ls``; None for a session removed while it was being listed."""
     transcript = directory / "transcript.jsonl"
     calls = 0
-    if transcript.is_file():
-        with transcript.open("rb") as fh:  # bytes: a transcript not UTF-8 stopped the whole listing
-            calls = sum(1 for line in fh if b'"type": "call"' in line)
-    size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file() and not p.is_symlink())
+    try:
+        if transcript.is_file():
+            with transcript.open("rb") as fh:  # bytes: a transcript not UTF-8 stopped the whole listing
+                calls = sum(1 for line in fh if b'"type": "call"' in line)
+        size = sum(p.lstat().st_size for p in directory.rglob("*") if p.is_file() and not p.is_symlink())
+        modified = directory.lstat().st_mtime
+    except OSError:
+        return None
     return {
         "id": directory.name,
         "path": str(directory),
-        "modified": directory.stat().st_mtime,
+        "modified": modified,
         "calls": calls,
         "bytes": size,
     }

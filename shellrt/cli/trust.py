@@ -173,12 +173,14 @@ def _load_workspace_files(workspace: Path) -> dict[str, Any]:
     """Each workspace settings file, read once: what is described is what gets recorded."""
     from shellrt.permissions.caller_home import caller_home
     from shellrt.permissions.settings import load_settings_file
+    from shellrt.permissions.sources import as_sessions_read
     from shellrt.permissions.trust import WORKSPACE_SETTINGS_FILES
 
-    # read as sessions read them: never through a symlink out of the workspace, '~' their home
+    # read as sessions read them: never through a symlink out of the workspace, '~' their home,
+    # ./.mcp.json for its servers only (what is shown is what sessions obey; round 56)
     home = caller_home()
     return {
-        rel: load_settings_file(workspace / rel, "project", home=home, inside=workspace)
+        rel: as_sessions_read(load_settings_file(workspace / rel, "project", home=home, inside=workspace))
         for rel in WORKSPACE_SETTINGS_FILES
     }
 
@@ -194,13 +196,12 @@ def _what_is_trusted(loaded_files: dict[str, Any], workspace: Path) -> list[str]
         for hook in loaded.hooks:
             lines.append(f"{rel}: {hook.event} hook runs on this machine: {hook.command}")
         allows = [r.text for r in loaded.rules if r.kind == "allow"]
-        if allows and not rel.endswith(".mcp.json"):
+        if allows:
             lines.append(f"{rel}: allow rules: {', '.join(allows)}")
-        if loaded.default_mode and not rel.endswith(".mcp.json"):
+        if loaded.default_mode:
             lines.append(f"{rel}: defaultMode {loaded.default_mode}")
         lines += [f"{rel}: {line}" for line in _server_lines(loaded.mcp_servers, workspace)]
-        if not rel.endswith(".mcp.json"):  # sessions read its mcpServers only
-            lines += [f"{rel}: {line}" for line in _widening_lines(loaded)]
+        lines += [f"{rel}: {line}" for line in _widening_lines(loaded)]
     return lines
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "EffectivePermissions",
     "LoadedSources",
     "Settings",
+    "as_sessions_read",
     "discover_files",
     "load_settings",
     "local_settings_path",
@@ -324,8 +325,7 @@ def load_settings(
         loaded = load_settings_file(path, source, home=home, root=root, inside=inside)
         if source == "cli" and not loaded.exists:
             loaded.diagnostics.append(f"{path}: --settings file not found")
-        if path.name == MCP_JSON and source == "project":
-            _only_mcp_servers(loaded)
+        as_sessions_read(loaded)
         rel = trust.settings_rel(path, source, workspace)
         hook_commands = host_commands(loaded, workspace)  # hooks and stdio MCP servers (round 22)
         if (
@@ -540,6 +540,17 @@ def _managed_only_sandbox(loaded: FileSettings, diagnostics: list[str]) -> None:
         diagnostics.append(
             f"{loaded.path}: {', '.join(dropped)} ignored: {_MANAGED_ONLY} lets only managed settings widen the sandbox"
         )
+
+
+def as_sessions_read(loaded: FileSettings) -> FileSettings:
+    """``loaded`` cut to what sessions obey of it: the workspace's own ``.mcp.json`` its servers only.
+
+    One predicate for sessions and for what ``shellrt trust add`` shows the operator: the display
+    judged by the name's ending, so a ``conf/team.mcp.json`` (or ``.mcp.json``) given with
+    ``--settings``, obeyed in full, had its allow rules and mode left out (red team round 56)."""
+    if loaded.path.name == MCP_JSON and loaded.source == "project":
+        _only_mcp_servers(loaded)
+    return loaded
 
 
 def _only_mcp_servers(loaded: FileSettings) -> None:

@@ -1443,7 +1443,7 @@ _WALK_BYTES = 1 << 20
 def hooks_dir_reason(path: str | Path) -> str | None:
     """Why ``path`` is a git hook by configuration, or a config file git includes (None if not).
 
-    Its directory is the one the enclosing repository's config names as ``core.hooksPath``
+    Its directory is the one an enclosing repository's config names as ``core.hooksPath``
     (husky's ``.husky``; round 16) -- in ``.git/config``, in a file it includes (``[include]``,
     ``[includeIf]``: every condition counts), or a relative value of the operator's global or
     system config (``core.hooksPath = .githooks`` names a directory of every repository) -- so git
@@ -1483,7 +1483,9 @@ def hooks_dir_reason(path: str | Path) -> str | None:
                 target = os.path.realpath(text)
                 if target in included or fold_path(target) in {fold_path(i) for i in included}:
                     return "git configuration this repository's config includes (it can name programs git runs)"
-            return None  # the enclosing repository: its config named no such directory
+            # Not the last repository to ask: git run in a work tree above never looks at a ``.git``
+            # below its top, so a ``mkdir .husky/.git`` (or a nested repository) there hid the
+            # enclosing one's ``core.hooksPath = .husky`` (red team round 56, hostrepo).
         up = os.path.dirname(base)
         if up == base:
             return None

@@ -31,6 +31,7 @@ from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
 from shellrt.tools._configfiles import config_hazard, config_program
 from shellrt.tools._device_links import as_stdin, device_links
+from shellrt.tools._gitdiscover import tops_up_to_git, tree_tops
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
 
 __all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only", "runs_host_git"]
@@ -305,7 +306,8 @@ def command_parts(
             reads = tuple(sorted({*reads, *nested, *_resolve_all(modules, bases, to_host, set())}))
         if name == "git":
             # git walks up to find its repository: one above the workspace is read too.
-            tops = {_git_top(_git_directory(argv, p)) for p in places}
+            # Every ``.git`` on the way up to the one git takes (a ``mkdir .git`` is passed over: round 56).
+            tops = {t for p in places for t in _git_tops(_git_directory(argv, p))}
             above = sorted(top for top in tops if not inside(top))
             reads = tuple(sorted({*reads, *above, *_git_object_reads(argv, bases)}))
             if any(_long_prefix(w, _GIT_STDIN_NAMES) for w in argv[1:]):  # `--batch-com`: an abbreviation
@@ -1268,16 +1270,11 @@ def _git_object_reads(argv: Sequence[str], bases: Sequence[str]) -> list[str]:
         for base in bases:
             found.append(_resolve(path, base))
             if not path.startswith(("./", "../")):
-                found.append(_resolve(path, _git_top(base)))
+                # Relative to the top of the tree: of every repository git may take from here (round 56).
+                found += [_resolve(path, top) for top in tree_tops(base)]
     return found
 
 
-def _git_top(directory: str) -> str:
-    current = os.path.realpath(directory)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return os.path.realpath(directory)
-        current = parent
+def _git_tops(directory: str) -> list[str]:
+    """`tops_up_to_git`, or ``directory`` itself outside any repository."""
+    return tops_up_to_git(directory) or [os.path.realpath(directory)]

@@ -28,6 +28,7 @@ import time
 
 from sandbox._hostread import read_regular
 from sandbox._proclinks import through_proc
+from shellrt.tools._gitdiscover import is_repository
 
 __all__ = ["MAX_CHECK_S", "MAX_CONFIG_BYTES", "MAX_GIT_ENTRIES", "MAX_INDEX_BYTES", "unsafe_git_files"]
 
@@ -83,6 +84,10 @@ _KEEP_OVER_BUDGET_S = 10.0
 
 
 def _check(cwd: str, budget: _Budget) -> str:
+    """Each git directory on git's way up from ``cwd``, to the one it takes. A ``.git`` directory
+    (or a bare-looking one) that is no repository is checked and passed over, as git passes it:
+    ``mkdir sub/.git`` stopped the check there while host git went on to the parent's FIFO
+    (red team round 56, hostrepo)."""
     current = cwd
     while True:
         dot_git = os.path.join(current, ".git")
@@ -90,11 +95,15 @@ def _check(cwd: str, budget: _Budget) -> str:
             why = _kind(dot_git, MAX_CONFIG_BYTES, directory_ok=True)
             if why:
                 return why
-            if os.path.isdir(dot_git):
-                return _check_gitdir(dot_git, budget)
-            return _check_gitfile(dot_git, budget)
-        if _looks_bare(current):
-            return _check_gitdir(current, budget)
+            if not os.path.isdir(dot_git):
+                return _check_gitfile(dot_git, budget)
+            why = _check_gitdir(dot_git, budget)
+            if why or is_repository(dot_git):
+                return why
+        elif _looks_bare(current):
+            why = _check_gitdir(current, budget)
+            if why or is_repository(current):
+                return why
         parent = os.path.dirname(current)
         if parent == current:
             return ""

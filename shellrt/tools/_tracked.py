@@ -24,6 +24,7 @@ from pathlib import Path
 from sandbox._hostread import read_regular
 from sandbox.confine import Stamp, View, stamp
 from shellrt.tools._dirs_below import DirsBelow, plain_relative
+from shellrt.tools._gitdiscover import is_repository
 
 __all__ = ["MAX_INDEX_BYTES", "UNIGNORED_NOTE", "hidden_tracked", "tracked_in_view", "tracked_under"]
 
@@ -64,17 +65,16 @@ def tracked_under(root: Path, top_bound: Path) -> list[str] | None:
     ``root`` tracks (``root`` and its parents up to ``top_bound`` are looked at for a ``.git``
     directory). None when there is no such repository or its index cannot be read (a ``.git``
     file, a split index, a bad or oversized index): nothing is added then."""
-    top = _repository_top(root)
-    if top is None:
-        return None
-    gitdir = _gitdir(top, top_bound)
-    if gitdir is None:
-        return None
-    names = _with_submodules(top, gitdir, top_bound, _Spent(), 0)
-    if names is None:
-        return None
-    prefix = "" if top == root else root.relative_to(top).as_posix() + "/"
-    return [n[len(prefix) :] for n in names if n.startswith(prefix) and len(n) > len(prefix)]
+    found: list[str] | None = None
+    spent = _Spent()
+    for top in _repository_tops(root):
+        gitdir = _gitdir(top, top_bound)
+        names = None if gitdir is None else _with_submodules(top, gitdir, top_bound, spent, 0)
+        if names is None:
+            continue
+        prefix = "" if top == root else root.relative_to(top).as_posix() + "/"
+        found = [*(found or ()), *(n[len(prefix) :] for n in names if n.startswith(prefix) and len(n) > len(prefix))]
+    return None if found is None else list(dict.fromkeys(found))
 
 
 #: Submodules (gitlinks) whose indexes one call reads, how deep, and their indexes' bytes in all.
@@ -223,17 +223,26 @@ def hidden_tracked(root_fd: int, tracked: Iterable[str], listed: Iterable[str]) 
     return found
 
 
-def _repository_top(root: Path) -> Path | None:
+def _repository_tops(root: Path) -> list[Path]:
     """The nearest directory at or above ``root`` holding a ``.git`` (directory or file), as git
     finds it. Above the workspace's mount it is the operator's (a command cannot write there):
-    a workspace below its repository's top is covered (round 36, files2)."""
+    a workspace below its repository's top is covered (round 36, files2). A ``.git`` directory
+    that is no repository does not end the walk, as it does not end git's: a ``mkdir src/.git``
+    made Glob and Grep read only its (absent) index, and no tracked file was reported hidden
+    (round 56, hostrepo). Each passed over is listed too, nearest first (its index, if any, counts:
+    more names reported is the safe side)."""
+    found: list[Path] = []
     for here in (root, *root.parents):
         try:
             mode = os.lstat(here / ".git").st_mode
         except OSError:
             continue
-        return here if stat.S_ISDIR(mode) or stat.S_ISREG(mode) else None
-    return None
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            return found
+        found.append(here)
+        if stat.S_ISREG(mode) or is_repository(str(here / ".git")):
+            return found
+    return found
 
 
 #: A ``.git`` file (``gitdir: <path>``) of a worktree or submodule is a line; past this it is not read.
