@@ -658,7 +658,7 @@ def _write_denies(
                 "(the permission layer enforces it for the file tools)"
             )
             continue
-        operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
+        operator = _operators(rule.origin.source, rule.origin.file, roots)
         try:
             paths, _ = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
             present = [p for p in paths if os.path.lexists(p)]
@@ -1127,9 +1127,26 @@ def _holder_masks(
     return [(p, why) for p in masks], notes
 
 
-def _sandbox_sections(files: Iterable[FileSettings]) -> list[tuple[str, Mapping[str, Any]]]:
-    """(source, ``sandbox`` section) of each loaded settings file that has one."""
-    return [(loaded.source, loaded.sandbox) for loaded in files if loaded.sandbox]
+def _sandbox_sections(files: Iterable[FileSettings]) -> list[tuple[str, Path | None, Mapping[str, Any]]]:
+    """(source, file, ``sandbox`` section) of each loaded settings file that has one."""
+    return [(loaded.source, loaded.path, loaded.sandbox) for loaded in files if loaded.sandbox]
+
+
+def _operators(source: str, file: Path | None, roots: Sequence[Path]) -> bool:
+    """Whether a rule or ``sandbox`` setting read from ``file`` under ``source`` is the operator's.
+
+    A trusted source's, unless its file lies in a writable root as named or where it leads: the
+    workspace can write ``--settings ws/ci.json``, a managed path naming a workspace file or the user
+    file of a home inside the workspace, so each is judged as the repository's own (a refusal there
+    stopped the operator's session, red team round 56). The trust layer judges them alike.
+    """
+    if source not in TRUSTED_SANDBOX_SOURCES:
+        return False
+    if file is None:
+        return True  # the command line's flags, the Runtime's own settings
+    named = Path(os.path.normpath(os.path.abspath(file)))
+    forms = _root_forms(roots)
+    return not any(_inside(form, list(forms)) for form in (named, Path(os.path.realpath(file))))
 
 
 def _str_list(value: object) -> list[str]:
@@ -1295,12 +1312,12 @@ def derive_policy(
     defaults_on = True
     unmasked: set[Path] = set()
     extra: list[str] = [os.fspath(p) for p in masked_paths]
-    for source, section in _sandbox_sections(settings_files):
-        operator = source in TRUSTED_SANDBOX_SOURCES
-        if operator:
+    roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
+    for source, file, section in _sandbox_sections(settings_files):
+        if _operators(source, file, roots):
             extra += _str_list(section.get("maskedPaths"))
         if section.get("unmaskDefaults") is True or section.get("unmaskedPaths"):
-            if operator:
+            if source in TRUSTED_SANDBOX_SOURCES:
                 defaults_on = defaults_on and section.get("unmaskDefaults") is not True
                 unmasked |= {_expand(p, home, workspace) for p in _str_list(section.get("unmaskedPaths"))}
             else:
@@ -1318,8 +1335,8 @@ def derive_policy(
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     # A repository's maskedPaths: judged as its rules are (below, `repository`).
     repo_extra: list[Path] = []
-    for source, section in _sandbox_sections(settings_files):
-        for p in _str_list(section.get("maskedPaths")) if source not in TRUSTED_SANDBOX_SOURCES else ():
+    for source, file, section in _sandbox_sections(settings_files):
+        for p in _str_list(section.get("maskedPaths")) if not _operators(source, file, roots) else ():
             try:
                 repo_extra.append(_expand(p, home, workspace))
             except PolicyError as exc:
@@ -1329,7 +1346,6 @@ def derive_policy(
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
     operator_rules: set[str] = set()  # the texts of the operator's Read denies (`_hard_links`)
     found: set[Path] = set()  # what the operator's globs found on a walk as this caller (round 42)
-    roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     root_forms = _root_forms(roots)  # once: every symlink a walk meets and every holder compares with them
     planted_walk = _Planted(roots, root_forms, workspace_visits)
     for rule in rules:
@@ -1337,7 +1353,7 @@ def derive_policy(
 
         if rule.kind != "deny" or rule.tool not in READ_RULE_TOOLS:
             continue
-        operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
+        operator = _operators(rule.origin.source, rule.origin.file, roots)
         try:
             paths, rule_notes = rule_masks(
                 rule, home=home, visits=None if operator else workspace_visits, planted=planted_walk
