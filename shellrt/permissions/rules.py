@@ -371,7 +371,7 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
         raise RuleSyntaxError(
             f"{tool!r} names no tool; tool names are case-sensitive (did you mean {known!r}?)"
         )
-    if tool.startswith("mcp__"):
+    if tool[:5].lower() == "mcp__":
         return _parse_mcp(tool, spec, kind, origin)
     if spec is None or (spec in ("*", "**") and tool in COMMAND_TOOLS):
         return PermissionRule(kind, tool, None, "none", origin)
@@ -442,11 +442,23 @@ def mcp_name_parts(name: str) -> tuple[str, str | None]:
 
 
 def _parse_mcp(tool: str, spec: str | None, kind: RuleKind, origin: RuleOrigin) -> PermissionRule:
+    """An MCP rule; one that can name no MCP tool is refused (round 56: ``mcp__*`` and ``MCP__srv``
+    parsed and matched nothing, so a deny of them denied nothing, silently)."""
+    if not tool.startswith("mcp__"):
+        raise RuleSyntaxError(
+            f"{tool!r} names no tool; MCP tool names begin with 'mcp__' in lower case "
+            f"(did you mean 'mcp__{tool[5:]}'?)"
+        )
     if spec is not None:
         raise RuleSyntaxError(f"MCP rules take no specifier: write {tool!r} or {tool}__toolname")
     server, name = mcp_name_parts(tool)
     if not server or name == "":
         raise RuleSyntaxError(f"{tool!r} is not mcp__server, mcp__server__tool or mcp__server__*")
+    if "*" in server:
+        raise RuleSyntaxError(
+            f"{tool!r}: there is no wildcard over MCP servers; name each server (mcp__<server> covers "
+            "every tool of one server)"
+        )
     if server.endswith("_"):
         raise RuleSyntaxError(
             f"{tool!r}: an MCP server name cannot end in '_' (mcp__{server}_… would also name tools of "
