@@ -376,6 +376,7 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
     if spec is None or (spec in ("*", "**") and tool in COMMAND_TOOLS):
         return PermissionRule(kind, tool, None, "none", origin)
     if spec.startswith("domain:"):
+        _refuse_inert_domain(tool, spec, raw)
         host = spec[len("domain:") :].strip().lower().rstrip(".")
         if "/" in host:  # an address range: every address in it, however it is reached (round 28)
             try:
@@ -419,6 +420,27 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
     except DotSegmentError as exc:
         raise RuleSyntaxError(f"{spec!r} in rule {raw!r}: {exc}") from None
     return PermissionRule(kind, tool, spec, "path", origin)
+
+
+#: Built-in tools whose calls may name hosts: a ``domain:`` rule of any other built-in matches nothing.
+_FETCHING_TOOLS = frozenset({"WebFetch", "WebSearch"})
+
+
+def _refuse_inert_domain(tool: str, spec: str, raw: str) -> None:
+    """Refuse a ``domain:`` rule of a built-in tool whose calls never name a host (round 56:
+    ``Bash(domain:evil.com)`` and ``Read(domain:k.txt)`` parsed and matched nothing, so a deny of
+    them denied nothing). Other tools (the Python API's own) may judge hosts of their own."""
+    if tool in _FETCHING_TOOLS or builtin_tool_named(tool) is None:
+        return
+    if tool in COMMAND_TOOLS:
+        raise RuleSyntaxError(
+            f"rule {raw!r}: {tool} calls name no host, so this rule would match nothing; write "
+            f"WebFetch({spec}) -- the sandbox's proxy enforces its deny for commands too"
+        )
+    raise RuleSyntaxError(
+        f"rule {raw!r}: {tool} calls name no host, so this rule would match nothing; to name a file "
+        f"called {spec!r}, write {tool}(./{spec})"
+    )
 
 
 def _specifier(inner: str) -> str:
