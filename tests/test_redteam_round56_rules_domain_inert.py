@@ -3,10 +3,11 @@
 A ``domain:`` specifier made a domain rule for any tool. Only WebFetch's subject carries hosts, so
 ``Bash(domain:evil.com)`` (an operator's way, they thought, to keep commands off a host) or
 ``PowerShell(domain:…)`` matched no call and was compiled into nothing (only WebFetch's domain rules
-reach the sandbox's proxy); ``Read(domain:k.txt)`` lost the file of that name: read unasked in
-``bypassPermissions``, unmasked. A deny that can never match is malformed: a built-in tool other
-than WebFetch now refuses a ``domain:`` rule and says what to write (a malformed deny degrades the
-session: fail closed). Other tools (the Python API's own) keep domain rules over their subjects.
+reach the sandbox's proxy). ``Read(domain:k.txt)`` was a domain rule to the permission layer and the
+file ``domain:k.txt`` to the sandbox: commands could not read it, the Read tool read it unasked in
+``bypassPermissions``. Now a command tool's ``domain:`` rule is refused, saying to write
+``WebFetch(domain:…)`` (a malformed deny degrades the session: fail closed), and a file tool's names
+the file, for both layers. Other tools (the Python API's own) keep domain rules over their subjects.
 """
 
 from __future__ import annotations
@@ -23,16 +24,24 @@ from shellrt.protocol import ToolContext
 from shellrt.tools.bash import Bash
 from shellrt.tools.read import ReadTool
 
-INERT = ["Bash(domain:evil.com)", "PowerShell(domain:evil.com)", "Read(domain:k.txt)", "Edit(domain:k.txt)",
-         "Write(domain:k.txt)", "Grep(domain:k.txt)", "Glob(domain:k.txt)"]  # fmt: skip
+INERT = ["Bash(domain:evil.com)", "PowerShell(domain:evil.com)"]
+FILES = ["Read(domain:k.txt)", "Edit(domain:k.txt)", "Write(domain:k.txt)", "Grep(domain:k.txt)",
+         "Glob(domain:k.txt)"]  # fmt: skip
 KEPT = ["WebFetch(domain:evil.com)", "WebFetch(domain:*.evil.com)", "MyFetcher(domain:evil.com)"]
 
 
 @pytest.mark.parametrize("text", INERT)
-def test_a_domain_rule_of_a_tool_that_never_fetches_is_refused(text: str) -> None:
-    """Failed 7 of 7 before: parsed as a domain rule no call of the tool can meet."""
-    with pytest.raises(RuleSyntaxError, match="domain"):
+def test_a_commands_domain_rule_is_refused(text: str) -> None:
+    """Failed 2 of 2 before: parsed as a domain rule no call of the tool can meet."""
+    with pytest.raises(RuleSyntaxError, match=r"WebFetch\(domain:"):
         parse_rule(text, "deny")
+
+
+@pytest.mark.parametrize("text", FILES)
+def test_a_file_tools_domain_rule_names_the_file(text: str) -> None:
+    """Failed 5 of 5 before: a domain rule (the sandbox masked the file of that name)."""
+    rule = parse_rule(text, "deny")
+    assert (rule.spec_kind, rule.specifier) == ("path", "domain:k.txt")
 
 
 @pytest.mark.parametrize("text", KEPT)
@@ -67,4 +76,4 @@ async def test_the_file_of_that_name_is_not_read_unasked(tmp_path: Path) -> None
     """Failed 1 of 1 before: Read of ``domain:k.txt`` allowed, the deny a domain rule."""
     ws = tmp_path / "ws"
     behavior, notes = await _decide(tmp_path, "Read(domain:k.txt)", ReadTool(), {"file_path": str(ws / "domain:k.txt")})
-    assert behavior != "allow" and any("./domain:k.txt" in n for n in notes), (behavior, notes)
+    assert behavior == "deny", (behavior, notes)

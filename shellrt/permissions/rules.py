@@ -375,8 +375,7 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
         return _parse_mcp(tool, spec, kind, origin)
     if spec is None or (spec in ("*", "**") and tool in COMMAND_TOOLS):
         return PermissionRule(kind, tool, None, "none", origin)
-    if spec.startswith("domain:"):
-        _refuse_inert_domain(tool, spec, raw)
+    if spec.startswith("domain:") and _takes_hosts(tool, spec, raw):
         host = spec[len("domain:") :].strip().lower().rstrip(".")
         if "/" in host:  # an address range: every address in it, however it is reached (round 28)
             try:
@@ -426,21 +425,20 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
 _FETCHING_TOOLS = frozenset({"WebFetch", "WebSearch"})
 
 
-def _refuse_inert_domain(tool: str, spec: str, raw: str) -> None:
-    """Refuse a ``domain:`` rule of a built-in tool whose calls never name a host (round 56:
-    ``Bash(domain:evil.com)`` and ``Read(domain:k.txt)`` parsed and matched nothing, so a deny of
-    them denied nothing). Other tools (the Python API's own) may judge hosts of their own."""
+def _takes_hosts(tool: str, spec: str, raw: str) -> bool:
+    """Whether ``tool``'s ``domain:`` rule names hosts: a fetching tool's, or another tool's (the
+    Python API's own may judge hosts). A file tool's names a file (as the sandbox's mask of it always
+    did), and a command tool's is refused (round 56: ``Bash(domain:evil.com)`` and
+    ``Read(domain:k.txt)`` were domain rules no call meets, so a deny of them denied nothing, while
+    the sandbox masked the file ``domain:k.txt``)."""
     if tool in _FETCHING_TOOLS or builtin_tool_named(tool) is None:
-        return
+        return True
     if tool in COMMAND_TOOLS:
         raise RuleSyntaxError(
             f"rule {raw!r}: {tool} calls name no host, so this rule would match nothing; write "
             f"WebFetch({spec}) -- the sandbox's proxy enforces its deny for commands too"
         )
-    raise RuleSyntaxError(
-        f"rule {raw!r}: {tool} calls name no host, so this rule would match nothing; to name a file "
-        f"called {spec!r}, write {tool}(./{spec})"
-    )
+    return False
 
 
 def _specifier(inner: str) -> str:
