@@ -375,6 +375,30 @@ def _walk_matches(
     return found, False, out_cut
 
 
+def _walk_spellings(
+    base: Path,
+    start: Path | None,
+    pattern: str,
+    limit: int,
+    visits: _Visits | None,
+    planted: _Planted | None,
+) -> tuple[list[Path], bool, bool]:
+    """`_walk_matches` from the glob's static directory ``start`` in every Unicode normal form on disk
+    (None: from ``base``). The rule's ``café`` (NFC, as typed) is another name than the on-disk NFD
+    ``cafe`` + U+0301 directory, which the permission layer's deny matches: walked from the rule's
+    spelling only, ``Read(./café/*)`` masked nothing (red team, round 56). One budget for all."""
+    budget = visits if visits is not None else _Visits()
+    found: list[Path] = []
+    cut = out_cut = False
+    for one in _spellings(start) if start is not None else [base]:
+        more, cut, more_out = _walk_matches(base, one, pattern, limit - len(found), budget, planted)
+        found += more
+        out_cut = out_cut or more_out
+        if cut:
+            break
+    return found, cut, out_cut
+
+
 def rule_masks(
     rule: PermissionRule,
     *,
@@ -451,7 +475,7 @@ def rule_masks(
             f"write already walked {_MAX_WORKSPACE_VISITS:,} entries (the permission layer still denies it to the "
             "file tools)"
         ]
-    found, cut, out_cut = _walk_matches(base, start, pattern, limit, visits, planted)
+    found, cut, out_cut = _walk_spellings(base, start if anchored else None, pattern, limit, visits, planted)
     planted_notes = (
         [
             f"{rule.describe()}: a symlink inside a writable root leads out of the roots to more than the "
