@@ -336,9 +336,37 @@ def _may_match_below(spec: str, root: Path | None, directory: str, home: Path, l
             break
         fixed.append(segment)
     anchor = os.path.realpath(os.path.join(real_base, *fixed)) if fixed else real_base
-    if _is_below(real_dir, anchor) and real_dir != anchor:
+    # In NFC, as every other deny matches: ``café`` (the rule, as typed) is the on-disk NFD
+    # ``cafe`` + U+0301 to the permission layer (red team, round 56).
+    nfc_dir, nfc_anchor = unicodedata.normalize("NFC", real_dir), unicodedata.normalize("NFC", anchor)
+    if _is_below(nfc_dir, nfc_anchor) and nfc_dir != nfc_anchor:
         return True
-    return _is_below(anchor, real_dir) and os.path.lexists(anchor)
+    return _is_below(nfc_anchor, nfc_dir) and _lexists_in_any_form(anchor)
+
+
+def _lexists_in_any_form(path: str) -> bool:
+    """Whether ``path`` (absolute) exists with each name in any Unicode normal form (a listing per
+    non-ASCII name, 64 candidates at most: a name no listing finds is looked up as written)."""
+    if os.path.lexists(path):
+        return True
+    if path.isascii():
+        return False
+    found = ["/"]
+    for part in Path(path).parts[1:]:
+        nxt: list[str] = []
+        wanted = unicodedata.normalize("NFC", part)
+        for parent in found:
+            names = {part}
+            if not part.isascii():
+                try:
+                    names |= {n for n in os.listdir(parent) if unicodedata.normalize("NFC", n) == wanted}
+                except OSError:
+                    pass
+            nxt += [os.path.join(parent, n) for n in sorted(names) if os.path.lexists(os.path.join(parent, n))]
+        found = nxt[:64]
+        if not found:
+            return False
+    return True
 
 
 def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -> PermissionRule:
@@ -956,6 +984,10 @@ def _walk_matches(start: str, base: str, pattern: str, limit: int) -> bool:
             if seen > limit:
                 return True
             rel = relative_to(os.path.join(dirpath, name), base)
-            if rel is not None and glob_matches(pattern, rel):
+            if rel is not None and (
+                glob_matches(pattern, rel)
+                # both normal forms, as every other deny matches (red team, round 56)
+                or (not rel.isascii() and glob_matches(unicodedata.normalize("NFC", pattern), unicodedata.normalize("NFC", rel)))
+            ):
                 return True
     return False
