@@ -345,12 +345,13 @@ def _may_match_below(spec: str, root: Path | None, directory: str, home: Path, l
 
 
 def _lexists_in_any_form(path: str) -> bool:
-    """Whether ``path`` (absolute) exists with each name in any Unicode normal form (a listing per
-    non-ASCII name, 64 candidates at most: a name no listing finds is looked up as written)."""
-    if os.path.lexists(path):
-        return True
-    if path.isascii():
-        return False
+    """Whether ``path`` (absolute) exists with each name in any Unicode normal form."""
+    return os.path.lexists(path) or (not path.isascii() and bool(_spellings_on_disk(path)))
+
+
+def _spellings_on_disk(path: str) -> list[str]:
+    """The existing paths that are ``path`` (absolute) with names in any Unicode normal form (a listing
+    per non-ASCII name, 64 candidates at most)."""
     found = ["/"]
     for part in Path(path).parts[1:]:
         nxt: list[str] = []
@@ -365,8 +366,8 @@ def _lexists_in_any_form(path: str) -> bool:
             nxt += [os.path.join(parent, n) for n in sorted(names) if os.path.lexists(os.path.join(parent, n))]
         found = nxt[:64]
         if not found:
-            return False
-    return True
+            break
+    return found
 
 
 def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -> PermissionRule:
@@ -913,14 +914,11 @@ def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolv
         return True
     # Deny/ask: a rule that names a place through a symbolic link covers where the link points,
     # as the sandbox's masks do (``Read(./config/**)`` with ``config -> real`` covers ``real/k``).
-    linked = _linked_anchor(base, pattern)
-    if linked is None:
-        return False
-    anchor, rest = linked
-    for p in path_forms:
-        rel = relative_to(p, anchor)
-        if rel is not None and (not rest or glob_matches("/" + rest, rel)):
-            return True
+    for anchor, rest in _linked_anchors(base, pattern):
+        for p in path_forms:
+            rel = relative_to(p, anchor)
+            if rel is not None and (not rest or glob_matches("/" + rest, rel)):
+                return True
     return False
 
 
@@ -969,6 +967,28 @@ def _linked_anchor(base: Path, pattern: str) -> tuple[str, str] | None:
     if real_anchor == os.path.normpath(os.path.join(real_base, *fixed)):
         return None
     return real_anchor, "/".join(segments[len(fixed) :])
+
+
+def _linked_anchors(base: Path, pattern: str) -> list[tuple[str, str]]:
+    """`_linked_anchor` for every spelling on disk of the pattern's fixed prefix: a deny's pattern is
+    matched in NFC, and the link on disk may be named in NFD (``cafe`` + U+0301, as macOS writes it),
+    which the lookup as spelled never found (red team, round 56)."""
+    first = _linked_anchor(base, pattern)
+    if pattern.isascii():
+        return [first] if first is not None else []
+    found = [first] if first is not None else []
+    segments = [s for s in pattern.rstrip("/").lstrip("/").split("/") if s not in ("", ".")]
+    fixed = list(itertools.takewhile(lambda s: _GLOB_SYNTAX.isdisjoint(s) and s != "..", segments))
+    if not fixed:
+        return found
+    real_base = os.path.realpath(base)
+    rest = segments[len(fixed) :]
+    for spelled in _spellings_on_disk(os.path.join(real_base, *fixed)):
+        # the spelling found, anchored at the base as the rule's fixed prefix is
+        again = _linked_anchor(base, "/" + "/".join([os.path.relpath(spelled, real_base), *rest]))
+        if again is not None and again not in found:
+            found.append(again)
+    return found
 
 
 def _is_below(path: str, root: str) -> bool:
