@@ -91,3 +91,23 @@ async def test_a_script_reads_nothing_the_rule_names(ws: Path) -> None:
         shutil.rmtree(session, ignore_errors=True)
     text = block_text(result)
     assert "ran-" in text and "SECRET56" not in text, result
+
+
+@pytest.mark.parametrize("how", ["user", "project", "parameter"])
+def test_a_masked_path_in_the_other_spelling_is_masked(ws: Path, how: str) -> None:
+    """Failed 3 of 3 before: ``"maskedPaths": [".../café"]`` (NFC, as typed) over the on-disk NFD
+    directory masked only the name as written, which does not exist; the directory stayed readable."""
+    from shellrt.permissions.settings import FileSettings
+
+    outside = ws.parent / "outside"
+    (outside / NFD).mkdir(parents=True)
+    (outside / NFD / "k").write_text("SECRET56\n")
+    named = str(outside / NFC)
+    if how == "parameter":
+        policy, _ = derive_policy(SandboxPolicy(workspace=ws), masked_paths=[named], mask_defaults=False, home=ws.parent / "h")
+    else:
+        where = ws.parent / "user.json" if how == "user" else ws / ".claude" / "settings.json"
+        loaded = FileSettings(path=where, source=how, exists=True, sandbox={"maskedPaths": [named]})
+        policy, _ = derive_policy(SandboxPolicy(workspace=ws), settings_files=[loaded], mask_defaults=False,
+                                  home=ws.parent / "h")  # fmt: skip
+    assert _covered(outside / NFD / "k", {Path(p) for p in policy.read_denied}), policy.read_denied

@@ -1414,8 +1414,10 @@ def derive_policy(
         # A symlink on the way: hidden where it leads, which hides it under every name (bwrap could
         # not mount through an absolute link into the new root: ``ws/link -> /elsewhere`` made the
         # sandbox fail to start, a repository's way to stop every session of an operator's rule).
-        forms = [Path(os.path.realpath(path))]
-        if _per_process(forms[0])[1]:  # a symlink led into /proc/<shellrt pid>: a glob's match, a setting
+        # Every spelling on disk too: a setting's ``café`` (NFC, as typed) is another name than the
+        # on-disk NFD directory, and masked only the name that does not exist (red team, round 56).
+        forms = list(dict.fromkeys(Path(os.path.realpath(one)) for one in _spellings(path)))
+        if any(_per_process(form)[1] for form in forms):  # a symlink led into /proc/<shellrt pid>
             notes.append(str(_per_process_error(why, path)))
             continue
         for form in forms:
