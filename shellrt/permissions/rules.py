@@ -1004,10 +1004,13 @@ def _walk_matches(start: str, base: str, pattern: str, limit: int) -> bool:
             if seen > limit:
                 return True
             rel = relative_to(os.path.join(dirpath, name), base)
-            if rel is not None and (
-                glob_matches(pattern, rel)
-                # both normal forms, as every other deny matches (red team, round 56)
-                or (not rel.isascii() and glob_matches(unicodedata.normalize("NFC", pattern), unicodedata.normalize("NFC", rel)))
-            ):
+            if rel is not None and (glob_matches(pattern, rel) or _nfc_glob_matches(pattern, rel)):
                 return True
     return False
+
+
+def _nfc_glob_matches(pattern: str, rel: str) -> bool:
+    """A non-ASCII name matched in NFC, as every other deny matches (red team, round 56)."""
+    if rel.isascii():
+        return False
+    return glob_matches(unicodedata.normalize("NFC", pattern), unicodedata.normalize("NFC", rel))
