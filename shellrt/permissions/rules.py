@@ -336,9 +336,38 @@ def _may_match_below(spec: str, root: Path | None, directory: str, home: Path, l
             break
         fixed.append(segment)
     anchor = os.path.realpath(os.path.join(real_base, *fixed)) if fixed else real_base
-    if _is_below(real_dir, anchor) and real_dir != anchor:
+    # In NFC, as every other deny matches: ``café`` (the rule, as typed) is the on-disk NFD
+    # ``cafe`` + U+0301 to the permission layer (red team, round 56).
+    nfc_dir, nfc_anchor = unicodedata.normalize("NFC", real_dir), unicodedata.normalize("NFC", anchor)
+    if _is_below(nfc_dir, nfc_anchor) and nfc_dir != nfc_anchor:
         return True
-    return _is_below(anchor, real_dir) and os.path.lexists(anchor)
+    return _is_below(nfc_anchor, nfc_dir) and _lexists_in_any_form(anchor)
+
+
+def _lexists_in_any_form(path: str) -> bool:
+    """Whether ``path`` (absolute) exists with each name in any Unicode normal form."""
+    return os.path.lexists(path) or (not path.isascii() and bool(_spellings_on_disk(path)))
+
+
+def _spellings_on_disk(path: str) -> list[str]:
+    """The existing paths that are ``path`` (absolute) with names in any Unicode normal form (a listing
+    per non-ASCII name, 64 candidates at most)."""
+    found = ["/"]
+    for part in Path(path).parts[1:]:
+        nxt: list[str] = []
+        wanted = unicodedata.normalize("NFC", part)
+        for parent in found:
+            names = {part}
+            if not part.isascii():
+                try:
+                    names |= {n for n in os.listdir(parent) if unicodedata.normalize("NFC", n) == wanted}
+                except OSError:
+                    pass
+            nxt += [os.path.join(parent, n) for n in sorted(names) if os.path.lexists(os.path.join(parent, n))]
+        found = nxt[:64]
+        if not found:
+            break
+    return found
 
 
 def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -> PermissionRule:
@@ -371,11 +400,11 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
         raise RuleSyntaxError(
             f"{tool!r} names no tool; tool names are case-sensitive (did you mean {known!r}?)"
         )
-    if tool.startswith("mcp__"):
+    if tool[:5].lower() == "mcp__":
         return _parse_mcp(tool, spec, kind, origin)
     if spec is None or (spec in ("*", "**") and tool in COMMAND_TOOLS):
         return PermissionRule(kind, tool, None, "none", origin)
-    if spec.startswith("domain:"):
+    if spec.startswith("domain:") and _takes_hosts(tool, spec, raw):
         host = spec[len("domain:") :].strip().lower().rstrip(".")
         if "/" in host:  # an address range: every address in it, however it is reached (round 28)
             try:
@@ -421,6 +450,26 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
     return PermissionRule(kind, tool, spec, "path", origin)
 
 
+#: Built-in tools whose calls may name hosts: a ``domain:`` rule of any other built-in matches nothing.
+_FETCHING_TOOLS = frozenset({"WebFetch", "WebSearch"})
+
+
+def _takes_hosts(tool: str, spec: str, raw: str) -> bool:
+    """Whether ``tool``'s ``domain:`` rule names hosts: a fetching tool's, or another tool's (the
+    Python API's own may judge hosts). A file tool's names a file (as the sandbox's mask of it always
+    did), and a command tool's is refused (round 56: ``Bash(domain:evil.com)`` and
+    ``Read(domain:k.txt)`` were domain rules no call meets, so a deny of them denied nothing, while
+    the sandbox masked the file ``domain:k.txt``)."""
+    if tool in _FETCHING_TOOLS or builtin_tool_named(tool) is None:
+        return True
+    if tool in COMMAND_TOOLS:
+        raise RuleSyntaxError(
+            f"rule {raw!r}: {tool} calls name no host, so this rule would match nothing; write "
+            f"WebFetch({spec}) -- the sandbox's proxy enforces its deny for commands too"
+        )
+    return False
+
+
 def _specifier(inner: str) -> str:
     """The text between a rule's parentheses without its surrounding blanks, but keeping a blank a
     backslash escapes (``Read(./k\\ )`` names the file ``k `` as gitignore patterns do; stripped,
@@ -442,11 +491,23 @@ def mcp_name_parts(name: str) -> tuple[str, str | None]:
 
 
 def _parse_mcp(tool: str, spec: str | None, kind: RuleKind, origin: RuleOrigin) -> PermissionRule:
+    """An MCP rule; one that can name no MCP tool is refused (round 56: ``mcp__*`` and ``MCP__srv``
+    parsed and matched nothing, so a deny of them denied nothing, silently)."""
+    if not tool.startswith("mcp__"):
+        raise RuleSyntaxError(
+            f"{tool!r} names no tool; MCP tool names begin with 'mcp__' in lower case "
+            f"(did you mean 'mcp__{tool[5:]}'?)"
+        )
     if spec is not None:
         raise RuleSyntaxError(f"MCP rules take no specifier: write {tool!r} or {tool}__toolname")
     server, name = mcp_name_parts(tool)
     if not server or name == "":
         raise RuleSyntaxError(f"{tool!r} is not mcp__server, mcp__server__tool or mcp__server__*")
+    if "*" in server:
+        raise RuleSyntaxError(
+            f"{tool!r}: there is no wildcard over MCP servers; name each server (mcp__<server> covers "
+            "every tool of one server)"
+        )
     if server.endswith("_"):
         raise RuleSyntaxError(
             f"{tool!r}: an MCP server name cannot end in '_' (mcp__{server}_… would also name tools of "
@@ -853,14 +914,11 @@ def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolv
         return True
     # Deny/ask: a rule that names a place through a symbolic link covers where the link points,
     # as the sandbox's masks do (``Read(./config/**)`` with ``config -> real`` covers ``real/k``).
-    linked = _linked_anchor(base, pattern)
-    if linked is None:
-        return False
-    anchor, rest = linked
-    for p in path_forms:
-        rel = relative_to(p, anchor)
-        if rel is not None and (not rest or glob_matches("/" + rest, rel)):
-            return True
+    for anchor, rest in _linked_anchors(base, pattern):
+        for p in path_forms:
+            rel = relative_to(p, anchor)
+            if rel is not None and (not rest or glob_matches("/" + rest, rel)):
+                return True
     return False
 
 
@@ -911,6 +969,28 @@ def _linked_anchor(base: Path, pattern: str) -> tuple[str, str] | None:
     return real_anchor, "/".join(segments[len(fixed) :])
 
 
+def _linked_anchors(base: Path, pattern: str) -> list[tuple[str, str]]:
+    """`_linked_anchor` for every spelling on disk of the pattern's fixed prefix: a deny's pattern is
+    matched in NFC, and the link on disk may be named in NFD (``cafe`` + U+0301, as macOS writes it),
+    which the lookup as spelled never found (red team, round 56)."""
+    first = _linked_anchor(base, pattern)
+    if pattern.isascii():
+        return [first] if first is not None else []
+    found = [first] if first is not None else []
+    segments = [s for s in pattern.rstrip("/").lstrip("/").split("/") if s not in ("", ".")]
+    fixed = list(itertools.takewhile(lambda s: _GLOB_SYNTAX.isdisjoint(s) and s != "..", segments))
+    if not fixed:
+        return found
+    real_base = os.path.realpath(base)
+    rest = segments[len(fixed) :]
+    for spelled in _spellings_on_disk(os.path.join(real_base, *fixed)):
+        # the spelling found, anchored at the base as the rule's fixed prefix is
+        again = _linked_anchor(base, "/" + "/".join([os.path.relpath(spelled, real_base), *rest]))
+        if again is not None and again not in found:
+            found.append(again)
+    return found
+
+
 def _is_below(path: str, root: str) -> bool:
     """``path`` is ``root`` or inside it (both resolved)."""
     return relative_to(path, root) is not None
@@ -924,6 +1004,13 @@ def _walk_matches(start: str, base: str, pattern: str, limit: int) -> bool:
             if seen > limit:
                 return True
             rel = relative_to(os.path.join(dirpath, name), base)
-            if rel is not None and glob_matches(pattern, rel):
+            if rel is not None and (glob_matches(pattern, rel) or _nfc_glob_matches(pattern, rel)):
                 return True
     return False
+
+
+def _nfc_glob_matches(pattern: str, rel: str) -> bool:
+    """A non-ASCII name matched in NFC, as every other deny matches (red team, round 56)."""
+    if rel.isascii():
+        return False
+    return glob_matches(unicodedata.normalize("NFC", pattern), unicodedata.normalize("NFC", rel))

@@ -375,6 +375,30 @@ def _walk_matches(
     return found, False, out_cut
 
 
+def _walk_spellings(
+    base: Path,
+    start: Path | None,
+    pattern: str,
+    limit: int,
+    visits: _Visits | None,
+    planted: _Planted | None,
+) -> tuple[list[Path], bool, bool]:
+    """`_walk_matches` from the glob's static directory ``start`` in every Unicode normal form on disk
+    (None: from ``base``). The rule's ``café`` (NFC, as typed) is another name than the on-disk NFD
+    ``cafe`` + U+0301 directory, which the permission layer's deny matches: walked from the rule's
+    spelling only, ``Read(./café/*)`` masked nothing (red team, round 56). One budget for all."""
+    budget = visits if visits is not None else _Visits()
+    found: list[Path] = []
+    cut = out_cut = False
+    for one in _spellings(start) if start is not None else [base]:
+        more, cut, more_out = _walk_matches(base, one, pattern, limit - len(found), budget, planted)
+        found += more
+        out_cut = out_cut or more_out
+        if cut:
+            break
+    return found, cut, out_cut
+
+
 def rule_masks(
     rule: PermissionRule,
     *,
@@ -451,7 +475,7 @@ def rule_masks(
             f"write already walked {_MAX_WORKSPACE_VISITS:,} entries (the permission layer still denies it to the "
             "file tools)"
         ]
-    found, cut, out_cut = _walk_matches(base, start, pattern, limit, visits, planted)
+    found, cut, out_cut = _walk_spellings(base, start if anchored else None, pattern, limit, visits, planted)
     planted_notes = (
         [
             f"{rule.describe()}: a symlink inside a writable root leads out of the roots to more than the "
@@ -658,7 +682,7 @@ def _write_denies(
                 "(the permission layer enforces it for the file tools)"
             )
             continue
-        operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
+        operator = _operators(rule.origin.source, rule.origin.file, roots)
         try:
             paths, _ = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
             present = [p for p in paths if os.path.lexists(p)]
@@ -1127,9 +1151,26 @@ def _holder_masks(
     return [(p, why) for p in masks], notes
 
 
-def _sandbox_sections(files: Iterable[FileSettings]) -> list[tuple[str, Mapping[str, Any]]]:
-    """(source, ``sandbox`` section) of each loaded settings file that has one."""
-    return [(loaded.source, loaded.sandbox) for loaded in files if loaded.sandbox]
+def _sandbox_sections(files: Iterable[FileSettings]) -> list[tuple[str, Path | None, Mapping[str, Any]]]:
+    """(source, file, ``sandbox`` section) of each loaded settings file that has one."""
+    return [(loaded.source, loaded.path, loaded.sandbox) for loaded in files if loaded.sandbox]
+
+
+def _operators(source: str, file: Path | None, roots: Sequence[Path]) -> bool:
+    """Whether a rule or ``sandbox`` setting read from ``file`` under ``source`` is the operator's.
+
+    A trusted source's, unless its file lies in a writable root as named or where it leads: the
+    workspace can write ``--settings ws/ci.json``, a managed path naming a workspace file or the user
+    file of a home inside the workspace, so each is judged as the repository's own (a refusal there
+    stopped the operator's session, red team round 56). The trust layer judges them alike.
+    """
+    if source not in TRUSTED_SANDBOX_SOURCES:
+        return False
+    if file is None:
+        return True  # the command line's flags, the Runtime's own settings
+    named = Path(os.path.normpath(os.path.abspath(file)))
+    forms = _root_forms(roots)
+    return not any(_inside(form, list(forms)) for form in (named, Path(os.path.realpath(file))))
 
 
 def _str_list(value: object) -> list[str]:
@@ -1295,12 +1336,12 @@ def derive_policy(
     defaults_on = True
     unmasked: set[Path] = set()
     extra: list[str] = [os.fspath(p) for p in masked_paths]
-    for source, section in _sandbox_sections(settings_files):
-        operator = source in TRUSTED_SANDBOX_SOURCES
-        if operator:
+    roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
+    for source, file, section in _sandbox_sections(settings_files):
+        if _operators(source, file, roots):
             extra += _str_list(section.get("maskedPaths"))
         if section.get("unmaskDefaults") is True or section.get("unmaskedPaths"):
-            if operator:
+            if source in TRUSTED_SANDBOX_SOURCES:
                 defaults_on = defaults_on and section.get("unmaskDefaults") is not True
                 unmasked |= {_expand(p, home, workspace) for p in _str_list(section.get("unmaskedPaths"))}
             else:
@@ -1318,8 +1359,8 @@ def derive_policy(
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     # A repository's maskedPaths: judged as its rules are (below, `repository`).
     repo_extra: list[Path] = []
-    for source, section in _sandbox_sections(settings_files):
-        for p in _str_list(section.get("maskedPaths")) if source not in TRUSTED_SANDBOX_SOURCES else ():
+    for source, file, section in _sandbox_sections(settings_files):
+        for p in _str_list(section.get("maskedPaths")) if not _operators(source, file, roots) else ():
             try:
                 repo_extra.append(_expand(p, home, workspace))
             except PolicyError as exc:
@@ -1329,7 +1370,6 @@ def derive_policy(
     workspace_visits = _Visits(_MAX_WORKSPACE_VISITS)  # shared by the rules of files the workspace can write
     operator_rules: set[str] = set()  # the texts of the operator's Read denies (`_hard_links`)
     found: set[Path] = set()  # what the operator's globs found on a walk as this caller (round 42)
-    roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     root_forms = _root_forms(roots)  # once: every symlink a walk meets and every holder compares with them
     planted_walk = _Planted(roots, root_forms, workspace_visits)
     for rule in rules:
@@ -1337,7 +1377,7 @@ def derive_policy(
 
         if rule.kind != "deny" or rule.tool not in READ_RULE_TOOLS:
             continue
-        operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
+        operator = _operators(rule.origin.source, rule.origin.file, roots)
         try:
             paths, rule_notes = rule_masks(
                 rule, home=home, visits=None if operator else workspace_visits, planted=planted_walk
@@ -1374,8 +1414,10 @@ def derive_policy(
         # A symlink on the way: hidden where it leads, which hides it under every name (bwrap could
         # not mount through an absolute link into the new root: ``ws/link -> /elsewhere`` made the
         # sandbox fail to start, a repository's way to stop every session of an operator's rule).
-        forms = [Path(os.path.realpath(path))]
-        if _per_process(forms[0])[1]:  # a symlink led into /proc/<shellrt pid>: a glob's match, a setting
+        # Every spelling on disk too: a setting's ``café`` (NFC, as typed) is another name than the
+        # on-disk NFD directory, and masked only the name that does not exist (red team, round 56).
+        forms = list(dict.fromkeys(Path(os.path.realpath(one)) for one in _spellings(path)))
+        if any(_per_process(form)[1] for form in forms):  # a symlink led into /proc/<shellrt pid>
             notes.append(str(_per_process_error(why, path)))
             continue
         for form in forms:

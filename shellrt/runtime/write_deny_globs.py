@@ -26,7 +26,7 @@ from pathlib import Path
 from sandbox._namefold import fold_path
 from sandbox.confine import relative_to
 from shellrt.permissions.globs import glob_matches
-from shellrt.permissions.rules import WRITE_RULE_TOOLS, PermissionRule, _linked_anchor, pattern_base
+from shellrt.permissions.rules import WRITE_RULE_TOOLS, PermissionRule, _linked_anchors, pattern_base
 from shellrt.permissions.ruleset import RuleSet
 
 __all__ = ["WriteDenyGlobs"]
@@ -145,9 +145,7 @@ class WriteDenyGlobs:
             text = rule.text
             for anchor in dict.fromkeys((os.path.realpath(base), os.path.normpath(base))):
                 out.append((anchor.rstrip("/") + "/", nfc, _chunks(nfc), text))
-            linked = _linked_anchor(Path(base), pattern)
-            if linked is not None:
-                anchor, rest = linked
+            for anchor, rest in _linked_anchors(Path(base), pattern):  # a link in any normal form (round 56)
                 glob = "/" + rest if rest else "**"
                 out.append((anchor.rstrip("/") + "/", glob, _chunks(glob), text))
         self._key, self._compiled = current, tuple(out)
