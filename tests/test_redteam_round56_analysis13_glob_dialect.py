@@ -76,3 +76,15 @@ def test_the_segment_regex_matches_whatever_bash_matches(tmp_path: Path) -> None
     missed = [(patterns[int(i)], n) for i, n in pairs if not bash_segment_regex(patterns[int(i)]).fullmatch(n)]
     assert missed == []
     assert os.listdir(tmp_path)  # the names stayed where the test made them
+
+
+def test_a_walk_too_large_to_judge_is_unknown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``**`` walks at most `MAX_ENTRIES` entries, then names "" (unknown: fails closed), never hangs."""
+    from shellrt.tools import _bash_glob
+
+    for i in range(30):
+        (tmp_path / f"d{i}" / "e").mkdir(parents=True)
+    monkeypatch.setattr(_bash_glob, "MAX_ENTRIES", 40)
+    assert list(_bash_glob.bash_glob("**/**/**/e", str(tmp_path), 10_000)) == [""]
+    assert list(_bash_glob.bash_glob("d1/e", str(tmp_path), 10_000)) == [str(tmp_path / "d1" / "e")]
+    assert list(_bash_glob.bash_glob("d*/e", str(tmp_path), 5)) == [""]  # more matches than the limit
