@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from shellrt.analysis.globwords import bash_segment_regex, is_bash_pattern
 
-__all__ = ["bash_glob", "is_bash_glob"]
+__all__ = ["bash_glob", "is_bash_glob", "option_values"]
 
 #: Directory entries looked at for one word before its expansion counts as unknown ("").
 MAX_ENTRIES = 50_000
@@ -72,3 +72,16 @@ def _tree(directory: str, budget: list[int]) -> Iterator[str]:
             return
         for name in (*dirs, *files):
             yield os.path.join(root, name)
+
+
+def option_values(expanded: str) -> list[str]:
+    """The file names a word bash expanded to (``expanded``, as the program sees it) may give an
+    option when it starts with ``-``: ``grep x ?f.env`` beside a file named ``-f.env`` runs ``grep x
+    -f.env``, which reads ``.env`` (red team, round 56). Every value it may hold: after each ``=``
+    (``--file=V``), and every tail after the first option letter (``-fV``, ``-nfV``)."""
+    if expanded[:1] != "-" or expanded == "-":
+        return []
+    tails = {expanded.split("=", i + 1)[-1] for i in range(expanded.count("="))}
+    if expanded[:2] != "--":
+        tails.update(expanded[i:] for i in range(2, len(expanded)))
+    return sorted(tail for tail in tails if tail)

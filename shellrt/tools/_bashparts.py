@@ -28,7 +28,7 @@ from shellrt.analysis.unread_code import unread_code
 from shellrt.permissions.embedded import startup_from_stdin, unknown_code
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
-from shellrt.tools._bash_glob import bash_glob, is_bash_glob
+from shellrt.tools._bash_glob import bash_glob, is_bash_glob, option_values
 from shellrt.tools._configfiles import config_hazard, config_program
 from shellrt.tools._device_links import as_stdin, device_links
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
@@ -1137,6 +1137,8 @@ def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[s
         found.append(to_host(match) if os.path.isabs(word) else os.path.realpath(match))
         if not os.path.isabs(word):
             found.append(os.path.normpath(match))
+            for value in option_values(os.path.relpath(match, base)):  # `?f.env` -> `-f.env`: reads `.env`
+                found.extend(_resolve_all([value], [base], to_host, set()))
     return found
 
 
