@@ -31,13 +31,15 @@ def bash_glob(word: str, base: str, limit: int) -> Iterator[str]:
     more than ``limit`` matches or `MAX_ENTRIES` entries were seen (unknown: fails closed)."""
     paths = [base]
     budget = [MAX_ENTRIES]
-    for segment in word.split("/"):
+    segments = word.split("/")
+    for index, segment in enumerate(segments):
         if segment in ("", "."):
             continue
         if segment == "**":
             paths = [p for path in paths for p in _tree(path, budget)]
         elif is_bash_pattern(segment):
-            paths = [p for path in paths for p in _matches(path, segment, budget)]
+            through = index < len(segments) - 1
+            paths = [p for path in paths for p in _matches(path, segment, budget, through)]
         else:
             paths = [os.path.join(path, segment) for path in paths]
         if budget[0] < 0 or len(paths) > limit:
@@ -46,11 +48,12 @@ def bash_glob(word: str, base: str, limit: int) -> Iterator[str]:
     yield from (path for path in paths if os.path.lexists(path))
 
 
-def _matches(directory: str, segment: str, budget: list[int]) -> Iterator[str]:
-    """The names in ``directory`` the segment may match (``.`` and ``..`` for a leading dot:
-    ``shopt -u globskipdots``)."""
+def _matches(directory: str, segment: str, budget: list[int], through: bool) -> Iterator[str]:
+    """The names in ``directory`` the segment may match; ``.`` and ``..`` too for a leading dot on
+    the way to a further name (``cat .*/x`` after ``shopt -u globskipdots`` reads ``../x``), not
+    as the last name (``ls -d .*`` lists no parent in bash 5.2's default, and stays allowed)."""
     regex = bash_segment_regex(segment)
-    names = [".", ".."] if segment.startswith((".", "\\.")) else []
+    names = [".", ".."] if through and segment.startswith((".", "\\.")) else []
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
