@@ -88,3 +88,15 @@ def test_a_walk_too_large_to_judge_is_unknown(tmp_path: Path, monkeypatch: pytes
     assert list(_bash_glob.bash_glob("**/**/**/e", str(tmp_path), 10_000)) == [""]
     assert list(_bash_glob.bash_glob("d1/e", str(tmp_path), 10_000)) == [str(tmp_path / "d1" / "e")]
     assert list(_bash_glob.bash_glob("d*/e", str(tmp_path), 5)) == [""]  # more matches than the limit
+
+
+def test_dot_names_only_on_the_way_to_a_further_name(tmp_path: Path) -> None:
+    """``.*/x`` may pass through ``..`` (``shopt -u globskipdots``); a last ``.*`` names no ``.``/``..``."""
+    from shellrt.tools._bash_glob import bash_glob
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".rc").write_text("x")
+    (tmp_path / "x").write_text("x")
+    assert list(bash_glob(".*", str(ws), 100)) == [str(ws / ".rc")]
+    assert str(ws / ".." / "x") in list(bash_glob(".*/x", str(ws), 100))
