@@ -19,9 +19,11 @@ from .programs.paths import (
     FLAG_RECURSIVE,
     RESPONSE_FILE_PROGRAMS,
     WRITING_PROGRAMS,
+    glob_may_name_file_option,
     program_reads,
     program_writes,
 )
+from .programs.spec import ProgramSpec
 from .programs.wrappers import program_name
 
 __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
@@ -323,6 +325,8 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
             program_paths, recursive = program_reads(name, args, spec)
             if program_paths:
                 reads.extend(program_paths)
+            if spec is not None and _option_glob(name, spec, words[start + 1 :]):
+                reads.append("")  # `date -f*` beside a file named `-f.env`: reads what no word names
             if name in RESPONSE_FILE_PROGRAMS and _glob_may_start(words[start + 1 :], "@"):
                 # `strings ?list` beside a file named `@list`: a response file, whose words are unknown.
                 reads.append("")
@@ -349,6 +353,17 @@ def _glob_may_be_option(words: list[Word]) -> bool:
         if "flag_glob" in word.features:
             return True
     return False
+
+
+def _option_glob(name: str, spec: ProgramSpec, words: list[Word]) -> bool:
+    """Whether an option word holding a pattern, before any ``--``, may name a file to read."""
+    globbed: list[str] = []
+    for word in words:
+        if word.value == "--" and not word.features:
+            break
+        if word.value is not None and word.value[:1] == "-" and "glob" in word.features:
+            globbed.append(word.value)
+    return bool(globbed) and glob_may_name_file_option(name, spec, globbed)
 
 
 def _glob_may_start(words: list[Word], char: str) -> bool:

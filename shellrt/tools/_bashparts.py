@@ -15,7 +15,6 @@ an analysis that does not yet, they are derived conservatively from the plan
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import stat
@@ -29,6 +28,7 @@ from shellrt.analysis.unread_code import unread_code
 from shellrt.permissions.embedded import startup_from_stdin, unknown_code
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
+from shellrt.tools._bash_glob import bash_glob, is_bash_glob, option_values
 from shellrt.tools._configfiles import config_hazard, config_program
 from shellrt.tools._device_links import as_stdin, device_links
 from shellrt.tools._gitdiscover import tops_up_to_git, tree_tops
@@ -1126,18 +1126,21 @@ _GLOB_LIMIT = 10_000
 
 def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[str]:
     """What a glob word expands to (resolved): ``cat sec*/a`` reads ``secrets/a``, which a
-    ``Read(...)`` deny rule must see. Hidden names are matched too (over-inclusive on purpose)."""
-    if _GLOB_CHARS.isdisjoint(word):
+    ``Read(...)`` deny rule must see. In bash's dialect, under any shell option (`bash_glob`):
+    hidden names, any case, ``**`` at any depth (over-inclusive on purpose)."""
+    if not is_bash_glob(word):
         return []
-    pattern = os.path.join(base, os.path.expanduser(word))
+    expanded = os.path.expanduser(word)
     found: list[str] = []
-    for i, match in enumerate(glob.iglob(pattern, include_hidden=True)):
-        if i >= _GLOB_LIMIT:
+    for match in bash_glob(expanded, "/" if os.path.isabs(expanded) else base, _GLOB_LIMIT):
+        if not match:
             found.append("")  # too many to judge one by one: unknown, which fails closed
             break
         found.append(to_host(match) if os.path.isabs(word) else os.path.realpath(match))
         if not os.path.isabs(word):
             found.append(os.path.normpath(match))
+            for value in option_values(os.path.relpath(match, base)):  # `?f.env` -> `-f.env`: reads `.env`
+                found.extend(_resolve_all([value], [base], to_host, set()))
     return found
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "FLAG_RECURSIVE",
     "RESPONSE_FILE_PROGRAMS",
     "WRITING_PROGRAMS",
+    "glob_may_name_file_option",
     "program_reads",
     "program_writes",
 ]
@@ -666,3 +667,33 @@ def _sed_writes(args: list[str | None]) -> list[str]:
     if parsed.has("-i", "--in-place"):
         writes.extend([o for o in operands if o != "-"])
     return writes
+
+
+_PATTERN_CHARS: Final = frozenset("*?[")
+
+
+def glob_may_name_file_option(name: str, spec: ProgramSpec, globs: list[str]) -> bool:
+    """Whether an option word holding a pattern (``--from-file=*``, ``-f*``) may become an option whose
+    value is a file the program reads, naming a file no word names.
+
+    Why: bash matches the whole word against the directory's names, so beside a repository file
+    named ``--from-file=.env`` (or ``-f.env``), ``diff --from-file=* f`` and ``date -f*`` run as
+    ``diff --from-file=.env f`` and ``date -f.env``: each prints ``.env``, and the value the word
+    shows (``*``) is not what is read (red team, round 56). A literal option name that names no
+    file (``--include=*.py``, ``--exclude=*.o``) costs nothing. A pattern that starts with a
+    wildcard (``?f.env``) is the tools' to expand: they read the names its matches give."""
+    files = _FILE_OPTIONS.get(name, _NO_OPTIONS) | _LIST_OPTIONS.get(name, _NO_OPTIONS)
+    longs = [o[2:] for o in files if o[:2] == "--"]
+    shorts = [o for o in files if o[:2] != "--"]
+    for value in globs:
+        if value[:2] == "--":
+            key, eq, _ = value[2:].partition("=")
+            if not eq or not _PATTERN_CHARS.isdisjoint(key):
+                if longs:
+                    return True  # the name itself is a pattern: any long option
+                continue
+            if key in longs or (key not in spec.long and any(o.startswith(key) for o in longs)):
+                return True
+        elif value[:1] == "-" and shorts:
+            return True  # `-f*`, `-n?f*`: the pattern may spell a short file option and its value
+    return False
