@@ -283,17 +283,24 @@ def report_kind(command: str, test_file: str) -> str:
 def start_ups(out: Path) -> dict[str, float]:
     """Each file's pytest start-up and collection (CPU to the end of collection, from the per-test log):
     paid per file here, once per worker in the lane."""
-    found: dict[str, float] = {}
+    return {name: start for name, (start, _) in per_test_logs(out).items()}
+
+
+def per_test_logs(out: Path) -> dict[str, tuple[float, float]]:
+    """Each file's start-up and collection, and all its per-test log saw (the test process's CPU and
+    what it reaped, start-up included): the cgroup's total less that is what the log cannot see."""
+    found: dict[str, tuple[float, float]] = {}
     for log in out.glob("f*/tests/*.tsv"):
-        start, name = 0.0, ""
+        start, seen, name = 0.0, 0.0, ""
         for line in log.read_text().splitlines():
             fields = line.split("\t")
+            seen += float(fields[1]) + float(fields[2])
             if fields[0] == "<collection>":
                 start = float(fields[1]) + float(fields[2])
             elif not name:
                 name = fields[0].split("::")[0]
         if name:
-            found[name] = start
+            found[name] = (start, seen)
     return found
 
 
@@ -328,8 +335,13 @@ def report(out: Path) -> str:
         largest = ", ".join(f"{n} {c:.1f}" for n, c in sorted(mine.items(), key=lambda kv: -kv[1])[:3])
         files.append((total, row["file"], kind, docker, largest))
     whole = sum(f[0] for f in files)
+    logs = per_test_logs(out)
+    logged = [row for row in rows if row["file"] in logs]
+    seen = sum(logs[row["file"]][1] for row in logged)
+    in_groups = sum(float(row["cgroup"]) for row in logged)
     lines = [
-        f"{len(rows)} files, {whole:.0f} CPU seconds (less {sum(starts.values()):.0f} of pytest start-ups)",
+        f"{len(rows)} files, {whole:.0f} CPU seconds (less {sum(starts.values()):.0f} of pytest start-ups); "
+        f"the per-test log saw {seen:.0f} of its files' {in_groups:.0f} cgroup seconds",
         "",
         "| file kind | files | CPU s | share |",
         "|---|---|---|---|",
