@@ -40,12 +40,23 @@ LAYERS: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("input model", "shellrt.runtime.orchestration", "_parsed", ()),
     ("recorded execute", "shellrt.runtime.session", "_RecordingExecutor.execute", ("execute",)),
     ("sendable", "shellrt.runtime.orchestration", "sendable_envelope", ()),
-    ("call line", "shellrt.runtime.session", "Runtime._finish", ()),
+    ("call line", "shellrt.runtime.session", "Runtime._finish", ("facts",)),
+    ("facts", "shellrt.runtime.session", "_facts_json", ()),
     ("state", "shellrt.runtime.session", "Runtime._save_state", ()),
     ("execute", "shellrt.runtime.execution", "CallExecutor._execute", ("validate", "permission", "_call")),
     ("validate", "shellrt.runtime.execution", "CallExecutor._validate", ()),
-    ("permission", "shellrt.runtime.execution", "authorize_rewrites", ()),
-    ("_call", "shellrt.runtime.execution", "CallExecutor._call", ("Bash.call", "envelope")),
+    # Round 56: the permission step's parts. A memoised allow still makes its key afresh: the
+    # session cwd as the host resolves it now (`real_dir`: open, readlink, close) and each allowed
+    # root's identity (`_roots`: a stat each), then the analysis' parts judged for named paths.
+    ("permission", "shellrt.runtime.execution", "authorize_rewrites", ("decide", "decision noted")),
+    ("decide", "shellrt.permissions.engine", "PermissionEngine.decide", ("decision key",)),
+    ("decision key", "shellrt.tools.bash", "ShellTool.decision_key", ("judgement",)),
+    ("judgement", "shellrt.tools.bash", "ShellTool._judgement", ("roots", "cwd resolved")),
+    ("roots", "shellrt.tools.bash", "_roots", ()),
+    ("cwd resolved", "shellrt.tools.bash", "real_dir", ()),
+    ("decision noted", "shellrt.permissions.gate", "note_decision", ()),
+    ("_call", "shellrt.runtime.execution", "CallExecutor._call", ("Bash.call", "envelope", "input dumped")),
+    ("input dumped", "shellrt.runtime.execution", "json_dump", ()),
     ("envelope", "shellrt.runtime.execution", "CallExecutor._envelope", ()),
     ("Bash.call", "shellrt.tools.bash", "ShellTool.call", ("Supervisor.run",)),
     (
@@ -79,6 +90,9 @@ LAYERS: list[tuple[str, str, str, tuple[str, ...]]] = [
     # Called from the start, the pump's end and the protected-files check after (inside their
     # rows): the session's entry let go once nothing runs (an `flock` unlock).
     ("(peers leave, in the rows above)", "shellrt.supervisor.supervisor", "Supervisor._settle_peer", ()),
+    # Round 56: the transcript's two appends a call (a `stat` of its path and a `write` each),
+    # inside the start line's and the call line's rows.
+    ("(transcript lines, in rows above)", "shellrt.runtime.session", "Runtime._append_line", ()),
 ]
 
 
