@@ -272,9 +272,7 @@ def namespaces_listing(inodes: Iterable[str]) -> dict[str, list[tuple[int, str]]
     socket (`sandbox._boundfile`). A line merely holding the number (in a path) gives a namespace
     that has no such socket: its answer says so."""
     with _scan.lock:
-        reader: dict[int, str] = {}
-        for pid, ino in _scan.namespace_of.items():
-            reader.setdefault(ino, pid)
+        reader = {ino: pids[0] for ino, pids in _grouped_by_namespace().items()}
         wanted = [(inode, b" " + inode.encode() + b" ") for inode in inodes]
         found: dict[str, list[tuple[int, str]]] = {}
         for ino, (_table, kept) in _pathnames.last.items():
@@ -288,9 +286,15 @@ def processes_by_namespace() -> dict[int, list[str]]:
     """The processes (/proc names) in each network namespace (by its table's inode), as the last
     `namespace_lines` found them (a process made since is in none: callers take it as any other)."""
     with _scan.lock:
-        by: dict[int, list[str]] = {}
-        for pid, ino in _scan.namespace_of.items():
-            by.setdefault(ino, []).append(pid)
+        return _grouped_by_namespace()
+
+
+def _grouped_by_namespace() -> dict[int, list[str]]:
+    """`_scan.namespace_of` turned round: each namespace's processes in the scan's order (the caller
+    holds `_scan.lock`)."""
+    by: dict[int, list[str]] = {}
+    for pid, ino in _scan.namespace_of.items():
+        by.setdefault(ino, []).append(pid)
     return by
 
 

@@ -141,13 +141,18 @@ def same_limits(fd):
         try: ok = ok and all(open("/proc/sys/user/" + n).read().strip() == v for n, v in limits)
         finally: os._exit(0 if ok else 1)
     return os.waitpid(pid, 0)[1] == 0
+def open_live():
+    # LIVE, made if missing; None when it cannot be opened (a planted link, no room)
+    try:
+        return os.open(LIVE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
 def someone_lives():
     # whether a holder sharing a namespace under NAME lives: each holds LIVE's flock shared while
     # it does (round 54). Not LOCK: the kernel does not hand a freed flock to its waiter, which
     # takes it when it next runs, so right after a server's exit LOCK was free while its survivor lived
-    try:
-        fd = os.open(LIVE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    except OSError:
+    fd = open_live()
+    if fd is None:
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -159,9 +164,8 @@ def someone_lives():
 def hold_live():
     # LIVE's flock shared, held until this holder ends (an fd never closed); a probe holds it
     # exclusively for a moment at most
-    try:
-        fd = os.open(LIVE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    except OSError:
+    fd = open_live()
+    if fd is None:
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
