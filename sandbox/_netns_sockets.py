@@ -304,27 +304,34 @@ def namespace_lines() -> tuple[bytes, bytes]:
         _scan.last_pid, _scan.retry = last, retry
         tables: dict[int, bytes] = {}
         gone: list[str] = []
-        for pid, ino in namespace_of.items():
+        # Namespace by namespace (a few), not process by process (every process on the host): a
+        # namespace's processes are gone through only when its held table cannot be read.
+        for ino in set(namespace_of.values()):
             if ino == own or ino in tables:
                 continue
             held = _held.read(ino, namespace_of)
-            read = (ino, held) if held is not None else _held.open_through(pid)
-            if read is None:
-                gone.append(pid)
+            if held is not None:
+                tables[ino] = _path_lines(ino, held)
                 continue
-            really, table = read
-            if really != ino:  # it moved since it was looked up: the next check looks at every one
-                namespace_of[pid] = really
-                _scan.full_at = -math.inf
-                if really == own or really in tables:
+            for pid in [pid for pid, its in namespace_of.items() if its == ino]:
+                read = _held.open_through(pid)
+                if read is None:
+                    gone.append(pid)
                     continue
-            _head, _sep, lines = table.partition(b"\n")
-            lines = lines if not lines or lines.endswith(b"\n") else lines + b"\n"
-            tables[really] = _pathnames.of(really, lines)
+                really, table = read
+                if really != ino:  # it moved since it was looked up: the next check looks at every one
+                    namespace_of[pid] = really
+                    _scan.full_at = -math.inf
+                    if really == own or really in tables:
+                        continue
+                tables[really] = _path_lines(really, table)
+                if ino in tables:
+                    break
         for pid in gone:
             del namespace_of[pid]
-        _pathnames.keep_only(set(tables))
-        _held.keep_only(set(tables))
+        read_now = set(tables)
+        _pathnames.keep_only(read_now)
+        _held.keep_only(read_now)
         _scan.namespace_of = namespace_of
         _scan.mine.intersection_update(namespace_of)  # gone ones: their pids may be reused
         if (
@@ -372,6 +379,12 @@ def _grouped_by_namespace() -> dict[int, list[str]]:
     for pid, ino in _scan.namespace_of.items():
         by.setdefault(ino, []).append(pid)
     return by
+
+
+def _path_lines(ino: int, table: bytes) -> bytes:
+    """The pathname lines (`_Pathnames.of`) of namespace ``ino``'s ``table`` (with its header)."""
+    _head, _sep, lines = table.partition(b"\n")
+    return _pathnames.of(ino, lines if not lines or lines.endswith(b"\n") else lines + b"\n")
 
 
 def own_namespace() -> int | None:
