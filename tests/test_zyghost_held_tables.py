@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,3 +145,39 @@ def test_the_descriptors_kept_are_bounded(tmp_path: Path, quiet_scan: None, monk
         for proc in procs:
             proc.kill()
             proc.wait()
+
+
+def test_a_held_namespaces_process_that_moves_is_seen_within_the_full_interval(tmp_path: Path) -> None:
+    """The process a table is held through enters another namespace in place and binds there: the
+    held descriptor still shows the old namespace, and the new one is found by the next full pass,
+    at most `_FULL_EVERY_S` later -- the bound every process seen before already had (before this
+    round a held table's process was caught one check sooner, by its fresh open)."""
+    require(_unshare_ok(), "needs unshare -Urn")
+    path = tmp_path / "moved.sock"
+    script = (
+        "import ctypes,socket,sys\n"
+        "print('up', flush=True); sys.stdin.readline()\n"
+        "assert ctypes.CDLL(None, use_errno=True).unshare(0x40000000) == 0\n"
+        f"s=socket.socket(socket.AF_UNIX); s.bind({str(path)!r}); s.listen()\n"
+        "print('bound', flush=True); sys.stdin.readline()\n"
+    )
+    proc = subprocess.Popen(
+        ["unshare", "-Urn", sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        assert proc.stdout.readline().strip() == "up"
+        before = os.stat(f"/proc/{proc.pid}/net/unix").st_ino
+        _netns_sockets.namespace_lines()
+        _netns_sockets.namespace_lines()  # its namespace known and (room allowing) held
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "bound"
+        assert os.stat(f"/proc/{proc.pid}/net/unix").st_ino != before
+        deadline = time.monotonic() + _netns_sockets._FULL_EVERY_S + 1.0
+        while str(path).encode() not in _netns_sockets.other_namespace_lines():
+            assert time.monotonic() < deadline, "the moved process's new namespace was never found"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
