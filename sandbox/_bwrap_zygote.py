@@ -375,10 +375,11 @@ class Zygote:
         try:
             if not self.alive:
                 raise ZygoteGoneError("the bwrap zygote is not running")
-            for_init = marshal.dumps(message)
             if self.c_init:  # the C init reads a plainer format; the zygote forwards it as is
                 for_init = _c_request(request, env)
                 message = {"op": "spawn", "id": command_id, "raw": for_init}
+            else:  # (marshalled only here: the C init's request was marshalled and dropped)
+                for_init = marshal.dumps(message)
             # A pooled init has its status pipe already (the zygote holds a copy for a killed
             # one): the zygote is not told, so one wake-up fewer on the command's path.
             pooled = self._hand_to_pooled(for_init, fds)

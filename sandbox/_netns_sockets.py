@@ -33,23 +33,97 @@ __all__ = [
 ]
 
 
-def _read(path: str) -> tuple[int, bytes] | None:
-    """(the inode of the namespace's table it read, the table), through one descriptor: the
-    process may have entered another namespace since it was looked up."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        ino = os.fstat(fd).st_ino
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return ino, b"".join(chunks)
-    except OSError:
-        return None
-    finally:
+def _whole(fd: int) -> bytes:
+    """Everything ``fd`` (a procfs table) shows now, read from its start to its end (a seq file
+    shows it afresh from offset 0). Raises `OSError`."""
+    chunks = []
+    at = 0
+    while chunk := os.pread(fd, 1 << 16, at):
+        chunks.append(chunk)
+        at += len(chunk)
+    return b"".join(chunks)
+
+
+#: Descriptors `_HeldTables` keeps at most: the host process's fds are shared with its sessions'
+#: proxies and pipes (`sandbox._fdbudget` keeps a reserve of 256 for everything else).
+_HELD_MAX = 32
+
+
+class _HeldTables:
+    """An open descriptor of each other namespace's ``/proc/<pid>/net/unix``, by its table's inode,
+    with the process it was opened through.
+
+    Why: opening it again for every check (a four-name walk through /proc, an ``fstat``, a ``close``)
+    was a third of reading a small table, for each namespace before every session command (issue 22,
+    item 3, round 56). A procfs net file is bound to the namespace it was opened in (the open file
+    holds that namespace: its number is not handed to another while held), so read from offset 0
+    again it shows that namespace's table now. It is read so only while the process it was opened
+    through is still there and still taken to be in it (`_Scan.namespace_of`): the same condition
+    under which a fresh open through that process read it before; otherwise it is closed and the
+    table opened through a process as before (a gone one's namespace is not read on, round 39)."""
+
+    def __init__(self) -> None:
+        self.fds: dict[int, tuple[int, str]] = {}
+
+    def read(self, ino: int, namespace_of: dict[str, int]) -> bytes | None:
+        """The table of namespace ``ino`` through the descriptor held for it; None when none is held,
+        its process is gone or taken to be elsewhere now, or it cannot be read (then it is closed:
+        the caller opens one through a process)."""
+        held = self.fds.get(ino)
+        if held is None:
+            return None
+        fd, pid = held
+        try:
+            if namespace_of.get(pid) == ino and _exists(pid):
+                return _whole(fd)
+        except OSError:
+            pass
+        del self.fds[ino]
         os.close(fd)
+        return None
+
+    def open_through(self, pid: str) -> tuple[int, bytes] | None:
+        """(the inode of the namespace's table it read, the table) through a new descriptor of
+        ``pid``'s table, kept for the next checks; None when it cannot be read (the process may be
+        gone, or have entered another namespace since it was looked up: the inode tells which)."""
+        try:
+            fd = os.open(f"/proc/{pid}/net/unix", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            ino = os.fstat(fd).st_ino
+            table = _whole(fd)
+        except OSError:
+            os.close(fd)
+            return None
+        old = self.fds.pop(ino, None)
+        if old is not None:
+            os.close(old[0])
+        elif len(self.fds) >= _HELD_MAX:  # a host of many namespaces: the rest opened each time
+            os.close(fd)
+            return ino, table
+        self.fds[ino] = (fd, pid)
+        return ino, table
+
+    def keep_only(self, inos: set[int]) -> None:
+        """Close the descriptors of the namespaces not read this time (no process found in them)."""
+        for ino in self.fds.keys() - inos:
+            os.close(self.fds.pop(ino)[0])
+
+
+def _exists(pid: str) -> bool:
+    """Whether a process ``pid`` is there (``kill(pid, 0)``: no path walk; a zombie counts, as
+    another uid's does)."""
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_held = _HeldTables()
 
 
 #: A line of a socket no path reaches (``/proc/net/unix``: no name, or an abstract one, ``@...``,
@@ -230,25 +304,34 @@ def namespace_lines() -> tuple[bytes, bytes]:
         _scan.last_pid, _scan.retry = last, retry
         tables: dict[int, bytes] = {}
         gone: list[str] = []
-        for pid, ino in namespace_of.items():
+        # Namespace by namespace (a few), not process by process (every process on the host): a
+        # namespace's processes are gone through only when its held table cannot be read.
+        for ino in set(namespace_of.values()):
             if ino == own or ino in tables:
                 continue
-            read = _read(f"/proc/{pid}/net/unix")
-            if read is None:
-                gone.append(pid)
+            held = _held.read(ino, namespace_of)
+            if held is not None:
+                tables[ino] = _path_lines(ino, held)
                 continue
-            really, table = read
-            if really != ino:  # it moved since it was looked up: the next check looks at every one
-                namespace_of[pid] = really
-                _scan.full_at = -math.inf
-                if really == own or really in tables:
+            for pid in [pid for pid, its in namespace_of.items() if its == ino]:
+                read = _held.open_through(pid)
+                if read is None:
+                    gone.append(pid)
                     continue
-            _head, _sep, lines = table.partition(b"\n")
-            lines = lines if not lines or lines.endswith(b"\n") else lines + b"\n"
-            tables[really] = _pathnames.of(really, lines)
+                really, table = read
+                if really != ino:  # it moved since it was looked up: the next check looks at every one
+                    namespace_of[pid] = really
+                    _scan.full_at = -math.inf
+                    if really == own or really in tables:
+                        continue
+                tables[really] = _path_lines(really, table)
+                if ino in tables:
+                    break
         for pid in gone:
             del namespace_of[pid]
-        _pathnames.keep_only(set(tables))
+        read_now = set(tables)
+        _pathnames.keep_only(read_now)
+        _held.keep_only(read_now)
         _scan.namespace_of = namespace_of
         _scan.mine.intersection_update(namespace_of)  # gone ones: their pids may be reused
         if (
@@ -298,6 +381,12 @@ def _grouped_by_namespace() -> dict[int, list[str]]:
     return by
 
 
+def _path_lines(ino: int, table: bytes) -> bytes:
+    """The pathname lines (`_Pathnames.of`) of namespace ``ino``'s ``table`` (with its header)."""
+    _head, _sep, lines = table.partition(b"\n")
+    return _pathnames.of(ino, lines if not lines or lines.endswith(b"\n") else lines + b"\n")
+
+
 def own_namespace() -> int | None:
     """This process's network namespace, by its table's inode (as `processes_by_namespace` names them)."""
     try:
@@ -342,7 +431,7 @@ def _look_up_handed(handed: list[str], retried: set[str]) -> tuple[dict[str, int
     (the kernel hands it out before it lists the process): tried again by the next check, once
     (``retried`` are not again; the full pass, at most `_FULL_EVERY_S` later, bounds the rest).
     A number not found now is dropped: its process is gone, or that number is a new one's."""
-    namespace_of = dict(_scan.namespace_of)
+    namespace_of = _scan.namespace_of  # updated in place (the caller holds the lock and keeps it)
     fresh: set[str] = set()
     retry: set[str] = set()
     for pid in handed:
@@ -385,11 +474,10 @@ def _children_of_ours(pids: list[str], mine: set[str]) -> bool:
     program's process in a namespace that took a gone one's number is not."""
     parents: dict[str, str] = {}
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                parents[pid] = fh.read().rpartition(b")")[2].split()[1].decode()
-        except (OSError, IndexError):
+        parent = _parent_of(pid)
+        if parent is None:
             return False
+        parents[pid] = parent
     while parents:
         adopted = [pid for pid, parent in parents.items() if parent in mine]
         if not adopted:
@@ -398,6 +486,24 @@ def _children_of_ours(pids: list[str], mine: set[str]) -> bool:
             mine.add(pid)
             del parents[pid]
     return True
+
+
+def _parent_of(pid: str) -> str | None:
+    """The parent pid of ``pid`` (a /proc name) from ``/proc/<pid>/stat``, None when it cannot be
+    read. One ``open``/``read``/``close`` (the file is one short line, read whole by one call), not
+    a file object: this runs for each session command's processes before every command (issue 22)."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        line = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    fields = line.rpartition(b")")[2].split()
+    return fields[1].decode() if len(fields) > 1 else None
 
 
 def _descendants(root: int) -> set[str]:
