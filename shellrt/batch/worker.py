@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pydantic_core
 
 from sandbox import (
     BwrapConfig,
@@ -615,16 +616,17 @@ class TaskRun:
                 await anyio.to_thread.run_sync(owned.remove)
 
 
-#: Characters of previews (stdout and stderr, every command) one task's result may hold: they stay
-#: in the harness's memory until the task ends and become one results line (red team round 23:
-#: 200 commands of 1 MB previews made a 400 MB line and a 1.2 GB harness). Past it, a command's
-#: previews are dropped (``truncated``), its exit code, sizes and kept files stay.
+#: Bytes of previews (stdout and stderr, every command) one task's result may hold, counted as the
+#: results line writes them (`_line_bytes`): they stay in the harness's memory until the task ends
+#: and become one results line (red team round 23: 200 commands of 1 MB previews made a 400 MB line
+#: and a 1.2 GB harness). Past it, a command's previews are dropped (``truncated``), its exit code,
+#: sizes and kept files stay.
 RESULT_PREVIEW_BYTES = 16 << 20
 
 
 def _bound_previews(outcome: CommandOutcome, room: int) -> tuple[CommandOutcome, int]:
     """``outcome`` with its previews dropped unless they fit in ``room``; the room left."""
-    size = len(outcome.preview or "") + len(outcome.stderr or "")
+    size = _line_bytes(outcome.preview) + _line_bytes(outcome.stderr)
     if size <= room:
         return outcome, room - size
     dropped = outcome.model_copy(
@@ -637,6 +639,22 @@ def _bound_previews(outcome: CommandOutcome, room: int) -> tuple[CommandOutcome,
         }
     )
     return dropped, room
+
+
+#: What `one_line` adds per character it escapes, over that character's UTF-8 bytes.
+_ONE_LINE_EXTRA = {"\u2028": 3, "\u2029": 3, "\x85": 4}
+
+
+def _line_bytes(text: str | None) -> int:
+    """Bytes ``text`` takes in its results line, as written: JSON escapes a control character in
+    six (``\\u0001``), `one_line` a line separator; counting characters let a task printing
+    ``\\x01`` write a line six times `RESULT_PREVIEW_BYTES` (red team round 56)."""
+    if not text:
+        return 0
+    size = len(pydantic_core.to_json(text))
+    if not text.isascii():
+        size += sum(text.count(sep) * extra for sep, extra in _ONE_LINE_EXTRA.items())
+    return size
 
 
 def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:
