@@ -13,8 +13,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from shellrt.batch.results import CommandOutcome, TaskResult
-from shellrt.batch.worker import RESULT_PREVIEW_BYTES, _bound_previews
+from shellrt.batch.worker import (
+    COLLECT_NAME_BYTES,
+    RESULT_PREVIEW_BYTES,
+    CollectTooLargeError,
+    _bound_previews,
+    _NameBytes,
+)
 from shellrt.protocol._one_line import one_line
 from tests._batch_helpers import run_tasks
 from tests._bwrap_session import require_bwrap
@@ -73,3 +81,25 @@ def test_a_task_printing_control_characters_keeps_its_line_bounded(tmp_path: Pat
     assert commands[-1]["preview"] == "" and commands[-1]["truncated"]
     assert results["after"]["status"] == "ok"
     assert json.loads(lines[0])["id"] == "ctl"
+
+
+def test_collected_names_count_what_they_take_in_the_line() -> None:
+    """The same for ``collect.files`` names (round 37's `COLLECT_NAME_BYTES`): a name of control
+    characters (valid UTF-8, 255 bytes a part) takes six times its bytes in the line's ``files``."""
+    names = _NameBytes("matches")
+    name, held = "\x01" * 255, []
+    with pytest.raises(CollectTooLargeError):
+        for _ in range(2 * COLLECT_NAME_BYTES // 255):
+            names.hold(name)
+            held.append(name)
+    size = len(TaskResult(id="t", status="ok", files=held).model_dump_json().encode())
+    assert size < COLLECT_NAME_BYTES + (1 << 20), f"a results line of {size:,} bytes"
+    plain = _NameBytes("matches")
+    for _ in range(COLLECT_NAME_BYTES // 300):
+        plain.hold("x" * 250)  # plain names: as many as before (each costs its bytes and quotes)
+
+
+def test_a_name_that_is_not_utf8_is_still_charged() -> None:
+    names = _NameBytes("matches")
+    names.hold("bad\udcffname")  # os.fsdecode of b"bad\xffname": charged, not raised on
+    assert names.left < COLLECT_NAME_BYTES

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fnmatch
+import json
 import logging
 import math
 import os
@@ -33,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pydantic_core
 
 from sandbox import (
     BwrapConfig,
@@ -647,11 +647,14 @@ _ONE_LINE_EXTRA = {"\u2028": 3, "\u2029": 3, "\x85": 4}
 
 def _line_bytes(text: str | None) -> int:
     """Bytes ``text`` takes in its results line, as written: JSON escapes a control character in
-    six (``\\u0001``), `one_line` a line separator; counting characters let a task printing
-    ``\\x01`` write a line six times `RESULT_PREVIEW_BYTES` (red team round 56)."""
+    six (``\\u0001``), `one_line` a line separator; counting characters (or UTF-8 bytes) let a
+    task printing ``\\x01``, or naming its files so, write a line six times its bound (red team
+    round 56). A name that is not UTF-8 (``\\udcff``) counts three bytes a surrogate, never raises."""
     if not text:
         return 0
-    size = len(pydantic_core.to_json(text))
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return len(text) + 2  # the common case, at C speed
+    size = len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     if not text.isascii():
         size += sum(text.count(sep) * extra for sep, extra in _ONE_LINE_EXTRA.items())
     return size
@@ -729,7 +732,8 @@ _INODE_COST = 16_384
 #: Bytes of names one collection may hold: the names are the task's commands' choice (255 bytes a
 #: part, 4,095 a path), each is kept in the harness and written into the task's results line
 #: (``files``). 60,000 hard links under a 3,800-byte directory chain made a 208 MB line and held it
-#: twice in the harness; the count cap allowed a million (red team round 37). As `RESULT_PREVIEW_BYTES`.
+#: twice in the harness; the count cap allowed a million (red team round 37). As `RESULT_PREVIEW_BYTES`,
+#: counted as the line writes them (`_line_bytes`).
 COLLECT_NAME_BYTES = 16 << 20
 
 
@@ -741,7 +745,7 @@ class _NameBytes:
         self.what = what
 
     def hold(self, name: str) -> None:
-        self.left -= len(name.encode("utf-8", "surrogateescape"))
+        self.left -= _line_bytes(name)  # as the results line writes it (round 56)
         if self.left < 0:
             raise CollectTooLargeError(
                 f"collect.files {self.what} names of more than {COLLECT_NAME_BYTES:,} bytes in all (each "
