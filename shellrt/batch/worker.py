@@ -319,7 +319,7 @@ class TaskRun:
         exec_t0 = time.monotonic()  # waiting for a slot (prestarted sandboxes) is not task time
         outcomes: list[CommandOutcome] = []
         error = self.error
-        room = RESULT_PREVIEW_BYTES
+        room, label_room = RESULT_PREVIEW_BYTES, RESULT_LABEL_BYTES
         if error is None:
             specs = list(enumerate(self.task.command_specs()))
             command_t0 = exec_t0
@@ -335,12 +335,14 @@ class TaskRun:
                         log.debug("task %s command %d failed to run", self.task.id, index, exc_info=True)
                         break
                     outcome, room = _bound_previews(outcome, room)
+                    outcome, label_room = _bound_label(outcome, label_room)
                     outcomes.append(outcome)
                     if self.task.stop_on_failure and (outcome.is_error or outcome.timed_out):
                         break
             if scope.cancelled_caught and len(outcomes) < len(specs):
                 index, spec = specs[len(outcomes)]
                 label = f"{spec.name}:{spec.id}" if isinstance(spec, ToolUseBlock) else spec.label
+                label = _fitting_label(label, label_room)
                 outcomes.append(
                     CommandOutcome(
                         index=index,
@@ -639,6 +641,34 @@ def _bound_previews(outcome: CommandOutcome, room: int) -> tuple[CommandOutcome,
         }
     )
     return dropped, room
+
+
+#: Bytes of command labels (shell text, an argv shell-quoted) one task's result may hold, as the line
+#: writes them. The task file chose them, but `shlex.join` writes a quote in an argv word as five
+#: characters and JSON as seven bytes: a 20 MB task line wrote a 140 MB results line (red team
+#: round 56). Past it a label keeps its head and tail (`LABEL_CUT_CHARS`) around a note while
+#: those fit too, then only a note saying how long it was (each command keeps its own line).
+RESULT_LABEL_BYTES = 16 << 20
+#: Characters a label past `RESULT_LABEL_BYTES` keeps (head and tail).
+LABEL_CUT_CHARS = 200
+
+
+def _bound_label(outcome: CommandOutcome, room: int) -> tuple[CommandOutcome, int]:
+    """``outcome`` with its label cut unless it fits in ``room``; the room left."""
+    label = _fitting_label(outcome.command, room)
+    if label is outcome.command:
+        return outcome, room - _line_bytes(label)
+    return outcome.model_copy(update={"command": label}), room - min(room, _line_bytes(label))
+
+
+def _fitting_label(label: str, room: int) -> str:
+    """``label`` itself when it fits in ``room``, else its head and tail, else a note alone."""
+    if _line_bytes(label) <= room:
+        return label
+    cut = _cut(label, LABEL_CUT_CHARS)[0]
+    if _line_bytes(cut) <= room:
+        return cut
+    return note(f"... a command of {len(label):,} characters; its text is in the task file ...")
 
 
 #: What `one_line` adds per character it escapes, over that character's UTF-8 bytes.
