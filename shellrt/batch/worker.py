@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fnmatch
+import json
 import logging
 import math
 import os
@@ -318,7 +319,7 @@ class TaskRun:
         exec_t0 = time.monotonic()  # waiting for a slot (prestarted sandboxes) is not task time
         outcomes: list[CommandOutcome] = []
         error = self.error
-        room = RESULT_PREVIEW_BYTES
+        room, label_room = RESULT_PREVIEW_BYTES, RESULT_LABEL_BYTES
         if error is None:
             specs = list(enumerate(self.task.command_specs()))
             command_t0 = exec_t0
@@ -334,12 +335,14 @@ class TaskRun:
                         log.debug("task %s command %d failed to run", self.task.id, index, exc_info=True)
                         break
                     outcome, room = _bound_previews(outcome, room)
+                    outcome, label_room = _bound_label(outcome, label_room)
                     outcomes.append(outcome)
                     if self.task.stop_on_failure and (outcome.is_error or outcome.timed_out):
                         break
             if scope.cancelled_caught and len(outcomes) < len(specs):
                 index, spec = specs[len(outcomes)]
                 label = f"{spec.name}:{spec.id}" if isinstance(spec, ToolUseBlock) else spec.label
+                label = _fitting_label(label, label_room)
                 outcomes.append(
                     CommandOutcome(
                         index=index,
@@ -615,16 +618,17 @@ class TaskRun:
                 await anyio.to_thread.run_sync(owned.remove)
 
 
-#: Characters of previews (stdout and stderr, every command) one task's result may hold: they stay
-#: in the harness's memory until the task ends and become one results line (red team round 23:
-#: 200 commands of 1 MB previews made a 400 MB line and a 1.2 GB harness). Past it, a command's
-#: previews are dropped (``truncated``), its exit code, sizes and kept files stay.
+#: Bytes of previews (stdout and stderr, every command) one task's result may hold, counted as the
+#: results line writes them (`_line_bytes`): they stay in the harness's memory until the task ends
+#: and become one results line (red team round 23: 200 commands of 1 MB previews made a 400 MB line
+#: and a 1.2 GB harness). Past it, a command's previews are dropped (``truncated``), its exit code,
+#: sizes and kept files stay.
 RESULT_PREVIEW_BYTES = 16 << 20
 
 
 def _bound_previews(outcome: CommandOutcome, room: int) -> tuple[CommandOutcome, int]:
     """``outcome`` with its previews dropped unless they fit in ``room``; the room left."""
-    size = len(outcome.preview or "") + len(outcome.stderr or "")
+    size = _line_bytes(outcome.preview) + _line_bytes(outcome.stderr)
     if size <= room:
         return outcome, room - size
     dropped = outcome.model_copy(
@@ -637,6 +641,53 @@ def _bound_previews(outcome: CommandOutcome, room: int) -> tuple[CommandOutcome,
         }
     )
     return dropped, room
+
+
+#: Bytes of command labels (shell text, an argv shell-quoted) one task's result may hold, as the line
+#: writes them. The task file chose them, but `shlex.join` writes a quote in an argv word as five
+#: characters and JSON as seven bytes: a 20 MB task line wrote a 140 MB results line (red team
+#: round 56). Past it a label keeps its head and tail (`LABEL_CUT_CHARS`) around a note while
+#: those fit too, then only a note saying how long it was (each command keeps its own line).
+RESULT_LABEL_BYTES = 16 << 20
+#: Characters a label past `RESULT_LABEL_BYTES` keeps (head and tail).
+LABEL_CUT_CHARS = 200
+
+
+def _bound_label(outcome: CommandOutcome, room: int) -> tuple[CommandOutcome, int]:
+    """``outcome`` with its label cut unless it fits in ``room``; the room left."""
+    label = _fitting_label(outcome.command, room)
+    if label is outcome.command:
+        return outcome, room - _line_bytes(label)
+    return outcome.model_copy(update={"command": label}), room - min(room, _line_bytes(label))
+
+
+def _fitting_label(label: str, room: int) -> str:
+    """``label`` itself when it fits in ``room``, else its head and tail, else a note alone."""
+    if _line_bytes(label) <= room:
+        return label
+    cut = _cut(label, LABEL_CUT_CHARS)[0]
+    if _line_bytes(cut) <= room:
+        return cut
+    return note(f"... a command of {len(label):,} characters; its text is in the task file ...")
+
+
+#: What `one_line` adds per character it escapes, over that character's UTF-8 bytes.
+_ONE_LINE_EXTRA = {"\u2028": 3, "\u2029": 3, "\x85": 4}
+
+
+def _line_bytes(text: str | None) -> int:
+    """Bytes ``text`` takes in its results line, as written: JSON escapes a control character in
+    six (``\\u0001``), `one_line` a line separator; counting characters (or UTF-8 bytes) let a
+    task printing ``\\x01``, or naming its files so, write a line six times its bound (red team
+    round 56). A name that is not UTF-8 (``\\udcff``) counts three bytes a surrogate, never raises."""
+    if not text:
+        return 0
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return len(text) + 2  # the common case, at C speed
+    size = len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if not text.isascii():
+        size += sum(text.count(sep) * extra for sep, extra in _ONE_LINE_EXTRA.items())
+    return size
 
 
 def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:
@@ -711,7 +762,8 @@ _INODE_COST = 16_384
 #: Bytes of names one collection may hold: the names are the task's commands' choice (255 bytes a
 #: part, 4,095 a path), each is kept in the harness and written into the task's results line
 #: (``files``). 60,000 hard links under a 3,800-byte directory chain made a 208 MB line and held it
-#: twice in the harness; the count cap allowed a million (red team round 37). As `RESULT_PREVIEW_BYTES`.
+#: twice in the harness; the count cap allowed a million (red team round 37). As `RESULT_PREVIEW_BYTES`,
+#: counted as the line writes them (`_line_bytes`).
 COLLECT_NAME_BYTES = 16 << 20
 
 
@@ -723,7 +775,7 @@ class _NameBytes:
         self.what = what
 
     def hold(self, name: str) -> None:
-        self.left -= len(name.encode("utf-8", "surrogateescape"))
+        self.left -= _line_bytes(name)  # as the results line writes it (round 56)
         if self.left < 0:
             raise CollectTooLargeError(
                 f"collect.files {self.what} names of more than {COLLECT_NAME_BYTES:,} bytes in all (each "
