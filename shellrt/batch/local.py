@@ -33,6 +33,7 @@ import math
 import os
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -98,6 +99,9 @@ class LocalRunner:
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.prestart = self.concurrency if prestart is None else max(0, prestart)
+        #: The artifacts directory is this runner's own temp directory (none was given): removed
+        #: when a run leaves it empty, made afresh for the next run.
+        self._own_artifacts = artifacts_dir is None
         self.settings = WorkerSettings(
             artifacts_dir=artifacts_dir or _default_artifacts(),
             node=node or NodeInfo.local(),
@@ -115,6 +119,8 @@ class LocalRunner:
         Leaving the block early (break, error, cancellation) cancels what is
         running and tears every sandbox down before it returns.
         """
+        if self._own_artifacts and not self.settings.artifacts_dir.is_dir():
+            self.settings = replace(self.settings, artifacts_dir=_default_artifacts())
         window = self.concurrency + self.prestart
         send, receive = anyio.create_memory_object_stream[TaskResult](max_buffer_size=window)
         slots = anyio.Semaphore(window)
@@ -158,6 +164,8 @@ class LocalRunner:
                     tg.cancel_scope.cancel()
         finally:
             await pool.aclose()  # shielded: no container outlives the run, Ctrl-C included
+            if self._own_artifacts:
+                _remove_if_empty(self.settings.artifacts_dir)
 
     @staticmethod
     async def _teardown(run: TaskRun | None, tearing: anyio.Semaphore, slots: anyio.Semaphore) -> None:
@@ -175,6 +183,15 @@ class LocalRunner:
             finally:
                 if acquired:
                     tearing.release()
+
+
+def _remove_if_empty(directory: Path) -> None:
+    """Remove a run's own temp artifacts directory that nothing was written to: one empty
+    ``/tmp/shellrt-batch-artifacts-*`` was left behind by every run that collected nothing."""
+    try:
+        directory.rmdir()
+    except OSError:
+        pass  # holds a task's outputs (kept for the caller), or already gone
 
 
 def _default_artifacts() -> Path:
