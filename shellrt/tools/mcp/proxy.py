@@ -34,6 +34,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.model_images import image_for_model
 from shellrt.protocol.notes import neutralize_output, untrusted_note
+from shellrt.tools.mcp._listing_bounds import SELF_LOAD_KEY
 from shellrt.tools.mcp._model_text import MAX_DESCRIPTION_CHARS, model_text, schema_for_model
 from shellrt.tools.mcp.config import StdioServerConfig
 from shellrt.tools.mcp.connection import McpServerError
@@ -220,16 +221,26 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
     interrupt_behavior = "cancel"
 
     def __init__(
-        self, server: str, spec: mt.Tool, connection: McpServerConnection, *, always_load: bool
+        self,
+        server: str,
+        spec: mt.Tool,
+        connection: McpServerConnection,
+        *,
+        always_load: bool,
+        server_may_load: bool = True,
     ) -> None:
+        """``always_load``: the operator's, in ``tools[]`` from the start; ``server_may_load``: the
+        server's own ``_meta`` claim to be so is honoured (the manager says False past its budget)."""
         self.server = server
         self.remote_name = spec.name
         self.name = proxy_tool_name(server, spec.name)
         self.spec = spec
         self._connection = connection
         self.annotations = spec.annotations or mt.ToolAnnotations()
-        # A server may ask for one tool to be always loaded (Claude Code honours the same key).
-        always_load = always_load or (spec.meta or {}).get("anthropic/alwaysLoad") is True
+        # A server may ask for one tool to be always loaded (Claude Code honours the same key),
+        # within its budget (`SelfLoadBudget`: unbounded, it filled every request past the context).
+        claimed = (spec.meta or {}).get(SELF_LOAD_KEY) is True
+        always_load = always_load or (server_may_load and claimed)
         self.defer_loading = not always_load
         self.always_load = always_load
         self.search_hint = " ".join(filter(None, [server, spec.name, spec.title or ""]))
