@@ -3,9 +3,11 @@
 Named ``mcp__<server>__<tool>`` so permission rules can name a whole server
 (``mcp__server``) or one tool (``mcp__server__tool``). The schema comes from
 the server; its annotations are *hints*: they shape scheduling (a tool
-annotated read-only may run concurrently) and what we tell people, but never
-permissions — `is_read_only` is always False and `check_permissions` passes
-through, so the rules (and, without a rule, an ask) decide every call.
+annotated read-only may run concurrently), never permissions nor what shellrt
+claims — `is_read_only` is always False, `is_destructive` and `is_open_world`
+always True (``shellrt serve`` lists them to its client as its own word), and
+`check_permissions` passes through, so the rules (and, without a rule, an ask)
+decide every call.
 """
 
 from __future__ import annotations
@@ -323,10 +325,13 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         return self.annotations.read_only_hint is True
 
     def is_destructive(self, tool_input: McpInput) -> bool:
-        return self.annotations.read_only_hint is not True and self.annotations.destructive_hint is not False
+        """Always: shellrt cannot vouch for what a server's process does. Its ``destructiveHint:
+        false`` became ``shellrt serve``'s own annotation to its client (red team round 56)."""
+        return True
 
     def is_open_world(self, tool_input: McpInput) -> bool:
-        return self.annotations.open_world_hint is not False
+        """Always: the server runs outside the sandbox, reaching what it likes (its hint neither)."""
+        return True
 
     async def call(self, tool_input: McpInput, ctx: ToolContext) -> ToolOutput[McpCallOutput]:
         started = anyio.current_time()
