@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -339,11 +340,15 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         async def report(progress: float, total: float | None, message: str | None) -> None:
             # The server's message is one status line to us: cut here, so no sink of the
             # session's progress holds (or forwards) megabytes a notification (round 39).
+            # Its numbers may be NaN or Infinity (the wire takes them): no JSON sink takes those
+            # (round 56), so such a notification is dropped and such a total forgotten.
+            if not math.isfinite(progress):
+                return
             ctx.report(
                 self.name,
                 (message or "")[:_PROGRESS_MESSAGE_CHARS],
                 progress=progress,
-                total=total,
+                total=total if total is not None and math.isfinite(total) else None,
                 elapsed_s=anyio.current_time() - started,
             )
 
