@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DESCRIPTION_CHARS",
+    "MAX_RESULT_IMAGES",
+    "MAX_RESULT_IMAGE_BYTES",
     "TITLE_CHARS",
     "McpCallOutput",
     "McpInput",
@@ -104,22 +106,54 @@ def _audio_or_resource(block: Any) -> str:
     return f"[{getattr(block, 'type', 'unknown')} content not shown]"
 
 
+#: Images of one result passed to the model (the Messages API takes at most 100 a request, and
+#: past 20 only smaller ones), and their base64 characters in all (it refuses requests past 32 MB).
+MAX_RESULT_IMAGES = 20
+MAX_RESULT_IMAGE_BYTES = 10 * 1024 * 1024
+
+
+class _ImageAllowance:
+    """How many images (and how much of them) one result may still pass on: each acceptable alone,
+    150 of them, or five of 4 MB, made a request the API refuses, and so every later turn
+    (red team round 56)."""
+
+    def __init__(self, origin: str) -> None:
+        self._origin = origin
+        self._count = 0
+        self._chars = 0
+
+    def admit(self, block: TextBlock | ImageBlock) -> TextBlock | ImageBlock:
+        if not isinstance(block, ImageBlock):
+            return block
+        size = len(block.source.data)
+        if self._count >= MAX_RESULT_IMAGES or self._chars + size > MAX_RESULT_IMAGE_BYTES:
+            return TextBlock(
+                text=f"[image from {self._origin} not shown: one result passes at most {MAX_RESULT_IMAGES} "
+                f"images and {MAX_RESULT_IMAGE_BYTES:,} characters of them to the model]"
+            )
+        self._count += 1
+        self._chars += size
+        return block
+
+
 def to_content_blocks(
     result: mt.CallToolResult, origin: str = "the MCP server"
 ) -> list[TextBlock | ImageBlock]:
     """Map MCP content to tool_result blocks: text, images, structured content as JSON text.
 
     An image the Messages API would refuse (type, base64, size) becomes a line saying so: passed on,
-    it would fail every later turn of the conversation (`image_for_model`).
+    it would fail every later turn of the conversation (`image_for_model`); so do the images past
+    `MAX_RESULT_IMAGES` or `MAX_RESULT_IMAGE_BYTES` of one result.
     """
     blocks: list[TextBlock | ImageBlock] = []
     texts: list[str] = []
+    images = _ImageAllowance(origin)
     for block in result.content:
         if isinstance(block, mt.TextContent):
             blocks.append(TextBlock(text=block.text))
             texts.append(block.text)
         elif isinstance(block, mt.ImageContent):
-            blocks.append(image_for_model(block.mime_type, block.data, origin=origin))
+            blocks.append(images.admit(image_for_model(block.mime_type, block.data, origin=origin)))
         else:
             blocks.append(TextBlock(text=_audio_or_resource(block)))
     structured = result.structured_content
