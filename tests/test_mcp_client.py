@@ -162,7 +162,8 @@ def test_hints_shape_scheduling_but_never_permissions() -> None:
     )
     plain = McpProxyTool("s", mt.Tool(name="do.it", input_schema={"type": "object"}), conn, always_load=True)
     sample = ro.parse_input({})
-    assert ro.is_concurrency_safe(sample) and not ro.is_read_only(sample) and not ro.is_destructive(sample)
+    # Hints shape scheduling only: what shellrt claims never rests on them (round 56).
+    assert ro.is_concurrency_safe(sample) and not ro.is_read_only(sample) and ro.is_destructive(sample)
     assert (
         not plain.is_concurrency_safe(sample) and plain.is_destructive(sample) and plain.is_open_world(sample)
     )

@@ -22,7 +22,12 @@ import anyio.abc
 
 from shellrt.permissions.tree_guard import TreeGuard
 from shellrt.protocol import Tool
-from shellrt.tools.mcp._listing_bounds import MAX_TOOLS_PER_SERVER, listing_cut, schema_too_large
+from shellrt.tools.mcp._listing_bounds import (
+    MAX_TOOLS_PER_SERVER,
+    SelfLoadBudget,
+    listing_cut,
+    schema_too_large,
+)
 from shellrt.tools.mcp.config import McpServerConfig, parse_servers
 from shellrt.tools.mcp.connection import McpServerConnection, McpServerError
 from shellrt.tools.mcp.proxy import McpProxyTool
@@ -123,13 +128,14 @@ class McpConnections:
             always = connection.config.always_load
             tools: list[Tool[Any, Any]] = []
             seen: set[str] = set()
+            claims = SelfLoadBudget(name)
             if (cut := listing_cut(name, len(specs))) is not None:
                 self.diagnostics.append(cut)
             for spec in specs[:MAX_TOOLS_PER_SERVER]:
                 if (too_large := schema_too_large(name, spec)) is not None:
                     self.diagnostics.append(too_large)
                     continue
-                tool = McpProxyTool(name, spec, connection, always_load=always)
+                tool = McpProxyTool(name, spec, connection, always_load=always, server_may_load=claims.admit(spec))
                 if tool.name in seen:
                     self.diagnostics.append(
                         f"MCP server '{name}': tool {spec.name!r} clashes with another tool's name "
@@ -138,6 +144,8 @@ class McpConnections:
                     continue
                 seen.add(tool.name)
                 tools.append(tool)
+            if (refused := claims.diagnostic()) is not None:
+                self.diagnostics.append(refused)
             per_server[name] = tools
 
         async with anyio.create_task_group() as tg:

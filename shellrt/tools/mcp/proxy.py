@@ -3,15 +3,18 @@
 Named ``mcp__<server>__<tool>`` so permission rules can name a whole server
 (``mcp__server``) or one tool (``mcp__server__tool``). The schema comes from
 the server; its annotations are *hints*: they shape scheduling (a tool
-annotated read-only may run concurrently) and what we tell people, but never
-permissions — `is_read_only` is always False and `check_permissions` passes
-through, so the rules (and, without a rule, an ask) decide every call.
+annotated read-only may run concurrently), never permissions nor what shellrt
+claims — `is_read_only` is always False, `is_destructive` and `is_open_world`
+always True (``shellrt serve`` lists them to its client as its own word), and
+`check_permissions` passes through, so the rules (and, without a rule, an ask)
+decide every call.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import math
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -34,6 +37,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.model_images import image_for_model
 from shellrt.protocol.notes import neutralize_output, untrusted_note
+from shellrt.tools.mcp._listing_bounds import SELF_LOAD_KEY
 from shellrt.tools.mcp._model_text import MAX_DESCRIPTION_CHARS, model_text, schema_for_model
 from shellrt.tools.mcp.config import StdioServerConfig
 from shellrt.tools.mcp.connection import McpServerError
@@ -43,6 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DESCRIPTION_CHARS",
+    "MAX_RESULT_IMAGES",
+    "MAX_RESULT_IMAGE_BYTES",
     "TITLE_CHARS",
     "McpCallOutput",
     "McpInput",
@@ -100,22 +106,54 @@ def _audio_or_resource(block: Any) -> str:
     return f"[{getattr(block, 'type', 'unknown')} content not shown]"
 
 
+#: Images of one result passed to the model (the Messages API takes at most 100 a request, and
+#: past 20 only smaller ones), and their base64 characters in all (it refuses requests past 32 MB).
+MAX_RESULT_IMAGES = 20
+MAX_RESULT_IMAGE_BYTES = 10 * 1024 * 1024
+
+
+class _ImageAllowance:
+    """How many images (and how much of them) one result may still pass on: each acceptable alone,
+    150 of them, or five of 4 MB, made a request the API refuses, and so every later turn
+    (red team round 56)."""
+
+    def __init__(self, origin: str) -> None:
+        self._origin = origin
+        self._count = 0
+        self._chars = 0
+
+    def admit(self, block: TextBlock | ImageBlock) -> TextBlock | ImageBlock:
+        if not isinstance(block, ImageBlock):
+            return block
+        size = len(block.source.data)
+        if self._count >= MAX_RESULT_IMAGES or self._chars + size > MAX_RESULT_IMAGE_BYTES:
+            return TextBlock(
+                text=f"[image from {self._origin} not shown: one result passes at most {MAX_RESULT_IMAGES} "
+                f"images and {MAX_RESULT_IMAGE_BYTES:,} characters of them to the model]"
+            )
+        self._count += 1
+        self._chars += size
+        return block
+
+
 def to_content_blocks(
     result: mt.CallToolResult, origin: str = "the MCP server"
 ) -> list[TextBlock | ImageBlock]:
     """Map MCP content to tool_result blocks: text, images, structured content as JSON text.
 
     An image the Messages API would refuse (type, base64, size) becomes a line saying so: passed on,
-    it would fail every later turn of the conversation (`image_for_model`).
+    it would fail every later turn of the conversation (`image_for_model`); so do the images past
+    `MAX_RESULT_IMAGES` or `MAX_RESULT_IMAGE_BYTES` of one result.
     """
     blocks: list[TextBlock | ImageBlock] = []
     texts: list[str] = []
+    images = _ImageAllowance(origin)
     for block in result.content:
         if isinstance(block, mt.TextContent):
             blocks.append(TextBlock(text=block.text))
             texts.append(block.text)
         elif isinstance(block, mt.ImageContent):
-            blocks.append(image_for_model(block.mime_type, block.data, origin=origin))
+            blocks.append(images.admit(image_for_model(block.mime_type, block.data, origin=origin)))
         else:
             blocks.append(TextBlock(text=_audio_or_resource(block)))
     structured = result.structured_content
@@ -220,16 +258,26 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
     interrupt_behavior = "cancel"
 
     def __init__(
-        self, server: str, spec: mt.Tool, connection: McpServerConnection, *, always_load: bool
+        self,
+        server: str,
+        spec: mt.Tool,
+        connection: McpServerConnection,
+        *,
+        always_load: bool,
+        server_may_load: bool = True,
     ) -> None:
+        """``always_load``: the operator's, in ``tools[]`` from the start; ``server_may_load``: the
+        server's own ``_meta`` claim to be so is honoured (the manager says False past its budget)."""
         self.server = server
         self.remote_name = spec.name
         self.name = proxy_tool_name(server, spec.name)
         self.spec = spec
         self._connection = connection
         self.annotations = spec.annotations or mt.ToolAnnotations()
-        # A server may ask for one tool to be always loaded (Claude Code honours the same key).
-        always_load = always_load or (spec.meta or {}).get("anthropic/alwaysLoad") is True
+        # A server may ask for one tool to be always loaded (Claude Code honours the same key),
+        # within its budget (`SelfLoadBudget`: unbounded, it filled every request past the context).
+        claimed = (spec.meta or {}).get(SELF_LOAD_KEY) is True
+        always_load = always_load or (server_may_load and claimed)
         self.defer_loading = not always_load
         self.always_load = always_load
         self.search_hint = " ".join(filter(None, [server, spec.name, spec.title or ""]))
@@ -312,10 +360,13 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         return self.annotations.read_only_hint is True
 
     def is_destructive(self, tool_input: McpInput) -> bool:
-        return self.annotations.read_only_hint is not True and self.annotations.destructive_hint is not False
+        """Always: shellrt cannot vouch for what a server's process does. Its ``destructiveHint:
+        false`` became ``shellrt serve``'s own annotation to its client (red team round 56)."""
+        return True
 
     def is_open_world(self, tool_input: McpInput) -> bool:
-        return self.annotations.open_world_hint is not False
+        """Always: the server runs outside the sandbox, reaching what it likes (its hint neither)."""
+        return True
 
     async def call(self, tool_input: McpInput, ctx: ToolContext) -> ToolOutput[McpCallOutput]:
         started = anyio.current_time()
@@ -323,11 +374,15 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         async def report(progress: float, total: float | None, message: str | None) -> None:
             # The server's message is one status line to us: cut here, so no sink of the
             # session's progress holds (or forwards) megabytes a notification (round 39).
+            # Its numbers may be NaN or Infinity (the wire takes them): no JSON sink takes those
+            # (round 56), so such a notification is dropped and such a total forgotten.
+            if not math.isfinite(progress):
+                return
             ctx.report(
                 self.name,
                 (message or "")[:_PROGRESS_MESSAGE_CHARS],
                 progress=progress,
-                total=total,
+                total=total if total is not None and math.isfinite(total) else None,
                 elapsed_s=anyio.current_time() - started,
             )
 
