@@ -24,7 +24,7 @@ from .programs import check_program, program_spec
 from .pwsh_cmdlets import READ_ONLY_CMDLETS, bad_parameter, not_read_only_why
 from .pwsh_params import PARAMS_OF, unknown_parameter
 
-__all__ = ["ALIASES", "READ_ONLY_CMDLETS", "analyze_powershell"]
+__all__ = ["ALIASES", "READ_ONLY_CMDLETS", "WINDOWS_ALIASES", "analyze_powershell"]
 
 MAX_CHARS = 10_000
 MAX_DEPTH = 16
@@ -68,6 +68,15 @@ ALIASES: dict[str, str] = {
     "scim": "set-ciminstance", "ncim": "new-ciminstance", "rcim": "remove-ciminstance",
     "icim": "invoke-cimmethod", "shcm": "show-command", "ogv": "out-gridview", "sasv": "start-service",
     "spsv": "stop-service", "gcb": "get-clipboard", "scb": "set-clipboard", "stz": "set-timezone",
+    # Round 56: unlisted, `rdr X` was a native program named "rdr" and PowerShell(Remove-PSDrive:*) never met it.
+    "ndr": "new-psdrive", "rdr": "remove-psdrive",
+}
+#: Aliases pwsh defines on Windows only, where the name is no alias elsewhere (on Linux and macOS it is
+#: the program of that name): each is judged both ways and deny rules meet both (round 56: ``man x`` was
+#: read-only as the program man, but on Windows it is the ``help`` function, which imports the module
+#: of the command it is asked about and pipes to a pager).
+WINDOWS_ALIASES: dict[str, str] = {
+    "cpp": "copy-itemproperty", "man": "help", "mount": "new-psdrive", "lp": "out-printer",
 }
 _LOCATION = frozenset({"set-location", "push-location"})
 #: Functions pwsh defines in every session: pwsh runs the function, never a program or a bash
@@ -503,6 +512,10 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
     # A native program: reuse the bash option models when every argument is static.
     if "/" in name or "\\" in name or "." in name or program_spec(name) is None or name in ALIASES:
         out.reasons.append(f"{head.text} is not a known read-only command")
+        return
+    if name in WINDOWS_ALIASES:
+        out.reasons.append(f"{head.text}: on Windows pwsh runs {WINDOWS_ALIASES[name]} for it (an alias there), "
+                           "which is not read-only; use the program's full path or a core cmdlet")
         return
     _native(name, head.text, args, out)
 
