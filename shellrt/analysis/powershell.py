@@ -340,33 +340,68 @@ def _glued_member(src: str, i: int, tokens: list[_Token]) -> int:
 def _expandable(src: str, i: int, tokens: list[_Token]) -> int:
     j = i + 1
     n = len(src)
+    subexprs: list[str] = []
     while j < n and src[j] != '"':
         if src[j] == "`":
             j += 2
             continue
         if src.startswith("$(", j):
-            j = _balanced(src, j + 1, "(", ")") + 1
+            end, code = _string_subexpression(src, j + 1, here=False)
+            subexprs.append(code)
+            j = end + 1
             continue
         j += 1
     if j >= n:
         raise _PsError("unterminated string")
     body = src[i + 1 : j]
     token = _Token("xstring" if ("$" in body or "`" in body) else "string", src[i : j + 1], body)
-    token.subexprs = _find_subexprs(body)
+    token.subexprs = subexprs
     tokens.append(token)
     return j + 1
 
 
 def _find_subexprs(body: str) -> list[str]:
+    """The code of each ``$(...)`` in the body of an expandable here-string (a backtick escapes a ``$``)."""
     out: list[str] = []
     k = 0
-    while True:
-        k = body.find("$(", k)
-        if k < 0:
-            return out
-        end = _balanced(body, k + 1, "(", ")")
-        out.append(body[k + 2 : end])
-        k = end + 1
+    while k < len(body):
+        if body[k] == "`":
+            k += 2
+        elif body.startswith("$(", k):
+            end, code = _string_subexpression(body, k + 1, here=True)
+            out.append(code)
+            k = end + 1
+        else:
+            k += 1
+    return out
+
+
+def _string_subexpression(src: str, i: int, *, here: bool) -> tuple[int, str]:
+    """Where the ``$(`` whose ``(`` is at ``i`` inside an expandable string ends, and the code pwsh parses.
+
+    Why not `_balanced`: pwsh (``Tokenizer.ScanSubExpression``) counts parentheses alone there, so a quote
+    hides none (``"$(')')"`` is an error in pwsh, PowerShell#4543), and it collapses ``""`` and ```"`` to
+    ``"`` (not in a here-string) before parsing the text as code. Skipping quoted parentheses ended
+    ``"$(Get-Date #'(')`` at its first ``)``, and the lines pwsh then ran as more of the subexpression were
+    string text to this analysis (round 56)."""
+    depth = 1
+    code: list[str] = []
+    j = i + 1
+    n = len(src)
+    while j < n:
+        ch = src[j]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return j, "".join(code)
+        elif ch in '`"' and not here and j + 1 < n and src[j + 1] == '"':
+            j += 1
+            ch = '"'
+        code.append(ch)
+        j += 1
+    raise _PsError("a $( in a string is not closed (pwsh counts its parentheses, quoted ones too)")
 
 
 def _balanced(src: str, i: int, open_ch: str, close_ch: str) -> int:
