@@ -594,6 +594,12 @@ def _native(name: str, shown: str, args: list[_Token], out: _Result) -> None:
             return
         if (token.kind == "word" and "`" not in token.text and "," not in token.text and "@" not in token.text) or token.kind == "param":
             values.append(token.text)
+        elif token.kind == "string" and _legacy_splits(token.inner):
+            out.reasons.append(
+                f"{shown}: argument {token.text!r} holds a double quote, or a blank and a trailing backslash: "
+                "pwsh 7.2, Windows PowerShell and legacy argument passing give the program its quotes to read "
+                "(more arguments, or other ones); drop the quotes or ask")
+            return
         elif token.kind == "string":
             values.append(token.inner)
         else:
@@ -606,6 +612,18 @@ def _native(name: str, shown: str, args: list[_Token], out: _Result) -> None:
         reasons = [f"{reason} ({why})" for reason in check_program(name, reading)]
     out.reasons.extend(f"{reason} (on Linux and macOS pwsh runs the program {name})" if name in _UNIX_NATIVE
                        else reason for reason in reasons)
+
+
+def _legacy_splits(value: str) -> bool:
+    """Whether legacy argument passing may give a program other arguments than ``value`` (round 56).
+
+    pwsh 7.2 and earlier, Windows PowerShell and ``$PSNativeCommandArgumentPassing = 'Legacy'`` join the
+    arguments into one command line, wrapping one with a blank in ``"`` and leaving its own ``"`` and
+    backslashes as they are; the program (Windows' C runtime; .NET on Linux and macOS) splits it again.
+    ``'x" --pre=sh "z'`` is then three arguments, and ``'x \\'`` escapes its closing quote and runs into
+    the next one. Without a ``"``, and without a blank before a trailing backslash, the reading is the same."""
+    blank = any(ch in value for ch in " \t")
+    return '"' in value or (blank and value.endswith("\\"))
 
 
 def _older_readings(args: list[_Token], values: list[str]) -> list[tuple[list[str], str]]:
