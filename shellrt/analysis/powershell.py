@@ -24,7 +24,7 @@ from .programs import check_program, program_spec
 from .pwsh_cmdlets import READ_ONLY_CMDLETS, bad_parameter, not_read_only_why
 from .pwsh_params import PARAMS_OF, unknown_parameter
 
-__all__ = ["ALIASES", "READ_ONLY_CMDLETS", "analyze_powershell"]
+__all__ = ["ALIASES", "READ_ONLY_CMDLETS", "WINDOWS_ALIASES", "analyze_powershell"]
 
 MAX_CHARS = 10_000
 MAX_DEPTH = 16
@@ -68,6 +68,15 @@ ALIASES: dict[str, str] = {
     "scim": "set-ciminstance", "ncim": "new-ciminstance", "rcim": "remove-ciminstance",
     "icim": "invoke-cimmethod", "shcm": "show-command", "ogv": "out-gridview", "sasv": "start-service",
     "spsv": "stop-service", "gcb": "get-clipboard", "scb": "set-clipboard", "stz": "set-timezone",
+    # Round 56: unlisted, `rdr X` was a native program named "rdr" and PowerShell(Remove-PSDrive:*) never met it.
+    "ndr": "new-psdrive", "rdr": "remove-psdrive",
+}
+#: Aliases pwsh defines on Windows only, where the name is no alias elsewhere (on Linux and macOS it is
+#: the program of that name): each is judged both ways and deny rules meet both (round 56: ``man x`` was
+#: read-only as the program man, but on Windows it is the ``help`` function, which imports the module
+#: of the command it is asked about and pipes to a pager).
+WINDOWS_ALIASES: dict[str, str] = {
+    "cpp": "copy-itemproperty", "man": "help", "mount": "new-psdrive", "lp": "out-printer",
 }
 _LOCATION = frozenset({"set-location", "push-location"})
 #: Functions pwsh defines in every session: pwsh runs the function, never a program or a bash
@@ -331,33 +340,68 @@ def _glued_member(src: str, i: int, tokens: list[_Token]) -> int:
 def _expandable(src: str, i: int, tokens: list[_Token]) -> int:
     j = i + 1
     n = len(src)
+    subexprs: list[str] = []
     while j < n and src[j] != '"':
         if src[j] == "`":
             j += 2
             continue
         if src.startswith("$(", j):
-            j = _balanced(src, j + 1, "(", ")") + 1
+            end, code = _string_subexpression(src, j + 1, here=False)
+            subexprs.append(code)
+            j = end + 1
             continue
         j += 1
     if j >= n:
         raise _PsError("unterminated string")
     body = src[i + 1 : j]
     token = _Token("xstring" if ("$" in body or "`" in body) else "string", src[i : j + 1], body)
-    token.subexprs = _find_subexprs(body)
+    token.subexprs = subexprs
     tokens.append(token)
     return j + 1
 
 
 def _find_subexprs(body: str) -> list[str]:
+    """The code of each ``$(...)`` in the body of an expandable here-string (a backtick escapes a ``$``)."""
     out: list[str] = []
     k = 0
-    while True:
-        k = body.find("$(", k)
-        if k < 0:
-            return out
-        end = _balanced(body, k + 1, "(", ")")
-        out.append(body[k + 2 : end])
-        k = end + 1
+    while k < len(body):
+        if body[k] == "`":
+            k += 2
+        elif body.startswith("$(", k):
+            end, code = _string_subexpression(body, k + 1, here=True)
+            out.append(code)
+            k = end + 1
+        else:
+            k += 1
+    return out
+
+
+def _string_subexpression(src: str, i: int, *, here: bool) -> tuple[int, str]:
+    """Where the ``$(`` whose ``(`` is at ``i`` inside an expandable string ends, and the code pwsh parses.
+
+    Why not `_balanced`: pwsh (``Tokenizer.ScanSubExpression``) counts parentheses alone there, so a quote
+    hides none (``"$(')')"`` is an error in pwsh, PowerShell#4543), and it collapses ``""`` and ```"`` to
+    ``"`` (not in a here-string) before parsing the text as code. Skipping quoted parentheses ended
+    ``"$(Get-Date #'(')`` at its first ``)``, and the lines pwsh then ran as more of the subexpression were
+    string text to this analysis (round 56)."""
+    depth = 1
+    code: list[str] = []
+    j = i + 1
+    n = len(src)
+    while j < n:
+        ch = src[j]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return j, "".join(code)
+        elif ch in '`"' and not here and j + 1 < n and src[j + 1] == '"':
+            j += 1
+            ch = '"'
+        code.append(ch)
+        j += 1
+    raise _PsError("a $( in a string is not closed (pwsh counts its parentheses, quoted ones too)")
 
 
 def _balanced(src: str, i: int, open_ch: str, close_ch: str) -> int:
@@ -504,6 +548,10 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
     if "/" in name or "\\" in name or "." in name or program_spec(name) is None or name in ALIASES:
         out.reasons.append(f"{head.text} is not a known read-only command")
         return
+    if name in WINDOWS_ALIASES:
+        out.reasons.append(f"{head.text}: on Windows pwsh runs {WINDOWS_ALIASES[name]} for it (an alias there), "
+                           "which is not read-only; use the program's full path or a core cmdlet")
+        return
     _native(name, head.text, args, out)
 
 
@@ -546,6 +594,12 @@ def _native(name: str, shown: str, args: list[_Token], out: _Result) -> None:
             return
         if (token.kind == "word" and "`" not in token.text and "," not in token.text and "@" not in token.text) or token.kind == "param":
             values.append(token.text)
+        elif token.kind == "string" and _legacy_splits(token.inner):
+            out.reasons.append(
+                f"{shown}: argument {token.text!r} holds a double quote, or a blank and a trailing backslash: "
+                "pwsh 7.2, Windows PowerShell and legacy argument passing give the program its quotes to read "
+                "(more arguments, or other ones); drop the quotes or ask")
+            return
         elif token.kind == "string":
             values.append(token.inner)
         else:
@@ -558,6 +612,18 @@ def _native(name: str, shown: str, args: list[_Token], out: _Result) -> None:
         reasons = [f"{reason} ({why})" for reason in check_program(name, reading)]
     out.reasons.extend(f"{reason} (on Linux and macOS pwsh runs the program {name})" if name in _UNIX_NATIVE
                        else reason for reason in reasons)
+
+
+def _legacy_splits(value: str) -> bool:
+    """Whether legacy argument passing may give a program other arguments than ``value`` (round 56).
+
+    pwsh 7.2 and earlier, Windows PowerShell and ``$PSNativeCommandArgumentPassing = 'Legacy'`` join the
+    arguments into one command line, wrapping one with a blank in ``"`` and leaving its own ``"`` and
+    backslashes as they are; the program (Windows' C runtime; .NET on Linux and macOS) splits it again.
+    ``'x" --pre=sh "z'`` is then three arguments, and ``'x \\'`` escapes its closing quote and runs into
+    the next one. Without a ``"``, and without a blank before a trailing backslash, the reading is the same."""
+    blank = any(ch in value for ch in " \t")
+    return '"' in value or (blank and value.endswith("\\"))
 
 
 def _older_readings(args: list[_Token], values: list[str]) -> list[tuple[list[str], str]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .powershell import ALIASES
+from .powershell import ALIASES, WINDOWS_ALIASES
 
 __all__ = ["also_runs", "canonical_name", "command_key", "unqualified"]
 
@@ -122,10 +122,14 @@ def also_runs(word: str, name: str) -> list[str]:
     guard, so every reading must meet them (fail closed; round 26): the word as written (``rm`` is the
     program rm on Linux and macOS, Remove-Item on Windows), what a session function runs, and
     ``Get-<word>``, which pwsh's command discovery tries last for a name without ``-`` or ``\\``
-    when nothing else has that name (``Content x`` is Get-Content: PATH is not known here)."""
+    when nothing else has that name (``Content x`` is Get-Content: PATH is not known here), and the
+    cmdlet a Windows-only alias names (``powershell.WINDOWS_ALIASES``)."""
     base = word.rsplit("\\", 1)[-1]
     lower = base.lower()
     out = [word, *_RUNS_ALSO.get(word.lower(), _RUNS_ALSO.get(lower, ()))]
+    if lower in WINDOWS_ALIASES:
+        # On Windows the name is an alias (``cpp`` is Copy-ItemProperty); elsewhere the program (round 56).
+        out.append(canonical_name(WINDOWS_ALIASES[lower]) or WINDOWS_ALIASES[lower])
     if _DRIVE_FUNCTION(base):
         out.append("Set-Location")
     if "-" not in word and "\\" not in word:
