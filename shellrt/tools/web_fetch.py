@@ -129,6 +129,9 @@ class WebFetchOutput:
     elapsed_s: float = 0.0
     #: Why the text is incomplete (the conversion was cut short), for the model.
     note: str = ""
+    #: The text is what the page converts to whenever fetched (not cut short by the call's deadline
+    #: or busy converters): only such a result is cached (red team round 56, web3).
+    lasting: bool = True
 
 
 @dataclass(frozen=True)
@@ -552,7 +555,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                 "Try again later, or raise webFetch.timeoutSeconds in the settings."
             ) from None
         output = replace(output, elapsed_s=time.monotonic() - started)
-        if output.redirect_to is None:
+        if output.redirect_to is None and output.lasting:
             self._remember(key, now, output)
         return ToolOutput(output)
 
@@ -638,6 +641,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     session=session,
                 )
                 note = ""
+                lasting = True
                 try:
                     # A worker thread, bounded in time and output: the page chooses how costly it is.
                     if self._converters is None:
@@ -645,7 +649,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     converted = await anyio.to_thread.run_sync(
                         convert, abandon_on_cancel=True, limiter=self._converters
                     )
-                    text, note = converted.text, converted.note
+                    text, note, lasting = converted.text, converted.note, converted.lasting
                 except NotText as exc:
                     text = (
                         f"[binary content of type {exc}, {len(body):,} bytes, not shown; WebFetch returns text. "
@@ -661,6 +665,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     truncated=truncated,
                     prompt=tool_input.prompt,
                     note=note,
+                    lasting=lasting,
                 )
         raise ToolExecutionError(
             f"Too many redirects (more than {settings.max_redirects}) starting at {url}; the last was "
