@@ -430,6 +430,18 @@ def _same_host(a: str, b: str) -> bool:
         return False  # the server's Location is no URL or has no valid port: not followed, the model gets it back
 
 
+def _has_credentials(url: str) -> bool:
+    """Whether ``url`` carries a userinfo (``user:password@``): httpx sends it as ``Authorization``,
+    so a server's Location chose a login WebFetch performed (red team round 56, web3)."""
+    return "@" in urlsplit(url).netloc
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` as an error names it: its userinfo left out (the server's secret or the model's)."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
 def _framed_error_page(text: str) -> str:
     """An error page's text between notes, as a page's is in a result."""
     opening = note(
@@ -609,6 +621,12 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     # What a request line cannot hold (ESC, DEL), percent-encoded as a browser does:
                     # httpx refused it raw with InvalidURL (round 39, review6).
                     target = _shown_url(target)
+                    if _has_credentials(target):
+                        raise ToolExecutionError(
+                            f"{_shown_url(current)} redirects to {_without_credentials(target)} with embedded "
+                            "credentials (user:password@), which WebFetch never sends: it fetches no "
+                            "authenticated page. The redirect was not followed."
+                        )
                     if not _same_host(current, target):
                         return WebFetchOutput(
                             url=tool_input.url,
