@@ -1,6 +1,6 @@
 """Red team round 56 (web3): WebFetch's 15-minute cache kept pages whose conversion was cut short.
 
-A page is cached under its URL for every session of the process. A result whose text is missing for
+A page is cached under its URL by the tool (its session's; every session's where an embedder shares it). A result whose text is missing for
 a reason of the moment -- the call's deadline reached before or during the conversion, every converter
 busy, a converter that failed -- was cached as the page: its note said "Try again", and the next call
 (any session's) got the same empty text from the cache for 15 minutes. A server that is slow once (or
