@@ -1,10 +1,11 @@
 """Red team round 56 (web3): WebFetch's 15-minute cache kept pages whose conversion was cut short.
 
-A page is cached under its URL by the tool (its session's; every session's where an embedder shares it). A result whose text is missing for
-a reason of the moment -- the call's deadline reached before or during the conversion, every converter
-busy, a converter that failed -- was cached as the page: its note said "Try again", and the next call
-(any session's) got the same empty text from the cache for 15 minutes. A server that is slow once (or
-a hostile page that keeps the converters busy) so blanked a page for everyone. A raw server answers the
+A page is cached under its URL by the tool (its session's; every session's where an embedder shares
+the tool). A result whose text is missing for a reason of the moment -- the call's deadline reached
+before or during the conversion, every converter busy, a converter that failed -- was cached as the
+page: its note said "Try again", and the next call got the same empty text from the cache for 15
+minutes. A server slow once (or another page keeping the process's converters busy) so blanked a page.
+A raw server answers the
 first request slowly (its body after the conversion's deadline) and the second at once.
 """
 
