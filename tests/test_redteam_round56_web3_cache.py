@@ -5,8 +5,7 @@ the tool). A result whose text is missing for a reason of the moment -- the call
 before or during the conversion, every converter busy, a converter that failed -- was cached as the
 page: its note said "Try again", and the next call got the same empty text from the cache for 15
 minutes. A server slow once (or another page keeping the process's converters busy) so blanked a page.
-A raw server answers the
-first request slowly (its body after the conversion's deadline) and the second at once.
+A raw server answers the first request slowly (its body after the conversion's deadline) and the second at once.
 """
 
 from __future__ import annotations
