@@ -274,7 +274,12 @@ def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str 
     return None
 
 
-_SITE_LOCAL = ipaddress.ip_network("fec0::/10")
+#: IPv6 ranges not globally reachable that Python 3.11's ``is_global`` calls global: deprecated site-local
+#: addresses, and IANA special-purpose entries newer than its table -- documentation (RFC 9637), SRv6
+#: segment identifiers, routed inside an operator's network (RFC 9602), the dummy prefix (RFC 9780).
+_NOT_GLOBAL_V6 = tuple(
+    ipaddress.ip_network(n) for n in ("fec0::/10", "3fff::/20", "5f00::/16", "100:0:0:1::/64")
+)
 
 
 @dataclass
@@ -302,7 +307,7 @@ def is_global_address(address: str) -> bool:
     """
     ip = ipaddress.ip_address(address.partition("%")[0])
     if isinstance(ip, ipaddress.IPv6Address):
-        if ip in _SITE_LOCAL:
+        if any(ip in net for net in _NOT_GLOBAL_V6):
             return False
         if not all(is_global_address(str(v4)) for v4 in carried_ipv4(ip, translators=True)):
             return False

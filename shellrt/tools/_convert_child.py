@@ -92,7 +92,12 @@ def _convert(request: dict[str, Any], html: str) -> dict[str, Any]:
             "message": f"the HTML parser raised {type(exc).__name__}",
             "cpu": time.thread_time() - start,
         }
-    return {"text": converted.text, "note": converted.note, "cpu": time.thread_time() - start}
+    return {
+        "text": converted.text,
+        "note": converted.note,
+        "lasting": converted.lasting,
+        "cpu": time.thread_time() - start,
+    }
 
 
 def main() -> None:

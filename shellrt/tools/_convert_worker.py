@@ -81,6 +81,8 @@ class Outcome:
     error: str = ""
     message: str = ""
     cpu_s: float = 0.0
+    #: The text is all the page converts to under the caps, not cut short by the deadline: cacheable.
+    lasting: bool = False
 
 
 class _Broken(Exception):
@@ -190,6 +192,7 @@ class _Worker:
                 error=str(answer.get("error", "")),
                 message=str(answer.get("message", "")),
                 cpu_s=float(answer.get("cpu", 0.0)),
+                lasting=answer.get("lasting") is True,
             )
         except (ValueError, AttributeError, TypeError) as exc:
             raise _Broken(f"a malformed answer ({exc})") from None

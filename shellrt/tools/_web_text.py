@@ -56,13 +56,17 @@ class _Full(Exception):
 class Converted:
     """Text of a page and, when the work was cut short, why (a note for the model)."""
 
-    __slots__ = ("cpu_s", "note", "text")
+    __slots__ = ("cpu_s", "lasting", "note", "text")
 
-    def __init__(self, text: str, note: str = "", cpu_s: float = 0.0) -> None:
+    def __init__(self, text: str, note: str = "", cpu_s: float = 0.0, *, lasting: bool = True) -> None:
         self.text = text
         self.note = note
         #: CPU seconds the worker process spent on the page (HTML only).
         self.cpu_s = cpu_s
+        #: The text is what the page converts to, whenever it is converted (complete, or cut at the
+        #: size cap): not cut short by the moment (the deadline, busy or failed converters), so it may
+        #: be cached (red team round 56, web3).
+        self.lasting = lasting
 
 
 def shown_media_type(content_type: str) -> str:
@@ -152,8 +156,8 @@ def _in_worker(html: str, url: str, *, deadline: float, max_chars: int, session:
     elif done.error:
         note = f"Converting the page to text failed ({done.message or done.error}); nothing of it is shown."
     else:
-        return Converted(done.text, done.note, done.cpu_s)
-    return Converted("", note, done.cpu_s)
+        return Converted(done.text, done.note, done.cpu_s, lasting=done.lasting)
+    return Converted("", note, done.cpu_s, lasting=False)
 
 
 def html_to_markdown(html: str, base_url: str, *, deadline: float, max_chars: int) -> Converted:
@@ -179,6 +183,7 @@ def html_to_markdown(html: str, base_url: str, *, deadline: float, max_chars: in
     converter.unicode_snob = True
     converter.single_line_break = False
     note = ""
+    lasting = True
     try:
         converter.start = True
         start = 0
@@ -188,6 +193,7 @@ def html_to_markdown(html: str, base_url: str, *, deadline: float, max_chars: in
                     f"Converting the page to text took too long; only the first {start:,} of "
                     f"{len(html):,} characters of its HTML were converted."
                 )
+                lasting = False
                 break
             # html.parser holds an unclosed tag back and scans it again at every feed: in fixed
             # slices a page that never closes one cost time quadratic in its size (1 MB of
@@ -203,7 +209,9 @@ def html_to_markdown(html: str, base_url: str, *, deadline: float, max_chars: in
             return _kept(_squeeze(text), "", max_chars)
     except _Full:
         note = _FULL.format(max_chars)
-    return _kept(_squeeze("".join(converter.outtextlist)), note, max_chars)
+    kept = _kept(_squeeze("".join(converter.outtextlist)), note, max_chars)
+    kept.lasting = lasting
+    return kept
 
 
 #: ``<![`` opening no marked section html.parser knows: it raises ``AssertionError`` there (``<![x[``,

@@ -129,6 +129,9 @@ class WebFetchOutput:
     elapsed_s: float = 0.0
     #: Why the text is incomplete (the conversion was cut short), for the model.
     note: str = ""
+    #: The text is what the page converts to whenever fetched (not cut short by the call's deadline
+    #: or busy converters): only such a result is cached (red team round 56, web3).
+    lasting: bool = True
 
 
 @dataclass(frozen=True)
@@ -427,6 +430,12 @@ def _same_host(a: str, b: str) -> bool:
         return False  # the server's Location is no URL or has no valid port: not followed, the model gets it back
 
 
+def _has_credentials(url: str) -> bool:
+    """Whether ``url`` carries a userinfo (``user:password@``): httpx sends it as ``Authorization``,
+    so a server's Location chose a login WebFetch performed (red team round 56, web3)."""
+    return "@" in urlsplit(url).netloc
+
+
 def _framed_error_page(text: str) -> str:
     """An error page's text between notes, as a page's is in a result."""
     opening = note(
@@ -552,7 +561,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                 "Try again later, or raise webFetch.timeoutSeconds in the settings."
             ) from None
         output = replace(output, elapsed_s=time.monotonic() - started)
-        if output.redirect_to is None:
+        if output.redirect_to is None and output.lasting:
             self._remember(key, now, output)
         return ToolOutput(output)
 
@@ -606,7 +615,8 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     # What a request line cannot hold (ESC, DEL), percent-encoded as a browser does:
                     # httpx refused it raw with InvalidURL (round 39, review6).
                     target = _shown_url(target)
-                    if not _same_host(current, target):
+                    # A userinfo is sent as ``Authorization``: a login the server chose (round 56).
+                    if not _same_host(current, target) or _has_credentials(target):
                         return WebFetchOutput(
                             url=tool_input.url,
                             final_url=current,
@@ -638,6 +648,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     session=session,
                 )
                 note = ""
+                lasting = True
                 try:
                     # A worker thread, bounded in time and output: the page chooses how costly it is.
                     if self._converters is None:
@@ -645,7 +656,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     converted = await anyio.to_thread.run_sync(
                         convert, abandon_on_cancel=True, limiter=self._converters
                     )
-                    text, note = converted.text, converted.note
+                    text, note, lasting = converted.text, converted.note, converted.lasting
                 except NotText as exc:
                     text = (
                         f"[binary content of type {exc}, {len(body):,} bytes, not shown; WebFetch returns text. "
@@ -661,6 +672,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     truncated=truncated,
                     prompt=tool_input.prompt,
                     note=note,
+                    lasting=lasting,
                 )
         raise ToolExecutionError(
             f"Too many redirects (more than {settings.max_redirects}) starting at {url}; the last was "
@@ -751,12 +763,18 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         if output.redirect_to is not None:
             # The server chose the Location, and a header may hold U+0085, a line break to Python.
             target = _shown_url(output.redirect_to)
+            if _has_credentials(target):  # a userinfo is a login the server chose (round 56)
+                why = "a URL with embedded credentials (user:password@), which WebFetch does not send"
+                then = "WebFetch fetches no URL with credentials; ask the user how to reach the page."
+            else:
+                why = "a different host"
+                then = f'To fetch it, call WebFetch again with url="{target}" (a new call, permitted on its own).'
             text, forged = neutralize_output(
-                "REDIRECT NOT FOLLOWED: the URL redirects to a different host.\n"
+                f"REDIRECT NOT FOLLOWED: the URL redirects to {why}.\n"
                 f"Original URL: {output.url}\n"
                 f"Redirect URL: {target}\n"
                 f"Status: {output.status}\n"
-                f'To fetch it, call WebFetch again with url="{target}" (a new call, permitted on its own).'
+                f"{then}"
             )
             return text + ("\n\n" + untrusted_note(forged, "the redirect") if forged else "")
         notes: list[str] = []
