@@ -102,6 +102,8 @@ class LocalRunner:
         #: The artifacts directory is this runner's own temp directory (none was given): removed
         #: when a run leaves it empty, made afresh for the next run.
         self._own_artifacts = artifacts_dir is None
+        #: Runs (`open`) under way: only the last to end may remove the directory the others share.
+        self._open_runs = 0
         self.settings = WorkerSettings(
             artifacts_dir=artifacts_dir or _default_artifacts(),
             node=node or NodeInfo.local(),
@@ -119,8 +121,22 @@ class LocalRunner:
         Leaving the block early (break, error, cancellation) cancels what is
         running and tears every sandbox down before it returns.
         """
-        if self._own_artifacts and not self.settings.artifacts_dir.is_dir():
+        if self._own_artifacts and self._open_runs == 0 and not self.settings.artifacts_dir.is_dir():
             self.settings = replace(self.settings, artifacts_dir=_default_artifacts())
+        self._open_runs += 1
+        try:
+            async with self._run(tasks) as results:
+                yield results
+        finally:
+            self._open_runs -= 1
+            if self._own_artifacts and self._open_runs == 0:
+                # The last run out: another's tasks may still write there, and the sandboxes of
+                # theirs hide it (a mask is a mount: removing its directory took it away; round 56).
+                _remove_if_empty(self.settings.artifacts_dir)
+
+    @asynccontextmanager
+    async def _run(self, tasks: TaskSource) -> AsyncIterator[ObjectReceiveStream[TaskResult]]:
+        """One run of `open`."""
         window = self.concurrency + self.prestart
         send, receive = anyio.create_memory_object_stream[TaskResult](max_buffer_size=window)
         slots = anyio.Semaphore(window)
@@ -164,8 +180,6 @@ class LocalRunner:
                     tg.cancel_scope.cancel()
         finally:
             await pool.aclose()  # shielded: no container outlives the run, Ctrl-C included
-            if self._own_artifacts:
-                _remove_if_empty(self.settings.artifacts_dir)
 
     @staticmethod
     async def _teardown(run: TaskRun | None, tearing: anyio.Semaphore, slots: anyio.Semaphore) -> None:

@@ -39,6 +39,7 @@ from shellrt.permissions.command_rule_typos import inert_command_rule
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
 from shellrt.permissions.hosts import address_entry, address_matches, canonical_host, rule_host, rule_network
+from shellrt.permissions.nfc_listing import names_in_nfc
 from shellrt.permissions.rule_paths import DotSegmentError, fold_dot_segments, windows_form, windows_forms
 from shellrt.permissions.tool_names import TOOL_ALIASES, canonical_tool_name
 from shellrt.protocol import PermissionSubject
@@ -351,7 +352,7 @@ def _lexists_in_any_form(path: str) -> bool:
 
 def _spellings_on_disk(path: str) -> list[str]:
     """The existing paths that are ``path`` (absolute) with names in any Unicode normal form (a listing
-    per non-ASCII name, 64 candidates at most)."""
+    per non-ASCII name, kept for a settled directory: `nfc_listing`; 64 candidates at most)."""
     found = ["/"]
     for part in Path(path).parts[1:]:
         nxt: list[str] = []
@@ -360,7 +361,7 @@ def _spellings_on_disk(path: str) -> list[str]:
             names = {part}
             if not part.isascii():
                 try:
-                    names |= {n for n in os.listdir(parent) if unicodedata.normalize("NFC", n) == wanted}
+                    names |= names_in_nfc(parent, wanted)  # a settled directory's listing is kept
                 except OSError:
                     pass
             nxt += [os.path.join(parent, n) for n in sorted(names) if os.path.lexists(os.path.join(parent, n))]

@@ -135,7 +135,9 @@ class McpConnections:
                 if (too_large := schema_too_large(name, spec)) is not None:
                     self.diagnostics.append(too_large)
                     continue
-                tool = McpProxyTool(name, spec, connection, always_load=always, server_may_load=claims.admit(spec))
+                # The operator's alwaysLoad loads all: the server's claims are not charged (nor named)
+                may_load = always or claims.admit(spec)
+                tool = McpProxyTool(name, spec, connection, always_load=always, server_may_load=may_load)
                 if tool.name in seen:
                     self.diagnostics.append(
                         f"MCP server '{name}': tool {spec.name!r} clashes with another tool's name "
