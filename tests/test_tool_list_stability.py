@@ -111,7 +111,8 @@ def test_meta_always_load_is_honoured() -> None:
         {"name": "o", "inputSchema": schema, "_meta": {"anthropic/alwaysLoad": "yes"}}
     )
     connection: Any = None  # never contacted: only the definition is inspected
-    assert not McpProxyTool("srv", pinned, connection, always_load=False).is_deferred()
+    assert not McpProxyTool("srv", pinned, connection, always_load=False, server_may_load=True).is_deferred()
+    assert McpProxyTool("srv", pinned, connection, always_load=False).is_deferred()  # no budget asked
     assert McpProxyTool("srv", other, connection, always_load=False).is_deferred()
 
 

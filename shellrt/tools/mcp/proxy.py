@@ -264,10 +264,11 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         connection: McpServerConnection,
         *,
         always_load: bool,
-        server_may_load: bool = True,
+        server_may_load: bool = False,
     ) -> None:
         """``always_load``: the operator's, in ``tools[]`` from the start; ``server_may_load``: the
-        server's own ``_meta`` claim to be so is honoured (the manager says False past its budget)."""
+        server's own ``_meta`` claim to be so is honoured (the manager says so within its budget;
+        False by default, so a caller that never asked the budget cannot load past it)."""
         self.server = server
         self.remote_name = spec.name
         self.name = proxy_tool_name(server, spec.name)
