@@ -1122,6 +1122,9 @@ def _resolve_all(
 
 _GLOB_CHARS = frozenset("*?[")
 _GLOB_LIMIT = 10_000
+#: Option values (every tail of each ``-`` name) one word's matches may name before its reads count as
+#: unknown: a name is up to 254 of them, and 2,000 such names took 14 s to resolve (round 56, reviewa).
+_OPTION_VALUES_LIMIT = 20_000
 
 
 def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[str]:
@@ -1132,6 +1135,7 @@ def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[s
         return []
     expanded = os.path.expanduser(word)
     found: list[str] = []
+    values_left = _OPTION_VALUES_LIMIT
     for match in bash_glob(expanded, "/" if os.path.isabs(expanded) else base, _GLOB_LIMIT):
         if not match:
             found.append("")  # too many to judge one by one: unknown, which fails closed
@@ -1139,8 +1143,12 @@ def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[s
         found.append(to_host(match) if os.path.isabs(word) else os.path.realpath(match))
         if not os.path.isabs(word):
             found.append(os.path.normpath(match))
-            for value in option_values(os.path.relpath(match, base)):  # `?f.env` -> `-f.env`: reads `.env`
-                found.extend(_resolve_all([value], [base], to_host, set()))
+            values = option_values(os.path.relpath(match, base))  # `?f.env` -> `-f.env`: reads `.env`
+            values_left -= len(values)
+            if values_left < 0:
+                found.append("")  # too many option values to resolve one by one: unknown (fails closed)
+                break
+            found.extend(_resolve_all(values, [base], to_host, set()))
     return found
 
 
