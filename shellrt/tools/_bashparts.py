@@ -28,7 +28,7 @@ from shellrt.analysis.unread_code import unread_code
 from shellrt.permissions.embedded import startup_from_stdin, unknown_code
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
-from shellrt.tools._bash_glob import bash_glob, is_bash_glob, option_values
+from shellrt.tools._bash_glob import bash_glob, dot_entries, is_bash_glob, option_values
 from shellrt.tools._configfiles import config_hazard, config_program
 from shellrt.tools._device_links import as_stdin, device_links
 from shellrt.tools._gitdiscover import tops_up_to_git, tree_tops
@@ -265,6 +265,8 @@ def command_parts(
             # holds is out of reach of path rules (docs/permissions.md, "What rules cannot cover").
             recursive = False
         writes = _resolve_writes([*writes_raw, *history_files], bases, to_host, cd_unknown, globs)
+        if recursive:  # `grep -r S .*` walks `..` once a session set `shopt -u globskipdots` (round 56)
+            reads_raw += [d for w in reads_raw if w and (globs is None or w in globs) for d in dot_entries(w)]
         reads = _resolve_all(reads_raw, bases, to_host, globs)
         if cd_unknown and any(w and not _absolute(w) for w in reads_raw):
             reads = tuple(sorted({*reads, ""}))  # relative to a directory a `cd` chose at run time
