@@ -9,6 +9,7 @@ shows: ``bash -c 'ls '*`` runs a file named ``ls ;touch x`` as its script (red t
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -68,26 +69,30 @@ def bash_segment_regex(segment: str) -> re.Pattern[str]:
     checked against deny rules)."""
     if _EXTGLOB.search(segment):
         return re.compile(".*", re.DOTALL)
+    # Spelled for `fnmatch.translate`, whose regex never backtracks into an earlier ``*``: a ``.*`` per
+    # star made ``*a*a*a*a*a*b`` beside a name of 200 ``a`` take 38 s in the engine (round 56, reviewa).
     out: list[str] = []
     i, n = 0, len(segment)
     while i < n:
         char = segment[i]
         if char == "\\" and i + 1 < n:
-            out.append(re.escape(segment[i + 1]))
+            out.append(_fnmatch_literal(segment[i + 1]))
             i += 2
-        elif char == "*":
-            out.append(".*")
-            i += 1
-        elif char == "?":
-            out.append(".")
+        elif char in "*?":
+            out.append(char)
             i += 1
         elif char == "[" and (end := _bracket_end(segment, i)) is not None:
-            out.append(".")
+            out.append("?")
             i = end
         else:
-            out.append(re.escape(char))
+            out.append(_fnmatch_literal(char))
             i += 1
-    return re.compile("".join(out), re.DOTALL | re.IGNORECASE)
+    return re.compile(fnmatch.translate("".join(out)), re.DOTALL | re.IGNORECASE)
+
+
+def _fnmatch_literal(char: str) -> str:
+    """``char`` as an `fnmatch` pattern matching only itself."""
+    return f"[{char}]" if char in "*?[" else char
 
 
 def _bracket_end(segment: str, start: int) -> int | None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from shellrt.analysis.globwords import bash_segment_regex, is_bash_pattern
 
-__all__ = ["bash_glob", "is_bash_glob", "option_values"]
+__all__ = ["bash_glob", "dot_entries", "is_bash_glob", "option_values"]
 
 #: Directory entries looked at for one word before its expansion counts as unknown ("").
 MAX_ENTRIES = 50_000
@@ -64,6 +64,18 @@ def _matches(directory: str, segment: str, budget: list[int], through: bool) -> 
     except OSError:
         return
     yield from (os.path.join(directory, name) for name in names if regex.fullmatch(name))
+
+
+def dot_entries(word: str) -> list[str]:
+    """``word``'s ``.`` and ``..`` when its last segment may match them (``.*``, ``.?``, ``.[.]``): bash
+    does after ``shopt -u globskipdots`` (and before 5.2 by default). `bash_glob` leaves them out of a last
+    name (``ls -d .*`` stays allowed); a recursive program walks them, so its caller adds these (``grep -r
+    S .*`` read ``../secret`` unseen: round 56, reviewa)."""
+    head, _, last = word.rpartition("/")
+    if not last.startswith((".", "\\.")) or not is_bash_pattern(last):
+        return []
+    regex = bash_segment_regex(last)
+    return [f"{head}/{name}" if head else name for name in (".", "..") if regex.fullmatch(name)]
 
 
 def _tree(directory: str, budget: list[int]) -> Iterator[str]:

@@ -28,7 +28,7 @@ from shellrt.analysis.unread_code import unread_code
 from shellrt.permissions.embedded import startup_from_stdin, unknown_code
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
-from shellrt.tools._bash_glob import bash_glob, is_bash_glob, option_values
+from shellrt.tools._bash_glob import bash_glob, dot_entries, is_bash_glob, option_values
 from shellrt.tools._configfiles import config_hazard, config_program
 from shellrt.tools._device_links import as_stdin, device_links
 from shellrt.tools._gitdiscover import tops_up_to_git, tree_tops
@@ -265,6 +265,8 @@ def command_parts(
             # holds is out of reach of path rules (docs/permissions.md, "What rules cannot cover").
             recursive = False
         writes = _resolve_writes([*writes_raw, *history_files], bases, to_host, cd_unknown, globs)
+        if recursive:  # `grep -r S .*` walks `..` once a session set `shopt -u globskipdots` (round 56)
+            reads_raw += [d for w in reads_raw if w and (globs is None or w in globs) for d in dot_entries(w)]
         reads = _resolve_all(reads_raw, bases, to_host, globs)
         if cd_unknown and any(w and not _absolute(w) for w in reads_raw):
             reads = tuple(sorted({*reads, ""}))  # relative to a directory a `cd` chose at run time
@@ -1122,6 +1124,9 @@ def _resolve_all(
 
 _GLOB_CHARS = frozenset("*?[")
 _GLOB_LIMIT = 10_000
+#: Option values (every tail of each ``-`` name) one word's matches may name before its reads count as
+#: unknown: a name is up to 254 of them, and 2,000 such names took 14 s to resolve (round 56, reviewa).
+_OPTION_VALUES_LIMIT = 20_000
 
 
 def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[str]:
@@ -1132,6 +1137,7 @@ def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[s
         return []
     expanded = os.path.expanduser(word)
     found: list[str] = []
+    values_left = _OPTION_VALUES_LIMIT
     for match in bash_glob(expanded, "/" if os.path.isabs(expanded) else base, _GLOB_LIMIT):
         if not match:
             found.append("")  # too many to judge one by one: unknown, which fails closed
@@ -1139,8 +1145,12 @@ def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[s
         found.append(to_host(match) if os.path.isabs(word) else os.path.realpath(match))
         if not os.path.isabs(word):
             found.append(os.path.normpath(match))
-            for value in option_values(os.path.relpath(match, base)):  # `?f.env` -> `-f.env`: reads `.env`
-                found.extend(_resolve_all([value], [base], to_host, set()))
+            values = option_values(os.path.relpath(match, base))  # `?f.env` -> `-f.env`: reads `.env`
+            values_left -= len(values)
+            if values_left < 0:
+                found.append("")  # too many option values to resolve one by one: unknown (fails closed)
+                break
+            found.extend(_resolve_all(values, [base], to_host, set()))
     return found
 
 
