@@ -49,3 +49,16 @@ def test_every_unix_native_name_has_its_windows_reading() -> None:
     from shellrt.analysis.powershell import _UNIX_NATIVE, ALIASES, WINDOWS_ALIASES
 
     assert sorted(n for n in _UNIX_NATIVE if n not in ALIASES and n not in WINDOWS_ALIASES) == []
+
+
+async def test_read_only_cmdlets_aliases_are_their_cmdlets(tmp_path: Path) -> None:
+    """``fhx``, ``gbp``, ``gcs``, ``gtz`` and ``oh`` are pwsh 7's aliases of read-only cmdlets on every
+    platform: judged as those cmdlets (read-only), and a rule on the cmdlet meets the alias."""
+    (tmp_path / "secret.bin").write_text("S")
+    assert [c for c in ["fhx a.bin", "gbp", "gcs", "gtz", "Get-Process | oh"]
+            if not analyze(c, shell="powershell").read_only] == []
+    decided = await rule_decisions(tmp_path, PowerShell(), ["fhx a.bin", "FHX secret.bin", "gtz"], mode="default",
+                                   deny=["PowerShell(Format-Hex:*)"])
+    assert decided[:2] == ["deny", "deny"] and decided[2] == "allow", decided
+    assert await rule_decisions(tmp_path, PowerShell(), ["fhx secret.bin"], mode="bypassPermissions",
+                                deny=["Read(./secret.bin)"]) == ["deny"]

@@ -70,6 +70,10 @@ ALIASES: dict[str, str] = {
     "spsv": "stop-service", "gcb": "get-clipboard", "scb": "set-clipboard", "stz": "set-timezone",
     # Round 56: unlisted, `rdr X` was a native program named "rdr" and PowerShell(Remove-PSDrive:*) never met it.
     "ndr": "new-psdrive", "rdr": "remove-psdrive",
+    # Read-only cmdlets' aliases pwsh 7 defines on every platform (round 56 pwsh2's Left): unlisted, each was a
+    # native program nobody judged, asked for nothing it does and never met a rule on its cmdlet.
+    "fhx": "format-hex", "gbp": "get-psbreakpoint", "gcs": "get-pscallstack", "gtz": "get-timezone",
+    "oh": "out-host",
 }
 #: Aliases pwsh defines on Windows only, where the name is no alias elsewhere (on Linux and macOS it is
 #: the program of that name): each is judged both ways and deny rules meet both (round 56: ``man x`` was
