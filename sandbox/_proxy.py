@@ -280,6 +280,8 @@ def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str 
 _NOT_GLOBAL_V6 = tuple(
     ipaddress.ip_network(n) for n in ("fec0::/10", "3fff::/20", "5f00::/16", "100:0:0:1::/64")
 )
+#: IPv4 likewise: the deprecated 6to4 relay anycast (RFC 7526), relays no one here means to reach.
+_NOT_GLOBAL_V4 = (ipaddress.ip_network("192.88.99.0/24"),)
 
 
 @dataclass
@@ -311,6 +313,8 @@ def is_global_address(address: str) -> bool:
             return False
         if not all(is_global_address(str(v4)) for v4 in carried_ipv4(ip, translators=True)):
             return False
+    elif any(ip in net for net in _NOT_GLOBAL_V4):
+        return False
     return ip.is_global and not ip.is_multicast
 
 

@@ -21,18 +21,20 @@ from shellrt.protocol import ToolContext
 from shellrt.tools.web_fetch import WebFetchInput, WebFetchTool
 
 _NOT_GLOBAL = ["3fff::1", "3fff:fff:ffff::1", "5f00::1", "5f00:ffff::1", "100:0:0:1::1", "100:0:0:1:ffff::1"]
+#: The deprecated 6to4 relay anycast (RFC 7526), also through the IPv6 spellings that carry it (web3's Left).
+_NOT_GLOBAL_V4 = ["192.88.99.1", "192.88.99.255", "::ffff:192.88.99.1", "2002:c058:6301::1"]
 
 
-@pytest.mark.parametrize("address", _NOT_GLOBAL)
+@pytest.mark.parametrize("address", _NOT_GLOBAL + _NOT_GLOBAL_V4)
 def test_a_non_global_ipv6_range_is_refused(tmp_path: Path, address: str) -> None:
     assert not is_global_address(address)
     ctx = ToolContext(
         session_id="s", session_dir=tmp_path, workspace=tmp_path, cwd=str(tmp_path), settings={}
     )
-    verdict = anyio.run(WebFetchTool().check_permissions, WebFetchInput(url=f"http://[{address}]/"), ctx)
+    verdict = anyio.run(WebFetchTool().check_permissions, WebFetchInput(url=f"http://[{address}]/" if ":" in address else f"http://{address}/"), ctx)
     assert verdict.behavior == "deny", (address, verdict)
 
 
-@pytest.mark.parametrize("address", ["2001:4860:4860::8888", "2606:4700::1111", "4000::1", "3ffe:ffff::1"])
+@pytest.mark.parametrize("address", ["2001:4860:4860::8888", "2606:4700::1111", "4000::1", "3ffe:ffff::1", "192.88.98.1", "192.88.100.1"])
 def test_public_neighbours_stay_public(address: str) -> None:
     assert is_global_address(address)
