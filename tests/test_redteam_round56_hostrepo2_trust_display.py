@@ -84,3 +84,19 @@ def test_the_workspace_server_list_is_still_shown_as_servers_only(tmp_path: Path
     assert settings.mode != "bypassPermissions"
     assert not any(r.text == "Bash(curl:*)" for r in settings.rules.rules)
     assert "allow rules" not in done.stdout and "defaultMode" not in done.stdout, done.stdout
+
+
+def test_a_relative_server_cwd_is_shown_as_what_it_is_relative_to(tmp_path: Path, env: dict[str, str]) -> None:
+    """A stdio server's relative ``cwd`` is resolved against the serving process's directory: the
+    display says so instead of ``(in tools)``, which reads as the workspace's ``tools``."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    servers = {"mcpServers": {"rel": {"command": "python3", "args": ["srv.py"], "cwd": "tools"},
+                              "abs": {"command": "python3", "args": ["srv.py"], "cwd": str(ws)}}}
+    (ws / ".mcp.json").write_text(json.dumps(servers))
+    done = _trust_add(ws, env)
+    assert done.returncode == 0, done.stderr
+    assert "python3 srv.py (in tools, relative to the directory shellrt is started from, not the workspace)" in (
+        done.stdout
+    ), done.stdout
+    assert f"python3 srv.py (in {ws})\n" in done.stdout, done.stdout

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -222,13 +223,24 @@ def _server_lines(servers: dict[str, Any], workspace: Path) -> list[str]:
             env = raw.get("env") if isinstance(raw.get("env"), dict) else {}
             assigned = [f"{key}={value}" for key, value in sorted(env.items())]  # LD_PRELOAD, PYTHONPATH…
             words = shlex.join([*assigned, raw["command"], *raw.get("args", [])])  # as written in the file
-            where = f" (in {raw['cwd']})" if isinstance(raw.get("cwd"), str) else ""
+            where = _server_cwd(raw.get("cwd"))
             lines.append(f"MCP server {name} runs on this machine: {words}{where}")
         elif isinstance(url, str):
             lines.append(f"MCP server {name} is reached at {url}")
         else:
             lines.append(f"MCP server {name} (not startable as written: see `shellrt tools`)")
     return lines
+
+
+def _server_cwd(cwd: object) -> str:
+    """Where a stdio server starts, as the operator should read it: a relative ``cwd`` is resolved
+    against the directory the serving process runs in, not the workspace (round 56 hostrepo2's
+    Left: ``(in tools)`` read as the workspace's ``tools``)."""
+    if not isinstance(cwd, str):
+        return ""
+    if os.path.isabs(cwd):
+        return f" (in {cwd})"
+    return f" (in {cwd}, relative to the directory shellrt is started from, not the workspace)"
 
 
 def _widening_lines(loaded: Any) -> list[str]:
