@@ -493,6 +493,12 @@ class Runtime:
             for line in self.mcp_diagnostics:  # they quote servers' stderr: escaped for a terminal
                 log.warning("mcpServers: %s", for_person(line))
         # --- end MCP ---------------------------------------------------------------------------
+        if self.governance is not None:
+            from shellrt.permissions.unmatched_denies import denies_naming_no_tool
+
+            for note in denies_naming_no_tool(self.governance.settings.rules.rules, self.registry.names()):
+                self.diagnostics.append(note)
+                log.warning("%s", for_person(note))
         self.tree_guard.seal()  # commands may run from now on: every digest is taken afresh
         self._ctx = ToolContext(
             session_id=self.session_id,
