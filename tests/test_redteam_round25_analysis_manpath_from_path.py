@@ -64,7 +64,8 @@ def test_premise_a_page_next_to_a_path_entry_prints_any_file(tmp_path: Path, bin
     assert _SECRET in _run(tmp_path, ws, bin_dir, "zzprobe", _OLD_ENV)
 
 
-@pytest.mark.parametrize("shell", ["bash", "powershell"])
+# bash only: in PowerShell ``man`` is also Windows' ``help`` function, never read-only (round 56 pwsh2).
+@pytest.mark.parametrize("shell", ["bash"])
 @pytest.mark.parametrize(("bin_dir", "man_dir"), _LAYOUTS)
 def test_read_only_man_searches_only_the_system_manual(tmp_path: Path, bin_dir: str, man_dir: str,
                                                         shell: str) -> None:
@@ -109,4 +110,5 @@ def test_man_m_is_not_read_only(tmp_path: Path, shell: str) -> None:
     rel = _relative_to_root(tmp_path / "ws" / "pages")
     judged = [c for c in SYSTEMS if analyze(c.format(rel=rel), shell=shell).read_only]  # type: ignore[arg-type]
     assert judged == [], judged
-    assert analyze("man -a ls", shell=shell).read_only  # type: ignore[arg-type]
+    # read-only in bash; in PowerShell ``man`` is also Windows' ``help`` function, never (round 56 pwsh2)
+    assert analyze("man -a ls", shell=shell).read_only == (shell == "bash")  # type: ignore[arg-type]
