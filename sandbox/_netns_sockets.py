@@ -24,6 +24,8 @@ import threading
 import time
 from collections.abc import Iterable
 
+from sandbox._proctree import stat_fields
+
 __all__ = [
     "namespace_lines",
     "namespaces_listing",
@@ -490,20 +492,10 @@ def _children_of_ours(pids: list[str], mine: set[str]) -> bool:
 
 def _parent_of(pid: str) -> str | None:
     """The parent pid of ``pid`` (a /proc name) from ``/proc/<pid>/stat``, None when it cannot be
-    read. One ``open``/``read``/``close`` (the file is one short line, read whole by one call), not
-    a file object: this runs for each session command's processes before every command (issue 22)."""
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        line = os.read(fd, 4096)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    fields = line.rpartition(b")")[2].split()
-    return fields[1].decode() if len(fields) > 1 else None
+    read (`stat_fields`: one ``open``/``read``/``close``, not a file object: this runs for each
+    session command's processes before every command, issue 22)."""
+    fields = stat_fields(pid)
+    return fields[1].decode() if fields is not None and len(fields) > 1 else None
 
 
 def _descendants(root: int) -> set[str]:

@@ -84,13 +84,29 @@ def is_alive(pid: int) -> bool:
     return state not in (b"Z", b"X", b"x")
 
 
-def stat_fields(pid: int) -> list[bytes] | None:
-    """The fields of ``/proc/<pid>/stat`` after ``comm`` (state first), or None when it is gone."""
+def stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after ``comm`` (state first), or None when it is gone.
+
+    One ``read`` when the line is shorter than the buffer (always, in practice: ``comm`` is at most
+    15 bytes): the socket watch runs this for each session command's processes before every command
+    (issue 22), and a second ``read`` only to see the end cost a system call each."""
     try:
-        stat = read_proc(f"/proc/{pid}/stat")
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        stat = os.read(fd, _STAT_READ)
+        while len(stat) % _STAT_READ == 0 and (more := os.read(fd, _STAT_READ)):
+            stat += more
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return stat[stat.rfind(b")") + 2 :].split()
+
+
+#: One read of ``/proc/<pid>/stat`` (a line of ~300 bytes).
+_STAT_READ = 4096
 
 
 def _parse_stat(stat: bytes) -> tuple[int, int] | None:

@@ -61,6 +61,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from sandbox._ownerguard import REAPER_VAR, owner_marker_token
+from sandbox._proctree import stat_fields
 from sandbox._spawn import Child
 
 __all__ = ["ReapedChild", "Reaper", "ReaperError", "ReaperLostError", "start_reaper", "stop_reaper"]
@@ -636,18 +637,8 @@ def _zombie_code(pid: int, pidfd: int) -> int | None:
     both fields), and when the pidfd still names an unreaped process after the read (so the
     pid was not reaped and reused meanwhile). None: ask the reaper.
     """
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        raw = os.read(fd, 4096)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    if len(fields) < _STAT_FIELDS or fields[0] != b"Z" or fields[_WCHAN] != b"1":
+    fields = stat_fields(pid)
+    if fields is None or len(fields) < _STAT_FIELDS or fields[0] != b"Z" or fields[_WCHAN] != b"1":
         return None
     try:
         signal.pidfd_send_signal(pidfd, 0)
