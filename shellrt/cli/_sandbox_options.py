@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -300,6 +301,7 @@ def sandbox_from_args(
             "shellrt: --export copies a copied-in workspace out; with --bind your directory already has every change"
         )
     workspace, writable = run_roots(args)
+    _refuse_patterns(args.deny_read)
     try:
         policy = SandboxPolicy(
             workspace=workspace,
@@ -338,3 +340,16 @@ def sandbox_from_args(
             docker["pull"] = args.pull
         config = DockerConfig.model_validate(docker)
     return config, policy
+
+
+def _refuse_patterns(paths: list[Path]) -> None:
+    """``--deny-read`` names a path; a pattern such as ``./secrets/**`` that names no existing file hid
+    nothing, silently (the operator believed ``secrets/`` hidden). Refused with what to write instead."""
+    for path in paths:
+        text = str(path)
+        if any(c in text for c in "*?[") and not os.path.lexists(os.path.expanduser(text)):
+            raise SystemExit(
+                f"shellrt: --deny-read {text!r} names no existing path and looks like a pattern; "
+                "--deny-read hides a path (a directory hides everything below it): name the directory "
+                "(--deny-read ./secrets) or put a Read(./secrets/**) deny rule in your settings"
+            )
